@@ -1,0 +1,38 @@
+// trellis: the workbench. Composition root only: application settings, the main window, the
+// plan to open (argument, or the quick-start plan).
+#include "launcher/history_database.h"
+#include "ui/main_window.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("trellis"));
+    QApplication::setApplicationVersion(QStringLiteral(TRELLIS_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Trellis workbench: plan, launch and watch distributed training."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Run history database."), QStringLiteral("path"),
+                          trellis::launcher::HistoryDatabase::defaultPath());
+    QCommandLineOption launch(QStringLiteral("launch"), QStringLiteral("Launch the plan right away."));
+    parser.addOption(db);
+    parser.addOption(launch);
+    parser.addPositionalArgument(QStringLiteral("plan"), QStringLiteral("Plan file to open."));
+    parser.process(app);
+
+    QString planPath = parser.positionalArguments().value(0);
+    if (planPath.isEmpty())
+        planPath = QStringLiteral(TRELLIS_RESOURCE_DIR "/plans/quickstart.json");
+
+    trellis::ui::MainWindow window(parser.value(db));
+    const bool loaded = QFileInfo::exists(planPath) && window.loadPlan(planPath);
+    window.show();
+    if (loaded && parser.isSet(launch))
+        window.launch();
+    return app.exec();
+}

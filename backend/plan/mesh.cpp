@@ -1,0 +1,69 @@
+// Rank arithmetic for the device mesh; see mesh.h for the order.
+#include "mesh.h"
+
+#include <set>
+#include <string>
+
+namespace trellis::plan {
+
+Mesh::Mesh(const ParallelSpec &p) : m_tp(p.tp), m_cp(p.cp), m_dp(p.dp), m_pp(p.pp) {}
+
+MeshCoordinates Mesh::coordinatesOf(int rank) const
+{
+    MeshCoordinates c;
+    c.tp = rank % m_tp;
+    rank /= m_tp;
+    c.cp = rank % m_cp;
+    rank /= m_cp;
+    c.dp = rank % m_dp;
+    c.pp = rank / m_dp;
+    return c;
+}
+
+int Mesh::rankOf(const MeshCoordinates &c) const { return c.tp + m_tp * (c.cp + m_cp * (c.dp + m_dp * c.pp)); }
+
+std::vector<int> Mesh::groupOf(int rank, GroupKind kind) const
+{
+    const MeshCoordinates base = coordinatesOf(rank);
+    std::vector<int> ranks;
+    const int size = kind == GroupKind::Tp ? m_tp : kind == GroupKind::Cp ? m_cp : kind == GroupKind::Dp ? m_dp : m_pp;
+    for (int i = 0; i < size; ++i) {
+        MeshCoordinates c = base;
+        (kind == GroupKind::Tp ? c.tp : kind == GroupKind::Cp ? c.cp : kind == GroupKind::Dp ? c.dp : c.pp) = i;
+        ranks.push_back(rankOf(c));
+    }
+    return ranks;
+}
+
+int Mesh::nodeOf(int rank, const ClusterSpec &cluster)
+{
+    int first = 0;
+    for (std::size_t i = 0; i < cluster.nodes.size(); ++i) {
+        if (rank < first + cluster.nodes[i].slotCount)
+            return static_cast<int>(i);
+        first += cluster.nodes[i].slotCount;
+    }
+    return -1;
+}
+
+Diagnostics placementWarnings(const Plan &plan)
+{
+    Diagnostics d;
+    if (plan.parallel.tp <= 1)
+        return d;
+    Mesh mesh(plan.parallel);
+    for (int rank = 0; rank < mesh.worldSize(); rank += plan.parallel.tp) {
+        std::set<int> nodes;
+        for (int member : mesh.groupOf(rank, GroupKind::Tp))
+            nodes.insert(Mesh::nodeOf(member, plan.cluster));
+        if (nodes.size() > 1) {
+            d.push_back({Severity::Warning, "parallel.tp",
+                         "the tensor-parallel group of rank " + std::to_string(rank) + " spans " +
+                             std::to_string(nodes.size()) + " nodes; its all-reduces leave the node"});
+            break;
+        }
+    }
+    return d;
+}
+
+} // namespace trellis::plan

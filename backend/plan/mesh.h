@@ -1,0 +1,42 @@
+// The device mesh: rank <-> (tp, cp, dp, pp) coordinates and the process groups derived from
+// them. Single source of truth for the trainer, the cost model and the mesh view. Rank order is
+// rank = tp + TP·(cp + CP·(dp + DP·pp)), so tensor-parallel groups stay inside a node.
+#pragma once
+
+#include "plan.h"
+#include "result.h"
+
+#include <vector>
+
+namespace trellis::plan {
+
+struct MeshCoordinates {
+    int tp = 0;
+    int cp = 0;
+    int dp = 0;
+    int pp = 0;
+    bool operator==(const MeshCoordinates &) const = default;
+};
+
+enum class GroupKind { Tp, Cp, Dp, Pp };
+
+class Mesh {
+public:
+    explicit Mesh(const ParallelSpec &parallel);
+
+    int worldSize() const { return m_tp * m_cp * m_dp * m_pp; }
+    MeshCoordinates coordinatesOf(int rank) const;
+    int rankOf(const MeshCoordinates &c) const;
+    // The ranks sharing every coordinate with `rank` except the group's own, in increasing order.
+    std::vector<int> groupOf(int rank, GroupKind kind) const;
+    // Node index of `rank` when ranks fill the cluster's nodes in order.
+    static int nodeOf(int rank, const ClusterSpec &cluster);
+
+private:
+    int m_tp, m_cp, m_dp, m_pp;
+};
+
+// Warnings for groups that leave a node although they need the fastest links (TP groups).
+Diagnostics placementWarnings(const Plan &plan);
+
+} // namespace trellis::plan

@@ -1,0 +1,162 @@
+// The trellis.plan/1 document: the single description of a run (DESIGN.md §3).
+// The GUI edits it, the CLI reads it, the launcher hands it to every rank and the trainer builds
+// its process groups from it. Plain data; loading, validation and presets live beside it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trellis::plan {
+
+inline constexpr const char *kPlanSchema = "trellis.plan/1";
+
+struct MoeSpec {
+    int experts = 0; // 0: dense model
+    int topK = 0;
+    bool operator==(const MoeSpec &) const = default;
+};
+
+struct ModelSpec {
+    std::string preset; // informative once resolved; the explicit fields below are authoritative
+    int layers = 0;
+    int hidden = 0;
+    int heads = 0;
+    int kvHeads = 0;
+    int ffn = 0;
+    int seqLen = 0;
+    int vocab = 0;
+    MoeSpec moe;
+    bool operator==(const ModelSpec &) const = default;
+};
+
+enum class DeviceKind { Cpu, Cuda };
+
+struct NodeSpec {
+    std::string host;
+    int slotCount = 0;
+    DeviceKind device = DeviceKind::Cpu;
+    std::string gpuModel;
+    bool operator==(const NodeSpec &) const = default;
+};
+
+struct LinkSpec {
+    double bandwidthGBps = 0; // GB/s per direction
+    double latencyUs = 0;
+    bool operator==(const LinkSpec &) const = default;
+};
+
+struct ClusterSpec {
+    std::string preset;
+    std::vector<NodeSpec> nodes;
+    LinkSpec intraNode;
+    LinkSpec interNode;
+    double pricePerDeviceHour = 0; // currency units per device-hour, for cost estimates
+    bool operator==(const ClusterSpec &) const = default;
+
+    int totalSlots() const
+    {
+        int total = 0;
+        for (const auto &n : nodes)
+            total += n.slotCount;
+        return total;
+    }
+};
+
+enum class Recompute { None, Selective, Full };
+enum class Precision { Fp32, Bf16, Fp16 };
+
+struct ParallelSpec {
+    int dp = 1;
+    int tp = 1;
+    int pp = 1;
+    int cp = 1;
+    int ep = 1;
+    int zero = 0;
+    bool sequenceParallel = false;
+    std::string schedule = "1f1b";
+    int virtualStages = 1;
+    int microBatchSize = 1;
+    int microBatches = 1;
+    double bucketMb = 25;
+    Recompute recompute = Recompute::None;
+    Precision precision = Precision::Fp32;
+    bool operator==(const ParallelSpec &) const = default;
+
+    int worldSize() const { return dp * tp * pp * cp; }
+    int globalBatch() const { return microBatchSize * microBatches * dp; }
+};
+
+struct DataSpec {
+    std::string source = "text"; // text: raw bytes are tokens (vocab 256)
+    std::string path;            // relative paths resolve against the plan file's folder
+    bool operator==(const DataSpec &) const = default;
+};
+
+struct CheckpointSpec {
+    int every = 0; // steps; 0 disables
+    std::string dir;
+    int keep = 2;
+    bool operator==(const CheckpointSpec &) const = default;
+};
+
+struct TrainingSpec {
+    int steps = 100;
+    double lr = 1e-3;
+    double minLr = 1e-4;
+    int warmupSteps = 0;
+    double weightDecay = 0.1;
+    double beta1 = 0.9;
+    double beta2 = 0.95;
+    double eps = 1e-8;
+    double gradClip = 1.0; // global-norm clip; 0 disables
+    std::uint64_t seed = 1234;
+    DataSpec data;
+    CheckpointSpec checkpoint;
+    bool operator==(const TrainingSpec &) const = default;
+};
+
+struct TelemetrySpec {
+    std::string endpoint; // empty: the launcher chooses one (or telemetry is off for bare runs)
+    int heartbeatMs = 500;
+    int traceEvery = 0;
+    bool operator==(const TelemetrySpec &) const = default;
+};
+
+enum class LaunchTarget { Local, Ssh, Slurm };
+
+struct RestartPolicy {
+    int maxRestarts = 0;
+    bool operator==(const RestartPolicy &) const = default;
+};
+
+struct LaunchSpec {
+    LaunchTarget target = LaunchTarget::Local;
+    std::string sshUser;
+    int sshPort = 22;
+    std::string slurmPartition;
+    std::string slurmAccount;
+    std::string slurmTime = "01:00:00";
+    int hangTimeoutS = 60; // no telemetry from any rank for this long: the run is declared hung
+    RestartPolicy restart;
+    bool operator==(const LaunchSpec &) const = default;
+};
+
+struct Plan {
+    std::string schema = kPlanSchema;
+    std::string name;
+    ModelSpec model;
+    ClusterSpec cluster;
+    ParallelSpec parallel;
+    TrainingSpec training;
+    TelemetrySpec telemetry;
+    LaunchSpec launch;
+    bool operator==(const Plan &) const = default;
+};
+
+const char *toString(DeviceKind kind);
+const char *toString(Recompute recompute);
+const char *toString(Precision precision);
+const char *toString(LaunchTarget target);
+
+} // namespace trellis::plan

@@ -1,0 +1,551 @@
+// JSON <-> Plan. A small ObjectReader walks one JSON object, records which keys it consumed and
+// reports type errors with full paths; finish() then flags every key nobody asked for.
+#include "plan_json.h"
+
+#include "plan_validate.h"
+#include "presets.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace trellis::plan {
+namespace {
+
+using nlohmann::json;
+
+std::string typeName(const json &value)
+{
+    if (value.is_number_integer() || value.is_number_unsigned())
+        return "integer";
+    if (value.is_number_float())
+        return "number";
+    return value.type_name();
+}
+
+class ObjectReader {
+public:
+    ObjectReader(const json *object, std::string path, Diagnostics &diagnostics)
+        : m_object(object), m_path(std::move(path)), m_diagnostics(diagnostics)
+    {
+    }
+
+    bool present() const { return m_object != nullptr; }
+    bool has(const char *key) const { return m_object && m_object->contains(key); }
+
+    std::string pathOf(const char *key) const { return m_path.empty() ? key : m_path + "." + key; }
+
+    void error(const std::string &path, const std::string &message)
+    {
+        m_diagnostics.push_back({Severity::Error, path, message});
+    }
+
+    const json *find(const char *key, bool required)
+    {
+        m_seen.insert(key);
+        if (!m_object || !m_object->contains(key)) {
+            if (required && m_object)
+                error(pathOf(key), "required field is missing");
+            return nullptr;
+        }
+        return &(*m_object)[key];
+    }
+
+    void read(const char *key, int &out, bool required = false)
+    {
+        const json *v = find(key, required);
+        if (!v)
+            return;
+        if (v->is_number_integer() || v->is_number_unsigned()) {
+            long long value = v->is_number_unsigned() ? static_cast<long long>(std::min<std::uint64_t>(
+                                                            v->get<std::uint64_t>(), std::numeric_limits<long long>::max()))
+                                                      : v->get<long long>();
+            if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
+                error(pathOf(key), "value " + v->dump() + " is out of range");
+                return;
+            }
+            out = static_cast<int>(value);
+        } else if (v->is_number_float()) {
+            error(pathOf(key), "expected an integer, got " + v->dump());
+        } else {
+            error(pathOf(key), "expected an integer, got " + typeName(*v));
+        }
+    }
+
+    void read(const char *key, std::uint64_t &out, bool required = false)
+    {
+        const json *v = find(key, required);
+        if (!v)
+            return;
+        if (v->is_number_unsigned() || (v->is_number_integer() && v->get<long long>() >= 0))
+            out = v->get<std::uint64_t>();
+        else if (v->is_number_integer())
+            error(pathOf(key), "expected a non-negative integer, got " + v->dump());
+        else
+            error(pathOf(key), "expected a non-negative integer, got " + typeName(*v));
+    }
+
+    void read(const char *key, double &out, bool required = false)
+    {
+        const json *v = find(key, required);
+        if (!v)
+            return;
+        if (v->is_number()) {
+            out = v->get<double>();
+            if (!std::isfinite(out))
+                error(pathOf(key), "value is not a finite number");
+        } else {
+            error(pathOf(key), "expected a number, got " + typeName(*v));
+        }
+    }
+
+    void read(const char *key, bool &out, bool required = false)
+    {
+        const json *v = find(key, required);
+        if (!v)
+            return;
+        if (v->is_boolean())
+            out = v->get<bool>();
+        else
+            error(pathOf(key), "expected true or false, got " + typeName(*v));
+    }
+
+    void read(const char *key, std::string &out, bool required = false)
+    {
+        const json *v = find(key, required);
+        if (!v)
+            return;
+        if (v->is_string())
+            out = v->get<std::string>();
+        else
+            error(pathOf(key), "expected a string, got " + typeName(*v));
+    }
+
+    template <typename Enum>
+    void readEnum(const char *key, Enum &out, std::initializer_list<std::pair<const char *, Enum>> names)
+    {
+        std::string text;
+        const json *v = find(key, false);
+        if (!v)
+            return;
+        if (!v->is_string()) {
+            error(pathOf(key), "expected a string, got " + typeName(*v));
+            return;
+        }
+        text = v->get<std::string>();
+        std::string known;
+        for (const auto &[name, value] : names) {
+            if (text == name) {
+                out = value;
+                return;
+            }
+            known += std::string(known.empty() ? "" : ", ") + name;
+        }
+        error(pathOf(key), "unknown value '" + text + "' (expected one of: " + known + ")");
+    }
+
+    // A nested object; absent objects give a reader that reads nothing.
+    ObjectReader child(const char *key, bool required = false)
+    {
+        const json *v = find(key, required);
+        if (v && !v->is_object()) {
+            error(pathOf(key), "expected an object, got " + typeName(*v));
+            v = nullptr;
+        }
+        return ObjectReader(v, pathOf(key), m_diagnostics);
+    }
+
+    const json *array(const char *key, bool required = false)
+    {
+        const json *v = find(key, required);
+        if (v && !v->is_array()) {
+            error(pathOf(key), "expected an array, got " + typeName(*v));
+            return nullptr;
+        }
+        return v;
+    }
+
+    void finish()
+    {
+        if (!m_object)
+            return;
+        for (const auto &item : m_object->items())
+            if (!m_seen.count(item.key()))
+                error(pathOf(item.key().c_str()), "unknown key");
+    }
+
+private:
+    const json *m_object;
+    std::string m_path;
+    Diagnostics &m_diagnostics;
+    std::set<std::string> m_seen;
+};
+
+void readModel(ObjectReader r, ModelSpec &m, Diagnostics &d)
+{
+    r.read("preset", m.preset);
+    if (!m.preset.empty()) {
+        if (auto preset = modelPreset(m.preset)) {
+            m = *preset;
+        } else {
+            std::string known;
+            for (const auto &n : modelPresetNames())
+                known += (known.empty() ? "" : ", ") + n;
+            d.push_back({Severity::Error, "model.preset", "unknown preset '" + m.preset + "' (known: " + known + ")"});
+        }
+    }
+    const bool explicitRequired = m.preset.empty();
+    r.read("layers", m.layers, explicitRequired);
+    r.read("hidden", m.hidden, explicitRequired);
+    r.read("heads", m.heads, explicitRequired);
+    r.read("kv_heads", m.kvHeads);
+    if (m.kvHeads == 0)
+        m.kvHeads = m.heads;
+    r.read("ffn", m.ffn);
+    if (m.ffn == 0)
+        m.ffn = 4 * m.hidden;
+    r.read("seq_len", m.seqLen, explicitRequired);
+    r.read("vocab", m.vocab, explicitRequired);
+    ObjectReader moe = r.child("moe");
+    moe.read("experts", m.moe.experts);
+    moe.read("top_k", m.moe.topK);
+    moe.finish();
+    r.finish();
+}
+
+void readCluster(ObjectReader r, ClusterSpec &c, Diagnostics &d)
+{
+    r.read("preset", c.preset);
+    int nodeCount = 1;
+    r.read("node_count", nodeCount);
+    if (!c.preset.empty()) {
+        if (auto preset = clusterPreset(c.preset)) {
+            if (nodeCount < 1)
+                d.push_back({Severity::Error, "cluster.node_count", "must be at least 1, got " + std::to_string(nodeCount)});
+            else if (nodeCount > 100000)
+                d.push_back({Severity::Error, "cluster.node_count", std::to_string(nodeCount) + " nodes is more than Trellis supports (100000)"});
+            else
+                c = expandCluster(*preset, nodeCount);
+        } else {
+            std::string known;
+            for (const auto &n : clusterPresetNames())
+                known += (known.empty() ? "" : ", ") + n;
+            d.push_back({Severity::Error, "cluster.preset", "unknown preset '" + c.preset + "' (known: " + known + ")"});
+        }
+    }
+    if (const json *nodes = r.array("nodes", c.preset.empty())) {
+        c.nodes.clear();
+        for (std::size_t i = 0; i < nodes->size(); ++i) {
+            const std::string path = "cluster.nodes[" + std::to_string(i) + "]";
+            const json &item = (*nodes)[i];
+            if (!item.is_object()) {
+                d.push_back({Severity::Error, path, "expected an object, got " + typeName(item)});
+                continue;
+            }
+            NodeSpec node;
+            ObjectReader n(&item, path, d);
+            n.read("host", node.host, true);
+            n.read("slots", node.slotCount, true);
+            n.readEnum("device", node.device, {{"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}});
+            n.read("gpu_model", node.gpuModel);
+            n.finish();
+            c.nodes.push_back(node);
+        }
+    }
+    ObjectReader links = r.child("links");
+    ObjectReader intra = links.child("intra_node");
+    intra.read("bandwidth_gbps", c.intraNode.bandwidthGBps);
+    intra.read("latency_us", c.intraNode.latencyUs);
+    intra.finish();
+    ObjectReader inter = links.child("inter_node");
+    inter.read("bandwidth_gbps", c.interNode.bandwidthGBps);
+    inter.read("latency_us", c.interNode.latencyUs);
+    inter.finish();
+    links.finish();
+    r.read("price_per_device_hour", c.pricePerDeviceHour);
+    r.finish();
+}
+
+void readParallel(ObjectReader r, ParallelSpec &p)
+{
+    r.read("dp", p.dp);
+    r.read("tp", p.tp);
+    r.read("pp", p.pp);
+    r.read("cp", p.cp);
+    r.read("ep", p.ep);
+    r.read("zero", p.zero);
+    r.read("sequence_parallel", p.sequenceParallel);
+    r.read("schedule", p.schedule);
+    r.read("virtual_stages", p.virtualStages);
+    r.read("micro_batch_size", p.microBatchSize);
+    r.read("micro_batches", p.microBatches);
+    r.read("bucket_mb", p.bucketMb);
+    r.readEnum("recompute", p.recompute,
+               {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
+    r.readEnum("precision", p.precision,
+               {{"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp16", Precision::Fp16}});
+    r.finish();
+}
+
+void readTraining(ObjectReader r, TrainingSpec &t)
+{
+    r.read("steps", t.steps);
+    r.read("lr", t.lr);
+    r.read("min_lr", t.minLr);
+    r.read("warmup_steps", t.warmupSteps);
+    r.read("weight_decay", t.weightDecay);
+    r.read("beta1", t.beta1);
+    r.read("beta2", t.beta2);
+    r.read("eps", t.eps);
+    r.read("grad_clip", t.gradClip);
+    r.read("seed", t.seed);
+    ObjectReader data = r.child("data");
+    data.read("source", t.data.source);
+    data.read("path", t.data.path);
+    data.finish();
+    ObjectReader ckpt = r.child("checkpoint");
+    ckpt.read("every", t.checkpoint.every);
+    ckpt.read("dir", t.checkpoint.dir);
+    ckpt.read("keep", t.checkpoint.keep);
+    ckpt.finish();
+    r.finish();
+}
+
+void readTelemetry(ObjectReader r, TelemetrySpec &t)
+{
+    r.read("endpoint", t.endpoint);
+    r.read("heartbeat_ms", t.heartbeatMs);
+    r.read("trace_every", t.traceEvery);
+    r.finish();
+}
+
+void readLaunch(ObjectReader r, LaunchSpec &l)
+{
+    r.readEnum("target", l.target,
+               {{"local", LaunchTarget::Local}, {"ssh", LaunchTarget::Ssh}, {"slurm", LaunchTarget::Slurm}});
+    ObjectReader ssh = r.child("ssh");
+    ssh.read("user", l.sshUser);
+    ssh.read("port", l.sshPort);
+    ssh.finish();
+    ObjectReader slurm = r.child("slurm");
+    slurm.read("partition", l.slurmPartition);
+    slurm.read("account", l.slurmAccount);
+    slurm.read("time", l.slurmTime);
+    slurm.finish();
+    r.read("hang_timeout_s", l.hangTimeoutS);
+    ObjectReader restart = r.child("restart");
+    restart.read("max_restarts", l.restart.maxRestarts);
+    restart.finish();
+    r.finish();
+}
+
+// Byte offset -> "line:column" (1-based) for syntax errors.
+std::string lineColumn(const std::string &text, std::size_t offset)
+{
+    int line = 1, column = 1;
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return std::to_string(line) + ":" + std::to_string(column);
+}
+
+} // namespace
+
+Result<Plan> parsePlan(const std::string &jsonText, const std::string &sourceName)
+{
+    json root;
+    try {
+        root = json::parse(jsonText);
+    } catch (const json::parse_error &e) {
+        std::string what = e.what();
+        // nlohmann's message starts with "[json.exception.parse_error.101] parse error at line..."
+        auto pos = what.find("] ");
+        std::string reason = pos == std::string::npos ? what : what.substr(pos + 2);
+        return Result<Plan>::failure("", sourceName + ":" + lineColumn(jsonText, e.byte == 0 ? 0 : e.byte - 1) +
+                                             ": invalid JSON: " + reason);
+    }
+    if (!root.is_object())
+        return Result<Plan>::failure("", sourceName + ": a plan must be a JSON object, got " + typeName(root));
+
+    Diagnostics d;
+    Plan plan;
+    ObjectReader r(&root, "", d);
+    r.read("schema", plan.schema, true);
+    if (r.has("schema") && root["schema"].is_string() && plan.schema != kPlanSchema)
+        d.push_back({Severity::Error, "schema",
+                     "unsupported schema '" + plan.schema + "' (this version reads '" + kPlanSchema + "')"});
+    r.read("name", plan.name);
+    readModel(r.child("model", true), plan.model, d);
+    readCluster(r.child("cluster", true), plan.cluster, d);
+    readParallel(r.child("parallel"), plan.parallel);
+    readTraining(r.child("training"), plan.training);
+    readTelemetry(r.child("telemetry"), plan.telemetry);
+    readLaunch(r.child("launch"), plan.launch);
+    r.finish();
+    if (hasErrors(d))
+        return Result<Plan>(d);
+    return plan;
+}
+
+Result<Plan> loadPlanFile(const std::string &path)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return Result<Plan>::failure("", path + ": no such file");
+    if (std::filesystem::is_directory(path, ec))
+        return Result<Plan>::failure("", path + ": is a directory, not a plan file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return Result<Plan>::failure("", path + ": cannot be read");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (text.str().size() > 16 * 1024 * 1024)
+        return Result<Plan>::failure("", path + ": larger than 16 MiB, not a plan file");
+    return parsePlan(text.str(), path);
+}
+
+Result<Plan> loadAndValidatePlanFile(const std::string &path, Diagnostics *warnings)
+{
+    auto plan = loadPlanFile(path);
+    if (!plan)
+        return plan;
+    Diagnostics d = validatePlan(plan.value());
+    if (hasErrors(d)) {
+        Diagnostics errors;
+        for (auto &x : d)
+            if (x.severity == Severity::Error)
+                errors.push_back(x);
+        return Result<Plan>(errors);
+    }
+    if (warnings)
+        *warnings = d;
+    return plan;
+}
+
+std::string planToJson(const Plan &p, int indent)
+{
+    json j;
+    j["schema"] = p.schema;
+    j["name"] = p.name;
+    const ModelSpec &m = p.model;
+    j["model"] = {{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
+                  {"ffn", m.ffn},       {"seq_len", m.seqLen}, {"vocab", m.vocab}};
+    if (!m.preset.empty())
+        j["model"]["preset"] = m.preset; // explicit fields below override it on load
+    if (m.moe.experts > 0)
+        j["model"]["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.topK}};
+    json nodes = json::array();
+    for (const auto &n : p.cluster.nodes) {
+        json node = {{"host", n.host}, {"slots", n.slotCount}, {"device", toString(n.device)}};
+        if (!n.gpuModel.empty())
+            node["gpu_model"] = n.gpuModel;
+        nodes.push_back(node);
+    }
+    j["cluster"] = {{"nodes", nodes},
+                    {"links",
+                     {{"intra_node", {{"bandwidth_gbps", p.cluster.intraNode.bandwidthGBps}, {"latency_us", p.cluster.intraNode.latencyUs}}},
+                      {"inter_node", {{"bandwidth_gbps", p.cluster.interNode.bandwidthGBps}, {"latency_us", p.cluster.interNode.latencyUs}}}}},
+                    {"price_per_device_hour", p.cluster.pricePerDeviceHour}};
+    if (!p.cluster.preset.empty())
+        j["cluster"]["preset"] = p.cluster.preset;
+    const ParallelSpec &q = p.parallel;
+    j["parallel"] = {{"dp", q.dp},
+                     {"tp", q.tp},
+                     {"pp", q.pp},
+                     {"cp", q.cp},
+                     {"ep", q.ep},
+                     {"zero", q.zero},
+                     {"sequence_parallel", q.sequenceParallel},
+                     {"schedule", q.schedule},
+                     {"virtual_stages", q.virtualStages},
+                     {"micro_batch_size", q.microBatchSize},
+                     {"micro_batches", q.microBatches},
+                     {"bucket_mb", q.bucketMb},
+                     {"recompute", toString(q.recompute)},
+                     {"precision", toString(q.precision)}};
+    const TrainingSpec &t = p.training;
+    j["training"] = {{"steps", t.steps},
+                     {"lr", t.lr},
+                     {"min_lr", t.minLr},
+                     {"warmup_steps", t.warmupSteps},
+                     {"weight_decay", t.weightDecay},
+                     {"beta1", t.beta1},
+                     {"beta2", t.beta2},
+                     {"eps", t.eps},
+                     {"grad_clip", t.gradClip},
+                     {"seed", t.seed},
+                     {"data", {{"source", t.data.source}, {"path", t.data.path}}},
+                     {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}}}};
+    j["telemetry"] = {{"endpoint", p.telemetry.endpoint},
+                      {"heartbeat_ms", p.telemetry.heartbeatMs},
+                      {"trace_every", p.telemetry.traceEvery}};
+    const LaunchSpec &l = p.launch;
+    j["launch"] = {{"target", toString(l.target)},
+                   {"ssh", {{"user", l.sshUser}, {"port", l.sshPort}}},
+                   {"slurm", {{"partition", l.slurmPartition}, {"account", l.slurmAccount}, {"time", l.slurmTime}}},
+                   {"hang_timeout_s", l.hangTimeoutS},
+                   {"restart", {{"max_restarts", l.restart.maxRestarts}}}};
+    return j.dump(indent);
+}
+
+Result<bool> savePlanFile(const Plan &plan, const std::string &path)
+{
+    const std::string temp = path + ".tmp";
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        if (!out)
+            return Result<bool>::failure("", temp + ": cannot be written");
+        out << planToJson(plan) << "\n";
+        if (!out.flush())
+            return Result<bool>::failure("", temp + ": write failed");
+    }
+    std::error_code ec;
+    std::filesystem::rename(temp, path, ec);
+    if (ec) {
+        std::filesystem::remove(temp, ec);
+        return Result<bool>::failure("", path + ": cannot replace file: " + ec.message());
+    }
+    return true;
+}
+
+const char *toString(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "cpu"; }
+const char *toString(Recompute r)
+{
+    switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+    }
+    return "none";
+}
+const char *toString(Precision p)
+{
+    switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Bf16: return "bf16";
+    case Precision::Fp16: return "fp16";
+    }
+    return "fp32";
+}
+const char *toString(LaunchTarget t)
+{
+    switch (t) {
+    case LaunchTarget::Local: return "local";
+    case LaunchTarget::Ssh: return "ssh";
+    case LaunchTarget::Slurm: return "slurm";
+    }
+    return "local";
+}
+
+} // namespace trellis::plan

@@ -1,0 +1,247 @@
+// Semantic plan checks. Messages follow "field: reason (context)" so that a user can find the
+// offending line in their file without reading Trellis' source.
+#include "plan_validate.h"
+
+#include "mesh.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace trellis::plan {
+namespace {
+
+class Checker {
+public:
+    explicit Checker(Diagnostics &d) : m_d(d) {}
+
+    void error(const std::string &path, const std::string &message)
+    {
+        m_d.push_back({Severity::Error, path, message});
+    }
+    void warning(const std::string &path, const std::string &message)
+    {
+        m_d.push_back({Severity::Warning, path, message});
+    }
+    bool positive(const std::string &path, long long value)
+    {
+        if (value >= 1)
+            return true;
+        error(path, "must be at least 1, got " + std::to_string(value));
+        return false;
+    }
+    bool atMost(const std::string &path, long long value, long long limit)
+    {
+        if (value <= limit)
+            return true;
+        error(path, std::to_string(value) + " is larger than the supported maximum (" + std::to_string(limit) + ")");
+        return false;
+    }
+
+private:
+    Diagnostics &m_d;
+};
+
+std::string str(long long v) { return std::to_string(v); }
+
+void checkModel(const ModelSpec &m, Checker &c)
+{
+    bool ok = c.positive("model.layers", m.layers) & c.positive("model.hidden", m.hidden) &
+              c.positive("model.heads", m.heads) & c.positive("model.kv_heads", m.kvHeads) &
+              c.positive("model.ffn", m.ffn) & c.positive("model.seq_len", m.seqLen) &
+              c.positive("model.vocab", m.vocab);
+    ok = ok && c.atMost("model.layers", m.layers, 4096) && c.atMost("model.hidden", m.hidden, 1 << 20) &&
+         c.atMost("model.ffn", m.ffn, 1 << 22) && c.atMost("model.seq_len", m.seqLen, 1 << 24) &&
+         c.atMost("model.vocab", m.vocab, 1 << 24) && c.atMost("model.heads", m.heads, 4096);
+    if (!ok)
+        return;
+    if (m.hidden % m.heads != 0)
+        c.error("model.heads", str(m.heads) + " does not divide model.hidden (" + str(m.hidden) + ")");
+    if (m.heads % m.kvHeads != 0)
+        c.error("model.kv_heads", str(m.kvHeads) + " does not divide model.heads (" + str(m.heads) + ")");
+    if (m.moe.experts < 0)
+        c.error("model.moe.experts", "must not be negative, got " + str(m.moe.experts));
+    if (m.moe.experts > 0 && (m.moe.topK < 1 || m.moe.topK > m.moe.experts))
+        c.error("model.moe.top_k", "must be between 1 and model.moe.experts (" + str(m.moe.experts) + "), got " +
+                                       str(m.moe.topK));
+}
+
+void checkCluster(const ClusterSpec &cl, Checker &c)
+{
+    if (cl.nodes.empty()) {
+        c.error("cluster.nodes", "at least one node is needed");
+        return;
+    }
+    for (std::size_t i = 0; i < cl.nodes.size(); ++i) {
+        const auto &n = cl.nodes[i];
+        const std::string path = "cluster.nodes[" + std::to_string(i) + "]";
+        if (!isValidHostName(n.host))
+            c.error(path + ".host", "'" + n.host + "' is not a valid host name");
+        c.positive(path + ".slots", n.slotCount);
+        c.atMost(path + ".slots", n.slotCount, 4096);
+    }
+    if (cl.intraNode.bandwidthGBps < 0 || cl.interNode.bandwidthGBps < 0)
+        c.error("cluster.links", "bandwidth must not be negative");
+    if (cl.intraNode.latencyUs < 0 || cl.interNode.latencyUs < 0)
+        c.error("cluster.links", "latency must not be negative");
+    if (cl.pricePerDeviceHour < 0)
+        c.error("cluster.price_per_device_hour", "must not be negative");
+}
+
+void checkParallel(const Plan &plan, Checker &c)
+{
+    const ParallelSpec &p = plan.parallel;
+    const ModelSpec &m = plan.model;
+    bool ok = c.positive("parallel.dp", p.dp) & c.positive("parallel.tp", p.tp) & c.positive("parallel.pp", p.pp) &
+              c.positive("parallel.cp", p.cp) & c.positive("parallel.ep", p.ep) &
+              c.positive("parallel.virtual_stages", p.virtualStages) &
+              c.positive("parallel.micro_batch_size", p.microBatchSize) &
+              c.positive("parallel.micro_batches", p.microBatches);
+    if (p.zero < 0 || p.zero > 3)
+        c.error("parallel.zero", "stage must be 0, 1, 2 or 3, got " + str(p.zero));
+    if (!(p.bucketMb > 0))
+        c.error("parallel.bucket_mb", "must be greater than 0");
+    if (std::find(std::begin(kKnownSchedules), std::end(kKnownSchedules), p.schedule) == std::end(kKnownSchedules))
+        c.error("parallel.schedule", "unknown schedule '" + p.schedule + "' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
+    if (!ok)
+        return;
+    const long long world = 1LL * p.dp * p.tp * p.pp * p.cp;
+    if (world > 1'000'000) {
+        c.error("parallel", "dp·tp·pp·cp = " + str(world) + " ranks is more than Trellis supports");
+        return;
+    }
+    if (m.heads > 0 && m.heads % p.tp != 0)
+        c.error("parallel.tp", str(p.tp) + " does not divide model.heads (" + str(m.heads) + ")");
+    else if (m.kvHeads > 0 && m.kvHeads % p.tp != 0)
+        c.error("parallel.tp", str(p.tp) + " does not divide model.kv_heads (" + str(m.kvHeads) + ")");
+    if (m.layers > 0 && p.pp > m.layers)
+        c.error("parallel.pp", str(p.pp) + " pipeline stages exceed model.layers (" + str(m.layers) + ")");
+    else if (m.layers > 0 && p.pp * p.virtualStages > m.layers)
+        c.error("parallel.virtual_stages", str(p.pp) + "×" + str(p.virtualStages) +
+                                                " model chunks exceed model.layers (" + str(m.layers) + ")");
+    if (m.seqLen > 0 && m.seqLen % p.cp != 0)
+        c.error("parallel.cp", str(p.cp) + " does not divide model.seq_len (" + str(m.seqLen) + ")");
+    if (p.dp % p.ep != 0)
+        c.error("parallel.ep", str(p.ep) + " does not divide parallel.dp (" + str(p.dp) + ")");
+    else if (p.ep > 1 && m.moe.experts == 0)
+        c.error("parallel.ep", "expert parallelism needs a mixture-of-experts model (model.moe.experts)");
+    else if (p.ep > 1 && m.moe.experts % p.ep != 0)
+        c.error("parallel.ep", str(p.ep) + " does not divide model.moe.experts (" + str(m.moe.experts) + ")");
+    if (p.virtualStages > 1 && p.schedule != "interleaved-1f1b")
+        c.error("parallel.virtual_stages", "only the interleaved-1f1b schedule uses virtual stages");
+    if (p.schedule == "interleaved-1f1b" && p.pp > 1 && p.microBatches % p.pp != 0)
+        c.error("parallel.micro_batches", str(p.microBatches) + " is not a multiple of parallel.pp (" + str(p.pp) +
+                                              "), which interleaved-1f1b needs");
+    if (p.sequenceParallel && p.tp == 1)
+        c.warning("parallel.sequence_parallel", "has no effect with parallel.tp = 1");
+
+    const int slots = plan.cluster.totalSlots();
+    if (!plan.cluster.nodes.empty() && slots > 0 && world != slots)
+        c.error("parallel", "dp·tp·pp·cp = " + str(p.dp) + "·" + str(p.tp) + "·" + str(p.pp) + "·" + str(p.cp) + " = " +
+                                str(world) + " ranks, but cluster.nodes provide " + str(slots) + " slots");
+    else if (!plan.cluster.nodes.empty() && world == slots) {
+        for (const auto &w : placementWarnings(plan))
+            c.warning(w.path, w.message);
+    }
+}
+
+void checkTraining(const TrainingSpec &t, Checker &c)
+{
+    c.positive("training.steps", t.steps);
+    if (!(t.lr > 0))
+        c.error("training.lr", "must be greater than 0");
+    if (t.minLr < 0 || t.minLr > t.lr)
+        c.error("training.min_lr", "must be between 0 and training.lr");
+    if (t.warmupSteps < 0)
+        c.error("training.warmup_steps", "must not be negative");
+    else if (t.warmupSteps > t.steps)
+        c.error("training.warmup_steps", str(t.warmupSteps) + " exceeds training.steps (" + str(t.steps) + ")");
+    if (t.weightDecay < 0)
+        c.error("training.weight_decay", "must not be negative");
+    if (t.beta1 < 0 || t.beta1 >= 1)
+        c.error("training.beta1", "must be in [0, 1)");
+    if (t.beta2 < 0 || t.beta2 >= 1)
+        c.error("training.beta2", "must be in [0, 1)");
+    if (!(t.eps > 0))
+        c.error("training.eps", "must be greater than 0");
+    if (t.gradClip < 0)
+        c.error("training.grad_clip", "must not be negative (0 disables clipping)");
+    if (t.data.source != "text" && t.data.source != "synthetic")
+        c.error("training.data.source", "unknown source '" + t.data.source + "' (expected text or synthetic)");
+    else if (t.data.source == "text" && t.data.path.empty())
+        c.error("training.data.path", "a text data source needs a path");
+    if (t.checkpoint.every < 0)
+        c.error("training.checkpoint.every", "must not be negative (0 disables checkpoints)");
+    if (t.checkpoint.every > 0 && t.checkpoint.dir.empty())
+        c.error("training.checkpoint.dir", "checkpoints are enabled but no directory is given");
+    if (t.checkpoint.keep < 2)
+        c.error("training.checkpoint.keep", "must be at least 2 so a complete checkpoint always survives");
+}
+
+void checkRest(const Plan &p, Checker &c)
+{
+    if (p.telemetry.heartbeatMs < 50 || p.telemetry.heartbeatMs > 60000)
+        c.error("telemetry.heartbeat_ms", "must be between 50 and 60000, got " + str(p.telemetry.heartbeatMs));
+    if (p.telemetry.traceEvery < 0)
+        c.error("telemetry.trace_every", "must not be negative");
+    if (!p.telemetry.endpoint.empty() && p.telemetry.endpoint.rfind("tcp://", 0) != 0 &&
+        p.telemetry.endpoint.rfind("ipc://", 0) != 0)
+        c.error("telemetry.endpoint", "'" + p.telemetry.endpoint + "' must start with tcp:// or ipc://");
+    if (p.launch.sshPort < 1 || p.launch.sshPort > 65535)
+        c.error("launch.ssh.port", "must be between 1 and 65535");
+    if (p.launch.hangTimeoutS < 1)
+        c.error("launch.hang_timeout_s", "must be at least 1");
+    if (p.launch.restart.maxRestarts < 0)
+        c.error("launch.restart.max_restarts", "must not be negative");
+}
+
+} // namespace
+
+bool isValidHostName(const std::string &host)
+{
+    if (host.empty() || host.size() > 253 || host.front() == '-')
+        return false;
+    return std::all_of(host.begin(), host.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == ':';
+    });
+}
+
+Diagnostics validatePlan(const Plan &plan)
+{
+    Diagnostics d;
+    Checker c(d);
+    checkModel(plan.model, c);
+    checkCluster(plan.cluster, c);
+    checkParallel(plan, c);
+    checkTraining(plan.training, c);
+    checkRest(plan, c);
+    return d;
+}
+
+Diagnostics checkTrainerSupport(const Plan &plan)
+{
+    Diagnostics d;
+    auto unsupported = [&](const std::string &path, const std::string &what) {
+        d.push_back({Severity::Error, path, what + " is not supported by this version of trellis-trainer yet"});
+    };
+    const ParallelSpec &p = plan.parallel;
+    if (p.tp != 1) unsupported("parallel.tp", "tensor parallelism (tp > 1)");
+    if (p.pp != 1) unsupported("parallel.pp", "pipeline parallelism (pp > 1)");
+    if (p.cp != 1) unsupported("parallel.cp", "context parallelism (cp > 1)");
+    if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
+    if (p.zero != 0) unsupported("parallel.zero", "ZeRO stage " + std::to_string(p.zero));
+    if (p.sequenceParallel && p.tp > 1) unsupported("parallel.sequence_parallel", "sequence parallelism");
+    if (p.recompute != Recompute::None) unsupported("parallel.recompute", "activation recompute");
+    if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
+    if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");
+    if (plan.model.kvHeads != plan.model.heads) unsupported("model.kv_heads", "grouped-query attention");
+    if (plan.training.checkpoint.every > 0) unsupported("training.checkpoint.every", "checkpointing");
+    for (std::size_t i = 0; i < plan.cluster.nodes.size(); ++i)
+        if (plan.cluster.nodes[i].device == DeviceKind::Cuda)
+            unsupported("cluster.nodes[" + std::to_string(i) + "].device", "the CUDA device");
+    if (plan.launch.target != LaunchTarget::Local)
+        unsupported("launch.target", std::string("the '") + toString(plan.launch.target) + "' launch target");
+    return d;
+}
+
+} // namespace trellis::plan

@@ -1,0 +1,25 @@
+// Semantic validation of a parsed plan: sizes, divisibility, rank counts against the cluster's
+// slots, schedule rules, host names. Errors stop a launch; warnings (e.g. a TP group spanning
+// nodes) are shown but do not.
+#pragma once
+
+#include "plan.h"
+#include "result.h"
+
+#include <string>
+
+namespace trellis::plan {
+
+Diagnostics validatePlan(const Plan &plan);
+
+// A host name or address that may be handed to ssh/mpirun: letters, digits, '.', '-', '_' and ':'
+// (IPv6), not starting with '-' (it would be read as an option), at most 253 characters.
+bool isValidHostName(const std::string &host);
+
+// What this version of trellis-trainer can execute (a subset of what a valid plan may ask for).
+// Each unsupported feature is an error naming the field, so nothing silently runs differently.
+Diagnostics checkTrainerSupport(const Plan &plan);
+
+inline const char *kKnownSchedules[] = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
+
+} // namespace trellis::plan

@@ -1,0 +1,42 @@
+// trellis-trainer exit codes: the one place they are defined. The trainer exits with them, the
+// launcher maps them (and mpirun's own codes) to a failure reason shown to the user.
+#pragma once
+
+namespace trellis::proto {
+
+enum ExitCode : int {
+    kExitOk = 0,
+    kExitUsage = 2,          // bad command line
+    kExitPlanInvalid = 3,    // plan file unreadable or invalid
+    kExitUnsupported = 4,    // valid plan asking for something this trainer cannot run
+    kExitWorldMismatch = 5,  // MPI world size differs from dp·tp·pp·cp
+    kExitDataError = 6,      // training data missing, unreadable or too short
+    kExitNonFinite = 7,      // loss or gradient became NaN/inf
+    kExitMpiError = 8,       // an MPI call failed
+    kExitIoError = 9,        // writing an output file failed
+    kExitInjectedCrash = 70, // --inject crash@rank:step
+};
+
+// Human-readable meaning of an exit code; codes above 128 are "killed by signal N-128".
+inline const char *describeExitCode(int code)
+{
+    switch (code) {
+    case kExitOk: return "completed";
+    case kExitUsage: return "bad trainer command line";
+    case kExitPlanInvalid: return "plan file invalid";
+    case kExitUnsupported: return "plan asks for a feature the trainer does not support";
+    case kExitWorldMismatch: return "MPI world size does not match the plan";
+    case kExitDataError: return "training data error";
+    case kExitNonFinite: return "loss became NaN or infinite";
+    case kExitMpiError: return "MPI error";
+    case kExitIoError: return "output file could not be written";
+    case kExitInjectedCrash: return "injected crash (fault injection)";
+    case 134: return "aborted (SIGABRT)";
+    case 137: return "killed (SIGKILL)";
+    case 139: return "segmentation fault (SIGSEGV)";
+    case 143: return "terminated (SIGTERM)";
+    default: return code > 128 ? "killed by a signal" : "failed";
+    }
+}
+
+} // namespace trellis::proto

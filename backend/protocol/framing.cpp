@@ -1,0 +1,56 @@
+// Encode/decode with validation; see framing.h.
+#include "framing.h"
+
+#include <chrono>
+
+namespace trellis::proto {
+
+std::string encodeEnvelope(const Envelope &envelope)
+{
+    std::string bytes;
+    envelope.SerializeToString(&bytes);
+    return bytes;
+}
+
+DecodeResult decodeEnvelope(std::string_view frame, Envelope &out, std::uint32_t worldSize)
+{
+    if (frame.empty())
+        return {false, "empty frame"};
+    if (frame.size() > kMaxFrameBytes)
+        return {false, "frame of " + std::to_string(frame.size()) + " bytes exceeds the 4 MiB limit"};
+    if (!out.ParseFromArray(frame.data(), static_cast<int>(frame.size())))
+        return {false, "not a valid protobuf Envelope (" + std::to_string(frame.size()) + " bytes)"};
+    if (out.protocol_version() != kProtocolVersion)
+        return {false, "protocol version " + std::to_string(out.protocol_version()) + " (this receiver speaks " +
+                           std::to_string(kProtocolVersion) + ")"};
+    if (worldSize > 0 && out.rank() >= worldSize)
+        return {false, "rank " + std::to_string(out.rank()) + " outside a world of " + std::to_string(worldSize)};
+    if (out.payload_case() == Envelope::PAYLOAD_NOT_SET)
+        return {false, "envelope without payload"};
+    if (out.run_id().size() > 128)
+        return {false, "run_id longer than 128 bytes"};
+    return {true, {}};
+}
+
+std::int64_t nowNs()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+const char *payloadName(const Envelope &e)
+{
+    switch (e.payload_case()) {
+    case Envelope::kHello: return "hello";
+    case Envelope::kStep: return "step";
+    case Envelope::kHeartbeat: return "heartbeat";
+    case Envelope::kEvent: return "event";
+    case Envelope::kGoodbye: return "goodbye";
+    case Envelope::kCollective: return "collective";
+    case Envelope::kSpans: return "spans";
+    case Envelope::PAYLOAD_NOT_SET: break;
+    }
+    return "none";
+}
+
+} // namespace trellis::proto

@@ -1,0 +1,52 @@
+// AdamW over the flat parameter buffer (decoupled weight decay, bias-corrected moments), plus the
+// learning-rate schedule (linear warm-up, cosine decay to min_lr). Weight decay applies to
+// matrices only, not to biases, LayerNorm parameters or position embeddings' 1-D tensors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace trellis::trainer {
+
+struct AdamWConfig {
+    double beta1 = 0.9;
+    double beta2 = 0.95;
+    double eps = 1e-8;
+    double weightDecay = 0.1;
+};
+
+class AdamW {
+public:
+    AdamW(std::size_t parameterCount, AdamWConfig config);
+
+    // decayMask[i] is true for parameters that get weight decay; same length as the parameters.
+    void setDecayMask(std::vector<bool> mask) { m_decay = std::move(mask); }
+    void step(std::span<float> parameters, std::span<const float> gradients, double lr);
+
+    std::uint64_t stepCount() const { return m_step; }
+    std::size_t stateBytes() const { return (m_m.size() + m_v.size()) * sizeof(float); }
+
+private:
+    AdamWConfig m_config;
+    std::vector<float> m_m;
+    std::vector<float> m_v;
+    std::vector<bool> m_decay;
+    std::uint64_t m_step = 0;
+};
+
+struct LrSchedule {
+    double lr = 1e-3;
+    double minLr = 1e-4;
+    int warmupSteps = 0;
+    int totalSteps = 1;
+    // Learning rate for 0-based step `step`.
+    double at(int step) const;
+};
+
+// Scales gradients so their global L2 norm is at most maxNorm (0: no clipping); returns the norm
+// before clipping.
+double clipGradientNorm(std::span<float> gradients, double maxNorm);
+
+} // namespace trellis::trainer

@@ -1,0 +1,66 @@
+// Per-rank telemetry sender. The training thread hands Envelopes to publish(), which only takes a
+// short lock and appends to a bounded queue: it never waits for the network. One sender thread
+// owns the ZeroMQ PUSH socket (created, used and closed there), sends queued messages without
+// blocking, keeps what the socket refuses in a bounded spool for later, and emits a Heartbeat
+// every heartbeat interval from the training thread's published step/phase. Messages that could
+// be neither sent nor spooled are counted; the count travels in every later Envelope.
+#pragma once
+
+#include "protocol/telemetry.pb.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace trellis::trainer {
+
+class TelemetryPublisher {
+public:
+    struct Options {
+        std::string endpoint; // empty: telemetry off (publish() only counts)
+        std::string runId;
+        int rank = 0;
+        int heartbeatMs = 500;
+        std::size_t queueCapacity = 4096;
+        std::size_t spoolCapacity = 65536;
+        int closeTimeoutMs = 3000; // how long close() tries to deliver what is queued
+    };
+
+    explicit TelemetryPublisher(Options options);
+    ~TelemetryPublisher();
+    TelemetryPublisher(const TelemetryPublisher &) = delete;
+    TelemetryPublisher &operator=(const TelemetryPublisher &) = delete;
+
+    // Thread-safe, non-blocking. Fills run_id, rank, seq, sent_ns, protocol_version, dropped.
+    void publish(proto::Envelope envelope);
+    // Cheap state for heartbeats, set by the training thread.
+    void setProgress(std::uint64_t step, const char *phase);
+    // Sends Goodbye, delivers what it can within closeTimeoutMs and stops the sender thread.
+    void close(int exitCode, const std::string &reason, std::uint64_t stepsDone);
+
+    std::uint64_t droppedCount() const { return m_dropped.load(); }
+    std::uint64_t sentCount() const { return m_sent.load(); }
+    bool enabled() const { return !m_options.endpoint.empty(); }
+
+private:
+    void run();
+    void stamp(proto::Envelope &envelope);
+
+    Options m_options;
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::deque<std::string> m_queue; // encoded envelopes, guarded by m_mutex
+    std::uint64_t m_seq = 0;         // guarded by m_mutex
+    std::atomic<bool> m_stopping{false};
+    std::atomic<std::uint64_t> m_dropped{0};
+    std::atomic<std::uint64_t> m_sent{0};
+    std::atomic<std::uint64_t> m_step{0};
+    std::atomic<const char *> m_phase{"init"};
+    std::thread m_thread;
+};
+
+} // namespace trellis::trainer

@@ -1,0 +1,287 @@
+// The per-rank training loop; see trainer.h.
+#include "trainer/trainer.h"
+
+#include "plan/mesh.h"
+#include "protocol/exit_codes.h"
+#include "protocol/telemetry.pb.h"
+#include "trainer/adamw.h"
+#include "trainer/data_loader.h"
+#include "trainer/gpt_model.h"
+#include "trainer/telemetry_publisher.h"
+
+#include <cblas.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace trellis::trainer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msBetween(Clock::time_point a, Clock::time_point b)
+{
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::uint64_t peakRssBytes()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024; // ru_maxrss is in KiB on Linux
+}
+
+std::string hostName()
+{
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return host;
+}
+
+} // namespace
+
+bool FaultInjection::parse(const std::string &text, FaultInjection &out, std::string &error)
+{
+    const auto at = text.find('@');
+    const auto colon = text.find(':', at == std::string::npos ? 0 : at);
+    if (at == std::string::npos || colon == std::string::npos) {
+        error = "--inject expects KIND@RANK:STEP (e.g. crash@1:5), got '" + text + "'";
+        return false;
+    }
+    const std::string kind = text.substr(0, at);
+    if (kind == "crash") out.kind = FaultKind::Crash;
+    else if (kind == "hang") out.kind = FaultKind::Hang;
+    else if (kind == "slow") out.kind = FaultKind::Slow;
+    else if (kind == "nan") out.kind = FaultKind::Nan;
+    else {
+        error = "--inject: unknown fault '" + kind + "' (expected crash, hang, slow or nan)";
+        return false;
+    }
+    try {
+        std::size_t used = 0;
+        out.rank = std::stoi(text.substr(at + 1, colon - at - 1), &used);
+        out.step = std::stoi(text.substr(colon + 1));
+    } catch (const std::exception &) {
+        error = "--inject: RANK and STEP must be integers in '" + text + "'";
+        return false;
+    }
+    if (out.rank < 0 || out.step < 1) {
+        error = "--inject: RANK must be >= 0 and STEP >= 1 in '" + text + "'";
+        return false;
+    }
+    return true;
+}
+
+Trainer::Trainer(plan::Plan plan, TrainerOptions options, Communicator &world)
+    : m_plan(std::move(plan)), m_options(std::move(options)), m_world(world)
+{
+}
+
+int Trainer::run()
+{
+    const plan::ModelSpec &ms = m_plan.model;
+    const plan::ParallelSpec &ps = m_plan.parallel;
+    const plan::TrainingSpec &ts = m_plan.training;
+    const int rank = m_world.rank();
+    const plan::Mesh mesh(ps);
+    const plan::MeshCoordinates coords = mesh.coordinatesOf(rank);
+    const bool chief = rank == 0;
+
+    TelemetryPublisher::Options topt;
+    topt.endpoint = m_options.endpoint.empty() ? m_plan.telemetry.endpoint : m_options.endpoint;
+    topt.runId = m_options.runId;
+    topt.rank = rank;
+    topt.heartbeatMs = m_plan.telemetry.heartbeatMs;
+    TelemetryPublisher telemetry(topt);
+
+    auto fail = [&](int code, const std::string &message, std::uint64_t step) {
+        std::fprintf(stderr, "%s rank %d: %s\n", hostName().c_str(), rank, message.c_str());
+        proto::Envelope e;
+        auto *ev = e.mutable_event();
+        ev->set_kind(code == proto::kExitNonFinite ? proto::Event::NON_FINITE : proto::Event::FAILURE);
+        ev->set_step(step);
+        ev->set_message(message);
+        telemetry.publish(std::move(e));
+        telemetry.close(code, message, step);
+        return code;
+    };
+
+    GptConfig config;
+    config.vocab = ms.vocab;
+    config.maxSeqLen = ms.seqLen;
+    config.layers = ms.layers;
+    config.hidden = ms.hidden;
+    config.heads = ms.heads;
+    config.ffn = ms.ffn;
+    GptModel<float> model(config);
+    model.initialize(ts.seed);
+
+    {
+        proto::Envelope e;
+        auto *hello = e.mutable_hello();
+        hello->set_host(hostName());
+        hello->set_pid(static_cast<std::uint32_t>(getpid()));
+        hello->set_device("cpu");
+        hello->set_world_size(static_cast<std::uint32_t>(m_world.size()));
+        auto *c = hello->mutable_coords();
+        c->set_dp(coords.dp);
+        c->set_tp(coords.tp);
+        c->set_pp(coords.pp);
+        c->set_cp(coords.cp);
+        hello->set_trainer_version(TRELLIS_VERSION);
+        hello->set_threads(static_cast<std::uint32_t>(openblas_get_num_threads()));
+        hello->set_parameters(model.parameterCount());
+        telemetry.publish(std::move(e));
+    }
+
+    // Data: text paths resolve against the plan's folder.
+    std::string dataPath = ts.data.path;
+    if (!dataPath.empty() && std::filesystem::path(dataPath).is_relative() && !m_options.planDir.empty())
+        dataPath = (std::filesystem::path(m_options.planDir) / dataPath).lexically_normal().string();
+    std::optional<DataLoader> data;
+    if (ts.data.source == "synthetic") {
+        data = DataLoader::synthetic(1 << 20, ms.vocab, ms.seqLen, ts.seed);
+    } else {
+        if (ms.vocab < 256)
+            return fail(proto::kExitDataError,
+                        "model.vocab: byte-level text needs at least 256 tokens, got " + std::to_string(ms.vocab), 0);
+        auto loaded = DataLoader::fromTextFile(dataPath, ms.seqLen, ts.seed);
+        if (!loaded)
+            return fail(proto::kExitDataError, loaded.errorText(), 0);
+        data = std::move(loaded).value();
+    }
+
+    AdamW optimizer(model.parameterCount(), {ts.beta1, ts.beta2, ts.eps, ts.weightDecay});
+    {
+        std::vector<bool> mask(model.parameterCount(), false);
+        for (const auto &t : model.tensors())
+            if (t.shape.size() == 2 && t.name != "wpe")
+                std::fill(mask.begin() + static_cast<long>(t.offset), mask.begin() + static_cast<long>(t.offset + t.size), true);
+        optimizer.setDecayMask(std::move(mask));
+    }
+    const LrSchedule schedule{ts.lr, ts.minLr, ts.warmupSteps, ts.steps};
+    const std::uint64_t tokensPerStep =
+        static_cast<std::uint64_t>(ps.microBatchSize) * ps.microBatches * static_cast<std::uint64_t>(ms.seqLen);
+    const auto &inject = m_options.inject;
+    bool slow = false;
+
+    for (int step = 0; step < ts.steps; ++step) {
+        const std::uint64_t stepNumber = static_cast<std::uint64_t>(step) + 1;
+        if (inject.kind != FaultKind::None && inject.rank == rank && inject.step == static_cast<int>(stepNumber)) {
+            if (inject.kind == FaultKind::Crash) {
+                std::fprintf(stderr, "%s rank %d: injected crash at step %d\n", hostName().c_str(), rank, inject.step);
+                std::fflush(stderr);
+                std::_Exit(proto::kExitInjectedCrash);
+            }
+            if (inject.kind == FaultKind::Hang) {
+                std::fprintf(stderr, "%s rank %d: injected hang at step %d\n", hostName().c_str(), rank, inject.step);
+                std::fflush(stderr);
+                telemetry.setProgress(stepNumber, "forward");
+                for (;;)
+                    std::this_thread::sleep_for(std::chrono::seconds(1));
+            }
+            if (inject.kind == FaultKind::Slow)
+                slow = true;
+        }
+
+        const auto t0 = Clock::now();
+        model.zeroGradients();
+        double localLoss = 0;
+        for (int micro = 0; micro < ps.microBatches; ++micro) {
+            const Batch b = data->batch(static_cast<std::uint64_t>(step), coords.dp, ps.dp, micro, ps.microBatches,
+                                        ps.microBatchSize);
+            telemetry.setProgress(stepNumber, "forward");
+            const float loss = model.forward(b.tokens.data(), b.targets.data(), b.batch, b.seqLen);
+            telemetry.setProgress(stepNumber, "backward");
+            model.backward(1.0f / static_cast<float>(ps.microBatches));
+            localLoss += loss / ps.microBatches;
+        }
+        if (slow)
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        if (inject.kind == FaultKind::Nan && inject.rank == rank && static_cast<int>(stepNumber) >= inject.step)
+            localLoss = std::nan("");
+        const auto t1 = Clock::now();
+
+        telemetry.setProgress(stepNumber, "comm");
+        const double commBefore = m_world.totalMs();
+        auto grads = model.gradients();
+        m_world.allReduce(grads.data(), grads.size(), ReduceOp::Avg);
+        double globalLoss = localLoss;
+        m_world.allReduce(&globalLoss, 1, ReduceOp::Avg);
+        const double commMs = m_world.totalMs() - commBefore;
+        const auto t2 = Clock::now();
+
+        if (!std::isfinite(globalLoss))
+            return fail(proto::kExitNonFinite, "loss is " + std::to_string(globalLoss) + " at step " +
+                                                   std::to_string(stepNumber), stepNumber);
+        telemetry.setProgress(stepNumber, "optimizer");
+        const double gradNorm = clipGradientNorm(model.gradients(), ts.gradClip);
+        const double lr = schedule.at(step);
+        optimizer.step(model.parameters(), model.gradients(), lr);
+        const auto t3 = Clock::now();
+
+        const double stepMs = msBetween(t0, t3);
+        proto::Envelope e;
+        auto *r = e.mutable_step();
+        r->set_step(stepNumber);
+        r->set_total_steps(static_cast<std::uint64_t>(ts.steps));
+        r->set_step_ms(stepMs);
+        r->set_compute_ms(msBetween(t0, t1) + msBetween(t2, t3));
+        r->set_comm_ms(commMs);
+        r->set_comm_exposed_ms(commMs); // blocking all-reduce after backward: nothing is hidden yet
+        r->set_idle_ms(std::max(0.0, msBetween(t1, t2) - commMs));
+        r->set_tokens(tokensPerStep);
+        r->set_tokens_per_s(static_cast<double>(tokensPerStep) / (stepMs / 1000.0));
+        r->set_loss(globalLoss);
+        r->set_grad_norm(gradNorm);
+        r->set_lr(lr);
+        auto *mem = r->mutable_memory();
+        mem->set_parameters(model.parameterCount() * sizeof(float));
+        mem->set_gradients(model.parameterCount() * sizeof(float));
+        mem->set_optimizer(optimizer.stateBytes());
+        mem->set_activations(model.activationBytes());
+        mem->set_peak_rss(peakRssBytes());
+        for (const auto &rec : m_world.takeRecords()) {
+            proto::Envelope ce;
+            auto *c = ce.mutable_collective();
+            c->set_step(stepNumber);
+            c->set_group(m_world.name());
+            c->set_op(rec.op);
+            c->set_bytes(rec.bytes);
+            c->set_ms(rec.ms);
+            c->set_count(rec.count);
+            const double n = m_world.size();
+            const double algGBps = rec.ms > 0 ? rec.bytes / (rec.ms * 1e6) : 0.0;
+            c->set_bus_gbps(rec.op == "all_reduce" ? algGBps * 2.0 * (n - 1) / n : algGBps);
+            telemetry.publish(std::move(ce));
+        }
+        telemetry.publish(std::move(e));
+        if (chief && !m_options.quiet)
+            std::printf("step %5llu/%d  loss %.4f  lr %.2e  %.1f ms  %.0f tok/s/rank\n",
+                        static_cast<unsigned long long>(stepNumber), ts.steps, globalLoss, lr, stepMs,
+                        static_cast<double>(tokensPerStep) / (stepMs / 1000.0));
+        std::fflush(stdout);
+    }
+
+    if (chief && !m_options.dumpParamsPath.empty()) {
+        const std::string temp = m_options.dumpParamsPath + ".tmp";
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        const auto params = model.parameters();
+        out.write(reinterpret_cast<const char *>(params.data()), static_cast<std::streamsize>(params.size_bytes()));
+        out.close();
+        std::error_code ec;
+        if (!out || (std::filesystem::rename(temp, m_options.dumpParamsPath, ec), ec))
+            return fail(proto::kExitIoError, m_options.dumpParamsPath + ": cannot be written", ts.steps);
+    }
+    telemetry.setProgress(static_cast<std::uint64_t>(ts.steps), "done");
+    telemetry.close(proto::kExitOk, "completed", static_cast<std::uint64_t>(ts.steps));
+    return proto::kExitOk;
+}
+
+} // namespace trellis::trainer

@@ -1,0 +1,122 @@
+// trellis-trainer: one process per rank under mpirun/srun.
+//   trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://host:port]
+//                   [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--quiet]
+// Exit codes: protocol/exit_codes.h.
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+#include "protocol/exit_codes.h"
+#include "trainer/mpi_communicator.h"
+#include "trainer/trainer.h"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+using namespace trellis;
+
+void usage(std::FILE *to)
+{
+    std::fprintf(to,
+                 "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT]\n"
+                 "                       [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--quiet]\n"
+                 "Runs one rank of the training described by PLAN; start it under mpirun -np N.\n");
+}
+
+int finish(int code)
+{
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) {
+        if (code == proto::kExitOk)
+            MPI_Finalize();
+        else
+            MPI_Abort(MPI_COMM_WORLD, code); // make mpirun stop every rank, not wait for them
+    }
+    return code;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    std::string planPath;
+    trainer::TrainerOptions options;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto value = [&](const char *name) -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "trellis-trainer: %s needs a value\n", name);
+                std::exit(proto::kExitUsage);
+            }
+            return argv[++i];
+        };
+        if (arg == "--plan") planPath = value("--plan");
+        else if (arg == "--run-id") options.runId = value("--run-id");
+        else if (arg == "--endpoint") options.endpoint = value("--endpoint");
+        else if (arg == "--dump-params") options.dumpParamsPath = value("--dump-params");
+        else if (arg == "--quiet") options.quiet = true;
+        else if (arg == "--inject") {
+            std::string error;
+            if (!trainer::FaultInjection::parse(value("--inject"), options.inject, error)) {
+                std::fprintf(stderr, "trellis-trainer: %s\n", error.c_str());
+                return proto::kExitUsage;
+            }
+        } else if (arg == "--help" || arg == "-h") {
+            usage(stdout);
+            return proto::kExitOk;
+        } else if (arg == "--version") {
+            std::printf("trellis-trainer %s\n", TRELLIS_VERSION);
+            return proto::kExitOk;
+        } else {
+            std::fprintf(stderr, "trellis-trainer: unknown argument '%s'\n", arg.c_str());
+            usage(stderr);
+            return proto::kExitUsage;
+        }
+    }
+    if (planPath.empty()) {
+        usage(stderr);
+        return proto::kExitUsage;
+    }
+
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    // Every rank validates the same file; only rank 0 prints, so errors appear once.
+    auto loaded = plan::loadAndValidatePlanFile(planPath);
+    if (!loaded) {
+        if (rank == 0)
+            std::fprintf(stderr, "trellis-trainer: %s\n", loaded.errorText().c_str());
+        return finish(proto::kExitPlanInvalid);
+    }
+    plan::Plan thePlan = loaded.value();
+    const auto unsupported = plan::checkTrainerSupport(thePlan);
+    if (!unsupported.empty()) {
+        if (rank == 0)
+            for (const auto &d : unsupported)
+                std::fprintf(stderr, "trellis-trainer: %s\n", d.toString().c_str());
+        return finish(proto::kExitUnsupported);
+    }
+    if (size != thePlan.parallel.worldSize()) {
+        if (rank == 0)
+            std::fprintf(stderr, "trellis-trainer: parallel: the plan needs %d ranks (dp·tp·pp·cp) but mpirun started %d\n",
+                         thePlan.parallel.worldSize(), size);
+        return finish(proto::kExitWorldMismatch);
+    }
+    options.planDir = std::filesystem::absolute(planPath).parent_path().string();
+
+    int code = proto::kExitOk;
+    {
+        trainer::MpiCommunicator world(MPI_COMM_WORLD, "dp");
+        trainer::Trainer t(thePlan, options, world);
+        code = t.run();
+    }
+    return finish(code);
+}

@@ -1,0 +1,383 @@
+// See cli_commands.h.
+#include "launcher/cli_commands.h"
+
+#include "launcher/history_database.h"
+#include "launcher/history_writer.h"
+#include "launcher/html_report.h"
+#include "launcher/run_controller.h"
+#include "launcher/run_export.h"
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QTextStream>
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace trellis::launcher {
+namespace {
+
+const char *kUsage =
+    "usage: trellis-cli [--db PATH] COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  validate PLAN                      check a plan; errors name the field\n"
+    "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--inject KIND@RANK:STEP]\n"
+    "                                     run the plan locally under mpirun; prints the run id first\n"
+    "  runs [--limit N]                   list recorded runs, newest first\n"
+    "  export RUN --format csv|json [--out FILE]\n"
+    "                                     one row per rank per step (csv) or everything (json)\n"
+    "  report RUN --out FILE              write an HTML report\n"
+    "\n"
+    "RUN is a run id, a row number from 'runs', or 'last'.\n"
+    "--db defaults to %1\n";
+
+QTextStream &out()
+{
+    static QTextStream s(stdout);
+    return s;
+}
+QTextStream &err()
+{
+    static QTextStream s(stderr);
+    return s;
+}
+
+int fail(const QString &message)
+{
+    err() << "trellis-cli: " << message << Qt::endl;
+    return 1;
+}
+
+int usageError(const QString &message)
+{
+    err() << "trellis-cli: " << message << "\n" << QString::fromUtf8(kUsage).arg(HistoryDatabase::defaultPath()) << Qt::flush;
+    return 2;
+}
+
+// Simple option parser: "--name value" pairs and flags; everything else positional.
+struct Args {
+    QStringList positional;
+    QMap<QString, QString> options;
+    QSet<QString> flags;
+    QString error;
+};
+
+Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QString> &flags)
+{
+    Args a;
+    for (int i = 0; i < in.size(); ++i) {
+        const QString &s = in[i];
+        if (s.startsWith(QLatin1String("--"))) {
+            if (valued.contains(s)) {
+                if (i + 1 >= in.size()) {
+                    a.error = s + QStringLiteral(" needs a value");
+                    return a;
+                }
+                a.options[s] = in[++i];
+            } else if (flags.contains(s)) {
+                a.flags.insert(s);
+            } else {
+                a.error = QStringLiteral("unknown option %1").arg(s);
+                return a;
+            }
+        } else {
+            a.positional << s;
+        }
+    }
+    return a;
+}
+
+int cmdValidate(const Args &a)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("validate takes one plan file"));
+    const QString path = a.positional.first();
+    auto loaded = plan::loadPlanFile(path.toStdString());
+    if (!loaded) {
+        for (const auto &e : loaded.errors())
+            err() << path << ": " << QString::fromStdString(e.toString()) << "\n";
+        err().flush();
+        return 1;
+    }
+    const auto diagnostics = plan::validatePlan(loaded.value());
+    for (const auto &d : diagnostics)
+        err() << path << ": " << QString::fromStdString(d.toString()) << "\n";
+    err().flush();
+    if (plan::hasErrors(diagnostics))
+        return 1;
+    const plan::Plan &p = loaded.value();
+    out() << path << ": valid — " << p.parallel.worldSize() << " ranks (dp " << p.parallel.dp << " · tp "
+          << p.parallel.tp << " · pp " << p.parallel.pp << " · cp " << p.parallel.cp << "), global batch "
+          << p.parallel.globalBatch() << " × " << p.model.seqLen << " tokens" << Qt::endl;
+    for (const auto &d : plan::checkTrainerSupport(p))
+        out() << "note: trellis-trainer cannot run this plan yet: " << QString::fromStdString(d.toString()) << "\n";
+    out().flush();
+    return 0;
+}
+
+QString formatEta(double seconds)
+{
+    if (!(seconds >= 0) || seconds > 1e7)
+        return QStringLiteral("--:--");
+    const int s = static_cast<int>(seconds + 0.5);
+    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+QString writeReport(HistoryDatabase &db, const RunSummary &run, const QString &path)
+{
+    auto data = db.loadRun(run.id);
+    if (!data)
+        return QStringLiteral("cannot load run %1: %2").arg(run.runId, db.lastError());
+    return writeFileAtomically(path, renderHtmlReport(*data, db.collectivesOf(run.id)).toUtf8());
+}
+
+int cmdRun(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("run takes one plan file"));
+    const QString path = a.positional.first();
+    plan::Diagnostics warnings;
+    auto loaded = plan::loadAndValidatePlanFile(path.toStdString(), &warnings);
+    if (!loaded) {
+        for (const auto &e : loaded.errors())
+            err() << path << ": " << QString::fromStdString(e.toString()) << "\n";
+        err().flush();
+        return 1;
+    }
+    for (const auto &w : warnings)
+        err() << path << ": " << QString::fromStdString(w.toString()) << "\n";
+    const auto unsupported = plan::checkTrainerSupport(loaded.value());
+    if (!unsupported.empty()) {
+        for (const auto &d : unsupported)
+            err() << path << ": " << QString::fromStdString(d.toString()) << "\n";
+        err().flush();
+        return 1;
+    }
+
+    HistoryWriter writer(dbPath);
+    if (const QString e = writer.start(); !e.isEmpty())
+        return fail(e);
+    RunController controller(&writer);
+    RunOptions options;
+    if (a.options.contains(QStringLiteral("--inject")))
+        options.extraTrainerArgs << QStringLiteral("--inject") << a.options[QStringLiteral("--inject")];
+    if (a.options.contains(QStringLiteral("--hang-timeout")))
+        options.hangTimeoutS = a.options[QStringLiteral("--hang-timeout")].toInt();
+    const bool quiet = a.flags.contains(QStringLiteral("--quiet"));
+    const bool tty = isatty(fileno(stderr));
+
+    QElapsedTimer clock;
+    clock.start();
+    int lastPrintedDecile = -1;
+    QObject::connect(&controller, &RunController::stepsArrived, &controller, [&] {
+        if (quiet)
+            return;
+        const RunProgress p = controller.progress();
+        if (p.step <= 0)
+            return;
+        const double fraction = p.totalSteps > 0 ? double(p.step) / p.totalSteps : 0;
+        const double eta = p.step > 0 ? clock.elapsed() / 1000.0 * (1.0 / std::max(fraction, 1e-9) - 1.0) : -1;
+        const int width = 28;
+        const int filled = static_cast<int>(fraction * width);
+        const QString line = QStringLiteral("[%1%2] step %3/%4  loss %5  %6 tok/s  ETA %7")
+                                 .arg(QString(filled, QLatin1Char('#')), QString(width - filled, QLatin1Char('.')))
+                                 .arg(p.step)
+                                 .arg(p.totalSteps)
+                                 .arg(p.loss, 0, 'f', 4)
+                                 .arg(p.tokensPerS, 0, 'f', 0)
+                                 .arg(formatEta(eta));
+        if (tty) {
+            err() << "\r" << line << "\x1b[K" << Qt::flush;
+        } else {
+            const int decile = static_cast<int>(fraction * 10);
+            if (decile != lastPrintedDecile) {
+                lastPrintedDecile = decile;
+                err() << line << Qt::endl;
+            }
+        }
+    });
+    QObject::connect(&controller, &RunController::finished, &controller,
+                     [&](RunState, int, const QString &) { QCoreApplication::quit(); });
+
+    if (const QString e = controller.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options); !e.isEmpty())
+        return fail(e);
+    out() << "run " << controller.runId() << Qt::endl;
+    if (!quiet)
+        err() << "command: " << controller.commandLine() << "\nlogs: " << controller.runDirectory() << Qt::endl;
+    QCoreApplication::exec();
+    if (tty && !quiet)
+        err() << Qt::endl;
+
+    writer.flush();
+    const RunProgress p = controller.progress();
+    const double seconds = clock.elapsed() / 1000.0;
+    if (controller.state() == RunState::Completed) {
+        out() << "completed " << p.step << " steps in " << QString::number(seconds, 'f', 1) << " s; final loss "
+              << QString::number(p.loss, 'f', 4) << "; " << QString::number(p.tokensPerS, 'f', 0) << " tokens/s"
+              << Qt::endl;
+    } else {
+        err() << "run " << controller.runId() << " " << toString(controller.state()) << ": " << controller.failureMessage()
+              << Qt::endl;
+    }
+    const ReceiverStats stats = controller.receiverStats();
+    if (stats.rejected > 0 || stats.lost > 0)
+        err() << "telemetry: " << stats.received << " messages, " << stats.lost << " lost, " << stats.rejected
+              << " rejected" << (stats.lastRejection.isEmpty() ? QString() : QStringLiteral(" (") + stats.lastRejection + ')')
+              << Qt::endl;
+    if (!writer.lastError().isEmpty())
+        err() << "history: " << writer.lastError() << Qt::endl;
+    writer.stop();
+
+    if (a.options.contains(QStringLiteral("--report"))) {
+        HistoryDatabase db;
+        if (const QString e = db.open(dbPath, false); !e.isEmpty())
+            return fail(e);
+        auto run = db.findRun(controller.runId());
+        if (!run)
+            return fail(db.lastError());
+        const QString reportPath = a.options[QStringLiteral("--report")];
+        if (const QString e = writeReport(db, *run, reportPath); !e.isEmpty())
+            return fail(e);
+        out() << "report " << QFileInfo(reportPath).absoluteFilePath() << Qt::endl;
+    }
+    return controller.state() == RunState::Completed ? 0 : 1;
+}
+
+int openExisting(HistoryDatabase &db, const QString &dbPath)
+{
+    if (!QFileInfo::exists(dbPath))
+        return fail(QStringLiteral("history database %1: no such file (no runs recorded yet, or use --db)").arg(dbPath));
+    if (const QString e = db.open(dbPath, false); !e.isEmpty())
+        return fail(e);
+    return 0;
+}
+
+int cmdRuns(const Args &a, const QString &dbPath)
+{
+    HistoryDatabase db;
+    if (int rc = openExisting(db, dbPath))
+        return rc;
+    const int limit = a.options.value(QStringLiteral("--limit"), QStringLiteral("50")).toInt();
+    const auto runs = db.listRuns(limit > 0 ? limit : 50);
+    out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
+                 .arg(QStringLiteral("#"), 4)
+                 .arg(QStringLiteral("run id"), -20)
+                 .arg(QStringLiteral("name"), -16)
+                 .arg(QStringLiteral("status"), -10)
+                 .arg(QStringLiteral("ranks"), 5)
+                 .arg(QStringLiteral("steps"), 11)
+                 .arg(QStringLiteral("last loss"), 9);
+    for (const auto &r : runs)
+        out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
+                     .arg(r.id, 4)
+                     .arg(r.runId, -20)
+                     .arg(r.name.left(16), -16)
+                     .arg(r.status, -10)
+                     .arg(r.worldSize, 5)
+                     .arg(QStringLiteral("%1/%2").arg(r.stepsDone).arg(r.totalSteps), 11)
+                     .arg(r.stepsDone ? QString::number(r.lastLoss, 'f', 4) : QStringLiteral("-"), 9);
+    if (runs.isEmpty())
+        out() << "(no runs recorded in " << dbPath << ")\n";
+    out().flush();
+    return 0;
+}
+
+int cmdExport(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("export takes one RUN"));
+    const QString format = a.options.value(QStringLiteral("--format"));
+    if (format != QLatin1String("csv") && format != QLatin1String("json"))
+        return usageError(QStringLiteral("--format must be csv or json"));
+    HistoryDatabase db;
+    if (int rc = openExisting(db, dbPath))
+        return rc;
+    auto run = db.findRun(a.positional.first());
+    if (!run)
+        return fail(db.lastError());
+    auto data = db.loadRun(run->id);
+    if (!data)
+        return fail(db.lastError());
+    const QByteArray bytes = format == QLatin1String("csv") ? exportCsv(*data) : exportJson(*data);
+    if (a.options.contains(QStringLiteral("--out"))) {
+        if (const QString e = writeFileAtomically(a.options[QStringLiteral("--out")], bytes); !e.isEmpty())
+            return fail(e);
+    } else {
+        std::fwrite(bytes.constData(), 1, static_cast<size_t>(bytes.size()), stdout);
+        std::fflush(stdout);
+    }
+    return 0;
+}
+
+int cmdReport(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1 || !a.options.contains(QStringLiteral("--out")))
+        return usageError(QStringLiteral("report takes one RUN and --out FILE"));
+    HistoryDatabase db;
+    if (int rc = openExisting(db, dbPath))
+        return rc;
+    auto run = db.findRun(a.positional.first());
+    if (!run)
+        return fail(db.lastError());
+    const QString path = a.options[QStringLiteral("--out")];
+    if (const QString e = writeReport(db, *run, path); !e.isEmpty())
+        return fail(e);
+    out() << "report " << QFileInfo(path).absoluteFilePath() << Qt::endl;
+    return 0;
+}
+
+} // namespace
+
+int runCli(const QStringList &arguments)
+{
+    QStringList rest = arguments;
+    QString dbPath = HistoryDatabase::defaultPath();
+    while (!rest.isEmpty() && rest.first().startsWith(QLatin1String("--"))) {
+        const QString option = rest.takeFirst();
+        if (option == QLatin1String("--db")) {
+            if (rest.isEmpty())
+                return usageError(QStringLiteral("--db needs a path"));
+            dbPath = rest.takeFirst();
+        } else if (option == QLatin1String("--help") || option == QLatin1String("-h")) {
+            out() << QString::fromUtf8(kUsage).arg(HistoryDatabase::defaultPath()) << Qt::flush;
+            return 0;
+        } else if (option == QLatin1String("--version")) {
+            out() << "trellis-cli " << QCoreApplication::applicationVersion() << Qt::endl;
+            return 0;
+        } else {
+            return usageError(QStringLiteral("unknown option %1").arg(option));
+        }
+    }
+    if (rest.isEmpty())
+        return usageError(QStringLiteral("no command given"));
+    const QString command = rest.takeFirst();
+    if (command == QLatin1String("validate")) {
+        const Args a = parseArgs(rest, {}, {});
+        return a.error.isEmpty() ? cmdValidate(a) : usageError(a.error);
+    }
+    if (command == QLatin1String("run")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout")},
+                                 {QStringLiteral("--quiet")});
+        return a.error.isEmpty() ? cmdRun(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("runs")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--limit")}, {});
+        return a.error.isEmpty() ? cmdRuns(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("export")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--format"), QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdExport(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("report")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdReport(a, dbPath) : usageError(a.error);
+    }
+    return usageError(QStringLiteral("unknown command '%1'").arg(command));
+}
+
+} // namespace trellis::launcher

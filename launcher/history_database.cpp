@@ -1,0 +1,352 @@
+// SQLite history: schema, migrations and read queries. See history_database.h.
+#include "launcher/history_database.h"
+
+#include <QAtomicInteger>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QVariant>
+
+namespace trellis::launcher {
+namespace {
+
+QAtomicInteger<quint64> g_connectionCounter;
+
+const char *const kSchemaV1[] = {
+    "CREATE TABLE runs("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " run_id TEXT NOT NULL UNIQUE,"
+    " name TEXT,"
+    " plan_json TEXT NOT NULL,"
+    " target TEXT,"
+    " status TEXT NOT NULL,"
+    " world_size INTEGER,"
+    " total_steps INTEGER,"
+    " started_at TEXT,"
+    " ended_at TEXT,"
+    " exit_code INTEGER,"
+    " error TEXT)",
+    "CREATE TABLE ranks("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL,"
+    " host TEXT, pid INTEGER, device TEXT,"
+    " dp INTEGER, tp INTEGER, pp INTEGER, cp INTEGER,"
+    " exit_code INTEGER, dropped INTEGER DEFAULT 0,"
+    " PRIMARY KEY(run, rank))",
+    "CREATE TABLE step_metrics("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, step INTEGER NOT NULL,"
+    " step_ms REAL, compute_ms REAL, comm_ms REAL, comm_exposed_ms REAL, bubble_ms REAL, idle_ms REAL,"
+    " tokens INTEGER, tokens_per_s REAL, loss REAL, grad_norm REAL, lr REAL,"
+    " mem_parameters INTEGER, mem_gradients INTEGER, mem_optimizer INTEGER, mem_activations INTEGER,"
+    " mem_comm INTEGER, peak_rss INTEGER,"
+    " PRIMARY KEY(run, rank, step))",
+    "CREATE TABLE collective_stats("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, step INTEGER NOT NULL, grp TEXT, op TEXT,"
+    " bytes INTEGER, ms REAL, bus_gbps REAL, count INTEGER)",
+    "CREATE INDEX collective_stats_run ON collective_stats(run, step)",
+    "CREATE TABLE events("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER, step INTEGER, kind TEXT, message TEXT, at TEXT)",
+    "CREATE INDEX events_run ON events(run)",
+};
+
+} // namespace
+
+QString toString(RunState state)
+{
+    switch (state) {
+    case RunState::Idle: return QStringLiteral("idle");
+    case RunState::Launching: return QStringLiteral("launching");
+    case RunState::Running: return QStringLiteral("running");
+    case RunState::Completed: return QStringLiteral("completed");
+    case RunState::Failed: return QStringLiteral("failed");
+    case RunState::Stopped: return QStringLiteral("stopped");
+    }
+    return QStringLiteral("idle");
+}
+
+RunState runStateFromString(const QString &text)
+{
+    for (RunState s : {RunState::Idle, RunState::Launching, RunState::Running, RunState::Completed, RunState::Failed,
+                       RunState::Stopped})
+        if (toString(s) == text)
+            return s;
+    return RunState::Idle;
+}
+
+HistoryDatabase::HistoryDatabase()
+    : m_connectionName(QStringLiteral("trellis-history-%1").arg(g_connectionCounter.fetchAndAddRelaxed(1)))
+{
+}
+
+HistoryDatabase::~HistoryDatabase()
+{
+    if (m_db.isValid()) {
+        m_db.close();
+        m_db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(m_connectionName);
+    }
+}
+
+QString HistoryDatabase::defaultPath()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/history.sqlite");
+}
+
+bool HistoryDatabase::isOpen() const { return m_db.isValid() && m_db.isOpen(); }
+
+QString HistoryDatabase::open(const QString &path, bool create)
+{
+    m_path = path;
+    if (path.isEmpty())
+        return QStringLiteral("history database: no path given");
+    const QFileInfo info(path);
+    if (info.exists() && info.isDir())
+        return QStringLiteral("history database %1: is a directory").arg(path);
+    if (!info.exists()) {
+        if (!create)
+            return QStringLiteral("history database %1: no such file").arg(path);
+        if (!QDir().mkpath(info.absolutePath()))
+            return QStringLiteral("history database %1: cannot create folder %2").arg(path, info.absolutePath());
+        QFile probe(path);
+        if (!probe.open(QIODevice::WriteOnly))
+            return QStringLiteral("history database %1: cannot be created (%2)").arg(path, probe.errorString());
+        probe.close();
+    } else if (!info.isReadable()) {
+        return QStringLiteral("history database %1: not readable").arg(path);
+    }
+    m_db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connectionName);
+    m_db.setDatabaseName(path);
+    m_db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+    if (!m_db.open())
+        return QStringLiteral("history database %1: cannot open (%2)").arg(path, m_db.lastError().text());
+    QSqlQuery q(m_db);
+    // A file that is not SQLite fails on its first real read, not on open().
+    if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master"))) {
+        const QString why = q.lastError().text();
+        m_db.close();
+        return QStringLiteral("history database %1: not a SQLite database (%2)").arg(path, why);
+    }
+    q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
+    q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+    q.exec(QStringLiteral("PRAGMA foreign_keys=ON"));
+    const QString error = migrate();
+    if (!error.isEmpty()) {
+        m_db.close();
+        return QStringLiteral("history database %1: %2").arg(path, error);
+    }
+    return {};
+}
+
+QString HistoryDatabase::migrate()
+{
+    QSqlQuery q(m_db);
+    if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next())
+        return QStringLiteral("cannot read schema version (%1)").arg(q.lastError().text());
+    const int version = q.value(0).toInt();
+    if (version > kHistorySchemaVersion)
+        return QStringLiteral("schema version %1 is newer than this Trellis understands (%2); refusing to touch it")
+            .arg(version)
+            .arg(kHistorySchemaVersion);
+    if (version == kHistorySchemaVersion)
+        return {};
+    if (version == 0) {
+        q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type='table'"));
+        if (q.next() && q.value(0).toInt() > 0)
+            return QStringLiteral("holds tables but no Trellis schema version; not a Trellis history database");
+    }
+    if (!m_db.transaction())
+        return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
+    for (const char *statement : kSchemaV1) {
+        if (!q.exec(QString::fromUtf8(statement))) {
+            const QString why = q.lastError().text();
+            m_db.rollback();
+            return QStringLiteral("migration to version 1 failed (%1)").arg(why);
+        }
+    }
+    q.exec(QStringLiteral("PRAGMA user_version=%1").arg(kHistorySchemaVersion));
+    if (!m_db.commit())
+        return QStringLiteral("migration commit failed (%1)").arg(m_db.lastError().text());
+    return {};
+}
+
+namespace {
+const char *kSummarySelect =
+    "SELECT r.id, r.run_id, r.name, r.target, r.status, r.world_size, r.total_steps, r.started_at, r.ended_at,"
+    " r.exit_code, r.error,"
+    " (SELECT max(step) FROM step_metrics s WHERE s.run = r.id),"
+    " (SELECT loss FROM step_metrics s WHERE s.run = r.id ORDER BY step DESC, rank LIMIT 1)"
+    " FROM runs r ";
+}
+
+RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
+{
+    RunSummary s;
+    s.id = q.value(0).toLongLong();
+    s.runId = q.value(1).toString();
+    s.name = q.value(2).toString();
+    s.target = q.value(3).toString();
+    s.status = q.value(4).toString();
+    s.worldSize = q.value(5).toInt();
+    s.totalSteps = q.value(6).toLongLong();
+    s.startedAt = QDateTime::fromString(q.value(7).toString(), Qt::ISODateWithMs);
+    s.endedAt = QDateTime::fromString(q.value(8).toString(), Qt::ISODateWithMs);
+    s.exitCode = q.value(9).toInt();
+    s.error = q.value(10).toString();
+    s.stepsDone = q.value(11).toLongLong();
+    s.lastLoss = q.value(12).toDouble();
+    return s;
+}
+
+QList<RunSummary> HistoryDatabase::listRuns(int limit)
+{
+    QList<RunSummary> runs;
+    QSqlQuery q(m_db);
+    q.prepare(QString::fromUtf8(kSummarySelect) + QStringLiteral("ORDER BY r.id DESC LIMIT ?"));
+    q.addBindValue(limit);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return runs;
+    }
+    while (q.next())
+        runs.append(summaryFrom(q));
+    return runs;
+}
+
+std::optional<RunSummary> HistoryDatabase::findRun(const QString &reference)
+{
+    QSqlQuery q(m_db);
+    if (reference == QLatin1String("last")) {
+        q.prepare(QString::fromUtf8(kSummarySelect) + QStringLiteral("ORDER BY r.id DESC LIMIT 1"));
+    } else {
+        bool numeric = false;
+        const qint64 id = reference.toLongLong(&numeric);
+        q.prepare(QString::fromUtf8(kSummarySelect) +
+                  (numeric ? QStringLiteral("WHERE r.id = ?") : QStringLiteral("WHERE r.run_id = ?")));
+        if (numeric)
+            q.addBindValue(id);
+        else
+            q.addBindValue(reference);
+    }
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return std::nullopt;
+    }
+    if (!q.next()) {
+        m_lastError = QStringLiteral("no run '%1' in %2").arg(reference, m_path);
+        return std::nullopt;
+    }
+    return summaryFrom(q);
+}
+
+std::optional<RunData> HistoryDatabase::loadRun(qint64 id)
+{
+    auto summary = findRun(QString::number(id));
+    if (!summary)
+        return std::nullopt;
+    RunData data;
+    data.run = *summary;
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT plan_json FROM runs WHERE id = ?"));
+    q.addBindValue(id);
+    if (q.exec() && q.next())
+        data.planJson = q.value(0).toString();
+
+    q.prepare(QStringLiteral("SELECT rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped FROM ranks"
+                             " WHERE run = ? ORDER BY rank"));
+    q.addBindValue(id);
+    if (q.exec()) {
+        while (q.next()) {
+            RankRow r;
+            r.rank = q.value(0).toInt();
+            r.host = q.value(1).toString();
+            r.pid = q.value(2).toLongLong();
+            r.device = q.value(3).toString();
+            r.dp = q.value(4).toInt();
+            r.tp = q.value(5).toInt();
+            r.pp = q.value(6).toInt();
+            r.cp = q.value(7).toInt();
+            r.exitCode = q.value(8).isNull() ? -1 : q.value(8).toInt();
+            r.dropped = q.value(9).toLongLong();
+            data.ranks.append(r);
+        }
+    }
+
+    q.prepare(QStringLiteral("SELECT rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms, bubble_ms, idle_ms,"
+                             " tokens, tokens_per_s, loss, grad_norm, lr, mem_parameters, mem_gradients,"
+                             " mem_optimizer, mem_activations, mem_comm, peak_rss"
+                             " FROM step_metrics WHERE run = ? ORDER BY step, rank"));
+    q.addBindValue(id);
+    if (q.exec()) {
+        while (q.next()) {
+            StepRow s;
+            s.rank = q.value(0).toInt();
+            s.step = q.value(1).toLongLong();
+            s.stepMs = q.value(2).toDouble();
+            s.computeMs = q.value(3).toDouble();
+            s.commMs = q.value(4).toDouble();
+            s.commExposedMs = q.value(5).toDouble();
+            s.bubbleMs = q.value(6).toDouble();
+            s.idleMs = q.value(7).toDouble();
+            s.tokens = q.value(8).toLongLong();
+            s.tokensPerS = q.value(9).toDouble();
+            s.loss = q.value(10).toDouble();
+            s.gradNorm = q.value(11).toDouble();
+            s.lr = q.value(12).toDouble();
+            s.memParameters = q.value(13).toLongLong();
+            s.memGradients = q.value(14).toLongLong();
+            s.memOptimizer = q.value(15).toLongLong();
+            s.memActivations = q.value(16).toLongLong();
+            s.memComm = q.value(17).toLongLong();
+            s.peakRss = q.value(18).toLongLong();
+            data.steps.append(s);
+        }
+    }
+
+    q.prepare(QStringLiteral("SELECT rank, step, kind, message, at FROM events WHERE run = ? ORDER BY id"));
+    q.addBindValue(id);
+    if (q.exec()) {
+        while (q.next()) {
+            EventRow e;
+            e.rank = q.value(0).toInt();
+            e.step = q.value(1).toLongLong();
+            e.kind = q.value(2).toString();
+            e.message = q.value(3).toString();
+            e.at = QDateTime::fromString(q.value(4).toString(), Qt::ISODateWithMs);
+            data.events.append(e);
+        }
+    }
+    return data;
+}
+
+QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)
+{
+    QList<CollectiveRow> rows;
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT rank, step, grp, op, bytes, ms, bus_gbps, count FROM collective_stats"
+                             " WHERE run = ? ORDER BY step, rank"));
+    q.addBindValue(id);
+    if (!q.exec())
+        return rows;
+    while (q.next()) {
+        CollectiveRow c;
+        c.rank = q.value(0).toInt();
+        c.step = q.value(1).toLongLong();
+        c.group = q.value(2).toString();
+        c.op = q.value(3).toString();
+        c.bytes = q.value(4).toLongLong();
+        c.ms = q.value(5).toDouble();
+        c.busGBps = q.value(6).toDouble();
+        c.count = q.value(7).toInt();
+        rows.append(c);
+    }
+    return rows;
+}
+
+} // namespace trellis::launcher

@@ -1,0 +1,51 @@
+// One connection to the SQLite run history (DESIGN.md §7): opening with clear errors, schema
+// migrations by PRAGMA user_version, and the queries behind the history view, compare, exports
+// and reports. Threading: an instance is created, used and destroyed on one thread (a
+// QSqlDatabase connection never crosses threads); other threads open their own instance.
+#pragma once
+
+#include "launcher/run_types.h"
+
+#include <QSqlDatabase>
+#include <QString>
+
+#include <optional>
+
+namespace trellis::launcher {
+
+inline constexpr int kHistorySchemaVersion = 1;
+
+class HistoryDatabase {
+public:
+    HistoryDatabase();
+    ~HistoryDatabase();
+    HistoryDatabase(const HistoryDatabase &) = delete;
+    HistoryDatabase &operator=(const HistoryDatabase &) = delete;
+
+    // Opens (creating folders and the file when `create`) and migrates. Returns an empty string
+    // on success, otherwise a message naming the path and the problem.
+    QString open(const QString &path, bool create = true);
+    bool isOpen() const;
+    QString path() const { return m_path; }
+    QSqlDatabase &connection() { return m_db; }
+
+    // Queries; empty results on error, with lastError() set.
+    QList<RunSummary> listRuns(int limit = 1000);
+    std::optional<RunSummary> findRun(const QString &reference); // row id, run id, or "last"
+    std::optional<RunData> loadRun(qint64 id);
+    QList<CollectiveRow> collectivesOf(qint64 id);
+    QString lastError() const { return m_lastError; }
+
+    static QString defaultPath();
+
+private:
+    QString migrate();
+    RunSummary summaryFrom(const class QSqlQuery &q) const;
+
+    QSqlDatabase m_db;
+    QString m_connectionName;
+    QString m_path;
+    QString m_lastError;
+};
+
+} // namespace trellis::launcher

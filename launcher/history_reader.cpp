@@ -1,0 +1,85 @@
+// See history_reader.h.
+#include "launcher/history_reader.h"
+
+#include "launcher/history_database.h"
+#include "launcher/html_report.h"
+#include "launcher/run_export.h"
+
+#include <QFileInfo>
+
+namespace trellis::launcher {
+
+HistoryReader::HistoryReader(QString path) : m_path(std::move(path))
+{
+    qRegisterMetaType<RunSummary>();
+    qRegisterMetaType<RunData>();
+    qRegisterMetaType<QList<RunSummary>>();
+}
+
+HistoryReader::~HistoryReader()
+{
+    if (m_thread.isRunning()) {
+        // Close the connection on its own thread, then stop the thread.
+        QMetaObject::invokeMethod(this, [this] { m_db.reset(); }, Qt::BlockingQueuedConnection);
+        m_thread.quit();
+        m_thread.wait();
+    }
+}
+
+void HistoryReader::startThread()
+{
+    m_thread.setObjectName(QStringLiteral("history-reader"));
+    moveToThread(&m_thread);
+    m_thread.start();
+}
+
+bool HistoryReader::ensureOpen()
+{
+    if (m_db && m_db->isOpen())
+        return true;
+    if (!QFileInfo::exists(m_path))
+        return false; // nothing recorded yet: not an error
+    m_db = std::make_unique<HistoryDatabase>();
+    const QString error = m_db->open(m_path, false);
+    if (!error.isEmpty()) {
+        m_db.reset();
+        emit failed(error);
+        return false;
+    }
+    return true;
+}
+
+void HistoryReader::requestRuns()
+{
+    if (!ensureOpen()) {
+        emit runsReady({});
+        return;
+    }
+    emit runsReady(m_db->listRuns());
+}
+
+void HistoryReader::requestRun(qint64 id)
+{
+    if (!ensureOpen())
+        return;
+    if (auto data = m_db->loadRun(id))
+        emit runReady(*data);
+    else
+        emit failed(m_db->lastError());
+}
+
+void HistoryReader::requestReport(qint64 id, const QString &path)
+{
+    if (!ensureOpen()) {
+        emit reportWritten(path, QStringLiteral("no run history at %1").arg(m_path));
+        return;
+    }
+    auto data = m_db->loadRun(id);
+    if (!data) {
+        emit reportWritten(path, m_db->lastError());
+        return;
+    }
+    emit reportWritten(path, writeFileAtomically(path, renderHtmlReport(*data, m_db->collectivesOf(id)).toUtf8()));
+}
+
+} // namespace trellis::launcher

@@ -1,0 +1,24 @@
+// The HTML report of a run: plan summary, per-rank table, events and the loss and throughput
+// charts drawn as inline SVG, so the report is one self-contained file that renders the same in
+// any browser and needs no display to produce (the CLI writes it on headless nodes).
+#pragma once
+
+#include "launcher/run_types.h"
+
+#include <QPointF>
+#include <QString>
+#include <QVector>
+
+namespace trellis::launcher {
+
+struct ChartSeries {
+    QString name;
+    QVector<QPointF> points;
+};
+
+QString svgLineChart(const QString &title, const QString &xLabel, const QString &yLabel,
+                     const QList<ChartSeries> &series, int width = 640, int height = 320);
+
+QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives);
+
+} // namespace trellis::launcher

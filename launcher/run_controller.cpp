@@ -1,0 +1,443 @@
+// See run_controller.h.
+#include "launcher/run_controller.h"
+
+#include "launcher/mpi_command.h"
+#include "plan/plan_json.h"
+#include "protocol/exit_codes.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QThread>
+
+#include <unistd.h>
+
+namespace trellis::launcher {
+namespace {
+
+constexpr int kTailLines = 40;
+
+StepRow stepRowFrom(const proto::Envelope &e)
+{
+    const auto &s = e.step();
+    StepRow r;
+    r.rank = static_cast<int>(e.rank());
+    r.step = static_cast<qint64>(s.step());
+    r.stepMs = s.step_ms();
+    r.computeMs = s.compute_ms();
+    r.commMs = s.comm_ms();
+    r.commExposedMs = s.comm_exposed_ms();
+    r.bubbleMs = s.bubble_ms();
+    r.idleMs = s.idle_ms();
+    r.tokens = static_cast<qint64>(s.tokens());
+    r.tokensPerS = s.tokens_per_s();
+    r.loss = s.loss();
+    r.gradNorm = s.grad_norm();
+    r.lr = s.lr();
+    r.memParameters = static_cast<qint64>(s.memory().parameters());
+    r.memGradients = static_cast<qint64>(s.memory().gradients());
+    r.memOptimizer = static_cast<qint64>(s.memory().optimizer());
+    r.memActivations = static_cast<qint64>(s.memory().activations());
+    r.memComm = static_cast<qint64>(s.memory().comm_buffers());
+    r.peakRss = static_cast<qint64>(s.memory().peak_rss());
+    return r;
+}
+
+QString eventKind(proto::Event::Kind kind)
+{
+    switch (kind) {
+    case proto::Event::INFO: return QStringLiteral("info");
+    case proto::Event::CHECKPOINT: return QStringLiteral("checkpoint");
+    case proto::Event::FAILURE: return QStringLiteral("failure");
+    case proto::Event::RESTART: return QStringLiteral("restart");
+    case proto::Event::NON_FINITE: return QStringLiteral("nan");
+    case proto::Event::STRAGGLER: return QStringLiteral("straggler");
+    default: return QStringLiteral("info");
+    }
+}
+
+} // namespace
+
+RunController::RunController(HistoryWriter *writer, QObject *parent) : QObject(parent), m_writer(writer)
+{
+    m_watchdog.setInterval(500);
+    connect(&m_watchdog, &QTimer::timeout, this, &RunController::checkWatchdog);
+    m_receiver.setNotify([this] {
+        // Receiver thread: schedule one drain per batch; coalesce while one is pending.
+        if (!m_drainPending.exchange(true))
+            QMetaObject::invokeMethod(this, &RunController::drainTelemetry, Qt::QueuedConnection);
+    });
+}
+
+RunController::~RunController()
+{
+    if (m_process && m_process->state() != QProcess::NotRunning) {
+        m_process->disconnect(this);
+        m_process->kill();
+        m_process->waitForFinished(3000); // destruction only: the event loop is gone by now
+    }
+    m_receiver.stop();
+}
+
+QString RunController::defaultTrainerPath()
+{
+    const QString env = qEnvironmentVariable("TRELLIS_TRAINER");
+    if (!env.isEmpty())
+        return env;
+    return QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer");
+}
+
+QString RunController::newRunId()
+{
+    return QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")) + QLatin1Char('-') +
+           QString::number(QRandomGenerator::global()->bounded(0x10000), 16).rightJustified(4, QLatin1Char('0'));
+}
+
+QString RunController::start(const plan::Plan &thePlan, const QString &planPath, const RunOptions &options)
+{
+    if (m_state == RunState::Launching || m_state == RunState::Running)
+        return QStringLiteral("a run is already in progress (%1)").arg(m_runId);
+    if (thePlan.launch.target != plan::LaunchTarget::Local)
+        return QStringLiteral("launch.target: only 'local' runs can be started by this version");
+
+    m_plan = thePlan;
+    m_runId = newRunId();
+    m_series.clear();
+    m_stderrTail.clear();
+    m_latest.clear();
+    m_phase.clear();
+    m_logs.clear();
+    m_progress = {};
+    m_progress.totalSteps = thePlan.training.steps;
+    m_exitCode = 0;
+    m_failure.clear();
+    m_stopRequested = false;
+    m_partial[0].clear();
+    m_partial[1].clear();
+    m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : thePlan.launch.hangTimeoutS;
+
+    const QString trainer = options.trainerPath.isEmpty() ? defaultTrainerPath() : options.trainerPath;
+    if (!QFileInfo(trainer).isExecutable())
+        return QStringLiteral("trainer not found or not executable: %1").arg(trainer);
+
+    // The ranks read a frozen copy of the plan, with relative data paths made absolute, so
+    // editing the plan during a run changes nothing and the history keeps what really ran.
+    const QString runsDir = options.runsDirectory.isEmpty()
+                                ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs")
+                                : options.runsDirectory;
+    m_runDir = runsDir + QLatin1Char('/') + m_runId;
+    if (!QDir().mkpath(m_runDir))
+        return QStringLiteral("cannot create run folder %1").arg(m_runDir);
+    plan::Plan frozen = thePlan;
+    if (!frozen.training.data.path.empty() && QFileInfo(QString::fromStdString(frozen.training.data.path)).isRelative()) {
+        const QString base = planPath.isEmpty() ? QDir::currentPath() : QFileInfo(planPath).absolutePath();
+        frozen.training.data.path = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(frozen.training.data.path)).toStdString();
+    }
+    const QString frozenPath = m_runDir + QStringLiteral("/plan.json");
+    if (auto saved = plan::savePlanFile(frozen, frozenPath.toStdString()); !saved)
+        return QString::fromStdString(saved.errorText());
+
+    const QString receiverError = m_receiver.start(m_runId.toStdString(), static_cast<quint32>(thePlan.parallel.worldSize()));
+    if (!receiverError.isEmpty())
+        return receiverError;
+
+    LaunchRequest request;
+    request.mpirunPath = options.mpirunPath;
+    request.trainerPath = trainer;
+    request.planPath = frozenPath;
+    request.runId = m_runId;
+    request.endpoint = QString::fromStdString(m_receiver.endpoint());
+    request.extraTrainerArgs = options.extraTrainerArgs;
+    request.availableCores = QThread::idealThreadCount();
+    request.runningAsRoot = geteuid() == 0;
+    const LaunchCommand command = buildLocalCommand(thePlan, request);
+    m_commandLine = command.displayString();
+
+    m_process = std::make_unique<QProcess>();
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (auto it = command.environment.begin(); it != command.environment.end(); ++it)
+        env.insert(it.key(), it.value());
+    m_process->setProcessEnvironment(env);
+    m_process->setWorkingDirectory(m_runDir);
+    connect(m_process.get(), &QProcess::readyReadStandardOutput, this,
+            [this] { onReadyRead(QProcess::StandardOutput); });
+    connect(m_process.get(), &QProcess::readyReadStandardError, this,
+            [this] { onReadyRead(QProcess::StandardError); });
+    connect(m_process.get(), &QProcess::finished, this, &RunController::onProcessFinished);
+    connect(m_process.get(), &QProcess::errorOccurred, this, &RunController::onProcessError);
+
+    record(NewRunOp{m_runId, QString::fromStdString(thePlan.name), QString::fromStdString(plan::planToJson(frozen)),
+                    QString::fromUtf8(plan::toString(thePlan.launch.target)), thePlan.parallel.worldSize(),
+                    thePlan.training.steps, QDateTime::currentDateTimeUtc()});
+    m_settled = false;
+    setState(RunState::Launching);
+    m_sinceProgress.start();
+    m_watchdog.start();
+    m_process->start(command.program, command.arguments);
+    return {};
+}
+
+void RunController::stop()
+{
+    if (!m_process || m_process->state() == QProcess::NotRunning)
+        return;
+    m_stopRequested = true;
+    m_process->terminate(); // mpirun forwards SIGTERM to every rank
+    QTimer::singleShot(5000, this, [this] {
+        if (m_process && m_process->state() != QProcess::NotRunning)
+            m_process->kill();
+    });
+}
+
+QStringList RunController::lastLines(int rank, int count) const
+{
+    QStringList out;
+    auto it = m_stderrTail.find(rank);
+    if (it == m_stderrTail.end())
+        return out;
+    const auto &lines = it->second;
+    for (auto i = lines.size() > static_cast<std::size_t>(count) ? lines.size() - count : 0; i < lines.size(); ++i)
+        out << lines[i];
+    return out;
+}
+
+void RunController::setState(RunState state)
+{
+    if (m_state == state)
+        return;
+    m_state = state;
+    if (state == RunState::Running)
+        record(RunStatusOp{m_runId, toString(state), {}, {}, 0});
+    emit stateChanged(state);
+}
+
+void RunController::record(WriteOp op)
+{
+    if (m_writer)
+        m_writer->enqueue(std::move(op));
+}
+
+void RunController::drainTelemetry()
+{
+    m_drainPending = false;
+    const auto envelopes = m_receiver.drain();
+    int steps = 0;
+    for (const auto &e : envelopes) {
+        const int rank = static_cast<int>(e.rank());
+        switch (e.payload_case()) {
+        case proto::Envelope::kHello: {
+            const auto &h = e.hello();
+            RankRow r;
+            r.rank = rank;
+            r.host = QString::fromStdString(h.host());
+            r.pid = h.pid();
+            r.device = QString::fromStdString(h.device());
+            r.dp = static_cast<int>(h.coords().dp());
+            r.tp = static_cast<int>(h.coords().tp());
+            r.pp = static_cast<int>(h.coords().pp());
+            r.cp = static_cast<int>(h.coords().cp());
+            record(RankOp{m_runId, r});
+            if (m_state == RunState::Launching)
+                setState(RunState::Running);
+            m_sinceProgress.restart();
+            break;
+        }
+        case proto::Envelope::kStep: {
+            const StepRow row = stepRowFrom(e);
+            m_series.append(row);
+            record(StepOp{m_runId, row});
+            const qint64 previous = m_progress.step;
+            m_latest[rank] = row;
+            ++steps;
+            if (m_state == RunState::Launching)
+                setState(RunState::Running);
+            // Progress: the step every rank has finished; throughput summed over ranks.
+            qint64 minStep = std::numeric_limits<qint64>::max();
+            double tokens = 0, slowest = 0;
+            for (const auto &[r, s] : m_latest) {
+                minStep = std::min(minStep, s.step);
+                tokens += s.tokensPerS;
+                slowest = std::max(slowest, s.stepMs);
+            }
+            m_progress.step = minStep;
+            m_progress.tokensPerS = tokens;
+            m_progress.stepMs = slowest;
+            m_progress.ranksReporting = static_cast<int>(m_latest.size());
+            m_progress.loss = row.loss;
+            if (m_progress.step != previous)
+                m_sinceProgress.restart();
+            break;
+        }
+        case proto::Envelope::kCollective: {
+            const auto &c = e.collective();
+            record(CollectiveOp{m_runId, CollectiveRow{rank, static_cast<qint64>(c.step()), QString::fromStdString(c.group()),
+                                                       QString::fromStdString(c.op()), static_cast<qint64>(c.bytes()),
+                                                       c.ms(), c.bus_gbps(), static_cast<int>(c.count())}});
+            break;
+        }
+        case proto::Envelope::kEvent: {
+            const auto &ev = e.event();
+            record(EventOp{m_runId, EventRow{rank, static_cast<qint64>(ev.step()), eventKind(ev.kind()),
+                                             QString::fromStdString(ev.message()), QDateTime::currentDateTimeUtc()}});
+            break;
+        }
+        case proto::Envelope::kHeartbeat:
+            m_phase[rank] = QString::fromStdString(e.heartbeat().phase());
+            break;
+        case proto::Envelope::kGoodbye: {
+            RankRow r;
+            r.rank = rank;
+            r.exitCode = e.goodbye().exit_code();
+            r.dropped = static_cast<qint64>(e.dropped());
+            record(RankOp{m_runId, r});
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    if (steps > 0)
+        emit stepsArrived(steps);
+}
+
+void RunController::handleLine(const QString &rawLine, bool isStderr)
+{
+    // --tag-output lines look like "[1,3]<stderr>:message"; untagged lines are mpirun's own.
+    static const QRegularExpression tag(QStringLiteral("^\\[(\\d+),(\\d+)\\]<(stdout|stderr)>:(.*)$"));
+    int rank = -1;
+    QString line = rawLine;
+    if (const auto m = tag.match(rawLine); m.hasMatch()) {
+        rank = m.captured(2).toInt();
+        isStderr = m.captured(3) == QLatin1String("stderr");
+        line = m.captured(4);
+    }
+    auto &log = m_logs[rank];
+    if (!log) {
+        log = std::make_unique<QFile>(m_runDir + (rank < 0 ? QStringLiteral("/mpirun.log") : QStringLiteral("/rank-%1.log").arg(rank)));
+        if (!log->open(QIODevice::WriteOnly | QIODevice::Append))
+            log.reset();
+    }
+    if (log)
+        log->write((isStderr ? QStringLiteral("E ") : QStringLiteral("O ")).toUtf8() + line.toUtf8() + '\n');
+    if (isStderr || rank < 0) {
+        auto &tail = m_stderrTail[rank];
+        tail.push_back(line);
+        if (tail.size() > kTailLines)
+            tail.pop_front();
+    }
+    emit outputLine(rank, isStderr, line);
+}
+
+void RunController::onReadyRead(QProcess::ProcessChannel channel)
+{
+    const int index = channel == QProcess::StandardError ? 1 : 0;
+    m_process->setReadChannel(channel);
+    m_partial[index] += m_process->readAll();
+    qsizetype newline;
+    while ((newline = m_partial[index].indexOf('\n')) >= 0) {
+        const QString line = QString::fromUtf8(m_partial[index].left(newline));
+        m_partial[index].remove(0, newline + 1);
+        handleLine(line, index == 1);
+    }
+}
+
+void RunController::onProcessError(QProcess::ProcessError error)
+{
+    if (error == QProcess::FailedToStart)
+        settle(RunState::Failed, -1,
+               QStringLiteral("could not start %1: %2").arg(m_process->program(), m_process->errorString()));
+}
+
+void RunController::onProcessFinished(int exitCode, QProcess::ExitStatus status)
+{
+    for (int i = 0; i < 2; ++i)
+        if (!m_partial[i].isEmpty()) {
+            handleLine(QString::fromUtf8(m_partial[i]), i == 1);
+            m_partial[i].clear();
+        }
+    // The ranks flushed their telemetry before exiting; give the socket a moment to hand over
+    // what is in flight, then settle.
+    QTimer::singleShot(300, this, [this, exitCode, status] {
+        drainTelemetry();
+        if (m_settled)
+            return;
+        if (m_stopRequested) {
+            settle(RunState::Stopped, exitCode, QStringLiteral("stopped by the user"));
+        } else if (status == QProcess::NormalExit && exitCode == 0) {
+            settle(RunState::Completed, 0, QStringLiteral("completed %1 steps").arg(m_progress.step));
+        } else {
+            const int code = status == QProcess::CrashExit ? 128 + 9 : exitCode;
+            QString message = QStringLiteral("exit code %1 (%2)").arg(code).arg(QString::fromUtf8(proto::describeExitCode(code)));
+            QStringList lines;
+            for (const auto &[rank, tail] : m_stderrTail) {
+                for (auto i = tail.size() > 5 ? tail.size() - 5 : 0; i < tail.size(); ++i) {
+                    if (tail[i].trimmed().isEmpty() || tail[i].startsWith(QLatin1String("----")))
+                        continue;
+                    lines << (rank < 0 ? QStringLiteral("mpirun: ") : QStringLiteral("rank %1: ").arg(rank)) + tail[i];
+                }
+            }
+            if (!lines.isEmpty())
+                message += QStringLiteral("\n") + lines.mid(std::max<qsizetype>(0, lines.size() - 12)).join(QLatin1Char('\n'));
+            settle(RunState::Failed, code, message);
+        }
+    });
+}
+
+void RunController::checkWatchdog()
+{
+    if (m_settled || m_state == RunState::Idle)
+        return;
+    if (m_sinceProgress.elapsed() < qint64(m_hangTimeoutS) * 1000)
+        return;
+    QString where;
+    for (const auto &[rank, phase] : m_phase)
+        if (!m_latest.count(rank) || m_latest[rank].step <= m_progress.step)
+            where += QStringLiteral(" rank %1 in '%2';").arg(rank).arg(phase);
+    const QString message = m_state == RunState::Launching
+                                ? QStringLiteral("hang: no rank reported within %1 s of launch").arg(m_hangTimeoutS)
+                                : QStringLiteral("hang: no step finished for %1 s after step %2;%3")
+                                      .arg(m_hangTimeoutS)
+                                      .arg(m_progress.step)
+                                      .arg(where);
+    settle(RunState::Failed, -1, message);
+    if (m_process && m_process->state() != QProcess::NotRunning) {
+        m_process->terminate();
+        QTimer::singleShot(3000, this, [this] {
+            if (m_process && m_process->state() != QProcess::NotRunning)
+                m_process->kill();
+        });
+    }
+}
+
+void RunController::settle(RunState state, int exitCode, const QString &message)
+{
+    if (m_settled)
+        return;
+    m_settled = true;
+    m_watchdog.stop();
+    m_exitCode = exitCode;
+    if (state != RunState::Completed)
+        m_failure = message;
+    record(RunStatusOp{m_runId, toString(state), state == RunState::Completed ? QString() : message,
+                       QDateTime::currentDateTimeUtc(), exitCode});
+    if (state == RunState::Failed) {
+        EventRow e;
+        e.kind = QStringLiteral("failure");
+        e.step = m_progress.step;
+        e.message = message;
+        e.at = QDateTime::currentDateTimeUtc();
+        record(EventOp{m_runId, e});
+    }
+    for (auto &[rank, log] : m_logs)
+        if (log)
+            log->flush();
+    m_receiver.stop();
+    setState(state);
+    emit finished(state, exitCode, message);
+}
+
+} // namespace trellis::launcher

@@ -1,0 +1,113 @@
+// The lifecycle of one run: writes the plan the ranks will read, starts mpirun with QProcess,
+// receives telemetry, feeds the series store and the history writer, watches for hangs and
+// crashes, and settles the run as completed, failed (exit code + last stderr lines) or stopped.
+// Threading: a RunController lives on the GUI (or CLI main) thread; its QProcess is never waited
+// on. Telemetry arrives on the receiver's thread and is drained here once per batch.
+#pragma once
+
+#include "launcher/history_writer.h"
+#include "launcher/run_types.h"
+#include "launcher/series_store.h"
+#include "launcher/telemetry_receiver.h"
+#include "plan/plan.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QObject>
+#include <QProcess>
+#include <QStringList>
+#include <QTimer>
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+
+namespace trellis::launcher {
+
+struct RunOptions {
+    QString trainerPath;              // default: trellis-trainer beside the application
+    QString mpirunPath = QStringLiteral("mpirun");
+    QString runsDirectory;            // default: <app data>/runs
+    QStringList extraTrainerArgs;     // e.g. fault injection for tests
+    int hangTimeoutS = 0;             // 0: the plan's launch.hang_timeout_s
+};
+
+struct RunProgress {
+    qint64 step = 0;        // highest step every reporting rank has finished
+    qint64 totalSteps = 0;
+    double loss = 0;        // loss at that step
+    double tokensPerS = 0;  // sum over ranks of their latest tokens/s
+    double stepMs = 0;      // slowest rank's latest step time
+    int ranksReporting = 0;
+};
+
+class RunController : public QObject {
+    Q_OBJECT
+public:
+    // `writer` may be null (nothing recorded); it must outlive the controller's runs.
+    explicit RunController(HistoryWriter *writer, QObject *parent = nullptr);
+    ~RunController() override;
+
+    // Starts a run; returns "" or why it could not start (nothing is left running then).
+    QString start(const plan::Plan &plan, const QString &planPath, const RunOptions &options = {});
+    void stop();
+
+    RunState state() const { return m_state; }
+    QString runId() const { return m_runId; }
+    QString runDirectory() const { return m_runDir; }
+    QString commandLine() const { return m_commandLine; }
+    int exitCode() const { return m_exitCode; }
+    QString failureMessage() const { return m_failure; }
+    QStringList lastLines(int rank, int count) const;
+    RunProgress progress() const { return m_progress; }
+    ReceiverStats receiverStats() const { return m_receiver.stats(); }
+    SeriesStore &series() { return m_series; }
+    const plan::Plan &plan() const { return m_plan; }
+
+    static QString defaultTrainerPath();
+    static QString newRunId();
+
+signals:
+    void stateChanged(trellis::launcher::RunState state);
+    void stepsArrived(int count);
+    void outputLine(int rank, bool isStderr, const QString &line);
+    void finished(trellis::launcher::RunState state, int exitCode, const QString &message);
+
+private:
+    void setState(RunState state);
+    void drainTelemetry();
+    void onReadyRead(QProcess::ProcessChannel channel);
+    void onProcessFinished(int exitCode, QProcess::ExitStatus status);
+    void onProcessError(QProcess::ProcessError error);
+    void checkWatchdog();
+    void settle(RunState state, int exitCode, const QString &message);
+    void record(WriteOp op);
+    void handleLine(const QString &line, bool isStderr);
+
+    HistoryWriter *m_writer;
+    TelemetryReceiver m_receiver;
+    SeriesStore m_series;
+    plan::Plan m_plan;
+    std::unique_ptr<QProcess> m_process;
+    QTimer m_watchdog;
+    QElapsedTimer m_sinceProgress;
+    std::atomic<bool> m_drainPending{false};
+    RunState m_state = RunState::Idle;
+    QString m_runId;
+    QString m_runDir;
+    QString m_commandLine;
+    int m_exitCode = 0;
+    QString m_failure;
+    bool m_stopRequested = false;
+    bool m_settled = true;
+    int m_hangTimeoutS = 60;
+    QByteArray m_partial[2]; // unterminated output per channel
+    std::map<int, std::deque<QString>> m_stderrTail; // rank (-1: mpirun) -> last lines
+    std::map<int, std::unique_ptr<QFile>> m_logs;
+    std::map<int, StepRow> m_latest; // latest step per rank
+    std::map<int, QString> m_phase;  // last heartbeat phase per rank
+    RunProgress m_progress;
+};
+
+} // namespace trellis::launcher

@@ -1,0 +1,98 @@
+// CSV and JSON exports; see run_export.h.
+#include "launcher/run_export.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+
+namespace trellis::launcher {
+
+QByteArray exportCsv(const RunData &run)
+{
+    QByteArray out = "run_id,rank,step,loss,step_ms,tokens_per_s,compute_ms,comm_ms,comm_exposed_ms,bubble_ms,"
+                     "idle_ms,tokens,grad_norm,lr,mem_parameters,mem_gradients,mem_optimizer,mem_activations,"
+                     "mem_comm,peak_rss\n";
+    const QByteArray runId = run.run.runId.toUtf8();
+    for (const StepRow &s : run.steps) {
+        out += runId + ',' + QByteArray::number(s.rank) + ',' + QByteArray::number(s.step) + ',' +
+               QByteArray::number(s.loss, 'g', 9) + ',' + QByteArray::number(s.stepMs, 'f', 3) + ',' +
+               QByteArray::number(s.tokensPerS, 'f', 1) + ',' + QByteArray::number(s.computeMs, 'f', 3) + ',' +
+               QByteArray::number(s.commMs, 'f', 3) + ',' + QByteArray::number(s.commExposedMs, 'f', 3) + ',' +
+               QByteArray::number(s.bubbleMs, 'f', 3) + ',' + QByteArray::number(s.idleMs, 'f', 3) + ',' +
+               QByteArray::number(s.tokens) + ',' + QByteArray::number(s.gradNorm, 'g', 6) + ',' +
+               QByteArray::number(s.lr, 'g', 6) + ',' + QByteArray::number(s.memParameters) + ',' +
+               QByteArray::number(s.memGradients) + ',' + QByteArray::number(s.memOptimizer) + ',' +
+               QByteArray::number(s.memActivations) + ',' + QByteArray::number(s.memComm) + ',' +
+               QByteArray::number(s.peakRss) + '\n';
+    }
+    return out;
+}
+
+QByteArray exportJson(const RunData &run)
+{
+    QJsonObject root;
+    const RunSummary &r = run.run;
+    root[QStringLiteral("run")] = QJsonObject{{QStringLiteral("id"), r.id},
+                                              {QStringLiteral("run_id"), r.runId},
+                                              {QStringLiteral("name"), r.name},
+                                              {QStringLiteral("target"), r.target},
+                                              {QStringLiteral("status"), r.status},
+                                              {QStringLiteral("world_size"), r.worldSize},
+                                              {QStringLiteral("total_steps"), r.totalSteps},
+                                              {QStringLiteral("started_at"), r.startedAt.toString(Qt::ISODateWithMs)},
+                                              {QStringLiteral("ended_at"), r.endedAt.toString(Qt::ISODateWithMs)},
+                                              {QStringLiteral("exit_code"), r.exitCode},
+                                              {QStringLiteral("error"), r.error}};
+    root[QStringLiteral("plan")] = QJsonDocument::fromJson(run.planJson.toUtf8()).object();
+    QJsonArray ranks;
+    for (const RankRow &k : run.ranks)
+        ranks.append(QJsonObject{{QStringLiteral("rank"), k.rank},
+                                 {QStringLiteral("host"), k.host},
+                                 {QStringLiteral("pid"), k.pid},
+                                 {QStringLiteral("device"), k.device},
+                                 {QStringLiteral("coords"), QJsonObject{{QStringLiteral("dp"), k.dp},
+                                                                        {QStringLiteral("tp"), k.tp},
+                                                                        {QStringLiteral("pp"), k.pp},
+                                                                        {QStringLiteral("cp"), k.cp}}},
+                                 {QStringLiteral("exit_code"), k.exitCode},
+                                 {QStringLiteral("dropped"), k.dropped}});
+    root[QStringLiteral("ranks")] = ranks;
+    QJsonArray steps;
+    for (const StepRow &s : run.steps)
+        steps.append(QJsonObject{{QStringLiteral("rank"), s.rank},
+                                 {QStringLiteral("step"), s.step},
+                                 {QStringLiteral("loss"), s.loss},
+                                 {QStringLiteral("step_ms"), s.stepMs},
+                                 {QStringLiteral("tokens_per_s"), s.tokensPerS},
+                                 {QStringLiteral("compute_ms"), s.computeMs},
+                                 {QStringLiteral("comm_ms"), s.commMs},
+                                 {QStringLiteral("comm_exposed_ms"), s.commExposedMs},
+                                 {QStringLiteral("tokens"), s.tokens},
+                                 {QStringLiteral("grad_norm"), s.gradNorm},
+                                 {QStringLiteral("lr"), s.lr},
+                                 {QStringLiteral("peak_rss"), s.peakRss}});
+    root[QStringLiteral("steps")] = steps;
+    QJsonArray events;
+    for (const EventRow &e : run.events)
+        events.append(QJsonObject{{QStringLiteral("rank"), e.rank},
+                                  {QStringLiteral("step"), e.step},
+                                  {QStringLiteral("kind"), e.kind},
+                                  {QStringLiteral("message"), e.message},
+                                  {QStringLiteral("at"), e.at.toString(Qt::ISODateWithMs)}});
+    root[QStringLiteral("events")] = events;
+    return QJsonDocument(root).toJson(QJsonDocument::Indented);
+}
+
+QString writeFileAtomically(const QString &path, const QByteArray &contents)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return QStringLiteral("%1: cannot be written (%2)").arg(path, file.errorString());
+    file.write(contents);
+    if (!file.commit())
+        return QStringLiteral("%1: write failed (%2)").arg(path, file.errorString());
+    return {};
+}
+
+} // namespace trellis::launcher

@@ -1,0 +1,80 @@
+// Plain data that crosses the launcher's API: run states and the rows of the run history.
+// Shared by the history store, the run controller, the exporters and the UI.
+#pragma once
+
+#include <QDateTime>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+
+namespace trellis::launcher {
+
+enum class RunState { Idle, Launching, Running, Completed, Failed, Stopped };
+QString toString(RunState state);
+RunState runStateFromString(const QString &text);
+
+struct RunSummary {
+    qint64 id = 0;        // database row id
+    QString runId;        // user-facing id, e.g. 20261122-120501-7f3a
+    QString name;
+    QString target;
+    QString status;
+    int worldSize = 0;
+    qint64 totalSteps = 0;
+    QDateTime startedAt;
+    QDateTime endedAt;
+    int exitCode = 0;
+    QString error;
+    qint64 stepsDone = 0;   // highest step any rank reported
+    double lastLoss = 0;
+};
+
+struct RankRow {
+    int rank = 0;
+    QString host;
+    qint64 pid = 0;
+    QString device;
+    int dp = 0, tp = 0, pp = 0, cp = 0;
+    int exitCode = -1;
+    qint64 dropped = 0;
+};
+
+struct StepRow {
+    int rank = 0;
+    qint64 step = 0;
+    double stepMs = 0, computeMs = 0, commMs = 0, commExposedMs = 0, bubbleMs = 0, idleMs = 0;
+    qint64 tokens = 0;
+    double tokensPerS = 0, loss = 0, gradNorm = 0, lr = 0;
+    qint64 memParameters = 0, memGradients = 0, memOptimizer = 0, memActivations = 0, memComm = 0, peakRss = 0;
+};
+
+struct CollectiveRow {
+    int rank = 0;
+    qint64 step = 0;
+    QString group, op;
+    qint64 bytes = 0;
+    double ms = 0, busGBps = 0;
+    int count = 0;
+};
+
+struct EventRow {
+    int rank = -1;
+    qint64 step = 0;
+    QString kind;
+    QString message;
+    QDateTime at;
+};
+
+struct RunData {
+    RunSummary run;
+    QString planJson;
+    QList<RankRow> ranks;
+    QList<StepRow> steps; // ordered by step, then rank
+    QList<EventRow> events;
+};
+
+} // namespace trellis::launcher
+
+Q_DECLARE_METATYPE(trellis::launcher::RunState)
+Q_DECLARE_METATYPE(trellis::launcher::RunSummary)
+Q_DECLARE_METATYPE(trellis::launcher::RunData)

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Trellis: install what is missing, build, run every test with ctest. Exits non-zero on failure.
+#   ./test.sh                 all tests
+#   ./test.sh -L unit         only a label (unit, mpi, gui, integration, gpu, slow)
+set -euo pipefail
+cd "$(dirname "$0")"
+scripts/install-deps.sh
+scripts/build.sh
+export QT_QPA_PLATFORM=offscreen
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+cd build
+ctest --output-on-failure --timeout 900 "$@"

@@ -1,0 +1,243 @@
+// Plan loading and validation: a table of good and bad plans with their exact messages, a
+// save/load round trip, presets and the mesh's rank order.
+#include "plan/mesh.h"
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+#include "plan/presets.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace trellis::plan;
+using nlohmann::json;
+
+namespace {
+
+json basePlan()
+{
+    return json::parse(R"({
+      "schema": "trellis.plan/1",
+      "name": "base",
+      "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 32, "vocab": 256},
+      "cluster": {"nodes": [{"host": "localhost", "slots": 4, "device": "cpu"}]},
+      "parallel": {"dp": 4, "micro_batch_size": 2},
+      "training": {"steps": 10, "lr": 0.001, "min_lr": 0.0001, "data": {"source": "text", "path": "x.txt"}}
+    })");
+}
+
+// Every diagnostic as "path: message" (warnings prefixed), parse errors first.
+QStringList messagesFor(const std::string &text)
+{
+    QStringList out;
+    auto parsed = parsePlan(text, "plan.json");
+    if (!parsed) {
+        for (const auto &e : parsed.errors())
+            out << QString::fromStdString(e.toString());
+        return out;
+    }
+    for (const auto &d : validatePlan(parsed.value()))
+        out << QString::fromStdString(d.toString());
+    return out;
+}
+
+} // namespace
+
+class TstPlan : public QObject {
+    Q_OBJECT
+private slots:
+    void baseIsValid()
+    {
+        QCOMPARE(messagesFor(basePlan().dump()), QStringList());
+    }
+
+    void badPlans_data()
+    {
+        QTest::addColumn<QString>("patch");
+        QTest::addColumn<QString>("expected");
+        auto row = [](const char *name, const char *patch, const char *expected) {
+            QTest::newRow(name) << QString::fromUtf8(patch) << QString::fromUtf8(expected);
+        };
+        row("unknown top key", R"({"colour": "red"})", "colour: unknown key");
+        row("unknown parallel key", R"({"parallel": {"foo": 1}})", "parallel.foo: unknown key");
+        row("unknown node key", R"({"cluster": {"nodes": [{"host": "a", "slots": 4, "gpus": 8}]}})",
+            "cluster.nodes[0].gpus: unknown key");
+        row("dp string", R"({"parallel": {"dp": "four"}})", "parallel.dp: expected an integer, got string");
+        row("dp float", R"({"parallel": {"dp": 2.5}})", "parallel.dp: expected an integer, got 2.5");
+        row("lr string", R"({"training": {"lr": "fast"}})", "training.lr: expected a number, got string");
+        row("sp not bool", R"({"parallel": {"sequence_parallel": 1}})",
+            "parallel.sequence_parallel: expected true or false, got integer");
+        row("model not object", R"({"model": 7})", "model: expected an object, got integer");
+        row("schema wrong", R"({"schema": "trellis.plan/9"})",
+            "schema: unsupported schema 'trellis.plan/9' (this version reads 'trellis.plan/1')");
+        row("missing schema", R"({"schema": null})", "schema: required field is missing");
+        row("missing model", R"({"model": null})", "model: required field is missing");
+        row("unknown preset", R"({"model": {"preset": "gpt5"}})",
+            "model.preset: unknown preset 'gpt5' (known: gpt2-1.5b, gpt2-124m, gpt2-350m, gpt2-774m, gpt3-175b, "
+            "llama2-13b, llama2-70b, llama2-7b, llama3-405b, mixtral-8x7b, tiny)");
+        row("unknown cluster preset", R"({"cluster": {"preset": "tpu-pod", "nodes": null}})",
+            "cluster.preset: unknown preset 'tpu-pod' (known: a100-pcie-8, cpu-local, dgx-a100, dgx-h100, h200-8)");
+        row("bad precision", R"({"parallel": {"precision": "fp8"}})",
+            "parallel.precision: unknown value 'fp8' (expected one of: fp32, bf16, fp16)");
+        row("bad device", R"({"cluster": {"nodes": [{"host": "a", "slots": 4, "device": "tpu"}]}})",
+            "cluster.nodes[0].device: unknown value 'tpu' (expected one of: cpu, cuda)");
+        row("ranks vs slots", R"({"parallel": {"dp": 8}})",
+            "parallel: dp·tp·pp·cp = 8·1·1·1 = 8 ranks, but cluster.nodes provide 4 slots");
+        row("tp divides heads", R"({"parallel": {"dp": 1, "tp": 3}, "cluster": {"nodes": [{"host": "a", "slots": 3}]}})",
+            "parallel.tp: 3 does not divide model.heads (4)");
+        row("pp exceeds layers", R"({"parallel": {"dp": 1, "pp": 4}})",
+            "parallel.pp: 4 pipeline stages exceed model.layers (2)");
+        row("cp divides seq", R"({"model": {"seq_len": 30}, "parallel": {"dp": 1, "cp": 4}})",
+            "parallel.cp: 4 does not divide model.seq_len (30)");
+        row("zero stage", R"({"parallel": {"zero": 4}})", "parallel.zero: stage must be 0, 1, 2 or 3, got 4");
+        row("dp zero", R"({"parallel": {"dp": 0}})", "parallel.dp: must be at least 1, got 0");
+        row("negative layers", R"({"model": {"layers": -2}})", "model.layers: must be at least 1, got -2");
+        row("heads divide hidden", R"({"model": {"heads": 5}})", "model.heads: 5 does not divide model.hidden (64)");
+        row("huge vocab", R"({"model": {"vocab": 1000000000}})",
+            "model.vocab: 1000000000 is larger than the supported maximum (16777216)");
+        row("out of int range", R"({"model": {"layers": 1e30}})", "model.layers: expected an integer, got 1e+30");
+        row("bad host", R"({"cluster": {"nodes": [{"host": "-oProxyCommand=x", "slots": 4}]}})",
+            "cluster.nodes[0].host: '-oProxyCommand=x' is not a valid host name");
+        row("host with space", R"({"cluster": {"nodes": [{"host": "a b", "slots": 4}]}})",
+            "cluster.nodes[0].host: 'a b' is not a valid host name");
+        row("slots zero", R"({"cluster": {"nodes": [{"host": "a", "slots": 0}]}})",
+            "cluster.nodes[0].slots: must be at least 1, got 0");
+        row("no nodes", R"({"cluster": {"nodes": []}})", "cluster.nodes: at least one node is needed");
+        row("unknown schedule", R"({"parallel": {"schedule": "magic"}})",
+            "parallel.schedule: unknown schedule 'magic' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
+        row("bucket zero", R"({"parallel": {"bucket_mb": 0}})", "parallel.bucket_mb: must be greater than 0");
+        row("warmup exceeds", R"({"training": {"warmup_steps": 50}})",
+            "training.warmup_steps: 50 exceeds training.steps (10)");
+        row("lr zero", R"({"training": {"lr": 0}})", "training.lr: must be greater than 0");
+        row("beta2", R"({"training": {"beta2": 1.0}})", "training.beta2: must be in [0, 1)");
+        row("data path", R"({"training": {"data": {"path": ""}}})", "training.data.path: a text data source needs a path");
+        row("data source", R"({"training": {"data": {"source": "s3"}}})",
+            "training.data.source: unknown source 's3' (expected text or synthetic)");
+        row("ckpt dir", R"({"training": {"checkpoint": {"every": 5}}})",
+            "training.checkpoint.dir: checkpoints are enabled but no directory is given");
+        row("heartbeat", R"({"telemetry": {"heartbeat_ms": 5}})",
+            "telemetry.heartbeat_ms: must be between 50 and 60000, got 5");
+        row("endpoint", R"({"telemetry": {"endpoint": "http://x"}})",
+            "telemetry.endpoint: 'http://x' must start with tcp:// or ipc://");
+        row("launch target", R"({"launch": {"target": "k8s"}})",
+            "launch.target: unknown value 'k8s' (expected one of: local, ssh, slurm)");
+        row("ep without moe", R"({"parallel": {"ep": 2}})",
+            "parallel.ep: expert parallelism needs a mixture-of-experts model (model.moe.experts)");
+        row("ep divides dp", R"({"parallel": {"ep": 3}})", "parallel.ep: 3 does not divide parallel.dp (4)");
+        row("interleaved m", R"({"model": {"layers": 4}, "parallel": {"dp": 1, "pp": 4, "schedule": "interleaved-1f1b", "micro_batches": 6}})",
+            "parallel.micro_batches: 6 is not a multiple of parallel.pp (4), which interleaved-1f1b needs");
+        row("virtual stages", R"({"parallel": {"virtual_stages": 2}})",
+            "parallel.virtual_stages: only the interleaved-1f1b schedule uses virtual stages");
+        row("kv heads", R"({"model": {"kv_heads": 3}})", "model.kv_heads: 3 does not divide model.heads (4)");
+        row("top_k", R"({"model": {"moe": {"experts": 4, "top_k": 5}}})",
+            "model.moe.top_k: must be between 1 and model.moe.experts (4), got 5");
+    }
+
+    void badPlans()
+    {
+        QFETCH(QString, patch);
+        QFETCH(QString, expected);
+        json plan = basePlan();
+        plan.merge_patch(json::parse(patch.toStdString()));
+        const QStringList messages = messagesFor(plan.dump());
+        QVERIFY2(messages.contains(expected), qPrintable(QStringLiteral("expected \"%1\"\n got: %2")
+                                                             .arg(expected, messages.join(QStringLiteral(" | ")))));
+    }
+
+    void syntaxErrorNamesLineAndColumn()
+    {
+        const QStringList m = messagesFor("{\n  \"schema\": \"trellis.plan/1\",\n  \"model\": {,}\n}");
+        QCOMPARE(m.size(), 1);
+        QVERIFY2(m.first().startsWith(QStringLiteral("plan.json:3:13: invalid JSON")), qPrintable(m.first()));
+    }
+
+    void missingFile()
+    {
+        auto r = loadPlanFile("/nonexistent/plan.json");
+        QVERIFY(!r.ok());
+        QCOMPARE(QString::fromStdString(r.errorText()), QStringLiteral("/nonexistent/plan.json: no such file"));
+    }
+
+    void roundTrip()
+    {
+        json j = basePlan();
+        j["model"] = {{"preset", "gpt2-124m"}};
+        j["parallel"] = {{"dp", 2}, {"tp", 2}, {"zero", 1}, {"precision", "bf16"}, {"recompute", "full"}};
+        auto first = parsePlan(j.dump());
+        QVERIFY2(first.ok(), first.errorText().c_str());
+        auto second = parsePlan(planToJson(first.value()));
+        QVERIFY2(second.ok(), second.errorText().c_str());
+        QVERIFY(first.value() == second.value());
+        QCOMPARE(second.value().model.hidden, 768);
+        QCOMPARE(second.value().model.preset, std::string("gpt2-124m"));
+
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("p.json")).toStdString();
+        QVERIFY(savePlanFile(first.value(), path).ok());
+        auto loaded = loadPlanFile(path);
+        QVERIFY(loaded.ok());
+        QVERIFY(loaded.value() == first.value());
+    }
+
+    void shippedPlansAreValid_data()
+    {
+        QTest::addColumn<QString>("path");
+        const QDir dir(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans"));
+        for (const QString &f : dir.entryList({QStringLiteral("*.json")}))
+            QTest::newRow(qPrintable(f)) << dir.filePath(f);
+    }
+
+    void shippedPlansAreValid()
+    {
+        QFETCH(QString, path);
+        Diagnostics warnings;
+        auto plan = loadAndValidatePlanFile(path.toStdString(), &warnings);
+        QVERIFY2(plan.ok(), plan.errorText().c_str());
+    }
+
+    void presets()
+    {
+        for (const auto &name : modelPresetNames()) {
+            auto m = modelPreset(name);
+            QVERIFY(m.has_value());
+            QCOMPARE(m->hidden % m->heads, 0);
+        }
+        QCOMPARE(modelPreset("llama2-70b")->kvHeads, 8);
+        auto dgx = clusterPreset("dgx-h100");
+        QVERIFY(dgx.has_value());
+        const ClusterSpec c = expandCluster(*dgx, 4);
+        QCOMPARE(c.totalSlots(), 32);
+    }
+
+    void meshRankOrder()
+    {
+        ParallelSpec p;
+        p.tp = 2;
+        p.cp = 1;
+        p.dp = 2;
+        p.pp = 2;
+        Mesh mesh(p);
+        QCOMPARE(mesh.worldSize(), 8);
+        for (int r = 0; r < 8; ++r)
+            QCOMPARE(mesh.rankOf(mesh.coordinatesOf(r)), r);
+        QCOMPARE(mesh.coordinatesOf(5), (MeshCoordinates{1, 0, 0, 1}));
+        QCOMPARE(mesh.groupOf(5, GroupKind::Tp), (std::vector<int>{4, 5}));
+        QCOMPARE(mesh.groupOf(5, GroupKind::Dp), (std::vector<int>{5, 7}));
+        QCOMPARE(mesh.groupOf(5, GroupKind::Pp), (std::vector<int>{1, 5}));
+    }
+
+    void tpGroupSpanningNodesWarns()
+    {
+        json j = basePlan();
+        j["cluster"]["nodes"] = json::array({{{"host", "a"}, {"slots", 2}}, {{"host", "b"}, {"slots", 2}}});
+        j["parallel"] = {{"dp", 1}, {"tp", 4}};
+        const QStringList m = messagesFor(j.dump());
+        QVERIFY2(m.contains(QStringLiteral("warning: parallel.tp: the tensor-parallel group of rank 0 spans 2 nodes; its "
+                                           "all-reduces leave the node")),
+                 qPrintable(m.join(QStringLiteral(" | "))));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstPlan)
+#include "tst_plan.moc"

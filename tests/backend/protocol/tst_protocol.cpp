@@ -1,0 +1,93 @@
+// Telemetry framing: every payload survives a round trip; malformed, oversized, wrong-version
+// and out-of-range frames are rejected with a reason.
+#include "protocol/framing.h"
+
+#include <QTest>
+
+using namespace trellis::proto;
+
+class TstProtocol : public QObject {
+    Q_OBJECT
+private slots:
+    void roundTrip()
+    {
+        Envelope e;
+        e.set_run_id("r1");
+        e.set_rank(3);
+        e.set_seq(42);
+        e.set_sent_ns(nowNs());
+        e.set_protocol_version(kProtocolVersion);
+        e.set_dropped(7);
+        auto *s = e.mutable_step();
+        s->set_step(12);
+        s->set_loss(2.5);
+        s->set_tokens_per_s(1234.5);
+        s->mutable_memory()->set_activations(1 << 20);
+        Envelope back;
+        auto r = decodeEnvelope(encodeEnvelope(e), back, 4);
+        QVERIFY2(r.ok, r.error.c_str());
+        QCOMPARE(back.SerializeAsString(), e.SerializeAsString());
+        QCOMPARE(back.step().memory().activations(), quint64(1 << 20));
+        QCOMPARE(payloadName(back), "step");
+    }
+
+    void everyPayload_data()
+    {
+        QTest::addColumn<int>("which");
+        for (int i = 0; i < 7; ++i)
+            QTest::newRow(std::to_string(i).c_str()) << i;
+    }
+    void everyPayload()
+    {
+        QFETCH(int, which);
+        Envelope e;
+        e.set_protocol_version(kProtocolVersion);
+        switch (which) {
+        case 0: e.mutable_hello()->set_host("h"); break;
+        case 1: e.mutable_step()->set_step(1); break;
+        case 2: e.mutable_heartbeat()->set_phase("forward"); break;
+        case 3: e.mutable_event()->set_kind(Event::NON_FINITE); break;
+        case 4: e.mutable_goodbye()->set_exit_code(70); break;
+        case 5: e.mutable_collective()->set_op("all_reduce"); break;
+        case 6: e.mutable_spans()->add_spans()->set_name("forward"); break;
+        }
+        Envelope back;
+        QVERIFY(decodeEnvelope(encodeEnvelope(e), back).ok);
+        QCOMPARE(back.payload_case(), e.payload_case());
+    }
+
+    void rejects_data()
+    {
+        QTest::addColumn<QByteArray>("frame");
+        QTest::addColumn<QString>("reason");
+        Envelope noPayload;
+        noPayload.set_protocol_version(kProtocolVersion);
+        Envelope oldVersion;
+        oldVersion.set_protocol_version(99);
+        oldVersion.mutable_step();
+        Envelope badRank;
+        badRank.set_protocol_version(kProtocolVersion);
+        badRank.set_rank(9);
+        badRank.mutable_step();
+        auto bytes = [](const Envelope &e) { return QByteArray::fromStdString(e.SerializeAsString()); };
+        QTest::newRow("empty") << QByteArray() << "empty frame";
+        QTest::newRow("garbage") << QByteArray("\xff\xff\xff\xff", 4) << "not a valid protobuf Envelope (4 bytes)";
+        QTest::newRow("no payload") << bytes(noPayload) << "envelope without payload";
+        QTest::newRow("version") << bytes(oldVersion) << "protocol version 99 (this receiver speaks 1)";
+        QTest::newRow("rank") << bytes(badRank) << "rank 9 outside a world of 4";
+        QTest::newRow("oversized") << QByteArray(int(kMaxFrameBytes + 1), 'x')
+                                   << "frame of 4194305 bytes exceeds the 4 MiB limit";
+    }
+    void rejects()
+    {
+        QFETCH(QByteArray, frame);
+        QFETCH(QString, reason);
+        Envelope out;
+        auto r = decodeEnvelope(std::string_view(frame.constData(), size_t(frame.size())), out, 4);
+        QVERIFY(!r.ok);
+        QCOMPARE(QString::fromStdString(r.error), reason);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstProtocol)
+#include "tst_protocol.moc"

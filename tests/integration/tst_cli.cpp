@@ -1,0 +1,178 @@
+// trellis-cli end to end: the real trainer under mpirun, real ZeroMQ telemetry, a real SQLite
+// file. A 4-rank run lands 4 ranks × every step in the database and writes a report; exports
+// work; an injected crash becomes a failed run with its exit code and stderr; bad plans and bad
+// database paths get clear messages.
+#include "launcher/history_database.h"
+
+#include <QFile>
+#include <QProcess>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace trellis::launcher;
+
+namespace {
+
+const QString kCli = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-cli");
+const QString kPlan = QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/dp4_short.json");
+
+struct Result {
+    int code = -1;
+    QString out, err;
+};
+
+Result cli(const QStringList &args, int timeoutMs = 240000)
+{
+    QProcess p;
+    p.start(kCli, args);
+    Result r;
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        r.err = QStringLiteral("timed out");
+        return r;
+    }
+    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+} // namespace
+
+class TstCli : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    QString db() const { return m_dir.filePath(QStringLiteral("history.sqlite")); }
+
+private slots:
+    void runRecordsEveryRankAndStep()
+    {
+        const QString report = m_dir.filePath(QStringLiteral("report.html"));
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--report"), report});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.out.startsWith(QStringLiteral("run ")), qPrintable(r.out)); // the run id comes first
+        const QString runId = r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        QVERIFY(r.out.contains(QStringLiteral("completed 12 steps")));
+
+        HistoryDatabase h;
+        QCOMPARE(h.open(db(), false), QString());
+        auto run = h.findRun(runId);
+        QVERIFY(run.has_value());
+        QCOMPARE(run->status, QStringLiteral("completed"));
+        QCOMPARE(run->worldSize, 4);
+        auto data = h.loadRun(run->id);
+        QCOMPARE(data->ranks.size(), 4);
+        QCOMPARE(data->steps.size(), 4 * 12);
+        for (const auto &rank : data->ranks) {
+            QCOMPARE(rank.exitCode, 0);
+            QVERIFY(!rank.host.isEmpty());
+        }
+        // Every DP rank reports the same global loss; it falls over the run.
+        QCOMPARE(data->steps[0].loss, data->steps[3].loss);
+        QVERIFY(data->steps.last().loss < data->steps.first().loss);
+        QSqlQuery q(h.connection());
+        QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM collective_stats WHERE run = %1").arg(run->id)) && q.next());
+        QVERIFY(q.value(0).toInt() >= 4 * 12);
+
+        QFile html(report);
+        QVERIFY(html.open(QIODevice::ReadOnly));
+        const QByteArray text = html.readAll();
+        QVERIFY(text.contains("<svg"));
+        QVERIFY(text.contains(runId.toUtf8()));
+    }
+
+    void runsExportAndReport()
+    {
+        const Result runs = cli({QStringLiteral("--db"), db(), QStringLiteral("runs")});
+        QCOMPARE(runs.code, 0);
+        QVERIFY(runs.out.contains(QStringLiteral("dp4-short")));
+        QVERIFY(runs.out.contains(QStringLiteral("completed")));
+
+        const Result csv = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("last"),
+                                QStringLiteral("--format"), QStringLiteral("csv")});
+        QCOMPARE(csv.code, 0);
+        const QStringList lines = csv.out.trimmed().split(QLatin1Char('\n'));
+        QCOMPARE(lines.size(), 1 + 4 * 12);
+        QVERIFY(lines[0].startsWith(QStringLiteral("run_id,rank,step,loss,step_ms,tokens_per_s")));
+
+        const Result json = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("1"),
+                                 QStringLiteral("--format"), QStringLiteral("json")});
+        QCOMPARE(json.code, 0);
+        QVERIFY(json.out.contains(QStringLiteral("\"steps\"")));
+
+        const QString out = m_dir.filePath(QStringLiteral("again.html"));
+        const Result report = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), QStringLiteral("last"),
+                                   QStringLiteral("--out"), out});
+        QCOMPARE(report.code, 0);
+        QVERIFY(QFile::exists(out));
+
+        const Result missing = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("nope"),
+                                    QStringLiteral("--format"), QStringLiteral("csv")});
+        QCOMPARE(missing.code, 1);
+        QVERIFY2(missing.err.contains(QStringLiteral("no run 'nope'")), qPrintable(missing.err));
+    }
+
+    void crashBecomesFailedRun()
+    {
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--inject"),
+                              QStringLiteral("crash@2:3"), QStringLiteral("--quiet")});
+        QCOMPARE(r.code, 1);
+        const QString runId = r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        QVERIFY2(r.err.contains(QStringLiteral("exit code 70")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("injected crash at step 3")), qPrintable(r.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(db(), false), QString());
+        auto run = h.findRun(runId);
+        QVERIFY(run.has_value());
+        QCOMPARE(run->status, QStringLiteral("failed"));
+        QCOMPARE(run->exitCode, 70);
+        QVERIFY(run->error.contains(QStringLiteral("rank 2: ")));
+    }
+
+    void hangIsDetected()
+    {
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--inject"),
+                              QStringLiteral("hang@1:4"), QStringLiteral("--hang-timeout"), QStringLiteral("5"),
+                              QStringLiteral("--quiet")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("hang: no step finished for 5 s after step 3")), qPrintable(r.err));
+    }
+
+    void badInput_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QString>("message");
+        const QString bad = QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/bad_tp.json");
+        QTest::newRow("unknown key") << QStringList{QStringLiteral("validate"), bad} << 1 << QStringLiteral("parallel.colour: unknown key");
+        QTest::newRow("missing plan") << QStringList{QStringLiteral("validate"), QStringLiteral("/nope.json")} << 1
+                                      << QStringLiteral("/nope.json: no such file");
+        QTest::newRow("no db") << QStringList{QStringLiteral("--db"), QStringLiteral("/nonexistent/dir/h.sqlite"), QStringLiteral("runs")}
+                               << 1 << QStringLiteral("history database /nonexistent/dir/h.sqlite: no such file");
+        QTest::newRow("unwritable db") << QStringList{QStringLiteral("--db"), QStringLiteral("/proc/trellis/h.sqlite"), QStringLiteral("run"), kPlan}
+                                       << 1 << QStringLiteral("history database /proc/trellis/h.sqlite: cannot create folder");
+        QTest::newRow("unknown command") << QStringList{QStringLiteral("fly")} << 2 << QStringLiteral("unknown command 'fly'");
+    }
+    void badInput()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, code);
+        QFETCH(QString, message);
+        const Result r = cli(args);
+        QCOMPARE(r.code, code);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+
+    void validateGoodPlan()
+    {
+        const Result r = cli({QStringLiteral("validate"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("valid — 4 ranks")), qPrintable(r.out));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstCli)
+#include "tst_cli.moc"

@@ -1,0 +1,168 @@
+// The SQLite run history: migrations, batched writes from the writer thread, queries, exports,
+// and clear refusals for files that are not (or not yet) ours — without changing them.
+#include "launcher/history_database.h"
+#include "launcher/history_writer.h"
+#include "launcher/html_report.h"
+#include "launcher/run_export.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace trellis::launcher;
+
+namespace {
+
+QByteArray digest(const QString &path)
+{
+    QFile f(path);
+    f.open(QIODevice::ReadOnly);
+    return QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256);
+}
+
+void fillRun(HistoryWriter &w, const QString &runId, int ranks, int steps)
+{
+    w.enqueue(NewRunOp{runId, QStringLiteral("demo"), QStringLiteral("{\"model\":{\"layers\":2}}"), QStringLiteral("local"),
+                       ranks, steps, QDateTime::currentDateTimeUtc()});
+    for (int r = 0; r < ranks; ++r) {
+        RankRow row;
+        row.rank = r;
+        row.host = QStringLiteral("h");
+        row.pid = 100 + r;
+        w.enqueue(RankOp{runId, row});
+    }
+    for (int s = 1; s <= steps; ++s)
+        for (int r = 0; r < ranks; ++r) {
+            StepRow row;
+            row.rank = r;
+            row.step = s;
+            row.loss = 5.0 - 0.1 * s;
+            row.stepMs = 10 + r;
+            row.tokensPerS = 1000 + r;
+            w.enqueue(StepOp{runId, row});
+        }
+    w.enqueue(RunStatusOp{runId, QStringLiteral("completed"), {}, QDateTime::currentDateTimeUtc(), 0});
+}
+
+} // namespace
+
+class TstHistory : public QObject {
+    Q_OBJECT
+private slots:
+    void writeAndQuery()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("sub/folder/history.sqlite"));
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        fillRun(writer, QStringLiteral("run-a"), 4, 25);
+        fillRun(writer, QStringLiteral("run-b"), 2, 3);
+        writer.flush();
+        QCOMPARE(writer.lastError(), QString());
+        QCOMPARE(writer.rowsWritten(), qint64(1 + 4 + 100 + 1 + 1 + 2 + 6 + 1));
+
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
+        QCOMPARE(q.value(0).toInt(), kHistorySchemaVersion);
+        QVERIFY(q.exec(QStringLiteral("PRAGMA journal_mode")) && q.next());
+        QCOMPARE(q.value(0).toString(), QStringLiteral("wal"));
+
+        const auto runs = db.listRuns();
+        QCOMPARE(runs.size(), 2);
+        QCOMPARE(runs[0].runId, QStringLiteral("run-b")); // newest first
+        QCOMPARE(runs[1].stepsDone, qint64(25));
+        QCOMPARE(runs[1].status, QStringLiteral("completed"));
+        QCOMPARE(db.findRun(QStringLiteral("last"))->runId, QStringLiteral("run-b"));
+        QCOMPARE(db.findRun(QStringLiteral("run-a"))->worldSize, 4);
+        QCOMPARE(db.findRun(QString::number(runs[1].id))->runId, QStringLiteral("run-a"));
+        QVERIFY(!db.findRun(QStringLiteral("nope")).has_value());
+        QCOMPARE(db.lastError(), QStringLiteral("no run 'nope' in %1").arg(path));
+
+        auto data = db.loadRun(runs[1].id);
+        QVERIFY(data.has_value());
+        QCOMPARE(data->ranks.size(), 4);
+        QCOMPARE(data->steps.size(), 100);
+        QCOMPARE(data->steps.first().step, qint64(1));
+
+        const QByteArray csv = exportCsv(*data);
+        const QList<QByteArray> lines = csv.trimmed().split('\n');
+        QCOMPARE(lines.size(), 101);
+        QVERIFY(lines[0].startsWith("run_id,rank,step,loss,step_ms,tokens_per_s,"));
+        QVERIFY(lines[1].startsWith("run-a,0,1,4.9"));
+        QVERIFY(exportJson(*data).contains("\"run_id\": \"run-a\""));
+        const QString html = renderHtmlReport(*data, {});
+        QCOMPARE(html.count(QStringLiteral("<svg")), 3);
+        QVERIFY(html.contains(QStringLiteral("rank 3")));
+    }
+
+    void refusesForeignFiles_data()
+    {
+        QTest::addColumn<QByteArray>("contents");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("garbage") << QByteArray("this is not a database at all, just text\n").repeated(100)
+                                 << QStringLiteral("not a SQLite database");
+    }
+    void refusesForeignFiles()
+    {
+        QFETCH(QByteArray, contents);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("x.sqlite"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(contents);
+        f.close();
+        const QByteArray before = digest(path);
+        HistoryDatabase db;
+        const QString error = db.open(path);
+        QVERIFY2(error.contains(expected), qPrintable(error));
+        QVERIFY(error.contains(path));
+        QCOMPARE(digest(path), before);
+    }
+
+    void refusesNewerSchemaAndOtherDatabases()
+    {
+        QTemporaryDir dir;
+        const QString newer = dir.filePath(QStringLiteral("newer.sqlite"));
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(newer), QString());
+            QSqlQuery(db.connection()).exec(QStringLiteral("PRAGMA user_version=99"));
+        }
+        HistoryDatabase db;
+        QCOMPARE(db.open(newer), QStringLiteral("history database %1: schema version 99 is newer than this Trellis "
+                                                "understands (1); refusing to touch it").arg(newer));
+        const QString other = dir.filePath(QStringLiteral("other.sqlite"));
+        {
+            HistoryDatabase o;
+            QCOMPARE(o.open(other), QString());
+            QSqlQuery(o.connection()).exec(QStringLiteral("PRAGMA user_version=0"));
+            QSqlQuery(o.connection()).exec(QStringLiteral("CREATE TABLE contacts(name TEXT)"));
+            QSqlQuery(o.connection()).exec(QStringLiteral("DROP TABLE runs"));
+        }
+        HistoryDatabase o2;
+        QVERIFY(o2.open(other).contains(QStringLiteral("not a Trellis history database")));
+    }
+
+    void unusablePaths()
+    {
+        QTemporaryDir dir;
+        HistoryDatabase db;
+        QCOMPARE(db.open(dir.path()), QStringLiteral("history database %1: is a directory").arg(dir.path()));
+        HistoryDatabase missing;
+        const QString path = dir.filePath(QStringLiteral("absent.sqlite"));
+        QCOMPARE(missing.open(path, false), QStringLiteral("history database %1: no such file").arg(path));
+        QFile blocker(dir.filePath(QStringLiteral("file")));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        HistoryWriter writer(dir.filePath(QStringLiteral("file/history.sqlite")));
+        QVERIFY(writer.start().startsWith(QStringLiteral("history database ")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstHistory)
+#include "tst_history.moc"

@@ -1,0 +1,29 @@
+// The run history list: every recorded run with its status, steps and last loss. Selecting one
+// asks the main window to show its curves; rows come from HistoryReader signals.
+#pragma once
+
+#include "launcher/run_types.h"
+
+#include <QWidget>
+
+class QTableWidget;
+
+namespace trellis::ui {
+
+class HistoryPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit HistoryPanel(QWidget *parent = nullptr);
+    void setRuns(const QList<launcher::RunSummary> &runs);
+    qint64 selectedRunId() const;
+    int rowCount() const;
+    void selectRow(int row);
+
+signals:
+    void runSelected(qint64 id);
+
+private:
+    QTableWidget *m_table;
+};
+
+} // namespace trellis::ui

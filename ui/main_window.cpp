@@ -1,0 +1,205 @@
+// See main_window.h.
+#include "ui/main_window.h"
+
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+#include "ui/dashboard.h"
+#include "ui/history_panel.h"
+#include "ui/plan_panel.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QStatusBar>
+#include <QStyle>
+#include <QToolBar>
+
+namespace trellis::ui {
+
+using launcher::RunState;
+
+MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
+    : QMainWindow(parent),
+      m_writer(std::make_unique<launcher::HistoryWriter>(databasePath)),
+      m_reader(std::make_unique<launcher::HistoryReader>(databasePath)),
+      m_planPanel(new PlanPanel(this)),
+      m_dashboard(new Dashboard(this)),
+      m_history(new HistoryPanel(this)),
+      m_log(new QPlainTextEdit(this))
+{
+    setWindowTitle(tr("Trellis"));
+    resize(1280, 800);
+    setCentralWidget(m_dashboard);
+
+    auto dock = [this](QWidget *w, const QString &title, Qt::DockWidgetArea area, const char *name) {
+        auto *d = new QDockWidget(title, this);
+        d->setObjectName(QString::fromLatin1(name));
+        d->setWidget(w);
+        addDockWidget(area, d);
+        return d;
+    };
+    dock(m_planPanel, tr("Plan"), Qt::LeftDockWidgetArea, "planDock")->setMinimumWidth(320);
+    dock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock")->setMinimumWidth(300);
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(5000);
+    m_log->setFont(QFont(QStringLiteral("monospace"), 8));
+    dock(m_log, tr("Rank output"), Qt::BottomDockWidgetArea, "logDock")->setMaximumHeight(180);
+
+    const QString writerError = m_writer->start();
+    if (!writerError.isEmpty()) {
+        appendLog(tr("Run history unavailable: %1").arg(writerError));
+        statusBar()->showMessage(tr("Run history unavailable: %1").arg(writerError));
+        m_writer.reset();
+    }
+    m_controller = std::make_unique<launcher::RunController>(m_writer.get());
+    m_reader->startThread();
+
+    connect(m_reader.get(), &launcher::HistoryReader::runsReady, m_history, &HistoryPanel::setRuns);
+    connect(m_reader.get(), &launcher::HistoryReader::runReady, this, [this](const launcher::RunData &run) {
+        if (m_controller->state() != RunState::Running && m_controller->state() != RunState::Launching)
+            m_dashboard->showRun(run);
+    });
+    connect(m_reader.get(), &launcher::HistoryReader::failed, this,
+            [this](const QString &message) { statusBar()->showMessage(message, 10000); });
+    connect(m_reader.get(), &launcher::HistoryReader::reportWritten, this, [this](const QString &path, const QString &error) {
+        statusBar()->showMessage(error.isEmpty() ? tr("Report written to %1").arg(path) : error, 10000);
+    });
+    connect(m_history, &HistoryPanel::runSelected, m_reader.get(), &launcher::HistoryReader::requestRun);
+
+    connect(m_controller.get(), &launcher::RunController::stateChanged, this, [this](RunState state) {
+        m_dashboard->setState(tr("Run %1: %2").arg(m_controller->runId(), launcher::toString(state)));
+        statusBar()->showMessage(launcher::toString(state));
+        updateActions();
+        if (state == RunState::Running)
+            QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
+    });
+    connect(m_controller.get(), &launcher::RunController::outputLine, this, [this](int rank, bool isStderr, const QString &line) {
+        appendLog((rank < 0 ? QStringLiteral("[mpirun] ") : QStringLiteral("[%1%2] ").arg(rank).arg(isStderr ? QStringLiteral(" err") : QString())) + line);
+    });
+    connect(m_controller.get(), &launcher::RunController::finished, this, &MainWindow::onRunFinished);
+
+    createActions();
+    updateActions();
+    QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
+}
+
+MainWindow::~MainWindow()
+{
+    m_controller.reset();
+    m_reader.reset();
+    if (m_writer)
+        m_writer->stop();
+}
+
+void MainWindow::createActions()
+{
+    auto *bar = addToolBar(tr("Run"));
+    bar->setObjectName(QStringLiteral("runToolbar"));
+    bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    m_openAction = bar->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("Open plan…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open plan"), QFileInfo(m_planPath).absolutePath(),
+                                                          tr("Plans (*.json)"));
+        if (!path.isEmpty())
+            loadPlan(path);
+    });
+    m_openAction->setShortcut(QKeySequence::Open);
+    m_launchAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Launch"), this, &MainWindow::launch);
+    m_launchAction->setShortcut(Qt::CTRL | Qt::Key_R);
+    m_stopAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this,
+                                  [this] { m_controller->stop(); });
+    m_reportAction = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Export report…"), this,
+                                    &MainWindow::exportReport);
+}
+
+void MainWindow::updateActions()
+{
+    const bool active = m_controller->state() == RunState::Launching || m_controller->state() == RunState::Running;
+    m_launchAction->setEnabled(m_plan.has_value() && !active);
+    m_stopAction->setEnabled(active);
+    m_openAction->setEnabled(!active);
+}
+
+bool MainWindow::loadPlan(const QString &path)
+{
+    plan::Diagnostics warnings;
+    auto loaded = plan::loadAndValidatePlanFile(path.toStdString(), &warnings);
+    m_planPath = path;
+    if (!loaded) {
+        QStringList errors;
+        for (const auto &e : loaded.errors())
+            errors << QString::fromStdString(e.toString());
+        m_planPanel->showError(path, errors);
+        m_plan.reset();
+        statusBar()->showMessage(tr("Plan %1 has errors").arg(QFileInfo(path).fileName()));
+        updateActions();
+        return false;
+    }
+    QStringList notes;
+    for (const auto &w : warnings)
+        notes << QString::fromStdString(w.toString());
+    for (const auto &d : plan::checkTrainerSupport(loaded.value()))
+        notes << tr("not runnable yet: %1").arg(QString::fromStdString(d.toString()));
+    m_plan = loaded.value();
+    m_planPanel->showPlan(*m_plan, path, notes);
+    setWindowTitle(tr("Trellis — %1").arg(QFileInfo(path).fileName()));
+    statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
+    updateActions();
+    return true;
+}
+
+void MainWindow::launch()
+{
+    if (!m_plan)
+        return;
+    m_log->clear();
+    const QString error = m_controller->start(*m_plan, QFileInfo(m_planPath).absoluteFilePath(), m_runOptions);
+    if (!error.isEmpty()) {
+        appendLog(tr("Launch failed: %1").arg(error));
+        m_dashboard->setState(tr("Launch failed"), error);
+        auto *box = new QMessageBox(QMessageBox::Warning, tr("Launch failed"), error, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+        return;
+    }
+    appendLog(tr("$ %1").arg(m_controller->commandLine()));
+    m_dashboard->attach(m_controller.get());
+    updateActions();
+}
+
+void MainWindow::onRunFinished(RunState state, int exitCode, const QString &message)
+{
+    m_dashboard->detach();
+    m_dashboard->setState(tr("Run %1: %2").arg(m_controller->runId(), launcher::toString(state)),
+                          state == RunState::Completed ? message : message.section(QLatin1Char('\n'), 0, 0));
+    if (state == RunState::Failed) {
+        appendLog(tr("Run failed (exit %1): %2").arg(exitCode).arg(message));
+        auto *box = new QMessageBox(QMessageBox::Warning, tr("Run failed"), message, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    }
+    updateActions();
+    // Give the writer a moment to commit the final rows before the list refreshes.
+    QTimer::singleShot(500, m_reader.get(), &launcher::HistoryReader::requestRuns);
+}
+
+void MainWindow::exportReport()
+{
+    const qint64 id = m_history->selectedRunId();
+    if (id <= 0) {
+        statusBar()->showMessage(tr("Select a run in the history first"), 5000);
+        return;
+    }
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export report"), QStringLiteral("trellis-report.html"),
+                                                      tr("HTML (*.html)"));
+    if (path.isEmpty())
+        return;
+    QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), id, path] { reader->requestReport(id, path); });
+}
+
+void MainWindow::appendLog(const QString &line) { m_log->appendPlainText(line); }
+
+} // namespace trellis::ui
