@@ -1,0 +1,240 @@
+// GPT forward and backward over the CPU kernels; see gpt_model.h. Pre-LayerNorm blocks:
+//   x = x + proj(attn(qkv(ln1(x)))) ;  x = x + fcproj(gelu(fc(ln2(x))))
+// then logits = lnf(x)·wteᵀ (tied embedding). Backward walks the same graph in reverse, keeping
+// one running gradient of the residual stream.
+#include "trainer/gpt_model.h"
+
+#include "kernels/cpu/ops.h"
+#include "trainer/rng.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace trellis::trainer {
+
+namespace k = kernels::cpu;
+
+template <typename T>
+std::size_t GptModel<T>::addTensor(const std::string &name, std::vector<int> shape)
+{
+    std::size_t size = 1;
+    for (int d : shape)
+        size *= static_cast<std::size_t>(d);
+    const std::size_t offset = m_tensors.empty() ? 0 : m_tensors.back().offset + m_tensors.back().size;
+    m_tensors.push_back({name, offset, size, std::move(shape)});
+    return offset;
+}
+
+template <typename T>
+GptModel<T>::GptModel(const GptConfig &config) : m_config(config)
+{
+    const int V = config.vocab, C = config.hidden, F = config.ffn, maxT = config.maxSeqLen;
+    if (V <= 0 || C <= 0 || F <= 0 || maxT <= 0 || config.layers <= 0 || config.heads <= 0 || C % config.heads != 0)
+        throw std::invalid_argument("GptModel: invalid configuration");
+    m_wte = addTensor("wte", {V, C});
+    m_wpe = addTensor("wpe", {maxT, C});
+    for (int l = 0; l < config.layers; ++l) {
+        // Built with append: GCC 12 raises a false -Wrestrict on chained std::string operator+.
+        std::string p = "h";
+        p.append(std::to_string(l)).append(".");
+        Layer L{};
+        L.ln1w = addTensor(p + "ln1.weight", {C});
+        L.ln1b = addTensor(p + "ln1.bias", {C});
+        L.qkvw = addTensor(p + "attn.qkv.weight", {3 * C, C});
+        L.qkvb = addTensor(p + "attn.qkv.bias", {3 * C});
+        L.projw = addTensor(p + "attn.proj.weight", {C, C});
+        L.projb = addTensor(p + "attn.proj.bias", {C});
+        L.ln2w = addTensor(p + "ln2.weight", {C});
+        L.ln2b = addTensor(p + "ln2.bias", {C});
+        L.fcw = addTensor(p + "mlp.fc.weight", {F, C});
+        L.fcb = addTensor(p + "mlp.fc.bias", {F});
+        L.fcprojw = addTensor(p + "mlp.proj.weight", {C, F});
+        L.fcprojb = addTensor(p + "mlp.proj.bias", {C});
+        m_layers.push_back(L);
+    }
+    m_lnfw = addTensor("lnf.weight", {C});
+    m_lnfb = addTensor("lnf.bias", {C});
+    const std::size_t total = m_tensors.back().offset + m_tensors.back().size;
+    m_params.assign(total, T(0));
+    m_grads.assign(total, T(0));
+}
+
+template <typename T>
+void GptModel<T>::initialize(std::uint64_t seed)
+{
+    Rng rng(seed);
+    const double std0 = 0.02;
+    const double stdResidual = 0.02 / std::sqrt(2.0 * m_config.layers);
+    for (const auto &t : m_tensors) {
+        T *p = m_params.data() + t.offset;
+        const bool isBias = t.name.ends_with(".bias");
+        const bool isNormGain = t.name.ends_with("ln1.weight") || t.name.ends_with("ln2.weight") || t.name == "lnf.weight";
+        if (isBias) {
+            std::fill(p, p + t.size, T(0));
+        } else if (isNormGain) {
+            std::fill(p, p + t.size, T(1));
+        } else {
+            const bool residual = t.name.ends_with("attn.proj.weight") || t.name.ends_with("mlp.proj.weight");
+            const double s = residual ? stdResidual : std0;
+            for (std::size_t i = 0; i < t.size; ++i)
+                p[i] = static_cast<T>(rng.normal() * s);
+        }
+    }
+}
+
+template <typename T>
+void GptModel<T>::zeroGradients()
+{
+    std::fill(m_grads.begin(), m_grads.end(), T(0));
+}
+
+template <typename T>
+void GptModel<T>::allocateActivations(int batch, int seqLen)
+{
+    const int BT = batch * seqLen;
+    if (BT <= m_capacityBT && seqLen <= m_capacityT && batch * seqLen * seqLen <= m_capacityBT * m_capacityT)
+        return;
+    const std::int64_t C = m_config.hidden, F = m_config.ffn, V = m_config.vocab, NH = m_config.heads;
+    const std::int64_t bt = BT;
+    const std::int64_t att = static_cast<std::int64_t>(batch) * NH * seqLen * seqLen;
+    const std::int64_t perLayer = bt * C * 2 + bt * 2 + bt * 3 * C + bt * C + att + bt * C * 2 + bt * C + bt * 2 +
+                                  bt * F * 2 + bt * C * 2;
+    const std::int64_t total = bt * C + perLayer * m_config.layers + bt * C + bt * 2 + bt * V * 2 + bt;
+    m_acts.assign(static_cast<std::size_t>(total), T(0));
+    T *cursor = m_acts.data();
+    auto take = [&](std::int64_t n) {
+        T *p = cursor;
+        cursor += n;
+        return p;
+    };
+    m_encoded = take(bt * C);
+    m_layerActs.resize(m_config.layers);
+    for (auto &a : m_layerActs) {
+        a.ln1 = take(bt * C);
+        a.ln1Mean = take(bt);
+        a.ln1Rstd = take(bt);
+        a.qkv = take(bt * 3 * C);
+        a.atty = take(bt * C);
+        a.att = take(att);
+        a.attproj = take(bt * C);
+        a.residual2 = take(bt * C);
+        a.ln2 = take(bt * C);
+        a.ln2Mean = take(bt);
+        a.ln2Rstd = take(bt);
+        a.fch = take(bt * F);
+        a.fchGelu = take(bt * F);
+        a.fcproj = take(bt * C);
+        a.residual3 = take(bt * C);
+    }
+    m_lnf = take(bt * C);
+    m_lnfMean = take(bt);
+    m_lnfRstd = take(bt);
+    m_logits = take(bt * V);
+    m_probs = take(bt * V);
+    m_losses = take(bt);
+    m_capacityBT = BT;
+    m_capacityT = seqLen;
+
+    m_dResidual.assign(static_cast<std::size_t>(bt * C), T(0));
+    m_dLn.assign(static_cast<std::size_t>(bt * C), T(0));
+    m_dQkv.assign(static_cast<std::size_t>(bt * 3 * C), T(0));
+    m_dAtty.assign(static_cast<std::size_t>(bt * C), T(0));
+    m_dFch.assign(static_cast<std::size_t>(bt * F), T(0));
+    m_dFchGelu.assign(static_cast<std::size_t>(bt * F), T(0));
+    m_dLogits.assign(static_cast<std::size_t>(bt * V), T(0));
+    m_dAttScratch.assign(static_cast<std::size_t>(seqLen) * seqLen, T(0));
+}
+
+template <typename T>
+T GptModel<T>::forward(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen)
+{
+    if (seqLen > m_config.maxSeqLen || seqLen <= 0 || batch <= 0)
+        throw std::invalid_argument("GptModel::forward: sequence length outside 1..maxSeqLen");
+    allocateActivations(batch, seqLen);
+    m_batch = batch;
+    m_seqLen = seqLen;
+    const int BT = batch * seqLen, C = m_config.hidden, F = m_config.ffn, V = m_config.vocab, NH = m_config.heads;
+    m_tokens.assign(tokens, tokens + BT);
+    m_targets.assign(targets, targets + BT);
+    for (int i = 0; i < BT; ++i)
+        if (m_tokens[i] < 0 || m_tokens[i] >= V || m_targets[i] < 0 || m_targets[i] >= V)
+            throw std::invalid_argument("GptModel::forward: token outside the vocabulary");
+
+    k::encoderForward(m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
+    const T *x = m_encoded;
+    for (int l = 0; l < m_config.layers; ++l) {
+        const Layer &L = m_layers[l];
+        LayerActs &a = m_layerActs[l];
+        k::layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, param(L.ln1w), param(L.ln1b), BT, C);
+        k::linearForward(a.qkv, a.ln1, param(L.qkvw), param(L.qkvb), BT, C, 3 * C);
+        k::attentionForward(a.atty, a.att, a.qkv, batch, seqLen, C, NH);
+        k::linearForward(a.attproj, a.atty, param(L.projw), param(L.projb), BT, C, C);
+        k::residualForward(a.residual2, x, a.attproj, static_cast<std::int64_t>(BT) * C);
+        k::layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, param(L.ln2w), param(L.ln2b), BT, C);
+        k::linearForward(a.fch, a.ln2, param(L.fcw), param(L.fcb), BT, C, F);
+        k::geluForward(a.fchGelu, a.fch, static_cast<std::int64_t>(BT) * F);
+        k::linearForward(a.fcproj, a.fchGelu, param(L.fcprojw), param(L.fcprojb), BT, F, C);
+        k::residualForward(a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(BT) * C);
+        x = a.residual3;
+    }
+    k::layerNormForward(m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
+    k::linearForward<T>(m_logits, m_lnf, param(m_wte), nullptr, BT, C, V);
+    k::crossEntropyForward(m_losses, m_probs, m_logits, m_targets.data(), BT, V);
+    T sum = 0;
+    for (int i = 0; i < BT; ++i)
+        sum += m_losses[i];
+    return sum / BT;
+}
+
+template <typename T>
+void GptModel<T>::backward(T lossScale)
+{
+    if (m_batch == 0)
+        throw std::logic_error("GptModel::backward called before forward");
+    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_config.ffn, V = m_config.vocab,
+              NH = m_config.heads;
+    const std::size_t btc = static_cast<std::size_t>(BT) * C;
+    const std::size_t btf = static_cast<std::size_t>(BT) * F;
+
+    // Mean over BT positions: each position's loss has weight lossScale / BT.
+    k::crossEntropyBackward(m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
+    std::fill_n(m_dLn.begin(), btc, T(0));
+    k::linearBackward<T>(m_dLn.data(), grad(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+    std::fill_n(m_dResidual.begin(), btc, T(0));
+    const T *xLast = m_layers.empty() ? m_encoded : m_layerActs.back().residual3;
+    k::layerNormBackward(m_dResidual.data(), grad(m_lnfw), grad(m_lnfb), m_dLn.data(), xLast, param(m_lnfw), m_lnfMean,
+                         m_lnfRstd, BT, C);
+
+    for (int l = m_config.layers - 1; l >= 0; --l) {
+        const Layer &L = m_layers[l];
+        const LayerActs &a = m_layerActs[l];
+        const T *x = l == 0 ? m_encoded : m_layerActs[l - 1].residual3;
+        T *dx = m_dResidual.data(); // gradient of residual3, becomes that of residual2, then of x
+
+        // MLP branch: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2))))
+        std::fill_n(m_dFchGelu.begin(), btf, T(0));
+        k::linearBackward(m_dFchGelu.data(), grad(L.fcprojw), grad(L.fcprojb), dx, a.fchGelu, param(L.fcprojw), BT, F, C);
+        std::fill_n(m_dFch.begin(), btf, T(0));
+        k::geluBackward(m_dFch.data(), a.fch, m_dFchGelu.data(), static_cast<std::int64_t>(btf));
+        std::fill_n(m_dLn.begin(), btc, T(0));
+        k::linearBackward(m_dLn.data(), grad(L.fcw), grad(L.fcb), m_dFch.data(), a.ln2, param(L.fcw), BT, C, F);
+        k::layerNormBackward(dx, grad(L.ln2w), grad(L.ln2b), m_dLn.data(), a.residual2, param(L.ln2w), a.ln2Mean,
+                             a.ln2Rstd, BT, C);
+
+        // Attention branch: residual2 = x + proj(attn(qkv(ln1(x))))
+        std::fill_n(m_dAtty.begin(), btc, T(0));
+        k::linearBackward(m_dAtty.data(), grad(L.projw), grad(L.projb), dx, a.atty, param(L.projw), BT, C, C);
+        std::fill(m_dQkv.begin(), m_dQkv.begin() + static_cast<std::ptrdiff_t>(3 * btc), T(0));
+        k::attentionBackward(m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, C, NH);
+        std::fill_n(m_dLn.begin(), btc, T(0));
+        k::linearBackward(m_dLn.data(), grad(L.qkvw), grad(L.qkvb), m_dQkv.data(), a.ln1, param(L.qkvw), BT, C, 3 * C);
+        k::layerNormBackward(dx, grad(L.ln1w), grad(L.ln1b), m_dLn.data(), x, param(L.ln1w), a.ln1Mean, a.ln1Rstd, BT, C);
+    }
+    k::encoderBackward(grad(m_wte), grad(m_wpe), m_dResidual.data(), m_tokens.data(), B, Tn, C);
+}
+
+template class GptModel<float>;
+template class GptModel<double>;
+
+} // namespace trellis::trainer

@@ -118,7 +118,11 @@ void TelemetryPublisher::run()
         bool stopping = false;
         {
             std::unique_lock lock(m_mutex);
-            m_wake.wait_until(lock, nextHeartbeat, [&] { return !m_queue.empty() || m_stopping; });
+            // While something waits in the spool, retry it every 50 ms even if nothing new comes.
+            auto wakeAt = nextHeartbeat;
+            if (!spool.empty())
+                wakeAt = std::min(wakeAt, std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
+            m_wake.wait_until(lock, wakeAt, [&] { return !m_queue.empty() || m_stopping; });
             batch.swap(m_queue);
             stopping = m_stopping;
             if (std::chrono::steady_clock::now() >= nextHeartbeat && !stopping) {
@@ -131,16 +135,18 @@ void TelemetryPublisher::run()
                 nextHeartbeat = std::chrono::steady_clock::now() + interval;
             }
         }
-        for (auto &bytes : batch) {
-            if (!spool.empty() || !sendOne(bytes)) {
-                if (spool.size() < m_options.spoolCapacity)
-                    spool.push_back(std::move(bytes));
-                else
-                    ++m_dropped;
-            }
-        }
+        // Older messages first, so the receiver sees them in order.
         while (!spool.empty() && sendOne(spool.front()))
             spool.pop_front();
+        for (auto &bytes : batch) {
+            if (spool.empty() && sendOne(bytes))
+                continue;
+            if (spool.size() >= m_options.spoolCapacity) {
+                spool.pop_front(); // keep the newest: the latest state (and Goodbye) matter most
+                ++m_dropped;
+            }
+            spool.push_back(std::move(bytes));
+        }
 
         if (stopping) {
             if (closeDeadline == std::chrono::steady_clock::time_point{})

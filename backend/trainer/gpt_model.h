@@ -1,0 +1,93 @@
+// A GPT-2-style decoder with explicit forward and backward passes (no autograd). Parameters and
+// their gradients live in one flat buffer each; every layer's tensors are contiguous, so later
+// sharding (ZeRO, pipeline stages) can cut the buffer by layer. Templated on the scalar: float
+// trains, double checks gradients by finite differences. Threading: one model, one thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace trellis::trainer {
+
+struct GptConfig {
+    int vocab = 256;
+    int maxSeqLen = 128;
+    int layers = 2;
+    int hidden = 128;
+    int heads = 4;
+    int ffn = 512;
+};
+
+struct ParamTensor {
+    std::string name;
+    std::size_t offset = 0;
+    std::size_t size = 0;
+    std::vector<int> shape;
+};
+
+template <typename T>
+class GptModel {
+public:
+    explicit GptModel(const GptConfig &config);
+
+    const GptConfig &config() const { return m_config; }
+    std::size_t parameterCount() const { return m_params.size(); }
+    const std::vector<ParamTensor> &tensors() const { return m_tensors; }
+    std::span<T> parameters() { return m_params; }
+    std::span<const T> parameters() const { return m_params; }
+    std::span<T> gradients() { return m_grads; }
+    std::span<const T> gradients() const { return m_grads; }
+
+    // GPT-2 initialisation: weights N(0, 0.02), residual projections N(0, 0.02/sqrt(2·layers)),
+    // biases 0, LayerNorm gain 1. Deterministic for a seed, in tensor order.
+    void initialize(std::uint64_t seed);
+
+    // tokens, targets: batch·seqLen each (seqLen ≤ maxSeqLen). Returns the mean cross-entropy.
+    T forward(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen);
+    // Adds d(lossScale · mean loss)/dθ of the last forward to gradients().
+    void backward(T lossScale = T(1));
+    void zeroGradients();
+
+    std::size_t activationBytes() const { return m_acts.size() * sizeof(T); }
+    const T *logits() const { return m_logits; }
+
+private:
+    struct Layer {
+        std::size_t ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
+    };
+    struct LayerActs {
+        T *ln1, *ln1Mean, *ln1Rstd, *qkv, *atty, *att, *attproj, *residual2, *ln2, *ln2Mean, *ln2Rstd, *fch, *fchGelu,
+            *fcproj, *residual3;
+    };
+
+    std::size_t addTensor(const std::string &name, std::vector<int> shape);
+    void allocateActivations(int batch, int seqLen);
+    T *param(std::size_t offset) { return m_params.data() + offset; }
+    T *grad(std::size_t offset) { return m_grads.data() + offset; }
+
+    GptConfig m_config;
+    std::vector<ParamTensor> m_tensors;
+    std::vector<T> m_params;
+    std::vector<T> m_grads;
+    std::size_t m_wte = 0, m_wpe = 0, m_lnfw = 0, m_lnfb = 0;
+    std::vector<Layer> m_layers;
+
+    // Activations of the last forward, carved out of one buffer.
+    std::vector<T> m_acts;
+    std::vector<LayerActs> m_layerActs;
+    T *m_encoded = nullptr, *m_lnf = nullptr, *m_lnfMean = nullptr, *m_lnfRstd = nullptr, *m_logits = nullptr,
+      *m_probs = nullptr, *m_losses = nullptr;
+    std::vector<std::int32_t> m_tokens, m_targets;
+    int m_batch = 0, m_seqLen = 0, m_capacityBT = 0, m_capacityT = 0;
+
+    // Backward scratch.
+    std::vector<T> m_dResidual, m_dLn, m_dQkv, m_dAtty, m_dFch, m_dFchGelu, m_dLogits, m_dAttScratch;
+};
+
+extern template class GptModel<float>;
+extern template class GptModel<double>;
+
+} // namespace trellis::trainer
