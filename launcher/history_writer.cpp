@@ -70,8 +70,11 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                     "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped)"
                     " VALUES(?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
                     " host = coalesce(nullif(excluded.host, ''), host), pid = coalesce(nullif(excluded.pid, 0), pid),"
-                    " device = coalesce(nullif(excluded.device, ''), device), dp = excluded.dp, tp = excluded.tp,"
-                    " pp = excluded.pp, cp = excluded.cp, exit_code = coalesce(excluded.exit_code, exit_code),"
+                    " device = coalesce(nullif(excluded.device, ''), device),"
+                    // Coordinates come with Hello (which carries a host); Goodbye updates leave them.
+                    " dp = iif(excluded.host = '', dp, excluded.dp), tp = iif(excluded.host = '', tp, excluded.tp),"
+                    " pp = iif(excluded.host = '', pp, excluded.pp), cp = iif(excluded.host = '', cp, excluded.cp),"
+                    " exit_code = coalesce(excluded.exit_code, exit_code),"
                     " dropped = max(dropped, excluded.dropped)"));
                 q.addBindValue(id);
                 q.addBindValue(r.rank);

@@ -16,6 +16,7 @@
 #include <QPlainTextEdit>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTimer>
 #include <QToolBar>
 
 namespace trellis::ui {
@@ -74,8 +75,8 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         m_dashboard->setState(tr("Run %1: %2").arg(m_controller->runId(), launcher::toString(state)));
         statusBar()->showMessage(launcher::toString(state));
         updateActions();
-        if (state == RunState::Running)
-            QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
+        if (state == RunState::Running) // after the writer's next batch has committed the new state
+            QTimer::singleShot(600, m_reader.get(), &launcher::HistoryReader::requestRuns);
     });
     connect(m_controller.get(), &launcher::RunController::outputLine, this, [this](int rank, bool isStderr, const QString &line) {
         appendLog((rank < 0 ? QStringLiteral("[mpirun] ") : QStringLiteral("[%1%2] ").arg(rank).arg(isStderr ? QStringLiteral(" err") : QString())) + line);

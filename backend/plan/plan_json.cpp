@@ -435,6 +435,8 @@ Result<Plan> loadAndValidatePlanFile(const std::string &path, Diagnostics *warni
 
 std::string planToJson(const Plan &p, int indent)
 {
+    // ordered_json keeps the schema's section order, so saved plans read top-down like the docs.
+    using json = nlohmann::ordered_json;
     json j;
     j["schema"] = p.schema;
     j["name"] = p.name;

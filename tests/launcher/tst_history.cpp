@@ -31,7 +31,15 @@ void fillRun(HistoryWriter &w, const QString &runId, int ranks, int steps)
         row.rank = r;
         row.host = QStringLiteral("h");
         row.pid = 100 + r;
+        row.dp = r;
         w.enqueue(RankOp{runId, row});
+    }
+    for (int r = 0; r < ranks; ++r) { // Goodbye: exit code only; must not erase Hello's fields
+        RankRow bye;
+        bye.rank = r;
+        bye.exitCode = 0;
+        bye.dropped = r;
+        w.enqueue(RankOp{runId, bye});
     }
     for (int s = 1; s <= steps; ++s)
         for (int r = 0; r < ranks; ++r) {
@@ -61,7 +69,7 @@ private slots:
         fillRun(writer, QStringLiteral("run-b"), 2, 3);
         writer.flush();
         QCOMPARE(writer.lastError(), QString());
-        QCOMPARE(writer.rowsWritten(), qint64(1 + 4 + 100 + 1 + 1 + 2 + 6 + 1));
+        QCOMPARE(writer.rowsWritten(), qint64(1 + 8 + 100 + 1 + 1 + 4 + 6 + 1));
 
         HistoryDatabase db;
         QCOMPARE(db.open(path, false), QString());
@@ -85,6 +93,11 @@ private slots:
         auto data = db.loadRun(runs[1].id);
         QVERIFY(data.has_value());
         QCOMPARE(data->ranks.size(), 4);
+        QCOMPARE(data->ranks[2].dp, 2);
+        QCOMPARE(data->ranks[2].host, QStringLiteral("h"));
+        QCOMPARE(data->ranks[2].pid, qint64(102));
+        QCOMPARE(data->ranks[2].exitCode, 0);
+        QCOMPARE(data->ranks[3].dropped, qint64(3));
         QCOMPARE(data->steps.size(), 100);
         QCOMPARE(data->steps.first().step, qint64(1));
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Takes a screenshot of the workbench during a quick-start run under Xvfb (for the README).
+# Usage: scripts/screenshot.sh [OUT.png] [SECONDS_INTO_RUN]   (needs imagemagick for `import`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-docs/screenshot.png}"
+delay="${2:-12}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+db="$(mktemp -d)/history.sqlite"
+xvfb-run -a -s "-screen 0 1280x800x24" bash -c "
+  build/bin/trellis --db '$db' --launch resources/plans/quickstart.json &
+  app=\$!
+  sleep $delay
+  import -window root '$out'
+  kill \$app
+  wait \$app 2>/dev/null || true
+"
+echo "wrote $out"
