@@ -72,8 +72,8 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                     " host = coalesce(nullif(excluded.host, ''), host), pid = coalesce(nullif(excluded.pid, 0), pid),"
                     " device = coalesce(nullif(excluded.device, ''), device),"
                     // Coordinates come with Hello (which carries a host); Goodbye updates leave them.
-                    " dp = iif(excluded.host = '', dp, excluded.dp), tp = iif(excluded.host = '', tp, excluded.tp),"
-                    " pp = iif(excluded.host = '', pp, excluded.pp), cp = iif(excluded.host = '', cp, excluded.cp),"
+                    " dp = iif(coalesce(excluded.host, '') = '', dp, excluded.dp), tp = iif(coalesce(excluded.host, '') = '', tp, excluded.tp),"
+                    " pp = iif(coalesce(excluded.host, '') = '', pp, excluded.pp), cp = iif(coalesce(excluded.host, '') = '', cp, excluded.cp),"
                     " exit_code = coalesce(excluded.exit_code, exit_code),"
                     " dropped = max(dropped, excluded.dropped)"));
                 q.addBindValue(id);
