@@ -126,9 +126,12 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
 
     // The ranks read a frozen copy of the plan, with relative data paths made absolute, so
     // editing the plan during a run changes nothing and the history keeps what really ran.
-    const QString runsDir = options.runsDirectory.isEmpty()
-                                ? QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs")
-                                : options.runsDirectory;
+    // Run folders live beside the history database they belong to.
+    QString runsDir = options.runsDirectory;
+    if (runsDir.isEmpty())
+        runsDir = (m_writer ? QFileInfo(m_writer->path()).absolutePath()
+                            : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)) +
+                  QStringLiteral("/runs");
     m_runDir = runsDir + QLatin1Char('/') + m_runId;
     if (!QDir().mkpath(m_runDir))
         return QStringLiteral("cannot create run folder %1").arg(m_runDir);

@@ -28,7 +28,7 @@ namespace trellis::launcher {
 struct RunOptions {
     QString trainerPath;              // default: trellis-trainer beside the application
     QString mpirunPath = QStringLiteral("mpirun");
-    QString runsDirectory;            // default: <app data>/runs
+    QString runsDirectory;            // default: runs/ beside the history database
     QStringList extraTrainerArgs;     // e.g. fault injection for tests
     int hangTimeoutS = 0;             // 0: the plan's launch.hang_timeout_s
 };

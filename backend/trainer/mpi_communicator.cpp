@@ -1,5 +1,4 @@
-// MPI communicator: blocking collectives with timing. Large buffers are reduced in chunks of at
-// most INT_MAX elements because MPI counts are ints.
+// MPI communicator; see mpi_communicator.h.
 #include "trainer/mpi_communicator.h"
 
 #include "protocol/exit_codes.h"
@@ -9,16 +8,149 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
 
 namespace trellis::trainer {
 namespace {
 
-double msSince(std::chrono::steady_clock::time_point start)
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start)
 {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+MPI_Datatype mpiType(DataType t)
+{
+    switch (t) {
+    case DataType::F32: return MPI_FLOAT;
+    case DataType::F64: return MPI_DOUBLE;
+    case DataType::I32: return MPI_INT32_T;
+    case DataType::I64: return MPI_INT64_T;
+    }
+    return MPI_BYTE;
+}
+
+// Divides count elements by n in place (ReduceOp::Avg; MPI only sums).
+void divide(void *data, std::size_t count, DataType t, int n)
+{
+    if (n <= 1)
+        return;
+    switch (t) {
+    case DataType::F32: {
+        const float s = 1.0f / static_cast<float>(n);
+        for (auto *p = static_cast<float *>(data), *e = p + count; p != e; ++p)
+            *p *= s;
+        break;
+    }
+    case DataType::F64: {
+        const double s = 1.0 / n;
+        for (auto *p = static_cast<double *>(data), *e = p + count; p != e; ++p)
+            *p *= s;
+        break;
+    }
+    case DataType::I32:
+        for (auto *p = static_cast<std::int32_t *>(data), *e = p + count; p != e; ++p)
+            *p /= n;
+        break;
+    case DataType::I64:
+        for (auto *p = static_cast<std::int64_t *>(data), *e = p + count; p != e; ++p)
+            *p /= n;
+        break;
+    }
+}
+
+int checkedCount(std::size_t count)
+{
+    if (count > static_cast<std::size_t>(INT_MAX))
+        throw std::length_error("MPI operation on more than INT_MAX elements in one call");
+    return static_cast<int>(count);
+}
+
+class MpiHandle final : public CommHandle {
+public:
+    MpiHandle(MpiCommunicator &comm, const char *op, std::uint64_t bytes, std::vector<MPI_Request> requests)
+        : m_comm(comm), m_op(op), m_bytes(bytes), m_requests(std::move(requests)), m_start(Clock::now())
+    {
+    }
+    ~MpiHandle() override
+    {
+        if (!m_done)
+            wait();
+    }
+    // Work to do once the requests complete (averaging, copying out of a staging buffer).
+    void setCompletion(std::function<void()> f) { m_completion = std::move(f); }
+    void keep(std::vector<char> staging) { m_staging = std::move(staging); }
+
+    bool test() override
+    {
+        if (m_done)
+            return true;
+        int flag = 0;
+        TRELLIS_MPI_CHECK(MPI_Testall(static_cast<int>(m_requests.size()), m_requests.data(), &flag, MPI_STATUSES_IGNORE));
+        if (flag)
+            finish();
+        return m_done;
+    }
+    void wait() override
+    {
+        if (m_done)
+            return;
+        const auto start = Clock::now();
+        TRELLIS_MPI_CHECK(MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE));
+        m_comm.addWaitMs(msSince(start));
+        finish();
+    }
+
+private:
+    void finish()
+    {
+        m_done = true;
+        if (m_completion)
+            m_completion();
+        m_comm.record(m_op, m_bytes, msSince(m_start));
+    }
+
+    MpiCommunicator &m_comm;
+    const char *m_op;
+    std::uint64_t m_bytes;
+    std::vector<MPI_Request> m_requests;
+    Clock::time_point m_start;
+    std::function<void()> m_completion;
+    std::vector<char> m_staging;
+    bool m_done = false;
+};
+
 } // namespace
+
+std::size_t sizeOf(DataType t)
+{
+    return t == DataType::F32 || t == DataType::I32 ? 4 : 8;
+}
+
+const char *toString(DataType t)
+{
+    switch (t) {
+    case DataType::F32: return "f32";
+    case DataType::F64: return "f64";
+    case DataType::I32: return "i32";
+    case DataType::I64: return "i64";
+    }
+    return "?";
+}
+
+double busBandwidthFactor(const std::string &op, int n)
+{
+    if (n <= 1)
+        return 1.0;
+    if (op == "all_reduce")
+        return 2.0 * (n - 1) / n;
+    if (op == "reduce_scatter" || op == "all_gather" || op == "all_to_all")
+        return static_cast<double>(n - 1) / n;
+    return 1.0; // broadcast, send/recv
+}
 
 void mpiFail(int code, const char *call, const char *file, int line)
 {
@@ -34,60 +166,205 @@ void mpiFail(int code, const char *call, const char *file, int line)
     std::_Exit(proto::kExitMpiError);
 }
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string name) : m_comm(comm), m_name(std::move(name))
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, std::string name, bool owned)
+    : m_comm(comm), m_name(std::move(name)), m_owned(owned)
 {
     MPI_Comm_set_errhandler(m_comm, MPI_ERRORS_RETURN);
     TRELLIS_MPI_CHECK(MPI_Comm_rank(m_comm, &m_rank));
     TRELLIS_MPI_CHECK(MPI_Comm_size(m_comm, &m_size));
 }
 
-MpiCommunicator::~MpiCommunicator() = default;
-
-template <typename T>
-void MpiCommunicator::allReduceImpl(T *data, std::size_t count, ReduceOp op, MPI_Datatype type)
+MpiCommunicator::~MpiCommunicator()
 {
-    const auto start = std::chrono::steady_clock::now();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (m_owned && !finalized)
+        MPI_Comm_free(&m_comm);
+}
+
+void MpiCommunicator::allReduce(const void *send, void *recv, std::size_t count, DataType type, ReduceOp op)
+{
+    const auto start = Clock::now();
+    const std::size_t elem = sizeOf(type);
+    std::size_t done = 0;
+    if (send != recv && count > 0)
+        std::memcpy(recv, send, count * elem);
+    while (done < count) {
+        const int chunk = static_cast<int>(std::min<std::size_t>(count - done, INT_MAX));
+        TRELLIS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, static_cast<char *>(recv) + done * elem, chunk, mpiType(type),
+                                        MPI_SUM, m_comm));
+        done += static_cast<std::size_t>(chunk);
+    }
+    if (op == ReduceOp::Avg)
+        divide(recv, count, type, m_size);
+    const double ms = msSince(start);
+    m_totalMs += ms;
+    record("all_reduce", count * elem, ms);
+}
+
+void MpiCommunicator::reduceScatter(const void *send, void *recv, std::size_t recvCount, DataType type, ReduceOp op)
+{
+    const auto start = Clock::now();
+    const std::size_t elem = sizeOf(type);
+    const int n = checkedCount(recvCount);
+    if (send == recv) {
+        // In place: the full input is in the buffer; rank r's block ends up at offset r.
+        std::vector<char> staging(recvCount * elem);
+        TRELLIS_MPI_CHECK(MPI_Reduce_scatter_block(send, staging.data(), n, mpiType(type), MPI_SUM, m_comm));
+        std::memcpy(static_cast<char *>(recv) + static_cast<std::size_t>(m_rank) * recvCount * elem, staging.data(),
+                    staging.size());
+        if (op == ReduceOp::Avg)
+            divide(static_cast<char *>(recv) + static_cast<std::size_t>(m_rank) * recvCount * elem, recvCount, type, m_size);
+    } else {
+        TRELLIS_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, n, mpiType(type), MPI_SUM, m_comm));
+        if (op == ReduceOp::Avg)
+            divide(recv, recvCount, type, m_size);
+    }
+    const double ms = msSince(start);
+    m_totalMs += ms;
+    record("reduce_scatter", recvCount * elem * static_cast<std::size_t>(m_size), ms);
+}
+
+void MpiCommunicator::allGather(const void *send, void *recv, std::size_t sendCount, DataType type)
+{
+    const auto start = Clock::now();
+    const std::size_t elem = sizeOf(type);
+    const int n = checkedCount(sendCount);
+    // In place when send already sits at this rank's block of recv (NCCL's convention).
+    const bool inPlace = send == static_cast<const char *>(recv) + static_cast<std::size_t>(m_rank) * sendCount * elem;
+    TRELLIS_MPI_CHECK(MPI_Allgather(inPlace ? MPI_IN_PLACE : send, n, mpiType(type), recv, n, mpiType(type), m_comm));
+    const double ms = msSince(start);
+    m_totalMs += ms;
+    record("all_gather", sendCount * elem * static_cast<std::size_t>(m_size), ms);
+}
+
+void MpiCommunicator::broadcast(void *data, std::size_t count, DataType type, int root)
+{
+    const auto start = Clock::now();
+    const std::size_t elem = sizeOf(type);
     std::size_t done = 0;
     while (done < count) {
         const int chunk = static_cast<int>(std::min<std::size_t>(count - done, INT_MAX));
-        TRELLIS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data + done, chunk, type, MPI_SUM, m_comm));
+        TRELLIS_MPI_CHECK(MPI_Bcast(static_cast<char *>(data) + done * elem, chunk, mpiType(type), root, m_comm));
         done += static_cast<std::size_t>(chunk);
     }
-    if (op == ReduceOp::Avg && m_size > 1) {
-        const T scale = T(1) / static_cast<T>(m_size);
-        for (std::size_t i = 0; i < count; ++i)
-            data[i] *= scale;
-    }
-    record("all_reduce", count * sizeof(T), msSince(start));
+    const double ms = msSince(start);
+    m_totalMs += ms;
+    record("broadcast", count * elem, ms);
 }
 
-void MpiCommunicator::allReduce(float *data, std::size_t count, ReduceOp op)
+void MpiCommunicator::allToAll(const void *send, void *recv, std::size_t countPerRank, DataType type)
 {
-    allReduceImpl(data, count, op, MPI_FLOAT);
+    const auto start = Clock::now();
+    const std::size_t elem = sizeOf(type);
+    const int n = checkedCount(countPerRank);
+    if (send == recv)
+        TRELLIS_MPI_CHECK(MPI_Alltoall(MPI_IN_PLACE, n, mpiType(type), recv, n, mpiType(type), m_comm));
+    else
+        TRELLIS_MPI_CHECK(MPI_Alltoall(send, n, mpiType(type), recv, n, mpiType(type), m_comm));
+    const double ms = msSince(start);
+    m_totalMs += ms;
+    record("all_to_all", countPerRank * elem * static_cast<std::size_t>(m_size), ms);
 }
 
-void MpiCommunicator::allReduce(double *data, std::size_t count, ReduceOp op)
+void MpiCommunicator::send(const void *data, std::size_t count, DataType type, int peer, int tag)
 {
-    allReduceImpl(data, count, op, MPI_DOUBLE);
+    const auto start = Clock::now();
+    TRELLIS_MPI_CHECK(MPI_Send(data, checkedCount(count), mpiType(type), peer, tag, m_comm));
+    const double ms = msSince(start);
+    m_totalMs += ms;
+    record("send", count * sizeOf(type), ms);
 }
 
-void MpiCommunicator::broadcast(void *data, std::size_t bytes, int root)
+void MpiCommunicator::recv(void *data, std::size_t count, DataType type, int peer, int tag)
 {
-    const auto start = std::chrono::steady_clock::now();
-    std::size_t done = 0;
-    while (done < bytes) {
-        const int chunk = static_cast<int>(std::min<std::size_t>(bytes - done, INT_MAX));
-        TRELLIS_MPI_CHECK(MPI_Bcast(static_cast<char *>(data) + done, chunk, MPI_BYTE, root, m_comm));
-        done += static_cast<std::size_t>(chunk);
-    }
-    record("broadcast", bytes, msSince(start));
+    const auto start = Clock::now();
+    TRELLIS_MPI_CHECK(MPI_Recv(data, checkedCount(count), mpiType(type), peer, tag, m_comm, MPI_STATUS_IGNORE));
+    const double ms = msSince(start);
+    m_totalMs += ms;
+    record("recv", count * sizeOf(type), ms);
 }
 
 void MpiCommunicator::barrier()
 {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     TRELLIS_MPI_CHECK(MPI_Barrier(m_comm));
-    record("barrier", 0, msSince(start));
+    const double ms = msSince(start);
+    m_totalMs += ms;
+    record("barrier", 0, ms);
+}
+
+std::unique_ptr<CommHandle> MpiCommunicator::allReduceAsync(const void *send, void *recv, std::size_t count,
+                                                            DataType type, ReduceOp op)
+{
+    MPI_Request request;
+    TRELLIS_MPI_CHECK(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, checkedCount(count), mpiType(type),
+                                     MPI_SUM, m_comm, &request));
+    auto handle = std::make_unique<MpiHandle>(*this, "all_reduce", count * sizeOf(type), std::vector<MPI_Request>{request});
+    if (op == ReduceOp::Avg)
+        handle->setCompletion([recv, count, type, n = m_size] { divide(recv, count, type, n); });
+    return handle;
+}
+
+std::unique_ptr<CommHandle> MpiCommunicator::reduceScatterAsync(const void *send, void *recv, std::size_t recvCount,
+                                                                DataType type, ReduceOp op)
+{
+    const std::size_t elem = sizeOf(type);
+    MPI_Request request;
+    std::vector<char> staging;
+    void *target = recv;
+    if (send == recv) {
+        staging.resize(recvCount * elem);
+        target = staging.data();
+    }
+    TRELLIS_MPI_CHECK(MPI_Ireduce_scatter_block(send, target, checkedCount(recvCount), mpiType(type), MPI_SUM, m_comm,
+                                                &request));
+    auto handle = std::make_unique<MpiHandle>(*this, "reduce_scatter", recvCount * elem * static_cast<std::size_t>(m_size),
+                                              std::vector<MPI_Request>{request});
+    char *out = send == recv ? static_cast<char *>(recv) + static_cast<std::size_t>(m_rank) * recvCount * elem
+                             : static_cast<char *>(recv);
+    const char *staged = staging.empty() ? nullptr : staging.data();
+    handle->setCompletion([out, staged, recvCount, elem, type, op, n = m_size] {
+        if (staged)
+            std::memcpy(out, staged, recvCount * elem);
+        if (op == ReduceOp::Avg)
+            divide(out, recvCount, type, n);
+    });
+    handle->keep(std::move(staging)); // the vector's buffer (and `staged`) stays valid
+    return handle;
+}
+
+std::unique_ptr<CommHandle> MpiCommunicator::allGatherAsync(const void *send, void *recv, std::size_t sendCount,
+                                                            DataType type)
+{
+    const std::size_t elem = sizeOf(type);
+    const bool inPlace = send == static_cast<const char *>(recv) + static_cast<std::size_t>(m_rank) * sendCount * elem;
+    MPI_Request request;
+    TRELLIS_MPI_CHECK(MPI_Iallgather(inPlace ? MPI_IN_PLACE : send, checkedCount(sendCount), mpiType(type), recv,
+                                     checkedCount(sendCount), mpiType(type), m_comm, &request));
+    return std::make_unique<MpiHandle>(*this, "all_gather", sendCount * elem * static_cast<std::size_t>(m_size),
+                                       std::vector<MPI_Request>{request});
+}
+
+std::unique_ptr<CommHandle> MpiCommunicator::sendAsync(const void *data, std::size_t count, DataType type, int peer, int tag)
+{
+    MPI_Request request;
+    TRELLIS_MPI_CHECK(MPI_Isend(data, checkedCount(count), mpiType(type), peer, tag, m_comm, &request));
+    return std::make_unique<MpiHandle>(*this, "send", count * sizeOf(type), std::vector<MPI_Request>{request});
+}
+
+std::unique_ptr<CommHandle> MpiCommunicator::recvAsync(void *data, std::size_t count, DataType type, int peer, int tag)
+{
+    MPI_Request request;
+    TRELLIS_MPI_CHECK(MPI_Irecv(data, checkedCount(count), mpiType(type), peer, tag, m_comm, &request));
+    return std::make_unique<MpiHandle>(*this, "recv", count * sizeOf(type), std::vector<MPI_Request>{request});
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key, const std::string &name)
+{
+    MPI_Comm sub;
+    TRELLIS_MPI_CHECK(MPI_Comm_split(m_comm, color, key, &sub));
+    return std::make_unique<MpiCommunicator>(sub, name, true);
 }
 
 void MpiCommunicator::record(const char *op, std::uint64_t bytes, double ms)
@@ -97,7 +374,6 @@ void MpiCommunicator::record(const char *op, std::uint64_t bytes, double ms)
     r.bytes += bytes;
     r.ms += ms;
     r.count += 1;
-    m_totalMs += ms;
 }
 
 std::vector<CollectiveRecord> MpiCommunicator::takeRecords()

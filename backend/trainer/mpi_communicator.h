@@ -1,4 +1,6 @@
-// Communicator over an MPI communicator on host buffers.
+// Communicator over an MPI communicator on host buffers. Blocking calls map to MPI collectives;
+// asynchronous ones to their non-blocking forms (MPI_Iallreduce, ...), progressed by test() and
+// completed by wait(). Counts above INT_MAX are split into chunks for blocking calls.
 #pragma once
 
 #include "trainer/communicator.h"
@@ -11,28 +13,45 @@ namespace trellis::trainer {
 
 class MpiCommunicator final : public Communicator {
 public:
-    MpiCommunicator(MPI_Comm comm, std::string name);
+    // Wraps `comm`; frees it on destruction when `owned`.
+    MpiCommunicator(MPI_Comm comm, std::string name, bool owned = false);
     ~MpiCommunicator() override;
 
     int rank() const override { return m_rank; }
     int size() const override { return m_size; }
     std::string name() const override { return m_name; }
+    MPI_Comm handle() const { return m_comm; }
 
-    void allReduce(float *data, std::size_t count, ReduceOp op) override;
-    void allReduce(double *data, std::size_t count, ReduceOp op) override;
-    void broadcast(void *data, std::size_t bytes, int root) override;
+    void allReduce(const void *send, void *recv, std::size_t count, DataType type, ReduceOp op) override;
+    void reduceScatter(const void *send, void *recv, std::size_t recvCount, DataType type, ReduceOp op) override;
+    void allGather(const void *send, void *recv, std::size_t sendCount, DataType type) override;
+    void broadcast(void *data, std::size_t count, DataType type, int root) override;
+    void allToAll(const void *send, void *recv, std::size_t countPerRank, DataType type) override;
+    void send(const void *data, std::size_t count, DataType type, int peer, int tag) override;
+    void recv(void *data, std::size_t count, DataType type, int peer, int tag) override;
     void barrier() override;
+
+    std::unique_ptr<CommHandle> allReduceAsync(const void *send, void *recv, std::size_t count, DataType type,
+                                               ReduceOp op) override;
+    std::unique_ptr<CommHandle> reduceScatterAsync(const void *send, void *recv, std::size_t recvCount, DataType type,
+                                                   ReduceOp op) override;
+    std::unique_ptr<CommHandle> allGatherAsync(const void *send, void *recv, std::size_t sendCount, DataType type) override;
+    std::unique_ptr<CommHandle> sendAsync(const void *data, std::size_t count, DataType type, int peer, int tag) override;
+    std::unique_ptr<CommHandle> recvAsync(void *data, std::size_t count, DataType type, int peer, int tag) override;
+
+    std::unique_ptr<Communicator> split(int color, int key, const std::string &name) override;
 
     std::vector<CollectiveRecord> takeRecords() override;
     double totalMs() const override { return m_totalMs; }
 
-private:
-    template <typename T>
-    void allReduceImpl(T *data, std::size_t count, ReduceOp op, MPI_Datatype type);
+    // Used by handles to report their completion.
     void record(const char *op, std::uint64_t bytes, double ms);
+    void addWaitMs(double ms) { m_totalMs += ms; }
 
+private:
     MPI_Comm m_comm;
     std::string m_name;
+    bool m_owned;
     int m_rank = 0;
     int m_size = 1;
     double m_totalMs = 0;
