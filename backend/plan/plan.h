@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,8 @@ struct ParallelSpec {
     int virtualStages = 1;
     int microBatchSize = 1;
     int microBatches = 1;
-    double bucketMb = 25;
+    std::optional<double> bucketMb;      // gradient bucket size; absent: 25 MB or the whole model
+    std::optional<double> firstBucketMb; // size of the first bucket reduced; absent: bucket_mb
     Recompute recompute = Recompute::None;
     Precision precision = Precision::Fp32;
     bool operator==(const ParallelSpec &) const = default;
@@ -153,6 +155,10 @@ struct Plan {
     LaunchSpec launch;
     bool operator==(const Plan &) const = default;
 };
+
+// Parameters of the GPT-style decoder trellis-trainer builds for `model` (tied embeddings,
+// biases, learned positions): V·C + S·C + 2C + L·(4C² + 2C·F + 9C + F).
+std::uint64_t parameterCount(const ModelSpec &model);
 
 const char *toString(DeviceKind kind);
 const char *toString(Recompute recompute);

@@ -105,6 +105,17 @@ public:
         }
     }
 
+    void read(const char *key, std::optional<double> &out)
+    {
+        if (!has(key)) {
+            m_seen.insert(key);
+            return;
+        }
+        double value = 0;
+        read(key, value);
+        out = value;
+    }
+
     void read(const char *key, bool &out, bool required = false)
     {
         const json *v = find(key, required);
@@ -286,6 +297,7 @@ void readParallel(ObjectReader r, ParallelSpec &p)
     r.read("micro_batch_size", p.microBatchSize);
     r.read("micro_batches", p.microBatches);
     r.read("bucket_mb", p.bucketMb);
+    r.read("first_bucket_mb", p.firstBucketMb);
     r.readEnum("recompute", p.recompute,
                {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
     r.readEnum("precision", p.precision,
@@ -473,9 +485,12 @@ std::string planToJson(const Plan &p, int indent)
                      {"virtual_stages", q.virtualStages},
                      {"micro_batch_size", q.microBatchSize},
                      {"micro_batches", q.microBatches},
-                     {"bucket_mb", q.bucketMb},
                      {"recompute", toString(q.recompute)},
                      {"precision", toString(q.precision)}};
+    if (q.bucketMb)
+        j["parallel"]["bucket_mb"] = *q.bucketMb;
+    if (q.firstBucketMb)
+        j["parallel"]["first_bucket_mb"] = *q.firstBucketMb;
     const TrainingSpec &t = p.training;
     j["training"] = {{"steps", t.steps},
                      {"lr", t.lr},
@@ -519,6 +534,14 @@ Result<bool> savePlanFile(const Plan &plan, const std::string &path)
         return Result<bool>::failure("", path + ": cannot replace file: " + ec.message());
     }
     return true;
+}
+
+std::uint64_t parameterCount(const ModelSpec &m)
+{
+    const std::uint64_t V = static_cast<std::uint64_t>(m.vocab), C = static_cast<std::uint64_t>(m.hidden),
+                        F = static_cast<std::uint64_t>(m.ffn), S = static_cast<std::uint64_t>(m.seqLen),
+                        L = static_cast<std::uint64_t>(m.layers);
+    return V * C + S * C + 2 * C + L * (4 * C * C + 2 * C * F + 9 * C + F);
 }
 
 const char *toString(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "cpu"; }

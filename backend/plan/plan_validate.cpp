@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <string>
 
 namespace trellis::plan {
@@ -43,6 +44,13 @@ private:
 };
 
 std::string str(long long v) { return std::to_string(v); }
+
+std::string formatMb(double mb)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3g", mb);
+    return text;
+}
 
 void checkModel(const ModelSpec &m, Checker &c)
 {
@@ -99,8 +107,17 @@ void checkParallel(const Plan &plan, Checker &c)
               c.positive("parallel.micro_batches", p.microBatches);
     if (p.zero < 0 || p.zero > 3)
         c.error("parallel.zero", "stage must be 0, 1, 2 or 3, got " + str(p.zero));
-    if (!(p.bucketMb > 0))
-        c.error("parallel.bucket_mb", "must be greater than 0");
+    const double gradientMb = m.layers > 0 && m.hidden > 0 && m.vocab > 0 && m.seqLen > 0 && m.ffn > 0
+                                  ? static_cast<double>(parameterCount(m)) * 4.0 / (1024.0 * 1024.0)
+                                  : 0.0;
+    for (const auto &[field, value] : {std::pair{"parallel.bucket_mb", p.bucketMb}, std::pair{"parallel.first_bucket_mb", p.firstBucketMb}}) {
+        if (!value)
+            continue;
+        if (!(*value > 0))
+            c.error(field, "must be greater than 0");
+        else if (gradientMb > 0 && *value > gradientMb * 1.0001)
+            c.error(field, formatMb(*value) + " MB is larger than the model's fp32 gradients (" + formatMb(gradientMb) + " MB)");
+    }
     if (std::find(std::begin(kKnownSchedules), std::end(kKnownSchedules), p.schedule) == std::end(kKnownSchedules))
         c.error("parallel.schedule", "unknown schedule '" + p.schedule + "' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
     if (!ok)
@@ -229,7 +246,7 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     if (p.pp != 1) unsupported("parallel.pp", "pipeline parallelism (pp > 1)");
     if (p.cp != 1) unsupported("parallel.cp", "context parallelism (cp > 1)");
     if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
-    if (p.zero != 0) unsupported("parallel.zero", "ZeRO stage " + std::to_string(p.zero));
+    if (p.zero > 1) unsupported("parallel.zero", "ZeRO stage " + std::to_string(p.zero));
     if (p.sequenceParallel && p.tp > 1) unsupported("parallel.sequence_parallel", "sequence parallelism");
     if (p.recompute != Recompute::None) unsupported("parallel.recompute", "activation recompute");
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");

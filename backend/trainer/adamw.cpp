@@ -6,12 +6,22 @@
 
 namespace trellis::trainer {
 
-AdamW::AdamW(std::size_t parameterCount, AdamWConfig config)
-    : m_config(config), m_m(parameterCount, 0.0f), m_v(parameterCount, 0.0f), m_decay(parameterCount, true)
+namespace {
+std::size_t totalSize(const std::vector<ParamRange> &ranges)
+{
+    std::size_t n = 0;
+    for (const auto &r : ranges)
+        n += r.end - r.begin;
+    return n;
+}
+} // namespace
+
+AdamW::AdamW(std::vector<ParamRange> owned, AdamWConfig config)
+    : m_config(config), m_owned(std::move(owned)), m_m(totalSize(m_owned), 0.0f), m_v(m_m.size(), 0.0f)
 {
 }
 
-void AdamW::step(std::span<float> parameters, std::span<const float> gradients, double lr)
+void AdamW::step(float *parameters, const float *gradients, double lr)
 {
     ++m_step;
     const double correction1 = 1.0 - std::pow(m_config.beta1, static_cast<double>(m_step));
@@ -22,13 +32,16 @@ void AdamW::step(std::span<float> parameters, std::span<const float> gradients, 
     const float invSqrtCorrection2 = static_cast<float>(1.0 / std::sqrt(correction2));
     const float eps = static_cast<float>(m_config.eps);
     const float decay = static_cast<float>(lr * m_config.weightDecay);
-    for (std::size_t i = 0; i < parameters.size(); ++i) {
-        const float g = gradients[i];
-        m_m[i] = b1 * m_m[i] + (1.0f - b1) * g;
-        m_v[i] = b2 * m_v[i] + (1.0f - b2) * g * g;
-        if (m_decay[i])
-            parameters[i] -= decay * parameters[i];
-        parameters[i] -= stepSize * m_m[i] / (std::sqrt(m_v[i]) * invSqrtCorrection2 + eps);
+    std::size_t k = 0; // index into the compact moment arrays
+    for (const auto &range : m_owned) {
+        for (std::size_t i = range.begin; i < range.end; ++i, ++k) {
+            const float g = gradients[i];
+            m_m[k] = b1 * m_m[k] + (1.0f - b1) * g;
+            m_v[k] = b2 * m_v[k] + (1.0f - b2) * g * g;
+            if (m_decay.empty() || m_decay[i])
+                parameters[i] -= decay * parameters[i];
+            parameters[i] -= stepSize * m_m[k] / (std::sqrt(m_v[k]) * invSqrtCorrection2 + eps);
+        }
     }
 }
 

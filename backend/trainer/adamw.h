@@ -17,19 +17,29 @@ struct AdamWConfig {
     double weightDecay = 0.1;
 };
 
+struct ParamRange {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
+// Keeps moments only for the parameter ranges it owns: all of them without ZeRO, this rank's
+// chunks of every bucket with ZeRO-1 (optimizer state sharded over the DP group).
 class AdamW {
 public:
-    AdamW(std::size_t parameterCount, AdamWConfig config);
+    AdamW(std::vector<ParamRange> owned, AdamWConfig config);
 
-    // decayMask[i] is true for parameters that get weight decay; same length as the parameters.
+    // decayMask[i] is true for parameters that get weight decay; indexed like the full buffer.
     void setDecayMask(std::vector<bool> mask) { m_decay = std::move(mask); }
-    void step(std::span<float> parameters, std::span<const float> gradients, double lr);
+    // Updates the owned ranges of the full parameter buffer from the same ranges of gradients.
+    void step(float *parameters, const float *gradients, double lr);
+    const std::vector<ParamRange> &owned() const { return m_owned; }
 
     std::uint64_t stepCount() const { return m_step; }
     std::size_t stateBytes() const { return (m_m.size() + m_v.size()) * sizeof(float); }
 
 private:
     AdamWConfig m_config;
+    std::vector<ParamRange> m_owned;
     std::vector<float> m_m;
     std::vector<float> m_v;
     std::vector<bool> m_decay;

@@ -56,8 +56,17 @@ GptModel<T>::GptModel(const GptConfig &config) : m_config(config)
     m_lnfw = addTensor("lnf.weight", {C});
     m_lnfb = addTensor("lnf.bias", {C});
     const std::size_t total = m_tensors.back().offset + m_tensors.back().size;
+    m_count = total;
     m_params.assign(total, T(0));
     m_grads.assign(total, T(0));
+}
+
+template <typename T>
+void GptModel<T>::padTo(std::size_t multiple)
+{
+    const std::size_t padded = (m_count + multiple - 1) / multiple * multiple;
+    m_params.resize(padded, T(0));
+    m_grads.resize(padded, T(0));
 }
 
 template <typename T>
@@ -205,6 +214,8 @@ void GptModel<T>::backward(T lossScale)
     const T *xLast = m_layers.empty() ? m_encoded : m_layerActs.back().residual3;
     k::layerNormBackward(m_dResidual.data(), grad(m_lnfw), grad(m_lnfb), m_dLn.data(), xLast, param(m_lnfw), m_lnfMean,
                          m_lnfRstd, BT, C);
+    if (m_ready)
+        m_ready(m_lnfw);
 
     for (int l = m_config.layers - 1; l >= 0; --l) {
         const Layer &L = m_layers[l];
@@ -230,8 +241,12 @@ void GptModel<T>::backward(T lossScale)
         std::fill_n(m_dLn.begin(), btc, T(0));
         k::linearBackward(m_dLn.data(), grad(L.qkvw), grad(L.qkvb), m_dQkv.data(), a.ln1, param(L.qkvw), BT, C, 3 * C);
         k::layerNormBackward(dx, grad(L.ln1w), grad(L.ln1b), m_dLn.data(), x, param(L.ln1w), a.ln1Mean, a.ln1Rstd, BT, C);
+        if (m_ready)
+            m_ready(L.ln1w); // this layer's tensors start at ln1.weight
     }
     k::encoderBackward(grad(m_wte), grad(m_wpe), m_dResidual.data(), m_tokens.data(), B, Tn, C);
+    if (m_ready)
+        m_ready(0);
 }
 
 template class GptModel<float>;

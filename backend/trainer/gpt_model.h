@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,12 +35,19 @@ public:
     explicit GptModel(const GptConfig &config);
 
     const GptConfig &config() const { return m_config; }
-    std::size_t parameterCount() const { return m_params.size(); }
+    std::size_t parameterCount() const { return m_count; }
     const std::vector<ParamTensor> &tensors() const { return m_tensors; }
-    std::span<T> parameters() { return m_params; }
-    std::span<const T> parameters() const { return m_params; }
-    std::span<T> gradients() { return m_grads; }
-    std::span<const T> gradients() const { return m_grads; }
+    std::span<T> parameters() { return {m_params.data(), m_count}; }
+    std::span<const T> parameters() const { return {m_params.data(), m_count}; }
+    std::span<T> gradients() { return {m_grads.data(), m_count}; }
+    std::span<const T> gradients() const { return {m_grads.data(), m_count}; }
+
+    // Extends both flat buffers with zeros to a multiple of `multiple` (e.g. the DP degree), so
+    // reduce-scatter buckets split evenly. The padding is never read by the model.
+    void padTo(std::size_t multiple);
+    std::size_t paddedCount() const { return m_params.size(); }
+    T *paddedParameters() { return m_params.data(); }
+    T *paddedGradients() { return m_grads.data(); }
 
     // GPT-2 initialisation: weights N(0, 0.02), residual projections N(0, 0.02/sqrt(2·layers)),
     // biases 0, LayerNorm gain 1. Deterministic for a seed, in tensor order.
@@ -50,6 +58,12 @@ public:
     // Adds d(lossScale · mean loss)/dθ of the last forward to gradients().
     void backward(T lossScale = T(1));
     void zeroGradients();
+
+    // Called during backward each time the gradients from `offset` to the end of the flat buffer
+    // are final (after the head/final norm, after each layer, after the embeddings: offsets only
+    // decrease). Data parallelism starts reducing those buckets while backward goes on.
+    using GradientsReady = std::function<void(std::size_t offset)>;
+    void setGradientsReadyHook(GradientsReady hook) { m_ready = std::move(hook); }
 
     std::size_t activationBytes() const { return m_acts.size() * sizeof(T); }
     const T *logits() const { return m_logits; }
@@ -72,6 +86,7 @@ private:
     std::vector<ParamTensor> m_tensors;
     std::vector<T> m_params;
     std::vector<T> m_grads;
+    std::size_t m_count = 0;
     std::size_t m_wte = 0, m_wpe = 0, m_lnfw = 0, m_lnfb = 0;
     std::vector<Layer> m_layers;
 
@@ -82,6 +97,8 @@ private:
       *m_probs = nullptr, *m_losses = nullptr;
     std::vector<std::int32_t> m_tokens, m_targets;
     int m_batch = 0, m_seqLen = 0, m_capacityBT = 0, m_capacityT = 0;
+
+    GradientsReady m_ready;
 
     // Backward scratch.
     std::vector<T> m_dResidual, m_dLn, m_dQkv, m_dAtty, m_dFch, m_dFchGelu, m_dLogits, m_dAttScratch;

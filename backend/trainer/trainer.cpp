@@ -7,6 +7,7 @@
 #include "trainer/adamw.h"
 #include "trainer/data_loader.h"
 #include "trainer/gpt_model.h"
+#include "trainer/gradient_reducer.h"
 #include "trainer/telemetry_publisher.h"
 
 #include <cblas.h>
@@ -157,7 +158,31 @@ int Trainer::run()
         data = std::move(loaded).value();
     }
 
-    AdamW optimizer(model.parameterCount(), {ts.beta1, ts.beta2, ts.eps, ts.weightDecay});
+    // Data parallelism: buckets cut from the end of the padded flat buffer, reduced while backward
+    // runs. ZeRO-1 reduce-scatters instead and each rank updates only its chunk of every bucket.
+    const int dp = m_world.size();
+    const bool zero1 = ps.zero >= 1;
+    model.padTo(static_cast<std::size_t>(dp));
+    const std::size_t padded = model.paddedCount();
+    const double bucketMb = ps.bucketMb.value_or(25.0);
+    const auto toElements = [](double mb) { return static_cast<std::size_t>(mb * 1024.0 * 1024.0 / sizeof(float)); };
+    GradientReducer reducer(m_world, model.paddedGradients(),
+                            makeBuckets(padded, toElements(bucketMb), toElements(ps.firstBucketMb.value_or(bucketMb)),
+                                        static_cast<std::size_t>(dp)),
+                            zero1 ? GradientReducer::Mode::ReduceScatter : GradientReducer::Mode::AllReduce,
+                            m_options.overlap);
+    std::vector<ParamRange> owned;
+    if (zero1) {
+        for (std::size_t i = 0; i < reducer.buckets().size(); ++i) {
+            const Bucket chunk = reducer.ownedChunk(i);
+            const std::size_t end = std::min(chunk.end, model.parameterCount()); // skip the padding
+            if (chunk.begin < end)
+                owned.push_back({chunk.begin, end});
+        }
+    } else {
+        owned.push_back({0, model.parameterCount()});
+    }
+    AdamW optimizer(owned, {ts.beta1, ts.beta2, ts.eps, ts.weightDecay});
     {
         std::vector<bool> mask(model.parameterCount(), false);
         for (const auto &t : model.tensors())
@@ -165,6 +190,11 @@ int Trainer::run()
                 std::fill(mask.begin() + static_cast<long>(t.offset), mask.begin() + static_cast<long>(t.offset + t.size), true);
         optimizer.setDecayMask(std::move(mask));
     }
+    // In-place reduce-scatter stages one chunk per bucket in flight.
+    std::uint64_t commBufferBytes = 0;
+    if (zero1)
+        for (const auto &b : reducer.buckets())
+            commBufferBytes += b.size() / static_cast<std::size_t>(dp) * sizeof(float);
     const LrSchedule schedule{ts.lr, ts.minLr, ts.warmupSteps, ts.steps};
     const std::uint64_t tokensPerStep =
         static_cast<std::uint64_t>(ps.microBatchSize) * ps.microBatches * static_cast<std::uint64_t>(ms.seqLen);
@@ -191,7 +221,9 @@ int Trainer::run()
         }
 
         const auto t0 = Clock::now();
+        const double commBefore = m_world.totalMs();
         model.zeroGradients();
+        reducer.beginStep();
         double localLoss = 0;
         for (int micro = 0; micro < ps.microBatches; ++micro) {
             const Batch b = data->batch(static_cast<std::uint64_t>(step), coords.dp, ps.dp, micro, ps.microBatches,
@@ -199,32 +231,56 @@ int Trainer::run()
             telemetry.setProgress(stepNumber, "forward");
             const float loss = model.forward(b.tokens.data(), b.targets.data(), b.batch, b.seqLen);
             telemetry.setProgress(stepNumber, "backward");
+            // Only the last micro-batch completes the gradients: reduce once, after accumulation.
+            if (micro == ps.microBatches - 1)
+                model.setGradientsReadyHook([&reducer](std::size_t offset) { reducer.onGradientsReady(offset); });
             model.backward(1.0f / static_cast<float>(ps.microBatches));
+            model.setGradientsReadyHook(nullptr);
             localLoss += loss / ps.microBatches;
         }
         if (slow)
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
         if (inject.kind == FaultKind::Nan && inject.rank == rank && static_cast<int>(stepNumber) >= inject.step)
             localLoss = std::nan("");
-        const auto t1 = Clock::now();
-
         telemetry.setProgress(stepNumber, "comm");
-        const double commBefore = m_world.totalMs();
-        auto grads = model.gradients();
-        m_world.allReduce(grads.data(), grads.size(), ReduceOp::Avg);
+        reducer.finish();
         double globalLoss = localLoss;
         m_world.allReduce(&globalLoss, 1, ReduceOp::Avg);
-        const double commMs = m_world.totalMs() - commBefore;
-        const auto t2 = Clock::now();
 
         if (!std::isfinite(globalLoss))
             return fail(proto::kExitNonFinite, "loss is " + std::to_string(globalLoss) + " at step " +
                                                    std::to_string(stepNumber), stepNumber);
         telemetry.setProgress(stepNumber, "optimizer");
-        const double gradNorm = clipGradientNorm(model.gradients(), ts.gradClip);
+        // Global gradient norm over what this rank owns, summed over the DP group when sharded.
+        float *grads = model.paddedGradients();
+        double sumSquares = 0;
+        for (const auto &r : owned)
+            for (std::size_t i = r.begin; i < r.end; ++i)
+                sumSquares += static_cast<double>(grads[i]) * grads[i];
+        if (zero1)
+            m_world.allReduce(&sumSquares, 1, ReduceOp::Sum);
+        const double gradNorm = std::sqrt(sumSquares);
+        if (ts.gradClip > 0 && gradNorm > ts.gradClip) {
+            const float scale = static_cast<float>(ts.gradClip / (gradNorm + 1e-6));
+            for (const auto &r : owned)
+                for (std::size_t i = r.begin; i < r.end; ++i)
+                    grads[i] *= scale;
+        }
         const double lr = schedule.at(step);
-        optimizer.step(model.parameters(), model.gradients(), lr);
+        optimizer.step(model.paddedParameters(), grads, lr);
+        if (zero1) {
+            telemetry.setProgress(stepNumber, "comm");
+            float *params = model.paddedParameters();
+            for (std::size_t i = 0; i < reducer.buckets().size(); ++i) {
+                const Bucket &b = reducer.buckets()[i];
+                const Bucket chunk = reducer.ownedChunk(i);
+                m_world.allGather(params + chunk.begin, params + b.begin, chunk.size(), DataType::F32);
+            }
+        }
         const auto t3 = Clock::now();
+        const double blockingCommMs = m_world.totalMs() - commBefore - reducer.exposedMs();
+        const double commMs = reducer.commMs() + blockingCommMs;
+        const double exposedMs = reducer.exposedMs() + blockingCommMs;
 
         const double stepMs = msBetween(t0, t3);
         proto::Envelope e;
@@ -232,10 +288,9 @@ int Trainer::run()
         r->set_step(stepNumber);
         r->set_total_steps(static_cast<std::uint64_t>(ts.steps));
         r->set_step_ms(stepMs);
-        r->set_compute_ms(msBetween(t0, t1) + msBetween(t2, t3));
+        r->set_compute_ms(std::max(0.0, stepMs - exposedMs));
         r->set_comm_ms(commMs);
-        r->set_comm_exposed_ms(commMs); // blocking all-reduce after backward: nothing is hidden yet
-        r->set_idle_ms(std::max(0.0, msBetween(t1, t2) - commMs));
+        r->set_comm_exposed_ms(exposedMs);
         r->set_tokens(tokensPerStep);
         r->set_tokens_per_s(static_cast<double>(tokensPerStep) / (stepMs / 1000.0));
         r->set_loss(globalLoss);
@@ -246,6 +301,7 @@ int Trainer::run()
         mem->set_gradients(model.parameterCount() * sizeof(float));
         mem->set_optimizer(optimizer.stateBytes());
         mem->set_activations(model.activationBytes());
+        mem->set_comm_buffers(commBufferBytes);
         mem->set_peak_rss(peakRssBytes());
         for (const auto &rec : m_world.takeRecords()) {
             proto::Envelope ce;
@@ -258,7 +314,7 @@ int Trainer::run()
             c->set_count(rec.count);
             const double n = m_world.size();
             const double algGBps = rec.ms > 0 ? rec.bytes / (rec.ms * 1e6) : 0.0;
-            c->set_bus_gbps(rec.op == "all_reduce" ? algGBps * 2.0 * (n - 1) / n : algGBps);
+            c->set_bus_gbps(algGBps * busBandwidthFactor(rec.op, static_cast<int>(n)));
             telemetry.publish(std::move(ce));
         }
         telemetry.publish(std::move(e));
@@ -269,16 +325,25 @@ int Trainer::run()
         std::fflush(stdout);
     }
 
-    if (chief && !m_options.dumpParamsPath.empty()) {
-        const std::string temp = m_options.dumpParamsPath + ".tmp";
+    // Rank 0 writes PATH, rank r > 0 writes PATH.rank<r>: tests compare ranks and configurations.
+    auto dump = [&](const std::string &path, const float *values) -> bool {
+        if (path.empty())
+            return true;
+        const std::string target = rank == 0 ? path : path + ".rank" + std::to_string(rank);
+        const std::string temp = target + ".tmp";
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        const auto params = model.parameters();
-        out.write(reinterpret_cast<const char *>(params.data()), static_cast<std::streamsize>(params.size_bytes()));
+        out.write(reinterpret_cast<const char *>(values), static_cast<std::streamsize>(model.parameterCount() * sizeof(float)));
         out.close();
         std::error_code ec;
-        if (!out || (std::filesystem::rename(temp, m_options.dumpParamsPath, ec), ec))
-            return fail(proto::kExitIoError, m_options.dumpParamsPath + ": cannot be written", ts.steps);
-    }
+        if (!out)
+            return false;
+        std::filesystem::rename(temp, target, ec);
+        return !ec;
+    };
+    if (!dump(m_options.dumpParamsPath, model.paddedParameters()))
+        return fail(proto::kExitIoError, m_options.dumpParamsPath + ": cannot be written", ts.steps);
+    if (!dump(m_options.dumpGradsPath, model.paddedGradients()))
+        return fail(proto::kExitIoError, m_options.dumpGradsPath + ": cannot be written", ts.steps);
     telemetry.setProgress(static_cast<std::uint64_t>(ts.steps), "done");
     telemetry.close(proto::kExitOk, "completed", static_cast<std::uint64_t>(ts.steps));
     return proto::kExitOk;

@@ -27,7 +27,9 @@ struct TrainerOptions {
     std::string runId;
     std::string endpoint;      // overrides plan.telemetry.endpoint when not empty
     FaultInjection inject;
-    std::string dumpParamsPath; // rank 0 writes the final parameters (raw float32) here
+    std::string dumpParamsPath; // final parameters (raw float32): rank 0 to PATH, rank r to PATH.rank<r>
+    std::string dumpGradsPath;  // last step's reduced gradients, same naming
+    bool overlap = true;        // start bucket reductions during backward (off: all after backward)
     bool quiet = false;         // no per-step lines on stdout
 };
 

@@ -1,6 +1,8 @@
 // trellis-trainer: one process per rank under mpirun/srun.
 //   trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://host:port]
-//                   [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--quiet]
+//                   [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
+//                   [--no-overlap] [--quiet]
+//   trellis-trainer --bench-collectives [--max-bytes N]
 // Exit codes: protocol/exit_codes.h.
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
@@ -23,7 +25,8 @@ void usage(std::FILE *to)
 {
     std::fprintf(to,
                  "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT]\n"
-                 "                       [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--quiet]\n"
+                 "                       [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
+                 "                       [--no-overlap] [--quiet]\n"
                  "Runs one rank of the training described by PLAN; start it under mpirun -np N.\n");
 }
 
@@ -59,6 +62,8 @@ int main(int argc, char **argv)
         else if (arg == "--run-id") options.runId = value("--run-id");
         else if (arg == "--endpoint") options.endpoint = value("--endpoint");
         else if (arg == "--dump-params") options.dumpParamsPath = value("--dump-params");
+        else if (arg == "--dump-grads") options.dumpGradsPath = value("--dump-grads");
+        else if (arg == "--no-overlap") options.overlap = false;
         else if (arg == "--quiet") options.quiet = true;
         else if (arg == "--inject") {
             std::string error;

@@ -107,6 +107,10 @@ private slots:
         row("unknown schedule", R"({"parallel": {"schedule": "magic"}})",
             "parallel.schedule: unknown schedule 'magic' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
         row("bucket zero", R"({"parallel": {"bucket_mb": 0}})", "parallel.bucket_mb: must be greater than 0");
+        row("bucket too big", R"({"parallel": {"bucket_mb": 30}})",
+            "parallel.bucket_mb: 30 MB is larger than the model's fp32 gradients (0.452 MB)");
+        row("first bucket negative", R"({"parallel": {"first_bucket_mb": -1}})",
+            "parallel.first_bucket_mb: must be greater than 0");
         row("warmup exceeds", R"({"training": {"warmup_steps": 50}})",
             "training.warmup_steps: 50 exceeds training.steps (10)");
         row("lr zero", R"({"training": {"lr": 0}})", "training.lr: must be greater than 0");
@@ -163,7 +167,7 @@ private slots:
     {
         json j = basePlan();
         j["model"] = {{"preset", "gpt2-124m"}};
-        j["parallel"] = {{"dp", 2}, {"tp", 2}, {"zero", 1}, {"precision", "bf16"}, {"recompute", "full"}};
+        j["parallel"] = {{"dp", 2}, {"tp", 2}, {"zero", 1}, {"precision", "bf16"}, {"recompute", "full"}, {"bucket_mb", 4.5}};
         auto first = parsePlan(j.dump());
         QVERIFY2(first.ok(), first.errorText().c_str());
         auto second = parsePlan(planToJson(first.value()));
@@ -171,6 +175,7 @@ private slots:
         QVERIFY(first.value() == second.value());
         QCOMPARE(second.value().model.hidden, 768);
         QCOMPARE(second.value().model.preset, std::string("gpt2-124m"));
+        QCOMPARE(parameterCount(second.value().model), 124439808ull); // GPT-2 small as released (tied, 1024 positions)
 
         QTemporaryDir dir;
         const std::string path = dir.filePath(QStringLiteral("p.json")).toStdString();

@@ -1,0 +1,113 @@
+// See gradient_reducer.h.
+#include "trainer/gradient_reducer.h"
+
+#include <stdexcept>
+
+namespace trellis::trainer {
+namespace {
+
+std::size_t roundUp(std::size_t x, std::size_t m) { return (x + m - 1) / m * m; }
+
+double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+{
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+} // namespace
+
+std::vector<Bucket> makeBuckets(std::size_t total, std::size_t bucketElements, std::size_t firstElements,
+                                std::size_t multiple)
+{
+    if (multiple == 0 || total % multiple != 0)
+        throw std::invalid_argument("makeBuckets: total must be a multiple of the rank count");
+    bucketElements = roundUp(std::max<std::size_t>(1, bucketElements), multiple);
+    firstElements = roundUp(std::max<std::size_t>(1, firstElements), multiple);
+    std::vector<Bucket> buckets;
+    std::size_t end = total;
+    bool first = true;
+    while (end > 0) {
+        const std::size_t size = std::min(end, first ? firstElements : bucketElements);
+        buckets.push_back({end - size, end});
+        end -= size;
+        first = false;
+    }
+    return buckets;
+}
+
+GradientReducer::GradientReducer(Communicator &dp, float *gradients, std::vector<Bucket> buckets, Mode mode, bool overlap)
+    : m_dp(dp), m_gradients(gradients), m_buckets(std::move(buckets)), m_mode(mode), m_overlap(overlap),
+      m_inFlight(m_buckets.size())
+{
+}
+
+void GradientReducer::beginStep()
+{
+    for (auto &f : m_inFlight)
+        f = {};
+    m_next = 0;
+    m_startedEarly = 0;
+    m_commMs = 0;
+    m_exposedMs = 0;
+}
+
+Bucket GradientReducer::ownedChunk(std::size_t i) const
+{
+    const Bucket &b = m_buckets[i];
+    const std::size_t chunk = b.size() / static_cast<std::size_t>(m_dp.size());
+    const std::size_t start = b.begin + chunk * static_cast<std::size_t>(m_dp.rank());
+    return {start, start + chunk};
+}
+
+void GradientReducer::launch(std::size_t i)
+{
+    const Bucket &b = m_buckets[i];
+    float *data = m_gradients + b.begin;
+    auto &f = m_inFlight[i];
+    f.start = Clock::now();
+    if (m_mode == Mode::AllReduce)
+        f.handle = m_dp.allReduceAsync(data, data, b.size(), DataType::F32, ReduceOp::Avg);
+    else
+        f.handle = m_dp.reduceScatterAsync(data, data, b.size() / static_cast<std::size_t>(m_dp.size()), DataType::F32,
+                                           ReduceOp::Avg);
+}
+
+void GradientReducer::poll()
+{
+    // MPI makes progress on non-blocking collectives mostly inside MPI calls: testing here, between
+    // layers of backward, is what lets the reductions advance while we compute.
+    for (std::size_t i = 0; i < m_next; ++i) {
+        auto &f = m_inFlight[i];
+        if (!f.done && f.handle->test()) {
+            f.done = true;
+            m_commMs += msBetween(f.start, Clock::now());
+        }
+    }
+}
+
+void GradientReducer::onGradientsReady(std::size_t offset)
+{
+    if (!m_overlap)
+        return;
+    while (m_next < m_buckets.size() && m_buckets[m_next].begin >= offset) {
+        launch(m_next++);
+        ++m_startedEarly;
+    }
+    poll();
+}
+
+void GradientReducer::finish()
+{
+    const auto start = Clock::now();
+    while (m_next < m_buckets.size())
+        launch(m_next++);
+    for (auto &f : m_inFlight) {
+        if (!f.done) {
+            f.handle->wait();
+            f.done = true;
+            m_commMs += msBetween(f.start, Clock::now());
+        }
+    }
+    m_exposedMs = msBetween(start, Clock::now());
+}
+
+} // namespace trellis::trainer
