@@ -81,6 +81,7 @@ struct ParallelSpec {
     int microBatches = 1;
     std::optional<double> bucketMb;      // gradient bucket size; absent: 25 MB or the whole model
     std::optional<double> firstBucketMb; // size of the first bucket reduced; absent: bucket_mb
+    bool overlapGradReduce = true;       // reduce buckets during backward (false: all after it)
     Recompute recompute = Recompute::None;
     Precision precision = Precision::Fp32;
     bool operator==(const ParallelSpec &) const = default;

@@ -298,6 +298,7 @@ void readParallel(ObjectReader r, ParallelSpec &p)
     r.read("micro_batches", p.microBatches);
     r.read("bucket_mb", p.bucketMb);
     r.read("first_bucket_mb", p.firstBucketMb);
+    r.read("overlap_grad_reduce", p.overlapGradReduce);
     r.readEnum("recompute", p.recompute,
                {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
     r.readEnum("precision", p.precision,
@@ -485,6 +486,7 @@ std::string planToJson(const Plan &p, int indent)
                      {"virtual_stages", q.virtualStages},
                      {"micro_batch_size", q.microBatchSize},
                      {"micro_batches", q.microBatches},
+                     {"overlap_grad_reduce", q.overlapGradReduce},
                      {"recompute", toString(q.recompute)},
                      {"precision", toString(q.precision)}};
     if (q.bucketMb)

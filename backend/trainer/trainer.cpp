@@ -170,7 +170,7 @@ int Trainer::run()
                             makeBuckets(padded, toElements(bucketMb), toElements(ps.firstBucketMb.value_or(bucketMb)),
                                         static_cast<std::size_t>(dp)),
                             zero1 ? GradientReducer::Mode::ReduceScatter : GradientReducer::Mode::AllReduce,
-                            m_options.overlap);
+                            m_options.overlap && ps.overlapGradReduce);
     std::vector<ParamRange> owned;
     if (zero1) {
         for (std::size_t i = 0; i < reducer.buckets().size(); ++i) {

@@ -7,6 +7,7 @@
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
 #include "protocol/exit_codes.h"
+#include "trainer/collective_bench.h"
 #include "trainer/mpi_communicator.h"
 #include "trainer/trainer.h"
 
@@ -49,6 +50,8 @@ int main(int argc, char **argv)
 {
     std::string planPath;
     trainer::TrainerOptions options;
+    bool benchCollectives = false;
+    trainer::CollectiveBenchOptions benchOptions;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto value = [&](const char *name) -> std::string {
@@ -64,6 +67,16 @@ int main(int argc, char **argv)
         else if (arg == "--dump-params") options.dumpParamsPath = value("--dump-params");
         else if (arg == "--dump-grads") options.dumpGradsPath = value("--dump-grads");
         else if (arg == "--no-overlap") options.overlap = false;
+        else if (arg == "--bench-collectives") benchCollectives = true;
+        else if (arg == "--max-bytes") {
+            const std::string v = value("--max-bytes");
+            try {
+                benchOptions.maxBytes = std::stoull(v);
+            } catch (const std::exception &) {
+                std::fprintf(stderr, "trellis-trainer: --max-bytes expects a byte count, got '%s'\n", v.c_str());
+                return proto::kExitUsage;
+            }
+        }
         else if (arg == "--quiet") options.quiet = true;
         else if (arg == "--inject") {
             std::string error;
@@ -83,13 +96,20 @@ int main(int argc, char **argv)
             return proto::kExitUsage;
         }
     }
-    if (planPath.empty()) {
+    if (planPath.empty() && !benchCollectives) {
         usage(stderr);
         return proto::kExitUsage;
     }
 
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    if (benchCollectives) {
+        {
+            trainer::MpiCommunicator world(MPI_COMM_WORLD, "world");
+            trainer::runCollectiveBench(world, benchOptions, stdout);
+        }
+        return finish(proto::kExitOk);
+    }
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

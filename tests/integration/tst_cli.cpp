@@ -166,6 +166,56 @@ private slots:
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
     }
 
+    void memoryByCategory_data()
+    {
+        QTest::addColumn<int>("zero");
+        QTest::newRow("zero 0") << 0;
+        QTest::newRow("zero 1") << 1;
+    }
+    void memoryByCategory()
+    {
+        // The dp4_short model: V 256, C 64, F 256, S 64, 2 layers -> 120576 parameters.
+        QFETCH(int, zero);
+        const qint64 params = 120576;
+        QFile in(kPlan);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QString text = QString::fromUtf8(in.readAll());
+        text.replace(QStringLiteral("\"micro_batches\": 1}"), QStringLiteral("\"micro_batches\": 1, \"zero\": %1, \"bucket_mb\": 0.05}").arg(zero));
+        text.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
+        text.replace(QStringLiteral("\"steps\": 12"), QStringLiteral("\"steps\": 3"));
+        const QString plan = m_dir.filePath(QStringLiteral("zero%1.json").arg(zero));
+        QFile out(plan);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(text.toUtf8());
+        out.close();
+        const QString database = m_dir.filePath(QStringLiteral("zero%1.sqlite").arg(zero));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        qint64 optimizerSum = 0;
+        for (const auto &s : data->steps) {
+            if (s.step != 3)
+                continue;
+            QCOMPARE(s.memParameters, params * 4);
+            QCOMPARE(s.memGradients, params * 4);
+            QVERIFY(s.memActivations > 0);
+            QVERIFY(s.peakRss > 0);
+            optimizerSum += s.memOptimizer;
+            if (zero == 0) {
+                QCOMPARE(s.memOptimizer, params * 8); // Adam moments m and v, fp32
+                QCOMPARE(s.memComm, qint64(0));
+            } else {
+                // Each rank keeps the moments of its chunk of every bucket: about a quarter.
+                QVERIFY2(std::abs(double(s.memOptimizer) - params * 8 / 4.0) <= 8.0 * 4 * 64,
+                         qPrintable(QStringLiteral("rank %1 holds %2 bytes").arg(s.rank).arg(s.memOptimizer)));
+                QVERIFY(s.memComm > 0);
+            }
+        }
+        QCOMPARE(optimizerSum, zero == 0 ? params * 8 * 4 : params * 8); // sharded: the ranks together hold one copy
+    }
+
     void validateGoodPlan()
     {
         const Result r = cli({QStringLiteral("validate"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json")});

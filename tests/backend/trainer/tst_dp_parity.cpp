@@ -15,13 +15,13 @@ namespace {
 const QString kTrainer = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer");
 const QString kCorpus = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt");
 
-QString planJson(int dp, int microBatchSize, int microBatches, int steps)
+QString planJson(int dp, int microBatchSize, int microBatches, int steps, const QString &extraParallel)
 {
     return QStringLiteral(R"({
       "schema": "trellis.plan/1", "name": "parity",
       "model": {"layers": 2, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
       "cluster": {"nodes": [{"host": "localhost", "slots": %1}]},
-      "parallel": {"dp": %1, "micro_batch_size": %2, "micro_batches": %3},
+      "parallel": {"dp": %1, "micro_batch_size": %2, "micro_batches": %3 %6},
       "training": {"steps": %4, "lr": 0.003, "min_lr": 0.0003, "warmup_steps": 1, "seed": 11,
                    "data": {"source": "text", "path": "%5"}}
     })")
@@ -29,38 +29,46 @@ QString planJson(int dp, int microBatchSize, int microBatches, int steps)
         .arg(microBatchSize)
         .arg(microBatches)
         .arg(steps)
-        .arg(kCorpus);
+        .arg(kCorpus)
+        .arg(extraParallel);
 }
 
 // Runs the trainer under mpirun and returns the final parameters rank 0 dumped.
-std::vector<float> train(const QTemporaryDir &dir, const QString &name, int dp, int mbs, int micro, int steps)
+std::vector<float> readFloats(const QString &path)
+{
+    QFile d(path);
+    if (!d.open(QIODevice::ReadOnly))
+        return {};
+    const QByteArray bytes = d.readAll();
+    std::vector<float> values(static_cast<size_t>(bytes.size()) / sizeof(float));
+    std::memcpy(values.data(), bytes.constData(), values.size() * sizeof(float));
+    return values;
+}
+
+std::vector<float> train(const QTemporaryDir &dir, const QString &name, int dp, int mbs, int micro, int steps,
+                         const QString &extraParallel = {}, const QStringList &extraArgs = {})
 {
     const QString plan = dir.filePath(name + QStringLiteral(".json"));
     const QString dump = dir.filePath(name + QStringLiteral(".bin"));
     QFile f(plan);
     if (!f.open(QIODevice::WriteOnly))
         return {};
-    f.write(planJson(dp, mbs, micro, steps).toUtf8());
+    f.write(planJson(dp, mbs, micro, steps, extraParallel).toUtf8());
     f.close();
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(QStringLiteral("mpirun"), {QStringLiteral("-np"), QString::number(dp), QStringLiteral("--oversubscribe"),
+    p.start(QStringLiteral("mpirun"), QStringList{QStringLiteral("-np"), QString::number(dp), QStringLiteral("--oversubscribe"),
                                        QStringLiteral("--allow-run-as-root"), QStringLiteral("--mca"),
                                        QStringLiteral("btl_vader_single_copy_mechanism"), QStringLiteral("none"),
                                        QStringLiteral("-x"), QStringLiteral("OPENBLAS_NUM_THREADS=1"), kTrainer,
                                        QStringLiteral("--plan"), plan, QStringLiteral("--dump-params"), dump,
-                                       QStringLiteral("--quiet")});
+                                       QStringLiteral("--dump-grads"), dir.filePath(name + QStringLiteral(".grads")),
+                                       QStringLiteral("--quiet")} + extraArgs);
     if (!p.waitForFinished(240000) || p.exitCode() != 0) {
         qWarning("mpirun failed (%d): %s", p.exitCode(), p.readAll().constData());
         return {};
     }
-    QFile d(dump);
-    if (!d.open(QIODevice::ReadOnly))
-        return {};
-    const QByteArray bytes = d.readAll();
-    std::vector<float> params(static_cast<size_t>(bytes.size()) / sizeof(float));
-    std::memcpy(params.data(), bytes.constData(), params.size() * sizeof(float));
-    return params;
+    return readFloats(dump);
 }
 
 // ||a − b|| / ||b|| over the whole parameter vector.
@@ -107,10 +115,22 @@ private slots:
         QTest::addColumn<int>("dp");
         QTest::addColumn<int>("mbs");
         QTest::addColumn<int>("micro");
-        QTest::newRow("dp2") << 2 << 4 << 1;
-        QTest::newRow("dp4") << 4 << 2 << 1;
-        QTest::newRow("dp1 accumulate 4") << 1 << 2 << 4;
-        QTest::newRow("dp2 accumulate 2") << 2 << 2 << 2;
+        QTest::addColumn<QString>("parallel");
+        QTest::addColumn<QStringList>("args");
+        // The model has 27 k parameters (0.1 MB of fp32 gradients).
+        QTest::newRow("dp2") << 2 << 4 << 1 << QString() << QStringList();
+        QTest::newRow("dp4") << 4 << 2 << 1 << QString() << QStringList();
+        QTest::newRow("dp1 accumulate 4") << 1 << 2 << 4 << QString() << QStringList();
+        QTest::newRow("dp2 accumulate 2") << 2 << 2 << 2 << QString() << QStringList();
+        QTest::newRow("dp4 one bucket") << 4 << 2 << 1 << QStringLiteral(", \"bucket_mb\": 0.1") << QStringList();
+        QTest::newRow("dp4 many buckets") << 4 << 2 << 1 << QStringLiteral(", \"bucket_mb\": 0.004") << QStringList();
+        QTest::newRow("dp4 tiny first bucket")
+            << 4 << 2 << 1 << QStringLiteral(", \"bucket_mb\": 0.03, \"first_bucket_mb\": 0.0001") << QStringList();
+        QTest::newRow("dp4 no overlap") << 4 << 2 << 1 << QStringLiteral(", \"bucket_mb\": 0.004")
+                                        << QStringList{QStringLiteral("--no-overlap")};
+        QTest::newRow("dp2 zero1") << 2 << 4 << 1 << QStringLiteral(", \"zero\": 1, \"bucket_mb\": 0.01") << QStringList();
+        QTest::newRow("dp4 zero1") << 4 << 2 << 1 << QStringLiteral(", \"zero\": 1, \"bucket_mb\": 0.01") << QStringList();
+        QTest::newRow("dp4 zero1 accumulate 2") << 4 << 1 << 2 << QStringLiteral(", \"zero\": 1") << QStringList();
     }
 
     void matchesSingleRank()
@@ -118,7 +138,10 @@ private slots:
         QFETCH(int, dp);
         QFETCH(int, mbs);
         QFETCH(int, micro);
-        const auto params = train(m_dir, QStringLiteral("dp%1-%2x%3").arg(dp).arg(mbs).arg(micro), dp, mbs, micro, 5);
+        QFETCH(QString, parallel);
+        QFETCH(QStringList, args);
+        const QString name = QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('-'));
+        const auto params = train(m_dir, name, dp, mbs, micro, 5, parallel, args);
         QCOMPARE(params.size(), m_reference.size());
         // The runs differ only by fp32 rounding: GEMMs over 2, 4 or 8 sequences sum in different
         // orders, and the all-reduce adds partial sums. Adam's first steps normalise each
@@ -129,6 +152,19 @@ private slots:
         qInfo("dp %d, micro-batch %d x %d: relative L2 difference %.3g, max absolute %.3g", dp, mbs, micro, rel,
               maxAbsolute(params, m_reference));
         QVERIFY2(rel < 1e-5, qPrintable(QStringLiteral("relative L2 difference %1").arg(rel)));
+        // Every DP rank ends with the very same parameters.
+        for (int r = 1; r < dp; ++r) {
+            const auto other = readFloats(m_dir.filePath(name + QStringLiteral(".bin.rank%1").arg(r)));
+            QVERIFY2(other == params, qPrintable(QStringLiteral("rank %1 parameters differ from rank 0").arg(r)));
+        }
+        // Without ZeRO every rank holds the whole reduced gradient, bit for bit the same.
+        if (!parallel.contains(QStringLiteral("zero"))) {
+            const auto grads0 = readFloats(m_dir.filePath(name + QStringLiteral(".grads")));
+            QVERIFY(!grads0.empty());
+            for (int r = 1; r < dp; ++r)
+                QVERIFY2(readFloats(m_dir.filePath(name + QStringLiteral(".grads.rank%1").arg(r))) == grads0,
+                         qPrintable(QStringLiteral("rank %1 gradients differ from rank 0").arg(r)));
+        }
     }
 };
 
