@@ -136,10 +136,10 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     if (!QDir().mkpath(m_runDir))
         return QStringLiteral("cannot create run folder %1").arg(m_runDir);
     plan::Plan frozen = thePlan;
-    if (!frozen.training.data.path.empty() && QFileInfo(QString::fromStdString(frozen.training.data.path)).isRelative()) {
-        const QString base = planPath.isEmpty() ? QDir::currentPath() : QFileInfo(planPath).absolutePath();
-        frozen.training.data.path = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(frozen.training.data.path)).toStdString();
-    }
+    const QString base = planPath.isEmpty() ? QDir::currentPath() : QFileInfo(planPath).absolutePath();
+    for (std::string *path : {&frozen.training.data.path, &frozen.training.checkpoint.dir})
+        if (!path->empty() && QFileInfo(QString::fromStdString(*path)).isRelative())
+            *path = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(*path)).toStdString();
     const QString frozenPath = m_runDir + QStringLiteral("/plan.json");
     if (auto saved = plan::savePlanFile(frozen, frozenPath.toStdString()); !saved)
         return QString::fromStdString(saved.errorText());

@@ -252,7 +252,6 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
     if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");
     if (plan.model.kvHeads != plan.model.heads) unsupported("model.kv_heads", "grouped-query attention");
-    if (plan.training.checkpoint.every > 0) unsupported("training.checkpoint.every", "checkpointing");
     for (std::size_t i = 0; i < plan.cluster.nodes.size(); ++i)
         if (plan.cluster.nodes[i].device == DeviceKind::Cuda)
             unsupported("cluster.nodes[" + std::to_string(i) + "].device", "the CUDA device");

@@ -14,6 +14,7 @@ enum ExitCode : int {
     kExitNonFinite = 7,      // loss or gradient became NaN/inf
     kExitMpiError = 8,       // an MPI call failed
     kExitIoError = 9,        // writing an output file failed
+    kExitCheckpointError = 10, // a checkpoint exists but does not fit the plan, or saving failed
     kExitInjectedCrash = 70, // --inject crash@rank:step
 };
 
@@ -30,6 +31,7 @@ inline const char *describeExitCode(int code)
     case kExitNonFinite: return "loss became NaN or infinite";
     case kExitMpiError: return "MPI error";
     case kExitIoError: return "output file could not be written";
+    case kExitCheckpointError: return "checkpoint error";
     case kExitInjectedCrash: return "injected crash (fault injection)";
     case 134: return "aborted (SIGABRT)";
     case 137: return "killed (SIGKILL)";

@@ -45,6 +45,16 @@ void AdamW::step(float *parameters, const float *gradients, double lr)
     }
 }
 
+bool AdamW::restore(std::vector<float> m, std::vector<float> v, std::uint64_t step)
+{
+    if (m.size() != m_m.size() || v.size() != m_v.size())
+        return false;
+    m_m = std::move(m);
+    m_v = std::move(v);
+    m_step = step;
+    return true;
+}
+
 double LrSchedule::at(int step) const
 {
     if (warmupSteps > 0 && step < warmupSteps)

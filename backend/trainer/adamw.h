@@ -35,6 +35,10 @@ public:
     const std::vector<ParamRange> &owned() const { return m_owned; }
 
     std::uint64_t stepCount() const { return m_step; }
+    const std::vector<float> &firstMoments() const { return m_m; }
+    const std::vector<float> &secondMoments() const { return m_v; }
+    // Restores moments for the owned ranges (same layout) and the step count, for resume.
+    bool restore(std::vector<float> m, std::vector<float> v, std::uint64_t step);
     std::size_t stateBytes() const { return (m_m.size() + m_v.size()) * sizeof(float); }
 
 private:

@@ -1,7 +1,9 @@
 // See gradient_reducer.h.
 #include "trainer/gradient_reducer.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace trellis::trainer {
 namespace {
@@ -79,7 +81,7 @@ void GradientReducer::poll()
         auto &f = m_inFlight[i];
         if (!f.done && f.handle->test()) {
             f.done = true;
-            m_commMs += msBetween(f.start, Clock::now());
+            f.end = Clock::now();
         }
     }
 }
@@ -104,10 +106,23 @@ void GradientReducer::finish()
         if (!f.done) {
             f.handle->wait();
             f.done = true;
-            m_commMs += msBetween(f.start, Clock::now());
+            f.end = Clock::now();
         }
     }
     m_exposedMs = msBetween(start, Clock::now());
+    // Union of the in-flight intervals; buckets start in order, so sorting by start suffices.
+    std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;
+    for (const auto &f : m_inFlight)
+        spans.emplace_back(f.start, f.end);
+    std::sort(spans.begin(), spans.end());
+    m_commMs = 0;
+    Clock::time_point coveredUntil{};
+    for (const auto &[a, b] : spans) {
+        const Clock::time_point from = std::max(a, coveredUntil);
+        if (b > from)
+            m_commMs += msBetween(from, b);
+        coveredUntil = std::max(coveredUntil, b);
+    }
 }
 
 } // namespace trellis::trainer

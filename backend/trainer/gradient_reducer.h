@@ -57,6 +57,7 @@ private:
     struct InFlight {
         std::unique_ptr<CommHandle> handle;
         Clock::time_point start;
+        Clock::time_point end;
         bool done = false;
     };
 

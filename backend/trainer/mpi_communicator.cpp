@@ -369,19 +369,26 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key, const s
 
 void MpiCommunicator::record(const char *op, std::uint64_t bytes, double ms)
 {
-    auto &r = m_records[op];
-    r.op = op;
-    r.bytes += bytes;
-    r.ms += ms;
-    r.count += 1;
+    for (auto &[key, r] : m_records) {
+        if (key == op || std::strcmp(key, op) == 0) {
+            r.bytes += bytes;
+            r.ms += ms;
+            r.count += 1;
+            return;
+        }
+    }
+    m_records.push_back({op, CollectiveRecord{op, bytes, ms, 1}});
 }
 
 std::vector<CollectiveRecord> MpiCommunicator::takeRecords()
 {
     std::vector<CollectiveRecord> out;
-    for (auto &[op, r] : m_records)
-        out.push_back(r);
-    m_records.clear();
+    for (auto &[key, r] : m_records)
+        if (r.count > 0)
+            out.push_back(r);
+    // Keep the entries (and their strings) allocated; only reset the counters.
+    for (auto &[key, r] : m_records)
+        r.bytes = 0, r.ms = 0, r.count = 0;
     return out;
 }
 

@@ -7,7 +7,8 @@
 
 #include <mpi.h>
 
-#include <map>
+#include <utility>
+#include <vector>
 
 namespace trellis::trainer {
 
@@ -55,7 +56,8 @@ private:
     int m_rank = 0;
     int m_size = 1;
     double m_totalMs = 0;
-    std::map<std::string, CollectiveRecord> m_records;
+    // Few operation kinds: a flat list searched by the literal's address, no allocation per call.
+    std::vector<std::pair<const char *, CollectiveRecord>> m_records;
 };
 
 // Aborts the whole job with a message naming host, rank, file and line (nccl-tests style).

@@ -5,6 +5,7 @@
 #include "protocol/exit_codes.h"
 #include "protocol/telemetry.pb.h"
 #include "trainer/adamw.h"
+#include "trainer/checkpoint.h"
 #include "trainer/data_loader.h"
 #include "trainer/gpt_model.h"
 #include "trainer/gradient_reducer.h"
@@ -141,10 +142,13 @@ int Trainer::run()
         telemetry.publish(std::move(e));
     }
 
-    // Data: text paths resolve against the plan's folder.
-    std::string dataPath = ts.data.path;
-    if (!dataPath.empty() && std::filesystem::path(dataPath).is_relative() && !m_options.planDir.empty())
-        dataPath = (std::filesystem::path(m_options.planDir) / dataPath).lexically_normal().string();
+    // Relative paths in the plan (data, checkpoints) resolve against the plan's folder.
+    auto resolvePath = [&](const std::string &path) {
+        if (!path.empty() && std::filesystem::path(path).is_relative() && !m_options.planDir.empty())
+            return (std::filesystem::path(m_options.planDir) / path).lexically_normal().string();
+        return path;
+    };
+    const std::string dataPath = resolvePath(ts.data.path);
     std::optional<DataLoader> data;
     if (ts.data.source == "synthetic") {
         data = DataLoader::synthetic(1 << 20, ms.vocab, ms.seqLen, ts.seed);
@@ -190,6 +194,34 @@ int Trainer::run()
                 std::fill(mask.begin() + static_cast<long>(t.offset), mask.begin() + static_cast<long>(t.offset + t.size), true);
         optimizer.setDecayMask(std::move(mask));
     }
+    // Resume: parameters, moments and step from the newest complete checkpoint (any DP degree).
+    const std::string checkpointDir = resolvePath(ts.checkpoint.dir);
+    int firstStep = 0;
+    if (m_options.resume && !checkpointDir.empty()) {
+        TrainingState restored;
+        const LoadResult loaded = loadCheckpoint(checkpointDir, m_plan, model.parameterCount(), owned, restored);
+        for (const auto &why : loaded.skipped)
+            if (chief)
+                std::fprintf(stderr, "trellis-trainer: skipping checkpoint: %s\n", why.c_str());
+        if (!loaded.error.empty())
+            return fail(proto::kExitCheckpointError, loaded.error, 0);
+        if (loaded.found) {
+            std::copy(restored.parameters.begin(), restored.parameters.end(), model.paddedParameters());
+            optimizer.restore(std::move(restored.m), std::move(restored.v), restored.adamStep);
+            firstStep = static_cast<int>(restored.step);
+            if (chief)
+                std::printf("resumed from %s (step %d)\n", loaded.path.c_str(), firstStep);
+            proto::Envelope e;
+            e.mutable_event()->set_kind(proto::Event::RESTART);
+            e.mutable_event()->set_step(restored.step);
+            e.mutable_event()->set_message("resumed from " + loaded.path);
+            telemetry.publish(std::move(e));
+        } else if (chief) {
+            std::printf("no checkpoint in %s: starting at step 0\n", checkpointDir.c_str());
+        }
+    }
+    std::vector<double> losses;
+
     // In-place reduce-scatter stages one chunk per bucket in flight.
     std::uint64_t commBufferBytes = 0;
     if (zero1)
@@ -201,7 +233,7 @@ int Trainer::run()
     const auto &inject = m_options.inject;
     bool slow = false;
 
-    for (int step = 0; step < ts.steps; ++step) {
+    for (int step = firstStep; step < ts.steps; ++step) {
         const std::uint64_t stepNumber = static_cast<std::uint64_t>(step) + 1;
         if (inject.kind != FaultKind::None && inject.rank == rank && inject.step == static_cast<int>(stepNumber)) {
             if (inject.kind == FaultKind::Crash) {
@@ -278,6 +310,32 @@ int Trainer::run()
             }
         }
         const auto t3 = Clock::now();
+        losses.push_back(globalLoss);
+
+        if (ts.checkpoint.every > 0 && !checkpointDir.empty() &&
+            (stepNumber % static_cast<std::uint64_t>(ts.checkpoint.every) == 0 || step + 1 == ts.steps)) {
+            telemetry.setProgress(stepNumber, "checkpoint");
+            TrainingState state;
+            state.step = stepNumber;
+            state.adamStep = optimizer.stepCount();
+            // Without ZeRO every rank has the same moments: rank 0 alone writes them.
+            if (zero1 || rank == 0) {
+                state.ranges = owned;
+                state.m = optimizer.firstMoments();
+                state.v = optimizer.secondMoments();
+            }
+            if (rank == 0)
+                state.parameters.assign(model.parameters().begin(), model.parameters().end());
+            const std::string error = saveCheckpoint(m_world, checkpointDir, m_plan, state, model.parameterCount(),
+                                                     ts.checkpoint.keep);
+            if (!error.empty())
+                return fail(proto::kExitCheckpointError, error, stepNumber);
+            proto::Envelope e;
+            e.mutable_event()->set_kind(proto::Event::CHECKPOINT);
+            e.mutable_event()->set_step(stepNumber);
+            e.mutable_event()->set_message("checkpoint at step " + std::to_string(stepNumber));
+            telemetry.publish(std::move(e));
+        }
         const double blockingCommMs = m_world.totalMs() - commBefore - reducer.exposedMs();
         const double commMs = reducer.commMs() + blockingCommMs;
         const double exposedMs = reducer.exposedMs() + blockingCommMs;
@@ -342,6 +400,12 @@ int Trainer::run()
     };
     if (!dump(m_options.dumpParamsPath, model.paddedParameters()))
         return fail(proto::kExitIoError, m_options.dumpParamsPath + ": cannot be written", ts.steps);
+    if (chief && !m_options.dumpLossesPath.empty()) {
+        std::ofstream out(m_options.dumpLossesPath, std::ios::binary | std::ios::trunc);
+        out.write(reinterpret_cast<const char *>(losses.data()), static_cast<std::streamsize>(losses.size() * sizeof(double)));
+        if (!out)
+            return fail(proto::kExitIoError, m_options.dumpLossesPath + ": cannot be written", ts.steps);
+    }
     if (!dump(m_options.dumpGradsPath, model.paddedGradients()))
         return fail(proto::kExitIoError, m_options.dumpGradsPath + ": cannot be written", ts.steps);
     telemetry.setProgress(static_cast<std::uint64_t>(ts.steps), "done");

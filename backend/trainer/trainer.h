@@ -29,7 +29,9 @@ struct TrainerOptions {
     FaultInjection inject;
     std::string dumpParamsPath; // final parameters (raw float32): rank 0 to PATH, rank r to PATH.rank<r>
     std::string dumpGradsPath;  // last step's reduced gradients, same naming
+    std::string dumpLossesPath; // rank 0: the loss of every step this process ran, float64, in order
     bool overlap = true;        // start bucket reductions during backward (off: all after backward)
+    bool resume = false;        // continue from the newest complete checkpoint in checkpoint.dir
     bool quiet = false;         // no per-step lines on stdout
 };
 

@@ -1,8 +1,8 @@
 // trellis-trainer: one process per rank under mpirun/srun.
 //   trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://host:port]
 //                   [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
-//                   [--no-overlap] [--quiet]
-//   trellis-trainer --bench-collectives [--max-bytes N]
+//                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
+//   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
 // Exit codes: protocol/exit_codes.h.
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
@@ -27,7 +27,8 @@ void usage(std::FILE *to)
     std::fprintf(to,
                  "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT]\n"
                  "                       [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
-                 "                       [--no-overlap] [--quiet]\n"
+                 "                       [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]\n"
+                 "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
                  "Runs one rank of the training described by PLAN; start it under mpirun -np N.\n");
 }
 
@@ -67,7 +68,19 @@ int main(int argc, char **argv)
         else if (arg == "--dump-params") options.dumpParamsPath = value("--dump-params");
         else if (arg == "--dump-grads") options.dumpGradsPath = value("--dump-grads");
         else if (arg == "--no-overlap") options.overlap = false;
+        else if (arg == "--resume") options.resume = true;
+        else if (arg == "--dump-losses") options.dumpLossesPath = value("--dump-losses");
         else if (arg == "--bench-collectives") benchCollectives = true;
+        else if (arg == "--ops") {
+            benchOptions.ops.clear();
+            std::string list = value("--ops");
+            for (std::size_t start = 0; start <= list.size();) {
+                const std::size_t comma = std::min(list.find(',', start), list.size());
+                if (comma > start)
+                    benchOptions.ops.push_back(list.substr(start, comma - start));
+                start = comma + 1;
+            }
+        }
         else if (arg == "--max-bytes") {
             const std::string v = value("--max-bytes");
             try {

@@ -1,0 +1,397 @@
+// See checkpoint.h.
+#include "trainer/checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace trellis::trainer {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr char kMagic[8] = {'T', 'R', 'L', 'S', 'C', 'K', 'P', '1'};
+
+std::string stepDirName(std::uint64_t step)
+{
+    char name[32];
+    std::snprintf(name, sizeof name, "step-%08llu", static_cast<unsigned long long>(step));
+    return name;
+}
+
+std::string shardName(int rank)
+{
+    char name[32];
+    std::snprintf(name, sizeof name, "rank-%05d.bin", rank);
+    return name;
+}
+
+std::string hex(std::uint64_t v)
+{
+    char text[24];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+    return text;
+}
+
+template <typename T>
+void put(std::string &out, const T &value)
+{
+    out.append(reinterpret_cast<const char *>(&value), sizeof value);
+}
+
+void putFloats(std::string &out, const std::vector<float> &values)
+{
+    out.append(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+}
+
+// Writes and fsyncs; a failure leaves no file behind.
+bool writeDurably(const fs::path &path, const std::string &bytes)
+{
+    std::FILE *f = std::fopen(path.c_str(), "wb");
+    if (!f)
+        return false;
+    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
+                    ::fsync(fileno(f)) == 0;
+    std::fclose(f);
+    if (!ok) {
+        std::error_code ec;
+        fs::remove(path, ec);
+    }
+    return ok;
+}
+
+nlohmann::json modelJson(const plan::ModelSpec &m)
+{
+    return {{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"ffn", m.ffn},
+            {"seq_len", m.seqLen}, {"vocab", m.vocab}};
+}
+
+struct Shard {
+    std::uint64_t step = 0, parameterCount = 0, adamStep = 0;
+    std::vector<float> parameters;
+    std::vector<ParamRange> ranges;
+    std::vector<float> m, v;
+};
+
+class Reader {
+public:
+    explicit Reader(const std::string &bytes) : m_bytes(bytes) {}
+    template <typename T>
+    bool get(T &out)
+    {
+        if (m_pos + sizeof out > m_bytes.size())
+            return false;
+        std::memcpy(&out, m_bytes.data() + m_pos, sizeof out);
+        m_pos += sizeof out;
+        return true;
+    }
+    bool floats(std::vector<float> &out, std::size_t n)
+    {
+        if (n > (m_bytes.size() - m_pos) / sizeof(float))
+            return false;
+        out.resize(n);
+        std::memcpy(out.data(), m_bytes.data() + m_pos, n * sizeof(float));
+        m_pos += n * sizeof(float);
+        return true;
+    }
+    std::size_t position() const { return m_pos; }
+
+private:
+    const std::string &m_bytes;
+    std::size_t m_pos = 0;
+};
+
+// Parses a shard; returns "" or why it is unusable.
+std::string parseShard(const std::string &bytes, Shard &s)
+{
+    if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+        return "not a Trellis checkpoint shard";
+    std::uint64_t stored = 0;
+    std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
+    if (fnv1a64(bytes.data(), bytes.size() - 8) != stored)
+        return "checksum mismatch (the file is corrupt)";
+    Reader r(bytes);
+    char magic[8];
+    std::uint32_t version = 0, rank = 0, world = 0, rangeCount = 0;
+    std::uint64_t paramsHere = 0;
+    if (!r.get(magic) || !r.get(version) || !r.get(rank) || !r.get(world) || !r.get(s.step) || !r.get(s.parameterCount) ||
+        !r.get(s.adamStep) || !r.get(paramsHere) || !r.get(rangeCount))
+        return "truncated header";
+    if (version != 1)
+        return "shard format version " + std::to_string(version) + " is not supported";
+    std::size_t moments = 0;
+    for (std::uint32_t i = 0; i < rangeCount; ++i) {
+        std::uint64_t begin = 0, end = 0;
+        if (!r.get(begin) || !r.get(end) || begin > end || end > s.parameterCount)
+            return "bad parameter range";
+        s.ranges.push_back({begin, end});
+        moments += end - begin;
+    }
+    if (!r.floats(s.parameters, paramsHere) || !r.floats(s.m, moments) || !r.floats(s.v, moments))
+        return "truncated data";
+    if (r.position() + 8 != bytes.size())
+        return "unexpected trailing bytes";
+    return {};
+}
+
+bool readFile(const fs::path &path, std::string &out)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return false;
+    std::ostringstream s;
+    s << in.rdbuf();
+    out = s.str();
+    return true;
+}
+
+} // namespace
+
+std::uint64_t fnv1a64(const void *data, std::size_t bytes, std::uint64_t seed)
+{
+    std::uint64_t h = seed;
+    const auto *p = static_cast<const unsigned char *>(data);
+    for (std::size_t i = 0; i < bytes; ++i) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+std::string saveCheckpoint(Communicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
+                           std::uint64_t parameterCount, int keep)
+{
+    const int rank = world.rank();
+    const fs::path root(dir);
+    const fs::path finalDir = root / stepDirName(state.step);
+    const fs::path partialDir = root / (stepDirName(state.step) + ".partial");
+    std::int32_t failed = 0;
+    std::string error;
+    if (rank == 0) {
+        std::error_code ec;
+        fs::create_directories(root, ec);
+        fs::remove_all(partialDir, ec); // leftovers of an earlier failed save
+        if (!fs::create_directories(partialDir, ec)) {
+            failed = 1;
+            error = partialDir.string() + ": cannot be created (" + ec.message() + ")";
+        }
+    }
+    world.broadcast(&failed, 1, DataType::I32, 0);
+    if (failed)
+        return rank == 0 ? error : partialDir.string() + ": cannot be created";
+
+    // Shard: header, ranges, parameters (rank 0 only: they are identical on every rank), moments.
+    std::string bytes;
+    const std::uint32_t version = 1, rangeCount = static_cast<std::uint32_t>(state.ranges.size());
+    const std::uint64_t paramsHere = rank == 0 ? state.parameters.size() : 0;
+    bytes.append(kMagic, sizeof kMagic);
+    put(bytes, version);
+    put(bytes, static_cast<std::uint32_t>(rank));
+    put(bytes, static_cast<std::uint32_t>(world.size()));
+    put(bytes, state.step);
+    put(bytes, parameterCount);
+    put(bytes, state.adamStep);
+    put(bytes, paramsHere);
+    put(bytes, rangeCount);
+    for (const auto &r : state.ranges) {
+        put(bytes, static_cast<std::uint64_t>(r.begin));
+        put(bytes, static_cast<std::uint64_t>(r.end));
+    }
+    if (rank == 0)
+        putFloats(bytes, state.parameters);
+    putFloats(bytes, state.m);
+    putFloats(bytes, state.v);
+    put(bytes, fnv1a64(bytes.data(), bytes.size()));
+    const fs::path shard = partialDir / shardName(rank);
+    std::int32_t myFailure = writeDurably(shard, bytes) ? 0 : 1;
+    std::int32_t anyFailure = myFailure;
+    world.allReduce(&anyFailure, &anyFailure, 1, DataType::I32, ReduceOp::Sum);
+    if (anyFailure)
+        return myFailure ? shard.string() + ": write failed" : "checkpoint at step " + std::to_string(state.step) +
+                                                                   ": another rank failed to write its shard";
+
+    std::vector<std::uint64_t> mine = {bytes.size(), fnv1a64(bytes.data(), bytes.size())};
+    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(world.size()));
+    world.allGather(mine.data(), all.data(), 2, DataType::I64);
+    if (rank == 0) {
+        nlohmann::json meta;
+        meta["format"] = kCheckpointFormat;
+        meta["step"] = state.step;
+        meta["parameter_count"] = parameterCount;
+        meta["model"] = modelJson(plan.model);
+        meta["dp"] = plan.parallel.dp;
+        meta["zero"] = plan.parallel.zero;
+        meta["seed"] = plan.training.seed;
+        meta["files"] = nlohmann::json::array();
+        for (int r = 0; r < world.size(); ++r)
+            meta["files"].push_back({{"name", shardName(r)}, {"bytes", all[2 * r]}, {"fnv1a64", hex(all[2 * r + 1])}});
+        std::error_code ec;
+        if (!writeDurably(partialDir / "meta.json.tmp", meta.dump(2) + "\n")) {
+            failed = 1;
+            error = (partialDir / "meta.json.tmp").string() + ": write failed";
+        } else {
+            fs::rename(partialDir / "meta.json.tmp", partialDir / "meta.json", ec);
+            // Replace an older checkpoint of the same step only once the new one is complete.
+            const fs::path old = root / (stepDirName(state.step) + ".old");
+            fs::remove_all(old, ec);
+            if (fs::exists(finalDir))
+                fs::rename(finalDir, old, ec);
+            fs::rename(partialDir, finalDir, ec);
+            if (ec) {
+                failed = 1;
+                error = finalDir.string() + ": cannot be put in place (" + ec.message() + ")";
+            }
+            fs::remove_all(old, ec);
+        }
+        // Keep the newest `keep` complete checkpoints.
+        if (!failed) {
+            std::vector<fs::path> complete;
+            static const std::regex name("step-[0-9]{8}");
+            for (const auto &entry : fs::directory_iterator(root, ec))
+                if (entry.is_directory() && std::regex_match(entry.path().filename().string(), name) &&
+                    fs::exists(entry.path() / "meta.json"))
+                    complete.push_back(entry.path());
+            std::sort(complete.begin(), complete.end());
+            for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < complete.size(); ++i)
+                fs::remove_all(complete[i], ec);
+        }
+    }
+    world.broadcast(&failed, 1, DataType::I32, 0);
+    if (failed)
+        return rank == 0 ? error : "checkpoint at step " + std::to_string(state.step) + " failed on rank 0";
+    return {};
+}
+
+LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
+                          const std::vector<ParamRange> &owned, TrainingState &state)
+{
+    LoadResult result;
+    const fs::path root(dir);
+    std::error_code ec;
+    if (!fs::is_directory(root, ec))
+        return result;
+    std::vector<fs::path> candidates;
+    static const std::regex name("step-[0-9]{8}");
+    for (const auto &entry : fs::directory_iterator(root, ec))
+        if (entry.is_directory() && std::regex_match(entry.path().filename().string(), name))
+            candidates.push_back(entry.path());
+    std::sort(candidates.rbegin(), candidates.rend());
+
+    for (const auto &cdir : candidates) {
+        const fs::path metaPath = cdir / "meta.json";
+        std::string text;
+        if (!readFile(metaPath, text)) {
+            result.skipped.push_back(metaPath.string() + ": missing (incomplete checkpoint)");
+            continue;
+        }
+        nlohmann::json meta;
+        try {
+            meta = nlohmann::json::parse(text);
+        } catch (const std::exception &) {
+            result.skipped.push_back(metaPath.string() + ": not valid JSON");
+            continue;
+        }
+        const std::string format = meta.value("format", "");
+        if (format != kCheckpointFormat) {
+            result.error = metaPath.string() + ": format '" + format + "' is not the one this trainer reads ('" +
+                           kCheckpointFormat + "')";
+            return result;
+        }
+        const nlohmann::json expected = modelJson(plan.model);
+        for (const auto &[key, value] : expected.items()) {
+            if (!meta["model"].contains(key) || meta["model"][key] != value) {
+                result.error = metaPath.string() + ": model." + key + " is " + meta["model"].value(key, nlohmann::json()).dump() +
+                               " in the checkpoint but " + value.dump() + " in the plan";
+                return result;
+            }
+        }
+        if (meta.value("parameter_count", std::uint64_t(0)) != parameterCount) {
+            result.error = metaPath.string() + ": parameter_count differs from the model's (" + std::to_string(parameterCount) + ")";
+            return result;
+        }
+        // Every shard present, the right size, the recorded checksum.
+        std::vector<Shard> shards;
+        std::string problem;
+        for (const auto &file : meta["files"]) {
+            const fs::path path = cdir / file.value("name", "");
+            std::string bytes;
+            if (!readFile(path, bytes)) {
+                problem = path.string() + ": missing";
+                break;
+            }
+            if (bytes.size() != file.value("bytes", std::uint64_t(0))) {
+                problem = path.string() + ": " + std::to_string(bytes.size()) + " bytes, expected " +
+                          std::to_string(file.value("bytes", std::uint64_t(0))) + " (truncated)";
+                break;
+            }
+            if (hex(fnv1a64(bytes.data(), bytes.size())) != file.value("fnv1a64", "")) {
+                problem = path.string() + ": checksum mismatch (the file is corrupt)";
+                break;
+            }
+            Shard s;
+            if (const std::string why = parseShard(bytes, s); !why.empty()) {
+                problem = path.string() + ": " + why;
+                break;
+            }
+            shards.push_back(std::move(s));
+        }
+        if (problem.empty() && shards.empty())
+            problem = metaPath.string() + ": lists no shards";
+        if (!problem.empty()) {
+            result.skipped.push_back(problem);
+            continue;
+        }
+        // Assemble: parameters from the shard that has them, moments for the ranges we own now.
+        state = {};
+        state.step = shards.front().step;
+        state.adamStep = shards.front().adamStep;
+        for (auto &s : shards)
+            if (s.parameters.size() == parameterCount)
+                state.parameters = s.parameters;
+        if (state.parameters.size() != parameterCount) {
+            result.skipped.push_back(cdir.string() + ": no shard holds the parameters");
+            continue;
+        }
+        state.ranges = owned;
+        std::size_t total = 0;
+        for (const auto &r : owned)
+            total += r.end - r.begin;
+        state.m.assign(total, 0.0f);
+        state.v.assign(total, 0.0f);
+        std::size_t covered = 0, offset = 0;
+        for (const auto &want : owned) {
+            for (const auto &s : shards) {
+                std::size_t sOffset = 0;
+                for (const auto &have : s.ranges) {
+                    const std::size_t begin = std::max(want.begin, have.begin), end = std::min(want.end, have.end);
+                    if (begin < end) {
+                        std::copy_n(s.m.begin() + static_cast<long>(sOffset + begin - have.begin), end - begin,
+                                    state.m.begin() + static_cast<long>(offset + begin - want.begin));
+                        std::copy_n(s.v.begin() + static_cast<long>(sOffset + begin - have.begin), end - begin,
+                                    state.v.begin() + static_cast<long>(offset + begin - want.begin));
+                        covered += end - begin;
+                    }
+                    sOffset += have.end - have.begin;
+                }
+            }
+            offset += want.end - want.begin;
+        }
+        if (covered != total) {
+            result.skipped.push_back(cdir.string() + ": shards do not cover every optimizer state element");
+            continue;
+        }
+        result.found = true;
+        result.path = cdir.string();
+        return result;
+    }
+    return result;
+}
+
+} // namespace trellis::trainer

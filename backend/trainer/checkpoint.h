@@ -1,0 +1,49 @@
+// Checkpoints: <dir>/step-NNNNNNNN/ holds one shard per rank (rank-NNNNN.bin: the parameters
+// (rank 0), the Adam moments of the ranges the rank owns, the Adam step) and meta.json, written
+// last. Every rank writes into step-NNNNNNNN.partial/; after a barrier rank 0 writes meta.json
+// through a temporary file and renames the directory into place, so a checkpoint either is
+// complete or is ignored, and an existing complete one is never overwritten by a failed save.
+// Shards record the parameter ranges they hold, so a checkpoint written at one DP degree and
+// ZeRO stage loads at another: each rank picks the ranges it now owns (resharding).
+#pragma once
+
+#include "plan/plan.h"
+#include "plan/result.h"
+#include "trainer/adamw.h"
+#include "trainer/communicator.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trellis::trainer {
+
+inline constexpr const char *kCheckpointFormat = "trellis.checkpoint/1";
+
+struct TrainingState {
+    std::uint64_t step = 0;               // steps completed
+    std::vector<float> parameters;        // full, parameterCount
+    std::vector<ParamRange> ranges;       // what this rank's moments cover
+    std::vector<float> m, v;              // moments for `ranges`, concatenated
+    std::uint64_t adamStep = 0;
+};
+
+// Collective over `world` (every rank calls it). Returns "" or a message naming the file.
+std::string saveCheckpoint(Communicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
+                           std::uint64_t parameterCount, int keep);
+
+struct LoadResult {
+    bool found = false;          // false: no usable checkpoint (start fresh)
+    std::string error;           // fatal: a checkpoint exists but cannot be used with this plan
+    std::vector<std::string> skipped; // incomplete or corrupt checkpoints passed over, with reasons
+    std::string path;            // the checkpoint loaded
+};
+
+// Loads the newest complete checkpoint whose checksums verify. Fills `state` for `owned` ranges
+// (moments assembled from whichever shards hold them). Errors name the file and the field.
+LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
+                          const std::vector<ParamRange> &owned, TrainingState &state);
+
+std::uint64_t fnv1a64(const void *data, std::size_t bytes, std::uint64_t seed = 0xcbf29ce484222325ULL);
+
+} // namespace trellis::trainer

@@ -1,0 +1,200 @@
+// Checkpoints under a real mpirun: a run stopped (crashed) and resumed is bitwise identical to an
+// uninterrupted one; a checkpoint written at dp=4 resumes at dp=2 and dp=1 (ZeRO 0 and 1) with
+// the same loss curve; truncated, corrupt and incomplete checkpoints are skipped with a message
+// naming the file; a checkpoint of another model is refused.
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+const QString kTrainer = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer");
+const QString kCorpus = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt");
+
+struct Run {
+    int code = -1;
+    QString output;
+};
+
+QString writePlan(const QString &dir, const QString &name, int dp, int mbs, int zero, int hidden, const QString &ckpt)
+{
+    const QString path = dir + QLatin1Char('/') + name + QStringLiteral(".json");
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(QStringLiteral(R"({
+      "schema": "trellis.plan/1",
+      "model": {"layers": 2, "hidden": %5, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
+      "cluster": {"nodes": [{"host": "localhost", "slots": %1}]},
+      "parallel": {"dp": %1, "micro_batch_size": %2, "zero": %3, "bucket_mb": 0.01},
+      "training": {"steps": 8, "lr": 0.003, "min_lr": 0.0003, "warmup_steps": 1, "seed": 11,
+                   "data": {"source": "text", "path": "%4"},
+                   "checkpoint": {"every": 3, "dir": "%6", "keep": 2}}
+    })")
+                .arg(dp)
+                .arg(mbs)
+                .arg(zero)
+                .arg(kCorpus)
+                .arg(hidden)
+                .arg(ckpt)
+                .toUtf8());
+    return path;
+}
+
+Run trainer(int ranks, const QStringList &args)
+{
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral("mpirun"), QStringList{QStringLiteral("-np"), QString::number(ranks), QStringLiteral("--oversubscribe"),
+                                                  QStringLiteral("--allow-run-as-root"), QStringLiteral("--mca"),
+                                                  QStringLiteral("btl_vader_single_copy_mechanism"), QStringLiteral("none"),
+                                                  QStringLiteral("-x"), QStringLiteral("OPENBLAS_NUM_THREADS=1"), kTrainer,
+                                                  QStringLiteral("--quiet")} + args);
+    Run r;
+    if (!p.waitForFinished(240000))
+        return r;
+    r.code = p.exitCode();
+    r.output = QString::fromUtf8(p.readAll());
+    return r;
+}
+
+template <typename T>
+std::vector<T> readValues(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    const QByteArray bytes = f.readAll();
+    std::vector<T> v(static_cast<size_t>(bytes.size()) / sizeof(T));
+    std::memcpy(v.data(), bytes.constData(), v.size() * sizeof(T));
+    return v;
+}
+
+} // namespace
+
+class TstCheckpoint : public QObject {
+    Q_OBJECT
+private slots:
+    void bitwiseResume_data()
+    {
+        QTest::addColumn<int>("zero");
+        QTest::newRow("zero 0") << 0;
+        QTest::newRow("zero 1") << 1;
+    }
+    void bitwiseResume()
+    {
+        QFETCH(int, zero);
+        QTemporaryDir dir;
+        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
+        const QString plan = writePlan(dir.path(), QStringLiteral("p"), 2, 4, zero, 32, ckpt);
+        const Run full = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--dump-params"), dir.filePath(QStringLiteral("full.bin")),
+                                     QStringLiteral("--dump-losses"), dir.filePath(QStringLiteral("full.loss"))});
+        QVERIFY2(full.code == 0, qPrintable(full.output));
+        QVERIFY(QDir(ckpt).removeRecursively());
+        const Run crashed = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--inject"), QStringLiteral("crash@1:5")});
+        QCOMPARE(crashed.code, 70);
+        const Run resumed = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--resume"), QStringLiteral("--dump-params"),
+                                        dir.filePath(QStringLiteral("res.bin")), QStringLiteral("--dump-losses"),
+                                        dir.filePath(QStringLiteral("res.loss"))});
+        QVERIFY2(resumed.code == 0, qPrintable(resumed.output));
+        QVERIFY2(resumed.output.contains(QStringLiteral("step-00000003 (step 3)")), qPrintable(resumed.output));
+        QVERIFY(readValues<float>(dir.filePath(QStringLiteral("full.bin"))) == readValues<float>(dir.filePath(QStringLiteral("res.bin"))));
+        const auto a = readValues<double>(dir.filePath(QStringLiteral("full.loss")));
+        const auto b = readValues<double>(dir.filePath(QStringLiteral("res.loss")));
+        QCOMPARE(a.size(), size_t(8));
+        QCOMPARE(b.size(), size_t(5));
+        QVERIFY(std::equal(b.begin(), b.end(), a.end() - 5)); // bit for bit
+    }
+
+    void resharding_data()
+    {
+        QTest::addColumn<int>("zero");
+        QTest::addColumn<int>("dp");
+        for (int zero : {0, 1})
+            for (int dp : {2, 1})
+                QTest::newRow(qPrintable(QStringLiteral("zero %1 dp 4 -> %2").arg(zero).arg(dp))) << zero << dp;
+    }
+    void resharding()
+    {
+        QFETCH(int, zero);
+        QFETCH(int, dp);
+        QTemporaryDir dir;
+        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
+        const QString plan4 = writePlan(dir.path(), QStringLiteral("dp4"), 4, 2, zero, 32, ckpt);
+        const Run full = trainer(4, {QStringLiteral("--plan"), plan4, QStringLiteral("--dump-losses"), dir.filePath(QStringLiteral("full.loss"))});
+        QVERIFY2(full.code == 0, qPrintable(full.output));
+        QVERIFY(QDir(ckpt).removeRecursively());
+        QCOMPARE(trainer(4, {QStringLiteral("--plan"), plan4, QStringLiteral("--inject"), QStringLiteral("crash@0:5")}).code, 70);
+        // Same global batch of 8 sequences at the new degree.
+        const QString planN = writePlan(dir.path(), QStringLiteral("dpN"), dp, 8 / dp, zero, 32, ckpt);
+        const Run resumed = trainer(dp, {QStringLiteral("--plan"), planN, QStringLiteral("--resume"), QStringLiteral("--dump-losses"),
+                                         dir.filePath(QStringLiteral("res.loss"))});
+        QVERIFY2(resumed.code == 0, qPrintable(resumed.output));
+        const auto a = readValues<double>(dir.filePath(QStringLiteral("full.loss")));
+        const auto b = readValues<double>(dir.filePath(QStringLiteral("res.loss")));
+        QCOMPARE(b.size(), size_t(5));
+        for (size_t i = 0; i < b.size(); ++i) {
+            const double want = a[a.size() - b.size() + i];
+            QVERIFY2(std::abs(b[i] - want) <= 1e-6 * std::abs(want),
+                     qPrintable(QStringLiteral("step %1: %2 vs %3").arg(4 + i).arg(b[i], 0, 'g', 17).arg(want, 0, 'g', 17)));
+        }
+    }
+
+    void damagedCheckpointsAreSkipped_data()
+    {
+        QTest::addColumn<QString>("damage");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("truncated shard") << QStringLiteral("truncate") << QStringLiteral("rank-00001.bin: ");
+        QTest::newRow("flipped byte") << QStringLiteral("flip") << QStringLiteral("rank-00001.bin: checksum mismatch (the file is corrupt)");
+        QTest::newRow("no metadata") << QStringLiteral("meta") << QStringLiteral("meta.json: missing (incomplete checkpoint)");
+    }
+    void damagedCheckpointsAreSkipped()
+    {
+        QFETCH(QString, damage);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
+        const QString plan = writePlan(dir.path(), QStringLiteral("p"), 2, 4, 1, 32, ckpt);
+        QCOMPARE(trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--inject"), QStringLiteral("crash@0:8")}).code, 70);
+        const QString newest = ckpt + QStringLiteral("/step-00000006");
+        QVERIFY(QFile::exists(newest + QStringLiteral("/meta.json")));
+        QFile shard(newest + QStringLiteral("/rank-00001.bin"));
+        if (damage == QLatin1String("truncate")) {
+            QVERIFY(shard.resize(shard.size() / 2));
+        } else if (damage == QLatin1String("flip")) {
+            QVERIFY(shard.open(QIODevice::ReadWrite));
+            shard.seek(100);
+            char c = 0;
+            shard.getChar(&c);
+            shard.seek(100);
+            shard.putChar(static_cast<char>(c ^ 0x5a));
+            shard.close();
+        } else {
+            QVERIFY(QFile::remove(newest + QStringLiteral("/meta.json")));
+        }
+        const Run resumed = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--resume")});
+        QVERIFY2(resumed.code == 0, qPrintable(resumed.output));
+        QVERIFY2(resumed.output.contains(message), qPrintable(resumed.output));
+        QVERIFY2(resumed.output.contains(QStringLiteral("step-00000003 (step 3)")), qPrintable(resumed.output));
+    }
+
+    void otherModelIsRefused()
+    {
+        QTemporaryDir dir;
+        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
+        QCOMPARE(trainer(2, {QStringLiteral("--plan"), writePlan(dir.path(), QStringLiteral("a"), 2, 4, 0, 32, ckpt)}).code, 0);
+        const Run other = trainer(2, {QStringLiteral("--plan"), writePlan(dir.path(), QStringLiteral("b"), 2, 4, 0, 64, ckpt),
+                                      QStringLiteral("--resume")});
+        QCOMPARE(other.code, 10);
+        QVERIFY2(other.output.contains(QStringLiteral("meta.json: model.hidden is 32 in the checkpoint but 64 in the plan")),
+                 qPrintable(other.output));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstCheckpoint)
+#include "tst_checkpoint.moc"
