@@ -248,7 +248,7 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
     if (p.zero > 1) unsupported("parallel.zero", "ZeRO stage " + std::to_string(p.zero));
     if (p.sequenceParallel && p.tp > 1) unsupported("parallel.sequence_parallel", "sequence parallelism");
-    if (p.recompute != Recompute::None) unsupported("parallel.recompute", "activation recompute");
+    if (p.recompute == Recompute::Selective) unsupported("parallel.recompute", "selective activation recompute");
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
     if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");
     if (plan.model.kvHeads != plan.model.heads) unsupported("model.kv_heads", "grouped-query attention");

@@ -107,9 +107,11 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const std::int64_t C = m_config.hidden, F = m_config.ffn, V = m_config.vocab, NH = m_config.heads;
     const std::int64_t bt = BT;
     const std::int64_t att = static_cast<std::int64_t>(batch) * NH * seqLen * seqLen;
-    const std::int64_t perLayer = bt * C * 2 + bt * 2 + bt * 3 * C + bt * C + att + bt * C * 2 + bt * C + bt * 2 +
-                                  bt * F * 2 + bt * C * 2;
-    const std::int64_t total = bt * C + perLayer * m_config.layers + bt * C + bt * 2 + bt * V * 2 + bt;
+    // Inner activations of one layer (everything but its output, residual3).
+    const std::int64_t inner = bt * C + bt * 2 + bt * 3 * C + bt * C + att + bt * C * 2 + bt * C + bt * 2 + bt * F * 2 +
+                               bt * C;
+    const std::int64_t layersInner = m_recompute ? inner : inner * m_config.layers;
+    const std::int64_t total = bt * C + layersInner + bt * C * m_config.layers + bt * C + bt * 2 + bt * V * 2 + bt;
     m_acts.assign(static_cast<std::size_t>(total), T(0));
     T *cursor = m_acts.data();
     auto take = [&](std::int64_t n) {
@@ -119,23 +121,29 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     };
     m_encoded = take(bt * C);
     m_layerActs.resize(m_config.layers);
-    for (auto &a : m_layerActs) {
-        a.ln1 = take(bt * C);
-        a.ln1Mean = take(bt);
-        a.ln1Rstd = take(bt);
-        a.qkv = take(bt * 3 * C);
-        a.atty = take(bt * C);
-        a.att = take(att);
-        a.attproj = take(bt * C);
-        a.residual2 = take(bt * C);
-        a.ln2 = take(bt * C);
-        a.ln2Mean = take(bt);
-        a.ln2Rstd = take(bt);
-        a.fch = take(bt * F);
-        a.fchGelu = take(bt * F);
-        a.fcproj = take(bt * C);
-        a.residual3 = take(bt * C);
+    for (int l = 0; l < m_config.layers; ++l) {
+        LayerActs &a = m_layerActs[l];
+        if (m_recompute && l > 0) {
+            a = m_layerActs[0]; // shared inner activations
+        } else {
+            a.ln1 = take(bt * C);
+            a.ln1Mean = take(bt);
+            a.ln1Rstd = take(bt);
+            a.qkv = take(bt * 3 * C);
+            a.atty = take(bt * C);
+            a.att = take(att);
+            a.attproj = take(bt * C);
+            a.residual2 = take(bt * C);
+            a.ln2 = take(bt * C);
+            a.ln2Mean = take(bt);
+            a.ln2Rstd = take(bt);
+            a.fch = take(bt * F);
+            a.fchGelu = take(bt * F);
+            a.fcproj = take(bt * C);
+        }
     }
+    for (auto &a : m_layerActs)
+        a.residual3 = take(bt * C); // every layer's output is kept
     m_lnf = take(bt * C);
     m_lnfMean = take(bt);
     m_lnfRstd = take(bt);
@@ -163,7 +171,7 @@ T GptModel<T>::forward(const std::int32_t *tokens, const std::int32_t *targets, 
     allocateActivations(batch, seqLen);
     m_batch = batch;
     m_seqLen = seqLen;
-    const int BT = batch * seqLen, C = m_config.hidden, F = m_config.ffn, V = m_config.vocab, NH = m_config.heads;
+    const int BT = batch * seqLen, C = m_config.hidden, V = m_config.vocab;
     m_tokens.assign(tokens, tokens + BT);
     m_targets.assign(targets, targets + BT);
     for (int i = 0; i < BT; ++i)
@@ -173,6 +181,24 @@ T GptModel<T>::forward(const std::int32_t *tokens, const std::int32_t *targets, 
     k::encoderForward(m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
     const T *x = m_encoded;
     for (int l = 0; l < m_config.layers; ++l) {
+        layerForward(l, x);
+        x = m_layerActs[l].residual3;
+    }
+    k::layerNormForward(m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
+    k::linearForward<T>(m_logits, m_lnf, param(m_wte), nullptr, BT, C, V);
+    k::crossEntropyForward(m_losses, m_probs, m_logits, m_targets.data(), BT, V);
+    T sum = 0;
+    for (int i = 0; i < BT; ++i)
+        sum += m_losses[i];
+    return sum / BT;
+}
+
+template <typename T>
+void GptModel<T>::layerForward(int l, const T *x)
+{
+    const int batch = m_batch, seqLen = m_seqLen, BT = batch * seqLen, C = m_config.hidden, F = m_config.ffn,
+              NH = m_config.heads;
+    {
         const Layer &L = m_layers[l];
         LayerActs &a = m_layerActs[l];
         k::layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, param(L.ln1w), param(L.ln1b), BT, C);
@@ -185,15 +211,7 @@ T GptModel<T>::forward(const std::int32_t *tokens, const std::int32_t *targets, 
         k::geluForward(a.fchGelu, a.fch, static_cast<std::int64_t>(BT) * F);
         k::linearForward(a.fcproj, a.fchGelu, param(L.fcprojw), param(L.fcprojb), BT, F, C);
         k::residualForward(a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(BT) * C);
-        x = a.residual3;
     }
-    k::layerNormForward(m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
-    k::linearForward<T>(m_logits, m_lnf, param(m_wte), nullptr, BT, C, V);
-    k::crossEntropyForward(m_losses, m_probs, m_logits, m_targets.data(), BT, V);
-    T sum = 0;
-    for (int i = 0; i < BT; ++i)
-        sum += m_losses[i];
-    return sum / BT;
 }
 
 template <typename T>
@@ -221,6 +239,8 @@ void GptModel<T>::backward(T lossScale)
         const Layer &L = m_layers[l];
         const LayerActs &a = m_layerActs[l];
         const T *x = l == 0 ? m_encoded : m_layerActs[l - 1].residual3;
+        if (m_recompute)
+            layerForward(l, x); // refill the shared inner activations for this layer
         T *dx = m_dResidual.data(); // gradient of residual3, becomes that of residual2, then of x
 
         // MLP branch: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2))))

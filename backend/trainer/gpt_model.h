@@ -66,6 +66,16 @@ public:
     void setGradientsReadyHook(GradientsReady hook) { m_ready = std::move(hook); }
 
     std::size_t activationBytes() const { return m_acts.size() * sizeof(T); }
+
+    // Full activation recompute: keep only each layer's output (the residual stream) and one
+    // shared set of a layer's inner activations; backward re-runs each layer's forward first.
+    // Gradients are bit for bit the same; activation memory drops by about (layers−1)/layers of
+    // the per-layer part.
+    void setRecompute(bool recompute)
+    {
+        m_recompute = recompute;
+        m_capacityBT = 0; // re-plan the activation buffer on the next forward
+    }
     const T *logits() const { return m_logits; }
 
 private:
@@ -78,6 +88,7 @@ private:
     };
 
     std::size_t addTensor(const std::string &name, std::vector<int> shape);
+    void layerForward(int l, const T *x);
     void allocateActivations(int batch, int seqLen);
     T *param(std::size_t offset) { return m_params.data() + offset; }
     T *grad(std::size_t offset) { return m_grads.data() + offset; }
@@ -99,6 +110,7 @@ private:
     int m_batch = 0, m_seqLen = 0, m_capacityBT = 0, m_capacityT = 0;
 
     GradientsReady m_ready;
+    bool m_recompute = false;
 
     // Backward scratch.
     std::vector<T> m_dResidual, m_dLn, m_dQkv, m_dAtty, m_dFch, m_dFchGelu, m_dLogits, m_dAttScratch;

@@ -123,6 +123,7 @@ int Trainer::run()
     config.ffn = ms.ffn;
     GptModel<float> model(config);
     model.initialize(ts.seed);
+    model.setRecompute(ps.recompute == plan::Recompute::Full);
 
     {
         proto::Envelope e;

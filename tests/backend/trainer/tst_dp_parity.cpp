@@ -130,6 +130,7 @@ private slots:
                                         << QStringList{QStringLiteral("--no-overlap")};
         QTest::newRow("dp2 zero1") << 2 << 4 << 1 << QStringLiteral(", \"zero\": 1, \"bucket_mb\": 0.01") << QStringList();
         QTest::newRow("dp4 zero1") << 4 << 2 << 1 << QStringLiteral(", \"zero\": 1, \"bucket_mb\": 0.01") << QStringList();
+        QTest::newRow("dp2 recompute") << 2 << 4 << 1 << QStringLiteral(", \"recompute\": \"full\"") << QStringList();
         QTest::newRow("dp4 zero1 accumulate 2") << 4 << 1 << 2 << QStringLiteral(", \"zero\": 1") << QStringList();
     }
 
