@@ -91,7 +91,7 @@ struct ParallelSpec {
 };
 
 struct DataSpec {
-    std::string source = "text"; // text: raw bytes are tokens (vocab 256)
+    std::string source = "text"; // text: bytes are tokens (vocab 256); tokens: llm.c .bin shard; synthetic
     std::string path;            // relative paths resolve against the plan file's folder
     bool operator==(const DataSpec &) const = default;
 };

@@ -183,10 +183,10 @@ void checkTraining(const TrainingSpec &t, Checker &c)
         c.error("training.eps", "must be greater than 0");
     if (t.gradClip < 0)
         c.error("training.grad_clip", "must not be negative (0 disables clipping)");
-    if (t.data.source != "text" && t.data.source != "synthetic")
-        c.error("training.data.source", "unknown source '" + t.data.source + "' (expected text or synthetic)");
-    else if (t.data.source == "text" && t.data.path.empty())
-        c.error("training.data.path", "a text data source needs a path");
+    if (t.data.source != "text" && t.data.source != "tokens" && t.data.source != "synthetic")
+        c.error("training.data.source", "unknown source '" + t.data.source + "' (expected text, tokens or synthetic)");
+    else if (t.data.source != "synthetic" && t.data.path.empty())
+        c.error("training.data.path", "a " + t.data.source + " data source needs a path");
     if (t.checkpoint.every < 0)
         c.error("training.checkpoint.every", "must not be negative (0 disables checkpoints)");
     if (t.checkpoint.every > 0 && t.checkpoint.dir.empty())

@@ -46,6 +46,7 @@ void TelemetryPublisher::publish(proto::Envelope envelope)
             return;
         }
         stamp(envelope);
+        m_goodbyeQueued = m_goodbyeQueued || envelope.has_goodbye();
         m_queue.push_back(proto::encodeEnvelope(envelope));
     }
     m_wake.notify_one();
@@ -125,7 +126,7 @@ void TelemetryPublisher::run()
             m_wake.wait_until(lock, wakeAt, [&] { return !m_queue.empty() || m_stopping; });
             batch.swap(m_queue);
             stopping = m_stopping;
-            if (std::chrono::steady_clock::now() >= nextHeartbeat && !stopping) {
+            if (std::chrono::steady_clock::now() >= nextHeartbeat && !stopping && !m_goodbyeQueued) {
                 proto::Envelope hb;
                 auto *h = hb.mutable_heartbeat();
                 h->set_step(m_step.load(std::memory_order_relaxed));

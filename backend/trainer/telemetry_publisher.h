@@ -55,6 +55,7 @@ private:
     std::condition_variable m_wake;
     std::deque<std::string> m_queue; // encoded envelopes, guarded by m_mutex
     std::uint64_t m_seq = 0;         // guarded by m_mutex
+    bool m_goodbyeQueued = false;    // guarded by m_mutex: Goodbye is the last message a rank sends
     std::atomic<bool> m_stopping{false};
     std::atomic<std::uint64_t> m_dropped{0};
     std::atomic<std::uint64_t> m_sent{0};

@@ -153,6 +153,11 @@ int Trainer::run()
     std::optional<DataLoader> data;
     if (ts.data.source == "synthetic") {
         data = DataLoader::synthetic(1 << 20, ms.vocab, ms.seqLen, ts.seed);
+    } else if (ts.data.source == "tokens") {
+        auto loaded = DataLoader::fromTokenFile(dataPath, ms.seqLen, ms.vocab, ts.seed);
+        if (!loaded)
+            return fail(proto::kExitDataError, loaded.errorText(), 0);
+        data = std::move(loaded).value();
     } else {
         if (ms.vocab < 256)
             return fail(proto::kExitDataError,

@@ -117,7 +117,7 @@ private slots:
         row("beta2", R"({"training": {"beta2": 1.0}})", "training.beta2: must be in [0, 1)");
         row("data path", R"({"training": {"data": {"path": ""}}})", "training.data.path: a text data source needs a path");
         row("data source", R"({"training": {"data": {"source": "s3"}}})",
-            "training.data.source: unknown source 's3' (expected text or synthetic)");
+            "training.data.source: unknown source 's3' (expected text, tokens or synthetic)");
         row("ckpt dir", R"({"training": {"checkpoint": {"every": 5}}})",
             "training.checkpoint.dir: checkpoints are enabled but no directory is given");
         row("heartbeat", R"({"telemetry": {"heartbeat_ms": 5}})",
