@@ -6,12 +6,19 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QLocale>
+#include <QTranslator>
 
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("trellis"));
     QApplication::setApplicationVersion(QStringLiteral(TRELLIS_VERSION));
+
+    // UI strings: translations/trellis_<lang>.ts, built into the binary under :/i18n.
+    QTranslator translator;
+    if (translator.load(QLocale(), QStringLiteral("trellis"), QStringLiteral("_"), QStringLiteral(":/i18n")))
+        QApplication::installTranslator(&translator);
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Trellis workbench: plan, launch and watch distributed training."));
