@@ -101,12 +101,16 @@ void GptModel<T>::zeroGradients()
 template <typename T>
 void GptModel<T>::allocateActivations(int batch, int seqLen)
 {
+    // Capacity only grows (largest batch·seqLen and seqLen seen), so alternating shapes never
+    // reallocate twice. Any batch·T·T = (batch·T)·T ≤ capacityBT·capacityT, so the attention
+    // matrices of every shape within capacity fit too.
     const int BT = batch * seqLen;
-    if (BT <= m_capacityBT && seqLen <= m_capacityT && batch * seqLen * seqLen <= m_capacityBT * m_capacityT)
+    if (BT <= m_capacityBT && seqLen <= m_capacityT)
         return;
     const std::int64_t C = m_config.hidden, F = m_config.ffn, V = m_config.vocab, NH = m_config.heads;
-    const std::int64_t bt = BT;
-    const std::int64_t att = static_cast<std::int64_t>(batch) * NH * seqLen * seqLen;
+    const std::int64_t bt = std::max(BT, m_capacityBT);
+    const int tCap = std::max(seqLen, m_capacityT);
+    const std::int64_t att = NH * bt * tCap;
     // Inner activations of one layer (everything but its output, residual3).
     const std::int64_t inner = bt * C + bt * 2 + bt * 3 * C + bt * C + att + bt * C * 2 + bt * C + bt * 2 + bt * F * 2 +
                                bt * C;
@@ -150,8 +154,8 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     m_logits = take(bt * V);
     m_probs = take(bt * V);
     m_losses = take(bt);
-    m_capacityBT = BT;
-    m_capacityT = seqLen;
+    m_capacityBT = static_cast<int>(bt);
+    m_capacityT = tCap;
 
     m_dResidual.assign(static_cast<std::size_t>(bt * C), T(0));
     m_dLn.assign(static_cast<std::size_t>(bt * C), T(0));
@@ -160,7 +164,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     m_dFch.assign(static_cast<std::size_t>(bt * F), T(0));
     m_dFchGelu.assign(static_cast<std::size_t>(bt * F), T(0));
     m_dLogits.assign(static_cast<std::size_t>(bt * V), T(0));
-    m_dAttScratch.assign(static_cast<std::size_t>(seqLen) * seqLen, T(0));
+    m_dAttScratch.assign(static_cast<std::size_t>(tCap) * tCap, T(0));
 }
 
 template <typename T>

@@ -37,6 +37,12 @@ void gemm(bool transA, bool transB, int M, int N, int K, T alpha, const T *A, in
 }
 
 template <typename T>
+void gemm(bool transA, bool transB, int M, int N, int K, T alpha, const T *A, const T *B, T beta, T *C)
+{
+    gemm<T>(transA, transB, M, N, K, alpha, A, transA ? M : K, B, transB ? K : N, beta, C, N);
+}
+
+template <typename T>
 void linearForward(T *out, const T *in, const T *weight, const T *bias, int BT, int C, int OC)
 {
     gemm<T>(false, true, BT, OC, C, T(1), in, C, weight, C, T(0), out, OC);
@@ -59,9 +65,8 @@ void linearBackward(T *dIn, T *dWeight, T *dBias, const T *dOut, const T *in, co
 }
 
 template <typename T>
-void layerNormForward(T *out, T *mean, T *rstd, const T *in, const T *gamma, const T *beta, int N, int C)
+void layerNormForward(T *out, T *mean, T *rstd, const T *in, const T *gamma, const T *beta, int N, int C, T eps)
 {
-    const T eps = T(1e-5);
     for (int i = 0; i < N; ++i) {
         const T *x = in + static_cast<std::int64_t>(i) * C;
         T m = 0;
@@ -277,10 +282,11 @@ void encoderBackward(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens
 }
 
 #define TRELLIS_INSTANTIATE(T)                                                                                   \
+    template void gemm<T>(bool, bool, int, int, int, T, const T *, const T *, T, T *);                           \
     template void gemm<T>(bool, bool, int, int, int, T, const T *, int, const T *, int, T, T *, int);            \
     template void linearForward<T>(T *, const T *, const T *, const T *, int, int, int);                         \
     template void linearBackward<T>(T *, T *, T *, const T *, const T *, const T *, int, int, int);              \
-    template void layerNormForward<T>(T *, T *, T *, const T *, const T *, const T *, int, int);                 \
+    template void layerNormForward<T>(T *, T *, T *, const T *, const T *, const T *, int, int, T);              \
     template void layerNormBackward<T>(T *, T *, T *, const T *, const T *, const T *, const T *, const T *, int, \
                                        int);                                                                     \
     template void geluForward<T>(T *, const T *, std::int64_t);                                                  \

@@ -8,7 +8,12 @@
 
 namespace trellis::kernels::cpu {
 
-// C[M,N] = alpha·op(A)·op(B) + beta·C with explicit leading dimensions (row-major).
+// C[M,N] = alpha·op(A)·op(B) + beta·C for contiguous row-major matrices: op(A) is [M,K] (A is
+// [K,M] when transA), op(B) is [K,N] (B is [N,K] when transB); leading dimensions follow.
+template <typename T>
+void gemm(bool transA, bool transB, int M, int N, int K, T alpha, const T *A, const T *B, T beta, T *C);
+// The same with explicit leading dimensions, for strided views (attention reads q, k, v in place
+// out of qkv[B,T,3C] with leading dimension 3C).
 template <typename T>
 void gemm(bool transA, bool transB, int M, int N, int K, T alpha, const T *A, int lda, const T *B, int ldb, T beta,
           T *C, int ldc);
@@ -20,43 +25,48 @@ void linearForward(T *out, const T *in, const T *weight, const T *bias, int BT, 
 template <typename T>
 void linearBackward(T *dIn, T *dWeight, T *dBias, const T *dOut, const T *in, const T *weight, int BT, int C, int OC);
 
-// out[N,C] = (in − mean)·rstd·gamma + beta per row; keeps mean[N] and rstd[N] for backward.
+// out[N,C] = (in[N,C] − mean)·rstd·gamma[C] + beta[C] per row, rstd = 1/sqrt(var + eps) with the
+// biased variance; keeps mean[N] and rstd[N] for backward.
 template <typename T>
-void layerNormForward(T *out, T *mean, T *rstd, const T *in, const T *gamma, const T *beta, int N, int C);
-// dIn, dGamma, dBeta accumulate.
+void layerNormForward(T *out, T *mean, T *rstd, const T *in, const T *gamma, const T *beta, int N, int C,
+                      T eps = T(1e-5));
+// dIn[N,C], dGamma[C], dBeta[C] accumulate; dOut, in [N,C]; mean, rstd [N] from the forward.
 template <typename T>
 void layerNormBackward(T *dIn, T *dGamma, T *dBeta, const T *dOut, const T *in, const T *gamma, const T *mean,
                        const T *rstd, int N, int C);
 
-// GELU, tanh approximation (as GPT-2).
+// out[n] = GELU(in[n]), tanh approximation (as GPT-2).
 template <typename T>
 void geluForward(T *out, const T *in, std::int64_t n);
+// dIn[n] += GELU'(in[n])·dOut[n].
 template <typename T>
-void geluBackward(T *dIn, const T *in, const T *dOut, std::int64_t n); // dIn accumulates
+void geluBackward(T *dIn, const T *in, const T *dOut, std::int64_t n);
 
 // Causal multi-head attention. qkv[B,T,3C] holds q, k, v side by side; out[B,T,C];
 // att[B,NH,T,T] keeps the softmax probabilities (zero above the diagonal) for backward.
 template <typename T>
 void attentionForward(T *out, T *att, const T *qkv, int B, int T_, int C, int NH);
-// dqkv accumulates; scratch needs T·T elements.
+// dqkv[B,T,3C] accumulates; dOut[B,T,C]; att as left by the forward. scratch needs T·T elements
+// (one (batch, head) pair's dpreatt at a time: the softmax gradient is formed in place).
 template <typename T>
 void attentionBackward(T *dqkv, T *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH);
 
-// out[n] = a[n] + b[n].
+// out[n] = a[n] + b[n] (the residual connection; its backward is a plain copy of dOut).
 template <typename T>
 void residualForward(T *out, const T *a, const T *b, std::int64_t n);
 
-// Softmax of logits[BT,V] into probs, losses[i] = −log probs[i, target[i]].
+// Softmax of logits[BT,V] into probs[BT,V] (max-subtracted, so stable for large logits);
+// losses[i] = −log probs[i, targets[i]] = logsumexp(logits[i]) − logits[i, targets[i]].
 template <typename T>
 void crossEntropyForward(T *losses, T *probs, const T *logits, const std::int32_t *targets, int BT, int V);
 // dLogits[BT,V] = (probs − onehot(target))·scale (overwritten).
 template <typename T>
 void crossEntropyBackward(T *dLogits, const T *probs, const std::int32_t *targets, T scale, int BT, int V);
 
-// out[b,t,:] = wte[token[b,t],:] + wpe[t,:].
+// out[B,T,C]: out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]; wte[V,C], wpe[maxT,C], tokens[B,T].
 template <typename T>
 void encoderForward(T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_, int C);
-// dwte, dwpe accumulate.
+// dwte[V,C], dwpe[maxT,C] accumulate the rows picked by the forward.
 template <typename T>
 void encoderBackward(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C);
 

@@ -34,13 +34,15 @@ private slots:
         QTest::addColumn<int>("M");
         QTest::addColumn<int>("N");
         QTest::addColumn<int>("K");
-        for (bool ta : {false, true})
-            for (bool tb : {false, true}) {
-                QTest::newRow(qPrintable(QStringLiteral("%1%2 7x5x3").arg(ta ? 'T' : 'N').arg(tb ? 'T' : 'N')))
-                    << ta << tb << 7 << 5 << 3;
-                QTest::newRow(qPrintable(QStringLiteral("%1%2 1x13x17").arg(ta ? 'T' : 'N').arg(tb ? 'T' : 'N')))
-                    << ta << tb << 1 << 13 << 17;
-            }
+        QTest::addColumn<bool>("strided"); // explicit leading dimensions vs the contiguous overload
+        for (bool strided : {false, true})
+            for (bool ta : {false, true})
+                for (bool tb : {false, true}) {
+                    const QString tag = QStringLiteral("%1%2 %3").arg(ta ? 'T' : 'N').arg(tb ? 'T' : 'N').arg(strided ? "ld" : "packed");
+                    QTest::newRow(qPrintable(tag + QStringLiteral(" 7x5x3"))) << ta << tb << 7 << 5 << 3 << strided;
+                    QTest::newRow(qPrintable(tag + QStringLiteral(" 1x13x17"))) << ta << tb << 1 << 13 << 17 << strided;
+                    QTest::newRow(qPrintable(tag + QStringLiteral(" 33x1x9"))) << ta << tb << 33 << 1 << 9 << strided;
+                }
     }
     void gemmMatchesNaive()
     {
@@ -49,10 +51,14 @@ private slots:
         QFETCH(int, M);
         QFETCH(int, N);
         QFETCH(int, K);
+        QFETCH(bool, strided);
         const auto A = randomVector(size_t(M) * K, 1), B = randomVector(size_t(K) * N, 2);
         auto C = randomVector(size_t(M) * N, 3);
         const auto C0 = C;
-        gemm<double>(ta, tb, M, N, K, 2.0, A.data(), ta ? M : K, B.data(), tb ? K : N, 0.5, C.data(), N);
+        if (strided)
+            gemm<double>(ta, tb, M, N, K, 2.0, A.data(), ta ? M : K, B.data(), tb ? K : N, 0.5, C.data(), N);
+        else
+            gemm<double>(ta, tb, M, N, K, 2.0, A.data(), B.data(), 0.5, C.data());
         for (int i = 0; i < M; ++i)
             for (int j = 0; j < N; ++j) {
                 double s = 0;
