@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 
 namespace trellis::launcher {
 namespace {
@@ -136,6 +137,8 @@ QString writeReport(HistoryDatabase &db, const RunSummary &run, const QString &p
     return writeFileAtomically(path, renderHtmlReport(*data, db.collectivesOf(run.id)).toUtf8());
 }
 
+std::optional<RunSummary> findExistingRun(HistoryDatabase &db, const QString &dbPath, const QString &reference);
+
 int cmdRun(const Args &a, const QString &dbPath)
 {
     if (a.positional.size() != 1)
@@ -235,11 +238,9 @@ int cmdRun(const Args &a, const QString &dbPath)
 
     if (a.options.contains(QStringLiteral("--report"))) {
         HistoryDatabase db;
-        if (const QString e = db.open(dbPath, false); !e.isEmpty())
-            return fail(e);
-        auto run = db.findRun(controller.runId());
+        const auto run = findExistingRun(db, dbPath, controller.runId());
         if (!run)
-            return fail(db.lastError());
+            return 1;
         const QString reportPath = a.options[QStringLiteral("--report")];
         if (const QString e = writeReport(db, *run, reportPath); !e.isEmpty())
             return fail(e);
@@ -255,6 +256,17 @@ int openExisting(HistoryDatabase &db, const QString &dbPath)
     if (const QString e = db.open(dbPath, false); !e.isEmpty())
         return fail(e);
     return 0;
+}
+
+// Opens an existing history and finds RUN (id, row number or "last"); prints why not otherwise.
+std::optional<RunSummary> findExistingRun(HistoryDatabase &db, const QString &dbPath, const QString &reference)
+{
+    if (openExisting(db, dbPath) != 0)
+        return std::nullopt;
+    auto run = db.findRun(reference);
+    if (!run)
+        fail(db.lastError());
+    return run;
 }
 
 int cmdRuns(const Args &a, const QString &dbPath)
@@ -295,11 +307,9 @@ int cmdExport(const Args &a, const QString &dbPath)
     if (format != QLatin1String("csv") && format != QLatin1String("json"))
         return usageError(QStringLiteral("--format must be csv or json"));
     HistoryDatabase db;
-    if (int rc = openExisting(db, dbPath))
-        return rc;
-    auto run = db.findRun(a.positional.first());
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
     if (!run)
-        return fail(db.lastError());
+        return 1;
     auto data = db.loadRun(run->id);
     if (!data)
         return fail(db.lastError());
@@ -319,11 +329,9 @@ int cmdReport(const Args &a, const QString &dbPath)
     if (a.positional.size() != 1 || !a.options.contains(QStringLiteral("--out")))
         return usageError(QStringLiteral("report takes one RUN and --out FILE"));
     HistoryDatabase db;
-    if (int rc = openExisting(db, dbPath))
-        return rc;
-    auto run = db.findRun(a.positional.first());
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
     if (!run)
-        return fail(db.lastError());
+        return 1;
     const QString path = a.options[QStringLiteral("--out")];
     if (const QString e = writeReport(db, *run, path); !e.isEmpty())
         return fail(e);

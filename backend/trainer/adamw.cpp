@@ -64,18 +64,23 @@ double LrSchedule::at(int step) const
     return minLr + 0.5 * (lr - minLr) * (1.0 + std::cos(std::numbers::pi * progress));
 }
 
-double clipGradientNorm(std::span<float> gradients, double maxNorm)
+double squaredNorm(const float *gradients, const std::vector<ParamRange> &ranges)
 {
     double sum = 0;
-    for (float g : gradients)
-        sum += static_cast<double>(g) * g;
-    const double norm = std::sqrt(sum);
-    if (maxNorm > 0 && norm > maxNorm) {
-        const float scale = static_cast<float>(maxNorm / (norm + 1e-6));
-        for (float &g : gradients)
-            g *= scale;
-    }
-    return norm;
+    for (const auto &r : ranges)
+        for (std::size_t i = r.begin; i < r.end; ++i)
+            sum += static_cast<double>(gradients[i]) * gradients[i];
+    return sum;
+}
+
+void clipToNorm(float *gradients, const std::vector<ParamRange> &ranges, double norm, double maxNorm)
+{
+    if (!(maxNorm > 0) || norm <= maxNorm)
+        return;
+    const float scale = static_cast<float>(maxNorm / (norm + 1e-6));
+    for (const auto &r : ranges)
+        for (std::size_t i = r.begin; i < r.end; ++i)
+            gradients[i] *= scale;
 }
 
 } // namespace trellis::trainer

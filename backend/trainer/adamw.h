@@ -59,8 +59,11 @@ struct LrSchedule {
     double at(int step) const;
 };
 
-// Scales gradients so their global L2 norm is at most maxNorm (0: no clipping); returns the norm
-// before clipping.
-double clipGradientNorm(std::span<float> gradients, double maxNorm);
+// Sum of squared gradients over `ranges`: this rank's part of the global L2 norm (the whole norm
+// without ZeRO; summed over the DP group with it).
+double squaredNorm(const float *gradients, const std::vector<ParamRange> &ranges);
+// Scales the gradients in `ranges` so that a global L2 norm `norm` becomes at most maxNorm
+// (maxNorm 0: no clipping).
+void clipToNorm(float *gradients, const std::vector<ParamRange> &ranges, double norm, double maxNorm);
 
 } // namespace trellis::trainer

@@ -152,14 +152,16 @@ void TelemetryPublisher::run()
         if (stopping) {
             if (closeDeadline == std::chrono::steady_clock::time_point{})
                 closeDeadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(m_options.closeTimeoutMs);
-            std::lock_guard lock(m_mutex);
-            if ((spool.empty() && m_queue.empty()) || std::chrono::steady_clock::now() >= closeDeadline) {
-                m_dropped += spool.size() + m_queue.size();
-                break;
+            {
+                std::lock_guard lock(m_mutex);
+                if ((spool.empty() && m_queue.empty()) || std::chrono::steady_clock::now() >= closeDeadline) {
+                    m_dropped += spool.size() + m_queue.size();
+                    break;
+                }
             }
-        }
-        if (stopping) // the peer is slow or absent: retry the spool without spinning
+            // The peer is slow or absent: retry the spool without spinning.
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
     }
     socket.close(); // linger delivers what the socket already accepted
 }

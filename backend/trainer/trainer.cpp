@@ -291,19 +291,11 @@ int Trainer::run()
         telemetry.setProgress(stepNumber, "optimizer");
         // Global gradient norm over what this rank owns, summed over the DP group when sharded.
         float *grads = model.paddedGradients();
-        double sumSquares = 0;
-        for (const auto &r : owned)
-            for (std::size_t i = r.begin; i < r.end; ++i)
-                sumSquares += static_cast<double>(grads[i]) * grads[i];
+        double sumSquares = squaredNorm(grads, owned);
         if (zero1)
             m_world.allReduce(&sumSquares, 1, ReduceOp::Sum);
         const double gradNorm = std::sqrt(sumSquares);
-        if (ts.gradClip > 0 && gradNorm > ts.gradClip) {
-            const float scale = static_cast<float>(ts.gradClip / (gradNorm + 1e-6));
-            for (const auto &r : owned)
-                for (std::size_t i = r.begin; i < r.end; ++i)
-                    grads[i] *= scale;
-        }
+        clipToNorm(grads, owned, gradNorm, ts.gradClip);
         const double lr = schedule.at(step);
         optimizer.step(model.paddedParameters(), grads, lr);
         if (zero1) {
