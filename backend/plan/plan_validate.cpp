@@ -117,6 +117,8 @@ void checkParallel(const Plan &plan, Checker &c)
             c.error(field, "must be greater than 0");
         else if (gradientMb > 0 && *value > gradientMb * 1.0001)
             c.error(field, formatMb(*value) + " MB is larger than the model's fp32 gradients (" + formatMb(gradientMb) + " MB)");
+        else if (p.zero >= 2)
+            c.warning(field, "is not used at ZeRO stage " + str(p.zero) + ", which reduces gradients one layer at a time");
     }
     if (std::find(std::begin(kKnownSchedules), std::end(kKnownSchedules), p.schedule) == std::end(kKnownSchedules))
         c.error("parallel.schedule", "unknown schedule '" + p.schedule + "' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
@@ -246,7 +248,6 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     if (p.pp != 1) unsupported("parallel.pp", "pipeline parallelism (pp > 1)");
     if (p.cp != 1) unsupported("parallel.cp", "context parallelism (cp > 1)");
     if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
-    if (p.zero > 1) unsupported("parallel.zero", "ZeRO stage " + std::to_string(p.zero));
     if (p.sequenceParallel && p.tp > 1) unsupported("parallel.sequence_parallel", "sequence parallelism");
     if (p.recompute == Recompute::Selective) unsupported("parallel.recompute", "selective activation recompute");
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");

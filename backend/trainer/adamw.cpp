@@ -23,6 +23,17 @@ AdamW::AdamW(std::vector<ParamRange> owned, AdamWConfig config)
 
 void AdamW::step(float *parameters, const float *gradients, double lr)
 {
+    std::vector<float *> p;
+    std::vector<const float *> g;
+    for (const auto &range : m_owned) {
+        p.push_back(parameters + range.begin);
+        g.push_back(gradients + range.begin);
+    }
+    step(p, g, lr);
+}
+
+void AdamW::step(std::span<float *const> parameters, std::span<const float *const> gradients, double lr)
+{
     ++m_step;
     const double correction1 = 1.0 - std::pow(m_config.beta1, static_cast<double>(m_step));
     const double correction2 = 1.0 - std::pow(m_config.beta2, static_cast<double>(m_step));
@@ -33,14 +44,17 @@ void AdamW::step(float *parameters, const float *gradients, double lr)
     const float eps = static_cast<float>(m_config.eps);
     const float decay = static_cast<float>(lr * m_config.weightDecay);
     std::size_t k = 0; // index into the compact moment arrays
-    for (const auto &range : m_owned) {
-        for (std::size_t i = range.begin; i < range.end; ++i, ++k) {
-            const float g = gradients[i];
+    for (std::size_t r = 0; r < m_owned.size(); ++r) {
+        const ParamRange &range = m_owned[r];
+        float *p = parameters[r];
+        const float *grad = gradients[r];
+        for (std::size_t i = range.begin, j = 0; i < range.end; ++i, ++j, ++k) {
+            const float g = grad[j];
             m_m[k] = b1 * m_m[k] + (1.0f - b1) * g;
             m_v[k] = b2 * m_v[k] + (1.0f - b2) * g * g;
             if (m_decay.empty() || m_decay[i])
-                parameters[i] -= decay * parameters[i];
-            parameters[i] -= stepSize * m_m[k] / (std::sqrt(m_v[k]) * invSqrtCorrection2 + eps);
+                p[j] -= decay * p[j];
+            p[j] -= stepSize * m_m[k] / (std::sqrt(m_v[k]) * invSqrtCorrection2 + eps);
         }
     }
 }
@@ -71,6 +85,25 @@ double squaredNorm(const float *gradients, const std::vector<ParamRange> &ranges
         for (std::size_t i = r.begin; i < r.end; ++i)
             sum += static_cast<double>(gradients[i]) * gradients[i];
     return sum;
+}
+
+double squaredNorm(std::span<const std::span<float>> gradients)
+{
+    double sum = 0;
+    for (const auto &span : gradients)
+        for (const float g : span)
+            sum += static_cast<double>(g) * g;
+    return sum;
+}
+
+void clipToNorm(std::span<const std::span<float>> gradients, double norm, double maxNorm)
+{
+    if (!(maxNorm > 0) || norm <= maxNorm)
+        return;
+    const float scale = static_cast<float>(maxNorm / (norm + 1e-6));
+    for (const auto &span : gradients)
+        for (float &g : span)
+            g *= scale;
 }
 
 void clipToNorm(float *gradients, const std::vector<ParamRange> &ranges, double norm, double maxNorm)

@@ -32,6 +32,9 @@ public:
     void setDecayMask(std::vector<bool> mask) { m_decay = std::move(mask); }
     // Updates the owned ranges of the full parameter buffer from the same ranges of gradients.
     void step(float *parameters, const float *gradients, double lr);
+    // The same where owned range i lives at parameters[i] and gradients[i] (ZeRO-2/3 shards): one
+    // pointer per owned range, to its first element.
+    void step(std::span<float *const> parameters, std::span<const float *const> gradients, double lr);
     const std::vector<ParamRange> &owned() const { return m_owned; }
 
     std::uint64_t stepCount() const { return m_step; }
@@ -62,6 +65,9 @@ struct LrSchedule {
 // Sum of squared gradients over `ranges`: this rank's part of the global L2 norm (the whole norm
 // without ZeRO; summed over the DP group with it).
 double squaredNorm(const float *gradients, const std::vector<ParamRange> &ranges);
+// The same over spans (one per owned range, ZeRO-2/3 shards).
+double squaredNorm(std::span<const std::span<float>> gradients);
+void clipToNorm(std::span<const std::span<float>> gradients, double norm, double maxNorm);
 // Scales the gradients in `ranges` so that a global L2 norm `norm` becomes at most maxNorm
 // (maxNorm 0: no clipping).
 void clipToNorm(float *gradients, const std::vector<ParamRange> &ranges, double norm, double maxNorm);

@@ -134,6 +134,9 @@ std::string parseShard(const std::string &bytes, Shard &s)
         s.ranges.push_back({begin, end});
         moments += end - begin;
     }
+    // Parameters: none, all of them, or those of the shard's ranges (ZeRO-3).
+    if (paramsHere != 0 && paramsHere != s.parameterCount && paramsHere != moments)
+        return "holds " + std::to_string(paramsHere) + " parameters, neither all nor those of its ranges";
     if (!r.floats(s.parameters, paramsHere) || !r.floats(s.m, moments) || !r.floats(s.v, moments))
         return "truncated data";
     if (r.position() + 8 != bytes.size())
@@ -187,10 +190,12 @@ std::string saveCheckpoint(Communicator &world, const std::string &dir, const pl
     if (failed)
         return rank == 0 ? error : partialDir.string() + ": cannot be created";
 
-    // Shard: header, ranges, parameters (rank 0 only: they are identical on every rank), moments.
+    // Shard: header, ranges, parameters (all on rank 0 — they are identical on every rank — or, at
+    // ZeRO-3, each rank those of its ranges), moments.
     std::string bytes;
     const std::uint32_t version = 1, rangeCount = static_cast<std::uint32_t>(state.ranges.size());
-    const std::uint64_t paramsHere = rank == 0 ? state.parameters.size() : 0;
+    const std::vector<float> &params = state.rangeParameters.empty() ? state.parameters : state.rangeParameters;
+    const std::uint64_t paramsHere = params.size();
     bytes.append(kMagic, sizeof kMagic);
     put(bytes, version);
     put(bytes, static_cast<std::uint32_t>(rank));
@@ -204,8 +209,7 @@ std::string saveCheckpoint(Communicator &world, const std::string &dir, const pl
         put(bytes, static_cast<std::uint64_t>(r.begin));
         put(bytes, static_cast<std::uint64_t>(r.end));
     }
-    if (rank == 0)
-        putFloats(bytes, state.parameters);
+    putFloats(bytes, params);
     putFloats(bytes, state.m);
     putFloats(bytes, state.v);
     put(bytes, fnv1a64(bytes.data(), bytes.size()));
@@ -356,8 +360,28 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
             if (s.parameters.size() == parameterCount)
                 state.parameters = s.parameters;
         if (state.parameters.size() != parameterCount) {
-            result.skipped.push_back(cdir.string() + ": no shard holds the parameters");
-            continue;
+            // ZeRO-3: every shard holds the parameters of its ranges; together they cover all.
+            state.parameters.assign(parameterCount, 0.0f);
+            std::vector<bool> seen(parameterCount, false);
+            std::size_t found = 0;
+            for (const auto &s : shards) {
+                if (s.parameters.empty())
+                    continue;
+                std::size_t at = 0;
+                for (const auto &have : s.ranges) {
+                    for (std::size_t i = have.begin; i < have.end; ++i, ++at) {
+                        state.parameters[i] = s.parameters[at];
+                        if (!seen[i]) {
+                            seen[i] = true;
+                            ++found;
+                        }
+                    }
+                }
+            }
+            if (found != parameterCount) {
+                result.skipped.push_back(cdir.string() + ": the shards do not hold every parameter");
+                continue;
+            }
         }
         state.ranges = owned;
         std::size_t total = 0;

@@ -1,5 +1,6 @@
 // Checkpoints: <dir>/step-NNNNNNNN/ holds one shard per rank (rank-NNNNN.bin: the parameters
-// (rank 0), the Adam moments of the ranges the rank owns, the Adam step) and meta.json, written
+// (all of them on rank 0, or with ZeRO-3 those of the ranges each rank owns), the Adam moments of
+// the ranges the rank owns, the Adam step) and meta.json, written
 // last. Every rank writes into step-NNNNNNNN.partial/; after a barrier rank 0 writes meta.json
 // through a temporary file and renames the directory into place, so a checkpoint either is
 // complete or is ignored, and an existing complete one is never overwritten by a failed save.
@@ -22,8 +23,9 @@ inline constexpr const char *kCheckpointFormat = "trellis.checkpoint/1";
 
 struct TrainingState {
     std::uint64_t step = 0;               // steps completed
-    std::vector<float> parameters;        // full, parameterCount
+    std::vector<float> parameters;        // full, parameterCount (saving: rank 0 below ZeRO-3)
     std::vector<ParamRange> ranges;       // what this rank's moments cover
+    std::vector<float> rangeParameters;   // saving at ZeRO-3: the parameters of `ranges`, concatenated
     std::vector<float> m, v;              // moments for `ranges`, concatenated
     std::uint64_t adamStep = 0;
 };

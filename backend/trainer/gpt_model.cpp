@@ -59,6 +59,53 @@ GptModel<T>::GptModel(const GptConfig &config) : m_config(config)
     m_count = total;
     m_params.assign(total, T(0));
     m_grads.assign(total, T(0));
+    m_units.push_back({m_wte, m_layers.empty() ? m_lnfw : m_layers.front().ln1w});
+    for (int l = 0; l < config.layers; ++l)
+        m_units.push_back({m_layers[l].ln1w, l + 1 < config.layers ? m_layers[l + 1].ln1w : m_lnfw});
+    m_units.push_back({m_lnfw, total});
+    m_unitParams.assign(m_units.size(), nullptr);
+    m_unitGrads.assign(m_units.size(), nullptr);
+}
+
+template <typename T>
+void GptModel<T>::setUnitHooks(UnitHooks<T> *hooks)
+{
+    m_hooks = hooks;
+    std::fill(m_unitParams.begin(), m_unitParams.end(), nullptr);
+    std::fill(m_unitGrads.begin(), m_unitGrads.end(), nullptr);
+}
+
+template <typename T>
+int GptModel<T>::unitOf(std::size_t offset) const
+{
+    // Units are few (layers + 2) and sorted by begin.
+    const auto it = std::upper_bound(m_units.begin(), m_units.end(), offset,
+                                     [](std::size_t o, const ParamUnit &u) { return o < u.begin; });
+    return static_cast<int>(it - m_units.begin()) - 1;
+}
+
+template <typename T>
+void GptModel<T>::acquire(int unit, Pass pass)
+{
+    const auto u = static_cast<std::size_t>(unit);
+    if (m_hooks) {
+        const auto view = m_hooks->acquire(unit, pass);
+        m_unitParams[u] = view.params;
+        m_unitGrads[u] = view.grads;
+    } else {
+        m_unitParams[u] = m_params.data() + m_units[u].begin;
+        m_unitGrads[u] = m_grads.data() + m_units[u].begin;
+    }
+}
+
+template <typename T>
+void GptModel<T>::release(int unit, Pass pass)
+{
+    if (m_hooks) {
+        m_hooks->release(unit, pass);
+        m_unitParams[static_cast<std::size_t>(unit)] = nullptr;
+        m_unitGrads[static_cast<std::size_t>(unit)] = nullptr;
+    }
 }
 
 template <typename T>
@@ -182,14 +229,21 @@ T GptModel<T>::forward(const std::int32_t *tokens, const std::int32_t *targets, 
         if (m_tokens[i] < 0 || m_tokens[i] >= V || m_targets[i] < 0 || m_targets[i] >= V)
             throw std::invalid_argument("GptModel::forward: token outside the vocabulary");
 
+    const int last = m_config.layers + 1; // the final-norm unit
+    acquire(0, Pass::Forward);
     k::encoderForward(m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
     const T *x = m_encoded;
     for (int l = 0; l < m_config.layers; ++l) {
+        acquire(l + 1, Pass::Forward);
         layerForward(l, x);
+        release(l + 1, Pass::Forward);
         x = m_layerActs[l].residual3;
     }
+    acquire(last, Pass::Forward);
     k::layerNormForward(m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
     k::linearForward<T>(m_logits, m_lnf, param(m_wte), nullptr, BT, C, V);
+    release(last, Pass::Forward);
+    release(0, Pass::Forward);
     k::crossEntropyForward(m_losses, m_probs, m_logits, m_targets.data(), BT, V);
     T sum = 0;
     for (int i = 0; i < BT; ++i)
@@ -229,6 +283,9 @@ void GptModel<T>::backward(T lossScale)
     const std::size_t btf = static_cast<std::size_t>(BT) * F;
 
     // Mean over BT positions: each position's loss has weight lossScale / BT.
+    const int last = m_config.layers + 1;
+    acquire(0, Pass::Backward); // the tied head's gradient goes to wte, final after the encoder
+    acquire(last, Pass::Backward);
     k::crossEntropyBackward(m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
     std::fill_n(m_dLn.begin(), btc, T(0));
     k::linearBackward<T>(m_dLn.data(), grad(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
@@ -236,6 +293,7 @@ void GptModel<T>::backward(T lossScale)
     const T *xLast = m_layers.empty() ? m_encoded : m_layerActs.back().residual3;
     k::layerNormBackward(m_dResidual.data(), grad(m_lnfw), grad(m_lnfb), m_dLn.data(), xLast, param(m_lnfw), m_lnfMean,
                          m_lnfRstd, BT, C);
+    release(last, Pass::Backward);
     if (m_ready)
         m_ready(m_lnfw);
 
@@ -243,6 +301,7 @@ void GptModel<T>::backward(T lossScale)
         const Layer &L = m_layers[l];
         const LayerActs &a = m_layerActs[l];
         const T *x = l == 0 ? m_encoded : m_layerActs[l - 1].residual3;
+        acquire(l + 1, Pass::Backward);
         if (m_recompute)
             layerForward(l, x); // refill the shared inner activations for this layer
         T *dx = m_dResidual.data(); // gradient of residual3, becomes that of residual2, then of x
@@ -265,10 +324,12 @@ void GptModel<T>::backward(T lossScale)
         std::fill_n(m_dLn.begin(), btc, T(0));
         k::linearBackward(m_dLn.data(), grad(L.qkvw), grad(L.qkvb), m_dQkv.data(), a.ln1, param(L.qkvw), BT, C, 3 * C);
         k::layerNormBackward(dx, grad(L.ln1w), grad(L.ln1b), m_dLn.data(), x, param(L.ln1w), a.ln1Mean, a.ln1Rstd, BT, C);
+        release(l + 1, Pass::Backward);
         if (m_ready)
             m_ready(L.ln1w); // this layer's tensors start at ln1.weight
     }
     k::encoderBackward(grad(m_wte), grad(m_wpe), m_dResidual.data(), m_tokens.data(), B, Tn, C);
+    release(0, Pass::Backward);
     if (m_ready)
         m_ready(0);
 }

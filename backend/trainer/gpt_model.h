@@ -22,6 +22,34 @@ struct GptConfig {
     int ffn = 512;
 };
 
+// A unit is a contiguous range of the flat parameter buffer that ZeRO-3 gathers and frees as
+// one: unit 0 = embeddings (wte, wpe), units 1..L = the transformer layers, unit L+1 = the
+// final LayerNorm. The tied output head uses unit 0.
+struct ParamUnit {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    std::size_t size() const { return end - begin; }
+};
+
+enum class Pass { Forward, Backward };
+
+// Where a unit's parameters and gradients are while the model uses them. Without hooks the model
+// uses its own flat buffers. With hooks (ZeRO-2/3) the model asks for each unit before it touches
+// it and hands it back after; the pointers returned are indexed from the unit's begin. acquire for
+// Backward must return a gradient buffer the model adds into; release after Backward means the
+// unit's gradients for this backward are final.
+template <typename T>
+class UnitHooks {
+public:
+    struct View {
+        T *params = nullptr;
+        T *grads = nullptr;
+    };
+    virtual ~UnitHooks() = default;
+    virtual View acquire(int unit, Pass pass) = 0;
+    virtual void release(int unit, Pass pass) = 0;
+};
+
 struct ParamTensor {
     std::string name;
     std::size_t offset = 0;
@@ -65,6 +93,13 @@ public:
     using GradientsReady = std::function<void(std::size_t offset)>;
     void setGradientsReadyHook(GradientsReady hook) { m_ready = std::move(hook); }
 
+    const std::vector<ParamUnit> &units() const { return m_units; }
+    // nullptr restores the flat buffers. The hooks must outlive their use by the model.
+    void setUnitHooks(UnitHooks<T> *hooks);
+    // Frees the flat buffers once hooks own the storage (ZeRO-2 frees the gradients, ZeRO-3 both).
+    void releaseFlatParameters() { std::vector<T>().swap(m_params); }
+    void releaseFlatGradients() { std::vector<T>().swap(m_grads); }
+
     std::size_t activationBytes() const { return m_acts.size() * sizeof(T); }
 
     // Full activation recompute: keep only each layer's output (the residual stream) and one
@@ -90,8 +125,19 @@ private:
     std::size_t addTensor(const std::string &name, std::vector<int> shape);
     void layerForward(int l, const T *x);
     void allocateActivations(int batch, int seqLen);
-    T *param(std::size_t offset) { return m_params.data() + offset; }
-    T *grad(std::size_t offset) { return m_grads.data() + offset; }
+    void acquire(int unit, Pass pass);
+    void release(int unit, Pass pass);
+    int unitOf(std::size_t offset) const;
+    T *param(std::size_t offset)
+    {
+        const int u = unitOf(offset);
+        return m_unitParams[static_cast<std::size_t>(u)] + (offset - m_units[static_cast<std::size_t>(u)].begin);
+    }
+    T *grad(std::size_t offset)
+    {
+        const int u = unitOf(offset);
+        return m_unitGrads[static_cast<std::size_t>(u)] + (offset - m_units[static_cast<std::size_t>(u)].begin);
+    }
 
     GptConfig m_config;
     std::vector<ParamTensor> m_tensors;
@@ -100,6 +146,9 @@ private:
     std::size_t m_count = 0;
     std::size_t m_wte = 0, m_wpe = 0, m_lnfw = 0, m_lnfb = 0;
     std::vector<Layer> m_layers;
+    std::vector<ParamUnit> m_units;
+    std::vector<T *> m_unitParams, m_unitGrads; // valid between acquire and release
+    UnitHooks<T> *m_hooks = nullptr;
 
     // Activations of the last forward, carved out of one buffer.
     std::vector<T> m_acts;

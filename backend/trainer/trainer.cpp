@@ -9,6 +9,7 @@
 #include "trainer/data_loader.h"
 #include "trainer/gpt_model.h"
 #include "trainer/gradient_reducer.h"
+#include "trainer/sharded_data_parallel.h"
 #include "trainer/telemetry_publisher.h"
 
 #include <cblas.h>
@@ -168,29 +169,37 @@ int Trainer::run()
         data = std::move(loaded).value();
     }
 
-    // Data parallelism: buckets cut from the end of the padded flat buffer, reduced while backward
-    // runs. ZeRO-1 reduce-scatters instead and each rank updates only its chunk of every bucket.
+    // Data parallelism. ZeRO 0/1: buckets cut from the end of the padded flat buffer, reduced while
+    // backward runs; ZeRO-1 reduce-scatters instead and each rank updates only its chunk of every
+    // bucket. ZeRO 2/3: the sharded unit-by-unit path (sharded_data_parallel.h).
     const int dp = m_world.size();
-    const bool zero1 = ps.zero >= 1;
-    model.padTo(static_cast<std::size_t>(dp));
-    const std::size_t padded = model.paddedCount();
-    const double bucketMb = ps.bucketMb.value_or(25.0);
-    const auto toElements = [](double mb) { return static_cast<std::size_t>(mb * 1024.0 * 1024.0 / sizeof(float)); };
-    GradientReducer reducer(m_world, model.paddedGradients(),
-                            makeBuckets(padded, toElements(bucketMb), toElements(ps.firstBucketMb.value_or(bucketMb)),
-                                        static_cast<std::size_t>(dp)),
-                            zero1 ? GradientReducer::Mode::ReduceScatter : GradientReducer::Mode::AllReduce,
-                            m_options.overlap && ps.overlapGradReduce);
+    const bool zero1 = ps.zero == 1;
+    const bool overlap = m_options.overlap && ps.overlapGradReduce;
+    std::optional<GradientReducer> reducer;
+    std::unique_ptr<ShardedDataParallel> sharded;
     std::vector<ParamRange> owned;
-    if (zero1) {
-        for (std::size_t i = 0; i < reducer.buckets().size(); ++i) {
-            const Bucket chunk = reducer.ownedChunk(i);
-            const std::size_t end = std::min(chunk.end, model.parameterCount()); // skip the padding
-            if (chunk.begin < end)
-                owned.push_back({chunk.begin, end});
-        }
+    if (ps.zero >= 2) {
+        sharded = std::make_unique<ShardedDataParallel>(m_world, model, ps.zero, overlap);
+        owned = sharded->owned();
     } else {
-        owned.push_back({0, model.parameterCount()});
+        model.padTo(static_cast<std::size_t>(dp));
+        const std::size_t padded = model.paddedCount();
+        const double bucketMb = ps.bucketMb.value_or(25.0);
+        const auto toElements = [](double mb) { return static_cast<std::size_t>(mb * 1024.0 * 1024.0 / sizeof(float)); };
+        reducer.emplace(m_world, model.paddedGradients(),
+                        makeBuckets(padded, toElements(bucketMb), toElements(ps.firstBucketMb.value_or(bucketMb)),
+                                    static_cast<std::size_t>(dp)),
+                        zero1 ? GradientReducer::Mode::ReduceScatter : GradientReducer::Mode::AllReduce, overlap);
+        if (zero1) {
+            for (std::size_t i = 0; i < reducer->buckets().size(); ++i) {
+                const Bucket chunk = reducer->ownedChunk(i);
+                const std::size_t end = std::min(chunk.end, model.parameterCount()); // skip the padding
+                if (chunk.begin < end)
+                    owned.push_back({chunk.begin, end});
+            }
+        } else {
+            owned.push_back({0, model.parameterCount()});
+        }
     }
     AdamW optimizer(owned, {ts.beta1, ts.beta2, ts.eps, ts.weightDecay});
     {
@@ -212,7 +221,10 @@ int Trainer::run()
         if (!loaded.error.empty())
             return fail(proto::kExitCheckpointError, loaded.error, 0);
         if (loaded.found) {
-            std::copy(restored.parameters.begin(), restored.parameters.end(), model.paddedParameters());
+            if (sharded)
+                sharded->setParameters(restored.parameters.data());
+            else
+                std::copy(restored.parameters.begin(), restored.parameters.end(), model.paddedParameters());
             optimizer.restore(std::move(restored.m), std::move(restored.v), restored.adamStep);
             firstStep = static_cast<int>(restored.step);
             if (chief)
@@ -231,7 +243,7 @@ int Trainer::run()
     // In-place reduce-scatter stages one chunk per bucket in flight.
     std::uint64_t commBufferBytes = 0;
     if (zero1)
-        for (const auto &b : reducer.buckets())
+        for (const auto &b : reducer->buckets())
             commBufferBytes += b.size() / static_cast<std::size_t>(dp) * sizeof(float);
     const LrSchedule schedule{ts.lr, ts.minLr, ts.warmupSteps, ts.steps};
     const std::uint64_t tokensPerStep =
@@ -260,8 +272,12 @@ int Trainer::run()
 
         const auto t0 = Clock::now();
         const double commBefore = m_world.totalMs();
-        model.zeroGradients();
-        reducer.beginStep();
+        if (sharded) {
+            sharded->beginStep();
+        } else {
+            model.zeroGradients();
+            reducer->beginStep();
+        }
         double localLoss = 0;
         for (int micro = 0; micro < ps.microBatches; ++micro) {
             const Batch b = data->batch(static_cast<std::uint64_t>(step), coords.dp, ps.dp, micro, ps.microBatches,
@@ -270,8 +286,8 @@ int Trainer::run()
             const float loss = model.forward(b.tokens.data(), b.targets.data(), b.batch, b.seqLen);
             telemetry.setProgress(stepNumber, "backward");
             // Only the last micro-batch completes the gradients: reduce once, after accumulation.
-            if (micro == ps.microBatches - 1)
-                model.setGradientsReadyHook([&reducer](std::size_t offset) { reducer.onGradientsReady(offset); });
+            if (reducer && micro == ps.microBatches - 1)
+                model.setGradientsReadyHook([&reducer](std::size_t offset) { reducer->onGradientsReady(offset); });
             model.backward(1.0f / static_cast<float>(ps.microBatches));
             model.setGradientsReadyHook(nullptr);
             localLoss += loss / ps.microBatches;
@@ -281,7 +297,10 @@ int Trainer::run()
         if (inject.kind == FaultKind::Nan && inject.rank == rank && static_cast<int>(stepNumber) >= inject.step)
             localLoss = std::nan("");
         telemetry.setProgress(stepNumber, "comm");
-        reducer.finish();
+        if (sharded)
+            sharded->finishBackward();
+        else
+            reducer->finish();
         double globalLoss = localLoss;
         m_world.allReduce(&globalLoss, 1, ReduceOp::Avg);
 
@@ -290,20 +309,32 @@ int Trainer::run()
                                                    std::to_string(stepNumber), stepNumber);
         telemetry.setProgress(stepNumber, "optimizer");
         // Global gradient norm over what this rank owns, summed over the DP group when sharded.
-        float *grads = model.paddedGradients();
-        double sumSquares = squaredNorm(grads, owned);
-        if (zero1)
-            m_world.allReduce(&sumSquares, 1, ReduceOp::Sum);
-        const double gradNorm = std::sqrt(sumSquares);
-        clipToNorm(grads, owned, gradNorm, ts.gradClip);
         const double lr = schedule.at(step);
-        optimizer.step(model.paddedParameters(), grads, lr);
+        double gradNorm = 0;
+        if (sharded) {
+            const auto spans = sharded->ownedGradientSpans();
+            double sumSquares = squaredNorm(spans);
+            m_world.allReduce(&sumSquares, 1, ReduceOp::Sum);
+            gradNorm = std::sqrt(sumSquares);
+            clipToNorm(spans, gradNorm, ts.gradClip);
+            optimizer.step(sharded->ownedParameters(), sharded->ownedGradients(), lr);
+            telemetry.setProgress(stepNumber, "comm");
+            sharded->afterOptimizerStep();
+        } else {
+            float *grads = model.paddedGradients();
+            double sumSquares = squaredNorm(grads, owned);
+            if (zero1)
+                m_world.allReduce(&sumSquares, 1, ReduceOp::Sum);
+            gradNorm = std::sqrt(sumSquares);
+            clipToNorm(grads, owned, gradNorm, ts.gradClip);
+            optimizer.step(model.paddedParameters(), grads, lr);
+        }
         if (zero1) {
             telemetry.setProgress(stepNumber, "comm");
             float *params = model.paddedParameters();
-            for (std::size_t i = 0; i < reducer.buckets().size(); ++i) {
-                const Bucket &b = reducer.buckets()[i];
-                const Bucket chunk = reducer.ownedChunk(i);
+            for (std::size_t i = 0; i < reducer->buckets().size(); ++i) {
+                const Bucket &b = reducer->buckets()[i];
+                const Bucket chunk = reducer->ownedChunk(i);
                 m_world.allGather(params + chunk.begin, params + b.begin, chunk.size(), DataType::F32);
             }
         }
@@ -316,13 +347,16 @@ int Trainer::run()
             TrainingState state;
             state.step = stepNumber;
             state.adamStep = optimizer.stepCount();
-            // Without ZeRO every rank has the same moments: rank 0 alone writes them.
-            if (zero1 || rank == 0) {
+            // Without ZeRO every rank has the same moments: rank 0 alone writes them. At stage 3 no
+            // rank has the whole model: each writes the parameters of the ranges it owns.
+            if (ps.zero >= 1 || rank == 0) {
                 state.ranges = owned;
                 state.m = optimizer.firstMoments();
                 state.v = optimizer.secondMoments();
             }
-            if (rank == 0)
+            if (ps.zero == 3)
+                state.rangeParameters = sharded->ownedParameterValues();
+            else if (rank == 0)
                 state.parameters.assign(model.parameters().begin(), model.parameters().end());
             const std::string error = saveCheckpoint(m_world, checkpointDir, m_plan, state, model.parameterCount(),
                                                      ts.checkpoint.keep);
@@ -334,9 +368,11 @@ int Trainer::run()
             e.mutable_event()->set_message("checkpoint at step " + std::to_string(stepNumber));
             telemetry.publish(std::move(e));
         }
-        const double blockingCommMs = m_world.totalMs() - commBefore - reducer.exposedMs();
-        const double commMs = reducer.commMs() + blockingCommMs;
-        const double exposedMs = reducer.exposedMs() + blockingCommMs;
+        const double asyncCommMs = sharded ? sharded->commMs() : reducer->commMs();
+        const double asyncExposedMs = sharded ? sharded->exposedMs() : reducer->exposedMs();
+        const double blockingCommMs = std::max(0.0, m_world.totalMs() - commBefore - asyncExposedMs);
+        const double commMs = asyncCommMs + blockingCommMs;
+        const double exposedMs = asyncExposedMs + blockingCommMs;
 
         const double stepMs = msBetween(t0, t3);
         proto::Envelope e;
@@ -353,11 +389,11 @@ int Trainer::run()
         r->set_grad_norm(gradNorm);
         r->set_lr(lr);
         auto *mem = r->mutable_memory();
-        mem->set_parameters(model.parameterCount() * sizeof(float));
-        mem->set_gradients(model.parameterCount() * sizeof(float));
+        mem->set_parameters(sharded ? sharded->parameterBytes() : model.parameterCount() * sizeof(float));
+        mem->set_gradients(sharded ? sharded->gradientBytes() : model.parameterCount() * sizeof(float));
         mem->set_optimizer(optimizer.stateBytes());
         mem->set_activations(model.activationBytes());
-        mem->set_comm_buffers(commBufferBytes);
+        mem->set_comm_buffers(sharded ? sharded->peakBufferBytes() : commBufferBytes);
         mem->set_peak_rss(peakRssBytes());
         for (const auto &rec : m_world.takeRecords()) {
             proto::Envelope ce;
@@ -396,7 +432,13 @@ int Trainer::run()
         std::filesystem::rename(temp, target, ec);
         return !ec;
     };
-    if (!dump(m_options.dumpParamsPath, model.paddedParameters()))
+    // ZeRO 2/3 hold shards: gather the full vectors first (collective, so every rank does it).
+    std::vector<float> gatheredParams, gatheredGrads;
+    if (sharded && !m_options.dumpParamsPath.empty())
+        gatheredParams = sharded->gatherParameters();
+    if (sharded && !m_options.dumpGradsPath.empty())
+        gatheredGrads = sharded->gatherGradients();
+    if (!dump(m_options.dumpParamsPath, sharded ? gatheredParams.data() : model.paddedParameters()))
         return fail(proto::kExitIoError, m_options.dumpParamsPath + ": cannot be written", ts.steps);
     if (chief && !m_options.dumpLossesPath.empty()) {
         std::ofstream out(m_options.dumpLossesPath, std::ios::binary | std::ios::trunc);
@@ -404,7 +446,7 @@ int Trainer::run()
         if (!out)
             return fail(proto::kExitIoError, m_options.dumpLossesPath + ": cannot be written", ts.steps);
     }
-    if (!dump(m_options.dumpGradsPath, model.paddedGradients()))
+    if (!dump(m_options.dumpGradsPath, sharded ? gatheredGrads.data() : model.paddedGradients()))
         return fail(proto::kExitIoError, m_options.dumpGradsPath + ": cannot be written", ts.steps);
     telemetry.setProgress(static_cast<std::uint64_t>(ts.steps), "done");
     telemetry.close(proto::kExitOk, "completed", static_cast<std::uint64_t>(ts.steps));

@@ -106,6 +106,8 @@ private slots:
         row("no nodes", R"({"cluster": {"nodes": []}})", "cluster.nodes: at least one node is needed");
         row("unknown schedule", R"({"parallel": {"schedule": "magic"}})",
             "parallel.schedule: unknown schedule 'magic' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
+        row("bucket at zero 3", R"({"parallel": {"zero": 3, "bucket_mb": 0.1}})",
+            "warning: parallel.bucket_mb: is not used at ZeRO stage 3, which reduces gradients one layer at a time");
         row("bucket zero", R"({"parallel": {"bucket_mb": 0}})", "parallel.bucket_mb: must be greater than 0");
         row("bucket too big", R"({"parallel": {"bucket_mb": 30}})",
             "parallel.bucket_mb: 30 MB is larger than the model's fp32 gradients (0.452 MB)");

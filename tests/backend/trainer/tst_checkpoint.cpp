@@ -1,6 +1,6 @@
 // Checkpoints under a real mpirun: a run stopped (crashed) and resumed is bitwise identical to an
-// uninterrupted one; a checkpoint written at dp=4 resumes at dp=2 and dp=1 (ZeRO 0 and 1) with
-// the same loss curve; truncated, corrupt and incomplete checkpoints are skipped with a message
+// uninterrupted one; a checkpoint written at dp=4 resumes at dp=2 and dp=1 (every ZeRO stage, and
+// across stages) with the same loss curve; truncated, corrupt and incomplete checkpoints are skipped with a message
 // naming the file; a checkpoint of another model is refused.
 #include <QDir>
 #include <QFile>
@@ -85,6 +85,8 @@ private slots:
         QTest::addColumn<int>("zero");
         QTest::newRow("zero 0") << 0;
         QTest::newRow("zero 1") << 1;
+        QTest::newRow("zero 2") << 2;
+        QTest::newRow("zero 3") << 3;
     }
     void bitwiseResume()
     {
@@ -114,14 +116,20 @@ private slots:
     void resharding_data()
     {
         QTest::addColumn<int>("zero");
+        QTest::addColumn<int>("zeroAfter");
         QTest::addColumn<int>("dp");
-        for (int zero : {0, 1})
+        for (int zero : {0, 1, 2, 3})
             for (int dp : {2, 1})
-                QTest::newRow(qPrintable(QStringLiteral("zero %1 dp 4 -> %2").arg(zero).arg(dp))) << zero << dp;
+                QTest::newRow(qPrintable(QStringLiteral("zero %1 dp 4 -> %2").arg(zero).arg(dp))) << zero << zero << dp;
+        // Shards hold the same parameter ranges at every stage, so a run can change stage too.
+        QTest::newRow("zero 3 dp 4 -> zero 0 dp 2") << 3 << 0 << 2;
+        QTest::newRow("zero 0 dp 4 -> zero 3 dp 2") << 0 << 3 << 2;
+        QTest::newRow("zero 1 dp 4 -> zero 2 dp 1") << 1 << 2 << 1;
     }
     void resharding()
     {
         QFETCH(int, zero);
+        QFETCH(int, zeroAfter);
         QFETCH(int, dp);
         QTemporaryDir dir;
         const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
@@ -131,7 +139,7 @@ private slots:
         QVERIFY(QDir(ckpt).removeRecursively());
         QCOMPARE(trainer(4, {QStringLiteral("--plan"), plan4, QStringLiteral("--inject"), QStringLiteral("crash@0:5")}).code, 70);
         // Same global batch of 8 sequences at the new degree.
-        const QString planN = writePlan(dir.path(), QStringLiteral("dpN"), dp, 8 / dp, zero, 32, ckpt);
+        const QString planN = writePlan(dir.path(), QStringLiteral("dpN"), dp, 8 / dp, zeroAfter, 32, ckpt);
         const Run resumed = trainer(dp, {QStringLiteral("--plan"), planN, QStringLiteral("--resume"), QStringLiteral("--dump-losses"),
                                          dir.filePath(QStringLiteral("res.loss"))});
         QVERIFY2(resumed.code == 0, qPrintable(resumed.output));

@@ -132,6 +132,17 @@ private slots:
         QTest::newRow("dp4 zero1") << 4 << 2 << 1 << QStringLiteral(", \"zero\": 1, \"bucket_mb\": 0.01") << QStringList();
         QTest::newRow("dp2 recompute") << 2 << 4 << 1 << QStringLiteral(", \"recompute\": \"full\"") << QStringList();
         QTest::newRow("dp4 zero1 accumulate 2") << 4 << 1 << 2 << QStringLiteral(", \"zero\": 1") << QStringList();
+        QTest::newRow("dp2 zero2") << 2 << 4 << 1 << QStringLiteral(", \"zero\": 2") << QStringList();
+        QTest::newRow("dp4 zero2") << 4 << 2 << 1 << QStringLiteral(", \"zero\": 2") << QStringList();
+        QTest::newRow("dp4 zero2 accumulate 2") << 4 << 1 << 2 << QStringLiteral(", \"zero\": 2") << QStringList();
+        QTest::newRow("dp4 zero2 no overlap") << 4 << 2 << 1 << QStringLiteral(", \"zero\": 2")
+                                              << QStringList{QStringLiteral("--no-overlap")};
+        QTest::newRow("dp2 zero3") << 2 << 4 << 1 << QStringLiteral(", \"zero\": 3") << QStringList();
+        QTest::newRow("dp4 zero3") << 4 << 2 << 1 << QStringLiteral(", \"zero\": 3") << QStringList();
+        QTest::newRow("dp4 zero3 accumulate 2") << 4 << 1 << 2 << QStringLiteral(", \"zero\": 3") << QStringList();
+        QTest::newRow("dp2 zero3 recompute") << 2 << 4 << 1 << QStringLiteral(", \"zero\": 3, \"recompute\": \"full\"")
+                                             << QStringList();
+        QTest::newRow("dp1 zero3") << 1 << 8 << 1 << QStringLiteral(", \"zero\": 3") << QStringList();
     }
 
     void matchesSingleRank()
@@ -148,11 +159,11 @@ private slots:
         // orders, and the all-reduce adds partial sums. Adam's first steps normalise each
         // gradient element (update ≈ lr·sign(g)), so elements whose gradient is ~0 pick up
         // rounding-sized sign noise; the whole vector still agrees to 1e-5 relative (L2), which
-        // is what this checks. Measured: 3e-7 to 9e-7.
+        // is what this checks. Measured: 2.9e-7 to 3.5e-7 (1e-6 is the tolerance).
         const double rel = normRelative(params, m_reference);
         qInfo("dp %d, micro-batch %d x %d: relative L2 difference %.3g, max absolute %.3g", dp, mbs, micro, rel,
               maxAbsolute(params, m_reference));
-        QVERIFY2(rel < 1e-5, qPrintable(QStringLiteral("relative L2 difference %1").arg(rel)));
+        QVERIFY2(rel < 1e-6, qPrintable(QStringLiteral("relative L2 difference %1").arg(rel)));
         // Every DP rank ends with the very same parameters.
         for (int r = 1; r < dp; ++r) {
             const auto other = readFloats(m_dir.filePath(name + QStringLiteral(".bin.rank%1").arg(r)));
@@ -166,6 +177,34 @@ private slots:
                 QVERIFY2(readFloats(m_dir.filePath(name + QStringLiteral(".grads.rank%1").arg(r))) == grads0,
                          qPrintable(QStringLiteral("rank %1 gradients differ from rank 0").arg(r)));
         }
+    }
+
+    // Each ZeRO stage against stage 0 at the same DP degree and batch split. Stage 0 all-reduces
+    // the gradients, stages 1-3 reduce-scatter them (per bucket or per unit) and all-gather the
+    // updated parameters: the same sums, possibly added in another order by MPI, so the
+    // tolerance is fp32 round-off of a 5-step run (1e-6 relative L2, as above); the measured
+    // difference is printed and is 0 with Open MPI 4.1 on this machine.
+    void zeroStagesMatchStageZero_data()
+    {
+        QTest::addColumn<int>("dp");
+        QTest::addColumn<int>("stage");
+        for (int dp : {2, 4})
+            for (int stage : {1, 2, 3})
+                QTest::newRow(qPrintable(QStringLiteral("dp%1 stage %2").arg(dp).arg(stage))) << dp << stage;
+    }
+    void zeroStagesMatchStageZero()
+    {
+        QFETCH(int, dp);
+        QFETCH(int, stage);
+        const int mbs = 8 / dp;
+        const auto base = train(m_dir, QStringLiteral("stage0-dp%1").arg(dp), dp, mbs, 1, 5, QStringLiteral(", \"zero\": 0"));
+        const auto sharded = train(m_dir, QStringLiteral("stage%1-dp%2").arg(stage).arg(dp), dp, mbs, 1, 5,
+                                   QStringLiteral(", \"zero\": %1").arg(stage));
+        QVERIFY(!base.empty());
+        QCOMPARE(sharded.size(), base.size());
+        const double rel = normRelative(sharded, base);
+        qInfo("dp %d, ZeRO %d vs 0: relative L2 difference %.3g, max absolute %.3g", dp, stage, rel, maxAbsolute(sharded, base));
+        QVERIFY2(rel < 1e-6, qPrintable(QStringLiteral("relative L2 difference %1").arg(rel)));
     }
 };
 
