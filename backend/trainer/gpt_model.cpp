@@ -65,6 +65,7 @@ GptModel<T>::GptModel(const GptConfig &config) : m_config(config)
     m_units.push_back({m_lnfw, total});
     m_unitParams.assign(m_units.size(), nullptr);
     m_unitGrads.assign(m_units.size(), nullptr);
+    m_stage.endLayer = config.layers;
 }
 
 template <typename T>
@@ -161,8 +162,10 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     // Inner activations of one layer (everything but its output, residual3).
     const std::int64_t inner = bt * C + bt * 2 + bt * 3 * C + bt * C + att + bt * C * 2 + bt * C + bt * 2 + bt * F * 2 +
                                bt * C;
-    const std::int64_t layersInner = m_recompute ? inner : inner * m_config.layers;
-    const std::int64_t total = bt * C + layersInner + bt * C * m_config.layers + bt * C + bt * 2 + bt * V * 2 + bt;
+    const int first = m_stage.firstLayer, end = m_stage.endLayer, layers = end - first;
+    const std::int64_t layersInner = m_recompute ? (layers > 0 ? inner : 0) : inner * layers;
+    const std::int64_t headSize = m_stage.head ? bt * C + bt * 2 + bt * V * 2 + bt : 0;
+    const std::int64_t total = bt * C + layersInner + bt * C * layers + headSize;
     m_acts.assign(static_cast<std::size_t>(total), T(0));
     T *cursor = m_acts.data();
     auto take = [&](std::int64_t n) {
@@ -171,11 +174,11 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
         return p;
     };
     m_encoded = take(bt * C);
-    m_layerActs.resize(m_config.layers);
-    for (int l = 0; l < m_config.layers; ++l) {
+    m_layerActs.assign(static_cast<std::size_t>(m_config.layers), LayerActs{});
+    for (int l = first; l < end; ++l) {
         LayerActs &a = m_layerActs[l];
-        if (m_recompute && l > 0) {
-            a = m_layerActs[0]; // shared inner activations
+        if (m_recompute && l > first) {
+            a = m_layerActs[first]; // shared inner activations
         } else {
             a.ln1 = take(bt * C);
             a.ln1Mean = take(bt);
@@ -193,14 +196,16 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
             a.fcproj = take(bt * C);
         }
     }
-    for (auto &a : m_layerActs)
-        a.residual3 = take(bt * C); // every layer's output is kept
-    m_lnf = take(bt * C);
-    m_lnfMean = take(bt);
-    m_lnfRstd = take(bt);
-    m_logits = take(bt * V);
-    m_probs = take(bt * V);
-    m_losses = take(bt);
+    for (int l = first; l < end; ++l)
+        m_layerActs[l].residual3 = take(bt * C); // every layer's output is kept
+    if (m_stage.head) {
+        m_lnf = take(bt * C);
+        m_lnfMean = take(bt);
+        m_lnfRstd = take(bt);
+        m_logits = take(bt * V);
+        m_probs = take(bt * V);
+        m_losses = take(bt);
+    }
     m_capacityBT = static_cast<int>(bt);
     m_capacityT = tCap;
 
@@ -210,35 +215,86 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     m_dAtty.assign(static_cast<std::size_t>(bt * C), T(0));
     m_dFch.assign(static_cast<std::size_t>(bt * F), T(0));
     m_dFchGelu.assign(static_cast<std::size_t>(bt * F), T(0));
-    m_dLogits.assign(static_cast<std::size_t>(bt * V), T(0));
+    m_dLogits.assign(m_stage.head ? static_cast<std::size_t>(bt * V) : 0, T(0));
     m_dAttScratch.assign(static_cast<std::size_t>(tCap) * tCap, T(0));
 }
 
 template <typename T>
+void GptModel<T>::setStage(const StageRange &stage)
+{
+    StageRange st = stage;
+    if (st.endLayer < 0)
+        st.endLayer = m_config.layers;
+    if (st.firstLayer < 0 || st.firstLayer > st.endLayer || st.endLayer > m_config.layers)
+        throw std::invalid_argument("GptModel::setStage: layer range outside the model");
+    m_stage = st;
+    m_capacityBT = 0; // re-plan the activation buffer on the next forward
+}
+
+template <typename T>
 T GptModel<T>::forward(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen)
+{
+    if (!m_stage.embed || !m_stage.head)
+        throw std::logic_error("GptModel::forward: this instance is a pipeline stage; use forwardStage");
+    return forwardStage(tokens, targets, nullptr, batch, seqLen);
+}
+
+template <typename T>
+void GptModel<T>::backward(T lossScale)
+{
+    backwardStage(nullptr, lossScale, true);
+}
+
+template <typename T>
+const T *GptModel<T>::output() const
+{
+    return m_stage.endLayer > m_stage.firstLayer ? m_layerActs[m_stage.endLayer - 1].residual3 : m_encoded;
+}
+
+template <typename T>
+T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targets, const T *input, int batch, int seqLen)
 {
     if (seqLen > m_config.maxSeqLen || seqLen <= 0 || batch <= 0)
         throw std::invalid_argument("GptModel::forward: sequence length outside 1..maxSeqLen");
     allocateActivations(batch, seqLen);
     m_batch = batch;
     m_seqLen = seqLen;
+    m_weightsPending = false;
     const int BT = batch * seqLen, C = m_config.hidden, V = m_config.vocab;
-    m_tokens.assign(tokens, tokens + BT);
-    m_targets.assign(targets, targets + BT);
-    for (int i = 0; i < BT; ++i)
-        if (m_tokens[i] < 0 || m_tokens[i] >= V || m_targets[i] < 0 || m_targets[i] >= V)
-            throw std::invalid_argument("GptModel::forward: token outside the vocabulary");
+    if (m_stage.embed) {
+        m_tokens.assign(tokens, tokens + BT);
+        for (int i = 0; i < BT; ++i)
+            if (m_tokens[i] < 0 || m_tokens[i] >= V)
+                throw std::invalid_argument("GptModel::forward: token outside the vocabulary");
+    }
+    if (m_stage.head) {
+        m_targets.assign(targets, targets + BT);
+        for (int i = 0; i < BT; ++i)
+            if (m_targets[i] < 0 || m_targets[i] >= V)
+                throw std::invalid_argument("GptModel::forward: token outside the vocabulary");
+    }
 
     const int last = m_config.layers + 1; // the final-norm unit
-    acquire(0, Pass::Forward);
-    k::encoderForward(m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
+    if (m_stage.embed) {
+        acquire(0, Pass::Forward);
+        k::encoderForward(m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
+    } else {
+        std::copy_n(input, static_cast<std::size_t>(BT) * C, m_encoded); // the stage input, kept for backward
+    }
     const T *x = m_encoded;
-    for (int l = 0; l < m_config.layers; ++l) {
+    for (int l = m_stage.firstLayer; l < m_stage.endLayer; ++l) {
         acquire(l + 1, Pass::Forward);
         layerForward(l, x);
         release(l + 1, Pass::Forward);
         x = m_layerActs[l].residual3;
     }
+    if (!m_stage.head) {
+        if (m_stage.embed)
+            release(0, Pass::Forward);
+        return T(0);
+    }
+    if (!m_stage.embed)
+        acquire(0, Pass::Forward); // the tied head
     acquire(last, Pass::Forward);
     k::layerNormForward(m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
     k::linearForward<T>(m_logits, m_lnf, param(m_wte), nullptr, BT, C, V);
@@ -273,34 +329,62 @@ void GptModel<T>::layerForward(int l, const T *x)
 }
 
 template <typename T>
-void GptModel<T>::backward(T lossScale)
+T *GptModel<T>::stash(std::size_t slot, const T *data, std::size_t n)
+{
+    if (m_stash.size() <= slot)
+        m_stash.resize(slot + 1);
+    m_stash[slot].assign(data, data + n);
+    return m_stash[slot].data();
+}
+
+template <typename T>
+void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
 {
     if (m_batch == 0)
         throw std::logic_error("GptModel::backward called before forward");
+    if (!weights && m_recompute)
+        throw std::logic_error("GptModel::backward: a split backward keeps every layer's activations; no recompute");
     const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_config.ffn, V = m_config.vocab,
               NH = m_config.heads;
     const std::size_t btc = static_cast<std::size_t>(BT) * C;
     const std::size_t btf = static_cast<std::size_t>(BT) * F;
+    // Weight gradients now (fused) or later from stashed output gradients (split: backwardWeights).
+    auto wg = [weights](T *g) { return weights ? g : nullptr; };
+    std::size_t slot = 0;
+    auto keep = [&](const T *data, std::size_t n) {
+        if (!weights)
+            stash(slot, data, n);
+        ++slot;
+    };
 
-    // Mean over BT positions: each position's loss has weight lossScale / BT.
     const int last = m_config.layers + 1;
-    acquire(0, Pass::Backward); // the tied head's gradient goes to wte, final after the encoder
-    acquire(last, Pass::Backward);
-    k::crossEntropyBackward(m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
-    std::fill_n(m_dLn.begin(), btc, T(0));
-    k::linearBackward<T>(m_dLn.data(), grad(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
-    std::fill_n(m_dResidual.begin(), btc, T(0));
-    const T *xLast = m_layers.empty() ? m_encoded : m_layerActs.back().residual3;
-    k::layerNormBackward(m_dResidual.data(), grad(m_lnfw), grad(m_lnfb), m_dLn.data(), xLast, param(m_lnfw), m_lnfMean,
-                         m_lnfRstd, BT, C);
-    release(last, Pass::Backward);
-    if (m_ready)
-        m_ready(m_lnfw);
+    const T *xLast = output();
+    if (m_stage.head) {
+        acquire(0, Pass::Backward); // the tied head's gradient goes to wte
+        acquire(last, Pass::Backward);
+        // Mean over BT positions: each position's loss has weight lossScale / BT.
+        k::crossEntropyBackward(m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
+        std::fill_n(m_dLn.begin(), btc, T(0));
+        k::linearBackward<T>(m_dLn.data(), wg(grad(m_wte)), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+        std::fill_n(m_dResidual.begin(), btc, T(0));
+        keep(m_dLn.data(), btc);
+        k::layerNormBackward(m_dResidual.data(), wg(grad(m_lnfw)), wg(grad(m_lnfb)), m_dLn.data(), xLast, param(m_lnfw),
+                             m_lnfMean, m_lnfRstd, BT, C);
+        release(last, Pass::Backward);
+        if (!m_stage.embed)
+            release(0, Pass::Backward);
+        if (m_ready)
+            m_ready(m_lnfw);
+    } else {
+        std::copy_n(dOutput, btc, m_dResidual.begin());
+    }
+    if (m_stage.embed && !m_stage.head)
+        acquire(0, Pass::Backward);
 
-    for (int l = m_config.layers - 1; l >= 0; --l) {
+    for (int l = m_stage.endLayer - 1; l >= m_stage.firstLayer; --l) {
         const Layer &L = m_layers[l];
         const LayerActs &a = m_layerActs[l];
-        const T *x = l == 0 ? m_encoded : m_layerActs[l - 1].residual3;
+        const T *x = l == m_stage.firstLayer ? m_encoded : m_layerActs[l - 1].residual3;
         acquire(l + 1, Pass::Backward);
         if (m_recompute)
             layerForward(l, x); // refill the shared inner activations for this layer
@@ -308,30 +392,87 @@ void GptModel<T>::backward(T lossScale)
 
         // MLP branch: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2))))
         std::fill_n(m_dFchGelu.begin(), btf, T(0));
-        k::linearBackward(m_dFchGelu.data(), grad(L.fcprojw), grad(L.fcprojb), dx, a.fchGelu, param(L.fcprojw), BT, F, C);
+        keep(dx, btc);
+        k::linearBackward(m_dFchGelu.data(), wg(grad(L.fcprojw)), wg(grad(L.fcprojb)), dx, a.fchGelu, param(L.fcprojw),
+                          BT, F, C);
         std::fill_n(m_dFch.begin(), btf, T(0));
         k::geluBackward(m_dFch.data(), a.fch, m_dFchGelu.data(), static_cast<std::int64_t>(btf));
         std::fill_n(m_dLn.begin(), btc, T(0));
-        k::linearBackward(m_dLn.data(), grad(L.fcw), grad(L.fcb), m_dFch.data(), a.ln2, param(L.fcw), BT, C, F);
-        k::layerNormBackward(dx, grad(L.ln2w), grad(L.ln2b), m_dLn.data(), a.residual2, param(L.ln2w), a.ln2Mean,
+        keep(m_dFch.data(), btf);
+        k::linearBackward(m_dLn.data(), wg(grad(L.fcw)), wg(grad(L.fcb)), m_dFch.data(), a.ln2, param(L.fcw), BT, C, F);
+        keep(m_dLn.data(), btc);
+        k::layerNormBackward(dx, wg(grad(L.ln2w)), wg(grad(L.ln2b)), m_dLn.data(), a.residual2, param(L.ln2w), a.ln2Mean,
                              a.ln2Rstd, BT, C);
 
         // Attention branch: residual2 = x + proj(attn(qkv(ln1(x))))
         std::fill_n(m_dAtty.begin(), btc, T(0));
-        k::linearBackward(m_dAtty.data(), grad(L.projw), grad(L.projb), dx, a.atty, param(L.projw), BT, C, C);
+        keep(dx, btc);
+        k::linearBackward(m_dAtty.data(), wg(grad(L.projw)), wg(grad(L.projb)), dx, a.atty, param(L.projw), BT, C, C);
         std::fill(m_dQkv.begin(), m_dQkv.begin() + static_cast<std::ptrdiff_t>(3 * btc), T(0));
         k::attentionBackward(m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, C, NH);
         std::fill_n(m_dLn.begin(), btc, T(0));
-        k::linearBackward(m_dLn.data(), grad(L.qkvw), grad(L.qkvb), m_dQkv.data(), a.ln1, param(L.qkvw), BT, C, 3 * C);
-        k::layerNormBackward(dx, grad(L.ln1w), grad(L.ln1b), m_dLn.data(), x, param(L.ln1w), a.ln1Mean, a.ln1Rstd, BT, C);
+        keep(m_dQkv.data(), 3 * btc);
+        k::linearBackward(m_dLn.data(), wg(grad(L.qkvw)), wg(grad(L.qkvb)), m_dQkv.data(), a.ln1, param(L.qkvw), BT, C,
+                          3 * C);
+        keep(m_dLn.data(), btc);
+        k::layerNormBackward(dx, wg(grad(L.ln1w)), wg(grad(L.ln1b)), m_dLn.data(), x, param(L.ln1w), a.ln1Mean,
+                             a.ln1Rstd, BT, C);
         release(l + 1, Pass::Backward);
         if (m_ready)
             m_ready(L.ln1w); // this layer's tensors start at ln1.weight
     }
-    k::encoderBackward(grad(m_wte), grad(m_wpe), m_dResidual.data(), m_tokens.data(), B, Tn, C);
-    release(0, Pass::Backward);
-    if (m_ready)
-        m_ready(0);
+    if (m_stage.embed) {
+        keep(m_dResidual.data(), btc);
+        if (weights)
+            k::encoderBackward(grad(m_wte), grad(m_wpe), m_dResidual.data(), m_tokens.data(), B, Tn, C);
+        release(0, Pass::Backward);
+        if (m_ready)
+            m_ready(0);
+    }
+    m_weightsPending = !weights;
+}
+
+template <typename T>
+void GptModel<T>::backwardWeights()
+{
+    if (!m_weightsPending)
+        throw std::logic_error("GptModel::backwardWeights without a split backward before it");
+    m_weightsPending = false;
+    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_config.ffn, V = m_config.vocab;
+    // The stash slots in the order backwardStage filled them.
+    std::size_t slot = 0;
+    auto next = [&] { return m_stash[slot++].data(); };
+    const int last = m_config.layers + 1;
+    if (m_stage.head) {
+        acquire(0, Pass::Backward);
+        acquire(last, Pass::Backward);
+        k::linearBackward<T>(nullptr, grad(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+        k::layerNormBackward<T>(nullptr, grad(m_lnfw), grad(m_lnfb), next(), output(), param(m_lnfw), m_lnfMean, m_lnfRstd,
+                                BT, C);
+        release(last, Pass::Backward);
+        if (!m_stage.embed)
+            release(0, Pass::Backward);
+    }
+    if (m_stage.embed && !m_stage.head)
+        acquire(0, Pass::Backward);
+    for (int l = m_stage.endLayer - 1; l >= m_stage.firstLayer; --l) {
+        const Layer &L = m_layers[l];
+        const LayerActs &a = m_layerActs[l];
+        const T *x = l == m_stage.firstLayer ? m_encoded : m_layerActs[l - 1].residual3;
+        acquire(l + 1, Pass::Backward);
+        k::linearBackward<T>(nullptr, grad(L.fcprojw), grad(L.fcprojb), next(), a.fchGelu, param(L.fcprojw), BT, F, C);
+        k::linearBackward<T>(nullptr, grad(L.fcw), grad(L.fcb), next(), a.ln2, param(L.fcw), BT, C, F);
+        k::layerNormBackward<T>(nullptr, grad(L.ln2w), grad(L.ln2b), next(), a.residual2, param(L.ln2w), a.ln2Mean,
+                                a.ln2Rstd, BT, C);
+        k::linearBackward<T>(nullptr, grad(L.projw), grad(L.projb), next(), a.atty, param(L.projw), BT, C, C);
+        k::linearBackward<T>(nullptr, grad(L.qkvw), grad(L.qkvb), next(), a.ln1, param(L.qkvw), BT, C, 3 * C);
+        k::layerNormBackward<T>(nullptr, grad(L.ln1w), grad(L.ln1b), next(), x, param(L.ln1w), a.ln1Mean, a.ln1Rstd, BT, C);
+        release(l + 1, Pass::Backward);
+    }
+    if (m_stage.embed) {
+        k::encoderBackward(grad(m_wte), grad(m_wpe), next(), m_tokens.data(), B, Tn, C);
+        release(0, Pass::Backward);
+    }
 }
 
 template class GptModel<float>;

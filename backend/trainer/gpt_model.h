@@ -50,6 +50,15 @@ public:
     virtual void release(int unit, Pass pass) = 0;
 };
 
+// The part of the model one instance runs: layers [firstLayer, endLayer) (endLayer −1: all), plus
+// the embeddings (the first pipeline stage) and the final norm, tied head and loss (the last).
+struct StageRange {
+    int firstLayer = 0;
+    int endLayer = -1;
+    bool embed = true;
+    bool head = true;
+};
+
 struct ParamTensor {
     std::string name;
     std::size_t offset = 0;
@@ -85,6 +94,22 @@ public:
     T forward(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen);
     // Adds d(lossScale · mean loss)/dθ of the last forward to gradients().
     void backward(T lossScale = T(1));
+
+    // Pipeline stages. setStage before the first forward; the instance then only touches the
+    // units of its stage. forwardStage takes tokens (with embed) or the previous stage's output
+    // `input` [batch·seqLen·hidden] (without), and targets (with head); it returns the mean loss
+    // with head (else 0) and leaves the stage's output activations in output().
+    void setStage(const StageRange &stage);
+    const StageRange &stage() const { return m_stage; }
+    T forwardStage(const std::int32_t *tokens, const std::int32_t *targets, const T *input, int batch, int seqLen);
+    const T *output() const;
+    // dOutput: the gradient of output() (unused with head). weights = true adds the weight
+    // gradients too; false computes only the gradient of the stage input (zero-bubble "B") and
+    // keeps the output gradients of every weight-bearing op for backwardWeights() ("W"), which
+    // adds exactly what the fused backward would have. inputGradient(): d loss / d input.
+    void backwardStage(const T *dOutput, T lossScale, bool weights = true);
+    void backwardWeights();
+    const T *inputGradient() const { return m_dResidual.data(); }
     void zeroGradients();
 
     // Called during backward each time the gradients from `offset` to the end of the flat buffer
@@ -124,6 +149,7 @@ private:
 
     std::size_t addTensor(const std::string &name, std::vector<int> shape);
     void layerForward(int l, const T *x);
+    T *stash(std::size_t slot, const T *data, std::size_t n);
     void allocateActivations(int batch, int seqLen);
     void acquire(int unit, Pass pass);
     void release(int unit, Pass pass);
@@ -160,6 +186,9 @@ private:
 
     GradientsReady m_ready;
     bool m_recompute = false;
+    StageRange m_stage;
+    bool m_weightsPending = false;
+    std::vector<std::vector<T>> m_stash; // split backward: output gradients kept for W
 
     // Backward scratch.
     std::vector<T> m_dResidual, m_dLn, m_dQkv, m_dAtty, m_dFch, m_dFchGelu, m_dLogits, m_dAttScratch;

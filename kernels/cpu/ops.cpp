@@ -57,7 +57,8 @@ void linearBackward(T *dIn, T *dWeight, T *dBias, const T *dOut, const T *in, co
 {
     if (dIn)
         gemm<T>(false, false, BT, C, OC, T(1), dOut, OC, weight, C, T(1), dIn, C);
-    gemm<T>(true, false, OC, C, BT, T(1), dOut, OC, in, C, T(1), dWeight, C);
+    if (dWeight)
+        gemm<T>(true, false, OC, C, BT, T(1), dOut, OC, in, C, T(1), dWeight, C);
     if (dBias)
         for (int i = 0; i < BT; ++i)
             for (int o = 0; o < OC; ++o)
@@ -93,8 +94,19 @@ void layerNormBackward(T *dIn, T *dGamma, T *dBeta, const T *dOut, const T *in, 
     for (int i = 0; i < N; ++i) {
         const T *x = in + static_cast<std::int64_t>(i) * C;
         const T *dy = dOut + static_cast<std::int64_t>(i) * C;
-        T *dx = dIn + static_cast<std::int64_t>(i) * C;
         const T m = mean[i], s = rstd[i];
+        if (dGamma || dBeta) {
+            for (int c = 0; c < C; ++c) {
+                const T norm = (x[c] - m) * s;
+                if (dBeta)
+                    dBeta[c] += dy[c];
+                if (dGamma)
+                    dGamma[c] += norm * dy[c];
+            }
+        }
+        if (!dIn)
+            continue;
+        T *dx = dIn + static_cast<std::int64_t>(i) * C;
         T meanD = 0, meanDNorm = 0;
         for (int c = 0; c < C; ++c) {
             const T norm = (x[c] - m) * s;
@@ -107,8 +119,6 @@ void layerNormBackward(T *dIn, T *dGamma, T *dBeta, const T *dOut, const T *in, 
         for (int c = 0; c < C; ++c) {
             const T norm = (x[c] - m) * s;
             const T d = dy[c] * gamma[c];
-            dBeta[c] += dy[c];
-            dGamma[c] += norm * dy[c];
             dx[c] += s * (d - meanD - norm * meanDNorm);
         }
     }

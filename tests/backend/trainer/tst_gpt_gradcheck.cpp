@@ -7,6 +7,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <memory>
 #include <vector>
 
 using namespace trellis::trainer;
@@ -173,6 +174,75 @@ private slots:
                      return fresh.forward(d.tokens.data(), d.targets.data(), 1, kSeq);
                  }());
         QVERIFY(reused.activationBytes() >= bytes); // capacity only grows
+    }
+
+    // A model cut into pipeline stages (activations and their gradients passed by hand) gives the
+    // loss and gradients of the whole model: each stage's units match, and the tied embedding's
+    // gradient is the sum of the first stage's (encoder) and the last stage's (head) parts. A
+    // split backward (input gradients, then weight gradients: zero-bubble B and W) adds exactly
+    // what the fused backward adds.
+    void stagesAndSplitBackwardMatchWholeModel_data()
+    {
+        QTest::addColumn<bool>("split");
+        QTest::newRow("fused") << false;
+        QTest::newRow("split B/W") << true;
+    }
+    void stagesAndSplitBackwardMatchWholeModel()
+    {
+        QFETCH(bool, split);
+        const GptConfig cfg{11, 6, 3, 8, 2, 16};
+        const Data d = makeData();
+        GptModel<double> whole(cfg);
+        whole.initialize(5);
+        whole.zeroGradients();
+        const double loss = whole.forward(d.tokens.data(), d.targets.data(), kBatch, kSeq);
+        whole.backward(0.5);
+
+        // Three stages: embeddings + layer 0 | layer 1 | layer 2 + head.
+        const StageRange ranges[] = {{0, 1, true, false}, {1, 2, false, false}, {2, 3, false, true}};
+        std::vector<std::unique_ptr<GptModel<double>>> stages;
+        for (const auto &r : ranges) {
+            stages.push_back(std::make_unique<GptModel<double>>(cfg));
+            stages.back()->initialize(5);
+            stages.back()->zeroGradients();
+            stages.back()->setStage(r);
+        }
+        const double *x = nullptr;
+        double stageLoss = 0;
+        for (auto &st : stages) {
+            stageLoss = st->forwardStage(d.tokens.data(), d.targets.data(), x, kBatch, kSeq);
+            x = st->output();
+        }
+        QCOMPARE(stageLoss, loss);
+        const double *dy = nullptr;
+        for (int i = 2; i >= 0; --i) {
+            stages[i]->backwardStage(dy, 0.5, !split);
+            dy = stages[i]->inputGradient();
+        }
+        if (split) {
+            // Nothing of the weight gradients is there before W.
+            for (const auto &st : stages)
+                for (double g : st->gradients())
+                    QCOMPARE(g, 0.0);
+            for (auto &st : stages)
+                st->backwardWeights();
+        }
+        const auto &units = whole.units();
+        auto owner = [&](std::size_t offset) {
+            for (std::size_t u = 0; u < units.size(); ++u)
+                if (offset >= units[u].begin && offset < units[u].end)
+                    return u == 0 ? 0 : u == units.size() - 1 ? 2 : static_cast<int>(u) - 1;
+            return -1;
+        };
+        const std::size_t wteEnd = static_cast<std::size_t>(cfg.vocab) * cfg.hidden;
+        for (std::size_t i = 0; i < whole.parameterCount(); ++i) {
+            double got = stages[static_cast<std::size_t>(owner(i))]->gradients()[i];
+            if (i < wteEnd)
+                got = stages[0]->gradients()[i] + stages[2]->gradients()[i];
+            const double want = whole.gradients()[i];
+            QVERIFY2(std::abs(got - want) <= 1e-12 * std::max(1.0, std::abs(want)),
+                     qPrintable(QStringLiteral("element %1: %2 vs %3").arg(i).arg(got).arg(want)));
+        }
     }
 
     void rejectsTokensOutsideVocabulary()
