@@ -33,6 +33,8 @@ const char *kUsage =
     "  export RUN --format csv|json [--out FILE]\n"
     "                                     one row per rank per step (csv) or everything (json)\n"
     "  report RUN --out FILE              write an HTML report\n"
+    "  trace RUN --out FILE               write the sampled timeline (telemetry.trace_every) as a\n"
+    "                                     Chrome/Perfetto trace, one track per rank\n"
     "\n"
     "RUN is a run id, a row number from 'runs', or 'last'.\n"
     "--db defaults to %1\n";
@@ -339,6 +341,29 @@ int cmdReport(const Args &a, const QString &dbPath)
     return 0;
 }
 
+int cmdTrace(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1 || !a.options.contains(QStringLiteral("--out")))
+        return usageError(QStringLiteral("trace takes one RUN and --out FILE"));
+    HistoryDatabase db;
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
+    if (!run)
+        return 1;
+    auto data = db.loadRun(run->id);
+    if (!data)
+        return fail(db.lastError());
+    const QList<SpanRow> spans = db.spansOf(run->id);
+    if (spans.isEmpty())
+        return fail(QStringLiteral("run %1 has no timeline spans: set telemetry.trace_every in its plan "
+                                   "(spans are recorded for pipeline-parallel runs)")
+                        .arg(run->runId));
+    const QString path = a.options[QStringLiteral("--out")];
+    if (const QString e = writeFileAtomically(path, exportTrace(*data, spans)); !e.isEmpty())
+        return fail(e);
+    out() << "trace " << QFileInfo(path).absoluteFilePath() << " (" << spans.size() << " spans)" << Qt::endl;
+    return 0;
+}
+
 } // namespace
 
 int runCli(const QStringList &arguments)
@@ -384,6 +409,10 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("report")) {
         const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});
         return a.error.isEmpty() ? cmdReport(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("trace")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdTrace(a, dbPath) : usageError(a.error);
     }
     return usageError(QStringLiteral("unknown command '%1'").arg(command));
 }

@@ -10,6 +10,9 @@
 #include <QStandardPaths>
 #include <QVariant>
 
+#include <span>
+#include <utility>
+
 namespace trellis::launcher {
 namespace {
 
@@ -54,6 +57,14 @@ const char *const kSchemaV1[] = {
     " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " rank INTEGER, step INTEGER, kind TEXT, message TEXT, at TEXT)",
     "CREATE INDEX events_run ON events(run)",
+};
+
+const char *const kSchemaV2[] = {
+    "CREATE TABLE spans("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, step INTEGER NOT NULL, name TEXT,"
+    " start_ns INTEGER, end_ns INTEGER, micro_batch INTEGER, stage INTEGER)",
+    "CREATE INDEX spans_run ON spans(run, rank, start_ns)",
 };
 
 } // namespace
@@ -163,11 +174,17 @@ QString HistoryDatabase::migrate()
     }
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
-    for (const char *statement : kSchemaV1) {
-        if (!q.exec(QString::fromUtf8(statement))) {
-            const QString why = q.lastError().text();
-            m_db.rollback();
-            return QStringLiteral("migration to version 1 failed (%1)").arg(why);
+    // Each step brings version N−1 to N; a database is taken from where it is to the newest.
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}};
+    for (const auto &[target, statements] : steps) {
+        if (version >= target)
+            continue;
+        for (const char *statement : statements) {
+            if (!q.exec(QString::fromUtf8(statement))) {
+                const QString why = q.lastError().text();
+                m_db.rollback();
+                return QStringLiteral("migration to version %1 failed (%2)").arg(target).arg(why);
+            }
         }
     }
     q.exec(QStringLiteral("PRAGMA user_version=%1").arg(kHistorySchemaVersion));
@@ -345,6 +362,29 @@ QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)
         c.busGBps = q.value(6).toDouble();
         c.count = q.value(7).toInt();
         rows.append(c);
+    }
+    return rows;
+}
+
+QList<SpanRow> HistoryDatabase::spansOf(qint64 id)
+{
+    QList<SpanRow> rows;
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT rank, step, name, start_ns, end_ns, micro_batch, stage FROM spans"
+                             " WHERE run = ? ORDER BY rank, start_ns"));
+    q.addBindValue(id);
+    if (!q.exec())
+        return rows;
+    while (q.next()) {
+        SpanRow r;
+        r.rank = q.value(0).toInt();
+        r.step = q.value(1).toLongLong();
+        r.name = q.value(2).toString();
+        r.startNs = q.value(3).toLongLong();
+        r.endNs = q.value(4).toLongLong();
+        r.microBatch = q.value(5).toInt();
+        r.stage = q.value(6).toInt();
+        rows.append(r);
     }
     return rows;
 }

@@ -13,7 +13,7 @@
 
 namespace trellis::launcher {
 
-inline constexpr int kHistorySchemaVersion = 1;
+inline constexpr int kHistorySchemaVersion = 2; // 2: timeline spans
 
 class HistoryDatabase {
 public:
@@ -34,6 +34,7 @@ public:
     std::optional<RunSummary> findRun(const QString &reference); // row id, run id, or "last"
     std::optional<RunData> loadRun(qint64 id);
     QList<CollectiveRow> collectivesOf(qint64 id);
+    QList<SpanRow> spansOf(qint64 id); // ordered by rank, then start
     QString lastError() const { return m_lastError; }
 
     static QString defaultPath();

@@ -117,6 +117,21 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                                           QVariant(c.count)})
                     q.addBindValue(v);
                 ok = q.exec();
+            } else if constexpr (std::is_same_v<T, SpansOp>) {
+                const qint64 id = rowId(o.runId);
+                if (!(ok = run(id, o.runId)))
+                    return;
+                q.prepare(QStringLiteral("INSERT INTO spans(run, rank, step, name, start_ns, end_ns, micro_batch, stage)"
+                                         " VALUES(?,?,?,?,?,?,?,?)"));
+                for (const SpanRow &r : o.rows) {
+                    int at = 0;
+                    for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.name),
+                                              QVariant(r.startNs), QVariant(r.endNs), QVariant(r.microBatch),
+                                              QVariant(r.stage)})
+                        q.bindValue(at++, v);
+                    if (!(ok = q.exec()))
+                        break;
+                }
             } else if constexpr (std::is_same_v<T, EventOp>) {
                 const qint64 id = rowId(o.runId);
                 if (!(ok = run(id, o.runId)))

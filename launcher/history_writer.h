@@ -42,11 +42,15 @@ struct CollectiveOp {
     QString runId;
     CollectiveRow row;
 };
+struct SpansOp {
+    QString runId;
+    QList<SpanRow> rows;
+};
 struct EventOp {
     QString runId;
     EventRow row;
 };
-using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, StepOp, CollectiveOp, EventOp>;
+using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, StepOp, CollectiveOp, SpansOp, EventOp>;
 
 class HistoryWriter {
 public:

@@ -282,6 +282,14 @@ void RunController::drainTelemetry()
                                                        c.ms(), c.bus_gbps(), static_cast<int>(c.count())}});
             break;
         }
+        case proto::Envelope::kSpans: {
+            SpansOp op{m_runId, {}};
+            for (const auto &sp : e.spans().spans())
+                op.rows.append(SpanRow{rank, static_cast<qint64>(e.spans().step()), QString::fromStdString(sp.name()),
+                                       sp.start_ns(), sp.end_ns(), sp.micro_batch(), sp.stage()});
+            record(std::move(op));
+            break;
+        }
         case proto::Envelope::kEvent: {
             const auto &ev = e.event();
             record(EventOp{m_runId, EventRow{rank, static_cast<qint64>(ev.step()), eventKind(ev.kind()),

@@ -1,6 +1,10 @@
 // CSV and JSON exports; see run_export.h.
 #include "launcher/run_export.h"
 
+
+#include <algorithm>
+#include <limits>
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -93,6 +97,44 @@ QString writeFileAtomically(const QString &path, const QByteArray &contents)
     if (!file.commit())
         return QStringLiteral("%1: write failed (%2)").arg(path, file.errorString());
     return {};
+}
+
+QByteArray exportTrace(const RunData &run, const QList<SpanRow> &spans)
+{
+    QJsonArray events;
+    events.append(QJsonObject{{QStringLiteral("ph"), QStringLiteral("M")},
+                              {QStringLiteral("name"), QStringLiteral("process_name")},
+                              {QStringLiteral("pid"), 0},
+                              {QStringLiteral("args"), QJsonObject{{QStringLiteral("name"),
+                                                                    QStringLiteral("%1 (%2)").arg(run.run.name, run.run.runId)}}}});
+    for (const RankRow &r : run.ranks)
+        events.append(QJsonObject{
+            {QStringLiteral("ph"), QStringLiteral("M")},
+            {QStringLiteral("name"), QStringLiteral("thread_name")},
+            {QStringLiteral("pid"), 0},
+            {QStringLiteral("tid"), r.rank},
+            {QStringLiteral("args"),
+             QJsonObject{{QStringLiteral("name"), QStringLiteral("rank %1 (pp %2, dp %3, tp %4)").arg(r.rank).arg(r.pp).arg(r.dp).arg(r.tp)}}}});
+    qint64 origin = std::numeric_limits<qint64>::max();
+    for (const SpanRow &s : spans)
+        origin = std::min(origin, s.startNs);
+    for (const SpanRow &s : spans) {
+        QString label = s.name;
+        if (s.microBatch >= 0)
+            label += QStringLiteral(" %1").arg(s.microBatch);
+        events.append(QJsonObject{{QStringLiteral("ph"), QStringLiteral("X")},
+                                  {QStringLiteral("name"), label},
+                                  {QStringLiteral("cat"), s.name},
+                                  {QStringLiteral("pid"), 0},
+                                  {QStringLiteral("tid"), s.rank},
+                                  {QStringLiteral("ts"), double(s.startNs - origin) / 1000.0},
+                                  {QStringLiteral("dur"), double(s.endNs - s.startNs) / 1000.0},
+                                  {QStringLiteral("args"), QJsonObject{{QStringLiteral("step"), s.step},
+                                                                       {QStringLiteral("micro_batch"), s.microBatch},
+                                                                       {QStringLiteral("chunk"), s.stage}}}});
+    }
+    QJsonObject root{{QStringLiteral("traceEvents"), events}, {QStringLiteral("displayTimeUnit"), QStringLiteral("ms")}};
+    return QJsonDocument(root).toJson(QJsonDocument::Compact);
 }
 
 } // namespace trellis::launcher

@@ -11,6 +11,9 @@ namespace trellis::launcher {
 
 QByteArray exportCsv(const RunData &run);
 QByteArray exportJson(const RunData &run);
+// Chrome / Perfetto trace (JSON object format): one track per rank, one complete ("X") event per
+// span, times in microseconds from the earliest span; ranks are labelled with their coordinates.
+QByteArray exportTrace(const RunData &run, const QList<SpanRow> &spans);
 
 // Writes through a temporary file and a rename, so a failed export leaves any old file intact.
 QString writeFileAtomically(const QString &path, const QByteArray &contents);

@@ -57,6 +57,15 @@ struct CollectiveRow {
     int count = 0;
 };
 
+// One timeline span (a pipeline action) of a traced step; times are wall-clock nanoseconds.
+struct SpanRow {
+    int rank = 0;
+    qint64 step = 0;
+    QString name;
+    qint64 startNs = 0, endNs = 0;
+    int microBatch = -1, stage = -1;
+};
+
 struct EventRow {
     int rank = -1;
     qint64 step = 0;

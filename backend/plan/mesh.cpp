@@ -1,7 +1,10 @@
 // Rank arithmetic for the device mesh; see mesh.h for the order.
 #include "mesh.h"
 
+#include <algorithm>
+#include <limits>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 namespace trellis::plan {
@@ -64,6 +67,39 @@ Diagnostics placementWarnings(const Plan &plan)
         }
     }
     return d;
+}
+
+std::vector<int> stageLayerBounds(const ModelSpec &model, int chunks)
+{
+    const int L = model.layers;
+    if (chunks < 1 || chunks > L)
+        throw std::invalid_argument("stageLayerBounds: need 1 <= chunks <= layers");
+    const double C = model.hidden, F = model.ffn, S = model.seqLen, V = model.vocab;
+    const double layer = 4 * C * C + 2 * C * F + 2 * S * C;
+    const double head = V * C;
+    // best[c][l]: the smallest possible largest cost when chunks 0..c−1 cover layers 0..l−1.
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<std::vector<double>> best(static_cast<std::size_t>(chunks) + 1, std::vector<double>(static_cast<std::size_t>(L) + 1, inf));
+    std::vector<std::vector<int>> cut(best.size(), std::vector<int>(static_cast<std::size_t>(L) + 1, 0));
+    best[0][0] = 0;
+    for (int c = 1; c <= chunks; ++c)
+        for (int l = c; l <= L - (chunks - c); ++l)
+            for (int from = c - 1; from < l; ++from) {
+                const double cost = (l - from) * layer + (c == chunks ? head : 0.0);
+                const double worst = std::max(best[c - 1][from], cost);
+                // Ties go to the later cut, which leaves fewer layers to the last chunk's head.
+                if (worst <= best[c][l]) {
+                    best[c][l] = worst;
+                    cut[c][l] = from;
+                }
+            }
+    std::vector<int> bounds(static_cast<std::size_t>(chunks) + 1);
+    bounds[static_cast<std::size_t>(chunks)] = L;
+    for (int c = chunks, l = L; c > 0; --c) {
+        l = cut[c][l];
+        bounds[static_cast<std::size_t>(c) - 1] = l;
+    }
+    return bounds;
 }
 
 } // namespace trellis::plan

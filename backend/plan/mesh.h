@@ -36,6 +36,13 @@ private:
     int m_tp, m_cp, m_dp, m_pp;
 };
 
+// Pipeline partition: layer bounds of `chunks` contiguous model chunks (size chunks + 1; chunk c
+// runs layers [b[c], b[c+1])), each with at least one layer. The first chunk also runs the
+// embeddings and the last the final norm and the output head; the split minimises the largest
+// chunk's forward cost, counted per token as 4C² + 2CF + 2SC multiply-adds a layer and VC for the
+// head. Needs 1 <= chunks <= model.layers.
+std::vector<int> stageLayerBounds(const ModelSpec &model, int chunks);
+
 // Warnings for groups that leave a node although they need the fastest links (TP groups).
 Diagnostics placementWarnings(const Plan &plan);
 

@@ -245,7 +245,9 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     };
     const ParallelSpec &p = plan.parallel;
     if (p.tp != 1) unsupported("parallel.tp", "tensor parallelism (tp > 1)");
-    if (p.pp != 1) unsupported("parallel.pp", "pipeline parallelism (pp > 1)");
+    if (p.pp > 1 && p.zero > 1) unsupported("parallel.zero", "ZeRO stage " + std::to_string(p.zero) + " with pipeline parallelism");
+    if (p.pp > 1 && p.schedule == "zb-h1" && p.recompute == Recompute::Full)
+        unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");
     if (p.cp != 1) unsupported("parallel.cp", "context parallelism (cp > 1)");
     if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
     if (p.sequenceParallel && p.tp > 1) unsupported("parallel.sequence_parallel", "sequence parallelism");

@@ -9,6 +9,7 @@
 #include "trainer/data_loader.h"
 #include "trainer/gpt_model.h"
 #include "trainer/gradient_reducer.h"
+#include "trainer/pipeline.h"
 #include "trainer/sharded_data_parallel.h"
 #include "trainer/telemetry_publisher.h"
 
@@ -172,13 +173,32 @@ int Trainer::run()
     // Data parallelism. ZeRO 0/1: buckets cut from the end of the padded flat buffer, reduced while
     // backward runs; ZeRO-1 reduce-scatters instead and each rank updates only its chunk of every
     // bucket. ZeRO 2/3: the sharded unit-by-unit path (sharded_data_parallel.h).
-    const int dp = m_world.size();
+    // Pipeline parallelism (pp > 1): groups from the mesh, the schedule generated and validated
+    // (an invalid one never runs), the chunks of this stage; DP runs over the pipeline replicas.
+    const int dp = ps.pp > 1 ? ps.dp : m_world.size();
     const bool zero1 = ps.zero == 1;
     const bool overlap = m_options.overlap && ps.overlapGradReduce;
     std::optional<GradientReducer> reducer;
     std::unique_ptr<ShardedDataParallel> sharded;
+    std::unique_ptr<Communicator> ppGroup, dpGroup;
+    std::optional<plan::Schedule> pipelineSchedule;
+    std::unique_ptr<PipelineEngine> pipeline;
     std::vector<ParamRange> owned;
-    if (ps.zero >= 2) {
+    if (ps.pp > 1) {
+        auto generated = plan::generateSchedule(ps.schedule, ps.pp, ps.microBatches, ps.virtualStages);
+        if (!generated)
+            return fail(proto::kExitPlanInvalid, generated.errorText(), 0);
+        pipelineSchedule = std::move(generated).value();
+        if (const auto problems = plan::validateSchedule(*pipelineSchedule); !problems.empty())
+            return fail(proto::kExitPlanInvalid, "schedule " + ps.schedule + " failed validation: " + problems.front(), 0);
+        ppGroup = m_world.split(coords.dp, coords.pp, "pp");
+        dpGroup = m_world.split(coords.pp, coords.dp, "dp");
+        pipeline = std::make_unique<PipelineEngine>(model, ms, *pipelineSchedule, *ppGroup, *dpGroup, ps.zero,
+                                                    ps.recompute == plan::Recompute::Full);
+        owned = pipeline->owned();
+        model.releaseFlatParameters(); // the stages hold their own copies
+        model.releaseFlatGradients();
+    } else if (ps.zero >= 2) {
         sharded = std::make_unique<ShardedDataParallel>(m_world, model, ps.zero, overlap);
         owned = sharded->owned();
     } else {
@@ -221,7 +241,9 @@ int Trainer::run()
         if (!loaded.error.empty())
             return fail(proto::kExitCheckpointError, loaded.error, 0);
         if (loaded.found) {
-            if (sharded)
+            if (pipeline)
+                pipeline->setParameters(restored.parameters.data());
+            else if (sharded)
                 sharded->setParameters(restored.parameters.data());
             else
                 std::copy(restored.parameters.begin(), restored.parameters.end(), model.paddedParameters());
@@ -272,37 +294,59 @@ int Trainer::run()
 
         const auto t0 = Clock::now();
         const double commBefore = m_world.totalMs();
-        if (sharded) {
-            sharded->beginStep();
-        } else {
-            model.zeroGradients();
-            reducer->beginStep();
-        }
+        const double groupMsBefore = pipeline ? ppGroup->totalMs() + dpGroup->totalMs() : 0.0;
         double localLoss = 0;
-        for (int micro = 0; micro < ps.microBatches; ++micro) {
-            const Batch b = data->batch(static_cast<std::uint64_t>(step), coords.dp, ps.dp, micro, ps.microBatches,
-                                        ps.microBatchSize);
-            telemetry.setProgress(stepNumber, "forward");
-            const float loss = model.forward(b.tokens.data(), b.targets.data(), b.batch, b.seqLen);
-            telemetry.setProgress(stepNumber, "backward");
-            // Only the last micro-batch completes the gradients: reduce once, after accumulation.
-            if (reducer && micro == ps.microBatches - 1)
-                model.setGradientsReadyHook([&reducer](std::size_t offset) { reducer->onGradientsReady(offset); });
-            model.backward(1.0f / static_cast<float>(ps.microBatches));
-            model.setGradientsReadyHook(nullptr);
-            localLoss += loss / ps.microBatches;
+        double bubbleMs = 0;
+        if (pipeline) {
+            std::vector<Batch> batches;
+            std::vector<PipelineEngine::MicroBatch> micro;
+            for (int mb = 0; mb < ps.microBatches; ++mb)
+                batches.push_back(data->batch(static_cast<std::uint64_t>(step), coords.dp, ps.dp, mb, ps.microBatches,
+                                              ps.microBatchSize));
+            for (const Batch &b : batches)
+                micro.push_back({b.tokens.data(), b.targets.data(), b.batch, b.seqLen});
+            telemetry.setProgress(stepNumber, "pipeline");
+            localLoss = pipeline->runSchedule(micro);
+            bubbleMs = pipeline->bubbleMs();
+        } else {
+            if (sharded) {
+                sharded->beginStep();
+            } else {
+                model.zeroGradients();
+                reducer->beginStep();
+            }
+            for (int micro = 0; micro < ps.microBatches; ++micro) {
+                const Batch b = data->batch(static_cast<std::uint64_t>(step), coords.dp, ps.dp, micro, ps.microBatches,
+                                            ps.microBatchSize);
+                telemetry.setProgress(stepNumber, "forward");
+                const float loss = model.forward(b.tokens.data(), b.targets.data(), b.batch, b.seqLen);
+                telemetry.setProgress(stepNumber, "backward");
+                // Only the last micro-batch completes the gradients: reduce once, after accumulation.
+                if (reducer && micro == ps.microBatches - 1)
+                    model.setGradientsReadyHook([&reducer](std::size_t offset) { reducer->onGradientsReady(offset); });
+                model.backward(1.0f / static_cast<float>(ps.microBatches));
+                model.setGradientsReadyHook(nullptr);
+                localLoss += loss / ps.microBatches;
+            }
         }
         if (slow)
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
         if (inject.kind == FaultKind::Nan && inject.rank == rank && static_cast<int>(stepNumber) >= inject.step)
             localLoss = std::nan("");
         telemetry.setProgress(stepNumber, "comm");
-        if (sharded)
-            sharded->finishBackward();
-        else
-            reducer->finish();
         double globalLoss = localLoss;
-        m_world.allReduce(&globalLoss, 1, ReduceOp::Avg);
+        if (pipeline) {
+            pipeline->reduceGradients();
+            // Only the last stage has the loss: sum over all ranks, average over the replicas.
+            m_world.allReduce(&globalLoss, 1, ReduceOp::Sum);
+            globalLoss /= ps.dp;
+        } else {
+            if (sharded)
+                sharded->finishBackward();
+            else
+                reducer->finish();
+            m_world.allReduce(&globalLoss, 1, ReduceOp::Avg);
+        }
 
         if (!std::isfinite(globalLoss))
             return fail(proto::kExitNonFinite, "loss is " + std::to_string(globalLoss) + " at step " +
@@ -311,7 +355,17 @@ int Trainer::run()
         // Global gradient norm over what this rank owns, summed over the DP group when sharded.
         const double lr = schedule.at(step);
         double gradNorm = 0;
-        if (sharded) {
+        if (pipeline) {
+            double sumSquares = squaredNorm(pipeline->normSpans());
+            if (zero1)
+                dpGroup->allReduce(&sumSquares, 1, ReduceOp::Sum);
+            ppGroup->allReduce(&sumSquares, 1, ReduceOp::Sum);
+            gradNorm = std::sqrt(sumSquares);
+            clipToNorm(pipeline->ownedGradientSpans(), gradNorm, ts.gradClip);
+            optimizer.step(pipeline->ownedParameters(), pipeline->ownedGradients(), lr);
+            telemetry.setProgress(stepNumber, "comm");
+            pipeline->afterOptimizerStep();
+        } else if (sharded) {
             const auto spans = sharded->ownedGradientSpans();
             double sumSquares = squaredNorm(spans);
             m_world.allReduce(&sumSquares, 1, ReduceOp::Sum);
@@ -329,7 +383,7 @@ int Trainer::run()
             clipToNorm(grads, owned, gradNorm, ts.gradClip);
             optimizer.step(model.paddedParameters(), grads, lr);
         }
-        if (zero1) {
+        if (zero1 && !pipeline) {
             telemetry.setProgress(stepNumber, "comm");
             float *params = model.paddedParameters();
             for (std::size_t i = 0; i < reducer->buckets().size(); ++i) {
@@ -349,14 +403,19 @@ int Trainer::run()
             state.adamStep = optimizer.stepCount();
             // Without ZeRO every rank has the same moments: rank 0 alone writes them. At stage 3 no
             // rank has the whole model: each writes the parameters of the ranges it owns.
-            if (ps.zero >= 1 || rank == 0) {
+            // With a pipeline no rank has every layer: each writes its stage's ranges (without ZeRO
+            // the first replica only: the others hold the same).
+            const bool writesRanges = pipeline ? (ps.zero >= 1 || coords.dp == 0) : (ps.zero >= 1 || rank == 0);
+            if (writesRanges) {
                 state.ranges = owned;
                 state.m = optimizer.firstMoments();
                 state.v = optimizer.secondMoments();
             }
-            if (ps.zero == 3)
+            if (pipeline && writesRanges)
+                state.rangeParameters = pipeline->ownedParameterValues();
+            else if (ps.zero == 3)
                 state.rangeParameters = sharded->ownedParameterValues();
-            else if (rank == 0)
+            else if (!pipeline && rank == 0)
                 state.parameters.assign(model.parameters().begin(), model.parameters().end());
             const std::string error = saveCheckpoint(m_world, checkpointDir, m_plan, state, model.parameterCount(),
                                                      ts.checkpoint.keep);
@@ -368,9 +427,13 @@ int Trainer::run()
             e.mutable_event()->set_message("checkpoint at step " + std::to_string(stepNumber));
             telemetry.publish(std::move(e));
         }
-        const double asyncCommMs = sharded ? sharded->commMs() : reducer->commMs();
-        const double asyncExposedMs = sharded ? sharded->exposedMs() : reducer->exposedMs();
-        const double blockingCommMs = std::max(0.0, m_world.totalMs() - commBefore - asyncExposedMs);
+        const double asyncCommMs = pipeline ? 0.0 : sharded ? sharded->commMs() : reducer->commMs();
+        const double asyncExposedMs = pipeline ? 0.0 : sharded ? sharded->exposedMs() : reducer->exposedMs();
+        // Blocking time in every group's calls; pipeline receive waits are bubble, not communication.
+        double totalCommMs = m_world.totalMs() - commBefore;
+        if (pipeline)
+            totalCommMs += ppGroup->totalMs() + dpGroup->totalMs() - groupMsBefore - bubbleMs;
+        const double blockingCommMs = std::max(0.0, totalCommMs - asyncExposedMs);
         const double commMs = asyncCommMs + blockingCommMs;
         const double exposedMs = asyncExposedMs + blockingCommMs;
 
@@ -380,7 +443,8 @@ int Trainer::run()
         r->set_step(stepNumber);
         r->set_total_steps(static_cast<std::uint64_t>(ts.steps));
         r->set_step_ms(stepMs);
-        r->set_compute_ms(std::max(0.0, stepMs - exposedMs));
+        r->set_compute_ms(std::max(0.0, stepMs - exposedMs - bubbleMs));
+        r->set_bubble_ms(bubbleMs);
         r->set_comm_ms(commMs);
         r->set_comm_exposed_ms(exposedMs);
         r->set_tokens(tokensPerStep);
@@ -389,25 +453,50 @@ int Trainer::run()
         r->set_grad_norm(gradNorm);
         r->set_lr(lr);
         auto *mem = r->mutable_memory();
-        mem->set_parameters(sharded ? sharded->parameterBytes() : model.parameterCount() * sizeof(float));
-        mem->set_gradients(sharded ? sharded->gradientBytes() : model.parameterCount() * sizeof(float));
+        mem->set_parameters(pipeline  ? pipeline->parameterBytes()
+                            : sharded ? sharded->parameterBytes()
+                                      : model.parameterCount() * sizeof(float));
+        mem->set_gradients(pipeline  ? pipeline->gradientBytes()
+                           : sharded ? sharded->gradientBytes()
+                                     : model.parameterCount() * sizeof(float));
         mem->set_optimizer(optimizer.stateBytes());
-        mem->set_activations(model.activationBytes());
+        mem->set_activations(pipeline ? pipeline->activationBytes() : model.activationBytes());
         mem->set_comm_buffers(sharded ? sharded->peakBufferBytes() : commBufferBytes);
         mem->set_peak_rss(peakRssBytes());
-        for (const auto &rec : m_world.takeRecords()) {
-            proto::Envelope ce;
-            auto *c = ce.mutable_collective();
-            c->set_step(stepNumber);
-            c->set_group(m_world.name());
-            c->set_op(rec.op);
-            c->set_bytes(rec.bytes);
-            c->set_ms(rec.ms);
-            c->set_count(rec.count);
-            const double n = m_world.size();
-            const double algGBps = rec.ms > 0 ? rec.bytes / (rec.ms * 1e6) : 0.0;
-            c->set_bus_gbps(algGBps * busBandwidthFactor(rec.op, static_cast<int>(n)));
-            telemetry.publish(std::move(ce));
+        std::vector<Communicator *> groups{&m_world};
+        if (pipeline) {
+            groups.push_back(ppGroup.get());
+            groups.push_back(dpGroup.get());
+        }
+        for (Communicator *group : groups) {
+            for (const auto &rec : group->takeRecords()) {
+                proto::Envelope ce;
+                auto *c = ce.mutable_collective();
+                c->set_step(stepNumber);
+                c->set_group(group->name());
+                c->set_op(rec.op);
+                c->set_bytes(rec.bytes);
+                c->set_ms(rec.ms);
+                c->set_count(rec.count);
+                const double algGBps = rec.ms > 0 ? rec.bytes / (rec.ms * 1e6) : 0.0;
+                c->set_bus_gbps(algGBps * busBandwidthFactor(rec.op, group->size()));
+                telemetry.publish(std::move(ce));
+            }
+        }
+        // Timeline spans every trace_every steps (pipeline actions, relative to the step start).
+        if (pipeline && m_plan.telemetry.traceEvery > 0 && stepNumber % static_cast<std::uint64_t>(m_plan.telemetry.traceEvery) == 0) {
+            proto::Envelope se;
+            auto *batch = se.mutable_spans();
+            batch->set_step(stepNumber);
+            for (const auto &sp : pipeline->spans()) {
+                auto *out = batch->add_spans();
+                out->set_name(plan::toString(sp.kind));
+                out->set_start_ns(sp.startNs);
+                out->set_end_ns(sp.endNs);
+                out->set_micro_batch(sp.microBatch);
+                out->set_stage(sp.chunk);
+            }
+            telemetry.publish(std::move(se));
         }
         telemetry.publish(std::move(e));
         if (chief && !m_options.quiet)
@@ -434,11 +523,16 @@ int Trainer::run()
     };
     // ZeRO 2/3 hold shards: gather the full vectors first (collective, so every rank does it).
     std::vector<float> gatheredParams, gatheredGrads;
+    if (pipeline && !m_options.dumpParamsPath.empty())
+        gatheredParams = pipeline->gatherParameters(m_world);
+    if (pipeline && !m_options.dumpGradsPath.empty())
+        gatheredGrads = pipeline->gatherGradients(m_world);
     if (sharded && !m_options.dumpParamsPath.empty())
         gatheredParams = sharded->gatherParameters();
     if (sharded && !m_options.dumpGradsPath.empty())
         gatheredGrads = sharded->gatherGradients();
-    if (!dump(m_options.dumpParamsPath, sharded ? gatheredParams.data() : model.paddedParameters()))
+    const bool gathered = pipeline || sharded;
+    if (!dump(m_options.dumpParamsPath, gathered ? gatheredParams.data() : model.paddedParameters()))
         return fail(proto::kExitIoError, m_options.dumpParamsPath + ": cannot be written", ts.steps);
     if (chief && !m_options.dumpLossesPath.empty()) {
         std::ofstream out(m_options.dumpLossesPath, std::ios::binary | std::ios::trunc);
@@ -446,7 +540,7 @@ int Trainer::run()
         if (!out)
             return fail(proto::kExitIoError, m_options.dumpLossesPath + ": cannot be written", ts.steps);
     }
-    if (!dump(m_options.dumpGradsPath, sharded ? gatheredGrads.data() : model.paddedGradients()))
+    if (!dump(m_options.dumpGradsPath, gathered ? gatheredGrads.data() : model.paddedGradients()))
         return fail(proto::kExitIoError, m_options.dumpGradsPath + ": cannot be written", ts.steps);
     telemetry.setProgress(static_cast<std::uint64_t>(ts.steps), "done");
     telemetry.close(proto::kExitOk, "completed", static_cast<std::uint64_t>(ts.steps));
