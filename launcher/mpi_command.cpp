@@ -1,7 +1,11 @@
 // Local mpirun command line. OpenMPI 4.1 specifics: --oversubscribe beyond the core count,
 // --allow-run-as-root for root, --tag-output so each line names its rank ("[job,rank]<stdout>:"),
 // and the shared-memory BTL's single-copy mechanism switched off because CMA needs ptrace
-// permissions that containers and hardened kernels often withhold.
+// permissions that containers and hardened kernels often withhold. Pipeline runs raise the
+// shared-memory eager limit to 256 KiB: a larger message goes by rendezvous, which only moves while
+// both ranks are inside MPI calls, so a stage's activation or gradient would wait for the sender's
+// next action instead of arriving during it (measured: bubble 0.50 → 0.13 for gpipe at pp = 2).
+// 256 KiB is the largest value this BTL honoured here; 1 MiB silently fell back.
 #include "launcher/mpi_command.h"
 
 #include <QRegularExpression>
@@ -31,6 +35,8 @@ LaunchCommand buildLocalCommand(const plan::Plan &plan, const LaunchRequest &r)
         c.arguments << QStringLiteral("--allow-run-as-root");
     c.arguments << QStringLiteral("--tag-output");
     c.arguments << QStringLiteral("--mca") << QStringLiteral("btl_vader_single_copy_mechanism") << QStringLiteral("none");
+    if (plan.parallel.pp > 1)
+        c.arguments << QStringLiteral("--mca") << QStringLiteral("btl_vader_eager_limit") << QStringLiteral("262144");
     c.arguments << QStringLiteral("-x") << QStringLiteral("OPENBLAS_NUM_THREADS=%1").arg(r.blasThreadsPerRank);
     c.arguments << r.trainerPath << QStringLiteral("--plan") << r.planPath;
     if (!r.runId.isEmpty())

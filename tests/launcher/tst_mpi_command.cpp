@@ -49,6 +49,20 @@ private slots:
                  (QStringList{QStringLiteral("--plan"), r.planPath, QStringLiteral("--run-id"), QStringLiteral("abc"),
                               QStringLiteral("--endpoint"), r.endpoint}));
         QVERIFY(c.displayString().contains(QStringLiteral("'/tmp/plan; rm -rf ~.json'")));
+        QVERIFY(!c.arguments.contains(QStringLiteral("btl_vader_eager_limit")));
+    }
+
+    void pipelineRunsSendActivationsEagerly()
+    {
+        plan::Plan p;
+        p.parallel.pp = 2;
+        LaunchRequest r;
+        r.trainerPath = QStringLiteral("trellis-trainer");
+        const LaunchCommand c = buildLocalCommand(p, r);
+        const int at = static_cast<int>(c.arguments.indexOf(QStringLiteral("btl_vader_eager_limit")));
+        QVERIFY(at > 0);
+        QCOMPARE(c.arguments.at(at - 1), QStringLiteral("--mca"));
+        QCOMPARE(c.arguments.at(at + 1), QStringLiteral("262144"));
     }
 };
 
