@@ -5,7 +5,12 @@
 #include "launcher/history_database.h"
 
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMap>
 #include <QProcess>
+#include <QSet>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
@@ -222,6 +227,77 @@ private slots:
             }
         }
         QCOMPARE(optimizerSum, zero == 0 ? params * 8 * 4 : params * 8); // sharded: the ranks together hold one copy
+    }
+
+    // A pipeline run through the launcher: bubble and per-stage memory reach the history, the
+    // sampled timeline comes back as a Chrome trace with one track per rank and every action of
+    // the schedule (8 micro-batches × F and BW on each of 2 stages) per traced step.
+    void pipelineRunTrace()
+    {
+        const QString plan = m_dir.filePath(QStringLiteral("pp2.json"));
+        QFile out(plan);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QStringLiteral(R"({
+          "schema": "trellis.plan/1", "name": "pp2",
+          "model": {"layers": 4, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
+          "cluster": {"nodes": [{"host": "localhost", "slots": 2}]},
+          "parallel": {"dp": 1, "pp": 2, "micro_batch_size": 2, "micro_batches": 8, "schedule": "1f1b"},
+          "training": {"steps": 4, "lr": 0.001, "min_lr": 0.0001, "seed": 3,
+                       "data": {"source": "text", "path": "%1"}},
+          "telemetry": {"trace_every": 2}
+        })")
+                      .arg(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                      .toUtf8());
+        out.close();
+        const QString database = m_dir.filePath(QStringLiteral("pp2.sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto run = h.findRun(QStringLiteral("last"));
+        QVERIFY(run);
+        auto data = h.loadRun(run->id);
+        QVERIFY(data);
+        qint64 params[2] = {0, 0};
+        for (const auto &s : data->steps) {
+            QVERIFY(s.bubbleMs >= 0);
+            QVERIFY(s.stepMs >= s.bubbleMs);
+            if (s.step == 4)
+                params[s.rank] = s.memParameters;
+        }
+        // Stage 0: embeddings (256·32 + 32·32) + 2 layers; stage 1: 2 layers + final norm + the
+        // tied embedding (wte and wpe, as Megatron keeps a copy on the last stage).
+        const qint64 layer = 4 * 32 * 32 + 2 * 32 * 64 + 9 * 32 + 64;
+        QCOMPARE(params[0], (256 * 32 + 32 * 32 + 2 * layer) * 4);
+        QCOMPARE(params[1], (2 * layer + 2 * 32 + 256 * 32 + 32 * 32) * 4);
+
+        const QString trace = m_dir.filePath(QStringLiteral("pp2.trace.json"));
+        const Result t = cli({QStringLiteral("--db"), database, QStringLiteral("trace"), QStringLiteral("last"), QStringLiteral("--out"), trace});
+        QVERIFY2(t.code == 0, qPrintable(t.err));
+        QFile f(trace);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+        QMap<QString, int> perKind;
+        QSet<int> tracks;
+        for (const QJsonValue &v : root.value(QStringLiteral("traceEvents")).toArray()) {
+            const QJsonObject e = v.toObject();
+            if (e.value(QStringLiteral("ph")).toString() != QLatin1String("X"))
+                continue;
+            tracks.insert(e.value(QStringLiteral("tid")).toInt());
+            QVERIFY(e.value(QStringLiteral("dur")).toDouble() >= 0);
+            ++perKind[e.value(QStringLiteral("cat")).toString()];
+        }
+        QCOMPARE(tracks, (QSet<int>{0, 1}));
+        // Steps 2 and 4 traced: 2 steps × 2 stages × 8 micro-batches.
+        QCOMPARE(perKind.value(QStringLiteral("F")), 32);
+        QCOMPARE(perKind.value(QStringLiteral("BW")), 32);
+        QCOMPARE(perKind.value(QStringLiteral("send_act")), 16);
+        QCOMPARE(perKind.value(QStringLiteral("recv_grad")), 16);
+
+        // A run without a traced timeline says how to get one.
+        const Result none = cli({QStringLiteral("--db"), db(), QStringLiteral("trace"), QStringLiteral("1"), QStringLiteral("--out"), trace});
+        QCOMPARE(none.code, 1);
+        QVERIFY2(none.err.contains(QStringLiteral("has no timeline spans: set telemetry.trace_every")), qPrintable(none.err));
     }
 
     void validateGoodPlan()

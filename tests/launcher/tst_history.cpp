@@ -137,6 +137,35 @@ private slots:
         QCOMPARE(digest(path), before);
     }
 
+    // A version-1 history (before timeline spans) is brought to version 2 in place: the spans
+    // table appears, the recorded runs stay.
+    void migratesVersionOne()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("v1.sqlite"));
+        {
+            HistoryWriter writer(path);
+            QCOMPARE(writer.start(), QString());
+            fillRun(writer, QStringLiteral("old-run"), 2, 5);
+            writer.flush();
+        }
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path, false), QString());
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec(QStringLiteral("DROP TABLE spans")));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
+        }
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
+        QCOMPARE(q.value(0).toInt(), 2);
+        QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM spans")) && q.next());
+        QCOMPARE(db.listRuns().size(), 1);
+        QCOMPARE(db.listRuns().first().runId, QStringLiteral("old-run"));
+    }
+
     void refusesNewerSchemaAndOtherDatabases()
     {
         QTemporaryDir dir;
@@ -148,7 +177,7 @@ private slots:
         }
         HistoryDatabase db;
         QCOMPARE(db.open(newer), QStringLiteral("history database %1: schema version 99 is newer than this Trellis "
-                                                "understands (1); refusing to touch it").arg(newer));
+                                                "understands (2); refusing to touch it").arg(newer));
         const QString other = dir.filePath(QStringLiteral("other.sqlite"));
         {
             HistoryDatabase o;
