@@ -133,6 +133,10 @@ void checkParallel(const Plan &plan, Checker &c)
         c.error("parallel.tp", str(p.tp) + " does not divide model.heads (" + str(m.heads) + ")");
     else if (m.kvHeads > 0 && m.kvHeads % p.tp != 0)
         c.error("parallel.tp", str(p.tp) + " does not divide model.kv_heads (" + str(m.kvHeads) + ")");
+    else if (m.vocab > 0 && m.vocab % p.tp != 0)
+        c.error("parallel.tp", str(p.tp) + " does not divide model.vocab (" + str(m.vocab) + ")");
+    else if (m.ffn > 0 && m.ffn % p.tp != 0)
+        c.error("parallel.tp", str(p.tp) + " does not divide model.ffn (" + str(m.ffn) + ")");
     if (m.layers > 0 && p.pp > m.layers)
         c.error("parallel.pp", str(p.pp) + " pipeline stages exceed model.layers (" + str(m.layers) + ")");
     else if (m.layers > 0 && p.pp * p.virtualStages > m.layers)
@@ -244,7 +248,11 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         d.push_back({Severity::Error, path, what + " is not supported by this version of trellis-trainer yet"});
     };
     const ParallelSpec &p = plan.parallel;
-    if (p.tp != 1) unsupported("parallel.tp", "tensor parallelism (tp > 1)");
+    if (p.tp > 1 && p.pp > 1) unsupported("parallel.tp", "tensor parallelism combined with pipeline parallelism");
+    if (p.tp > 1 && p.zero > 0) unsupported("parallel.zero", "ZeRO with tensor parallelism");
+    if (p.tp > 1 && p.cp > 1) unsupported("parallel.tp", "tensor parallelism combined with context parallelism");
+    if (p.tp > 1 && plan.training.checkpoint.every > 0)
+        unsupported("training.checkpoint", "checkpointing a tensor-parallel run");
     if (p.pp > 1 && p.zero > 1) unsupported("parallel.zero", "ZeRO stage " + std::to_string(p.zero) + " with pipeline parallelism");
     if (p.pp > 1 && p.schedule == "zb-h1" && p.recompute == Recompute::Full)
         unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");

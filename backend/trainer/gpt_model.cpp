@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 namespace trellis::trainer {
 
@@ -29,9 +30,18 @@ std::size_t GptModel<T>::addTensor(const std::string &name, std::vector<int> sha
 template <typename T>
 GptModel<T>::GptModel(const GptConfig &config) : m_config(config)
 {
-    const int V = config.vocab, C = config.hidden, F = config.ffn, maxT = config.maxSeqLen;
-    if (V <= 0 || C <= 0 || F <= 0 || maxT <= 0 || config.layers <= 0 || config.heads <= 0 || C % config.heads != 0)
+    const int C = config.hidden, maxT = config.maxSeqLen, tp = config.tp;
+    if (config.vocab <= 0 || C <= 0 || config.ffn <= 0 || maxT <= 0 || config.layers <= 0 || config.heads <= 0 ||
+        C % config.heads != 0 || tp < 1 || config.tpRank < 0 || config.tpRank >= tp || config.heads % tp != 0 ||
+        config.vocab % tp != 0 || config.ffn % tp != 0)
         throw std::invalid_argument("GptModel: invalid configuration");
+    // Tensor parallelism: this rank's share of the vocabulary, of the heads (and so of q, k, v)
+    // and of the MLP's inner width; everything else is replicated.
+    m_V = config.vocab / tp;
+    m_Cq = C / tp;
+    m_NH = config.heads / tp;
+    m_F = config.ffn / tp;
+    const int V = m_V, F = m_F, Cq = m_Cq;
     m_wte = addTensor("wte", {V, C});
     m_wpe = addTensor("wpe", {maxT, C});
     for (int l = 0; l < config.layers; ++l) {
@@ -41,9 +51,9 @@ GptModel<T>::GptModel(const GptConfig &config) : m_config(config)
         Layer L{};
         L.ln1w = addTensor(p + "ln1.weight", {C});
         L.ln1b = addTensor(p + "ln1.bias", {C});
-        L.qkvw = addTensor(p + "attn.qkv.weight", {3 * C, C});
-        L.qkvb = addTensor(p + "attn.qkv.bias", {3 * C});
-        L.projw = addTensor(p + "attn.proj.weight", {C, C});
+        L.qkvw = addTensor(p + "attn.qkv.weight", {3 * Cq, C});
+        L.qkvb = addTensor(p + "attn.qkv.bias", {3 * Cq});
+        L.projw = addTensor(p + "attn.proj.weight", {C, Cq});
         L.projb = addTensor(p + "attn.proj.bias", {C});
         L.ln2w = addTensor(p + "ln2.weight", {C});
         L.ln2b = addTensor(p + "ln2.bias", {C});
@@ -118,8 +128,95 @@ void GptModel<T>::padTo(std::size_t multiple)
 }
 
 template <typename T>
+bool GptModel<T>::isReplicated(std::size_t tensor) const
+{
+    const std::string &n = m_tensors[tensor].name;
+    return !(n == "wte" || n.ends_with("attn.qkv.weight") || n.ends_with("attn.qkv.bias") ||
+             n.ends_with("attn.proj.weight") || n.ends_with("mlp.fc.weight") || n.ends_with("mlp.fc.bias") ||
+             n.ends_with("mlp.proj.weight"));
+}
+
+template <typename T>
+std::vector<std::pair<std::size_t, std::size_t>> GptModel<T>::shardRuns(std::size_t tensor, int rank) const
+{
+    const ParamTensor &t = m_tensors[tensor];
+    const std::size_t C = static_cast<std::size_t>(m_config.hidden), Cq = static_cast<std::size_t>(m_Cq),
+                      F = static_cast<std::size_t>(m_config.ffn), Fl = static_cast<std::size_t>(m_F),
+                      r = static_cast<std::size_t>(rank);
+    const std::string &n = t.name;
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    if (m_config.tp == 1 || isReplicated(tensor)) {
+        runs.emplace_back(0, t.size);
+    } else if (n == "wte") {
+        runs.emplace_back(r * t.size, t.size); // rows of the vocabulary
+    } else if (n.ends_with("attn.qkv.weight")) {
+        for (std::size_t j = 0; j < 3; ++j) // this rank's heads of q, of k and of v
+            runs.emplace_back(j * C * C + r * Cq * C, Cq * C);
+    } else if (n.ends_with("attn.qkv.bias")) {
+        for (std::size_t j = 0; j < 3; ++j)
+            runs.emplace_back(j * C + r * Cq, Cq);
+    } else if (n.ends_with("attn.proj.weight")) {
+        for (std::size_t o = 0; o < C; ++o) // columns of every output row
+            runs.emplace_back(o * C + r * Cq, Cq);
+    } else if (n.ends_with("mlp.fc.weight") || n.ends_with("mlp.fc.bias")) {
+        runs.emplace_back(r * t.size, t.size);
+    } else { // mlp.proj.weight
+        for (std::size_t o = 0; o < C; ++o)
+            runs.emplace_back(o * F + r * Fl, Fl);
+    }
+    return runs;
+}
+
+template <typename T>
+GptConfig GptModel<T>::wholeConfig() const
+{
+    GptConfig whole = m_config;
+    whole.tp = 1;
+    whole.tpRank = 0;
+    return whole;
+}
+
+template <typename T>
+std::vector<T> GptModel<T>::gatherWhole(const T *local)
+{
+    if (m_config.tp == 1)
+        return {local, local + m_count};
+    const GptModel<T> whole(wholeConfig());
+    std::vector<T> out(whole.parameterCount());
+    const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
+    std::vector<T> all;
+    for (std::size_t i = 0; i < m_tensors.size(); ++i) {
+        const ParamTensor &t = m_tensors[i];
+        all.resize(t.size * static_cast<std::size_t>(m_config.tp));
+        m_tpGroup->allGather(local + t.offset, all.data(), t.size, type);
+        for (int r = 0; r < m_config.tp; ++r) {
+            std::size_t at = static_cast<std::size_t>(r) * t.size;
+            for (const auto &[offset, n] : shardRuns(i, r)) {
+                std::copy_n(all.begin() + static_cast<long>(at), n, out.begin() + static_cast<long>(whole.tensors()[i].offset + offset));
+                at += n;
+            }
+        }
+    }
+    return out;
+}
+
+template <typename T>
 void GptModel<T>::initialize(std::uint64_t seed)
 {
+    if (m_config.tp > 1) {
+        // Slices of the whole model's initialisation, so every tp trains the same model.
+        GptModel<T> whole(wholeConfig());
+        whole.initialize(seed);
+        for (std::size_t i = 0; i < m_tensors.size(); ++i) {
+            std::size_t at = m_tensors[i].offset;
+            for (const auto &[offset, n] : shardRuns(i, m_config.tpRank)) {
+                std::copy_n(whole.parameters().begin() + static_cast<long>(whole.tensors()[i].offset + offset), n,
+                            m_params.begin() + static_cast<long>(at));
+                at += n;
+            }
+        }
+        return;
+    }
     Rng rng(seed);
     const double std0 = 0.02;
     const double stdResidual = 0.02 / std::sqrt(2.0 * m_config.layers);
@@ -155,12 +252,12 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const int BT = batch * seqLen;
     if (BT <= m_capacityBT && seqLen <= m_capacityT)
         return;
-    const std::int64_t C = m_config.hidden, F = m_config.ffn, V = m_config.vocab, NH = m_config.heads;
+    const std::int64_t C = m_config.hidden, F = m_F, V = m_V, NH = m_NH, Cq = m_Cq;
     const std::int64_t bt = std::max(BT, m_capacityBT);
     const int tCap = std::max(seqLen, m_capacityT);
     const std::int64_t att = NH * bt * tCap;
     // Inner activations of one layer (everything but its output, residual3).
-    const std::int64_t inner = bt * C + bt * 2 + bt * 3 * C + bt * C + att + bt * C * 2 + bt * C + bt * 2 + bt * F * 2 +
+    const std::int64_t inner = bt * C + bt * 2 + bt * 3 * Cq + bt * Cq + att + bt * C * 2 + bt * C + bt * 2 + bt * F * 2 +
                                bt * C;
     const int first = m_stage.firstLayer, end = m_stage.endLayer, layers = end - first;
     const std::int64_t layersInner = m_recompute ? (layers > 0 ? inner : 0) : inner * layers;
@@ -183,8 +280,8 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
             a.ln1 = take(bt * C);
             a.ln1Mean = take(bt);
             a.ln1Rstd = take(bt);
-            a.qkv = take(bt * 3 * C);
-            a.atty = take(bt * C);
+            a.qkv = take(bt * 3 * Cq);
+            a.atty = take(bt * Cq);
             a.att = take(att);
             a.attproj = take(bt * C);
             a.residual2 = take(bt * C);
@@ -211,8 +308,8 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
 
     m_dResidual.assign(static_cast<std::size_t>(bt * C), T(0));
     m_dLn.assign(static_cast<std::size_t>(bt * C), T(0));
-    m_dQkv.assign(static_cast<std::size_t>(bt * 3 * C), T(0));
-    m_dAtty.assign(static_cast<std::size_t>(bt * C), T(0));
+    m_dQkv.assign(static_cast<std::size_t>(bt * 3 * Cq), T(0));
+    m_dAtty.assign(static_cast<std::size_t>(bt * Cq), T(0));
     m_dFch.assign(static_cast<std::size_t>(bt * F), T(0));
     m_dFchGelu.assign(static_cast<std::size_t>(bt * F), T(0));
     m_dLogits.assign(m_stage.head ? static_cast<std::size_t>(bt * V) : 0, T(0));
@@ -260,7 +357,7 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
     m_batch = batch;
     m_seqLen = seqLen;
     m_weightsPending = false;
-    const int BT = batch * seqLen, C = m_config.hidden, V = m_config.vocab;
+    const int BT = batch * seqLen, C = m_config.hidden, V = m_config.vocab, Vl = m_V;
     if (m_stage.embed) {
         m_tokens.assign(tokens, tokens + BT);
         for (int i = 0; i < BT; ++i)
@@ -277,7 +374,27 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
     const int last = m_config.layers + 1; // the final-norm unit
     if (m_stage.embed) {
         acquire(0, Pass::Forward);
-        k::encoderForward(m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
+        if (m_config.tp == 1) {
+            k::encoderForward(m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
+        } else {
+            // Vocabulary-parallel embedding: each rank looks up the tokens in its vocabulary range,
+            // the sum over the group is the embedding; positions are replicated.
+            const int from = m_config.tpRank * Vl;
+            const T *wte = param(m_wte);
+            for (int i = 0; i < BT; ++i) {
+                const int tok = m_tokens[i] - from;
+                T *out = m_encoded + static_cast<std::size_t>(i) * C;
+                if (tok >= 0 && tok < Vl)
+                    std::copy_n(wte + static_cast<std::size_t>(tok) * C, C, out);
+                else
+                    std::fill_n(out, C, T(0));
+            }
+            tpAllReduce(m_encoded, static_cast<std::size_t>(BT) * C);
+            const T *wpe = param(m_wpe);
+            for (int i = 0; i < BT; ++i)
+                for (int c = 0; c < C; ++c)
+                    m_encoded[static_cast<std::size_t>(i) * C + c] += wpe[static_cast<std::size_t>(i % seqLen) * C + c];
+        }
     } else {
         std::copy_n(input, static_cast<std::size_t>(BT) * C, m_encoded); // the stage input, kept for backward
     }
@@ -297,10 +414,13 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
         acquire(0, Pass::Forward); // the tied head
     acquire(last, Pass::Forward);
     k::layerNormForward(m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
-    k::linearForward<T>(m_logits, m_lnf, param(m_wte), nullptr, BT, C, V);
+    k::linearForward<T>(m_logits, m_lnf, param(m_wte), nullptr, BT, C, Vl);
     release(last, Pass::Forward);
     release(0, Pass::Forward);
-    k::crossEntropyForward(m_losses, m_probs, m_logits, m_targets.data(), BT, V);
+    if (m_config.tp == 1)
+        k::crossEntropyForward(m_losses, m_probs, m_logits, m_targets.data(), BT, V);
+    else
+        vocabParallelCrossEntropy(BT);
     T sum = 0;
     for (int i = 0; i < BT; ++i)
         sum += m_losses[i];
@@ -310,20 +430,25 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
 template <typename T>
 void GptModel<T>::layerForward(int l, const T *x)
 {
-    const int batch = m_batch, seqLen = m_seqLen, BT = batch * seqLen, C = m_config.hidden, F = m_config.ffn,
-              NH = m_config.heads;
+    const int batch = m_batch, seqLen = m_seqLen, BT = batch * seqLen, C = m_config.hidden, F = m_F, NH = m_NH,
+              Cq = m_Cq;
+    const bool biasHere = m_config.tpRank == 0; // a row-parallel layer's bias is added once
     {
         const Layer &L = m_layers[l];
         LayerActs &a = m_layerActs[l];
         k::layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, param(L.ln1w), param(L.ln1b), BT, C);
-        k::linearForward(a.qkv, a.ln1, param(L.qkvw), param(L.qkvb), BT, C, 3 * C);
-        k::attentionForward(a.atty, a.att, a.qkv, batch, seqLen, C, NH);
-        k::linearForward(a.attproj, a.atty, param(L.projw), param(L.projb), BT, C, C);
+        // Column-parallel q, k, v for this rank's heads; attention on them; row-parallel output
+        // projection whose partial sums the group adds.
+        k::linearForward(a.qkv, a.ln1, param(L.qkvw), param(L.qkvb), BT, C, 3 * Cq);
+        k::attentionForward(a.atty, a.att, a.qkv, batch, seqLen, Cq, NH);
+        k::linearForward(a.attproj, a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
+        tpAllReduce(a.attproj, static_cast<std::size_t>(BT) * C);
         k::residualForward(a.residual2, x, a.attproj, static_cast<std::int64_t>(BT) * C);
         k::layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, param(L.ln2w), param(L.ln2b), BT, C);
         k::linearForward(a.fch, a.ln2, param(L.fcw), param(L.fcb), BT, C, F);
         k::geluForward(a.fchGelu, a.fch, static_cast<std::int64_t>(BT) * F);
-        k::linearForward(a.fcproj, a.fchGelu, param(L.fcprojw), param(L.fcprojb), BT, F, C);
+        k::linearForward(a.fcproj, a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
+        tpAllReduce(a.fcproj, static_cast<std::size_t>(BT) * C);
         k::residualForward(a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(BT) * C);
     }
 }
@@ -344,10 +469,10 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         throw std::logic_error("GptModel::backward called before forward");
     if (!weights && m_recompute)
         throw std::logic_error("GptModel::backward: a split backward keeps every layer's activations; no recompute");
-    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_config.ffn, V = m_config.vocab,
-              NH = m_config.heads;
+    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_F, V = m_V, NH = m_NH, Cq = m_Cq;
     const std::size_t btc = static_cast<std::size_t>(BT) * C;
     const std::size_t btf = static_cast<std::size_t>(BT) * F;
+    const std::size_t btq = static_cast<std::size_t>(BT) * Cq;
     // Weight gradients now (fused) or later from stashed output gradients (split: backwardWeights).
     auto wg = [weights](T *g) { return weights ? g : nullptr; };
     std::size_t slot = 0;
@@ -363,9 +488,21 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         acquire(0, Pass::Backward); // the tied head's gradient goes to wte
         acquire(last, Pass::Backward);
         // Mean over BT positions: each position's loss has weight lossScale / BT.
-        k::crossEntropyBackward(m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
+        if (m_config.tp == 1) {
+            k::crossEntropyBackward(m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
+        } else {
+            // Softmax over the whole vocabulary minus the one-hot target, this rank's columns.
+            const int from = m_config.tpRank * V;
+            const T scale = lossScale / static_cast<T>(BT);
+            for (int i = 0; i < BT; ++i)
+                for (int v = 0; v < V; ++v) {
+                    const std::size_t at = static_cast<std::size_t>(i) * V + v;
+                    m_dLogits[at] = (m_probs[at] - (m_targets[i] == from + v ? T(1) : T(0))) * scale;
+                }
+        }
         std::fill_n(m_dLn.begin(), btc, T(0));
         k::linearBackward<T>(m_dLn.data(), wg(grad(m_wte)), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+        tpAllReduce(m_dLn.data(), btc);
         std::fill_n(m_dResidual.begin(), btc, T(0));
         keep(m_dLn.data(), btc);
         k::layerNormBackward(m_dResidual.data(), wg(grad(m_lnfw)), wg(grad(m_lnfb)), m_dLn.data(), xLast, param(m_lnfw),
@@ -400,20 +537,22 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         std::fill_n(m_dLn.begin(), btc, T(0));
         keep(m_dFch.data(), btf);
         k::linearBackward(m_dLn.data(), wg(grad(L.fcw)), wg(grad(L.fcb)), m_dFch.data(), a.ln2, param(L.fcw), BT, C, F);
+        tpAllReduce(m_dLn.data(), btc); // column-parallel input: the group adds its partial gradients
         keep(m_dLn.data(), btc);
         k::layerNormBackward(dx, wg(grad(L.ln2w)), wg(grad(L.ln2b)), m_dLn.data(), a.residual2, param(L.ln2w), a.ln2Mean,
                              a.ln2Rstd, BT, C);
 
         // Attention branch: residual2 = x + proj(attn(qkv(ln1(x))))
-        std::fill_n(m_dAtty.begin(), btc, T(0));
+        std::fill_n(m_dAtty.begin(), btq, T(0));
         keep(dx, btc);
-        k::linearBackward(m_dAtty.data(), wg(grad(L.projw)), wg(grad(L.projb)), dx, a.atty, param(L.projw), BT, C, C);
-        std::fill(m_dQkv.begin(), m_dQkv.begin() + static_cast<std::ptrdiff_t>(3 * btc), T(0));
-        k::attentionBackward(m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, C, NH);
+        k::linearBackward(m_dAtty.data(), wg(grad(L.projw)), wg(grad(L.projb)), dx, a.atty, param(L.projw), BT, Cq, C);
+        std::fill(m_dQkv.begin(), m_dQkv.begin() + static_cast<std::ptrdiff_t>(3 * btq), T(0));
+        k::attentionBackward(m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH);
         std::fill_n(m_dLn.begin(), btc, T(0));
-        keep(m_dQkv.data(), 3 * btc);
+        keep(m_dQkv.data(), 3 * btq);
         k::linearBackward(m_dLn.data(), wg(grad(L.qkvw)), wg(grad(L.qkvb)), m_dQkv.data(), a.ln1, param(L.qkvw), BT, C,
-                          3 * C);
+                          3 * Cq);
+        tpAllReduce(m_dLn.data(), btc);
         keep(m_dLn.data(), btc);
         k::layerNormBackward(dx, wg(grad(L.ln1w)), wg(grad(L.ln1b)), m_dLn.data(), x, param(L.ln1w), a.ln1Mean,
                              a.ln1Rstd, BT, C);
@@ -424,7 +563,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
     if (m_stage.embed) {
         keep(m_dResidual.data(), btc);
         if (weights)
-            k::encoderBackward(grad(m_wte), grad(m_wpe), m_dResidual.data(), m_tokens.data(), B, Tn, C);
+            embeddingBackward(m_dResidual.data());
         release(0, Pass::Backward);
         if (m_ready)
             m_ready(0);
@@ -438,7 +577,7 @@ void GptModel<T>::backwardWeights()
     if (!m_weightsPending)
         throw std::logic_error("GptModel::backwardWeights without a split backward before it");
     m_weightsPending = false;
-    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_config.ffn, V = m_config.vocab;
+    const int BT = m_batch * m_seqLen, C = m_config.hidden, F = m_F, V = m_V, Cq = m_Cq;
     // The stash slots in the order backwardStage filled them.
     std::size_t slot = 0;
     auto next = [&] { return m_stash[slot++].data(); };
@@ -464,14 +603,91 @@ void GptModel<T>::backwardWeights()
         k::linearBackward<T>(nullptr, grad(L.fcw), grad(L.fcb), next(), a.ln2, param(L.fcw), BT, C, F);
         k::layerNormBackward<T>(nullptr, grad(L.ln2w), grad(L.ln2b), next(), a.residual2, param(L.ln2w), a.ln2Mean,
                                 a.ln2Rstd, BT, C);
-        k::linearBackward<T>(nullptr, grad(L.projw), grad(L.projb), next(), a.atty, param(L.projw), BT, C, C);
-        k::linearBackward<T>(nullptr, grad(L.qkvw), grad(L.qkvb), next(), a.ln1, param(L.qkvw), BT, C, 3 * C);
+        k::linearBackward<T>(nullptr, grad(L.projw), grad(L.projb), next(), a.atty, param(L.projw), BT, Cq, C);
+        k::linearBackward<T>(nullptr, grad(L.qkvw), grad(L.qkvb), next(), a.ln1, param(L.qkvw), BT, C, 3 * Cq);
         k::layerNormBackward<T>(nullptr, grad(L.ln1w), grad(L.ln1b), next(), x, param(L.ln1w), a.ln1Mean, a.ln1Rstd, BT, C);
         release(l + 1, Pass::Backward);
     }
     if (m_stage.embed) {
-        k::encoderBackward(grad(m_wte), grad(m_wpe), next(), m_tokens.data(), B, Tn, C);
+        embeddingBackward(next());
         release(0, Pass::Backward);
+    }
+}
+
+template <typename T>
+void GptModel<T>::setTensorParallelGroup(Communicator *group)
+{
+    if (m_config.tp > 1 && (!group || group->size() != m_config.tp || group->rank() != m_config.tpRank))
+        throw std::invalid_argument("GptModel: the tensor-parallel group does not match tp / tpRank");
+    m_tpGroup = group;
+}
+
+template <typename T>
+void GptModel<T>::tpAllReduce(T *data, std::size_t n)
+{
+    if (m_config.tp == 1)
+        return;
+    m_tpGroup->allReduce(data, data, n, std::is_same_v<T, float> ? DataType::F32 : DataType::F64, ReduceOp::Sum);
+}
+
+template <typename T>
+void GptModel<T>::embeddingBackward(const T *dEncoded)
+{
+    const int B = m_batch, Tn = m_seqLen, C = m_config.hidden;
+    if (m_config.tp == 1) {
+        k::encoderBackward(grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), B, Tn, C);
+        return;
+    }
+    // Rows of this rank's vocabulary range only; positions as without tensor parallelism.
+    const int from = m_config.tpRank * m_V;
+    T *dwte = grad(m_wte), *dwpe = grad(m_wpe);
+    for (int i = 0; i < B * Tn; ++i) {
+        const T *d = dEncoded + static_cast<std::size_t>(i) * C;
+        const int tok = m_tokens[i] - from;
+        if (tok >= 0 && tok < m_V)
+            for (int c = 0; c < C; ++c)
+                dwte[static_cast<std::size_t>(tok) * C + c] += d[c];
+        for (int c = 0; c < C; ++c)
+            dwpe[static_cast<std::size_t>(i % Tn) * C + c] += d[c];
+    }
+}
+
+template <typename T>
+void GptModel<T>::vocabParallelCrossEntropy(int BT)
+{
+    // Logits are split by vocabulary: the row maximum, the sum of exponentials and the target's
+    // logit each come from the whole group (Megatron-LM's vocabulary-parallel cross-entropy).
+    const int V = m_V, tp = m_config.tp, from = m_config.tpRank * V;
+    const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
+    std::vector<T> local(static_cast<std::size_t>(BT)), all(static_cast<std::size_t>(BT) * tp), sums(static_cast<std::size_t>(BT) * 2);
+    for (int i = 0; i < BT; ++i) {
+        const T *row = m_logits + static_cast<std::size_t>(i) * V;
+        local[static_cast<std::size_t>(i)] = *std::max_element(row, row + V);
+    }
+    m_tpGroup->allGather(local.data(), all.data(), static_cast<std::size_t>(BT), type);
+    for (int i = 0; i < BT; ++i) {
+        T mx = all[static_cast<std::size_t>(i)];
+        for (int r = 1; r < tp; ++r)
+            mx = std::max(mx, all[static_cast<std::size_t>(r) * BT + i]);
+        local[static_cast<std::size_t>(i)] = mx;
+        const T *row = m_logits + static_cast<std::size_t>(i) * V;
+        T *prob = m_probs + static_cast<std::size_t>(i) * V;
+        T sum = 0;
+        for (int v = 0; v < V; ++v) {
+            prob[v] = std::exp(row[v] - mx);
+            sum += prob[v];
+        }
+        const int t = m_targets[i] - from;
+        sums[static_cast<std::size_t>(2 * i)] = sum;
+        sums[static_cast<std::size_t>(2 * i + 1)] = t >= 0 && t < V ? row[t] : T(0);
+    }
+    tpAllReduce(sums.data(), sums.size());
+    for (int i = 0; i < BT; ++i) {
+        const T sum = sums[static_cast<std::size_t>(2 * i)];
+        T *prob = m_probs + static_cast<std::size_t>(i) * V;
+        for (int v = 0; v < V; ++v)
+            prob[v] /= sum;
+        m_losses[i] = std::log(sum) + local[static_cast<std::size_t>(i)] - sums[static_cast<std::size_t>(2 * i + 1)];
     }
 }
 

@@ -4,11 +4,14 @@
 // trains, double checks gradients by finite differences. Threading: one model, one thread.
 #pragma once
 
+#include "trainer/communicator.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trellis::trainer {
@@ -20,6 +23,10 @@ struct GptConfig {
     int hidden = 128;
     int heads = 4;
     int ffn = 512;
+    // Tensor parallelism (Megatron-LM): tp ranks split the heads, the MLP's inner width and the
+    // vocabulary; this instance holds rank tpRank's share.
+    int tp = 1;
+    int tpRank = 0;
 };
 
 // A unit is a contiguous range of the flat parameter buffer that ZeRO-3 gathers and frees as
@@ -138,6 +145,17 @@ public:
     }
     const T *logits() const { return m_logits; }
 
+    // The group the tp ranks all-reduce activations and gradients over (required when tp > 1).
+    void setTensorParallelGroup(Communicator *group);
+    // Tensors every tp rank holds whole (norms, position embeddings, row-parallel biases); their
+    // gradients are the same on every tp rank.
+    bool isReplicated(std::size_t tensor) const;
+    // Where rank `rank`'s elements of tensor i sit in that tensor of the whole (tp = 1) model:
+    // (offset, count) runs in the order of the local tensor.
+    std::vector<std::pair<std::size_t, std::size_t>> shardRuns(std::size_t tensor, int rank) const;
+    // The whole model's flat vector (tp = 1 layout) from every rank's `local` one (collective).
+    std::vector<T> gatherWhole(const T *local);
+
 private:
     struct Layer {
         std::size_t ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
@@ -150,6 +168,10 @@ private:
     std::size_t addTensor(const std::string &name, std::vector<int> shape);
     void layerForward(int l, const T *x);
     T *stash(std::size_t slot, const T *data, std::size_t n);
+    void tpAllReduce(T *data, std::size_t n);
+    GptConfig wholeConfig() const;
+    void embeddingBackward(const T *dEncoded);
+    void vocabParallelCrossEntropy(int BT);
     void allocateActivations(int batch, int seqLen);
     void acquire(int unit, Pass pass);
     void release(int unit, Pass pass);
@@ -166,6 +188,8 @@ private:
     }
 
     GptConfig m_config;
+    int m_V = 0, m_Cq = 0, m_NH = 0, m_F = 0; // this tensor-parallel rank's vocabulary, q width, heads, MLP width
+    Communicator *m_tpGroup = nullptr;
     std::vector<ParamTensor> m_tensors;
     std::vector<T> m_params;
     std::vector<T> m_grads;

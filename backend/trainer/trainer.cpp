@@ -123,7 +123,16 @@ int Trainer::run()
     config.hidden = ms.hidden;
     config.heads = ms.heads;
     config.ffn = ms.ffn;
+    config.tp = ps.tp;
+    config.tpRank = coords.tp;
+    // Tensor parallelism: the ranks that share every coordinate but tp (consecutive ranks).
+    std::unique_ptr<Communicator> tpGroup, tpDpGroup;
+    if (ps.tp > 1) {
+        tpGroup = m_world.split(rank / ps.tp, coords.tp, "tp");
+        tpDpGroup = m_world.split(coords.tp, coords.dp, "dp");
+    }
     GptModel<float> model(config);
+    model.setTensorParallelGroup(tpGroup.get());
     model.initialize(ts.seed);
     model.setRecompute(ps.recompute == plan::Recompute::Full);
 
@@ -175,7 +184,8 @@ int Trainer::run()
     // bucket. ZeRO 2/3: the sharded unit-by-unit path (sharded_data_parallel.h).
     // Pipeline parallelism (pp > 1): groups from the mesh, the schedule generated and validated
     // (an invalid one never runs), the chunks of this stage; DP runs over the pipeline replicas.
-    const int dp = ps.pp > 1 ? ps.dp : m_world.size();
+    const int dp = ps.pp > 1 || ps.tp > 1 ? ps.dp : m_world.size();
+    Communicator &dpComm = tpDpGroup ? *tpDpGroup : m_world; // data parallelism without a pipeline
     const bool zero1 = ps.zero == 1;
     const bool overlap = m_options.overlap && ps.overlapGradReduce;
     std::optional<GradientReducer> reducer;
@@ -199,14 +209,14 @@ int Trainer::run()
         model.releaseFlatParameters(); // the stages hold their own copies
         model.releaseFlatGradients();
     } else if (ps.zero >= 2) {
-        sharded = std::make_unique<ShardedDataParallel>(m_world, model, ps.zero, overlap);
+        sharded = std::make_unique<ShardedDataParallel>(dpComm, model, ps.zero, overlap);
         owned = sharded->owned();
     } else {
         model.padTo(static_cast<std::size_t>(dp));
         const std::size_t padded = model.paddedCount();
         const double bucketMb = ps.bucketMb.value_or(25.0);
         const auto toElements = [](double mb) { return static_cast<std::size_t>(mb * 1024.0 * 1024.0 / sizeof(float)); };
-        reducer.emplace(m_world, model.paddedGradients(),
+        reducer.emplace(dpComm, model.paddedGradients(),
                         makeBuckets(padded, toElements(bucketMb), toElements(ps.firstBucketMb.value_or(bucketMb)),
                                     static_cast<std::size_t>(dp)),
                         zero1 ? GradientReducer::Mode::ReduceScatter : GradientReducer::Mode::AllReduce, overlap);
@@ -221,6 +231,11 @@ int Trainer::run()
             owned.push_back({0, model.parameterCount()});
         }
     }
+    std::vector<ParamRange> tpNormRanges;
+    if (tpGroup)
+        for (std::size_t i = 0; i < model.tensors().size(); ++i)
+            if (!model.isReplicated(i) || coords.tp == 0)
+                tpNormRanges.push_back({model.tensors()[i].offset, model.tensors()[i].offset + model.tensors()[i].size});
     AdamW optimizer(owned, {ts.beta1, ts.beta2, ts.eps, ts.weightDecay});
     {
         std::vector<bool> mask(model.parameterCount(), false);
@@ -294,7 +309,13 @@ int Trainer::run()
 
         const auto t0 = Clock::now();
         const double commBefore = m_world.totalMs();
-        const double groupMsBefore = pipeline ? ppGroup->totalMs() + dpGroup->totalMs() : 0.0;
+        std::vector<Communicator *> subGroups;
+        for (Communicator *g : {ppGroup.get(), dpGroup.get(), tpGroup.get(), tpDpGroup.get()})
+            if (g)
+                subGroups.push_back(g);
+        double groupMsBefore = 0;
+        for (Communicator *g : subGroups)
+            groupMsBefore += g->totalMs();
         double localLoss = 0;
         double bubbleMs = 0;
         if (pipeline) {
@@ -376,9 +397,13 @@ int Trainer::run()
             sharded->afterOptimizerStep();
         } else {
             float *grads = model.paddedGradients();
-            double sumSquares = squaredNorm(grads, owned);
+            // With tp, every rank adds its shards of the split tensors and the first tp rank the
+            // replicated ones, which every tp rank holds the same.
+            double sumSquares = squaredNorm(grads, tpGroup ? tpNormRanges : owned);
             if (zero1)
-                m_world.allReduce(&sumSquares, 1, ReduceOp::Sum);
+                dpComm.allReduce(&sumSquares, 1, ReduceOp::Sum);
+            if (tpGroup)
+                tpGroup->allReduce(&sumSquares, 1, ReduceOp::Sum);
             gradNorm = std::sqrt(sumSquares);
             clipToNorm(grads, owned, gradNorm, ts.gradClip);
             optimizer.step(model.paddedParameters(), grads, lr);
@@ -431,8 +456,9 @@ int Trainer::run()
         const double asyncExposedMs = pipeline ? 0.0 : sharded ? sharded->exposedMs() : reducer->exposedMs();
         // Blocking time in every group's calls; pipeline receive waits are bubble, not communication.
         double totalCommMs = m_world.totalMs() - commBefore;
-        if (pipeline)
-            totalCommMs += ppGroup->totalMs() + dpGroup->totalMs() - groupMsBefore - bubbleMs;
+        for (Communicator *g : subGroups)
+            totalCommMs += g->totalMs();
+        totalCommMs -= groupMsBefore + bubbleMs;
         const double blockingCommMs = std::max(0.0, totalCommMs - asyncExposedMs);
         const double commMs = asyncCommMs + blockingCommMs;
         const double exposedMs = asyncExposedMs + blockingCommMs;
@@ -464,10 +490,7 @@ int Trainer::run()
         mem->set_comm_buffers(sharded ? sharded->peakBufferBytes() : commBufferBytes);
         mem->set_peak_rss(peakRssBytes());
         std::vector<Communicator *> groups{&m_world};
-        if (pipeline) {
-            groups.push_back(ppGroup.get());
-            groups.push_back(dpGroup.get());
-        }
+        groups.insert(groups.end(), subGroups.begin(), subGroups.end());
         for (Communicator *group : groups) {
             for (const auto &rec : group->takeRecords()) {
                 proto::Envelope ce;
@@ -513,7 +536,9 @@ int Trainer::run()
         const std::string target = rank == 0 ? path : path + ".rank" + std::to_string(rank);
         const std::string temp = target + ".tmp";
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        out.write(reinterpret_cast<const char *>(values), static_cast<std::streamsize>(model.parameterCount() * sizeof(float)));
+        // The whole model's count: tensor-parallel dumps are gathered into the tp = 1 layout.
+        const std::size_t count = tpGroup ? plan::parameterCount(ms) : model.parameterCount();
+        out.write(reinterpret_cast<const char *>(values), static_cast<std::streamsize>(count * sizeof(float)));
         out.close();
         std::error_code ec;
         if (!out)
@@ -521,7 +546,8 @@ int Trainer::run()
         std::filesystem::rename(temp, target, ec);
         return !ec;
     };
-    // ZeRO 2/3 hold shards: gather the full vectors first (collective, so every rank does it).
+    // ZeRO 2/3, pipelines and tensor parallelism hold shards: gather the whole vectors first
+    // (collective, so every rank does it).
     std::vector<float> gatheredParams, gatheredGrads;
     if (pipeline && !m_options.dumpParamsPath.empty())
         gatheredParams = pipeline->gatherParameters(m_world);
@@ -531,7 +557,11 @@ int Trainer::run()
         gatheredParams = sharded->gatherParameters();
     if (sharded && !m_options.dumpGradsPath.empty())
         gatheredGrads = sharded->gatherGradients();
-    const bool gathered = pipeline || sharded;
+    if (tpGroup && !m_options.dumpParamsPath.empty())
+        gatheredParams = model.gatherWhole(model.paddedParameters());
+    if (tpGroup && !m_options.dumpGradsPath.empty())
+        gatheredGrads = model.gatherWhole(model.paddedGradients());
+    const bool gathered = pipeline || sharded || tpGroup;
     if (!dump(m_options.dumpParamsPath, gathered ? gatheredParams.data() : model.paddedParameters()))
         return fail(proto::kExitIoError, m_options.dumpParamsPath + ": cannot be written", ts.steps);
     if (chief && !m_options.dumpLossesPath.empty()) {

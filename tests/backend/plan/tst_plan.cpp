@@ -106,6 +106,10 @@ private slots:
         row("no nodes", R"({"cluster": {"nodes": []}})", "cluster.nodes: at least one node is needed");
         row("unknown schedule", R"({"parallel": {"schedule": "magic"}})",
             "parallel.schedule: unknown schedule 'magic' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
+        row("tp vocab", R"({"model": {"heads": 8, "vocab": 250}, "parallel": {"dp": 1, "tp": 4}})",
+            "parallel.tp: 4 does not divide model.vocab (250)");
+        row("tp ffn", R"({"model": {"heads": 8, "ffn": 250}, "parallel": {"dp": 1, "tp": 4}})",
+            "parallel.tp: 4 does not divide model.ffn (250)");
         row("bucket at zero 3", R"({"parallel": {"zero": 3, "bucket_mb": 0.1}})",
             "warning: parallel.bucket_mb: is not used at ZeRO stage 3, which reduces gradients one layer at a time");
         row("bucket zero", R"({"parallel": {"bucket_mb": 0}})", "parallel.bucket_mb: must be greater than 0");

@@ -1,8 +1,12 @@
-// Pipeline parallelism against the no-pipeline reference, under a real mpirun: every schedule
-// (gpipe, 1f1b, interleaved-1f1b with 2 virtual stages, zb-h1) at pp = 2 and 4 with m = pp and
-// 2·pp + 1 micro-batches gives the losses, parameters and gradients of a single rank that
-// accumulates the same micro-batches (1e-6 relative, fp32); so do pp combined with dp and with
-// ZeRO-1. A plan whose schedule cannot take its micro-batch count is refused before it runs.
+// Model parallelism against the single-rank reference, under a real mpirun.
+// Pipeline: every schedule (gpipe, 1f1b, interleaved-1f1b with 2 virtual stages, zb-h1) at pp = 2
+// and 4 with m = pp and 2·pp + 1 micro-batches gives the losses, parameters and gradients of a
+// single rank that accumulates the same micro-batches (1e-6 relative, fp32); so do pp combined
+// with dp and with ZeRO-1. A plan whose schedule cannot take its micro-batch count is refused
+// before it runs.
+// Tensor parallelism: tp = 2 and 4 (and dp × tp = 2 × 2) give the same losses, parameters and
+// gathered gradients as tp = 1 over 3 steps (1e-5 relative, the issue's bound: the split GEMMs and
+// the all-reduced partial sums add in another order).
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -38,7 +42,7 @@ std::vector<T> readValues(const QString &path)
     return v;
 }
 
-Outcome train(const QTemporaryDir &dir, const QString &name, int dp, int pp, int micro, const QString &extra)
+Outcome train(const QTemporaryDir &dir, const QString &name, int dp, int pp, int micro, const QString &extra, int tp = 1)
 {
     const QString plan = dir.filePath(name + QStringLiteral(".json"));
     QFile f(plan);
@@ -49,23 +53,24 @@ Outcome train(const QTemporaryDir &dir, const QString &name, int dp, int pp, int
       "schema": "trellis.plan/1", "name": "pipeline",
       "model": {"layers": 8, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 16, "vocab": 256},
       "cluster": {"nodes": [{"host": "localhost", "slots": %1}]},
-      "parallel": {"dp": %2, "pp": %3, "micro_batch_size": 2, "micro_batches": %4 %5},
+      "parallel": {"dp": %2, "pp": %3, "tp": %8, "micro_batch_size": 2, "micro_batches": %4 %5},
       "training": {"steps": %6, "lr": 0.003, "min_lr": 0.0003, "warmup_steps": 1, "seed": 7,
                    "data": {"source": "text", "path": "%7"}}
     })")
-                .arg(dp * pp)
+                .arg(dp * pp * tp)
                 .arg(dp)
                 .arg(pp)
                 .arg(micro)
                 .arg(extra)
                 .arg(kSteps)
                 .arg(kCorpus)
+                .arg(tp)
                 .toUtf8());
     f.close();
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
     p.start(QStringLiteral("mpirun"),
-            QStringList{QStringLiteral("-np"), QString::number(dp * pp), QStringLiteral("--oversubscribe"),
+            QStringList{QStringLiteral("-np"), QString::number(dp * pp * tp), QStringLiteral("--oversubscribe"),
                         QStringLiteral("--allow-run-as-root"), QStringLiteral("--mca"),
                         QStringLiteral("btl_vader_single_copy_mechanism"), QStringLiteral("none"), QStringLiteral("-x"),
                         QStringLiteral("OPENBLAS_NUM_THREADS=1"), kTrainer, QStringLiteral("--plan"), plan,
@@ -96,7 +101,7 @@ double normRelative(const std::vector<float> &a, const std::vector<float> &b)
 
 } // namespace
 
-class TstPipelineParity : public QObject {
+class TstParallelParity : public QObject {
     Q_OBJECT
 private:
     QTemporaryDir m_dir;
@@ -169,6 +174,41 @@ private slots:
         QVERIFY2(grads < 1e-6, qPrintable(QStringLiteral("gradients differ by %1").arg(grads)));
     }
 
+    void tensorParallelMatchesReference_data()
+    {
+        QTest::addColumn<int>("tp");
+        QTest::addColumn<int>("dp");
+        QTest::addColumn<QString>("extra");
+        QTest::newRow("tp2") << 2 << 1 << QString();
+        QTest::newRow("tp4") << 4 << 1 << QString();
+        QTest::newRow("dp2 tp2") << 2 << 2 << QString();
+        QTest::newRow("tp2 recompute") << 2 << 1 << QStringLiteral(", \"recompute\": \"full\"");
+    }
+    void tensorParallelMatchesReference()
+    {
+        QFETCH(int, tp);
+        QFETCH(int, dp);
+        QFETCH(QString, extra);
+        const Outcome &ref = reference(dp, 2);
+        QVERIFY2(ref.code == 0, qPrintable(ref.output));
+        const QString name = QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('-'));
+        const Outcome run = train(m_dir, name, dp, 1, 2, extra, tp);
+        QVERIFY2(run.code == 0, qPrintable(run.output));
+        QCOMPARE(run.params.size(), ref.params.size());
+        QCOMPARE(run.losses.size(), size_t(kSteps));
+        for (int i = 0; i < kSteps; ++i)
+            QVERIFY2(std::abs(run.losses[i] - ref.losses[i]) <= 1e-5 * std::abs(ref.losses[i]),
+                     qPrintable(QStringLiteral("step %1: loss %2 vs %3").arg(i + 1).arg(run.losses[i], 0, 'g', 17).arg(ref.losses[i], 0, 'g', 17)));
+        const double params = normRelative(run.params, ref.params);
+        const double grads = normRelative(run.grads, ref.grads);
+        qInfo("%s: parameters %.3g, gradients %.3g relative L2 from the reference", QTest::currentDataTag(), params, grads);
+        QVERIFY2(params < 1e-5, qPrintable(QStringLiteral("parameters differ by %1").arg(params)));
+        QVERIFY2(grads < 1e-5, qPrintable(QStringLiteral("gradients differ by %1").arg(grads)));
+        // Every rank ends with the same gathered model.
+        for (int r = 1; r < dp * tp; ++r)
+            QVERIFY(readValues<float>(m_dir.filePath(name + QStringLiteral(".params.rank%1").arg(r))) == run.params);
+    }
+
     void refusesBadMicroBatchCount()
     {
         const Outcome run = train(m_dir, QStringLiteral("bad-m"), 1, 2, 3,
@@ -179,5 +219,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TstPipelineParity)
-#include "tst_pipeline_parity.moc"
+QTEST_GUILESS_MAIN(TstParallelParity)
+#include "tst_parallel_parity.moc"
