@@ -157,6 +157,9 @@ void checkParallel(const Plan &plan, Checker &c)
                                               "), which interleaved-1f1b needs");
     if (p.sequenceParallel && p.tp == 1)
         c.warning("parallel.sequence_parallel", "has no effect with parallel.tp = 1");
+    else if (p.sequenceParallel && m.seqLen > 0 && m.seqLen % p.tp != 0)
+        c.error("parallel.sequence_parallel", "model.seq_len (" + str(m.seqLen) + ") is not a multiple of parallel.tp (" +
+                                                  str(p.tp) + "), which sequence parallelism splits it by");
 
     const int slots = plan.cluster.totalSlots();
     if (!plan.cluster.nodes.empty() && slots > 0 && world != slots)
@@ -258,7 +261,6 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");
     if (p.cp != 1) unsupported("parallel.cp", "context parallelism (cp > 1)");
     if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
-    if (p.sequenceParallel && p.tp > 1) unsupported("parallel.sequence_parallel", "sequence parallelism");
     if (p.recompute == Recompute::Selective) unsupported("parallel.recompute", "selective activation recompute");
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
     if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");

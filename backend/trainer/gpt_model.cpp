@@ -257,12 +257,13 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const int tCap = std::max(seqLen, m_capacityT);
     const std::int64_t att = NH * bt * tCap;
     // Inner activations of one layer (everything but its output, residual3).
-    const std::int64_t inner = bt * C + bt * 2 + bt * 3 * Cq + bt * Cq + att + bt * C * 2 + bt * C + bt * 2 + bt * F * 2 +
-                               bt * C;
+    const std::int64_t r = rows(static_cast<int>(bt)); // rows of the norm and residual regions
+    const std::int64_t inner = r * C + r * 2 + bt * 3 * Cq + bt * Cq + att + r * C * 2 + r * C + r * 2 + bt * F * 2 +
+                               r * C;
     const int first = m_stage.firstLayer, end = m_stage.endLayer, layers = end - first;
     const std::int64_t layersInner = m_recompute ? (layers > 0 ? inner : 0) : inner * layers;
-    const std::int64_t headSize = m_stage.head ? bt * C + bt * 2 + bt * V * 2 + bt : 0;
-    const std::int64_t total = bt * C + layersInner + bt * C * layers + headSize;
+    const std::int64_t headSize = m_stage.head ? bt * C + r * 2 + bt * V * 2 + bt : 0;
+    const std::int64_t total = r * C + layersInner + r * C * layers + headSize;
     m_acts.assign(static_cast<std::size_t>(total), T(0));
     T *cursor = m_acts.data();
     auto take = [&](std::int64_t n) {
@@ -270,35 +271,35 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
         cursor += n;
         return p;
     };
-    m_encoded = take(bt * C);
+    m_encoded = take(r * C);
     m_layerActs.assign(static_cast<std::size_t>(m_config.layers), LayerActs{});
     for (int l = first; l < end; ++l) {
         LayerActs &a = m_layerActs[l];
         if (m_recompute && l > first) {
             a = m_layerActs[first]; // shared inner activations
         } else {
-            a.ln1 = take(bt * C);
-            a.ln1Mean = take(bt);
-            a.ln1Rstd = take(bt);
+            a.ln1 = take(r * C);
+            a.ln1Mean = take(r);
+            a.ln1Rstd = take(r);
             a.qkv = take(bt * 3 * Cq);
             a.atty = take(bt * Cq);
             a.att = take(att);
-            a.attproj = take(bt * C);
-            a.residual2 = take(bt * C);
-            a.ln2 = take(bt * C);
-            a.ln2Mean = take(bt);
-            a.ln2Rstd = take(bt);
+            a.attproj = take(r * C);
+            a.residual2 = take(r * C);
+            a.ln2 = take(r * C);
+            a.ln2Mean = take(r);
+            a.ln2Rstd = take(r);
             a.fch = take(bt * F);
             a.fchGelu = take(bt * F);
-            a.fcproj = take(bt * C);
+            a.fcproj = take(r * C);
         }
     }
     for (int l = first; l < end; ++l)
-        m_layerActs[l].residual3 = take(bt * C); // every layer's output is kept
+        m_layerActs[l].residual3 = take(r * C); // every layer's output is kept
     if (m_stage.head) {
         m_lnf = take(bt * C);
-        m_lnfMean = take(bt);
-        m_lnfRstd = take(bt);
+        m_lnfMean = take(r);
+        m_lnfRstd = take(r);
         m_logits = take(bt * V);
         m_probs = take(bt * V);
         m_losses = take(bt);
@@ -306,8 +307,13 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     m_capacityBT = static_cast<int>(bt);
     m_capacityT = tCap;
 
-    m_dResidual.assign(static_cast<std::size_t>(bt * C), T(0));
-    m_dLn.assign(static_cast<std::size_t>(bt * C), T(0));
+    m_dResidual.assign(static_cast<std::size_t>(r * C), T(0));
+    m_dLn.assign(static_cast<std::size_t>(r * C), T(0));
+    if (sp()) {
+        m_gathered.assign(static_cast<std::size_t>(bt * C), T(0));
+        m_partial.assign(static_cast<std::size_t>(bt * C), T(0));
+        m_lnfLocal.assign(m_stage.head ? static_cast<std::size_t>(r * C) : 0, T(0));
+    }
     m_dQkv.assign(static_cast<std::size_t>(bt * 3 * Cq), T(0));
     m_dAtty.assign(static_cast<std::size_t>(bt * Cq), T(0));
     m_dFch.assign(static_cast<std::size_t>(bt * F), T(0));
@@ -353,6 +359,8 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
 {
     if (seqLen > m_config.maxSeqLen || seqLen <= 0 || batch <= 0)
         throw std::invalid_argument("GptModel::forward: sequence length outside 1..maxSeqLen");
+    if (sp() && (batch * seqLen) % m_config.tp != 0)
+        throw std::invalid_argument("GptModel::forward: sequence parallelism needs batch·seqLen divisible by tp");
     allocateActivations(batch, seqLen);
     m_batch = batch;
     m_seqLen = seqLen;
@@ -378,25 +386,32 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
             k::encoderForward(m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
         } else {
             // Vocabulary-parallel embedding: each rank looks up the tokens in its vocabulary range,
-            // the sum over the group is the embedding; positions are replicated.
+            // the sum over the group is the embedding (reduce-scattered to this rank's rows with
+            // sequence parallelism); positions are replicated.
             const int from = m_config.tpRank * Vl;
             const T *wte = param(m_wte);
+            T *lookup = sp() ? m_partial.data() : m_encoded;
             for (int i = 0; i < BT; ++i) {
                 const int tok = m_tokens[i] - from;
-                T *out = m_encoded + static_cast<std::size_t>(i) * C;
+                T *out = lookup + static_cast<std::size_t>(i) * C;
                 if (tok >= 0 && tok < Vl)
                     std::copy_n(wte + static_cast<std::size_t>(tok) * C, C, out);
                 else
                     std::fill_n(out, C, T(0));
             }
-            tpAllReduce(m_encoded, static_cast<std::size_t>(BT) * C);
+            if (sp())
+                scatterRows(m_partial.data(), m_encoded, BT);
+            else
+                tpAllReduce(m_encoded, static_cast<std::size_t>(BT) * C);
             const T *wpe = param(m_wpe);
-            for (int i = 0; i < BT; ++i)
+            const int R = rows(BT), first = sp() ? m_config.tpRank * R : 0;
+            for (int i = 0; i < R; ++i)
                 for (int c = 0; c < C; ++c)
-                    m_encoded[static_cast<std::size_t>(i) * C + c] += wpe[static_cast<std::size_t>(i % seqLen) * C + c];
+                    m_encoded[static_cast<std::size_t>(i) * C + c] +=
+                        wpe[static_cast<std::size_t>((first + i) % seqLen) * C + c];
         }
     } else {
-        std::copy_n(input, static_cast<std::size_t>(BT) * C, m_encoded); // the stage input, kept for backward
+        std::copy_n(input, static_cast<std::size_t>(rows(BT)) * C, m_encoded); // the stage input, kept for backward
     }
     const T *x = m_encoded;
     for (int l = m_stage.firstLayer; l < m_stage.endLayer; ++l) {
@@ -413,7 +428,12 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
     if (!m_stage.embed)
         acquire(0, Pass::Forward); // the tied head
     acquire(last, Pass::Forward);
-    k::layerNormForward(m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
+    if (sp()) {
+        k::layerNormForward(m_lnfLocal.data(), m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), rows(BT), C);
+        gatherRows(m_lnfLocal.data(), m_lnf, BT);
+    } else {
+        k::layerNormForward(m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
+    }
     k::linearForward<T>(m_logits, m_lnf, param(m_wte), nullptr, BT, C, Vl);
     release(last, Pass::Forward);
     release(0, Pass::Forward);
@@ -436,20 +456,43 @@ void GptModel<T>::layerForward(int l, const T *x)
     {
         const Layer &L = m_layers[l];
         LayerActs &a = m_layerActs[l];
-        k::layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, param(L.ln1w), param(L.ln1b), BT, C);
-        // Column-parallel q, k, v for this rank's heads; attention on them; row-parallel output
-        // projection whose partial sums the group adds.
-        k::linearForward(a.qkv, a.ln1, param(L.qkvw), param(L.qkvb), BT, C, 3 * Cq);
+        const int R = rows(BT);
+        const std::size_t rc = static_cast<std::size_t>(R) * C;
+        k::layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, param(L.ln1w), param(L.ln1b), R, C);
+        // Column-parallel q, k, v for this rank's heads (on all rows, gathered with sequence
+        // parallelism); attention on them; row-parallel output projection whose partial sums the
+        // group adds (all-reduce, or reduce-scatter to this rank's rows).
+        const T *in1 = a.ln1;
+        if (sp()) {
+            gatherRows(a.ln1, m_gathered.data(), BT);
+            in1 = m_gathered.data();
+        }
+        k::linearForward(a.qkv, in1, param(L.qkvw), param(L.qkvb), BT, C, 3 * Cq);
         k::attentionForward(a.atty, a.att, a.qkv, batch, seqLen, Cq, NH);
-        k::linearForward(a.attproj, a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
-        tpAllReduce(a.attproj, static_cast<std::size_t>(BT) * C);
-        k::residualForward(a.residual2, x, a.attproj, static_cast<std::int64_t>(BT) * C);
-        k::layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, param(L.ln2w), param(L.ln2b), BT, C);
-        k::linearForward(a.fch, a.ln2, param(L.fcw), param(L.fcb), BT, C, F);
+        if (sp()) {
+            k::linearForward(m_partial.data(), a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
+            scatterRows(m_partial.data(), a.attproj, BT);
+        } else {
+            k::linearForward(a.attproj, a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
+            tpAllReduce(a.attproj, static_cast<std::size_t>(BT) * C);
+        }
+        k::residualForward(a.residual2, x, a.attproj, static_cast<std::int64_t>(rc));
+        k::layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, param(L.ln2w), param(L.ln2b), R, C);
+        const T *in2 = a.ln2;
+        if (sp()) {
+            gatherRows(a.ln2, m_gathered.data(), BT);
+            in2 = m_gathered.data();
+        }
+        k::linearForward(a.fch, in2, param(L.fcw), param(L.fcb), BT, C, F);
         k::geluForward(a.fchGelu, a.fch, static_cast<std::int64_t>(BT) * F);
-        k::linearForward(a.fcproj, a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
-        tpAllReduce(a.fcproj, static_cast<std::size_t>(BT) * C);
-        k::residualForward(a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(BT) * C);
+        if (sp()) {
+            k::linearForward(m_partial.data(), a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
+            scatterRows(m_partial.data(), a.fcproj, BT);
+        } else {
+            k::linearForward(a.fcproj, a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
+            tpAllReduce(a.fcproj, static_cast<std::size_t>(BT) * C);
+        }
+        k::residualForward(a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(rc));
     }
 }
 
@@ -469,8 +512,12 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         throw std::logic_error("GptModel::backward called before forward");
     if (!weights && m_recompute)
         throw std::logic_error("GptModel::backward: a split backward keeps every layer's activations; no recompute");
+    if (!weights && sp())
+        throw std::logic_error("GptModel::backward: a split backward is not available with sequence parallelism");
     const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_F, V = m_V, NH = m_NH, Cq = m_Cq;
+    const int R = rows(BT);
     const std::size_t btc = static_cast<std::size_t>(BT) * C;
+    const std::size_t rc = static_cast<std::size_t>(R) * C;
     const std::size_t btf = static_cast<std::size_t>(BT) * F;
     const std::size_t btq = static_cast<std::size_t>(BT) * Cq;
     // Weight gradients now (fused) or later from stashed output gradients (split: backwardWeights).
@@ -480,6 +527,27 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         if (!weights)
             stash(slot, data, n);
         ++slot;
+    };
+    // With sequence parallelism a row-parallel layer's output gradient is gathered from every
+    // rank's rows, a column-parallel layer's input rows are gathered again for its weight
+    // gradient, and its input gradient's partial sums are reduce-scattered back to this rank's
+    // rows; without it the input gradient's partial sums are all-reduced.
+    auto allRows = [&](const T *local) -> const T * {
+        if (!sp())
+            return local;
+        gatherRows(local, m_gathered.data(), BT);
+        return m_gathered.data();
+    };
+    auto inputGradTarget = [&]() -> T * {
+        T *target = sp() ? m_partial.data() : m_dLn.data();
+        std::fill_n(target, btc, T(0));
+        return target;
+    };
+    auto finishInputGrad = [&]() {
+        if (sp())
+            scatterRows(m_partial.data(), m_dLn.data(), BT);
+        else
+            tpAllReduce(m_dLn.data(), btc);
     };
 
     const int last = m_config.layers + 1;
@@ -500,20 +568,18 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
                     m_dLogits[at] = (m_probs[at] - (m_targets[i] == from + v ? T(1) : T(0))) * scale;
                 }
         }
-        std::fill_n(m_dLn.begin(), btc, T(0));
-        k::linearBackward<T>(m_dLn.data(), wg(grad(m_wte)), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
-        tpAllReduce(m_dLn.data(), btc);
-        std::fill_n(m_dResidual.begin(), btc, T(0));
+        k::linearBackward<T>(inputGradTarget(), wg(grad(m_wte)), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+        finishInputGrad();
+        std::fill_n(m_dResidual.begin(), rc, T(0));
         keep(m_dLn.data(), btc);
-        k::layerNormBackward(m_dResidual.data(), wg(grad(m_lnfw)), wg(grad(m_lnfb)), m_dLn.data(), xLast, param(m_lnfw),
-                             m_lnfMean, m_lnfRstd, BT, C);
+        normBackward(m_dResidual.data(), m_lnfw, m_lnfb, m_dLn.data(), xLast, m_lnfMean, m_lnfRstd, R, weights);
         release(last, Pass::Backward);
         if (!m_stage.embed)
             release(0, Pass::Backward);
         if (m_ready)
             m_ready(m_lnfw);
     } else {
-        std::copy_n(dOutput, btc, m_dResidual.begin());
+        std::copy_n(dOutput, rc, m_dResidual.begin());
     }
     if (m_stage.embed && !m_stage.head)
         acquire(0, Pass::Backward);
@@ -530,32 +596,31 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         // MLP branch: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2))))
         std::fill_n(m_dFchGelu.begin(), btf, T(0));
         keep(dx, btc);
-        k::linearBackward(m_dFchGelu.data(), wg(grad(L.fcprojw)), wg(grad(L.fcprojb)), dx, a.fchGelu, param(L.fcprojw),
-                          BT, F, C);
+        k::linearBackward(m_dFchGelu.data(), wg(grad(L.fcprojw)), wg(grad(L.fcprojb)), allRows(dx), a.fchGelu,
+                          param(L.fcprojw), BT, F, C);
         std::fill_n(m_dFch.begin(), btf, T(0));
         k::geluBackward(m_dFch.data(), a.fch, m_dFchGelu.data(), static_cast<std::int64_t>(btf));
-        std::fill_n(m_dLn.begin(), btc, T(0));
         keep(m_dFch.data(), btf);
-        k::linearBackward(m_dLn.data(), wg(grad(L.fcw)), wg(grad(L.fcb)), m_dFch.data(), a.ln2, param(L.fcw), BT, C, F);
-        tpAllReduce(m_dLn.data(), btc); // column-parallel input: the group adds its partial gradients
+        const T *ln2 = allRows(a.ln2);
+        k::linearBackward(inputGradTarget(), wg(grad(L.fcw)), wg(grad(L.fcb)), m_dFch.data(), ln2, param(L.fcw), BT, C, F);
+        finishInputGrad(); // column-parallel input: the group adds its partial gradients
         keep(m_dLn.data(), btc);
-        k::layerNormBackward(dx, wg(grad(L.ln2w)), wg(grad(L.ln2b)), m_dLn.data(), a.residual2, param(L.ln2w), a.ln2Mean,
-                             a.ln2Rstd, BT, C);
+        normBackward(dx, L.ln2w, L.ln2b, m_dLn.data(), a.residual2, a.ln2Mean, a.ln2Rstd, R, weights);
 
         // Attention branch: residual2 = x + proj(attn(qkv(ln1(x))))
         std::fill_n(m_dAtty.begin(), btq, T(0));
         keep(dx, btc);
-        k::linearBackward(m_dAtty.data(), wg(grad(L.projw)), wg(grad(L.projb)), dx, a.atty, param(L.projw), BT, Cq, C);
+        k::linearBackward(m_dAtty.data(), wg(grad(L.projw)), wg(grad(L.projb)), allRows(dx), a.atty, param(L.projw), BT,
+                          Cq, C);
         std::fill(m_dQkv.begin(), m_dQkv.begin() + static_cast<std::ptrdiff_t>(3 * btq), T(0));
         k::attentionBackward(m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH);
-        std::fill_n(m_dLn.begin(), btc, T(0));
         keep(m_dQkv.data(), 3 * btq);
-        k::linearBackward(m_dLn.data(), wg(grad(L.qkvw)), wg(grad(L.qkvb)), m_dQkv.data(), a.ln1, param(L.qkvw), BT, C,
+        const T *ln1 = allRows(a.ln1);
+        k::linearBackward(inputGradTarget(), wg(grad(L.qkvw)), wg(grad(L.qkvb)), m_dQkv.data(), ln1, param(L.qkvw), BT, C,
                           3 * Cq);
-        tpAllReduce(m_dLn.data(), btc);
+        finishInputGrad();
         keep(m_dLn.data(), btc);
-        k::layerNormBackward(dx, wg(grad(L.ln1w)), wg(grad(L.ln1b)), m_dLn.data(), x, param(L.ln1w), a.ln1Mean,
-                             a.ln1Rstd, BT, C);
+        normBackward(dx, L.ln1w, L.ln1b, m_dLn.data(), x, a.ln1Mean, a.ln1Rstd, R, weights);
         release(l + 1, Pass::Backward);
         if (m_ready)
             m_ready(L.ln1w); // this layer's tensors start at ln1.weight
@@ -563,12 +628,47 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
     if (m_stage.embed) {
         keep(m_dResidual.data(), btc);
         if (weights)
-            embeddingBackward(m_dResidual.data());
+            embeddingBackward(allRows(m_dResidual.data()));
         release(0, Pass::Backward);
         if (m_ready)
             m_ready(0);
     }
     m_weightsPending = !weights;
+}
+
+template <typename T>
+void GptModel<T>::normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const T *mean,
+                               const T *rstd, int n, bool weights)
+{
+    const int C = m_config.hidden;
+    if (!weights || !sp()) {
+        k::layerNormBackward(dx, weights ? grad(w) : nullptr, weights ? grad(b) : nullptr, dOut, in, param(w), mean, rstd,
+                             n, C);
+        return;
+    }
+    // This rank saw only its rows: the norm's gain and bias gradients are summed over the group.
+    m_normGrads.assign(2 * static_cast<std::size_t>(C), T(0));
+    k::layerNormBackward(dx, m_normGrads.data(), m_normGrads.data() + C, dOut, in, param(w), mean, rstd, n, C);
+    tpAllReduce(m_normGrads.data(), m_normGrads.size());
+    T *gw = grad(w), *gb = grad(b);
+    for (int c = 0; c < C; ++c) {
+        gw[c] += m_normGrads[static_cast<std::size_t>(c)];
+        gb[c] += m_normGrads[static_cast<std::size_t>(C + c)];
+    }
+}
+
+template <typename T>
+void GptModel<T>::gatherRows(const T *local, T *full, int BT)
+{
+    m_tpGroup->allGather(local, full, static_cast<std::size_t>(rows(BT)) * m_config.hidden,
+                         std::is_same_v<T, float> ? DataType::F32 : DataType::F64);
+}
+
+template <typename T>
+void GptModel<T>::scatterRows(T *full, T *local, int BT)
+{
+    m_tpGroup->reduceScatter(full, local, static_cast<std::size_t>(rows(BT)) * m_config.hidden,
+                             std::is_same_v<T, float> ? DataType::F32 : DataType::F64, ReduceOp::Sum);
 }
 
 template <typename T>

@@ -27,6 +27,10 @@ struct GptConfig {
     // vocabulary; this instance holds rank tpRank's share.
     int tp = 1;
     int tpRank = 0;
+    // Sequence parallelism (with tp > 1): the norm and residual regions hold only this rank's
+    // 1/tp of the batch·sequence rows; all-gather before the column-parallel linears and
+    // reduce-scatter after the row-parallel ones replace the all-reduces.
+    bool sequenceParallel = false;
 };
 
 // A unit is a contiguous range of the flat parameter buffer that ZeRO-3 gathers and frees as
@@ -172,6 +176,12 @@ private:
     GptConfig wholeConfig() const;
     void embeddingBackward(const T *dEncoded);
     void vocabParallelCrossEntropy(int BT);
+    bool sp() const { return m_config.tp > 1 && m_config.sequenceParallel; }
+    int rows(int BT) const { return sp() ? BT / m_config.tp : BT; } // rows of the norm/residual regions
+    void gatherRows(const T *local, T *full, int BT);
+    void scatterRows(T *full, T *local, int BT); // reduce-scatter of partial sums
+    void normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const T *mean, const T *rstd,
+                      int n, bool weights);
     void allocateActivations(int batch, int seqLen);
     void acquire(int unit, Pass pass);
     void release(int unit, Pass pass);
@@ -216,6 +226,9 @@ private:
 
     // Backward scratch.
     std::vector<T> m_dResidual, m_dLn, m_dQkv, m_dAtty, m_dFch, m_dFchGelu, m_dLogits, m_dAttScratch;
+    // Sequence parallelism: gathered rows and partial sums before their reduce-scatter; the final
+    // norm's local output (m_lnf then holds all rows, gathered for the head).
+    std::vector<T> m_gathered, m_partial, m_lnfLocal, m_normGrads;
 };
 
 extern template class GptModel<float>;

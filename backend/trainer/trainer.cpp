@@ -125,6 +125,7 @@ int Trainer::run()
     config.ffn = ms.ffn;
     config.tp = ps.tp;
     config.tpRank = coords.tp;
+    config.sequenceParallel = ps.sequenceParallel;
     // Tensor parallelism: the ranks that share every coordinate but tp (consecutive ranks).
     std::unique_ptr<Communicator> tpGroup, tpDpGroup;
     if (ps.tp > 1) {

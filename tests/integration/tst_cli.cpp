@@ -300,6 +300,43 @@ private slots:
         QVERIFY2(none.err.contains(QStringLiteral("has no timeline spans: set telemetry.trace_every")), qPrintable(none.err));
     }
 
+    // Sequence parallelism keeps only 1/tp of the rows of every norm and residual activation:
+    // per rank at tp = 2 the embedding output, each layer's ln1, attention output, residual,
+    // ln2, MLP output and layer output (6C + 4 floats a row with the norms' mean and rstd) and the
+    // final norm's statistics drop from 64 rows to 32.
+    void sequenceParallelActivations()
+    {
+        qint64 bytes[2] = {0, 0};
+        for (int sp : {0, 1}) {
+            const QString plan = m_dir.filePath(QStringLiteral("sp%1.json").arg(sp));
+            QFile out(plan);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(QStringLiteral(R"({
+              "schema": "trellis.plan/1", "name": "sp",
+              "model": {"layers": 2, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
+              "cluster": {"nodes": [{"host": "localhost", "slots": 2}]},
+              "parallel": {"dp": 1, "tp": 2, "micro_batch_size": 2, "sequence_parallel": %1},
+              "training": {"steps": 2, "lr": 0.001, "min_lr": 0.0001, "seed": 3,
+                           "data": {"source": "text", "path": "%2"}}
+            })")
+                          .arg(sp ? QStringLiteral("true") : QStringLiteral("false"),
+                               QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                          .toUtf8());
+            out.close();
+            const QString database = m_dir.filePath(QStringLiteral("sp%1.sqlite").arg(sp));
+            const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+            QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+            HistoryDatabase h;
+            QCOMPARE(h.open(database, false), QString());
+            auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+            for (const auto &s : data->steps)
+                if (s.step == 2 && s.rank == 0)
+                    bytes[sp] = s.memActivations;
+        }
+        const qint64 C = 32, L = 2, dropRows = 64 - 32;
+        QCOMPARE(bytes[0] - bytes[1], dropRows * (C + L * (6 * C + 4) + 2) * 4);
+    }
+
     void validateGoodPlan()
     {
         const Result r = cli({QStringLiteral("validate"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json")});

@@ -110,6 +110,9 @@ private slots:
             "parallel.tp: 4 does not divide model.vocab (250)");
         row("tp ffn", R"({"model": {"heads": 8, "ffn": 250}, "parallel": {"dp": 1, "tp": 4}})",
             "parallel.tp: 4 does not divide model.ffn (250)");
+        row("sp seq", R"({"model": {"seq_len": 30}, "parallel": {"dp": 1, "tp": 4, "sequence_parallel": true}})",
+            "parallel.sequence_parallel: model.seq_len (30) is not a multiple of parallel.tp (4), which sequence "
+            "parallelism splits it by");
         row("bucket at zero 3", R"({"parallel": {"zero": 3, "bucket_mb": 0.1}})",
             "warning: parallel.bucket_mb: is not used at ZeRO stage 3, which reduces gradients one layer at a time");
         row("bucket zero", R"({"parallel": {"bucket_mb": 0}})", "parallel.bucket_mb: must be greater than 0");

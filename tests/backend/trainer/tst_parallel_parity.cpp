@@ -4,8 +4,8 @@
 // single rank that accumulates the same micro-batches (1e-6 relative, fp32); so do pp combined
 // with dp and with ZeRO-1. A plan whose schedule cannot take its micro-batch count is refused
 // before it runs.
-// Tensor parallelism: tp = 2 and 4 (and dp × tp = 2 × 2) give the same losses, parameters and
-// gathered gradients as tp = 1 over 3 steps (1e-5 relative, the bound: the split GEMMs and
+// Tensor parallelism: tp = 2 and 4 (and dp × tp = 2 × 2), with and without sequence parallelism,
+// give the same losses, parameters and gathered gradients as tp = 1 over 3 steps (1e-5 relative, the bound: the split GEMMs and
 // the all-reduced partial sums add in another order).
 #include <QFile>
 #include <QProcess>
@@ -183,6 +183,11 @@ private slots:
         QTest::newRow("tp4") << 4 << 1 << QString();
         QTest::newRow("dp2 tp2") << 2 << 2 << QString();
         QTest::newRow("tp2 recompute") << 2 << 1 << QStringLiteral(", \"recompute\": \"full\"");
+        QTest::newRow("tp2 sequence parallel") << 2 << 1 << QStringLiteral(", \"sequence_parallel\": true");
+        QTest::newRow("tp4 sequence parallel") << 4 << 1 << QStringLiteral(", \"sequence_parallel\": true");
+        QTest::newRow("dp2 tp2 sequence parallel") << 2 << 2 << QStringLiteral(", \"sequence_parallel\": true");
+        QTest::newRow("tp2 sequence parallel recompute")
+            << 2 << 1 << QStringLiteral(", \"sequence_parallel\": true, \"recompute\": \"full\"");
     }
     void tensorParallelMatchesReference()
     {
@@ -207,6 +212,21 @@ private slots:
         // Every rank ends with the same gathered model.
         for (int r = 1; r < dp * tp; ++r)
             QVERIFY(readValues<float>(m_dir.filePath(name + QStringLiteral(".params.rank%1").arg(r))) == run.params);
+    }
+
+    // Sequence parallelism on equals off at the same tp: the same partial sums, reduce-scattered
+    // and gathered instead of all-reduced.
+    void sequenceParallelEqualsOff()
+    {
+        const Outcome off = train(m_dir, QStringLiteral("sp-off"), 1, 1, 2, QString(), 2);
+        const Outcome on = train(m_dir, QStringLiteral("sp-on"), 1, 1, 2, QStringLiteral(", \"sequence_parallel\": true"), 2);
+        QVERIFY2(off.code == 0 && on.code == 0, qPrintable(off.output + on.output));
+        const double params = normRelative(on.params, off.params), grads = normRelative(on.grads, off.grads);
+        qInfo("sequence parallel on vs off at tp 2: parameters %.3g, gradients %.3g relative L2", params, grads);
+        QVERIFY(params < 1e-6);
+        QVERIFY(grads < 1e-5);
+        for (int i = 0; i < kSteps; ++i)
+            QVERIFY(std::abs(on.losses[i] - off.losses[i]) <= 1e-6 * std::abs(off.losses[i]));
     }
 
     void refusesBadMicroBatchCount()
