@@ -251,7 +251,6 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         d.push_back({Severity::Error, path, what + " is not supported by this version of trellis-trainer yet"});
     };
     const ParallelSpec &p = plan.parallel;
-    if (p.tp > 1 && p.pp > 1) unsupported("parallel.tp", "tensor parallelism combined with pipeline parallelism");
     if (p.tp > 1 && p.zero > 0) unsupported("parallel.zero", "ZeRO with tensor parallelism");
     if (p.tp > 1 && p.cp > 1) unsupported("parallel.tp", "tensor parallelism combined with context parallelism");
     if (p.tp > 1 && plan.training.checkpoint.every > 0)

@@ -512,8 +512,6 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         throw std::logic_error("GptModel::backward called before forward");
     if (!weights && m_recompute)
         throw std::logic_error("GptModel::backward: a split backward keeps every layer's activations; no recompute");
-    if (!weights && sp())
-        throw std::logic_error("GptModel::backward: a split backward is not available with sequence parallelism");
     const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_F, V = m_V, NH = m_NH, Cq = m_Cq;
     const int R = rows(BT);
     const std::size_t btc = static_cast<std::size_t>(BT) * C;
@@ -571,7 +569,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         k::linearBackward<T>(inputGradTarget(), wg(grad(m_wte)), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
         finishInputGrad();
         std::fill_n(m_dResidual.begin(), rc, T(0));
-        keep(m_dLn.data(), btc);
+        keep(m_dLn.data(), rc);
         normBackward(m_dResidual.data(), m_lnfw, m_lnfb, m_dLn.data(), xLast, m_lnfMean, m_lnfRstd, R, weights);
         release(last, Pass::Backward);
         if (!m_stage.embed)
@@ -595,23 +593,24 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
 
         // MLP branch: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2))))
         std::fill_n(m_dFchGelu.begin(), btf, T(0));
-        keep(dx, btc);
-        k::linearBackward(m_dFchGelu.data(), wg(grad(L.fcprojw)), wg(grad(L.fcprojb)), allRows(dx), a.fchGelu,
-                          param(L.fcprojw), BT, F, C);
+        const T *dOut3 = allRows(dx);
+        keep(dOut3, btc);
+        k::linearBackward(m_dFchGelu.data(), wg(grad(L.fcprojw)), wg(grad(L.fcprojb)), dOut3, a.fchGelu, param(L.fcprojw),
+                          BT, F, C);
         std::fill_n(m_dFch.begin(), btf, T(0));
         k::geluBackward(m_dFch.data(), a.fch, m_dFchGelu.data(), static_cast<std::int64_t>(btf));
         keep(m_dFch.data(), btf);
         const T *ln2 = allRows(a.ln2);
         k::linearBackward(inputGradTarget(), wg(grad(L.fcw)), wg(grad(L.fcb)), m_dFch.data(), ln2, param(L.fcw), BT, C, F);
         finishInputGrad(); // column-parallel input: the group adds its partial gradients
-        keep(m_dLn.data(), btc);
+        keep(m_dLn.data(), rc);
         normBackward(dx, L.ln2w, L.ln2b, m_dLn.data(), a.residual2, a.ln2Mean, a.ln2Rstd, R, weights);
 
         // Attention branch: residual2 = x + proj(attn(qkv(ln1(x))))
         std::fill_n(m_dAtty.begin(), btq, T(0));
-        keep(dx, btc);
-        k::linearBackward(m_dAtty.data(), wg(grad(L.projw)), wg(grad(L.projb)), allRows(dx), a.atty, param(L.projw), BT,
-                          Cq, C);
+        const T *dOut2 = allRows(dx);
+        keep(dOut2, btc);
+        k::linearBackward(m_dAtty.data(), wg(grad(L.projw)), wg(grad(L.projb)), dOut2, a.atty, param(L.projw), BT, Cq, C);
         std::fill(m_dQkv.begin(), m_dQkv.begin() + static_cast<std::ptrdiff_t>(3 * btq), T(0));
         k::attentionBackward(m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH);
         keep(m_dQkv.data(), 3 * btq);
@@ -619,16 +618,17 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         k::linearBackward(inputGradTarget(), wg(grad(L.qkvw)), wg(grad(L.qkvb)), m_dQkv.data(), ln1, param(L.qkvw), BT, C,
                           3 * Cq);
         finishInputGrad();
-        keep(m_dLn.data(), btc);
+        keep(m_dLn.data(), rc);
         normBackward(dx, L.ln1w, L.ln1b, m_dLn.data(), x, a.ln1Mean, a.ln1Rstd, R, weights);
         release(l + 1, Pass::Backward);
         if (m_ready)
             m_ready(L.ln1w); // this layer's tensors start at ln1.weight
     }
     if (m_stage.embed) {
-        keep(m_dResidual.data(), btc);
+        const T *dEncoded = allRows(m_dResidual.data());
+        keep(dEncoded, btc);
         if (weights)
-            embeddingBackward(allRows(m_dResidual.data()));
+            embeddingBackward(dEncoded);
         release(0, Pass::Backward);
         if (m_ready)
             m_ready(0);
@@ -677,7 +677,15 @@ void GptModel<T>::backwardWeights()
     if (!m_weightsPending)
         throw std::logic_error("GptModel::backwardWeights without a split backward before it");
     m_weightsPending = false;
-    const int BT = m_batch * m_seqLen, C = m_config.hidden, F = m_F, V = m_V, Cq = m_Cq;
+    const int BT = m_batch * m_seqLen, C = m_config.hidden, F = m_F, V = m_V, Cq = m_Cq, R = rows(BT);
+    // Inputs of column-parallel layers are gathered again with sequence parallelism (every tp
+    // rank runs the same W actions, so the collectives pair up).
+    auto allRows = [&](const T *local) -> const T * {
+        if (!sp())
+            return local;
+        gatherRows(local, m_gathered.data(), BT);
+        return m_gathered.data();
+    };
     // The stash slots in the order backwardStage filled them.
     std::size_t slot = 0;
     auto next = [&] { return m_stash[slot++].data(); };
@@ -686,8 +694,7 @@ void GptModel<T>::backwardWeights()
         acquire(0, Pass::Backward);
         acquire(last, Pass::Backward);
         k::linearBackward<T>(nullptr, grad(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
-        k::layerNormBackward<T>(nullptr, grad(m_lnfw), grad(m_lnfb), next(), output(), param(m_lnfw), m_lnfMean, m_lnfRstd,
-                                BT, C);
+        normBackward(nullptr, m_lnfw, m_lnfb, next(), output(), m_lnfMean, m_lnfRstd, R, true);
         release(last, Pass::Backward);
         if (!m_stage.embed)
             release(0, Pass::Backward);
@@ -700,12 +707,13 @@ void GptModel<T>::backwardWeights()
         const T *x = l == m_stage.firstLayer ? m_encoded : m_layerActs[l - 1].residual3;
         acquire(l + 1, Pass::Backward);
         k::linearBackward<T>(nullptr, grad(L.fcprojw), grad(L.fcprojb), next(), a.fchGelu, param(L.fcprojw), BT, F, C);
-        k::linearBackward<T>(nullptr, grad(L.fcw), grad(L.fcb), next(), a.ln2, param(L.fcw), BT, C, F);
-        k::layerNormBackward<T>(nullptr, grad(L.ln2w), grad(L.ln2b), next(), a.residual2, param(L.ln2w), a.ln2Mean,
-                                a.ln2Rstd, BT, C);
+        const T *dFch = next();
+        k::linearBackward<T>(nullptr, grad(L.fcw), grad(L.fcb), dFch, allRows(a.ln2), param(L.fcw), BT, C, F);
+        normBackward(nullptr, L.ln2w, L.ln2b, next(), a.residual2, a.ln2Mean, a.ln2Rstd, R, true);
         k::linearBackward<T>(nullptr, grad(L.projw), grad(L.projb), next(), a.atty, param(L.projw), BT, Cq, C);
-        k::linearBackward<T>(nullptr, grad(L.qkvw), grad(L.qkvb), next(), a.ln1, param(L.qkvw), BT, C, 3 * Cq);
-        k::layerNormBackward<T>(nullptr, grad(L.ln1w), grad(L.ln1b), next(), x, param(L.ln1w), a.ln1Mean, a.ln1Rstd, BT, C);
+        const T *dQkv = next();
+        k::linearBackward<T>(nullptr, grad(L.qkvw), grad(L.qkvb), dQkv, allRows(a.ln1), param(L.qkvw), BT, C, 3 * Cq);
+        normBackward(nullptr, L.ln1w, L.ln1b, next(), x, a.ln1Mean, a.ln1Rstd, R, true);
         release(l + 1, Pass::Backward);
     }
     if (m_stage.embed) {

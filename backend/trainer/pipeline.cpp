@@ -18,9 +18,10 @@ double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_cl
 } // namespace
 
 PipelineEngine::PipelineEngine(const GptModel<float> &reference, const plan::ModelSpec &model,
-                               const plan::Schedule &schedule, Communicator &pp, Communicator &dp, int zero, bool recompute)
-    : m_schedule(schedule), m_pp(pp), m_dp(dp), m_zero(zero), m_recompute(recompute), m_config(reference.config()),
-      m_parameterCount(reference.parameterCount())
+                               const plan::Schedule &schedule, Communicator &pp, Communicator &dp, int zero, bool recompute,
+                               Communicator *tp)
+    : m_schedule(schedule), m_pp(pp), m_dp(dp), m_tp(tp), m_zero(zero), m_recompute(recompute),
+      m_config(reference.config()), m_parameterCount(reference.parameterCount())
 {
     if (zero > 1)
         throw std::invalid_argument("PipelineEngine: ZeRO stage 2 and 3 are not available with pipeline parallelism");
@@ -69,6 +70,10 @@ PipelineEngine::PipelineEngine(const GptModel<float> &reference, const plan::Mod
             m_countInNorm.push_back(u != 0 || firstStage || p == 1);
         }
     }
+    // With tensor parallelism the tensors every tp rank holds alike count on the first tp rank only.
+    for (std::size_t i = 0; i < reference.tensors().size(); ++i)
+        if (m_config.tp > 1 && m_config.tpRank > 0 && reference.isReplicated(i))
+            m_skipInNorm.push_back({reference.tensors()[i].offset, reference.tensors()[i].offset + reference.tensors()[i].size});
 }
 
 PipelineEngine::~PipelineEngine()
@@ -104,6 +109,7 @@ GptModel<float> *PipelineEngine::instance(int microBatch, int chunk)
         model->setStage({m_bounds[chunk], m_bounds[chunk + 1], chunk == 0, chunk == m_chunks - 1});
         model->setRecompute(m_recompute);
         model->setUnitHooks(this);
+        model->setTensorParallelGroup(m_tp);
         ++m_instances;
     }
     GptModel<float> *raw = model.get();
@@ -122,6 +128,15 @@ void PipelineEngine::retire(int microBatch, int chunk)
     m_active.erase(it);
 }
 
+std::size_t PipelineEngine::messageCount() const
+{
+    // The residual stream between stages: every row, or this tp rank's rows with sequence parallelism.
+    std::size_t rows = static_cast<std::size_t>(m_lastBatch) * static_cast<std::size_t>(m_lastSeqLen);
+    if (m_config.tp > 1 && m_config.sequenceParallel)
+        rows /= static_cast<std::size_t>(m_config.tp);
+    return rows * static_cast<std::size_t>(m_config.hidden);
+}
+
 int PipelineEngine::tag(bool gradient, int microBatch, int chunk) const
 {
     // Unique per message of a step; MPI guarantees tags up to 32767, Open MPI far more.
@@ -130,8 +145,7 @@ int PipelineEngine::tag(bool gradient, int microBatch, int chunk) const
 
 void PipelineEngine::send(bool gradient, int microBatch, int chunk, int peer, const float *data)
 {
-    const std::size_t count =
-        static_cast<std::size_t>(m_config.hidden) * static_cast<std::size_t>(m_lastBatch) * static_cast<std::size_t>(m_lastSeqLen);
+    const std::size_t count = messageCount();
     PendingSend s;
     s.buffer.assign(data, data + count);
     s.handle = m_pp.sendAsync(s.buffer.data(), count, DataType::F32, peer, tag(gradient, microBatch, chunk));
@@ -140,8 +154,7 @@ void PipelineEngine::send(bool gradient, int microBatch, int chunk, int peer, co
 
 void PipelineEngine::receive(bool gradient, int microBatch, int chunk, int peer)
 {
-    const std::size_t count =
-        static_cast<std::size_t>(m_config.hidden) * static_cast<std::size_t>(m_lastBatch) * static_cast<std::size_t>(m_lastSeqLen);
+    const std::size_t count = messageCount();
     auto &target = (gradient ? m_receivedGrad : m_received)[{microBatch, chunk}];
     target.resize(count);
     const auto start = Clock::now();
@@ -223,7 +236,7 @@ double PipelineEngine::runSchedule(const std::vector<MicroBatch> &batches)
                 // The gradient of the chunk's input: for the previous chunk on this rank (one stage,
                 // v > 1) or, copied now so the instance can be reused, for a SendGradient.
                 const float *g = it->second->inputGradient();
-                const std::size_t n = static_cast<std::size_t>(m_config.hidden) * mb.batch * mb.seqLen;
+                const std::size_t n = messageCount();
                 const bool local = (a.chunk - 1) % m_schedule.stages == m_pp.rank();
                 (local ? m_localGrad[{a.microBatch, a.chunk - 1}] : m_outGrad[{a.microBatch, a.chunk}]).assign(g, g + n);
             }
@@ -332,10 +345,22 @@ std::vector<const float *> PipelineEngine::ownedGradients() const
 std::vector<std::span<float>> PipelineEngine::normSpans()
 {
     std::vector<std::span<float>> out;
-    for (std::size_t i = 0; i < m_owned.size(); ++i)
-        if (m_countInNorm[i])
-            out.emplace_back(m_units[static_cast<std::size_t>(m_ownedAt[i].first)].grads.data() + m_ownedAt[i].second,
-                             m_owned[i].end - m_owned[i].begin);
+    for (std::size_t i = 0; i < m_owned.size(); ++i) {
+        if (!m_countInNorm[i])
+            continue;
+        float *base = m_units[static_cast<std::size_t>(m_ownedAt[i].first)].grads.data() + m_ownedAt[i].second;
+        // The owned range minus the tensors another tp rank counts (m_skipInNorm is sorted).
+        std::size_t at = m_owned[i].begin;
+        for (const ParamRange &skip : m_skipInNorm) {
+            if (skip.end <= at || skip.begin >= m_owned[i].end)
+                continue;
+            if (skip.begin > at)
+                out.emplace_back(base + (at - m_owned[i].begin), skip.begin - at);
+            at = std::max(at, skip.end);
+        }
+        if (at < m_owned[i].end)
+            out.emplace_back(base + (at - m_owned[i].begin), m_owned[i].end - at);
+    }
     return out;
 }
 

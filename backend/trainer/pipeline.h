@@ -43,8 +43,9 @@ class PipelineEngine final : public UnitHooks<float> {
 public:
     // pp: this rank's pipeline group (rank = stage); dp: its data-parallel group (same stage).
     // `reference` holds the initialised full model (its parameters are copied, not kept).
+    // tp: the tensor-parallel group the stage's model instances all-reduce over (null without tp).
     PipelineEngine(const GptModel<float> &reference, const plan::ModelSpec &model, const plan::Schedule &schedule,
-                   Communicator &pp, Communicator &dp, int zero, bool recompute);
+                   Communicator &pp, Communicator &dp, int zero, bool recompute, Communicator *tp = nullptr);
     ~PipelineEngine() override;
 
     // Runs one step's action lists up to the optimizer step. batches[mb] gives micro-batch mb's
@@ -73,7 +74,9 @@ public:
     std::vector<std::span<float>> ownedGradientSpans();
     std::vector<float> ownedParameterValues() const;
     void setParameters(const float *full);
-    // Full parameters / gradients on every rank (gathered over the pipeline and DP groups).
+    // Full parameters / gradients on every rank, gathered over `peers` (the ranks with this rank's
+    // tp coordinate); with tp the result is this tp rank's shard layout (GptModel::gatherWhole
+    // turns it into the whole model's).
     std::vector<float> gatherParameters(Communicator &world);
     std::vector<float> gatherGradients(Communicator &world);
 
@@ -104,6 +107,7 @@ private:
     GptModel<float> *instance(int microBatch, int chunk); // takes one from the chunk's pool
     void retire(int microBatch, int chunk);
     int tag(bool gradient, int microBatch, int chunk) const;
+    std::size_t messageCount() const;
     void send(bool gradient, int microBatch, int chunk, int peer, const float *data);
     void receive(bool gradient, int microBatch, int chunk, int peer);
     void waitSends();
@@ -112,6 +116,7 @@ private:
     const plan::Schedule &m_schedule;
     Communicator &m_pp;
     Communicator &m_dp;
+    Communicator *m_tp;
     int m_zero;
     bool m_recompute;
     GptConfig m_config;
@@ -123,6 +128,7 @@ private:
     std::vector<ParamRange> m_owned;
     std::vector<std::pair<int, std::size_t>> m_ownedAt; // (unit, offset in its store)
     std::vector<bool> m_countInNorm;
+    std::vector<ParamRange> m_skipInNorm; // replicated tensors another tp rank counts
     std::map<int, std::vector<std::unique_ptr<GptModel<float>>>> m_pool; // free instances per chunk
     std::map<Key, std::unique_ptr<GptModel<float>>> m_active;
     std::size_t m_instances = 0, m_peakInstances = 0;

@@ -191,7 +191,7 @@ int Trainer::run()
     const bool overlap = m_options.overlap && ps.overlapGradReduce;
     std::optional<GradientReducer> reducer;
     std::unique_ptr<ShardedDataParallel> sharded;
-    std::unique_ptr<Communicator> ppGroup, dpGroup;
+    std::unique_ptr<Communicator> ppGroup, dpGroup, sameTpGroup;
     std::optional<plan::Schedule> pipelineSchedule;
     std::unique_ptr<PipelineEngine> pipeline;
     std::vector<ParamRange> owned;
@@ -202,10 +202,14 @@ int Trainer::run()
         pipelineSchedule = std::move(generated).value();
         if (const auto problems = plan::validateSchedule(*pipelineSchedule); !problems.empty())
             return fail(proto::kExitPlanInvalid, "schedule " + ps.schedule + " failed validation: " + problems.front(), 0);
-        ppGroup = m_world.split(coords.dp, coords.pp, "pp");
-        dpGroup = m_world.split(coords.pp, coords.dp, "dp");
+        // Pipeline group: same tp and dp coordinates; DP group: same tp and pp; the ranks with this
+        // tp coordinate assemble dumps.
+        ppGroup = m_world.split(coords.tp + ps.tp * coords.dp, coords.pp, "pp");
+        dpGroup = m_world.split(coords.tp + ps.tp * coords.pp, coords.dp, "dp");
+        if (tpGroup)
+            sameTpGroup = m_world.split(coords.tp, rank, "tp-peers");
         pipeline = std::make_unique<PipelineEngine>(model, ms, *pipelineSchedule, *ppGroup, *dpGroup, ps.zero,
-                                                    ps.recompute == plan::Recompute::Full);
+                                                    ps.recompute == plan::Recompute::Full, tpGroup.get());
         owned = pipeline->owned();
         model.releaseFlatParameters(); // the stages hold their own copies
         model.releaseFlatGradients();
@@ -359,9 +363,10 @@ int Trainer::run()
         double globalLoss = localLoss;
         if (pipeline) {
             pipeline->reduceGradients();
-            // Only the last stage has the loss: sum over all ranks, average over the replicas.
+            // Only the last stage has the loss (on each of its tp ranks alike): sum over all
+            // ranks, average over the replicas and the tp ranks.
             m_world.allReduce(&globalLoss, 1, ReduceOp::Sum);
-            globalLoss /= ps.dp;
+            globalLoss /= ps.dp * ps.tp;
         } else {
             if (sharded)
                 sharded->finishBackward();
@@ -382,6 +387,8 @@ int Trainer::run()
             if (zero1)
                 dpGroup->allReduce(&sumSquares, 1, ReduceOp::Sum);
             ppGroup->allReduce(&sumSquares, 1, ReduceOp::Sum);
+            if (tpGroup)
+                tpGroup->allReduce(&sumSquares, 1, ReduceOp::Sum);
             gradNorm = std::sqrt(sumSquares);
             clipToNorm(pipeline->ownedGradientSpans(), gradNorm, ts.gradClip);
             optimizer.step(pipeline->ownedParameters(), pipeline->ownedGradients(), lr);
@@ -550,18 +557,19 @@ int Trainer::run()
     // ZeRO 2/3, pipelines and tensor parallelism hold shards: gather the whole vectors first
     // (collective, so every rank does it).
     std::vector<float> gatheredParams, gatheredGrads;
+    Communicator &peers = sameTpGroup ? *sameTpGroup : m_world;
     if (pipeline && !m_options.dumpParamsPath.empty())
-        gatheredParams = pipeline->gatherParameters(m_world);
+        gatheredParams = pipeline->gatherParameters(peers);
     if (pipeline && !m_options.dumpGradsPath.empty())
-        gatheredGrads = pipeline->gatherGradients(m_world);
+        gatheredGrads = pipeline->gatherGradients(peers);
     if (sharded && !m_options.dumpParamsPath.empty())
         gatheredParams = sharded->gatherParameters();
     if (sharded && !m_options.dumpGradsPath.empty())
         gatheredGrads = sharded->gatherGradients();
     if (tpGroup && !m_options.dumpParamsPath.empty())
-        gatheredParams = model.gatherWhole(model.paddedParameters());
+        gatheredParams = model.gatherWhole(pipeline ? gatheredParams.data() : model.paddedParameters());
     if (tpGroup && !m_options.dumpGradsPath.empty())
-        gatheredGrads = model.gatherWhole(model.paddedGradients());
+        gatheredGrads = model.gatherWhole(pipeline ? gatheredGrads.data() : model.paddedGradients());
     const bool gathered = pipeline || sharded || tpGroup;
     if (!dump(m_options.dumpParamsPath, gathered ? gatheredParams.data() : model.paddedParameters()))
         return fail(proto::kExitIoError, m_options.dumpParamsPath + ": cannot be written", ts.steps);
