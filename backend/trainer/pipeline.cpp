@@ -188,7 +188,7 @@ double PipelineEngine::runSchedule(const std::vector<MicroBatch> &batches)
         const MicroBatch &mb = batches[static_cast<std::size_t>(a.microBatch >= 0 ? a.microBatch : 0)];
         m_lastBatch = mb.batch;
         m_lastSeqLen = mb.seqLen;
-        PipelineSpan span{a.kind, a.microBatch, a.chunk, nowNs(), 0};
+        PipelineSpan span{plan::toString(a.kind), a.microBatch, a.chunk, nowNs(), 0};
         switch (a.kind) {
         case ActionKind::Forward: {
             GptModel<float> *model = instance(a.microBatch, a.chunk);
@@ -296,6 +296,7 @@ void PipelineEngine::reduceGradients()
     // The tied embedding: first and last stage exchange their gradients and both add them in the
     // same order (first + last), so the two copies stay bit for bit equal.
     if (p > 1 && (m_pp.rank() == 0 || m_pp.rank() == p - 1)) {
+        const std::int64_t spanStart = nowNs();
         UnitStore &e = m_units[0];
         std::vector<float> other(e.grads.size());
         const int peer = m_pp.rank() == 0 ? p - 1 : 0;
@@ -304,7 +305,9 @@ void PipelineEngine::reduceGradients()
         handle->wait();
         for (std::size_t i = 0; i < other.size(); ++i)
             e.grads[i] = m_pp.rank() == 0 ? e.grads[i] + other[i] : other[i] + e.grads[i];
+        m_spans.push_back({"embedding_all_reduce", -1, -1, spanStart, nowNs()});
     }
+    const std::int64_t dpStart = nowNs();
     for (int u : m_heldUnits) {
         UnitStore &s = m_units[static_cast<std::size_t>(u)];
         if (m_zero == 1)
@@ -312,6 +315,8 @@ void PipelineEngine::reduceGradients()
         else
             m_dp.allReduce(s.grads.data(), s.grads.data(), s.grads.size(), DataType::F32, ReduceOp::Avg);
     }
+    if (m_dp.size() > 1)
+        m_spans.push_back({m_zero == 1 ? "dp_reduce_scatter" : "dp_all_reduce", -1, -1, dpStart, nowNs()});
     m_reduceMs = msBetween(start, Clock::now());
 }
 

@@ -27,14 +27,15 @@
 #include <memory>
 #include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace trellis::trainer {
 
 struct PipelineSpan {
-    plan::ActionKind kind;
-    int microBatch = 0;
-    int chunk = 0;
+    std::string name; // the action (plan::toString) or the collective: "embedding_all_reduce", "dp_all_reduce", ...
+    int microBatch = -1;
+    int chunk = -1;
     std::int64_t startNs = 0; // wall clock (system_clock), nanoseconds
     std::int64_t endNs = 0;
 };

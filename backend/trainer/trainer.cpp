@@ -514,14 +514,15 @@ int Trainer::run()
                 telemetry.publish(std::move(ce));
             }
         }
-        // Timeline spans every trace_every steps (pipeline actions, relative to the step start).
+        // Timeline spans every trace_every steps: the pipeline actions and the gradient collectives
+        // after them (wall-clock nanoseconds).
         if (pipeline && m_plan.telemetry.traceEvery > 0 && stepNumber % static_cast<std::uint64_t>(m_plan.telemetry.traceEvery) == 0) {
             proto::Envelope se;
             auto *batch = se.mutable_spans();
             batch->set_step(stepNumber);
             for (const auto &sp : pipeline->spans()) {
                 auto *out = batch->add_spans();
-                out->set_name(plan::toString(sp.kind));
+                out->set_name(sp.name);
                 out->set_start_ns(sp.startNs);
                 out->set_end_ns(sp.endNs);
                 out->set_micro_batch(sp.microBatch);

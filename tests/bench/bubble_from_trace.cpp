@@ -58,6 +58,8 @@ int main(int argc, char **argv)
         if (step == firstStep)
             continue; // warm-up: first-touch allocations
         const std::string kind = e.value("cat", "");
+        if (kind.starts_with("dp_") || kind.starts_with("embedding_"))
+            continue; // gradient collectives after the schedule: not part of its makespan
         const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
         Window &w = steps[step];
         w.first = std::min(w.first, ts);
