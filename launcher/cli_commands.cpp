@@ -6,12 +6,16 @@
 #include "launcher/html_report.h"
 #include "launcher/run_controller.h"
 #include "launcher/run_export.h"
+#include "plan/cost_model.h"
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTextStream>
 
 #include <unistd.h>
@@ -27,6 +31,7 @@ const char *kUsage =
     "\n"
     "commands:\n"
     "  validate PLAN                      check a plan; errors name the field\n"
+    "  estimate PLAN [--json]             predicted memory per rank, step time, tokens/s, MFU, cost\n"
     "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--inject KIND@RANK:STEP]\n"
     "                                     run the plan locally under mpirun; prints the run id first\n"
     "  runs [--limit N]                   list recorded runs, newest first\n"
@@ -119,6 +124,110 @@ int cmdValidate(const Args &a)
           << p.parallel.globalBatch() << " × " << p.model.seqLen << " tokens" << Qt::endl;
     for (const auto &d : plan::checkTrainerSupport(p))
         out() << "note: trellis-trainer cannot run this plan yet: " << QString::fromStdString(d.toString()) << "\n";
+    out().flush();
+    return 0;
+}
+
+// Loads and validates a plan for a command; prints the problems and returns nullopt if invalid.
+std::optional<plan::Plan> loadValidPlan(const QString &path)
+{
+    auto loaded = plan::loadPlanFile(path.toStdString());
+    if (!loaded) {
+        for (const auto &e : loaded.errors())
+            err() << path << ": " << QString::fromStdString(e.toString()) << "\n";
+        err().flush();
+        return std::nullopt;
+    }
+    const auto diagnostics = plan::validatePlan(loaded.value());
+    for (const auto &d : diagnostics)
+        err() << path << ": " << QString::fromStdString(d.toString()) << "\n";
+    err().flush();
+    if (plan::hasErrors(diagnostics))
+        return std::nullopt;
+    return std::move(loaded).value();
+}
+
+QString mb(std::uint64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2); }
+
+int cmdEstimate(const Args &a)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("estimate takes one plan file"));
+    const auto loaded = loadValidPlan(a.positional.first());
+    if (!loaded)
+        return 1;
+    const plan::Plan &p = *loaded;
+    const plan::DeviceSpec device = plan::deviceFor(p.cluster);
+    const plan::Estimate e = plan::estimatePlan(p, device);
+    if (a.flags.contains(QStringLiteral("--json"))) {
+        QJsonArray memory, collectives, warnings;
+        for (const auto &m : e.memory)
+            memory.append(QJsonObject{{QStringLiteral("stage"), m.stage},
+                                      {QStringLiteral("parameters"), double(m.parameters)},
+                                      {QStringLiteral("gradients"), double(m.gradients)},
+                                      {QStringLiteral("optimizer"), double(m.optimizer)},
+                                      {QStringLiteral("activations"), double(m.activations)},
+                                      {QStringLiteral("total"), double(m.total())}});
+        for (const auto &c : e.collectives)
+            collectives.append(QJsonObject{{QStringLiteral("group"), QString::fromStdString(c.group)},
+                                           {QStringLiteral("op"), QString::fromStdString(c.op)},
+                                           {QStringLiteral("bytes"), double(c.bytes)},
+                                           {QStringLiteral("calls_per_step"), c.callsPerStep},
+                                           {QStringLiteral("ms_per_step"), c.msPerStep},
+                                           {QStringLiteral("inter_node"), c.interNode}});
+        for (const auto &w : e.warnings)
+            warnings.append(QString::fromStdString(w.toString()));
+        const QJsonObject root{{QStringLiteral("device"), QString::fromStdString(device.name)},
+                               {QStringLiteral("parameters"), double(e.parametersTotal)},
+                               {QStringLiteral("memory_per_rank"), memory},
+                               {QStringLiteral("collectives"), collectives},
+                               {QStringLiteral("step_ms"), e.stepMs},
+                               {QStringLiteral("compute_ms"), e.computeMs},
+                               {QStringLiteral("exposed_comm_ms"), e.exposedCommMs},
+                               {QStringLiteral("bubble_ms"), e.bubbleMs},
+                               {QStringLiteral("bubble_fraction"), e.bubbleFraction},
+                               {QStringLiteral("tokens_per_s"), e.tokensPerS},
+                               {QStringLiteral("mfu"), e.mfu},
+                               {QStringLiteral("model_flops_per_step"), e.modelFlopsPerStep},
+                               {QStringLiteral("hardware_flops_per_step"), e.hardwareFlopsPerStep},
+                               {QStringLiteral("cost_per_run"), e.costPerRun},
+                               {QStringLiteral("warnings"), warnings}};
+        out() << QJsonDocument(root).toJson(QJsonDocument::Indented);
+        out().flush();
+        return 0;
+    }
+    const plan::ParallelSpec &ps = p.parallel;
+    out() << p.name.c_str() << ": " << ps.worldSize() << " ranks (dp " << ps.dp << " · tp " << ps.tp << " · pp " << ps.pp
+          << "), ZeRO " << ps.zero << ", " << (ps.pp > 1 ? QString::fromStdString(ps.schedule) : QStringLiteral("no pipeline"))
+          << ", " << ps.microBatches << " micro-batches of " << ps.microBatchSize << ", "
+          << QString::number(static_cast<double>(e.parametersTotal) / 1e6, 'f', 2) << " M parameters on "
+          << QString::fromStdString(device.name) << "\n\n";
+    out() << QStringLiteral("memory per rank (MiB)\n%1 %2 %3 %4 %5 %6\n")
+                 .arg(QStringLiteral("stage"), 6)
+                 .arg(QStringLiteral("parameters"), 12)
+                 .arg(QStringLiteral("gradients"), 12)
+                 .arg(QStringLiteral("optimizer"), 12)
+                 .arg(QStringLiteral("activations"), 12)
+                 .arg(QStringLiteral("total"), 12);
+    for (const auto &m : e.memory)
+        out() << QStringLiteral("%1 %2 %3 %4 %5 %6\n")
+                     .arg(m.stage, 6)
+                     .arg(mb(m.parameters), 12)
+                     .arg(mb(m.gradients), 12)
+                     .arg(mb(m.optimizer), 12)
+                     .arg(mb(m.activations), 12)
+                     .arg(mb(m.total()), 12);
+    out() << "\nstep " << QString::number(e.stepMs, 'f', 2) << " ms = compute " << QString::number(e.computeMs, 'f', 2)
+          << " + exposed communication " << QString::number(e.exposedCommMs, 'f', 2) << " + bubble "
+          << QString::number(e.bubbleMs, 'f', 2) << " (" << QString::number(100 * e.bubbleFraction, 'f', 1) << "%)\n";
+    out() << "tokens/s " << QString::number(e.tokensPerS, 'f', 0) << "   MFU " << QString::number(100 * e.mfu, 'f', 1)
+          << "%   cost " << QString::number(e.costPerRun, 'f', 2) << " per run of " << p.training.steps << " steps\n";
+    for (const auto &c : e.collectives)
+        out() << "  " << QString::fromStdString(c.group) << " " << QString::fromStdString(c.op) << ": " << mb(c.bytes)
+              << " MiB × " << c.callsPerStep << " = " << QString::number(c.msPerStep, 'f', 2) << " ms/step ("
+              << (c.interNode ? "inter-node" : "intra-node") << ")\n";
+    for (const auto &w : e.warnings)
+        out() << QString::fromStdString(w.toString()) << "\n";
     out().flush();
     return 0;
 }
@@ -392,6 +501,10 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("validate")) {
         const Args a = parseArgs(rest, {}, {});
         return a.error.isEmpty() ? cmdValidate(a) : usageError(a.error);
+    }
+    if (command == QLatin1String("estimate")) {
+        const Args a = parseArgs(rest, {}, {QStringLiteral("--json")});
+        return a.error.isEmpty() ? cmdEstimate(a) : usageError(a.error);
     }
     if (command == QLatin1String("run")) {
         const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout")},

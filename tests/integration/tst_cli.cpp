@@ -3,6 +3,8 @@
 // work; an injected crash becomes a failed run with its exit code and stderr; bad plans and bad
 // database paths get clear messages.
 #include "launcher/history_database.h"
+#include "plan/cost_model.h"
+#include "plan/plan_json.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -18,6 +20,16 @@
 using namespace trellis::launcher;
 
 namespace {
+
+// The cost model's memory for a plan file, per pipeline stage (rank 0 of each stage).
+std::vector<trellis::plan::StageMemory> predictedMemory(const QString &planPath)
+{
+    auto loaded = trellis::plan::loadPlanFile(planPath.toStdString());
+    if (!loaded)
+        return {};
+    const auto &p = loaded.value();
+    return trellis::plan::estimatePlan(p, trellis::plan::deviceFor(p.cluster)).memory;
+}
 
 const QString kCli = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-cli");
 const QString kPlan = QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/dp4_short.json");
@@ -204,9 +216,18 @@ private slots:
         QCOMPARE(h.open(database, false), QString());
         auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
         qint64 optimizerSum = 0;
+        // The cost model predicts what rank 0 holds, byte for byte.
+        const auto predicted = predictedMemory(plan);
+        QCOMPARE(predicted.size(), size_t(1));
         for (const auto &s : data->steps) {
             if (s.step != 3)
                 continue;
+            if (s.rank == 0) {
+                QCOMPARE(qint64(predicted[0].parameters), s.memParameters);
+                QCOMPARE(qint64(predicted[0].gradients), s.memGradients);
+                QCOMPARE(qint64(predicted[0].optimizer), s.memOptimizer);
+                QCOMPARE(qint64(predicted[0].activations), s.memActivations);
+            }
             QCOMPARE(s.memParameters, zero == 3 ? params : params * 4);
             QCOMPARE(s.memGradients, zero >= 2 ? params : params * 4);
             QVERIFY(s.memActivations > 0);
@@ -259,11 +280,21 @@ private slots:
         auto data = h.loadRun(run->id);
         QVERIFY(data);
         qint64 params[2] = {0, 0};
+        const auto predicted = predictedMemory(plan);
+        QCOMPARE(predicted.size(), size_t(2));
         for (const auto &s : data->steps) {
             QVERIFY(s.bubbleMs >= 0);
             QVERIFY(s.stepMs >= s.bubbleMs);
-            if (s.step == 4)
-                params[s.rank] = s.memParameters;
+            if (s.step != 4)
+                continue;
+            params[s.rank] = s.memParameters;
+            // The cost model's per-stage prediction, byte for byte (activations: one set per
+            // micro-batch the schedule keeps in flight on the stage).
+            const auto &m = predicted[static_cast<size_t>(s.rank)];
+            QCOMPARE(qint64(m.parameters), s.memParameters);
+            QCOMPARE(qint64(m.gradients), s.memGradients);
+            QCOMPARE(qint64(m.optimizer), s.memOptimizer);
+            QCOMPARE(qint64(m.activations), s.memActivations);
         }
         // Stage 0: embeddings (256·32 + 32·32) + 2 layers; stage 1: 2 layers + final norm + the
         // tied embedding (wte and wpe, as Megatron keeps a copy on the last stage).
@@ -329,9 +360,16 @@ private slots:
             HistoryDatabase h;
             QCOMPARE(h.open(database, false), QString());
             auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
-            for (const auto &s : data->steps)
-                if (s.step == 2 && s.rank == 0)
-                    bytes[sp] = s.memActivations;
+            const auto predicted = predictedMemory(plan);
+            for (const auto &s : data->steps) {
+                if (s.step != 2 || s.rank != 0)
+                    continue;
+                bytes[sp] = s.memActivations;
+                // Tensor-parallel shards and sequence-parallel rows, as the cost model has them.
+                QCOMPARE(qint64(predicted[0].parameters), s.memParameters);
+                QCOMPARE(qint64(predicted[0].optimizer), s.memOptimizer);
+                QCOMPARE(qint64(predicted[0].activations), s.memActivations);
+            }
         }
         const qint64 C = 32, L = 2, dropRows = 64 - 32;
         QCOMPARE(bytes[0] - bytes[1], dropRows * (C + L * (6 * C + 4) + 2) * 4);

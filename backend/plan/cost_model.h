@@ -1,0 +1,76 @@
+// The cost model (DESIGN.md §4): for a validated plan, per pipeline stage (ranks of one stage hold
+// the same up to their ZeRO chunk) the bytes held by category, the FLOPs, the communication per
+// group and collective, the pipeline bubble from the schedule simulator, and from them the step
+// time, tokens/s, MFU and the cost of the run. No Qt; the CLI, the GUI and the planner share it.
+//
+// Memory follows trellis-trainer's own accounting exactly (fp32 parameters, gradients and the two
+// Adam moments; ZeRO chunks of padded buckets or units; tensor-parallel shards; pipeline stages
+// with the tied embedding on both ends; one set of activations per micro-batch in flight as the
+// schedule's lists keep them). Time is a roofline: compute at an efficiency of the device's peak,
+// collectives at latency + bytes × the nccl-tests bus factor / link bandwidth of the tier the
+// group spans (intra- or inter-node), TP collectives on the critical path, pipeline transfers in
+// the schedule simulation, DP gradient reduction overlapped with the last backward when
+// overlap_grad_reduce is on.
+#pragma once
+
+#include "plan/plan.h"
+#include "plan/result.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trellis::plan {
+
+// A device's figures. Peak TFLOP/s are dense (no sparsity); the CPU's come from calibration.
+struct DeviceSpec {
+    std::string name;
+    double peakTflopsFp32 = 0;
+    double peakTflopsBf16 = 0;
+    double memoryGB = 0;
+    double efficiency = 0.5; // achieved / peak for the model's GEMMs
+};
+// Known devices by gpu_model ("H100-SXM", "A100-SXM", "A100-PCIe", "H200-SXM") and "cpu".
+DeviceSpec deviceFor(const ClusterSpec &cluster);
+
+struct StageMemory {
+    int stage = 0;
+    std::uint64_t parameters = 0, gradients = 0, optimizer = 0, activations = 0;
+    std::uint64_t total() const { return parameters + gradients + optimizer + activations; }
+};
+
+struct CollectiveEstimate {
+    std::string group; // "tp", "dp", "pp"
+    std::string op;    // "all_reduce", "reduce_scatter", "all_gather", "send_recv"
+    std::uint64_t bytes = 0; // per call, per rank (nccl-tests convention)
+    int callsPerStep = 0;
+    double msPerStep = 0;
+    bool interNode = false;
+};
+
+struct Estimate {
+    std::vector<StageMemory> memory; // per pipeline stage, DP rank 0 and TP rank 0
+    std::uint64_t parametersTotal = 0;
+    double modelFlopsPerStep = 0;    // 6N·tokens + attention (Kaplan / Narayanan)
+    double hardwareFlopsPerStep = 0; // with recompute's extra forward
+    std::vector<CollectiveEstimate> collectives;
+    double computeMs = 0;       // the busiest rank's F/B/W time
+    double bubbleMs = 0;        // pipeline idle of that rank
+    double bubbleFraction = 0;  // from the schedule simulator
+    double exposedCommMs = 0;   // TP on the critical path + the part of DP not hidden
+    double stepMs = 0;
+    double tokensPerStep = 0;
+    double tokensPerS = 0;
+    double mfu = 0;
+    double costPerRun = 0;      // steps × step time × devices × price per device-hour
+    Diagnostics warnings;       // memory that does not fit, named by stage and category
+};
+
+// The plan must have passed validatePlan. Never NaN or infinite for such a plan.
+Estimate estimatePlan(const Plan &plan, const DeviceSpec &device);
+
+// Per-rank parameter count of the trainer's decoder for a tensor-parallel degree (tp shards of
+// the vocabulary, heads and MLP width; everything else replicated).
+std::uint64_t localParameterCount(const ModelSpec &model, int tp);
+
+} // namespace trellis::plan
