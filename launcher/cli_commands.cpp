@@ -9,6 +9,8 @@
 #include "plan/cost_model.h"
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
+#include "plan/planner.h"
+#include "plan/presets.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -32,6 +34,8 @@ const char *kUsage =
     "commands:\n"
     "  validate PLAN                      check a plan; errors name the field\n"
     "  estimate PLAN [--json]             predicted memory per rank, step time, tokens/s, MFU, cost\n"
+    "  search --model PRESET --cluster PRESET --nodes N [--global-batch B] [--top K]\n"
+    "  search PLAN [--top K]              the fastest plans that fit, with why\n"
     "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--inject KIND@RANK:STEP]\n"
     "                                     run the plan locally under mpirun; prints the run id first\n"
     "  runs [--limit N]                   list recorded runs, newest first\n"
@@ -228,6 +232,91 @@ int cmdEstimate(const Args &a)
               << (c.interNode ? "inter-node" : "intra-node") << ")\n";
     for (const auto &w : e.warnings)
         out() << QString::fromStdString(w.toString()) << "\n";
+    out().flush();
+    return 0;
+}
+
+int cmdSearch(const Args &a)
+{
+    plan::SearchRequest request;
+    bool ok = true;
+    request.top = a.options.contains(QStringLiteral("--top")) ? a.options[QStringLiteral("--top")].toInt(&ok) : 10;
+    if (!ok || request.top < 1)
+        return usageError(QStringLiteral("--top needs a positive integer"));
+    if (a.positional.size() == 1) {
+        const auto loaded = loadValidPlan(a.positional.first());
+        if (!loaded)
+            return 1;
+        request.model = loaded->model;
+        request.cluster = loaded->cluster;
+        request.globalBatch = loaded->parallel.globalBatch();
+        request.training = loaded->training;
+    } else if (a.positional.isEmpty()) {
+        const QString modelName = a.options.value(QStringLiteral("--model"));
+        const QString clusterName = a.options.value(QStringLiteral("--cluster"));
+        const auto model = plan::modelPreset(modelName.toStdString());
+        if (!model)
+            return usageError(QStringLiteral("--model: unknown preset '%1'").arg(modelName));
+        const auto cluster = plan::clusterPreset(clusterName.toStdString());
+        if (!cluster)
+            return usageError(QStringLiteral("--cluster: unknown preset '%1'").arg(clusterName));
+        const int nodes = a.options.value(QStringLiteral("--nodes"), QStringLiteral("1")).toInt(&ok);
+        if (!ok || nodes < 1 || nodes > 100000)
+            return usageError(QStringLiteral("--nodes needs a positive integer"));
+        request.model = *model;
+        request.cluster = plan::expandCluster(*cluster, nodes);
+        if (a.options.contains(QStringLiteral("--global-batch"))) {
+            request.globalBatch = a.options[QStringLiteral("--global-batch")].toInt(&ok);
+            if (!ok || request.globalBatch < 1)
+                return usageError(QStringLiteral("--global-batch needs a positive integer"));
+        }
+    } else {
+        return usageError(QStringLiteral("search takes one plan file or --model, --cluster and --nodes"));
+    }
+    QElapsedTimer timer;
+    timer.start();
+    const plan::SearchResult r = plan::searchPlans(request);
+    out() << r.considered << " plans considered, " << r.valid << " valid, " << r.fitting << " fit in memory ("
+          << timer.elapsed() << " ms)\n";
+    if (r.best.empty()) {
+        out() << "no plan fits: more devices, a smaller micro-batch or a smaller model\n";
+        out().flush();
+        return 1;
+    }
+    out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9  %10 %11  why\n")
+                 .arg(QStringLiteral("#"), 3)
+                 .arg(QStringLiteral("dp"), 5)
+                 .arg(QStringLiteral("tp"), 3)
+                 .arg(QStringLiteral("pp"), 3)
+                 .arg(QStringLiteral("zero"), 4)
+                 .arg(QStringLiteral("schedule"), -18)
+                 .arg(QStringLiteral("mbs"), 3)
+                 .arg(QStringLiteral("m"), 5)
+                 .arg(QStringLiteral("recomp"), -6)
+                 .arg(QStringLiteral("tokens/s"), 12)
+                 .arg(QStringLiteral("GB/rank"), 8);
+    int rank = 1;
+    for (const auto &c : r.best) {
+        const auto &p = c.plan.parallel;
+        std::uint64_t peak = 0;
+        for (const auto &m : c.estimate.memory)
+            peak = std::max(peak, m.total());
+        const QString schedule = p.pp > 1 ? QString::fromStdString(p.schedule) + (p.virtualStages > 1 ? QStringLiteral(" v%1").arg(p.virtualStages) : QString())
+                                          : QStringLiteral("-");
+        out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9  %10 %11  %12\n")
+                     .arg(rank++, 3)
+                     .arg(p.dp, 5)
+                     .arg(p.tp, 3)
+                     .arg(p.pp, 3)
+                     .arg(p.zero, 4)
+                     .arg(schedule, -18)
+                     .arg(p.microBatchSize, 3)
+                     .arg(p.microBatches, 5)
+                     .arg(p.recompute == plan::Recompute::Full ? QStringLiteral("full") : QStringLiteral("none"), -6)
+                     .arg(QString::number(c.estimate.tokensPerS, 'f', 0), 12)
+                     .arg(QString::number(static_cast<double>(peak) / 1e9, 'f', 1), 8)
+                     .arg(QString::fromStdString(c.reason));
+    }
     out().flush();
     return 0;
 }
@@ -505,6 +594,12 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("estimate")) {
         const Args a = parseArgs(rest, {}, {QStringLiteral("--json")});
         return a.error.isEmpty() ? cmdEstimate(a) : usageError(a.error);
+    }
+    if (command == QLatin1String("search")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--model"), QStringLiteral("--cluster"), QStringLiteral("--nodes"),
+                                        QStringLiteral("--global-batch"), QStringLiteral("--top")},
+                                 {});
+        return a.error.isEmpty() ? cmdSearch(a) : usageError(a.error);
     }
     if (command == QLatin1String("run")) {
         const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout")},

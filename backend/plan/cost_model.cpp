@@ -123,7 +123,7 @@ std::uint64_t localParameterCount(const ModelSpec &model, int tp)
     return s.embedding() + s.L * s.layer() + s.final();
 }
 
-Estimate estimatePlan(const Plan &plan, const DeviceSpec &device)
+Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
 {
     const ModelSpec &m = plan.model;
     const ParallelSpec &p = plan.parallel;
@@ -153,8 +153,9 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device)
     std::optional<Schedule> schedule;
     if (pp > 1) {
         bounds = stageLayerBounds(m, pp * v);
-        if (auto s = generateSchedule(p.schedule, pp, p.microBatches, v))
-            schedule = std::move(s).value();
+        if (exact)
+            if (auto s = generateSchedule(p.schedule, pp, p.microBatches, v))
+                schedule = std::move(s).value();
     }
     for (int stage = 0; stage < pp; ++stage) {
         StageMemory mem;
@@ -201,12 +202,23 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device)
                 mem.gradients += padded * 4;
                 mem.optimizer += (p.zero == 1 ? ownedOfUnit(size, dp, 0) : size) * 8;
             }
+            std::map<int, int> instances;
             if (schedule) {
-                for (const auto &[chunk, count] : instancesPerChunk(*schedule, stage)) {
-                    const auto layers = static_cast<std::uint64_t>(bounds[static_cast<std::size_t>(chunk) + 1] -
-                                                                   bounds[static_cast<std::size_t>(chunk)]);
-                    mem.activations += static_cast<std::uint64_t>(count) * instanceFloats(layers, chunk == chunksTotal - 1) * 4;
-                }
+                instances = instancesPerChunk(*schedule, stage);
+            } else {
+                // Closed forms: 1f1b and zb-h1 keep p − s micro-batches in flight on stage s, gpipe
+                // all m, interleaved its warm-up plus one, spread over its v chunks.
+                const int mb = p.microBatches;
+                int alive = p.schedule == "gpipe" ? mb : std::min(pp - stage, mb);
+                if (p.schedule == "interleaved-1f1b" && v > 1)
+                    alive = (std::min((pp - stage - 1) * 2 + (v - 1) * pp + 1, mb * v) + v - 1) / v;
+                for (int c = stage; c < chunksTotal; c += pp)
+                    instances[c] = alive;
+            }
+            for (const auto &[chunk, count] : instances) {
+                const auto layers = static_cast<std::uint64_t>(bounds[static_cast<std::size_t>(chunk) + 1] -
+                                                               bounds[static_cast<std::size_t>(chunk)]);
+                mem.activations += static_cast<std::uint64_t>(count) * instanceFloats(layers, chunk == chunksTotal - 1) * 4;
             }
         }
         if (mixed) { // bf16/fp16 weights and gradients, fp32 master weights with the moments

@@ -66,8 +66,10 @@ struct Estimate {
     Diagnostics warnings;       // memory that does not fit, named by stage and category
 };
 
-// The plan must have passed validatePlan. Never NaN or infinite for such a plan.
-Estimate estimatePlan(const Plan &plan, const DeviceSpec &device);
+// The plan must have passed validatePlan. Never NaN or infinite for such a plan. exact = true
+// generates and simulates the plan's schedule (the bubble, and the activations each stage keeps
+// per the lists); false uses closed forms instead — the planner's fast path for thousands of plans.
+Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact = true);
 
 // Per-rank parameter count of the trainer's decoder for a tensor-parallel degree (tp shards of
 // the vocabulary, heads and MLP width; everything else replicated).

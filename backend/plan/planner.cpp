@@ -1,0 +1,136 @@
+// Planner search; see planner.h.
+#include "plan/planner.h"
+
+#include "plan/plan_validate.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace trellis::plan {
+namespace {
+
+std::vector<int> divisors(int n)
+{
+    std::vector<int> out;
+    for (int d = 1; d <= n; ++d)
+        if (n % d == 0)
+            out.push_back(d);
+    return out;
+}
+
+std::string reasonFor(const Plan &plan, const Estimate &e, const DeviceSpec &device)
+{
+    const ParallelSpec &p = plan.parallel;
+    const int perNode = plan.cluster.nodes.empty() ? 1 : plan.cluster.nodes.front().slotCount;
+    std::vector<std::string> parts;
+    char buf[160];
+    if (p.tp > 1)
+        parts.push_back("tp=" + std::to_string(p.tp) +
+                        (p.tp <= perNode ? " keeps the all-reduce on " + std::string(plan.cluster.nodes.front().device == DeviceKind::Cuda ? "NVLink" : "the node")
+                                         : " spans nodes"));
+    if (p.pp > 1) {
+        std::snprintf(buf, sizeof buf, "pp=%d with %s%s: %.0f%% bubble", p.pp, p.schedule.c_str(),
+                      p.virtualStages > 1 ? (" v=" + std::to_string(p.virtualStages)).c_str() : "", 100 * e.bubbleFraction);
+        parts.emplace_back(buf);
+    }
+    if (p.zero > 0)
+        parts.push_back("ZeRO-" + std::to_string(p.zero) + " over dp=" + std::to_string(p.dp));
+    if (p.recompute == Recompute::Full)
+        parts.emplace_back("full recompute");
+    std::uint64_t peak = 0;
+    for (const auto &m : e.memory)
+        peak = std::max(peak, m.total());
+    if (device.memoryGB > 0)
+        std::snprintf(buf, sizeof buf, "%.0f of %.0f GB", static_cast<double>(peak) / 1e9, device.memoryGB);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f MB a rank", static_cast<double>(peak) / 1e6);
+    parts.emplace_back(buf);
+    std::snprintf(buf, sizeof buf, "MFU %.0f%%", 100 * e.mfu);
+    parts.emplace_back(buf);
+    std::string out;
+    for (const auto &s : parts)
+        out += (out.empty() ? "" : "; ") + s;
+    return out;
+}
+
+} // namespace
+
+SearchResult searchPlans(const SearchRequest &request)
+{
+    SearchResult result;
+    const ModelSpec &m = request.model;
+    const int world = request.cluster.totalSlots();
+    const DeviceSpec device = deviceFor(request.cluster);
+    const bool cuda = !request.cluster.nodes.empty() && request.cluster.nodes.front().device == DeviceKind::Cuda;
+    const int globalBatch = request.globalBatch > 0 ? request.globalBatch : 4 * world;
+    std::vector<Candidate> all;
+
+    Plan base;
+    base.name = "search";
+    base.model = m;
+    base.cluster = request.cluster;
+    base.training = request.training;
+    if (base.training.data.source != "synthetic" && base.training.data.path.empty())
+        base.training.data.source = "synthetic";
+
+    for (int tp : divisors(world)) {
+        if (m.heads % tp || (m.kvHeads > 0 && m.kvHeads % tp) || m.vocab % tp || m.ffn % tp)
+            continue;
+        for (int pp : divisors(world / tp)) {
+            if (pp > m.layers)
+                continue;
+            const int dp = world / tp / pp;
+            for (int mbs : {1, 2, 4, 8}) {
+                if (globalBatch % (mbs * dp))
+                    continue;
+                const int micro = globalBatch / (mbs * dp);
+                const std::vector<std::string> schedules =
+                    pp > 1 ? std::vector<std::string>{"1f1b", "interleaved-1f1b", "zb-h1", "gpipe"} : std::vector<std::string>{"1f1b"};
+                for (const std::string &schedule : schedules) {
+                    const int v = schedule == "interleaved-1f1b" ? 2 : 1;
+                    if (v > 1 && (micro % pp || pp * v > m.layers))
+                        continue;
+                    for (int zero : {0, 1, 2, 3}) {
+                        if (pp > 1 && zero > 1)
+                            continue; // stage-held units are reduced after the flush: ZeRO 0 or 1
+                        for (Recompute recompute : {Recompute::None, Recompute::Full}) {
+                            ++result.considered;
+                            Plan plan = base;
+                            ParallelSpec &p = plan.parallel;
+                            p.dp = dp;
+                            p.tp = tp;
+                            p.pp = pp;
+                            p.zero = zero;
+                            p.schedule = schedule;
+                            p.virtualStages = v;
+                            p.microBatchSize = mbs;
+                            p.microBatches = micro;
+                            p.recompute = recompute;
+                            p.sequenceParallel = tp > 1 && m.seqLen % tp == 0;
+                            p.precision = cuda ? Precision::Bf16 : Precision::Fp32;
+                            if (hasErrors(validatePlan(plan)))
+                                continue;
+                            ++result.valid;
+                            Estimate e = estimatePlan(plan, device, false);
+                            if (!e.warnings.empty())
+                                continue; // does not fit
+                            ++result.fitting;
+                            all.push_back({std::move(plan), std::move(e), {}});
+                        }
+                    }
+                }
+            }
+        }
+    }
+    std::sort(all.begin(), all.end(), [](const Candidate &a, const Candidate &b) {
+        return a.estimate.tokensPerS > b.estimate.tokensPerS;
+    });
+    if (static_cast<int>(all.size()) > request.top)
+        all.resize(static_cast<std::size_t>(std::max(0, request.top)));
+    for (auto &c : all)
+        c.reason = reasonFor(c.plan, c.estimate, device);
+    result.best = std::move(all);
+    return result;
+}
+
+} // namespace trellis::plan

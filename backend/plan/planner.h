@@ -1,0 +1,38 @@
+// Planner search (DESIGN.md §4): every valid plan for a model, a cluster and a global batch —
+// dp × tp × pp filling the cluster, ZeRO stage, schedule and virtual stages, micro-batch size,
+// recompute — estimated with the cost model's fast path, those that do not fit in the devices'
+// memory dropped, the rest ranked by predicted tokens/s. Each candidate says why it is where it is.
+#pragma once
+
+#include "plan/cost_model.h"
+#include "plan/plan.h"
+
+#include <string>
+#include <vector>
+
+namespace trellis::plan {
+
+struct SearchRequest {
+    ModelSpec model;
+    ClusterSpec cluster;
+    int globalBatch = 0; // sequences per step; 0: 4 per device
+    int top = 10;
+    TrainingSpec training; // carried into the plans (steps for the cost of a run)
+};
+
+struct Candidate {
+    Plan plan;
+    Estimate estimate;
+    std::string reason; // e.g. "tp=8 keeps the all-reduce on NVLink; 9% bubble with zb-h1; 61 of 80 GB"
+};
+
+struct SearchResult {
+    std::vector<Candidate> best;  // at most `top`, fastest first
+    long considered = 0;          // plans enumerated
+    long valid = 0;               // of those, valid
+    long fitting = 0;             // of those, fitting in memory
+};
+
+SearchResult searchPlans(const SearchRequest &request);
+
+} // namespace trellis::plan
