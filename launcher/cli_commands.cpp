@@ -13,6 +13,9 @@
 #include "plan/presets.h"
 
 #include <QCoreApplication>
+#include <QDir>
+#include <QProcess>
+#include <QThread>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -33,7 +36,10 @@ const char *kUsage =
     "\n"
     "commands:\n"
     "  validate PLAN                      check a plan; errors name the field\n"
-    "  estimate PLAN [--json]             predicted memory per rank, step time, tokens/s, MFU, cost\n"
+    "  estimate PLAN [--json] [--calibration FILE]\n"
+    "                                     predicted memory per rank, step time, tokens/s, MFU, cost\n"
+    "  calibrate [--ranks 1,2,4] [--out FILE]\n"
+    "                                     measure this machine's compute rate and links for estimates\n"
     "  search --model PRESET --cluster PRESET --nodes N [--global-batch B] [--top K]\n"
     "  search PLAN [--top K]              the fastest plans that fit, with why\n"
     "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--inject KIND@RANK:STEP]\n"
@@ -153,15 +159,91 @@ std::optional<plan::Plan> loadValidPlan(const QString &path)
 
 QString mb(std::uint64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2); }
 
-int cmdEstimate(const Args &a)
+QString defaultCalibrationPath(const QString &dbPath)
+{
+    return QFileInfo(dbPath).absolutePath() + QStringLiteral("/calibration.json");
+}
+
+// Applies this machine's calibration (--calibration FILE, or calibration.json beside the history
+// database when it exists) to a CPU plan. Returns an error message for a file that exists but is
+// not a calibration.
+QString calibrate(const Args &a, const QString &dbPath, plan::Plan &p, plan::DeviceSpec &device, bool &applied)
+{
+    applied = false;
+    const bool given = a.options.contains(QStringLiteral("--calibration"));
+    const QString path = given ? a.options[QStringLiteral("--calibration")] : defaultCalibrationPath(dbPath);
+    QFile f(path);
+    if (!f.exists())
+        return given ? QStringLiteral("%1: no such file").arg(path) : QString();
+    if (!f.open(QIODevice::ReadOnly))
+        return QStringLiteral("%1: cannot be read").arg(path);
+    const auto entries = plan::parseCalibration(f.readAll().toStdString());
+    if (!entries)
+        return QStringLiteral("%1: %2").arg(path, QString::fromStdString(entries.errorText()));
+    plan::applyCalibration(entries.value(), p, device);
+    applied = !p.cluster.nodes.empty() && p.cluster.nodes.front().device == plan::DeviceKind::Cpu;
+    return {};
+}
+
+int cmdCalibrate(const Args &a, const QString &dbPath)
+{
+    QList<int> ranks;
+    for (const QString &part : a.options.value(QStringLiteral("--ranks"), QStringLiteral("1,2,4")).split(QLatin1Char(','))) {
+        bool ok = false;
+        const int n = part.trimmed().toInt(&ok);
+        if (!ok || n < 1 || n > 256)
+            return usageError(QStringLiteral("--ranks expects a list of rank counts such as 1,2,4, got '%1'").arg(part));
+        ranks << n;
+    }
+    const QString trainer = QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer");
+    std::vector<plan::CalibrationEntry> entries;
+    for (int n : ranks) {
+        QStringList args{QStringLiteral("-np"), QString::number(n)};
+        if (n > QThread::idealThreadCount())
+            args << QStringLiteral("--oversubscribe");
+        if (geteuid() == 0)
+            args << QStringLiteral("--allow-run-as-root");
+        args << QStringLiteral("--mca") << QStringLiteral("btl_vader_single_copy_mechanism") << QStringLiteral("none")
+             << QStringLiteral("-x") << QStringLiteral("OPENBLAS_NUM_THREADS=1") << trainer << QStringLiteral("--calibrate");
+        QProcess p;
+        p.start(QStringLiteral("mpirun"), args);
+        if (!p.waitForFinished(300000) || p.exitCode() != 0)
+            return fail(QStringLiteral("calibration with %1 ranks failed: %2").arg(n).arg(QString::fromUtf8(p.readAllStandardError())));
+        const QList<QByteArray> lines = p.readAllStandardOutput().trimmed().split('\n');
+        const auto parsed = plan::parseCalibration(QStringLiteral("{\"format\": \"%1\", \"entries\": [%2]}")
+                                                       .arg(QLatin1String(plan::kCalibrationFormat), QString::fromUtf8(lines.last()))
+                                                       .toStdString());
+        if (!parsed)
+            return fail(QStringLiteral("calibration with %1 ranks: unexpected output '%2'").arg(n).arg(QString::fromUtf8(lines.last())));
+        entries.push_back(parsed.value().front());
+        const auto &e = entries.back();
+        out() << QStringLiteral("%1 ranks: %2 GFLOP/s a rank; all-reduce latency %3 us, bandwidth %4 GB/s\n")
+                     .arg(n, 3)
+                     .arg(e.gflopsPerRank, 0, 'f', 2)
+                     .arg(e.latencyUs, 0, 'f', 2)
+                     .arg(e.bandwidthGBps, 0, 'f', 2);
+        out().flush();
+    }
+    const QString path = a.options.value(QStringLiteral("--out"), defaultCalibrationPath(dbPath));
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    if (const QString e = writeFileAtomically(path, QByteArray::fromStdString(plan::calibrationJson(entries))); !e.isEmpty())
+        return fail(e);
+    out() << "calibration " << QFileInfo(path).absoluteFilePath() << Qt::endl;
+    return 0;
+}
+
+int cmdEstimate(const Args &a, const QString &dbPath)
 {
     if (a.positional.size() != 1)
         return usageError(QStringLiteral("estimate takes one plan file"));
-    const auto loaded = loadValidPlan(a.positional.first());
+    auto loaded = loadValidPlan(a.positional.first());
     if (!loaded)
         return 1;
-    const plan::Plan &p = *loaded;
-    const plan::DeviceSpec device = plan::deviceFor(p.cluster);
+    plan::Plan &p = *loaded;
+    plan::DeviceSpec device = plan::deviceFor(p.cluster);
+    bool calibrated = false;
+    if (const QString error = calibrate(a, dbPath, p, device, calibrated); !error.isEmpty())
+        return fail(error);
     const plan::Estimate e = plan::estimatePlan(p, device);
     if (a.flags.contains(QStringLiteral("--json"))) {
         QJsonArray memory, collectives, warnings;
@@ -182,6 +264,7 @@ int cmdEstimate(const Args &a)
         for (const auto &w : e.warnings)
             warnings.append(QString::fromStdString(w.toString()));
         const QJsonObject root{{QStringLiteral("device"), QString::fromStdString(device.name)},
+                               {QStringLiteral("calibrated"), calibrated},
                                {QStringLiteral("parameters"), double(e.parametersTotal)},
                                {QStringLiteral("memory_per_rank"), memory},
                                {QStringLiteral("collectives"), collectives},
@@ -205,7 +288,10 @@ int cmdEstimate(const Args &a)
           << "), ZeRO " << ps.zero << ", " << (ps.pp > 1 ? QString::fromStdString(ps.schedule) : QStringLiteral("no pipeline"))
           << ", " << ps.microBatches << " micro-batches of " << ps.microBatchSize << ", "
           << QString::number(static_cast<double>(e.parametersTotal) / 1e6, 'f', 2) << " M parameters on "
-          << QString::fromStdString(device.name) << "\n\n";
+          << QString::fromStdString(device.name)
+          << (p.cluster.nodes.empty() || p.cluster.nodes.front().device != plan::DeviceKind::Cpu ? ""
+              : calibrated ? " (calibrated)" : " (not calibrated: run trellis-cli calibrate)")
+          << "\n\n";
     out() << QStringLiteral("memory per rank (MiB)\n%1 %2 %3 %4 %5 %6\n")
                  .arg(QStringLiteral("stage"), 6)
                  .arg(QStringLiteral("parameters"), 12)
@@ -592,8 +678,12 @@ int runCli(const QStringList &arguments)
         return a.error.isEmpty() ? cmdValidate(a) : usageError(a.error);
     }
     if (command == QLatin1String("estimate")) {
-        const Args a = parseArgs(rest, {}, {QStringLiteral("--json")});
-        return a.error.isEmpty() ? cmdEstimate(a) : usageError(a.error);
+        const Args a = parseArgs(rest, {QStringLiteral("--calibration")}, {QStringLiteral("--json")});
+        return a.error.isEmpty() ? cmdEstimate(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("calibrate")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--ranks"), QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdCalibrate(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("search")) {
         const Args a = parseArgs(rest, {QStringLiteral("--model"), QStringLiteral("--cluster"), QStringLiteral("--nodes"),

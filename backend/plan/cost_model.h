@@ -71,6 +71,22 @@ struct Estimate {
 // per the lists); false uses closed forms instead — the planner's fast path for thousands of plans.
 Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact = true);
 
+// Figures `trellis-cli calibrate` measured on this machine ("trellis.calibration/1" JSON): per
+// world size, the rate at which one rank runs the model (GFLOP/s as the cost model counts) and
+// the link between ranks.
+struct CalibrationEntry {
+    int ranks = 1;
+    double gflopsPerRank = 0;
+    double latencyUs = 0;
+    double bandwidthGBps = 0;
+};
+inline constexpr const char *kCalibrationFormat = "trellis.calibration/1";
+Result<std::vector<CalibrationEntry>> parseCalibration(const std::string &json);
+std::string calibrationJson(const std::vector<CalibrationEntry> &entries);
+// For a CPU cluster: the device rate (at 100% efficiency) and the intra-node link from the entry
+// measured with the plan's world size, or the nearest one. Other clusters are left alone.
+void applyCalibration(const std::vector<CalibrationEntry> &entries, Plan &plan, DeviceSpec &device);
+
 // Per-rank parameter count of the trainer's decoder for a tensor-parallel degree (tp shards of
 // the vocabulary, heads and MLP width; everything else replicated).
 std::uint64_t localParameterCount(const ModelSpec &model, int tp);

@@ -3,10 +3,12 @@
 //                   [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
 //                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
+//   trellis-trainer --calibrate        (this machine's compute rate and link, as one JSON line)
 // Exit codes: protocol/exit_codes.h.
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
 #include "protocol/exit_codes.h"
+#include "trainer/calibration.h"
 #include "trainer/collective_bench.h"
 #include "trainer/mpi_communicator.h"
 #include "trainer/trainer.h"
@@ -29,6 +31,7 @@ void usage(std::FILE *to)
                  "                       [--inject crash|hang|slow|nan@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
                  "                       [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
+                 "       trellis-trainer --calibrate\n"
                  "Runs one rank of the training described by PLAN; start it under mpirun -np N.\n");
 }
 
@@ -52,6 +55,7 @@ int main(int argc, char **argv)
     std::string planPath;
     trainer::TrainerOptions options;
     bool benchCollectives = false;
+    bool calibrate = false;
     trainer::CollectiveBenchOptions benchOptions;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -71,6 +75,7 @@ int main(int argc, char **argv)
         else if (arg == "--resume") options.resume = true;
         else if (arg == "--dump-losses") options.dumpLossesPath = value("--dump-losses");
         else if (arg == "--bench-collectives") benchCollectives = true;
+        else if (arg == "--calibrate") calibrate = true;
         else if (arg == "--ops") {
             benchOptions.ops.clear();
             std::string list = value("--ops");
@@ -109,7 +114,7 @@ int main(int argc, char **argv)
             return proto::kExitUsage;
         }
     }
-    if (planPath.empty() && !benchCollectives) {
+    if (planPath.empty() && !benchCollectives && !calibrate) {
         usage(stderr);
         return proto::kExitUsage;
     }
@@ -120,6 +125,17 @@ int main(int argc, char **argv)
         {
             trainer::MpiCommunicator world(MPI_COMM_WORLD, "world");
             trainer::runCollectiveBench(world, benchOptions, stdout);
+        }
+        return finish(proto::kExitOk);
+    }
+    if (calibrate) {
+        {
+            trainer::MpiCommunicator world(MPI_COMM_WORLD, "world");
+            const trainer::Calibration c = trainer::runCalibration(world);
+            if (world.rank() == 0)
+                std::printf("{\"ranks\": %d, \"gflops_per_rank\": %.4f, \"latency_us\": %.3f, \"bandwidth_gbps\": %.4f}\n",
+                            c.ranks, c.gflopsPerRank, c.latencyUs, c.bandwidthGBps);
+            std::fflush(stdout);
         }
         return finish(proto::kExitOk);
     }
