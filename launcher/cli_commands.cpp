@@ -7,6 +7,7 @@
 #include "launcher/run_controller.h"
 #include "launcher/run_export.h"
 #include "plan/cost_model.h"
+#include "plan/interop.h"
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
 #include "plan/planner.h"
@@ -38,6 +39,10 @@ const char *kUsage =
     "  validate PLAN                      check a plan; errors name the field\n"
     "  estimate PLAN [--json] [--calibration FILE]\n"
     "                                     predicted memory per rank, step time, tokens/s, MFU, cost\n"
+    "  convert PLAN --to deepspeed|megatron\n"
+    "                                     the plan as a DeepSpeed config or a Megatron-LM argument line\n"
+    "  convert --from deepspeed|megatron FILE --base PLAN [--out PLAN]\n"
+    "                                     a DeepSpeed config or Megatron-LM arguments read into a plan\n"
     "  calibrate [--ranks 1,2,4] [--out FILE]\n"
     "                                     measure this machine's compute rate and links for estimates\n"
     "  search --model PRESET --cluster PRESET --nodes N [--global-batch B] [--top K]\n"
@@ -229,6 +234,70 @@ int cmdCalibrate(const Args &a, const QString &dbPath)
     if (const QString e = writeFileAtomically(path, QByteArray::fromStdString(plan::calibrationJson(entries))); !e.isEmpty())
         return fail(e);
     out() << "calibration " << QFileInfo(path).absoluteFilePath() << Qt::endl;
+    return 0;
+}
+
+int cmdConvert(const Args &a)
+{
+    if (a.options.contains(QStringLiteral("--to"))) {
+        if (a.positional.size() != 1)
+            return usageError(QStringLiteral("convert --to takes one plan file"));
+        const auto loaded = loadValidPlan(a.positional.first());
+        if (!loaded)
+            return 1;
+        const QString to = a.options[QStringLiteral("--to")];
+        if (to == QLatin1String("deepspeed"))
+            out() << QString::fromStdString(plan::toDeepSpeedConfig(*loaded).dump(2)) << "\n";
+        else if (to == QLatin1String("megatron"))
+            out() << QString::fromStdString(plan::toMegatronArgs(*loaded)) << "\n";
+        else
+            return usageError(QStringLiteral("--to must be deepspeed or megatron"));
+        out().flush();
+        return 0;
+    }
+    const QString from = a.options.value(QStringLiteral("--from"));
+    if ((from != QLatin1String("deepspeed") && from != QLatin1String("megatron")) || a.positional.size() != 1 ||
+        !a.options.contains(QStringLiteral("--base")))
+        return usageError(QStringLiteral("convert takes PLAN --to deepspeed|megatron, or --from deepspeed|megatron FILE --base PLAN"));
+    const auto base = loadValidPlan(a.options[QStringLiteral("--base")]);
+    if (!base)
+        return 1;
+    QFile f(a.positional.first());
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("%1: cannot be read").arg(a.positional.first()));
+    const std::string text = f.readAll().toStdString();
+    plan::Diagnostics warnings;
+    plan::Result<plan::Plan> converted = plan::Result<plan::Plan>::failure("convert", "no input");
+    if (from == QLatin1String("deepspeed")) {
+        nlohmann::json config;
+        try {
+            config = nlohmann::json::parse(text);
+        } catch (const std::exception &e) {
+            return fail(QStringLiteral("%1: not valid JSON (%2)").arg(a.positional.first(), QString::fromUtf8(e.what())));
+        }
+        converted = plan::fromDeepSpeedConfig(config, *base, &warnings);
+    } else {
+        converted = plan::fromMegatronArgs(text, *base, &warnings);
+    }
+    for (const auto &w : warnings)
+        err() << a.positional.first() << ": " << QString::fromStdString(w.toString()) << "\n";
+    if (!converted) {
+        for (const auto &e : converted.errors())
+            err() << a.positional.first() << ": " << QString::fromStdString(e.toString()) << "\n";
+        err().flush();
+        return 1;
+    }
+    err().flush();
+    for (const auto &d : plan::validatePlan(converted.value()))
+        err() << "converted plan: " << QString::fromStdString(d.toString()) << "\n";
+    const QByteArray json = QByteArray::fromStdString(plan::planToJson(converted.value()));
+    if (a.options.contains(QStringLiteral("--out"))) {
+        if (const QString e = writeFileAtomically(a.options[QStringLiteral("--out")], json); !e.isEmpty())
+            return fail(e);
+    } else {
+        out() << json;
+    }
+    out().flush();
     return 0;
 }
 
@@ -680,6 +749,10 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("estimate")) {
         const Args a = parseArgs(rest, {QStringLiteral("--calibration")}, {QStringLiteral("--json")});
         return a.error.isEmpty() ? cmdEstimate(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("convert")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--to"), QStringLiteral("--from"), QStringLiteral("--base"), QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdConvert(a) : usageError(a.error);
     }
     if (command == QLatin1String("calibrate")) {
         const Args a = parseArgs(rest, {QStringLiteral("--ranks"), QStringLiteral("--out")}, {});

@@ -375,6 +375,32 @@ private slots:
         QCOMPARE(bytes[0] - bytes[1], dropRows * (C + L * (6 * C + 4) + 2) * 4);
     }
 
+    // A plan written as a DeepSpeed config and as Megatron-LM arguments reads back into the same
+    // plan through the CLI.
+    void convertRoundTrip()
+    {
+        const QString plan = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/pipeline-cpu.json");
+        for (const QString &kind : {QStringLiteral("deepspeed"), QStringLiteral("megatron")}) {
+            const Result to = cli({QStringLiteral("convert"), plan, QStringLiteral("--to"), kind});
+            QVERIFY2(to.code == 0, qPrintable(to.err));
+            const QString config = m_dir.filePath(QStringLiteral("converted.") + kind);
+            QFile f(config);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(to.out.toUtf8());
+            f.close();
+            const QString back = m_dir.filePath(QStringLiteral("back-") + kind + QStringLiteral(".json"));
+            const Result from = cli({QStringLiteral("convert"), QStringLiteral("--from"), kind, config, QStringLiteral("--base"), plan,
+                                     QStringLiteral("--out"), back});
+            QVERIFY2(from.code == 0, qPrintable(from.err));
+            auto original = trellis::plan::loadPlanFile(plan.toStdString());
+            auto converted = trellis::plan::loadPlanFile(back.toStdString());
+            QVERIFY(original && converted);
+            QVERIFY2(converted.value().parallel == original.value().parallel, qPrintable(kind));
+            QCOMPARE(converted.value().training.steps, original.value().training.steps);
+            QCOMPARE(converted.value().training.warmupSteps, original.value().training.warmupSteps);
+        }
+    }
+
     void validateGoodPlan()
     {
         const Result r = cli({QStringLiteral("validate"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json")});
