@@ -249,9 +249,12 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     // Links: tp groups are consecutive ranks; dp groups stride tp; pipeline neighbours stride tp·dp.
     const int perNode = plan.cluster.nodes.empty() ? 1 : std::max(1, plan.cluster.nodes.front().slotCount);
     const bool tpInter = tp > perNode, dpInter = tp * dp > perNode, ppInter = tp * dp >= perNode;
-    const LinkSpec &tpLink = tpInter ? plan.cluster.interNode : plan.cluster.intraNode;
-    const LinkSpec &dpLink = dpInter ? plan.cluster.interNode : plan.cluster.intraNode;
-    const LinkSpec &ppLink = ppInter ? plan.cluster.interNode : plan.cluster.intraNode;
+    // A plan that names no links gets this machine's shared memory and a 10 Gb/s-class network.
+    const LinkSpec intra = plan.cluster.intraNode.bandwidthGBps > 0 ? plan.cluster.intraNode : LinkSpec{10.0, 1.0};
+    const LinkSpec inter = plan.cluster.interNode.bandwidthGBps > 0 ? plan.cluster.interNode : LinkSpec{1.0, 50.0};
+    const LinkSpec &tpLink = tpInter ? inter : intra;
+    const LinkSpec &dpLink = dpInter ? inter : intra;
+    const LinkSpec &ppLink = ppInter ? inter : intra;
 
     // Per micro-batch costs of each chunk, ms: GEMM FLOPs at the device's efficiency, plus the
     // tensor-parallel collectives that sit on the critical path (2 in forward, 2 in backward a layer).

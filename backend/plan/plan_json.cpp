@@ -270,14 +270,16 @@ void readCluster(ObjectReader r, ClusterSpec &c, Diagnostics &d)
         }
     }
     ObjectReader links = r.child("links");
-    ObjectReader intra = links.child("intra_node");
-    intra.read("bandwidth_gbps", c.intraNode.bandwidthGBps);
-    intra.read("latency_us", c.intraNode.latencyUs);
-    intra.finish();
-    ObjectReader inter = links.child("inter_node");
-    inter.read("bandwidth_gbps", c.interNode.bandwidthGBps);
-    inter.read("latency_us", c.interNode.latencyUs);
-    inter.finish();
+    for (auto [name, link] : {std::pair{"intra_node", &c.intraNode}, std::pair{"inter_node", &c.interNode}}) {
+        ObjectReader tier = links.child(name);
+        const bool given = tier.has("bandwidth_gbps");
+        tier.read("bandwidth_gbps", link->bandwidthGBps);
+        tier.read("latency_us", link->latencyUs);
+        // A link that moves nothing would make every estimate infinite.
+        if (given && !(link->bandwidthGBps > 0))
+            tier.error(std::string("cluster.links.") + name + ".bandwidth_gbps", "must be greater than 0");
+        tier.finish();
+    }
     links.finish();
     r.read("price_per_device_hour", c.pricePerDeviceHour);
     r.finish();
@@ -467,11 +469,12 @@ std::string planToJson(const Plan &p, int indent)
             node["gpu_model"] = n.gpuModel;
         nodes.push_back(node);
     }
-    j["cluster"] = {{"nodes", nodes},
-                    {"links",
-                     {{"intra_node", {{"bandwidth_gbps", p.cluster.intraNode.bandwidthGBps}, {"latency_us", p.cluster.intraNode.latencyUs}}},
-                      {"inter_node", {{"bandwidth_gbps", p.cluster.interNode.bandwidthGBps}, {"latency_us", p.cluster.interNode.latencyUs}}}}},
-                    {"price_per_device_hour", p.cluster.pricePerDeviceHour}};
+    // A link tier with no bandwidth is unknown (the cost model assumes one): it is left out.
+    json links = json::object();
+    for (auto [name, link] : {std::pair{"intra_node", &p.cluster.intraNode}, std::pair{"inter_node", &p.cluster.interNode}})
+        if (link->bandwidthGBps > 0)
+            links[name] = {{"bandwidth_gbps", link->bandwidthGBps}, {"latency_us", link->latencyUs}};
+    j["cluster"] = {{"nodes", nodes}, {"links", links}, {"price_per_device_hour", p.cluster.pricePerDeviceHour}};
     if (!p.cluster.preset.empty())
         j["cluster"]["preset"] = p.cluster.preset;
     const ParallelSpec &q = p.parallel;

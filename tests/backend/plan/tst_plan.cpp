@@ -113,6 +113,9 @@ private slots:
         row("sp seq", R"({"model": {"seq_len": 30}, "parallel": {"dp": 1, "tp": 4, "sequence_parallel": true}})",
             "parallel.sequence_parallel: model.seq_len (30) is not a multiple of parallel.tp (4), which sequence "
             "parallelism splits it by");
+        row("zero bandwidth", R"({"cluster": {"links": {"intra_node": {"bandwidth_gbps": 0}}}})",
+            "cluster.links.intra_node.bandwidth_gbps: must be greater than 0");
+        row("absurd hidden", R"({"model": {"hidden": 1e30}})", "model.hidden: expected an integer, got 1e+30");
         row("bucket at zero 3", R"({"parallel": {"zero": 3, "bucket_mb": 0.1}})",
             "warning: parallel.bucket_mb: is not used at ZeRO stage 3, which reduces gradients one layer at a time");
         row("bucket zero", R"({"parallel": {"bucket_mb": 0}})", "parallel.bucket_mb: must be greater than 0");
