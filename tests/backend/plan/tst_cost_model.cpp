@@ -87,6 +87,25 @@ private slots:
         }
     }
 
+    // Published: Rajbhandari et al. 2020 (ZeRO), Figure 1 — model states per GPU for a 7.5 B
+    // parameter model, 64-way data parallelism, mixed-precision Adam (K = 12): baseline 120 GB,
+    // P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.9 GB. Our 36 × 4096 GPT has 7.47 B parameters.
+    void zeroPaperFigureOne()
+    {
+        Plan p = planFor("gpt2-124m", "dgx-a100", 8, 64, 1, 1);
+        p.model = {"", 36, 4096, 32, 32, 16384, 2048, 50257, {}};
+        p.parallel.precision = Precision::Bf16;
+        QVERIFY(std::abs(double(parameterCount(p.model)) - 7.5e9) / 7.5e9 < 0.01);
+        const double published[] = {120.0, 31.4, 16.6, 1.9};
+        for (int zero : {0, 1, 2, 3}) {
+            p.parallel.zero = zero;
+            const StageMemory m = estimatePlan(p, deviceFor(p.cluster)).memory.front();
+            const double gb = double(m.parameters + m.gradients + m.optimizer) / 1e9;
+            qInfo("ZeRO stage %d: predicted %.2f GB of model states a GPU, published %.1f GB", zero, gb, published[zero]);
+            QVERIFY(std::abs(gb - published[zero]) / published[zero] < 0.10);
+        }
+    }
+
     void memoryThatDoesNotFitIsNamed()
     {
         Plan p = planFor("gpt3-175b", "dgx-h100", 1, 8, 1, 1);
