@@ -55,13 +55,16 @@ Calibration runCalibration(Communicator &world)
     const auto start = Clock::now();
     for (int i = 0; i < iterations; ++i)
         iteration();
-    double seconds = secondsSince(start);
+    const double seconds = secondsSince(start);
     // FLOPs as plan/cost_model.cpp counts them: forward GEMMs and attention, backward twice that.
     const double C = config.hidden, F = config.ffn, V = config.vocab;
     const double forward = config.layers * (2.0 * bt * (4 * C * C + 2 * C * F) + 4.0 * bt * seq * C) + 2.0 * bt * C * V;
-    double rate = 3 * forward * iterations / seconds / 1e9;
-    world.allReduce(&rate, 1, ReduceOp::Avg);
-    c.gflopsPerRank = rate;
+    // The slowest rank's rate: in training every step waits for the slowest rank at its
+    // collectives, so that is the rate a step runs at.
+    const double rate = 3 * forward * iterations / seconds / 1e9;
+    std::vector<double> rates(static_cast<std::size_t>(world.size()));
+    world.allGather(&rate, rates.data(), 1, DataType::F64);
+    c.gflopsPerRank = *std::min_element(rates.begin(), rates.end());
 
     if (world.size() > 1) {
         // t = latency + bytes · 2(n−1)/n / bandwidth, fitted through a small and a large message.

@@ -1,6 +1,6 @@
 // trellis-trainer --calibrate: this machine's figures for the cost model, measured with as many
-// ranks as mpirun started, all working at once (so shared cores show): the rate at which a rank
-// runs the model's forward and backward, in GFLOP/s as the cost model counts FLOPs (GEMMs and
+// ranks as mpirun started, all working at once (so shared cores show): the rate at which the
+// slowest rank runs the model's forward and backward, in GFLOP/s as the cost model counts FLOPs (GEMMs and
 // attention; the norms, activations and softmax cost time but no FLOPs, so they lower the rate
 // as they lower real throughput), and the link between ranks (latency and bandwidth fitted to
 // all-reduces of 4 KiB and 4 MiB). Rank 0 prints one JSON line.
