@@ -383,7 +383,7 @@ int cmdEstimate(const Args &a, const QString &dbPath)
           << "%   cost " << QString::number(e.costPerRun, 'f', 2) << " per run of " << p.training.steps << " steps\n";
     for (const auto &c : e.collectives)
         out() << "  " << QString::fromStdString(c.group) << " " << QString::fromStdString(c.op) << ": " << mb(c.bytes)
-              << " MiB × " << c.callsPerStep << " = " << QString::number(c.msPerStep, 'f', 2) << " ms/step ("
+              << " MiB in " << c.callsPerStep << " calls = " << QString::number(c.msPerStep, 'f', 2) << " ms/step ("
               << (c.interNode ? "inter-node" : "intra-node") << ")\n";
     for (const auto &w : e.warnings)
         out() << QString::fromStdString(w.toString()) << "\n";

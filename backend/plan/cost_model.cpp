@@ -51,6 +51,19 @@ std::uint64_t ownedOfUnit(std::uint64_t size, int dp, int r)
     return to - from;
 }
 
+// The trainer's gradient buckets over the padded flat buffer (gradient_reducer.cpp makeBuckets).
+std::uint64_t bucketCount(std::uint64_t n, int dp, const ParallelSpec &p)
+{
+    const std::uint64_t padded = roundUp(n, static_cast<std::uint64_t>(dp));
+    auto elements = [](double mb) { return static_cast<std::uint64_t>(mb * 1024.0 * 1024.0 / 4.0); };
+    const double bucketMb = p.bucketMb.value_or(25.0);
+    const std::uint64_t bucket = roundUp(std::max<std::uint64_t>(1, elements(bucketMb)), dp);
+    const std::uint64_t first = roundUp(std::max<std::uint64_t>(1, elements(p.firstBucketMb.value_or(bucketMb))), dp);
+    if (padded <= first)
+        return 1;
+    return 1 + (padded - first + bucket - 1) / bucket;
+}
+
 // ZeRO-1 without a pipeline: the trainer's buckets (gradient_reducer.cpp makeBuckets) over the
 // padded flat buffer, rank r's chunk of each, without the padding.
 std::uint64_t zeroOneOwned(std::uint64_t n, int dp, int r, const ParallelSpec &p)
@@ -308,25 +321,57 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const double tpCalls = tp > 1 ? 4.0 * (bounds.back() - bounds.front()) / pp * m_ + 2.0 * m_ : 0.0;
     if (tp > 1)
         e.collectives.push_back({"tp", p.sequenceParallel ? "all_gather+reduce_scatter" : "all_reduce",
-                                 static_cast<std::uint64_t>(activationBytes), static_cast<int>(tpCalls), tpCalls * tpCollective,
-                                 tpInter});
+                                 static_cast<std::uint64_t>(activationBytes * tpCalls), static_cast<int>(tpCalls),
+                                 tpCalls * tpCollective, tpInter});
+    // DP collectives per step as the trainer issues and records them (total bytes a rank sends
+    // in, nccl-tests convention, and calls): exact without tp and pp; per unit of a stage
+    // otherwise. The loss (and with a sharded optimizer the gradient norm) is one 8-byte
+    // all-reduce each.
     double dpMs = 0;
     if (dp > 1) {
-        const double gradientBytes = static_cast<double>(pp > 1 ? e.memory.front().gradients : local * (mixed ? 2 : 4));
-        auto add = [&](const std::string &op, int calls) {
-            const double ms = calls * collectiveMs(op, gradientBytes, dp, dpLink);
-            e.collectives.push_back({"dp", op, static_cast<std::uint64_t>(gradientBytes), calls, ms, dpInter});
+        const double elem = mixed ? 2 : 4;
+        auto add = [&](const std::string &op, double bytes, int calls) {
+            const double factor = op == "all_reduce" ? 2.0 * (dp - 1) / dp : double(dp - 1) / dp;
+            const LinkSpec &l = dpLink;
+            const double ms = bytes > 0 ? calls * l.latencyUs / 1000.0 + bytes * factor / (l.bandwidthGBps * 1e9) * 1000.0 : 0.0;
+            e.collectives.push_back({"dp", op, static_cast<std::uint64_t>(bytes), calls, ms, dpInter});
             dpMs += ms;
         };
-        if (p.zero == 0)
-            add("all_reduce", 1);
-        else {
-            add("reduce_scatter", p.zero >= 2 && pp == 1 ? m_ : 1); // stage 2/3 reduce every micro-batch
-            add("all_gather", p.zero == 3 ? 2 * m_ : 1);           // stage 3 gathers for forward and backward
+        const double scalars = p.zero >= 1 ? 16 : 8;
+        const int scalarCalls = p.zero >= 1 ? 2 : 1;
+        if (pp == 1 && p.zero <= 1) {
+            const double padded = static_cast<double>(roundUp(local, static_cast<std::uint64_t>(dp)));
+            const int buckets = static_cast<int>(bucketCount(local, dp, p));
+            if (p.zero == 0) {
+                add("all_reduce", padded * elem + scalars, buckets + scalarCalls);
+            } else {
+                add("reduce_scatter", padded * elem, buckets);
+                add("all_gather", padded * elem, buckets);
+                add("all_reduce", scalars, scalarCalls);
+            }
+        } else if (pp == 1) {
+            const auto unit = [&](std::uint64_t size) { return static_cast<double>(roundUp(size, static_cast<std::uint64_t>(dp))); };
+            const double units = unit(sh.embedding()) + static_cast<double>(sh.L) * unit(sh.layer()) + unit(sh.final());
+            const int count = static_cast<int>(sh.L) + 2;
+            add("reduce_scatter", units * elem * m_, count * m_); // every micro-batch
+            if (p.zero == 2)
+                add("all_gather", units * elem, count);
+            else // roots once a step, every layer for each forward and each backward
+                add("all_gather", (unit(sh.embedding()) + unit(sh.final()) + 2.0 * m_ * sh.L * unit(sh.layer())) * elem,
+                    2 + 2 * m_ * static_cast<int>(sh.L));
+            add("all_reduce", scalars, scalarCalls);
+        } else {
+            const double gradientBytes = static_cast<double>(e.memory.front().gradients);
+            if (p.zero == 0) {
+                add("all_reduce", gradientBytes, 1);
+            } else {
+                add("reduce_scatter", gradientBytes, 1);
+                add("all_gather", gradientBytes, 1);
+            }
         }
     }
     if (pp > 1)
-        e.collectives.push_back({"pp", "send_recv", static_cast<std::uint64_t>(activationBytes), 2 * m_ * v,
+        e.collectives.push_back({"pp", "send_recv", static_cast<std::uint64_t>(activationBytes * 2 * m_ * v), 2 * m_ * v,
                                  2.0 * m_ * v * costs.transfer, ppInter});
     // DP reduction overlaps the last backward without a pipeline (bucketed); after the flush with one.
     const double lastBackward = costs.backwardInput.back() + costs.backwardWeight.back();

@@ -42,7 +42,7 @@ struct StageMemory {
 struct CollectiveEstimate {
     std::string group; // "tp", "dp", "pp"
     std::string op;    // "all_reduce", "reduce_scatter", "all_gather", "send_recv"
-    std::uint64_t bytes = 0; // per call, per rank (nccl-tests convention)
+    std::uint64_t bytes = 0; // a step's total over its calls, per rank (nccl-tests convention, as CollectiveStats)
     int callsPerStep = 0;
     double msPerStep = 0;
     bool interNode = false;

@@ -6,6 +6,8 @@
 #include "plan/cost_model.h"
 #include "plan/plan_json.h"
 
+#include <algorithm>
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -248,6 +250,23 @@ private slots:
             }
         }
         QCOMPARE(optimizerSum, zero == 0 ? params * 8 * 4 : params * 8); // sharded: the ranks together hold one copy
+        // The DP collectives of a step, bytes and calls, as the cost model predicts them.
+        auto loaded = trellis::plan::loadPlanFile(plan.toStdString());
+        QVERIFY(loaded);
+        const auto estimate = trellis::plan::estimatePlan(loaded.value(), trellis::plan::deviceFor(loaded.value().cluster));
+        int compared = 0;
+        for (const auto &c : h.collectivesOf(data->run.id)) {
+            if (c.rank != 0 || c.step != 3)
+                continue;
+            const auto it = std::find_if(estimate.collectives.begin(), estimate.collectives.end(), [&](const auto &e) {
+                return QString::fromStdString(e.group) == c.group && QString::fromStdString(e.op) == c.op;
+            });
+            QVERIFY2(it != estimate.collectives.end(), qPrintable(c.group + QLatin1Char(' ') + c.op));
+            QCOMPARE(qint64(it->bytes), c.bytes);
+            QCOMPARE(it->callsPerStep, c.count);
+            ++compared;
+        }
+        QCOMPARE(compared, zero == 0 ? 1 : 3);
     }
 
     // A pipeline run through the launcher: bubble and per-stage memory reach the history, the
