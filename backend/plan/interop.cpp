@@ -1,261 +1,529 @@
-// DeepSpeed and Megatron-LM interop; see interop.h.
+// DeepSpeed and Megatron-LM interop; the mapping and its rules are in interop.h. DeepSpeed's
+// defaults are those of deepspeed/runtime (zero/config.py, lr_schedules.py, config.py's batch
+// rules); Megatron-LM's those of megatron/training/arguments.py.
 #include "plan/interop.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
-#include <vector>
 
 namespace trellis::plan {
 namespace {
 
 using nlohmann::json;
 
-std::string typeName(const json &v)
+constexpr double kBytesPerMb = 1024.0 * 1024.0; // bucket_mb counts MiB, as the trainer does
+constexpr double kFp32Bytes = 4.0;
+constexpr long long kMaxInt = std::numeric_limits<int>::max();
+
+// Shortest text that reads back as the same double ("0.0003", "1e-08", "256").
+std::string num(double v)
 {
-    return v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
 }
 
-// Reads DeepSpeed keys with their JSON path in every message.
-class DsReader {
+// a × b, or nothing when it overflows.
+std::optional<long long> times(long long a, long long b)
+{
+    long long r = 0;
+    if (__builtin_mul_overflow(a, b, &r))
+        return std::nullopt;
+    return r;
+}
+
+// Diagnostics about one foreign document. The document ("deepspeed", "megatron") is the path; the
+// key or flag opens the message.
+class Report {
 public:
-    DsReader(Diagnostics &errors, Diagnostics &warnings) : m_errors(errors), m_warnings(warnings) {}
+    explicit Report(std::string source) : m_source(std::move(source)) {}
 
-    void error(const std::string &path, const std::string &message) { m_errors.push_back({Severity::Error, "deepspeed." + path, message}); }
-    void unused(const std::string &path) { m_warnings.push_back({Severity::Warning, "deepspeed." + path, "is not used by Trellis"}); }
+    void error(const std::string &where, const std::string &what)
+    {
+        m_errors.push_back({Severity::Error, m_source, where.empty() ? what : where + ": " + what});
+    }
+    void warn(const std::string &text) { m_warnings.push_back({Severity::Warning, m_source, text}); }
+    bool failed() const { return !m_errors.empty(); }
 
-    std::optional<long long> integer(const json &obj, const std::string &key, const std::string &path, long long min, long long max)
+    // Hands the warnings out and returns the plan, or the errors.
+    Result<Plan> finish(Plan plan, Diagnostics *warningsOut) const
     {
-        if (!obj.contains(key))
-            return std::nullopt;
-        const json &v = obj.at(key);
-        if (!v.is_number_integer() || v.get<long long>() < min || v.get<long long>() > max) {
-            error(path, "expected an integer " + std::to_string(min) + "-" + std::to_string(max) + ", got " + typeName(v));
-            return std::nullopt;
-        }
-        return v.get<long long>();
-    }
-    std::optional<double> number(const json &obj, const std::string &key, const std::string &path, double min)
-    {
-        if (!obj.contains(key))
-            return std::nullopt;
-        const json &v = obj.at(key);
-        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min) {
-            std::ostringstream s;
-            s << "expected a number >= " << min << ", got " << typeName(v);
-            error(path, s.str());
-            return std::nullopt;
-        }
-        return v.get<double>();
-    }
-    std::optional<bool> boolean(const json &obj, const std::string &key, const std::string &path)
-    {
-        if (!obj.contains(key))
-            return std::nullopt;
-        if (!obj.at(key).is_boolean()) {
-            error(path, "expected true or false, got " + typeName(obj.at(key)));
-            return std::nullopt;
-        }
-        return obj.at(key).get<bool>();
-    }
-    const json *object(const json &obj, const std::string &key, const std::string &path)
-    {
-        if (!obj.contains(key))
-            return nullptr;
-        if (!obj.at(key).is_object()) {
-            error(path, "expected an object, got " + typeName(obj.at(key)));
-            return nullptr;
-        }
-        return &obj.at(key);
-    }
-    void onlyKnown(const json &obj, const std::string &prefix, const std::set<std::string> &known)
-    {
-        for (const auto &[key, value] : obj.items())
-            if (!known.count(key))
-                unused(prefix + key);
+        if (warningsOut)
+            warningsOut->insert(warningsOut->end(), m_warnings.begin(), m_warnings.end());
+        if (!m_errors.empty())
+            return m_errors;
+        return plan;
     }
 
 private:
-    Diagnostics &m_errors;
-    Diagnostics &m_warnings;
+    std::string m_source;
+    Diagnostics m_errors;
+    Diagnostics m_warnings;
 };
 
-} // namespace
+// ---------------------------------------------------------------------------------------------
+// DeepSpeed
 
-Result<Plan> fromDeepSpeedConfig(const json &c, const Plan &base, Diagnostics *warningsOut)
+// A JSON value as the config spells it, cut short for messages.
+std::string shown(const json &v)
 {
-    Diagnostics errors, warnings;
-    if (!c.is_object())
-        return Result<Plan>::failure("deepspeed", "expected a JSON object, got " + typeName(c));
-    DsReader r(errors, warnings);
-    Plan p = base;
-    ParallelSpec &ps = p.parallel;
-    TrainingSpec &ts = p.training;
-    r.onlyKnown(c, "", {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_optimization",
-                        "bf16", "fp16", "gradient_clipping", "optimizer", "scheduler", "activation_checkpointing"});
+    std::string text = v.dump();
+    if (text.size() > 40)
+        text = text.substr(0, 37) + "...";
+    return text;
+}
 
-    const auto tbs = r.integer(c, "train_batch_size", "train_batch_size", 1, 1LL << 31);
-    const auto mbs = r.integer(c, "train_micro_batch_size_per_gpu", "train_micro_batch_size_per_gpu", 1, 1LL << 20);
-    const auto gas = r.integer(c, "gradient_accumulation_steps", "gradient_accumulation_steps", 1, 1LL << 20);
-    const long long dp = ps.dp;
-    if (mbs)
-        ps.microBatchSize = static_cast<int>(*mbs);
-    if (gas)
-        ps.microBatches = static_cast<int>(*gas);
-    if (tbs) {
-        if (mbs && gas && *tbs != *mbs * *gas * dp) {
-            r.error("train_batch_size", std::to_string(*tbs) + " is not train_micro_batch_size_per_gpu (" + std::to_string(*mbs) +
-                                            ") × gradient_accumulation_steps (" + std::to_string(*gas) + ") × dp (" +
-                                            std::to_string(dp) + ") = " + std::to_string(*mbs * *gas * dp));
-        } else if (!gas) {
-            const long long per = static_cast<long long>(ps.microBatchSize) * dp;
-            if (*tbs % per != 0)
-                r.error("train_batch_size", std::to_string(*tbs) + " is not a multiple of train_micro_batch_size_per_gpu (" +
-                                                std::to_string(ps.microBatchSize) + ") × dp (" + std::to_string(dp) + ")");
-            else
-                ps.microBatches = static_cast<int>(*tbs / per);
-        } else if (!mbs) {
-            const long long per = *gas * dp;
-            if (*tbs % per != 0)
-                r.error("train_batch_size", std::to_string(*tbs) + " is not a multiple of gradient_accumulation_steps (" +
-                                                std::to_string(*gas) + ") × dp (" + std::to_string(dp) + ")");
-            else
-                ps.microBatchSize = static_cast<int>(*tbs / per);
+std::string describeRange(long long min, long long max)
+{
+    if (max == kMaxInt && min == 1)
+        return "a positive integer";
+    if (max == kMaxInt && min == 0)
+        return "a non-negative integer";
+    return "an integer " + std::to_string(min) + "-" + std::to_string(max);
+}
+
+// Typed access to the keys of a DeepSpeed config; every message names the key's dotted path.
+class DeepSpeedReader : public Report {
+public:
+    DeepSpeedReader() : Report("deepspeed") {}
+
+    static std::string pathOf(const std::string &prefix, const char *key) { return prefix + key; }
+
+    // Warns about each key of `object` that is not in `known`.
+    void unusedKeys(const json &object, const std::string &prefix, std::initializer_list<const char *> known)
+    {
+        for (const auto &item : object.items())
+            if (std::none_of(known.begin(), known.end(), [&](const char *k) { return item.key() == k; }))
+                warn(prefix + item.key() + " is not used");
+    }
+
+    // An integer in [min, max]; an integral float (5e8) counts, as it does for DeepSpeed.
+    std::optional<long long> integer(const json &object, const std::string &prefix, const char *key, long long min,
+                                     long long max)
+    {
+        if (!object.contains(key))
+            return std::nullopt;
+        const json &v = object.at(key);
+        if (v.is_number()) {
+            const double d = v.get<double>();
+            if (std::isfinite(d) && d == std::floor(d) && d >= static_cast<double>(min) && d <= static_cast<double>(max))
+                return static_cast<long long>(d);
+        }
+        error(pathOf(prefix, key), "expected " + describeRange(min, max) + ", got " + shown(v));
+        return std::nullopt;
+    }
+
+    // A finite number >= min (or > min when `above`).
+    std::optional<double> number(const json &object, const std::string &prefix, const char *key, double min, bool above = false)
+    {
+        if (!object.contains(key))
+            return std::nullopt;
+        const json &v = object.at(key);
+        if (v.is_number()) {
+            const double d = v.get<double>();
+            if (std::isfinite(d) && (above ? d > min : d >= min))
+                return d;
+        }
+        error(pathOf(prefix, key), std::string("expected a number ") + (above ? "> " : ">= ") + num(min) + ", got " + shown(v));
+        return std::nullopt;
+    }
+
+    std::optional<bool> boolean(const json &object, const std::string &prefix, const char *key)
+    {
+        if (!object.contains(key))
+            return std::nullopt;
+        if (!object.at(key).is_boolean()) {
+            error(pathOf(prefix, key), "expected true or false, got " + shown(object.at(key)));
+            return std::nullopt;
+        }
+        return object.at(key).get<bool>();
+    }
+
+    // A nested object; anything else is an error.
+    const json *section(const json &object, const std::string &prefix, const char *key)
+    {
+        if (!object.contains(key))
+            return nullptr;
+        if (!object.at(key).is_object()) {
+            error(pathOf(prefix, key), "expected an object, got " + shown(object.at(key)));
+            return nullptr;
+        }
+        return &object.at(key);
+    }
+};
+
+// The Hugging Face Trainer writes "auto" where it fills in its own arguments; the base plan plays
+// that part here. train_batch_size "auto" is dropped, so it is derived like an absent one.
+void resolveAuto(json &config, const Plan &base, DeepSpeedReader &r)
+{
+    const ParallelSpec &ps = base.parallel;
+    const TrainingSpec &ts = base.training;
+    struct Fill {
+        std::vector<const char *> path;
+        json value;
+        std::string note; // what is used instead, for the warning
+    };
+    const auto baseValue = [](const json &v) { return "the base plan's value (" + v.dump() + ") is used"; };
+    std::vector<Fill> fills = {
+        {{"train_micro_batch_size_per_gpu"}, ps.microBatchSize, ""},
+        {{"gradient_accumulation_steps"}, ps.microBatches, ""},
+        {{"gradient_clipping"}, ts.gradClip, ""},
+        {{"bf16", "enabled"}, ps.precision == Precision::Bf16, ""},
+        {{"bfloat16", "enabled"}, ps.precision == Precision::Bf16, ""},
+        {{"fp16", "enabled"}, ps.precision == Precision::Fp16, ""},
+        {{"optimizer", "params", "lr"}, ts.lr, ""},
+        {{"optimizer", "params", "betas"}, json::array({ts.beta1, ts.beta2}), ""},
+        {{"optimizer", "params", "eps"}, ts.eps, ""},
+        {{"optimizer", "params", "weight_decay"}, ts.weightDecay, ""},
+        {{"scheduler", "params", "warmup_num_steps"}, ts.warmupSteps, ""},
+        {{"scheduler", "params", "total_num_steps"}, ts.steps, ""},
+        {{"scheduler", "params", "warmup_max_lr"}, ts.lr, ""},
+        {{"scheduler", "params", "warmup_min_lr"}, 0.0, "0 is used, as the Trainer fills it"},
+    };
+    if (base.model.hidden > 0) {
+        const long long h = base.model.hidden;
+        fills.push_back({{"zero_optimization", "reduce_bucket_size"}, h * h,
+                         "model.hidden² (" + std::to_string(h * h) + ") is used, as the Trainer fills it"});
+    }
+    const auto isAuto = [](const json &v) { return v.is_string() && v.get<std::string>() == "auto"; };
+    if (config.contains("train_batch_size") && isAuto(config["train_batch_size"])) {
+        config.erase("train_batch_size");
+        r.warn("train_batch_size is \"auto\" (a Hugging Face Trainer placeholder): it is derived from the micro-batch "
+               "size, the accumulation steps and dp");
+    }
+    for (const Fill &f : fills) {
+        json *at = &config;
+        std::string dotted;
+        for (const char *key : f.path) {
+            if (!at->is_object() || !at->contains(key)) {
+                at = nullptr;
+                break;
+            }
+            at = &(*at)[key];
+            // Appended piecewise: GCC 12 raises a false -Wrestrict on a chained string operator+.
+            if (!dotted.empty())
+                dotted += '.';
+            dotted += key;
+        }
+        if (at && isAuto(*at)) {
+            *at = f.value;
+            r.warn(dotted + " is \"auto\" (a Hugging Face Trainer placeholder): " + (f.note.empty() ? baseValue(f.value) : f.note));
         }
     }
-    if (const json *z = r.object(c, "zero_optimization", "zero_optimization")) {
-        r.onlyKnown(*z, "zero_optimization.", {"stage", "reduce_bucket_size", "overlap_comm"});
-        if (const auto stage = r.integer(*z, "stage", "zero_optimization.stage", 0, 3))
-            ps.zero = static_cast<int>(*stage);
-        if (const auto bucket = r.number(*z, "reduce_bucket_size", "zero_optimization.reduce_bucket_size", 1))
-            ps.bucketMb = *bucket * 4.0 / (1024.0 * 1024.0); // DeepSpeed counts elements
-        if (const auto overlap = r.boolean(*z, "overlap_comm", "zero_optimization.overlap_comm"))
-            ps.overlapGradReduce = *overlap;
+}
+
+// train_batch_size = micro × accumulation × dp, the rules of DeepSpeed's
+// _set_batch_related_parameters with dp from the base plan.
+void readBatch(const json &c, DeepSpeedReader &r, ParallelSpec &ps)
+{
+    const auto total = r.integer(c, "", "train_batch_size", 1, kMaxInt);
+    const auto micro = r.integer(c, "", "train_micro_batch_size_per_gpu", 1, kMaxInt);
+    const auto accum = r.integer(c, "", "gradient_accumulation_steps", 1, kMaxInt);
+    if ((c.contains("train_batch_size") && !total) || (c.contains("train_micro_batch_size_per_gpu") && !micro) ||
+        (c.contains("gradient_accumulation_steps") && !accum))
+        return; // a type error is already reported
+    if (ps.dp < 1) {
+        if (total || micro || accum)
+            r.error("", "the base plan's parallel.dp (" + std::to_string(ps.dp) + ") must be at least 1 to derive the batch");
+        return;
     }
+    const long long dp = ps.dp;
+    const std::string dpText = "dp (" + std::to_string(dp) + ")";
+    const auto set = [&](long long m, long long a) {
+        ps.microBatchSize = static_cast<int>(m);
+        ps.microBatches = static_cast<int>(a);
+    };
+    // `total` split into `per` equal parts, or an error naming the factors.
+    const auto split = [&](long long per, const std::string &factors) -> std::optional<long long> {
+        if (*total % per == 0)
+            return *total / per;
+        r.error("train_batch_size", std::to_string(*total) + " is not a multiple of " + factors + " = " + std::to_string(per));
+        return std::nullopt;
+    };
+    if (total && micro && accum) {
+        const auto perRank = times(*micro, *accum);
+        const auto product = perRank ? times(*perRank, dp) : std::nullopt;
+        if (product != total)
+            r.error("train_batch_size", std::to_string(*total) + " is not train_micro_batch_size_per_gpu (" + std::to_string(*micro) +
+                                            ") × gradient_accumulation_steps (" + std::to_string(*accum) + ") × " + dpText +
+                                            " = " + num(static_cast<double>(*micro) * static_cast<double>(*accum) * dp));
+        else
+            set(*micro, *accum);
+    } else if (total && micro) {
+        if (const auto a = split(*micro * dp, "train_micro_batch_size_per_gpu (" + std::to_string(*micro) + ") × " + dpText))
+            set(*micro, *a);
+    } else if (total && accum) {
+        if (const auto m = split(*accum * dp, "gradient_accumulation_steps (" + std::to_string(*accum) + ") × " + dpText))
+            set(*m, *accum);
+    } else if (micro && accum) {
+        set(*micro, *accum);
+    } else if (total) {
+        if (const auto m = split(dp, dpText))
+            set(*m, 1);
+    } else if (micro) {
+        set(*micro, 1);
+    } else if (accum) {
+        r.error("gradient_accumulation_steps", "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu beside it");
+    }
+}
+
+void readZero(const json &c, DeepSpeedReader &r, const ModelSpec &model, ParallelSpec &ps)
+{
+    const json empty = json::object();
+    const json *z = r.section(c, "", "zero_optimization");
+    if (!z && c.contains("zero_optimization"))
+        return;
+    if (!z)
+        z = &empty;
+    r.unusedKeys(*z, "zero_optimization.", {"stage", "overlap_comm", "reduce_bucket_size"});
+    ps.zero = static_cast<int>(r.integer(*z, "zero_optimization.", "stage", 0, 3).value_or(0));
+    ps.overlapGradReduce = r.boolean(*z, "zero_optimization.", "overlap_comm").value_or(ps.zero == 3);
+    if (const auto elements = r.number(*z, "zero_optimization.", "reduce_bucket_size", 1)) {
+        // DeepSpeed counts elements; a bucket larger than the model is one bucket of all of it.
+        const double gradients = static_cast<double>(parameterCount(model));
+        const double used = gradients > 0 ? std::min(*elements, gradients) : *elements;
+        ps.bucketMb = used * kFp32Bytes / kBytesPerMb;
+    }
+}
+
+void readPrecision(const json &c, DeepSpeedReader &r, ParallelSpec &ps)
+{
     bool bf16 = false, fp16 = false;
-    for (const char *key : {"bf16", "fp16"}) {
-        if (const json *o = r.object(c, key, key)) {
-            r.onlyKnown(*o, std::string(key) + ".", {"enabled"});
-            if (const auto on = r.boolean(*o, "enabled", std::string(key) + ".enabled"))
-                (std::string(key) == "bf16" ? bf16 : fp16) = *on;
+    // "bfloat16" is DeepSpeed's older spelling of "bf16".
+    for (const char *key : {"bf16", "bfloat16", "fp16"}) {
+        if (const json *o = r.section(c, "", key)) {
+            const std::string prefix = std::string(key) + ".";
+            r.unusedKeys(*o, prefix, {"enabled"});
+            if (r.boolean(*o, prefix, "enabled").value_or(false))
+                (std::string(key) == "fp16" ? fp16 : bf16) = true;
         }
     }
     if (bf16 && fp16)
-        r.error("fp16.enabled", "bf16 and fp16 cannot both be enabled");
+        r.error("", "bf16.enabled and fp16.enabled cannot both be true");
     ps.precision = bf16 ? Precision::Bf16 : fp16 ? Precision::Fp16 : Precision::Fp32;
-    if (const auto clip = r.number(c, "gradient_clipping", "gradient_clipping", 0))
-        ts.gradClip = *clip;
-    if (const json *o = r.object(c, "optimizer", "optimizer")) {
-        r.onlyKnown(*o, "optimizer.", {"type", "params"});
-        if (o->contains("type")) {
-            std::string type = o->at("type").is_string() ? o->at("type").get<std::string>() : "";
-            std::transform(type.begin(), type.end(), type.begin(), [](unsigned char ch) { return std::tolower(ch); });
-            if (type != "adam" && type != "adamw")
-                r.error("optimizer.type", "Trellis trains with AdamW; got " + typeName(o->at("type")));
-        }
-        if (const json *params = r.object(*o, "params", "optimizer.params")) {
-            r.onlyKnown(*params, "optimizer.params.", {"lr", "betas", "eps", "weight_decay"});
-            if (const auto lr = r.number(*params, "lr", "optimizer.params.lr", 1e-12))
-                ts.lr = *lr;
-            if (params->contains("betas")) {
-                const json &b = params->at("betas");
-                if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number())
-                    r.error("optimizer.params.betas", "expected [beta1, beta2], got " + typeName(b));
-                else {
-                    ts.beta1 = b[0].get<double>();
-                    ts.beta2 = b[1].get<double>();
-                }
-            }
-            if (const auto eps = r.number(*params, "eps", "optimizer.params.eps", 0))
-                ts.eps = *eps;
-            if (const auto wd = r.number(*params, "weight_decay", "optimizer.params.weight_decay", 0))
-                ts.weightDecay = *wd;
+}
+
+void readOptimizer(const json &c, DeepSpeedReader &r, TrainingSpec &ts)
+{
+    const json *o = r.section(c, "", "optimizer");
+    if (!o)
+        return;
+    r.unusedKeys(*o, "optimizer.", {"type", "params"});
+    if (o->contains("type")) {
+        const json &type = o->at("type");
+        std::string name = type.is_string() ? type.get<std::string>() : "";
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+        if (name != "adam" && name != "adamw")
+            r.error("optimizer.type", "expected \"Adam\" or \"AdamW\", got " + shown(type));
+    }
+    const json *params = r.section(*o, "optimizer.", "params");
+    if (!params)
+        return;
+    const std::string prefix = "optimizer.params.";
+    r.unusedKeys(*params, prefix, {"lr", "betas", "eps", "weight_decay", "adam_w_mode"});
+    if (const auto lr = r.number(*params, prefix, "lr", 0, true))
+        ts.lr = *lr;
+    if (params->contains("betas")) {
+        const json &b = params->at("betas");
+        const auto beta = [&](std::size_t i) { return b[i].is_number() && b[i].get<double>() >= 0 && b[i].get<double>() < 1; };
+        if (!b.is_array() || b.size() != 2 || !beta(0) || !beta(1)) {
+            r.error(prefix + "betas", "expected [beta1, beta2] with each in [0, 1), got " + shown(b));
+        } else {
+            ts.beta1 = b[0].get<double>();
+            ts.beta2 = b[1].get<double>();
         }
     }
-    if (const json *o = r.object(c, "scheduler", "scheduler")) {
-        r.onlyKnown(*o, "scheduler.", {"type", "params"});
-        const std::string type = o->contains("type") && o->at("type").is_string() ? o->at("type").get<std::string>() : "";
-        if (type != "WarmupLR" && type != "WarmupDecayLR" && type != "WarmupCosineLR")
-            r.error("scheduler.type", "expected WarmupLR, WarmupDecayLR or WarmupCosineLR, got " +
-                                          (o->contains("type") ? typeName(o->at("type")) : std::string("nothing")));
-        if (const json *params = r.object(*o, "params", "scheduler.params")) {
-            r.onlyKnown(*params, "scheduler.params.",
-                        {"warmup_num_steps", "total_num_steps", "warmup_min_lr", "warmup_max_lr", "cos_min_ratio",
-                         "warmup_min_ratio", "warmup_type"});
-            if (const auto w = r.integer(*params, "warmup_num_steps", "scheduler.params.warmup_num_steps", 0, 1LL << 31))
-                ts.warmupSteps = static_cast<int>(*w);
-            if (const auto total = r.integer(*params, "total_num_steps", "scheduler.params.total_num_steps", 1, 1LL << 31))
-                ts.steps = static_cast<int>(*total);
-            if (const auto max = r.number(*params, "warmup_max_lr", "scheduler.params.warmup_max_lr", 1e-12))
-                ts.lr = *max;
-            if (const auto ratio = r.number(*params, "cos_min_ratio", "scheduler.params.cos_min_ratio", 0))
-                ts.minLr = ts.lr * *ratio;
-        }
+    if (const auto eps = r.number(*params, prefix, "eps", 0, true))
+        ts.eps = *eps;
+    if (const auto wd = r.number(*params, prefix, "weight_decay", 0))
+        ts.weightDecay = *wd;
+    // DeepSpeed's Adam decouples weight decay (AdamW) unless adam_w_mode is false.
+    if (r.boolean(*params, prefix, "adam_w_mode") == false)
+        r.warn(prefix + "adam_w_mode is false (weight decay as L2 regularisation): Trellis decouples it (AdamW)");
+}
+
+// The three warm-up schedulers of deepspeed/runtime/lr_schedules.py. Trellis' schedule is a linear
+// warm-up from 0 to lr over warmup_steps, then a cosine to min_lr at `steps`.
+void readScheduler(const json &c, DeepSpeedReader &r, TrainingSpec &ts)
+{
+    const json *o = r.section(c, "", "scheduler");
+    if (!o)
+        return;
+    r.unusedKeys(*o, "scheduler.", {"type", "params"});
+    const std::string type = o->contains("type") && o->at("type").is_string() ? o->at("type").get<std::string>() : "";
+    const bool warmupLr = type == "WarmupLR", decayLr = type == "WarmupDecayLR", cosineLr = type == "WarmupCosineLR";
+    if (!warmupLr && !decayLr && !cosineLr) {
+        r.error("scheduler.type", "expected \"WarmupLR\", \"WarmupDecayLR\" or \"WarmupCosineLR\", got " +
+                                      (o->contains("type") ? shown(o->at("type")) : std::string("nothing")));
+        return;
     }
-    if (c.contains("activation_checkpointing"))
-        ps.recompute = Recompute::Full;
-    if (warningsOut)
-        warningsOut->insert(warningsOut->end(), warnings.begin(), warnings.end());
-    if (!errors.empty())
-        return errors;
-    return p;
+    const json empty = json::object();
+    const json *params = r.section(*o, "scheduler.", "params");
+    if (!params && o->contains("params"))
+        return;
+    if (!params)
+        params = &empty;
+    const std::string prefix = "scheduler.params.";
+    if (cosineLr)
+        r.unusedKeys(*params, prefix, {"total_num_steps", "warmup_num_steps", "warmup_type", "warmup_min_ratio", "cos_min_ratio"});
+    else
+        r.unusedKeys(*params, prefix, {"total_num_steps", "warmup_num_steps", "warmup_type", "warmup_min_lr", "warmup_max_lr"});
+    if (warmupLr && params->contains("total_num_steps"))
+        r.warn(prefix + "total_num_steps is not a WarmupLR parameter and is not used");
+
+    const int warmup = static_cast<int>(r.integer(*params, prefix, "warmup_num_steps", 0, kMaxInt).value_or(1000));
+    ts.warmupSteps = warmup;
+    std::string warmupType = "log";
+    if (params->contains("warmup_type")) {
+        const json &t = params->at("warmup_type");
+        if (t == "log" || t == "linear")
+            warmupType = t.get<std::string>();
+        else
+            r.error(prefix + "warmup_type", "expected \"log\" or \"linear\", got " + shown(t));
+    }
+    if (warmupType == "log" && warmup > 0)
+        r.warn(prefix + "warmup_type is \"log\"" + (params->contains("warmup_type") ? "" : " (DeepSpeed's default)") +
+               ": Trellis warms up linearly");
+    if (decayLr || cosineLr) {
+        if (const auto total = r.integer(*params, prefix, "total_num_steps", 1, kMaxInt))
+            ts.steps = static_cast<int>(*total);
+        else if (!params->contains("total_num_steps"))
+            r.error(prefix + "total_num_steps", type + " needs it");
+    }
+    if (cosineLr) {
+        // The peak is the optimizer's lr; warm-up starts at warmup_min_ratio × lr.
+        if (const auto ratio = r.number(*params, prefix, "warmup_min_ratio", 0); ratio > 0.0)
+            r.warn(prefix + "warmup_min_ratio is " + num(*ratio) + ": Trellis warms up from 0");
+        ts.minLr = ts.lr * r.number(*params, prefix, "cos_min_ratio", 0).value_or(0.0001);
+        return;
+    }
+    ts.lr = r.number(*params, prefix, "warmup_max_lr", 0, true).value_or(0.001);
+    if (const auto start = r.number(*params, prefix, "warmup_min_lr", 0); start > 0.0)
+        r.warn(prefix + "warmup_min_lr is " + num(*start) + ": Trellis warms up from 0");
+    if (warmupLr) {
+        ts.minLr = ts.lr; // constant after the warm-up: a cosine from lr to lr
+    } else {
+        ts.minLr = 0;
+        r.warn("scheduler.type WarmupDecayLR decays linearly to 0: Trellis decays along a cosine (min_lr 0)");
+    }
+}
+
+} // namespace
+
+Result<Plan> fromDeepSpeedConfig(const json &input, const Plan &base, Diagnostics *warnings)
+{
+    DeepSpeedReader r;
+    if (!input.is_object()) {
+        r.error("", "expected a JSON object, got " + shown(input));
+        return r.finish(base, warnings);
+    }
+    json c = input;
+    resolveAuto(c, base, r);
+    r.unusedKeys(c, "", {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                         "zero_optimization", "bf16", "bfloat16", "fp16", "gradient_clipping", "optimizer", "scheduler",
+                         "activation_checkpointing"});
+    Plan p = base;
+    readBatch(c, r, p.parallel);
+    readZero(c, r, p.model, p.parallel);
+    readPrecision(c, r, p.parallel);
+    p.training.gradClip = r.number(c, "", "gradient_clipping", 0).value_or(0.0);
+    readOptimizer(c, r, p.training);
+    readScheduler(c, r, p.training);
+    // DeepSpeed checkpoints whole layers (the model calls deepspeed.checkpointing); the section
+    // only tunes how, so its presence is what matters.
+    if (const json *ac = r.section(c, "", "activation_checkpointing")) {
+        r.unusedKeys(*ac, "activation_checkpointing.", {"partition_activations", "contiguous_memory_optimization",
+                                                        "cpu_checkpointing", "number_checkpoints",
+                                                        "synchronize_checkpoint_boundary", "profile"});
+        p.parallel.recompute = Recompute::Full;
+    }
+    return r.finish(std::move(p), warnings);
 }
 
 json toDeepSpeedConfig(const Plan &p)
 {
     const ParallelSpec &ps = p.parallel;
     const TrainingSpec &ts = p.training;
-    json z = {{"stage", ps.zero}, {"overlap_comm", ps.overlapGradReduce}};
+    json zero = {{"stage", ps.zero}, {"overlap_comm", ps.overlapGradReduce}};
     if (ps.bucketMb)
-        z["reduce_bucket_size"] = static_cast<long long>(std::llround(*ps.bucketMb * 1024.0 * 1024.0 / 4.0));
+        zero["reduce_bucket_size"] = std::llround(*ps.bucketMb * kBytesPerMb / kFp32Bytes);
     json c = {
         {"train_batch_size", ps.globalBatch()},
         {"train_micro_batch_size_per_gpu", ps.microBatchSize},
         {"gradient_accumulation_steps", ps.microBatches},
-        {"zero_optimization", z},
+        {"zero_optimization", zero},
         {"bf16", {{"enabled", ps.precision == Precision::Bf16}}},
         {"fp16", {{"enabled", ps.precision == Precision::Fp16}}},
         {"gradient_clipping", ts.gradClip},
-        {"optimizer", {{"type", "AdamW"}, {"params", {{"lr", ts.lr}, {"betas", {ts.beta1, ts.beta2}}, {"eps", ts.eps}, {"weight_decay", ts.weightDecay}}}}},
+        {"optimizer",
+         {{"type", "AdamW"},
+          {"params", {{"lr", ts.lr}, {"betas", {ts.beta1, ts.beta2}}, {"eps", ts.eps}, {"weight_decay", ts.weightDecay}}}}},
+        // WarmupCosineLR peaks at the optimizer's lr. DeepSpeed warms up for at least 2 steps, so
+        // warmup_steps 0 runs 2 warm-up steps there.
         {"scheduler",
          {{"type", "WarmupCosineLR"},
-          {"params", {{"warmup_num_steps", ts.warmupSteps}, {"total_num_steps", ts.steps}, {"warmup_max_lr", ts.lr}, {"cos_min_ratio", ts.minLr / ts.lr}}}}},
+          {"params",
+           {{"total_num_steps", ts.steps},
+            {"warmup_num_steps", ts.warmupSteps},
+            {"warmup_type", "linear"},
+            {"warmup_min_ratio", 0.0},
+            {"cos_min_ratio", ts.lr > 0 ? ts.minLr / ts.lr : 0.0}}}}},
     };
     if (ps.recompute == Recompute::Full)
         c["activation_checkpointing"] = {{"partition_activations", false}, {"contiguous_memory_optimization", false}};
     return c;
 }
 
-namespace {
+// ---------------------------------------------------------------------------------------------
+// Shell words
 
-// Splits like a POSIX shell: blanks separate words, quotes group, backslash escapes, and a
-// backslash before a newline continues the line.
-bool shellWords(std::string_view line, std::vector<std::string> &words, std::string &error)
+Result<std::vector<std::string>> splitShellWords(std::string_view line)
 {
+    std::vector<std::string> words;
     std::string word;
     bool inWord = false;
     char quote = 0;
+    const auto at = [&](std::size_t i) { return i < line.size() ? line[i] : '\0'; };
     for (std::size_t i = 0; i < line.size(); ++i) {
         const char ch = line[i];
-        if (quote) {
-            if (ch == quote)
+        if (quote == '\'') {
+            if (ch == '\'')
                 quote = 0;
-            else if (ch == '\\' && quote == '"' && i + 1 < line.size())
-                word += line[++i];
             else
                 word += ch;
-        } else if (ch == '\\' && i + 1 < line.size()) {
-            if (line[i + 1] != '\n')
-                word += line[i + 1], inWord = true;
-            ++i;
+        } else if (quote == '"') {
+            if (ch == '"') {
+                quote = 0;
+            } else if (ch == '\\' && at(i + 1) == '\n') {
+                ++i; // continuation inside double quotes
+            } else if (ch == '\\' && std::string_view("$`\"\\").find(at(i + 1)) != std::string_view::npos) {
+                word += line[++i];
+            } else {
+                word += ch; // other backslashes stay
+            }
+        } else if (ch == '\\') {
+            if (at(i + 1) == '\n') {
+                ++i; // continuation
+            } else if (at(i + 1) == '\r' && at(i + 2) == '\n') {
+                i += 2; // continuation in a file with CRLF line ends
+            } else if (i + 1 < line.size()) {
+                word += line[++i];
+                inWord = true;
+            }
         } else if (ch == '\'' || ch == '"') {
             quote = ch;
             inWord = true;
+        } else if (ch == '#' && !inWord) {
+            while (i + 1 < line.size() && line[i + 1] != '\n')
+                ++i; // a comment runs to the end of the line
         } else if (std::isspace(static_cast<unsigned char>(ch))) {
             if (inWord)
                 words.push_back(word);
@@ -266,219 +534,436 @@ bool shellWords(std::string_view line, std::vector<std::string> &words, std::str
             inWord = true;
         }
     }
-    if (quote) {
-        error = std::string("unterminated ") + quote + " quote";
-        return false;
-    }
+    if (quote)
+        return Result<std::vector<std::string>>::failure("megatron", std::string("unterminated ") + quote + " quote");
     if (inWord)
         words.push_back(word);
-    return true;
+    return words;
 }
 
-enum class Kind { Int, Number, Flag, Text };
+// ---------------------------------------------------------------------------------------------
+// Megatron-LM
 
-const std::map<std::string, Kind> &megatronFlags()
+namespace {
+
+enum class Arg { Switch, Positive, NonNegative, Real, Seed, Text };
+
+const std::map<std::string, Arg, std::less<>> &megatronFlags()
 {
-    static const std::map<std::string, Kind> flags = {
-        {"--tensor-model-parallel-size", Kind::Int}, {"--pipeline-model-parallel-size", Kind::Int},
-        {"--context-parallel-size", Kind::Int}, {"--expert-model-parallel-size", Kind::Int},
-        {"--num-layers-per-virtual-pipeline-stage", Kind::Int}, {"--virtual-pipeline-model-parallel-size", Kind::Int},
-        {"--sequence-parallel", Kind::Flag}, {"--micro-batch-size", Kind::Int}, {"--global-batch-size", Kind::Int},
-        {"--num-layers", Kind::Int}, {"--hidden-size", Kind::Int}, {"--num-attention-heads", Kind::Int},
-        {"--num-query-groups", Kind::Int}, {"--group-query-attention", Kind::Flag}, {"--ffn-hidden-size", Kind::Int},
-        {"--seq-length", Kind::Int}, {"--vocab-size", Kind::Int}, {"--lr", Kind::Number}, {"--min-lr", Kind::Number},
-        {"--lr-warmup-iters", Kind::Int}, {"--train-iters", Kind::Int}, {"--weight-decay", Kind::Number},
-        {"--adam-beta1", Kind::Number}, {"--adam-beta2", Kind::Number}, {"--adam-eps", Kind::Number},
-        {"--clip-grad", Kind::Number}, {"--seed", Kind::Int}, {"--bf16", Kind::Flag}, {"--fp16", Kind::Flag},
-        {"--recompute-granularity", Kind::Text}, {"--recompute-activations", Kind::Flag},
-        {"--use-distributed-optimizer", Kind::Flag}, {"--num-experts", Kind::Int}, {"--moe-router-topk", Kind::Int},
-        {"--overlap-grad-reduce", Kind::Flag}, {"--save-interval", Kind::Int}, {"--save", Kind::Text},
+    static const std::map<std::string, Arg, std::less<>> flags = {
+        // Layout and data parallelism.
+        {"--tensor-model-parallel-size", Arg::Positive},
+        {"--pipeline-model-parallel-size", Arg::Positive},
+        {"--context-parallel-size", Arg::Positive},
+        {"--expert-model-parallel-size", Arg::Positive},
+        {"--num-layers-per-virtual-pipeline-stage", Arg::Positive},
+        {"--num-virtual-stages-per-pipeline-rank", Arg::Positive},
+        {"--virtual-pipeline-model-parallel-size", Arg::Positive},
+        {"--sequence-parallel", Arg::Switch},
+        {"--use-distributed-optimizer", Arg::Switch},
+        {"--overlap-grad-reduce", Arg::Switch},
+        {"--micro-batch-size", Arg::Positive},
+        {"--global-batch-size", Arg::Positive},
+        // Model.
+        {"--num-layers", Arg::Positive},
+        {"--hidden-size", Arg::Positive},
+        {"--num-attention-heads", Arg::Positive},
+        {"--group-query-attention", Arg::Switch},
+        {"--num-query-groups", Arg::Positive},
+        {"--ffn-hidden-size", Arg::Positive},
+        {"--seq-length", Arg::Positive},
+        {"--max-position-embeddings", Arg::Positive},
+        {"--vocab-size", Arg::Positive},
+        {"--make-vocab-size-divisible-by", Arg::Positive},
+        {"--num-experts", Arg::Positive},
+        {"--moe-router-topk", Arg::Positive},
+        // Precision and recompute.
+        {"--bf16", Arg::Switch},
+        {"--fp16", Arg::Switch},
+        {"--recompute-granularity", Arg::Text},
+        {"--recompute-activations", Arg::Switch},
+        {"--recompute-method", Arg::Text},
+        {"--recompute-num-layers", Arg::Positive},
+        // Optimizer and schedule.
+        {"--lr", Arg::Real},
+        {"--min-lr", Arg::Real},
+        {"--lr-warmup-iters", Arg::NonNegative},
+        {"--lr-warmup-fraction", Arg::Real},
+        {"--lr-decay-style", Arg::Text},
+        {"--lr-decay-iters", Arg::Positive},
+        {"--train-iters", Arg::Positive},
+        {"--weight-decay", Arg::Real},
+        {"--adam-beta1", Arg::Real},
+        {"--adam-beta2", Arg::Real},
+        {"--adam-eps", Arg::Real},
+        {"--clip-grad", Arg::Real},
+        {"--seed", Arg::Seed},
+        // Checkpoints.
+        {"--save-interval", Arg::NonNegative},
+        {"--save", Arg::Text},
+        {"--load", Arg::Text},
     };
     return flags;
 }
 
-// The shortest text that reads back as the same double.
-std::string num(double v)
+std::string_view flagName(std::string_view word) { return word.substr(0, word.find('=')); }
+
+// Where Megatron's arguments start: after the script (torchrun … pretrain_gpt.py), or after the
+// leading words that are not options (a program name, VAR=value) when there is no script.
+std::size_t firstArgument(const std::vector<std::string> &words)
 {
-    char buf[64];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, r.ptr);
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        if (megatronFlags().count(flagName(words[i])))
+            break;
+        if (words[i].ends_with(".py"))
+            return i + 1;
+    }
+    std::size_t i = 0;
+    while (i < words.size() && !words[i].starts_with("-"))
+        ++i;
+    return i;
+}
+
+// A parsed Megatron-LM argument line: switches given, values by flag, typed access with errors
+// naming the flag. Unknown flags and stray words are warnings.
+class MegatronLine : public Report {
+public:
+    explicit MegatronLine(const std::vector<std::string> &words) : Report("megatron")
+    {
+        for (std::size_t i = firstArgument(words); i < words.size(); ++i) {
+            const std::string &word = words[i];
+            if (!word.starts_with("--")) {
+                const bool variable = word.starts_with("$");
+                warn("'" + word + (variable ? "' is an unexpanded shell variable and is not used" : "' is not a flag and is not used"));
+                continue;
+            }
+            const std::string flag(flagName(word));
+            const bool inlineValue = flag.size() < word.size();
+            std::string value = inlineValue ? word.substr(flag.size() + 1) : std::string();
+            const auto known = megatronFlags().find(flag);
+            if (known == megatronFlags().end()) {
+                warn(flag + " is not used");
+                while (!inlineValue && i + 1 < words.size() && !words[i + 1].starts_with("--"))
+                    ++i; // its values (some flags take several: --rampup-batch-size 16 16 5859375)
+                continue;
+            }
+            if (known->second == Arg::Switch) {
+                if (inlineValue)
+                    error(flag, "takes no value, got '" + value + "'");
+                else
+                    m_switches.insert(flag);
+                continue;
+            }
+            if (!inlineValue) {
+                if (i + 1 >= words.size() || words[i + 1].starts_with("--")) {
+                    error(flag, "needs a value");
+                    continue;
+                }
+                value = words[++i];
+            }
+            m_values[flag] = value; // the last one wins, as with argparse
+        }
+    }
+
+    bool on(const char *flag) const { return m_switches.count(flag) > 0; }
+    bool has(const char *flag) const { return m_values.count(flag) > 0; }
+
+    std::optional<int> positive(const char *flag) { return integer(flag, 1, "a positive integer"); }
+    std::optional<int> nonNegative(const char *flag) { return integer(flag, 0, "a non-negative integer"); }
+
+    std::optional<double> real(const char *flag)
+    {
+        const auto it = m_values.find(flag);
+        if (it == m_values.end())
+            return std::nullopt;
+        const std::string &s = it->second;
+        double v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && end == s.data() + s.size() && !s.empty() && std::isfinite(v) && v >= 0)
+            return v;
+        error(flag, "expected a non-negative number, got '" + s + "'");
+        return std::nullopt;
+    }
+
+    std::optional<std::uint64_t> seed(const char *flag)
+    {
+        const auto it = m_values.find(flag);
+        if (it == m_values.end())
+            return std::nullopt;
+        const std::string &s = it->second;
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && end == s.data() + s.size() && !s.empty())
+            return v;
+        error(flag, "expected a non-negative integer, got '" + s + "'");
+        return std::nullopt;
+    }
+
+    std::optional<std::string> text(const char *flag)
+    {
+        const auto it = m_values.find(flag);
+        if (it == m_values.end())
+            return std::nullopt;
+        if (it->second.starts_with("$")) {
+            error(flag, "'" + it->second + "' is an unexpanded shell variable");
+            return std::nullopt;
+        }
+        return it->second;
+    }
+
+private:
+    std::optional<int> integer(const char *flag, long long min, const char *expected)
+    {
+        const auto it = m_values.find(flag);
+        if (it == m_values.end())
+            return std::nullopt;
+        const std::string &s = it->second;
+        long long v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && end == s.data() + s.size() && !s.empty() && v >= min && v <= kMaxInt)
+            return static_cast<int>(v);
+        error(flag, std::string("expected ") + expected + ", got '" + s + "'");
+        return std::nullopt;
+    }
+
+    std::set<std::string, std::less<>> m_switches;
+    std::map<std::string, std::string, std::less<>> m_values;
+};
+
+std::string str(long long v) { return std::to_string(v); }
+
+// Model flags replace the base's fields; any of them clears model.preset.
+void readModel(MegatronLine &line, ModelSpec &m)
+{
+    const auto layers = line.positive("--num-layers");
+    const auto hidden = line.positive("--hidden-size");
+    const auto heads = line.positive("--num-attention-heads");
+    const auto groups = line.positive("--num-query-groups");
+    const auto ffn = line.positive("--ffn-hidden-size");
+    const auto seq = line.positive("--seq-length");
+    const auto positions = line.positive("--max-position-embeddings");
+    const auto vocab = line.positive("--vocab-size");
+    const auto experts = line.positive("--num-experts");
+    const auto topK = line.positive("--moe-router-topk");
+    if (layers) m.layers = *layers;
+    if (hidden) m.hidden = *hidden;
+    if (ffn)
+        m.ffn = *ffn;
+    else if (hidden)
+        m.ffn = static_cast<int>(std::min(4LL * *hidden, kMaxInt)); // Megatron's default: 4 × hidden
+    if (heads) m.heads = *heads;
+    // Without --group-query-attention Megatron ignores --num-query-groups (multi-head attention);
+    // with it and no --num-query-groups there is one group.
+    if (line.on("--group-query-attention")) {
+        m.kvHeads = groups.value_or(1);
+    } else if (heads || groups) {
+        if (groups)
+            line.warn("--num-query-groups has no effect without --group-query-attention");
+        m.kvHeads = m.heads;
+    }
+    // Trellis' learned position table has seq_len rows, Megatron's max_position_embeddings.
+    if (seq) m.seqLen = *seq;
+    if (positions && seq && *positions < *seq)
+        line.error("--max-position-embeddings", str(*positions) + " is less than --seq-length (" + str(*seq) + ")");
+    else if (positions && seq && *positions > *seq)
+        line.warn("--max-position-embeddings (" + str(*positions) + ") is longer than --seq-length (" + str(*seq) +
+                  "): Trellis' position table has seq_len rows");
+    else if (positions && !seq)
+        m.seqLen = *positions;
+    if (vocab) m.vocab = *vocab;
+    if (experts) {
+        m.moe.experts = *experts;
+        m.moe.topK = topK.value_or(2); // Megatron's default
+    } else if (topK) {
+        m.moe.topK = *topK;
+    }
+    if (layers || hidden || heads || groups || line.on("--group-query-attention") || ffn || seq || positions || vocab || experts || topK)
+        m.preset.clear();
+}
+
+// Megatron pads the vocabulary to a multiple of --make-vocab-size-divisible-by × tp.
+void padVocabulary(MegatronLine &line, ModelSpec &m, int tp)
+{
+    const int divisor = line.positive("--make-vocab-size-divisible-by").value_or(128);
+    const long long multiple = static_cast<long long>(divisor) * tp;
+    if (m.vocab <= 0 || m.vocab % multiple == 0)
+        return;
+    const long long padded = (m.vocab + multiple - 1) / multiple * multiple;
+    if (padded > kMaxInt)
+        return;
+    line.warn("the vocabulary (" + str(m.vocab) + ") is padded to " + str(padded) + ", a multiple of --make-vocab-size-divisible-by (" +
+              str(divisor) + ") × --tensor-model-parallel-size (" + str(tp) + "), as Megatron pads it");
+    m.vocab = static_cast<int>(padded);
+    m.preset.clear();
+}
+
+// Virtual pipeline stages: three alternative flags, at most one of them (Megatron's rule).
+void readVirtualStages(MegatronLine &line, const ModelSpec &m, ParallelSpec &ps)
+{
+    const auto perStage = line.positive("--num-layers-per-virtual-pipeline-stage");
+    const auto perRank = line.positive("--num-virtual-stages-per-pipeline-rank");
+    const auto legacy = line.positive("--virtual-pipeline-model-parallel-size");
+    ps.virtualStages = 1;
+    if (int(perStage.has_value()) + int(perRank.has_value()) + int(legacy.has_value()) > 1) {
+        line.error("", "--num-layers-per-virtual-pipeline-stage, --num-virtual-stages-per-pipeline-rank and "
+                       "--virtual-pipeline-model-parallel-size are alternatives; give one");
+    } else if (perStage) {
+        const char *flag = "--num-layers-per-virtual-pipeline-stage";
+        if (m.layers % ps.pp != 0)
+            line.error(flag, "the model's " + str(m.layers) + " layers are not a multiple of --pipeline-model-parallel-size (" +
+                                 str(ps.pp) + ")");
+        else if ((m.layers / ps.pp) % *perStage != 0)
+            line.error(flag, str(*perStage) + " does not divide the " + str(m.layers / ps.pp) + " layers of each pipeline stage (" +
+                                 str(m.layers) + " layers / --pipeline-model-parallel-size " + str(ps.pp) + ")");
+        else
+            ps.virtualStages = m.layers / ps.pp / *perStage;
+    } else if (perRank || legacy) {
+        ps.virtualStages = perRank ? *perRank : *legacy;
+    }
+    // Megatron runs 1F1B, interleaved when there are virtual stages.
+    ps.schedule = ps.virtualStages > 1 ? "interleaved-1f1b" : "1f1b";
+}
+
+void readRecompute(MegatronLine &line, const ModelSpec &m, ParallelSpec &ps)
+{
+    ps.recompute = Recompute::None;
+    const auto granularity = line.text("--recompute-granularity");
+    const auto method = line.text("--recompute-method");
+    const auto layers = line.positive("--recompute-num-layers");
+    if (granularity == "full")
+        ps.recompute = Recompute::Full;
+    else if (granularity == "selective")
+        ps.recompute = Recompute::Selective;
+    else if (granularity)
+        line.error("--recompute-granularity", "expected full or selective, got '" + *granularity + "'");
+    if (line.on("--recompute-activations")) {
+        if (ps.recompute == Recompute::Full)
+            line.warn("--recompute-activations makes --recompute-granularity selective (Megatron's rule)");
+        ps.recompute = Recompute::Selective;
+    }
+    if (method && *method != "uniform" && *method != "block") {
+        line.error("--recompute-method", "expected uniform or block, got '" + *method + "'");
+    } else if (ps.recompute == Recompute::Selective && method) {
+        line.error("--recompute-method", "Megatron allows it only with --recompute-granularity full");
+    } else if (ps.recompute == Recompute::Full && !method) {
+        line.warn("--recompute-granularity full without --recompute-method: Megatron needs one; read as every layer recomputed");
+    } else if (ps.recompute == Recompute::Full && method == "block" && layers && ps.pp > 0 && ps.virtualStages > 0 &&
+               *layers < m.layers / (ps.pp * ps.virtualStages)) {
+        line.warn("--recompute-method block recomputes " + str(*layers) + " of the " + str(m.layers / (ps.pp * ps.virtualStages)) +
+                  " layers of each pipeline stage: Trellis recomputes all of them");
+    } else if (ps.recompute != Recompute::Full && (method || layers)) {
+        const std::string flag = method ? "--recompute-method" : "--recompute-num-layers";
+        line.warn(flag + " has no effect without --recompute-granularity full");
+    }
+}
+
+// dp = world / (tp·pp·cp), then the batch; a layout that does not divide the world is an error
+// and leaves the batch alone.
+void readBatch(MegatronLine &line, const Plan &base, ParallelSpec &ps)
+{
+    const int slots = base.cluster.totalSlots();
+    const long long world = slots > 0 ? slots : base.parallel.worldSize();
+    const std::string worldText = slots > 0 ? "the base cluster's " + str(slots) + " slots" : "the base plan's " + str(world) + " ranks";
+    const long long modelParallel = 1LL * ps.tp * ps.pp * ps.cp;
+    if (world < 1) {
+        line.error("", "the base plan has neither cluster slots nor ranks to derive dp from");
+        return;
+    }
+    if (world % modelParallel != 0) {
+        line.error("", "--tensor-model-parallel-size (" + str(ps.tp) + ") × --pipeline-model-parallel-size (" + str(ps.pp) +
+                           ") × --context-parallel-size (" + str(ps.cp) + ") = " + str(modelParallel) + " does not divide " + worldText);
+        return;
+    }
+    ps.dp = static_cast<int>(world / modelParallel);
+    if (const auto micro = line.positive("--micro-batch-size"))
+        ps.microBatchSize = *micro;
+    ps.microBatches = 1; // Megatron's default global batch: micro × dp
+    if (const auto global = line.positive("--global-batch-size"); global && ps.microBatchSize > 0) {
+        const long long per = 1LL * ps.microBatchSize * ps.dp;
+        if (*global % per != 0)
+            line.error("--global-batch-size", str(*global) + " is not a multiple of --micro-batch-size (" + str(ps.microBatchSize) +
+                                                  ") × dp (" + str(ps.dp) + ") = " + str(per));
+        else
+            ps.microBatches = static_cast<int>(*global / per);
+    }
+}
+
+void readTraining(MegatronLine &line, TrainingSpec &ts)
+{
+    if (const auto v = line.real("--lr")) ts.lr = *v;
+    if (const auto v = line.real("--min-lr")) ts.minLr = *v;
+    if (const auto v = line.positive("--train-iters")) ts.steps = *v;
+    if (const auto v = line.real("--weight-decay")) ts.weightDecay = *v;
+    if (const auto v = line.real("--adam-beta1")) ts.beta1 = *v;
+    if (const auto v = line.real("--adam-beta2")) ts.beta2 = *v;
+    if (const auto v = line.real("--adam-eps")) ts.eps = *v;
+    if (const auto v = line.real("--clip-grad")) ts.gradClip = *v;
+    if (const auto v = line.seed("--seed")) ts.seed = *v;
+
+    // Megatron decays from the end of the warm-up to --lr-decay-iters (default: --train-iters);
+    // Trellis to the last step.
+    const auto decayIters = line.positive("--lr-decay-iters");
+    if (decayIters && *decayIters != ts.steps)
+        line.warn("--lr-decay-iters (" + str(*decayIters) + ") differs from the training steps (" + str(ts.steps) +
+                  "): Trellis decays the learning rate until the last step");
+    const auto warmupIters = line.nonNegative("--lr-warmup-iters");
+    const auto warmupFraction = line.real("--lr-warmup-fraction");
+    if (warmupIters && warmupFraction)
+        line.error("--lr-warmup-fraction", "cannot be combined with --lr-warmup-iters");
+    else if (warmupIters)
+        ts.warmupSteps = *warmupIters;
+    else if (warmupFraction)
+        ts.warmupSteps = static_cast<int>(std::llround(*warmupFraction * decayIters.value_or(ts.steps)));
+
+    const auto style = line.text("--lr-decay-style");
+    if (style == "constant")
+        ts.minLr = ts.lr; // a cosine from lr to lr
+    else if (style && *style != "cosine")
+        line.warn("--lr-decay-style " + *style + ": Trellis decays along a cosine");
+    else if (!style && (line.has("--lr") || line.has("--train-iters")))
+        line.warn("--lr-decay-style is not given: Megatron decays linearly by default, Trellis along a cosine");
+
+    if (const auto v = line.nonNegative("--save-interval")) ts.checkpoint.every = *v;
+    // Trellis saves to and resumes from one folder.
+    const auto save = line.text("--save");
+    const auto load = line.text("--load");
+    if (save)
+        ts.checkpoint.dir = *save;
+    else if (load)
+        ts.checkpoint.dir = *load;
+    if (save && load && *save != *load)
+        line.warn("--load (" + *load + ") differs from --save: Trellis resumes from the folder it saves to");
 }
 
 } // namespace
 
-Result<Plan> fromMegatronArgs(std::string_view argLine, const Plan &base, Diagnostics *warningsOut)
+Result<Plan> fromMegatronArgs(std::string_view argLine, const Plan &base, Diagnostics *warnings)
 {
-    Diagnostics errors, warnings;
-    std::vector<std::string> words;
-    std::string why;
-    if (!shellWords(argLine, words, why))
-        return Result<Plan>::failure("megatron", why);
-    auto error = [&](const std::string &flag, const std::string &message) { errors.push_back({Severity::Error, "megatron " + flag, message}); };
-    std::map<std::string, std::string> values;
-    std::set<std::string> flags;
-    for (std::size_t i = 0; i < words.size(); ++i) {
-        std::string w = words[i], value;
-        bool hasValue = false;
-        if (!w.starts_with("--")) {
-            if (i == 0)
-                continue; // the program (pretrain_gpt.py, torchrun ...) before the first flag
-            warnings.push_back({Severity::Warning, "megatron", "'" + w + "' is not a flag and is not used"});
-            continue;
-        }
-        if (const auto eq = w.find('='); eq != std::string::npos) {
-            value = w.substr(eq + 1);
-            w = w.substr(0, eq);
-            hasValue = true;
-        }
-        const auto known = megatronFlags().find(w);
-        if (known == megatronFlags().end()) {
-            warnings.push_back({Severity::Warning, "megatron " + w, "is not used by Trellis"});
-            if (!hasValue && i + 1 < words.size() && !words[i + 1].starts_with("--"))
-                ++i; // its value
-            continue;
-        }
-        if (known->second == Kind::Flag) {
-            if (hasValue)
-                error(w, "takes no value, got '" + value + "'");
-            flags.insert(w);
-            continue;
-        }
-        if (!hasValue) {
-            if (i + 1 >= words.size() || words[i + 1].starts_with("--")) {
-                error(w, "needs a value");
-                continue;
-            }
-            value = words[++i];
-        }
-        values[w] = value;
-    }
-    auto integer = [&](const std::string &flag, int min) -> std::optional<int> {
-        const auto it = values.find(flag);
-        if (it == values.end())
-            return std::nullopt;
-        try {
-            std::size_t used = 0;
-            const long long v = std::stoll(it->second, &used);
-            if (used == it->second.size() && v >= min && v <= (1LL << 31) - 1)
-                return static_cast<int>(v);
-        } catch (const std::exception &) {
-        }
-        error(flag, "expected an integer >= " + std::to_string(min) + ", got '" + it->second + "'");
-        return std::nullopt;
-    };
-    auto number = [&](const std::string &flag) -> std::optional<double> {
-        const auto it = values.find(flag);
-        if (it == values.end())
-            return std::nullopt;
-        try {
-            std::size_t used = 0;
-            const double v = std::stod(it->second, &used);
-            if (used == it->second.size() && std::isfinite(v) && v >= 0)
-                return v;
-        } catch (const std::exception &) {
-        }
-        error(flag, "expected a non-negative number, got '" + it->second + "'");
-        return std::nullopt;
-    };
-
+    const auto words = splitShellWords(argLine);
+    if (!words)
+        return words.errors();
+    MegatronLine line(words.value());
     Plan p = base;
     ParallelSpec &ps = p.parallel;
-    ModelSpec &m = p.model;
-    TrainingSpec &ts = p.training;
-    // Model: explicit sizes replace the preset.
-    const auto layers = integer("--num-layers", 1), hidden = integer("--hidden-size", 1), heads = integer("--num-attention-heads", 1),
-               groups = integer("--num-query-groups", 1), ffn = integer("--ffn-hidden-size", 1), seq = integer("--seq-length", 1),
-               vocab = integer("--vocab-size", 1);
-    if (layers || hidden || heads || groups || ffn || seq || vocab) {
-        m.preset.clear();
-        if (layers) m.layers = *layers;
-        if (hidden) {
-            m.hidden = *hidden;
-            if (!ffn)
-                m.ffn = 4 * *hidden; // Megatron's default
-        }
-        if (heads) {
-            m.heads = *heads;
-            if (!groups)
-                m.kvHeads = *heads;
-        }
-        if (groups) m.kvHeads = *groups;
-        if (ffn) m.ffn = *ffn;
-        if (seq) m.seqLen = *seq;
-        if (vocab) m.vocab = *vocab;
-    }
-    ps.tp = integer("--tensor-model-parallel-size", 1).value_or(1);
-    ps.pp = integer("--pipeline-model-parallel-size", 1).value_or(1);
-    ps.cp = integer("--context-parallel-size", 1).value_or(1);
-    ps.ep = integer("--expert-model-parallel-size", 1).value_or(1);
-    ps.sequenceParallel = flags.count("--sequence-parallel") > 0;
-    ps.zero = flags.count("--use-distributed-optimizer") ? 1 : 0;
-    ps.overlapGradReduce = flags.count("--overlap-grad-reduce") > 0;
-    ps.precision = flags.count("--bf16") ? Precision::Bf16 : flags.count("--fp16") ? Precision::Fp16 : Precision::Fp32;
-    if (flags.count("--bf16") && flags.count("--fp16"))
-        error("--fp16", "cannot be combined with --bf16");
-    ps.recompute = flags.count("--recompute-activations") ? Recompute::Selective : Recompute::None;
-    if (const auto it = values.find("--recompute-granularity"); it != values.end()) {
-        if (it->second == "full")
-            ps.recompute = Recompute::Full;
-        else if (it->second == "selective")
-            ps.recompute = Recompute::Selective;
-        else
-            error("--recompute-granularity", "expected full or selective, got '" + it->second + "'");
-    }
-    ps.virtualStages = 1;
-    if (const auto v = integer("--virtual-pipeline-model-parallel-size", 1))
-        ps.virtualStages = *v;
-    if (const auto perStage = integer("--num-layers-per-virtual-pipeline-stage", 1)) {
-        if (m.layers % (ps.pp * *perStage) != 0)
-            error("--num-layers-per-virtual-pipeline-stage", std::to_string(*perStage) + " × --pipeline-model-parallel-size (" +
-                                                                 std::to_string(ps.pp) + ") does not divide the layers (" +
-                                                                 std::to_string(m.layers) + ")");
-        else
-            ps.virtualStages = m.layers / (ps.pp * *perStage);
-    }
-    if (ps.virtualStages > 1)
-        ps.schedule = "interleaved-1f1b";
-    else if (ps.schedule == "interleaved-1f1b")
-        ps.schedule = "1f1b";
-    if (const auto experts = integer("--num-experts", 1)) m.moe.experts = *experts;
-    if (const auto topK = integer("--moe-router-topk", 1)) m.moe.topK = *topK;
-    // Batch: dp is what the cluster's slots leave after tp·pp·cp.
-    const int slots = p.cluster.totalSlots();
-    const int modelParallel = ps.tp * ps.pp * ps.cp;
-    if (slots > 0 && slots % modelParallel != 0)
-        error("--tensor-model-parallel-size", "tp·pp·cp = " + std::to_string(modelParallel) + " does not divide the cluster's " +
-                                                  std::to_string(slots) + " slots");
-    else if (slots > 0)
-        ps.dp = slots / modelParallel;
-    if (const auto mbs = integer("--micro-batch-size", 1))
-        ps.microBatchSize = *mbs;
-    if (const auto gbs = integer("--global-batch-size", 1)) {
-        const long long per = static_cast<long long>(ps.microBatchSize) * ps.dp;
-        if (*gbs % per != 0)
-            error("--global-batch-size", std::to_string(*gbs) + " is not a multiple of --micro-batch-size (" +
-                                             std::to_string(ps.microBatchSize) + ") × dp (" + std::to_string(ps.dp) + ")");
-        else
-            ps.microBatches = static_cast<int>(*gbs / per);
-    }
-    if (const auto v = number("--lr")) ts.lr = *v;
-    if (const auto v = number("--min-lr")) ts.minLr = *v;
-    if (const auto v = integer("--lr-warmup-iters", 0)) ts.warmupSteps = *v;
-    if (const auto v = integer("--train-iters", 1)) ts.steps = *v;
-    if (const auto v = number("--weight-decay")) ts.weightDecay = *v;
-    if (const auto v = number("--adam-beta1")) ts.beta1 = *v;
-    if (const auto v = number("--adam-beta2")) ts.beta2 = *v;
-    if (const auto v = number("--adam-eps")) ts.eps = *v;
-    if (const auto v = number("--clip-grad")) ts.gradClip = *v;
-    if (const auto v = integer("--seed", 0)) ts.seed = static_cast<std::uint64_t>(*v);
-    if (const auto v = integer("--save-interval", 0)) ts.checkpoint.every = *v;
-    if (const auto it = values.find("--save"); it != values.end()) ts.checkpoint.dir = it->second;
-    if (warningsOut)
-        warningsOut->insert(warningsOut->end(), warnings.begin(), warnings.end());
-    if (!errors.empty())
-        return errors;
-    return p;
+    readModel(line, p.model);
+
+    ps.tp = line.positive("--tensor-model-parallel-size").value_or(1);
+    ps.pp = line.positive("--pipeline-model-parallel-size").value_or(1);
+    ps.cp = line.positive("--context-parallel-size").value_or(1);
+    ps.ep = line.positive("--expert-model-parallel-size").value_or(1);
+    padVocabulary(line, p.model, ps.tp);
+    readVirtualStages(line, p.model, ps);
+    // Switches: absent means off (Megatron's defaults).
+    ps.sequenceParallel = line.on("--sequence-parallel");
+    ps.zero = line.on("--use-distributed-optimizer") ? 1 : 0;
+    ps.overlapGradReduce = line.on("--overlap-grad-reduce");
+    if (line.on("--bf16") && line.on("--fp16"))
+        line.error("", "--bf16 and --fp16 cannot both be given");
+    ps.precision = line.on("--bf16") ? Precision::Bf16 : line.on("--fp16") ? Precision::Fp16 : Precision::Fp32;
+    readRecompute(line, p.model, ps);
+    readBatch(line, base, ps);
+    readTraining(line, p.training);
+    return line.finish(std::move(p), warnings);
 }
 
 std::string toMegatronArgs(const Plan &p)
@@ -488,29 +973,44 @@ std::string toMegatronArgs(const Plan &p)
     const TrainingSpec &ts = p.training;
     std::ostringstream s;
     s << "--tensor-model-parallel-size " << ps.tp << " --pipeline-model-parallel-size " << ps.pp;
+    if (ps.virtualStages > 1) {
+        // The per-stage layer count is understood by every Megatron since 2021; uneven splits need
+        // the newer per-rank flag.
+        if (ps.pp > 0 && m.layers % (ps.pp * ps.virtualStages) == 0)
+            s << " --num-layers-per-virtual-pipeline-stage " << m.layers / (ps.pp * ps.virtualStages);
+        else
+            s << " --num-virtual-stages-per-pipeline-rank " << ps.virtualStages;
+    }
     if (ps.cp > 1) s << " --context-parallel-size " << ps.cp;
     if (ps.ep > 1) s << " --expert-model-parallel-size " << ps.ep;
-    if (ps.virtualStages > 1) s << " --virtual-pipeline-model-parallel-size " << ps.virtualStages;
     if (ps.sequenceParallel) s << " --sequence-parallel";
-    s << " --num-layers " << m.layers << " --hidden-size " << m.hidden << " --num-attention-heads " << m.heads;
-    if (m.kvHeads != m.heads) s << " --group-query-attention --num-query-groups " << m.kvHeads;
-    s << " --ffn-hidden-size " << m.ffn << " --seq-length " << m.seqLen << " --vocab-size " << m.vocab;
-    if (m.moe.experts > 0) s << " --num-experts " << m.moe.experts << " --moe-router-topk " << m.moe.topK;
-    s << " --micro-batch-size " << ps.microBatchSize << " --global-batch-size " << ps.globalBatch();
     if (ps.zero >= 1) s << " --use-distributed-optimizer"; // Megatron's optimizer sharding is ZeRO-1
     if (ps.overlapGradReduce) s << " --overlap-grad-reduce";
+
+    s << " --num-layers " << m.layers << " --hidden-size " << m.hidden << " --num-attention-heads " << m.heads;
+    if (m.kvHeads != m.heads) s << " --group-query-attention --num-query-groups " << m.kvHeads;
+    s << " --ffn-hidden-size " << m.ffn << " --seq-length " << m.seqLen << " --max-position-embeddings " << m.seqLen
+      << " --vocab-size " << m.vocab;
+    if (m.vocab % (128LL * ps.tp) != 0) s << " --make-vocab-size-divisible-by 1"; // keep the vocabulary as it is
+    if (m.moe.experts > 0) s << " --num-experts " << m.moe.experts << " --moe-router-topk " << m.moe.topK;
+
+    s << " --micro-batch-size " << ps.microBatchSize << " --global-batch-size " << ps.globalBatch();
     if (ps.precision == Precision::Bf16) s << " --bf16";
     if (ps.precision == Precision::Fp16) s << " --fp16";
-    if (ps.recompute != Recompute::None) s << " --recompute-granularity " << (ps.recompute == Recompute::Full ? "full" : "selective");
-    s << " --lr " << num(ts.lr) << " --min-lr " << num(ts.minLr) << " --lr-warmup-iters " << ts.warmupSteps << " --train-iters "
-      << ts.steps << " --weight-decay " << num(ts.weightDecay) << " --adam-beta1 " << num(ts.beta1) << " --adam-beta2 "
-      << num(ts.beta2) << " --adam-eps " << num(ts.eps) << " --clip-grad " << num(ts.gradClip) << " --seed " << ts.seed;
+    if (ps.recompute == Recompute::Selective) s << " --recompute-granularity selective";
+    if (ps.recompute == Recompute::Full) s << " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
+
+    s << " --lr " << num(ts.lr) << " --min-lr " << num(ts.minLr) << " --lr-decay-style cosine --lr-warmup-iters "
+      << ts.warmupSteps << " --train-iters " << ts.steps << " --weight-decay " << num(ts.weightDecay) << " --adam-beta1 "
+      << num(ts.beta1) << " --adam-beta2 " << num(ts.beta2) << " --adam-eps " << num(ts.eps) << " --clip-grad "
+      << num(ts.gradClip) << " --seed " << ts.seed;
+
     if (ts.checkpoint.every > 0) s << " --save-interval " << ts.checkpoint.every;
     if (!ts.checkpoint.dir.empty()) {
         std::string quoted = ts.checkpoint.dir; // single-quoted for a shell: ' becomes '\''
         for (std::size_t at = 0; (at = quoted.find('\'', at)) != std::string::npos; at += 4)
             quoted.replace(at, 1, "'\\''");
-        s << " --save '" << quoted << "'";
+        s << " --save '" << quoted << "' --load '" << quoted << "'";
     }
     return s.str();
 }
