@@ -115,34 +115,6 @@ Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QS
     return a;
 }
 
-int cmdValidate(const Args &a)
-{
-    if (a.positional.size() != 1)
-        return usageError(QStringLiteral("validate takes one plan file"));
-    const QString path = a.positional.first();
-    auto loaded = plan::loadPlanFile(path.toStdString());
-    if (!loaded) {
-        for (const auto &e : loaded.errors())
-            err() << path << ": " << QString::fromStdString(e.toString()) << "\n";
-        err().flush();
-        return 1;
-    }
-    const auto diagnostics = plan::validatePlan(loaded.value());
-    for (const auto &d : diagnostics)
-        err() << path << ": " << QString::fromStdString(d.toString()) << "\n";
-    err().flush();
-    if (plan::hasErrors(diagnostics))
-        return 1;
-    const plan::Plan &p = loaded.value();
-    out() << path << ": valid — " << p.parallel.worldSize() << " ranks (dp " << p.parallel.dp << " · tp "
-          << p.parallel.tp << " · pp " << p.parallel.pp << " · cp " << p.parallel.cp << "), global batch "
-          << p.parallel.globalBatch() << " × " << p.model.seqLen << " tokens" << Qt::endl;
-    for (const auto &d : plan::checkTrainerSupport(p))
-        out() << "note: trellis-trainer cannot run this plan yet: " << QString::fromStdString(d.toString()) << "\n";
-    out().flush();
-    return 0;
-}
-
 // Loads and validates a plan for a command; prints the problems and returns nullopt if invalid.
 std::optional<plan::Plan> loadValidPlan(const QString &path)
 {
@@ -160,6 +132,24 @@ std::optional<plan::Plan> loadValidPlan(const QString &path)
     if (plan::hasErrors(diagnostics))
         return std::nullopt;
     return std::move(loaded).value();
+}
+
+int cmdValidate(const Args &a)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("validate takes one plan file"));
+    const QString path = a.positional.first();
+    const auto loaded = loadValidPlan(path);
+    if (!loaded)
+        return 1;
+    const plan::Plan &p = *loaded;
+    out() << path << ": valid — " << p.parallel.worldSize() << " ranks (dp " << p.parallel.dp << " · tp "
+          << p.parallel.tp << " · pp " << p.parallel.pp << " · cp " << p.parallel.cp << "), global batch "
+          << p.parallel.globalBatch() << " × " << p.model.seqLen << " tokens" << Qt::endl;
+    for (const auto &d : plan::checkTrainerSupport(p))
+        out() << "note: trellis-trainer cannot run this plan yet: " << QString::fromStdString(d.toString()) << "\n";
+    out().flush();
+    return 0;
 }
 
 QString mb(std::uint64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2); }

@@ -530,12 +530,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
     // rank's rows, a column-parallel layer's input rows are gathered again for its weight
     // gradient, and its input gradient's partial sums are reduce-scattered back to this rank's
     // rows; without it the input gradient's partial sums are all-reduced.
-    auto allRows = [&](const T *local) -> const T * {
-        if (!sp())
-            return local;
-        gatherRows(local, m_gathered.data(), BT);
-        return m_gathered.data();
-    };
+    auto allRows = [&](const T *local) { return gatheredRows(local, BT); };
     auto inputGradTarget = [&]() -> T * {
         T *target = sp() ? m_partial.data() : m_dLn.data();
         std::fill_n(target, btc, T(0));
@@ -658,6 +653,15 @@ void GptModel<T>::normBackward(T *dx, std::size_t w, std::size_t b, const T *dOu
 }
 
 template <typename T>
+const T *GptModel<T>::gatheredRows(const T *local, int BT)
+{
+    if (!sp())
+        return local;
+    gatherRows(local, m_gathered.data(), BT);
+    return m_gathered.data();
+}
+
+template <typename T>
 void GptModel<T>::gatherRows(const T *local, T *full, int BT)
 {
     m_tpGroup->allGather(local, full, static_cast<std::size_t>(rows(BT)) * m_config.hidden,
@@ -680,12 +684,7 @@ void GptModel<T>::backwardWeights()
     const int BT = m_batch * m_seqLen, C = m_config.hidden, F = m_F, V = m_V, Cq = m_Cq, R = rows(BT);
     // Inputs of column-parallel layers are gathered again with sequence parallelism (every tp
     // rank runs the same W actions, so the collectives pair up).
-    auto allRows = [&](const T *local) -> const T * {
-        if (!sp())
-            return local;
-        gatherRows(local, m_gathered.data(), BT);
-        return m_gathered.data();
-    };
+    auto allRows = [&](const T *local) { return gatheredRows(local, BT); };
     // The stash slots in the order backwardStage filled them.
     std::size_t slot = 0;
     auto next = [&] { return m_stash[slot++].data(); };

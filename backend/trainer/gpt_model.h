@@ -179,6 +179,9 @@ private:
     bool sp() const { return m_config.tp > 1 && m_config.sequenceParallel; }
     int rows(int BT) const { return sp() ? BT / m_config.tp : BT; } // rows of the norm/residual regions
     void gatherRows(const T *local, T *full, int BT);
+    // All rows of a norm/residual-region tensor: `local` itself without sequence parallelism,
+    // else gathered into the shared scratch (valid until the next gather).
+    const T *gatheredRows(const T *local, int BT);
     void scatterRows(T *full, T *local, int BT); // reduce-scatter of partial sums
     void normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const T *mean, const T *rstd,
                       int n, bool weights);
