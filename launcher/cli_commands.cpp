@@ -312,6 +312,7 @@ int cmdEstimate(const Args &a, const QString &dbPath)
                                       {QStringLiteral("gradients"), double(m.gradients)},
                                       {QStringLiteral("optimizer"), double(m.optimizer)},
                                       {QStringLiteral("activations"), double(m.activations)},
+                                      {QStringLiteral("comm_buffers"), double(m.commBuffers)},
                                       {QStringLiteral("total"), double(m.total())}});
         for (const auto &c : e.collectives)
             collectives.append(QJsonObject{{QStringLiteral("group"), QString::fromStdString(c.group)},
@@ -319,7 +320,8 @@ int cmdEstimate(const Args &a, const QString &dbPath)
                                            {QStringLiteral("bytes"), double(c.bytes)},
                                            {QStringLiteral("calls_per_step"), c.callsPerStep},
                                            {QStringLiteral("ms_per_step"), c.msPerStep},
-                                           {QStringLiteral("inter_node"), c.interNode}});
+                                           {QStringLiteral("inter_node"), c.interNode},
+                                           {QStringLiteral("stage"), c.stage}});
         for (const auto &w : e.warnings)
             warnings.append(QString::fromStdString(w.toString()));
         const QJsonObject root{{QStringLiteral("device"), QString::fromStdString(device.name)},

@@ -27,19 +27,37 @@ std::string str(double v, int decimals = 1)
     return buf;
 }
 
+// Per-rank shapes: tp splits the vocabulary, heads (q and kv) and MLP width, ep the experts.
 struct Shapes {
-    std::uint64_t C, S, L, Vl, Cq, Fl, NHl;
-    std::uint64_t embedding() const { return Vl * C + S * C; }
-    std::uint64_t layer() const { return 6 * C + 4 * C * Cq + 3 * Cq + 2 * C * Fl + Fl; }
-    std::uint64_t final() const { return 2 * C; }
+    bool llama = false;
+    std::uint64_t C = 0, S = 0, L = 0, Vl = 0, Cq = 0, Kq = 0, Fl = 0, NHl = 0, El = 1, E = 0;
+    std::uint64_t mlp() const { return llama ? 3 * C * Fl : 2 * C * Fl + Fl + C; } // one expert
+    std::uint64_t layer() const
+    {
+        const std::uint64_t norms = llama ? 2 * C : 4 * C;
+        const std::uint64_t attention = C * (Cq + 2 * Kq) + Cq * C + (llama ? 0 : Cq + 2 * Kq + C);
+        return norms + attention + El * mlp() + C * E; // C·E: the router
+    }
+    std::uint64_t embedding() const { return llama ? Vl * C : Vl * C + S * C; }
+    std::uint64_t final() const { return llama ? C + Vl * C : 2 * C; } // llama: the untied head sits with the final norm
 };
 
-Shapes shapesOf(const ModelSpec &m, int tp)
+Shapes shapesOf(const ModelSpec &m, int tp, int ep)
 {
-    const auto t = static_cast<std::uint64_t>(tp);
-    return {static_cast<std::uint64_t>(m.hidden), static_cast<std::uint64_t>(m.seqLen), static_cast<std::uint64_t>(m.layers),
-            static_cast<std::uint64_t>(m.vocab) / t, static_cast<std::uint64_t>(m.hidden) / t,
-            static_cast<std::uint64_t>(m.ffn) / t, static_cast<std::uint64_t>(m.heads) / t};
+    const auto t = static_cast<std::uint64_t>(std::max(1, tp));
+    Shapes s;
+    s.llama = m.arch == kArchLlama;
+    s.C = static_cast<std::uint64_t>(m.hidden);
+    s.S = static_cast<std::uint64_t>(m.seqLen);
+    s.L = static_cast<std::uint64_t>(m.layers);
+    s.Vl = static_cast<std::uint64_t>(m.vocab) / t;
+    s.Cq = s.C / t;
+    s.Kq = (m.heads > 0 ? s.C / static_cast<std::uint64_t>(m.heads) * static_cast<std::uint64_t>(m.kvHeads) : s.C) / t;
+    s.Fl = static_cast<std::uint64_t>(m.ffn) / t;
+    s.NHl = static_cast<std::uint64_t>(m.heads) / t;
+    s.E = static_cast<std::uint64_t>(std::max(0, m.moe.experts));
+    s.El = m.moe.experts > 0 ? s.E / static_cast<std::uint64_t>(std::max(1, ep)) : 1;
+    return s;
 }
 
 // Elements of [begin, begin+size) that rank r owns when the range is split in dp equal chunks
@@ -87,6 +105,69 @@ std::uint64_t zeroOneOwned(std::uint64_t n, int dp, int r, const ParallelSpec &p
     return owned;
 }
 
+// Collectives of one kind a rank issues: calls and their total bytes (nccl-tests convention).
+struct Calls {
+    double calls = 0, bytes = 0;
+    void add(double n, double bytesEach)
+    {
+        calls += n;
+        bytes += n * bytesEach;
+    }
+    void add(const Calls &other, double times)
+    {
+        calls += other.calls * times;
+        bytes += other.bytes * times;
+    }
+};
+
+// The tensor-parallel collectives of one pass over a model chunk for one micro-batch, as
+// gpt_model.cpp issues them: all-reduces of the row-parallel outputs and column-parallel input
+// gradients (reduce-scatters and all-gathers of rows with sequence parallelism), the
+// vocabulary-parallel embedding and cross-entropy, the norm gradients summed over the group.
+struct TpPass {
+    Calls allReduce, allGather, reduceScatter;
+    double ms(int n, const LinkSpec &link) const;
+};
+
+enum class Pass { Forward, Backward, Weights };
+
+TpPass tpPass(Pass pass, double layers, bool embed, bool head, bool sp, bool split, bool recompute, double rowBytes,
+              double bt, int tp, double hidden)
+{
+    TpPass t;
+    const double ce = 4.0; // the cross-entropy's statistics are fp32
+    if (pass == Pass::Forward) {
+        if (sp) {
+            t.reduceScatter.add((embed ? 1 : 0) + 2 * layers, rowBytes);
+            t.allGather.add(2 * layers + (head ? 1 : 0), rowBytes);
+        } else {
+            t.allReduce.add((embed ? 1 : 0) + 2 * layers, rowBytes);
+        }
+        if (head) {
+            t.allGather.add(1, bt * tp * ce); // every rank's row maxima
+            t.allReduce.add(1, 2 * bt * ce);  // sums of exponentials and target logits
+        }
+        return t;
+    }
+    if (pass == Pass::Backward) {
+        const double again = recompute ? 2 * layers : 0; // the recomputed forward's collectives
+        if (sp) {
+            t.allGather.add(4 * layers + (embed ? 1 : 0) + again, rowBytes);
+            t.reduceScatter.add((head ? 1 : 0) + 2 * layers + again, rowBytes);
+            if (!split)
+                t.allReduce.add((head ? 1 : 0) + 2 * layers, 2 * hidden * ce);
+        } else {
+            t.allReduce.add((head ? 1 : 0) + 2 * layers + again, rowBytes);
+        }
+        return t;
+    }
+    if (sp && split) { // the deferred weight gradients gather the norm outputs again
+        t.allGather.add(2 * layers, rowBytes);
+        t.allReduce.add((head ? 1 : 0) + 2 * layers, 2 * hidden * ce);
+    }
+    return t;
+}
+
 double collectiveMs(const std::string &op, double bytes, int n, const LinkSpec &link)
 {
     if (n <= 1 || bytes <= 0)
@@ -94,6 +175,17 @@ double collectiveMs(const std::string &op, double bytes, int n, const LinkSpec &
     const double factor = op == "all_reduce" ? 2.0 * (n - 1) / n : op == "send_recv" ? 1.0 : double(n - 1) / n;
     const double bandwidth = std::max(link.bandwidthGBps, 1e-6) * 1e9; // bytes/s
     return link.latencyUs / 1000.0 + bytes * factor / bandwidth * 1000.0;
+}
+
+double callsMs(const std::string &op, const Calls &c, int n, const LinkSpec &link)
+{
+    return c.calls > 0 ? c.calls * collectiveMs(op, c.bytes / c.calls, n, link) : 0.0;
+}
+
+double TpPass::ms(int n, const LinkSpec &link) const
+{
+    return callsMs("all_reduce", allReduce, n, link) + callsMs("all_gather", allGather, n, link) +
+           callsMs("reduce_scatter", reduceScatter, n, link);
 }
 
 // Micro-batch-chunks alive at once per chunk of `rank`, in list order: +1 at F, −1 when its last
@@ -114,27 +206,31 @@ std::map<int, int> instancesPerChunk(const Schedule &s, int rank)
 
 DeviceSpec deviceFor(const ClusterSpec &cluster)
 {
-    // Datasheet dense figures: H100 SXM 989 TFLOP/s bf16, 67 fp32, 80 GB; H200 SXM the same
-    // compute with 141 GB; A100 SXM and PCIe 312 bf16, 19.5 fp32, 80 GB.
+    // Datasheet dense figures: H100 SXM 989 TFLOP/s bf16, 67 fp32, 80 GB, 3.35 TB/s HBM3; H200
+    // SXM the same compute with 141 GB at 4.8 TB/s; A100 SXM 80 GB 312 bf16, 19.5 fp32, 2.04 TB/s;
+    // A100 PCIe 80 GB 1.94 TB/s. Element-wise passes reach about 80% of the HBM figure.
+    // GEMM efficiency, achieved over peak for the model's matrix shapes: one figure per
+    // generation, set from Megatron-LM's A100 runs and Llama 3's H100 runs (tst_cost_model
+    // checks every published row with it); PCIe parts run at lower clocks under their power cap.
     const std::string model = cluster.nodes.empty() ? std::string() : cluster.nodes.front().gpuModel;
     const bool cuda = !cluster.nodes.empty() && cluster.nodes.front().device == DeviceKind::Cuda;
     if (model == "H100-SXM")
-        return {"H100-SXM", 67, 989, 80, 0.5};
+        return {"H100-SXM", 67, 989, 80, 0.62, 0.8 * 3350};
     if (model == "H200-SXM")
-        return {"H200-SXM", 67, 989, 141, 0.5};
+        return {"H200-SXM", 67, 989, 141, 0.62, 0.8 * 4800};
     if (model == "A100-SXM")
-        return {"A100-SXM", 19.5, 312, 80, 0.5};
+        return {"A100-SXM", 19.5, 312, 80, 0.70, 0.8 * 2039};
     if (model == "A100-PCIe")
-        return {"A100-PCIe", 19.5, 312, 80, 0.45};
+        return {"A100-PCIe", 19.5, 312, 80, 0.63, 0.8 * 1935};
     if (cuda)
-        return {model.empty() ? "GPU" : model, 19.5, 312, 40, 0.5};
+        return {model.empty() ? "GPU" : model, 19.5, 312, 40, 0.6, 0.8 * 1555};
     // A CPU core with OpenBLAS: tens of GFLOP/s in fp32; `trellis-cli calibrate` measures it.
-    return {"cpu", 0.02, 0.02, 0, 1.0};
+    return {"cpu", 0.02, 0.02, 0, 1.0, 0};
 }
 
-std::uint64_t localParameterCount(const ModelSpec &model, int tp)
+std::uint64_t localParameterCount(const ModelSpec &model, int tp, int ep)
 {
-    const Shapes s = shapesOf(model, tp);
+    const Shapes s = shapesOf(model, tp, ep);
     return s.embedding() + s.L * s.layer() + s.final();
 }
 
@@ -143,24 +239,52 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const ModelSpec &m = plan.model;
     const ParallelSpec &p = plan.parallel;
     Estimate e;
-    const int tp = p.tp, pp = p.pp, dp = p.dp, v = p.pp > 1 ? p.virtualStages : 1;
-    const Shapes sh = shapesOf(m, tp);
+    const int tp = p.tp, pp = p.pp, cp = p.cp, ep = p.ep, v = p.pp > 1 ? p.virtualStages : 1;
+    // Gradients are reduced, and ZeRO shards, over the data- and context-parallel ranks together.
+    const int dp = p.dp * cp;
+    const Shapes sh = shapesOf(m, tp, ep);
     const bool mixed = p.precision != Precision::Fp32;
     const double paramBytes = mixed ? 2 : 4, gradBytes = mixed ? 2 : 4, optBytes = mixed ? 12 : 8;
+    const double elem = mixed ? 2 : 4; // bytes of an activation or gradient element
     e.parametersTotal = parameterCount(m);
-    const std::uint64_t local = localParameterCount(m, tp);
+    e.parametersActive = activeParameterCount(m);
+    const std::uint64_t local = localParameterCount(m, tp, ep);
+    const bool sp = p.sequenceParallel && tp > 1;
+    const bool dropout = !sh.llama;
+    const double topK = m.moe.experts > 0 ? m.moe.topK : 1;
+    const bool cpu = plan.cluster.nodes.empty() || plan.cluster.nodes.front().device == DeviceKind::Cpu;
+    // trellis-trainer's own layout where it runs the plan's model; a Megatron-style one otherwise.
+    const bool trainerLayout = cpu && !sh.llama && m.moe.experts == 0 && m.kvHeads == m.heads && cp == 1;
 
-    // Activations of one model instance running `layers` layers (+ head), as gpt_model.cpp
-    // allocates them (fp32 floats).
-    const std::uint64_t bt = static_cast<std::uint64_t>(p.microBatchSize) * sh.S;
-    const std::uint64_t rows = p.sequenceParallel && tp > 1 ? bt / tp : bt;
-    auto instanceFloats = [&](std::uint64_t layers, bool head) {
+    // Activations of one model instance running `layers` layers (and the embedding, the head),
+    // in bytes.
+    const std::uint64_t bt = static_cast<std::uint64_t>(p.microBatchSize) * sh.S / static_cast<std::uint64_t>(cp);
+    const std::uint64_t rows = sp ? bt / tp : bt;
+    auto trainerInstance = [&](std::uint64_t layers, bool head) -> std::uint64_t { // gpt_model.cpp, fp32
         const std::uint64_t C = sh.C, att = sh.NHl * bt * sh.S;
         const std::uint64_t inner = rows * C + 2 * rows + 3 * bt * sh.Cq + bt * sh.Cq + att + 2 * rows * C + rows * C +
                                     2 * rows + 2 * bt * sh.Fl + rows * C;
         const std::uint64_t layersInner = p.recompute == Recompute::Full ? (layers > 0 ? inner : 0) : inner * layers;
         const std::uint64_t headFloats = head ? bt * C + 2 * rows + 2 * bt * sh.Vl + bt : 0;
-        return rows * C + layersInner + rows * C * layers + headFloats;
+        return (rows * C + layersInner + rows * C * layers + headFloats) * 4;
+    };
+    auto megatronInstance = [&](std::uint64_t layers, bool embed, bool head) -> std::uint64_t {
+        const double B = static_cast<double>(bt), C = static_cast<double>(sh.C), rep = sp ? 1.0 / tp : 1.0;
+        // Norm inputs, the qkv and MLP inputs (split with sequence parallelism), dropout masks.
+        const double replicated = B * C * rep * (4 * elem + (dropout ? 2 : 0));
+        // q, k, v, the projection's input, the MLP's hidden activations (three for SwiGLU).
+        const double split = B * elem * (2.0 * sh.Cq + 2.0 * sh.Kq) + topK * B * sh.Fl * elem * (sh.llama ? 3 : 2);
+        // Softmax output (and dropout mask and output): the core attention selective recompute redoes.
+        const double scores = p.recompute == Recompute::Selective ? 0.0 : sh.NHl * B * sh.S * (dropout ? 2 * elem + 1 : elem);
+        const double layer = replicated + split + scores;
+        const double input = B * C * rep * elem;
+        const double stored = p.recompute == Recompute::Full ? layers * input + (layers > 0 ? layer : 0) : layers * layer;
+        const double embedding = embed && dropout ? B * C * rep : 0.0;
+        const double out = head ? 2 * B * C * rep * elem + 4.0 * B * sh.Vl : 0.0; // norm, head input, fp32 logits
+        return static_cast<std::uint64_t>(stored + embedding + out);
+    };
+    auto instanceBytes = [&](std::uint64_t layers, bool embed, bool head) {
+        return trainerLayout ? trainerInstance(layers, head) : megatronInstance(layers, embed, head);
     };
 
     // Memory per stage (DP rank 0, TP rank 0).
@@ -172,49 +296,67 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             if (auto s = generateSchedule(p.schedule, pp, p.microBatches, v))
                 schedule = std::move(s).value();
     }
+    const int chunksTotal = pp * v;
+    // Units a stage holds, as the trainer cuts them: the embedding (on the first chunk, and tied
+    // on the last with the gpt architecture), each layer, the final norm (with llama's head).
+    auto unitsOf = [&](int stage) {
+        std::vector<std::uint64_t> units;
+        if (pp == 1) {
+            units.push_back(sh.embedding());
+            for (std::uint64_t l = 0; l < sh.L; ++l)
+                units.push_back(sh.layer());
+            units.push_back(sh.final());
+            return units;
+        }
+        bool embedding = false;
+        for (int c = stage; c < chunksTotal; c += pp) {
+            for (int l = bounds[static_cast<std::size_t>(c)]; l < bounds[static_cast<std::size_t>(c) + 1]; ++l)
+                units.push_back(sh.layer());
+            embedding = embedding || c == 0 || (c == chunksTotal - 1 && !sh.llama);
+            if (c == chunksTotal - 1)
+                units.push_back(sh.final());
+        }
+        if (embedding)
+            units.push_back(sh.embedding());
+        return units;
+    };
+    const auto padded = [&](std::uint64_t size) { return roundUp(size, static_cast<std::uint64_t>(dp)); };
     for (int stage = 0; stage < pp; ++stage) {
         StageMemory mem;
         mem.stage = stage;
+        const std::vector<std::uint64_t> units = unitsOf(stage);
         if (pp == 1) {
             if (p.zero <= 1) {
                 mem.parameters = local * 4;
                 mem.gradients = local * 4;
                 mem.optimizer = (p.zero == 1 ? zeroOneOwned(local, dp, 0, p) : local) * 8;
+                // The in-place reduce-scatter stages this rank's chunk of each bucket.
+                mem.commBuffers = p.zero == 1 ? roundUp(local, static_cast<std::uint64_t>(dp)) / dp * 4 : 0;
             } else {
                 std::uint64_t chunks = 0, owned = 0;
-                for (std::uint64_t size : std::vector<std::uint64_t>{sh.embedding()}) {
+                for (std::uint64_t size : units) {
                     chunks += (size + dp - 1) / dp;
                     owned += ownedOfUnit(size, dp, 0);
                 }
-                for (std::uint64_t l = 0; l < sh.L; ++l) {
-                    chunks += (sh.layer() + dp - 1) / dp;
-                    owned += ownedOfUnit(sh.layer(), dp, 0);
-                }
-                chunks += (sh.final() + dp - 1) / dp;
-                owned += ownedOfUnit(sh.final(), dp, 0);
                 mem.parameters = (p.zero == 3 ? chunks : local) * 4;
                 mem.gradients = chunks * 4;
                 mem.optimizer = owned * 8;
+                // Transient buffers, at worst: every unit's gradients of every micro-batch in
+                // flight (a reduce-scatter may not complete before the backward ends, MPI
+                // progressing only inside calls, and they complete in launch order); at stage 3
+                // also the roots kept gathered and a layer in use plus the one prefetched.
+                std::uint64_t all = 0;
+                for (std::uint64_t size : units)
+                    all += padded(size);
+                mem.commBuffers = all * static_cast<std::uint64_t>(p.microBatches) * 4;
+                if (p.zero == 3)
+                    mem.commBuffers += (padded(units.front()) + padded(units.back()) + 2 * padded(sh.layer())) * 4;
             }
-            mem.activations = instanceFloats(sh.L, true) * 4;
+            mem.activations = instanceBytes(sh.L, true, true);
         } else {
-            // Units this stage holds, each padded to a multiple of dp.
-            std::vector<std::uint64_t> units;
-            bool embedding = false;
-            const int chunksTotal = pp * v;
-            for (int c = stage; c < chunksTotal; c += pp) {
-                for (int l = bounds[static_cast<std::size_t>(c)]; l < bounds[static_cast<std::size_t>(c) + 1]; ++l)
-                    units.push_back(sh.layer());
-                embedding = embedding || c == 0 || c == chunksTotal - 1;
-                if (c == chunksTotal - 1)
-                    units.push_back(sh.final());
-            }
-            if (embedding)
-                units.push_back(sh.embedding());
             for (std::uint64_t size : units) {
-                const std::uint64_t padded = roundUp(size, static_cast<std::uint64_t>(dp));
-                mem.parameters += padded * 4;
-                mem.gradients += padded * 4;
+                mem.parameters += padded(size) * 4;
+                mem.gradients += padded(size) * 4;
                 mem.optimizer += (p.zero == 1 ? ownedOfUnit(size, dp, 0) : size) * 8;
             }
             std::map<int, int> instances;
@@ -233,13 +375,14 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             for (const auto &[chunk, count] : instances) {
                 const auto layers = static_cast<std::uint64_t>(bounds[static_cast<std::size_t>(chunk) + 1] -
                                                                bounds[static_cast<std::size_t>(chunk)]);
-                mem.activations += static_cast<std::uint64_t>(count) * instanceFloats(layers, chunk == chunksTotal - 1) * 4;
+                mem.activations += static_cast<std::uint64_t>(count) * instanceBytes(layers, chunk == 0, chunk == chunksTotal - 1);
             }
         }
         if (mixed) { // bf16/fp16 weights and gradients, fp32 master weights with the moments
             mem.parameters = mem.parameters / 4 * static_cast<std::uint64_t>(paramBytes);
             mem.gradients = mem.gradients / 4 * static_cast<std::uint64_t>(gradBytes);
             mem.optimizer = mem.optimizer / 8 * static_cast<std::uint64_t>(optBytes);
+            mem.commBuffers = mem.commBuffers / 4 * static_cast<std::uint64_t>(gradBytes);
         }
         e.memory.push_back(mem);
         if (device.memoryGB > 0 && static_cast<double>(mem.total()) > device.memoryGB * 1e9)
@@ -247,50 +390,96 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                                   "stage " + std::to_string(stage) + " ranks need " + str(mem.total() / 1e9) +
                                       " GB (parameters " + str(mem.parameters / 1e9) + ", gradients " +
                                       str(mem.gradients / 1e9) + ", optimizer " + str(mem.optimizer / 1e9) +
-                                      ", activations " + str(mem.activations / 1e9) + ") but a " + device.name +
-                                      " has " + str(device.memoryGB, 0) + " GB"});
+                                      ", activations " + str(mem.activations / 1e9) + ", communication buffers " +
+                                      str(mem.commBuffers / 1e9) + ") but a " + device.name + " has " +
+                                      str(device.memoryGB, 0) + " GB"});
     }
 
-    // FLOPs.
+    // FLOPs (Narayanan et al. 2021 §5.1, generalised): a layer's forward per token is
+    // 2·(C·(C + 2K) + C·C) for q, k, v and the projection, 2·(2 or 3)·C·F·top_k for the MLP and
+    // 4·S·C for the attention scores and their product with v; the head 2·C·V. Backward is twice
+    // the forward; full recompute runs the layers' forward again, selective the attention core.
     const double tokensPerStep = static_cast<double>(p.globalBatch()) * static_cast<double>(m.seqLen);
-    const double N = static_cast<double>(e.parametersTotal);
-    const double attention = 12.0 * m.layers * m.hidden * static_cast<double>(m.seqLen);
+    const double C = m.hidden, F = m.ffn, V = m.vocab, S = m.seqLen;
+    const double K = m.heads > 0 ? C / m.heads * m.kvHeads : C;
+    const double mats = sh.llama ? 3 : 2;
+    const double layerToken = 2 * (C * (C + 2 * K) + C * C) + 2 * mats * C * F * topK + 4 * S * C;
+    const double headToken = 2 * C * V;
     e.tokensPerStep = tokensPerStep;
-    e.modelFlopsPerStep = tokensPerStep * (6 * N + attention);
-    e.hardwareFlopsPerStep = p.recompute == Recompute::Full ? tokensPerStep * (8 * N + attention * 4 / 3) : e.modelFlopsPerStep;
+    e.modelFlopsPerStep = tokensPerStep * 3 * (m.layers * layerToken + headToken);
+    e.hardwareFlopsPerStep = e.modelFlopsPerStep + (p.recompute == Recompute::Full        ? tokensPerStep * m.layers * layerToken
+                                                    : p.recompute == Recompute::Selective ? tokensPerStep * m.layers * 4 * S * C
+                                                                                          : 0.0);
 
-    // Links: tp groups are consecutive ranks; dp groups stride tp; pipeline neighbours stride tp·dp.
+    // Links. Rank order tp, cp, dp, pp (mesh.h): a group leaves the node when its span does.
     const int perNode = plan.cluster.nodes.empty() ? 1 : std::max(1, plan.cluster.nodes.front().slotCount);
-    const bool tpInter = tp > perNode, dpInter = tp * dp > perNode, ppInter = tp * dp >= perNode;
+    const bool tpInter = tp > perNode, cpInter = tp * cp > perNode, dpInter = tp * cp * p.dp > perNode,
+               ppInter = tp * cp * p.dp >= perNode;
+    const bool epInter = tp * cp * ep > perNode; // expert groups are strided dp ranks
     // A plan that names no links gets this machine's shared memory and a 10 Gb/s-class network.
     const LinkSpec intra = plan.cluster.intraNode.bandwidthGBps > 0 ? plan.cluster.intraNode : LinkSpec{10.0, 1.0};
     const LinkSpec inter = plan.cluster.interNode.bandwidthGBps > 0 ? plan.cluster.interNode : LinkSpec{1.0, 50.0};
     const LinkSpec &tpLink = tpInter ? inter : intra;
+    const LinkSpec &cpLink = cpInter ? inter : intra;
+    const LinkSpec &epLink = epInter ? inter : intra;
     const LinkSpec &dpLink = dpInter ? inter : intra;
     const LinkSpec &ppLink = ppInter ? inter : intra;
 
-    // Per micro-batch costs of each chunk, ms: GEMM FLOPs at the device's efficiency, plus the
-    // tensor-parallel collectives that sit on the critical path (2 in forward, 2 in backward a layer).
+    // Per micro-batch costs of each chunk, ms: GEMM FLOPs at the device's efficiency, element-wise
+    // passes over the activations at its memory bandwidth, and the TP, CP and EP collectives on
+    // the critical path.
     const double peak = (mixed ? device.peakTflopsBf16 : device.peakTflopsFp32) * 1e12 * std::max(device.efficiency, 1e-3);
-    const double activationBytes = static_cast<double>(bt) * sh.C * (mixed ? 2 : 4);
-    const double tpCollective = collectiveMs("all_reduce", activationBytes, tp, tpLink);
-    const double layerFlops = 2.0 * bt * (4.0 * sh.C * sh.Cq + 2.0 * sh.C * sh.Fl) + 4.0 * bt * sh.S * sh.Cq;
-    const double headFlops = 2.0 * bt * sh.C * sh.Vl;
-    const int chunks = pp * v;
+    const double B = static_cast<double>(bt);
+    const double rowBytes = B * sh.C * (trainerLayout ? 4.0 : elem); // a micro-batch's hidden states, all rows
+    const double layerFlops = 2.0 * B * (sh.C * (sh.Cq + 2.0 * sh.Kq) + sh.Cq * sh.C) + 2.0 * mats * B * sh.C * sh.Fl * topK +
+                              4.0 * B * sh.S * sh.Cq;
+    const double coreFlops = 4.0 * B * sh.S * sh.Cq;
+    const double headFlops = 2.0 * B * sh.C * sh.Vl;
+    // Bytes the element-wise passes of a layer's forward read and write: two norms (2 passes
+    // each), two residual adds with dropout, the MLP activation, the softmax unless the attention
+    // core is recomputed (fused) per selective recompute. Backward moves about twice that.
+    const double rep = sp ? 1.0 / tp : 1.0;
+    const double elementwise =
+        B * sh.C * rep * elem * (4 + 6) + (dropout ? 2 * B * sh.C * rep : 0.0) + topK * B * sh.Fl * elem * (sh.llama ? 3 : 2) +
+        (p.recompute == Recompute::Selective ? 0.0 : sh.NHl * B * sh.S * (dropout ? 4 * elem + 1 : 2 * elem));
+    const double memoryMs = device.memoryBandwidthGBps > 0 ? elementwise / (device.memoryBandwidthGBps * 1e9) * 1000.0 : 0.0;
+    const double gemmMs = layerFlops / peak * 1000.0;
+    // Context parallelism: each layer gathers k and v from the group and reduce-scatters their
+    // gradients, overlapped with the attention core where that is longer (ring attention).
+    const double kvBytes = 2.0 * B * sh.Kq * elem * cp;
+    const double coreMs = coreFlops / peak * 1000.0;
+    const double cpForward = cp > 1 ? std::max(0.0, collectiveMs("all_gather", kvBytes, cp, cpLink) - coreMs) : 0.0;
+    const double cpBackward = cp > 1 ? std::max(0.0, collectiveMs("reduce_scatter", kvBytes, cp, cpLink) - 2 * coreMs) : 0.0;
+    // Expert parallelism: tokens to their experts and back, in forward and in backward.
+    const double a2aBytes = B * sh.C * topK * elem;
+    const double epPass = ep > 1 ? 2 * collectiveMs("all_to_all", a2aBytes, ep, epLink) : 0.0;
+    const bool split = p.schedule == "zb-h1" && pp > 1;
+    const bool recompute = p.recompute == Recompute::Full;
+    const int chunks = chunksTotal;
     ScheduleCosts costs;
     costs.forward.resize(static_cast<std::size_t>(chunks));
     costs.backwardInput.resize(static_cast<std::size_t>(chunks));
     costs.backwardWeight.resize(static_cast<std::size_t>(chunks));
+    std::vector<double> tpMsOfChunk(static_cast<std::size_t>(chunks), 0.0);
     for (int c = 0; c < chunks; ++c) {
         const double layers = bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
-        const double flops = layers * layerFlops + (c == chunks - 1 ? headFlops : 0.0);
-        const double f = flops / peak * 1000.0 + layers * 2 * tpCollective;
-        const double recompute = p.recompute == Recompute::Full ? layers * layerFlops / peak * 1000.0 : 0.0;
-        costs.forward[static_cast<std::size_t>(c)] = f;
-        costs.backwardInput[static_cast<std::size_t>(c)] = f + recompute / 2;
-        costs.backwardWeight[static_cast<std::size_t>(c)] = flops / peak * 1000.0 + recompute / 2;
+        const bool embed = c == 0, head = c == chunks - 1;
+        auto tpMs = [&](Pass pass) {
+            return tp > 1 ? tpPass(pass, layers, embed, head, sp, split, recompute, rowBytes, B, tp, sh.C).ms(tp, tpLink) : 0.0;
+        };
+        const double tpF = tpMs(Pass::Forward), tpB = tpMs(Pass::Backward), tpW = tpMs(Pass::Weights);
+        tpMsOfChunk[static_cast<std::size_t>(c)] = tpF + tpB + tpW;
+        const double head_ = head ? headFlops / peak * 1000.0 : 0.0;
+        const double forward = layers * (gemmMs + memoryMs + cpForward + epPass) + head_;
+        const double again = recompute ? layers * (gemmMs + memoryMs) : p.recompute == Recompute::Selective ? layers * coreMs : 0.0;
+        costs.forward[static_cast<std::size_t>(c)] = forward + tpF;
+        // Input gradients: the GEMMs once more and the element-wise backward; weight gradients: the
+        // GEMMs once more (the split schedules run them apart).
+        costs.backwardInput[static_cast<std::size_t>(c)] =
+            layers * (gemmMs + 2 * memoryMs + cpBackward + epPass) + head_ + again + tpB;
+        costs.backwardWeight[static_cast<std::size_t>(c)] = layers * gemmMs + head_ + tpW;
     }
-    costs.transfer = collectiveMs("send_recv", activationBytes / std::max(1, p.sequenceParallel ? tp : 1), 2, ppLink);
+    costs.transfer = collectiveMs("send_recv", rowBytes / (sp ? tp : 1), 2, ppLink);
     const int m_ = p.microBatches;
     double makespan = 0, busy = 0;
     if (pp > 1 && schedule && static_cast<long>(pp) * m_ * v <= 20000) {
@@ -317,69 +506,137 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     }
     e.bubbleMs = makespan - busy;
 
-    // Collectives per step.
-    const double tpCalls = tp > 1 ? 4.0 * (bounds.back() - bounds.front()) / pp * m_ + 2.0 * m_ : 0.0;
-    if (tp > 1)
-        e.collectives.push_back({"tp", p.sequenceParallel ? "all_gather+reduce_scatter" : "all_reduce",
-                                 static_cast<std::uint64_t>(activationBytes * tpCalls), static_cast<int>(tpCalls),
-                                 tpCalls * tpCollective, tpInter});
-    // DP collectives per step as the trainer issues and records them (total bytes a rank sends
-    // in, nccl-tests convention, and calls): exact without tp and pp; per unit of a stage
-    // otherwise. The loss (and with a sharded optimizer the gradient norm) is one 8-byte
-    // all-reduce each.
-    double dpMs = 0;
-    if (dp > 1) {
-        const double elem = mixed ? 2 : 4;
-        auto add = [&](const std::string &op, double bytes, int calls) {
-            const double factor = op == "all_reduce" ? 2.0 * (dp - 1) / dp : double(dp - 1) / dp;
-            const LinkSpec &l = dpLink;
-            const double ms = bytes > 0 ? calls * l.latencyUs / 1000.0 + bytes * factor / (l.bandwidthGBps * 1e9) * 1000.0 : 0.0;
-            e.collectives.push_back({"dp", op, static_cast<std::uint64_t>(bytes), calls, ms, dpInter});
-            dpMs += ms;
-        };
-        const double scalars = p.zero >= 1 ? 16 : 8;
-        const int scalarCalls = p.zero >= 1 ? 2 : 1;
+    // The collectives each stage's ranks issue in a step, as trellis-trainer records them
+    // (communicator groups of one rank record nothing).
+    std::vector<double> dpMsOfStage(static_cast<std::size_t>(pp), 0.0);
+    double tpMsOfStage = 0;
+    auto emit = [&](int stage, const std::string &group, const std::string &op, const Calls &c, int n, const LinkSpec &link,
+                    bool interNode) {
+        if (n <= 1 || c.calls <= 0)
+            return 0.0;
+        const double ms = callsMs(op == "send" || op == "recv" ? "send_recv" : op, c, n, link);
+        e.collectives.push_back({group, op, static_cast<std::uint64_t>(c.bytes), static_cast<int>(c.calls),
+                                 op == "recv" ? 0.0 : ms, interNode, pp > 1 ? stage : -1});
+        return ms;
+    };
+    const double scalar = 8; // a double: the loss, a squared norm
+    // Without tp and pp the world is the DP group: the loss (and the sharded norm) go there.
+    const bool worldIsDp = tp == 1 && pp == 1 && cp == 1;
+    for (int stage = 0; stage < pp; ++stage) {
+        const int st = pp > 1 ? stage : -1;
+        // Tensor parallelism.
+        if (tp > 1) {
+            TpPass total;
+            for (int c = stage; c < chunks; c += pp) {
+                const double layers = bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
+                for (Pass pass : {Pass::Forward, Pass::Backward, Pass::Weights}) {
+                    const TpPass t = tpPass(pass, layers, c == 0, c == chunks - 1, sp, split, recompute, rowBytes, B, tp, sh.C);
+                    total.allReduce.add(t.allReduce, m_);
+                    total.allGather.add(t.allGather, m_);
+                    total.reduceScatter.add(t.reduceScatter, m_);
+                }
+            }
+            total.allReduce.add(1, scalar); // the gradient norm's sum over the group
+            double ms = emit(st, "tp", "all_gather", total.allGather, tp, tpLink, tpInter);
+            ms += emit(st, "tp", "reduce_scatter", total.reduceScatter, tp, tpLink, tpInter);
+            ms += emit(st, "tp", "all_reduce", total.allReduce, tp, tpLink, tpInter);
+            tpMsOfStage = std::max(tpMsOfStage, ms);
+        }
+        if (cp > 1) {
+            Calls gather, scatter;
+            gather.add(m_ * (bounds.back() - bounds.front()) / pp, kvBytes);
+            scatter.add(m_ * (bounds.back() - bounds.front()) / pp, kvBytes);
+            emit(st, "cp", "all_gather", gather, cp, cpLink, cpInter);
+            emit(st, "cp", "reduce_scatter", scatter, cp, cpLink, cpInter);
+        }
+        if (ep > 1) {
+            Calls a2a;
+            a2a.add(4.0 * m_ * (bounds.back() - bounds.front()) / pp, a2aBytes);
+            emit(st, "ep", "all_to_all", a2a, ep, epLink, epInter);
+        }
+        // Data parallelism: gradient reduction (ZeRO: reduce-scatter and the parameters'
+        // all-gather), and the scalars.
+        const double g = trainerLayout ? 4.0 : gradBytes;
+        double dpMs = 0;
         if (pp == 1 && p.zero <= 1) {
-            const double padded = static_cast<double>(roundUp(local, static_cast<std::uint64_t>(dp)));
-            const int buckets = static_cast<int>(bucketCount(local, dp, p));
+            const double paddedLocal = static_cast<double>(roundUp(local, static_cast<std::uint64_t>(dp)));
+            const double buckets = static_cast<double>(bucketCount(local, dp, p));
+            Calls reduce, gather, scalars;
+            reduce.add(buckets, paddedLocal * g / buckets);
+            if (worldIsDp) {
+                scalars.add(1, scalar); // the loss
+                if (p.zero == 1)
+                    scalars.add(1, scalar); // the norm of the owned gradients
+            }
             if (p.zero == 0) {
-                add("all_reduce", padded * elem + scalars, buckets + scalarCalls);
+                Calls all = reduce;
+                all.add(scalars.calls, scalar);
+                dpMs += emit(st, "dp", "all_reduce", all, dp, dpLink, dpInter);
             } else {
-                add("reduce_scatter", padded * elem, buckets);
-                add("all_gather", padded * elem, buckets);
-                add("all_reduce", scalars, scalarCalls);
+                gather = reduce;
+                dpMs += emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
+                dpMs += emit(st, "dp", "all_gather", gather, dp, dpLink, dpInter);
+                dpMs += emit(st, "dp", "all_reduce", scalars, dp, dpLink, dpInter);
             }
         } else if (pp == 1) {
-            const auto unit = [&](std::uint64_t size) { return static_cast<double>(roundUp(size, static_cast<std::uint64_t>(dp))); };
-            const double units = unit(sh.embedding()) + static_cast<double>(sh.L) * unit(sh.layer()) + unit(sh.final());
-            const int count = static_cast<int>(sh.L) + 2;
-            add("reduce_scatter", units * elem * m_, count * m_); // every micro-batch
-            if (p.zero == 2)
-                add("all_gather", units * elem, count);
-            else // roots once a step, every layer for each forward and each backward
-                add("all_gather", (unit(sh.embedding()) + unit(sh.final()) + 2.0 * m_ * sh.L * unit(sh.layer())) * elem,
-                    2 + 2 * m_ * static_cast<int>(sh.L));
-            add("all_reduce", scalars, scalarCalls);
+            Calls reduce, gather, scalars;
+            for (std::uint64_t size : unitsOf(0))
+                reduce.add(m_, static_cast<double>(padded(size)) * g); // every micro-batch
+            const std::vector<std::uint64_t> units = unitsOf(0);
+            if (p.zero == 2) {
+                for (std::uint64_t size : units)
+                    gather.add(1, static_cast<double>(padded(size)) * g);
+            } else { // roots once a step, every layer for each forward and each backward
+                gather.add(1, static_cast<double>(padded(units.front())) * g);
+                gather.add(1, static_cast<double>(padded(units.back())) * g);
+                gather.add(2.0 * m_ * static_cast<double>(sh.L), static_cast<double>(padded(sh.layer())) * g);
+            }
+            scalars.add(worldIsDp ? 2 : 1, scalar);
+            dpMs += emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
+            dpMs += emit(st, "dp", "all_gather", gather, dp, dpLink, dpInter);
+            dpMs += emit(st, "dp", "all_reduce", scalars, dp, dpLink, dpInter);
         } else {
-            const double gradientBytes = static_cast<double>(e.memory.front().gradients);
-            if (p.zero == 0) {
-                add("all_reduce", gradientBytes, 1);
+            Calls reduce, scalars;
+            for (std::uint64_t size : unitsOf(stage))
+                reduce.add(1, static_cast<double>(padded(size)) * g);
+            if (p.zero == 1) {
+                scalars.add(1, scalar);
+                dpMs += emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
+                dpMs += emit(st, "dp", "all_gather", reduce, dp, dpLink, dpInter);
+                dpMs += emit(st, "dp", "all_reduce", scalars, dp, dpLink, dpInter);
             } else {
-                add("reduce_scatter", gradientBytes, 1);
-                add("all_gather", gradientBytes, 1);
+                dpMs += emit(st, "dp", "all_reduce", reduce, dp, dpLink, dpInter);
             }
         }
+        dpMsOfStage[static_cast<std::size_t>(stage)] = dpMs;
+        // Pipeline: activations forward and gradients back between neighbouring chunks, the tied
+        // embedding's gradients between the end stages, the norm's sum.
+        if (pp > 1) {
+            Calls sends;
+            for (int c = stage; c < chunks; c += pp)
+                sends.add(m_ * ((c != chunks - 1 ? 1 : 0) + (c != 0 ? 1 : 0)), rowBytes / (sp ? tp : 1));
+            if (!sh.llama && (stage == 0 || stage == pp - 1))
+                sends.add(1, static_cast<double>(padded(sh.embedding())) * g);
+            Calls norm;
+            norm.add(1, scalar);
+            emit(stage, "pp", "send", sends, pp, ppLink, ppInter);
+            emit(stage, "pp", "recv", sends, pp, ppLink, ppInter);
+            emit(stage, "pp", "all_reduce", norm, pp, ppLink, ppInter);
+        }
+        if (!worldIsDp) {
+            Calls loss;
+            loss.add(1, scalar);
+            emit(st, "world", "all_reduce", loss, p.worldSize(), p.worldSize() > perNode ? inter : intra, p.worldSize() > perNode);
+        }
     }
-    if (pp > 1)
-        e.collectives.push_back({"pp", "send_recv", static_cast<std::uint64_t>(activationBytes * 2 * m_ * v), 2 * m_ * v,
-                                 2.0 * m_ * v * costs.transfer, ppInter});
+    const double dpMs = *std::max_element(dpMsOfStage.begin(), dpMsOfStage.end());
     // DP reduction overlaps the last backward without a pipeline (bucketed); after the flush with one.
     const double lastBackward = costs.backwardInput.back() + costs.backwardWeight.back();
     const double hidden = pp == 1 && p.overlapGradReduce ? std::min(dpMs, 0.8 * lastBackward * (bounds.back() > 0 ? 1 : 0)) : 0.0;
     // Breakdown: compute + exposed communication (TP on the critical path, DP not hidden) + bubble.
-    const double tpMs = tp > 1 ? tpCalls * tpCollective : 0.0;
+    const double tpMs = std::min(tpMsOfStage, busy);
     e.computeMs = std::max(0.0, busy - tpMs);
-    e.exposedCommMs = std::min(tpMs, busy) + dpMs - hidden;
+    e.exposedCommMs = tpMs + dpMs - hidden;
     e.stepMs = makespan + dpMs - hidden;
     if (!(e.stepMs > 0))
         e.stepMs = 1e-6;

@@ -3,14 +3,20 @@
 // group and collective, the pipeline bubble from the schedule simulator, and from them the step
 // time, tokens/s, MFU and the cost of the run. No Qt; the CLI, the GUI and the planner share it.
 //
-// Memory follows trellis-trainer's own accounting exactly (fp32 parameters, gradients and the two
-// Adam moments; ZeRO chunks of padded buckets or units; tensor-parallel shards; pipeline stages
-// with the tied embedding on both ends; one set of activations per micro-batch in flight as the
-// schedule's lists keep them). Time is a roofline: compute at an efficiency of the device's peak,
-// collectives at latency + bytes × the nccl-tests bus factor / link bandwidth of the tier the
-// group spans (intra- or inter-node), TP collectives on the critical path, pipeline transfers in
-// the schedule simulation, DP gradient reduction overlapped with the last backward when
-// overlap_grad_reduce is on.
+// Memory follows trellis-trainer's own accounting exactly on a CPU cluster (fp32 parameters,
+// gradients and the two Adam moments; ZeRO chunks of padded buckets or units; tensor-parallel
+// shards; pipeline stages with the tied embedding on both ends; one set of activations per
+// micro-batch in flight as the schedule's lists keep them). On GPUs, which the trainer does not
+// run yet, activations follow a Megatron-LM-style implementation in the plan's precision
+// (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
+// §4: 34·s·b·h + 5·a·s²·b bytes a layer in 16-bit, generalised to the ffn width, grouped-query
+// attention, SwiGLU, experts, sequence and context parallelism and the recompute policy).
+// The collectives a rank issues (group, operation, bytes, calls) are those trellis-trainer records
+// for the plan, per stage. Time is a roofline: GEMM FLOPs at the device's GEMM efficiency, plus
+// the element-wise passes over activations at its memory bandwidth (GPUs), collectives at
+// latency + bytes × the nccl-tests bus factor / link bandwidth of the tier the group spans,
+// TP, CP and EP collectives on the critical path, pipeline transfers in the schedule simulation,
+// DP gradient reduction overlapped with the last backward when overlap_grad_reduce is on.
 #pragma once
 
 #include "plan/plan.h"
@@ -28,29 +34,32 @@ struct DeviceSpec {
     double peakTflopsFp32 = 0;
     double peakTflopsBf16 = 0;
     double memoryGB = 0;
-    double efficiency = 0.5; // achieved / peak for the model's GEMMs
+    double efficiency = 0.5;       // achieved / peak for the model's GEMMs
+    double memoryBandwidthGBps = 0; // achievable HBM bandwidth for element-wise passes; 0: not modelled (CPU)
 };
 // Known devices by gpu_model ("H100-SXM", "A100-SXM", "A100-PCIe", "H200-SXM") and "cpu".
 DeviceSpec deviceFor(const ClusterSpec &cluster);
 
 struct StageMemory {
     int stage = 0;
-    std::uint64_t parameters = 0, gradients = 0, optimizer = 0, activations = 0;
-    std::uint64_t total() const { return parameters + gradients + optimizer + activations; }
+    std::uint64_t parameters = 0, gradients = 0, optimizer = 0, activations = 0, commBuffers = 0;
+    std::uint64_t total() const { return parameters + gradients + optimizer + activations + commBuffers; }
 };
 
 struct CollectiveEstimate {
-    std::string group; // "tp", "dp", "pp"
-    std::string op;    // "all_reduce", "reduce_scatter", "all_gather", "send_recv"
+    std::string group; // "tp", "cp", "ep", "dp", "pp", "world"
+    std::string op;    // "all_reduce", "reduce_scatter", "all_gather", "all_to_all", "send", "recv"
     std::uint64_t bytes = 0; // a step's total over its calls, per rank (nccl-tests convention, as CollectiveStats)
     int callsPerStep = 0;
     double msPerStep = 0;
     bool interNode = false;
+    int stage = -1; // the pipeline stage whose ranks issue it; -1: every rank alike
 };
 
 struct Estimate {
     std::vector<StageMemory> memory; // per pipeline stage, DP rank 0 and TP rank 0
     std::uint64_t parametersTotal = 0;
+    std::uint64_t parametersActive = 0; // a token's path: top_k experts of a mixture
     double modelFlopsPerStep = 0;    // 6N·tokens + attention (Kaplan / Narayanan)
     double hardwareFlopsPerStep = 0; // with recompute's extra forward
     std::vector<CollectiveEstimate> collectives;
@@ -87,8 +96,8 @@ std::string calibrationJson(const std::vector<CalibrationEntry> &entries);
 // measured with the plan's world size, or the nearest one. Other clusters are left alone.
 void applyCalibration(const std::vector<CalibrationEntry> &entries, Plan &plan, DeviceSpec &device);
 
-// Per-rank parameter count of the trainer's decoder for a tensor-parallel degree (tp shards of
-// the vocabulary, heads and MLP width; everything else replicated).
-std::uint64_t localParameterCount(const ModelSpec &model, int tp);
+// Per-rank parameter count for a tensor-parallel degree (tp shards of the vocabulary, heads and
+// MLP width; everything else replicated) and an expert-parallel degree (ep shards the experts).
+std::uint64_t localParameterCount(const ModelSpec &model, int tp, int ep = 1);
 
 } // namespace trellis::plan

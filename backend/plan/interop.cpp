@@ -577,6 +577,11 @@ const std::map<std::string, Arg, std::less<>> &megatronFlags()
         {"--make-vocab-size-divisible-by", Arg::Positive},
         {"--num-experts", Arg::Positive},
         {"--moe-router-topk", Arg::Positive},
+        {"--swiglu", Arg::Switch},
+        {"--normalization", Arg::Text},
+        {"--position-embedding-type", Arg::Text},
+        {"--untie-embeddings-and-output-weights", Arg::Switch},
+        {"--disable-bias-linear", Arg::Switch},
         // Precision and recompute.
         {"--bf16", Arg::Switch},
         {"--fp16", Arg::Switch},
@@ -777,8 +782,27 @@ void readModel(MegatronLine &line, ModelSpec &m)
     } else if (topK) {
         m.moe.topK = *topK;
     }
-    if (layers || hidden || heads || groups || line.on("--group-query-attention") || ffn || seq || positions || vocab || experts || topK)
+    // The Llama recipe (SwiGLU, RMSNorm, rotary positions, untied head, no biases) is Trellis'
+    // llama architecture; --swiglu decides, the other parts are expected with it.
+    const auto norm = line.text("--normalization");
+    const auto positionType = line.text("--position-embedding-type");
+    const bool llamaFlags = line.on("--swiglu") || line.on("--untie-embeddings-and-output-weights") ||
+                            line.on("--disable-bias-linear") || (norm && *norm == "RMSNorm") || (positionType && *positionType == "rope");
+    if (line.on("--swiglu")) {
+        m.arch = kArchLlama;
+        if (!norm || *norm != "RMSNorm" || !line.on("--untie-embeddings-and-output-weights") || !line.on("--disable-bias-linear"))
+            line.warn("--swiglu is planned as the llama architecture (RMSNorm, untied head, no biases), which the other "
+                      "flags here do not all ask for");
+    } else if (llamaFlags) {
+        line.warn("without --swiglu the model is planned as the gpt architecture; RMSNorm, rotary positions, the untied "
+                  "head and bias-free linears are not modelled apart");
+    }
+    if (layers || hidden || heads || groups || line.on("--group-query-attention") || ffn || seq || positions || vocab || experts ||
+        topK || llamaFlags) {
         m.preset.clear();
+        if (!line.on("--swiglu"))
+            m.arch = kArchGpt;
+    }
 }
 
 // Megatron pads the vocabulary to a multiple of --make-vocab-size-divisible-by × tp.
@@ -993,6 +1017,9 @@ std::string toMegatronArgs(const Plan &p)
       << " --vocab-size " << m.vocab;
     if (m.vocab % (128LL * ps.tp) != 0) s << " --make-vocab-size-divisible-by 1"; // keep the vocabulary as it is
     if (m.moe.experts > 0) s << " --num-experts " << m.moe.experts << " --moe-router-topk " << m.moe.topK;
+    if (m.arch == kArchLlama)
+        s << " --swiglu --normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights"
+             " --disable-bias-linear";
 
     s << " --micro-batch-size " << ps.microBatchSize << " --global-batch-size " << ps.globalBatch();
     if (ps.precision == Precision::Bf16) s << " --bf16";

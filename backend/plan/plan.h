@@ -18,8 +18,16 @@ struct MoeSpec {
     bool operator==(const MoeSpec &) const = default;
 };
 
+// The decoder's architecture. gpt: LayerNorm with biases, GELU MLP, learned positions, the head
+// tied to the embedding (what trellis-trainer builds). llama: RMSNorm, no biases, SwiGLU MLP (three
+// matrices of width ffn), rotary positions, an untied head; the cost model plans it, the trainer
+// does not run it yet.
+inline constexpr const char *kArchGpt = "gpt";
+inline constexpr const char *kArchLlama = "llama";
+
 struct ModelSpec {
     std::string preset; // informative once resolved; the explicit fields below are authoritative
+    std::string arch = kArchGpt;
     int layers = 0;
     int hidden = 0;
     int heads = 0;
@@ -157,9 +165,12 @@ struct Plan {
     bool operator==(const Plan &) const = default;
 };
 
-// Parameters of the GPT-style decoder trellis-trainer builds for `model` (tied embeddings,
-// biases, learned positions): V·C + S·C + 2C + L·(4C² + 2C·F + 9C + F).
+// Parameters of the decoder `model` describes, every expert counted. For the gpt architecture
+// (tied embeddings, biases, learned positions) V·C + S·C + 2C + L·(4C² + 2C·F + 9C + F) with
+// kv_heads = heads; grouped-query attention shrinks the k and v projections to kv_heads heads.
 std::uint64_t parameterCount(const ModelSpec &model);
+// Parameters one token passes through (top_k of the experts; all of a dense model).
+std::uint64_t activeParameterCount(const ModelSpec &model);
 
 const char *toString(DeviceKind kind);
 const char *toString(Recompute recompute);

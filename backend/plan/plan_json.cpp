@@ -212,6 +212,7 @@ void readModel(ObjectReader r, ModelSpec &m, Diagnostics &d)
         }
     }
     const bool explicitRequired = m.preset.empty();
+    r.read("arch", m.arch);
     r.read("layers", m.layers, explicitRequired);
     r.read("hidden", m.hidden, explicitRequired);
     r.read("heads", m.heads, explicitRequired);
@@ -456,7 +457,7 @@ std::string planToJson(const Plan &p, int indent)
     j["schema"] = p.schema;
     j["name"] = p.name;
     const ModelSpec &m = p.model;
-    j["model"] = {{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
+    j["model"] = {{"arch", m.arch}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
                   {"ffn", m.ffn},       {"seq_len", m.seqLen}, {"vocab", m.vocab}};
     if (!m.preset.empty())
         j["model"]["preset"] = m.preset; // explicit fields below override it on load
@@ -541,12 +542,28 @@ Result<bool> savePlanFile(const Plan &plan, const std::string &path)
     return true;
 }
 
-std::uint64_t parameterCount(const ModelSpec &m)
+namespace {
+std::uint64_t countParameters(const ModelSpec &m, std::uint64_t experts)
 {
     const std::uint64_t V = static_cast<std::uint64_t>(m.vocab), C = static_cast<std::uint64_t>(m.hidden),
                         F = static_cast<std::uint64_t>(m.ffn), S = static_cast<std::uint64_t>(m.seqLen),
                         L = static_cast<std::uint64_t>(m.layers);
-    return V * C + S * C + 2 * C + L * (4 * C * C + 2 * C * F + 9 * C + F);
+    const std::uint64_t K = m.heads > 0 ? C / static_cast<std::uint64_t>(m.heads) * static_cast<std::uint64_t>(m.kvHeads) : C;
+    const std::uint64_t router = m.moe.experts > 0 ? C * static_cast<std::uint64_t>(m.moe.experts) : 0;
+    if (m.arch == kArchLlama) // RMSNorm gains, q k v o without biases, SwiGLU, untied head
+        return 2 * V * C + C + L * (2 * C + C * (C + 2 * K) + C * C + experts * 3 * C * F + router);
+    return V * C + S * C + 2 * C + L * (4 * C + C * (C + 2 * K) + (C + 2 * K) + C * C + C + experts * (2 * C * F + F + C) + router);
+}
+} // namespace
+
+std::uint64_t parameterCount(const ModelSpec &m)
+{
+    return countParameters(m, m.moe.experts > 0 ? static_cast<std::uint64_t>(m.moe.experts) : 1);
+}
+
+std::uint64_t activeParameterCount(const ModelSpec &m)
+{
+    return countParameters(m, m.moe.experts > 0 ? static_cast<std::uint64_t>(m.moe.topK) : 1);
 }
 
 const char *toString(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "cpu"; }

@@ -61,6 +61,8 @@ void checkModel(const ModelSpec &m, Checker &c)
     ok = ok && c.atMost("model.layers", m.layers, 4096) && c.atMost("model.hidden", m.hidden, 1 << 20) &&
          c.atMost("model.ffn", m.ffn, 1 << 22) && c.atMost("model.seq_len", m.seqLen, 1 << 24) &&
          c.atMost("model.vocab", m.vocab, 1 << 24) && c.atMost("model.heads", m.heads, 4096);
+    if (m.arch != kArchGpt && m.arch != kArchLlama)
+        c.error("model.arch", "unknown architecture '" + m.arch + "' (expected gpt or llama)");
     if (!ok)
         return;
     if (m.hidden % m.heads != 0)
@@ -264,6 +266,7 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
     if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");
     if (plan.model.kvHeads != plan.model.heads) unsupported("model.kv_heads", "grouped-query attention");
+    if (plan.model.arch != kArchGpt) unsupported("model.arch", "the '" + plan.model.arch + "' architecture");
     for (std::size_t i = 0; i < plan.cluster.nodes.size(); ++i)
         if (plan.cluster.nodes[i].device == DeviceKind::Cuda)
             unsupported("cluster.nodes[" + std::to_string(i) + "].device", "the CUDA device");

@@ -12,7 +12,10 @@ namespace {
 ModelSpec model(const char *name, int layers, int hidden, int heads, int kvHeads, int ffn,
                 int seqLen, int vocab, MoeSpec moe = {})
 {
-    return ModelSpec{name, layers, hidden, heads, kvHeads, ffn, seqLen, vocab, moe};
+    // Llama and Mixtral: RMSNorm, SwiGLU, rotary positions, untied head, no biases.
+    const std::string n = name;
+    const char *arch = n.rfind("llama", 0) == 0 || n.rfind("mixtral", 0) == 0 ? kArchLlama : kArchGpt;
+    return ModelSpec{name, arch, layers, hidden, heads, kvHeads, ffn, seqLen, vocab, moe};
 }
 
 const std::map<std::string, ModelSpec> &modelTable()

@@ -369,6 +369,8 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key, const s
 
 void MpiCommunicator::record(const char *op, std::uint64_t bytes, double ms)
 {
+    if (m_size <= 1)
+        return; // a group of one rank communicates nothing
     for (auto &[key, r] : m_records) {
         if (key == op || std::strcmp(key, op) == 0) {
             r.bytes += bytes;

@@ -168,7 +168,9 @@ int main(int argc, char **argv)
 
     int code = proto::kExitOk;
     {
-        trainer::MpiCommunicator world(MPI_COMM_WORLD, "dp");
+        // The world is the DP group of a purely data-parallel plan; otherwise its own group.
+        const auto &ps = thePlan.parallel;
+        trainer::MpiCommunicator world(MPI_COMM_WORLD, ps.tp == 1 && ps.pp == 1 && ps.cp == 1 ? "dp" : "world");
         trainer::Trainer t(thePlan, options, world);
         code = t.run();
     }

@@ -269,6 +269,110 @@ private slots:
         QCOMPARE(compared, zero == 0 ? 1 : 3);
     }
 
+    // Every collective a rank issues in a step — group, operation, bytes and calls — and every
+    // memory category are what the cost model predicts for its pipeline stage, for tensor,
+    // sequence and pipeline parallelism, their combinations, recompute, the split backward of
+    // zb-h1, ZeRO over a pipeline and sharded stages with several micro-batches and odd dp
+    // (padding). ZeRO-2/3 transient buffers depend on when MPI completes a reduction: the
+    // prediction is their worst case, so the measured peak must stay at or under it.
+    void collectivesAndMemoryAsTheTrainerRecords_data()
+    {
+        QTest::addColumn<QString>("parallel");
+        QTest::addColumn<int>("ranks");
+        QTest::addColumn<int>("layers");
+        QTest::newRow("tp2") << R"("tp": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
+        QTest::newRow("tp2 sp recompute") << R"("tp": 2, "sequence_parallel": true, "recompute": "full", "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
+        QTest::newRow("dp2 tp2") << R"("dp": 2, "tp": 2, "micro_batch_size": 2, "micro_batches": 2)" << 4 << 4;
+        QTest::newRow("pp4 interleaved") << R"("pp": 4, "schedule": "interleaved-1f1b", "virtual_stages": 2, "micro_batches": 4)" << 4 << 8;
+        QTest::newRow("zb-h1 tp2 sp") << R"("tp": 2, "pp": 2, "sequence_parallel": true, "schedule": "zb-h1", "micro_batch_size": 2, "micro_batches": 4)" << 4 << 4;
+        QTest::newRow("gpipe tp2 recompute") << R"("tp": 2, "pp": 2, "schedule": "gpipe", "recompute": "full", "micro_batches": 3)" << 4 << 4;
+        QTest::newRow("dp3 pp2 zero1") << R"("dp": 3, "pp": 2, "zero": 1, "micro_batches": 2)" << 6 << 4;
+        QTest::newRow("dp2 tp2 pp2 sp") << R"("dp": 2, "tp": 2, "pp": 2, "sequence_parallel": true, "micro_batch_size": 2, "micro_batches": 4)" << 8 << 4;
+        QTest::newRow("dp3 zero1") << R"("dp": 3, "zero": 1, "bucket_mb": 0.05, "micro_batches": 2)" << 3 << 4;
+        QTest::newRow("dp2 zero2 m2") << R"("dp": 2, "zero": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
+        QTest::newRow("dp3 zero3 m3") << R"("dp": 3, "zero": 3, "micro_batches": 3)" << 3 << 4;
+    }
+    void collectivesAndMemoryAsTheTrainerRecords()
+    {
+        QFETCH(QString, parallel);
+        QFETCH(int, ranks);
+        QFETCH(int, layers);
+        const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('_'));
+        const QString plan = m_dir.filePath(tag + QStringLiteral(".json"));
+        QFile out(plan);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QStringLiteral(R"({
+          "schema": "trellis.plan/1", "name": "%1",
+          "model": {"layers": %2, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
+          "cluster": {"nodes": [{"host": "localhost", "slots": %3}]},
+          "parallel": {%4},
+          "training": {"steps": 3, "lr": 0.001, "min_lr": 0.0001, "seed": 3,
+                       "data": {"source": "text", "path": "%5"}}
+        })")
+                      .arg(tag)
+                      .arg(layers)
+                      .arg(ranks)
+                      .arg(parallel, QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                      .toUtf8());
+        out.close();
+        const QString database = m_dir.filePath(tag + QStringLiteral(".sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        auto loaded = trellis::plan::loadPlanFile(plan.toStdString());
+        QVERIFY(loaded);
+        const auto &p = loaded.value();
+        const auto estimate = trellis::plan::estimatePlan(p, trellis::plan::deviceFor(p.cluster));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        QVERIFY(data);
+        const int perStage = ranks / p.parallel.pp;
+        auto stageOf = [&](int rank) { return p.parallel.pp > 1 ? rank / perStage : -1; };
+        // (stage, group, op) -> (bytes, calls), measured on every rank of the stage alike.
+        QMap<QString, QPair<qint64, int>> measured, predicted;
+        auto key = [](int stage, const QString &group, const QString &op) {
+            return QStringLiteral("stage %1 %2 %3").arg(stage).arg(group, op);
+        };
+        for (const auto &c : h.collectivesOf(data->run.id)) {
+            if (c.step != 3)
+                continue;
+            const QString k = key(stageOf(c.rank), c.group, c.op);
+            if (measured.contains(k))
+                QCOMPARE(measured[k], qMakePair(c.bytes, c.count)); // the same on every rank of the stage
+            measured[k] = qMakePair(c.bytes, c.count);
+        }
+        for (const auto &c : estimate.collectives)
+            predicted[key(c.stage, QString::fromStdString(c.group), QString::fromStdString(c.op))] =
+                qMakePair(qint64(c.bytes), c.callsPerStep);
+        QVERIFY(!measured.isEmpty());
+        QCOMPARE(predicted.keys(), measured.keys());
+        for (auto it = measured.cbegin(); it != measured.cend(); ++it)
+            QVERIFY2(predicted[it.key()] == it.value(),
+                     qPrintable(QStringLiteral("%1: predicted %2 bytes in %3 calls, measured %4 in %5")
+                                    .arg(it.key())
+                                    .arg(predicted[it.key()].first)
+                                    .arg(predicted[it.key()].second)
+                                    .arg(it.value().first)
+                                    .arg(it.value().second)));
+        // Memory by category, rank 0 of every stage.
+        QCOMPARE(int(estimate.memory.size()), p.parallel.pp);
+        for (const auto &s : data->steps) {
+            if (s.step != 3 || s.rank % perStage != 0)
+                continue;
+            const auto &m = estimate.memory[size_t(p.parallel.pp > 1 ? s.rank / perStage : 0)];
+            QCOMPARE(s.memParameters, qint64(m.parameters));
+            QCOMPARE(s.memGradients, qint64(m.gradients));
+            QCOMPARE(s.memOptimizer, qint64(m.optimizer));
+            QCOMPARE(s.memActivations, qint64(m.activations));
+            if (p.parallel.zero >= 2) {
+                QVERIFY2(s.memComm > 0 && s.memComm <= qint64(m.commBuffers),
+                         qPrintable(QStringLiteral("%1 > %2").arg(s.memComm).arg(m.commBuffers)));
+            } else {
+                QCOMPARE(s.memComm, qint64(m.commBuffers));
+            }
+        }
+    }
+
     // A pipeline run through the launcher: bubble and per-stage memory reach the history, the
     // sampled timeline comes back as a Chrome trace with one track per rank and every action of
     // the schedule (8 micro-batches × F and BW on each of 2 stages) per traced step.

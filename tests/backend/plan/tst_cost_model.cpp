@@ -93,7 +93,7 @@ private slots:
     void zeroPaperFigureOne()
     {
         Plan p = planFor("gpt2-124m", "dgx-a100", 8, 64, 1, 1);
-        p.model = {"", 36, 4096, 32, 32, 16384, 2048, 50257, {}};
+        p.model = {"", "gpt", 36, 4096, 32, 32, 16384, 2048, 50257, {}};
         p.parallel.precision = Precision::Bf16;
         QVERIFY(std::abs(double(parameterCount(p.model)) - 7.5e9) / 7.5e9 < 0.01);
         const double published[] = {120.0, 31.4, 16.6, 1.9};

@@ -328,7 +328,7 @@ private slots:
         QCOMPARE(ps.zero, 0);
         QCOMPARE(ps.recompute, Recompute::None);
         const ModelSpec &m = p->model;
-        QCOMPARE(m, (ModelSpec{"", 96, 12288, 96, 96, 4 * 12288, 2048, 51200, {}})); // vocabulary padded as Megatron does
+        QCOMPARE(m, (ModelSpec{"", "gpt", 96, 12288, 96, 96, 4 * 12288, 2048, 51200, {}})); // vocabulary padded as Megatron does
         const TrainingSpec &ts = p->training;
         QCOMPARE(ts.lr, 6e-5);
         QCOMPARE(ts.minLr, 6e-6);
@@ -368,7 +368,7 @@ private slots:
         auto p = fromMegatronArgs("python pretrain_gpt.py --num-layers 24 --hidden-size 1024 --num-attention-heads 16 --micro-batch-size 4",
                                   llama, &warnings);
         QVERIFY2(p, p.errorText().c_str());
-        QCOMPARE(p->model, (ModelSpec{"", 24, 1024, 16, 16, 4096, 4096, 32000, {}}));
+        QCOMPARE(p->model, (ModelSpec{"", "gpt", 24, 1024, 16, 16, 4096, 4096, 32000, {}}));
         QCOMPARE(p->parallel.dp, 8);
         QCOMPARE(p->parallel.microBatches, 1);
         QCOMPARE(p->training, llama.training);
@@ -510,7 +510,8 @@ private slots:
                                 "--sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --num-layers 80 --hidden-size 8192 "
                                 "--num-attention-heads 64 --group-query-attention --num-query-groups 8 --ffn-hidden-size 28672 "
                                 "--seq-length 4096 --max-position-embeddings 4096 --vocab-size 32000 --make-vocab-size-divisible-by 1 "
-                                "--micro-batch-size 1 --global-batch-size 8 --bf16 --recompute-granularity full --recompute-method uniform "
+                                "--swiglu --normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights "
+                                "--disable-bias-linear --micro-batch-size 1 --global-batch-size 8 --bf16 --recompute-granularity full --recompute-method uniform "
                                 "--recompute-num-layers 1 --lr 0.001 --min-lr 1e-04 --lr-decay-style cosine --lr-warmup-iters 0 "
                                 "--train-iters 100 --weight-decay 0.1 --adam-beta1 0.9 --adam-beta2 0.95 --adam-eps 1e-08 --clip-grad 1 "
                                 "--seed 1234 --save-interval 100 --save '/ckpt' --load '/ckpt'"));
