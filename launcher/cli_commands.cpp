@@ -430,16 +430,18 @@ int cmdSearch(const Args &a)
         out().flush();
         return 1;
     }
-    out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9  %10 %11  why\n")
+    out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9 %10 %11  %12 %13  why\n")
                  .arg(QStringLiteral("#"), 3)
                  .arg(QStringLiteral("dp"), 5)
                  .arg(QStringLiteral("tp"), 3)
                  .arg(QStringLiteral("pp"), 3)
+                 .arg(QStringLiteral("cp"), 3)
+                 .arg(QStringLiteral("ep"), 3)
                  .arg(QStringLiteral("zero"), 4)
                  .arg(QStringLiteral("schedule"), -18)
                  .arg(QStringLiteral("mbs"), 3)
                  .arg(QStringLiteral("m"), 5)
-                 .arg(QStringLiteral("recomp"), -6)
+                 .arg(QStringLiteral("recompute"), -9)
                  .arg(QStringLiteral("tokens/s"), 12)
                  .arg(QStringLiteral("GB/rank"), 8);
     int rank = 1;
@@ -450,16 +452,18 @@ int cmdSearch(const Args &a)
             peak = std::max(peak, m.total());
         const QString schedule = p.pp > 1 ? QString::fromStdString(p.schedule) + (p.virtualStages > 1 ? QStringLiteral(" v%1").arg(p.virtualStages) : QString())
                                           : QStringLiteral("-");
-        out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9  %10 %11  %12\n")
+        out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9 %10 %11  %12 %13  %14\n")
                      .arg(rank++, 3)
                      .arg(p.dp, 5)
                      .arg(p.tp, 3)
                      .arg(p.pp, 3)
+                     .arg(p.cp, 3)
+                     .arg(p.ep, 3)
                      .arg(p.zero, 4)
                      .arg(schedule, -18)
                      .arg(p.microBatchSize, 3)
                      .arg(p.microBatches, 5)
-                     .arg(p.recompute == plan::Recompute::Full ? QStringLiteral("full") : QStringLiteral("none"), -6)
+                     .arg(QString::fromLatin1(plan::toString(p.recompute)), -9)
                      .arg(QString::number(c.estimate.tokensPerS, 'f', 0), 12)
                      .arg(QString::number(static_cast<double>(peak) / 1e9, 'f', 1), 8)
                      .arg(QString::fromStdString(c.reason));

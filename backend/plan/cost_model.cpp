@@ -219,9 +219,9 @@ DeviceSpec deviceFor(const ClusterSpec &cluster)
     if (model == "H200-SXM")
         return {"H200-SXM", 67, 989, 141, 0.62, 0.8 * 4800};
     if (model == "A100-SXM")
-        return {"A100-SXM", 19.5, 312, 80, 0.70, 0.8 * 2039};
+        return {"A100-SXM", 19.5, 312, 80, 0.67, 0.8 * 2039};
     if (model == "A100-PCIe")
-        return {"A100-PCIe", 19.5, 312, 80, 0.63, 0.8 * 1935};
+        return {"A100-PCIe", 19.5, 312, 80, 0.60, 0.8 * 1935};
     if (cuda)
         return {model.empty() ? "GPU" : model, 19.5, 312, 40, 0.6, 0.8 * 1555};
     // A CPU core with OpenBLAS: tens of GFLOP/s in fp32; `trellis-cli calibrate` measures it.
@@ -268,24 +268,33 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         const std::uint64_t headFloats = head ? bt * C + 2 * rows + 2 * bt * sh.Vl + bt : 0;
         return (rows * C + layersInner + rows * C * layers + headFloats) * 4;
     };
-    auto megatronInstance = [&](std::uint64_t layers, bool embed, bool head) -> std::uint64_t {
-        const double B = static_cast<double>(bt), C = static_cast<double>(sh.C), rep = sp ? 1.0 / tp : 1.0;
+    // A Megatron-style layer's activations for one micro-batch, and what full recompute keeps.
+    const double repRows = sp ? 1.0 / tp : 1.0;
+    const double megatronInput = static_cast<double>(bt) * sh.C * repRows * elem;
+    const double megatronLayer = [&] {
+        const double B = static_cast<double>(bt);
         // Norm inputs, the qkv and MLP inputs (split with sequence parallelism), dropout masks.
-        const double replicated = B * C * rep * (4 * elem + (dropout ? 2 : 0));
+        const double replicated = B * sh.C * repRows * (4 * elem + (dropout ? 2 : 0));
         // q, k, v, the projection's input, the MLP's hidden activations (three for SwiGLU).
         const double split = B * elem * (2.0 * sh.Cq + 2.0 * sh.Kq) + topK * B * sh.Fl * elem * (sh.llama ? 3 : 2);
         // Softmax output (and dropout mask and output): the core attention selective recompute redoes.
         const double scores = p.recompute == Recompute::Selective ? 0.0 : sh.NHl * B * sh.S * (dropout ? 2 * elem + 1 : elem);
-        const double layer = replicated + split + scores;
-        const double input = B * C * rep * elem;
-        const double stored = p.recompute == Recompute::Full ? layers * input + (layers > 0 ? layer : 0) : layers * layer;
-        const double embedding = embed && dropout ? B * C * rep : 0.0;
-        const double out = head ? 2 * B * C * rep * elem + 4.0 * B * sh.Vl : 0.0; // norm, head input, fp32 logits
+        return replicated + split + scores;
+    }();
+    auto megatronInstance = [&](std::uint64_t layers, bool embed, bool head) -> std::uint64_t {
+        const double B = static_cast<double>(bt);
+        // Full recompute keeps each layer's input; the layer being recomputed holds the rest, once
+        // a stage (recomputeWorkingSet), since one micro-batch at a time runs its backward.
+        const double stored = static_cast<double>(layers) * (p.recompute == Recompute::Full ? megatronInput : megatronLayer);
+        const double embedding = embed && dropout ? B * sh.C * repRows : 0.0;
+        const double out = head ? 2 * B * sh.C * repRows * elem + 4.0 * B * sh.Vl : 0.0; // norm, head input, fp32 logits
         return static_cast<std::uint64_t>(stored + embedding + out);
     };
     auto instanceBytes = [&](std::uint64_t layers, bool embed, bool head) {
         return trainerLayout ? trainerInstance(layers, head) : megatronInstance(layers, embed, head);
     };
+    const std::uint64_t recomputeWorkingSet =
+        !trainerLayout && p.recompute == Recompute::Full ? static_cast<std::uint64_t>(megatronLayer - megatronInput) : 0;
 
     // Memory per stage (DP rank 0, TP rank 0).
     std::vector<int> bounds{0, static_cast<int>(m.layers)};
@@ -353,11 +362,14 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                     mem.commBuffers += (padded(units.front()) + padded(units.back()) + 2 * padded(sh.layer())) * 4;
             }
             mem.activations = instanceBytes(sh.L, true, true);
+            mem.activations += recomputeWorkingSet;
         } else {
+            // ZeRO over a pipeline: stage 1 as the trainer runs it; 2 and 3 (which it does not)
+            // shard gradients and parameters per unit likewise.
             for (std::uint64_t size : units) {
-                mem.parameters += padded(size) * 4;
-                mem.gradients += padded(size) * 4;
-                mem.optimizer += (p.zero == 1 ? ownedOfUnit(size, dp, 0) : size) * 8;
+                mem.parameters += (p.zero == 3 ? padded(size) / dp : padded(size)) * 4;
+                mem.gradients += (p.zero >= 2 ? padded(size) / dp : padded(size)) * 4;
+                mem.optimizer += (p.zero >= 1 ? ownedOfUnit(size, dp, 0) : size) * 8;
             }
             std::map<int, int> instances;
             if (schedule) {
@@ -377,6 +389,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                                                                bounds[static_cast<std::size_t>(chunk)]);
                 mem.activations += static_cast<std::uint64_t>(count) * instanceBytes(layers, chunk == 0, chunk == chunksTotal - 1);
             }
+            mem.activations += recomputeWorkingSet;
         }
         if (mixed) { // bf16/fp16 weights and gradients, fp32 master weights with the moments
             mem.parameters = mem.parameters / 4 * static_cast<std::uint64_t>(paramBytes);

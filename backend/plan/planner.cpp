@@ -35,8 +35,14 @@ std::string reasonFor(const Plan &plan, const Estimate &e, const DeviceSpec &dev
     }
     if (p.zero > 0)
         parts.push_back("ZeRO-" + std::to_string(p.zero) + " over dp=" + std::to_string(p.dp));
+    if (p.cp > 1)
+        parts.push_back("cp=" + std::to_string(p.cp) + " splits the " + std::to_string(plan.model.seqLen) + "-token sequence");
+    if (p.ep > 1)
+        parts.push_back("ep=" + std::to_string(p.ep) + " spreads the experts");
     if (p.recompute == Recompute::Full)
         parts.emplace_back("full recompute");
+    else if (p.recompute == Recompute::Selective)
+        parts.emplace_back("selective recompute");
     std::uint64_t peak = 0;
     for (const auto &m : e.memory)
         peak = std::max(peak, m.total());
@@ -74,48 +80,74 @@ SearchResult searchPlans(const SearchRequest &request)
         base.training.data.source = "synthetic";
 
     for (int tp : divisors(world)) {
-        if (m.heads % tp || (m.kvHeads > 0 && m.kvHeads % tp) || m.vocab % tp || m.ffn % tp)
+        if (m.heads % tp || (m.kvHeads > 0 && m.kvHeads % tp) || m.ffn % tp)
             continue;
-        for (int pp : divisors(world / tp)) {
-            if (pp > m.layers)
+        ModelSpec model = m;
+        if (model.vocab % tp) {
+            if (!cuda)
+                continue; // trellis-trainer splits the vocabulary as it is
+            // Megatron-LM pads the vocabulary to a multiple of 128 × tp.
+            const int multiple = 128 * tp;
+            model.vocab = (model.vocab + multiple - 1) / multiple * multiple;
+        }
+        for (int cp : divisors(world / tp)) {
+            // Context parallelism splits long sequences: at least 1024 tokens a rank.
+            if (cp > 1 && (m.seqLen % cp || m.seqLen / cp < 1024))
                 continue;
-            const int dp = world / tp / pp;
-            for (int mbs : {1, 2, 4, 8}) {
-                if (globalBatch % (mbs * dp))
+            for (int pp : divisors(world / tp / cp)) {
+                if (pp > m.layers)
                     continue;
-                const int micro = globalBatch / (mbs * dp);
-                const std::vector<std::string> schedules =
-                    pp > 1 ? std::vector<std::string>{"1f1b", "interleaved-1f1b", "zb-h1", "gpipe"} : std::vector<std::string>{"1f1b"};
-                for (const std::string &schedule : schedules) {
-                    const int v = schedule == "interleaved-1f1b" ? 2 : 1;
-                    if (v > 1 && (micro % pp || pp * v > m.layers))
+                const int dp = world / tp / cp / pp;
+                for (int ep : divisors(dp)) {
+                    if (ep > 1 && (m.moe.experts == 0 || m.moe.experts % ep))
                         continue;
-                    for (int zero : {0, 1, 2, 3}) {
-                        if (pp > 1 && zero > 1)
-                            continue; // stage-held units are reduced after the flush: ZeRO 0 or 1
-                        for (Recompute recompute : {Recompute::None, Recompute::Full}) {
-                            ++result.considered;
-                            Plan plan = base;
-                            ParallelSpec &p = plan.parallel;
-                            p.dp = dp;
-                            p.tp = tp;
-                            p.pp = pp;
-                            p.zero = zero;
-                            p.schedule = schedule;
-                            p.virtualStages = v;
-                            p.microBatchSize = mbs;
-                            p.microBatches = micro;
-                            p.recompute = recompute;
-                            p.sequenceParallel = tp > 1 && m.seqLen % tp == 0;
-                            p.precision = cuda ? Precision::Bf16 : Precision::Fp32;
-                            if (hasErrors(validatePlan(plan)))
+                    for (int mbs : {1, 2, 4, 8}) {
+                        if (globalBatch % (mbs * dp))
+                            continue;
+                        const int micro = globalBatch / (mbs * dp);
+                        struct Pipe {
+                            const char *schedule;
+                            int v;
+                        };
+                        const std::vector<Pipe> pipes = pp > 1 ? std::vector<Pipe>{{"1f1b", 1}, {"interleaved-1f1b", 2}, {"interleaved-1f1b", 4}, {"zb-h1", 1}, {"gpipe", 1}}
+                                                               : std::vector<Pipe>{{"1f1b", 1}};
+                        for (const Pipe &pipe : pipes) {
+                            const int v = pipe.v;
+                            if (v > 1 && (micro % pp || pp * v > m.layers))
                                 continue;
-                            ++result.valid;
-                            Estimate e = estimatePlan(plan, device, false);
-                            if (!e.warnings.empty())
-                                continue; // does not fit
-                            ++result.fitting;
-                            all.push_back({std::move(plan), std::move(e), {}});
+                            for (int zero : {0, 1, 2, 3}) {
+                                if (pp > 1 && zero > 1)
+                                    continue; // stage-held units are reduced after the flush: ZeRO 0 or 1
+                                if (zero > 0 && dp * cp == 1)
+                                    continue; // nothing to shard over
+                                for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+                                    ++result.considered;
+                                    Plan plan = base;
+                                    plan.model = model;
+                                    ParallelSpec &p = plan.parallel;
+                                    p.dp = dp;
+                                    p.tp = tp;
+                                    p.pp = pp;
+                                    p.cp = cp;
+                                    p.ep = ep;
+                                    p.zero = zero;
+                                    p.schedule = pipe.schedule;
+                                    p.virtualStages = v;
+                                    p.microBatchSize = mbs;
+                                    p.microBatches = micro;
+                                    p.recompute = recompute;
+                                    p.sequenceParallel = tp > 1 && m.seqLen % tp == 0;
+                                    p.precision = cuda ? Precision::Bf16 : Precision::Fp32;
+                                    if (hasErrors(validatePlan(plan)))
+                                        continue;
+                                    ++result.valid;
+                                    Estimate e = estimatePlan(plan, device, false);
+                                    if (!e.warnings.empty())
+                                        continue; // does not fit
+                                    ++result.fitting;
+                                    all.push_back({std::move(plan), std::move(e), {}});
+                                }
+                            }
                         }
                     }
                 }

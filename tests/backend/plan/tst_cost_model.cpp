@@ -1,8 +1,9 @@
 // The cost model and the planner: finite predictions for every preset on every cluster; the
 // pieces add up (step = compute + exposed communication + bubble); the bubble is the schedule
 // simulator's; ZeRO shares fall with dp as the ZeRO paper's formulas say; the search returns
-// valid plans that fit, fastest first, each with a reason. (Agreement with what the trainer
-// measures is checked against real runs in tst_cli.)
+// valid plans that fit, fastest first, each with a reason; parameter counts of the presets, the
+// activation formula and step throughput agree with published figures, each test naming its
+// source. (Agreement with what the trainer measures is checked against real runs in tst_cli.)
 #include "plan/cost_model.h"
 #include "plan/plan_validate.h"
 #include "plan/planner.h"
@@ -104,6 +105,169 @@ private slots:
             qInfo("ZeRO stage %d: predicted %.2f GB of model states a GPU, published %.1f GB", zero, gb, published[zero]);
             QVERIFY(std::abs(gb - published[zero]) / published[zero] < 0.10);
         }
+    }
+
+    // Parameter counts as the model cards and papers give them: GPT-2 124 M (Radford et al. 2019),
+    // GPT-3 175 B (Brown et al. 2020), Llama 2 6.74 / 13.0 / 69.0 B (Touvron et al. 2023, the
+    // released checkpoints' counts), Llama 3 405 B (Dubey et al. 2024), Mixtral 8x7B 46.7 B of
+    // which 12.9 B active (Jiang et al. 2024).
+    void presetParameterCounts_data()
+    {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<double>("total");
+        QTest::addColumn<double>("active");
+        QTest::newRow("gpt2-124m") << "gpt2-124m" << 124.4e6 << 124.4e6;
+        QTest::newRow("gpt3-175b") << "gpt3-175b" << 175.0e9 << 175.0e9;
+        QTest::newRow("llama2-7b") << "llama2-7b" << 6.74e9 << 6.74e9;
+        QTest::newRow("llama2-13b") << "llama2-13b" << 13.0e9 << 13.0e9;
+        QTest::newRow("llama2-70b") << "llama2-70b" << 68.98e9 << 68.98e9;
+        QTest::newRow("llama3-405b") << "llama3-405b" << 405.0e9 << 405.0e9;
+        QTest::newRow("mixtral-8x7b") << "mixtral-8x7b" << 46.7e9 << 12.9e9;
+    }
+    void presetParameterCounts()
+    {
+        QFETCH(QString, preset);
+        QFETCH(double, total);
+        QFETCH(double, active);
+        const ModelSpec m = *modelPreset(preset.toStdString());
+        const double n = double(parameterCount(m)), a = double(activeParameterCount(m));
+        qInfo("%s: %.4g parameters (published %.4g), %.4g active (published %.4g)", qPrintable(preset), n, total, a, active);
+        QVERIFY(std::abs(n - total) / total < 0.01);
+        QVERIFY(std::abs(a - active) / active < 0.01);
+    }
+
+    // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
+    // Table 2: activation bytes a transformer layer keeps in 16-bit training, s·b·h·(10 + 24/t +
+    // 5·a·s/(h·t)) with tensor parallelism, s·b·h·(34/t + 5·a·s/(h·t)) with sequence parallelism
+    // too, s·b·h·34/t with selective recompute besides, 2·s·b·h/t with full recompute. Their
+    // GPT-3 175B setting (a 96, h 12288, s 2048, t 8), per layer: a plan's activations less those
+    // of the same plan one layer shorter.
+    void activationsPerLayerFollowKorthikanti_data()
+    {
+        QTest::addColumn<bool>("sp");
+        QTest::addColumn<int>("recompute");
+        QTest::addColumn<double>("perSbh"); // bytes / (s·b·h)
+        const double t = 8, a = 96, s = 2048, h = 12288;
+        QTest::newRow("tensor parallel") << false << int(Recompute::None) << 10 + 24 / t + 5 * a * s / (h * t);
+        QTest::newRow("tensor + sequence parallel") << true << int(Recompute::None) << 34 / t + 5 * a * s / (h * t);
+        QTest::newRow("selective recompute") << true << int(Recompute::Selective) << 34 / t;
+        QTest::newRow("full recompute") << true << int(Recompute::Full) << 2 / t;
+    }
+    void activationsPerLayerFollowKorthikanti()
+    {
+        QFETCH(bool, sp);
+        QFETCH(int, recompute);
+        QFETCH(double, perSbh);
+        Plan p = planFor("gpt3-175b", "dgx-a100", 1, 1, 8, 1);
+        p.model.vocab = 51200;
+        p.parallel.sequenceParallel = sp;
+        p.parallel.recompute = static_cast<Recompute>(recompute);
+        p.parallel.precision = Precision::Bf16;
+        p.parallel.microBatches = 1;
+        QVERIFY(!hasErrors(validatePlan(p)));
+        const double longer = double(estimatePlan(p, deviceFor(p.cluster)).memory.front().activations);
+        p.model.layers -= 1;
+        const double shorter = double(estimatePlan(p, deviceFor(p.cluster)).memory.front().activations);
+        const double sbh = 2048.0 * 1 * 12288;
+        qInfo("%.4f s·b·h bytes a layer, published %.4f", (longer - shorter) / sbh, perSbh);
+        QVERIFY(std::abs((longer - shorter) / sbh - perSbh) < 1e-6);
+    }
+
+    // Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+    // Megatron-LM" (SC21), Table 1: GPT models from 1.7 B to 1 T parameters on Selene's DGX A100
+    // nodes (sequence 2048, vocabulary 51,200, full activation recompute, mixed precision),
+    // teraFLOP/s a GPU counting the recompute (their eq. 3), end to end. Micro-batches of one
+    // sequence and the 1F1B schedule are our assumptions (the table gives neither). Every row
+    // within 10% with one GEMM efficiency for the A100.
+    void megatronWeakScaling_data()
+    {
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("hidden");
+        QTest::addColumn<int>("layers");
+        QTest::addColumn<int>("tp");
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("gpus");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<double>("published");
+        QTest::newRow("1.7B") << 24 << 2304 << 24 << 1 << 1 << 32 << 512 << 137.0;
+        QTest::newRow("3.6B") << 32 << 3072 << 30 << 2 << 1 << 64 << 512 << 138.0;
+        QTest::newRow("7.5B") << 32 << 4096 << 36 << 4 << 1 << 128 << 512 << 142.0;
+        QTest::newRow("18.4B") << 48 << 6144 << 40 << 8 << 1 << 256 << 1024 << 135.0;
+        QTest::newRow("39.1B") << 64 << 8192 << 48 << 8 << 2 << 512 << 1536 << 138.0;
+        QTest::newRow("76.1B") << 80 << 10240 << 60 << 8 << 4 << 1024 << 1792 << 140.0;
+        QTest::newRow("145.6B") << 96 << 12288 << 80 << 8 << 8 << 1536 << 2304 << 148.0;
+        QTest::newRow("310.1B") << 128 << 16384 << 96 << 8 << 16 << 1920 << 2160 << 155.0;
+        QTest::newRow("529.6B") << 128 << 20480 << 105 << 8 << 35 << 2520 << 2520 << 163.0;
+        QTest::newRow("1008.0B") << 160 << 25600 << 128 << 8 << 64 << 3072 << 3072 << 163.0;
+    }
+    void megatronWeakScaling()
+    {
+        QFETCH(int, heads);
+        QFETCH(int, hidden);
+        QFETCH(int, layers);
+        QFETCH(int, tp);
+        QFETCH(int, pp);
+        QFETCH(int, gpus);
+        QFETCH(int, batch);
+        QFETCH(double, published);
+        const int dp = gpus / (tp * pp);
+        Plan p = planFor("gpt3-175b", "dgx-a100", gpus / 8, dp, tp, pp);
+        p.model = {"", kArchGpt, layers, hidden, heads, heads, 4 * hidden, 2048, 51200, {}};
+        p.parallel.microBatches = batch / dp;
+        p.parallel.recompute = Recompute::Full;
+        p.parallel.precision = Precision::Bf16;
+        QVERIFY(!hasErrors(validatePlan(p)));
+        const Estimate e = estimatePlan(p, deviceFor(p.cluster));
+        QVERIFY2(e.warnings.empty(), e.warnings.empty() ? "" : e.warnings.front().toString().c_str()); // it ran, so it fits
+        const double tflops = e.hardwareFlopsPerStep / (e.stepMs / 1000.0) / gpus / 1e12;
+        qInfo("%s: %.1f teraFLOP/s a GPU predicted, %.0f published (%+.1f%%)", QTest::currentDataTag(), tflops, published,
+              100 * (tflops - published) / published);
+        QVERIFY(std::abs(tflops - published) / published < 0.10);
+    }
+
+    // Dubey et al. 2024, "The Llama 3 Herd of Models", Table 4: Llama 3 405B pre-training on
+    // H100s (tp 8, pp 16, 16 M tokens a batch, BF16), teraFLOP/s a GPU by model FLOPs: 430 on
+    // 8,192 GPUs (dp 64, sequence 8,192), 400 on 16,384 (dp 128), 380 on 16,384 with context
+    // parallelism 16 over 131,072-token sequences. The paper uses an interleaved schedule and
+    // flash attention but gives no virtual-stage count: v = 4 (two layers a model chunk) and
+    // selective recompute (attention scores not kept) are our assumptions. One GEMM efficiency
+    // for the H100.
+    void llama3Pretraining_data()
+    {
+        QTest::addColumn<int>("gpus");
+        QTest::addColumn<int>("cp");
+        QTest::addColumn<int>("dp");
+        QTest::addColumn<int>("sequence");
+        QTest::addColumn<int>("perReplica"); // sequences a DP replica takes a step
+        QTest::addColumn<double>("published");
+        QTest::newRow("8192 GPUs") << 8192 << 1 << 64 << 8192 << 32 << 430.0;
+        QTest::newRow("16384 GPUs") << 16384 << 1 << 128 << 8192 << 16 << 400.0;
+        QTest::newRow("16384 GPUs, cp 16") << 16384 << 16 << 8 << 131072 << 16 << 380.0;
+    }
+    void llama3Pretraining()
+    {
+        QFETCH(int, gpus);
+        QFETCH(int, cp);
+        QFETCH(int, dp);
+        QFETCH(int, sequence);
+        QFETCH(int, perReplica);
+        QFETCH(double, published);
+        Plan p = planFor("llama3-405b", "dgx-h100", gpus / 8, dp, 8, 16);
+        p.model.seqLen = sequence;
+        p.parallel.cp = cp;
+        p.parallel.microBatches = perReplica;
+        p.parallel.schedule = "interleaved-1f1b";
+        p.parallel.virtualStages = 4;
+        p.parallel.sequenceParallel = true;
+        p.parallel.zero = 1;
+        p.parallel.recompute = Recompute::Selective;
+        p.parallel.precision = Precision::Bf16;
+        QVERIFY(!hasErrors(validatePlan(p)));
+        const Estimate e = estimatePlan(p, deviceFor(p.cluster));
+        const double tflops = e.modelFlopsPerStep / (e.stepMs / 1000.0) / gpus / 1e12;
+        qInfo("%s: %.1f teraFLOP/s a GPU predicted, %.0f published (%+.1f%%)", QTest::currentDataTag(), tflops, published,
+              100 * (tflops - published) / published);
+        QVERIFY(std::abs(tflops - published) / published < 0.10);
     }
 
     void memoryThatDoesNotFitIsNamed()
