@@ -27,8 +27,10 @@ int main(int argc, char **argv)
     QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Run history database."), QStringLiteral("path"),
                           trellis::launcher::HistoryDatabase::defaultPath());
     QCommandLineOption launch(QStringLiteral("launch"), QStringLiteral("Launch the plan right away."));
+    QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search for faster plans right away (Estimate tab)."));
     parser.addOption(db);
     parser.addOption(launch);
+    parser.addOption(search);
     parser.addPositionalArgument(QStringLiteral("plan"), QStringLiteral("Plan file to open."));
     parser.process(app);
 
@@ -39,6 +41,8 @@ int main(int argc, char **argv)
     trellis::ui::MainWindow window(parser.value(db));
     const bool loaded = QFileInfo::exists(planPath) && window.loadPlan(planPath);
     window.show();
+    if (loaded && parser.isSet(search))
+        window.searchPlans();
     if (loaded && parser.isSet(launch))
         window.launch();
     return app.exec();

@@ -1,6 +1,8 @@
 // See cli_commands.h.
 #include "launcher/cli_commands.h"
 
+#include "launcher/calibration_file.h"
+
 #include "launcher/history_database.h"
 #include "launcher/history_writer.h"
 #include "launcher/html_report.h"
@@ -154,30 +156,14 @@ int cmdValidate(const Args &a)
 
 QString mb(std::uint64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2); }
 
-QString defaultCalibrationPath(const QString &dbPath)
-{
-    return QFileInfo(dbPath).absolutePath() + QStringLiteral("/calibration.json");
-}
-
 // Applies this machine's calibration (--calibration FILE, or calibration.json beside the history
 // database when it exists) to a CPU plan. Returns an error message for a file that exists but is
 // not a calibration.
 QString calibrate(const Args &a, const QString &dbPath, plan::Plan &p, plan::DeviceSpec &device, bool &applied)
 {
-    applied = false;
     const bool given = a.options.contains(QStringLiteral("--calibration"));
-    const QString path = given ? a.options[QStringLiteral("--calibration")] : defaultCalibrationPath(dbPath);
-    QFile f(path);
-    if (!f.exists())
-        return given ? QStringLiteral("%1: no such file").arg(path) : QString();
-    if (!f.open(QIODevice::ReadOnly))
-        return QStringLiteral("%1: cannot be read").arg(path);
-    const auto entries = plan::parseCalibration(f.readAll().toStdString());
-    if (!entries)
-        return QStringLiteral("%1: %2").arg(path, QString::fromStdString(entries.errorText()));
-    plan::applyCalibration(entries.value(), p, device);
-    applied = !p.cluster.nodes.empty() && p.cluster.nodes.front().device == plan::DeviceKind::Cpu;
-    return {};
+    return applyCalibrationFile(given ? a.options[QStringLiteral("--calibration")] : defaultCalibrationPath(dbPath), given, p,
+                                device, applied);
 }
 
 int cmdCalibrate(const Args &a, const QString &dbPath)
@@ -374,7 +360,7 @@ int cmdEstimate(const Args &a, const QString &dbPath)
     out() << "tokens/s " << QString::number(e.tokensPerS, 'f', 0) << "   MFU " << QString::number(100 * e.mfu, 'f', 1)
           << "%   cost " << QString::number(e.costPerRun, 'f', 2) << " per run of " << p.training.steps << " steps\n";
     for (const auto &c : e.collectives)
-        out() << "  " << QString::fromStdString(c.group) << " " << QString::fromStdString(c.op) << ": " << mb(c.bytes)
+        out() << "  " << (c.stage >= 0 ? QStringLiteral("stage %1 ").arg(c.stage) : QString()) << QString::fromStdString(c.group) << " " << QString::fromStdString(c.op) << ": " << mb(c.bytes)
               << " MiB in " << c.callsPerStep << " calls = " << QString::number(c.msPerStep, 'f', 2) << " ms/step ("
               << (c.interNode ? "inter-node" : "intra-node") << ")\n";
     for (const auto &w : e.warnings)

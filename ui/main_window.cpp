@@ -3,7 +3,9 @@
 
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
+#include "launcher/calibration_file.h"
 #include "ui/dashboard.h"
+#include "ui/estimate_panel.h"
 #include "ui/history_panel.h"
 #include "ui/plan_panel.h"
 
@@ -14,6 +16,7 @@
 #include <QFileInfo>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QSaveFile>
 #include <QStatusBar>
 #include <QStyle>
 #include <QTimer>
@@ -28,6 +31,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
       m_writer(std::make_unique<launcher::HistoryWriter>(databasePath)),
       m_reader(std::make_unique<launcher::HistoryReader>(databasePath)),
       m_planPanel(new PlanPanel(this)),
+      m_estimate(new EstimatePanel(launcher::defaultCalibrationPath(databasePath), this)),
       m_dashboard(new Dashboard(this)),
       m_history(new HistoryPanel(this)),
       m_log(new QPlainTextEdit(this))
@@ -43,7 +47,13 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         addDockWidget(area, d);
         return d;
     };
-    dock(m_planPanel, tr("Plan"), Qt::LeftDockWidgetArea, "planDock")->setMinimumWidth(320);
+    // Plan and Estimate share the left side as tabs.
+    m_planDock = dock(m_planPanel, tr("Plan"), Qt::LeftDockWidgetArea, "planDock");
+    m_planDock->setMinimumWidth(360);
+    m_estimateDock = dock(m_estimate, tr("Estimate"), Qt::LeftDockWidgetArea, "estimateDock");
+    tabifyDockWidget(m_planDock, m_estimateDock);
+    m_planDock->raise();
+    connect(m_estimate, &EstimatePanel::planChosen, this, &MainWindow::usePlan);
     dock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock")->setMinimumWidth(300);
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
@@ -108,6 +118,8 @@ void MainWindow::createActions()
             loadPlan(path);
     });
     m_openAction->setShortcut(QKeySequence::Open);
+    m_saveAction = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Save plan as…"), this, &MainWindow::savePlanAs);
+    m_saveAction->setShortcut(QKeySequence::SaveAs);
     m_launchAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Launch"), this, &MainWindow::launch);
     m_launchAction->setShortcut(Qt::CTRL | Qt::Key_R);
     m_stopAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this,
@@ -122,6 +134,7 @@ void MainWindow::updateActions()
     m_launchAction->setEnabled(m_plan.has_value() && !active);
     m_stopAction->setEnabled(active);
     m_openAction->setEnabled(!active);
+    m_saveAction->setEnabled(m_plan.has_value());
 }
 
 bool MainWindow::loadPlan(const QString &path)
@@ -134,6 +147,7 @@ bool MainWindow::loadPlan(const QString &path)
         for (const auto &e : loaded.errors())
             errors << QString::fromStdString(e.toString());
         m_planPanel->showError(path, errors);
+        m_estimate->clear();
         m_plan.reset();
         statusBar()->showMessage(tr("Plan %1 has errors").arg(QFileInfo(path).fileName()));
         updateActions();
@@ -142,14 +156,65 @@ bool MainWindow::loadPlan(const QString &path)
     QStringList notes;
     for (const auto &w : warnings)
         notes << QString::fromStdString(w.toString());
-    for (const auto &d : plan::checkTrainerSupport(loaded.value()))
-        notes << tr("not runnable yet: %1").arg(QString::fromStdString(d.toString()));
     m_plan = loaded.value();
-    m_planPanel->showPlan(*m_plan, path, notes);
+    showLoadedPlan(notes);
     setWindowTitle(tr("Trellis — %1").arg(QFileInfo(path).fileName()));
     statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
-    updateActions();
     return true;
+}
+
+void MainWindow::showLoadedPlan(const QStringList &notes)
+{
+    QStringList all = notes;
+    for (const auto &d : plan::checkTrainerSupport(*m_plan))
+        all << tr("not runnable yet: %1").arg(QString::fromStdString(d.toString()));
+    m_planPanel->showPlan(*m_plan, m_planPath, all);
+    m_estimate->showPlan(*m_plan);
+    updateActions();
+}
+
+void MainWindow::searchPlans()
+{
+    m_estimateDock->raise();
+    m_estimate->search();
+}
+
+void MainWindow::usePlan(const plan::Plan &chosen)
+{
+    QStringList notes;
+    const plan::Diagnostics diagnostics = plan::validatePlan(chosen);
+    for (const auto &d : diagnostics)
+        notes << QString::fromStdString(d.toString());
+    if (plan::hasErrors(diagnostics)) { // the planner only offers valid plans; guard anyway
+        statusBar()->showMessage(tr("The chosen plan is not valid: %1").arg(notes.join(QStringLiteral("; "))), 10000);
+        return;
+    }
+    m_plan = chosen;
+    notes.prepend(tr("parallelism from the planner's search, not saved: File › Save plan as…"));
+    showLoadedPlan(notes);
+    statusBar()->showMessage(tr("Using the searched plan: dp %1 · tp %2 · pp %3 · cp %4")
+                                 .arg(chosen.parallel.dp)
+                                 .arg(chosen.parallel.tp)
+                                 .arg(chosen.parallel.pp)
+                                 .arg(chosen.parallel.cp),
+                             8000);
+}
+
+void MainWindow::savePlanAs()
+{
+    if (!m_plan)
+        return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), m_planPath, tr("Plans (*.json)"));
+    if (path.isEmpty())
+        return;
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(QByteArray::fromStdString(plan::planToJson(*m_plan))) < 0 || !file.commit()) {
+        statusBar()->showMessage(tr("Could not save %1: %2").arg(path, file.errorString()), 10000);
+        return;
+    }
+    m_planPath = path;
+    setWindowTitle(tr("Trellis — %1").arg(QFileInfo(path).fileName()));
+    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
 }
 
 void MainWindow::launch()

@@ -1,5 +1,5 @@
-// The workbench window. It only wires docks and actions together: the plan panel (left), the
-// live dashboard (centre), the run history (right) and rank output (bottom), around one
+// The workbench window. It only wires docks and actions together: the plan panel and the
+// estimate panel (left), the live dashboard (centre), the run history (right) and rank output (bottom), around one
 // RunController, one HistoryWriter and one asynchronous HistoryReader.
 #pragma once
 
@@ -19,6 +19,7 @@ class QPlainTextEdit;
 namespace trellis::ui {
 
 class Dashboard;
+class EstimatePanel;
 class HistoryPanel;
 class PlanPanel;
 
@@ -30,10 +31,14 @@ public:
 
     bool loadPlan(const QString &path);
     void launch();
+    // Shows the Estimate tab and starts the planner's search for the loaded plan.
+    void searchPlans();
 
     // For tests and scripted screenshots.
     Dashboard *dashboard() const { return m_dashboard; }
     HistoryPanel *historyPanel() const { return m_history; }
+    EstimatePanel *estimatePanel() const { return m_estimate; }
+    const std::optional<plan::Plan> &plan() const { return m_plan; }
     launcher::RunController *controller() const { return m_controller.get(); }
     QAction *launchAction() const { return m_launchAction; }
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
@@ -44,6 +49,9 @@ private:
     void onRunFinished(launcher::RunState state, int exitCode, const QString &message);
     void exportReport();
     void appendLog(const QString &line);
+    void showLoadedPlan(const QStringList &notes);
+    void usePlan(const plan::Plan &plan);
+    void savePlanAs();
 
     std::unique_ptr<launcher::HistoryWriter> m_writer;
     std::unique_ptr<launcher::HistoryReader> m_reader;
@@ -53,6 +61,9 @@ private:
     launcher::RunOptions m_runOptions;
 
     PlanPanel *m_planPanel;
+    EstimatePanel *m_estimate;
+    class QDockWidget *m_planDock = nullptr;
+    class QDockWidget *m_estimateDock = nullptr;
     Dashboard *m_dashboard;
     HistoryPanel *m_history;
     QPlainTextEdit *m_log;
@@ -60,6 +71,7 @@ private:
     QAction *m_launchAction = nullptr;
     QAction *m_stopAction = nullptr;
     QAction *m_reportAction = nullptr;
+    QAction *m_saveAction = nullptr;
 };
 
 } // namespace trellis::ui

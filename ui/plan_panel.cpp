@@ -61,6 +61,9 @@ void PlanPanel::showPlan(const plan::Plan &p, const QString &path, const QString
     auto *model = section(tr("Model"));
     if (!m.preset.empty())
         add(model, tr("preset"), QString::fromStdString(m.preset));
+    add(model, tr("architecture"), QString::fromStdString(m.arch));
+    if (m.moe.experts > 0)
+        add(model, tr("experts"), tr("%1, top %2").arg(m.moe.experts).arg(m.moe.topK));
     add(model, tr("layers × hidden"), QStringLiteral("%1 × %2").arg(m.layers).arg(m.hidden));
     add(model, tr("heads (kv)"), QStringLiteral("%1 (%2)").arg(m.heads).arg(m.kvHeads));
     add(model, tr("ffn"), QString::number(m.ffn));
@@ -69,6 +72,11 @@ void PlanPanel::showPlan(const plan::Plan &p, const QString &path, const QString
     const auto &q = p.parallel;
     auto *par = section(tr("Parallelism"));
     add(par, tr("ranks"), QStringLiteral("%1 = dp %2 · tp %3 · pp %4 · cp %5").arg(q.worldSize()).arg(q.dp).arg(q.tp).arg(q.pp).arg(q.cp));
+    if (q.ep > 1)
+        add(par, tr("expert parallel"), QString::number(q.ep));
+    if (q.pp > 1)
+        add(par, tr("schedule"), QString::fromStdString(q.schedule) + (q.virtualStages > 1 ? tr(", %1 virtual stages").arg(q.virtualStages) : QString()));
+    add(par, tr("recompute"), QString::fromUtf8(plan::toString(q.recompute)));
     add(par, tr("ZeRO stage"), QString::number(q.zero));
     add(par, tr("micro-batch"), QStringLiteral("%1 × %2 micro-batches").arg(q.microBatchSize).arg(q.microBatches));
     add(par, tr("global batch"), tr("%1 sequences").arg(q.globalBatch()));

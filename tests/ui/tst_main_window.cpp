@@ -1,11 +1,18 @@
 // The workbench offscreen: load a plan, press Launch, and see the loss and throughput charts grow
 // while the real 4-rank run goes; afterwards the run is in the history list and selecting it
-// shows its curves.
+// shows its curves. A GPU plan gets its estimate off the GUI thread, the same figures the cost
+// model gives; the planner's search fills the results and taking one replaces the plan's
+// parallelism.
+#include "plan/cost_model.h"
+#include "plan/plan_json.h"
 #include "ui/dashboard.h"
+#include "ui/estimate_panel.h"
 #include "ui/history_panel.h"
 #include "ui/main_window.h"
 
 #include <QAction>
+#include <QPushButton>
+#include <QTreeWidget>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -45,6 +52,41 @@ private slots:
         window.historyPanel()->selectRow(0);
         QTRY_COMPARE_WITH_TIMEOUT(window.dashboard()->lossPointCount(), 4 * 12, 10000);
         QVERIFY(window.launchAction()->isEnabled());
+    }
+
+    void estimateAndSearch()
+    {
+        QTemporaryDir dir;
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        const QString path = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/gpu/llama2-70b-dgx-h100.json");
+        QVERIFY(window.loadPlan(path));
+        ui::EstimatePanel *panel = window.estimatePanel();
+        QTRY_VERIFY_WITH_TIMEOUT(panel->estimate().has_value(), 20000);
+        const auto loaded = plan::loadPlanFile(path.toStdString());
+        QVERIFY(loaded);
+        const plan::Estimate expected = plan::estimatePlan(loaded.value(), plan::deviceFor(loaded.value().cluster));
+        QCOMPARE(panel->estimate()->memory.size(), size_t(4));
+        QCOMPARE(panel->estimate()->stepMs, expected.stepMs);
+        QCOMPARE(panel->estimate()->memory.front().total(), expected.memory.front().total());
+
+        QSignalSpy searched(panel, &ui::EstimatePanel::searchFinished);
+        window.searchPlans();
+        QVERIFY(!panel->searchButton()->isEnabled()); // one search at a time
+        QVERIFY(searched.wait(60000));
+        QVERIFY(panel->searchButton()->isEnabled());
+        const auto &best = panel->searchResult().best;
+        QVERIFY(!best.empty());
+        QCOMPARE(panel->searchTable()->topLevelItemCount(), int(best.size()));
+        QVERIFY(best.front().estimate.tokensPerS >= expected.tokensPerS); // the loaded plan is one of the candidates
+
+        QSignalSpy shown(panel, &ui::EstimatePanel::estimateShown);
+        panel->searchTable()->setCurrentItem(panel->searchTable()->topLevelItem(0));
+        QVERIFY(panel->useButton()->isEnabled());
+        panel->useButton()->click();
+        QCOMPARE(window.plan()->parallel, best.front().plan.parallel);
+        QCOMPARE(window.plan()->training, loaded.value().training); // only the parallelism (and model padding) change
+        QVERIFY(shown.wait(20000));
+        QCOMPARE(panel->estimate()->tokensPerS, plan::estimatePlan(*window.plan(), plan::deviceFor(window.plan()->cluster)).tokensPerS);
     }
 
     void badPlanIsShownNotLaunched()

@@ -1,0 +1,292 @@
+// See estimate_panel.h.
+#include "ui/estimate_panel.h"
+
+#include "launcher/calibration_file.h"
+
+#include <qcustomplot.h>
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+
+namespace trellis::ui {
+namespace {
+
+QString gb(double bytes) { return QString::number(bytes / 1e9, 'f', bytes < 1e9 ? 3 : 1); }
+
+QString duration(double ms)
+{
+    return ms >= 1000 ? QStringLiteral("%1 s").arg(ms / 1000, 0, 'f', 2) : QStringLiteral("%1 ms").arg(ms, 0, 'f', 2);
+}
+
+QString rate(double tokensPerS)
+{
+    return tokensPerS >= 1e6 ? QStringLiteral("%1 M").arg(tokensPerS / 1e6, 0, 'f', 2)
+           : tokensPerS >= 1e3 ? QStringLiteral("%1 k").arg(tokensPerS / 1e3, 0, 'f', 1)
+                               : QString::number(tokensPerS, 'f', 0);
+}
+
+} // namespace
+
+EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
+    : QWidget(parent), m_calibrationPath(calibrationPath), m_headline(new QLabel(this)), m_memory(new QCustomPlot(this)),
+      m_collectives(new QTreeWidget(this)), m_searchButton(new QPushButton(tr("Search plans"), this)),
+      m_useButton(new QPushButton(tr("Use selected plan"), this)), m_results(new QTreeWidget(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    m_headline->setWordWrap(true);
+    m_headline->setTextFormat(Qt::RichText);
+    m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_headline);
+
+    m_memory->setMinimumHeight(170);
+    m_memory->yAxis->setLabel(tr("GB a rank"));
+    m_memory->xAxis->setLabel(tr("pipeline stage"));
+    m_memory->xAxis->grid()->setZeroLinePen(Qt::NoPen);
+    // The legend in its own column right of the bars, so it never hides them.
+    m_memory->legend->setVisible(true);
+    m_memory->legend->setFont(QFont(font().family(), 7));
+    m_memory->legend->setBorderPen(Qt::NoPen);
+    m_memory->plotLayout()->addElement(0, 1, m_memory->legend);
+    m_memory->plotLayout()->setColumnStretchFactor(1, 0.001);
+    layout->addWidget(m_memory, 2);
+
+    m_collectives->setHeaderLabels({tr("Group"), tr("Operation"), tr("MiB/step"), tr("Calls"), tr("ms/step"), tr("Link")});
+    m_collectives->setRootIsDecorated(false);
+    m_collectives->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    layout->addWidget(m_collectives, 1);
+
+    auto *row = new QHBoxLayout;
+    row->addWidget(m_searchButton);
+    row->addWidget(m_useButton);
+    row->addStretch(1);
+    layout->addLayout(row);
+    m_results->setHeaderLabels({tr("#"), tr("dp"), tr("tp"), tr("pp"), tr("cp"), tr("ep"), tr("ZeRO"), tr("Schedule"), tr("mbs × m"),
+                                tr("Recompute"), tr("Tokens/s"), tr("GB"), tr("Why")});
+    m_results->setRootIsDecorated(false);
+    m_results->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    layout->addWidget(m_results, 2);
+
+    m_searchButton->setEnabled(false);
+    m_useButton->setEnabled(false);
+    connect(m_searchButton, &QPushButton::clicked, this, &EstimatePanel::search);
+    connect(m_results, &QTreeWidget::itemSelectionChanged, this,
+            [this] { m_useButton->setEnabled(!m_results->selectedItems().isEmpty()); });
+    auto use = [this] {
+        const auto items = m_results->selectedItems();
+        if (items.isEmpty() || !m_plan)
+            return;
+        const int index = items.front()->data(0, Qt::UserRole).toInt();
+        if (index < 0 || index >= static_cast<int>(m_search.best.size()))
+            return;
+        plan::Plan chosen = *m_plan;
+        chosen.model = m_search.best[static_cast<std::size_t>(index)].plan.model;
+        chosen.parallel = m_search.best[static_cast<std::size_t>(index)].plan.parallel;
+        emit planChosen(chosen);
+    };
+    connect(m_useButton, &QPushButton::clicked, this, use);
+    connect(m_results, &QTreeWidget::itemDoubleClicked, this, use);
+    connect(&m_estimateWatcher, &QFutureWatcher<Computed>::finished, this, [this] { showEstimate(m_estimateWatcher.result()); });
+    connect(&m_searchWatcher, &QFutureWatcher<plan::SearchResult>::finished, this, [this] {
+        m_search = m_searchWatcher.result();
+        showSearch();
+    });
+    clear();
+}
+
+void EstimatePanel::clear()
+{
+    m_plan.reset();
+    m_estimate.reset();
+    m_headline->setText(tr("<i>No plan loaded.</i>"));
+    m_memory->clearPlottables();
+    m_memory->replot();
+    m_collectives->clear();
+    m_results->clear();
+    m_searchButton->setEnabled(false);
+    m_useButton->setEnabled(false);
+}
+
+void EstimatePanel::showPlan(const plan::Plan &p)
+{
+    m_plan = p;
+    m_searchButton->setEnabled(!m_searchWatcher.isRunning());
+    m_headline->setText(tr("<i>Estimating…</i>"));
+    // A watcher follows only its newest future: an older plan's estimate, still running, is not shown.
+    const QString calibration = m_calibrationPath;
+    m_estimateWatcher.setFuture(QtConcurrent::run([planned = p, calibration] {
+        Computed c;
+        plan::Plan q = planned;
+        plan::DeviceSpec device = plan::deviceFor(q.cluster);
+        bool applied = false;
+        const QString error = launcher::applyCalibrationFile(calibration, false, q, device, applied);
+        const bool cpu = q.cluster.nodes.empty() || q.cluster.nodes.front().device == plan::DeviceKind::Cpu;
+        c.note = !error.isEmpty() ? error
+                 : cpu            ? (applied ? tr("calibrated") : tr("not calibrated: run trellis-cli calibrate"))
+                                  : QString();
+        c.device = QString::fromStdString(device.name);
+        c.deviceMemoryGB = device.memoryGB;
+        c.estimate = plan::estimatePlan(q, device);
+        return c;
+    }));
+}
+
+void EstimatePanel::showEstimate(const Computed &c)
+{
+    const plan::Estimate &e = c.estimate;
+    m_estimate = e;
+    QString text = tr("<b>%1 tokens/s</b> &nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)<br>"
+                      "MFU %7% &nbsp; %8 parameters &nbsp; cost %9 a run &nbsp; <small>%10%11</small>")
+                       .arg(rate(e.tokensPerS), duration(e.stepMs), duration(e.computeMs), duration(e.exposedCommMs),
+                            duration(e.bubbleMs))
+                       .arg(100 * e.bubbleFraction, 0, 'f', 1)
+                       .arg(100 * e.mfu, 0, 'f', 1)
+                       .arg(e.parametersTotal >= 1e9 ? tr("%1 B").arg(e.parametersTotal / 1e9, 0, 'f', 2)
+                                                      : tr("%1 M").arg(e.parametersTotal / 1e6, 0, 'f', 2))
+                       .arg(e.costPerRun, 0, 'f', 2)
+                       .arg(c.device.toHtmlEscaped(), c.note.isEmpty() ? QString() : QStringLiteral(", ") + c.note.toHtmlEscaped());
+    for (const auto &w : e.warnings)
+        text += QStringLiteral("<br><span style='color:#b00020'>%1</span>").arg(QString::fromStdString(w.toString()).toHtmlEscaped());
+    m_headline->setText(text);
+
+    // Memory per stage, stacked by category.
+    m_memory->clearPlottables();
+    m_memory->clearItems();
+    const struct {
+        const char *name;
+        QColor color;
+        std::uint64_t plan::StageMemory::*field;
+    } categories[] = {
+        {QT_TR_NOOP("parameters"), QColor(0x44, 0x77, 0xaa), &plan::StageMemory::parameters},
+        {QT_TR_NOOP("gradients"), QColor(0x66, 0xcc, 0xee), &plan::StageMemory::gradients},
+        {QT_TR_NOOP("optimizer"), QColor(0x22, 0x88, 0x33), &plan::StageMemory::optimizer},
+        {QT_TR_NOOP("activations"), QColor(0xcc, 0xbb, 0x44), &plan::StageMemory::activations},
+        {QT_TR_NOOP("comm buffers"), QColor(0xee, 0x66, 0x77), &plan::StageMemory::commBuffers},
+    };
+    QCPBars *below = nullptr;
+    QVector<double> x;
+    for (const auto &m : e.memory)
+        x << m.stage;
+    double peak = 0;
+    for (const auto &m : e.memory)
+        peak = std::max(peak, static_cast<double>(m.total()) / 1e9);
+    for (const auto &cat : categories) {
+        auto *bars = new QCPBars(m_memory->xAxis, m_memory->yAxis);
+        bars->setName(tr(cat.name));
+        bars->setPen(Qt::NoPen);
+        bars->setBrush(cat.color);
+        bars->setWidth(0.6);
+        QVector<double> y;
+        for (const auto &m : e.memory)
+            y << static_cast<double>(m.*cat.field) / 1e9;
+        bars->setData(x, y);
+        if (below)
+            bars->moveAbove(below);
+        below = bars;
+    }
+    double top = peak;
+    if (c.deviceMemoryGB > 0) {
+        auto *line = new QCPItemStraightLine(m_memory);
+        line->point1->setCoords(-1, c.deviceMemoryGB);
+        line->point2->setCoords(1, c.deviceMemoryGB);
+        line->setPen(QPen(QColor(0xb0, 0x00, 0x20), 1, Qt::DashLine));
+        auto *label = new QCPItemText(m_memory);
+        label->position->setCoords(-0.45, c.deviceMemoryGB);
+        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
+        label->setText(tr("%1 %2 GB").arg(c.device).arg(c.deviceMemoryGB, 0, 'f', 0));
+        label->setColor(QColor(0xb0, 0x00, 0x20));
+        top = std::max(top, c.deviceMemoryGB);
+    }
+    m_memory->xAxis->setRange(-0.6, static_cast<double>(e.memory.size()) - 0.4);
+    m_memory->yAxis->setRange(0, top > 0 ? top * 1.15 : 1);
+    QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+    ticker->setTickStep(std::max(1.0, std::ceil(e.memory.size() / 16.0)));
+    m_memory->xAxis->setTicker(ticker);
+    m_memory->replot();
+
+    m_collectives->clear();
+    for (const auto &col : e.collectives) {
+        if (col.op == "recv")
+            continue; // the sends' mirror
+        if (col.stage > 0 && e.memory.size() > 1 && col.stage != static_cast<int>(e.memory.size()) - 1)
+            continue; // the first and last stage tell the story; the middle ones repeat them
+        auto *item = new QTreeWidgetItem(m_collectives);
+        item->setText(0, QString::fromStdString(col.group) + (col.stage >= 0 ? tr(" (stage %1)").arg(col.stage) : QString()));
+        item->setText(1, QString::fromStdString(col.op == "send" ? "send/recv" : col.op));
+        item->setText(2, QString::number(static_cast<double>(col.bytes) / (1024.0 * 1024.0), 'f', 2));
+        item->setText(3, QString::number(col.callsPerStep));
+        item->setText(4, QString::number(col.msPerStep, 'f', 2));
+        item->setText(5, col.interNode ? tr("inter-node") : tr("intra-node"));
+        for (int i = 2; i <= 4; ++i)
+            item->setTextAlignment(i, Qt::AlignRight | Qt::AlignVCenter);
+    }
+    emit estimateShown();
+}
+
+void EstimatePanel::search()
+{
+    if (!m_plan || m_searchWatcher.isRunning())
+        return;
+    plan::SearchRequest request;
+    request.model = m_plan->model;
+    request.cluster = m_plan->cluster;
+    request.globalBatch = m_plan->parallel.globalBatch();
+    request.training = m_plan->training;
+    request.top = 20;
+    m_searchButton->setEnabled(false);
+    m_searchButton->setText(tr("Searching…"));
+    m_results->clear();
+    m_searchWatcher.setFuture(QtConcurrent::run([request] { return plan::searchPlans(request); }));
+}
+
+void EstimatePanel::showSearch()
+{
+    m_searchButton->setText(tr("Search plans"));
+    m_searchButton->setEnabled(m_plan.has_value());
+    m_results->clear();
+    int index = 0;
+    for (const auto &c : m_search.best) {
+        const auto &p = c.plan.parallel;
+        std::uint64_t peak = 0;
+        for (const auto &m : c.estimate.memory)
+            peak = std::max(peak, m.total());
+        auto *item = new QTreeWidgetItem(m_results);
+        item->setData(0, Qt::UserRole, index);
+        item->setText(0, QString::number(++index));
+        item->setText(1, QString::number(p.dp));
+        item->setText(2, QString::number(p.tp));
+        item->setText(3, QString::number(p.pp));
+        item->setText(4, QString::number(p.cp));
+        item->setText(5, QString::number(p.ep));
+        item->setText(6, QString::number(p.zero));
+        item->setText(7, p.pp > 1 ? QString::fromStdString(p.schedule) + (p.virtualStages > 1 ? QStringLiteral(" v%1").arg(p.virtualStages) : QString())
+                                  : QStringLiteral("-"));
+        item->setText(8, QStringLiteral("%1 × %2").arg(p.microBatchSize).arg(p.microBatches));
+        item->setText(9, QString::fromLatin1(plan::toString(p.recompute)));
+        item->setText(10, rate(c.estimate.tokensPerS));
+        item->setText(11, gb(static_cast<double>(peak)));
+        item->setText(12, QString::fromStdString(c.reason));
+        item->setToolTip(12, QString::fromStdString(c.reason));
+    }
+    if (m_search.best.empty()) {
+        auto *item = new QTreeWidgetItem(m_results);
+        item->setText(0, tr("No plan fits: more devices, a smaller micro-batch or a smaller model."));
+        item->setFirstColumnSpanned(true);
+        item->setData(0, Qt::UserRole, -1);
+    } else {
+        m_results->headerItem()->setToolTip(0, tr("%1 plans considered, %2 valid, %3 fit")
+                                                   .arg(m_search.considered)
+                                                   .arg(m_search.valid)
+                                                   .arg(m_search.fitting));
+    }
+    emit searchFinished();
+}
+
+} // namespace trellis::ui
