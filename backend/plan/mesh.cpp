@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -69,11 +71,27 @@ Diagnostics placementWarnings(const Plan &plan)
     return d;
 }
 
+static std::vector<int> splitLayers(const ModelSpec &model, int chunks);
+
 std::vector<int> stageLayerBounds(const ModelSpec &model, int chunks)
 {
     const int L = model.layers;
     if (chunks < 1 || chunks > L)
         throw std::invalid_argument("stageLayerBounds: need 1 <= chunks <= layers");
+    // The planner asks for the same few splits thousands of times: remember them (per thread).
+    using Key = std::tuple<int, int, int, int, int, int>;
+    thread_local std::map<Key, std::vector<int>> memo;
+    const Key key{L, model.hidden, model.ffn, model.seqLen, model.vocab, chunks};
+    if (auto it = memo.find(key); it != memo.end())
+        return it->second;
+    if (memo.size() > 1024)
+        memo.clear();
+    return memo[key] = splitLayers(model, chunks);
+}
+
+static std::vector<int> splitLayers(const ModelSpec &model, int chunks)
+{
+    const int L = model.layers;
     const double C = model.hidden, F = model.ffn, S = model.seqLen, V = model.vocab;
     const double layer = 4 * C * C + 2 * C * F + 2 * S * C;
     const double head = V * C;

@@ -4,6 +4,7 @@
 #include "plan/plan_validate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace trellis::plan {
@@ -154,8 +155,21 @@ SearchResult searchPlans(const SearchRequest &request)
             }
         }
     }
-    std::sort(all.begin(), all.end(), [](const Candidate &a, const Candidate &b) {
-        return a.estimate.tokensPerS > b.estimate.tokensPerS;
+    // Fastest first; plans within 0.1% of each other are a tie, which the one needing less memory
+    // a rank wins (more headroom for the same speed).
+    auto peak = [](const Candidate &c) {
+        std::uint64_t most = 0;
+        for (const auto &stage : c.estimate.memory)
+            most = std::max(most, stage.total());
+        return most;
+    };
+    // (Speeds fall into 0.1%-wide bands, so the order is a strict weak one.)
+    auto band = [](const Candidate &c) { return std::floor(std::log(std::max(c.estimate.tokensPerS, 1e-9)) / std::log(1.001)); };
+    std::stable_sort(all.begin(), all.end(), [&](const Candidate &a, const Candidate &b) {
+        const double x = band(a), y = band(b);
+        if (x != y)
+            return x > y;
+        return peak(a) < peak(b);
     });
     if (static_cast<int>(all.size()) > request.top)
         all.resize(static_cast<std::size_t>(std::max(0, request.top)));

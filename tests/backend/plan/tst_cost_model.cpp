@@ -299,7 +299,7 @@ private slots:
             QCOMPARE(c.plan.parallel.worldSize(), 128);
             QVERIFY(!c.reason.empty());
             if (i > 0)
-                QVERIFY(c.estimate.tokensPerS <= result.best[i - 1].estimate.tokensPerS);
+                QVERIFY(c.estimate.tokensPerS <= result.best[i - 1].estimate.tokensPerS * 1.001); // ties go to less memory
         }
         // 70 B parameters do not fit on 8 GPUs without model parallelism or ZeRO-3.
         const auto &top = result.best.front().plan.parallel;
