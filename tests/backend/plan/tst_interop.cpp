@@ -385,6 +385,24 @@ private slots:
         p = fromMegatronArgs("--group-query-attention --num-query-groups=8", llama);
         QCOMPARE(p->model.kvHeads, 8);
 
+        // The Llama recipe: --swiglu plans the llama architecture; its companions alone do not.
+        p = fromMegatronArgs("--swiglu --normalization RMSNorm --untie-embeddings-and-output-weights --disable-bias-linear "
+                             "--position-embedding-type rope",
+                             llama, &warnings);
+        QVERIFY2(p, p.errorText().c_str());
+        QCOMPARE(p->model.arch, std::string("llama"));
+        QVERIFY2(texts(warnings).isEmpty(), qPrintable(texts(warnings).join(QLatin1Char('|'))));
+        p = fromMegatronArgs("--swiglu", llama, &warnings);
+        QCOMPARE(p->model.arch, std::string("llama"));
+        QCOMPARE(texts(warnings), QStringList({"warning: megatron: --swiglu is planned as the llama architecture (RMSNorm, untied "
+                                               "head, no biases), which the other flags here do not all ask for"}));
+        warnings.clear();
+        p = fromMegatronArgs("--normalization RMSNorm", llama, &warnings);
+        QCOMPARE(p->model.arch, std::string("gpt"));
+        QCOMPARE(texts(warnings), QStringList({"warning: megatron: without --swiglu the model is planned as the gpt architecture; "
+                                               "RMSNorm, rotary positions, the untied head and bias-free linears are not modelled apart"}));
+        warnings.clear();
+
         // No base cluster: the world is the base plan's ranks.
         Plan bare = llama;
         bare.cluster = {};
