@@ -433,9 +433,7 @@ int cmdSearch(const Args &a)
     int rank = 1;
     for (const auto &c : r.best) {
         const auto &p = c.plan.parallel;
-        std::uint64_t peak = 0;
-        for (const auto &m : c.estimate.memory)
-            peak = std::max(peak, m.total());
+        const std::uint64_t peak = c.estimate.peakMemory();
         const QString schedule = p.pp > 1 ? QString::fromStdString(p.schedule) + (p.virtualStages > 1 ? QStringLiteral(" v%1").arg(p.virtualStages) : QString())
                                           : QStringLiteral("-");
         out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9 %10 %11  %12 %13  %14\n")

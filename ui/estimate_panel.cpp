@@ -174,9 +174,7 @@ void EstimatePanel::showEstimate(const Computed &c)
     QVector<double> x;
     for (const auto &m : e.memory)
         x << m.stage;
-    double peak = 0;
-    for (const auto &m : e.memory)
-        peak = std::max(peak, static_cast<double>(m.total()) / 1e9);
+    const double peak = static_cast<double>(e.peakMemory()) / 1e9;
     for (const auto &cat : categories) {
         auto *bars = new QCPBars(m_memory->xAxis, m_memory->yAxis);
         bars->setName(tr(cat.name));
@@ -254,9 +252,7 @@ void EstimatePanel::showSearch()
     int index = 0;
     for (const auto &c : m_search.best) {
         const auto &p = c.plan.parallel;
-        std::uint64_t peak = 0;
-        for (const auto &m : c.estimate.memory)
-            peak = std::max(peak, m.total());
+        const std::uint64_t peak = c.estimate.peakMemory();
         auto *item = new QTreeWidgetItem(m_results);
         item->setData(0, Qt::UserRole, index);
         item->setText(0, QString::number(++index));

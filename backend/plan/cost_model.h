@@ -22,6 +22,7 @@
 #include "plan/plan.h"
 #include "plan/result.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -73,6 +74,15 @@ struct Estimate {
     double mfu = 0;
     double costPerRun = 0;      // steps × step time × devices × price per device-hour
     Diagnostics warnings;       // memory that does not fit, named by stage and category
+
+    // The most any rank holds (its stage's total).
+    std::uint64_t peakMemory() const
+    {
+        std::uint64_t most = 0;
+        for (const auto &m : memory)
+            most = std::max(most, m.total());
+        return most;
+    }
 };
 
 // The plan must have passed validatePlan. Never NaN or infinite for such a plan. exact = true

@@ -44,9 +44,7 @@ std::string reasonFor(const Plan &plan, const Estimate &e, const DeviceSpec &dev
         parts.emplace_back("full recompute");
     else if (p.recompute == Recompute::Selective)
         parts.emplace_back("selective recompute");
-    std::uint64_t peak = 0;
-    for (const auto &m : e.memory)
-        peak = std::max(peak, m.total());
+    const std::uint64_t peak = e.peakMemory();
     if (device.memoryGB > 0)
         std::snprintf(buf, sizeof buf, "%.0f of %.0f GB", static_cast<double>(peak) / 1e9, device.memoryGB);
     else
@@ -157,12 +155,7 @@ SearchResult searchPlans(const SearchRequest &request)
     }
     // Fastest first; plans within 0.1% of each other are a tie, which the one needing less memory
     // a rank wins (more headroom for the same speed).
-    auto peak = [](const Candidate &c) {
-        std::uint64_t most = 0;
-        for (const auto &stage : c.estimate.memory)
-            most = std::max(most, stage.total());
-        return most;
-    };
+    auto peak = [](const Candidate &c) { return c.estimate.peakMemory(); };
     // (Speeds fall into 0.1%-wide bands, so the order is a strict weak one.)
     auto band = [](const Candidate &c) { return std::floor(std::log(std::max(c.estimate.tokensPerS, 1e-9)) / std::log(1.001)); };
     std::stable_sort(all.begin(), all.end(), [&](const Candidate &a, const Candidate &b) {
