@@ -1,0 +1,113 @@
+// See cli_support.h.
+#include "launcher/cli_support.h"
+
+#include "launcher/history_database.h"
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+
+#include <cstdio>
+
+namespace trellis::launcher::cli {
+namespace {
+
+const char *kUsage =
+    "usage: trellis-cli [--db PATH] COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  validate PLAN                      check a plan; errors name the field\n"
+    "  estimate PLAN [--json] [--calibration FILE]\n"
+    "                                     predicted memory per rank, step time, tokens/s, MFU, cost\n"
+    "  convert PLAN --to deepspeed|megatron\n"
+    "                                     the plan as a DeepSpeed config or a Megatron-LM argument line\n"
+    "  convert --from deepspeed|megatron FILE --base PLAN [--out PLAN]\n"
+    "                                     a DeepSpeed config or Megatron-LM arguments read into a plan\n"
+    "  calibrate [--ranks 1,2,4] [--out FILE]\n"
+    "                                     measure this machine's compute rate and links for estimates\n"
+    "  search --model PRESET --cluster PRESET --nodes N [--global-batch B] [--top K]\n"
+    "  search PLAN [--top K]              the fastest plans that fit, with why\n"
+    "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--inject KIND@RANK:STEP]\n"
+    "                                     run the plan locally under mpirun; prints the run id first\n"
+    "  runs [--limit N]                   list recorded runs, newest first\n"
+    "  export RUN --format csv|json [--out FILE]\n"
+    "                                     one row per rank per step (csv) or everything (json)\n"
+    "  report RUN --out FILE              write an HTML report\n"
+    "  trace RUN --out FILE               write the sampled timeline (telemetry.trace_every) as a\n"
+    "                                     Chrome/Perfetto trace, one track per rank\n"
+    "\n"
+    "RUN is a run id, a row number from 'runs', or 'last'.\n"
+    "--db defaults to %1\n";
+
+} // namespace
+
+QString usageText() { return QString::fromUtf8(kUsage).arg(HistoryDatabase::defaultPath()); }
+
+QTextStream &out()
+{
+    static QTextStream s(stdout);
+    return s;
+}
+QTextStream &err()
+{
+    static QTextStream s(stderr);
+    return s;
+}
+
+int fail(const QString &message)
+{
+    err() << "trellis-cli: " << message << Qt::endl;
+    return 1;
+}
+
+int usageError(const QString &message)
+{
+    err() << "trellis-cli: " << message << "\n" << usageText() << Qt::flush;
+    return 2;
+}
+
+Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QString> &flags)
+{
+    Args a;
+    for (int i = 0; i < in.size(); ++i) {
+        const QString &s = in[i];
+        if (s.startsWith(QLatin1String("--"))) {
+            if (valued.contains(s)) {
+                if (i + 1 >= in.size()) {
+                    a.error = s + QStringLiteral(" needs a value");
+                    return a;
+                }
+                a.options[s] = in[++i];
+            } else if (flags.contains(s)) {
+                a.flags.insert(s);
+            } else {
+                a.error = QStringLiteral("unknown option %1").arg(s);
+                return a;
+            }
+        } else {
+            a.positional << s;
+        }
+    }
+    return a;
+}
+
+// Loads and validates a plan for a command; prints the problems and returns nullopt if invalid.
+std::optional<plan::Plan> loadValidPlan(const QString &path)
+{
+    auto loaded = plan::loadPlanFile(path.toStdString());
+    if (!loaded) {
+        for (const auto &e : loaded.errors())
+            err() << path << ": " << QString::fromStdString(e.toString()) << "\n";
+        err().flush();
+        return std::nullopt;
+    }
+    const auto diagnostics = plan::validatePlan(loaded.value());
+    for (const auto &d : diagnostics)
+        err() << path << ": " << QString::fromStdString(d.toString()) << "\n";
+    err().flush();
+    if (plan::hasErrors(diagnostics))
+        return std::nullopt;
+    return std::move(loaded).value();
+}
+
+QString mb(std::uint64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2); }
+
+} // namespace trellis::launcher::cli

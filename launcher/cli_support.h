@@ -1,0 +1,49 @@
+// Shared by trellis-cli's command files (cli_commands.cpp: run and history; cli_plan_commands.cpp:
+// validate, estimate, search, convert, calibrate): output streams, errors with the usage text,
+// option parsing and plan loading. Internal to the launcher.
+#pragma once
+
+#include "plan/plan.h"
+
+#include <QMap>
+#include <QSet>
+#include <QString>
+#include <QStringList>
+#include <QTextStream>
+
+#include <cstdint>
+#include <optional>
+
+namespace trellis::launcher::cli {
+
+QTextStream &out();
+QTextStream &err();
+QString usageText();
+// "trellis-cli: <message>" on stderr; returns 1.
+int fail(const QString &message);
+// The message and the usage on stderr; returns 2.
+int usageError(const QString &message);
+
+// Simple option parser: "--name value" pairs and flags; everything else positional.
+struct Args {
+    QStringList positional;
+    QMap<QString, QString> options;
+    QSet<QString> flags;
+    QString error;
+};
+Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QString> &flags);
+
+// Loads and validates a plan for a command; prints the problems and returns nullopt if invalid.
+std::optional<plan::Plan> loadValidPlan(const QString &path);
+
+// Bytes as MiB with two decimals.
+QString mb(std::uint64_t bytes);
+
+// The plan commands (cli_plan_commands.cpp).
+int cmdValidate(const Args &a);
+int cmdEstimate(const Args &a, const QString &dbPath);
+int cmdSearch(const Args &a);
+int cmdConvert(const Args &a);
+int cmdCalibrate(const Args &a, const QString &dbPath);
+
+} // namespace trellis::launcher::cli
