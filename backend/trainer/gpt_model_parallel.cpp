@@ -1,0 +1,230 @@
+// GptModel's tensor- and sequence-parallel pieces (Megatron-LM's layout): which tensors a rank
+// shards and how, gathering a whole model from the shards, the vocabulary-parallel embedding
+// backward and cross-entropy, the row gathers and reduce-scatters of sequence parallelism and the
+// norm gradients summed over the group. See gpt_model.h.
+#include "trainer/gpt_model.h"
+
+#include "kernels/cpu/ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <type_traits>
+
+namespace trellis::trainer {
+
+namespace k = kernels::cpu;
+
+template <typename T>
+bool GptModel<T>::isReplicated(std::size_t tensor) const
+{
+    const std::string &n = m_tensors[tensor].name;
+    return !(n == "wte" || n.ends_with("attn.qkv.weight") || n.ends_with("attn.qkv.bias") ||
+             n.ends_with("attn.proj.weight") || n.ends_with("mlp.fc.weight") || n.ends_with("mlp.fc.bias") ||
+             n.ends_with("mlp.proj.weight"));
+}
+
+template <typename T>
+std::vector<std::pair<std::size_t, std::size_t>> GptModel<T>::shardRuns(std::size_t tensor, int rank) const
+{
+    const ParamTensor &t = m_tensors[tensor];
+    const std::size_t C = static_cast<std::size_t>(m_config.hidden), Cq = static_cast<std::size_t>(m_Cq),
+                      F = static_cast<std::size_t>(m_config.ffn), Fl = static_cast<std::size_t>(m_F),
+                      r = static_cast<std::size_t>(rank);
+    const std::string &n = t.name;
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    if (m_config.tp == 1 || isReplicated(tensor)) {
+        runs.emplace_back(0, t.size);
+    } else if (n == "wte") {
+        runs.emplace_back(r * t.size, t.size); // rows of the vocabulary
+    } else if (n.ends_with("attn.qkv.weight")) {
+        for (std::size_t j = 0; j < 3; ++j) // this rank's heads of q, of k and of v
+            runs.emplace_back(j * C * C + r * Cq * C, Cq * C);
+    } else if (n.ends_with("attn.qkv.bias")) {
+        for (std::size_t j = 0; j < 3; ++j)
+            runs.emplace_back(j * C + r * Cq, Cq);
+    } else if (n.ends_with("attn.proj.weight")) {
+        for (std::size_t o = 0; o < C; ++o) // columns of every output row
+            runs.emplace_back(o * C + r * Cq, Cq);
+    } else if (n.ends_with("mlp.fc.weight") || n.ends_with("mlp.fc.bias")) {
+        runs.emplace_back(r * t.size, t.size);
+    } else { // mlp.proj.weight
+        for (std::size_t o = 0; o < C; ++o)
+            runs.emplace_back(o * F + r * Fl, Fl);
+    }
+    return runs;
+}
+
+template <typename T>
+GptConfig GptModel<T>::wholeConfig() const
+{
+    GptConfig whole = m_config;
+    whole.tp = 1;
+    whole.tpRank = 0;
+    return whole;
+}
+
+template <typename T>
+std::vector<T> GptModel<T>::gatherWhole(const T *local)
+{
+    if (m_config.tp == 1)
+        return {local, local + m_count};
+    const GptModel<T> whole(wholeConfig());
+    std::vector<T> out(whole.parameterCount());
+    const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
+    std::vector<T> all;
+    for (std::size_t i = 0; i < m_tensors.size(); ++i) {
+        const ParamTensor &t = m_tensors[i];
+        all.resize(t.size * static_cast<std::size_t>(m_config.tp));
+        m_tpGroup->allGather(local + t.offset, all.data(), t.size, type);
+        for (int r = 0; r < m_config.tp; ++r) {
+            std::size_t at = static_cast<std::size_t>(r) * t.size;
+            for (const auto &[offset, n] : shardRuns(i, r)) {
+                std::copy_n(all.begin() + static_cast<long>(at), n, out.begin() + static_cast<long>(whole.tensors()[i].offset + offset));
+                at += n;
+            }
+        }
+    }
+    return out;
+}
+
+template <typename T>
+void GptModel<T>::normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const T *mean,
+                               const T *rstd, int n, bool weights)
+{
+    const int C = m_config.hidden;
+    if (!weights || !sp()) {
+        k::layerNormBackward(dx, weights ? grad(w) : nullptr, weights ? grad(b) : nullptr, dOut, in, param(w), mean, rstd,
+                             n, C);
+        return;
+    }
+    // This rank saw only its rows: the norm's gain and bias gradients are summed over the group.
+    m_normGrads.assign(2 * static_cast<std::size_t>(C), T(0));
+    k::layerNormBackward(dx, m_normGrads.data(), m_normGrads.data() + C, dOut, in, param(w), mean, rstd, n, C);
+    tpAllReduce(m_normGrads.data(), m_normGrads.size());
+    T *gw = grad(w), *gb = grad(b);
+    for (int c = 0; c < C; ++c) {
+        gw[c] += m_normGrads[static_cast<std::size_t>(c)];
+        gb[c] += m_normGrads[static_cast<std::size_t>(C + c)];
+    }
+}
+
+template <typename T>
+const T *GptModel<T>::gatheredRows(const T *local, int BT)
+{
+    if (!sp())
+        return local;
+    gatherRows(local, m_gathered.data(), BT);
+    return m_gathered.data();
+}
+
+template <typename T>
+void GptModel<T>::gatherRows(const T *local, T *full, int BT)
+{
+    m_tpGroup->allGather(local, full, static_cast<std::size_t>(rows(BT)) * m_config.hidden,
+                         std::is_same_v<T, float> ? DataType::F32 : DataType::F64);
+}
+
+template <typename T>
+void GptModel<T>::scatterRows(T *full, T *local, int BT)
+{
+    m_tpGroup->reduceScatter(full, local, static_cast<std::size_t>(rows(BT)) * m_config.hidden,
+                             std::is_same_v<T, float> ? DataType::F32 : DataType::F64, ReduceOp::Sum);
+}
+
+template <typename T>
+void GptModel<T>::setTensorParallelGroup(Communicator *group)
+{
+    if (m_config.tp > 1 && (!group || group->size() != m_config.tp || group->rank() != m_config.tpRank))
+        throw std::invalid_argument("GptModel: the tensor-parallel group does not match tp / tpRank");
+    m_tpGroup = group;
+}
+
+template <typename T>
+void GptModel<T>::tpAllReduce(T *data, std::size_t n)
+{
+    if (m_config.tp == 1)
+        return;
+    m_tpGroup->allReduce(data, data, n, std::is_same_v<T, float> ? DataType::F32 : DataType::F64, ReduceOp::Sum);
+}
+
+template <typename T>
+void GptModel<T>::embeddingBackward(const T *dEncoded)
+{
+    const int B = m_batch, Tn = m_seqLen, C = m_config.hidden;
+    if (m_config.tp == 1) {
+        k::encoderBackward(grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), B, Tn, C);
+        return;
+    }
+    // Rows of this rank's vocabulary range only; positions as without tensor parallelism.
+    const int from = m_config.tpRank * m_V;
+    T *dwte = grad(m_wte), *dwpe = grad(m_wpe);
+    for (int i = 0; i < B * Tn; ++i) {
+        const T *d = dEncoded + static_cast<std::size_t>(i) * C;
+        const int tok = m_tokens[i] - from;
+        if (tok >= 0 && tok < m_V)
+            for (int c = 0; c < C; ++c)
+                dwte[static_cast<std::size_t>(tok) * C + c] += d[c];
+        for (int c = 0; c < C; ++c)
+            dwpe[static_cast<std::size_t>(i % Tn) * C + c] += d[c];
+    }
+}
+
+template <typename T>
+void GptModel<T>::vocabParallelCrossEntropy(int BT)
+{
+    // Logits are split by vocabulary: the row maximum, the sum of exponentials and the target's
+    // logit each come from the whole group (Megatron-LM's vocabulary-parallel cross-entropy).
+    const int V = m_V, tp = m_config.tp, from = m_config.tpRank * V;
+    const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
+    std::vector<T> local(static_cast<std::size_t>(BT)), all(static_cast<std::size_t>(BT) * tp), sums(static_cast<std::size_t>(BT) * 2);
+    for (int i = 0; i < BT; ++i) {
+        const T *row = m_logits + static_cast<std::size_t>(i) * V;
+        local[static_cast<std::size_t>(i)] = *std::max_element(row, row + V);
+    }
+    m_tpGroup->allGather(local.data(), all.data(), static_cast<std::size_t>(BT), type);
+    for (int i = 0; i < BT; ++i) {
+        T mx = all[static_cast<std::size_t>(i)];
+        for (int r = 1; r < tp; ++r)
+            mx = std::max(mx, all[static_cast<std::size_t>(r) * BT + i]);
+        local[static_cast<std::size_t>(i)] = mx;
+        const T *row = m_logits + static_cast<std::size_t>(i) * V;
+        T *prob = m_probs + static_cast<std::size_t>(i) * V;
+        T sum = 0;
+        for (int v = 0; v < V; ++v) {
+            prob[v] = std::exp(row[v] - mx);
+            sum += prob[v];
+        }
+        const int t = m_targets[i] - from;
+        sums[static_cast<std::size_t>(2 * i)] = sum;
+        sums[static_cast<std::size_t>(2 * i + 1)] = t >= 0 && t < V ? row[t] : T(0);
+    }
+    tpAllReduce(sums.data(), sums.size());
+    for (int i = 0; i < BT; ++i) {
+        const T sum = sums[static_cast<std::size_t>(2 * i)];
+        T *prob = m_probs + static_cast<std::size_t>(i) * V;
+        for (int v = 0; v < V; ++v)
+            prob[v] /= sum;
+        m_losses[i] = std::log(sum) + local[static_cast<std::size_t>(i)] - sums[static_cast<std::size_t>(2 * i + 1)];
+    }
+}
+
+// The members defined here, for the two element types gpt_model.cpp instantiates the class with.
+#define TRELLIS_GPT_PARALLEL_MEMBERS(T)                                                                          \
+    template bool GptModel<T>::isReplicated(std::size_t) const;                                                   \
+    template std::vector<std::pair<std::size_t, std::size_t>> GptModel<T>::shardRuns(std::size_t, int) const;     \
+    template GptConfig GptModel<T>::wholeConfig() const;                                                          \
+    template std::vector<T> GptModel<T>::gatherWhole(const T *);                                                   \
+    template void GptModel<T>::normBackward(T *, std::size_t, std::size_t, const T *, const T *, const T *, const T *, int, bool); \
+    template const T *GptModel<T>::gatheredRows(const T *, int);                                                   \
+    template void GptModel<T>::gatherRows(const T *, T *, int);                                                    \
+    template void GptModel<T>::scatterRows(T *, T *, int);                                                         \
+    template void GptModel<T>::setTensorParallelGroup(Communicator *);                                             \
+    template void GptModel<T>::tpAllReduce(T *, std::size_t);                                                      \
+    template void GptModel<T>::embeddingBackward(const T *);                                                       \
+    template void GptModel<T>::vocabParallelCrossEntropy(int);
+TRELLIS_GPT_PARALLEL_MEMBERS(float)
+TRELLIS_GPT_PARALLEL_MEMBERS(double)
+#undef TRELLIS_GPT_PARALLEL_MEMBERS
+
+} // namespace trellis::trainer
