@@ -2,6 +2,9 @@
 #include "launcher/history_database.h"
 
 #include <QAtomicInteger>
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QSysInfo>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -10,6 +13,8 @@
 #include <QStandardPaths>
 #include <QVariant>
 
+#include <csignal>
+#include <cerrno>
 #include <span>
 #include <utility>
 
@@ -66,6 +71,21 @@ const char *const kSchemaV2[] = {
     " start_ns INTEGER, end_ns INTEGER, micro_batch INTEGER, stage INTEGER)",
     "CREATE INDEX spans_run ON spans(run, rank, start_ns)",
 };
+
+// Which process launched a run, so a run whose launcher is gone is not left "running" forever.
+const char *const kSchemaV3[] = {
+    "ALTER TABLE runs ADD COLUMN launcher_host TEXT",
+    "ALTER TABLE runs ADD COLUMN launcher_pid INTEGER",
+};
+
+bool processAlive(qint64 pid)
+{
+    if (pid <= 0)
+        return false;
+    if (pid == QCoreApplication::applicationPid())
+        return true;
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
 
 } // namespace
 
@@ -152,7 +172,42 @@ QString HistoryDatabase::open(const QString &path, bool create)
         m_db.close();
         return QStringLiteral("history database %1: %2").arg(path, error);
     }
+    closeAbandonedRuns();
     return {};
+}
+
+int HistoryDatabase::closeAbandonedRuns()
+{
+    // Runs still launching or running whose launcher was on this host and is gone (or, from before
+    // schema 3, is unknown: no older Trellis writes a newer database) end as failed. Runs launched
+    // from another host sharing the file are left to it. A reused pid keeps a run open: rare, and
+    // never closes a live one.
+    QSqlQuery q(m_db);
+    if (!q.exec(QStringLiteral("SELECT id, launcher_host, launcher_pid FROM runs WHERE status IN ('launching', 'running')")))
+        return 0;
+    const QString host = QSysInfo::machineHostName();
+    QList<std::pair<qint64, QString>> abandoned;
+    while (q.next()) {
+        const QString launcherHost = q.value(1).toString();
+        const qint64 pid = q.value(2).isNull() ? 0 : q.value(2).toLongLong();
+        if (q.value(2).isNull())
+            abandoned.append({q.value(0).toLongLong(), QStringLiteral("its launcher is unknown and no longer writes to this history")});
+        else if (launcherHost == host && !processAlive(pid))
+            abandoned.append({q.value(0).toLongLong(),
+                              QStringLiteral("its launcher (%1, pid %2) ended while the run was going; how the ranks ended is unknown")
+                                  .arg(launcherHost)
+                                  .arg(pid)});
+    }
+    QSqlQuery update(m_db);
+    update.prepare(QStringLiteral("UPDATE runs SET status = 'failed', ended_at = coalesce(ended_at, ?), error = ? WHERE id = ?"));
+    int closed = 0;
+    for (const auto &[id, why] : abandoned) {
+        update.addBindValue(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
+        update.addBindValue(why);
+        update.addBindValue(id);
+        closed += update.exec() ? 1 : 0;
+    }
+    return closed;
 }
 
 QString HistoryDatabase::migrate()
@@ -175,7 +230,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;

@@ -13,7 +13,7 @@
 
 namespace trellis::launcher {
 
-inline constexpr int kHistorySchemaVersion = 2; // 2: timeline spans
+inline constexpr int kHistorySchemaVersion = 3; // 2: timeline spans; 3: the launcher of each run
 
 class HistoryDatabase {
 public:
@@ -22,9 +22,12 @@ public:
     HistoryDatabase(const HistoryDatabase &) = delete;
     HistoryDatabase &operator=(const HistoryDatabase &) = delete;
 
-    // Opens (creating folders and the file when `create`) and migrates. Returns an empty string
-    // on success, otherwise a message naming the path and the problem.
+    // Opens (creating folders and the file when `create`), migrates and closes abandoned runs.
+    // Returns an empty string on success, otherwise a message naming the path and the problem.
     QString open(const QString &path, bool create = true);
+    // Marks runs still launching or running whose launcher process on this host is gone as failed,
+    // with the reason; returns how many. open() does it.
+    int closeAbandonedRuns();
     bool isOpen() const;
     QString path() const { return m_path; }
     QSqlDatabase &connection() { return m_db; }

@@ -1,6 +1,9 @@
 // Batched SQLite writer thread; see history_writer.h.
 #include "launcher/history_writer.h"
 
+#include <QCoreApplication>
+#include <QSysInfo>
+
 #include "launcher/history_database.h"
 
 #include <QHash>
@@ -40,7 +43,7 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
             using T = std::decay_t<decltype(o)>;
             if constexpr (std::is_same_v<T, NewRunOp>) {
                 q.prepare(QStringLiteral("INSERT INTO runs(run_id, name, plan_json, target, status, world_size,"
-                                         " total_steps, started_at) VALUES(?,?,?,?,?,?,?,?)"));
+                                         " total_steps, started_at, launcher_host, launcher_pid) VALUES(?,?,?,?,?,?,?,?,?,?)"));
                 q.addBindValue(o.runId);
                 q.addBindValue(o.name);
                 q.addBindValue(o.planJson);
@@ -49,6 +52,8 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                 q.addBindValue(o.worldSize);
                 q.addBindValue(o.totalSteps);
                 q.addBindValue(iso(o.startedAt));
+                q.addBindValue(QSysInfo::machineHostName());
+                q.addBindValue(QCoreApplication::applicationPid());
                 ok = q.exec();
                 if (ok)
                     runIds.insert(o.runId, q.lastInsertId().toLongLong());

@@ -1,6 +1,11 @@
 // See run_controller.h.
 #include "launcher/run_controller.h"
 
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+#include <csignal>
+
 #include "launcher/mpi_command.h"
 #include "plan/plan_json.h"
 #include "protocol/exit_codes.h"
@@ -166,6 +171,11 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
         env.insert(it.key(), it.value());
     m_process->setProcessEnvironment(env);
     m_process->setWorkingDirectory(m_runDir);
+#ifdef __linux__
+    // If this launcher dies (crash, kill -9), mpirun gets SIGTERM and takes the ranks down with it
+    // rather than training on unseen; the history marks the run failed when next opened.
+    m_process->setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGTERM); });
+#endif
     connect(m_process.get(), &QProcess::readyReadStandardOutput, this,
             [this] { onReadyRead(QProcess::StandardOutput); });
     connect(m_process.get(), &QProcess::readyReadStandardError, this,

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -371,6 +372,48 @@ private slots:
                 QCOMPARE(s.memComm, qint64(m.commBuffers));
             }
         }
+    }
+
+    // A launcher killed outright (kill -9) takes its job with it — mpirun gets SIGTERM as its
+    // parent dies (and would otherwise meet a broken output pipe) — and the next look at the
+    // history shows the run failed with the reason, instead of "running" for ever.
+    void killedLauncherTakesTheRunDown()
+    {
+        const QString database = m_dir.filePath(QStringLiteral("killed.sqlite"));
+        QProcess launcher;
+        launcher.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"),
+                              QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json"), QStringLiteral("--quiet")});
+        QVERIFY(launcher.waitForReadyRead(60000));
+        const QString first = QString::fromUtf8(launcher.readLine()).trimmed();
+        QVERIFY2(first.startsWith(QStringLiteral("run ")), qPrintable(first));
+        const QString runId = first.mid(4);
+        auto jobProcesses = [&] { // processes whose command line names this run's frozen plan
+            int count = 0;
+            for (const QString &pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+                QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
+                if (pid.toInt() > 0 && cmdline.open(QIODevice::ReadOnly) && cmdline.readAll().contains(runId.toUtf8() + "/plan.json"))
+                    ++count;
+            }
+            return count;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(jobProcesses() >= 2, 30000); // mpirun and its ranks are up
+        auto recordedStatus = [&] {
+            HistoryDatabase h;
+            if (!h.open(database, false).isEmpty())
+                return QString();
+            const auto run = h.findRun(runId);
+            return run ? run->status : QString();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(recordedStatus(), QStringLiteral("running"), 30000); // the history has it
+        launcher.kill();
+        QVERIFY(launcher.waitForFinished(10000));
+        QTRY_COMPARE_WITH_TIMEOUT(jobProcesses(), 0, 20000);
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto run = h.findRun(runId);
+        QVERIFY(run);
+        QCOMPARE(run->status, QStringLiteral("failed"));
+        QVERIFY2(run->error.contains(QStringLiteral("ended while the run was going")), qPrintable(run->error));
     }
 
     // A pipeline run through the launcher: bubble and per-stage memory reach the history, the

@@ -6,7 +6,11 @@
 #include "launcher/run_export.h"
 
 #include <QCryptographicHash>
+#include <QCoreApplication>
 #include <QFile>
+#include <QMap>
+#include <QProcess>
+#include <QSysInfo>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
@@ -154,16 +158,60 @@ private slots:
             QCOMPARE(db.open(path, false), QString());
             QSqlQuery q(db.connection());
             QVERIFY(q.exec(QStringLiteral("DROP TABLE spans")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launcher_host")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launcher_pid")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
         }
         HistoryDatabase db;
         QCOMPARE(db.open(path, false), QString());
         QSqlQuery q(db.connection());
         QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
-        QCOMPARE(q.value(0).toInt(), 2);
+        QCOMPARE(q.value(0).toInt(), kHistorySchemaVersion);
         QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM spans")) && q.next());
+        QVERIFY(q.exec(QStringLiteral("SELECT launcher_host, launcher_pid FROM runs")));
         QCOMPARE(db.listRuns().size(), 1);
         QCOMPARE(db.listRuns().first().runId, QStringLiteral("old-run"));
+    }
+
+    // A run whose launcher died stays "running" in nobody's hands: the next open closes it as
+    // failed with the reason, and leaves alone runs whose launcher lives or is on another host.
+    void abandonedRunsAreClosed()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("h.sqlite"));
+        QProcess gone;
+        gone.start(QStringLiteral("true"), {});
+        QVERIFY(gone.waitForFinished());
+        const qint64 deadPid = gone.processId() > 0 ? gone.processId() : 999999;
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path), QString());
+            QSqlQuery q(db.connection());
+            const QString host = QSysInfo::machineHostName();
+            const struct {
+                const char *runId;
+                QString host;
+                qint64 pid;
+            } rows[] = {{"dead", host, 0}, {"alive", host, QCoreApplication::applicationPid()}, {"elsewhere", QStringLiteral("other-host"), 1}};
+            for (const auto &r : rows) {
+                q.prepare(QStringLiteral("INSERT INTO runs(run_id, plan_json, status, launcher_host, launcher_pid) VALUES(?, '{}', 'running', ?, ?)"));
+                q.addBindValue(QString::fromLatin1(r.runId));
+                q.addBindValue(r.host);
+                q.addBindValue(r.pid ? r.pid : deadPid);
+                QVERIFY(q.exec());
+            }
+        }
+        HistoryDatabase db;
+        QCOMPARE(db.open(path), QString());
+        QMap<QString, RunSummary> runs;
+        for (const auto &r : db.listRuns())
+            runs[r.runId] = r;
+        QCOMPARE(runs[QStringLiteral("dead")].status, QStringLiteral("failed"));
+        QVERIFY2(runs[QStringLiteral("dead")].error.contains(QStringLiteral("ended while the run was going")),
+                 qPrintable(runs[QStringLiteral("dead")].error));
+        QCOMPARE(runs[QStringLiteral("alive")].status, QStringLiteral("running"));
+        QCOMPARE(runs[QStringLiteral("elsewhere")].status, QStringLiteral("running"));
+        QCOMPARE(db.closeAbandonedRuns(), 0); // nothing left to close
     }
 
     void refusesNewerSchemaAndOtherDatabases()
@@ -177,7 +225,9 @@ private slots:
         }
         HistoryDatabase db;
         QCOMPARE(db.open(newer), QStringLiteral("history database %1: schema version 99 is newer than this Trellis "
-                                                "understands (2); refusing to touch it").arg(newer));
+                                                "understands (%2); refusing to touch it")
+                                     .arg(newer)
+                                     .arg(kHistorySchemaVersion));
         const QString other = dir.filePath(QStringLiteral("other.sqlite"));
         {
             HistoryDatabase o;
