@@ -1,6 +1,8 @@
 // See run_controller.h.
 #include "launcher/run_controller.h"
 
+#include "plan/plan_validate.h"
+
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -106,8 +108,10 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
 {
     if (m_state == RunState::Launching || m_state == RunState::Running)
         return QStringLiteral("a run is already in progress (%1)").arg(m_runId);
-    if (thePlan.launch.target != plan::LaunchTarget::Local)
-        return QStringLiteral("launch.target: only 'local' runs can be started by this version");
+    // What the trainer cannot run is refused here, before any process starts.
+    if (const plan::Diagnostics unsupported = plan::checkTrainerSupport(thePlan); !unsupported.empty())
+        return QString::fromStdString(unsupported.front().toString()) +
+               (unsupported.size() > 1 ? QStringLiteral(" (and %1 more)").arg(unsupported.size() - 1) : QString());
 
     m_plan = thePlan;
     m_runId = newRunId();

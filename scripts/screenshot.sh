@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Takes a screenshot of the workbench during a quick-start run under Xvfb (for the README).
 # Usage: scripts/screenshot.sh [OUT.png] [SECONDS_INTO_RUN] [PLAN] [WORKBENCH OPTIONS...]
-#   (needs imagemagick for `import`); default: the quick-start plan, launched.
+#   (needs imagemagick for `import`); default: the quick-start plan, launched; pass "" as the
+#   options to only open the plan.
 #   scripts/screenshot.sh docs/estimate.png 6 resources/plans/gpu/llama2-70b-dgx-h100.json --search
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-docs/screenshot.png}"
 delay="${2:-12}"
 plan="${3:-resources/plans/quickstart.json}"
-shift $(( $# > 3 ? 3 : $# ))
-options="${*:---launch}"
+if [ $# -gt 3 ]; then shift 3; options="$*"; else options="--launch"; fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 db="$(mktemp -d)/history.sqlite"
 xvfb-run -a -s "-screen 0 1280x800x24" bash -c "

@@ -131,7 +131,7 @@ void MainWindow::createActions()
 void MainWindow::updateActions()
 {
     const bool active = m_controller->state() == RunState::Launching || m_controller->state() == RunState::Running;
-    m_launchAction->setEnabled(m_plan.has_value() && !active);
+    m_launchAction->setEnabled(m_plan.has_value() && m_runnable && !active);
     m_stopAction->setEnabled(active);
     m_openAction->setEnabled(!active);
     m_saveAction->setEnabled(m_plan.has_value());
@@ -166,9 +166,13 @@ bool MainWindow::loadPlan(const QString &path)
 void MainWindow::showLoadedPlan(const QStringList &notes)
 {
     QStringList all = notes;
+    QStringList unsupported;
     for (const auto &d : plan::checkTrainerSupport(*m_plan))
-        all << tr("not runnable yet: %1").arg(QString::fromStdString(d.toString()));
-    m_planPanel->showPlan(*m_plan, m_planPath, all);
+        unsupported << QString::fromStdString(d.toString());
+    m_runnable = unsupported.isEmpty();
+    m_launchAction->setToolTip(m_runnable ? tr("Run the plan on this machine (Ctrl+R)")
+                                          : tr("This plan can be estimated but not run yet:\n%1").arg(unsupported.join(QLatin1Char('\n'))));
+    m_planPanel->showPlan(*m_plan, m_planPath, all, unsupported);
     m_estimate->showPlan(*m_plan);
     updateActions();
 }

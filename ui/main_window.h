@@ -38,6 +38,7 @@ public:
     Dashboard *dashboard() const { return m_dashboard; }
     HistoryPanel *historyPanel() const { return m_history; }
     EstimatePanel *estimatePanel() const { return m_estimate; }
+    PlanPanel *planPanel() const { return m_planPanel; }
     const std::optional<plan::Plan> &plan() const { return m_plan; }
     launcher::RunController *controller() const { return m_controller.get(); }
     QAction *launchAction() const { return m_launchAction; }
@@ -57,6 +58,7 @@ private:
     std::unique_ptr<launcher::HistoryReader> m_reader;
     std::unique_ptr<launcher::RunController> m_controller;
     std::optional<plan::Plan> m_plan;
+    bool m_runnable = false; // trellis-trainer can run m_plan
     QString m_planPath;
     launcher::RunOptions m_runOptions;
 

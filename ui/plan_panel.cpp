@@ -2,20 +2,24 @@
 #include "ui/plan_panel.h"
 
 #include "plan/plan_json.h"
+#include "ui/mesh_view.h"
 
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
 namespace trellis::ui {
 
 PlanPanel::PlanPanel(QWidget *parent)
-    : QWidget(parent), m_title(new QLabel(this)), m_summary(new QTreeWidget(this)), m_json(new QPlainTextEdit(this))
+    : QWidget(parent), m_title(new QLabel(this)), m_summary(new QTreeWidget(this)), m_tabs(new QTabWidget(this)),
+      m_mesh(new MeshView(this)), m_json(new QPlainTextEdit(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -30,21 +34,33 @@ PlanPanel::PlanPanel(QWidget *parent)
     m_json->setReadOnly(true);
     m_json->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_json->setLineWrapMode(QPlainTextEdit::NoWrap);
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(m_mesh);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    m_tabs->addTab(scroll, tr("Mesh"));
+    m_tabs->addTab(m_json, tr("Document"));
     split->addWidget(m_summary);
-    split->addWidget(m_json);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->addWidget(m_tabs);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
     layout->addWidget(split, 1);
 }
 
-void PlanPanel::showPlan(const plan::Plan &p, const QString &path, const QStringList &warnings)
+void PlanPanel::showPlan(const plan::Plan &p, const QString &path, const QStringList &warnings, const QStringList &unsupported)
 {
     QString title = tr("<b>%1</b><br><small>%2</small>")
                         .arg(QString::fromStdString(p.name.empty() ? "(unnamed plan)" : p.name).toHtmlEscaped(),
                              QFileInfo(path).fileName().toHtmlEscaped());
     for (const QString &w : warnings)
         title += QStringLiteral("<br><span style='color:#a36a00'>%1</span>").arg(w.toHtmlEscaped());
+    if (!unsupported.isEmpty())
+        title += QStringLiteral("<br><span style='color:#a36a00'>%1</span>")
+                     .arg(tr("Estimate only: trellis-trainer cannot run this plan yet (%n reason(s); hover for them)", nullptr,
+                             static_cast<int>(unsupported.size()))
+                              .toHtmlEscaped());
     m_title->setText(title);
+    m_title->setToolTip(unsupported.join(QLatin1Char('\n')));
 
     m_summary->clear();
     auto section = [&](const QString &name) {
@@ -91,6 +107,7 @@ void PlanPanel::showPlan(const plan::Plan &p, const QString &path, const QString
     add(tr_, tr("data"), QStringLiteral("%1: %2").arg(QString::fromStdString(t.data.source), QString::fromStdString(t.data.path)));
     add(tr_, tr("seed"), QString::number(t.seed));
     m_json->setPlainText(QString::fromStdString(plan::planToJson(p)));
+    m_mesh->setPlan(p);
 }
 
 void PlanPanel::showError(const QString &path, const QStringList &errors)
@@ -103,6 +120,7 @@ void PlanPanel::showError(const QString &path, const QStringList &errors)
         item->setFirstColumnSpanned(true);
     }
     m_json->clear();
+    m_mesh->clear();
 }
 
 } // namespace trellis::ui

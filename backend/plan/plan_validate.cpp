@@ -268,8 +268,10 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     if (plan.model.kvHeads != plan.model.heads) unsupported("model.kv_heads", "grouped-query attention");
     if (plan.model.arch != kArchGpt) unsupported("model.arch", "the '" + plan.model.arch + "' architecture");
     for (std::size_t i = 0; i < plan.cluster.nodes.size(); ++i)
-        if (plan.cluster.nodes[i].device == DeviceKind::Cuda)
+        if (plan.cluster.nodes[i].device == DeviceKind::Cuda) { // named once, at the first such node
             unsupported("cluster.nodes[" + std::to_string(i) + "].device", "the CUDA device");
+            break;
+        }
     if (plan.launch.target != LaunchTarget::Local)
         unsupported("launch.target", std::string("the '") + toString(plan.launch.target) + "' launch target");
     return d;

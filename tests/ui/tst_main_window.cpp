@@ -7,10 +7,13 @@
 #include "plan/plan_json.h"
 #include "ui/dashboard.h"
 #include "ui/estimate_panel.h"
+#include "ui/mesh_view.h"
+#include "ui/plan_panel.h"
 #include "ui/history_panel.h"
 #include "ui/main_window.h"
 
 #include <QAction>
+#include <set>
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QSignalSpy>
@@ -60,6 +63,11 @@ private slots:
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
         const QString path = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/gpu/llama2-70b-dgx-h100.json");
         QVERIFY(window.loadPlan(path));
+        // The trainer cannot run it (CUDA, llama, bf16, ...): it can be estimated, not launched.
+        QVERIFY(!window.launchAction()->isEnabled());
+        QVERIFY(window.launchAction()->toolTip().contains(QStringLiteral("the CUDA device")));
+        window.launch(); // refused before any process starts
+        QVERIFY(window.controller()->state() == launcher::RunState::Idle);
         ui::EstimatePanel *panel = window.estimatePanel();
         QTRY_VERIFY_WITH_TIMEOUT(panel->estimate().has_value(), 20000);
         const auto loaded = plan::loadPlanFile(path.toStdString());
@@ -87,6 +95,32 @@ private slots:
         QCOMPARE(window.plan()->training, loaded.value().training); // only the parallelism (and model padding) change
         QVERIFY(shown.wait(20000));
         QCOMPARE(panel->estimate()->tokensPerS, plan::estimatePlan(*window.plan(), plan::deviceFor(window.plan()->cluster)).tokensPerS);
+    }
+
+    // The mesh view places every rank of a 128-GPU plan on its node, each at one spot, and names
+    // its coordinates and groups as plan::Mesh gives them (tp 8 · dp 4 · pp 4: rank 37 is tp 5,
+    // dp 0, pp 1; its tensor-parallel group is 32-39).
+    void meshViewShowsEveryRank()
+    {
+        QTemporaryDir dir;
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        QVERIFY(window.loadPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/gpu/llama2-70b-dgx-h100.json")));
+        ui::MeshView *mesh = window.planPanel()->meshView();
+        QCOMPARE(mesh->rankCount(), 128);
+        const QString rank37 = mesh->describeRank(37);
+        QVERIFY2(rank37.contains(QStringLiteral("tp 5 · cp 0 · dp 0 · pp 1")), qPrintable(rank37));
+        QVERIFY2(rank37.contains(QStringLiteral("tensor-parallel group: 32, 33, 34, 35, 36, 37, 38, 39")), qPrintable(rank37));
+        QVERIFY2(rank37.contains(QStringLiteral("pipeline group: 5, 37, 69, 101")), qPrintable(rank37));
+        for (int width : {360, 900}) {
+            mesh->resize(width, mesh->heightForWidth(width));
+            std::set<int> seen;
+            for (int y = 0; y < mesh->height(); y += 2)
+                for (int x = 0; x < mesh->width(); x += 2)
+                    if (const int r = mesh->rankAt(QPoint(x, y)); r >= 0)
+                        seen.insert(r);
+            QCOMPARE(int(seen.size()), 128);
+        }
+        QVERIFY(!mesh->grab().isNull());
     }
 
     void badPlanIsShownNotLaunched()
