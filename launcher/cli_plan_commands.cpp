@@ -246,8 +246,9 @@ int cmdEstimate(const Args &a, const QString &dbPath)
     out() << "\nstep " << QString::number(e.stepMs, 'f', 2) << " ms = compute " << QString::number(e.computeMs, 'f', 2)
           << " + exposed communication " << QString::number(e.exposedCommMs, 'f', 2) << " + bubble "
           << QString::number(e.bubbleMs, 'f', 2) << " (" << QString::number(100 * e.bubbleFraction, 'f', 1) << "%)\n";
-    out() << "tokens/s " << QString::number(e.tokensPerS, 'f', 0) << "   MFU " << QString::number(100 * e.mfu, 'f', 1)
-          << "%   cost " << QString::number(e.costPerRun, 'f', 2) << " per run of " << p.training.steps << " steps\n";
+    out() << "tokens/s " << QString::number(e.tokensPerS, 'f', 0) << "   MFU "
+          << (e.mfu > 0 ? QString::number(100 * e.mfu, 'f', 1) + QLatin1Char('%') : QStringLiteral("n/a (a CPU has no datasheet peak)"))
+          << "   cost " << QString::number(e.costPerRun, 'f', 2) << " per run of " << p.training.steps << " steps\n";
     for (const auto &c : e.collectives)
         out() << "  " << (c.stage >= 0 ? QStringLiteral("stage %1 ").arg(c.stage) : QString()) << QString::fromStdString(c.group) << " " << QString::fromStdString(c.op) << ": " << mb(c.bytes)
               << " MiB in " << c.callsPerStep << " calls = " << QString::number(c.msPerStep, 'f', 2) << " ms/step ("

@@ -143,11 +143,11 @@ void EstimatePanel::showEstimate(const Computed &c)
     const plan::Estimate &e = c.estimate;
     m_estimate = e;
     QString text = tr("<b>%1 tokens/s</b> &nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)<br>"
-                      "MFU %7% &nbsp; %8 parameters &nbsp; cost %9 a run &nbsp; <small>%10%11</small>")
+                      "MFU %7 &nbsp; %8 parameters &nbsp; cost %9 a run &nbsp; <small>%10%11</small>")
                        .arg(rate(e.tokensPerS), duration(e.stepMs), duration(e.computeMs), duration(e.exposedCommMs),
                             duration(e.bubbleMs))
                        .arg(100 * e.bubbleFraction, 0, 'f', 1)
-                       .arg(100 * e.mfu, 0, 'f', 1)
+                       .arg(e.mfu > 0 ? QStringLiteral("%1%").arg(100 * e.mfu, 0, 'f', 1) : tr("n/a (CPU)"))
                        .arg(e.parametersTotal >= 1e9 ? tr("%1 B").arg(e.parametersTotal / 1e9, 0, 'f', 2)
                                                       : tr("%1 M").arg(e.parametersTotal / 1e6, 0, 'f', 2))
                        .arg(e.costPerRun, 0, 'f', 2)

@@ -656,7 +656,8 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     e.tokensPerS = tokensPerStep / (e.stepMs / 1000.0);
     const double world = static_cast<double>(p.worldSize());
     const double peakAll = (mixed ? device.peakTflopsBf16 : device.peakTflopsFp32) * 1e12 * world;
-    e.mfu = peakAll > 0 ? e.modelFlopsPerStep / (e.stepMs / 1000.0) / peakAll : 0.0;
+    // MFU needs a datasheet peak; a CPU's figure is a measured rate (or a placeholder), so none.
+    e.mfu = peakAll > 0 && !cpu ? e.modelFlopsPerStep / (e.stepMs / 1000.0) / peakAll : 0.0;
     e.costPerRun = e.stepMs / 1000.0 * plan.training.steps / 3600.0 * world * plan.cluster.pricePerDeviceHour;
     return e;
 }

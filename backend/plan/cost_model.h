@@ -71,7 +71,7 @@ struct Estimate {
     double stepMs = 0;
     double tokensPerStep = 0;
     double tokensPerS = 0;
-    double mfu = 0;
+    double mfu = 0;             // model FLOPs / datasheet peak; 0 on CPUs, which have none
     double costPerRun = 0;      // steps × step time × devices × price per device-hour
     Diagnostics warnings;       // memory that does not fit, named by stage and category
 

@@ -50,8 +50,10 @@ std::string reasonFor(const Plan &plan, const Estimate &e, const DeviceSpec &dev
     else
         std::snprintf(buf, sizeof buf, "%.0f MB a rank", static_cast<double>(peak) / 1e6);
     parts.emplace_back(buf);
-    std::snprintf(buf, sizeof buf, "MFU %.0f%%", 100 * e.mfu);
-    parts.emplace_back(buf);
+    if (e.mfu > 0) {
+        std::snprintf(buf, sizeof buf, "MFU %.0f%%", 100 * e.mfu);
+        parts.emplace_back(buf);
+    }
     std::string out;
     for (const auto &s : parts)
         out += (out.empty() ? "" : "; ") + s;
