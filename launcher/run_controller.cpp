@@ -1,6 +1,8 @@
 // See run_controller.h.
 #include "launcher/run_controller.h"
 
+#include "launcher/telemetry_receiver.h"
+
 #include "plan/plan_validate.h"
 
 #ifdef __linux__
@@ -69,11 +71,12 @@ QString eventKind(proto::Event::Kind kind)
 
 } // namespace
 
-RunController::RunController(HistoryWriter *writer, QObject *parent) : QObject(parent), m_writer(writer)
+RunController::RunController(HistoryWriter *writer, QObject *parent)
+    : QObject(parent), m_writer(writer), m_receiver(std::make_unique<TelemetryReceiver>())
 {
     m_watchdog.setInterval(500);
     connect(&m_watchdog, &QTimer::timeout, this, &RunController::checkWatchdog);
-    m_receiver.setNotify([this] {
+    m_receiver->setNotify([this] {
         // Receiver thread: schedule one drain per batch; coalesce while one is pending.
         if (!m_drainPending.exchange(true))
             QMetaObject::invokeMethod(this, &RunController::drainTelemetry, Qt::QueuedConnection);
@@ -87,7 +90,7 @@ RunController::~RunController()
         m_process->kill();
         m_process->waitForFinished(3000); // destruction only: the event loop is gone by now
     }
-    m_receiver.stop();
+    m_receiver->stop();
 }
 
 QString RunController::defaultTrainerPath()
@@ -103,6 +106,8 @@ QString RunController::newRunId()
     return QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")) + QLatin1Char('-') +
            QString::number(QRandomGenerator::global()->bounded(0x10000), 16).rightJustified(4, QLatin1Char('0'));
 }
+
+ReceiverStats RunController::receiverStats() const { return m_receiver->stats(); }
 
 QString RunController::start(const plan::Plan &thePlan, const QString &planPath, const RunOptions &options)
 {
@@ -153,7 +158,7 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     if (auto saved = plan::savePlanFile(frozen, frozenPath.toStdString()); !saved)
         return QString::fromStdString(saved.errorText());
 
-    const QString receiverError = m_receiver.start(m_runId.toStdString(), static_cast<quint32>(thePlan.parallel.worldSize()));
+    const QString receiverError = m_receiver->start(m_runId.toStdString(), static_cast<quint32>(thePlan.parallel.worldSize()));
     if (!receiverError.isEmpty())
         return receiverError;
 
@@ -162,7 +167,7 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     request.trainerPath = trainer;
     request.planPath = frozenPath;
     request.runId = m_runId;
-    request.endpoint = QString::fromStdString(m_receiver.endpoint());
+    request.endpoint = QString::fromStdString(m_receiver->endpoint());
     request.extraTrainerArgs = options.extraTrainerArgs;
     request.availableCores = QThread::idealThreadCount();
     request.runningAsRoot = geteuid() == 0;
@@ -241,7 +246,7 @@ void RunController::record(WriteOp op)
 void RunController::drainTelemetry()
 {
     m_drainPending = false;
-    const auto envelopes = m_receiver.drain();
+    const auto envelopes = m_receiver->drain();
     int steps = 0;
     for (const auto &e : envelopes) {
         const int rank = static_cast<int>(e.rank());
@@ -460,7 +465,7 @@ void RunController::settle(RunState state, int exitCode, const QString &message)
     for (auto &[rank, log] : m_logs)
         if (log)
             log->flush();
-    m_receiver.stop();
+    m_receiver->stop();
     setState(state);
     emit finished(state, exitCode, message);
 }

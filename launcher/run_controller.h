@@ -8,7 +8,6 @@
 #include "launcher/history_writer.h"
 #include "launcher/run_types.h"
 #include "launcher/series_store.h"
-#include "launcher/telemetry_receiver.h"
 #include "plan/plan.h"
 
 #include <QElapsedTimer>
@@ -24,6 +23,8 @@
 #include <memory>
 
 namespace trellis::launcher {
+
+class TelemetryReceiver;
 
 struct RunOptions {
     QString trainerPath;              // default: trellis-trainer beside the application
@@ -61,7 +62,7 @@ public:
     QString failureMessage() const { return m_failure; }
     QStringList lastLines(int rank, int count) const;
     RunProgress progress() const { return m_progress; }
-    ReceiverStats receiverStats() const { return m_receiver.stats(); }
+    ReceiverStats receiverStats() const;
     SeriesStore &series() { return m_series; }
     const plan::Plan &plan() const { return m_plan; }
 
@@ -86,7 +87,7 @@ private:
     void handleLine(const QString &line, bool isStderr);
 
     HistoryWriter *m_writer;
-    TelemetryReceiver m_receiver;
+    std::unique_ptr<TelemetryReceiver> m_receiver; // owned here, so its protobuf types stay out of this header
     SeriesStore m_series;
     plan::Plan m_plan;
     std::unique_ptr<QProcess> m_process;

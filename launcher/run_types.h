@@ -82,6 +82,15 @@ struct RunData {
     QList<EventRow> events;
 };
 
+// Counts of the telemetry receiver (launcher/telemetry_receiver.h) for one run.
+struct ReceiverStats {
+    quint64 received = 0;   // frames accepted
+    quint64 rejected = 0;   // frames that failed validation
+    quint64 lost = 0;       // gaps in per-rank sequence numbers
+    quint64 duplicates = 0; // sequence numbers seen twice
+    QString lastRejection;
+};
+
 } // namespace trellis::launcher
 
 Q_DECLARE_METATYPE(trellis::launcher::RunState)

@@ -6,6 +6,7 @@
 // the notify callback runs on the receiver thread and must only schedule work.
 #pragma once
 
+#include "launcher/run_types.h"
 #include "protocol/telemetry.pb.h"
 
 #include <QString>
@@ -20,14 +21,6 @@
 #include <vector>
 
 namespace trellis::launcher {
-
-struct ReceiverStats {
-    quint64 received = 0;   // frames accepted
-    quint64 rejected = 0;   // frames that failed validation
-    quint64 lost = 0;       // gaps in per-rank sequence numbers
-    quint64 duplicates = 0; // sequence numbers seen twice
-    QString lastRejection;
-};
 
 class TelemetryReceiver {
 public:
