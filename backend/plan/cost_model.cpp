@@ -648,9 +648,15 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const double hidden = pp == 1 && p.overlapGradReduce ? std::min(dpMs, 0.8 * lastBackward * (bounds.back() > 0 ? 1 : 0)) : 0.0;
     // Breakdown: compute + exposed communication (TP on the critical path, DP not hidden) + bubble.
     const double tpMs = std::min(tpMsOfStage, busy);
-    e.computeMs = std::max(0.0, busy - tpMs);
+    // The update after the reduction (calibrated CPUs): the busiest stage's held and owned parameters.
+    double updateMs = 0;
+    for (const auto &mem : e.memory)
+        updateMs = std::max(updateMs, (static_cast<double>(mem.parameters) / paramBytes * device.gradientNsPerParameter +
+                                       static_cast<double>(mem.optimizer) / optBytes * device.optimizerNsPerParameter) /
+                                          1e6);
+    e.computeMs = std::max(0.0, busy - tpMs) + updateMs;
     e.exposedCommMs = tpMs + dpMs - hidden;
-    e.stepMs = makespan + dpMs - hidden;
+    e.stepMs = makespan + dpMs - hidden + updateMs;
     if (!(e.stepMs > 0))
         e.stepMs = 1e-6;
     e.tokensPerS = tokensPerStep / (e.stepMs / 1000.0);
@@ -686,8 +692,13 @@ Result<std::vector<CalibrationEntry>> parseCalibration(const std::string &text)
         c.gflopsPerRank = e["gflops_per_rank"].get<double>();
         c.latencyUs = e.value("latency_us", 0.0);
         c.bandwidthGBps = e.value("bandwidth_gbps", 0.0);
-        if (c.ranks < 1 || !(c.gflopsPerRank > 0) || !std::isfinite(c.gflopsPerRank) || c.latencyUs < 0 || c.bandwidthGBps < 0)
-            return Result<std::vector<CalibrationEntry>>::failure(path, "ranks and gflops_per_rank must be positive, latency and bandwidth not negative");
+        c.gradientNsPerParameter = e.value("gradient_ns_per_parameter", 0.0); // absent in older files
+        c.optimizerNsPerParameter = e.value("optimizer_ns_per_parameter", 0.0);
+        if (c.ranks < 1 || !(c.gflopsPerRank > 0) || !std::isfinite(c.gflopsPerRank) || c.latencyUs < 0 || c.bandwidthGBps < 0 ||
+            !(c.gradientNsPerParameter >= 0) || !(c.optimizerNsPerParameter >= 0) || !std::isfinite(c.gradientNsPerParameter) ||
+            !std::isfinite(c.optimizerNsPerParameter))
+            return Result<std::vector<CalibrationEntry>>::failure(
+                path, "ranks and gflops_per_rank must be positive; latency, bandwidth and the ns-per-parameter figures finite and not negative");
         out.push_back(c);
     }
     return out;
@@ -699,8 +710,12 @@ std::string calibrationJson(const std::vector<CalibrationEntry> &entries)
     j["format"] = kCalibrationFormat;
     j["entries"] = nlohmann::ordered_json::array();
     for (const auto &e : entries)
-        j["entries"].push_back({{"ranks", e.ranks}, {"gflops_per_rank", e.gflopsPerRank}, {"latency_us", e.latencyUs},
-                                {"bandwidth_gbps", e.bandwidthGBps}});
+        j["entries"].push_back({{"ranks", e.ranks},
+                                {"gflops_per_rank", e.gflopsPerRank},
+                                {"latency_us", e.latencyUs},
+                                {"bandwidth_gbps", e.bandwidthGBps},
+                                {"gradient_ns_per_parameter", e.gradientNsPerParameter},
+                                {"optimizer_ns_per_parameter", e.optimizerNsPerParameter}});
     return j.dump(2) + "\n";
 }
 
@@ -715,6 +730,8 @@ void applyCalibration(const std::vector<CalibrationEntry> &entries, Plan &plan, 
             best = &e;
     device.peakTflopsFp32 = device.peakTflopsBf16 = best->gflopsPerRank / 1000.0;
     device.efficiency = 1.0;
+    device.gradientNsPerParameter = best->gradientNsPerParameter;
+    device.optimizerNsPerParameter = best->optimizerNsPerParameter;
     if (best->bandwidthGBps > 0)
         plan.cluster.intraNode = {best->bandwidthGBps, best->latencyUs};
 }

@@ -37,6 +37,10 @@ struct DeviceSpec {
     double memoryGB = 0;
     double efficiency = 0.5;       // achieved / peak for the model's GEMMs
     double memoryBandwidthGBps = 0; // achievable HBM bandwidth for element-wise passes; 0: not modelled (CPU)
+    // The step's update outside forward and backward, ns a parameter (calibrated CPUs; 0: not
+    // modelled): gradient zeroing and norm over the parameters a rank holds, AdamW over those it owns.
+    double gradientNsPerParameter = 0;
+    double optimizerNsPerParameter = 0;
 };
 // Known devices by gpu_model ("H100-SXM", "A100-SXM", "A100-PCIe", "H200-SXM") and "cpu".
 DeviceSpec deviceFor(const ClusterSpec &cluster);
@@ -98,6 +102,8 @@ struct CalibrationEntry {
     double gflopsPerRank = 0;
     double latencyUs = 0;
     double bandwidthGBps = 0;
+    double gradientNsPerParameter = 0;
+    double optimizerNsPerParameter = 0;
 };
 inline constexpr const char *kCalibrationFormat = "trellis.calibration/1";
 Result<std::vector<CalibrationEntry>> parseCalibration(const std::string &json);
