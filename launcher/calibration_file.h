@@ -3,6 +3,7 @@
 // panel (which calls it off the GUI thread).
 #pragma once
 
+#include "plan/calibration.h"
 #include "plan/cost_model.h"
 
 #include <QString>

@@ -3,6 +3,7 @@
 #include "launcher/calibration_file.h"
 #include "launcher/cli_support.h"
 #include "launcher/run_export.h"
+#include "plan/calibration.h"
 #include "plan/cost_model.h"
 #include "plan/interop.h"
 #include "plan/plan_json.h"

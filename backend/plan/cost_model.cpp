@@ -1,13 +1,13 @@
 // The cost model; see cost_model.h. Formulas: parameter and activation counts mirror
-// backend/trainer/gpt_model.cpp; FLOPs per token 6N + 12·L·C·T (Narayanan et al. 2021, eq. 3
-// without the vocabulary term, which 6N already holds with a tied head); ZeRO shares as
-// Rajbhandari et al. 2020 (fp32: 4 + 4 + 8 bytes a parameter; mixed precision: 2 + 2 + 12).
+// backend/trainer/gpt_model.cpp on CPUs (Korthikanti et al. 2022 on GPUs); FLOPs per token as
+// Narayanan et al. 2021 §5.1, generalised to grouped-query attention, SwiGLU and experts; ZeRO
+// shares as Rajbhandari et al. 2020 (fp32: 4 + 4 + 8 bytes a parameter; mixed precision:
+// 2 + 2 + 12). Collective counting lives in collective_model.h, calibration in calibration.h.
 #include "plan/cost_model.h"
 
+#include "plan/collective_model.h"
 #include "plan/mesh.h"
 #include "plan/schedule.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +18,13 @@
 
 namespace trellis::plan {
 namespace {
+
+using detail::Calls;
+using detail::callsMs;
+using detail::collectiveMs;
+using detail::Pass;
+using detail::tpPass;
+using detail::TpPass;
 
 std::uint64_t roundUp(std::uint64_t x, std::uint64_t m) { return (x + m - 1) / m * m; }
 std::string str(double v, int decimals = 1)
@@ -103,89 +110,6 @@ std::uint64_t zeroOneOwned(std::uint64_t n, int dp, int r, const ParallelSpec &p
         isFirst = false;
     }
     return owned;
-}
-
-// Collectives of one kind a rank issues: calls and their total bytes (nccl-tests convention).
-struct Calls {
-    double calls = 0, bytes = 0;
-    void add(double n, double bytesEach)
-    {
-        calls += n;
-        bytes += n * bytesEach;
-    }
-    void add(const Calls &other, double times)
-    {
-        calls += other.calls * times;
-        bytes += other.bytes * times;
-    }
-};
-
-// The tensor-parallel collectives of one pass over a model chunk for one micro-batch, as
-// gpt_model.cpp issues them: all-reduces of the row-parallel outputs and column-parallel input
-// gradients (reduce-scatters and all-gathers of rows with sequence parallelism), the
-// vocabulary-parallel embedding and cross-entropy, the norm gradients summed over the group.
-struct TpPass {
-    Calls allReduce, allGather, reduceScatter;
-    double ms(int n, const LinkSpec &link) const;
-};
-
-enum class Pass { Forward, Backward, Weights };
-
-TpPass tpPass(Pass pass, double layers, bool embed, bool head, bool sp, bool split, bool recompute, double rowBytes,
-              double bt, int tp, double hidden)
-{
-    TpPass t;
-    const double ce = 4.0; // the cross-entropy's statistics are fp32
-    if (pass == Pass::Forward) {
-        if (sp) {
-            t.reduceScatter.add((embed ? 1 : 0) + 2 * layers, rowBytes);
-            t.allGather.add(2 * layers + (head ? 1 : 0), rowBytes);
-        } else {
-            t.allReduce.add((embed ? 1 : 0) + 2 * layers, rowBytes);
-        }
-        if (head) {
-            t.allGather.add(1, bt * tp * ce); // every rank's row maxima
-            t.allReduce.add(1, 2 * bt * ce);  // sums of exponentials and target logits
-        }
-        return t;
-    }
-    if (pass == Pass::Backward) {
-        const double again = recompute ? 2 * layers : 0; // the recomputed forward's collectives
-        if (sp) {
-            t.allGather.add(4 * layers + (embed ? 1 : 0) + again, rowBytes);
-            t.reduceScatter.add((head ? 1 : 0) + 2 * layers + again, rowBytes);
-            if (!split)
-                t.allReduce.add((head ? 1 : 0) + 2 * layers, 2 * hidden * ce);
-        } else {
-            t.allReduce.add((head ? 1 : 0) + 2 * layers + again, rowBytes);
-        }
-        return t;
-    }
-    if (sp && split) { // the deferred weight gradients gather the norm outputs again
-        t.allGather.add(2 * layers, rowBytes);
-        t.allReduce.add((head ? 1 : 0) + 2 * layers, 2 * hidden * ce);
-    }
-    return t;
-}
-
-double collectiveMs(const std::string &op, double bytes, int n, const LinkSpec &link)
-{
-    if (n <= 1 || bytes <= 0)
-        return 0;
-    const double factor = op == "all_reduce" ? 2.0 * (n - 1) / n : op == "send_recv" ? 1.0 : double(n - 1) / n;
-    const double bandwidth = std::max(link.bandwidthGBps, 1e-6) * 1e9; // bytes/s
-    return link.latencyUs / 1000.0 + bytes * factor / bandwidth * 1000.0;
-}
-
-double callsMs(const std::string &op, const Calls &c, int n, const LinkSpec &link)
-{
-    return c.calls > 0 ? c.calls * collectiveMs(op, c.bytes / c.calls, n, link) : 0.0;
-}
-
-double TpPass::ms(int n, const LinkSpec &link) const
-{
-    return callsMs("all_reduce", allReduce, n, link) + callsMs("all_gather", allGather, n, link) +
-           callsMs("reduce_scatter", reduceScatter, n, link);
 }
 
 // Micro-batch-chunks alive at once per chunk of `rank`, in list order: +1 at F, −1 when its last
@@ -666,74 +590,6 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     e.mfu = peakAll > 0 && !cpu ? e.modelFlopsPerStep / (e.stepMs / 1000.0) / peakAll : 0.0;
     e.costPerRun = e.stepMs / 1000.0 * plan.training.steps / 3600.0 * world * plan.cluster.pricePerDeviceHour;
     return e;
-}
-
-Result<std::vector<CalibrationEntry>> parseCalibration(const std::string &text)
-{
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const std::exception &e) {
-        return Result<std::vector<CalibrationEntry>>::failure("calibration", std::string("not valid JSON: ") + e.what());
-    }
-    if (!j.is_object() || j.value("format", "") != kCalibrationFormat)
-        return Result<std::vector<CalibrationEntry>>::failure("calibration.format", std::string("expected '") + kCalibrationFormat + "'");
-    if (!j.contains("entries") || !j["entries"].is_array() || j["entries"].empty())
-        return Result<std::vector<CalibrationEntry>>::failure("calibration.entries", "expected a non-empty array");
-    std::vector<CalibrationEntry> out;
-    for (std::size_t i = 0; i < j["entries"].size(); ++i) {
-        const auto &e = j["entries"][i];
-        const std::string path = "calibration.entries[" + std::to_string(i) + "]";
-        if (!e.is_object() || !e.contains("ranks") || !e["ranks"].is_number_integer() || !e.contains("gflops_per_rank") ||
-            !e["gflops_per_rank"].is_number())
-            return Result<std::vector<CalibrationEntry>>::failure(path, "expected ranks (integer) and gflops_per_rank (number)");
-        CalibrationEntry c;
-        c.ranks = e["ranks"].get<int>();
-        c.gflopsPerRank = e["gflops_per_rank"].get<double>();
-        c.latencyUs = e.value("latency_us", 0.0);
-        c.bandwidthGBps = e.value("bandwidth_gbps", 0.0);
-        c.gradientNsPerParameter = e.value("gradient_ns_per_parameter", 0.0); // absent in older files
-        c.optimizerNsPerParameter = e.value("optimizer_ns_per_parameter", 0.0);
-        if (c.ranks < 1 || !(c.gflopsPerRank > 0) || !std::isfinite(c.gflopsPerRank) || c.latencyUs < 0 || c.bandwidthGBps < 0 ||
-            !(c.gradientNsPerParameter >= 0) || !(c.optimizerNsPerParameter >= 0) || !std::isfinite(c.gradientNsPerParameter) ||
-            !std::isfinite(c.optimizerNsPerParameter))
-            return Result<std::vector<CalibrationEntry>>::failure(
-                path, "ranks and gflops_per_rank must be positive; latency, bandwidth and the ns-per-parameter figures finite and not negative");
-        out.push_back(c);
-    }
-    return out;
-}
-
-std::string calibrationJson(const std::vector<CalibrationEntry> &entries)
-{
-    nlohmann::ordered_json j;
-    j["format"] = kCalibrationFormat;
-    j["entries"] = nlohmann::ordered_json::array();
-    for (const auto &e : entries)
-        j["entries"].push_back({{"ranks", e.ranks},
-                                {"gflops_per_rank", e.gflopsPerRank},
-                                {"latency_us", e.latencyUs},
-                                {"bandwidth_gbps", e.bandwidthGBps},
-                                {"gradient_ns_per_parameter", e.gradientNsPerParameter},
-                                {"optimizer_ns_per_parameter", e.optimizerNsPerParameter}});
-    return j.dump(2) + "\n";
-}
-
-void applyCalibration(const std::vector<CalibrationEntry> &entries, Plan &plan, DeviceSpec &device)
-{
-    if (entries.empty() || plan.cluster.nodes.empty() || plan.cluster.nodes.front().device != DeviceKind::Cpu)
-        return;
-    const int world = plan.parallel.worldSize();
-    const CalibrationEntry *best = &entries.front();
-    for (const auto &e : entries)
-        if (std::abs(e.ranks - world) < std::abs(best->ranks - world))
-            best = &e;
-    device.peakTflopsFp32 = device.peakTflopsBf16 = best->gflopsPerRank / 1000.0;
-    device.efficiency = 1.0;
-    device.gradientNsPerParameter = best->gradientNsPerParameter;
-    device.optimizerNsPerParameter = best->optimizerNsPerParameter;
-    if (best->bandwidthGBps > 0)
-        plan.cluster.intraNode = {best->bandwidthGBps, best->latencyUs};
 }
 
 } // namespace trellis::plan

@@ -65,7 +65,7 @@ struct Estimate {
     std::vector<StageMemory> memory; // per pipeline stage, DP rank 0 and TP rank 0
     std::uint64_t parametersTotal = 0;
     std::uint64_t parametersActive = 0; // a token's path: top_k experts of a mixture
-    double modelFlopsPerStep = 0;    // 6N·tokens + attention (Kaplan / Narayanan)
+    double modelFlopsPerStep = 0;    // 3 × (layers' and head's forward) per token × tokens (Narayanan et al. 2021)
     double hardwareFlopsPerStep = 0; // with recompute's extra forward
     std::vector<CollectiveEstimate> collectives;
     double computeMs = 0;       // the busiest rank's F/B/W time
@@ -93,24 +93,6 @@ struct Estimate {
 // generates and simulates the plan's schedule (the bubble, and the activations each stage keeps
 // per the lists); false uses closed forms instead — the planner's fast path for thousands of plans.
 Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact = true);
-
-// Figures `trellis-cli calibrate` measured on this machine ("trellis.calibration/1" JSON): per
-// world size, the rate at which one rank runs the model (GFLOP/s as the cost model counts) and
-// the link between ranks.
-struct CalibrationEntry {
-    int ranks = 1;
-    double gflopsPerRank = 0;
-    double latencyUs = 0;
-    double bandwidthGBps = 0;
-    double gradientNsPerParameter = 0;
-    double optimizerNsPerParameter = 0;
-};
-inline constexpr const char *kCalibrationFormat = "trellis.calibration/1";
-Result<std::vector<CalibrationEntry>> parseCalibration(const std::string &json);
-std::string calibrationJson(const std::vector<CalibrationEntry> &entries);
-// For a CPU cluster: the device rate (at 100% efficiency) and the intra-node link from the entry
-// measured with the plan's world size, or the nearest one. Other clusters are left alone.
-void applyCalibration(const std::vector<CalibrationEntry> &entries, Plan &plan, DeviceSpec &device);
 
 // Per-rank parameter count for a tensor-parallel degree (tp shards of the vocabulary, heads and
 // MLP width; everything else replicated) and an expert-parallel degree (ep shards the experts).

@@ -7,21 +7,13 @@
 // prints one JSON line.
 #pragma once
 
+#include "plan/calibration.h"
 #include "trainer/communicator.h"
 
 namespace trellis::trainer {
 
-struct Calibration {
-    int ranks = 1;
-    double gflopsPerRank = 0;
-    double latencyUs = 0;
-    double bandwidthGBps = 0;
-    // The per-step work outside forward and backward that scales with parameters, ns a parameter
-    // on the slowest rank: zeroing the gradients and their squared norm (every parameter a rank
-    // holds), and the AdamW update (every parameter it owns).
-    double gradientNsPerParameter = 0;
-    double optimizerNsPerParameter = 0;
-};
+// The entry the cost model reads (plan/calibration.h).
+using Calibration = plan::CalibrationEntry;
 
 Calibration runCalibration(Communicator &world);
 

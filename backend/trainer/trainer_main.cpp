@@ -133,10 +133,7 @@ int main(int argc, char **argv)
             trainer::MpiCommunicator world(MPI_COMM_WORLD, "world");
             const trainer::Calibration c = trainer::runCalibration(world);
             if (world.rank() == 0)
-                std::printf("{\"ranks\": %d, \"gflops_per_rank\": %.4f, \"latency_us\": %.3f, \"bandwidth_gbps\": %.4f, "
-                            "\"gradient_ns_per_parameter\": %.4f, \"optimizer_ns_per_parameter\": %.4f}\n",
-                            c.ranks, c.gflopsPerRank, c.latencyUs, c.bandwidthGBps, c.gradientNsPerParameter,
-                            c.optimizerNsPerParameter);
+                std::printf("%s\n", plan::calibrationEntryJson(c).c_str());
             std::fflush(stdout);
         }
         return finish(proto::kExitOk);

@@ -1,0 +1,47 @@
+// The cost model's collective accounting (internal to backend/plan): calls and bytes of a kind of
+// collective, the tensor-parallel collectives of one pass over a model chunk as gpt_model.cpp
+// issues them, and a collective's time from latency + bytes × the nccl-tests bus factor /
+// bandwidth.
+#pragma once
+
+#include "plan/plan.h"
+
+#include <string>
+
+namespace trellis::plan::detail {
+
+// Collectives of one kind a rank issues: calls and their total bytes (nccl-tests convention).
+struct Calls {
+    double calls = 0, bytes = 0;
+    void add(double n, double bytesEach)
+    {
+        calls += n;
+        bytes += n * bytesEach;
+    }
+    void add(const Calls &other, double times)
+    {
+        calls += other.calls * times;
+        bytes += other.bytes * times;
+    }
+};
+
+// The tensor-parallel collectives of one pass over a model chunk for one micro-batch, as
+// gpt_model.cpp issues them: all-reduces of the row-parallel outputs and column-parallel input
+// gradients (reduce-scatters and all-gathers of rows with sequence parallelism), the
+// vocabulary-parallel embedding and cross-entropy, the norm gradients summed over the group.
+struct TpPass {
+    Calls allReduce, allGather, reduceScatter;
+    double ms(int n, const LinkSpec &link) const;
+};
+
+enum class Pass { Forward, Backward, Weights };
+
+TpPass tpPass(Pass pass, double layers, bool embed, bool head, bool sp, bool split, bool recompute, double rowBytes,
+              double bt, int tp, double hidden);
+// One call of `bytes` over `n` ranks; op is all_reduce, all_gather, reduce_scatter, all_to_all or
+// send_recv. 0 for a group of one.
+double collectiveMs(const std::string &op, double bytes, int n, const LinkSpec &link);
+// c.calls calls of c.bytes in all.
+double callsMs(const std::string &op, const Calls &c, int n, const LinkSpec &link);
+
+} // namespace trellis::plan::detail
