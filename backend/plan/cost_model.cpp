@@ -76,38 +76,53 @@ std::uint64_t ownedOfUnit(std::uint64_t size, int dp, int r)
     return to - from;
 }
 
-// The trainer's gradient buckets over the padded flat buffer (gradient_reducer.cpp makeBuckets).
-std::uint64_t bucketCount(std::uint64_t n, int dp, const ParallelSpec &p)
+// The trainer's local gradient buffer (trainer/parallel/model_state.h): segments, each padded to
+// a multiple of dp — one without a pipeline, the tied embedding apart with one — cut into buckets
+// from the last segment's end (buckets.cpp makeBuckets). Per bucket: its padded size and the real
+// elements of its segment that lie in it (begin within the segment, the segment's real size).
+struct TrainerBucket {
+    std::uint64_t begin = 0, size = 0, segmentReal = 0;
+};
+
+std::vector<TrainerBucket> trainerBuckets(const std::vector<std::uint64_t> &segments, int dp, const ParallelSpec &p)
 {
-    const std::uint64_t padded = roundUp(n, static_cast<std::uint64_t>(dp));
     auto elements = [](double mb) { return static_cast<std::uint64_t>(mb * 1024.0 * 1024.0 / 4.0); };
+    const auto n = static_cast<std::uint64_t>(dp);
     const double bucketMb = p.bucketMb.value_or(25.0);
-    const std::uint64_t bucket = roundUp(std::max<std::uint64_t>(1, elements(bucketMb)), dp);
-    const std::uint64_t first = roundUp(std::max<std::uint64_t>(1, elements(p.firstBucketMb.value_or(bucketMb))), dp);
-    if (padded <= first)
-        return 1;
-    return 1 + (padded - first + bucket - 1) / bucket;
+    const std::uint64_t bucket = roundUp(std::max<std::uint64_t>(1, elements(bucketMb)), n);
+    const std::uint64_t first = roundUp(std::max<std::uint64_t>(1, elements(p.firstBucketMb.value_or(bucketMb))), n);
+    std::vector<TrainerBucket> out;
+    bool isFirst = true;
+    for (auto seg = segments.rbegin(); seg != segments.rend(); ++seg) {
+        std::uint64_t end = roundUp(*seg, n);
+        while (end > 0) {
+            const std::uint64_t size = std::min(end, isFirst ? first : bucket);
+            out.push_back({end - size, size, *seg});
+            end -= size;
+            isFirst = false;
+        }
+    }
+    return out;
 }
 
-// ZeRO-1 without a pipeline: the trainer's buckets (gradient_reducer.cpp makeBuckets) over the
-// padded flat buffer, rank r's chunk of each, without the padding.
-std::uint64_t zeroOneOwned(std::uint64_t n, int dp, int r, const ParallelSpec &p)
+std::uint64_t paddedTotal(const std::vector<TrainerBucket> &buckets)
 {
-    const std::uint64_t padded = roundUp(n, static_cast<std::uint64_t>(dp));
-    auto elements = [](double mb) { return static_cast<std::uint64_t>(mb * 1024.0 * 1024.0 / 4.0); };
-    const double bucketMb = p.bucketMb.value_or(25.0);
-    const std::uint64_t bucket = roundUp(std::max<std::uint64_t>(1, elements(bucketMb)), dp);
-    const std::uint64_t first = roundUp(std::max<std::uint64_t>(1, elements(p.firstBucketMb.value_or(bucketMb))), dp);
-    std::uint64_t end = padded, owned = 0;
-    bool isFirst = true;
-    while (end > 0) {
-        const std::uint64_t size = std::min(end, isFirst ? first : bucket);
-        const std::uint64_t begin = end - size, chunk = size / dp;
-        const std::uint64_t from = begin + chunk * r, to = std::min(n, from + chunk);
+    std::uint64_t total = 0;
+    for (const auto &b : buckets)
+        total += b.size;
+    return total;
+}
+
+// ZeRO-1: rank r's chunk of each bucket, without the padding.
+std::uint64_t zeroOneOwned(const std::vector<TrainerBucket> &buckets, int dp, int r)
+{
+    std::uint64_t owned = 0;
+    for (const auto &b : buckets) {
+        const std::uint64_t chunk = b.size / static_cast<std::uint64_t>(dp);
+        const std::uint64_t from = b.begin + chunk * static_cast<std::uint64_t>(r);
+        const std::uint64_t to = std::min(b.segmentReal, from + chunk);
         if (to > from)
             owned += to - from;
-        end = begin;
-        isFirst = false;
     }
     return owned;
 }
@@ -254,18 +269,37 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         return units;
     };
     const auto padded = [&](std::uint64_t size) { return roundUp(size, static_cast<std::uint64_t>(dp)); };
+    // The stage's local buffer segments (ZeRO 0/1): the tied embedding apart when a pipeline's end
+    // stage holds it, the rest together.
+    auto segmentsOf = [&](int stage) {
+        if (pp == 1)
+            return std::vector<std::uint64_t>{local};
+        const bool embedding = stage == 0 || (stage == pp - 1 && !sh.llama);
+        std::uint64_t rest = 0;
+        for (std::uint64_t size : unitsOf(stage))
+            rest += size;
+        if (!embedding)
+            return std::vector<std::uint64_t>{rest};
+        return std::vector<std::uint64_t>{sh.embedding(), rest - sh.embedding()};
+    };
     for (int stage = 0; stage < pp; ++stage) {
         StageMemory mem;
         mem.stage = stage;
         const std::vector<std::uint64_t> units = unitsOf(stage);
+        if (p.zero <= 1) {
+            // The padded local buffer (the trainer's; the model's own count elsewhere).
+            const auto buckets = trainerBuckets(segmentsOf(stage), dp, p);
+            std::uint64_t real = 0;
+            for (std::uint64_t size : segmentsOf(stage))
+                real += size;
+            mem.parameters = (trainerLayout ? paddedTotal(buckets) : real) * 4;
+            mem.gradients = mem.parameters;
+            mem.optimizer = (p.zero == 1 ? zeroOneOwned(buckets, dp, 0) : real) * 8;
+            // The in-place reduce-scatter stages this rank's chunk of each bucket.
+            mem.commBuffers = p.zero == 1 ? paddedTotal(buckets) / dp * 4 : 0;
+        }
         if (pp == 1) {
-            if (p.zero <= 1) {
-                mem.parameters = local * 4;
-                mem.gradients = local * 4;
-                mem.optimizer = (p.zero == 1 ? zeroOneOwned(local, dp, 0, p) : local) * 8;
-                // The in-place reduce-scatter stages this rank's chunk of each bucket.
-                mem.commBuffers = p.zero == 1 ? roundUp(local, static_cast<std::uint64_t>(dp)) / dp * 4 : 0;
-            } else {
+            if (p.zero >= 2) {
                 std::uint64_t chunks = 0, owned = 0;
                 for (std::uint64_t size : units) {
                     chunks += (size + dp - 1) / dp;
@@ -288,12 +322,18 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             mem.activations = instanceBytes(sh.L, true, true);
             mem.activations += recomputeWorkingSet;
         } else {
-            // ZeRO over a pipeline: stage 1 as the trainer runs it; 2 and 3 (which it does not)
-            // shard gradients and parameters per unit likewise.
-            for (std::uint64_t size : units) {
-                mem.parameters += (p.zero == 3 ? padded(size) / dp : padded(size)) * 4;
-                mem.gradients += (p.zero >= 2 ? padded(size) / dp : padded(size)) * 4;
-                mem.optimizer += (p.zero >= 1 ? ownedOfUnit(size, dp, 0) : size) * 8;
+            // ZeRO 2/3 over a pipeline: the stage's units sharded as without one; transient
+            // buffers at worst every unit of every micro-batch in flight and, at stage 3, every
+            // unit gathered.
+            if (p.zero >= 2) {
+                std::uint64_t all = 0;
+                for (std::uint64_t size : units) {
+                    mem.parameters += (p.zero == 3 ? padded(size) / dp : size) * 4;
+                    mem.gradients += padded(size) / dp * 4;
+                    mem.optimizer += ownedOfUnit(size, dp, 0) * 8;
+                    all += padded(size);
+                }
+                mem.commBuffers = all * static_cast<std::uint64_t>(p.microBatches) * 4 + (p.zero == 3 ? all * 4 : 0);
             }
             std::map<int, int> instances;
             if (schedule) {
@@ -495,65 +535,77 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         // all-gather), and the scalars.
         const double g = trainerLayout ? 4.0 : gradBytes;
         double dpMs = 0;
-        if (pp == 1 && p.zero <= 1) {
-            const double paddedLocal = static_cast<double>(roundUp(local, static_cast<std::uint64_t>(dp)));
-            const double buckets = static_cast<double>(bucketCount(local, dp, p));
-            Calls reduce, gather, scalars;
-            reduce.add(buckets, paddedLocal * g / buckets);
-            if (worldIsDp) {
+        if (p.zero <= 1) {
+            // Buckets over the stage's segments: all-reduced (ZeRO 0), or reduce-scattered and
+            // the parameters all-gathered (ZeRO 1); without a pipeline the loss (and the norm)
+            // share the dp group when it is the world.
+            const auto buckets = trainerBuckets(segmentsOf(stage), dp, p);
+            Calls reduce, scalars;
+            for (const auto &b : buckets)
+                reduce.add(1, static_cast<double>(b.size) * g);
+            if (worldIsDp)
                 scalars.add(1, scalar); // the loss
-                if (p.zero == 1)
-                    scalars.add(1, scalar); // the norm of the owned gradients
-            }
+            if (p.zero == 1)
+                scalars.add(1, scalar); // the norm of the owned gradients
             if (p.zero == 0) {
                 Calls all = reduce;
                 all.add(scalars.calls, scalar);
                 dpMs += emit(st, "dp", "all_reduce", all, dp, dpLink, dpInter);
             } else {
-                gather = reduce;
                 dpMs += emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
-                dpMs += emit(st, "dp", "all_gather", gather, dp, dpLink, dpInter);
+                dpMs += emit(st, "dp", "all_gather", reduce, dp, dpLink, dpInter);
                 dpMs += emit(st, "dp", "all_reduce", scalars, dp, dpLink, dpInter);
             }
-        } else if (pp == 1) {
+        } else {
+            // ZeRO 2/3: every unit reduce-scattered once per micro-batch (its weight gradients);
+            // stage 2 all-gathers each unit after the step; stage 3 gathers the roots once a
+            // step and every other unit each time a pass uses it (forward, backward, and with a
+            // split backward its input half too).
+            const std::vector<std::uint64_t> units = unitsOf(stage);
+            const bool holdsEmbedding = pp == 1 || stage == 0 || (stage == pp - 1 && !sh.llama);
+            const bool holdsFinal = pp == 1 || stage == pp - 1;
+            std::uint64_t layerUnits = 0;
+            for (int c = stage; c < chunksTotal; c += pp)
+                layerUnits += static_cast<std::uint64_t>(bounds.empty() ? sh.L : bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)]);
+            if (pp == 1)
+                layerUnits = sh.L;
             Calls reduce, gather, scalars;
-            for (std::uint64_t size : unitsOf(0))
+            for (std::uint64_t size : units)
                 reduce.add(m_, static_cast<double>(padded(size)) * g); // every micro-batch
-            const std::vector<std::uint64_t> units = unitsOf(0);
             if (p.zero == 2) {
                 for (std::uint64_t size : units)
                     gather.add(1, static_cast<double>(padded(size)) * g);
-            } else { // roots once a step, every layer for each forward and each backward
-                gather.add(1, static_cast<double>(padded(units.front())) * g);
-                gather.add(1, static_cast<double>(padded(units.back())) * g);
-                gather.add(2.0 * m_ * static_cast<double>(sh.L), static_cast<double>(padded(sh.layer())) * g);
+            } else {
+                if (holdsEmbedding)
+                    gather.add(1, static_cast<double>(padded(sh.embedding())) * g);
+                if (holdsFinal)
+                    gather.add(1, static_cast<double>(padded(sh.final())) * g);
+                const double passes = split ? 3.0 : 2.0;
+                gather.add(passes * m_ * static_cast<double>(layerUnits), static_cast<double>(padded(sh.layer())) * g);
             }
             scalars.add(worldIsDp ? 2 : 1, scalar);
             dpMs += emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
             dpMs += emit(st, "dp", "all_gather", gather, dp, dpLink, dpInter);
             dpMs += emit(st, "dp", "all_reduce", scalars, dp, dpLink, dpInter);
-        } else {
-            Calls reduce, scalars;
-            for (std::uint64_t size : unitsOf(stage))
-                reduce.add(1, static_cast<double>(padded(size)) * g);
-            if (p.zero == 1) {
-                scalars.add(1, scalar);
-                dpMs += emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
-                dpMs += emit(st, "dp", "all_gather", reduce, dp, dpLink, dpInter);
-                dpMs += emit(st, "dp", "all_reduce", scalars, dp, dpLink, dpInter);
-            } else {
-                dpMs += emit(st, "dp", "all_reduce", reduce, dp, dpLink, dpInter);
-            }
+        }
+        // The tied embedding's two copies: their reduced gradients summed between the end stages.
+        if (pp > 1 && !sh.llama && (stage == 0 || stage == pp - 1)) {
+            Calls sum;
+            if (p.zero == 0)
+                sum.add(1, static_cast<double>(padded(sh.embedding())) * g);
+            else if (p.zero == 1)
+                for (const auto &b : trainerBuckets({sh.embedding()}, dp, p)) // its own segment, cut alike
+                    sum.add(1, static_cast<double>(b.size / static_cast<std::uint64_t>(dp)) * g);
+            else
+                sum.add(1, static_cast<double>(padded(sh.embedding()) / static_cast<std::uint64_t>(dp)) * g);
+            dpMs += emit(stage, "embedding", "all_reduce", sum, 2, ppLink, ppInter);
         }
         dpMsOfStage[static_cast<std::size_t>(stage)] = dpMs;
-        // Pipeline: activations forward and gradients back between neighbouring chunks, the tied
-        // embedding's gradients between the end stages, the norm's sum.
+        // Pipeline: activations forward and gradients back between neighbouring chunks, the norm's sum.
         if (pp > 1) {
             Calls sends;
             for (int c = stage; c < chunks; c += pp)
                 sends.add(m_ * ((c != chunks - 1 ? 1 : 0) + (c != 0 ? 1 : 0)), rowBytes / (sp ? tp : 1));
-            if (!sh.llama && (stage == 0 || stage == pp - 1))
-                sends.add(1, static_cast<double>(padded(sh.embedding())) * g);
             Calls norm;
             norm.add(1, scalar);
             emit(stage, "pp", "send", sends, pp, ppLink, ppInter);

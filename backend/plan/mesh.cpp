@@ -11,7 +11,37 @@
 
 namespace trellis::plan {
 
-Mesh::Mesh(const ParallelSpec &p) : m_tp(p.tp), m_cp(p.cp), m_dp(p.dp), m_pp(p.pp) {}
+Mesh::Mesh(const ParallelSpec &p) : m_tp(p.tp), m_cp(p.cp), m_dp(p.dp), m_pp(p.pp), m_ep(p.ep > 0 && p.dp % p.ep == 0 ? p.ep : 1)
+{
+}
+
+const char *toString(GroupKind kind)
+{
+    switch (kind) {
+    case GroupKind::Tp: return "tp";
+    case GroupKind::Cp: return "cp";
+    case GroupKind::Dp: return "dp";
+    case GroupKind::Pp: return "pp";
+    case GroupKind::Ep: return "ep";
+    case GroupKind::ExpertDp: return "expert_dp";
+    case GroupKind::Embedding: return "embedding";
+    }
+    return "?";
+}
+
+int Mesh::size(GroupKind kind) const
+{
+    switch (kind) {
+    case GroupKind::Tp: return m_tp;
+    case GroupKind::Cp: return m_cp;
+    case GroupKind::Dp: return m_dp;
+    case GroupKind::Pp: return m_pp;
+    case GroupKind::Ep: return m_ep;
+    case GroupKind::ExpertDp: return m_dp / m_ep;
+    case GroupKind::Embedding: return m_pp > 1 ? 2 : 1;
+    }
+    return 1;
+}
 
 MeshCoordinates Mesh::coordinatesOf(int rank) const
 {
@@ -31,11 +61,37 @@ std::vector<int> Mesh::groupOf(int rank, GroupKind kind) const
 {
     const MeshCoordinates base = coordinatesOf(rank);
     std::vector<int> ranks;
-    const int size = kind == GroupKind::Tp ? m_tp : kind == GroupKind::Cp ? m_cp : kind == GroupKind::Dp ? m_dp : m_pp;
-    for (int i = 0; i < size; ++i) {
+    auto with = [&](auto set) {
         MeshCoordinates c = base;
-        (kind == GroupKind::Tp ? c.tp : kind == GroupKind::Cp ? c.cp : kind == GroupKind::Dp ? c.dp : c.pp) = i;
+        set(c);
         ranks.push_back(rankOf(c));
+    };
+    switch (kind) {
+    case GroupKind::Tp:
+        for (int i = 0; i < m_tp; ++i) with([i](MeshCoordinates &c) { c.tp = i; });
+        break;
+    case GroupKind::Cp:
+        for (int i = 0; i < m_cp; ++i) with([i](MeshCoordinates &c) { c.cp = i; });
+        break;
+    case GroupKind::Dp:
+        for (int i = 0; i < m_dp; ++i) with([i](MeshCoordinates &c) { c.dp = i; });
+        break;
+    case GroupKind::Pp:
+        for (int i = 0; i < m_pp; ++i) with([i](MeshCoordinates &c) { c.pp = i; });
+        break;
+    case GroupKind::Ep: {
+        const int first = base.dp - base.dp % m_ep;
+        for (int i = 0; i < m_ep; ++i) with([first, i](MeshCoordinates &c) { c.dp = first + i; });
+        break;
+    }
+    case GroupKind::ExpertDp:
+        for (int i = base.dp % m_ep; i < m_dp; i += m_ep) with([i](MeshCoordinates &c) { c.dp = i; });
+        break;
+    case GroupKind::Embedding:
+        with([](MeshCoordinates &c) { c.pp = 0; });
+        if (m_pp > 1)
+            with([this](MeshCoordinates &c) { c.pp = m_pp - 1; });
+        break;
     }
     return ranks;
 }

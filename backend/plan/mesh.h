@@ -1,6 +1,9 @@
 // The device mesh: rank <-> (tp, cp, dp, pp) coordinates and the process groups derived from
 // them. Single source of truth for the trainer, the cost model and the mesh view. Rank order is
-// rank = tp + TP·(cp + CP·(dp + DP·pp)), so tensor-parallel groups stay inside a node.
+// rank = tp + TP·(cp + CP·(dp + DP·pp)), so tensor-parallel groups stay inside a node. Expert
+// parallelism folds inside dp (Megatron-LM's layout): an ep group is ep consecutive dp
+// coordinates, and the ranks holding the same experts (the same dp mod ep) form the expert
+// data-parallel group that reduces the experts' gradients.
 #pragma once
 
 #include "plan.h"
@@ -18,13 +21,23 @@ struct MeshCoordinates {
     bool operator==(const MeshCoordinates &) const = default;
 };
 
-enum class GroupKind { Tp, Cp, Dp, Pp };
+enum class GroupKind {
+    Tp,
+    Cp,
+    Dp,
+    Pp,
+    Ep,        // dp coordinates dp − dp mod ep … + ep − 1: the ranks that split the experts
+    ExpertDp,  // dp coordinates with the same dp mod ep: the replicas of the same experts
+    Embedding, // pp 0 and pp − 1 (one rank without a pipeline): the two copies of the tied embedding
+};
+const char *toString(GroupKind kind); // "tp", "cp", "dp", "pp", "ep", "expert_dp", "embedding"
 
 class Mesh {
 public:
     explicit Mesh(const ParallelSpec &parallel);
 
     int worldSize() const { return m_tp * m_cp * m_dp * m_pp; }
+    int size(GroupKind kind) const;
     MeshCoordinates coordinatesOf(int rank) const;
     int rankOf(const MeshCoordinates &c) const;
     // The ranks sharing every coordinate with `rank` except the group's own, in increasing order.
@@ -33,7 +46,7 @@ public:
     static int nodeOf(int rank, const ClusterSpec &cluster);
 
 private:
-    int m_tp, m_cp, m_dp, m_pp;
+    int m_tp, m_cp, m_dp, m_pp, m_ep;
 };
 
 // Pipeline partition: layer bounds of `chunks` contiguous model chunks (size chunks + 1; chunk c

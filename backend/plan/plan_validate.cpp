@@ -253,11 +253,7 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         d.push_back({Severity::Error, path, what + " is not supported by this version of trellis-trainer yet"});
     };
     const ParallelSpec &p = plan.parallel;
-    if (p.tp > 1 && p.zero > 0) unsupported("parallel.zero", "ZeRO with tensor parallelism");
     if (p.tp > 1 && p.cp > 1) unsupported("parallel.tp", "tensor parallelism combined with context parallelism");
-    if (p.tp > 1 && plan.training.checkpoint.every > 0)
-        unsupported("training.checkpoint", "checkpointing a tensor-parallel run");
-    if (p.pp > 1 && p.zero > 1) unsupported("parallel.zero", "ZeRO stage " + std::to_string(p.zero) + " with pipeline parallelism");
     if (p.pp > 1 && p.schedule == "zb-h1" && p.recompute == Recompute::Full)
         unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");
     if (p.cp != 1) unsupported("parallel.cp", "context parallelism (cp > 1)");

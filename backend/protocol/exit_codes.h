@@ -15,6 +15,8 @@ enum ExitCode : int {
     kExitMpiError = 8,       // an MPI call failed
     kExitIoError = 9,        // writing an output file failed
     kExitCheckpointError = 10, // a checkpoint exists but does not fit the plan, or saving failed
+    kExitOutOfMemory = 11,   // an allocation failed
+    kExitInternalError = 12, // any other exception: a bug in the trainer, reported with its message
     kExitInjectedCrash = 70, // --inject crash@rank:step
 };
 
@@ -32,6 +34,8 @@ inline const char *describeExitCode(int code)
     case kExitMpiError: return "MPI error";
     case kExitIoError: return "output file could not be written";
     case kExitCheckpointError: return "checkpoint error";
+    case kExitOutOfMemory: return "out of memory";
+    case kExitInternalError: return "internal trainer error";
     case kExitInjectedCrash: return "injected crash (fault injection)";
     case 134: return "aborted (SIGABRT)";
     case 137: return "killed (SIGKILL)";

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "plan/calibration.h"
-#include "trainer/communicator.h"
+#include "trainer/comm/communicator.h"
 
 namespace trellis::trainer {
 

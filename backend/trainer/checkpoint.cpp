@@ -231,6 +231,8 @@ std::string saveCheckpoint(Communicator &world, const std::string &dir, const pl
         meta["parameter_count"] = parameterCount;
         meta["model"] = modelJson(plan.model);
         meta["dp"] = plan.parallel.dp;
+        meta["tp"] = plan.parallel.tp;
+        meta["pp"] = plan.parallel.pp;
         meta["zero"] = plan.parallel.zero;
         meta["seed"] = plan.training.seed;
         meta["files"] = nlohmann::json::array();
@@ -389,21 +391,42 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
             total += r.end - r.begin;
         state.m.assign(total, 0.0f);
         state.v.assign(total, 0.0f);
+        // Every shard range, sorted, so each wanted range finds its sources by binary search.
+        struct Source {
+            std::size_t begin, end;
+            const Shard *shard;
+            std::size_t offset; // of the range's moments in the shard
+        };
+        std::vector<Source> sources;
+        for (const auto &s : shards) {
+            std::size_t sOffset = 0;
+            for (const auto &have : s.ranges) {
+                sources.push_back({have.begin, have.end, &s, sOffset});
+                sOffset += have.end - have.begin;
+            }
+        }
+        std::sort(sources.begin(), sources.end(), [](const Source &a, const Source &b) { return a.begin < b.begin; });
+        std::vector<bool> filled(total, false);
         std::size_t covered = 0, offset = 0;
         for (const auto &want : owned) {
-            for (const auto &s : shards) {
-                std::size_t sOffset = 0;
-                for (const auto &have : s.ranges) {
-                    const std::size_t begin = std::max(want.begin, have.begin), end = std::min(want.end, have.end);
-                    if (begin < end) {
-                        std::copy_n(s.m.begin() + static_cast<long>(sOffset + begin - have.begin), end - begin,
-                                    state.m.begin() + static_cast<long>(offset + begin - want.begin));
-                        std::copy_n(s.v.begin() + static_cast<long>(sOffset + begin - have.begin), end - begin,
-                                    state.v.begin() + static_cast<long>(offset + begin - want.begin));
-                        covered += end - begin;
+            auto it = std::upper_bound(sources.begin(), sources.end(), want.begin,
+                                       [](std::size_t b, const Source &src) { return b < src.begin; });
+            // Ranges starting before want.begin may still reach into it: step back over them.
+            while (it != sources.begin() && std::prev(it)->end > want.begin)
+                --it;
+            for (; it != sources.end() && it->begin < want.end; ++it) {
+                const std::size_t begin = std::max(want.begin, it->begin), end = std::min(want.end, it->end);
+                if (begin >= end)
+                    continue;
+                std::copy_n(it->shard->m.begin() + static_cast<long>(it->offset + begin - it->begin), end - begin,
+                            state.m.begin() + static_cast<long>(offset + begin - want.begin));
+                std::copy_n(it->shard->v.begin() + static_cast<long>(it->offset + begin - it->begin), end - begin,
+                            state.v.begin() + static_cast<long>(offset + begin - want.begin));
+                for (std::size_t i = offset + begin - want.begin; i < offset + end - want.begin; ++i)
+                    if (!filled[i]) {
+                        filled[i] = true;
+                        ++covered;
                     }
-                    sOffset += have.end - have.begin;
-                }
             }
             offset += want.end - want.begin;
         }

@@ -11,7 +11,7 @@
 #include "plan/plan.h"
 #include "plan/result.h"
 #include "trainer/adamw.h"
-#include "trainer/communicator.h"
+#include "trainer/comm/communicator.h"
 
 #include <cstdint>
 #include <string>

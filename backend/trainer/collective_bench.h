@@ -4,7 +4,7 @@
 // reduce-scatter, all-gather and all-to-all, 1 for broadcast and send/recv).
 #pragma once
 
-#include "trainer/communicator.h"
+#include "trainer/comm/communicator.h"
 
 #include <cstddef>
 #include <cstdio>

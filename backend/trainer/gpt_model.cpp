@@ -28,7 +28,7 @@ std::size_t GptModel<T>::addTensor(const std::string &name, std::vector<int> sha
 }
 
 template <typename T>
-GptModel<T>::GptModel(const GptConfig &config) : m_config(config)
+GptModel<T>::GptModel(const GptConfig &config, bool allocate) : m_config(config)
 {
     const int C = config.hidden, maxT = config.maxSeqLen, tp = config.tp;
     if (config.vocab <= 0 || C <= 0 || config.ffn <= 0 || maxT <= 0 || config.layers <= 0 || config.heads <= 0 ||
@@ -67,8 +67,10 @@ GptModel<T>::GptModel(const GptConfig &config) : m_config(config)
     m_lnfb = addTensor("lnf.bias", {C});
     const std::size_t total = m_tensors.back().offset + m_tensors.back().size;
     m_count = total;
-    m_params.assign(total, T(0));
-    m_grads.assign(total, T(0));
+    if (allocate) {
+        m_params.assign(total, T(0));
+        m_grads.assign(total, T(0));
+    }
     m_units.push_back({m_wte, m_layers.empty() ? m_lnfw : m_layers.front().ln1w});
     for (int l = 0; l < config.layers; ++l)
         m_units.push_back({m_layers[l].ln1w, l + 1 < config.layers ? m_layers[l + 1].ln1w : m_lnfw});
@@ -134,14 +136,8 @@ void GptModel<T>::initialize(std::uint64_t seed)
         // Slices of the whole model's initialisation, so every tp trains the same model.
         GptModel<T> whole(wholeConfig());
         whole.initialize(seed);
-        for (std::size_t i = 0; i < m_tensors.size(); ++i) {
-            std::size_t at = m_tensors[i].offset;
-            for (const auto &[offset, n] : shardRuns(i, m_config.tpRank)) {
-                std::copy_n(whole.parameters().begin() + static_cast<long>(whole.tensors()[i].offset + offset), n,
-                            m_params.begin() + static_cast<long>(at));
-                at += n;
-            }
-        }
+        const std::vector<T> mine = sliceOfWhole(whole.parameters().data());
+        std::copy(mine.begin(), mine.end(), m_params.begin());
         return;
     }
     Rng rng(seed);
@@ -446,7 +442,8 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
     const std::size_t btf = static_cast<std::size_t>(BT) * F;
     const std::size_t btq = static_cast<std::size_t>(BT) * Cq;
     // Weight gradients now (fused) or later from stashed output gradients (split: backwardWeights).
-    auto wg = [weights](T *g) { return weights ? g : nullptr; };
+    auto wg = [&](std::size_t offset) -> T * { return weights ? grad(offset) : nullptr; };
+    const Pass pass = weights ? Pass::Backward : Pass::BackwardInput;
     std::size_t slot = 0;
     auto keep = [&](const T *data, std::size_t n) {
         if (!weights)
@@ -473,8 +470,8 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
     const int last = m_config.layers + 1;
     const T *xLast = output();
     if (m_stage.head) {
-        acquire(0, Pass::Backward); // the tied head's gradient goes to wte
-        acquire(last, Pass::Backward);
+        acquire(0, pass); // the tied head's gradient goes to wte
+        acquire(last, pass);
         // Mean over BT positions: each position's loss has weight lossScale / BT.
         if (m_config.tp == 1) {
             k::crossEntropyBackward(m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
@@ -488,27 +485,27 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
                     m_dLogits[at] = (m_probs[at] - (m_targets[i] == from + v ? T(1) : T(0))) * scale;
                 }
         }
-        k::linearBackward<T>(inputGradTarget(), wg(grad(m_wte)), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+        k::linearBackward<T>(inputGradTarget(), wg(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
         finishInputGrad();
         std::fill_n(m_dResidual.begin(), rc, T(0));
         keep(m_dLn.data(), rc);
         normBackward(m_dResidual.data(), m_lnfw, m_lnfb, m_dLn.data(), xLast, m_lnfMean, m_lnfRstd, R, weights);
-        release(last, Pass::Backward);
+        release(last, pass);
         if (!m_stage.embed)
-            release(0, Pass::Backward);
+            release(0, pass);
         if (m_ready)
             m_ready(m_lnfw);
     } else {
         std::copy_n(dOutput, rc, m_dResidual.begin());
     }
     if (m_stage.embed && !m_stage.head)
-        acquire(0, Pass::Backward);
+        acquire(0, pass);
 
     for (int l = m_stage.endLayer - 1; l >= m_stage.firstLayer; --l) {
         const Layer &L = m_layers[l];
         const LayerActs &a = m_layerActs[l];
         const T *x = l == m_stage.firstLayer ? m_encoded : m_layerActs[l - 1].residual3;
-        acquire(l + 1, Pass::Backward);
+        acquire(l + 1, pass);
         if (m_recompute)
             layerForward(l, x); // refill the shared inner activations for this layer
         T *dx = m_dResidual.data(); // gradient of residual3, becomes that of residual2, then of x
@@ -517,13 +514,13 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         std::fill_n(m_dFchGelu.begin(), btf, T(0));
         const T *dOut3 = allRows(dx);
         keep(dOut3, btc);
-        k::linearBackward(m_dFchGelu.data(), wg(grad(L.fcprojw)), wg(grad(L.fcprojb)), dOut3, a.fchGelu, param(L.fcprojw),
+        k::linearBackward(m_dFchGelu.data(), wg(L.fcprojw), wg(L.fcprojb), dOut3, a.fchGelu, param(L.fcprojw),
                           BT, F, C);
         std::fill_n(m_dFch.begin(), btf, T(0));
         k::geluBackward(m_dFch.data(), a.fch, m_dFchGelu.data(), static_cast<std::int64_t>(btf));
         keep(m_dFch.data(), btf);
         const T *ln2 = allRows(a.ln2);
-        k::linearBackward(inputGradTarget(), wg(grad(L.fcw)), wg(grad(L.fcb)), m_dFch.data(), ln2, param(L.fcw), BT, C, F);
+        k::linearBackward(inputGradTarget(), wg(L.fcw), wg(L.fcb), m_dFch.data(), ln2, param(L.fcw), BT, C, F);
         finishInputGrad(); // column-parallel input: the group adds its partial gradients
         keep(m_dLn.data(), rc);
         normBackward(dx, L.ln2w, L.ln2b, m_dLn.data(), a.residual2, a.ln2Mean, a.ln2Rstd, R, weights);
@@ -532,17 +529,17 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         std::fill_n(m_dAtty.begin(), btq, T(0));
         const T *dOut2 = allRows(dx);
         keep(dOut2, btc);
-        k::linearBackward(m_dAtty.data(), wg(grad(L.projw)), wg(grad(L.projb)), dOut2, a.atty, param(L.projw), BT, Cq, C);
+        k::linearBackward(m_dAtty.data(), wg(L.projw), wg(L.projb), dOut2, a.atty, param(L.projw), BT, Cq, C);
         std::fill(m_dQkv.begin(), m_dQkv.begin() + static_cast<std::ptrdiff_t>(3 * btq), T(0));
         k::attentionBackward(m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH);
         keep(m_dQkv.data(), 3 * btq);
         const T *ln1 = allRows(a.ln1);
-        k::linearBackward(inputGradTarget(), wg(grad(L.qkvw)), wg(grad(L.qkvb)), m_dQkv.data(), ln1, param(L.qkvw), BT, C,
+        k::linearBackward(inputGradTarget(), wg(L.qkvw), wg(L.qkvb), m_dQkv.data(), ln1, param(L.qkvw), BT, C,
                           3 * Cq);
         finishInputGrad();
         keep(m_dLn.data(), rc);
         normBackward(dx, L.ln1w, L.ln1b, m_dLn.data(), x, a.ln1Mean, a.ln1Rstd, R, weights);
-        release(l + 1, Pass::Backward);
+        release(l + 1, pass);
         if (m_ready)
             m_ready(L.ln1w); // this layer's tensors start at ln1.weight
     }
@@ -551,7 +548,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         keep(dEncoded, btc);
         if (weights)
             embeddingBackward(dEncoded);
-        release(0, Pass::Backward);
+        release(0, pass);
         if (m_ready)
             m_ready(0);
     }

@@ -4,7 +4,7 @@
 // trains, double checks gradients by finite differences. Threading: one model, one thread.
 #pragma once
 
-#include "trainer/communicator.h"
+#include "trainer/comm/communicator.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -42,7 +42,9 @@ struct ParamUnit {
     std::size_t size() const { return end - begin; }
 };
 
-enum class Pass { Forward, Backward };
+// Forward and BackwardInput (a split backward's input half, zero-bubble "B") read the
+// parameters only; Backward computes weight gradients too.
+enum class Pass { Forward, BackwardInput, Backward };
 
 // Where a unit's parameters and gradients are while the model uses them. Without hooks the model
 // uses its own flat buffers. With hooks (ZeRO-2/3) the model asks for each unit before it touches
@@ -80,7 +82,9 @@ struct ParamTensor {
 template <typename T>
 class GptModel {
 public:
-    explicit GptModel(const GptConfig &config);
+    // allocate = false: no flat buffers (the layout only, or an instance whose unit hooks own the
+    // storage).
+    explicit GptModel(const GptConfig &config, bool allocate = true);
 
     const GptConfig &config() const { return m_config; }
     std::size_t parameterCount() const { return m_count; }
@@ -159,6 +163,8 @@ public:
     std::vector<std::pair<std::size_t, std::size_t>> shardRuns(std::size_t tensor, int rank) const;
     // The whole model's flat vector (tp = 1 layout) from every rank's `local` one (collective).
     std::vector<T> gatherWhole(const T *local);
+    // This rank's flat vector cut from the whole model's (tp = 1 layout) one.
+    std::vector<T> sliceOfWhole(const T *whole) const;
 
 private:
     struct Layer {

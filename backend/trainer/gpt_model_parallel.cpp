@@ -69,7 +69,7 @@ std::vector<T> GptModel<T>::gatherWhole(const T *local)
 {
     if (m_config.tp == 1)
         return {local, local + m_count};
-    const GptModel<T> whole(wholeConfig());
+    const GptModel<T> whole(wholeConfig(), false);
     std::vector<T> out(whole.parameterCount());
     const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
     std::vector<T> all;
@@ -83,6 +83,23 @@ std::vector<T> GptModel<T>::gatherWhole(const T *local)
                 std::copy_n(all.begin() + static_cast<long>(at), n, out.begin() + static_cast<long>(whole.tensors()[i].offset + offset));
                 at += n;
             }
+        }
+    }
+    return out;
+}
+
+template <typename T>
+std::vector<T> GptModel<T>::sliceOfWhole(const T *whole) const
+{
+    if (m_config.tp == 1)
+        return {whole, whole + m_count};
+    const GptModel<T> layout(wholeConfig(), false);
+    std::vector<T> out(m_count);
+    for (std::size_t i = 0; i < m_tensors.size(); ++i) {
+        std::size_t at = m_tensors[i].offset;
+        for (const auto &[offset, n] : shardRuns(i, m_config.tpRank)) {
+            std::copy_n(whole + layout.tensors()[i].offset + offset, n, out.begin() + static_cast<long>(at));
+            at += n;
         }
     }
     return out;
@@ -215,6 +232,7 @@ void GptModel<T>::vocabParallelCrossEntropy(int BT)
     template std::vector<std::pair<std::size_t, std::size_t>> GptModel<T>::shardRuns(std::size_t, int) const;     \
     template GptConfig GptModel<T>::wholeConfig() const;                                                          \
     template std::vector<T> GptModel<T>::gatherWhole(const T *);                                                   \
+    template std::vector<T> GptModel<T>::sliceOfWhole(const T *) const;                                            \
     template void GptModel<T>::normBackward(T *, std::size_t, std::size_t, const T *, const T *, const T *, const T *, int, bool); \
     template const T *GptModel<T>::gatheredRows(const T *, int);                                                   \
     template void GptModel<T>::gatherRows(const T *, T *, int);                                                    \

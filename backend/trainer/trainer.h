@@ -1,34 +1,28 @@
-// The training loop of one rank: data-parallel GPT training on the CPU. Reads a validated plan,
-// builds the model from the same seed on every rank, averages gradients over the DP group and
-// reports every step through the telemetry publisher.
+// The training loop of one rank: reads a validated plan, composes the parallel strategies it asks
+// for (parallel/parallel_stack.h), and runs the steps — forward and backward of the step's
+// micro-batches, gradient reduction, global norm, clipping, AdamW, checkpoints — reporting every
+// step through the telemetry publisher. Every exception ends the run with an Event and a
+// documented exit code (protocol/exit_codes.h), never a crash.
 #pragma once
 
 #include "plan/plan.h"
-#include "trainer/communicator.h"
+#include "trainer/comm/communicator.h"
+#include "trainer/faults/fault_injection.h"
 
 #include <cstdint>
 #include <string>
 
 namespace trellis::trainer {
 
-enum class FaultKind { None, Crash, Hang, Slow, Nan };
-
-// --inject KIND@RANK:STEP — fault injection for tests of supervision and failure handling.
-struct FaultInjection {
-    FaultKind kind = FaultKind::None;
-    int rank = -1;
-    int step = -1; // 1-based step at whose start the fault happens
-
-    static bool parse(const std::string &text, FaultInjection &out, std::string &error);
-};
+class TelemetryPublisher;
 
 struct TrainerOptions {
     std::string planDir;       // data paths in the plan resolve against this folder
     std::string runId;
     std::string endpoint;      // overrides plan.telemetry.endpoint when not empty
     FaultInjection inject;
-    std::string dumpParamsPath; // final parameters (raw float32): rank 0 to PATH, rank r to PATH.rank<r>
-    std::string dumpGradsPath;  // last step's reduced gradients, same naming
+    std::string dumpParamsPath; // final parameters, whole model (raw float32): rank 0 to PATH, rank r to PATH.rank<r>
+    std::string dumpGradsPath;  // the first step's reduced gradients before clipping, whole model, same naming
     std::string dumpLossesPath; // rank 0: the loss of every step this process ran, float64, in order
     bool overlap = true;        // start bucket reductions during backward (off: all after backward)
     bool resume = false;        // continue from the newest complete checkpoint in checkpoint.dir
@@ -42,6 +36,8 @@ public:
     int run();
 
 private:
+    int train(TelemetryPublisher &telemetry, std::uint64_t &step);
+
     plan::Plan m_plan;
     TrainerOptions m_options;
     Communicator &m_world;

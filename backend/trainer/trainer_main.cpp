@@ -10,7 +10,7 @@
 #include "protocol/exit_codes.h"
 #include "trainer/calibration.h"
 #include "trainer/collective_bench.h"
-#include "trainer/mpi_communicator.h"
+#include "trainer/comm/mpi_communicator.h"
 #include "trainer/trainer.h"
 
 #include <mpi.h>
@@ -166,12 +166,16 @@ int main(int argc, char **argv)
     options.planDir = std::filesystem::absolute(planPath).parent_path().string();
 
     int code = proto::kExitOk;
-    {
+    try {
         // The world is the DP group of a purely data-parallel plan; otherwise its own group.
         const auto &ps = thePlan.parallel;
         trainer::MpiCommunicator world(MPI_COMM_WORLD, ps.tp == 1 && ps.pp == 1 && ps.cp == 1 ? "dp" : "world");
         trainer::Trainer t(thePlan, options, world);
-        code = t.run();
+        code = t.run(); // reports its own failures (Event, exit code) and catches everything
+    } catch (const std::exception &e) {
+        // Only what happens outside the training loop reaches here (setting up the world).
+        std::fprintf(stderr, "trellis-trainer: rank %d: internal error: %s\n", rank, e.what());
+        code = proto::kExitInternalError;
     }
     return finish(code);
 }

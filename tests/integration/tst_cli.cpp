@@ -292,6 +292,11 @@ private slots:
         QTest::newRow("dp3 zero1") << R"("dp": 3, "zero": 1, "bucket_mb": 0.05, "micro_batches": 2)" << 3 << 4;
         QTest::newRow("dp2 zero2 m2") << R"("dp": 2, "zero": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
         QTest::newRow("dp3 zero3 m3") << R"("dp": 3, "zero": 3, "micro_batches": 3)" << 3 << 4;
+        // Combinations the strategies compose since the trainer's restructuring.
+        QTest::newRow("dp2 tp2 zero1") << R"("dp": 2, "tp": 2, "zero": 1, "micro_batches": 2)" << 4 << 4;
+        QTest::newRow("dp2 tp2 zero3") << R"("dp": 2, "tp": 2, "zero": 3, "sequence_parallel": true)" << 4 << 4;
+        QTest::newRow("dp2 pp2 zero2") << R"("dp": 2, "pp": 2, "zero": 2, "micro_batches": 3)" << 4 << 4;
+        QTest::newRow("dp2 pp2 zero3 zb-h1") << R"("dp": 2, "pp": 2, "zero": 3, "schedule": "zb-h1", "micro_batches": 2)" << 4 << 4;
     }
     void collectivesAndMemoryAsTheTrainerRecords()
     {

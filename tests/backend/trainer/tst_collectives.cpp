@@ -4,7 +4,7 @@
 // fp32 round-off. Run under mpirun with 2, 3 and 4 ranks. Every case counts its wrong elements
 // and all ranks agree on the count (so a failure on one rank cannot leave the others waiting);
 // rank 0 prints one line per failure and "N passed, M failed" at the end.
-#include "trainer/mpi_communicator.h"
+#include "trainer/comm/mpi_communicator.h"
 
 #include <mpi.h>
 

@@ -7,7 +7,7 @@
 // gathered gradient equals the dense one (1e-10 relative, double). With and without sequence
 // parallelism. Prints one line per failure and "N passed, M failed" on rank 0.
 #include "trainer/gpt_model.h"
-#include "trainer/mpi_communicator.h"
+#include "trainer/comm/mpi_communicator.h"
 #include "trainer/rng.h"
 
 #include <mpi.h>

@@ -1,5 +1,5 @@
 // MPI communicator; see mpi_communicator.h.
-#include "trainer/mpi_communicator.h"
+#include "trainer/comm/mpi_communicator.h"
 
 #include "protocol/exit_codes.h"
 
@@ -362,8 +362,10 @@ std::unique_ptr<CommHandle> MpiCommunicator::recvAsync(void *data, std::size_t c
 
 std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key, const std::string &name)
 {
-    MPI_Comm sub;
-    TRELLIS_MPI_CHECK(MPI_Comm_split(m_comm, color, key, &sub));
+    MPI_Comm sub = MPI_COMM_NULL;
+    TRELLIS_MPI_CHECK(MPI_Comm_split(m_comm, color < 0 ? MPI_UNDEFINED : color, key, &sub));
+    if (sub == MPI_COMM_NULL)
+        return nullptr;
     return std::make_unique<MpiCommunicator>(sub, name, true);
 }
 

@@ -1,5 +1,5 @@
-// See gradient_reducer.h.
-#include "trainer/gradient_reducer.h"
+// See buckets.h.
+#include "trainer/parallel/buckets.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -17,42 +17,59 @@ double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_cl
 
 } // namespace
 
-std::vector<Bucket> makeBuckets(std::size_t total, std::size_t bucketElements, std::size_t firstElements,
-                                std::size_t multiple)
+std::vector<Bucket> makeBuckets(const std::vector<ModelState::Segment> &segments, std::size_t bucketElements,
+                                std::size_t firstElements, std::size_t multiple)
 {
-    if (multiple == 0 || total % multiple != 0)
-        throw std::invalid_argument("makeBuckets: total must be a multiple of the rank count");
+    if (multiple == 0)
+        throw std::invalid_argument("makeBuckets: multiple must be at least 1");
     bucketElements = roundUp(std::max<std::size_t>(1, bucketElements), multiple);
     firstElements = roundUp(std::max<std::size_t>(1, firstElements), multiple);
     std::vector<Bucket> buckets;
-    std::size_t end = total;
     bool first = true;
-    while (end > 0) {
-        const std::size_t size = std::min(end, first ? firstElements : bucketElements);
-        buckets.push_back({end - size, end});
-        end -= size;
-        first = false;
+    for (auto s = segments.rbegin(); s != segments.rend(); ++s) {
+        if ((s->end - s->begin) % multiple != 0)
+            throw std::invalid_argument("makeBuckets: segment size must be a multiple of the rank count");
+        std::size_t end = s->end;
+        while (end > s->begin) {
+            const std::size_t size = std::min(end - s->begin, first ? firstElements : bucketElements);
+            buckets.push_back({end - size, end});
+            end -= size;
+            first = false;
+        }
     }
     return buckets;
 }
 
-GradientReducer::GradientReducer(Communicator &dp, float *gradients, std::vector<Bucket> buckets, Mode mode, bool overlap)
+double unionMs(std::vector<std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>> spans)
+{
+    std::sort(spans.begin(), spans.end());
+    double total = 0;
+    std::chrono::steady_clock::time_point coveredUntil{};
+    for (const auto &[a, b] : spans) {
+        const auto from = std::max(a, coveredUntil);
+        if (b > from)
+            total += msBetween(from, b);
+        coveredUntil = std::max(coveredUntil, b);
+    }
+    return total;
+}
+
+BucketReducer::BucketReducer(Communicator &dp, float *gradients, std::vector<Bucket> buckets, Mode mode, bool overlap)
     : m_dp(dp), m_gradients(gradients), m_buckets(std::move(buckets)), m_mode(mode), m_overlap(overlap),
       m_inFlight(m_buckets.size())
 {
 }
 
-void GradientReducer::beginStep()
+void BucketReducer::beginStep()
 {
     for (auto &f : m_inFlight)
         f = {};
     m_next = 0;
-    m_startedEarly = 0;
     m_commMs = 0;
     m_exposedMs = 0;
 }
 
-Bucket GradientReducer::ownedChunk(std::size_t i) const
+Bucket BucketReducer::ownedChunk(std::size_t i) const
 {
     const Bucket &b = m_buckets[i];
     const std::size_t chunk = b.size() / static_cast<std::size_t>(m_dp.size());
@@ -60,7 +77,7 @@ Bucket GradientReducer::ownedChunk(std::size_t i) const
     return {start, start + chunk};
 }
 
-void GradientReducer::launch(std::size_t i)
+void BucketReducer::launch(std::size_t i)
 {
     const Bucket &b = m_buckets[i];
     float *data = m_gradients + b.begin;
@@ -73,7 +90,7 @@ void GradientReducer::launch(std::size_t i)
                                            ReduceOp::Avg);
 }
 
-void GradientReducer::poll()
+void BucketReducer::poll()
 {
     // MPI makes progress on non-blocking collectives mostly inside MPI calls: testing here, between
     // layers of backward, is what lets the reductions advance while we compute.
@@ -86,18 +103,16 @@ void GradientReducer::poll()
     }
 }
 
-void GradientReducer::onGradientsReady(std::size_t offset)
+void BucketReducer::onGradientsReady(std::size_t offset)
 {
     if (!m_overlap)
         return;
-    while (m_next < m_buckets.size() && m_buckets[m_next].begin >= offset) {
+    while (m_next < m_buckets.size() && m_buckets[m_next].begin >= offset)
         launch(m_next++);
-        ++m_startedEarly;
-    }
     poll();
 }
 
-void GradientReducer::finish()
+void BucketReducer::finish()
 {
     const auto start = Clock::now();
     while (m_next < m_buckets.size())
@@ -110,19 +125,10 @@ void GradientReducer::finish()
         }
     }
     m_exposedMs = msBetween(start, Clock::now());
-    // Union of the in-flight intervals; buckets start in order, so sorting by start suffices.
     std::vector<std::pair<Clock::time_point, Clock::time_point>> spans;
     for (const auto &f : m_inFlight)
         spans.emplace_back(f.start, f.end);
-    std::sort(spans.begin(), spans.end());
-    m_commMs = 0;
-    Clock::time_point coveredUntil{};
-    for (const auto &[a, b] : spans) {
-        const Clock::time_point from = std::max(a, coveredUntil);
-        if (b > from)
-            m_commMs += msBetween(from, b);
-        coveredUntil = std::max(coveredUntil, b);
-    }
+    m_commMs = unionMs(std::move(spans));
 }
 
 } // namespace trellis::trainer

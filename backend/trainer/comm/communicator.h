@@ -68,7 +68,8 @@ public:
     virtual std::unique_ptr<CommHandle> sendAsync(const void *data, std::size_t count, DataType type, int peer, int tag) = 0;
     virtual std::unique_ptr<CommHandle> recvAsync(void *data, std::size_t count, DataType type, int peer, int tag) = 0;
 
-    // Ranks with the same color form a new group, ordered by key (then by old rank).
+    // Ranks with the same color form a new group, ordered by key (then by old rank). Collective
+    // over this communicator; a rank passing a negative color joins no group and gets nullptr.
     virtual std::unique_ptr<Communicator> split(int color, int key, const std::string &name) = 0;
 
     // Statistics since the last takeRecords() call, one record per operation kind.

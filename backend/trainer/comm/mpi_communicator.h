@@ -3,7 +3,7 @@
 // completed by wait(). Counts above INT_MAX are split into chunks for blocking calls.
 #pragma once
 
-#include "trainer/communicator.h"
+#include "trainer/comm/communicator.h"
 
 #include <mpi.h>
 

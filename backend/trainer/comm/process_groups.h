@@ -1,0 +1,59 @@
+// Every communicator a rank trains with, made from plan::Mesh (the single source of rank ↔ group
+// truth that the cost model and the mesh view read too): tp, cp, dp, pp, ep, expert_dp and the
+// embedding group (the first and last pipeline stage of a column, which hold the tied
+// embedding). A group whose members are the whole world and whose name the world already has
+// (the world of a purely data-parallel plan is "dp") is the world itself, so its collectives are
+// recorded once. Construction is collective over the world.
+// Threading: training thread only.
+#pragma once
+
+#include "plan/mesh.h"
+#include "trainer/comm/communicator.h"
+
+#include <array>
+#include <memory>
+#include <vector>
+
+namespace trellis::trainer {
+
+inline constexpr std::array<plan::GroupKind, 7> kGroupKinds{plan::GroupKind::Tp, plan::GroupKind::Cp,
+                                                            plan::GroupKind::Dp, plan::GroupKind::Pp,
+                                                            plan::GroupKind::Ep, plan::GroupKind::ExpertDp,
+                                                            plan::GroupKind::Embedding};
+
+// Which group of kind `kind` world rank `rank` joins: its members in group-rank order, or empty
+// when the rank joins none (a middle pipeline stage has no embedding group). Pure: tests check it
+// against the mesh for every rank without MPI.
+std::vector<int> groupMembers(const plan::Mesh &mesh, int rank, plan::GroupKind kind);
+
+class ProcessGroups {
+public:
+    ProcessGroups(Communicator &world, const plan::Mesh &mesh);
+
+    Communicator &world() { return m_world; }
+    // The group of that kind; nullptr only for the embedding group of a middle stage.
+    Communicator *group(plan::GroupKind kind) { return m_groups[index(kind)]; }
+    Communicator &tp() { return *group(plan::GroupKind::Tp); }
+    Communicator &cp() { return *group(plan::GroupKind::Cp); }
+    Communicator &dp() { return *group(plan::GroupKind::Dp); }
+    Communicator &pp() { return *group(plan::GroupKind::Pp); }
+    Communicator &ep() { return *group(plan::GroupKind::Ep); }
+    Communicator &expertDp() { return *group(plan::GroupKind::ExpertDp); }
+    Communicator *embedding() { return group(plan::GroupKind::Embedding); }
+    const std::vector<int> &members(plan::GroupKind kind) const { return m_members[index(kind)]; }
+
+    // Every distinct communicator, the world first: what telemetry takes records from and
+    // sums blocking time over.
+    const std::vector<Communicator *> &all() const { return m_all; }
+
+private:
+    static std::size_t index(plan::GroupKind kind) { return static_cast<std::size_t>(kind); }
+
+    Communicator &m_world;
+    std::vector<std::unique_ptr<Communicator>> m_owned;
+    std::array<Communicator *, kGroupKinds.size()> m_groups{};
+    std::array<std::vector<int>, kGroupKinds.size()> m_members;
+    std::vector<Communicator *> m_all;
+};
+
+} // namespace trellis::trainer

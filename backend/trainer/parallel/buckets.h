@@ -1,0 +1,78 @@
+// Gradient buckets shared by data parallelism (ZeRO 0) and ZeRO-1: each segment of the local
+// gradient buffer (model_state.h) is cut into buckets from its end towards its start — the order
+// in which backward finishes them — with the same boundaries on every rank of the dp group. Each
+// bucket's non-blocking reduction starts as soon as its gradients are final (during the last
+// backward) or at finish(). AllReduce averages whole buckets; ReduceScatter leaves each rank the
+// average of its own contiguous chunk of every bucket. comm_ms is the union of the buckets'
+// lifetimes, exposed_ms the time finish() waited.
+// Threading: training thread only.
+#pragma once
+
+#include "trainer/comm/communicator.h"
+#include "trainer/parallel/model_state.h"
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace trellis::trainer {
+
+struct Bucket {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    std::size_t size() const { return end - begin; }
+    bool operator==(const Bucket &) const = default;
+};
+
+// Buckets over the segments (last segment first, each from its end): the very first bucket has
+// firstElements, the others bucketElements, a segment's last whatever remains of it; sizes are
+// rounded up to `multiple`, which divides every segment.
+std::vector<Bucket> makeBuckets(const std::vector<ModelState::Segment> &segments, std::size_t bucketElements,
+                                std::size_t firstElements, std::size_t multiple);
+
+class BucketReducer {
+public:
+    enum class Mode { AllReduce, ReduceScatter };
+
+    BucketReducer(Communicator &dp, float *gradients, std::vector<Bucket> buckets, Mode mode, bool overlap);
+
+    void beginStep();
+    // Gradients in local [offset, end of their segment) and every later segment are final.
+    void onGradientsReady(std::size_t offset);
+    // Starts the remaining buckets and waits for all of them.
+    void finish();
+
+    // This rank's chunk of bucket i in ReduceScatter mode.
+    Bucket ownedChunk(std::size_t i) const;
+    const std::vector<Bucket> &buckets() const { return m_buckets; }
+    double commMs() const { return m_commMs; }
+    double exposedMs() const { return m_exposedMs; }
+
+private:
+    void launch(std::size_t i);
+    void poll();
+
+    using Clock = std::chrono::steady_clock;
+    struct InFlight {
+        std::unique_ptr<CommHandle> handle;
+        Clock::time_point start;
+        Clock::time_point end;
+        bool done = false;
+    };
+
+    Communicator &m_dp;
+    float *m_gradients;
+    std::vector<Bucket> m_buckets;
+    Mode m_mode;
+    bool m_overlap;
+    std::vector<InFlight> m_inFlight; // per bucket
+    std::size_t m_next = 0;           // next bucket to launch (in backward order)
+    double m_commMs = 0;
+    double m_exposedMs = 0;
+};
+
+// Union of time intervals, in ms.
+double unionMs(std::vector<std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>> spans);
+
+} // namespace trellis::trainer

@@ -1,0 +1,244 @@
+// See parallel_stack.h.
+#include "trainer/parallel/parallel_stack.h"
+
+#include "plan/mesh.h"
+#include "protocol/exit_codes.h"
+#include "trainer/parallel/data_parallel.h"
+#include "trainer/parallel/pipeline.h"
+#include "trainer/parallel/sequential.h"
+#include "trainer/parallel/sharded.h"
+#include "trainer/parallel/zero1.h"
+#include "trainer/trainer_error.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace trellis::trainer {
+namespace {
+
+GptConfig configOf(const plan::Plan &plan, int tpRank)
+{
+    const plan::ModelSpec &ms = plan.model;
+    GptConfig c;
+    c.vocab = ms.vocab;
+    c.maxSeqLen = ms.seqLen;
+    c.layers = ms.layers;
+    c.hidden = ms.hidden;
+    c.heads = ms.heads;
+    c.ffn = ms.ffn;
+    c.tp = plan.parallel.tp;
+    c.tpRank = tpRank;
+    c.sequenceParallel = plan.parallel.sequenceParallel;
+    return c;
+}
+
+} // namespace
+
+ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, const StackOptions &options)
+    : m_groups(groups), m_config(configOf(plan, groups.tp().rank())), m_whole(m_config)
+{
+    const plan::ParallelSpec &ps = plan.parallel;
+    // The model every layout starts from: this tp rank's slice of the seed's initialisation.
+    GptModel<float> reference(m_config);
+    reference.initialize(plan.training.seed);
+    m_localCount = reference.parameterCount();
+    m_decay.assign(m_localCount, false);
+    for (const auto &t : reference.tensors())
+        if (t.shape.size() == 2 && t.name != "wpe")
+            std::fill(m_decay.begin() + static_cast<long>(t.offset), m_decay.begin() + static_cast<long>(t.offset + t.size), true);
+
+    std::vector<int> held(reference.units().size());
+    std::iota(held.begin(), held.end(), 0);
+    if (ps.pp > 1) {
+        auto generated = plan::generateSchedule(ps.schedule, ps.pp, ps.microBatches, ps.virtualStages);
+        if (!generated)
+            throw TrainerError(proto::kExitPlanInvalid, generated.errorText());
+        m_schedule = std::move(generated).value();
+        if (const auto problems = plan::validateSchedule(*m_schedule); !problems.empty())
+            throw TrainerError(proto::kExitPlanInvalid, "schedule " + ps.schedule + " failed validation: " + problems.front());
+        held = Pipeline::heldUnits(plan.model, *m_schedule, groups.pp().rank());
+    }
+
+    // Data parallelism: where the parameters live and how gradients are reduced over dp. With a
+    // pipeline the reduction waits for the schedule to end (every micro-batch's backward).
+    const double bucketMb = ps.bucketMb.value_or(25.0);
+    const BucketOptions buckets{bucketMb, ps.firstBucketMb.value_or(bucketMb), options.overlap && ps.pp == 1};
+    const bool separateEmbedding = ps.pp > 1;
+    if (ps.zero == 0)
+        m_storage = std::make_unique<DataParallel>(groups.dp(), reference, held, separateEmbedding, buckets);
+    else if (ps.zero == 1)
+        m_storage = std::make_unique<Zero1>(groups.dp(), reference, held, separateEmbedding, buckets);
+    else
+        m_storage = std::make_unique<Sharded>(groups.dp(), reference, held, ps.zero, options.overlap);
+    m_strategies.push_back(m_storage.get());
+
+    const bool recompute = ps.recompute == plan::Recompute::Full;
+    if (ps.pp > 1) {
+        auto pipeline = std::make_unique<Pipeline>(m_config, plan.model, *m_schedule, groups.pp(), *m_storage,
+                                                   groups.embedding(), recompute, groups.tp());
+        m_strategies.push_back(pipeline.get());
+        m_executor = std::move(pipeline);
+    } else {
+        m_executor = std::make_unique<Sequential>(m_config, *m_storage, recompute, groups.tp());
+    }
+    if (ps.tp > 1) {
+        m_owned.push_back(std::make_unique<TensorParallel>(groups.tp(), m_config));
+        m_strategies.push_back(m_owned.back().get());
+    }
+    m_lossRanks = groups.world().size() / ps.pp;
+}
+
+ParallelStack::~ParallelStack() = default;
+
+std::vector<bool> ParallelStack::decayMask() const { return m_decay; }
+
+void ParallelStack::beginStep()
+{
+    for (Strategy *s : m_strategies)
+        s->beginStep();
+}
+
+StepOutput ParallelStack::run(const std::vector<MicroBatch> &batches, const Executor::Phase &phase)
+{
+    return m_executor->run(batches, phase);
+}
+
+void ParallelStack::reduceGradients()
+{
+    for (Strategy *s : m_strategies)
+        s->reduceGradients();
+}
+
+double ParallelStack::globalLoss(double local)
+{
+    // Ranks without the head add 0; every tp rank of a head holds the same loss.
+    double loss = local;
+    m_groups.world().allReduce(&loss, 1, ReduceOp::Sum);
+    return loss / m_lossRanks;
+}
+
+double ParallelStack::gradientNorm()
+{
+    double sumSquares = 0;
+    for (const OwnedRange &o : owned()) {
+        std::vector<ParamRange> counted{o.range};
+        for (const Strategy *s : m_strategies)
+            s->removeCopies(counted);
+        for (const ParamRange &r : counted) {
+            const float *g = o.grads + (r.begin - o.range.begin);
+            for (std::size_t i = 0; i < r.end - r.begin; ++i)
+                sumSquares += static_cast<double>(g[i]) * g[i];
+        }
+    }
+    std::vector<Communicator *> groups;
+    for (Strategy *s : m_strategies)
+        s->normGroups(groups);
+    for (Communicator *g : groups)
+        g->allReduce(&sumSquares, 1, ReduceOp::Sum);
+    return std::sqrt(sumSquares);
+}
+
+void ParallelStack::afterOptimizerStep()
+{
+    for (Strategy *s : m_strategies)
+        s->afterOptimizerStep();
+}
+
+std::vector<CheckpointPiece> ParallelStack::checkpointPieces()
+{
+    std::vector<CheckpointPiece> pieces;
+    // Without ZeRO the dp replicas hold copies: the first writes.
+    if (!m_storage->shardsOverDp() && m_groups.dp().rank() != 0)
+        return pieces;
+    std::size_t moment = 0;
+    for (const OwnedRange &o : owned()) {
+        std::vector<ParamRange> kept{o.range};
+        for (const Strategy *s : m_strategies)
+            s->removeCopies(kept);
+        for (const ParamRange &r : kept)
+            for (const auto &[whole, offset] : m_whole.runs(r)) {
+                const std::size_t at = r.begin - o.range.begin + offset;
+                pieces.push_back({whole, o.params + at, moment + at});
+            }
+        moment += o.range.end - o.range.begin;
+    }
+    return pieces;
+}
+
+std::vector<ParamRange> ParallelStack::ownedWhole()
+{
+    std::vector<ParamRange> out;
+    for (const OwnedRange &o : owned())
+        for (const auto &[whole, offset] : m_whole.runs(o.range))
+            out.push_back(whole);
+    return out;
+}
+
+void ParallelStack::setParameters(const std::vector<float> &whole)
+{
+    const GptModel<float> layout(m_config, false);
+    const std::vector<float> local = layout.sliceOfWhole(whole.data());
+    m_storage->setParameters(local.data());
+}
+
+std::vector<std::pair<ParamRange, float *>> ParallelStack::canonical(bool gradients)
+{
+    std::vector<std::pair<ParamRange, float *>> out;
+    if (!m_storage->shardsOverDp() && m_groups.dp().rank() != 0)
+        return out;
+    for (const OwnedRange &o : owned()) {
+        std::vector<ParamRange> kept{o.range};
+        for (const Strategy *s : m_strategies)
+            s->removeCopies(kept);
+        for (const ParamRange &r : kept)
+            for (const auto &[whole, offset] : m_whole.runs(r))
+                out.emplace_back(whole, (gradients ? o.grads : o.params) + (r.begin - o.range.begin + offset));
+    }
+    return out;
+}
+
+std::vector<float> ParallelStack::assemble(const std::vector<std::pair<ParamRange, const float *>> &pieces)
+{
+    // Every whole element has exactly one writer, so the sum over the world is its value; the
+    // holder count proves the pieces partition the model.
+    const std::size_t n = m_whole.wholeCount();
+    std::vector<float> values(n, 0.0f);
+    std::vector<std::int32_t> holders(n, 0);
+    for (const auto &[r, data] : pieces)
+        for (std::size_t i = r.begin; i < r.end; ++i) {
+            values[i] = data[i - r.begin];
+            ++holders[i];
+        }
+    m_groups.world().allReduce(values.data(), values.data(), n, DataType::F32, ReduceOp::Sum);
+    m_groups.world().allReduce(holders.data(), holders.data(), n, DataType::I32, ReduceOp::Sum);
+    for (std::size_t i = 0; i < n; ++i)
+        if (holders[i] != 1)
+            throw std::logic_error("parallel stack: whole-model element " + std::to_string(i) + " has " +
+                                   std::to_string(holders[i]) + " writers instead of one");
+    return values;
+}
+
+std::vector<float> ParallelStack::gatherParameters()
+{
+    std::vector<std::pair<ParamRange, const float *>> pieces;
+    for (const auto &[r, p] : canonical(false))
+        pieces.emplace_back(r, p);
+    return assemble(pieces);
+}
+
+void ParallelStack::captureGradients()
+{
+    m_captured.clear();
+    for (const auto &[r, g] : canonical(true))
+        m_captured.emplace_back(r, std::vector<float>(g, g + (r.end - r.begin)));
+}
+
+std::vector<float> ParallelStack::gatherCapturedGradients()
+{
+    std::vector<std::pair<ParamRange, const float *>> pieces;
+    for (const auto &[r, values] : m_captured)
+        pieces.emplace_back(r, values.data());
+    return assemble(pieces);
+}
+
+} // namespace trellis::trainer

@@ -1,0 +1,98 @@
+// The parallel strategies a plan asks for, composed (picotron's manner): the data-parallel family
+// member that stores the parameters and reduces the gradients (data_parallel, zero1, sharded),
+// the executor that runs the micro-batches (sequential, or the pipeline), and tensor parallelism.
+// The trainer's step loop talks to this stack only, and the stack runs each phase over its
+// strategies in order (dp, pp, tp), so no code outside parallel/ branches on a kind of
+// parallelism. Ranges called "whole" are in the whole model's index (tp = 1 layout): checkpoints
+// and dumps use it, so they are independent of the parallel layout.
+// Threading: training thread only.
+#pragma once
+
+#include "plan/plan.h"
+#include "plan/schedule.h"
+#include "trainer/comm/process_groups.h"
+#include "trainer/parallel/strategy.h"
+#include "trainer/parallel/tensor_parallel.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace trellis::trainer {
+
+struct StackOptions {
+    bool overlap = true; // start bucket reductions during backward
+};
+
+// A piece of what this rank writes to a checkpoint: a whole-model range, its parameters and the
+// offset of its optimizer moments in the compact owned order.
+struct CheckpointPiece {
+    ParamRange whole;
+    const float *params = nullptr;
+    std::size_t moment = 0;
+};
+
+class ParallelStack {
+public:
+    // Builds the model from plan.training.seed (the same on every layout) and the strategies.
+    // Throws TrainerError for a plan the stack cannot build (e.g. an invalid schedule).
+    ParallelStack(const plan::Plan &plan, ProcessGroups &groups, const StackOptions &options);
+    ~ParallelStack();
+
+    const GptConfig &config() const { return m_config; }
+    std::uint64_t parameterCount() const { return m_localCount; } // this rank's model
+    std::uint64_t wholeParameterCount() const { return m_whole.wholeCount(); }
+    // Weight decay per element of this rank's model index (matrices, not biases, gains or wpe).
+    std::vector<bool> decayMask() const;
+
+    // The step.
+    void beginStep();
+    StepOutput run(const std::vector<MicroBatch> &batches, const Executor::Phase &phase);
+    void reduceGradients();
+    // The mean loss over the global batch from this rank's part (0 where it has no head; collective).
+    double globalLoss(double local);
+    double gradientNorm();                    // the global L2 norm of the reduced gradients (collective)
+    std::vector<OwnedRange> owned() { return m_storage->owned(); }
+    void afterOptimizerStep();
+
+    // Measurements.
+    std::uint64_t parameterBytes() const { return m_storage->parameterBytes(); }
+    std::uint64_t gradientBytes() const { return m_storage->gradientBytes(); }
+    std::uint64_t bufferBytes() const { return m_storage->bufferBytes(); }
+    std::uint64_t activationBytes() const { return m_executor->activationBytes(); }
+    double asyncCommMs() const { return m_storage->commMs(); }
+    double asyncExposedMs() const { return m_storage->exposedMs(); }
+    const std::vector<TimelineSpan> &spans() const { return m_executor->spans(); }
+
+    // Checkpoints: what this rank writes (each whole element by exactly one rank), what it needs
+    // back (every owned range, whole, in the optimizer's compact order), and the parameters from
+    // a whole-model vector.
+    std::vector<CheckpointPiece> checkpointPieces();
+    std::vector<ParamRange> ownedWhole();
+    void setParameters(const std::vector<float> &whole);
+    // The whole model's parameters or reduced gradients on every rank (collective over the world).
+    std::vector<float> gatherParameters();
+    // Keeps this rank's part of the reduced gradients now (before clipping); gatherCapturedGradients
+    // assembles the whole vector later (collective).
+    void captureGradients();
+    std::vector<float> gatherCapturedGradients();
+
+private:
+    std::vector<std::pair<ParamRange, float *>> canonical(bool gradients); // whole range, its values
+    std::vector<float> assemble(const std::vector<std::pair<ParamRange, const float *>> &pieces);
+
+    ProcessGroups &m_groups;
+    GptConfig m_config;
+    std::uint64_t m_localCount = 0;
+    WholeIndex m_whole;
+    std::vector<bool> m_decay;
+    int m_lossRanks = 1; // ranks that compute the loss: the world / pp
+    std::optional<plan::Schedule> m_schedule;
+    std::unique_ptr<GradientSharding> m_storage;
+    std::unique_ptr<Executor> m_executor;
+    std::vector<Strategy *> m_strategies; // phase order: dp, pp, tp
+    std::vector<std::unique_ptr<Strategy>> m_owned;
+    std::vector<std::pair<ParamRange, std::vector<float>>> m_captured;
+};
+
+} // namespace trellis::trainer

@@ -1,0 +1,296 @@
+// See pipeline.h.
+#include "trainer/parallel/pipeline.h"
+
+#include "plan/mesh.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace trellis::trainer {
+namespace {
+
+double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+{
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+} // namespace
+
+std::vector<int> Pipeline::heldUnits(const plan::ModelSpec &model, const plan::Schedule &schedule, int stage)
+{
+    const int p = schedule.stages, chunks = p * schedule.virtualStages, lastUnit = model.layers + 1;
+    const std::vector<int> bounds = plan::stageLayerBounds(model, chunks);
+    std::vector<bool> held(static_cast<std::size_t>(lastUnit) + 1, false);
+    for (int c = stage; c < chunks; c += p) {
+        for (int l = bounds[static_cast<std::size_t>(c)]; l < bounds[static_cast<std::size_t>(c) + 1]; ++l)
+            held[static_cast<std::size_t>(l) + 1] = true;
+        if (c == 0 || c == chunks - 1)
+            held[0] = true;
+        if (c == chunks - 1)
+            held[static_cast<std::size_t>(lastUnit)] = true;
+    }
+    std::vector<int> units;
+    for (std::size_t u = 0; u < held.size(); ++u)
+        if (held[u])
+            units.push_back(static_cast<int>(u));
+    return units;
+}
+
+Pipeline::Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
+                   GradientSharding &storage, Communicator *embedding, bool recompute, Communicator &tp)
+    : m_schedule(schedule), m_pp(pp), m_storage(storage), m_embedding(embedding), m_tp(tp), m_recompute(recompute),
+      m_config(config)
+{
+    const int p = schedule.stages, v = schedule.virtualStages;
+    if (pp.size() != p)
+        throw std::invalid_argument("pipeline: the pipeline group has " + std::to_string(pp.size()) +
+                                    " ranks, the schedule " + std::to_string(p) + " stages");
+    m_chunks = p * v;
+    m_bounds = plan::stageLayerBounds(model, m_chunks);
+    const GptModel<float> layout(config, false);
+    m_embeddingRange = {layout.units().front().begin, layout.units().front().end};
+}
+
+Pipeline::~Pipeline()
+{
+    waitSends();
+}
+
+std::int64_t Pipeline::nowNs() const
+{
+    // Wall clock, so spans of ranks on different hosts line up (to NTP precision) in one trace.
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+GptModel<float> *Pipeline::instance(int microBatch, int chunk)
+{
+    auto &pool = m_pool[chunk];
+    std::unique_ptr<GptModel<float>> model;
+    if (!pool.empty()) {
+        model = std::move(pool.back());
+        pool.pop_back();
+    } else {
+        model = std::make_unique<GptModel<float>>(m_config, false);
+        model->setStage({m_bounds[chunk], m_bounds[chunk + 1], chunk == 0, chunk == m_chunks - 1});
+        model->setRecompute(m_recompute);
+        model->setUnitHooks(&m_storage);
+        model->setTensorParallelGroup(&m_tp);
+    }
+    GptModel<float> *raw = model.get();
+    m_active[{microBatch, chunk}] = std::move(model);
+    m_peakInstances = std::max(m_peakInstances, m_active.size());
+    return raw;
+}
+
+void Pipeline::retire(int microBatch, int chunk)
+{
+    auto it = m_active.find({microBatch, chunk});
+    if (it == m_active.end())
+        throw std::logic_error("PipelineEngine: no micro-batch " + std::to_string(microBatch) + " in flight on chunk " +
+                               std::to_string(chunk));
+    m_pool[chunk].push_back(std::move(it->second));
+    m_active.erase(it);
+}
+
+std::size_t Pipeline::messageCount() const
+{
+    // The residual stream between stages: every row, or this tp rank's rows with sequence parallelism.
+    std::size_t rows = static_cast<std::size_t>(m_lastBatch) * static_cast<std::size_t>(m_lastSeqLen);
+    if (m_config.tp > 1 && m_config.sequenceParallel)
+        rows /= static_cast<std::size_t>(m_config.tp);
+    return rows * static_cast<std::size_t>(m_config.hidden);
+}
+
+int Pipeline::tag(bool gradient, int microBatch, int chunk) const
+{
+    // Unique per message of a step; MPI guarantees tags up to 32767, Open MPI far more.
+    return (gradient ? 1 : 0) + 2 * (chunk + m_chunks * microBatch);
+}
+
+void Pipeline::send(bool gradient, int microBatch, int chunk, int peer, const float *data)
+{
+    const std::size_t count = messageCount();
+    PendingSend s;
+    s.buffer.assign(data, data + count);
+    s.handle = m_pp.sendAsync(s.buffer.data(), count, DataType::F32, peer, tag(gradient, microBatch, chunk));
+    m_sends.push_back(std::move(s));
+}
+
+void Pipeline::receive(bool gradient, int microBatch, int chunk, int peer)
+{
+    const std::size_t count = messageCount();
+    auto &target = (gradient ? m_receivedGrad : m_received)[{microBatch, chunk}];
+    target.resize(count);
+    const auto start = Clock::now();
+    m_pp.recv(target.data(), count, DataType::F32, peer, tag(gradient, microBatch, chunk));
+    m_bubbleMs += msBetween(start, Clock::now());
+}
+
+void Pipeline::waitSends()
+{
+    const auto start = Clock::now();
+    for (auto &s : m_sends)
+        s.handle->wait();
+    m_sends.clear();
+    m_bubbleMs += msBetween(start, Clock::now());
+}
+
+StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &phase)
+{
+    using plan::ActionKind;
+    m_bubbleMs = 0;
+    m_spans.clear();
+    if (phase)
+        phase("pipeline");
+    const int m = m_schedule.microBatches;
+    if (static_cast<int>(batches.size()) != m)
+        throw std::invalid_argument("Pipeline::runSchedule: expected " + std::to_string(m) + " micro-batches");
+    const float scale = 1.0f / static_cast<float>(m);
+    double loss = 0;
+    const auto &actions = m_schedule.ranks[static_cast<std::size_t>(m_pp.rank())];
+    for (const plan::Action &a : actions) {
+        const MicroBatch &mb = batches[static_cast<std::size_t>(a.microBatch >= 0 ? a.microBatch : 0)];
+        m_lastBatch = mb.batch;
+        m_lastSeqLen = mb.seqLen;
+        TimelineSpan span{plan::toString(a.kind), a.microBatch, a.chunk, nowNs(), 0};
+        switch (a.kind) {
+        case ActionKind::Forward: {
+            GptModel<float> *model = instance(a.microBatch, a.chunk);
+            const float *input = nullptr;
+            if (a.chunk > 0) {
+                // From the previous chunk: received, or on this very rank (one stage, v > 1).
+                auto it = m_received.find({a.microBatch, a.chunk});
+                if (it != m_received.end()) {
+                    input = it->second.data();
+                } else {
+                    auto local = m_active.find({a.microBatch, a.chunk - 1});
+                    if (local == m_active.end())
+                        throw std::logic_error("pipeline: forward of micro-batch " + std::to_string(a.microBatch) +
+                                               " on chunk " + std::to_string(a.chunk) + " before its input arrived");
+                    input = local->second->output();
+                }
+            }
+            const float l = model->forwardStage(mb.tokens, mb.targets, input, mb.batch, mb.seqLen);
+            m_received.erase({a.microBatch, a.chunk});
+            if (a.chunk == m_chunks - 1)
+                loss += static_cast<double>(l) / m;
+            break;
+        }
+        case ActionKind::Backward:
+        case ActionKind::BackwardInput: {
+            auto it = m_active.find({a.microBatch, a.chunk});
+            if (it == m_active.end())
+                throw std::logic_error("pipeline: backward of micro-batch " + std::to_string(a.microBatch) +
+                                       " on chunk " + std::to_string(a.chunk) + " without its forward");
+            const float *dOutput = nullptr;
+            if (a.chunk < m_chunks - 1) {
+                auto g = m_receivedGrad.find({a.microBatch, a.chunk});
+                if (g != m_receivedGrad.end()) {
+                    dOutput = g->second.data();
+                } else {
+                    if (m_localGrad.count({a.microBatch, a.chunk}) == 0)
+                        throw std::logic_error("pipeline: backward of micro-batch " + std::to_string(a.microBatch) +
+                                               " on chunk " + std::to_string(a.chunk) + " before its gradient arrived");
+                    dOutput = m_localGrad[{a.microBatch, a.chunk}].data();
+                }
+            }
+            it->second->backwardStage(dOutput, scale, a.kind == ActionKind::Backward);
+            m_receivedGrad.erase({a.microBatch, a.chunk});
+            if (a.chunk > 0) {
+                // The gradient of the chunk's input: for the previous chunk on this rank (one stage,
+                // v > 1) or, copied now so the instance can be reused, for a SendGradient.
+                const float *g = it->second->inputGradient();
+                const std::size_t n = messageCount();
+                const bool local = (a.chunk - 1) % m_schedule.stages == m_pp.rank();
+                (local ? m_localGrad[{a.microBatch, a.chunk - 1}] : m_outGrad[{a.microBatch, a.chunk}]).assign(g, g + n);
+            }
+            m_localGrad.erase({a.microBatch, a.chunk});
+            if (a.kind == ActionKind::Backward)
+                m_finished.insert({a.microBatch, a.chunk});
+            break;
+        }
+        case ActionKind::BackwardWeight: {
+            auto it = m_active.find({a.microBatch, a.chunk});
+            if (it == m_active.end())
+                throw std::logic_error("pipeline: weight gradient of micro-batch " + std::to_string(a.microBatch) +
+                                       " on chunk " + std::to_string(a.chunk) + " without its backward");
+            it->second->backwardWeights();
+            m_finished.insert({a.microBatch, a.chunk});
+            break;
+        }
+        case ActionKind::SendActivation:
+            send(false, a.microBatch, a.chunk + 1, a.peer, m_active.at({a.microBatch, a.chunk})->output());
+            break;
+        case ActionKind::RecvActivation:
+            receive(false, a.microBatch, a.chunk, a.peer);
+            break;
+        case ActionKind::SendGradient: {
+            auto g = m_outGrad.find({a.microBatch, a.chunk});
+            if (g == m_outGrad.end())
+                throw std::logic_error("pipeline: gradient of micro-batch " + std::to_string(a.microBatch) + " on chunk " +
+                                       std::to_string(a.chunk) + " sent before its backward");
+            send(true, a.microBatch, a.chunk - 1, a.peer, g->second.data());
+            m_outGrad.erase(g);
+            break;
+        }
+        case ActionKind::RecvGradient:
+            receive(true, a.microBatch, a.chunk, a.peer);
+            break;
+        case ActionKind::OptimizerStep:
+            break;
+        }
+        span.endNs = nowNs();
+        m_spans.push_back(span);
+        // An instance is free once its gradients are complete and what it sends has been copied.
+        for (auto it = m_finished.begin(); it != m_finished.end();) {
+            retire(it->microBatch, it->chunk);
+            it = m_finished.erase(it);
+        }
+    }
+    waitSends();
+    if (!m_active.empty())
+        throw std::logic_error("pipeline: " + std::to_string(m_active.size()) + " micro-batches still in flight after the schedule");
+    StepOutput out;
+    out.loss = loss;
+    out.hasLoss = m_pp.rank() == m_schedule.stages - 1;
+    out.bubbleMs = m_bubbleMs;
+    return out;
+}
+
+void Pipeline::reduceGradients()
+{
+    // The tied embedding: its two copies' reduced gradients are summed (a + b == b + a, so the
+    // copies stay bit for bit equal), laid out alike on both ends (model_state.h, sharded.h).
+    if (!m_embedding || m_embedding->size() < 2)
+        return;
+    const std::int64_t start = nowNs();
+    for (std::span<float> g : m_storage.reducedGradients(0))
+        m_embedding->allReduce(g.data(), g.data(), g.size(), DataType::F32, ReduceOp::Sum);
+    m_spans.push_back({"embedding_all_reduce", -1, -1, start, nowNs()});
+}
+
+void Pipeline::removeCopies(std::vector<ParamRange> &ranges) const
+{
+    if (m_schedule.stages < 2 || m_pp.rank() != m_schedule.stages - 1)
+        return;
+    std::vector<ParamRange> kept;
+    for (const ParamRange &r : ranges) {
+        if (r.begin < m_embeddingRange.begin)
+            kept.push_back({r.begin, std::min(r.end, m_embeddingRange.begin)});
+        if (r.end > m_embeddingRange.end)
+            kept.push_back({std::max(r.begin, m_embeddingRange.end), r.end});
+    }
+    ranges = std::move(kept);
+}
+
+std::uint64_t Pipeline::activationBytes() const
+{
+    std::uint64_t n = 0;
+    for (const auto &[chunk, pool] : m_pool)
+        for (const auto &model : pool)
+            n += model->activationBytes();
+    return n;
+}
+
+} // namespace trellis::trainer

@@ -1,0 +1,98 @@
+// Pipeline parallelism: the executor of the schedule's action lists (backend/plan/schedule.h) —
+// the same lists the cost model simulates and the GUI draws — and what a pipeline adds around the
+// optimizer step. The model is cut into pp·v chunks of whole layers (plan::stageLayerBounds);
+// chunk c runs on pipeline rank c mod pp; the first chunk also holds the embeddings and the last
+// the final norm and the tied head, so the embedding matrix lives on the first and the last
+// stage and their reduced gradients are summed over the embedding group each step (Megatron's
+// embedding group); the last stage's copy counts neither in the norm nor in checkpoints.
+//
+// Each micro-batch in flight on a chunk gets its own model instance (its own activations); all
+// instances share the rank's parameters and gradients through the data-parallel strategy's unit
+// hooks, so dp, ZeRO-1 and ZeRO-2/3 compose with the pipeline unchanged. Activations and their
+// gradients travel with non-blocking sends and blocking receives; the time spent waiting in
+// receives and for sends to drain is the measured bubble. Every executed action is a span.
+// Threading: training thread only.
+#pragma once
+
+#include "plan/plan.h"
+#include "plan/schedule.h"
+#include "trainer/parallel/strategy.h"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace trellis::trainer {
+
+class Pipeline final : public Strategy, public Executor {
+public:
+    // The model units pipeline rank `stage` holds: its chunks' layers, the embeddings on the first
+    // and the last stage (the head is tied), the final norm on the last.
+    static std::vector<int> heldUnits(const plan::ModelSpec &model, const plan::Schedule &schedule, int stage);
+
+    // pp: this rank's pipeline group (rank = stage); storage: the data-parallel strategy whose
+    // hooks every model instance uses; embedding: the embedding group (null on middle stages);
+    // tp: the tensor-parallel group the instances all-reduce over.
+    Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
+             GradientSharding &storage, Communicator *embedding, bool recompute, Communicator &tp);
+    ~Pipeline() override;
+    const char *name() const override { return "pipeline"; }
+
+    // Executor
+    StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase) override;
+    std::uint64_t activationBytes() const override;
+    const std::vector<TimelineSpan> &spans() const override { return m_spans; }
+
+    // Strategy: the tied embedding's reduced gradients summed over the embedding group; the last
+    // stage's copy left out of the norm and the checkpoint; the norm summed over the pipeline.
+    void reduceGradients() override;
+    void removeCopies(std::vector<ParamRange> &ranges) const override;
+    void normGroups(std::vector<Communicator *> &groups) override { groups.push_back(&m_pp); }
+
+    std::size_t peakInFlight() const { return m_peakInstances; }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    struct Key {
+        int microBatch, chunk;
+        bool operator<(const Key &o) const { return microBatch != o.microBatch ? microBatch < o.microBatch : chunk < o.chunk; }
+    };
+    GptModel<float> *instance(int microBatch, int chunk);
+    void retire(int microBatch, int chunk);
+    int tag(bool gradient, int microBatch, int chunk) const;
+    std::size_t messageCount() const;
+    void send(bool gradient, int microBatch, int chunk, int peer, const float *data);
+    void receive(bool gradient, int microBatch, int chunk, int peer);
+    void waitSends();
+    std::int64_t nowNs() const;
+
+    const plan::Schedule &m_schedule;
+    Communicator &m_pp;
+    GradientSharding &m_storage;
+    Communicator *m_embedding;
+    Communicator &m_tp;
+    bool m_recompute;
+    GptConfig m_config;
+    int m_chunks = 0; // pp · v
+    std::vector<int> m_bounds;
+    ParamRange m_embeddingRange; // unit 0 in the model index
+    std::map<int, std::vector<std::unique_ptr<GptModel<float>>>> m_pool; // free instances per chunk
+    std::map<Key, std::unique_ptr<GptModel<float>>> m_active;
+    std::size_t m_peakInstances = 0;
+    std::map<Key, std::vector<float>> m_received; // activations (F) and gradients (B) by target
+    std::map<Key, std::vector<float>> m_receivedGrad;
+    struct PendingSend {
+        std::vector<float> buffer;
+        std::unique_ptr<CommHandle> handle;
+    };
+    std::vector<PendingSend> m_sends;
+    double m_bubbleMs = 0;
+    std::vector<TimelineSpan> m_spans;
+    int m_lastBatch = 0, m_lastSeqLen = 0;         // shape of the micro-batch being worked on
+    std::map<Key, std::vector<float>> m_localGrad; // input gradients handed to a chunk on this rank
+    std::map<Key, std::vector<float>> m_outGrad;   // input gradients waiting for their SendGradient
+    std::set<Key> m_finished;                       // instances whose gradients are complete
+};
+
+} // namespace trellis::trainer

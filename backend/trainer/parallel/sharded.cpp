@@ -1,0 +1,290 @@
+// See sharded.h.
+#include "trainer/parallel/sharded.h"
+
+#include "trainer/parallel/buckets.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace trellis::trainer {
+namespace {
+
+double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b)
+{
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+} // namespace
+
+Sharded::Sharded(Communicator &dp, const GptModel<float> &model, const std::vector<int> &held, int stage, bool overlap)
+    : m_dp(dp), m_stage(stage), m_overlap(overlap), m_held(held),
+      m_full(model.units(), stage == 2 ? held : std::vector<int>{}, 1, false)
+{
+    if (stage != 2 && stage != 3)
+        throw std::invalid_argument("Sharded: ZeRO stage must be 2 or 3");
+    const auto n = static_cast<std::size_t>(dp.size());
+    m_units.resize(model.units().size());
+    std::size_t offset = 0;
+    for (int u : held) {
+        const ParamUnit &pu = model.units()[static_cast<std::size_t>(u)];
+        UnitShard &s = m_units[static_cast<std::size_t>(u)];
+        s.held = true;
+        s.begin = pu.begin;
+        s.size = pu.size();
+        s.chunk = (s.size + n - 1) / n;
+        s.offset = offset;
+        if (stage == 2)
+            s.local = m_full.unit(u).local;
+        offset += s.chunk;
+    }
+    m_gradShard.assign(offset, 0.0f);
+    m_gathers.resize(m_units.size());
+    m_unitGrads.resize(m_units.size());
+    if (m_stage == 3)
+        m_paramShard.assign(offset, 0.0f);
+    setParameters(model.parameters().data());
+}
+
+Sharded::~Sharded()
+{
+    for (auto &r : m_reductions)
+        r.handle->wait();
+}
+
+void Sharded::setParameters(const float *model)
+{
+    if (m_stage == 2) {
+        m_full.load(model);
+        return;
+    }
+    const auto r = static_cast<std::size_t>(m_dp.rank());
+    for (int u : m_held) {
+        const UnitShard &s = m_units[static_cast<std::size_t>(u)];
+        const std::size_t from = std::min(s.size, r * s.chunk), to = std::min(s.size, (r + 1) * s.chunk);
+        std::fill_n(m_paramShard.begin() + static_cast<long>(s.offset), s.chunk, 0.0f);
+        std::copy(model + s.begin + from, model + s.begin + to, m_paramShard.begin() + static_cast<long>(s.offset));
+    }
+    for (std::size_t u = 0; u < m_units.size(); ++u)
+        freeGathered(static_cast<int>(u));
+}
+
+std::uint64_t Sharded::parameterBytes() const
+{
+    return m_stage == 3 ? m_paramShard.size() * sizeof(float) : m_full.size() * sizeof(float);
+}
+
+std::vector<OwnedRange> Sharded::owned()
+{
+    std::vector<OwnedRange> out;
+    const auto r = static_cast<std::size_t>(m_dp.rank());
+    for (int u : m_held) {
+        const UnitShard &s = m_units[static_cast<std::size_t>(u)];
+        const std::size_t from = std::min(s.size, r * s.chunk), to = std::min(s.size, (r + 1) * s.chunk);
+        if (from >= to)
+            continue;
+        float *params = m_stage == 3 ? m_paramShard.data() + s.offset : m_full.params() + s.local + from;
+        out.push_back({{s.begin + from, s.begin + to}, params, m_gradShard.data() + s.offset});
+    }
+    return out;
+}
+
+std::vector<std::span<float>> Sharded::reducedGradients(int unit)
+{
+    const UnitShard &s = m_units[static_cast<std::size_t>(unit)];
+    if (!s.held)
+        return {};
+    return {std::span<float>(m_gradShard.data() + s.offset, s.chunk)};
+}
+
+void Sharded::beginStep()
+{
+    std::fill(m_gradShard.begin(), m_gradShard.end(), 0.0f);
+    m_exposedMs = 0;
+    m_spans.clear();
+}
+
+void Sharded::addBuffer(std::int64_t bytes)
+{
+    m_buffers += bytes;
+    m_peakBuffers = std::max(m_peakBuffers, static_cast<std::uint64_t>(std::max<std::int64_t>(0, m_buffers)));
+}
+
+void Sharded::wait(CommHandle &handle)
+{
+    const auto start = Clock::now();
+    handle.wait();
+    m_exposedMs += msBetween(start, Clock::now());
+}
+
+int Sharded::nextHeld(int unit, int direction) const
+{
+    for (int u = unit + direction; u >= 0 && u < static_cast<int>(m_units.size()); u += direction)
+        if (m_units[static_cast<std::size_t>(u)].held)
+            return u;
+    return -1;
+}
+
+void Sharded::prefetch(int unit)
+{
+    if (m_stage != 3 || unit < 0 || unit >= static_cast<int>(m_units.size()) || !m_units[static_cast<std::size_t>(unit)].held)
+        return;
+    Gather &g = m_gathers[static_cast<std::size_t>(unit)];
+    if (!g.buffer.empty())
+        return; // resident or in flight
+    const UnitShard &s = m_units[static_cast<std::size_t>(unit)];
+    g.buffer.resize(s.chunk * static_cast<std::size_t>(m_dp.size()));
+    addBuffer(static_cast<std::int64_t>(g.buffer.size() * sizeof(float)));
+    g.start = Clock::now();
+    g.handle = m_dp.allGatherAsync(m_paramShard.data() + s.offset, g.buffer.data(), s.chunk, DataType::F32);
+}
+
+float *Sharded::gathered(int unit)
+{
+    prefetch(unit);
+    Gather &g = m_gathers[static_cast<std::size_t>(unit)];
+    if (g.handle) {
+        wait(*g.handle);
+        g.handle.reset();
+        m_spans.emplace_back(g.start, Clock::now());
+    }
+    return g.buffer.data();
+}
+
+void Sharded::freeGathered(int unit)
+{
+    Gather &g = m_gathers[static_cast<std::size_t>(unit)];
+    if (g.handle) { // never left in flight: the buffer is the receive buffer
+        g.handle->wait();
+        g.handle.reset();
+    }
+    addBuffer(-static_cast<std::int64_t>(g.buffer.size() * sizeof(float)));
+    std::vector<float>().swap(g.buffer);
+}
+
+UnitHooks<float>::View Sharded::acquire(int unit, Pass pass)
+{
+    poll();
+    const UnitShard &s = m_units[static_cast<std::size_t>(unit)];
+    if (!s.held)
+        throw std::logic_error("ZeRO: unit " + std::to_string(unit) + " is not held by this rank");
+    View view;
+    if (m_stage == 3) {
+        view.params = gathered(unit);
+        // Prefetch the unit the model asks for next: forward walks up, backward down (after the
+        // head it needs the final norm, then the last layer, ...); the embedding stays resident.
+        const int last = static_cast<int>(m_units.size()) - 1;
+        if (pass == Pass::Forward)
+            prefetch(nextHeld(unit, +1));
+        else if (unit == last)
+            prefetch(nextHeld(last, -1));
+        else if (unit > 1)
+            prefetch(nextHeld(unit, -1) > 0 ? nextHeld(unit, -1) : -1);
+    } else {
+        view.params = m_full.params() + s.local;
+    }
+    if (pass == Pass::Backward) {
+        auto &buffer = m_unitGrads[static_cast<std::size_t>(unit)];
+        buffer.assign(s.chunk * static_cast<std::size_t>(m_dp.size()), 0.0f);
+        addBuffer(static_cast<std::int64_t>(buffer.size() * sizeof(float)));
+        view.grads = buffer.data();
+    }
+    return view;
+}
+
+void Sharded::release(int unit, Pass pass)
+{
+    if (pass == Pass::Backward)
+        launchReduction(unit);
+    if (m_stage == 3 && !isRoot(unit))
+        freeGathered(unit);
+    poll();
+}
+
+void Sharded::launchReduction(int unit)
+{
+    const UnitShard &s = m_units[static_cast<std::size_t>(unit)];
+    Reduction r;
+    r.unit = unit;
+    r.buffer = std::move(m_unitGrads[static_cast<std::size_t>(unit)]);
+    r.start = Clock::now();
+    // In place: this rank's averaged chunk lands at its own block of the buffer.
+    r.handle = m_dp.reduceScatterAsync(r.buffer.data(), r.buffer.data(), s.chunk, DataType::F32, ReduceOp::Avg);
+    m_reductions.push_back(std::move(r));
+    if (!m_overlap) {
+        wait(*m_reductions.back().handle);
+        m_reductions.back().done = true;
+        m_spans.emplace_back(m_reductions.back().start, Clock::now());
+    }
+}
+
+void Sharded::complete(Reduction &r)
+{
+    const UnitShard &s = m_units[static_cast<std::size_t>(r.unit)];
+    const float *mine = r.buffer.data() + s.chunk * static_cast<std::size_t>(m_dp.rank());
+    float *shard = m_gradShard.data() + s.offset;
+    for (std::size_t i = 0; i < s.chunk; ++i)
+        shard[i] += mine[i];
+    addBuffer(-static_cast<std::int64_t>(r.buffer.size() * sizeof(float)));
+}
+
+void Sharded::poll()
+{
+    // Test everything so MPI progresses all of it, but add into the shard in launch order only:
+    // with micro-batches the same unit arrives several times and the sum must not depend on timing.
+    for (auto &r : m_reductions)
+        if (!r.done && r.handle->test()) {
+            r.done = true;
+            m_spans.emplace_back(r.start, Clock::now());
+        }
+    for (auto &g : m_gathers)
+        if (g.handle && g.handle->test()) {
+            m_spans.emplace_back(g.start, Clock::now());
+            g.handle.reset();
+        }
+    while (!m_reductions.empty() && m_reductions.front().done) {
+        complete(m_reductions.front());
+        m_reductions.pop_front();
+    }
+}
+
+void Sharded::reduceGradients()
+{
+    for (auto &r : m_reductions) {
+        if (!r.done) {
+            wait(*r.handle);
+            r.done = true;
+            m_spans.emplace_back(r.start, Clock::now());
+        }
+    }
+    poll();
+}
+
+void Sharded::afterOptimizerStep()
+{
+    if (m_stage == 3) {
+        for (std::size_t u = 0; u < m_units.size(); ++u)
+            freeGathered(static_cast<int>(u));
+        return;
+    }
+    // Stage 2: every rank updated its chunks in the whole buffer; gather each unit's chunks. The
+    // unit's last chunk may hang over its end (padding), so each goes through a staging buffer.
+    std::vector<float> unit, chunk;
+    const auto r = static_cast<std::size_t>(m_dp.rank());
+    for (int u : m_held) {
+        const UnitShard &s = m_units[static_cast<std::size_t>(u)];
+        float *params = m_full.params() + s.local;
+        unit.resize(s.chunk * static_cast<std::size_t>(m_dp.size()));
+        chunk.assign(s.chunk, 0.0f);
+        const std::int64_t staged = static_cast<std::int64_t>((unit.size() + chunk.size()) * sizeof(float));
+        addBuffer(staged);
+        const std::size_t from = std::min(s.size, s.chunk * r);
+        std::copy(params + from, params + std::min(s.size, from + s.chunk), chunk.begin());
+        m_dp.allGather(chunk.data(), unit.data(), s.chunk, DataType::F32);
+        std::copy_n(unit.begin(), s.size, params);
+        addBuffer(-staged);
+    }
+}
+
+double Sharded::commMs() const { return unionMs(m_spans); }
+
+} // namespace trellis::trainer

@@ -1,0 +1,102 @@
+// ZeRO stages 2 and 3 (Rajbhandari et al. 2020) over the model units this rank holds (the whole
+// model, or a pipeline stage's units): every unit is padded to a multiple of the dp degree and cut
+// into equal chunks; dp rank r owns chunk r of every unit — its Adam moments, its reduced
+// gradients (stage 2) and, at stage 3, its parameters too.
+//
+// Backward: the model asks for a unit's gradient buffer (zeroed, unit-sized, transient) when it
+// computes weight gradients; when the unit's gradients are final the buffer is reduce-scattered
+// (non-blocking, averaged) and, once that completes, this rank's chunk is added to the gradient
+// shard and the buffer freed — once per micro-batch, as in DeepSpeed's stage 2. Passes that need
+// only the parameters (forward, a split backward's input half) allocate nothing.
+// Stage 3: a unit's parameters are all-gathered before the model uses it and freed after; the
+// next held unit in pass order is prefetched. The embeddings and the final norm ("root" units:
+// the tied head needs the embedding at both ends) stay gathered until the optimizer step.
+// Stage 2 keeps the held parameters whole and all-gathers each unit's updated chunks after it.
+// Threading: training thread only.
+#pragma once
+
+#include "trainer/parallel/model_state.h"
+#include "trainer/parallel/strategy.h"
+
+#include <chrono>
+#include <deque>
+#include <memory>
+
+namespace trellis::trainer {
+
+class Sharded final : public GradientSharding {
+public:
+    Sharded(Communicator &dp, const GptModel<float> &model, const std::vector<int> &held, int stage, bool overlap);
+    ~Sharded() override;
+    const char *name() const override { return m_stage == 3 ? "zero3" : "zero2"; }
+
+    View acquire(int unit, Pass pass) override;
+    void release(int unit, Pass pass) override;
+
+    void beginStep() override;
+    void reduceGradients() override; // waits for every reduce-scatter
+    void afterOptimizerStep() override;
+    std::vector<OwnedRange> owned() override;
+    bool shardsOverDp() const override { return true; }
+    void normGroups(std::vector<Communicator *> &groups) override { groups.push_back(&m_dp); }
+    std::vector<std::span<float>> reducedGradients(int unit) override;
+    void setParameters(const float *model) override;
+
+    std::uint64_t parameterBytes() const override;
+    std::uint64_t gradientBytes() const override { return m_gradShard.size() * sizeof(float); }
+    std::uint64_t bufferBytes() const override { return m_peakBuffers; }
+    double commMs() const override;
+    double exposedMs() const override { return m_exposedMs; }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    struct UnitShard {
+        bool held = false;
+        std::size_t begin = 0;  // in the model index
+        std::size_t size = 0;   // real elements
+        std::size_t chunk = 0;  // padded size / dp
+        std::size_t offset = 0; // of this rank's chunk in the shards
+        std::size_t local = 0;  // in the stage-2 parameter buffer
+    };
+    struct Gather {
+        std::vector<float> buffer; // padded unit, valid once `handle` completed
+        std::unique_ptr<CommHandle> handle;
+        Clock::time_point start;
+    };
+    struct Reduction {
+        int unit = 0;
+        std::vector<float> buffer;
+        std::unique_ptr<CommHandle> handle;
+        Clock::time_point start;
+        bool done = false;
+    };
+
+    bool isRoot(int unit) const { return unit == 0 || unit == static_cast<int>(m_units.size()) - 1; }
+    int nextHeld(int unit, int direction) const;
+    float *gathered(int unit);
+    void prefetch(int unit);
+    void freeGathered(int unit);
+    void launchReduction(int unit);
+    void poll();
+    void complete(Reduction &r);
+    void wait(CommHandle &handle);
+    void addBuffer(std::int64_t bytes);
+
+    Communicator &m_dp;
+    int m_stage;
+    bool m_overlap;
+    std::vector<UnitShard> m_units;  // every model unit; held ones have shards
+    std::vector<int> m_held;
+    ModelState m_full;               // stage 2: the held units' parameters, whole
+    std::vector<float> m_paramShard; // stage 3
+    std::vector<float> m_gradShard;
+    std::vector<Gather> m_gathers;
+    std::vector<std::vector<float>> m_unitGrads;
+    std::deque<Reduction> m_reductions;
+    std::int64_t m_buffers = 0;
+    std::uint64_t m_peakBuffers = 0;
+    double m_exposedMs = 0;
+    std::vector<std::pair<Clock::time_point, Clock::time_point>> m_spans;
+};
+
+} // namespace trellis::trainer

@@ -1,0 +1,122 @@
+// See step_telemetry.h.
+#include "trainer/step_telemetry.h"
+
+#include "protocol/exit_codes.h"
+#include "protocol/telemetry.pb.h"
+
+#include <cblas.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace trellis::trainer {
+namespace {
+
+std::uint64_t peakRssBytes()
+{
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024; // ru_maxrss is in KiB on Linux
+}
+
+} // namespace
+
+std::string hostName()
+{
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return host;
+}
+
+void publishHello(TelemetryPublisher &telemetry, int worldSize, const plan::MeshCoordinates &coords,
+                  std::uint64_t parameters)
+{
+    proto::Envelope e;
+    auto *hello = e.mutable_hello();
+    hello->set_host(hostName());
+    hello->set_pid(static_cast<std::uint32_t>(getpid()));
+    hello->set_device("cpu");
+    hello->set_world_size(static_cast<std::uint32_t>(worldSize));
+    auto *c = hello->mutable_coords();
+    c->set_dp(coords.dp);
+    c->set_tp(coords.tp);
+    c->set_pp(coords.pp);
+    c->set_cp(coords.cp);
+    hello->set_trainer_version(TRELLIS_VERSION);
+    hello->set_threads(static_cast<std::uint32_t>(openblas_get_num_threads()));
+    hello->set_parameters(parameters);
+    telemetry.publish(std::move(e));
+}
+
+void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std::vector<Communicator *> &groups,
+                 const std::vector<TimelineSpan> *spans)
+{
+    for (Communicator *group : groups) {
+        for (const auto &rec : group->takeRecords()) {
+            proto::Envelope ce;
+            auto *c = ce.mutable_collective();
+            c->set_step(f.step);
+            c->set_group(group->name());
+            c->set_op(rec.op);
+            c->set_bytes(rec.bytes);
+            c->set_ms(rec.ms);
+            c->set_count(rec.count);
+            const double algGBps = rec.ms > 0 ? rec.bytes / (rec.ms * 1e6) : 0.0;
+            c->set_bus_gbps(algGBps * busBandwidthFactor(rec.op, group->size()));
+            telemetry.publish(std::move(ce));
+        }
+    }
+    if (spans) {
+        proto::Envelope se;
+        auto *batch = se.mutable_spans();
+        batch->set_step(f.step);
+        for (const auto &sp : *spans) {
+            auto *out = batch->add_spans();
+            out->set_name(sp.name);
+            out->set_start_ns(sp.startNs);
+            out->set_end_ns(sp.endNs);
+            out->set_micro_batch(sp.microBatch);
+            out->set_stage(sp.chunk);
+        }
+        telemetry.publish(std::move(se));
+    }
+    proto::Envelope e;
+    auto *r = e.mutable_step();
+    r->set_step(f.step);
+    r->set_total_steps(f.totalSteps);
+    r->set_step_ms(f.stepMs);
+    r->set_compute_ms(std::max(0.0, f.stepMs - f.exposedMs - f.bubbleMs));
+    r->set_bubble_ms(f.bubbleMs);
+    r->set_comm_ms(f.commMs);
+    r->set_comm_exposed_ms(f.exposedMs);
+    r->set_tokens(f.tokens);
+    r->set_tokens_per_s(static_cast<double>(f.tokens) / (f.stepMs / 1000.0));
+    r->set_loss(f.loss);
+    r->set_grad_norm(f.gradNorm);
+    r->set_lr(f.lr);
+    auto *mem = r->mutable_memory();
+    mem->set_parameters(f.parameterBytes);
+    mem->set_gradients(f.gradientBytes);
+    mem->set_optimizer(f.optimizerBytes);
+    mem->set_activations(f.activationBytes);
+    mem->set_comm_buffers(f.bufferBytes);
+    mem->set_peak_rss(peakRssBytes());
+    telemetry.publish(std::move(e));
+}
+
+int publishFailure(TelemetryPublisher &telemetry, int rank, int code, const std::string &message, std::uint64_t step)
+{
+    std::fprintf(stderr, "%s rank %d: %s\n", hostName().c_str(), rank, message.c_str());
+    std::fflush(stderr);
+    proto::Envelope e;
+    auto *ev = e.mutable_event();
+    ev->set_kind(code == proto::kExitNonFinite ? proto::Event::NON_FINITE : proto::Event::FAILURE);
+    ev->set_step(step);
+    ev->set_message(message);
+    telemetry.publish(std::move(e));
+    telemetry.close(code, message, step);
+    return code;
+}
+
+} // namespace trellis::trainer
