@@ -1,4 +1,6 @@
-// Model parallelism against the single-rank reference, under a real mpirun.
+// Model parallelism against the single-rank reference, under a real mpirun, gradient clipping off:
+// the loss of every step, the reduced gradients of the first step (before any clipping) and the
+// parameters after 3 steps.
 // Pipeline: every schedule (gpipe, 1f1b, interleaved-1f1b with 2 virtual stages, zb-h1) at pp = 2
 // and 4 with m = pp and 2·pp + 1 micro-batches gives the losses, parameters and gradients of a
 // single rank that accumulates the same micro-batches (1e-6 relative, fp32); so do pp combined
@@ -54,7 +56,7 @@ Outcome train(const QTemporaryDir &dir, const QString &name, int dp, int pp, int
       "model": {"layers": 8, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 16, "vocab": 256},
       "cluster": {"nodes": [{"host": "localhost", "slots": %1}]},
       "parallel": {"dp": %2, "pp": %3, "tp": %8, "micro_batch_size": 2, "micro_batches": %4 %5},
-      "training": {"steps": %6, "lr": 0.003, "min_lr": 0.0003, "warmup_steps": 1, "seed": 7,
+      "training": {"steps": %6, "lr": 0.003, "min_lr": 0.0003, "warmup_steps": 1, "seed": 7, "grad_clip": 0,
                    "data": {"source": "text", "path": "%7"}}
     })")
                 .arg(dp * pp * tp)
@@ -151,6 +153,17 @@ private slots:
             << QStringLiteral(", \"schedule\": \"zb-h1\", \"tp\": 2, \"sequence_parallel\": true");
         QTest::newRow("interleaved-1f1b tp2 pp2") << QStringLiteral("interleaved-1f1b") << 2 << 2 << 1
                                                   << QStringLiteral(", \"schedule\": \"interleaved-1f1b\", \"virtual_stages\": 2, \"tp\": 2");
+        // ZeRO-2/3 over a pipeline (the gradient shards of each stage's units, the tied embedding
+        // summed between the end stages' shards).
+        QTest::newRow("1f1b pp2 dp2 zero2") << QStringLiteral("1f1b") << 2 << 3 << 2
+                                            << QStringLiteral(", \"schedule\": \"1f1b\", \"zero\": 2");
+        QTest::newRow("zb-h1 pp2 dp2 zero3") << QStringLiteral("zb-h1") << 2 << 2 << 2
+                                             << QStringLiteral(", \"schedule\": \"zb-h1\", \"zero\": 3");
+        QTest::newRow("interleaved-1f1b pp2 dp2 zero3 recompute")
+            << QStringLiteral("interleaved-1f1b") << 2 << 2 << 2
+            << QStringLiteral(", \"schedule\": \"interleaved-1f1b\", \"virtual_stages\": 2, \"zero\": 3, \"recompute\": \"full\"");
+        QTest::newRow("1f1b dp2 tp2 pp2 zero1") << QStringLiteral("1f1b") << 2 << 2 << 2
+                                                << QStringLiteral(", \"schedule\": \"1f1b\", \"tp\": 2, \"zero\": 1");
     }
 
     void matchesReference()
@@ -201,6 +214,10 @@ private slots:
         QTest::newRow("dp2 tp2 sequence parallel") << 2 << 2 << QStringLiteral(", \"sequence_parallel\": true");
         QTest::newRow("tp2 sequence parallel recompute")
             << 2 << 1 << QStringLiteral(", \"sequence_parallel\": true, \"recompute\": \"full\"");
+        // ZeRO over the tp shards' models.
+        QTest::newRow("dp2 tp2 zero1") << 2 << 2 << QStringLiteral(", \"zero\": 1");
+        QTest::newRow("dp2 tp2 zero2") << 2 << 2 << QStringLiteral(", \"zero\": 2, \"sequence_parallel\": true");
+        QTest::newRow("dp2 tp2 zero3") << 2 << 2 << QStringLiteral(", \"zero\": 3");
     }
     void tensorParallelMatchesReference()
     {

@@ -1,3 +1,4 @@
+// Benchmark (run by hand: build/bin/bench_calibration; ctest asserts no wall-clock figure).
 // The cost model against the trainer on this machine, after `trellis-cli calibrate`: for every
 // plan in resources/plans/ (all run on the CPU), the predicted step time is within 15% of the
 // median step time the trainer measures (slowest rank, steps 6-45; a miss is tried once more,
@@ -149,4 +150,4 @@ private slots:
 };
 
 QTEST_GUILESS_MAIN(TstCalibration)
-#include "tst_calibration.moc"
+#include "bench_calibration.moc"
