@@ -16,9 +16,21 @@ std::size_t totalSize(const std::vector<ParamRange> &ranges)
 }
 } // namespace
 
-AdamW::AdamW(std::vector<ParamRange> owned, AdamWConfig config)
-    : m_config(config), m_owned(std::move(owned)), m_m(totalSize(m_owned), 0.0f), m_v(m_m.size(), 0.0f)
+AdamW::AdamW(std::vector<ParamRange> owned, AdamWConfig config, Device &device)
+    : m_config(config), m_owned(std::move(owned)), m_device(device), m_m(device), m_v(device), m_decay(device)
 {
+    m_m.assign(totalSize(m_owned));
+    m_v.assign(m_m.size());
+}
+
+void AdamW::setDecayMask(const std::vector<bool> &mask)
+{
+    std::vector<std::uint8_t> compact;
+    compact.reserve(m_m.size());
+    for (const auto &r : m_owned)
+        for (std::size_t i = r.begin; i < r.end; ++i)
+            compact.push_back(mask[i] ? 1 : 0);
+    m_decay.assignFromHost(compact.data(), compact.size());
 }
 
 void AdamW::step(float *parameters, const float *gradients, double lr)
@@ -37,34 +49,24 @@ void AdamW::step(std::span<float *const> parameters, std::span<const float *cons
     ++m_step;
     const double correction1 = 1.0 - std::pow(m_config.beta1, static_cast<double>(m_step));
     const double correction2 = 1.0 - std::pow(m_config.beta2, static_cast<double>(m_step));
-    const float b1 = static_cast<float>(m_config.beta1);
-    const float b2 = static_cast<float>(m_config.beta2);
-    const float stepSize = static_cast<float>(lr / correction1);
-    const float invSqrtCorrection2 = static_cast<float>(1.0 / std::sqrt(correction2));
-    const float eps = static_cast<float>(m_config.eps);
-    const float decay = static_cast<float>(lr * m_config.weightDecay);
-    std::size_t k = 0; // index into the compact moment arrays
+    const kernels::AdamWStep s{static_cast<float>(m_config.beta1), static_cast<float>(m_config.beta2),
+                               static_cast<float>(m_config.eps), static_cast<float>(lr * m_config.weightDecay),
+                               static_cast<float>(lr / correction1), static_cast<float>(1.0 / std::sqrt(correction2))};
+    std::size_t k = 0; // into the compact moments
     for (std::size_t r = 0; r < m_owned.size(); ++r) {
-        const ParamRange &range = m_owned[r];
-        float *p = parameters[r];
-        const float *grad = gradients[r];
-        for (std::size_t i = range.begin, j = 0; i < range.end; ++i, ++j, ++k) {
-            const float g = grad[j];
-            m_m[k] = b1 * m_m[k] + (1.0f - b1) * g;
-            m_v[k] = b2 * m_v[k] + (1.0f - b2) * g * g;
-            if (m_decay.empty() || m_decay[i])
-                p[j] -= decay * p[j];
-            p[j] -= stepSize * m_m[k] / (std::sqrt(m_v[k]) * invSqrtCorrection2 + eps);
-        }
+        const std::size_t n = m_owned[r].end - m_owned[r].begin;
+        kernels::adamw(m_device.stream(), parameters[r], gradients[r], m_m.data() + k, m_v.data() + k,
+                       m_decay.empty() ? nullptr : m_decay.data() + k, static_cast<std::int64_t>(n), s);
+        k += n;
     }
 }
 
-bool AdamW::restore(std::vector<float> m, std::vector<float> v, std::uint64_t step)
+bool AdamW::restore(const std::vector<float> &m, const std::vector<float> &v, std::uint64_t step)
 {
     if (m.size() != m_m.size() || v.size() != m_v.size())
         return false;
-    m_m = std::move(m);
-    m_v = std::move(v);
+    m_m.assignFromHost(m.data(), m.size());
+    m_v.assignFromHost(v.data(), v.size());
     m_step = step;
     return true;
 }
@@ -78,42 +80,21 @@ double LrSchedule::at(int step) const
     return minLr + 0.5 * (lr - minLr) * (1.0 + std::cos(std::numbers::pi * progress));
 }
 
-double squaredNorm(const float *gradients, const std::vector<ParamRange> &ranges)
-{
-    double sum = 0;
-    for (const auto &r : ranges)
-        for (std::size_t i = r.begin; i < r.end; ++i)
-            sum += static_cast<double>(gradients[i]) * gradients[i];
-    return sum;
-}
-
-double squaredNorm(std::span<const std::span<float>> gradients)
+double squaredNorm(std::span<const std::span<float>> gradients, Device &device)
 {
     double sum = 0;
     for (const auto &span : gradients)
-        for (const float g : span)
-            sum += static_cast<double>(g) * g;
+        sum += kernels::sumSquares(device.stream(), span.data(), static_cast<std::int64_t>(span.size()));
     return sum;
 }
 
-void clipToNorm(std::span<const std::span<float>> gradients, double norm, double maxNorm)
+void clipToNorm(std::span<const std::span<float>> gradients, double norm, double maxNorm, Device &device)
 {
     if (!(maxNorm > 0) || norm <= maxNorm)
         return;
     const float scale = static_cast<float>(maxNorm / (norm + 1e-6));
     for (const auto &span : gradients)
-        for (float &g : span)
-            g *= scale;
-}
-
-void clipToNorm(float *gradients, const std::vector<ParamRange> &ranges, double norm, double maxNorm)
-{
-    if (!(maxNorm > 0) || norm <= maxNorm)
-        return;
-    const float scale = static_cast<float>(maxNorm / (norm + 1e-6));
-    for (const auto &r : ranges)
-        for (std::size_t i = r.begin; i < r.end; ++i)
-            gradients[i] *= scale;
+        kernels::scale(device.stream(), span.data(), static_cast<std::int64_t>(span.size()), scale);
 }
 
 } // namespace trellis::trainer

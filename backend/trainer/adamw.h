@@ -1,7 +1,11 @@
-// AdamW over the flat parameter buffer (decoupled weight decay, bias-corrected moments), plus the
-// learning-rate schedule (linear warm-up, cosine decay to min_lr). Weight decay applies to
-// matrices only, not to biases, LayerNorm parameters or position embeddings' 1-D tensors.
+// AdamW (decoupled weight decay, bias-corrected moments) over the ranges of the model a rank
+// owns, its moments in device buffers and its update a kernels/ops.h op; the learning-rate
+// schedule (linear warm-up, cosine decay to min_lr); the global gradient norm's local part and
+// clipping. Weight decay applies to matrices only, not to biases, norm gains or position
+// embeddings.
 #pragma once
+
+#include "trainer/device/buffer.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -22,34 +26,35 @@ struct ParamRange {
     std::size_t end = 0;
 };
 
-// Keeps moments only for the parameter ranges it owns: all of them without ZeRO, this rank's
-// chunks of every bucket with ZeRO-1 (optimizer state sharded over the DP group).
+// Keeps moments only for the parameter ranges it owns (all of them without ZeRO, this rank's
+// chunks with ZeRO), concatenated in the order of `owned`.
 class AdamW {
 public:
-    AdamW(std::vector<ParamRange> owned, AdamWConfig config);
+    AdamW(std::vector<ParamRange> owned, AdamWConfig config, Device &device = Device::cpu());
 
-    // decayMask[i] is true for parameters that get weight decay; indexed like the full buffer.
-    void setDecayMask(std::vector<bool> mask) { m_decay = std::move(mask); }
-    // Updates the owned ranges of the full parameter buffer from the same ranges of gradients.
-    void step(float *parameters, const float *gradients, double lr);
-    // The same where owned range i lives at parameters[i] and gradients[i] (ZeRO-2/3 shards): one
-    // pointer per owned range, to its first element.
+    // decayMask[i] is true for parameters that get weight decay; indexed like the model.
+    void setDecayMask(const std::vector<bool> &mask);
+    // Updates owned range i, whose parameters start at parameters[i] and reduced gradients at
+    // gradients[i] (device memory).
     void step(std::span<float *const> parameters, std::span<const float *const> gradients, double lr);
+    // The same for a model-indexed flat buffer holding every owned range.
+    void step(float *parameters, const float *gradients, double lr);
     const std::vector<ParamRange> &owned() const { return m_owned; }
 
     std::uint64_t stepCount() const { return m_step; }
-    const std::vector<float> &firstMoments() const { return m_m; }
-    const std::vector<float> &secondMoments() const { return m_v; }
+    // The moments on the host, in owned order (checkpoints).
+    std::vector<float> firstMoments() const { return m_m.toHost(); }
+    std::vector<float> secondMoments() const { return m_v.toHost(); }
     // Restores moments for the owned ranges (same layout) and the step count, for resume.
-    bool restore(std::vector<float> m, std::vector<float> v, std::uint64_t step);
+    bool restore(const std::vector<float> &m, const std::vector<float> &v, std::uint64_t step);
     std::size_t stateBytes() const { return (m_m.size() + m_v.size()) * sizeof(float); }
 
 private:
     AdamWConfig m_config;
     std::vector<ParamRange> m_owned;
-    std::vector<float> m_m;
-    std::vector<float> m_v;
-    std::vector<bool> m_decay;
+    Device &m_device;
+    DeviceBuffer<float> m_m, m_v;
+    DeviceBuffer<std::uint8_t> m_decay; // per owned element; empty: decay everywhere
     std::uint64_t m_step = 0;
 };
 
@@ -62,14 +67,9 @@ struct LrSchedule {
     double at(int step) const;
 };
 
-// Sum of squared gradients over `ranges`: this rank's part of the global L2 norm (the whole norm
-// without ZeRO; summed over the DP group with it).
-double squaredNorm(const float *gradients, const std::vector<ParamRange> &ranges);
-// The same over spans (one per owned range, ZeRO-2/3 shards).
-double squaredNorm(std::span<const std::span<float>> gradients);
-void clipToNorm(std::span<const std::span<float>> gradients, double norm, double maxNorm);
-// Scales the gradients in `ranges` so that a global L2 norm `norm` becomes at most maxNorm
-// (maxNorm 0: no clipping).
-void clipToNorm(float *gradients, const std::vector<ParamRange> &ranges, double norm, double maxNorm);
+// Σ g² over the spans (this rank's part of the global L2 norm), on `device`.
+double squaredNorm(std::span<const std::span<float>> gradients, Device &device = Device::cpu());
+// Scales the spans so that a global L2 norm `norm` becomes at most maxNorm (0: no clipping).
+void clipToNorm(std::span<const std::span<float>> gradients, double norm, double maxNorm, Device &device = Device::cpu());
 
 } // namespace trellis::trainer

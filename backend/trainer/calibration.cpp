@@ -81,8 +81,8 @@ Calibration runCalibration(Communicator &world)
     {
         const std::size_t n = model.parameterCount();
         AdamW adam({{0, n}}, AdamWConfig{});
-        float *params = model.paddedParameters();
-        float *grads = model.paddedGradients();
+        float *params = model.parameters().data();
+        float *grads = model.gradients().data();
         const int rounds = 5;
         volatile double sink = 0; // keeps the sums from being optimised away
         std::vector<double> zeroAndNorm, update;

@@ -4,7 +4,7 @@
 // one running gradient of the residual stream.
 #include "trainer/gpt_model.h"
 
-#include "kernels/cpu/ops.h"
+#include "kernels/ops.h"
 #include "trainer/rng.h"
 
 #include <algorithm>
@@ -14,7 +14,7 @@
 
 namespace trellis::trainer {
 
-namespace k = kernels::cpu;
+namespace ops = kernels;
 
 template <typename T>
 std::size_t GptModel<T>::addTensor(const std::string &name, std::vector<int> shape)
@@ -28,7 +28,7 @@ std::size_t GptModel<T>::addTensor(const std::string &name, std::vector<int> sha
 }
 
 template <typename T>
-GptModel<T>::GptModel(const GptConfig &config, bool allocate) : m_config(config)
+GptModel<T>::GptModel(const GptConfig &config, bool allocate, Device &device) : m_config(config), m_device(&device)
 {
     const int C = config.hidden, maxT = config.maxSeqLen, tp = config.tp;
     if (config.vocab <= 0 || C <= 0 || config.ffn <= 0 || maxT <= 0 || config.layers <= 0 || config.heads <= 0 ||
@@ -68,8 +68,8 @@ GptModel<T>::GptModel(const GptConfig &config, bool allocate) : m_config(config)
     const std::size_t total = m_tensors.back().offset + m_tensors.back().size;
     m_count = total;
     if (allocate) {
-        m_params.assign(total, T(0));
-        m_grads.assign(total, T(0));
+        m_params.assign(total);
+        m_grads.assign(total);
     }
     m_units.push_back({m_wte, m_layers.empty() ? m_lnfw : m_layers.front().ln1w});
     for (int l = 0; l < config.layers; ++l)
@@ -122,29 +122,24 @@ void GptModel<T>::release(int unit, Pass pass)
 }
 
 template <typename T>
-void GptModel<T>::padTo(std::size_t multiple)
-{
-    const std::size_t padded = (m_count + multiple - 1) / multiple * multiple;
-    m_params.resize(padded, T(0));
-    m_grads.resize(padded, T(0));
-}
-
-template <typename T>
 void GptModel<T>::initialize(std::uint64_t seed)
 {
     if (m_config.tp > 1) {
         // Slices of the whole model's initialisation, so every tp trains the same model.
         GptModel<T> whole(wholeConfig());
         whole.initialize(seed);
-        const std::vector<T> mine = sliceOfWhole(whole.parameters().data());
-        std::copy(mine.begin(), mine.end(), m_params.begin());
+        const std::vector<T> hostWhole = whole.m_params.toHost();
+        const std::vector<T> mine = sliceOfWhole(hostWhole.data());
+        m_params.assignFromHost(mine.data(), mine.size());
         return;
     }
+    // Generated on the host in tensor order, then copied to the device.
+    std::vector<T> host(m_count, T(0));
     Rng rng(seed);
     const double std0 = 0.02;
     const double stdResidual = 0.02 / std::sqrt(2.0 * m_config.layers);
     for (const auto &t : m_tensors) {
-        T *p = m_params.data() + t.offset;
+        T *p = host.data() + t.offset;
         const bool isBias = t.name.ends_with(".bias");
         const bool isNormGain = t.name.ends_with("ln1.weight") || t.name.ends_with("ln2.weight") || t.name == "lnf.weight";
         if (isBias) {
@@ -158,12 +153,13 @@ void GptModel<T>::initialize(std::uint64_t seed)
                 p[i] = static_cast<T>(rng.normal() * s);
         }
     }
+    m_params.assignFromHost(host.data(), host.size());
 }
 
 template <typename T>
 void GptModel<T>::zeroGradients()
 {
-    std::fill(m_grads.begin(), m_grads.end(), T(0));
+    m_grads.zero();
 }
 
 template <typename T>
@@ -187,7 +183,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const std::int64_t layersInner = m_recompute ? (layers > 0 ? inner : 0) : inner * layers;
     const std::int64_t headSize = m_stage.head ? bt * C + r * 2 + bt * V * 2 + bt : 0;
     const std::int64_t total = r * C + layersInner + r * C * layers + headSize;
-    m_acts.assign(static_cast<std::size_t>(total), T(0));
+    m_acts.assign(static_cast<std::size_t>(total));
     T *cursor = m_acts.data();
     auto take = [&](std::int64_t n) {
         T *p = cursor;
@@ -230,18 +226,18 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     m_capacityBT = static_cast<int>(bt);
     m_capacityT = tCap;
 
-    m_dResidual.assign(static_cast<std::size_t>(r * C), T(0));
-    m_dLn.assign(static_cast<std::size_t>(r * C), T(0));
+    m_dResidual.assign(static_cast<std::size_t>(r * C));
+    m_dLn.assign(static_cast<std::size_t>(r * C));
     if (sp()) {
-        m_gathered.assign(static_cast<std::size_t>(bt * C), T(0));
-        m_partial.assign(static_cast<std::size_t>(bt * C), T(0));
-        m_lnfLocal.assign(m_stage.head ? static_cast<std::size_t>(r * C) : 0, T(0));
+        m_gathered.assign(static_cast<std::size_t>(bt * C));
+        m_partial.assign(static_cast<std::size_t>(bt * C));
+        m_lnfLocal.assign(m_stage.head ? static_cast<std::size_t>(r * C) : 0);
     }
-    m_dQkv.assign(static_cast<std::size_t>(bt * 3 * Cq), T(0));
-    m_dAtty.assign(static_cast<std::size_t>(bt * Cq), T(0));
-    m_dFch.assign(static_cast<std::size_t>(bt * F), T(0));
-    m_dFchGelu.assign(static_cast<std::size_t>(bt * F), T(0));
-    m_dLogits.assign(m_stage.head ? static_cast<std::size_t>(bt * V) : 0, T(0));
+    m_dQkv.assign(static_cast<std::size_t>(bt * 3 * Cq));
+    m_dAtty.assign(static_cast<std::size_t>(bt * Cq));
+    m_dFch.assign(static_cast<std::size_t>(bt * F));
+    m_dFchGelu.assign(static_cast<std::size_t>(bt * F));
+    m_dLogits.assign(m_stage.head ? static_cast<std::size_t>(bt * V) : 0);
     m_dAttScratch.assign(static_cast<std::size_t>(tCap) * tCap, T(0));
 }
 
@@ -289,52 +285,42 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
     m_seqLen = seqLen;
     m_weightsPending = false;
     const int BT = batch * seqLen, C = m_config.hidden, V = m_config.vocab, Vl = m_V;
+    // Checked on the host, where the batch comes from, then copied to the device.
     if (m_stage.embed) {
-        m_tokens.assign(tokens, tokens + BT);
+        m_hostTokens.assign(tokens, tokens + BT);
         for (int i = 0; i < BT; ++i)
-            if (m_tokens[i] < 0 || m_tokens[i] >= V)
+            if (m_hostTokens[i] < 0 || m_hostTokens[i] >= V)
                 throw std::invalid_argument("GptModel::forward: token outside the vocabulary");
+        m_tokens.assignFromHost(m_hostTokens.data(), m_hostTokens.size());
     }
     if (m_stage.head) {
-        m_targets.assign(targets, targets + BT);
+        m_hostTargets.assign(targets, targets + BT);
         for (int i = 0; i < BT; ++i)
-            if (m_targets[i] < 0 || m_targets[i] >= V)
+            if (m_hostTargets[i] < 0 || m_hostTargets[i] >= V)
                 throw std::invalid_argument("GptModel::forward: token outside the vocabulary");
+        m_targets.assignFromHost(m_hostTargets.data(), m_hostTargets.size());
     }
 
     const int last = m_config.layers + 1; // the final-norm unit
     if (m_stage.embed) {
         acquire(0, Pass::Forward);
         if (m_config.tp == 1) {
-            k::encoderForward(m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
+            ops::encoderForward(stream(), m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
         } else {
             // Vocabulary-parallel embedding: each rank looks up the tokens in its vocabulary range,
             // the sum over the group is the embedding (reduce-scattered to this rank's rows with
             // sequence parallelism); positions are replicated.
-            const int from = m_config.tpRank * Vl;
-            const T *wte = param(m_wte);
             T *lookup = sp() ? m_partial.data() : m_encoded;
-            for (int i = 0; i < BT; ++i) {
-                const int tok = m_tokens[i] - from;
-                T *out = lookup + static_cast<std::size_t>(i) * C;
-                if (tok >= 0 && tok < Vl)
-                    std::copy_n(wte + static_cast<std::size_t>(tok) * C, C, out);
-                else
-                    std::fill_n(out, C, T(0));
-            }
+            ops::embeddingRangeForward(stream(), lookup, m_tokens.data(), param(m_wte), m_config.tpRank * Vl, Vl, BT, C);
             if (sp())
                 scatterRows(m_partial.data(), m_encoded, BT);
             else
                 tpAllReduce(m_encoded, static_cast<std::size_t>(BT) * C);
-            const T *wpe = param(m_wpe);
-            const int R = rows(BT), first = sp() ? m_config.tpRank * R : 0;
-            for (int i = 0; i < R; ++i)
-                for (int c = 0; c < C; ++c)
-                    m_encoded[static_cast<std::size_t>(i) * C + c] +=
-                        wpe[static_cast<std::size_t>((first + i) % seqLen) * C + c];
+            const int R = rows(BT);
+            ops::addPositions(stream(), m_encoded, param(m_wpe), sp() ? m_config.tpRank * R : 0, R, seqLen, C);
         }
     } else {
-        std::copy_n(input, static_cast<std::size_t>(rows(BT)) * C, m_encoded); // the stage input, kept for backward
+        ops::copy(stream(), m_encoded, input, static_cast<std::int64_t>(rows(BT)) * C); // the stage input, kept for backward
     }
     const T *x = m_encoded;
     for (int l = m_stage.firstLayer; l < m_stage.endLayer; ++l) {
@@ -352,22 +338,19 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
         acquire(0, Pass::Forward); // the tied head
     acquire(last, Pass::Forward);
     if (sp()) {
-        k::layerNormForward(m_lnfLocal.data(), m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), rows(BT), C);
+        ops::layerNormForward(stream(), m_lnfLocal.data(), m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), rows(BT), C);
         gatherRows(m_lnfLocal.data(), m_lnf, BT);
     } else {
-        k::layerNormForward(m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
+        ops::layerNormForward(stream(), m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
     }
-    k::linearForward<T>(m_logits, m_lnf, param(m_wte), nullptr, BT, C, Vl);
+    ops::linearForward<T>(stream(), m_logits, m_lnf, param(m_wte), nullptr, BT, C, Vl);
     release(last, Pass::Forward);
     release(0, Pass::Forward);
     if (m_config.tp == 1)
-        k::crossEntropyForward(m_losses, m_probs, m_logits, m_targets.data(), BT, V);
+        ops::crossEntropyForward(stream(), m_losses, m_probs, m_logits, m_targets.data(), BT, V);
     else
         vocabParallelCrossEntropy(BT);
-    T sum = 0;
-    for (int i = 0; i < BT; ++i)
-        sum += m_losses[i];
-    return sum / BT;
+    return static_cast<T>(ops::sum(stream(), m_losses, BT) / BT);
 }
 
 template <typename T>
@@ -381,7 +364,7 @@ void GptModel<T>::layerForward(int l, const T *x)
         LayerActs &a = m_layerActs[l];
         const int R = rows(BT);
         const std::size_t rc = static_cast<std::size_t>(R) * C;
-        k::layerNormForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, param(L.ln1w), param(L.ln1b), R, C);
+        ops::layerNormForward(stream(), a.ln1, a.ln1Mean, a.ln1Rstd, x, param(L.ln1w), param(L.ln1b), R, C);
         // Column-parallel q, k, v for this rank's heads (on all rows, gathered with sequence
         // parallelism); attention on them; row-parallel output projection whose partial sums the
         // group adds (all-reduce, or reduce-scatter to this rank's rows).
@@ -390,41 +373,41 @@ void GptModel<T>::layerForward(int l, const T *x)
             gatherRows(a.ln1, m_gathered.data(), BT);
             in1 = m_gathered.data();
         }
-        k::linearForward(a.qkv, in1, param(L.qkvw), param(L.qkvb), BT, C, 3 * Cq);
-        k::attentionForward(a.atty, a.att, a.qkv, batch, seqLen, Cq, NH);
+        ops::linearForward(stream(), a.qkv, in1, param(L.qkvw), param(L.qkvb), BT, C, 3 * Cq);
+        ops::attentionForward(stream(), a.atty, a.att, a.qkv, batch, seqLen, Cq, NH);
         if (sp()) {
-            k::linearForward(m_partial.data(), a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
+            ops::linearForward(stream(), m_partial.data(), a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
             scatterRows(m_partial.data(), a.attproj, BT);
         } else {
-            k::linearForward(a.attproj, a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
+            ops::linearForward(stream(), a.attproj, a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
             tpAllReduce(a.attproj, static_cast<std::size_t>(BT) * C);
         }
-        k::residualForward(a.residual2, x, a.attproj, static_cast<std::int64_t>(rc));
-        k::layerNormForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, param(L.ln2w), param(L.ln2b), R, C);
+        ops::residualForward(stream(), a.residual2, x, a.attproj, static_cast<std::int64_t>(rc));
+        ops::layerNormForward(stream(), a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, param(L.ln2w), param(L.ln2b), R, C);
         const T *in2 = a.ln2;
         if (sp()) {
             gatherRows(a.ln2, m_gathered.data(), BT);
             in2 = m_gathered.data();
         }
-        k::linearForward(a.fch, in2, param(L.fcw), param(L.fcb), BT, C, F);
-        k::geluForward(a.fchGelu, a.fch, static_cast<std::int64_t>(BT) * F);
+        ops::linearForward(stream(), a.fch, in2, param(L.fcw), param(L.fcb), BT, C, F);
+        ops::geluForward(stream(), a.fchGelu, a.fch, static_cast<std::int64_t>(BT) * F);
         if (sp()) {
-            k::linearForward(m_partial.data(), a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
+            ops::linearForward(stream(), m_partial.data(), a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
             scatterRows(m_partial.data(), a.fcproj, BT);
         } else {
-            k::linearForward(a.fcproj, a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
+            ops::linearForward(stream(), a.fcproj, a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
             tpAllReduce(a.fcproj, static_cast<std::size_t>(BT) * C);
         }
-        k::residualForward(a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(rc));
+        ops::residualForward(stream(), a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(rc));
     }
 }
 
 template <typename T>
 T *GptModel<T>::stash(std::size_t slot, const T *data, std::size_t n)
 {
-    if (m_stash.size() <= slot)
-        m_stash.resize(slot + 1);
-    m_stash[slot].assign(data, data + n);
+    while (m_stash.size() <= slot)
+        m_stash.emplace_back(*m_device);
+    m_stash[slot].assignFromDevice(data, n);
     return m_stash[slot].data();
 }
 
@@ -457,7 +440,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
     auto allRows = [&](const T *local) { return gatheredRows(local, BT); };
     auto inputGradTarget = [&]() -> T * {
         T *target = sp() ? m_partial.data() : m_dLn.data();
-        std::fill_n(target, btc, T(0));
+        zero(target, btc);
         return target;
     };
     auto finishInputGrad = [&]() {
@@ -473,21 +456,14 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         acquire(0, pass); // the tied head's gradient goes to wte
         acquire(last, pass);
         // Mean over BT positions: each position's loss has weight lossScale / BT.
-        if (m_config.tp == 1) {
-            k::crossEntropyBackward(m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
-        } else {
-            // Softmax over the whole vocabulary minus the one-hot target, this rank's columns.
-            const int from = m_config.tpRank * V;
-            const T scale = lossScale / static_cast<T>(BT);
-            for (int i = 0; i < BT; ++i)
-                for (int v = 0; v < V; ++v) {
-                    const std::size_t at = static_cast<std::size_t>(i) * V + v;
-                    m_dLogits[at] = (m_probs[at] - (m_targets[i] == from + v ? T(1) : T(0))) * scale;
-                }
-        }
-        k::linearBackward<T>(inputGradTarget(), wg(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+        if (m_config.tp == 1)
+            ops::crossEntropyBackward(stream(), m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
+        else // softmax over the whole vocabulary minus the one-hot target, this rank's columns
+            ops::crossEntropyRangeBackward(stream(), m_dLogits.data(), m_probs, m_targets.data(), m_config.tpRank * V,
+                                           lossScale / static_cast<T>(BT), BT, V);
+        ops::linearBackward<T>(stream(), inputGradTarget(), wg(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
         finishInputGrad();
-        std::fill_n(m_dResidual.begin(), rc, T(0));
+        zero(m_dResidual.data(), rc);
         keep(m_dLn.data(), rc);
         normBackward(m_dResidual.data(), m_lnfw, m_lnfb, m_dLn.data(), xLast, m_lnfMean, m_lnfRstd, R, weights);
         release(last, pass);
@@ -496,7 +472,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         if (m_ready)
             m_ready(m_lnfw);
     } else {
-        std::copy_n(dOutput, rc, m_dResidual.begin());
+        ops::copy(stream(), m_dResidual.data(), dOutput, static_cast<std::int64_t>(rc));
     }
     if (m_stage.embed && !m_stage.head)
         acquire(0, pass);
@@ -511,30 +487,30 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         T *dx = m_dResidual.data(); // gradient of residual3, becomes that of residual2, then of x
 
         // MLP branch: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2))))
-        std::fill_n(m_dFchGelu.begin(), btf, T(0));
+        zero(m_dFchGelu.data(), btf);
         const T *dOut3 = allRows(dx);
         keep(dOut3, btc);
-        k::linearBackward(m_dFchGelu.data(), wg(L.fcprojw), wg(L.fcprojb), dOut3, a.fchGelu, param(L.fcprojw),
+        ops::linearBackward(stream(), m_dFchGelu.data(), wg(L.fcprojw), wg(L.fcprojb), dOut3, a.fchGelu, param(L.fcprojw),
                           BT, F, C);
-        std::fill_n(m_dFch.begin(), btf, T(0));
-        k::geluBackward(m_dFch.data(), a.fch, m_dFchGelu.data(), static_cast<std::int64_t>(btf));
+        zero(m_dFch.data(), btf);
+        ops::geluBackward(stream(), m_dFch.data(), a.fch, m_dFchGelu.data(), static_cast<std::int64_t>(btf));
         keep(m_dFch.data(), btf);
         const T *ln2 = allRows(a.ln2);
-        k::linearBackward(inputGradTarget(), wg(L.fcw), wg(L.fcb), m_dFch.data(), ln2, param(L.fcw), BT, C, F);
+        ops::linearBackward(stream(), inputGradTarget(), wg(L.fcw), wg(L.fcb), m_dFch.data(), ln2, param(L.fcw), BT, C, F);
         finishInputGrad(); // column-parallel input: the group adds its partial gradients
         keep(m_dLn.data(), rc);
         normBackward(dx, L.ln2w, L.ln2b, m_dLn.data(), a.residual2, a.ln2Mean, a.ln2Rstd, R, weights);
 
         // Attention branch: residual2 = x + proj(attn(qkv(ln1(x))))
-        std::fill_n(m_dAtty.begin(), btq, T(0));
+        zero(m_dAtty.data(), btq);
         const T *dOut2 = allRows(dx);
         keep(dOut2, btc);
-        k::linearBackward(m_dAtty.data(), wg(L.projw), wg(L.projb), dOut2, a.atty, param(L.projw), BT, Cq, C);
-        std::fill(m_dQkv.begin(), m_dQkv.begin() + static_cast<std::ptrdiff_t>(3 * btq), T(0));
-        k::attentionBackward(m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH);
+        ops::linearBackward(stream(), m_dAtty.data(), wg(L.projw), wg(L.projb), dOut2, a.atty, param(L.projw), BT, Cq, C);
+        zero(m_dQkv.data(), 3 * btq);
+        ops::attentionBackward(stream(), m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH);
         keep(m_dQkv.data(), 3 * btq);
         const T *ln1 = allRows(a.ln1);
-        k::linearBackward(inputGradTarget(), wg(L.qkvw), wg(L.qkvb), m_dQkv.data(), ln1, param(L.qkvw), BT, C,
+        ops::linearBackward(stream(), inputGradTarget(), wg(L.qkvw), wg(L.qkvb), m_dQkv.data(), ln1, param(L.qkvw), BT, C,
                           3 * Cq);
         finishInputGrad();
         keep(m_dLn.data(), rc);
@@ -572,7 +548,7 @@ void GptModel<T>::backwardWeights()
     if (m_stage.head) {
         acquire(0, Pass::Backward);
         acquire(last, Pass::Backward);
-        k::linearBackward<T>(nullptr, grad(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+        ops::linearBackward<T>(stream(), nullptr, grad(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
         normBackward(nullptr, m_lnfw, m_lnfb, next(), output(), m_lnfMean, m_lnfRstd, R, true);
         release(last, Pass::Backward);
         if (!m_stage.embed)
@@ -585,13 +561,13 @@ void GptModel<T>::backwardWeights()
         const LayerActs &a = m_layerActs[l];
         const T *x = l == m_stage.firstLayer ? m_encoded : m_layerActs[l - 1].residual3;
         acquire(l + 1, Pass::Backward);
-        k::linearBackward<T>(nullptr, grad(L.fcprojw), grad(L.fcprojb), next(), a.fchGelu, param(L.fcprojw), BT, F, C);
+        ops::linearBackward<T>(stream(), nullptr, grad(L.fcprojw), grad(L.fcprojb), next(), a.fchGelu, param(L.fcprojw), BT, F, C);
         const T *dFch = next();
-        k::linearBackward<T>(nullptr, grad(L.fcw), grad(L.fcb), dFch, allRows(a.ln2), param(L.fcw), BT, C, F);
+        ops::linearBackward<T>(stream(), nullptr, grad(L.fcw), grad(L.fcb), dFch, allRows(a.ln2), param(L.fcw), BT, C, F);
         normBackward(nullptr, L.ln2w, L.ln2b, next(), a.residual2, a.ln2Mean, a.ln2Rstd, R, true);
-        k::linearBackward<T>(nullptr, grad(L.projw), grad(L.projb), next(), a.atty, param(L.projw), BT, Cq, C);
+        ops::linearBackward<T>(stream(), nullptr, grad(L.projw), grad(L.projb), next(), a.atty, param(L.projw), BT, Cq, C);
         const T *dQkv = next();
-        k::linearBackward<T>(nullptr, grad(L.qkvw), grad(L.qkvb), dQkv, allRows(a.ln1), param(L.qkvw), BT, C, 3 * Cq);
+        ops::linearBackward<T>(stream(), nullptr, grad(L.qkvw), grad(L.qkvb), dQkv, allRows(a.ln1), param(L.qkvw), BT, C, 3 * Cq);
         normBackward(nullptr, L.ln1w, L.ln1b, next(), x, a.ln1Mean, a.ln1Rstd, R, true);
         release(l + 1, Pass::Backward);
     }

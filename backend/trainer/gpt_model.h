@@ -1,10 +1,13 @@
 // A GPT-2-style decoder with explicit forward and backward passes (no autograd). Parameters and
 // their gradients live in one flat buffer each; every layer's tensors are contiguous, so later
-// sharding (ZeRO, pipeline stages) can cut the buffer by layer. Templated on the scalar: float
-// trains, double checks gradients by finite differences. Threading: one model, one thread.
+// sharding (ZeRO, pipeline stages) can cut the buffer by layer. Every buffer is a DeviceBuffer of
+// the model's device and every computation a kernels/ops.h op on its stream, so the same code runs
+// wherever the kernels do. Templated on the scalar: float trains, double checks gradients by
+// finite differences. Threading: one model, one thread.
 #pragma once
 
 #include "trainer/comm/communicator.h"
+#include "trainer/device/buffer.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -84,22 +87,17 @@ class GptModel {
 public:
     // allocate = false: no flat buffers (the layout only, or an instance whose unit hooks own the
     // storage).
-    explicit GptModel(const GptConfig &config, bool allocate = true);
+    explicit GptModel(const GptConfig &config, bool allocate = true, Device &device = Device::cpu());
 
     const GptConfig &config() const { return m_config; }
     std::size_t parameterCount() const { return m_count; }
     const std::vector<ParamTensor> &tensors() const { return m_tensors; }
+    Device &device() const { return *m_device; }
+    // The model's own flat buffers (device memory; host-readable on the CPU device).
     std::span<T> parameters() { return {m_params.data(), m_count}; }
     std::span<const T> parameters() const { return {m_params.data(), m_count}; }
     std::span<T> gradients() { return {m_grads.data(), m_count}; }
     std::span<const T> gradients() const { return {m_grads.data(), m_count}; }
-
-    // Extends both flat buffers with zeros to a multiple of `multiple` (e.g. the DP degree), so
-    // reduce-scatter buckets split evenly. The padding is never read by the model.
-    void padTo(std::size_t multiple);
-    std::size_t paddedCount() const { return m_params.size(); }
-    T *paddedParameters() { return m_params.data(); }
-    T *paddedGradients() { return m_grads.data(); }
 
     // GPT-2 initialisation: weights N(0, 0.02), residual projections N(0, 0.02/sqrt(2·layers)),
     // biases 0, LayerNorm gain 1. Deterministic for a seed, in tensor order.
@@ -137,8 +135,8 @@ public:
     // nullptr restores the flat buffers. The hooks must outlive their use by the model.
     void setUnitHooks(UnitHooks<T> *hooks);
     // Frees the flat buffers once hooks own the storage (ZeRO-2 frees the gradients, ZeRO-3 both).
-    void releaseFlatParameters() { std::vector<T>().swap(m_params); }
-    void releaseFlatGradients() { std::vector<T>().swap(m_grads); }
+    void releaseFlatParameters() { m_params.release(); }
+    void releaseFlatGradients() { m_grads.release(); }
 
     std::size_t activationBytes() const { return m_acts.size() * sizeof(T); }
 
@@ -151,7 +149,7 @@ public:
         m_recompute = recompute;
         m_capacityBT = 0; // re-plan the activation buffer on the next forward
     }
-    const T *logits() const { return m_logits; }
+    const T *logits() const { return m_logits; } // device memory
 
     // The group the tp ranks all-reduce activations and gradients over (required when tp > 1).
     void setTensorParallelGroup(Communicator *group);
@@ -179,6 +177,8 @@ private:
     void layerForward(int l, const T *x);
     T *stash(std::size_t slot, const T *data, std::size_t n);
     void tpAllReduce(T *data, std::size_t n);
+    const kernels::Stream &stream() const { return m_device->stream(); }
+    void zero(T *data, std::size_t n) { kernels::fill(stream(), data, static_cast<std::int64_t>(n), T(0)); }
     GptConfig wholeConfig() const;
     void embeddingBackward(const T *dEncoded);
     void vocabParallelCrossEntropy(int BT);
@@ -207,11 +207,12 @@ private:
     }
 
     GptConfig m_config;
+    Device *m_device;
     int m_V = 0, m_Cq = 0, m_NH = 0, m_F = 0; // this tensor-parallel rank's vocabulary, q width, heads, MLP width
     Communicator *m_tpGroup = nullptr;
     std::vector<ParamTensor> m_tensors;
-    std::vector<T> m_params;
-    std::vector<T> m_grads;
+    DeviceBuffer<T> m_params{*m_device};
+    DeviceBuffer<T> m_grads{*m_device};
     std::size_t m_count = 0;
     std::size_t m_wte = 0, m_wpe = 0, m_lnfw = 0, m_lnfb = 0;
     std::vector<Layer> m_layers;
@@ -220,24 +221,29 @@ private:
     UnitHooks<T> *m_hooks = nullptr;
 
     // Activations of the last forward, carved out of one buffer.
-    std::vector<T> m_acts;
+    DeviceBuffer<T> m_acts{*m_device};
     std::vector<LayerActs> m_layerActs;
     T *m_encoded = nullptr, *m_lnf = nullptr, *m_lnfMean = nullptr, *m_lnfRstd = nullptr, *m_logits = nullptr,
       *m_probs = nullptr, *m_losses = nullptr;
-    std::vector<std::int32_t> m_tokens, m_targets;
+    std::vector<std::int32_t> m_hostTokens, m_hostTargets;       // validated on the host
+    DeviceBuffer<std::int32_t> m_tokens{*m_device}, m_targets{*m_device};
     int m_batch = 0, m_seqLen = 0, m_capacityBT = 0, m_capacityT = 0;
 
     GradientsReady m_ready;
     bool m_recompute = false;
     StageRange m_stage;
     bool m_weightsPending = false;
-    std::vector<std::vector<T>> m_stash; // split backward: output gradients kept for W
+    std::vector<DeviceBuffer<T>> m_stash; // split backward: output gradients kept for W
 
     // Backward scratch.
-    std::vector<T> m_dResidual, m_dLn, m_dQkv, m_dAtty, m_dFch, m_dFchGelu, m_dLogits, m_dAttScratch;
+    DeviceBuffer<T> m_dResidual{*m_device}, m_dLn{*m_device}, m_dQkv{*m_device}, m_dAtty{*m_device}, m_dFch{*m_device},
+        m_dFchGelu{*m_device}, m_dLogits{*m_device}, m_dAttScratch{*m_device};
     // Sequence parallelism: gathered rows and partial sums before their reduce-scatter; the final
     // norm's local output (m_lnf then holds all rows, gathered for the head).
-    std::vector<T> m_gathered, m_partial, m_lnfLocal, m_normGrads;
+    DeviceBuffer<T> m_gathered{*m_device}, m_partial{*m_device}, m_lnfLocal{*m_device}, m_normGrads{*m_device};
+    // Vocabulary-parallel cross-entropy: this rank's row maxima, every rank's, the global ones and
+    // the (sum, target logit) pairs.
+    DeviceBuffer<T> m_ceMax{*m_device}, m_ceAllMax{*m_device}, m_ceGlobalMax{*m_device}, m_ceSums{*m_device};
 };
 
 extern template class GptModel<float>;

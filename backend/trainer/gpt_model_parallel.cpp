@@ -4,7 +4,7 @@
 // norm gradients summed over the group. See gpt_model.h.
 #include "trainer/gpt_model.h"
 
-#include "kernels/cpu/ops.h"
+#include "kernels/ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 
 namespace trellis::trainer {
 
-namespace k = kernels::cpu;
+namespace ops = kernels;
 
 template <typename T>
 bool GptModel<T>::isReplicated(std::size_t tensor) const
@@ -111,19 +111,16 @@ void GptModel<T>::normBackward(T *dx, std::size_t w, std::size_t b, const T *dOu
 {
     const int C = m_config.hidden;
     if (!weights || !sp()) {
-        k::layerNormBackward(dx, weights ? grad(w) : nullptr, weights ? grad(b) : nullptr, dOut, in, param(w), mean, rstd,
+        ops::layerNormBackward(stream(), dx, weights ? grad(w) : nullptr, weights ? grad(b) : nullptr, dOut, in, param(w), mean, rstd,
                              n, C);
         return;
     }
     // This rank saw only its rows: the norm's gain and bias gradients are summed over the group.
-    m_normGrads.assign(2 * static_cast<std::size_t>(C), T(0));
-    k::layerNormBackward(dx, m_normGrads.data(), m_normGrads.data() + C, dOut, in, param(w), mean, rstd, n, C);
+    m_normGrads.assign(2 * static_cast<std::size_t>(C));
+    ops::layerNormBackward(stream(), dx, m_normGrads.data(), m_normGrads.data() + C, dOut, in, param(w), mean, rstd, n, C);
     tpAllReduce(m_normGrads.data(), m_normGrads.size());
-    T *gw = grad(w), *gb = grad(b);
-    for (int c = 0; c < C; ++c) {
-        gw[c] += m_normGrads[static_cast<std::size_t>(c)];
-        gb[c] += m_normGrads[static_cast<std::size_t>(C + c)];
-    }
+    ops::accumulate(stream(), grad(w), m_normGrads.data(), C);
+    ops::accumulate(stream(), grad(b), m_normGrads.data() + C, C);
 }
 
 template <typename T>
@@ -170,21 +167,12 @@ void GptModel<T>::embeddingBackward(const T *dEncoded)
 {
     const int B = m_batch, Tn = m_seqLen, C = m_config.hidden;
     if (m_config.tp == 1) {
-        k::encoderBackward(grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), B, Tn, C);
+        ops::encoderBackward(stream(), grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), B, Tn, C);
         return;
     }
     // Rows of this rank's vocabulary range only; positions as without tensor parallelism.
-    const int from = m_config.tpRank * m_V;
-    T *dwte = grad(m_wte), *dwpe = grad(m_wpe);
-    for (int i = 0; i < B * Tn; ++i) {
-        const T *d = dEncoded + static_cast<std::size_t>(i) * C;
-        const int tok = m_tokens[i] - from;
-        if (tok >= 0 && tok < m_V)
-            for (int c = 0; c < C; ++c)
-                dwte[static_cast<std::size_t>(tok) * C + c] += d[c];
-        for (int c = 0; c < C; ++c)
-            dwpe[static_cast<std::size_t>(i % Tn) * C + c] += d[c];
-    }
+    ops::embeddingRangeBackward(stream(), grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), m_config.tpRank * m_V, m_V,
+                                B * Tn, Tn, C);
 }
 
 template <typename T>
@@ -194,36 +182,17 @@ void GptModel<T>::vocabParallelCrossEntropy(int BT)
     // logit each come from the whole group (Megatron-LM's vocabulary-parallel cross-entropy).
     const int V = m_V, tp = m_config.tp, from = m_config.tpRank * V;
     const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
-    std::vector<T> local(static_cast<std::size_t>(BT)), all(static_cast<std::size_t>(BT) * tp), sums(static_cast<std::size_t>(BT) * 2);
-    for (int i = 0; i < BT; ++i) {
-        const T *row = m_logits + static_cast<std::size_t>(i) * V;
-        local[static_cast<std::size_t>(i)] = *std::max_element(row, row + V);
-    }
-    m_tpGroup->allGather(local.data(), all.data(), static_cast<std::size_t>(BT), type);
-    for (int i = 0; i < BT; ++i) {
-        T mx = all[static_cast<std::size_t>(i)];
-        for (int r = 1; r < tp; ++r)
-            mx = std::max(mx, all[static_cast<std::size_t>(r) * BT + i]);
-        local[static_cast<std::size_t>(i)] = mx;
-        const T *row = m_logits + static_cast<std::size_t>(i) * V;
-        T *prob = m_probs + static_cast<std::size_t>(i) * V;
-        T sum = 0;
-        for (int v = 0; v < V; ++v) {
-            prob[v] = std::exp(row[v] - mx);
-            sum += prob[v];
-        }
-        const int t = m_targets[i] - from;
-        sums[static_cast<std::size_t>(2 * i)] = sum;
-        sums[static_cast<std::size_t>(2 * i + 1)] = t >= 0 && t < V ? row[t] : T(0);
-    }
-    tpAllReduce(sums.data(), sums.size());
-    for (int i = 0; i < BT; ++i) {
-        const T sum = sums[static_cast<std::size_t>(2 * i)];
-        T *prob = m_probs + static_cast<std::size_t>(i) * V;
-        for (int v = 0; v < V; ++v)
-            prob[v] /= sum;
-        m_losses[i] = std::log(sum) + local[static_cast<std::size_t>(i)] - sums[static_cast<std::size_t>(2 * i + 1)];
-    }
+    const auto n = static_cast<std::size_t>(BT);
+    m_ceMax.ensure(n);
+    m_ceAllMax.ensure(n * static_cast<std::size_t>(tp));
+    m_ceGlobalMax.ensure(n);
+    m_ceSums.ensure(2 * n);
+    ops::rowMax(stream(), m_ceMax.data(), m_logits, BT, V);
+    m_tpGroup->allGather(m_ceMax.data(), m_ceAllMax.data(), n, type);
+    ops::maxOverBlocks(stream(), m_ceGlobalMax.data(), m_ceAllMax.data(), tp, BT);
+    ops::softmaxPartials(stream(), m_probs, m_ceSums.data(), m_logits, m_ceGlobalMax.data(), m_targets.data(), from, BT, V);
+    tpAllReduce(m_ceSums.data(), m_ceSums.size());
+    ops::softmaxFinish(stream(), m_probs, m_losses, m_ceSums.data(), m_ceGlobalMax.data(), BT, V);
 }
 
 // The members defined here, for the two element types gpt_model.cpp instantiates the class with.

@@ -62,14 +62,14 @@ void saveState(Communicator &world, ParallelStack &stack, const AdamW &optimizer
     TrainingState state;
     state.step = step;
     state.adamStep = optimizer.stepCount();
+    const std::vector<float> m = optimizer.firstMoments(), v = optimizer.secondMoments();
     for (const CheckpointPiece &p : stack.checkpointPieces()) {
         const std::size_t n = p.whole.end - p.whole.begin;
         state.ranges.push_back(p.whole);
-        state.rangeParameters.insert(state.rangeParameters.end(), p.params, p.params + n);
-        const auto m = optimizer.firstMoments().begin() + static_cast<long>(p.moment);
-        const auto v = optimizer.secondMoments().begin() + static_cast<long>(p.moment);
-        state.m.insert(state.m.end(), m, m + static_cast<long>(n));
-        state.v.insert(state.v.end(), v, v + static_cast<long>(n));
+        state.rangeParameters.resize(state.rangeParameters.size() + n);
+        stack.device().toHost(state.rangeParameters.data() + state.rangeParameters.size() - n, p.params, n * sizeof(float));
+        state.m.insert(state.m.end(), m.begin() + static_cast<long>(p.moment), m.begin() + static_cast<long>(p.moment + n));
+        state.v.insert(state.v.end(), v.begin() + static_cast<long>(p.moment), v.begin() + static_cast<long>(p.moment + n));
     }
     const std::string error = saveCheckpoint(world, dir, plan, state, stack.wholeParameterCount(), plan.training.checkpoint.keep);
     if (!error.empty())
@@ -134,7 +134,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
     std::vector<ParamRange> owned;
     for (const OwnedRange &o : stack.owned())
         owned.push_back(o.range);
-    AdamW optimizer(owned, {ts.beta1, ts.beta2, ts.eps, ts.weightDecay});
+    AdamW optimizer(owned, {ts.beta1, ts.beta2, ts.eps, ts.weightDecay}, stack.device());
     optimizer.setDecayMask(stack.decayMask());
 
     // Resume: parameters, moments and step from the newest complete checkpoint (any layout).
@@ -150,7 +150,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
             throw TrainerError(proto::kExitCheckpointError, loaded.error);
         if (loaded.found) {
             stack.setParameters(restored.parameters);
-            optimizer.restore(std::move(restored.m), std::move(restored.v), restored.adamStep);
+            optimizer.restore(restored.m, restored.v, restored.adamStep);
             firstStep = static_cast<int>(restored.step);
             if (rank == 0)
                 std::printf("resumed from %s (step %d)\n", loaded.path.c_str(), firstStep);
@@ -207,7 +207,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
             params.push_back(o.params);
             gradPointers.push_back(o.grads);
         }
-        clipToNorm(grads, gradNorm, ts.gradClip);
+        clipToNorm(grads, gradNorm, ts.gradClip, stack.device());
         optimizer.step(params, gradPointers, lr);
         telemetry.setProgress(stepNumber, "comm");
         stack.afterOptimizerStep();

@@ -16,7 +16,7 @@ DataParallel::DataParallel(Communicator &dp, const GptModel<float> &model, const
 
 DataParallel::DataParallel(Communicator &dp, const GptModel<float> &model, const std::vector<int> &held,
                            bool separateFirstUnit, const BucketOptions &options, BucketReducer::Mode mode)
-    : m_dp(dp), m_state(model.units(), held, static_cast<std::size_t>(dp.size()), separateFirstUnit)
+    : m_dp(dp), m_state(model.units(), held, static_cast<std::size_t>(dp.size()), separateFirstUnit, model.device())
 {
     m_state.load(model.parameters().data());
     const auto n = static_cast<std::size_t>(dp.size());

@@ -8,7 +8,8 @@
 namespace trellis::trainer {
 
 ModelState::ModelState(const std::vector<ParamUnit> &units, const std::vector<int> &held, std::size_t multiple,
-                       bool separateFirstUnit)
+                       bool separateFirstUnit, Device &device)
+    : m_device(device)
 {
     if (multiple == 0)
         throw std::invalid_argument("ModelState: padding multiple must be at least 1");
@@ -27,11 +28,11 @@ ModelState::ModelState(const std::vector<ParamUnit> &units, const std::vector<in
             segmentStart = at;
         }
     }
-    m_params.assign(at, 0.0f);
-    m_grads.assign(at, 0.0f);
+    m_params.assign(at);
+    m_grads.assign(at);
 }
 
-void ModelState::zeroGradients() { std::fill(m_grads.begin(), m_grads.end(), 0.0f); }
+void ModelState::zeroGradients() { m_grads.zero(); }
 
 bool ModelState::holds(int unit) const
 {
@@ -74,7 +75,8 @@ std::vector<std::pair<ParamRange, std::size_t>> ModelState::modelRanges(std::siz
 void ModelState::load(const float *model)
 {
     for (const HeldUnit &h : m_held)
-        std::copy_n(model + h.range.begin, h.range.size(), m_params.begin() + static_cast<long>(h.local));
+        kernels::copy(m_device.stream(), m_params.data() + h.local, model + h.range.begin,
+                      static_cast<std::int64_t>(h.range.size()));
 }
 
 } // namespace trellis::trainer

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "trainer/adamw.h"
+#include "trainer/device/buffer.h"
 #include "trainer/gpt_model.h"
 
 #include <cstddef>
@@ -28,7 +29,7 @@ public:
 
     // units: the model's; held: the units this rank holds, ascending; multiple: the dp degree.
     ModelState(const std::vector<ParamUnit> &units, const std::vector<int> &held, std::size_t multiple,
-               bool separateFirstUnit);
+               bool separateFirstUnit, Device &device = Device::cpu());
 
     std::size_t size() const { return m_params.size(); } // padded
     float *params() { return m_params.data(); }
@@ -36,8 +37,8 @@ public:
     const float *params() const { return m_params.data(); }
     const float *grads() const { return m_grads.data(); }
     void zeroGradients();
-    void releaseParameters() { std::vector<float>().swap(m_params); }
-    void releaseGradients() { std::vector<float>().swap(m_grads); }
+    void releaseParameters() { m_params.release(); }
+    void releaseGradients() { m_grads.release(); }
 
     const std::vector<HeldUnit> &held() const { return m_held; }
     const std::vector<Segment> &segments() const { return m_segments; }
@@ -47,13 +48,14 @@ public:
     std::size_t localOf(std::size_t offset) const;
     // The real (unpadded) parts of local [begin, end) as model-index ranges with their local offsets.
     std::vector<std::pair<ParamRange, std::size_t>> modelRanges(std::size_t begin, std::size_t end) const;
-    // Copies the held units' parameters from a vector in the model index.
+    // Copies the held units' parameters from a vector in the model index (device memory).
     void load(const float *model);
 
 private:
     std::vector<HeldUnit> m_held;
     std::vector<Segment> m_segments;
-    std::vector<float> m_params, m_grads;
+    Device &m_device;
+    DeviceBuffer<float> m_params{m_device}, m_grads{m_device};
 };
 
 } // namespace trellis::trainer

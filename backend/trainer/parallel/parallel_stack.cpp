@@ -35,11 +35,11 @@ GptConfig configOf(const plan::Plan &plan, int tpRank)
 } // namespace
 
 ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, const StackOptions &options)
-    : m_groups(groups), m_config(configOf(plan, groups.tp().rank())), m_whole(m_config)
+    : m_groups(groups), m_device(&Device::cpu()), m_config(configOf(plan, groups.tp().rank())), m_whole(m_config)
 {
     const plan::ParallelSpec &ps = plan.parallel;
     // The model every layout starts from: this tp rank's slice of the seed's initialisation.
-    GptModel<float> reference(m_config);
+    GptModel<float> reference(m_config, true, *m_device);
     reference.initialize(plan.training.seed);
     m_localCount = reference.parameterCount();
     m_decay.assign(m_localCount, false);
@@ -75,11 +75,11 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
     const bool recompute = ps.recompute == plan::Recompute::Full;
     if (ps.pp > 1) {
         auto pipeline = std::make_unique<Pipeline>(m_config, plan.model, *m_schedule, groups.pp(), *m_storage,
-                                                   groups.embedding(), recompute, groups.tp());
+                                                   groups.embedding(), recompute, groups.tp(), *m_device);
         m_strategies.push_back(pipeline.get());
         m_executor = std::move(pipeline);
     } else {
-        m_executor = std::make_unique<Sequential>(m_config, *m_storage, recompute, groups.tp());
+        m_executor = std::make_unique<Sequential>(m_config, *m_storage, recompute, groups.tp(), *m_device);
     }
     if (ps.tp > 1) {
         m_owned.push_back(std::make_unique<TensorParallel>(groups.tp(), m_config));
@@ -124,11 +124,9 @@ double ParallelStack::gradientNorm()
         std::vector<ParamRange> counted{o.range};
         for (const Strategy *s : m_strategies)
             s->removeCopies(counted);
-        for (const ParamRange &r : counted) {
-            const float *g = o.grads + (r.begin - o.range.begin);
-            for (std::size_t i = 0; i < r.end - r.begin; ++i)
-                sumSquares += static_cast<double>(g[i]) * g[i];
-        }
+        for (const ParamRange &r : counted)
+            sumSquares += kernels::sumSquares(m_device->stream(), o.grads + (r.begin - o.range.begin),
+                                              static_cast<std::int64_t>(r.end - r.begin));
     }
     std::vector<Communicator *> groups;
     for (Strategy *s : m_strategies)
@@ -178,7 +176,9 @@ void ParallelStack::setParameters(const std::vector<float> &whole)
 {
     const GptModel<float> layout(m_config, false);
     const std::vector<float> local = layout.sliceOfWhole(whole.data());
-    m_storage->setParameters(local.data());
+    DeviceBuffer<float> onDevice(*m_device);
+    onDevice.assignFromHost(local.data(), local.size());
+    m_storage->setParameters(onDevice.data());
 }
 
 std::vector<std::pair<ParamRange, float *>> ParallelStack::canonical(bool gradients)
@@ -204,11 +204,11 @@ std::vector<float> ParallelStack::assemble(const std::vector<std::pair<ParamRang
     const std::size_t n = m_whole.wholeCount();
     std::vector<float> values(n, 0.0f);
     std::vector<std::int32_t> holders(n, 0);
-    for (const auto &[r, data] : pieces)
-        for (std::size_t i = r.begin; i < r.end; ++i) {
-            values[i] = data[i - r.begin];
+    for (const auto &[r, data] : pieces) {
+        m_device->toHost(values.data() + r.begin, data, (r.end - r.begin) * sizeof(float));
+        for (std::size_t i = r.begin; i < r.end; ++i)
             ++holders[i];
-        }
+    }
     m_groups.world().allReduce(values.data(), values.data(), n, DataType::F32, ReduceOp::Sum);
     m_groups.world().allReduce(holders.data(), holders.data(), n, DataType::I32, ReduceOp::Sum);
     for (std::size_t i = 0; i < n; ++i)
@@ -229,8 +229,11 @@ std::vector<float> ParallelStack::gatherParameters()
 void ParallelStack::captureGradients()
 {
     m_captured.clear();
-    for (const auto &[r, g] : canonical(true))
-        m_captured.emplace_back(r, std::vector<float>(g, g + (r.end - r.begin)));
+    for (const auto &[r, g] : canonical(true)) {
+        DeviceBuffer<float> copy(*m_device);
+        copy.assignFromDevice(g, r.end - r.begin);
+        m_captured.emplace_back(r, std::move(copy));
+    }
 }
 
 std::vector<float> ParallelStack::gatherCapturedGradients()

@@ -40,6 +40,7 @@ public:
     ~ParallelStack();
 
     const GptConfig &config() const { return m_config; }
+    Device &device() const { return *m_device; }
     std::uint64_t parameterCount() const { return m_localCount; } // this rank's model
     std::uint64_t wholeParameterCount() const { return m_whole.wholeCount(); }
     // Weight decay per element of this rank's model index (matrices, not biases, gains or wpe).
@@ -79,9 +80,11 @@ public:
 
 private:
     std::vector<std::pair<ParamRange, float *>> canonical(bool gradients); // whole range, its values
+    // Whole-model vector from pieces in device memory (collective).
     std::vector<float> assemble(const std::vector<std::pair<ParamRange, const float *>> &pieces);
 
     ProcessGroups &m_groups;
+    Device *m_device;
     GptConfig m_config;
     std::uint64_t m_localCount = 0;
     WholeIndex m_whole;
@@ -92,7 +95,7 @@ private:
     std::unique_ptr<Executor> m_executor;
     std::vector<Strategy *> m_strategies; // phase order: dp, pp, tp
     std::vector<std::unique_ptr<Strategy>> m_owned;
-    std::vector<std::pair<ParamRange, std::vector<float>>> m_captured;
+    std::vector<std::pair<ParamRange, DeviceBuffer<float>>> m_captured;
 };
 
 } // namespace trellis::trainer

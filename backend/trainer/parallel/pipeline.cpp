@@ -38,9 +38,9 @@ std::vector<int> Pipeline::heldUnits(const plan::ModelSpec &model, const plan::S
 }
 
 Pipeline::Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
-                   GradientSharding &storage, Communicator *embedding, bool recompute, Communicator &tp)
+                   GradientSharding &storage, Communicator *embedding, bool recompute, Communicator &tp, Device &device)
     : m_schedule(schedule), m_pp(pp), m_storage(storage), m_embedding(embedding), m_tp(tp), m_recompute(recompute),
-      m_config(config)
+      m_config(config), m_device(device)
 {
     const int p = schedule.stages, v = schedule.virtualStages;
     if (pp.size() != p)
@@ -57,6 +57,11 @@ Pipeline::~Pipeline()
     waitSends();
 }
 
+DeviceBuffer<float> &Pipeline::buffer(std::map<Key, DeviceBuffer<float>> &map, const Key &key)
+{
+    return map.try_emplace(key, m_device).first->second;
+}
+
 std::int64_t Pipeline::nowNs() const
 {
     // Wall clock, so spans of ranks on different hosts line up (to NTP precision) in one trace.
@@ -71,7 +76,7 @@ GptModel<float> *Pipeline::instance(int microBatch, int chunk)
         model = std::move(pool.back());
         pool.pop_back();
     } else {
-        model = std::make_unique<GptModel<float>>(m_config, false);
+        model = std::make_unique<GptModel<float>>(m_config, false, m_device);
         model->setStage({m_bounds[chunk], m_bounds[chunk + 1], chunk == 0, chunk == m_chunks - 1});
         model->setRecompute(m_recompute);
         model->setUnitHooks(&m_storage);
@@ -111,8 +116,8 @@ int Pipeline::tag(bool gradient, int microBatch, int chunk) const
 void Pipeline::send(bool gradient, int microBatch, int chunk, int peer, const float *data)
 {
     const std::size_t count = messageCount();
-    PendingSend s;
-    s.buffer.assign(data, data + count);
+    PendingSend s{DeviceBuffer<float>(m_device), nullptr};
+    s.buffer.assignFromDevice(data, count);
     s.handle = m_pp.sendAsync(s.buffer.data(), count, DataType::F32, peer, tag(gradient, microBatch, chunk));
     m_sends.push_back(std::move(s));
 }
@@ -120,8 +125,8 @@ void Pipeline::send(bool gradient, int microBatch, int chunk, int peer, const fl
 void Pipeline::receive(bool gradient, int microBatch, int chunk, int peer)
 {
     const std::size_t count = messageCount();
-    auto &target = (gradient ? m_receivedGrad : m_received)[{microBatch, chunk}];
-    target.resize(count);
+    DeviceBuffer<float> &target = buffer(gradient ? m_receivedGrad : m_received, {microBatch, chunk});
+    target.ensure(count);
     const auto start = Clock::now();
     m_pp.recv(target.data(), count, DataType::F32, peer, tag(gradient, microBatch, chunk));
     m_bubbleMs += msBetween(start, Clock::now());
@@ -192,7 +197,7 @@ StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &ph
                     if (m_localGrad.count({a.microBatch, a.chunk}) == 0)
                         throw std::logic_error("pipeline: backward of micro-batch " + std::to_string(a.microBatch) +
                                                " on chunk " + std::to_string(a.chunk) + " before its gradient arrived");
-                    dOutput = m_localGrad[{a.microBatch, a.chunk}].data();
+                    dOutput = buffer(m_localGrad, {a.microBatch, a.chunk}).data();
                 }
             }
             it->second->backwardStage(dOutput, scale, a.kind == ActionKind::Backward);
@@ -203,7 +208,8 @@ StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &ph
                 const float *g = it->second->inputGradient();
                 const std::size_t n = messageCount();
                 const bool local = (a.chunk - 1) % m_schedule.stages == m_pp.rank();
-                (local ? m_localGrad[{a.microBatch, a.chunk - 1}] : m_outGrad[{a.microBatch, a.chunk}]).assign(g, g + n);
+                (local ? buffer(m_localGrad, {a.microBatch, a.chunk - 1}) : buffer(m_outGrad, {a.microBatch, a.chunk}))
+                    .assignFromDevice(g, n);
             }
             m_localGrad.erase({a.microBatch, a.chunk});
             if (a.kind == ActionKind::Backward)

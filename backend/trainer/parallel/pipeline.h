@@ -35,7 +35,7 @@ public:
     // hooks every model instance uses; embedding: the embedding group (null on middle stages);
     // tp: the tensor-parallel group the instances all-reduce over.
     Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
-             GradientSharding &storage, Communicator *embedding, bool recompute, Communicator &tp);
+             GradientSharding &storage, Communicator *embedding, bool recompute, Communicator &tp, Device &device);
     ~Pipeline() override;
     const char *name() const override { return "pipeline"; }
 
@@ -80,18 +80,21 @@ private:
     std::map<int, std::vector<std::unique_ptr<GptModel<float>>>> m_pool; // free instances per chunk
     std::map<Key, std::unique_ptr<GptModel<float>>> m_active;
     std::size_t m_peakInstances = 0;
-    std::map<Key, std::vector<float>> m_received; // activations (F) and gradients (B) by target
-    std::map<Key, std::vector<float>> m_receivedGrad;
+    // Activation and gradient messages live in device buffers of the rank's device.
+    DeviceBuffer<float> &buffer(std::map<Key, DeviceBuffer<float>> &map, const Key &key);
+    Device &m_device;
+    std::map<Key, DeviceBuffer<float>> m_received; // activations (F) and gradients (B) by target
+    std::map<Key, DeviceBuffer<float>> m_receivedGrad;
     struct PendingSend {
-        std::vector<float> buffer;
+        DeviceBuffer<float> buffer;
         std::unique_ptr<CommHandle> handle;
     };
     std::vector<PendingSend> m_sends;
     double m_bubbleMs = 0;
     std::vector<TimelineSpan> m_spans;
     int m_lastBatch = 0, m_lastSeqLen = 0;         // shape of the micro-batch being worked on
-    std::map<Key, std::vector<float>> m_localGrad; // input gradients handed to a chunk on this rank
-    std::map<Key, std::vector<float>> m_outGrad;   // input gradients waiting for their SendGradient
+    std::map<Key, DeviceBuffer<float>> m_localGrad; // input gradients handed to a chunk on this rank
+    std::map<Key, DeviceBuffer<float>> m_outGrad;   // input gradients waiting for their SendGradient
     std::set<Key> m_finished;                       // instances whose gradients are complete
 };
 

@@ -3,8 +3,8 @@
 
 namespace trellis::trainer {
 
-Sequential::Sequential(const GptConfig &config, GradientSharding &storage, bool recompute, Communicator &tp)
-    : m_storage(storage), m_model(std::make_unique<GptModel<float>>(config, false))
+Sequential::Sequential(const GptConfig &config, GradientSharding &storage, bool recompute, Communicator &tp, Device &device)
+    : m_storage(storage), m_model(std::make_unique<GptModel<float>>(config, false, device))
 {
     m_model->setUnitHooks(&storage);
     m_model->setTensorParallelGroup(&tp);

@@ -17,8 +17,9 @@ double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_cl
 } // namespace
 
 Sharded::Sharded(Communicator &dp, const GptModel<float> &model, const std::vector<int> &held, int stage, bool overlap)
-    : m_dp(dp), m_stage(stage), m_overlap(overlap), m_held(held),
-      m_full(model.units(), stage == 2 ? held : std::vector<int>{}, 1, false)
+    : m_dp(dp), m_stage(stage), m_overlap(overlap), m_held(held), m_device(model.device()),
+      m_full(model.units(), stage == 2 ? held : std::vector<int>{}, 1, false, model.device()), m_paramShard(m_device),
+      m_gradShard(m_device)
 {
     if (stage != 2 && stage != 3)
         throw std::invalid_argument("Sharded: ZeRO stage must be 2 or 3");
@@ -37,11 +38,13 @@ Sharded::Sharded(Communicator &dp, const GptModel<float> &model, const std::vect
             s.local = m_full.unit(u).local;
         offset += s.chunk;
     }
-    m_gradShard.assign(offset, 0.0f);
-    m_gathers.resize(m_units.size());
-    m_unitGrads.resize(m_units.size());
+    m_gradShard.assign(offset);
+    for (std::size_t u = 0; u < m_units.size(); ++u) {
+        m_gathers.push_back({DeviceBuffer<float>(m_device), nullptr, {}});
+        m_unitGrads.emplace_back(m_device);
+    }
     if (m_stage == 3)
-        m_paramShard.assign(offset, 0.0f);
+        m_paramShard.assign(offset);
     setParameters(model.parameters().data());
 }
 
@@ -61,8 +64,9 @@ void Sharded::setParameters(const float *model)
     for (int u : m_held) {
         const UnitShard &s = m_units[static_cast<std::size_t>(u)];
         const std::size_t from = std::min(s.size, r * s.chunk), to = std::min(s.size, (r + 1) * s.chunk);
-        std::fill_n(m_paramShard.begin() + static_cast<long>(s.offset), s.chunk, 0.0f);
-        std::copy(model + s.begin + from, model + s.begin + to, m_paramShard.begin() + static_cast<long>(s.offset));
+        kernels::fill(m_device.stream(), m_paramShard.data() + s.offset, static_cast<std::int64_t>(s.chunk), 0.0f);
+        kernels::copy(m_device.stream(), m_paramShard.data() + s.offset, model + s.begin + from,
+                      static_cast<std::int64_t>(to - from));
     }
     for (std::size_t u = 0; u < m_units.size(); ++u)
         freeGathered(static_cast<int>(u));
@@ -98,7 +102,7 @@ std::vector<std::span<float>> Sharded::reducedGradients(int unit)
 
 void Sharded::beginStep()
 {
-    std::fill(m_gradShard.begin(), m_gradShard.end(), 0.0f);
+    m_gradShard.zero();
     m_exposedMs = 0;
     m_spans.clear();
 }
@@ -132,7 +136,7 @@ void Sharded::prefetch(int unit)
     if (!g.buffer.empty())
         return; // resident or in flight
     const UnitShard &s = m_units[static_cast<std::size_t>(unit)];
-    g.buffer.resize(s.chunk * static_cast<std::size_t>(m_dp.size()));
+    g.buffer.ensure(s.chunk * static_cast<std::size_t>(m_dp.size()));
     addBuffer(static_cast<std::int64_t>(g.buffer.size() * sizeof(float)));
     g.start = Clock::now();
     g.handle = m_dp.allGatherAsync(m_paramShard.data() + s.offset, g.buffer.data(), s.chunk, DataType::F32);
@@ -158,7 +162,7 @@ void Sharded::freeGathered(int unit)
         g.handle.reset();
     }
     addBuffer(-static_cast<std::int64_t>(g.buffer.size() * sizeof(float)));
-    std::vector<float>().swap(g.buffer);
+    g.buffer.release();
 }
 
 UnitHooks<float>::View Sharded::acquire(int unit, Pass pass)
@@ -184,7 +188,7 @@ UnitHooks<float>::View Sharded::acquire(int unit, Pass pass)
     }
     if (pass == Pass::Backward) {
         auto &buffer = m_unitGrads[static_cast<std::size_t>(unit)];
-        buffer.assign(s.chunk * static_cast<std::size_t>(m_dp.size()), 0.0f);
+        buffer.assign(s.chunk * static_cast<std::size_t>(m_dp.size()));
         addBuffer(static_cast<std::int64_t>(buffer.size() * sizeof(float)));
         view.grads = buffer.data();
     }
@@ -203,9 +207,9 @@ void Sharded::release(int unit, Pass pass)
 void Sharded::launchReduction(int unit)
 {
     const UnitShard &s = m_units[static_cast<std::size_t>(unit)];
-    Reduction r;
-    r.unit = unit;
+    Reduction r{unit, DeviceBuffer<float>(m_device), nullptr, {}, false};
     r.buffer = std::move(m_unitGrads[static_cast<std::size_t>(unit)]);
+    m_unitGrads[static_cast<std::size_t>(unit)] = DeviceBuffer<float>(m_device);
     r.start = Clock::now();
     // In place: this rank's averaged chunk lands at its own block of the buffer.
     r.handle = m_dp.reduceScatterAsync(r.buffer.data(), r.buffer.data(), s.chunk, DataType::F32, ReduceOp::Avg);
@@ -221,9 +225,7 @@ void Sharded::complete(Reduction &r)
 {
     const UnitShard &s = m_units[static_cast<std::size_t>(r.unit)];
     const float *mine = r.buffer.data() + s.chunk * static_cast<std::size_t>(m_dp.rank());
-    float *shard = m_gradShard.data() + s.offset;
-    for (std::size_t i = 0; i < s.chunk; ++i)
-        shard[i] += mine[i];
+    kernels::accumulate(m_device.stream(), m_gradShard.data() + s.offset, mine, static_cast<std::int64_t>(s.chunk));
     addBuffer(-static_cast<std::int64_t>(r.buffer.size() * sizeof(float)));
 }
 
@@ -268,19 +270,20 @@ void Sharded::afterOptimizerStep()
     }
     // Stage 2: every rank updated its chunks in the whole buffer; gather each unit's chunks. The
     // unit's last chunk may hang over its end (padding), so each goes through a staging buffer.
-    std::vector<float> unit, chunk;
+    DeviceBuffer<float> unit(m_device), chunk(m_device);
     const auto r = static_cast<std::size_t>(m_dp.rank());
+    const kernels::Stream &stream = m_device.stream();
     for (int u : m_held) {
         const UnitShard &s = m_units[static_cast<std::size_t>(u)];
         float *params = m_full.params() + s.local;
-        unit.resize(s.chunk * static_cast<std::size_t>(m_dp.size()));
-        chunk.assign(s.chunk, 0.0f);
+        unit.ensure(s.chunk * static_cast<std::size_t>(m_dp.size()));
+        chunk.assign(s.chunk);
         const std::int64_t staged = static_cast<std::int64_t>((unit.size() + chunk.size()) * sizeof(float));
         addBuffer(staged);
         const std::size_t from = std::min(s.size, s.chunk * r);
-        std::copy(params + from, params + std::min(s.size, from + s.chunk), chunk.begin());
+        kernels::copy(stream, chunk.data(), params + from, static_cast<std::int64_t>(std::min(s.size, from + s.chunk) - from));
         m_dp.allGather(chunk.data(), unit.data(), s.chunk, DataType::F32);
-        std::copy_n(unit.begin(), s.size, params);
+        kernels::copy(stream, params, unit.data(), static_cast<std::int64_t>(s.size));
         addBuffer(-staged);
     }
 }

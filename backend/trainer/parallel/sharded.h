@@ -59,13 +59,13 @@ private:
         std::size_t local = 0;  // in the stage-2 parameter buffer
     };
     struct Gather {
-        std::vector<float> buffer; // padded unit, valid once `handle` completed
+        DeviceBuffer<float> buffer; // padded unit, valid once `handle` completed
         std::unique_ptr<CommHandle> handle;
         Clock::time_point start;
     };
     struct Reduction {
         int unit = 0;
-        std::vector<float> buffer;
+        DeviceBuffer<float> buffer;
         std::unique_ptr<CommHandle> handle;
         Clock::time_point start;
         bool done = false;
@@ -87,11 +87,12 @@ private:
     bool m_overlap;
     std::vector<UnitShard> m_units;  // every model unit; held ones have shards
     std::vector<int> m_held;
-    ModelState m_full;               // stage 2: the held units' parameters, whole
-    std::vector<float> m_paramShard; // stage 3
-    std::vector<float> m_gradShard;
+    Device &m_device;
+    ModelState m_full;                // stage 2: the held units' parameters, whole
+    DeviceBuffer<float> m_paramShard; // stage 3
+    DeviceBuffer<float> m_gradShard;
     std::vector<Gather> m_gathers;
-    std::vector<std::vector<float>> m_unitGrads;
+    std::vector<DeviceBuffer<float>> m_unitGrads;
     std::deque<Reduction> m_reductions;
     std::int64_t m_buffers = 0;
     std::uint64_t m_peakBuffers = 0;

@@ -1,0 +1,43 @@
+// Where a rank's tensors live and its kernels run (DESIGN.md §5): the CPU now, a CUDA GPU next.
+// A Device allocates and frees its memory, copies between it and the host, and owns the stream
+// its kernels (kernels/ops.h) are queued on. Parameters, gradients, optimizer state, activations
+// and communication buffers are DeviceBuffers (buffer.h) of the rank's device.
+// Threading: a device is used from the training thread.
+#pragma once
+
+#include "kernels/ops.h"
+
+#include <cstddef>
+#include <string>
+
+namespace trellis::trainer {
+
+class Device {
+public:
+    virtual ~Device() = default;
+    // The process's CPU device (always present).
+    static Device &cpu();
+
+    virtual kernels::Device kind() const = 0;
+    virtual std::string name() const = 0; // "cpu", "cuda:0 (NVIDIA H100 ...)"
+    const kernels::Stream &stream() const { return m_stream; }
+    // Zeroed memory of `bytes`; throws std::bad_alloc when the device has none left.
+    virtual void *allocate(std::size_t bytes) = 0;
+    virtual void release(void *memory, std::size_t bytes) = 0;
+    virtual void toHost(void *host, const void *device, std::size_t bytes) = 0;
+    virtual void fromHost(void *device, const void *host, std::size_t bytes) = 0;
+    // Whether device memory can be read and written directly by the host (the CPU's can).
+    virtual bool hostAccessible() const = 0;
+    // Bytes allocated now and at most since the start.
+    std::size_t allocatedBytes() const { return m_allocated; }
+    std::size_t peakBytes() const { return m_peak; }
+
+protected:
+    void account(std::ptrdiff_t bytes);
+    kernels::Stream m_stream;
+
+private:
+    std::size_t m_allocated = 0, m_peak = 0;
+};
+
+} // namespace trellis::trainer

@@ -1,0 +1,127 @@
+// The one op interface the model and the optimizer call (DESIGN.md §5, §10). Every op runs on the
+// device of the Stream it is given and has the contract of its CPU reference (kernels/cpu/ops.h
+// for the layer kernels, kernels/cpu/tensor_ops.h for the rest); the CUDA kernels will sit in
+// kernels/cuda/, each beside its CPU reference and tested against it. Pointers are device
+// pointers of that device. Until the CUDA kernels are built, an op on a CUDA stream throws
+// std::runtime_error naming the op (the trainer reports it as an Event and an exit code).
+// Threading: an op runs on the calling thread (CPU) or is queued on the stream (CUDA).
+#pragma once
+
+#include "kernels/cpu/ops.h"
+#include "kernels/cpu/tensor_ops.h"
+
+#include <cstdint>
+
+namespace trellis::kernels {
+
+enum class Device { Cpu, Cuda };
+
+struct Stream {
+    Device device = Device::Cpu;
+    int index = 0;            // which GPU
+    void *handle = nullptr;   // cudaStream_t on CUDA
+};
+
+// Whether ops can run on `device` in this build (CUDA kernels compiled in).
+bool available(Device device);
+[[noreturn]] void unavailable(const Stream &stream, const char *op);
+
+#define TRELLIS_KERNEL_OP(name, params, args)                                                                     \
+    template <typename T>                                                                                         \
+    void name(const Stream &stream, params)                                                                       \
+    {                                                                                                             \
+        if (stream.device != Device::Cpu)                                                                         \
+            unavailable(stream, #name);                                                                           \
+        cpu::name(args);                                                                                          \
+    }
+#define TRELLIS_P(...) __VA_ARGS__
+
+// Layer kernels (kernels/cpu/ops.h).
+TRELLIS_KERNEL_OP(linearForward, TRELLIS_P(T *out, const T *in, const T *weight, const T *bias, int BT, int C, int OC),
+                  TRELLIS_P(out, in, weight, bias, BT, C, OC))
+TRELLIS_KERNEL_OP(linearBackward,
+                  TRELLIS_P(T *dIn, T *dWeight, T *dBias, const T *dOut, const T *in, const T *weight, int BT, int C, int OC),
+                  TRELLIS_P(dIn, dWeight, dBias, dOut, in, weight, BT, C, OC))
+TRELLIS_KERNEL_OP(layerNormForward,
+                  TRELLIS_P(T *out, T *mean, T *rstd, const T *in, const T *gamma, const T *beta, int N, int C),
+                  TRELLIS_P(out, mean, rstd, in, gamma, beta, N, C))
+TRELLIS_KERNEL_OP(layerNormBackward,
+                  TRELLIS_P(T *dIn, T *dGamma, T *dBeta, const T *dOut, const T *in, const T *gamma, const T *mean,
+                            const T *rstd, int N, int C),
+                  TRELLIS_P(dIn, dGamma, dBeta, dOut, in, gamma, mean, rstd, N, C))
+TRELLIS_KERNEL_OP(geluForward, TRELLIS_P(T *out, const T *in, std::int64_t n), TRELLIS_P(out, in, n))
+TRELLIS_KERNEL_OP(geluBackward, TRELLIS_P(T *dIn, const T *in, const T *dOut, std::int64_t n), TRELLIS_P(dIn, in, dOut, n))
+TRELLIS_KERNEL_OP(attentionForward, TRELLIS_P(T *out, T *att, const T *qkv, int B, int T_, int C, int NH),
+                  TRELLIS_P(out, att, qkv, B, T_, C, NH))
+TRELLIS_KERNEL_OP(attentionBackward,
+                  TRELLIS_P(T *dqkv, T *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH),
+                  TRELLIS_P(dqkv, scratch, dOut, qkv, att, B, T_, C, NH))
+TRELLIS_KERNEL_OP(residualForward, TRELLIS_P(T *out, const T *a, const T *b, std::int64_t n), TRELLIS_P(out, a, b, n))
+TRELLIS_KERNEL_OP(crossEntropyForward,
+                  TRELLIS_P(T *losses, T *probs, const T *logits, const std::int32_t *targets, int BT, int V),
+                  TRELLIS_P(losses, probs, logits, targets, BT, V))
+TRELLIS_KERNEL_OP(crossEntropyBackward,
+                  TRELLIS_P(T *dLogits, const T *probs, const std::int32_t *targets, T scale, int BT, int V),
+                  TRELLIS_P(dLogits, probs, targets, scale, BT, V))
+TRELLIS_KERNEL_OP(encoderForward,
+                  TRELLIS_P(T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_, int C),
+                  TRELLIS_P(out, tokens, wte, wpe, B, T_, C))
+TRELLIS_KERNEL_OP(encoderBackward,
+                  TRELLIS_P(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C),
+                  TRELLIS_P(dwte, dwpe, dOut, tokens, B, T_, C))
+
+// Element-wise and bookkeeping kernels (kernels/cpu/tensor_ops.h).
+TRELLIS_KERNEL_OP(fill, TRELLIS_P(T *data, std::int64_t n, T value), TRELLIS_P(data, n, value))
+TRELLIS_KERNEL_OP(copy, TRELLIS_P(T *dst, const T *src, std::int64_t n), TRELLIS_P(dst, src, n))
+TRELLIS_KERNEL_OP(accumulate, TRELLIS_P(T *dst, const T *src, std::int64_t n), TRELLIS_P(dst, src, n))
+TRELLIS_KERNEL_OP(scale, TRELLIS_P(T *data, std::int64_t n, T factor), TRELLIS_P(data, n, factor))
+TRELLIS_KERNEL_OP(embeddingRangeForward,
+                  TRELLIS_P(T *out, const std::int32_t *tokens, const T *wte, int first, int V, int BT, int C),
+                  TRELLIS_P(out, tokens, wte, first, V, BT, C))
+TRELLIS_KERNEL_OP(addPositions, TRELLIS_P(T *out, const T *wpe, int firstRow, int rows, int seqLen, int C),
+                  TRELLIS_P(out, wpe, firstRow, rows, seqLen, C))
+TRELLIS_KERNEL_OP(embeddingRangeBackward,
+                  TRELLIS_P(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens, int first, int V, int BT,
+                            int seqLen, int C),
+                  TRELLIS_P(dwte, dwpe, dOut, tokens, first, V, BT, seqLen, C))
+TRELLIS_KERNEL_OP(rowMax, TRELLIS_P(T *out, const T *logits, int BT, int V), TRELLIS_P(out, logits, BT, V))
+TRELLIS_KERNEL_OP(maxOverBlocks, TRELLIS_P(T *out, const T *blocks, int count, int BT), TRELLIS_P(out, blocks, count, BT))
+TRELLIS_KERNEL_OP(softmaxPartials,
+                  TRELLIS_P(T *probs, T *partial, const T *logits, const T *globalMax, const std::int32_t *targets,
+                            int first, int BT, int V),
+                  TRELLIS_P(probs, partial, logits, globalMax, targets, first, BT, V))
+TRELLIS_KERNEL_OP(softmaxFinish, TRELLIS_P(T *probs, T *losses, const T *sums, const T *globalMax, int BT, int V),
+                  TRELLIS_P(probs, losses, sums, globalMax, BT, V))
+TRELLIS_KERNEL_OP(crossEntropyRangeBackward,
+                  TRELLIS_P(T *dLogits, const T *probs, const std::int32_t *targets, int first, T scale, int BT, int V),
+                  TRELLIS_P(dLogits, probs, targets, first, scale, BT, V))
+
+#undef TRELLIS_KERNEL_OP
+#undef TRELLIS_P
+
+// Reductions to a host value (they synchronise the stream).
+template <typename T>
+double sum(const Stream &stream, const T *data, std::int64_t n)
+{
+    if (stream.device != Device::Cpu)
+        unavailable(stream, "sum");
+    return cpu::sum(data, n);
+}
+template <typename T>
+double sumSquares(const Stream &stream, const T *data, std::int64_t n)
+{
+    if (stream.device != Device::Cpu)
+        unavailable(stream, "sumSquares");
+    return cpu::sumSquares(data, n);
+}
+
+using AdamWStep = cpu::AdamWStep;
+inline void adamw(const Stream &stream, float *params, const float *grads, float *m, float *v, const std::uint8_t *decay,
+                  std::int64_t n, const AdamWStep &step)
+{
+    if (stream.device != Device::Cpu)
+        unavailable(stream, "adamw");
+    cpu::adamw(params, grads, m, v, decay, n, step);
+}
+
+} // namespace trellis::kernels
