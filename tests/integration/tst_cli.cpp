@@ -152,6 +152,28 @@ private slots:
         QVERIFY(run->error.contains(QStringLiteral("rank 2: ")));
     }
 
+    // An exception anywhere in the training loop reaches the trainer's top-level catch: a failure
+    // Event with the message in the history, and the documented exit code (12, internal error).
+    void exceptionBecomesEventAndExitCode()
+    {
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--inject"),
+                              QStringLiteral("throw@1:2"), QStringLiteral("--quiet")});
+        QCOMPARE(r.code, 1);
+        const QString runId = r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        HistoryDatabase h;
+        QCOMPARE(h.open(db(), false), QString());
+        auto run = h.findRun(runId);
+        QVERIFY(run.has_value());
+        QCOMPARE(run->status, QStringLiteral("failed"));
+        QCOMPARE(run->exitCode, 12);
+        const auto data = h.loadRun(run->id);
+        QVERIFY(data);
+        bool found = false;
+        for (const auto &e : data->events)
+            found = found || (e.rank == 1 && e.step == 2 && e.message.contains(QStringLiteral("internal error: injected exception at step 2")));
+        QVERIFY2(found, qPrintable(r.err));
+    }
+
     void hangIsDetected()
     {
         const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--inject"),

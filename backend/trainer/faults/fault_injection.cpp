@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <thread>
 
 namespace trellis::trainer {
@@ -37,8 +38,9 @@ bool FaultInjection::parse(const std::string &text, FaultInjection &out, std::st
     else if (kind == "hang") out.kind = FaultKind::Hang;
     else if (kind == "slow") out.kind = FaultKind::Slow;
     else if (kind == "nan") out.kind = FaultKind::Nan;
+    else if (kind == "throw") out.kind = FaultKind::Throw;
     else {
-        error = "--inject: unknown fault '" + kind + "' (expected crash, hang, slow or nan)";
+        error = "--inject: unknown fault '" + kind + "' (expected crash, hang, slow, nan or throw)";
         return false;
     }
     try {
@@ -74,6 +76,8 @@ void FaultInjector::beforeStep(std::uint64_t step, TelemetryPublisher &telemetry
     }
     if (m_fault.kind == FaultKind::Slow)
         m_slow = true;
+    if (m_fault.kind == FaultKind::Throw)
+        throw std::runtime_error("injected exception at step " + std::to_string(m_fault.step));
 }
 
 void FaultInjector::afterCompute() const

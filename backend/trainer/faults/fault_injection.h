@@ -1,6 +1,7 @@
 // Fault injection for tests of supervision and failure handling: --inject KIND@RANK:STEP makes
 // rank RANK crash (exit 70), hang (stop making progress, heartbeats going on), run slow (200 ms
-// more a step from then on) or report a NaN loss, at the start of step STEP (1-based).
+// more a step from then on), report a NaN loss, or throw an exception (what the trainer's
+// top-level catch turns into an Event and exit code 12), at the start of step STEP (1-based).
 // Threading: training thread only.
 #pragma once
 
@@ -11,7 +12,7 @@ namespace trellis::trainer {
 
 class TelemetryPublisher;
 
-enum class FaultKind { None, Crash, Hang, Slow, Nan };
+enum class FaultKind { None, Crash, Hang, Slow, Nan, Throw };
 
 struct FaultInjection {
     FaultKind kind = FaultKind::None;
