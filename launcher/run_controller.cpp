@@ -26,6 +26,24 @@
 #include <unistd.h>
 
 namespace trellis::launcher {
+
+// Linux /proc: whether a local pid is gone, or stopped (SIGSTOP, state T). Remote ranks' pids
+// mean nothing here: a pid that does not exist locally is "gone" only if the rank runs here,
+// which the local launcher's ranks do.
+bool localProcessGone(qint64 pid)
+{
+    return pid > 0 && !QFile::exists(QStringLiteral("/proc/%1").arg(pid));
+}
+
+bool localProcessStopped(qint64 pid)
+{
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (pid <= 0 || !stat.open(QIODevice::ReadOnly))
+        return false;
+    const QByteArray text = stat.readAll();
+    const int close = text.lastIndexOf(')');
+    return close > 0 && close + 2 < text.size() && (text[close + 2] == 'T' || text[close + 2] == 't');
+}
 namespace {
 
 constexpr int kTailLines = 40;
@@ -74,7 +92,7 @@ QString eventKind(proto::Event::Kind kind)
 RunController::RunController(HistoryWriter *writer, QObject *parent)
     : QObject(parent), m_writer(writer), m_receiver(std::make_unique<TelemetryReceiver>())
 {
-    m_watchdog.setInterval(500);
+    m_watchdog.setInterval(250);
     connect(&m_watchdog, &QTimer::timeout, this, &RunController::checkWatchdog);
     m_receiver->setNotify([this] {
         // Receiver thread: schedule one drain per batch; coalesce while one is pending.
@@ -133,6 +151,10 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     m_partial[0].clear();
     m_partial[1].clear();
     m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : thePlan.launch.hangTimeoutS;
+    m_hangs = std::make_unique<HangDetector>(thePlan, thePlan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
+    m_pids.clear();
+    m_silentSinceMs = -1;
+    m_clock.start();
 
     const QString trainer = options.trainerPath.isEmpty() ? defaultTrainerPath() : options.trainerPath;
     if (!QFileInfo(trainer).isExecutable())
@@ -250,9 +272,14 @@ void RunController::drainTelemetry()
     int steps = 0;
     for (const auto &e : envelopes) {
         const int rank = static_cast<int>(e.rank());
+        if (m_hangs)
+            m_hangs->seen(rank, m_clock.elapsed());
         switch (e.payload_case()) {
         case proto::Envelope::kHello: {
             const auto &h = e.hello();
+            if (m_hangs)
+                m_hangs->hello(rank, h.host());
+            m_pids[rank] = h.pid();
             RankRow r;
             r.rank = rank;
             r.host = QString::fromStdString(h.host());
@@ -315,15 +342,31 @@ void RunController::drainTelemetry()
                                              QString::fromStdString(ev.message()), QDateTime::currentDateTimeUtc()}});
             break;
         }
-        case proto::Envelope::kHeartbeat:
-            m_phase[rank] = QString::fromStdString(e.heartbeat().phase());
+        case proto::Envelope::kHeartbeat: {
+            const auto &hb = e.heartbeat();
+            m_phase[rank] = QString::fromStdString(hb.phase());
+            if (m_hangs) {
+                RankPulse pulse;
+                pulse.step = hb.step();
+                pulse.phase = hb.phase();
+                pulse.inCollective = !hb.collective_op().empty();
+                pulse.group = hb.collective_group();
+                pulse.op = hb.collective_op();
+                pulse.call = hb.collective_call();
+                pulse.bytes = hb.collective_bytes();
+                pulse.sinceNs = hb.collective_since_ns();
+                m_hangs->heartbeat(rank, m_clock.elapsed(), pulse);
+            }
             break;
+        }
         case proto::Envelope::kGoodbye: {
             RankRow r;
             r.rank = rank;
             r.exitCode = e.goodbye().exit_code();
             r.dropped = static_cast<qint64>(e.dropped());
             record(RankOp{m_runId, r});
+            if (m_hangs)
+                m_hangs->goodbye(rank);
             break;
         }
         default:
@@ -421,6 +464,35 @@ void RunController::checkWatchdog()
 {
     if (m_settled || m_state == RunState::Idle)
         return;
+    if (m_hangs && m_state == RunState::Running) {
+        drainTelemetry(); // judge on everything that has arrived
+        const std::int64_t wallNs = QDateTime::currentMSecsSinceEpoch() * 1000000;
+        if (const auto report = m_hangs->check(m_clock.elapsed(), wallNs)) {
+            // A silent rank whose process is gone crashed: mpirun reports how (exit code,
+            // signal) in a moment; give it 3 s before calling it a hang.
+            bool gone = false;
+            if (report->silent)
+                for (int rank : report->culprits)
+                    gone = gone || (m_pids.count(rank) && localProcessGone(m_pids[rank]));
+            if (!gone || (m_silentSinceMs >= 0 && m_clock.elapsed() - m_silentSinceMs > 3000)) {
+                QString message = QStringLiteral("hang: ") + QString::fromStdString(report->message);
+                for (int rank : report->culprits)
+                    if (m_pids.count(rank) && localProcessStopped(m_pids[rank]))
+                        message += QStringLiteral(" [rank %1's process is stopped]").arg(rank);
+                EventRow e;
+                e.rank = report->culprits.empty() ? -1 : report->culprits.front();
+                e.step = m_progress.step;
+                e.kind = QStringLiteral("hang");
+                e.message = message;
+                e.at = QDateTime::currentDateTimeUtc();
+                record(EventOp{m_runId, e});
+                terminateJob(message);
+                return;
+            }
+            if (m_silentSinceMs < 0)
+                m_silentSinceMs = m_clock.elapsed();
+        }
+    }
     if (m_sinceProgress.elapsed() < qint64(m_hangTimeoutS) * 1000)
         return;
     QString where;
@@ -433,6 +505,11 @@ void RunController::checkWatchdog()
                                       .arg(m_hangTimeoutS)
                                       .arg(m_progress.step)
                                       .arg(where);
+    terminateJob(message);
+}
+
+void RunController::terminateJob(const QString &message)
+{
     settle(RunState::Failed, -1, message);
     if (m_process && m_process->state() != QProcess::NotRunning) {
         m_process->terminate();

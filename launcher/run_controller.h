@@ -8,6 +8,7 @@
 #include "launcher/history_writer.h"
 #include "launcher/run_types.h"
 #include "launcher/series_store.h"
+#include "launcher/supervision/hang_detector.h"
 #include "plan/plan.h"
 
 #include <QElapsedTimer>
@@ -82,6 +83,7 @@ private:
     void onProcessFinished(int exitCode, QProcess::ExitStatus status);
     void onProcessError(QProcess::ProcessError error);
     void checkWatchdog();
+    void terminateJob(const QString &message); // settle as failed and end the job
     void settle(RunState state, int exitCode, const QString &message);
     void record(WriteOp op);
     void handleLine(const QString &line, bool isStderr);
@@ -108,6 +110,10 @@ private:
     std::map<int, std::unique_ptr<QFile>> m_logs;
     std::map<int, StepRow> m_latest; // latest step per rank
     std::map<int, QString> m_phase;  // last heartbeat phase per rank
+    std::map<int, qint64> m_pids;    // per rank, from Hello
+    std::unique_ptr<HangDetector> m_hangs;
+    QElapsedTimer m_clock;           // monotonic time for the hang detector
+    qint64 m_silentSinceMs = -1;     // a silent rank's process found gone: wait for mpirun to say why
     RunProgress m_progress;
 };
 

@@ -2,6 +2,7 @@
 #include "trainer/telemetry_publisher.h"
 
 #include "protocol/framing.h"
+#include "trainer/comm/collective_tracker.h"
 
 #include <zmq.hpp>
 
@@ -131,6 +132,15 @@ void TelemetryPublisher::run()
                 auto *h = hb.mutable_heartbeat();
                 h->set_step(m_step.load(std::memory_order_relaxed));
                 h->set_phase(m_phase.load(std::memory_order_relaxed));
+                const CollectiveActivity c = CollectiveTracker::current();
+                if (c.active) {
+                    h->set_collective(c.group + " " + c.op);
+                    h->set_collective_since_ns(c.sinceNs);
+                    h->set_collective_group(c.group);
+                    h->set_collective_op(c.op);
+                    h->set_collective_call(c.call);
+                    h->set_collective_bytes(c.bytes);
+                }
                 stamp(hb);
                 batch.push_back(proto::encodeEnvelope(hb));
                 nextHeartbeat = std::chrono::steady_clock::now() + interval;

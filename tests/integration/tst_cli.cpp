@@ -8,7 +8,11 @@
 
 #include <algorithm>
 
+#include <signal.h>
+
 #include <QDir>
+#include <QElapsedTimer>
+#include <QRegularExpression>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -174,13 +178,81 @@ private slots:
         QVERIFY2(found, qPrintable(r.err));
     }
 
+    // A rank that stops making progress (its heartbeats go on) while the others wait for it in a
+    // collective: named with its host and phase, and the collective the others wait in.
     void hangIsDetected()
     {
         const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--inject"),
-                              QStringLiteral("hang@1:4"), QStringLiteral("--hang-timeout"), QStringLiteral("5"),
+                              QStringLiteral("hang@1:4"), QStringLiteral("--hang-timeout"), QStringLiteral("30"),
                               QStringLiteral("--quiet")});
         QCOMPARE(r.code, 1);
-        QVERIFY2(r.err.contains(QStringLiteral("hang: no step finished for 5 s after step 3")), qPrintable(r.err));
+        static const QRegularExpression pattern(
+            QStringLiteral("hang: rank 1 on \\S+ \\(in forward of step 4\\) stopped making progress; ranks 0,2,3 wait in dp "
+                           "all_reduce #\\d+ since \\d+\\.\\d s"));
+        QVERIFY2(pattern.match(r.err).hasMatch(), qPrintable(r.err));
+    }
+
+    // SIGSTOP of one of 4 ranks: its heartbeats stop; the supervisor names it, its host and the
+    // collective the others wait in, within 3 s of its last heartbeat (the report says how long
+    // it has been silent: 3 heartbeat intervals plus the 250 ms check, 2 s at most here).
+    void stoppedRankIsNamed()
+    {
+        const QString plan = m_dir.filePath(QStringLiteral("long.json"));
+        QFile f(plan);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "long",
+          "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64, "vocab": 256},
+          "cluster": {"nodes": [{"host": "localhost", "slots": 4}]},
+          "parallel": {"dp": 4, "micro_batch_size": 2},
+          "training": {"steps": 100000, "lr": 0.003, "min_lr": 0.0003, "seed": 7,
+                       "data": {"source": "text", "path": "%1"}}})")
+                    .arg(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                    .toUtf8());
+        f.close();
+        const QString database = m_dir.filePath(QStringLiteral("stopped.sqlite"));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY(run.waitForStarted());
+        // Wait for every rank's pid (Hello) and a few steps.
+        qint64 pid = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 60000 && pid == 0) {
+            QTest::qWait(200);
+            HistoryDatabase h;
+            if (!h.open(database, false).isEmpty())
+                continue;
+            const auto last = h.findRun(QStringLiteral("last"));
+            if (!last)
+                continue;
+            const auto data = h.loadRun(last->id);
+            if (!data || data->ranks.size() < 4 || last->stepsDone < 3)
+                continue;
+            for (const auto &rank : data->ranks)
+                if (rank.rank == 2)
+                    pid = rank.pid;
+        }
+        QVERIFY2(pid > 0, "the run never reported rank 2's pid");
+        QVERIFY(::kill(static_cast<pid_t>(pid), SIGSTOP) == 0);
+        QElapsedTimer sinceStop;
+        sinceStop.start();
+        const bool ended = run.waitForFinished(60000);
+        const qint64 detectedMs = sinceStop.elapsed();
+        ::kill(static_cast<pid_t>(pid), SIGCONT); // whatever is left of it may go now
+        if (!ended) {
+            run.kill();
+            run.waitForFinished();
+        }
+        QVERIFY(ended);
+        const QString err = QString::fromUtf8(run.readAllStandardError());
+        static const QRegularExpression pattern(QStringLiteral(
+            "hang: rank 2 on \\S+ stopped responding \\(no heartbeat for (\\d+\\.\\d) s\\); ranks 0,1,3 wait in dp "
+            "all_reduce #\\d+ since \\d+\\.\\d s \\[rank 2's process is stopped\\]"));
+        const auto m = pattern.match(err);
+        QVERIFY2(m.hasMatch(), qPrintable(err));
+        qInfo("SIGSTOP to the end of the run: %lld ms; the report: no heartbeat for %s s", detectedMs,
+              qPrintable(m.captured(1)));
+        QVERIFY2(m.captured(1).toDouble() <= 3.0, qPrintable(err));
     }
 
     void badInput_data()

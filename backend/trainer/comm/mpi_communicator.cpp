@@ -2,6 +2,7 @@
 #include "trainer/comm/mpi_communicator.h"
 
 #include "protocol/exit_codes.h"
+#include "trainer/comm/collective_tracker.h"
 
 #include <unistd.h>
 
@@ -72,7 +73,8 @@ int checkedCount(std::size_t count)
 class MpiHandle final : public CommHandle {
 public:
     MpiHandle(MpiCommunicator &comm, const char *op, std::uint64_t bytes, std::vector<MPI_Request> requests)
-        : m_comm(comm), m_op(op), m_bytes(bytes), m_requests(std::move(requests)), m_start(Clock::now())
+        : m_comm(comm), m_op(op), m_bytes(bytes), m_call(comm.nextCall()), m_requests(std::move(requests)),
+          m_start(Clock::now())
     {
     }
     ~MpiHandle() override
@@ -99,7 +101,10 @@ public:
         if (m_done)
             return;
         const auto start = Clock::now();
-        TRELLIS_MPI_CHECK(MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE));
+        {
+            const InsideCollective inside(m_comm.name(), m_op, m_call, m_bytes);
+            TRELLIS_MPI_CHECK(MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE));
+        }
         m_comm.addWaitMs(msSince(start));
         finish();
     }
@@ -116,6 +121,7 @@ private:
     MpiCommunicator &m_comm;
     const char *m_op;
     std::uint64_t m_bytes;
+    std::uint64_t m_call;
     std::vector<MPI_Request> m_requests;
     Clock::time_point m_start;
     std::function<void()> m_completion;
@@ -185,6 +191,7 @@ MpiCommunicator::~MpiCommunicator()
 void MpiCommunicator::allReduce(const void *send, void *recv, std::size_t count, DataType type, ReduceOp op)
 {
     const auto start = Clock::now();
+    const InsideCollective inside(m_name, "all_reduce", nextCall(), count * sizeOf(type));
     const std::size_t elem = sizeOf(type);
     std::size_t done = 0;
     if (send != recv && count > 0)
@@ -205,6 +212,7 @@ void MpiCommunicator::allReduce(const void *send, void *recv, std::size_t count,
 void MpiCommunicator::reduceScatter(const void *send, void *recv, std::size_t recvCount, DataType type, ReduceOp op)
 {
     const auto start = Clock::now();
+    const InsideCollective inside(m_name, "reduce_scatter", nextCall(), recvCount * sizeOf(type) * static_cast<std::size_t>(m_size));
     const std::size_t elem = sizeOf(type);
     const int n = checkedCount(recvCount);
     if (send == recv) {
@@ -228,6 +236,7 @@ void MpiCommunicator::reduceScatter(const void *send, void *recv, std::size_t re
 void MpiCommunicator::allGather(const void *send, void *recv, std::size_t sendCount, DataType type)
 {
     const auto start = Clock::now();
+    const InsideCollective inside(m_name, "all_gather", nextCall(), sendCount * sizeOf(type) * static_cast<std::size_t>(m_size));
     const std::size_t elem = sizeOf(type);
     const int n = checkedCount(sendCount);
     // In place when send already sits at this rank's block of recv (NCCL's convention).
@@ -241,6 +250,7 @@ void MpiCommunicator::allGather(const void *send, void *recv, std::size_t sendCo
 void MpiCommunicator::broadcast(void *data, std::size_t count, DataType type, int root)
 {
     const auto start = Clock::now();
+    const InsideCollective inside(m_name, "broadcast", nextCall(), count * sizeOf(type));
     const std::size_t elem = sizeOf(type);
     std::size_t done = 0;
     while (done < count) {
@@ -256,6 +266,7 @@ void MpiCommunicator::broadcast(void *data, std::size_t count, DataType type, in
 void MpiCommunicator::allToAll(const void *send, void *recv, std::size_t countPerRank, DataType type)
 {
     const auto start = Clock::now();
+    const InsideCollective inside(m_name, "all_to_all", nextCall(), countPerRank * sizeOf(type) * static_cast<std::size_t>(m_size));
     const std::size_t elem = sizeOf(type);
     const int n = checkedCount(countPerRank);
     if (send == recv)
@@ -270,6 +281,7 @@ void MpiCommunicator::allToAll(const void *send, void *recv, std::size_t countPe
 void MpiCommunicator::send(const void *data, std::size_t count, DataType type, int peer, int tag)
 {
     const auto start = Clock::now();
+    const InsideCollective inside(m_name, "send", nextCall(), count * sizeOf(type));
     TRELLIS_MPI_CHECK(MPI_Send(data, checkedCount(count), mpiType(type), peer, tag, m_comm));
     const double ms = msSince(start);
     m_totalMs += ms;
@@ -279,6 +291,7 @@ void MpiCommunicator::send(const void *data, std::size_t count, DataType type, i
 void MpiCommunicator::recv(void *data, std::size_t count, DataType type, int peer, int tag)
 {
     const auto start = Clock::now();
+    const InsideCollective inside(m_name, "recv", nextCall(), count * sizeOf(type));
     TRELLIS_MPI_CHECK(MPI_Recv(data, checkedCount(count), mpiType(type), peer, tag, m_comm, MPI_STATUS_IGNORE));
     const double ms = msSince(start);
     m_totalMs += ms;
@@ -288,6 +301,7 @@ void MpiCommunicator::recv(void *data, std::size_t count, DataType type, int pee
 void MpiCommunicator::barrier()
 {
     const auto start = Clock::now();
+    const InsideCollective inside(m_name, "barrier", nextCall(), 0);
     TRELLIS_MPI_CHECK(MPI_Barrier(m_comm));
     const double ms = msSince(start);
     m_totalMs += ms;

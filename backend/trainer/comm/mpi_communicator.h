@@ -48,6 +48,8 @@ public:
     // Used by handles to report their completion.
     void record(const char *op, std::uint64_t bytes, double ms);
     void addWaitMs(double ms) { m_totalMs += ms; }
+    // The number of the next call issued on this group (every rank of the group counts alike).
+    std::uint64_t nextCall() { return ++m_calls; }
 
 private:
     MPI_Comm m_comm;
@@ -56,6 +58,7 @@ private:
     int m_rank = 0;
     int m_size = 1;
     double m_totalMs = 0;
+    std::uint64_t m_calls = 0;
     // Few operation kinds: a flat list searched by the literal's address, no allocation per call.
     std::vector<std::pair<const char *, CollectiveRecord>> m_records;
 };

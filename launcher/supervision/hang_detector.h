@@ -1,0 +1,75 @@
+// Names a hung rank and where the others wait (DESIGN.md §6, §10): fed every heartbeat (and every
+// other message, which proves a rank alive), it finds within a few heartbeats
+//   * a silent rank — no message for 3 heartbeat intervals (stopped by SIGSTOP, swapped out,
+//     frozen) — "rank 2 on node-b stopped responding (no heartbeat for 1.6 s); ranks 0,1,3 wait
+//     in dp all_reduce #412 since 2.1 s";
+//   * a rank holding up a collective — members of a group have waited in the same call for
+//     more than 4 heartbeat intervals (at least 2 s) while it is elsewhere — "rank 2 on node-b
+//     stopped making progress (in forward of step 5); ranks 0,1,3 wait in dp all_reduce #412 since
+//     2.3 s".
+// Group membership comes from plan::Mesh, as in the trainer. Pure and deterministic: times are
+// passed in (monotonic ms of arrival, wall-clock ns for the ranks' own timestamps).
+// Threading: one thread (the run's supervisor).
+#pragma once
+
+#include "plan/plan.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trellis::launcher {
+
+struct RankPulse {
+    std::uint64_t step = 0;
+    std::string phase;
+    bool inCollective = false;
+    std::string group, op;
+    std::uint64_t call = 0, bytes = 0;
+    std::int64_t sinceNs = 0; // the rank's wall clock when it started waiting
+};
+
+struct HangReport {
+    std::vector<int> culprits; // the ranks found silent or holding the others up
+    std::vector<int> waiting;  // the ranks waiting for them
+    bool silent = false;       // the culprits stopped sending (else they stopped progressing)
+    std::string message;
+};
+
+class HangDetector {
+public:
+    // patienceMs: how long a rank may keep the others waiting while it is in a phase that is
+    // slow by nature (init: loading data; checkpoint: writing shards) — launch.hang_timeout_s.
+    HangDetector(const plan::Plan &plan, int heartbeatMs, std::int64_t patienceMs = 60000);
+
+    void hello(int rank, const std::string &host);
+    // Any message from the rank at monotonic `nowMs` (it is alive).
+    void seen(int rank, std::int64_t nowMs);
+    void heartbeat(int rank, std::int64_t nowMs, const RankPulse &pulse);
+    void goodbye(int rank); // finished: never hung
+
+    std::optional<HangReport> check(std::int64_t nowMs, std::int64_t nowWallNs) const;
+
+    std::int64_t silentAfterMs() const { return m_silentMs; }
+    std::int64_t stuckAfterMs() const { return m_waitMs; }
+
+private:
+    struct Rank {
+        std::string host;
+        std::int64_t lastSeenMs = -1;
+        RankPulse pulse;
+        bool done = false;
+    };
+    std::string where(int rank) const; // "rank 2 on node-b"
+    std::string waitText(const std::vector<int> &ranks, const RankPulse &p, std::int64_t nowWallNs) const;
+    std::vector<int> membersOf(int rank, const std::string &group) const;
+
+    plan::Plan m_plan;
+    int m_worldSize;
+    std::int64_t m_silentMs, m_waitMs, m_patienceMs;
+    std::map<int, Rank> m_ranks;
+};
+
+} // namespace trellis::launcher

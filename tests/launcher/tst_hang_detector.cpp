@@ -1,0 +1,121 @@
+// The hang detector on recorded heartbeats (no processes): silent ranks and ranks holding up a
+// collective are named with their hosts and the call the others wait in; slow-but-together
+// collectives, finished ranks and ranks busy writing a checkpoint (within the patience) are not.
+#include "launcher/supervision/hang_detector.h"
+
+#include <QTest>
+
+using namespace trellis;
+using namespace trellis::launcher;
+
+namespace {
+
+plan::Plan planOf(int dp, int tp)
+{
+    plan::Plan p;
+    p.parallel.dp = dp;
+    p.parallel.tp = tp;
+    return p;
+}
+
+RankPulse inCall(const char *group, const char *op, std::uint64_t call, std::int64_t sinceNs)
+{
+    RankPulse p;
+    p.step = 5;
+    p.phase = "comm";
+    p.inCollective = true;
+    p.group = group;
+    p.op = op;
+    p.call = call;
+    p.bytes = 1024;
+    p.sinceNs = sinceNs;
+    return p;
+}
+
+RankPulse computing(const char *phase)
+{
+    RankPulse p;
+    p.step = 5;
+    p.phase = phase;
+    return p;
+}
+
+constexpr std::int64_t kSecond = 1000000000; // ns
+
+} // namespace
+
+class TstHangDetector : public QObject {
+    Q_OBJECT
+private slots:
+    void cases_data()
+    {
+        QTest::addColumn<int>("tp");
+        QTest::addColumn<QString>("scenario");
+        QTest::addColumn<QString>("expected"); // empty: no report
+        QTest::newRow("all well") << 1 << "well" << QString();
+        QTest::newRow("silent rank") << 1 << "silent"
+                                     << "rank 2 on node-c stopped responding (no heartbeat for 1.6 s); ranks 0,1,3 wait in dp all_reduce #412 since 2.1 s";
+        QTest::newRow("silent, not yet") << 1 << "silent-early" << QString();
+        QTest::newRow("holding up") << 1 << "stuck"
+                                    << "rank 2 on node-c (in forward of step 5) stopped making progress; ranks 0,1,3 wait in dp all_reduce #412 since 2.5 s";
+        QTest::newRow("waiting, not yet") << 1 << "stuck-early" << QString();
+        QTest::newRow("slow but together") << 1 << "together" << QString();
+        QTest::newRow("finished rank") << 1 << "finished" << QString();
+        QTest::newRow("checkpoint within patience") << 1 << "checkpoint" << QString();
+        QTest::newRow("checkpoint beyond patience") << 1 << "checkpoint-long"
+                                                    << "rank 2 on node-c (in checkpoint of step 5) stopped making progress; ranks 0,1,3 wait in dp all_reduce #412 since 61.0 s";
+        QTest::newRow("tp group only") << 2 << "tp"
+                                       << "rank 1 on node-b (in backward of step 5) stopped making progress; rank 0 waits in tp all_reduce #7 since 3.0 s";
+    }
+    void cases()
+    {
+        QFETCH(int, tp);
+        QFETCH(QString, scenario);
+        QFETCH(QString, expected);
+        HangDetector d(planOf(4 / tp, tp), 500, 60000);
+        const char *hosts[] = {"node-a", "node-b", "node-c", "node-d"};
+        for (int r = 0; r < 4; ++r)
+            d.hello(r, hosts[r]);
+        const std::int64_t now = 100000, wall = 1000 * kSecond;
+        const std::string s = scenario.toStdString();
+        const std::int64_t waitedNs = s == "stuck" ? 2500000000LL : s == "checkpoint-long" ? 61 * kSecond
+                                      : s == "together" ? 10 * kSecond : s == "checkpoint" ? 30 * kSecond
+                                      : s == "stuck-early" || s == "silent-early" ? 1500000000LL : 2100000000LL;
+        for (int r = 0; r < 4; ++r) {
+            if (s == "well" || (s == "finished" && r != 2)) {
+                d.heartbeat(r, now - 100, computing("forward"));
+            } else if (s == "tp") {
+                if (r == 0)
+                    d.heartbeat(r, now - 100, inCall("tp", "all_reduce", 7, wall - 3 * kSecond));
+                else
+                    d.heartbeat(r, now - 100, computing(r == 1 ? "backward" : "forward"));
+            } else if (r == 2) {
+                if (s == "silent")
+                    d.heartbeat(r, now - 1600, computing("forward"));
+                else if (s == "silent-early")
+                    d.heartbeat(r, now - 1400, computing("forward"));
+                else if (s == "together")
+                    d.heartbeat(r, now - 100, inCall("dp", "all_reduce", 412, wall - waitedNs));
+                else if (s == "checkpoint" || s == "checkpoint-long")
+                    d.heartbeat(r, now - 100, computing("checkpoint"));
+                else if (s == "finished") {
+                    d.heartbeat(r, now - 5000, computing("done"));
+                    d.goodbye(r);
+                } else
+                    d.heartbeat(r, now - 100, computing("forward"));
+            } else {
+                d.heartbeat(r, now - 100, inCall("dp", "all_reduce", 412, wall - waitedNs));
+            }
+        }
+        const auto report = d.check(now, wall);
+        if (expected.isEmpty()) {
+            QVERIFY2(!report, report ? report->message.c_str() : "");
+            return;
+        }
+        QVERIFY(report);
+        QCOMPARE(QString::fromStdString(report->message), expected);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstHangDetector)
+#include "tst_hang_detector.moc"
