@@ -8,9 +8,11 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include <cmath>
 #include <csignal>
 
 #include "launcher/mpi_command.h"
+#include "plan/mesh.h"
 #include "plan/plan_json.h"
 #include "protocol/exit_codes.h"
 
@@ -151,11 +153,6 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     m_partial[0].clear();
     m_partial[1].clear();
     m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : thePlan.launch.hangTimeoutS;
-    m_hangs = std::make_unique<HangDetector>(thePlan, thePlan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
-    m_pids.clear();
-    m_silentSinceMs = -1;
-    m_clock.start();
-
     const QString trainer = options.trainerPath.isEmpty() ? defaultTrainerPath() : options.trainerPath;
     if (!QFileInfo(trainer).isExecutable())
         return QStringLiteral("trainer not found or not executable: %1").arg(trainer);
@@ -180,20 +177,51 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     if (auto saved = plan::savePlanFile(frozen, frozenPath.toStdString()); !saved)
         return QString::fromStdString(saved.errorText());
 
-    const QString receiverError = m_receiver->start(m_runId.toStdString(), static_cast<quint32>(thePlan.parallel.worldSize()));
+    m_options = options;
+    m_trainer = trainer;
+    m_frozenPath = frozenPath;
+    m_frozenPlan = frozen;
+    m_attempt = 0;
+    m_story.clear();
+    m_restartPending = false;
+    m_lastCheckpointStep = 0;
+    m_resumedFrom = 0;
+    record(NewRunOp{m_runId, QString::fromStdString(thePlan.name), QString::fromStdString(plan::planToJson(frozen)),
+                    QString::fromUtf8(plan::toString(thePlan.launch.target)), thePlan.parallel.worldSize(),
+                    thePlan.training.steps, QDateTime::currentDateTimeUtc()});
+    m_settled = false;
+    const QString error = launchAttempt(false);
+    if (!error.isEmpty()) {
+        settle(RunState::Failed, -1, error);
+        return error;
+    }
+    return {};
+}
+
+QString RunController::launchAttempt(bool resume)
+{
+    const QString receiverError = m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()));
     if (!receiverError.isEmpty())
         return receiverError;
+    m_hangs = std::make_unique<HangDetector>(m_plan, m_plan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
+    m_pids.clear();
+    m_latest.clear();
+    m_phase.clear();
+    m_silentSinceMs = -1;
+    m_clock.start();
 
     LaunchRequest request;
-    request.mpirunPath = options.mpirunPath;
-    request.trainerPath = trainer;
-    request.planPath = frozenPath;
+    request.mpirunPath = m_options.mpirunPath;
+    request.trainerPath = m_trainer;
+    request.planPath = m_frozenPath;
     request.runId = m_runId;
     request.endpoint = QString::fromStdString(m_receiver->endpoint());
-    request.extraTrainerArgs = options.extraTrainerArgs;
+    request.extraTrainerArgs = m_options.extraTrainerArgs;
+    if (resume)
+        request.extraTrainerArgs << QStringLiteral("--resume");
     request.availableCores = QThread::idealThreadCount();
     request.runningAsRoot = geteuid() == 0;
-    const LaunchCommand command = buildLocalCommand(thePlan, request);
+    const LaunchCommand command = buildLocalCommand(m_plan, request);
     m_commandLine = command.displayString();
 
     m_process = std::make_unique<QProcess>();
@@ -214,10 +242,6 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     connect(m_process.get(), &QProcess::finished, this, &RunController::onProcessFinished);
     connect(m_process.get(), &QProcess::errorOccurred, this, &RunController::onProcessError);
 
-    record(NewRunOp{m_runId, QString::fromStdString(thePlan.name), QString::fromStdString(plan::planToJson(frozen)),
-                    QString::fromUtf8(plan::toString(thePlan.launch.target)), thePlan.parallel.worldSize(),
-                    thePlan.training.steps, QDateTime::currentDateTimeUtc()});
-    m_settled = false;
     setState(RunState::Launching);
     m_sinceProgress.start();
     m_watchdog.start();
@@ -225,8 +249,154 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     return {};
 }
 
+QString RunController::firstFailure(int &rank) const
+{
+    // mpirun names the first process to fail: "mpirun noticed that process rank 2 with PID 0 on
+    // node vm exited on signal 9 (Killed)." or "Process name: [[62347,1],3] / Exit code: 70".
+    const auto tail = m_stderrTail.find(-1);
+    if (tail == m_stderrTail.end())
+        return {};
+    QString all;
+    for (const QString &line : tail->second)
+        all += line + QLatin1Char('\n');
+    static const QRegularExpression signal(
+        QStringLiteral("process rank (\\d+) with PID \\d+ on node (\\S+) exited on signal (\\d+) \\(([^)]*)\\)"));
+    if (const auto m = signal.match(all); m.hasMatch()) {
+        rank = m.captured(1).toInt();
+        return QStringLiteral("rank %1 on %2 exited on signal %3 (%4)").arg(m.captured(1), m.captured(2), m.captured(3), m.captured(4));
+    }
+    static const QRegularExpression code(QStringLiteral("Process name: \\[\\[\\d+,\\d+\\],(\\d+)\\]\\s*Exit code:\\s*(\\d+)"));
+    if (const auto m = code.match(all); m.hasMatch()) {
+        rank = m.captured(1).toInt();
+        const auto host = m_hosts.find(rank);
+        return QStringLiteral("rank %1 on %2 exited with code %3 (%4)")
+            .arg(m.captured(1), host == m_hosts.end() ? QStringLiteral("its node") : host->second, m.captured(2),
+                 QString::fromUtf8(proto::describeExitCode(m.captured(2).toInt())));
+    }
+    return {};
+}
+
+void RunController::failOrRestart(const QString &cause, int exitCode, const QString &message, int culprit)
+{
+    const plan::RestartPolicy &policy = m_plan.launch.restart;
+    const bool retryable = (cause == QLatin1String("crash") && policy.onCrash) ||
+                           (cause == QLatin1String("hang") && policy.onHang) ||
+                           (cause == QLatin1String("node loss") && policy.onNodeLoss);
+    const bool running = m_process && m_process->state() != QProcess::NotRunning;
+    const QString firstLine = message.section(QLatin1Char('\n'), 0, 0);
+    if (!retryable || m_attempt >= policy.maxRestarts || m_stopRequested) {
+        QString story = message;
+        if (m_attempt > 0)
+            story = QStringLiteral("failed after %1 restart%2 (%3); last: %4")
+                        .arg(m_attempt)
+                        .arg(m_attempt == 1 ? QString() : QStringLiteral("s"))
+                        .arg(m_story.join(QStringLiteral("; ")), message);
+        if (m_attempt > 0 && m_attempt >= policy.maxRestarts && retryable)
+            story = QStringLiteral("restart budget exhausted: ") + story;
+        settle(RunState::Failed, exitCode, story);
+        if (running)
+            terminateProcess();
+        return;
+    }
+    ++m_attempt;
+    // The step under way when it failed: one past the highest any rank reported.
+    qint64 reported = m_resumedFrom; // an attempt that resumed starts past its checkpoint
+    for (const auto &[r, row] : m_latest)
+        reported = std::max(reported, row.step);
+    const qint64 lost = std::max<qint64>(0, reported - m_lastCheckpointStep);
+    QString note = QStringLiteral("restart %1/%2 after %3 in step %4: %5; resuming from %6, %7 step%8 repeated")
+                       .arg(m_attempt)
+                       .arg(policy.maxRestarts)
+                       .arg(cause)
+                       .arg(reported + 1)
+                       .arg(firstLine)
+                       .arg(m_lastCheckpointStep > 0 ? QStringLiteral("the checkpoint of step %1").arg(m_lastCheckpointStep)
+                                                     : QStringLiteral("the start (no checkpoint yet)"))
+                       .arg(lost)
+                       .arg(lost == 1 ? QString() : QStringLiteral("s"));
+    if (policy.elastic && cause != QLatin1String("hang") && culprit >= 0) {
+        const QString shrunk = shrinkAroundNodeOf(culprit);
+        if (!shrunk.isEmpty())
+            note += QStringLiteral("; elastic: ") + shrunk;
+    }
+    m_story << QStringLiteral("%1 in step %2").arg(cause).arg(reported + 1);
+    EventRow e;
+    e.rank = culprit;
+    e.step = m_progress.step;
+    e.kind = QStringLiteral("restart");
+    e.message = note;
+    e.at = QDateTime::currentDateTimeUtc();
+    record(EventOp{m_runId, e});
+    emit restarting(m_attempt, note);
+    m_restartPending = true;
+    m_watchdog.stop();
+    if (running)
+        terminateProcess(); // onProcessFinished relaunches
+    else
+        scheduleRelaunch();
+}
+
+void RunController::scheduleRelaunch()
+{
+    const plan::RestartPolicy &policy = m_plan.launch.restart;
+    const double backoff = std::min(300.0, policy.backoffS * std::pow(2.0, std::max(0, m_attempt - 1)));
+    QTimer::singleShot(static_cast<int>(backoff * 1000), this, [this] {
+        if (m_settled)
+            return;
+        m_restartPending = false;
+        m_receiver->stop();
+        m_resumedFrom = m_lastCheckpointStep; // the newest complete checkpoint, as the trainer will find it
+        const QString error = launchAttempt(true);
+        if (!error.isEmpty())
+            settle(RunState::Failed, -1, QStringLiteral("restart %1 could not start: %2").arg(m_attempt).arg(error));
+    });
+}
+
+QString RunController::shrinkAroundNodeOf(int rank)
+{
+    // The failed rank's node leaves; dp shrinks to what the other nodes hold and the global
+    // batch stays, through more micro-batches. Refused (plain restart) when that is impossible.
+    plan::Plan next = m_frozenPlan;
+    const int node = plan::Mesh::nodeOf(rank, m_plan.cluster);
+    if (node < 0 || m_plan.cluster.nodes.size() < 2)
+        return {};
+    const std::string host = m_plan.cluster.nodes[static_cast<std::size_t>(node)].host;
+    next.cluster.nodes.erase(next.cluster.nodes.begin() + node);
+    const plan::ParallelSpec &p = m_plan.parallel;
+    const int perReplica = p.tp * p.pp * p.cp;
+    int dp = std::min(p.dp, next.cluster.totalSlots() / perReplica);
+    while (dp > 0 && ((p.dp * p.microBatches) % dp != 0 || dp % p.ep != 0))
+        --dp;
+    if (dp < 1 || dp == p.dp)
+        return {};
+    next.parallel.dp = dp;
+    next.parallel.microBatches = p.microBatches * p.dp / dp;
+    if (plan::hasErrors(plan::validatePlan(next)))
+        return {};
+    const QString path = m_runDir + QStringLiteral("/plan-attempt-%1.json").arg(m_attempt);
+    if (auto saved = plan::savePlanFile(next, path.toStdString()); !saved)
+        return {};
+    const QString note = QStringLiteral("node %1 (%2) excluded; dp %3 -> %4, micro-batches %5 -> %6")
+                             .arg(node)
+                             .arg(QString::fromStdString(host))
+                             .arg(p.dp)
+                             .arg(dp)
+                             .arg(p.microBatches)
+                             .arg(next.parallel.microBatches);
+    m_plan = next;
+    m_frozenPlan = next;
+    m_frozenPath = path;
+    return note;
+}
+
 void RunController::stop()
 {
+    if (m_restartPending && (!m_process || m_process->state() == QProcess::NotRunning)) {
+        m_restartPending = false; // waiting out the backoff: nothing to terminate
+        m_stopRequested = true;
+        settle(RunState::Stopped, -1, QStringLiteral("stopped by the user while restarting"));
+        return;
+    }
     if (!m_process || m_process->state() == QProcess::NotRunning)
         return;
     m_stopRequested = true;
@@ -279,6 +449,7 @@ void RunController::drainTelemetry()
             const auto &h = e.hello();
             if (m_hangs)
                 m_hangs->hello(rank, h.host());
+            m_hosts[rank] = QString::fromStdString(h.host());
             m_pids[rank] = h.pid();
             RankRow r;
             r.rank = rank;
@@ -338,6 +509,10 @@ void RunController::drainTelemetry()
         }
         case proto::Envelope::kEvent: {
             const auto &ev = e.event();
+            if (ev.kind() == proto::Event::CHECKPOINT)
+                m_lastCheckpointStep = std::max<qint64>(m_lastCheckpointStep, static_cast<qint64>(ev.step()));
+            if (ev.kind() == proto::Event::RESTART)
+                m_resumedFrom = static_cast<qint64>(ev.step()); // what the trainer really resumed from
             record(EventOp{m_runId, EventRow{rank, static_cast<qint64>(ev.step()), eventKind(ev.kind()),
                                              QString::fromStdString(ev.message()), QDateTime::currentDateTimeUtc()}});
             break;
@@ -436,6 +611,10 @@ void RunController::onProcessFinished(int exitCode, QProcess::ExitStatus status)
     // what is in flight, then settle.
     QTimer::singleShot(300, this, [this, exitCode, status] {
         drainTelemetry();
+        if (m_restartPending) {
+            scheduleRelaunch();
+            return;
+        }
         if (m_settled)
             return;
         if (m_stopRequested) {
@@ -453,9 +632,13 @@ void RunController::onProcessFinished(int exitCode, QProcess::ExitStatus status)
                     lines << (rank < 0 ? QStringLiteral("mpirun: ") : QStringLiteral("rank %1: ").arg(rank)) + tail[i];
                 }
             }
+            int culprit = -1;
+            const QString first = firstFailure(culprit);
+            if (!first.isEmpty())
+                message += QStringLiteral(": ") + first;
             if (!lines.isEmpty())
                 message += QStringLiteral("\n") + lines.mid(std::max<qsizetype>(0, lines.size() - 12)).join(QLatin1Char('\n'));
-            settle(RunState::Failed, code, message);
+            failOrRestart(QStringLiteral("crash"), code, message, culprit);
         }
     });
 }
@@ -486,7 +669,7 @@ void RunController::checkWatchdog()
                 e.message = message;
                 e.at = QDateTime::currentDateTimeUtc();
                 record(EventOp{m_runId, e});
-                terminateJob(message);
+                failOrRestart(QStringLiteral("hang"), -1, message, e.rank);
                 return;
             }
             if (m_silentSinceMs < 0)
@@ -510,14 +693,19 @@ void RunController::checkWatchdog()
 
 void RunController::terminateJob(const QString &message)
 {
-    settle(RunState::Failed, -1, message);
-    if (m_process && m_process->state() != QProcess::NotRunning) {
-        m_process->terminate();
-        QTimer::singleShot(3000, this, [this] {
-            if (m_process && m_process->state() != QProcess::NotRunning)
-                m_process->kill();
-        });
-    }
+    failOrRestart(QStringLiteral("hang"), -1, message, -1);
+}
+
+void RunController::terminateProcess()
+{
+    if (!m_process || m_process->state() == QProcess::NotRunning)
+        return;
+    m_process->terminate();
+    QProcess *process = m_process.get();
+    QTimer::singleShot(3000, this, [this, process] {
+        if (m_process.get() == process && m_process->state() != QProcess::NotRunning)
+            m_process->kill();
+    });
 }
 
 void RunController::settle(RunState state, int exitCode, const QString &message)

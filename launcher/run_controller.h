@@ -75,6 +75,8 @@ signals:
     void stepsArrived(int count);
     void outputLine(int rank, bool isStderr, const QString &line);
     void finished(trellis::launcher::RunState state, int exitCode, const QString &message);
+    // A failure is being recovered from: the job ends and attempt `attempt` starts after the backoff.
+    void restarting(int attempt, const QString &message);
 
 private:
     void setState(RunState state);
@@ -83,7 +85,15 @@ private:
     void onProcessFinished(int exitCode, QProcess::ExitStatus status);
     void onProcessError(QProcess::ProcessError error);
     void checkWatchdog();
-    void terminateJob(const QString &message); // settle as failed and end the job
+    void terminateJob(const QString &message); // a hang found by the old watchdog: restart or fail
+    QString launchAttempt(bool resume);        // starts mpirun (and the receiver) for this attempt
+    // A failure of `cause` (crash, hang, node loss): restart per launch.restart, or settle failed
+    // with the whole story. culprit: the failing rank, or -1.
+    void failOrRestart(const QString &cause, int exitCode, const QString &message, int culprit);
+    void scheduleRelaunch();
+    void terminateProcess();
+    QString shrinkAroundNodeOf(int rank); // elastic: "" when the plan cannot shrink
+    QString firstFailure(int &rank) const; // the process mpirun names as the first to fail
     void settle(RunState state, int exitCode, const QString &message);
     void record(WriteOp op);
     void handleLine(const QString &line, bool isStderr);
@@ -111,10 +121,21 @@ private:
     std::map<int, StepRow> m_latest; // latest step per rank
     std::map<int, QString> m_phase;  // last heartbeat phase per rank
     std::map<int, qint64> m_pids;    // per rank, from Hello
+    std::map<int, QString> m_hosts;
     std::unique_ptr<HangDetector> m_hangs;
     QElapsedTimer m_clock;           // monotonic time for the hang detector
     qint64 m_silentSinceMs = -1;     // a silent rank's process found gone: wait for mpirun to say why
     RunProgress m_progress;
+    // Restarts (launch.restart).
+    RunOptions m_options;
+    QString m_trainer;
+    QString m_frozenPath;
+    plan::Plan m_frozenPlan;
+    int m_attempt = 0;
+    QStringList m_story;
+    bool m_restartPending = false;
+    qint64 m_lastCheckpointStep = 0;
+    qint64 m_resumedFrom = 0; // the step the current attempt resumed from
 };
 
 } // namespace trellis::launcher

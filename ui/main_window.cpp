@@ -92,6 +92,12 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         appendLog((rank < 0 ? QStringLiteral("[mpirun] ") : QStringLiteral("[%1%2] ").arg(rank).arg(isStderr ? QStringLiteral(" err") : QString())) + line);
     });
     connect(m_controller.get(), &launcher::RunController::finished, this, &MainWindow::onRunFinished);
+    connect(m_controller.get(), &launcher::RunController::restarting, this, [this](int attempt, const QString &message) {
+        m_dashboard->setState(tr("Run %1: restarting (attempt %2)").arg(m_controller->runId()).arg(attempt + 1),
+                              message.section(QLatin1Char('\n'), 0, 0));
+        appendLog(tr("[supervisor] %1").arg(message));
+        statusBar()->showMessage(tr("Restarting: %1").arg(message.section(QLatin1Char(':'), 0, 0)), 10000);
+    });
 
     createActions();
     updateActions();

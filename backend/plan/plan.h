@@ -136,8 +136,17 @@ struct TelemetrySpec {
 
 enum class LaunchTarget { Local, Ssh, Slurm };
 
+// What the run supervisor does when a run fails: end the job, wait, and resume from the newest
+// complete checkpoint (from the start without one), at most max_restarts times. A cause not
+// retried fails the run at once. elastic: a crashed rank's node is left out of the next attempt,
+// which runs at a smaller dp with the same global batch (more micro-batches) where that is possible.
 struct RestartPolicy {
     int maxRestarts = 0;
+    double backoffS = 5.0; // before the first restart; doubles each time, at most 300 s
+    bool onCrash = true;
+    bool onHang = true;
+    bool onNodeLoss = true;
+    bool elastic = false;
     bool operator==(const RestartPolicy &) const = default;
 };
 

@@ -357,6 +357,11 @@ void readLaunch(ObjectReader r, LaunchSpec &l)
     r.read("hang_timeout_s", l.hangTimeoutS);
     ObjectReader restart = r.child("restart");
     restart.read("max_restarts", l.restart.maxRestarts);
+    restart.read("backoff_s", l.restart.backoffS);
+    restart.read("on_crash", l.restart.onCrash);
+    restart.read("on_hang", l.restart.onHang);
+    restart.read("on_node_loss", l.restart.onNodeLoss);
+    restart.read("elastic", l.restart.elastic);
     restart.finish();
     r.finish();
 }
@@ -518,7 +523,13 @@ std::string planToJson(const Plan &p, int indent)
                    {"ssh", {{"user", l.sshUser}, {"port", l.sshPort}}},
                    {"slurm", {{"partition", l.slurmPartition}, {"account", l.slurmAccount}, {"time", l.slurmTime}}},
                    {"hang_timeout_s", l.hangTimeoutS},
-                   {"restart", {{"max_restarts", l.restart.maxRestarts}}}};
+                   {"restart",
+                    {{"max_restarts", l.restart.maxRestarts},
+                     {"backoff_s", l.restart.backoffS},
+                     {"on_crash", l.restart.onCrash},
+                     {"on_hang", l.restart.onHang},
+                     {"on_node_loss", l.restart.onNodeLoss},
+                     {"elastic", l.restart.elastic}}}};
     return j.dump(indent);
 }
 

@@ -219,8 +219,11 @@ void checkRest(const Plan &p, Checker &c)
         c.error("launch.ssh.port", "must be between 1 and 65535");
     if (p.launch.hangTimeoutS < 1)
         c.error("launch.hang_timeout_s", "must be at least 1");
-    if (p.launch.restart.maxRestarts < 0)
-        c.error("launch.restart.max_restarts", "must not be negative");
+    const RestartPolicy &restart = p.launch.restart;
+    if (restart.maxRestarts < 0 || restart.maxRestarts > 100)
+        c.error("launch.restart.max_restarts", "must be between 0 and 100, got " + str(restart.maxRestarts));
+    if (!(restart.backoffS >= 0) || restart.backoffS > 3600)
+        c.error("launch.restart.backoff_s", "must be between 0 and 3600 seconds, got " + formatMb(restart.backoffS));
 }
 
 } // namespace

@@ -41,6 +41,10 @@ void HangDetector::seen(int rank, std::int64_t nowMs) { m_ranks[rank].lastSeenMs
 void HangDetector::heartbeat(int rank, std::int64_t nowMs, const RankPulse &pulse)
 {
     Rank &r = m_ranks[rank];
+    const bool moved = r.lastChangeMs < 0 || r.pulse.step != pulse.step || r.pulse.phase != pulse.phase ||
+                       r.pulse.inCollective != pulse.inCollective || r.pulse.call != pulse.call || r.pulse.group != pulse.group;
+    if (moved)
+        r.lastChangeMs = nowMs;
     r.lastSeenMs = nowMs;
     r.pulse = pulse;
 }
@@ -127,11 +131,19 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
             for (int m : membersOf(r, p.group))
                 members.insert(m);
         std::vector<int> culprits;
-        for (int m : members)
-            if (std::find(ranks.begin(), ranks.end(), m) == ranks.end())
+        bool moving = false;
+        for (int m : members) {
+            if (std::find(ranks.begin(), ranks.end(), m) != ranks.end())
+                continue;
+            // A member still moving (a new phase, step or call lately) is slow, not stuck.
+            const auto it = m_ranks.find(m);
+            if (it != m_ranks.end() && it->second.lastChangeMs >= 0 && nowMs - it->second.lastChangeMs <= m_waitMs)
+                moving = true;
+            else
                 culprits.push_back(m);
-        if (culprits.empty())
-            continue; // everyone is in the call: slow, not hung
+        }
+        if (culprits.empty() || moving)
+            continue; // everyone is in the call, or someone is on the way: slow, not hung
         // A member loading data or writing a checkpoint is slow by nature: wait longer for it.
         const bool patient = std::any_of(culprits.begin(), culprits.end(), [&](int c) {
             const auto it = m_ranks.find(c);

@@ -4,7 +4,8 @@
 //     frozen) — "rank 2 on node-b stopped responding (no heartbeat for 1.6 s); ranks 0,1,3 wait
 //     in dp all_reduce #412 since 2.1 s";
 //   * a rank holding up a collective — members of a group have waited in the same call for
-//     more than 4 heartbeat intervals (at least 2 s) while it is elsewhere — "rank 2 on node-b
+//     more than 4 heartbeat intervals (at least 2 s) while it is elsewhere and has not moved on
+//     (same step, phase and call) for as long — "rank 2 on node-b
 //     stopped making progress (in forward of step 5); ranks 0,1,3 wait in dp all_reduce #412 since
 //     2.3 s".
 // Group membership comes from plan::Mesh, as in the trainer. Pure and deterministic: times are
@@ -59,6 +60,7 @@ private:
     struct Rank {
         std::string host;
         std::int64_t lastSeenMs = -1;
+        std::int64_t lastChangeMs = -1; // when its step, phase or collective last changed
         RankPulse pulse;
         bool done = false;
     };

@@ -246,13 +246,153 @@ private slots:
         QVERIFY(ended);
         const QString err = QString::fromUtf8(run.readAllStandardError());
         static const QRegularExpression pattern(QStringLiteral(
-            "hang: rank 2 on \\S+ stopped responding \\(no heartbeat for (\\d+\\.\\d) s\\); ranks 0,1,3 wait in dp "
+            "hang: rank 2 on \\S+ stopped responding \\(no heartbeat for (\\d+\\.\\d) s\\); ranks? [0134,]+ waits? in dp "
             "all_reduce #\\d+ since \\d+\\.\\d s \\[rank 2's process is stopped\\]"));
         const auto m = pattern.match(err);
         QVERIFY2(m.hasMatch(), qPrintable(err));
         qInfo("SIGSTOP to the end of the run: %lld ms; the report: no heartbeat for %s s", detectedMs,
               qPrintable(m.captured(1)));
         QVERIFY2(m.captured(1).toDouble() <= 3.0, qPrintable(err));
+    }
+
+    // Restarts (launch.restart). A plan of `steps` on 4 ranks of dp, checkpointing every `every`.
+    QString restartPlan(const QString &name, int steps, int every, const QString &restart, const QString &cluster = {})
+    {
+        const QString path = m_dir.filePath(name + QStringLiteral(".json"));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            return {};
+        f.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "%1",
+          "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64, "vocab": 256},
+          "cluster": %2,
+          "parallel": {"dp": 4, "micro_batch_size": 2},
+          "training": {"steps": %3, "lr": 0.003, "min_lr": 0.0003, "seed": 7,
+                       "data": {"source": "text", "path": "%4"},
+                       "checkpoint": {"every": %5, "dir": "%6", "keep": 3}},
+          "launch": {"restart": {%7}}})")
+                    .arg(name, cluster.isEmpty() ? QStringLiteral(R"({"nodes": [{"host": "localhost", "slots": 4}]})") : cluster)
+                    .arg(steps)
+                    .arg(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                    .arg(every)
+                    .arg(m_dir.filePath(name + QStringLiteral("-ckpt")), restart)
+                    .toUtf8());
+        return path;
+    }
+
+    // kill -9 of one of 4 ranks mid-run: mpirun's report names the rank and the signal, the run
+    // resumes from its newest checkpoint by itself, and ends with the losses of every step and
+    // the final checkpoint's shards bit for bit those of an uninterrupted run.
+    void killedRankRestartsBitwise()
+    {
+        const int steps = 160;
+        const QString straight = restartPlan(QStringLiteral("straight"), steps, 10, QStringLiteral(R"("max_restarts": 0)"));
+        const QString killed = restartPlan(QStringLiteral("killed"), steps, 10,
+                                           QStringLiteral(R"("max_restarts": 2, "backoff_s": 0.2)"));
+        const QString database = m_dir.filePath(QStringLiteral("restart.sqlite"));
+        const Result a = cli({QStringLiteral("--db"), database, QStringLiteral("run"), straight, QStringLiteral("--quiet")});
+        QVERIFY2(a.code == 0, qPrintable(a.err));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), killed, QStringLiteral("--quiet")});
+        QVERIFY(run.waitForStarted());
+        qint64 pid = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 60000 && pid == 0) {
+            QTest::qWait(100);
+            HistoryDatabase h;
+            if (!h.open(database, false).isEmpty())
+                continue;
+            const auto last = h.findRun(QStringLiteral("last"));
+            if (!last || last->name != QStringLiteral("killed"))
+                continue;
+            const auto data = h.loadRun(last->id);
+            if (!data || data->ranks.size() < 4 || last->stepsDone < 14)
+                continue;
+            for (const auto &rank : data->ranks)
+                if (rank.rank == 2)
+                    pid = rank.pid;
+        }
+        QVERIFY2(pid > 0, "the run never reached step 14");
+        QVERIFY(::kill(static_cast<pid_t>(pid), SIGKILL) == 0);
+        const QDateTime killedAt = QDateTime::currentDateTimeUtc();
+        QVERIFY(run.waitForFinished(120000));
+        const QString err = QString::fromUtf8(run.readAllStandardError());
+        QVERIFY2(run.exitCode() == 0, qPrintable(err));
+
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto runs = h.listRuns();
+        std::optional<RunData> first, second;
+        for (const auto &r : runs) {
+            if (r.name == QStringLiteral("straight"))
+                first = h.loadRun(r.id);
+            if (r.name == QStringLiteral("killed"))
+                second = h.loadRun(r.id);
+        }
+        QVERIFY(first && second);
+        QCOMPARE(second->run.status, QStringLiteral("completed"));
+        int restarts = 0;
+        for (const auto &e : second->events) {
+            if (e.kind != QStringLiteral("restart") || !e.message.startsWith(QStringLiteral("restart ")))
+                continue; // the trainer's own "resumed from" event has this kind too
+            ++restarts;
+            QVERIFY2(e.message.contains(QStringLiteral("restart 1/2 after crash")) && e.message.contains(QStringLiteral("rank 2")) &&
+                         e.message.contains(QStringLiteral("signal 9")) && e.message.contains(QStringLiteral("resuming from the checkpoint of step")),
+                     qPrintable(e.message));
+            qInfo("kill -9 to the restart decision: %lld ms; %s", killedAt.msecsTo(e.at), qPrintable(e.message));
+        }
+        QCOMPARE(restarts, 1);
+        // The loss of every step (rank 0's) and the final checkpoint, bit for bit.
+        std::map<qint64, double> lossA, lossB;
+        for (const auto &s : first->steps)
+            if (s.rank == 0)
+                lossA[s.step] = s.loss;
+        for (const auto &s : second->steps)
+            if (s.rank == 0)
+                lossB[s.step] = s.loss;
+        QCOMPARE(lossB.size(), size_t(steps));
+        QVERIFY(lossA == lossB);
+        for (int r = 0; r < 4; ++r) {
+            const QString shard = QStringLiteral("/step-%1/rank-%2.bin").arg(steps, 8, 10, QLatin1Char('0')).arg(r, 5, 10, QLatin1Char('0'));
+            QFile fa(m_dir.filePath(QStringLiteral("straight-ckpt")) + shard), fb(m_dir.filePath(QStringLiteral("killed-ckpt")) + shard);
+            QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
+            QVERIFY2(fa.readAll() == fb.readAll(), qPrintable(shard));
+        }
+    }
+
+    // The same failure every attempt: after max_restarts the run fails with the whole story.
+    void restartBudgetExhausted()
+    {
+        const QString plan = restartPlan(QStringLiteral("doomed"), 20, 2, QStringLiteral(R"("max_restarts": 2, "backoff_s": 0.1)"));
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
+                              QStringLiteral("crash@1:5"), QStringLiteral("--quiet")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("restart 1/2 after crash in step 5")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("restart 2/2 after crash in step 5")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("failed: restart budget exhausted: failed after 2 restarts (crash in step 5; crash in step 5); last: exit code 70 (injected crash (fault injection)): rank 1 on")),
+                 qPrintable(r.err));
+    }
+
+    // elastic: the crashed rank's node is left out and the run goes on at dp 2 with twice the
+    // micro-batches (the same global batch), resharding the dp 4 checkpoint.
+    void elasticRestartExcludesTheNode()
+    {
+        const QString plan = restartPlan(QStringLiteral("elastic"), 12, 2, QStringLiteral(R"("max_restarts": 1, "backoff_s": 0.1, "elastic": true)"),
+                                         QStringLiteral(R"({"nodes": [{"host": "localhost", "slots": 2}, {"host": "localhost", "slots": 2}]})"));
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
+                              QStringLiteral("crash@3:5"), QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("elastic: node 1 (localhost) excluded; dp 4 -> 2, micro-batches 1 -> 2")), qPrintable(r.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(db(), false), QString());
+        const auto data = h.loadRun(h.findRun(r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed())->id);
+        QVERIFY(data);
+        QCOMPARE(data->run.status, QStringLiteral("completed"));
+        QSet<int> lateRanks;
+        for (const auto &s : data->steps)
+            if (s.step == 12)
+                lateRanks.insert(s.rank);
+        QCOMPARE(lateRanks, (QSet<int>{0, 1}));
     }
 
     void badInput_data()

@@ -139,6 +139,16 @@ private slots:
             "telemetry.endpoint: 'http://x' must start with tcp:// or ipc://");
         row("launch target", R"({"launch": {"target": "k8s"}})",
             "launch.target: unknown value 'k8s' (expected one of: local, ssh, slurm)");
+        row("negative restarts", R"({"launch": {"restart": {"max_restarts": -1}}})",
+            "launch.restart.max_restarts: must be between 0 and 100, got -1");
+        row("absurd restarts", R"({"launch": {"restart": {"max_restarts": 100000}}})",
+            "launch.restart.max_restarts: must be between 0 and 100, got 100000");
+        row("negative backoff", R"({"launch": {"restart": {"backoff_s": -2}}})",
+            "launch.restart.backoff_s: must be between 0 and 3600 seconds, got -2");
+        row("restart cause type", R"({"launch": {"restart": {"on_hang": "yes"}}})",
+            "launch.restart.on_hang: expected true or false, got string");
+        row("restart unknown key", R"({"launch": {"restart": {"on_crashes": true}}})",
+            "launch.restart.on_crashes: unknown key");
         row("ep without moe", R"({"parallel": {"ep": 2}})",
             "parallel.ep: expert parallelism needs a mixture-of-experts model (model.moe.experts)");
         row("ep divides dp", R"({"parallel": {"ep": 3}})", "parallel.ep: 3 does not divide parallel.dp (4)");
