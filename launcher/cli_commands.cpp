@@ -110,6 +110,9 @@ int cmdRun(const Args &a, const QString &dbPath)
     });
     QObject::connect(&controller, &RunController::finished, &controller,
                      [&](RunState, int, const QString &) { QCoreApplication::quit(); });
+    QObject::connect(&controller, &RunController::alert, &controller, [&](const QString &, const QString &message) {
+        err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
+    });
     QObject::connect(&controller, &RunController::restarting, &controller, [&](int, const QString &message) {
         err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
     });

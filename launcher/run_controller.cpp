@@ -204,6 +204,7 @@ QString RunController::launchAttempt(bool resume)
     if (!receiverError.isEmpty())
         return receiverError;
     m_hangs = std::make_unique<HangDetector>(m_plan, m_plan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
+    m_stragglers = std::make_unique<StragglerDetector>();
     m_pids.clear();
     m_latest.clear();
     m_phase.clear();
@@ -450,6 +451,8 @@ void RunController::drainTelemetry()
             if (m_hangs)
                 m_hangs->hello(rank, h.host());
             m_hosts[rank] = QString::fromStdString(h.host());
+            if (m_stragglers)
+                m_stragglers->hello(rank, h.host());
             m_pids[rank] = h.pid();
             RankRow r;
             r.rank = rank;
@@ -472,6 +475,17 @@ void RunController::drainTelemetry()
             record(StepOp{m_runId, row});
             const qint64 previous = m_progress.step;
             m_latest[rank] = row;
+            if (m_stragglers)
+                for (const StragglerReport &report : m_stragglers->step(rank, row.step, row.computeMs)) {
+                    EventRow ev;
+                    ev.rank = report.rank;
+                    ev.step = report.step;
+                    ev.kind = QStringLiteral("straggler");
+                    ev.message = QString::fromStdString(report.message);
+                    ev.at = QDateTime::currentDateTimeUtc();
+                    record(EventOp{m_runId, ev});
+                    emit alert(ev.kind, ev.message);
+                }
             ++steps;
             if (m_state == RunState::Launching)
                 setState(RunState::Running);

@@ -9,6 +9,7 @@
 #include "launcher/run_types.h"
 #include "launcher/series_store.h"
 #include "launcher/supervision/hang_detector.h"
+#include "launcher/supervision/straggler_detector.h"
 #include "plan/plan.h"
 
 #include <QElapsedTimer>
@@ -77,6 +78,8 @@ signals:
     void finished(trellis::launcher::RunState state, int exitCode, const QString &message);
     // A failure is being recovered from: the job ends and attempt `attempt` starts after the backoff.
     void restarting(int attempt, const QString &message);
+    // Something a person should hear about now (a straggler, a hang, a restart, a failure).
+    void alert(const QString &kind, const QString &message);
 
 private:
     void setState(RunState state);
@@ -123,6 +126,7 @@ private:
     std::map<int, qint64> m_pids;    // per rank, from Hello
     std::map<int, QString> m_hosts;
     std::unique_ptr<HangDetector> m_hangs;
+    std::unique_ptr<StragglerDetector> m_stragglers;
     QElapsedTimer m_clock;           // monotonic time for the hang detector
     qint64 m_silentSinceMs = -1;     // a silent rank's process found gone: wait for mpirun to say why
     RunProgress m_progress;

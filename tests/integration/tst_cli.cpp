@@ -192,6 +192,36 @@ private slots:
         QVERIFY2(pattern.match(r.err).hasMatch(), qPrintable(r.err));
     }
 
+    // --inject slow@2:5 adds 200 ms to rank 2's every step from step 5: flagged within 10 steps,
+    // named with how much slower; the same plan run clean raises no alarm.
+    void slowRankIsFlagged()
+    {
+        const QString plan = restartPlan(QStringLiteral("slow"), 24, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const Result slow = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
+                                 QStringLiteral("slow@2:5"), QStringLiteral("--quiet")});
+        QVERIFY2(slow.code == 0, qPrintable(slow.err));
+        const Result clean = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(clean.code == 0, qPrintable(clean.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(db(), false), QString());
+        auto events = [&](const Result &r) {
+            return h.loadRun(h.findRun(r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed())->id)->events;
+        };
+        QList<EventRow> flagged;
+        for (const auto &e : events(slow))
+            if (e.kind == QStringLiteral("straggler"))
+                flagged << e;
+        QCOMPARE(flagged.size(), 1);
+        QCOMPARE(flagged.front().rank, 2);
+        QVERIFY2(flagged.front().step <= 14, qPrintable(QString::number(flagged.front().step)));
+        static const QRegularExpression pattern(QStringLiteral("^rank 2 on \\S+ is a straggler: [0-9.]+ ms of compute a step, ([0-9.]+)x the median rank"));
+        const auto m = pattern.match(flagged.front().message);
+        QVERIFY2(m.hasMatch() && m.captured(1).toDouble() >= 2.0, qPrintable(flagged.front().message));
+        qInfo("%s (at step %lld)", qPrintable(flagged.front().message), flagged.front().step);
+        for (const auto &e : events(clean))
+            QVERIFY2(e.kind != QStringLiteral("straggler"), qPrintable(e.message));
+    }
+
     // SIGSTOP of one of 4 ranks: its heartbeats stop; the supervisor names it, its host and the
     // collective the others wait in, within 3 s of its last heartbeat (the report says how long
     // it has been silent: 3 heartbeat intervals plus the 250 ms check, 2 s at most here).

@@ -1,0 +1,46 @@
+// Names a slow rank (DESIGN.md §10): from each rank's compute time a step — not its wall step time,
+// which the collectives equalise (everyone waits for the slowest) — over a sliding window. A
+// rank whose median compute over the last `window` steps is at least `ratio` times the median of
+// all ranks' medians is flagged once, naming how much slower; it is cleared again below 80% of
+// that ratio (hysteresis), so a rank hovering at the threshold does not flap.
+// Pure and deterministic. Threading: one thread (the run's supervisor).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trellis::launcher {
+
+struct StragglerReport {
+    int rank = -1;
+    std::int64_t step = 0;
+    double computeMs = 0;       // its median over the window
+    double typicalMs = 0;       // the median rank's
+    double ratio = 0;
+    std::string message;
+};
+
+class StragglerDetector {
+public:
+    explicit StragglerDetector(int window = 8, double ratio = 1.5) : m_window(window), m_ratio(ratio) {}
+
+    void hello(int rank, const std::string &host) { m_hosts[rank] = host; }
+    // A step report; returns the ranks newly flagged by it (usually none).
+    std::vector<StragglerReport> step(int rank, std::int64_t step, double computeMs);
+    bool flagged(int rank) const { return m_flagged.count(rank) > 0; }
+
+private:
+    double medianOf(int rank) const;
+
+    int m_window;
+    double m_ratio;
+    std::map<int, std::deque<double>> m_compute; // per rank, the last `window` steps
+    std::map<int, std::string> m_hosts;
+    std::map<int, bool> m_flagged;
+};
+
+} // namespace trellis::launcher
