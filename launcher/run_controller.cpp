@@ -527,6 +527,8 @@ void RunController::drainTelemetry()
                 m_lastCheckpointStep = std::max<qint64>(m_lastCheckpointStep, static_cast<qint64>(ev.step()));
             if (ev.kind() == proto::Event::RESTART)
                 m_resumedFrom = static_cast<qint64>(ev.step()); // what the trainer really resumed from
+            if (ev.kind() == proto::Event::NON_FINITE && rank == 0)
+                emit alert(QStringLiteral("nan"), QString::fromStdString(ev.message()));
             record(EventOp{m_runId, EventRow{rank, static_cast<qint64>(ev.step()), eventKind(ev.kind()),
                                              QString::fromStdString(ev.message()), QDateTime::currentDateTimeUtc()}});
             break;

@@ -73,6 +73,10 @@ struct ClusterSpec {
 };
 
 enum class Recompute { None, Selective, Full };
+// What the trainer does when the loss or the gradients become NaN or infinite: stop the run (exit 7)
+// or skip the step's update (at most 10 in a row) and go on. Either way it names the step, the
+// rank and the first tensor that went non-finite.
+enum class NonFinitePolicy { Stop, Skip };
 enum class Precision { Fp32, Bf16, Fp16 };
 
 struct ParallelSpec {
@@ -121,6 +125,7 @@ struct TrainingSpec {
     double beta2 = 0.95;
     double eps = 1e-8;
     double gradClip = 1.0; // global-norm clip; 0 disables
+    NonFinitePolicy onNonFinite = NonFinitePolicy::Stop;
     std::uint64_t seed = 1234;
     DataSpec data;
     CheckpointSpec checkpoint;
@@ -183,6 +188,7 @@ std::uint64_t activeParameterCount(const ModelSpec &model);
 
 const char *toString(DeviceKind kind);
 const char *toString(Recompute recompute);
+const char *toString(NonFinitePolicy policy);
 const char *toString(Precision precision);
 const char *toString(LaunchTarget target);
 

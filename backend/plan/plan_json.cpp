@@ -320,6 +320,7 @@ void readTraining(ObjectReader r, TrainingSpec &t)
     r.read("beta2", t.beta2);
     r.read("eps", t.eps);
     r.read("grad_clip", t.gradClip);
+    r.readEnum("on_non_finite", t.onNonFinite, {{"stop", NonFinitePolicy::Stop}, {"skip", NonFinitePolicy::Skip}});
     r.read("seed", t.seed);
     ObjectReader data = r.child("data");
     data.read("source", t.data.source);
@@ -512,6 +513,7 @@ std::string planToJson(const Plan &p, int indent)
                      {"beta2", t.beta2},
                      {"eps", t.eps},
                      {"grad_clip", t.gradClip},
+                     {"on_non_finite", toString(t.onNonFinite)},
                      {"seed", t.seed},
                      {"data", {{"source", t.data.source}, {"path", t.data.path}}},
                      {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}}}};
@@ -578,6 +580,8 @@ std::uint64_t activeParameterCount(const ModelSpec &m)
 }
 
 const char *toString(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "cpu"; }
+const char *toString(NonFinitePolicy p) { return p == NonFinitePolicy::Skip ? "skip" : "stop"; }
+
 const char *toString(Recompute r)
 {
     switch (r) {

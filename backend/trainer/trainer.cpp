@@ -8,6 +8,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/comm/process_groups.h"
 #include "trainer/data_loader.h"
+#include "trainer/non_finite.h"
 #include "trainer/parallel/parallel_stack.h"
 #include "trainer/step_telemetry.h"
 #include "trainer/telemetry_publisher.h"
@@ -169,9 +170,12 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
     const std::uint64_t tokensPerStep = static_cast<std::uint64_t>(ps.microBatchSize) * ps.microBatches *
                                         static_cast<std::uint64_t>(m_plan.model.seqLen);
     std::vector<double> losses;
+    int skippedInARow = 0;
     for (int step = firstStep; step < ts.steps; ++step) {
         stepNumber = static_cast<std::uint64_t>(step) + 1;
         faults.beforeStep(stepNumber, telemetry);
+        if (faults.poisonAt(stepNumber) && !stack.poison("lnf.weight") && !stack.tensors().empty())
+            stack.poison(stack.tensors().front().name);
         const auto t0 = Clock::now();
         double blockingMs = 0;
         for (const Communicator *g : groups.all())
@@ -189,16 +193,35 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         faults.afterCompute();
         telemetry.setProgress(stepNumber, "comm");
         stack.reduceGradients();
-        const double loss = stack.globalLoss(faults.loss(out.hasLoss ? out.loss : 0.0, stepNumber));
-        if (!std::isfinite(loss))
-            throw TrainerError(proto::kExitNonFinite,
-                               "loss is " + std::to_string(loss) + " at step " + std::to_string(stepNumber));
+        const double localLoss = faults.loss(out.hasLoss ? out.loss : 0.0, stepNumber);
+        const double loss = stack.globalLoss(localLoss);
         if (step == firstStep && !m_options.dumpGradsPath.empty())
             stack.captureGradients();
 
         telemetry.setProgress(stepNumber, "optimizer");
         const double lr = schedule.at(step);
         const double gradNorm = stack.gradientNorm();
+        if (!std::isfinite(loss) || !std::isfinite(gradNorm)) {
+            // Name the step, the rank and the first tensor; stop, or skip the update (on_non_finite).
+            const std::string why = diagnoseNonFinite(stack, m_world, stepNumber, loss, gradNorm,
+                                                      std::isfinite(localLoss));
+            if (ts.onNonFinite == plan::NonFinitePolicy::Stop)
+                throw TrainerError(proto::kExitNonFinite, why);
+            if (++skippedInARow > 10)
+                throw TrainerError(proto::kExitNonFinite, why + "; 10 steps in a row were skipped already");
+            stack.afterOptimizerStep(); // nothing was updated: the gathers only refresh the same values
+            if (rank == 0) {
+                std::fprintf(stderr, "trellis-trainer: skipping the update of step %llu: %s\n",
+                             static_cast<unsigned long long>(stepNumber), why.c_str());
+                proto::Envelope e;
+                e.mutable_event()->set_kind(proto::Event::NON_FINITE);
+                e.mutable_event()->set_step(stepNumber);
+                e.mutable_event()->set_message("skipped the update of step " + std::to_string(stepNumber) + ": " + why);
+                telemetry.publish(std::move(e));
+            }
+            continue;
+        }
+        skippedInARow = 0;
         std::vector<std::span<float>> grads;
         std::vector<float *> params;
         std::vector<const float *> gradPointers;

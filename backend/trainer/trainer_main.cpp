@@ -1,6 +1,6 @@
 // trellis-trainer: one process per rank under mpirun/srun.
 //   trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://host:port]
-//                   [--inject crash|hang|slow|nan|throw@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
+//                   [--inject crash|hang|slow|nan|nanloss|throw@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
 //                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
 //   trellis-trainer --calibrate        (this machine's compute rate and link, as one JSON line)
@@ -28,7 +28,7 @@ void usage(std::FILE *to)
 {
     std::fprintf(to,
                  "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT]\n"
-                 "                       [--inject crash|hang|slow|nan|throw@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
+                 "                       [--inject crash|hang|slow|nan|nanloss|throw@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
                  "                       [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
                  "       trellis-trainer --calibrate\n"

@@ -192,6 +192,38 @@ private slots:
         QVERIFY2(pattern.match(r.err).hasMatch(), qPrintable(r.err));
     }
 
+    // A NaN in rank 2's copy of a parameter at step 3: the run stops (exit 7) naming the step, the
+    // rank and the tensor. With on_non_finite: skip, a transient NaN loss (one step of one rank)
+    // skips that update and the run completes.
+    void nonFiniteIsNamed()
+    {
+        const Result stop = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--inject"),
+                                 QStringLiteral("nan@2:3"), QStringLiteral("--quiet")});
+        QCOMPARE(stop.code, 1);
+        QVERIFY2(stop.err.contains(QStringLiteral("exit code 7")), qPrintable(stop.err));
+        QVERIFY2(stop.err.contains(QStringLiteral("non-finite loss (nan) at step 3: parameter lnf.weight on rank 2 is the first non-finite tensor")),
+                 qPrintable(stop.err));
+
+        QString planText;
+        {
+            QFile f(kPlan);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            planText = QString::fromUtf8(f.readAll());
+        }
+        planText.replace(QStringLiteral("\"seed\": 7,"), QStringLiteral("\"seed\": 7, \"on_non_finite\": \"skip\","));
+        planText.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
+        const QString skipPlan = m_dir.filePath(QStringLiteral("skip.json"));
+        QFile out(skipPlan);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(planText.toUtf8());
+        out.close();
+        const Result skip = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), skipPlan, QStringLiteral("--inject"),
+                                 QStringLiteral("nanloss@1:4"), QStringLiteral("--quiet")});
+        QVERIFY2(skip.code == 0, qPrintable(skip.err));
+        QVERIFY2(skip.err.contains(QStringLiteral("skipped the update of step 4: non-finite loss (nan) at step 4: the loss of rank 1's micro-batches is the first non-finite value")),
+                 qPrintable(skip.err));
+    }
+
     // --inject slow@2:5 adds 200 ms to rank 2's every step from step 5: flagged within 10 steps,
     // named with how much slower; the same plan run clean raises no alarm.
     void slowRankIsFlagged()

@@ -38,9 +38,10 @@ bool FaultInjection::parse(const std::string &text, FaultInjection &out, std::st
     else if (kind == "hang") out.kind = FaultKind::Hang;
     else if (kind == "slow") out.kind = FaultKind::Slow;
     else if (kind == "nan") out.kind = FaultKind::Nan;
+    else if (kind == "nanloss") out.kind = FaultKind::NanLoss;
     else if (kind == "throw") out.kind = FaultKind::Throw;
     else {
-        error = "--inject: unknown fault '" + kind + "' (expected crash, hang, slow, nan or throw)";
+        error = "--inject: unknown fault '" + kind + "' (expected crash, hang, slow, nan, nanloss or throw)";
         return false;
     }
     try {
@@ -86,9 +87,5 @@ void FaultInjector::afterCompute() const
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
 }
 
-double FaultInjector::loss(double value, std::uint64_t step) const
-{
-    return m_fault.kind == FaultKind::Nan && mine(step) ? std::nan("") : value;
-}
 
 } // namespace trellis::trainer

@@ -1,18 +1,22 @@
 // Fault injection for tests of supervision and failure handling: --inject KIND@RANK:STEP makes
 // rank RANK crash (exit 70), hang (stop making progress, heartbeats going on), run slow (200 ms
-// more a step from then on), report a NaN loss, or throw an exception (what the trainer's
-// top-level catch turns into an Event and exit code 12), at the start of step STEP (1-based).
+// more a step from then on), corrupt its copy of a parameter with a NaN (the final norm's gain, or
+// the first tensor it owns: what training.on_non_finite must catch and name), report a NaN loss
+// for that one step only (nanloss: a transient fault, as a bad batch), or throw an
+// exception (what the trainer's top-level catch turns into an Event and exit code 12), at the
+// start of step STEP (1-based).
 // Threading: training thread only.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace trellis::trainer {
 
 class TelemetryPublisher;
 
-enum class FaultKind { None, Crash, Hang, Slow, Nan, Throw };
+enum class FaultKind { None, Crash, Hang, Slow, Nan, NanLoss, Throw };
 
 struct FaultInjection {
     FaultKind kind = FaultKind::None;
@@ -29,14 +33,20 @@ public:
     void beforeStep(std::uint64_t step, TelemetryPublisher &telemetry);
     // After the step's compute: the injected slowness.
     void afterCompute() const;
-    // The local loss, replaced by NaN from the injected step on.
-    double loss(double value, std::uint64_t step) const;
+    // Whether this rank corrupts a parameter at the start of `step`.
+    // The rank's loss of `step`: NaN for an injected nanloss.
+    double loss(double value, std::uint64_t step) const
+    {
+        return m_fault.kind == FaultKind::NanLoss && m_fault.rank == m_rank && static_cast<std::int64_t>(step) == m_fault.step
+                   ? std::numeric_limits<double>::quiet_NaN()
+                   : value;
+    }
+    bool poisonAt(std::uint64_t step) const
+    {
+        return m_fault.kind == FaultKind::Nan && m_fault.rank == m_rank && static_cast<std::int64_t>(step) == m_fault.step;
+    }
 
 private:
-    bool mine(std::uint64_t step) const
-    {
-        return m_fault.rank == m_rank && static_cast<std::int64_t>(step) >= m_fault.step;
-    }
     FaultInjection m_fault;
     int m_rank;
     bool m_slow = false;

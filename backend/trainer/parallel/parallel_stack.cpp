@@ -11,6 +11,7 @@
 #include "trainer/trainer_error.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace trellis::trainer {
@@ -42,6 +43,7 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
     GptModel<float> reference(m_config, true, *m_device);
     reference.initialize(plan.training.seed);
     m_localCount = reference.parameterCount();
+    m_tensors = reference.tensors();
     m_decay.assign(m_localCount, false);
     for (const auto &t : reference.tensors())
         if (t.shape.size() == 2 && t.name != "wpe")
@@ -91,6 +93,23 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
 ParallelStack::~ParallelStack() = default;
 
 std::vector<bool> ParallelStack::decayMask() const { return m_decay; }
+
+bool ParallelStack::poison(const std::string &tensor)
+{
+    for (const ParamTensor &t : m_tensors) {
+        if (t.name != tensor)
+            continue;
+        for (const OwnedRange &o : owned()) {
+            const std::size_t begin = std::max(o.range.begin, t.offset);
+            if (begin < std::min(o.range.end, t.offset + t.size)) {
+                kernels::fill(m_device->stream(), o.params + (begin - o.range.begin), 1,
+                              std::numeric_limits<float>::quiet_NaN());
+                return true;
+            }
+        }
+    }
+    return false;
+}
 
 void ParallelStack::beginStep()
 {

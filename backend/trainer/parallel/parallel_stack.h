@@ -43,6 +43,10 @@ public:
     Device &device() const { return *m_device; }
     std::uint64_t parameterCount() const { return m_localCount; } // this rank's model
     std::uint64_t wholeParameterCount() const { return m_whole.wholeCount(); }
+    // This rank's model's tensors (names, offsets) in model order.
+    const std::vector<ParamTensor> &tensors() const { return m_tensors; }
+    // Fault injection: a NaN in this rank's copy of `tensor` (its first element this rank owns).
+    bool poison(const std::string &tensor);
     // Weight decay per element of this rank's model index (matrices, not biases, gains or wpe).
     std::vector<bool> decayMask() const;
 
@@ -89,6 +93,7 @@ private:
     std::uint64_t m_localCount = 0;
     WholeIndex m_whole;
     std::vector<bool> m_decay;
+    std::vector<ParamTensor> m_tensors;
     int m_lossRanks = 1; // ranks that compute the loss: the world / pp
     std::optional<plan::Schedule> m_schedule;
     std::unique_ptr<GradientSharding> m_storage;

@@ -139,6 +139,8 @@ private slots:
             "telemetry.endpoint: 'http://x' must start with tcp:// or ipc://");
         row("launch target", R"({"launch": {"target": "k8s"}})",
             "launch.target: unknown value 'k8s' (expected one of: local, ssh, slurm)");
+        row("non-finite policy", R"({"training": {"on_non_finite": "ignore"}})",
+            "training.on_non_finite: unknown value 'ignore' (expected one of: stop, skip)");
         row("negative restarts", R"({"launch": {"restart": {"max_restarts": -1}}})",
             "launch.restart.max_restarts: must be between 0 and 100, got -1");
         row("absurd restarts", R"({"launch": {"restart": {"max_restarts": 100000}}})",
