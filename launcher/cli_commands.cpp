@@ -75,6 +75,14 @@ int cmdRun(const Args &a, const QString &dbPath)
         options.extraTrainerArgs << QStringLiteral("--inject") << a.options[QStringLiteral("--inject")];
     if (a.options.contains(QStringLiteral("--hang-timeout")))
         options.hangTimeoutS = a.options[QStringLiteral("--hang-timeout")].toInt();
+    if (a.options.contains(QStringLiteral("--metrics-port"))) {
+        bool ok = false;
+        const int port = a.options[QStringLiteral("--metrics-port")].toInt(&ok);
+        if (!ok || port < 0 || port > 65535)
+            return usageError(QStringLiteral("--metrics-port expects a port 0-65535 (0: any free one), got '%1'")
+                                  .arg(a.options[QStringLiteral("--metrics-port")]));
+        options.metricsPort = port;
+    }
     const bool quiet = a.flags.contains(QStringLiteral("--quiet"));
     const bool tty = isatty(fileno(stderr));
 
@@ -110,8 +118,10 @@ int cmdRun(const Args &a, const QString &dbPath)
     });
     QObject::connect(&controller, &RunController::finished, &controller,
                      [&](RunState, int, const QString &) { QCoreApplication::quit(); });
-    QObject::connect(&controller, &RunController::alert, &controller, [&](const QString &, const QString &message) {
-        err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
+    QObject::connect(&controller, &RunController::alert, &controller, [&](const QString &kind, const QString &message) {
+        // Restarts print as they start and failures (hangs included) at the end.
+        if (kind != QLatin1String("restart") && kind != QLatin1String("failure") && kind != QLatin1String("hang"))
+            err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
     });
     QObject::connect(&controller, &RunController::restarting, &controller, [&](int, const QString &message) {
         err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
@@ -120,6 +130,8 @@ int cmdRun(const Args &a, const QString &dbPath)
     if (const QString e = controller.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options); !e.isEmpty())
         return fail(e);
     out() << "run " << controller.runId() << Qt::endl;
+    if (controller.metricsPort() > 0)
+        out() << "metrics http://127.0.0.1:" << controller.metricsPort() << "/metrics" << Qt::endl;
     if (!quiet)
         err() << "command: " << controller.commandLine() << "\nlogs: " << controller.runDirectory() << Qt::endl;
     QCoreApplication::exec();
@@ -320,7 +332,8 @@ int runCli(const QStringList &arguments)
         return a.error.isEmpty() ? cmdSearch(a) : usageError(a.error);
     }
     if (command == QLatin1String("run")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout")},
+        const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout"),
+                                        QStringLiteral("--metrics-port")},
                                  {QStringLiteral("--quiet")});
         return a.error.isEmpty() ? cmdRun(a, dbPath) : usageError(a.error);
     }

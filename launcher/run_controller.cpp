@@ -186,6 +186,16 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     m_restartPending = false;
     m_lastCheckpointStep = 0;
     m_resumedFrom = 0;
+    m_alertCounts.clear();
+    m_busGbps.clear();
+    m_divergence = DivergenceDetector();
+    m_alertSink.configure(thePlan.launch.alerts, m_runId);
+    m_metrics.reset();
+    if (options.metricsPort >= 0) {
+        m_metrics = std::make_unique<MetricsEndpoint>([this] { return metricsText(); }, this);
+        if (const QString error = m_metrics->listen(static_cast<quint16>(options.metricsPort)); !error.isEmpty())
+            return error;
+    }
     record(NewRunOp{m_runId, QString::fromStdString(thePlan.name), QString::fromStdString(plan::planToJson(frozen)),
                     QString::fromUtf8(plan::toString(thePlan.launch.target)), thePlan.parallel.worldSize(),
                     thePlan.training.steps, QDateTime::currentDateTimeUtc()});
@@ -328,6 +338,7 @@ void RunController::failOrRestart(const QString &cause, int exitCode, const QStr
     e.message = note;
     e.at = QDateTime::currentDateTimeUtc();
     record(EventOp{m_runId, e});
+    raise(QStringLiteral("restart"), e.step, note);
     emit restarting(m_attempt, note);
     m_restartPending = true;
     m_watchdog.stop();
@@ -443,6 +454,7 @@ void RunController::drainTelemetry()
     int steps = 0;
     for (const auto &e : envelopes) {
         const int rank = static_cast<int>(e.rank());
+        m_lastSeenMs[rank] = m_clock.elapsed();
         if (m_hangs)
             m_hangs->seen(rank, m_clock.elapsed());
         switch (e.payload_case()) {
@@ -484,7 +496,13 @@ void RunController::drainTelemetry()
                     ev.message = QString::fromStdString(report.message);
                     ev.at = QDateTime::currentDateTimeUtc();
                     record(EventOp{m_runId, ev});
-                    emit alert(ev.kind, ev.message);
+                    raise(ev.kind, ev.step, ev.message);
+                }
+            if (rank == 0)
+                if (const auto diverging = m_divergence.loss(row.step, row.loss)) {
+                    record(EventOp{m_runId, EventRow{rank, row.step, QStringLiteral("divergence"), *diverging,
+                                                     QDateTime::currentDateTimeUtc()}});
+                    raise(QStringLiteral("divergence"), row.step, *diverging);
                 }
             ++steps;
             if (m_state == RunState::Launching)
@@ -508,6 +526,7 @@ void RunController::drainTelemetry()
         }
         case proto::Envelope::kCollective: {
             const auto &c = e.collective();
+            m_busGbps[{rank, QString::fromStdString(c.group()), QString::fromStdString(c.op())}] = c.bus_gbps();
             record(CollectiveOp{m_runId, CollectiveRow{rank, static_cast<qint64>(c.step()), QString::fromStdString(c.group()),
                                                        QString::fromStdString(c.op()), static_cast<qint64>(c.bytes()),
                                                        c.ms(), c.bus_gbps(), static_cast<int>(c.count())}});
@@ -528,7 +547,7 @@ void RunController::drainTelemetry()
             if (ev.kind() == proto::Event::RESTART)
                 m_resumedFrom = static_cast<qint64>(ev.step()); // what the trainer really resumed from
             if (ev.kind() == proto::Event::NON_FINITE && rank == 0)
-                emit alert(QStringLiteral("nan"), QString::fromStdString(ev.message()));
+                raise(QStringLiteral("nan"), static_cast<qint64>(ev.step()), QString::fromStdString(ev.message()));
             record(EventOp{m_runId, EventRow{rank, static_cast<qint64>(ev.step()), eventKind(ev.kind()),
                                              QString::fromStdString(ev.message()), QDateTime::currentDateTimeUtc()}});
             break;
@@ -685,6 +704,7 @@ void RunController::checkWatchdog()
                 e.message = message;
                 e.at = QDateTime::currentDateTimeUtc();
                 record(EventOp{m_runId, e});
+                raise(QStringLiteral("hang"), e.step, message);
                 failOrRestart(QStringLiteral("hang"), -1, message, e.rank);
                 return;
             }
@@ -724,10 +744,58 @@ void RunController::terminateProcess()
     });
 }
 
+void RunController::raise(const QString &kind, qint64 step, const QString &message)
+{
+    ++m_alertCounts[kind];
+    m_alertSink.deliver(kind, step, message);
+    emit alert(kind, message);
+}
+
+QByteArray RunController::metricsText() const
+{
+    MetricsText m;
+    const QString run = MetricsText::label("run", m_runId);
+    auto perRank = [&](const char *name, const char *help, auto value) {
+        m.family(name, "gauge", help); // name, type, help
+        for (const auto &[rank, row] : m_latest)
+            m.sample(name, run + QLatin1Char(',') + MetricsText::label("rank", QString::number(rank)), value(row));
+    };
+    perRank("trellis_step_seconds", "The rank's latest step time.", [](const StepRow &r) { return r.stepMs / 1000.0; });
+    perRank("trellis_compute_seconds", "The rank's latest compute time in a step.", [](const StepRow &r) { return r.computeMs / 1000.0; });
+    perRank("trellis_tokens_per_second", "The rank's latest throughput.", [](const StepRow &r) { return r.tokensPerS; });
+    perRank("trellis_bubble_seconds", "The rank's latest pipeline bubble in a step.", [](const StepRow &r) { return r.bubbleMs / 1000.0; });
+    perRank("trellis_exposed_communication_seconds", "The rank's latest exposed communication in a step.",
+            [](const StepRow &r) { return r.commExposedMs / 1000.0; });
+    m.family("trellis_heartbeat_age_seconds", "gauge", "Time since the rank's last message.");
+    for (const auto &[rank, seen] : m_lastSeenMs)
+        m.sample("trellis_heartbeat_age_seconds", run + QLatin1Char(',') + MetricsText::label("rank", QString::number(rank)),
+                 (m_clock.elapsed() - seen) / 1000.0);
+    m.family("trellis_bus_bandwidth_gbps", "gauge", "The rank's latest bus bandwidth per group and operation (nccl-tests convention).");
+    for (const auto &[key, gbps] : m_busGbps)
+        m.sample("trellis_bus_bandwidth_gbps",
+                 run + QLatin1Char(',') + MetricsText::label("rank", QString::number(std::get<0>(key))) + QLatin1Char(',') +
+                     MetricsText::label("group", std::get<1>(key)) + QLatin1Char(',') + MetricsText::label("op", std::get<2>(key)),
+                 gbps);
+    m.family("trellis_step", "gauge", "The step every rank has finished.");
+    m.sample("trellis_step", run, static_cast<double>(m_progress.step));
+    m.family("trellis_loss", "gauge", "The loss at that step.");
+    m.sample("trellis_loss", run, m_progress.loss);
+    m.family("trellis_restarts_total", "counter", "Restarts of the run (launch.restart).");
+    m.sample("trellis_restarts_total", run, m_attempt);
+    m.family("trellis_alerts_total", "counter", "Alerts raised, by kind.");
+    for (const auto &[kind, count] : m_alertCounts)
+        m.sample("trellis_alerts_total", run + QLatin1Char(',') + MetricsText::label("kind", kind), count);
+    m.family("trellis_running", "gauge", "1 while the run is launching or running.");
+    m.sample("trellis_running", run, m_state == RunState::Launching || m_state == RunState::Running ? 1 : 0);
+    return m.text();
+}
+
 void RunController::settle(RunState state, int exitCode, const QString &message)
 {
     if (m_settled)
         return;
+    if (state == RunState::Failed)
+        raise(QStringLiteral("failure"), m_progress.step, message.section(QLatin1Char('\n'), 0, 0));
     m_settled = true;
     m_watchdog.stop();
     m_exitCode = exitCode;

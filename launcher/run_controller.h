@@ -8,7 +8,9 @@
 #include "launcher/history_writer.h"
 #include "launcher/run_types.h"
 #include "launcher/series_store.h"
+#include "launcher/supervision/alerts.h"
 #include "launcher/supervision/hang_detector.h"
+#include "launcher/supervision/metrics_endpoint.h"
 #include "launcher/supervision/straggler_detector.h"
 #include "plan/plan.h"
 
@@ -22,6 +24,7 @@
 #include <atomic>
 #include <deque>
 #include <map>
+#include <tuple>
 #include <memory>
 
 namespace trellis::launcher {
@@ -34,6 +37,7 @@ struct RunOptions {
     QString runsDirectory;            // default: runs/ beside the history database
     QStringList extraTrainerArgs;     // e.g. fault injection for tests
     int hangTimeoutS = 0;             // 0: the plan's launch.hang_timeout_s
+    int metricsPort = -1;             // Prometheus endpoint on 127.0.0.1: -1 none, 0 any free port
 };
 
 struct RunProgress {
@@ -68,6 +72,9 @@ public:
     SeriesStore &series() { return m_series; }
     const plan::Plan &plan() const { return m_plan; }
 
+    quint16 metricsPort() const { return m_metrics ? m_metrics->port() : 0; }
+    QByteArray metricsText() const; // the Prometheus exposition of the run now
+
     static QString defaultTrainerPath();
     static QString newRunId();
 
@@ -97,6 +104,8 @@ private:
     void terminateProcess();
     QString shrinkAroundNodeOf(int rank); // elastic: "" when the plan cannot shrink
     QString firstFailure(int &rank) const; // the process mpirun names as the first to fail
+    // An alert: the signal, the command hook / webhook (launch.alerts), the count in the metrics.
+    void raise(const QString &kind, qint64 step, const QString &message);
     void settle(RunState state, int exitCode, const QString &message);
     void record(WriteOp op);
     void handleLine(const QString &line, bool isStderr);
@@ -140,6 +149,13 @@ private:
     bool m_restartPending = false;
     qint64 m_lastCheckpointStep = 0;
     qint64 m_resumedFrom = 0; // the step the current attempt resumed from
+    // Alerts and metrics.
+    std::unique_ptr<MetricsEndpoint> m_metrics;
+    AlertSink m_alertSink;
+    DivergenceDetector m_divergence;
+    std::map<QString, int> m_alertCounts;
+    std::map<std::tuple<int, QString, QString>, double> m_busGbps; // latest per (rank, group, op)
+    std::map<int, qint64> m_lastSeenMs;                              // per rank, on m_clock
 };
 
 } // namespace trellis::launcher

@@ -12,6 +12,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libsqlite3-dev libopenblas-dev nlohmann-json3-dev
   xvfb xauth fonts-dejavu-core
+  prometheus
 )
 
 missing=()

@@ -15,6 +15,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMessageBox>
+#include <QSystemTrayIcon>
 #include <QPlainTextEdit>
 #include <QSaveFile>
 #include <QStatusBar>
@@ -92,6 +93,9 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         appendLog((rank < 0 ? QStringLiteral("[mpirun] ") : QStringLiteral("[%1%2] ").arg(rank).arg(isStderr ? QStringLiteral(" err") : QString())) + line);
     });
     connect(m_controller.get(), &launcher::RunController::finished, this, &MainWindow::onRunFinished);
+    connect(m_controller.get(), &launcher::RunController::alert, this, [this](const QString &kind, const QString &message) {
+        notify(kind, message);
+    });
     connect(m_controller.get(), &launcher::RunController::restarting, this, [this](int attempt, const QString &message) {
         m_dashboard->setState(tr("Run %1: restarting (attempt %2)").arg(m_controller->runId()).arg(attempt + 1),
                               message.section(QLatin1Char('\n'), 0, 0));
@@ -244,6 +248,23 @@ void MainWindow::launch()
     appendLog(tr("$ %1").arg(m_controller->commandLine()));
     m_dashboard->attach(m_controller.get());
     updateActions();
+}
+
+void MainWindow::notify(const QString &kind, const QString &message)
+{
+    // A desktop notification where the desktop has a tray; the status bar and the log always.
+    appendLog(tr("[alert: %1] %2").arg(kind, message));
+    statusBar()->showMessage(tr("Alert (%1): %2").arg(kind, message.section(QLatin1Char('\n'), 0, 0)), 15000);
+    if (QSystemTrayIcon::isSystemTrayAvailable()) {
+        if (!m_tray) {
+            m_tray = new QSystemTrayIcon(windowIcon().isNull() ? style()->standardIcon(QStyle::SP_MessageBoxWarning) : windowIcon(), this);
+            m_tray->show();
+        }
+        m_tray->showMessage(tr("Trellis: %1").arg(kind), message.section(QLatin1Char('\n'), 0, 0),
+                            kind == QLatin1String("straggler") || kind == QLatin1String("restart") ? QSystemTrayIcon::Warning
+                                                                                                  : QSystemTrayIcon::Critical,
+                            15000);
+    }
 }
 
 void MainWindow::onRunFinished(RunState state, int exitCode, const QString &message)

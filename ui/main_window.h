@@ -15,6 +15,7 @@
 
 class QAction;
 class QPlainTextEdit;
+class QSystemTrayIcon;
 
 namespace trellis::ui {
 
@@ -48,6 +49,7 @@ private:
     void createActions();
     void updateActions();
     void onRunFinished(launcher::RunState state, int exitCode, const QString &message);
+    void notify(const QString &kind, const QString &message); // an alert from the run
     void exportReport();
     void appendLog(const QString &line);
     void showLoadedPlan(const QStringList &notes);
@@ -74,6 +76,7 @@ private:
     QAction *m_stopAction = nullptr;
     QAction *m_reportAction = nullptr;
     QAction *m_saveAction = nullptr;
+    QSystemTrayIcon *m_tray = nullptr;
 };
 
 } // namespace trellis::ui

@@ -155,6 +155,15 @@ struct RestartPolicy {
     bool operator==(const RestartPolicy &) const = default;
 };
 
+// Where alerts (failures, hangs, stragglers, restarts, NaN, loss divergence) go besides the
+// history and the workbench: a command run with the alert in its environment (an argument list,
+// never a shell) and/or an HTTP POST of JSON.
+struct AlertSpec {
+    std::vector<std::string> command;
+    std::string webhook;
+    bool operator==(const AlertSpec &) const = default;
+};
+
 struct LaunchSpec {
     LaunchTarget target = LaunchTarget::Local;
     std::string sshUser;
@@ -164,6 +173,7 @@ struct LaunchSpec {
     std::string slurmTime = "01:00:00";
     int hangTimeoutS = 60; // no telemetry from any rank for this long: the run is declared hung
     RestartPolicy restart;
+    AlertSpec alerts;
     bool operator==(const LaunchSpec &) const = default;
 };
 

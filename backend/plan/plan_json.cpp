@@ -127,6 +127,25 @@ public:
             error(pathOf(key), "expected true or false, got " + typeName(*v));
     }
 
+    void read(const char *key, std::vector<std::string> &out)
+    {
+        const json *v = find(key, false);
+        if (!v)
+            return;
+        if (!v->is_array()) {
+            error(pathOf(key), "expected a list of strings, got " + typeName(*v));
+            return;
+        }
+        out.clear();
+        for (std::size_t i = 0; i < v->size(); ++i) {
+            if (!(*v)[i].is_string()) {
+                error(pathOf(key) + "[" + std::to_string(i) + "]", "expected a string, got " + typeName((*v)[i]));
+                return;
+            }
+            out.push_back((*v)[i].get<std::string>());
+        }
+    }
+
     void read(const char *key, std::string &out, bool required = false)
     {
         const json *v = find(key, required);
@@ -364,6 +383,10 @@ void readLaunch(ObjectReader r, LaunchSpec &l)
     restart.read("on_node_loss", l.restart.onNodeLoss);
     restart.read("elastic", l.restart.elastic);
     restart.finish();
+    ObjectReader alerts = r.child("alerts");
+    alerts.read("command", l.alerts.command);
+    alerts.read("webhook", l.alerts.webhook);
+    alerts.finish();
     r.finish();
 }
 
@@ -531,7 +554,8 @@ std::string planToJson(const Plan &p, int indent)
                      {"on_crash", l.restart.onCrash},
                      {"on_hang", l.restart.onHang},
                      {"on_node_loss", l.restart.onNodeLoss},
-                     {"elastic", l.restart.elastic}}}};
+                     {"elastic", l.restart.elastic}}},
+                   {"alerts", {{"command", l.alerts.command}, {"webhook", l.alerts.webhook}}}};
     return j.dump(indent);
 }
 

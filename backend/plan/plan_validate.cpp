@@ -219,6 +219,16 @@ void checkRest(const Plan &p, Checker &c)
         c.error("launch.ssh.port", "must be between 1 and 65535");
     if (p.launch.hangTimeoutS < 1)
         c.error("launch.hang_timeout_s", "must be at least 1");
+    const AlertSpec &alerts = p.launch.alerts;
+    if (!alerts.command.empty() && alerts.command.front().empty())
+        c.error("launch.alerts.command", "the program (the first element) must not be empty");
+    if (!alerts.webhook.empty() && alerts.webhook.rfind("http://", 0) != 0 && alerts.webhook.rfind("https://", 0) != 0)
+        c.error("launch.alerts.webhook", "'" + alerts.webhook + "' must start with http:// or https://");
+    for (char ch : alerts.webhook)
+        if (static_cast<unsigned char>(ch) <= ' ') {
+            c.error("launch.alerts.webhook", "must not contain spaces or control characters");
+            break;
+        }
     const RestartPolicy &restart = p.launch.restart;
     if (restart.maxRestarts < 0 || restart.maxRestarts > 100)
         c.error("launch.restart.max_restarts", "must be between 0 and 100, got " + str(restart.maxRestarts));

@@ -21,7 +21,13 @@
 #include <QProcess>
 #include <QSet>
 #include <QSqlQuery>
+#include <QHostAddress>
+#include <QScopeGuard>
+#include <QStandardPaths>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
+#include <QUrl>
 #include <QTest>
 
 using namespace trellis::launcher;
@@ -190,6 +196,150 @@ private slots:
             QStringLiteral("hang: rank 1 on \\S+ \\(in forward of step 4\\) stopped making progress; ranks 0,2,3 wait in dp "
                            "all_reduce #\\d+ since \\d+\\.\\d s"));
         QVERIFY2(pattern.match(r.err).hasMatch(), qPrintable(r.err));
+    }
+
+    // The Prometheus endpoint of a running run: promtool accepts its exposition, and a real
+    // Prometheus server (Debian's) scrapes it and answers a query about the run's step.
+    void metricsEndpointIsScraped()
+    {
+        const QString plan = restartPlan(QStringLiteral("metrics"), 100000, 0, QStringLiteral(R"("max_restarts": 0)"));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--quiet"),
+                         QStringLiteral("--metrics-port"), QStringLiteral("0")});
+        QVERIFY(run.waitForStarted());
+        auto stopRun = qScopeGuard([&run] {
+            run.terminate();
+            if (!run.waitForFinished(10000))
+                run.kill();
+            run.waitForFinished();
+        });
+        QString endpoint;
+        QElapsedTimer waited;
+        waited.start();
+        while (endpoint.isEmpty() && waited.elapsed() < 30000) {
+            run.waitForReadyRead(200);
+            static const QRegularExpression line(QStringLiteral("metrics (http://127\\.0\\.0\\.1:(\\d+)/metrics)"));
+            const auto m = line.match(QString::fromUtf8(run.peek(4096)));
+            if (m.hasMatch())
+                endpoint = m.captured(1);
+        }
+        QVERIFY2(!endpoint.isEmpty(), qPrintable(QString::fromUtf8(run.readAllStandardError())));
+        const quint16 port = static_cast<quint16>(QUrl(endpoint).port());
+        // Scrape once steps flow.
+        QByteArray body;
+        while (waited.elapsed() < 60000) {
+            QTest::qWait(300);
+            QTcpSocket socket;
+            socket.connectToHost(QHostAddress::LocalHost, port);
+            if (!socket.waitForConnected(2000))
+                continue;
+            socket.write("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+            QByteArray reply;
+            while (socket.waitForReadyRead(2000))
+                reply += socket.readAll();
+            body = reply.mid(reply.indexOf("\r\n\r\n") + 4);
+            if (body.contains("trellis_step_seconds{") && body.contains("trellis_bus_bandwidth_gbps{"))
+                break;
+        }
+        QVERIFY2(body.contains("trellis_tokens_per_second{run=") && body.contains("trellis_heartbeat_age_seconds{"), body.constData());
+        const QString promtool = QStandardPaths::findExecutable(QStringLiteral("promtool"));
+        if (promtool.isEmpty())
+            QSKIP("promtool not installed (scripts/install-deps.sh installs Debian's prometheus)");
+        QProcess check;
+        check.start(promtool, {QStringLiteral("check"), QStringLiteral("metrics")});
+        check.write(body);
+        check.closeWriteChannel();
+        QVERIFY(check.waitForFinished(30000));
+        QVERIFY2(check.exitCode() == 0, qPrintable(QString::fromUtf8(check.readAllStandardOutput() + check.readAllStandardError())));
+
+        // A real Prometheus scraping it every second.
+        const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        if (prometheus.isEmpty())
+            QSKIP("prometheus not installed");
+        QTcpServer probe; // a free loopback port for Prometheus' own web interface
+        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+        const quint16 webPort = probe.serverPort();
+        probe.close();
+        const QString config = m_dir.filePath(QStringLiteral("prometheus.yml"));
+        QFile yml(config);
+        QVERIFY(yml.open(QIODevice::WriteOnly));
+        yml.write(QStringLiteral("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: trellis\n    static_configs:\n"
+                                 "      - targets: ['127.0.0.1:%1']\n").arg(port).toUtf8());
+        yml.close();
+        QProcess server;
+        server.setProcessChannelMode(QProcess::MergedChannels);
+        server.start(prometheus, {QStringLiteral("--config.file=") + config,
+                                  QStringLiteral("--storage.tsdb.path=") + m_dir.filePath(QStringLiteral("tsdb")),
+                                  QStringLiteral("--web.listen-address=127.0.0.1:%1").arg(webPort)});
+        QVERIFY(server.waitForStarted());
+        auto stopServer = qScopeGuard([&server] {
+            server.terminate();
+            if (!server.waitForFinished(10000))
+                server.kill();
+        });
+        double step = -1;
+        QElapsedTimer asked;
+        asked.start();
+        while (step <= 0 && asked.elapsed() < 60000) {
+            QTest::qWait(1000);
+            QTcpSocket socket;
+            socket.connectToHost(QHostAddress::LocalHost, webPort);
+            if (!socket.waitForConnected(2000))
+                continue;
+            socket.write("GET /api/v1/query?query=trellis_step HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+            QByteArray reply;
+            while (socket.waitForReadyRead(2000))
+                reply += socket.readAll();
+            const QJsonDocument json = QJsonDocument::fromJson(reply.mid(reply.indexOf("\r\n\r\n") + 4));
+            const QJsonArray result = json.object().value(QStringLiteral("data")).toObject().value(QStringLiteral("result")).toArray();
+            if (!result.isEmpty())
+                step = result.first().toObject().value(QStringLiteral("value")).toArray().at(1).toString().toDouble();
+        }
+        QVERIFY2(step > 0, qPrintable(QString::fromUtf8(server.readAll().right(2000))));
+        qInfo("Prometheus scraped the run: trellis_step = %g", step);
+    }
+
+    // launch.alerts: the command hook gets the alert in its environment and the webhook a JSON
+    // POST, for a straggler here.
+    void alertsReachHookAndWebhook()
+    {
+        QTcpServer hook;
+        QVERIFY(hook.listen(QHostAddress::LocalHost, 0));
+        QByteArray posted;
+        connect(&hook, &QTcpServer::newConnection, this, [&] {
+            QTcpSocket *s = hook.nextPendingConnection();
+            connect(s, &QTcpSocket::readyRead, this, [&posted, s] {
+                posted += s->readAll();
+                if (posted.contains("}")) {
+                    s->write("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n");
+                    s->disconnectFromHost();
+                }
+            });
+        });
+        const QString file = m_dir.filePath(QStringLiteral("alerts.txt"));
+        // (No raw string here: moc misreads escaped quotes inside one.)
+        const QString restart = QStringLiteral("\"max_restarts\": 0}, \"alerts\": {\"command\": [\"/bin/sh\", \"-c\", "
+                                               "\"echo \\\"$TRELLIS_ALERT_KIND $TRELLIS_RUN_ID $TRELLIS_ALERT_MESSAGE\\\" >> %1\"], "
+                                               "\"webhook\": \"http://127.0.0.1:%2/hook\"")
+                                    .arg(file)
+                                    .arg(hook.serverPort());
+        const QString plan = restartPlan(QStringLiteral("alerts"), 24, 0, restart);
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--quiet"), QStringLiteral("--inject"),
+                         QStringLiteral("slow@2:5")});
+        QVERIFY(run.waitForStarted());
+        QElapsedTimer waited;
+        waited.start();
+        while (run.state() != QProcess::NotRunning && waited.elapsed() < 120000)
+            QTest::qWait(100);
+        QCOMPARE(run.exitCode(), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(posted.contains("\"kind\":\"straggler\""), 5000);
+        QVERIFY2(posted.startsWith("POST /hook"), posted.constData());
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(file), 5000);
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(f.readAll());
+        QVERIFY2(text.startsWith(QStringLiteral("straggler ")) && text.contains(QStringLiteral("rank 2 on ")), qPrintable(text));
     }
 
     // A NaN in rank 2's copy of a parameter at step 3: the run stops (exit 7) naming the step, the

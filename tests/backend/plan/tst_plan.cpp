@@ -141,6 +141,12 @@ private slots:
             "launch.target: unknown value 'k8s' (expected one of: local, ssh, slurm)");
         row("non-finite policy", R"({"training": {"on_non_finite": "ignore"}})",
             "training.on_non_finite: unknown value 'ignore' (expected one of: stop, skip)");
+        row("alert webhook", R"({"launch": {"alerts": {"webhook": "ftp://x"}}})",
+            "launch.alerts.webhook: 'ftp://x' must start with http:// or https://");
+        row("alert command type", R"({"launch": {"alerts": {"command": "notify-send x"}}})",
+            "launch.alerts.command: expected a list of strings, got string");
+        row("alert command empty", R"({"launch": {"alerts": {"command": [""]}}})",
+            "launch.alerts.command: the program (the first element) must not be empty");
         row("negative restarts", R"({"launch": {"restart": {"max_restarts": -1}}})",
             "launch.restart.max_restarts: must be between 0 and 100, got -1");
         row("absurd restarts", R"({"launch": {"restart": {"max_restarts": 100000}}})",

@@ -1,0 +1,51 @@
+// Where alerts go besides the run's history and the workbench's notification: launch.alerts.command
+// is run with the alert in its environment (TRELLIS_ALERT_KIND, TRELLIS_ALERT_MESSAGE,
+// TRELLIS_RUN_ID, TRELLIS_ALERT_STEP) — an argument list, never a shell; launch.alerts.webhook gets
+// an HTTP POST of {"run", "kind", "step", "message"} as JSON. Delivery never blocks the caller
+// (both are asynchronous) and a failure to deliver is reported once per target, not retried.
+// Also the loss-divergence detector: the loss more than `factor` times its lowest value so far.
+// Threading: the run controller's thread.
+#pragma once
+
+#include "plan/plan.h"
+
+#include <QNetworkAccessManager>
+#include <QObject>
+#include <QString>
+
+#include <optional>
+
+namespace trellis::launcher {
+
+class AlertSink : public QObject {
+    Q_OBJECT
+public:
+    explicit AlertSink(QObject *parent = nullptr);
+    void configure(const plan::AlertSpec &spec, const QString &runId);
+    void deliver(const QString &kind, qint64 step, const QString &message);
+
+signals:
+    void deliveryFailed(const QString &why);
+
+private:
+    plan::AlertSpec m_spec;
+    QString m_runId;
+    QNetworkAccessManager m_network;
+    bool m_commandFailed = false, m_webhookFailed = false;
+};
+
+class DivergenceDetector {
+public:
+    explicit DivergenceDetector(double factor = 1.5, int warmupSteps = 10) : m_factor(factor), m_warmup(warmupSteps) {}
+    // The run's loss at `step`; a message the first time it diverges.
+    std::optional<QString> loss(qint64 step, double value);
+
+private:
+    double m_factor;
+    int m_warmup;
+    double m_lowest = 0;
+    qint64 m_lowestStep = 0;
+    bool m_seen = false, m_fired = false;
+};
+
+} // namespace trellis::launcher
