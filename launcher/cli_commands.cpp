@@ -13,7 +13,15 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
 #include <QTextStream>
+#include <QThread>
+
+#include <map>
 
 
 #include <cstdio>
@@ -43,8 +51,107 @@ QString writeReport(HistoryDatabase &db, const RunSummary &run, const QString &p
 
 std::optional<RunSummary> findExistingRun(HistoryDatabase &db, const QString &dbPath, const QString &reference);
 
+// run --detach: the same command in a process of its own session (it owns the run: the receiver,
+// the history writes, the restarts, the detectors), started through setsid so it outlives this
+// shell, its terminal and whoever asked; this process prints the run id once the owner has one.
+int cmdRunDetached(const QString &dbPath)
+{
+    QStringList args = QCoreApplication::arguments().mid(1);
+    args.removeAll(QStringLiteral("--detach"));
+    if (!args.contains(QStringLiteral("--quiet")))
+        args << QStringLiteral("--quiet");
+    const QString logPath = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/detached-%1-%2.log")
+                                                                .arg(QDateTime::currentMSecsSinceEpoch())
+                                                                .arg(QCoreApplication::applicationPid());
+    QDir().mkpath(QFileInfo(logPath).absolutePath());
+    QProcess owner;
+    owner.setProgram(QStringLiteral("/usr/bin/setsid"));
+    owner.setArguments(QStringList{QCoreApplication::applicationFilePath()} + args);
+    owner.setStandardInputFile(QProcess::nullDevice());
+    owner.setStandardOutputFile(logPath);
+    owner.setStandardErrorFile(logPath, QIODevice::Append);
+    qint64 pid = 0;
+    if (!owner.startDetached(&pid))
+        return fail(QStringLiteral("cannot start the run's owner process (setsid %1)").arg(QCoreApplication::applicationFilePath()));
+    // Wait for "run <id>" (or its failure) in the owner's output.
+    QElapsedTimer waited;
+    waited.start();
+    while (waited.elapsed() < 30000) {
+        QFile log(logPath);
+        if (log.open(QIODevice::ReadOnly)) {
+            const QString text = QString::fromUtf8(log.readAll());
+            static const QRegularExpression id(QStringLiteral("^run (\\S+)$"), QRegularExpression::MultilineOption);
+            if (const auto m = id.match(text); m.hasMatch()) {
+                out() << "run " << m.captured(1) << "\nowner pid " << pid << "; follow it with: trellis-cli attach "
+                      << m.captured(1) << "\nlog " << logPath << Qt::endl;
+                return 0;
+            }
+            if (!QFile::exists(QStringLiteral("/proc/%1").arg(pid)))
+                return fail(QStringLiteral("the run did not start: %1").arg(text.trimmed()));
+        }
+        QThread::msleep(50);
+    }
+    return fail(QStringLiteral("the run's owner (pid %1) printed no run id within 30 s; see %2").arg(pid).arg(logPath));
+}
+
+// attach: follows a run from the history (backfill, then whatever arrives) until it ends.
+// Reading only; stopping this command changes nothing for the run.
+int cmdAttach(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("attach takes one run"));
+    HistoryDatabase db;
+    // A run just started may reach the history a moment after its id was printed: wait for it.
+    std::optional<RunSummary> run;
+    for (int tries = 0; tries < 40 && !run; ++tries) {
+        if (QFileInfo::exists(dbPath) && (db.isOpen() || db.open(dbPath, false).isEmpty()))
+            run = db.findRun(a.positional.first());
+        if (!run)
+            QThread::msleep(250);
+    }
+    if (!run && !(run = findExistingRun(db, dbPath, a.positional.first())))
+        return 1;
+    out() << "run " << run->runId << " (" << run->status << ")" << Qt::endl;
+    qint64 shownStep = 0;
+    int shownEvents = 0;
+    for (;;) {
+        const auto data = db.loadRun(run->id);
+        if (!data)
+            return fail(QStringLiteral("cannot read run %1: %2").arg(run->runId, db.lastError()));
+        for (int i = shownEvents; i < data->events.size(); ++i) {
+            const EventRow &e = data->events[i];
+            if (e.kind != QLatin1String("checkpoint"))
+                out() << "event " << e.kind << " at step " << e.step << (e.rank >= 0 ? QStringLiteral(" (rank %1)").arg(e.rank) : QString())
+                      << ": " << e.message << Qt::endl;
+        }
+        shownEvents = static_cast<int>(data->events.size());
+        // Steps every rank has reported, in order.
+        std::map<qint64, int> ranksAt;
+        std::map<qint64, double> lossAt;
+        for (const auto &s : data->steps) {
+            ++ranksAt[s.step];
+            if (s.rank == 0)
+                lossAt[s.step] = s.loss;
+        }
+        for (const auto &[step, count] : ranksAt)
+            if (step > shownStep && count >= data->run.worldSize) {
+                out() << "step " << step << "/" << data->run.totalSteps << " loss " << QString::number(lossAt[step], 'f', 4) << Qt::endl;
+                shownStep = step;
+            }
+        const QString status = data->run.status;
+        if (status != QLatin1String("running") && status != QLatin1String("launching")) {
+            out() << "run " << run->runId << " " << status << (data->run.error.isEmpty() ? QString() : QStringLiteral(": ") + data->run.error)
+                  << Qt::endl;
+            return status == QLatin1String("completed") ? 0 : 1;
+        }
+        QThread::msleep(250);
+    }
+}
+
 int cmdRun(const Args &a, const QString &dbPath)
 {
+    if (a.flags.contains(QStringLiteral("--detach")))
+        return cmdRunDetached(dbPath);
     if (a.positional.size() != 1)
         return usageError(QStringLiteral("run takes one plan file"));
     const QString path = a.positional.first();
@@ -309,6 +416,26 @@ int runCli(const QStringList &arguments)
     if (rest.isEmpty())
         return usageError(QStringLiteral("no command given"));
     const QString command = rest.takeFirst();
+    if (rest.contains(QStringLiteral("--help")) || rest.contains(QStringLiteral("-h"))) {
+        // The command's own lines of the usage.
+        const QStringList lines = usageText().split(QLatin1Char('\n'));
+        bool inCommand = false;
+        QStringList mine;
+        for (const QString &line : lines) {
+            if (line.startsWith(QStringLiteral("  ") + command + QLatin1Char(' ')) || line == QStringLiteral("  ") + command)
+                inCommand = true;
+            else if (line.startsWith(QStringLiteral("  ")) && !line.startsWith(QStringLiteral("    ")))
+                inCommand = false;
+            else if (!line.startsWith(QStringLiteral("    ")))
+                inCommand = false;
+            if (inCommand)
+                mine << line;
+        }
+        if (mine.isEmpty())
+            return usageError(QStringLiteral("unknown command '%1'").arg(command));
+        out() << "usage: trellis-cli [--db PATH]\n" << mine.join(QLatin1Char('\n')) << "\n" << Qt::flush;
+        return 0;
+    }
     if (command == QLatin1String("validate")) {
         const Args a = parseArgs(rest, {}, {});
         return a.error.isEmpty() ? cmdValidate(a) : usageError(a.error);
@@ -334,8 +461,12 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("run")) {
         const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout"),
                                         QStringLiteral("--metrics-port")},
-                                 {QStringLiteral("--quiet")});
+                                 {QStringLiteral("--quiet"), QStringLiteral("--detach")});
         return a.error.isEmpty() ? cmdRun(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("attach")) {
+        const Args a = parseArgs(rest, {}, {});
+        return a.error.isEmpty() ? cmdAttach(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("runs")) {
         const Args a = parseArgs(rest, {QStringLiteral("--limit")}, {});

@@ -8,6 +8,7 @@
 #include <QProcess>
 #include <QUrl>
 
+#include <algorithm>
 #include <cmath>
 
 namespace trellis::launcher {
@@ -68,16 +69,25 @@ std::optional<QString> DivergenceDetector::loss(qint64 step, double value)
 {
     if (m_fired || !std::isfinite(value))
         return std::nullopt;
-    if (!m_seen || value < m_lowest) {
-        m_lowest = value;
+    m_recent.push_back(value);
+    if (static_cast<int>(m_recent.size()) > m_window)
+        m_recent.erase(m_recent.begin());
+    if (static_cast<int>(m_recent.size()) < m_window)
+        return std::nullopt;
+    std::vector<double> sorted = m_recent;
+    std::nth_element(sorted.begin(), sorted.begin() + m_window / 2, sorted.end());
+    const double median = sorted[static_cast<std::size_t>(m_window / 2)];
+    if (!m_seen || median < m_lowest) {
+        m_lowest = median;
         m_lowestStep = step;
         m_seen = true;
     }
-    if (step <= m_warmup || value <= m_factor * m_lowest)
+    if (median <= m_factor * m_lowest)
         return std::nullopt;
     m_fired = true;
-    return QStringLiteral("loss diverging: %1 at step %2, more than %3x its lowest (%4 at step %5)")
-        .arg(value, 0, 'f', 4)
+    return QStringLiteral("loss diverging: %1 (median of the last %2 steps) at step %3, more than %4x its lowest (%5 at step %6)")
+        .arg(median, 0, 'f', 4)
+        .arg(m_window)
         .arg(step)
         .arg(m_factor)
         .arg(m_lowest, 0, 'f', 4)

@@ -3,7 +3,8 @@
 // TRELLIS_RUN_ID, TRELLIS_ALERT_STEP) — an argument list, never a shell; launch.alerts.webhook gets
 // an HTTP POST of {"run", "kind", "step", "message"} as JSON. Delivery never blocks the caller
 // (both are asynchronous) and a failure to deliver is reported once per target, not retried.
-// Also the loss-divergence detector: the loss more than `factor` times its lowest value so far.
+// Also the loss-divergence detector: the median loss of the last 10 steps more than `factor` times
+// the lowest such median so far (a single spike, as warm-up has, is not divergence).
 // Threading: the run controller's thread.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <QString>
 
 #include <optional>
+#include <vector>
 
 namespace trellis::launcher {
 
@@ -36,13 +38,14 @@ private:
 
 class DivergenceDetector {
 public:
-    explicit DivergenceDetector(double factor = 1.5, int warmupSteps = 10) : m_factor(factor), m_warmup(warmupSteps) {}
+    explicit DivergenceDetector(double factor = 1.5, int window = 10) : m_factor(factor), m_window(window) {}
     // The run's loss at `step`; a message the first time it diverges.
     std::optional<QString> loss(qint64 step, double value);
 
 private:
     double m_factor;
-    int m_warmup;
+    int m_window;
+    std::vector<double> m_recent;
     double m_lowest = 0;
     qint64 m_lowestStep = 0;
     bool m_seen = false, m_fired = false;

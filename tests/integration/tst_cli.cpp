@@ -342,6 +342,51 @@ private slots:
         QVERIFY2(text.startsWith(QStringLiteral("straggler ")) && text.contains(QStringLiteral("rank 2 on ")), qPrintable(text));
     }
 
+    // run --detach: a process of its own session owns the run; a follower (attach) killed with
+    // kill -9 mid-run changes nothing: the run completes, a new follower sees it end, every rank's
+    // every step is in the history, and SQLite's integrity check passes.
+    void detachedRunOutlivesItsFollowers()
+    {
+        const int steps = 120;
+        const QString plan = restartPlan(QStringLiteral("detached"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("detached.sqlite"));
+        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
+        QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
+        const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        QVERIFY(!runId.isEmpty());
+        QProcess follower;
+        follower.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("attach"), runId});
+        QVERIFY(follower.waitForStarted());
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 60000 && !follower.peek(1 << 16).contains("\nstep 5/"))
+            follower.waitForReadyRead(200);
+        QVERIFY2(follower.peek(1 << 16).contains("\nstep 5/"), follower.peek(1 << 16).constData());
+        ::kill(static_cast<pid_t>(follower.processId()), SIGKILL);
+        follower.waitForFinished();
+        const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), runId}, 120000);
+        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
+        QVERIFY2(end.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(end.out));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(runId)->id);
+        QVERIFY(data);
+        QCOMPARE(data->run.status, QStringLiteral("completed"));
+        QSet<QPair<int, qint64>> seen;
+        for (const auto &s : data->steps)
+            seen.insert({s.rank, s.step});
+        QCOMPARE(seen.size(), 4 * steps); // no step of any rank lost
+        {
+            QSqlDatabase check = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("integrity"));
+            check.setDatabaseName(database);
+            QVERIFY(check.open());
+            QSqlQuery q(check);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA integrity_check")) && q.next());
+            QCOMPARE(q.value(0).toString(), QStringLiteral("ok"));
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("integrity"));
+    }
+
     // A NaN in rank 2's copy of a parameter at step 3: the run stops (exit 7) naming the step, the
     // rank and the tensor. With on_non_finite: skip, a transient NaN loss (one step of one rank)
     // skips that update and the run completes.
