@@ -1,7 +1,9 @@
-// GEMM (OpenBLAS), the linear layer and the residual add; see ops.h. The float linear layer adds
-// its bias by starting C from the broadcast bias with beta = 1 (OpenBLAS would otherwise clear C
-// for beta = 0 and a second pass would add the bias), and sums its bias gradient with the vector
-// column sums, split by columns so the row order of the sums never depends on the thread count.
+// GEMM (OpenBLAS), the linear layer and the residual add; see ops.h. With several kernel threads
+// a float GEMM is split into single-threaded OpenBLAS calls on the kernel pool. The float linear
+// layer adds its bias by starting C from the broadcast bias with beta = 1 (OpenBLAS would
+// otherwise clear C for beta = 0 and a second pass would add the bias), and sums its bias
+// gradient with the vector column sums, split by columns so that the row order of the sums never
+// depends on the thread count.
 #include "kernels/cpu/ops.h"
 
 #include "kernels/cpu/parallel.h"
@@ -34,6 +36,57 @@ int rowGrain(int width)
     return std::max(1, 16384 / std::max(1, width));
 }
 
+// With several kernel threads the float GEMMs are split over them, each part a single-threaded
+// OpenBLAS call: one set of threads (the pool's) runs everything, instead of OpenBLAS's workers
+// spinning between GEMMs on the cores the other kernels need. OpenBLAS's own count is set to 1
+// for the duration and restored.
+class OpenblasSingleThreaded {
+public:
+    OpenblasSingleThreaded() : m_saved(openblas_get_num_threads())
+    {
+        if (m_saved != 1)
+            openblas_set_num_threads(1);
+    }
+    ~OpenblasSingleThreaded()
+    {
+        if (m_saved != 1)
+            openblas_set_num_threads(m_saved);
+    }
+    OpenblasSingleThreaded(const OpenblasSingleThreaded &) = delete;
+    OpenblasSingleThreaded &operator=(const OpenblasSingleThreaded &) = delete;
+
+private:
+    int m_saved;
+};
+
+void splitGemm(int threads, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float *A,
+               int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    OpenblasSingleThreaded single;
+    // Below ~1 MFLOP a split costs more than it gains.
+    if (static_cast<double>(M) * N * K < (1 << 19)) {
+        blasGemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    // Split C by rows when op(B) (packed again by every part) is the smaller operand, else by
+    // columns (then op(A) is packed by every part); parts are whole multiples of 16.
+    const bool byRows = static_cast<std::int64_t>(N) <= M;
+    const int extent = byRows ? M : N;
+    const int parts = std::max(1, std::min(threads, extent / 16));
+    const int step = (extent / parts + 15) / 16 * 16;
+    parallelFor(threads, parts, [&](int p) {
+        const int from = p * step, to = std::min(extent, from + step);
+        if (from >= to)
+            return;
+        if (byRows)
+            blasGemm(ta, tb, to - from, N, K, alpha, ta == CblasTrans ? A + from : A + static_cast<std::int64_t>(from) * lda,
+                     lda, B, ldb, beta, C + static_cast<std::int64_t>(from) * ldc, ldc);
+        else
+            blasGemm(ta, tb, M, to - from, K, alpha, A, lda, tb == CblasTrans ? B + static_cast<std::int64_t>(from) * ldb : B + from,
+                     ldb, beta, C + from, ldc);
+    });
+}
+
 } // namespace
 
 template <typename T>
@@ -42,8 +95,14 @@ void gemm(bool transA, bool transB, int M, int N, int K, T alpha, const T *A, in
 {
     if (M == 0 || N == 0)
         return;
-    blasGemm(transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb,
-             beta, C, ldc);
+    const CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans, tb = transB ? CblasTrans : CblasNoTrans;
+    if constexpr (std::is_same_v<T, float>) {
+        if (const int threads = kernelThreads(); threads > 1) {
+            splitGemm(threads, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+            return;
+        }
+    }
+    blasGemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 template <typename T>

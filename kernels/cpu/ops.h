@@ -2,8 +2,9 @@
 // double for finite-difference gradient checks). GEMMs go through OpenBLAS. The float kernels are
 // vectorised (SSE2/AVX2/AVX-512 picked at run time, simd.h) and spread over the kernel threads
 // (parallel.h); the double ones are the plain reference loops. "Accumulate" outputs are added
-// to, so gradients of several micro-batches sum without extra buffers. Results are deterministic:
-// the same inputs give bit-identical outputs, whatever the kernel thread count.
+// to, so gradients of several micro-batches sum without extra buffers. Results are deterministic
+// (the same inputs and thread count give bit-identical outputs); the kernels other than GEMM give
+// the same bits for any thread count.
 #pragma once
 
 #include <cstdint>

@@ -133,9 +133,12 @@ int kernelThreads()
 
 namespace detail {
 
-void parallelRun(int chunks, void (*fn)(void *, int), void *ctx)
+void parallelRun(int threads, int chunks, void (*fn)(void *, int), void *ctx)
 {
-    const int threads = kernelThreads();
+    if (t_insideChunk)
+        threads = 1;
+    if (threads > 64)
+        threads = 64;
     if (threads > 1 && pool().run(threads < chunks ? threads : chunks, chunks, fn, ctx))
         return;
     for (int c = 0; c < chunks; ++c)

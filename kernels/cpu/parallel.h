@@ -1,7 +1,7 @@
-// The kernel threads: a small persistent pool that runs the element-wise, normalisation, loss
-// and attention kernels on as many threads as OpenBLAS uses for its GEMMs (or the count set with
-// setKernelThreads). Work is cut into chunks whose bounds do not depend on the thread count, so
-// results are the same for any number of threads.
+// The kernel threads: a small persistent pool that runs the float kernels, the parts of split
+// GEMMs included, on as many threads as OPENBLAS_NUM_THREADS asks for (or setKernelThreads).
+// The element-wise, normalisation, loss and attention kernels cut their work into chunks whose
+// bounds do not depend on the thread count, so their results are the same for any count.
 #pragma once
 
 #include "kernels/cpu/ops.h"
@@ -12,23 +12,31 @@
 namespace trellis::kernels::cpu {
 
 namespace detail {
-void parallelRun(int chunks, void (*fn)(void *, int), void *ctx);
+void parallelRun(int threads, int chunks, void (*fn)(void *, int), void *ctx);
 }
 
-// Calls f(chunk) for every chunk in [0, chunks), spread over the kernel threads; returns when all
-// have run. Runs inline with one thread, one chunk, or when called from inside a chunk.
+// Calls f(chunk) for every chunk in [0, chunks), spread over `threads` threads (the caller and
+// pool workers); returns when all have run. Runs inline with one thread or one chunk, and when
+// called from inside a chunk.
 template <typename F>
-void parallelFor(int chunks, F &&f)
+void parallelFor(int threads, int chunks, F &&f)
 {
     if (chunks <= 0)
         return;
-    if (chunks == 1 || kernelThreads() == 1) {
+    if (chunks == 1 || threads <= 1) {
         for (int c = 0; c < chunks; ++c)
             f(c);
         return;
     }
     detail::parallelRun(
-        chunks, [](void *ctx, int c) { (*static_cast<std::remove_reference_t<F> *>(ctx))(c); }, &f);
+        threads, chunks, [](void *ctx, int c) { (*static_cast<std::remove_reference_t<F> *>(ctx))(c); }, &f);
+}
+
+// The same over kernelThreads() threads.
+template <typename F>
+void parallelFor(int chunks, F &&f)
+{
+    parallelFor(chunks > 1 ? kernelThreads() : 1, chunks, static_cast<F &&>(f));
 }
 
 // Splits [0, n) into pieces of `grain` (the last may be shorter) and calls f(begin, end) for each.
