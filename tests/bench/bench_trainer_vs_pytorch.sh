@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # trellis-trainer (1 rank) against PyTorch on the CPU for the same model, batch and optimizer, at
-# each thread count: trellis with OPENBLAS_NUM_THREADS=N (its kernels follow that count), PyTorch
-# with torch.set_num_threads(N), OMP_NUM_THREADS=N and OPENBLAS_NUM_THREADS=N (its GEMMs are
-# OpenBLAS too). The two are run alternately REPS times per configuration; each run's figure is
-# its mean step time after step 5, and the table shows the median of the runs, their range, and
-# the ratio of tokens/s (trellis / PyTorch, > 1 means trellis is faster) from the two medians.
+# each thread count N: trellis with OPENBLAS_NUM_THREADS=N (its kernels follow that count),
+# PyTorch with torch.set_num_threads(N), OMP_NUM_THREADS=N and OPENBLAS_NUM_THREADS=N (its GEMMs
+# are OpenBLAS too). For N > 1 PyTorch also runs in tuned variants, because with libgomp's
+# spin-waiting next to OpenBLAS's pthreads its default is far slower on few cores:
+#   passive     OMP_WAIT_POLICY=passive (OpenMP workers sleep at once)
+#   spin10k     GOMP_SPINCOUNT=10000 (they spin briefly)
+#   blasonly    torch.set_num_threads(1), OMP_NUM_THREADS=1: only the GEMMs use N threads
+# and the fastest of its variants is the second baseline. Runs alternate (trellis, then each
+# PyTorch variant, in rotating order) REPS times per configuration; a run's figure is its mean
+# step time after step 5; the table shows the median of the runs, their range, and the tokens/s
+# ratios trellis / PyTorch (> 1: trellis is faster) from the medians.
 # Needs python3-torch (Debian) or torch (PyPI); set PYTHON to pick the interpreter.
 #
 # Usage: tests/bench/bench_trainer_vs_pytorch.sh                      both README sizes
 #        tests/bench/bench_trainer_vs_pytorch.sh LAYERS HIDDEN [HEADS SEQ BATCH STEPS]
-# Environment: THREADS (default "1 2"), REPS (default 5), STEPS (default 40).
+# Environment: THREADS (default "1 2"), REPS (default 5), STEPS (default 40),
+#              VARIANTS (PyTorch variants for N > 1, default "passive spin10k blasonly"; "" for
+#              the default configuration only), VERBOSE=1 (every run's figure).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-threads_list="${THREADS:-1 2}" reps="${REPS:-5}"
+threads_list="${THREADS:-1 2}" reps="${REPS:-5}" variants="${VARIANTS-passive spin10k blasonly}"
 if [ $# -ge 2 ]; then
   models=("$1 $2 ${3:-4} ${4:-128} ${5:-4} ${6:-${STEPS:-40}}")
 else
@@ -35,10 +43,17 @@ run_trellis() { # plan threads -> mean ms/step after step 5
   "${mpi[@]}" build/bin/trellis-trainer --plan "$1" |
     awk '$1 == "step" { split($2, s, "/"); if (s[1] > 5) { ms += $7; n++ } } END { printf "%.2f", ms / n }'
 }
-run_pytorch() { # layers hidden heads seq batch steps threads -> mean ms/step after step 5
-  OMP_NUM_THREADS=$7 OPENBLAS_NUM_THREADS=$7 "$python" tests/bench/pytorch_gpt.py --layers "$1" --hidden "$2" \
-    --heads "$3" --ffn $((4 * $2)) --seq "$4" --batch "$5" --steps "$6" --warmup 5 --threads "$7" |
-    sed -E 's/.*: ([0-9.]+) ms\/step.*/\1/'
+run_pytorch() { # variant layers hidden heads seq batch steps threads -> mean ms/step after step 5
+  local env=(OMP_NUM_THREADS="$8" OPENBLAS_NUM_THREADS="$8") torch_threads=$8
+  case $1 in
+    default) ;;
+    passive) env+=(OMP_WAIT_POLICY=passive) ;;
+    spin10k) env+=(GOMP_SPINCOUNT=10000) ;;
+    blasonly) env=(OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS="$8"); torch_threads=1 ;;
+    *) echo "unknown PyTorch variant $1" >&2; exit 1 ;;
+  esac
+  env "${env[@]}" "$python" tests/bench/pytorch_gpt.py --layers "$2" --hidden "$3" --heads "$4" --ffn $((4 * $3)) \
+    --seq "$5" --batch "$6" --steps "$7" --warmup 5 --threads "$torch_threads" | sed -E 's/.*: ([0-9.]+) ms\/step.*/\1/'
 }
 stats() { # numbers -> "median min max"
   tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END {
@@ -47,7 +62,8 @@ stats() { # numbers -> "median min max"
 
 echo "trellis-trainer vs $("$python" -c 'import torch; print("pytorch", torch.__version__)'); $reps runs each, alternating;" \
      "ms/step = median of the runs' means over steps 6-N (min-max)"
-printf '%-34s %7s %24s %24s %14s\n' "model" "threads" "trellis ms/step" "pytorch ms/step" "tokens/s ratio"
+printf '%-30s %7s %22s %22s %8s %30s %8s\n' "model" "threads" "trellis ms/step" "pytorch default" "ratio" \
+  "pytorch best variant" "ratio"
 for model in "${models[@]}"; do
   read -r layers hidden heads seq batch steps <<< "$model"
   plan="$work/plan_${layers}_${hidden}.json"
@@ -62,19 +78,32 @@ for model in "${models[@]}"; do
 }
 JSON
   for threads in $threads_list; do
-    ours="" theirs=""
+    names=(default)
+    if [ "$threads" -gt 1 ]; then for v in $variants; do names+=("$v"); done; fi
+    declare -A runs=()
+    ours=""
     for ((r = 0; r < reps; r++)); do
-      if ((r % 2 == 0)); then
-        ours+=" $(run_trellis "$plan" "$threads")"; theirs+=" $(run_pytorch "$layers" "$hidden" "$heads" "$seq" "$batch" "$steps" "$threads")"
-      else
-        theirs+=" $(run_pytorch "$layers" "$hidden" "$heads" "$seq" "$batch" "$steps" "$threads")"; ours+=" $(run_trellis "$plan" "$threads")"
-      fi
+      ours+=" $(run_trellis "$plan" "$threads")"
+      for ((i = 0; i < ${#names[@]}; i++)); do
+        v=${names[(i + r) % ${#names[@]}]}
+        runs[$v]+=" $(run_pytorch "$v" "$layers" "$hidden" "$heads" "$seq" "$batch" "$steps" "$threads")"
+      done
     done
     read -r om omin omax <<< "$(echo "$ours" | stats)"
-    read -r tm tmin tmax <<< "$(echo "$theirs" | stats)"
-    printf '%-34s %7s %24s %24s %14s\n' "$layers layers, hidden $hidden, $heads heads" "$threads" \
-      "$om ($omin-$omax)" "$tm ($tmin-$tmax)" "$(awk -v a="$om" -v b="$tm" 'BEGIN { printf "%.2f", b / a }')"
-    if [ -n "${VERBOSE:-}" ]; then echo "  runs: trellis$ours; pytorch$theirs"; fi
+    read -r dm dmin dmax <<< "$(echo "${runs[default]}" | stats)"
+    best=default bm=$dm bmin=$dmin bmax=$dmax
+    for v in "${names[@]}"; do
+      read -r m mn mx <<< "$(echo "${runs[$v]}" | stats)"
+      if awk -v a="$m" -v b="$bm" 'BEGIN { exit !(a < b) }'; then best=$v bm=$m bmin=$mn bmax=$mx; fi
+    done
+    ratio() { awk -v a="$om" -v b="$1" 'BEGIN { printf "%.2f", b / a }'; }
+    printf '%-30s %7s %22s %22s %8s %30s %8s\n' "$layers layers, hidden $hidden" "$threads" "$om ($omin-$omax)" \
+      "$dm ($dmin-$dmax)" "$(ratio "$dm")" "$best $bm ($bmin-$bmax)" "$(ratio "$bm")"
+    if [ -n "${VERBOSE:-}" ]; then
+      echo "  runs: trellis$ours"
+      for v in "${names[@]}"; do echo "        pytorch $v${runs[$v]}"; done
+    fi
+    unset runs
   done
 done
-echo "(seq $seq, batch $batch, ffn 4 x hidden, vocab 256; tokens/step = batch x seq)"
+echo "($heads heads, seq $seq, batch $batch, ffn 4 x hidden, vocab 256; tokens/step = batch x seq; ratio = tokens/s trellis / pytorch)"
