@@ -13,6 +13,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace trellis::kernels::cpu;
@@ -553,6 +554,30 @@ private slots:
             setKernelThreads(1);
             QVERIFY(floatMatchesDouble(linear, runLinear<double>(lin), 2e-6, "linear, 3 threads"));
         });
+    }
+
+    // Two threads calling the kernels at once: one gets the pool, the other runs its chunks
+    // inline; both get the single-caller results.
+    void concurrentCallers()
+    {
+        const auto norm = normCase(300, 96, 23);
+        const auto att = attentionCase(3, 50, 48, 3, 43);
+        const auto lin = linearCase(200, 64, 160, 13);
+        setKernelThreads(2);
+        const Outputs refNorm = runNorm<float>(norm), refAtt = runAttention<float>(att), refLin = runLinear<float>(lin);
+        bool ok[2] = {true, true};
+        auto work = [&](int who) {
+            for (int i = 0; i < 20; ++i) {
+                ok[who] = ok[who] && bitIdentical(runNorm<float>(norm), refNorm, "concurrent layerNorm");
+                ok[who] = ok[who] && bitIdentical(runAttention<float>(att), refAtt, "concurrent attention");
+                ok[who] = ok[who] && floatMatchesDouble(runLinear<float>(lin), refLin, 1e-6, "concurrent linear");
+            }
+        };
+        std::thread other(work, 1);
+        work(0);
+        other.join();
+        QVERIFY(ok[0]);
+        QVERIFY(ok[1]);
     }
 };
 
