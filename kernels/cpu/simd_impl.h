@@ -8,6 +8,7 @@
 #include "kernels/cpu/simd.h"
 
 #include <cstdint>
+#include <utility>
 
 #ifndef TRELLIS_SIMD_WIDTH
 #error "define TRELLIS_SIMD_WIDTH before including simd_impl.h"
@@ -35,19 +36,37 @@ inline vi iota()
         v[i] = i;
     return v;
 }
-// Lanes summed pairwise (a fixed order, so results are reproducible).
+// v rotated by S lanes: lane i holds v[(i + S) mod W].
+template <int S, int... I>
+inline vf rotate(vf v, std::integer_sequence<int, I...>)
+{
+    return __builtin_shufflevector(v, v, ((I + S) % W)...);
+}
+template <int S>
+inline vf rotate(vf v)
+{
+    return rotate<S>(v, std::make_integer_sequence<int, W>{});
+}
+// Lanes summed pairwise, halves first (a fixed order, so results are reproducible).
 inline float hsum(vf v)
 {
-    for (int w = W / 2; w > 0; w /= 2)
-        for (int i = 0; i < w; ++i)
-            v[i] += v[i + w];
+    if constexpr (W >= 16)
+        v += rotate<8>(v);
+    if constexpr (W >= 8)
+        v += rotate<4>(v);
+    v += rotate<2>(v);
+    v += rotate<1>(v);
     return v[0];
 }
+inline vf vmax(vf a, vf b) { return a > b ? a : b; }
 inline float hmax(vf v)
 {
-    for (int w = W / 2; w > 0; w /= 2)
-        for (int i = 0; i < w; ++i)
-            v[i] = v[i] > v[i + w] ? v[i] : v[i + w];
+    if constexpr (W >= 16)
+        v = vmax(v, rotate<8>(v));
+    if constexpr (W >= 8)
+        v = vmax(v, rotate<4>(v));
+    v = vmax(v, rotate<2>(v));
+    v = vmax(v, rotate<1>(v));
     return v[0];
 }
 
