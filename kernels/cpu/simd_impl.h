@@ -1,8 +1,8 @@
 // The vectorised float kernels (see simd.h), written once with GCC vector extensions and compiled
 // by simd_sse2.cpp, simd_avx2.cpp and simd_avx512.cpp at 4, 8 and 16 floats a vector. Include it
 // only from those files, after defining TRELLIS_SIMD_WIDTH. Everything here has internal linkage
-// and uses no standard-library templates, so no code built for a wider ISA can leak into the
-// rest of the program through the linker's choice of one inline copy.
+// and calls no standard-library function templates, so no code built for a wider ISA can leak
+// into the rest of the program through the linker's choice of one inline copy.
 #pragma once
 
 #include "kernels/cpu/simd.h"
