@@ -1,6 +1,7 @@
-// The kernel thread pool (parallel.h). Workers spin briefly after each job and then sleep on a
-// futex (std::atomic::wait), so they do not keep a core from OpenBLAS's own threads between
-// kernels. Chunks are handed out through an atomic counter; each chunk writes its own outputs.
+// The kernel thread pool (parallel.h). Workers spin briefly after each job (the next kernel
+// usually follows within microseconds) and then sleep on a futex (std::atomic::wait), so they do
+// not hold a core while the trainer does other work. Chunks are handed out through an atomic
+// counter, so a late or preempted worker just takes fewer; each chunk writes its own outputs.
 #include "kernels/cpu/parallel.h"
 
 #include "kernels/cpu/ops.h"

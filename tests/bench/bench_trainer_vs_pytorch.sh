@@ -8,9 +8,10 @@
 #   spin10k     GOMP_SPINCOUNT=10000 (they spin briefly)
 #   blasonly    torch.set_num_threads(1), OMP_NUM_THREADS=1: only the GEMMs use N threads
 # and the fastest of its variants is the second baseline. Runs alternate (trellis, then each
-# PyTorch variant, in rotating order) REPS times per configuration; a run's figure is its mean
-# step time after step 5; the table shows the median of the runs, their range, and the tokens/s
-# ratios trellis / PyTorch (> 1: trellis is faster) from the medians.
+# PyTorch variant, in rotating order) REPS times per configuration; a run's figure is its median
+# step time after step 5 (a median, because on a shared machine a burst of outside load can
+# inflate a few steps of a run); the table shows the median of the runs, their range, and the
+# tokens/s ratios trellis / PyTorch (> 1: trellis is faster) from those medians.
 # Needs python3-torch (Debian) or torch (PyPI); set PYTHON to pick the interpreter.
 #
 # Usage: tests/bench/bench_trainer_vs_pytorch.sh                      both README sizes
@@ -37,13 +38,17 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-run_trellis() { # plan threads -> mean ms/step after step 5
+stats() { # numbers -> "median min max"
+  tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f %.2f %.2f", m, v[1], v[NR] }'
+}
+run_trellis() { # plan threads -> median ms/step after step 5
   local mpi=(mpirun -np 1 --bind-to none -x "OPENBLAS_NUM_THREADS=$2")
   [ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
   "${mpi[@]}" build/bin/trellis-trainer --plan "$1" |
-    awk '$1 == "step" { split($2, s, "/"); if (s[1] > 5) { ms += $7; n++ } } END { printf "%.2f", ms / n }'
+    awk '$1 == "step" { split($2, s, "/"); if (s[1] > 5) print $7 }' | stats | cut -d' ' -f1
 }
-run_pytorch() { # variant layers hidden heads seq batch steps threads -> mean ms/step after step 5
+run_pytorch() { # variant layers hidden heads seq batch steps threads -> median ms/step after step 5
   local env=(OMP_NUM_THREADS="$8" OPENBLAS_NUM_THREADS="$8") torch_threads=$8
   case $1 in
     default) ;;
@@ -53,15 +58,11 @@ run_pytorch() { # variant layers hidden heads seq batch steps threads -> mean ms
     *) echo "unknown PyTorch variant $1" >&2; exit 1 ;;
   esac
   env "${env[@]}" "$python" tests/bench/pytorch_gpt.py --layers "$2" --hidden "$3" --heads "$4" --ffn $((4 * $3)) \
-    --seq "$5" --batch "$6" --steps "$7" --warmup 5 --threads "$torch_threads" | sed -E 's/.*: ([0-9.]+) ms\/step.*/\1/'
-}
-stats() { # numbers -> "median min max"
-  tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f %.2f %.2f", m, v[1], v[NR] }'
+    --seq "$5" --batch "$6" --steps "$7" --warmup 5 --threads "$torch_threads" | sed -E 's/.*median ([0-9.]+) ms.*/\1/'
 }
 
 echo "trellis-trainer vs $("$python" -c 'import torch; print("pytorch", torch.__version__)'); $reps runs each, alternating;" \
-     "ms/step = median of the runs' means over steps 6-N (min-max)"
+     "ms/step = median over runs of each run's median step, steps 6-N (min-max over runs)"
 printf '%-30s %7s %22s %22s %8s %30s %8s\n' "model" "threads" "trellis ms/step" "pytorch default" "ratio" \
   "pytorch best variant" "ratio"
 for model in "${models[@]}"; do
