@@ -1,7 +1,10 @@
-// CPU reference kernels for the GPT trainer: row-major, templated on the scalar (float for
-// training, double for finite-difference gradient checks). GEMMs go through OpenBLAS; the rest
-// are straightforward loops. "Accumulate" outputs are added to, so gradients of several
-// micro-batches sum without extra buffers. Future CUDA kernels are checked against these.
+// CPU kernels for the GPT trainer: row-major, templated on the scalar (float for training,
+// double for finite-difference gradient checks). GEMMs go through OpenBLAS. The float kernels are
+// vectorised (SSE2/AVX2/AVX-512 picked at run time, simd.h) and spread over the kernel threads
+// (parallel.h); the double ones are the plain reference loops (future CUDA kernels are checked
+// against these). "Accumulate" outputs are added to, so gradients of several micro-batches sum
+// without extra buffers. Results are deterministic (the same inputs and thread count give
+// bit-identical outputs); the kernels other than GEMM give the same bits for any thread count.
 #pragma once
 
 #include <cstdint>
@@ -69,5 +72,15 @@ void encoderForward(T *out, const std::int32_t *tokens, const T *wte, const T *w
 // dwte[V,C], dwpe[maxT,C] accumulate the rows picked by the forward.
 template <typename T>
 void encoderBackward(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C);
+
+// Threads for the float kernels, GEMMs included: above 1, a GEMM is split into single-threaded
+// OpenBLAS calls on the kernel threads. 0, the default, follows openblas_get_num_threads() (i.e.
+// OPENBLAS_NUM_THREADS, which is what the launcher sets per rank).
+void setKernelThreads(int threads);
+int kernelThreads();
+// The vector instruction set of the float kernels: "avx512", "avx2" or "sse2" (the widest this
+// CPU supports, or TRELLIS_KERNELS_ISA). setKernelIsa switches if the CPU supports the one named.
+const char *kernelIsa();
+bool setKernelIsa(const char *name);
 
 } // namespace trellis::kernels::cpu

@@ -50,7 +50,7 @@ std::vector<StragglerReport> StragglerDetector::step(int rank, std::int64_t step
     for (const auto &[r, w] : m_compute) {
         const double mine = medianOf(r);
         const double ratio = mine / typical;
-        if (!m_flagged.count(r) && ratio >= m_ratio) {
+        if (!m_flagged.count(r) && ratio >= m_ratio && mine - typical >= m_minExcessMs) {
             m_flagged[r] = true;
             StragglerReport report{r, step, mine, typical, ratio, {}};
             const auto host = m_hosts.find(r);

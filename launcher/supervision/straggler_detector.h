@@ -1,8 +1,9 @@
 // Names a slow rank (DESIGN.md §10): from each rank's compute time a step — not its wall step time,
 // which the collectives equalise (everyone waits for the slowest) — over a sliding window. A
 // rank whose median compute over the last `window` steps is at least `ratio` times the median of
-// all ranks' medians is flagged once, naming how much slower; it is cleared again below 80% of
-// that ratio (hysteresis), so a rank hovering at the threshold does not flap.
+// all ranks' medians — and at least `minExcessMs` slower, so scheduling noise on steps of a few
+// milliseconds is not an alarm — is flagged once, naming how much slower; it is cleared again
+// below 80% of that ratio (hysteresis), so a rank hovering at the threshold does not flap.
 // Pure and deterministic. Threading: one thread (the run's supervisor).
 #pragma once
 
@@ -26,7 +27,10 @@ struct StragglerReport {
 
 class StragglerDetector {
 public:
-    explicit StragglerDetector(int window = 8, double ratio = 1.5) : m_window(window), m_ratio(ratio) {}
+    explicit StragglerDetector(int window = 8, double ratio = 1.5, double minExcessMs = 10.0)
+        : m_window(window), m_ratio(ratio), m_minExcessMs(minExcessMs)
+    {
+    }
 
     void hello(int rank, const std::string &host) { m_hosts[rank] = host; }
     // A step report; returns the ranks newly flagged by it (usually none).
@@ -38,6 +42,7 @@ private:
 
     int m_window;
     double m_ratio;
+    double m_minExcessMs;
     std::map<int, std::deque<double>> m_compute; // per rank, the last `window` steps
     std::map<int, std::string> m_hosts;
     std::map<int, bool> m_flagged;

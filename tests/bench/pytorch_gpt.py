@@ -2,7 +2,7 @@
 """Baseline for the trainer benchmark: the same GPT-2-style decoder as trellis-trainer (pre-LN,
 biases, learned positions, tanh GELU, LM head tied to the token embedding), the same batch and
 AdamW, in PyTorch on the CPU with a fixed thread count. Prints the mean step time (ms) and tokens/s
-over the steps after warm-up. Uses Debian's python3-torch (or PyTorch from PyPI if that is what is
+over the steps after warm-up, and their median step time. Uses Debian's python3-torch (or PyTorch from PyPI if that is what is
 installed); prints which version ran."""
 import argparse
 import math
@@ -82,8 +82,12 @@ def main():
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         times.append(time.perf_counter() - start)
-    ms = 1000 * sum(times[a.warmup:]) / len(times[a.warmup:])
-    print(f"pytorch {torch.__version__} threads {a.threads}: {ms:.2f} ms/step, {a.batch * a.seq / ms * 1000:.0f} tokens/s")
+    measured = sorted(times[a.warmup:])
+    ms = 1000 * sum(measured) / len(measured)
+    n = len(measured)
+    median = 1000 * (measured[n // 2] if n % 2 else (measured[n // 2 - 1] + measured[n // 2]) / 2)
+    print(f"pytorch {torch.__version__} threads {a.threads}: {ms:.2f} ms/step, {a.batch * a.seq / ms * 1000:.0f} tokens/s"
+          f" (mean of steps {a.warmup + 1}-{a.steps}; median {median:.2f} ms)")
 
 
 if __name__ == "__main__":

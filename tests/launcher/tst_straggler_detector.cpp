@@ -47,6 +47,16 @@ private slots:
         QCOMPARE(reports, 0);
     }
 
+    void millisecondsOfNoiseAreNotFlagged()
+    {
+        StragglerDetector d(8, 1.5, 10.0);
+        int reports = 0;
+        for (std::int64_t step = 1; step <= 50; ++step)
+            for (int r = 0; r < 4; ++r)
+                reports += static_cast<int>(d.step(r, step, r == 1 ? 9.0 : 5.8).size()); // 1.55x, but 3 ms
+        QCOMPARE(reports, 0);
+    }
+
     void singleSlowStepIsNotFlagged()
     {
         StragglerDetector d(8, 1.5);

@@ -1,0 +1,60 @@
+// Token and position embedding forward and backward; see ops.h. The backward scatters rows into
+// dwte by token, so it is split by columns: each slice of columns walks all positions in order
+// (the same sums in the same order for any thread count).
+#include "kernels/cpu/ops.h"
+
+#include "kernels/cpu/parallel.h"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace trellis::kernels::cpu {
+
+template <typename T>
+void encoderForward(T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_, int C)
+{
+    auto run = [&](std::int64_t i0, std::int64_t i1) {
+        for (std::int64_t i = i0; i < i1; ++i) {
+            const T *e = wte + static_cast<std::int64_t>(tokens[i]) * C;
+            const T *p = wpe + (i % T_) * C;
+            T *o = out + i * C;
+            for (int c = 0; c < C; ++c)
+                o[c] = e[c] + p[c];
+        }
+    };
+    const std::int64_t BT = static_cast<std::int64_t>(B) * T_;
+    if constexpr (std::is_same_v<T, float>)
+        parallelRange(BT, std::max(1, 16384 / std::max(1, C)), run);
+    else
+        run(0, BT);
+}
+
+template <typename T>
+void encoderBackward(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C)
+{
+    const std::int64_t BT = static_cast<std::int64_t>(B) * T_;
+    auto run = [&](int c0, int c1) {
+        for (std::int64_t i = 0; i < BT; ++i) {
+            T *e = dwte + static_cast<std::int64_t>(tokens[i]) * C;
+            T *p = dwpe + (i % T_) * C;
+            const T *d = dOut + i * C;
+            for (int c = c0; c < c1; ++c) {
+                e[c] += d[c];
+                p[c] += d[c];
+            }
+        }
+    };
+    if constexpr (std::is_same_v<T, float>) {
+        const int slice = 64;
+        parallelFor((C + slice - 1) / slice, [&](int s) { run(s * slice, std::min(C, (s + 1) * slice)); });
+    } else {
+        run(0, C);
+    }
+}
+
+template void encoderForward<float>(float *, const std::int32_t *, const float *, const float *, int, int, int);
+template void encoderForward<double>(double *, const std::int32_t *, const double *, const double *, int, int, int);
+template void encoderBackward<float>(float *, float *, const float *, const std::int32_t *, int, int, int);
+template void encoderBackward<double>(double *, double *, const double *, const std::int32_t *, int, int, int);
+
+} // namespace trellis::kernels::cpu

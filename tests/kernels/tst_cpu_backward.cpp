@@ -1,0 +1,585 @@
+// Backward kernels: the double instantiation against central finite differences of its own
+// forward (objective Σ w ⊙ out for a random w, i.e. dOut = w), including the accumulate contract;
+// the float instantiation (every vector ISA this CPU has) against the double one on the same
+// inputs; float results reproducible, and bit-identical for 1 and 3 kernel threads outside GEMMs.
+#include "kernels/cpu/ops.h"
+
+#include <QTest>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace trellis::kernels::cpu;
+
+namespace {
+
+using Vec = std::vector<double>;
+using Outputs = std::vector<Vec>; // every output array of one run, forward and backward
+
+Vec randomVector(std::size_t n, unsigned seed, double lo = -1, double hi = 1)
+{
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<double> dist(lo, hi);
+    Vec v(n);
+    for (auto &x : v)
+        x = dist(gen);
+    return v;
+}
+
+std::vector<std::int32_t> randomTokens(std::size_t n, int V, unsigned seed)
+{
+    std::mt19937 gen(seed);
+    std::uniform_int_distribution<int> dist(0, V - 1);
+    std::vector<std::int32_t> v(n);
+    for (auto &x : v)
+        x = dist(gen);
+    return v;
+}
+
+// Values exactly representable in float, so the float and double runs see the same inputs.
+Vec floatRounded(Vec v)
+{
+    for (auto &x : v)
+        x = static_cast<float>(x);
+    return v;
+}
+
+template <typename T>
+std::vector<T> as(const Vec &v)
+{
+    return std::vector<T>(v.begin(), v.end());
+}
+
+template <typename T>
+Vec toDouble(const std::vector<T> &v)
+{
+    return Vec(v.begin(), v.end());
+}
+
+double dot(const Vec &a, const Vec &b)
+{
+    double s = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        s += a[i] * b[i];
+    return s;
+}
+
+// Central differences of objective() in every element of x, compared with the analytic gradient.
+bool matchesFiniteDifferences(Vec &x, const Vec &analytic, const std::function<double()> &objective,
+                              const std::string &what, double tol = 1e-7)
+{
+    const double h = 1e-5;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double saved = x[i];
+        x[i] = saved + h;
+        const double up = objective();
+        x[i] = saved - h;
+        const double down = objective();
+        x[i] = saved;
+        const double numeric = (up - down) / (2 * h);
+        if (std::abs(numeric - analytic[i]) > tol * std::max(1.0, std::abs(numeric))) {
+            qWarning("%s[%zu]: analytic %.12g, finite differences %.12g", what.c_str(), i, analytic[i], numeric);
+            return false;
+        }
+    }
+    return true;
+}
+
+// |float − double| ≤ tol·max|double| for every element of every output array.
+bool floatMatchesDouble(const Outputs &f, const Outputs &d, double tol, const char *what)
+{
+    for (std::size_t a = 0; a < d.size(); ++a) {
+        double scale = 1e-30;
+        for (double x : d[a])
+            scale = std::max(scale, std::abs(x));
+        for (std::size_t i = 0; i < d[a].size(); ++i)
+            if (!(std::abs(f[a][i] - d[a][i]) <= tol * scale)) {
+                qWarning("%s (%s) output %zu [%zu]: float %.9g, double %.9g (scale %.3g)", what, kernelIsa(), a, i,
+                         f[a][i], d[a][i], scale);
+                return false;
+            }
+    }
+    return true;
+}
+
+bool bitIdentical(const Outputs &a, const Outputs &b, const char *what)
+{
+    for (std::size_t k = 0; k < a.size(); ++k)
+        for (std::size_t i = 0; i < a[k].size(); ++i)
+            if (std::memcmp(&a[k][i], &b[k][i], sizeof(double)) != 0) {
+                qWarning("%s (%s) output %zu [%zu]: %.9g vs %.9g", what, kernelIsa(), k, i, a[k][i], b[k][i]);
+                return false;
+            }
+    return true;
+}
+
+// ---- One run of each kernel pair at scalar T: forward outputs, then the backward's. Gradient
+// outputs start from `prior` (the accumulate contract) unless a kernel overwrites them.
+
+struct LinearCase {
+    int BT, C, OC;
+    Vec in, weight, bias, dOut, prior;
+};
+
+template <typename T>
+Outputs runLinear(const LinearCase &c)
+{
+    std::vector<T> out(std::size_t(c.BT) * c.OC);
+    const auto in = as<T>(c.in), w = as<T>(c.weight), b = as<T>(c.bias), dOut = as<T>(c.dOut);
+    linearForward(out.data(), in.data(), w.data(), b.data(), c.BT, c.C, c.OC);
+    auto dIn = as<T>(Vec(c.prior.begin(), c.prior.begin() + long(in.size())));
+    auto dW = as<T>(Vec(c.prior.begin(), c.prior.begin() + long(w.size())));
+    auto dB = as<T>(Vec(c.prior.begin(), c.prior.begin() + long(b.size())));
+    linearBackward(dIn.data(), dW.data(), dB.data(), dOut.data(), in.data(), w.data(), c.BT, c.C, c.OC);
+    return {toDouble(out), toDouble(dIn), toDouble(dW), toDouble(dB)};
+}
+
+struct NormCase {
+    int N, C;
+    Vec in, gamma, beta, dOut, prior;
+};
+
+template <typename T>
+Outputs runNorm(const NormCase &c)
+{
+    std::vector<T> out(c.in.size()), mean(c.N), rstd(c.N);
+    const auto in = as<T>(c.in), g = as<T>(c.gamma), b = as<T>(c.beta), dOut = as<T>(c.dOut);
+    layerNormForward(out.data(), mean.data(), rstd.data(), in.data(), g.data(), b.data(), c.N, c.C);
+    auto dIn = as<T>(Vec(c.prior.begin(), c.prior.begin() + long(in.size())));
+    auto dG = as<T>(Vec(c.prior.begin(), c.prior.begin() + c.C));
+    auto dB = as<T>(Vec(c.prior.begin() + c.C, c.prior.begin() + 2 * c.C));
+    layerNormBackward(dIn.data(), dG.data(), dB.data(), dOut.data(), in.data(), g.data(), mean.data(), rstd.data(),
+                      c.N, c.C);
+    return {toDouble(out), toDouble(mean), toDouble(rstd), toDouble(dIn), toDouble(dG), toDouble(dB)};
+}
+
+struct GeluCase {
+    Vec in, dOut, prior;
+};
+
+template <typename T>
+Outputs runGelu(const GeluCase &c)
+{
+    const auto n = static_cast<std::int64_t>(c.in.size());
+    std::vector<T> out(c.in.size());
+    const auto in = as<T>(c.in), dOut = as<T>(c.dOut);
+    geluForward(out.data(), in.data(), n);
+    auto dIn = as<T>(c.prior);
+    geluBackward(dIn.data(), in.data(), dOut.data(), n);
+    return {toDouble(out), toDouble(dIn)};
+}
+
+struct AttentionCase {
+    int B, T, C, NH;
+    Vec qkv, dOut, prior;
+};
+
+template <typename T>
+Outputs runAttention(const AttentionCase &c)
+{
+    std::vector<T> out(std::size_t(c.B) * c.T * c.C), att(std::size_t(c.B) * c.NH * c.T * c.T);
+    std::vector<T> scratch(std::size_t(c.T) * c.T);
+    const auto qkv = as<T>(c.qkv), dOut = as<T>(c.dOut);
+    attentionForward(out.data(), att.data(), qkv.data(), c.B, c.T, c.C, c.NH);
+    auto dqkv = as<T>(c.prior);
+    attentionBackward(dqkv.data(), scratch.data(), dOut.data(), qkv.data(), att.data(), c.B, c.T, c.C, c.NH);
+    return {toDouble(out), toDouble(att), toDouble(dqkv)};
+}
+
+struct CrossEntropyCase {
+    int BT, V;
+    double scale;
+    Vec logits;
+    std::vector<std::int32_t> targets;
+};
+
+template <typename T>
+Outputs runCrossEntropy(const CrossEntropyCase &c)
+{
+    std::vector<T> losses(c.BT), probs(c.logits.size()), dLogits(c.logits.size(), T(7)); // overwritten
+    const auto logits = as<T>(c.logits);
+    crossEntropyForward(losses.data(), probs.data(), logits.data(), c.targets.data(), c.BT, c.V);
+    crossEntropyBackward(dLogits.data(), probs.data(), c.targets.data(), static_cast<T>(c.scale), c.BT, c.V);
+    return {toDouble(losses), toDouble(probs), toDouble(dLogits)};
+}
+
+struct EncoderCase {
+    int B, T, C, V;
+    std::vector<std::int32_t> tokens;
+    Vec wte, wpe, dOut, prior;
+};
+
+template <typename T>
+Outputs runEncoder(const EncoderCase &c)
+{
+    std::vector<T> out(std::size_t(c.B) * c.T * c.C);
+    const auto wte = as<T>(c.wte), wpe = as<T>(c.wpe), dOut = as<T>(c.dOut);
+    encoderForward(out.data(), c.tokens.data(), wte.data(), wpe.data(), c.B, c.T, c.C);
+    auto dwte = as<T>(Vec(c.prior.begin(), c.prior.begin() + long(wte.size())));
+    auto dwpe = as<T>(Vec(c.prior.begin(), c.prior.begin() + long(wpe.size())));
+    encoderBackward(dwte.data(), dwpe.data(), dOut.data(), c.tokens.data(), c.B, c.T, c.C);
+    return {toDouble(out), toDouble(dwte), toDouble(dwpe)};
+}
+
+// Gradient = backward output − prior.
+Vec minus(const Vec &a, const Vec &prior)
+{
+    Vec r(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+        r[i] = a[i] - prior[i];
+    return r;
+}
+
+LinearCase linearCase(int BT, int C, int OC, unsigned seed)
+{
+    const std::size_t big = std::size_t(std::max(BT, OC)) * std::max(C, OC);
+    return {BT,
+            C,
+            OC,
+            floatRounded(randomVector(std::size_t(BT) * C, seed)),
+            floatRounded(randomVector(std::size_t(OC) * C, seed + 1)),
+            floatRounded(randomVector(OC, seed + 2)),
+            floatRounded(randomVector(std::size_t(BT) * OC, seed + 3)),
+            floatRounded(randomVector(big, seed + 4))};
+}
+
+NormCase normCase(int N, int C, unsigned seed)
+{
+    // Rows with an offset and a spread unlike 0 and 1, so mean and rstd matter.
+    Vec in = randomVector(std::size_t(N) * C, seed, -2, 3);
+    return {N,
+            C,
+            floatRounded(in),
+            floatRounded(randomVector(C, seed + 1, 0.5, 1.5)),
+            floatRounded(randomVector(C, seed + 2)),
+            floatRounded(randomVector(std::size_t(N) * C, seed + 3)),
+            floatRounded(randomVector(std::size_t(N) * C + 2 * C, seed + 4))};
+}
+
+GeluCase geluCase(std::size_t n, unsigned seed)
+{
+    return {floatRounded(randomVector(n, seed, -6, 6)), floatRounded(randomVector(n, seed + 1)),
+            floatRounded(randomVector(n, seed + 2))};
+}
+
+AttentionCase attentionCase(int B, int T, int C, int NH, unsigned seed)
+{
+    // q·k scores of a few units: the softmax is neither uniform nor one-hot.
+    return {B,
+            T,
+            C,
+            NH,
+            floatRounded(randomVector(std::size_t(B) * T * 3 * C, seed, -1.5, 1.5)),
+            floatRounded(randomVector(std::size_t(B) * T * C, seed + 1)),
+            floatRounded(randomVector(std::size_t(B) * T * 3 * C, seed + 2))};
+}
+
+CrossEntropyCase crossEntropyCase(int BT, int V, unsigned seed)
+{
+    return {BT, V, 1.0 / BT, floatRounded(randomVector(std::size_t(BT) * V, seed, -4, 4)), randomTokens(BT, V, seed + 1)};
+}
+
+EncoderCase encoderCase(int B, int T, int C, int V, unsigned seed)
+{
+    const std::size_t big = std::size_t(std::max(V, T)) * C;
+    return {B,
+            T,
+            C,
+            V,
+            randomTokens(std::size_t(B) * T, V, seed),
+            floatRounded(randomVector(std::size_t(V) * C, seed + 1)),
+            floatRounded(randomVector(std::size_t(T) * C, seed + 2)),
+            floatRounded(randomVector(std::size_t(B) * T * C, seed + 3)),
+            floatRounded(randomVector(big, seed + 4))};
+}
+
+std::vector<const char *> isas()
+{
+    std::vector<const char *> r;
+    const std::string original = kernelIsa();
+    for (const char *name : {"sse2", "avx2", "avx512"})
+        if (setKernelIsa(name))
+            r.push_back(name);
+    setKernelIsa(original.c_str());
+    return r;
+}
+
+// Runs f for every ISA this CPU has, then restores the original one.
+template <typename F>
+void forEachIsa(F &&f)
+{
+    const std::string original = kernelIsa();
+    for (const char *name : isas()) {
+        QVERIFY(setKernelIsa(name));
+        f();
+    }
+    setKernelIsa(original.c_str());
+}
+
+} // namespace
+
+class TstCpuBackward : public QObject {
+    Q_OBJECT
+private slots:
+    void cleanup()
+    {
+        setKernelThreads(0);
+    }
+
+    // ---- double precision against finite differences
+
+    void linearFiniteDifferences()
+    {
+        auto c = linearCase(5, 7, 6, 10);
+        const Outputs g = runLinear<double>(c);
+        auto objective = [&] { return dot(runLinear<double>(c)[0], c.dOut); };
+        QVERIFY(matchesFiniteDifferences(c.in, minus(g[1], c.prior), objective, "dIn"));
+        QVERIFY(matchesFiniteDifferences(c.weight, minus(g[2], c.prior), objective, "dWeight"));
+        QVERIFY(matchesFiniteDifferences(c.bias, minus(g[3], c.prior), objective, "dBias"));
+    }
+
+    void layerNormFiniteDifferences()
+    {
+        auto c = normCase(4, 19, 20);
+        const Outputs g = runNorm<double>(c);
+        auto objective = [&] { return dot(runNorm<double>(c)[0], c.dOut); };
+        const Vec priorG(c.prior.begin(), c.prior.begin() + c.C), priorB(c.prior.begin() + c.C, c.prior.begin() + 2 * c.C);
+        QVERIFY(matchesFiniteDifferences(c.in, minus(g[3], c.prior), objective, "dIn"));
+        QVERIFY(matchesFiniteDifferences(c.gamma, minus(g[4], priorG), objective, "dGamma"));
+        QVERIFY(matchesFiniteDifferences(c.beta, minus(g[5], priorB), objective, "dBeta"));
+    }
+
+    void geluFiniteDifferences()
+    {
+        auto c = geluCase(200, 30);
+        c.in.push_back(0.0);
+        c.in.push_back(-12.0);
+        c.in.push_back(12.0);
+        for (int i = 0; i < 3; ++i) {
+            c.dOut.push_back(0.5);
+            c.prior.push_back(0.25);
+        }
+        const Outputs g = runGelu<double>(c);
+        auto objective = [&] { return dot(runGelu<double>(c)[0], c.dOut); };
+        QVERIFY(matchesFiniteDifferences(c.in, minus(g[1], c.prior), objective, "dIn"));
+    }
+
+    void attentionFiniteDifferences_data()
+    {
+        QTest::addColumn<int>("B");
+        QTest::addColumn<int>("T");
+        QTest::addColumn<int>("C");
+        QTest::addColumn<int>("NH");
+        QTest::newRow("B2 T7 C8 NH2") << 2 << 7 << 8 << 2;
+        QTest::newRow("B1 T13 C12 NH3") << 1 << 13 << 12 << 3;
+        QTest::newRow("B1 T1 C4 NH1") << 1 << 1 << 4 << 1;
+    }
+    void attentionFiniteDifferences()
+    {
+        QFETCH(int, B);
+        QFETCH(int, T);
+        QFETCH(int, C);
+        QFETCH(int, NH);
+        auto c = attentionCase(B, T, C, NH, 40);
+        const Outputs g = runAttention<double>(c);
+        auto objective = [&] { return dot(runAttention<double>(c)[0], c.dOut); };
+        QVERIFY(matchesFiniteDifferences(c.qkv, minus(g[2], c.prior), objective, "dqkv"));
+    }
+
+    void crossEntropyFiniteDifferences()
+    {
+        auto c = crossEntropyCase(6, 37, 50);
+        const Outputs g = runCrossEntropy<double>(c);
+        // dLogits is the gradient of scale·Σ losses.
+        auto objective = [&] {
+            const Vec losses = runCrossEntropy<double>(c)[0];
+            double s = 0;
+            for (double l : losses)
+                s += l;
+            return c.scale * s;
+        };
+        QVERIFY(matchesFiniteDifferences(c.logits, g[2], objective, "dLogits"));
+    }
+
+    void encoderFiniteDifferences()
+    {
+        auto c = encoderCase(2, 5, 19, 4, 60); // 10 tokens from a vocabulary of 4: repeats
+        const Outputs g = runEncoder<double>(c);
+        auto objective = [&] { return dot(runEncoder<double>(c)[0], c.dOut); };
+        QVERIFY(matchesFiniteDifferences(c.wte, minus(g[1], Vec(c.prior.begin(), c.prior.begin() + long(c.wte.size()))),
+                                         objective, "dwte"));
+        QVERIFY(matchesFiniteDifferences(c.wpe, minus(g[2], Vec(c.prior.begin(), c.prior.begin() + long(c.wpe.size()))),
+                                         objective, "dwpe"));
+    }
+
+    // ---- float (each vector ISA) against double on the same inputs
+
+    void floatLinearMatchesDouble()
+    {
+        for (auto shape : {std::array{5, 7, 6}, std::array{70, 33, 130}, std::array{64, 64, 192}}) {
+            const auto c = linearCase(shape[0], shape[1], shape[2], 11);
+            const Outputs d = runLinear<double>(c);
+            forEachIsa([&] { QVERIFY(floatMatchesDouble(runLinear<float>(c), d, 2e-6, "linear")); });
+        }
+    }
+
+    void floatLayerNormMatchesDouble()
+    {
+        for (auto shape : {std::array{4, 19}, std::array{70, 64}, std::array{33, 200}}) {
+            const auto c = normCase(shape[0], shape[1], 21);
+            const Outputs d = runNorm<double>(c);
+            forEachIsa([&] { QVERIFY(floatMatchesDouble(runNorm<float>(c), d, 2e-6, "layerNorm")); });
+        }
+    }
+
+    void floatGeluMatchesDouble()
+    {
+        auto c = geluCase(40000, 31);
+        const Outputs d = runGelu<double>(c);
+        forEachIsa([&] { QVERIFY(floatMatchesDouble(runGelu<float>(c), d, 1e-6, "gelu")); });
+    }
+
+    // Element by element, relative, against GELU written without cancellation (x·sigmoid(2u)) in
+    // long double: the tails are tiny numbers that the float kernels must still get to a few ulp
+    // (0.5·x·(1 + tanh u), as in the double reference, loses them below x ≈ −3 in float, and
+    // below x ≈ −6 even in double). Allowed: 8 ulp, plus what rounding u to float costs through
+    // exp(−2u): u = k·(x + a·x³) takes four roundings, each worth up to 2|u|·2⁻²⁴ of relative
+    // error in exp(−2u) (inherent to evaluating u in float at all); for GELU' relative to the sum of
+    // its two terms' magnitudes (they cancel where it crosses zero).
+    void floatGeluRelativeAccuracy()
+    {
+        Vec x;
+        for (double v = -9; v <= 9; v += 1.0 / 1024)
+            x.push_back(v);
+        const long double k = std::sqrt(2.0L / 3.14159265358979323846264338327950288L), a = 0.044715L;
+        Vec gelu(x.size()), grad(x.size()), tol(x.size()), gradScale(x.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const long double v = x[i], u = k * (v + a * v * v * v), e = std::exp(-2 * u), s = 1 / (1 + e);
+            tol[i] = static_cast<double>((8 + 8 * std::abs(u)) * 0x1p-24L);
+            gelu[i] = static_cast<double>(v * s);
+            const long double second = 2 * k * v * e * s * s * (1 + 3 * a * v * v);
+            grad[i] = static_cast<double>(s + second);
+            gradScale[i] = static_cast<double>(s + std::abs(second)); // GELU' is a difference near x = −0.75
+        }
+        GeluCase c{x, Vec(x.size(), 1.0), Vec(x.size(), 0.0)};
+        forEachIsa([&] {
+            const Outputs f = runGelu<float>(c);
+            for (int which = 0; which < 2; ++which)
+                for (std::size_t i = 0; i < x.size(); ++i) {
+                    const double ref = which ? grad[i] : gelu[i], err = std::abs(f[which][i] - ref);
+                    if (!(err <= tol[i] * (which ? gradScale[i] : std::abs(ref)))) {
+                        qWarning("%s: %s(%g) = %.9g, exact %.12g", kernelIsa(), which ? "gelu'" : "gelu", x[i],
+                                 f[which][i], ref);
+                        QFAIL("relative error above 8 ulp + 8|u| ulp");
+                    }
+                }
+        });
+    }
+
+    void floatAttentionMatchesDouble_data()
+    {
+        QTest::addColumn<int>("B");
+        QTest::addColumn<int>("T");
+        QTest::addColumn<int>("C");
+        QTest::addColumn<int>("NH");
+        QTest::newRow("B2 T7 C8 NH2") << 2 << 7 << 8 << 2;
+        QTest::newRow("B1 T37 C36 NH3") << 1 << 37 << 36 << 3; // rows and columns not whole vectors
+        QTest::newRow("B2 T128 C128 NH4") << 2 << 128 << 128 << 4; // the benchmark's small model
+        QTest::newRow("B1 T64 C128 NH2") << 1 << 64 << 128 << 2;   // head size 64
+    }
+    void floatAttentionMatchesDouble()
+    {
+        QFETCH(int, B);
+        QFETCH(int, T);
+        QFETCH(int, C);
+        QFETCH(int, NH);
+        const auto c = attentionCase(B, T, C, NH, 41);
+        const Outputs d = runAttention<double>(c);
+        forEachIsa([&] { QVERIFY(floatMatchesDouble(runAttention<float>(c), d, 2e-6, "attention")); });
+    }
+
+    void floatCrossEntropyMatchesDouble()
+    {
+        for (auto shape : {std::array{6, 37}, std::array{40, 256}, std::array{3, 5}}) {
+            const auto c = crossEntropyCase(shape[0], shape[1], 51);
+            const Outputs d = runCrossEntropy<double>(c);
+            forEachIsa([&] { QVERIFY(floatMatchesDouble(runCrossEntropy<float>(c), d, 2e-6, "crossEntropy")); });
+        }
+    }
+
+    void floatEncoderMatchesDouble()
+    {
+        const auto c = encoderCase(3, 17, 130, 7, 61);
+        const Outputs d = runEncoder<double>(c);
+        forEachIsa([&] { QVERIFY(floatMatchesDouble(runEncoder<float>(c), d, 1e-6, "encoder")); });
+    }
+
+    // ---- float results are reproducible, and those of the kernels other than the GEMMs do not
+    // depend on the kernel thread count (a split GEMM is a set of smaller OpenBLAS calls, which
+    // OpenBLAS may serve with other inner kernels)
+
+    void floatReproducibleAndIndependentOfThreads()
+    {
+        const auto lin = linearCase(300, 64, 200, 12);
+        const auto norm = normCase(300, 96, 22);
+        const auto gelu = geluCase(100000, 32);
+        const auto att = attentionCase(3, 50, 48, 3, 42);
+        const auto ce = crossEntropyCase(300, 256, 52);
+        const auto enc = encoderCase(4, 64, 160, 50, 62);
+        auto nonGemm = [&] {
+            Outputs r{runLinear<float>(lin)[3]}; // the bias gradient: a column sum, no GEMM
+            for (const Outputs &o : {runNorm<float>(norm), runGelu<float>(gelu), runAttention<float>(att),
+                                     runCrossEntropy<float>(ce), runEncoder<float>(enc)})
+                r.insert(r.end(), o.begin(), o.end());
+            return r;
+        };
+        forEachIsa([&] {
+            setKernelThreads(1);
+            QCOMPARE(kernelThreads(), 1);
+            const Outputs one = nonGemm();
+            setKernelThreads(3);
+            QCOMPARE(kernelThreads(), 3);
+            const Outputs three = nonGemm();
+            QVERIFY(bitIdentical(one, three, "1 vs 3 threads"));
+            QVERIFY(bitIdentical(three, nonGemm(), "repeated run"));
+            const Outputs linear = runLinear<float>(lin);
+            QVERIFY(bitIdentical(linear, runLinear<float>(lin), "repeated linear, 3 threads"));
+            setKernelThreads(1);
+            QVERIFY(floatMatchesDouble(linear, runLinear<double>(lin), 2e-6, "linear, 3 threads"));
+        });
+    }
+
+    // Two threads calling the kernels at once: one gets the pool, the other runs its chunks
+    // inline; both get the single-caller results.
+    void concurrentCallers()
+    {
+        const auto norm = normCase(300, 96, 23);
+        const auto att = attentionCase(3, 50, 48, 3, 43);
+        const auto lin = linearCase(200, 64, 160, 13);
+        setKernelThreads(2);
+        const Outputs refNorm = runNorm<float>(norm), refAtt = runAttention<float>(att), refLin = runLinear<float>(lin);
+        bool ok[2] = {true, true};
+        auto work = [&](int who) {
+            for (int i = 0; i < 20; ++i) {
+                ok[who] = ok[who] && bitIdentical(runNorm<float>(norm), refNorm, "concurrent layerNorm");
+                ok[who] = ok[who] && bitIdentical(runAttention<float>(att), refAtt, "concurrent attention");
+                ok[who] = ok[who] && floatMatchesDouble(runLinear<float>(lin), refLin, 1e-6, "concurrent linear");
+            }
+        };
+        std::thread other(work, 1);
+        work(0);
+        other.join();
+        QVERIFY(ok[0]);
+        QVERIFY(ok[1]);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstCpuBackward)
+#include "tst_cpu_backward.moc"
