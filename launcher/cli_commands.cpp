@@ -248,6 +248,8 @@ int cmdRun(const Args &a, const QString &dbPath)
     writer.flush();
     const RunProgress p = controller.progress();
     const double seconds = clock.elapsed() / 1000.0;
+    if (controller.firstTelemetryMs() >= 0 && !quiet)
+        err() << "first telemetry " << controller.firstTelemetryMs() << " ms after launch" << Qt::endl;
     if (controller.state() == RunState::Completed) {
         out() << "completed " << p.step << " steps in " << QString::number(seconds, 'f', 1) << " s; final loss "
               << QString::number(p.loss, 'f', 4) << "; " << QString::number(p.tokensPerS, 'f', 0) << " tokens/s"

@@ -186,6 +186,7 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     m_restartPending = false;
     m_lastCheckpointStep = 0;
     m_resumedFrom = 0;
+    m_firstTelemetryMs = -1;
     m_alertCounts.clear();
     m_busGbps.clear();
     m_divergence = DivergenceDetector();
@@ -436,8 +437,11 @@ void RunController::setState(RunState state)
     if (m_state == state)
         return;
     m_state = state;
-    if (state == RunState::Running)
+    if (state == RunState::Running) {
+        if (m_firstTelemetryMs < 0)
+            m_firstTelemetryMs = m_clock.elapsed(); // launch (this attempt's mpirun start) to a rank's first message
         record(RunStatusOp{m_runId, toString(state), {}, {}, 0});
+    }
     emit stateChanged(state);
 }
 

@@ -73,6 +73,8 @@ public:
     const plan::Plan &plan() const { return m_plan; }
 
     quint16 metricsPort() const { return m_metrics ? m_metrics->port() : 0; }
+    // From the start of mpirun to the first telemetry of any rank (its Hello), ms; -1 until then.
+    qint64 firstTelemetryMs() const { return m_firstTelemetryMs; }
     QByteArray metricsText() const; // the Prometheus exposition of the run now
 
     static QString defaultTrainerPath();
@@ -156,6 +158,7 @@ private:
     std::map<QString, int> m_alertCounts;
     std::map<std::tuple<int, QString, QString>, double> m_busGbps; // latest per (rank, group, op)
     std::map<int, qint64> m_lastSeenMs;                              // per rank, on m_clock
+    qint64 m_firstTelemetryMs = -1;
 };
 
 } // namespace trellis::launcher
