@@ -692,11 +692,17 @@ void RunController::checkWatchdog()
         if (const auto report = m_hangs->check(m_clock.elapsed(), wallNs)) {
             // A silent rank whose process is gone crashed: mpirun reports how (exit code,
             // signal) in a moment; give it 3 s before calling it a hang.
-            bool gone = false;
+            // A silent local rank whose process runs normally (neither stopped nor gone) is more
+            // likely starved of a core by outside load than hung: give it 10 s, not 3 heartbeats.
+            bool gone = false, runningNormally = false;
             if (report->silent)
-                for (int rank : report->culprits)
+                for (int rank : report->culprits) {
                     gone = gone || (m_pids.count(rank) && localProcessGone(m_pids[rank]));
-            if (!gone || (m_silentSinceMs >= 0 && m_clock.elapsed() - m_silentSinceMs > 3000)) {
+                    runningNormally = runningNormally ||
+                                      (m_pids.count(rank) && !localProcessGone(m_pids[rank]) && !localProcessStopped(m_pids[rank]));
+                }
+            const bool patient = runningNormally && report->silentMs < 10000;
+            if (!patient && (!gone || (m_silentSinceMs >= 0 && m_clock.elapsed() - m_silentSinceMs > 3000))) {
                 QString message = QStringLiteral("hang: ") + QString::fromStdString(report->message);
                 for (int rank : report->culprits)
                     if (m_pids.count(rank) && localProcessStopped(m_pids[rank]))
@@ -712,7 +718,7 @@ void RunController::checkWatchdog()
                 failOrRestart(QStringLiteral("hang"), -1, message, e.rank);
                 return;
             }
-            if (m_silentSinceMs < 0)
+            if (gone && m_silentSinceMs < 0)
                 m_silentSinceMs = m_clock.elapsed();
         }
     }

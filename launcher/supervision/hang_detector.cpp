@@ -105,7 +105,8 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
         HangReport report;
         report.silent = true;
         report.culprits = silent;
-        const double quiet = static_cast<double>(nowMs - m_ranks.at(silent.front()).lastSeenMs) / 1000.0;
+        report.silentMs = nowMs - m_ranks.at(silent.front()).lastSeenMs;
+        const double quiet = static_cast<double>(report.silentMs) / 1000.0;
         for (std::size_t i = 0; i < silent.size(); ++i)
             report.message += (i ? ", " : "") + where(silent[i]);
         report.message += (silent.size() == 1 ? " stopped responding" : " stopped responding") +

@@ -36,6 +36,7 @@ struct HangReport {
     std::vector<int> culprits; // the ranks found silent or holding the others up
     std::vector<int> waiting;  // the ranks waiting for them
     bool silent = false;       // the culprits stopped sending (else they stopped progressing)
+    std::int64_t silentMs = 0; // how long the first culprit has been silent
     std::string message;
 };
 
