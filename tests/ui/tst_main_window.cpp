@@ -17,6 +17,7 @@
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QSignalSpy>
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -24,6 +25,7 @@ using namespace trellis;
 
 class TstMainWindow : public QObject {
     Q_OBJECT
+    static constexpr int kSteps = 150;
 private slots:
     void launchShowsLiveCharts()
     {
@@ -35,7 +37,19 @@ private slots:
         window.setRunOptions(options);
         window.show();
         QVERIFY(!window.launchAction()->isEnabled()); // nothing loaded yet
-        QVERIFY(window.loadPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/dp4_short.json")));
+        // dp4_short with enough steps that the charts are seen growing while the run goes (at a
+        // few ms a step its 12 steps can end before the first look, and then nothing grows).
+        QFile source(QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/dp4_short.json"));
+        QVERIFY(source.open(QIODevice::ReadOnly));
+        QString text = QString::fromUtf8(source.readAll());
+        text.replace(QStringLiteral("\"steps\": 12"), QStringLiteral("\"steps\": %1").arg(kSteps));
+        text.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
+        const QString planPath = dir.filePath(QStringLiteral("plan.json"));
+        QFile plan(planPath);
+        QVERIFY(plan.open(QIODevice::WriteOnly));
+        plan.write(text.toUtf8());
+        plan.close();
+        QVERIFY(window.loadPlan(planPath));
         QVERIFY(window.launchAction()->isEnabled());
 
         QSignalSpy finished(window.controller(), &launcher::RunController::finished);
@@ -46,14 +60,14 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(window.dashboard()->lossPointCount() > first, 120000);
         QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 180000);
         QVERIFY(finished.first().at(0).value<launcher::RunState>() == launcher::RunState::Completed);
-        QCOMPARE(window.dashboard()->lossPointCount(), 4 * 12);
-        QCOMPARE(window.dashboard()->throughputPointCount(), 4 * 12);
+        QCOMPARE(window.dashboard()->lossPointCount(), 4 * kSteps);
+        QCOMPARE(window.dashboard()->throughputPointCount(), 4 * kSteps);
 
         QTRY_COMPARE_WITH_TIMEOUT(window.historyPanel()->rowCount(), 1, 10000);
         window.dashboard()->showRun({}); // clear, then let the history bring the curves back
         QCOMPARE(window.dashboard()->lossPointCount(), 0);
         window.historyPanel()->selectRow(0);
-        QTRY_COMPARE_WITH_TIMEOUT(window.dashboard()->lossPointCount(), 4 * 12, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.dashboard()->lossPointCount(), 4 * kSteps, 10000);
         QVERIFY(window.launchAction()->isEnabled());
     }
 
