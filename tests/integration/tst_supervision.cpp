@@ -1,0 +1,516 @@
+// Supervision end to end, with the real trainer under mpirun, real signals and a real SQLite
+// file: hangs (an injected one, a SIGSTOP'ed rank) named with host and collective; restarts
+// (kill -9 of a rank resumed bit for bit, a spent budget, elastic shrinking); stragglers; NaN;
+// alerts to a command hook and a webhook; the Prometheus endpoint checked by promtool and scraped
+// by a real Prometheus server; a detached run outliving its followers.
+#include "cli_test_support.h"
+#include "launcher/history_database.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QHostAddress>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QScopeGuard>
+#include <QSet>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUrl>
+
+#include <map>
+#include <optional>
+
+#include <signal.h>
+
+using namespace trellis::launcher;
+using trellis::test::cli;
+using trellis::test::kCli;
+using trellis::test::kPlan;
+using trellis::test::Result;
+
+class TstSupervision : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir m_dir;
+    QString db() const { return m_dir.filePath(QStringLiteral("history.sqlite")); }
+
+private slots:
+    // A rank that stops making progress (its heartbeats go on) while the others wait for it in a
+    // collective: named with its host and phase, and the collective the others wait in.
+    void hangIsDetected()
+    {
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--inject"),
+                              QStringLiteral("hang@1:4"), QStringLiteral("--hang-timeout"), QStringLiteral("30"),
+                              QStringLiteral("--quiet")});
+        QCOMPARE(r.code, 1);
+        static const QRegularExpression pattern(
+            QStringLiteral("hang: rank 1 on \\S+ \\(in forward of step 4\\) stopped making progress; ranks 0,2,3 wait in dp "
+                           "all_reduce #\\d+ since \\d+\\.\\d s"));
+        QVERIFY2(pattern.match(r.err).hasMatch(), qPrintable(r.err));
+    }
+
+    // The Prometheus endpoint of a running run: promtool accepts its exposition, and a real
+    // Prometheus server (Debian's) scrapes it and answers a query about the run's step.
+    void metricsEndpointIsScraped()
+    {
+        const QString plan = restartPlan(QStringLiteral("metrics"), 100000, 0, QStringLiteral(R"("max_restarts": 0)"));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--quiet"),
+                         QStringLiteral("--metrics-port"), QStringLiteral("0")});
+        QVERIFY(run.waitForStarted());
+        auto stopRun = qScopeGuard([&run] {
+            run.terminate();
+            if (!run.waitForFinished(10000))
+                run.kill();
+            run.waitForFinished();
+        });
+        QString endpoint;
+        QElapsedTimer waited;
+        waited.start();
+        while (endpoint.isEmpty() && waited.elapsed() < 30000) {
+            run.waitForReadyRead(200);
+            static const QRegularExpression line(QStringLiteral("metrics (http://127\\.0\\.0\\.1:(\\d+)/metrics)"));
+            const auto m = line.match(QString::fromUtf8(run.peek(4096)));
+            if (m.hasMatch())
+                endpoint = m.captured(1);
+        }
+        QVERIFY2(!endpoint.isEmpty(), qPrintable(QString::fromUtf8(run.readAllStandardError())));
+        const quint16 port = static_cast<quint16>(QUrl(endpoint).port());
+        // Scrape once steps flow.
+        QByteArray body;
+        while (waited.elapsed() < 60000) {
+            QTest::qWait(300);
+            QTcpSocket socket;
+            socket.connectToHost(QHostAddress::LocalHost, port);
+            if (!socket.waitForConnected(2000))
+                continue;
+            socket.write("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+            QByteArray reply;
+            while (socket.waitForReadyRead(2000))
+                reply += socket.readAll();
+            body = reply.mid(reply.indexOf("\r\n\r\n") + 4);
+            if (body.contains("trellis_step_seconds{") && body.contains("trellis_bus_bandwidth_gbps{"))
+                break;
+        }
+        QVERIFY2(body.contains("trellis_tokens_per_second{run=") && body.contains("trellis_heartbeat_age_seconds{"), body.constData());
+        const QString promtool = QStandardPaths::findExecutable(QStringLiteral("promtool"));
+        if (promtool.isEmpty())
+            QSKIP("promtool not installed (scripts/install-deps.sh installs Debian's prometheus)");
+        QProcess check;
+        check.start(promtool, {QStringLiteral("check"), QStringLiteral("metrics")});
+        check.write(body);
+        check.closeWriteChannel();
+        QVERIFY(check.waitForFinished(30000));
+        QVERIFY2(check.exitCode() == 0, qPrintable(QString::fromUtf8(check.readAllStandardOutput() + check.readAllStandardError())));
+
+        // A real Prometheus scraping it every second.
+        const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        if (prometheus.isEmpty())
+            QSKIP("prometheus not installed");
+        QTcpServer probe; // a free loopback port for Prometheus' own web interface
+        QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+        const quint16 webPort = probe.serverPort();
+        probe.close();
+        const QString config = m_dir.filePath(QStringLiteral("prometheus.yml"));
+        QFile yml(config);
+        QVERIFY(yml.open(QIODevice::WriteOnly));
+        yml.write(QStringLiteral("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: trellis\n    static_configs:\n"
+                                 "      - targets: ['127.0.0.1:%1']\n").arg(port).toUtf8());
+        yml.close();
+        QProcess server;
+        server.setProcessChannelMode(QProcess::MergedChannels);
+        server.start(prometheus, {QStringLiteral("--config.file=") + config,
+                                  QStringLiteral("--storage.tsdb.path=") + m_dir.filePath(QStringLiteral("tsdb")),
+                                  QStringLiteral("--web.listen-address=127.0.0.1:%1").arg(webPort)});
+        QVERIFY(server.waitForStarted());
+        auto stopServer = qScopeGuard([&server] {
+            server.terminate();
+            if (!server.waitForFinished(10000))
+                server.kill();
+        });
+        double step = -1;
+        QElapsedTimer asked;
+        asked.start();
+        while (step <= 0 && asked.elapsed() < 60000) {
+            QTest::qWait(1000);
+            QTcpSocket socket;
+            socket.connectToHost(QHostAddress::LocalHost, webPort);
+            if (!socket.waitForConnected(2000))
+                continue;
+            socket.write("GET /api/v1/query?query=trellis_step HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+            QByteArray reply;
+            while (socket.waitForReadyRead(2000))
+                reply += socket.readAll();
+            const QJsonDocument json = QJsonDocument::fromJson(reply.mid(reply.indexOf("\r\n\r\n") + 4));
+            const QJsonArray result = json.object().value(QStringLiteral("data")).toObject().value(QStringLiteral("result")).toArray();
+            if (!result.isEmpty())
+                step = result.first().toObject().value(QStringLiteral("value")).toArray().at(1).toString().toDouble();
+        }
+        QVERIFY2(step > 0, qPrintable(QString::fromUtf8(server.readAll().right(2000))));
+        qInfo("Prometheus scraped the run: trellis_step = %g", step);
+    }
+
+    // launch.alerts: the command hook gets the alert in its environment and the webhook a JSON
+    // POST, for a straggler here.
+    void alertsReachHookAndWebhook()
+    {
+        QTcpServer hook;
+        QVERIFY(hook.listen(QHostAddress::LocalHost, 0));
+        QByteArray posted;
+        connect(&hook, &QTcpServer::newConnection, this, [&] {
+            QTcpSocket *s = hook.nextPendingConnection();
+            connect(s, &QTcpSocket::readyRead, this, [&posted, s] {
+                posted += s->readAll();
+                if (posted.contains("}")) {
+                    s->write("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n");
+                    s->disconnectFromHost();
+                }
+            });
+        });
+        const QString file = m_dir.filePath(QStringLiteral("alerts.txt"));
+        // (No raw string here: moc misreads escaped quotes inside one.)
+        const QString restart = QStringLiteral("\"max_restarts\": 0}, \"alerts\": {\"command\": [\"/bin/sh\", \"-c\", "
+                                               "\"echo \\\"$TRELLIS_ALERT_KIND $TRELLIS_RUN_ID $TRELLIS_ALERT_MESSAGE\\\" >> %1\"], "
+                                               "\"webhook\": \"http://127.0.0.1:%2/hook\"")
+                                    .arg(file)
+                                    .arg(hook.serverPort());
+        const QString plan = restartPlan(QStringLiteral("alerts"), 24, 0, restart);
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--quiet"), QStringLiteral("--inject"),
+                         QStringLiteral("slow@2:5")});
+        QVERIFY(run.waitForStarted());
+        QElapsedTimer waited;
+        waited.start();
+        while (run.state() != QProcess::NotRunning && waited.elapsed() < 120000)
+            QTest::qWait(100);
+        QCOMPARE(run.exitCode(), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(posted.contains("\"kind\":\"straggler\""), 5000);
+        QVERIFY2(posted.startsWith("POST /hook"), posted.constData());
+        QTRY_VERIFY_WITH_TIMEOUT(QFile::exists(file), 5000);
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(f.readAll());
+        QVERIFY2(text.startsWith(QStringLiteral("straggler ")) && text.contains(QStringLiteral("rank 2 on ")), qPrintable(text));
+    }
+
+    // run --detach: a process of its own session owns the run; a follower (attach) killed with
+    // kill -9 mid-run changes nothing: the run completes, a new follower sees it end, every rank's
+    // every step is in the history, and SQLite's integrity check passes.
+    void detachedRunOutlivesItsFollowers()
+    {
+        const int steps = 120;
+        const QString plan = restartPlan(QStringLiteral("detached"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("detached.sqlite"));
+        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
+        QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
+        const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        QVERIFY(!runId.isEmpty());
+        QProcess follower;
+        follower.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("attach"), runId});
+        QVERIFY(follower.waitForStarted());
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 60000 && !follower.peek(1 << 16).contains("\nstep 5/"))
+            follower.waitForReadyRead(200);
+        QVERIFY2(follower.peek(1 << 16).contains("\nstep 5/"), follower.peek(1 << 16).constData());
+        ::kill(static_cast<pid_t>(follower.processId()), SIGKILL);
+        follower.waitForFinished();
+        const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), runId}, 120000);
+        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
+        QVERIFY2(end.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(end.out));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(runId)->id);
+        QVERIFY(data);
+        QCOMPARE(data->run.status, QStringLiteral("completed"));
+        QSet<QPair<int, qint64>> seen;
+        for (const auto &s : data->steps)
+            seen.insert({s.rank, s.step});
+        QCOMPARE(seen.size(), 4 * steps); // no step of any rank lost
+        {
+            QSqlDatabase check = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("integrity"));
+            check.setDatabaseName(database);
+            QVERIFY(check.open());
+            QSqlQuery q(check);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA integrity_check")) && q.next());
+            QCOMPARE(q.value(0).toString(), QStringLiteral("ok"));
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("integrity"));
+    }
+
+    // A NaN in rank 2's copy of a parameter at step 3: the run stops (exit 7) naming the step, the
+    // rank and the tensor. With on_non_finite: skip, a transient NaN loss (one step of one rank)
+    // skips that update and the run completes.
+    void nonFiniteIsNamed()
+    {
+        const Result stop = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--inject"),
+                                 QStringLiteral("nan@2:3"), QStringLiteral("--quiet")});
+        QCOMPARE(stop.code, 1);
+        QVERIFY2(stop.err.contains(QStringLiteral("exit code 7")), qPrintable(stop.err));
+        QVERIFY2(stop.err.contains(QStringLiteral("non-finite loss (nan) at step 3: parameter lnf.weight on rank 2 is the first non-finite tensor")),
+                 qPrintable(stop.err));
+
+        QString planText;
+        {
+            QFile f(kPlan);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            planText = QString::fromUtf8(f.readAll());
+        }
+        planText.replace(QStringLiteral("\"seed\": 7,"), QStringLiteral("\"seed\": 7, \"on_non_finite\": \"skip\","));
+        planText.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
+        const QString skipPlan = m_dir.filePath(QStringLiteral("skip.json"));
+        QFile out(skipPlan);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(planText.toUtf8());
+        out.close();
+        const Result skip = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), skipPlan, QStringLiteral("--inject"),
+                                 QStringLiteral("nanloss@1:4"), QStringLiteral("--quiet")});
+        QVERIFY2(skip.code == 0, qPrintable(skip.err));
+        QVERIFY2(skip.err.contains(QStringLiteral("skipped the update of step 4: non-finite loss (nan) at step 4: the loss of rank 1's micro-batches is the first non-finite value")),
+                 qPrintable(skip.err));
+    }
+
+    // --inject slow@2:5 adds 200 ms to rank 2's every step from step 5: flagged within 10 steps,
+    // named with how much slower; the same plan run clean raises no alarm.
+    void slowRankIsFlagged()
+    {
+        const QString plan = restartPlan(QStringLiteral("slow"), 24, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const Result slow = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
+                                 QStringLiteral("slow@2:5"), QStringLiteral("--quiet")});
+        QVERIFY2(slow.code == 0, qPrintable(slow.err));
+        const Result clean = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(clean.code == 0, qPrintable(clean.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(db(), false), QString());
+        auto events = [&](const Result &r) {
+            return h.loadRun(h.findRun(r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed())->id)->events;
+        };
+        QList<EventRow> flagged;
+        for (const auto &e : events(slow))
+            if (e.kind == QStringLiteral("straggler"))
+                flagged << e;
+        QCOMPARE(flagged.size(), 1);
+        QCOMPARE(flagged.front().rank, 2);
+        QVERIFY2(flagged.front().step <= 14, qPrintable(QString::number(flagged.front().step)));
+        static const QRegularExpression pattern(QStringLiteral("^rank 2 on \\S+ is a straggler: [0-9.]+ ms of compute a step, ([0-9.]+)x the median rank"));
+        const auto m = pattern.match(flagged.front().message);
+        QVERIFY2(m.hasMatch() && m.captured(1).toDouble() >= 2.0, qPrintable(flagged.front().message));
+        qInfo("%s (at step %lld)", qPrintable(flagged.front().message), flagged.front().step);
+        for (const auto &e : events(clean))
+            QVERIFY2(e.kind != QStringLiteral("straggler"), qPrintable(e.message));
+    }
+
+    // SIGSTOP of one of 4 ranks: its heartbeats stop; the supervisor names it, its host and the
+    // collective the others wait in, within 3 s of its last heartbeat (the report says how long
+    // it has been silent: 3 heartbeat intervals plus the 250 ms check, 2 s at most here).
+    void stoppedRankIsNamed()
+    {
+        const QString plan = m_dir.filePath(QStringLiteral("long.json"));
+        QFile f(plan);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "long",
+          "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64, "vocab": 256},
+          "cluster": {"nodes": [{"host": "localhost", "slots": 4}]},
+          "parallel": {"dp": 4, "micro_batch_size": 2},
+          "training": {"steps": 100000, "lr": 0.003, "min_lr": 0.0003, "seed": 7,
+                       "data": {"source": "text", "path": "%1"}}})")
+                    .arg(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                    .toUtf8());
+        f.close();
+        const QString database = m_dir.filePath(QStringLiteral("stopped.sqlite"));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY(run.waitForStarted());
+        // Wait for every rank's pid (Hello) and a few steps.
+        qint64 pid = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 60000 && pid == 0) {
+            QTest::qWait(200);
+            HistoryDatabase h;
+            if (!h.open(database, false).isEmpty())
+                continue;
+            const auto last = h.findRun(QStringLiteral("last"));
+            if (!last)
+                continue;
+            const auto data = h.loadRun(last->id);
+            if (!data || data->ranks.size() < 4 || last->stepsDone < 3)
+                continue;
+            for (const auto &rank : data->ranks)
+                if (rank.rank == 2)
+                    pid = rank.pid;
+        }
+        QVERIFY2(pid > 0, "the run never reported rank 2's pid");
+        QVERIFY(::kill(static_cast<pid_t>(pid), SIGSTOP) == 0);
+        QElapsedTimer sinceStop;
+        sinceStop.start();
+        const bool ended = run.waitForFinished(60000);
+        const qint64 detectedMs = sinceStop.elapsed();
+        ::kill(static_cast<pid_t>(pid), SIGCONT); // whatever is left of it may go now
+        if (!ended) {
+            run.kill();
+            run.waitForFinished();
+        }
+        QVERIFY(ended);
+        const QString err = QString::fromUtf8(run.readAllStandardError());
+        static const QRegularExpression pattern(QStringLiteral(
+            "hang: rank 2 on \\S+ stopped responding \\(no heartbeat for (\\d+\\.\\d) s\\); ranks? [0134,]+ waits? in dp "
+            "all_reduce #\\d+ since \\d+\\.\\d s \\[rank 2's process is stopped\\]"));
+        const auto m = pattern.match(err);
+        QVERIFY2(m.hasMatch(), qPrintable(err));
+        qInfo("SIGSTOP to the end of the run: %lld ms; the report: no heartbeat for %s s", detectedMs,
+              qPrintable(m.captured(1)));
+        QVERIFY2(m.captured(1).toDouble() <= 3.0, qPrintable(err));
+    }
+
+    // Restarts (launch.restart). A plan of `steps` on 4 ranks of dp, checkpointing every `every`.
+    QString restartPlan(const QString &name, int steps, int every, const QString &restart, const QString &cluster = {})
+    {
+        const QString path = m_dir.filePath(name + QStringLiteral(".json"));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            return {};
+        f.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "%1",
+          "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64, "vocab": 256},
+          "cluster": %2,
+          "parallel": {"dp": 4, "micro_batch_size": 2},
+          "training": {"steps": %3, "lr": 0.003, "min_lr": 0.0003, "seed": 7,
+                       "data": {"source": "text", "path": "%4"},
+                       "checkpoint": {"every": %5, "dir": "%6", "keep": 3}},
+          "launch": {"restart": {%7}}})")
+                    .arg(name, cluster.isEmpty() ? QStringLiteral(R"({"nodes": [{"host": "localhost", "slots": 4}]})") : cluster)
+                    .arg(steps)
+                    .arg(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                    .arg(every)
+                    .arg(m_dir.filePath(name + QStringLiteral("-ckpt")), restart)
+                    .toUtf8());
+        return path;
+    }
+
+    // kill -9 of one of 4 ranks mid-run: mpirun's report names the rank and the signal, the run
+    // resumes from its newest checkpoint by itself, and ends with the losses of every step and
+    // the final checkpoint's shards bit for bit those of an uninterrupted run.
+    void killedRankRestartsBitwise()
+    {
+        const int steps = 160;
+        const QString straight = restartPlan(QStringLiteral("straight"), steps, 10, QStringLiteral(R"("max_restarts": 0)"));
+        const QString killed = restartPlan(QStringLiteral("killed"), steps, 10,
+                                           QStringLiteral(R"("max_restarts": 2, "backoff_s": 0.2)"));
+        const QString database = m_dir.filePath(QStringLiteral("restart.sqlite"));
+        const Result a = cli({QStringLiteral("--db"), database, QStringLiteral("run"), straight, QStringLiteral("--quiet")});
+        QVERIFY2(a.code == 0, qPrintable(a.err));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), killed, QStringLiteral("--quiet")});
+        QVERIFY(run.waitForStarted());
+        qint64 pid = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 60000 && pid == 0) {
+            QTest::qWait(100);
+            HistoryDatabase h;
+            if (!h.open(database, false).isEmpty())
+                continue;
+            const auto last = h.findRun(QStringLiteral("last"));
+            if (!last || last->name != QStringLiteral("killed"))
+                continue;
+            const auto data = h.loadRun(last->id);
+            if (!data || data->ranks.size() < 4 || last->stepsDone < 14)
+                continue;
+            for (const auto &rank : data->ranks)
+                if (rank.rank == 2)
+                    pid = rank.pid;
+        }
+        QVERIFY2(pid > 0, "the run never reached step 14");
+        QVERIFY(::kill(static_cast<pid_t>(pid), SIGKILL) == 0);
+        const QDateTime killedAt = QDateTime::currentDateTimeUtc();
+        QVERIFY(run.waitForFinished(120000));
+        const QString err = QString::fromUtf8(run.readAllStandardError());
+        QVERIFY2(run.exitCode() == 0, qPrintable(err));
+
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto runs = h.listRuns();
+        std::optional<RunData> first, second;
+        for (const auto &r : runs) {
+            if (r.name == QStringLiteral("straight"))
+                first = h.loadRun(r.id);
+            if (r.name == QStringLiteral("killed"))
+                second = h.loadRun(r.id);
+        }
+        QVERIFY(first && second);
+        QCOMPARE(second->run.status, QStringLiteral("completed"));
+        int restarts = 0;
+        for (const auto &e : second->events) {
+            if (e.kind != QStringLiteral("restart") || !e.message.startsWith(QStringLiteral("restart ")))
+                continue; // the trainer's own "resumed from" event has this kind too
+            ++restarts;
+            QVERIFY2(e.message.contains(QStringLiteral("restart 1/2 after crash")) && e.message.contains(QStringLiteral("rank 2")) &&
+                         e.message.contains(QStringLiteral("signal 9")) && e.message.contains(QStringLiteral("resuming from the checkpoint of step")),
+                     qPrintable(e.message));
+            qInfo("kill -9 to the restart decision: %lld ms; %s", killedAt.msecsTo(e.at), qPrintable(e.message));
+        }
+        QCOMPARE(restarts, 1);
+        // The loss of every step (rank 0's) and the final checkpoint, bit for bit.
+        std::map<qint64, double> lossA, lossB;
+        for (const auto &s : first->steps)
+            if (s.rank == 0)
+                lossA[s.step] = s.loss;
+        for (const auto &s : second->steps)
+            if (s.rank == 0)
+                lossB[s.step] = s.loss;
+        QCOMPARE(lossB.size(), size_t(steps));
+        QVERIFY(lossA == lossB);
+        for (int r = 0; r < 4; ++r) {
+            const QString shard = QStringLiteral("/step-%1/rank-%2.bin").arg(steps, 8, 10, QLatin1Char('0')).arg(r, 5, 10, QLatin1Char('0'));
+            QFile fa(m_dir.filePath(QStringLiteral("straight-ckpt")) + shard), fb(m_dir.filePath(QStringLiteral("killed-ckpt")) + shard);
+            QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
+            QVERIFY2(fa.readAll() == fb.readAll(), qPrintable(shard));
+        }
+    }
+
+    // The same failure every attempt: after max_restarts the run fails with the whole story.
+    void restartBudgetExhausted()
+    {
+        const QString plan = restartPlan(QStringLiteral("doomed"), 20, 2, QStringLiteral(R"("max_restarts": 2, "backoff_s": 0.1)"));
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
+                              QStringLiteral("crash@1:5"), QStringLiteral("--quiet")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("restart 1/2 after crash in step 5")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("restart 2/2 after crash in step 5")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("failed: restart budget exhausted: failed after 2 restarts (crash in step 5; crash in step 5); last: exit code 70 (injected crash (fault injection)): rank 1 on")),
+                 qPrintable(r.err));
+    }
+
+    // elastic: the crashed rank's node is left out and the run goes on at dp 2 with twice the
+    // micro-batches (the same global batch), resharding the dp 4 checkpoint.
+    void elasticRestartExcludesTheNode()
+    {
+        const QString plan = restartPlan(QStringLiteral("elastic"), 12, 2, QStringLiteral(R"("max_restarts": 1, "backoff_s": 0.1, "elastic": true)"),
+                                         QStringLiteral(R"({"nodes": [{"host": "localhost", "slots": 2}, {"host": "localhost", "slots": 2}]})"));
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
+                              QStringLiteral("crash@3:5"), QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("elastic: node 1 (localhost) excluded; dp 4 -> 2, micro-batches 1 -> 2")), qPrintable(r.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(db(), false), QString());
+        const auto data = h.loadRun(h.findRun(r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed())->id);
+        QVERIFY(data);
+        QCOMPARE(data->run.status, QStringLiteral("completed"));
+        QSet<int> lateRanks;
+        for (const auto &s : data->steps)
+            if (s.step == 12)
+                lateRanks.insert(s.rank);
+        QCOMPARE(lateRanks, (QSet<int>{0, 1}));
+    }
+
+};
+
+QTEST_GUILESS_MAIN(TstSupervision)
+#include "tst_supervision.moc"
