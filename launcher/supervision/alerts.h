@@ -3,7 +3,7 @@
 // TRELLIS_RUN_ID, TRELLIS_ALERT_STEP) — an argument list, never a shell; launch.alerts.webhook gets
 // an HTTP POST of {"run", "kind", "step", "message"} as JSON. Delivery never blocks the caller
 // (both are asynchronous) and a failure to deliver is reported once per target, not retried.
-// Also the loss-divergence detector: the median loss of the last 10 steps more than `factor` times
+// Also the loss-divergence detector: the median loss of the last 20 steps more than `factor` (2) times
 // the lowest such median so far (a single spike, as warm-up has, is not divergence).
 // Threading: the run controller's thread.
 #pragma once
@@ -38,7 +38,7 @@ private:
 
 class DivergenceDetector {
 public:
-    explicit DivergenceDetector(double factor = 1.5, int window = 10) : m_factor(factor), m_window(window) {}
+    explicit DivergenceDetector(double factor = 2.0, int window = 20) : m_factor(factor), m_window(window) {}
     // The run's loss at `step`; a message the first time it diverges.
     std::optional<QString> loss(qint64 step, double value);
 
