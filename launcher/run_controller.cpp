@@ -334,22 +334,11 @@ void RunController::drainTelemetry()
             const qint64 previous = m_progress.step;
             m_latest[rank] = row;
             if (m_stragglers)
-                for (const StragglerReport &report : m_stragglers->step(rank, row.step, row.computeMs)) {
-                    EventRow ev;
-                    ev.rank = report.rank;
-                    ev.step = report.step;
-                    ev.kind = QStringLiteral("straggler");
-                    ev.message = QString::fromStdString(report.message);
-                    ev.at = QDateTime::currentDateTimeUtc();
-                    record(EventOp{m_runId, ev});
-                    raise(ev.kind, ev.step, ev.message);
-                }
+                for (const StragglerReport &report : m_stragglers->step(rank, row.step, row.computeMs))
+                    raiseEvent(QStringLiteral("straggler"), report.rank, report.step, QString::fromStdString(report.message));
             if (rank == 0)
-                if (const auto diverging = m_divergence.loss(row.step, row.loss)) {
-                    record(EventOp{m_runId, EventRow{rank, row.step, QStringLiteral("divergence"), *diverging,
-                                                     QDateTime::currentDateTimeUtc()}});
-                    raise(QStringLiteral("divergence"), row.step, *diverging);
-                }
+                if (const auto diverging = m_divergence.loss(row.step, row.loss))
+                    raiseEvent(QStringLiteral("divergence"), rank, row.step, *diverging);
             ++steps;
             if (m_state == RunState::Launching)
                 setState(RunState::Running);

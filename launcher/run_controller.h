@@ -108,6 +108,8 @@ private:
     QString firstFailure(int &rank) const; // the process mpirun names as the first to fail
     // An alert: the signal, the command hook / webhook (launch.alerts), the count in the metrics.
     void raise(const QString &kind, qint64 step, const QString &message);
+    // The same, recorded as an event of the run first.
+    void raiseEvent(const QString &kind, int rank, qint64 step, const QString &message);
     void settle(RunState state, int exitCode, const QString &message);
     void record(WriteOp op);
     void handleLine(const QString &line, bool isStderr);

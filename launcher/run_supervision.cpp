@@ -112,14 +112,7 @@ void RunController::failOrRestart(const QString &cause, int exitCode, const QStr
             note += QStringLiteral("; elastic: ") + shrunk;
     }
     m_story << QStringLiteral("%1 in step %2").arg(cause).arg(reported + 1);
-    EventRow e;
-    e.rank = culprit;
-    e.step = m_progress.step;
-    e.kind = QStringLiteral("restart");
-    e.message = note;
-    e.at = QDateTime::currentDateTimeUtc();
-    record(EventOp{m_runId, e});
-    raise(QStringLiteral("restart"), e.step, note);
+    raiseEvent(QStringLiteral("restart"), culprit, m_progress.step, note);
     emit restarting(m_attempt, note);
     m_restartPending = true;
     m_watchdog.stop();
@@ -207,15 +200,9 @@ void RunController::checkWatchdog()
                 for (int rank : report->culprits)
                     if (m_pids.count(rank) && localProcessStopped(m_pids[rank]))
                         message += QStringLiteral(" [rank %1's process is stopped]").arg(rank);
-                EventRow e;
-                e.rank = report->culprits.empty() ? -1 : report->culprits.front();
-                e.step = m_progress.step;
-                e.kind = QStringLiteral("hang");
-                e.message = message;
-                e.at = QDateTime::currentDateTimeUtc();
-                record(EventOp{m_runId, e});
-                raise(QStringLiteral("hang"), e.step, message);
-                failOrRestart(QStringLiteral("hang"), -1, message, e.rank);
+                const int culprit = report->culprits.empty() ? -1 : report->culprits.front();
+                raiseEvent(QStringLiteral("hang"), culprit, m_progress.step, message);
+                failOrRestart(QStringLiteral("hang"), -1, message, culprit);
                 return;
             }
             if (gone && m_silentSinceMs < 0)
@@ -252,6 +239,12 @@ void RunController::terminateProcess()
         if (m_process.get() == process && m_process->state() != QProcess::NotRunning)
             m_process->kill();
     });
+}
+
+void RunController::raiseEvent(const QString &kind, int rank, qint64 step, const QString &message)
+{
+    record(EventOp{m_runId, EventRow{rank, step, kind, message, QDateTime::currentDateTimeUtc()}});
+    raise(kind, step, message);
 }
 
 void RunController::raise(const QString &kind, qint64 step, const QString &message)

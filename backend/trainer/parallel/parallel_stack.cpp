@@ -161,24 +161,31 @@ void ParallelStack::afterOptimizerStep()
         s->afterOptimizerStep();
 }
 
-std::vector<CheckpointPiece> ParallelStack::checkpointPieces()
+template <typename Visit>
+void ParallelStack::forEachWritten(Visit visit)
 {
-    std::vector<CheckpointPiece> pieces;
-    // Without ZeRO the dp replicas hold copies: the first writes.
+    // Without ZeRO the dp replicas hold copies: the first writes. Copies other strategies know of
+    // (tp replicas, the last stage's tied embedding) are left out too.
     if (!m_storage->shardsOverDp() && m_groups.dp().rank() != 0)
-        return pieces;
+        return;
     std::size_t moment = 0;
     for (const OwnedRange &o : owned()) {
         std::vector<ParamRange> kept{o.range};
         for (const Strategy *s : m_strategies)
             s->removeCopies(kept);
         for (const ParamRange &r : kept)
-            for (const auto &[whole, offset] : m_whole.runs(r)) {
-                const std::size_t at = r.begin - o.range.begin + offset;
-                pieces.push_back({whole, o.params + at, moment + at});
-            }
+            for (const auto &[whole, offset] : m_whole.runs(r))
+                visit(whole, o, r.begin - o.range.begin + offset, moment);
         moment += o.range.end - o.range.begin;
     }
+}
+
+std::vector<CheckpointPiece> ParallelStack::checkpointPieces()
+{
+    std::vector<CheckpointPiece> pieces;
+    forEachWritten([&](const ParamRange &whole, const OwnedRange &o, std::size_t at, std::size_t moment) {
+        pieces.push_back({whole, o.params + at, moment + at});
+    });
     return pieces;
 }
 
@@ -203,16 +210,9 @@ void ParallelStack::setParameters(const std::vector<float> &whole)
 std::vector<std::pair<ParamRange, float *>> ParallelStack::canonical(bool gradients)
 {
     std::vector<std::pair<ParamRange, float *>> out;
-    if (!m_storage->shardsOverDp() && m_groups.dp().rank() != 0)
-        return out;
-    for (const OwnedRange &o : owned()) {
-        std::vector<ParamRange> kept{o.range};
-        for (const Strategy *s : m_strategies)
-            s->removeCopies(kept);
-        for (const ParamRange &r : kept)
-            for (const auto &[whole, offset] : m_whole.runs(r))
-                out.emplace_back(whole, (gradients ? o.grads : o.params) + (r.begin - o.range.begin + offset));
-    }
+    forEachWritten([&](const ParamRange &whole, const OwnedRange &o, std::size_t at, std::size_t) {
+        out.emplace_back(whole, (gradients ? o.grads : o.params) + at);
+    });
     return out;
 }
 

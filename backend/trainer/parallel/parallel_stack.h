@@ -83,6 +83,10 @@ public:
     std::vector<float> gatherCapturedGradients();
 
 private:
+    // Calls visit(whole range, owned range, offset in it, moment offset of the owned range) for
+    // every range this rank writes (checkpoints, dumps): each whole element by exactly one rank.
+    template <typename Visit>
+    void forEachWritten(Visit visit);
     std::vector<std::pair<ParamRange, float *>> canonical(bool gradients); // whole range, its values
     // Whole-model vector from pieces in device memory (collective).
     std::vector<float> assemble(const std::vector<std::pair<ParamRange, const float *>> &pieces);
