@@ -7,6 +7,10 @@
 #include "launcher/html_report.h"
 #include "launcher/run_controller.h"
 #include "launcher/run_export.h"
+#include "launcher/supervisor/feed_publisher.h"
+#include "launcher/supervisor/run_feed.h"
+#include "launcher/supervisor/run_registry.h"
+#include "launcher/supervisor/supervisor_process.h"
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
 
@@ -17,6 +21,7 @@
 #include <QDir>
 #include <QFile>
 #include <QProcess>
+#include <QSocketNotifier>
 #include <QRegularExpression>
 #include <QTextStream>
 #include <QThread>
@@ -24,8 +29,12 @@
 #include <map>
 
 
+#include <csignal>
 #include <cstdio>
+#include <fcntl.h>
+#include <functional>
 #include <optional>
+#include <unistd.h>
 
 namespace trellis::launcher {
 
@@ -94,58 +103,156 @@ int cmdRunDetached(const QString &dbPath)
     return fail(QStringLiteral("the run's owner (pid %1) printed no run id within 30 s; see %2").arg(pid).arg(logPath));
 }
 
-// attach: follows a run from the history (backfill, then whatever arrives) until it ends.
-// Reading only; stopping this command changes nothing for the run.
+// Stops the event loop's owner gracefully on SIGTERM, SIGINT and SIGHUP: the handler only writes
+// a byte to a pipe; the loop reads it and calls `onSignal` on the main thread.
+class SignalBridge {
+public:
+    explicit SignalBridge(std::function<void(int)> onSignal) : m_onSignal(std::move(onSignal))
+    {
+        if (::pipe2(s_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+            return;
+        m_notifier = std::make_unique<QSocketNotifier>(s_pipe[0], QSocketNotifier::Read);
+        QObject::connect(m_notifier.get(), &QSocketNotifier::activated, m_notifier.get(), [this] {
+            unsigned char signo = 0;
+            while (::read(s_pipe[0], &signo, 1) == 1)
+                m_onSignal(signo);
+        });
+        struct sigaction sa {};
+        sa.sa_handler = [](int signo) {
+            const unsigned char b = static_cast<unsigned char>(signo);
+            [[maybe_unused]] const auto n = ::write(s_pipe[1], &b, 1);
+        };
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        for (int signo : {SIGTERM, SIGINT, SIGHUP})
+            ::sigaction(signo, &sa, nullptr);
+    }
+    ~SignalBridge()
+    {
+        for (int signo : {SIGTERM, SIGINT, SIGHUP})
+            ::signal(signo, SIG_DFL);
+    }
+
+private:
+    static inline int s_pipe[2] = {-1, -1};
+    std::function<void(int)> m_onSignal;
+    std::unique_ptr<QSocketNotifier> m_notifier;
+};
+
+// The run a reference (id, row number, "last") names, and where its supervisor's feed is ("" when
+// no supervisor owns it any more).
+std::optional<std::pair<QString, QString>> resolveRun(const QString &reference, const QString &dbPath)
+{
+    if (const auto live = RunRegistry::find(reference))
+        return std::make_pair(live->runId, live->feedEndpoint());
+    HistoryDatabase db;
+    // A run just started may reach the history a moment after its id was printed: wait for it.
+    std::optional<RunSummary> run;
+    for (int tries = 0; tries < 20 && !run; ++tries) {
+        if (QFileInfo::exists(dbPath) && (db.isOpen() || db.open(dbPath, false).isEmpty()))
+            run = db.findRun(reference);
+        if (!run) {
+            if (const auto live = RunRegistry::find(reference))
+                return std::make_pair(live->runId, live->feedEndpoint());
+            QThread::msleep(250);
+        }
+    }
+    if (!run && !(run = findExistingRun(db, dbPath, reference)))
+        return std::nullopt;
+    const auto live = RunRegistry::find(run->runId);
+    return std::make_pair(run->runId, live ? live->feedEndpoint() : QString());
+}
+
+// attach: follows a run through its supervisor's live feed, after what the history holds, until
+// it ends; a run no supervisor owns is shown from the history. Reading only: stopping (or killing)
+// this command changes nothing for the run.
 int cmdAttach(const Args &a, const QString &dbPath)
 {
     if (a.positional.size() != 1)
         return usageError(QStringLiteral("attach takes one run"));
-    HistoryDatabase db;
-    // A run just started may reach the history a moment after its id was printed: wait for it.
-    std::optional<RunSummary> run;
-    for (int tries = 0; tries < 40 && !run; ++tries) {
-        if (QFileInfo::exists(dbPath) && (db.isOpen() || db.open(dbPath, false).isEmpty()))
-            run = db.findRun(a.positional.first());
-        if (!run)
-            QThread::msleep(250);
-    }
-    if (!run && !(run = findExistingRun(db, dbPath, a.positional.first())))
+    const auto target = resolveRun(a.positional.first(), dbPath);
+    if (!target)
         return 1;
-    out() << "run " << run->runId << " (" << run->status << ")" << Qt::endl;
+    const auto &[runId, endpoint] = *target;
+    out() << "run " << runId << (endpoint.isEmpty() ? QStringLiteral(" (from the history)") : QStringLiteral(" (live)"))
+          << Qt::endl;
+    RunFeed feed;
     qint64 shownStep = 0;
-    int shownEvents = 0;
-    for (;;) {
-        const auto data = db.loadRun(run->id);
-        if (!data)
-            return fail(QStringLiteral("cannot read run %1: %2").arg(run->runId, db.lastError()));
-        for (int i = shownEvents; i < data->events.size(); ++i) {
-            const EventRow &e = data->events[i];
-            if (e.kind != QLatin1String("checkpoint"))
-                out() << "event " << e.kind << " at step " << e.step << (e.rank >= 0 ? QStringLiteral(" (rank %1)").arg(e.rank) : QString())
-                      << ": " << e.message << Qt::endl;
+    quint64 version = 0;
+    std::map<qint64, int> ranksAt;
+    std::map<qint64, double> lossAt;
+    int exitCode = 1;
+    QObject::connect(&feed, &RunFeed::event, &feed, [](const EventRow &e) {
+        if (e.kind != QLatin1String("checkpoint"))
+            out() << "event " << e.kind << " at step " << e.step << (e.rank >= 0 ? QStringLiteral(" (rank %1)").arg(e.rank) : QString())
+                  << ": " << e.message << Qt::endl;
+    });
+    QObject::connect(&feed, &RunFeed::alert, &feed, [](const QString &kind, const QString &message) {
+        if (kind == QLatin1String("history"))
+            out() << "event history: " << message << Qt::endl;
+    });
+    QObject::connect(&feed, &RunFeed::stepsArrived, &feed, [&] {
+        for (const StepRow &row : feed.series().rowsSince(version, &version)) {
+            ++ranksAt[row.step];
+            if (row.rank == 0)
+                lossAt[row.step] = row.loss;
         }
-        shownEvents = static_cast<int>(data->events.size());
-        // Steps every rank has reported, in order.
-        std::map<qint64, int> ranksAt;
-        std::map<qint64, double> lossAt;
-        for (const auto &s : data->steps) {
-            ++ranksAt[s.step];
-            if (s.rank == 0)
-                lossAt[s.step] = s.loss;
-        }
-        for (const auto &[step, count] : ranksAt)
-            if (step > shownStep && count >= data->run.worldSize) {
-                out() << "step " << step << "/" << data->run.totalSteps << " loss " << QString::number(lossAt[step], 'f', 4) << Qt::endl;
-                shownStep = step;
+        const int world = std::max(1, feed.worldSize());
+        const qint64 total = feed.progress().totalSteps;
+        for (auto it = ranksAt.begin(); it != ranksAt.end() && it->second >= world;) {
+            if (it->first > shownStep) {
+                out() << "step " << it->first << "/" << total << " loss " << QString::number(lossAt[it->first], 'f', 4) << Qt::endl;
+                shownStep = it->first;
             }
-        const QString status = data->run.status;
-        if (status != QLatin1String("running") && status != QLatin1String("launching")) {
-            out() << "run " << run->runId << " " << status << (data->run.error.isEmpty() ? QString() : QStringLiteral(": ") + data->run.error)
-                  << Qt::endl;
-            return status == QLatin1String("completed") ? 0 : 1;
+            lossAt.erase(it->first);
+            it = ranksAt.erase(it);
         }
-        QThread::msleep(250);
+    });
+    QObject::connect(&feed, &RunFeed::finished, &feed, [&](RunState state, int, const QString &message) {
+        out() << "run " << runId << " " << toString(state) << (message.isEmpty() ? QString() : QStringLiteral(": ") + message)
+              << Qt::endl;
+        exitCode = state == RunState::Completed ? 0 : 1;
+        QCoreApplication::quit();
+    });
+    SignalBridge bridge([](int) { QCoreApplication::quit(); });
+    feed.attach(runId, endpoint, QFileInfo(dbPath).absoluteFilePath());
+    QCoreApplication::exec();
+    return exitCode;
+}
+
+// ps: the runs a supervisor owns now, on this machine, for this user.
+int cmdPs()
+{
+    QString error;
+    if (RunRegistry::directory(&error).isEmpty())
+        return fail(error);
+    const auto runs = RunRegistry::running();
+    if (runs.isEmpty()) {
+        out() << "no runs are going" << Qt::endl;
+        return 0;
     }
+    out() << QStringLiteral("%1  %2  %3  %4").arg(QStringLiteral("RUN"), -22).arg(QStringLiteral("PID"), 8).arg(QStringLiteral("STARTED"), -20).arg(QStringLiteral("HISTORY"))
+          << Qt::endl;
+    for (const RunRecord &r : runs)
+        out() << QStringLiteral("%1  %2  %3  %4")
+                     .arg(r.runId, -22)
+                     .arg(r.pid, 8)
+                     .arg(r.startedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), -20)
+                     .arg(r.database)
+              << Qt::endl;
+    return 0;
+}
+
+// stop: asks a run's supervisor to stop it (SIGTERM to the supervisor, which ends the job and
+// records the run as stopped).
+int cmdStop(const Args &a)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("stop takes one run id"));
+    if (const QString e = stopSupervisedRun(a.positional.first()); !e.isEmpty())
+        return fail(e + QStringLiteral(" (see trellis-cli ps)"));
+    out() << "asked the supervisor of " << a.positional.first() << " to stop it" << Qt::endl;
+    return 0;
 }
 
 int cmdRun(const Args &a, const QString &dbPath)
@@ -173,11 +280,33 @@ int cmdRun(const Args &a, const QString &dbPath)
         return 1;
     }
 
+    // The run is claimed before anything starts: two supervisors never own the same run.
+    QString runId = a.options.value(QStringLiteral("--run-id"));
+    if (runId.isEmpty())
+        runId = RunController::newRunId();
+    else if (!RunRegistry::validRunId(runId))
+        return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
+    RunRecord record;
+    record.runId = runId;
+    record.database = QFileInfo(dbPath).absoluteFilePath();
+    record.planPath = QFileInfo(path).absoluteFilePath();
+    QString claimError;
+    const auto claim = RunRegistry::claim(record, &claimError);
+    if (!claim)
+        return fail(claimError);
+    FeedPublisher feed;
+    if (const QString e = feed.bind(record.feedEndpoint().toStdString()); !e.isEmpty())
+        return fail(e);
+
     HistoryWriter writer(dbPath);
     if (const QString e = writer.start(); !e.isEmpty())
         return fail(e);
     RunController controller(&writer);
+    controller.setFeed(&feed);
+    SignalBridge bridge([&](int) { controller.stop(); });
     RunOptions options;
+    options.runId = runId;
+    options.telemetryEndpoint = record.telemetryEndpoint().toStdString();
     if (a.options.contains(QStringLiteral("--inject")))
         options.extraTrainerArgs << QStringLiteral("--inject") << a.options[QStringLiteral("--inject")];
     if (a.options.contains(QStringLiteral("--hang-timeout")))
@@ -245,7 +374,8 @@ int cmdRun(const Args &a, const QString &dbPath)
     if (tty && !quiet)
         err() << Qt::endl;
 
-    writer.flush();
+    if (!writer.flush(15000))
+        err() << "history: the database is still locked; some rows may not be written" << Qt::endl;
     const RunProgress p = controller.progress();
     const double seconds = clock.elapsed() / 1000.0;
     if (controller.firstTelemetryMs() >= 0 && !quiet)
@@ -462,13 +592,22 @@ int runCli(const QStringList &arguments)
     }
     if (command == QLatin1String("run")) {
         const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout"),
-                                        QStringLiteral("--metrics-port")},
+                                        QStringLiteral("--metrics-port"), QStringLiteral("--run-id")},
                                  {QStringLiteral("--quiet"), QStringLiteral("--detach")});
         return a.error.isEmpty() ? cmdRun(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("attach")) {
         const Args a = parseArgs(rest, {}, {});
         return a.error.isEmpty() ? cmdAttach(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("ps")) {
+        const Args a = parseArgs(rest, {}, {});
+        return a.error.isEmpty() ? (a.positional.isEmpty() ? cmdPs() : usageError(QStringLiteral("ps takes no arguments")))
+                                 : usageError(a.error);
+    }
+    if (command == QLatin1String("stop")) {
+        const Args a = parseArgs(rest, {}, {});
+        return a.error.isEmpty() ? cmdStop(a) : usageError(a.error);
     }
     if (command == QLatin1String("runs")) {
         const Args a = parseArgs(rest, {QStringLiteral("--limit")}, {});

@@ -78,6 +78,12 @@ const char *const kSchemaV3[] = {
     "ALTER TABLE runs ADD COLUMN launcher_pid INTEGER",
 };
 
+// How much of each rank's telemetry is stored: complete when received_seq = goodbye_seq + 1.
+const char *const kSchemaV4[] = {
+    "ALTER TABLE ranks ADD COLUMN received_seq INTEGER DEFAULT 0",
+    "ALTER TABLE ranks ADD COLUMN goodbye_seq INTEGER",
+};
+
 bool processAlive(qint64 pid)
 {
     if (pid <= 0)
@@ -230,7 +236,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;
@@ -330,8 +336,8 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id)
     if (q.exec() && q.next())
         data.planJson = q.value(0).toString();
 
-    q.prepare(QStringLiteral("SELECT rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped FROM ranks"
-                             " WHERE run = ? ORDER BY rank"));
+    q.prepare(QStringLiteral("SELECT rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, received_seq, goodbye_seq"
+                             " FROM ranks WHERE run = ? ORDER BY rank"));
     q.addBindValue(id);
     if (q.exec()) {
         while (q.next()) {
@@ -346,6 +352,8 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id)
             r.cp = q.value(7).toInt();
             r.exitCode = q.value(8).isNull() ? -1 : q.value(8).toInt();
             r.dropped = q.value(9).toLongLong();
+            r.receivedSeq = q.value(10).toLongLong();
+            r.goodbyeSeq = q.value(11).isNull() ? -1 : q.value(11).toLongLong();
             data.ranks.append(r);
         }
     }

@@ -13,7 +13,7 @@
 
 namespace trellis::launcher {
 
-inline constexpr int kHistorySchemaVersion = 3; // 2: timeline spans; 3: the launcher of each run
+inline constexpr int kHistorySchemaVersion = 4; // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank
 
 class HistoryDatabase {
 public:

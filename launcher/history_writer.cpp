@@ -10,6 +10,10 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QVariant>
+#include <QElapsedTimer>
+#include <QFile>
+
+#include <sys/stat.h>
 
 namespace trellis::launcher {
 namespace {
@@ -72,8 +76,9 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                     return;
                 const RankRow &r = o.row;
                 q.prepare(QStringLiteral(
-                    "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped)"
-                    " VALUES(?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
+                    "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, goodbye_seq)"
+                    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
+                    " goodbye_seq = coalesce(excluded.goodbye_seq, goodbye_seq),"
                     " host = coalesce(nullif(excluded.host, ''), host), pid = coalesce(nullif(excluded.pid, 0), pid),"
                     " device = coalesce(nullif(excluded.device, ''), device),"
                     // Coordinates come with Hello (which carries a host); Goodbye updates leave them.
@@ -92,6 +97,7 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                 q.addBindValue(r.cp);
                 q.addBindValue(r.exitCode < 0 ? QVariant() : QVariant(r.exitCode));
                 q.addBindValue(r.dropped);
+                q.addBindValue(r.goodbyeSeq < 0 ? QVariant() : QVariant(r.goodbyeSeq));
                 ok = q.exec();
             } else if constexpr (std::is_same_v<T, StepOp>) {
                 const qint64 id = rowId(o.runId);
@@ -149,6 +155,19 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                 q.addBindValue(o.row.message);
                 q.addBindValue(iso(o.row.at.isValid() ? o.row.at : QDateTime::currentDateTimeUtc()));
                 ok = q.exec();
+            } else if constexpr (std::is_same_v<T, CursorOp>) {
+                const qint64 id = rowId(o.runId);
+                if (!(ok = run(id, o.runId)))
+                    return;
+                q.prepare(QStringLiteral("INSERT INTO ranks(run, rank, received_seq) VALUES(?,?,?) ON CONFLICT(run, rank)"
+                                         " DO UPDATE SET received_seq = max(coalesce(received_seq, 0), excluded.received_seq)"));
+                for (const auto &[rank, next] : o.nextSeq) {
+                    q.bindValue(0, id);
+                    q.bindValue(1, rank);
+                    q.bindValue(2, static_cast<qint64>(next));
+                    if (!(ok = q.exec()))
+                        break;
+                }
             }
         },
         op);
@@ -188,15 +207,16 @@ void HistoryWriter::enqueue(WriteOp op)
     }
 }
 
-void HistoryWriter::flush()
+bool HistoryWriter::flush(int timeoutMs)
 {
     std::unique_lock lock(m_mutex);
     if (!m_thread.joinable())
-        return;
+        return true;
     const quint64 target = m_enqueued;
     m_flushRequested = true;
     m_wake.notify_all();
-    m_flushed.wait(lock, [&] { return m_committed >= target || !m_thread.joinable() || m_stop; });
+    return m_flushed.wait_for(lock, std::chrono::milliseconds(timeoutMs),
+                              [&] { return m_committed >= target || !m_thread.joinable() || m_stop; });
 }
 
 void HistoryWriter::stop()
@@ -217,14 +237,50 @@ QString HistoryWriter::lastError() const
     return m_lastError;
 }
 
+namespace {
+
+struct FileIdentity {
+    bool exists = false;
+    dev_t device = 0;
+    ino_t inode = 0;
+    bool operator==(const FileIdentity &) const = default;
+};
+
+FileIdentity identityOf(const QString &path)
+{
+    struct stat st {};
+    if (::stat(QFile::encodeName(path).constData(), &st) != 0)
+        return {};
+    return {true, st.st_dev, st.st_ino};
+}
+
+bool isBusy(const QSqlError &e)
+{
+    // SQLITE_BUSY (5) and SQLITE_LOCKED (6): another connection holds the lock.
+    const QString code = e.nativeErrorCode();
+    return code == QLatin1String("5") || code == QLatin1String("6") || e.text().contains(QLatin1String("locked"));
+}
+
+} // namespace
+
 void HistoryWriter::run(std::promise<QString> opened)
 {
-    HistoryDatabase db;
-    const QString error = db.open(m_path);
+    auto db = std::make_unique<HistoryDatabase>();
+    const QString error = db->open(m_path);
     opened.set_value(error);
     if (!error.isEmpty())
         return;
+    FileIdentity identity = identityOf(m_path);
     QHash<QString, qint64> runIds;
+    std::map<QString, NewRunOp> newRuns;       // every run this writer created, to recreate a removed file
+    std::map<QString, RunStatusOp> lastStatus; // and the status it last wrote for each
+    std::deque<WriteOp> kept;                  // a batch the locked database refused, retried first
+    QElapsedTimer lockedFor;
+    QElapsedTimer stoppingFor;
+    auto notice = [&](const QString &kind, const QString &message) {
+        if (m_notice)
+            m_notice(kind, message);
+    };
     for (;;) {
         std::deque<WriteOp> batch;
         bool stopping = false;
@@ -236,34 +292,118 @@ void HistoryWriter::run(std::promise<QString> opened)
             stopping = m_stop;
             m_flushRequested = false;
         }
+        if (!kept.empty()) {
+            batch.insert(batch.begin(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
+            kept.clear();
+        }
+        // The file was removed or replaced under us: SQLite would go on writing into the unlinked
+        // inode and lose everything at the end. Write a new database at the path instead.
+        if (const FileIdentity now = identityOf(m_path); !(now == identity)) {
+            auto fresh = std::make_unique<HistoryDatabase>();
+            const QString e = fresh->open(m_path);
+            if (e.isEmpty()) {
+                db = std::move(fresh);
+                identity = identityOf(m_path);
+                runIds.clear();
+                std::deque<WriteOp> replay;
+                for (const auto &[runId, op] : newRuns)
+                    replay.emplace_back(op);
+                for (const auto &[runId, op] : lastStatus)
+                    replay.emplace_back(op);
+                batch.insert(batch.begin(), std::make_move_iterator(replay.begin()), std::make_move_iterator(replay.end()));
+                notice(QStringLiteral("recreated"),
+                       QStringLiteral("the history database %1 was removed or replaced while the run was going; a new one "
+                                      "was created there and the run goes on writing to it (the rows written before are "
+                                      "gone with the old file)")
+                           .arg(m_path));
+            } else {
+                notice(QStringLiteral("failing"), QStringLiteral("the history database %1 is gone and cannot be created "
+                                                                 "again (%2); the run goes on, rows are kept in memory")
+                                                      .arg(m_path, e));
+                kept = std::move(batch);
+                if (stopping)
+                    break;
+                continue;
+            }
+        }
         if (!batch.empty()) {
-            QSqlDatabase &c = db.connection();
-            c.transaction();
+            QSqlDatabase &c = db->connection();
+            bool busy = !c.transaction() && isBusy(c.lastError());
             QString firstError;
             qint64 rows = 0;
             for (const auto &op : batch) {
+                if (busy)
+                    break;
                 QString e;
-                if (apply(c, runIds, op, e))
+                if (apply(c, runIds, op, e)) {
                     ++rows;
-                else if (firstError.isEmpty())
-                    firstError = e;
+                } else {
+                    const QSqlError last = c.lastError();
+                    if (e.contains(QLatin1String("locked")) || isBusy(last)) {
+                        busy = true;
+                        break;
+                    }
+                    if (firstError.isEmpty())
+                        firstError = e;
+                }
             }
-            if (!c.commit()) {
+            if (!busy && !c.commit()) {
+                busy = isBusy(c.lastError());
                 firstError = c.lastError().text();
-                c.rollback();
-                rows = 0;
             }
-            m_rowsWritten += rows;
+            if (busy) {
+                c.rollback();
+                runIds.clear(); // ids inserted in the rolled-back transaction are gone
+                if (!lockedFor.isValid()) {
+                    lockedFor.start();
+                    notice(QStringLiteral("locked"), QStringLiteral("the history database %1 is locked by another process; "
+                                                                    "the run goes on and its rows wait in memory")
+                                                         .arg(m_path));
+                }
+                // Keep the batch (bounded: the oldest rows go first when memory would run away).
+                while (batch.size() > kMaxKeptOps)
+                    batch.pop_front();
+                kept = std::move(batch);
+            } else {
+                if (lockedFor.isValid()) {
+                    notice(QStringLiteral("unlocked"),
+                           QStringLiteral("the history database %1 is writable again after %2 s; nothing was lost")
+                               .arg(m_path)
+                               .arg(lockedFor.elapsed() / 1000.0, 0, 'f', 1));
+                    lockedFor.invalidate();
+                }
+                m_rowsWritten += rows;
+                for (const auto &op : batch) {
+                    if (const auto *n = std::get_if<NewRunOp>(&op))
+                        newRuns[n->runId] = *n;
+                    else if (const auto *st = std::get_if<RunStatusOp>(&op))
+                        lastStatus[st->runId] = *st;
+                    else if (const auto *cursor = std::get_if<CursorOp>(&op); cursor && cursor->afterCommit)
+                        cursor->afterCommit();
+                }
+                std::lock_guard lock(m_mutex);
+                if (!firstError.isEmpty())
+                    m_lastError = firstError;
+            }
+        }
+        {
             std::lock_guard lock(m_mutex);
-            if (!firstError.isEmpty())
-                m_lastError = firstError;
-            m_committed += batch.size();
+            if (kept.empty())
+                m_committed = m_enqueued - m_queue.size();
         }
         m_flushed.notify_all();
         if (stopping) {
+            // A locked database gets 10 s more at the end; then what is kept is given up, said so.
+            if (!stoppingFor.isValid())
+                stoppingFor.start();
             std::lock_guard lock(m_mutex);
-            if (m_queue.empty())
+            if (m_queue.empty() && (kept.empty() || stoppingFor.elapsed() > 10000)) {
+                if (!kept.empty())
+                    m_lastError = QStringLiteral("the history database %1 stayed locked; %2 rows were not written")
+                                      .arg(m_path)
+                                      .arg(kept.size());
                 break;
+            }
         }
     }
     m_flushed.notify_all();

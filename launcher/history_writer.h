@@ -1,8 +1,13 @@
 // The single writer of the run history. Producers (the run controller on the GUI thread) enqueue
 // rows without waiting; one writer thread owns its own HistoryDatabase connection and writes
 // everything queued in one transaction every flush interval, so the database sees a few batched
-// transactions per second whatever the telemetry rate. Threading: enqueue(), flush() and
-// stats are thread-safe; start()/stop() are called from the owning thread.
+// transactions per second whatever the telemetry rate.
+// Trouble with the file never stops a run: while the database is locked by another process the
+// batch is kept and retried (the ranks keep their unacknowledged telemetry meanwhile); a database
+// file removed or replaced under the writer is recreated at its path with the runs it was writing.
+// Both are reported through the notice callback. Threading: enqueue(), flush() and stats are
+// thread-safe; start()/stop() are called from the owning thread; the notice callback runs on the
+// writer thread.
 #pragma once
 
 #include "launcher/run_types.h"
@@ -12,6 +17,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
+#include <map>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -50,7 +57,15 @@ struct EventOp {
     QString runId;
     EventRow row;
 };
-using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, StepOp, CollectiveOp, SpansOp, EventOp>;
+// Per rank, how far the telemetry drained so far reaches (every seq below nextSeq); afterCommit
+// runs on the writer thread once the transaction holding it, and everything enqueued before it,
+// is committed (the run controller acknowledges the messages to the ranks then).
+struct CursorOp {
+    QString runId;
+    std::map<int, quint64> nextSeq;
+    std::function<void()> afterCommit;
+};
+using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, StepOp, CollectiveOp, SpansOp, EventOp, CursorOp>;
 
 class HistoryWriter {
 public:
@@ -62,8 +77,14 @@ public:
     // Starts the writer thread and opens the database there; returns an error message or "".
     QString start();
     void enqueue(WriteOp op);
-    // Blocks until everything enqueued before the call is committed (for the CLI and tests).
-    void flush();
+    // Blocks until everything enqueued before the call is committed (for the CLI and tests), or
+    // until timeoutMs passed (false then: the database is locked or failing).
+    bool flush(int timeoutMs = 30000);
+    // kind: "locked", "unlocked", "recreated", "failing"; message: for a person.
+    void setNoticeCallback(std::function<void(const QString &kind, const QString &message)> notice)
+    {
+        m_notice = std::move(notice);
+    }
     void stop();
 
     qint64 rowsWritten() const { return m_rowsWritten.load(); }
@@ -86,6 +107,8 @@ private:
     bool m_stop = false;             // guarded by m_mutex
     QString m_lastError;             // guarded by m_mutex
     std::atomic<qint64> m_rowsWritten{0};
+    std::function<void(const QString &, const QString &)> m_notice;
+    static constexpr std::size_t kMaxKeptOps = 2'000'000; // while the database is locked
 };
 
 } // namespace trellis::launcher

@@ -2,6 +2,8 @@
 #include "launcher/run_controller.h"
 
 #include "launcher/telemetry_receiver.h"
+#include "launcher/telemetry_rows.h"
+#include "launcher/supervisor/feed_publisher.h"
 
 #include "plan/plan_validate.h"
 
@@ -20,6 +22,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QPointer>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -33,50 +36,18 @@ namespace {
 
 constexpr int kTailLines = 40;
 
-StepRow stepRowFrom(const proto::Envelope &e)
-{
-    const auto &s = e.step();
-    StepRow r;
-    r.rank = static_cast<int>(e.rank());
-    r.step = static_cast<qint64>(s.step());
-    r.stepMs = s.step_ms();
-    r.computeMs = s.compute_ms();
-    r.commMs = s.comm_ms();
-    r.commExposedMs = s.comm_exposed_ms();
-    r.bubbleMs = s.bubble_ms();
-    r.idleMs = s.idle_ms();
-    r.tokens = static_cast<qint64>(s.tokens());
-    r.tokensPerS = s.tokens_per_s();
-    r.loss = s.loss();
-    r.gradNorm = s.grad_norm();
-    r.lr = s.lr();
-    r.memParameters = static_cast<qint64>(s.memory().parameters());
-    r.memGradients = static_cast<qint64>(s.memory().gradients());
-    r.memOptimizer = static_cast<qint64>(s.memory().optimizer());
-    r.memActivations = static_cast<qint64>(s.memory().activations());
-    r.memComm = static_cast<qint64>(s.memory().comm_buffers());
-    r.peakRss = static_cast<qint64>(s.memory().peak_rss());
-    return r;
-}
-
-QString eventKind(proto::Event::Kind kind)
-{
-    switch (kind) {
-    case proto::Event::INFO: return QStringLiteral("info");
-    case proto::Event::CHECKPOINT: return QStringLiteral("checkpoint");
-    case proto::Event::FAILURE: return QStringLiteral("failure");
-    case proto::Event::RESTART: return QStringLiteral("restart");
-    case proto::Event::NON_FINITE: return QStringLiteral("nan");
-    case proto::Event::STRAGGLER: return QStringLiteral("straggler");
-    default: return QStringLiteral("info");
-    }
-}
-
 } // namespace
 
 RunController::RunController(HistoryWriter *writer, QObject *parent)
-    : QObject(parent), m_writer(writer), m_receiver(std::make_unique<TelemetryReceiver>())
+    : QObject(parent), m_writer(writer), m_receiver(std::make_shared<TelemetryReceiver>())
 {
+    // With a history, a message is acknowledged to its rank once it is committed there.
+    m_receiver->setAutoAck(m_writer == nullptr);
+    if (m_writer)
+        m_writer->setNoticeCallback([self = QPointer<RunController>(this)](const QString &kind, const QString &message) {
+            QMetaObject::invokeMethod(
+                qApp, [self, kind, message] { if (self) self->historyNotice(kind, message); }, Qt::QueuedConnection);
+        });
     m_watchdog.setInterval(250);
     connect(&m_watchdog, &QTimer::timeout, this, &RunController::checkWatchdog);
     m_receiver->setNotify([this] {
@@ -104,6 +75,16 @@ QString RunController::defaultTrainerPath()
     return QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer");
 }
 
+plan::Plan RunController::withAbsolutePaths(const plan::Plan &thePlan, const QString &planPath)
+{
+    plan::Plan out = thePlan;
+    const QString base = planPath.isEmpty() ? QDir::currentPath() : QFileInfo(planPath).absolutePath();
+    for (std::string *path : {&out.training.data.path, &out.training.checkpoint.dir})
+        if (!path->empty() && QFileInfo(QString::fromStdString(*path)).isRelative())
+            *path = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(*path)).toStdString();
+    return out;
+}
+
 QString RunController::newRunId()
 {
     return QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")) + QLatin1Char('-') +
@@ -122,7 +103,7 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
                (unsupported.size() > 1 ? QStringLiteral(" (and %1 more)").arg(unsupported.size() - 1) : QString());
 
     m_plan = thePlan;
-    m_runId = newRunId();
+    m_runId = options.runId.isEmpty() ? newRunId() : options.runId;
     m_series.clear();
     m_stderrTail.clear();
     m_latest.clear();
@@ -151,11 +132,7 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     m_runDir = runsDir + QLatin1Char('/') + m_runId;
     if (!QDir().mkpath(m_runDir))
         return QStringLiteral("cannot create run folder %1").arg(m_runDir);
-    plan::Plan frozen = thePlan;
-    const QString base = planPath.isEmpty() ? QDir::currentPath() : QFileInfo(planPath).absolutePath();
-    for (std::string *path : {&frozen.training.data.path, &frozen.training.checkpoint.dir})
-        if (!path->empty() && QFileInfo(QString::fromStdString(*path)).isRelative())
-            *path = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(*path)).toStdString();
+    const plan::Plan frozen = withAbsolutePaths(thePlan, planPath);
     const QString frozenPath = m_runDir + QStringLiteral("/plan.json");
     if (auto saved = plan::savePlanFile(frozen, frozenPath.toStdString()); !saved)
         return QString::fromStdString(saved.errorText());
@@ -194,7 +171,10 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
 
 QString RunController::launchAttempt(bool resume)
 {
-    const QString receiverError = m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()));
+    const QString receiverError =
+        m_options.telemetryEndpoint.empty()
+            ? m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()))
+            : m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()), m_options.telemetryEndpoint);
     if (!receiverError.isEmpty())
         return receiverError;
     m_hangs = std::make_unique<HangDetector>(m_plan, m_plan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
@@ -285,6 +265,7 @@ void RunController::setState(RunState state)
         record(RunStatusOp{m_runId, toString(state), {}, {}, 0});
     }
     emit stateChanged(state);
+    publishStatus();
 }
 
 void RunController::record(WriteOp op)
@@ -299,6 +280,8 @@ void RunController::drainTelemetry()
     const auto envelopes = m_receiver->drain();
     int steps = 0;
     for (const auto &e : envelopes) {
+        if (m_feed)
+            m_feed->telemetry(e);
         const int rank = static_cast<int>(e.rank());
         m_lastSeenMs[rank] = m_clock.elapsed();
         if (m_hangs)
@@ -407,6 +390,7 @@ void RunController::drainTelemetry()
         case proto::Envelope::kGoodbye: {
             RankRow r;
             r.rank = rank;
+            r.goodbyeSeq = static_cast<qint64>(e.seq());
             r.exitCode = e.goodbye().exit_code();
             r.dropped = static_cast<qint64>(e.dropped());
             record(RankOp{m_runId, r});
@@ -418,8 +402,55 @@ void RunController::drainTelemetry()
             break;
         }
     }
+    // Acknowledge to the ranks once all of the above is committed (they keep it until then).
+    if (m_writer && !envelopes.empty()) {
+        const auto cursor = m_receiver->cursor();
+        CursorOp op{m_runId, {}, {}};
+        for (const auto &[rank, next] : cursor)
+            op.nextSeq[static_cast<int>(rank)] = next;
+        op.afterCommit = [receiver = std::weak_ptr<TelemetryReceiver>(m_receiver), generation = m_receiver->generation(), cursor] {
+            if (const auto r = receiver.lock())
+                r->acknowledge(generation, cursor);
+        };
+        record(std::move(op));
+    }
     if (steps > 0)
         emit stepsArrived(steps);
+}
+
+void RunController::setFeed(FeedPublisher *feed)
+{
+    m_feed = feed;
+    m_statusTimer.setInterval(1000);
+    connect(&m_statusTimer, &QTimer::timeout, this, &RunController::publishStatus, Qt::UniqueConnection);
+}
+
+void RunController::publishStatus()
+{
+    if (!m_feed)
+        return;
+    if (!m_settled && !m_statusTimer.isActive())
+        m_statusTimer.start();
+    proto::RunStatus s;
+    s.set_run_id(m_runId.toStdString());
+    s.set_state(toString(m_state).toStdString());
+    s.set_exit_code(m_exitCode);
+    s.set_message((m_settled ? m_failure.isEmpty() ? m_statusMessage : m_failure : m_statusMessage).toStdString());
+    s.set_step(static_cast<quint64>(std::max<qint64>(0, m_progress.step)));
+    s.set_total_steps(static_cast<quint64>(std::max<qint64>(0, m_progress.totalSteps)));
+    s.set_world_size(static_cast<quint32>(m_plan.parallel.worldSize()));
+    s.set_attempt(static_cast<quint32>(m_attempt));
+    s.set_final(m_settled);
+    s.set_loss(m_progress.loss);
+    s.set_tokens_per_s(m_progress.tokensPerS);
+    s.set_step_ms(m_progress.stepMs);
+    m_feed->status(s);
+}
+
+void RunController::historyNotice(const QString &kind, const QString &message)
+{
+    raiseEvent(QStringLiteral("history"), -1, m_progress.step, message);
+    Q_UNUSED(kind);
 }
 
 void RunController::handleLine(const QString &rawLine, bool isStderr)
@@ -448,6 +479,8 @@ void RunController::handleLine(const QString &rawLine, bool isStderr)
             tail.pop_front();
     }
     emit outputLine(rank, isStderr, line);
+    if (m_feed)
+        m_feed->output(rank, isStderr, line);
 }
 
 void RunController::onReadyRead(QProcess::ProcessChannel channel)
@@ -539,6 +572,9 @@ void RunController::settle(RunState state, int exitCode, const QString &message)
             log->flush();
     m_receiver->stop();
     setState(state);
+    m_statusMessage = message;
+    m_statusTimer.stop();
+    publishStatus();
     emit finished(state, exitCode, message);
 }
 

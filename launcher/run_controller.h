@@ -30,6 +30,7 @@
 namespace trellis::launcher {
 
 class TelemetryReceiver;
+class FeedPublisher;
 
 struct RunOptions {
     QString trainerPath;              // default: trellis-trainer beside the application
@@ -38,6 +39,8 @@ struct RunOptions {
     QStringList extraTrainerArgs;     // e.g. fault injection for tests
     int hangTimeoutS = 0;             // 0: the plan's launch.hang_timeout_s
     int metricsPort = -1;             // Prometheus endpoint on 127.0.0.1: -1 none, 0 any free port
+    QString runId;                    // "" : a new one (newRunId())
+    std::string telemetryEndpoint;    // "" : an ephemeral loopback TCP port
 };
 
 struct RunProgress {
@@ -77,7 +80,16 @@ public:
     qint64 firstTelemetryMs() const { return m_firstTelemetryMs; }
     QByteArray metricsText() const; // the Prometheus exposition of the run now
 
+    // Publishes the run's state, telemetry, alerts and output on the live feed (not owned; may be null).
+    void setFeed(FeedPublisher *feed);
+
+    // Trouble with the history file (locked, removed), from the writer: an event and an alert.
+    void historyNotice(const QString &kind, const QString &message);
+
     static QString defaultTrainerPath();
+    // The plan with its relative data and checkpoint paths made absolute against planPath's folder
+    // (the current folder when planPath is ""), so it can be written and read anywhere.
+    static plan::Plan withAbsolutePaths(const plan::Plan &plan, const QString &planPath);
     static QString newRunId();
 
 signals:
@@ -113,9 +125,12 @@ private:
     void settle(RunState state, int exitCode, const QString &message);
     void record(WriteOp op);
     void handleLine(const QString &line, bool isStderr);
+    void publishStatus(); // the feed's RunStatus, on every change and once a second
 
     HistoryWriter *m_writer;
-    std::unique_ptr<TelemetryReceiver> m_receiver; // owned here, so its protobuf types stay out of this header
+    // Owned here (shared only so a commit callback on the writer thread can find out it is gone);
+    // a pointer, so its protobuf types stay out of this header.
+    std::shared_ptr<TelemetryReceiver> m_receiver;
     SeriesStore m_series;
     plan::Plan m_plan;
     std::unique_ptr<QProcess> m_process;
@@ -161,6 +176,9 @@ private:
     std::map<std::tuple<int, QString, QString>, double> m_busGbps; // latest per (rank, group, op)
     std::map<int, qint64> m_lastSeenMs;                              // per rank, on m_clock
     qint64 m_firstTelemetryMs = -1;
+    FeedPublisher *m_feed = nullptr;
+    QTimer m_statusTimer;
+    QString m_statusMessage; // the restart in progress, or why it ended
 };
 
 } // namespace trellis::launcher

@@ -3,6 +3,7 @@
 // elastic shrinking), alerts and the Prometheus exposition. Split from run_controller.cpp, which
 // keeps the launch, the telemetry and the process plumbing.
 #include "launcher/run_controller.h"
+#include "launcher/supervisor/feed_publisher.h"
 
 #include "launcher/telemetry_receiver.h"
 
@@ -113,7 +114,9 @@ void RunController::failOrRestart(const QString &cause, int exitCode, const QStr
     }
     m_story << QStringLiteral("%1 in step %2").arg(cause).arg(reported + 1);
     raiseEvent(QStringLiteral("restart"), culprit, m_progress.step, note);
+    m_statusMessage = note;
     emit restarting(m_attempt, note);
+    publishStatus();
     m_restartPending = true;
     m_watchdog.stop();
     if (running)
@@ -252,6 +255,8 @@ void RunController::raise(const QString &kind, qint64 step, const QString &messa
     ++m_alertCounts[kind];
     m_alertSink.deliver(kind, step, message);
     emit alert(kind, message);
+    if (m_feed)
+        m_feed->alert(kind, message);
 }
 
 QByteArray RunController::metricsText() const

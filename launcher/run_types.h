@@ -37,6 +37,8 @@ struct RankRow {
     int dp = 0, tp = 0, pp = 0, cp = 0;
     int exitCode = -1;
     qint64 dropped = 0;
+    qint64 receivedSeq = 0;  // messages received in sequence (every seq below arrived and is stored)
+    qint64 goodbyeSeq = -1;  // seq of the rank's Goodbye, -1 until it said goodbye
 };
 
 struct StepRow {
@@ -86,8 +88,9 @@ struct RunData {
 struct ReceiverStats {
     quint64 received = 0;   // frames accepted
     quint64 rejected = 0;   // frames that failed validation
-    quint64 lost = 0;       // gaps in per-rank sequence numbers
-    quint64 duplicates = 0; // sequence numbers seen twice
+    quint64 lost = 0;       // messages a rank gave up before they were stored (its Skip)
+    quint64 duplicates = 0; // sequence numbers seen twice (resends of what had arrived)
+    quint64 outOfOrder = 0; // arrived after a gap: dropped, and asked for again in order
     QString lastRejection;
 };
 

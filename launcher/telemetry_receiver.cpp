@@ -5,19 +5,28 @@
 
 #include <zmq.hpp>
 
+#include <chrono>
+
 namespace trellis::launcher {
 
 TelemetryReceiver::TelemetryReceiver() = default;
 
 TelemetryReceiver::~TelemetryReceiver() { stop(); }
 
-QString TelemetryReceiver::start(const std::string &expectedRunId, quint32 worldSize, const std::string &bindEndpoint)
+QString TelemetryReceiver::start(const std::string &expectedRunId, quint32 worldSize, const std::string &bindEndpoint,
+                                 std::map<quint32, quint64> nextSeq)
 {
     stop();
     m_runId = expectedRunId;
     m_worldSize = worldSize;
     m_stop = false;
-    m_nextSeq.clear();
+    {
+        std::lock_guard lock(m_mutex);
+        ++m_generation;
+        m_nextSeq = std::move(nextSeq);
+        m_pendingAcks.clear();
+        m_inbox.clear();
+    }
     std::promise<QString> ready;
     auto result = ready.get_future();
     m_thread = std::thread([this, bindEndpoint, &ready] { run(bindEndpoint, &ready); });
@@ -34,6 +43,15 @@ void TelemetryReceiver::stop()
         m_thread.join();
 }
 
+void TelemetryReceiver::acknowledge(quint64 generation, const std::map<quint32, quint64> &nextSeq)
+{
+    std::lock_guard lock(m_mutex);
+    if (generation != m_generation.load())
+        return;
+    for (const auto &[rank, next] : nextSeq)
+        m_pendingAcks[rank] = std::max(m_pendingAcks[rank], next);
+}
+
 std::vector<proto::Envelope> TelemetryReceiver::drain()
 {
     std::lock_guard lock(m_mutex);
@@ -48,11 +66,19 @@ ReceiverStats TelemetryReceiver::stats() const
     return m_stats;
 }
 
+std::map<quint32, quint64> TelemetryReceiver::cursor() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_nextSeq;
+}
+
 void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *ready)
 {
+    using Clock = std::chrono::steady_clock;
     zmq::context_t context(1);
-    zmq::socket_t socket(context, zmq::socket_type::pull);
+    zmq::socket_t socket(context, zmq::socket_type::router);
     socket.set(zmq::sockopt::rcvhwm, 100000);
+    socket.set(zmq::sockopt::sndhwm, 100000);
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(proto::kMaxFrameBytes));
     try {
@@ -65,26 +91,59 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
     }
     ready->set_value(QString());
 
+    std::map<quint32, std::string> peer;                 // rank -> routing id of its connection
+    std::map<quint32, quint64> acked;                    // rank -> next_seq last acknowledged
+    std::map<quint32, Clock::time_point> resendAskedAt;  // rank -> when a resend was last asked for
+    auto sendAck = [&](quint32 rank, quint64 next, bool resend, quint64 resendFrom) {
+        const auto it = peer.find(rank);
+        if (it == peer.end())
+            return;
+        proto::Ack ack;
+        ack.set_run_id(m_runId);
+        ack.set_next_seq(next);
+        ack.set_resend(resend);
+        ack.set_resend_from(resendFrom);
+        try {
+            socket.send(zmq::buffer(it->second), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+            socket.send(zmq::buffer(proto::encodeAck(ack)), zmq::send_flags::dontwait);
+        } catch (const zmq::error_t &) {
+        }
+    };
+
     zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
     while (!m_stop.load()) {
         try {
-            zmq::poll(items, 1, std::chrono::milliseconds(50));
+            zmq::poll(items, 1, std::chrono::milliseconds(20));
         } catch (const zmq::error_t &) {
             continue;
         }
-        if (!(items[0].revents & ZMQ_POLLIN))
-            continue;
+        std::map<quint32, quint64> resends;
         // Take everything available before notifying, so the owner sees one batch.
-        for (int i = 0; i < 10000; ++i) {
-            zmq::message_t message;
+        for (int i = 0; (items[0].revents & ZMQ_POLLIN) && i < 10000; ++i) {
+            zmq::message_t identity, message;
             zmq::recv_result_t got;
             try {
-                got = socket.recv(message, zmq::recv_flags::dontwait);
+                got = socket.recv(identity, zmq::recv_flags::dontwait);
+                if (!got)
+                    break;
+                if (!identity.more())
+                    continue; // a routing id always comes with a body
+                socket.recv(message, zmq::recv_flags::none);
+                const bool multipart = message.more(); // a multi-part body is not ours: drop it whole
+                for (bool more = multipart; more;) {
+                    zmq::message_t rest;
+                    socket.recv(rest, zmq::recv_flags::none);
+                    more = rest.more();
+                }
+                if (multipart) {
+                    std::lock_guard lock(m_mutex);
+                    ++m_stats.rejected;
+                    m_stats.lastRejection = QStringLiteral("a multi-part message");
+                    continue;
+                }
             } catch (const zmq::error_t &) {
                 break;
             }
-            if (!got)
-                break;
             proto::Envelope envelope;
             auto decoded = proto::decodeEnvelope(std::string_view(static_cast<const char *>(message.data()), message.size()),
                                                  envelope, m_worldSize);
@@ -96,34 +155,71 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
                 m_stats.lastRejection = QString::fromStdString(decoded.error);
                 continue;
             }
-            accept(std::move(envelope));
+            const quint32 rank = envelope.rank();
+            peer[rank] = std::string(static_cast<const char *>(identity.data()), identity.size());
+            quint64 resendFrom = 0;
+            if (!accept(std::move(envelope), &resendFrom))
+                if (resendFrom != ~0ull)
+                    resends[rank] = resendFrom;
         }
+        // Gaps: ask once per 300 ms per rank for everything from the first missing message.
+        const auto now = Clock::now();
+        for (const auto &[rank, from] : resends) {
+            auto &asked = resendAskedAt[rank];
+            if (now - asked < std::chrono::milliseconds(300))
+                continue;
+            asked = now;
+            sendAck(rank, acked[rank], true, from);
+        }
+        std::map<quint32, quint64> acks;
         bool notify = false;
         {
             std::lock_guard lock(m_mutex);
+            if (m_autoAck)
+                for (const auto &[rank, next] : m_nextSeq)
+                    m_pendingAcks[rank] = std::max(m_pendingAcks[rank], next);
+            acks.swap(m_pendingAcks);
             notify = !m_inbox.empty();
         }
+        for (const auto &[rank, next] : acks)
+            if (next > acked[rank] || !peer.count(rank)) {
+                acked[rank] = next;
+                sendAck(rank, next, false, 0);
+            }
         if (notify && m_notify)
             m_notify();
     }
     socket.close();
 }
 
-void TelemetryReceiver::accept(proto::Envelope &&envelope)
+bool TelemetryReceiver::accept(proto::Envelope &&envelope, quint64 *resendFrom)
 {
+    *resendFrom = ~0ull;
     const quint32 rank = envelope.rank();
-    const quint64 seq = envelope.seq();
     std::lock_guard lock(m_mutex);
-    auto it = m_nextSeq.find(rank);
-    const quint64 expected = it == m_nextSeq.end() ? 0 : it->second;
+    quint64 &expected = m_nextSeq[rank];
+    if (envelope.has_skip()) {
+        // The rank holds nothing below next_seq any more: what is missing there is lost.
+        if (envelope.skip().next_seq() > expected) {
+            m_stats.lost += envelope.skip().next_seq() - expected;
+            expected = envelope.skip().next_seq();
+        }
+        return false;
+    }
+    const quint64 seq = envelope.seq();
     if (seq < expected) {
         ++m_stats.duplicates;
-        return;
+        return false;
     }
-    m_stats.lost += seq - expected;
-    m_nextSeq[rank] = seq + 1;
+    if (seq > expected) {
+        ++m_stats.outOfOrder;
+        *resendFrom = expected;
+        return false;
+    }
+    expected = seq + 1;
     ++m_stats.received;
     m_inbox.push_back(std::move(envelope));
+    return true;
 }
 
 } // namespace trellis::launcher

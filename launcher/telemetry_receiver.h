@@ -1,8 +1,13 @@
-// Receives rank telemetry. One thread owns the ZeroMQ PULL socket (created, bound, polled and
-// closed there); it validates every frame (protocol/framing.h), tracks per-rank sequence numbers
-// to count lost and duplicated messages, and appends good envelopes to a locked inbox. The owner
-// is notified once per batch (when the inbox goes from empty to non-empty), never per message,
-// and drains the inbox on its own thread. Threading: start/stop/drain/stats from the owner thread;
+// Receives rank telemetry. One thread owns the ZeroMQ ROUTER socket (created, bound, polled and
+// closed there); it validates every frame (protocol/framing.h) and accepts each rank's messages
+// strictly in sequence: a duplicate is dropped, a gap asks the rank to send again from the first
+// missing message (protocol Ack with resend), and a rank's Skip names what it had to give up (lost).
+// Accepted envelopes go to a locked inbox; the owner is notified once per batch (when the inbox
+// goes from empty to non-empty), never per message, and drains the inbox on its own thread.
+// Acknowledgements: with auto-ack (the default) a message is acknowledged once it is in the inbox;
+// an owner that stores messages durably turns auto-ack off and calls acknowledge() once they are
+// committed, so a rank keeps (and resends) everything a crashed owner never stored.
+// Threading: start/stop/drain/stats/acknowledge from the owner's threads (acknowledge() from any);
 // the notify callback runs on the receiver thread and must only schedule work.
 #pragma once
 
@@ -30,30 +35,44 @@ public:
     TelemetryReceiver &operator=(const TelemetryReceiver &) = delete;
 
     // Binds `bindEndpoint` (default: an ephemeral loopback TCP port) on the receiver thread.
-    // Returns "" on success, else the reason. endpoint() then names the bound address.
+    // `nextSeq`: per rank, the first sequence number not yet stored (a restarted owner resumes
+    // there; empty for a new run). Returns "" on success, else the reason. endpoint() then names
+    // the bound address.
     QString start(const std::string &expectedRunId, quint32 worldSize,
-                  const std::string &bindEndpoint = "tcp://127.0.0.1:*");
+                  const std::string &bindEndpoint = "tcp://127.0.0.1:*", std::map<quint32, quint64> nextSeq = {});
     void stop();
     std::string endpoint() const { return m_endpoint; }
 
     void setNotify(std::function<void()> notify) { m_notify = std::move(notify); }
+    void setAutoAck(bool on) { m_autoAck = on; }
+    // Everything below nextSeq[rank] is stored: tell the ranks (sent from the receiver thread).
+    // `generation` is generation() when the messages were drained: acknowledgements meant for an
+    // earlier start (an earlier attempt's ranks) are ignored.
+    void acknowledge(quint64 generation, const std::map<quint32, quint64> &nextSeq);
+    quint64 generation() const { return m_generation.load(); }
     std::vector<proto::Envelope> drain();
     ReceiverStats stats() const;
+    // Per rank, the sequence number the receiver expects next (all below arrived in order).
+    std::map<quint32, quint64> cursor() const;
 
 private:
     void run(std::string bindEndpoint, std::promise<QString> *ready);
-    void accept(proto::Envelope &&envelope);
+    // Returns true when the envelope went to the inbox; may ask for a resend through `resend`.
+    bool accept(proto::Envelope &&envelope, quint64 *resendFrom);
 
     std::string m_runId;
     quint32 m_worldSize = 0;
     std::string m_endpoint;
     std::function<void()> m_notify;
+    std::atomic<bool> m_autoAck{true};
+    std::atomic<quint64> m_generation{0};
     std::atomic<bool> m_stop{false};
     std::thread m_thread;
     mutable std::mutex m_mutex;
-    std::vector<proto::Envelope> m_inbox; // guarded by m_mutex
-    ReceiverStats m_stats;                // guarded by m_mutex
-    std::map<quint32, quint64> m_nextSeq; // receiver thread only
+    std::vector<proto::Envelope> m_inbox;     // guarded by m_mutex
+    ReceiverStats m_stats;                    // guarded by m_mutex
+    std::map<quint32, quint64> m_nextSeq;     // guarded by m_mutex
+    std::map<quint32, quint64> m_pendingAcks; // guarded by m_mutex: to send
 };
 
 } // namespace trellis::launcher

@@ -59,12 +59,12 @@ Dashboard::Dashboard(QWidget *parent)
     connect(&m_timer, &QTimer::timeout, this, &Dashboard::drain);
 }
 
-void Dashboard::attach(launcher::RunController *controller)
+void Dashboard::attach(launcher::RunFeed *feed)
 {
-    m_controller = controller;
+    m_feed = feed;
     m_version = 0;
     clearPlots();
-    m_progress->setRange(0, static_cast<int>(std::max<qint64>(1, controller->plan().training.steps)));
+    m_progress->setRange(0, static_cast<int>(std::max<qint64>(1, feed->progress().totalSteps)));
     m_progress->setValue(0);
     m_timer.start();
 }
@@ -73,7 +73,7 @@ void Dashboard::detach()
 {
     drain();
     m_timer.stop();
-    m_controller = nullptr;
+    m_feed = nullptr;
 }
 
 void Dashboard::setState(const QString &state, const QString &detail)
@@ -111,14 +111,16 @@ void Dashboard::addRow(const launcher::StepRow &row)
 
 void Dashboard::drain()
 {
-    if (!m_controller)
+    if (!m_feed)
         return;
-    const auto rows = m_controller->series().rowsSince(m_version, &m_version);
+    const auto rows = m_feed->series().rowsSince(m_version, &m_version);
     if (rows.isEmpty())
         return;
     for (const auto &row : rows)
         addRow(row);
-    const launcher::RunProgress p = m_controller->progress();
+    const launcher::RunProgress p = m_feed->progress();
+    if (p.totalSteps > 0)
+        m_progress->setMaximum(static_cast<int>(p.totalSteps));
     m_progress->setValue(static_cast<int>(p.step));
     m_stats->setText(tr("step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms")
                          .arg(p.step)
@@ -132,7 +134,7 @@ void Dashboard::drain()
 void Dashboard::showRun(const launcher::RunData &run)
 {
     m_timer.stop();
-    m_controller = nullptr;
+    m_feed = nullptr;
     clearPlots();
     for (const auto &row : run.steps)
         addRow(row);

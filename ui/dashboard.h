@@ -1,10 +1,10 @@
 // Live dashboard: loss and tokens/s per rank (QCustomPlot), run state and progress. In live mode
-// it drains the run's SeriesStore on a short timer and replots once per tick with
+// (attached to a run's live feed) it drains the feed's SeriesStore on a short timer and replots once per tick with
 // rpQueuedReplot, so the redraw rate is bounded whatever the telemetry rate. It can also show a
 // finished run loaded from the history.
 #pragma once
 
-#include "launcher/run_controller.h"
+#include "launcher/supervisor/run_feed.h"
 #include "launcher/run_types.h"
 
 #include <QTimer>
@@ -21,7 +21,7 @@ class Dashboard : public QWidget {
 public:
     explicit Dashboard(QWidget *parent = nullptr);
 
-    void attach(launcher::RunController *controller);
+    void attach(launcher::RunFeed *feed);
     void detach();
     void showRun(const launcher::RunData &run);
     void setState(const QString &state, const QString &detail = {});
@@ -44,7 +44,7 @@ private:
     QLabel *m_stats;
     QProgressBar *m_progress;
     QTimer m_timer;
-    launcher::RunController *m_controller = nullptr;
+    launcher::RunFeed *m_feed = nullptr;
     quint64 m_version = 0;
 };
 

@@ -8,12 +8,15 @@
 #include "ui/estimate_panel.h"
 #include "ui/history_panel.h"
 #include "ui/plan_panel.h"
+#include "launcher/supervisor/run_registry.h"
+#include "launcher/supervisor/supervisor_process.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QMessageBox>
 #include <QSystemTrayIcon>
 #include <QPlainTextEdit>
@@ -29,8 +32,9 @@ using launcher::RunState;
 
 MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     : QMainWindow(parent),
-      m_writer(std::make_unique<launcher::HistoryWriter>(databasePath)),
+      m_databasePath(QFileInfo(databasePath).absoluteFilePath()),
       m_reader(std::make_unique<launcher::HistoryReader>(databasePath)),
+      m_feed(new launcher::RunFeed(this)),
       m_planPanel(new PlanPanel(this)),
       m_estimate(new EstimatePanel(launcher::defaultCalibrationPath(databasePath), this)),
       m_dashboard(new Dashboard(this)),
@@ -61,18 +65,17 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     m_log->setFont(QFont(QStringLiteral("monospace"), 8));
     dock(m_log, tr("Rank output"), Qt::BottomDockWidgetArea, "logDock")->setMaximumHeight(180);
 
-    const QString writerError = m_writer->start();
-    if (!writerError.isEmpty()) {
-        appendLog(tr("Run history unavailable: %1").arg(writerError));
-        statusBar()->showMessage(tr("Run history unavailable: %1").arg(writerError));
-        m_writer.reset();
-    }
-    m_controller = std::make_unique<launcher::RunController>(m_writer.get());
     m_reader->startThread();
-
     connect(m_reader.get(), &launcher::HistoryReader::runsReady, m_history, &HistoryPanel::setRuns);
     connect(m_reader.get(), &launcher::HistoryReader::runReady, this, [this](const launcher::RunData &run) {
-        if (m_controller->state() != RunState::Running && m_controller->state() != RunState::Launching)
+        // A run still going is followed live (backfill from the history, then its feed).
+        if (run.run.status == QLatin1String("running") || run.run.status == QLatin1String("launching")) {
+            if (!(following() && m_feed->runId() == run.run.runId) && launcher::RunRegistry::find(run.run.runId)) {
+                attachRun(run.run.runId);
+                return;
+            }
+        }
+        if (!following())
             m_dashboard->showRun(run);
     });
     connect(m_reader.get(), &launcher::HistoryReader::failed, this,
@@ -82,22 +85,20 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     });
     connect(m_history, &HistoryPanel::runSelected, m_reader.get(), &launcher::HistoryReader::requestRun);
 
-    connect(m_controller.get(), &launcher::RunController::stateChanged, this, [this](RunState state) {
-        m_dashboard->setState(tr("Run %1: %2").arg(m_controller->runId(), launcher::toString(state)));
+    connect(m_feed, &launcher::RunFeed::stateChanged, this, [this](RunState state) {
+        m_dashboard->setState(tr("Run %1: %2").arg(m_feed->runId(), launcher::toString(state)));
         statusBar()->showMessage(launcher::toString(state));
         updateActions();
-        if (state == RunState::Running) // after the writer's next batch has committed the new state
+        if (state == RunState::Running) // after the supervisor's writer has committed the new state
             QTimer::singleShot(600, m_reader.get(), &launcher::HistoryReader::requestRuns);
     });
-    connect(m_controller.get(), &launcher::RunController::outputLine, this, [this](int rank, bool isStderr, const QString &line) {
+    connect(m_feed, &launcher::RunFeed::outputLine, this, [this](int rank, bool isStderr, const QString &line) {
         appendLog((rank < 0 ? QStringLiteral("[mpirun] ") : QStringLiteral("[%1%2] ").arg(rank).arg(isStderr ? QStringLiteral(" err") : QString())) + line);
     });
-    connect(m_controller.get(), &launcher::RunController::finished, this, &MainWindow::onRunFinished);
-    connect(m_controller.get(), &launcher::RunController::alert, this, [this](const QString &kind, const QString &message) {
-        notify(kind, message);
-    });
-    connect(m_controller.get(), &launcher::RunController::restarting, this, [this](int attempt, const QString &message) {
-        m_dashboard->setState(tr("Run %1: restarting (attempt %2)").arg(m_controller->runId()).arg(attempt + 1),
+    connect(m_feed, &launcher::RunFeed::finished, this, &MainWindow::onRunFinished);
+    connect(m_feed, &launcher::RunFeed::alert, this, [this](const QString &kind, const QString &message) { notify(kind, message); });
+    connect(m_feed, &launcher::RunFeed::restarting, this, [this](int attempt, const QString &message) {
+        m_dashboard->setState(tr("Run %1: restarting (attempt %2)").arg(m_feed->runId()).arg(attempt + 1),
                               message.section(QLatin1Char('\n'), 0, 0));
         appendLog(tr("[supervisor] %1").arg(message));
         statusBar()->showMessage(tr("Restarting: %1").arg(message.section(QLatin1Char(':'), 0, 0)), 10000);
@@ -106,14 +107,68 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     createActions();
     updateActions();
     QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
+    // Runs that outlived an earlier window: follow the newest again.
+    QTimer::singleShot(0, this, [this] { reattachRunning(); });
 }
 
 MainWindow::~MainWindow()
 {
-    m_controller.reset();
+    // Detaching only: the runs belong to their supervisors and go on.
+    m_feed->detach();
     m_reader.reset();
-    if (m_writer)
-        m_writer->stop();
+}
+
+bool MainWindow::following() const
+{
+    const RunState s = m_feed->state();
+    return m_feed->isAttached() && (s == RunState::Launching || s == RunState::Running);
+}
+
+void MainWindow::attachRun(const QString &runId)
+{
+    const auto live = launcher::RunRegistry::find(runId);
+    m_log->clear();
+    m_launchLog.clear();
+    m_feed->attach(runId, live ? live->feedEndpoint() : QString(), m_databasePath);
+    m_dashboard->attach(m_feed);
+    m_dashboard->setState(tr("Run %1: %2").arg(runId, live ? tr("following") : tr("from the history")));
+    appendLog(live ? tr("[workbench] following run %1 (supervisor pid %2)").arg(runId).arg(live->pid)
+                   : tr("[workbench] run %1 is not supervised any more; showing the history").arg(runId));
+    updateActions();
+}
+
+QStringList MainWindow::reattachRunning()
+{
+    QStringList ids;
+    for (const launcher::RunRecord &r : launcher::RunRegistry::running())
+        if (QFileInfo(r.database).absoluteFilePath() == m_databasePath)
+            ids << r.runId;
+    if (!ids.isEmpty() && !following()) {
+        attachRun(ids.first());
+        statusBar()->showMessage(ids.size() == 1 ? tr("Reattached to run %1, still going").arg(ids.first())
+                                                 : tr("Reattached to run %1; %2 runs are going (Run › Attach to a running run)")
+                                                       .arg(ids.first())
+                                                       .arg(ids.size()),
+                                 10000);
+    }
+    m_attachAction->setEnabled(true);
+    return ids;
+}
+
+void MainWindow::chooseRunningRun()
+{
+    QStringList ids;
+    for (const launcher::RunRecord &r : launcher::RunRegistry::running())
+        if (QFileInfo(r.database).absoluteFilePath() == m_databasePath)
+            ids << r.runId;
+    if (ids.isEmpty()) {
+        statusBar()->showMessage(tr("No run of this history is going now"), 5000);
+        return;
+    }
+    bool ok = false;
+    const QString id = QInputDialog::getItem(this, tr("Attach to a running run"), tr("Runs going now:"), ids, 0, false, &ok);
+    if (ok && !id.isEmpty())
+        attachRun(id);
 }
 
 void MainWindow::createActions()
@@ -132,15 +187,22 @@ void MainWindow::createActions()
     m_saveAction->setShortcut(QKeySequence::SaveAs);
     m_launchAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Launch"), this, &MainWindow::launch);
     m_launchAction->setShortcut(Qt::CTRL | Qt::Key_R);
-    m_stopAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this,
-                                  [this] { m_controller->stop(); });
+    m_stopAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this, [this] {
+        if (const QString e = launcher::stopSupervisedRun(m_feed->runId()); !e.isEmpty())
+            statusBar()->showMessage(e, 8000);
+        else
+            statusBar()->showMessage(tr("Asked the supervisor to stop run %1").arg(m_feed->runId()), 5000);
+    });
+    m_attachAction = bar->addAction(style()->standardIcon(QStyle::SP_BrowserReload), tr("Attach…"), this,
+                                    &MainWindow::chooseRunningRun);
+    m_attachAction->setToolTip(tr("Follow a run that is going now (runs outlive this window)"));
     m_reportAction = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Export report…"), this,
                                     &MainWindow::exportReport);
 }
 
 void MainWindow::updateActions()
 {
-    const bool active = m_controller->state() == RunState::Launching || m_controller->state() == RunState::Running;
+    const bool active = following();
     m_launchAction->setEnabled(m_plan.has_value() && m_runnable && !active);
     m_stopAction->setEnabled(active);
     m_openAction->setEnabled(!active);
@@ -233,20 +295,30 @@ void MainWindow::savePlanAs()
 
 void MainWindow::launch()
 {
-    if (!m_plan)
+    if (!m_plan || following())
         return;
+    if (!m_runnable) {
+        statusBar()->showMessage(tr("This plan can be estimated but not run yet"), 8000);
+        return;
+    }
     m_log->clear();
-    const QString error = m_controller->start(*m_plan, QFileInfo(m_planPath).absoluteFilePath(), m_runOptions);
-    if (!error.isEmpty()) {
-        appendLog(tr("Launch failed: %1").arg(error));
-        m_dashboard->setState(tr("Launch failed"), error);
-        auto *box = new QMessageBox(QMessageBox::Warning, tr("Launch failed"), error, QMessageBox::Ok, this);
+    // The run belongs to a supervisor of its own (trellis-cli run, in its own session): this window
+    // only follows it.
+    const launcher::SupervisorStart started =
+        launcher::startSupervisor(*m_plan, QFileInfo(m_planPath).absoluteFilePath(), m_databasePath, m_runOptions);
+    if (!started.error.isEmpty()) {
+        appendLog(tr("Launch failed: %1").arg(started.error));
+        m_dashboard->setState(tr("Launch failed"), started.error);
+        auto *box = new QMessageBox(QMessageBox::Warning, tr("Launch failed"), started.error, QMessageBox::Ok, this);
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
         return;
     }
-    appendLog(tr("$ %1").arg(m_controller->commandLine()));
-    m_dashboard->attach(m_controller.get());
+    appendLog(tr("[workbench] run %1: supervisor pid %2, log %3").arg(started.runId).arg(started.pid).arg(started.logPath));
+    m_feed->attach(started.runId, launcher::RunRegistry::feedEndpoint(started.runId), m_databasePath);
+    m_launchLog = started.logPath;
+    m_dashboard->attach(m_feed);
+    m_dashboard->setState(tr("Run %1: launching").arg(started.runId));
     updateActions();
 }
 
@@ -267,10 +339,18 @@ void MainWindow::notify(const QString &kind, const QString &message)
     }
 }
 
-void MainWindow::onRunFinished(RunState state, int exitCode, const QString &message)
+void MainWindow::onRunFinished(RunState state, int exitCode, const QString &theMessage)
 {
+    QString message = theMessage;
+    // A supervisor that refused the run before recording it said why in its log (a few lines).
+    if (state == RunState::Failed && !m_launchLog.isEmpty() && m_feed->progress().ranksReporting == 0) {
+        QFile log(m_launchLog);
+        if (log.open(QIODevice::ReadOnly))
+            if (const QString text = QString::fromUtf8(log.read(4096)).trimmed(); !text.isEmpty())
+                message = text;
+    }
     m_dashboard->detach();
-    m_dashboard->setState(tr("Run %1: %2").arg(m_controller->runId(), launcher::toString(state)),
+    m_dashboard->setState(tr("Run %1: %2").arg(m_feed->runId(), launcher::toString(state)),
                           state == RunState::Completed ? message : message.section(QLatin1Char('\n'), 0, 0));
     if (state == RunState::Failed) {
         appendLog(tr("Run failed (exit %1): %2").arg(exitCode).arg(message));
@@ -279,7 +359,7 @@ void MainWindow::onRunFinished(RunState state, int exitCode, const QString &mess
         box->open();
     }
     updateActions();
-    // Give the writer a moment to commit the final rows before the list refreshes.
+    // The supervisor has committed the final rows before it said the run ended.
     QTimer::singleShot(500, m_reader.get(), &launcher::HistoryReader::requestRuns);
 }
 

@@ -1,11 +1,13 @@
 // The workbench window. It only wires docks and actions together: the plan panel and the
-// estimate panel (left), the live dashboard (centre), the run history (right) and rank output (bottom), around one
-// RunController, one HistoryWriter and one asynchronous HistoryReader.
+// estimate panel (left), the live dashboard (centre), the run history (right) and rank output
+// (bottom), around one asynchronous HistoryReader and one RunFeed. Runs belong to their
+// supervisors (trellis-cli run, started detached): the window follows one through its live feed,
+// so closing or killing the window leaves the run going, and opening it again reattaches.
 #pragma once
 
 #include "launcher/history_reader.h"
-#include "launcher/history_writer.h"
 #include "launcher/run_controller.h"
+#include "launcher/supervisor/run_feed.h"
 #include "plan/plan.h"
 
 #include <QMainWindow>
@@ -41,7 +43,12 @@ public:
     EstimatePanel *estimatePanel() const { return m_estimate; }
     PlanPanel *planPanel() const { return m_planPanel; }
     const std::optional<plan::Plan> &plan() const { return m_plan; }
-    launcher::RunController *controller() const { return m_controller.get(); }
+    launcher::RunFeed *feed() const { return m_feed; }
+    QAction *stopAction() const { return m_stopAction; }
+    // Follows a run a supervisor owns now (or shows it from the history when none does).
+    void attachRun(const QString &runId);
+    // The runs of this history that a supervisor owns now, newest first; attaches to the newest.
+    QStringList reattachRunning();
     QAction *launchAction() const { return m_launchAction; }
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
 
@@ -56,9 +63,13 @@ private:
     void usePlan(const plan::Plan &plan);
     void savePlanAs();
 
-    std::unique_ptr<launcher::HistoryWriter> m_writer;
+    bool following() const; // a run is being followed live
+    void chooseRunningRun();
+
+    QString m_databasePath;
     std::unique_ptr<launcher::HistoryReader> m_reader;
-    std::unique_ptr<launcher::RunController> m_controller;
+    launcher::RunFeed *m_feed;
+    QString m_launchLog; // the supervisor's output for a run this window launched
     std::optional<plan::Plan> m_plan;
     bool m_runnable = false; // trellis-trainer can run m_plan
     QString m_planPath;
@@ -76,6 +87,7 @@ private:
     QAction *m_stopAction = nullptr;
     QAction *m_reportAction = nullptr;
     QAction *m_saveAction = nullptr;
+    QAction *m_attachAction = nullptr;
     QSystemTrayIcon *m_tray = nullptr;
 };
 

@@ -32,6 +32,24 @@ DecodeResult decodeEnvelope(std::string_view frame, Envelope &out, std::uint32_t
     return {true, {}};
 }
 
+std::string encodeAck(const Ack &ack)
+{
+    std::string bytes;
+    ack.SerializeToString(&bytes);
+    return bytes;
+}
+
+DecodeResult decodeAck(std::string_view frame, Ack &out, const std::string &runId)
+{
+    if (frame.size() > 1024)
+        return {false, "ack of " + std::to_string(frame.size()) + " bytes"};
+    if (!out.ParseFromArray(frame.data(), static_cast<int>(frame.size())))
+        return {false, "not a valid protobuf Ack"};
+    if (out.run_id() != runId)
+        return {false, "ack for run '" + out.run_id() + "'"};
+    return {true, {}};
+}
+
 std::int64_t nowNs()
 {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -48,6 +66,7 @@ const char *payloadName(const Envelope &e)
     case Envelope::kGoodbye: return "goodbye";
     case Envelope::kCollective: return "collective";
     case Envelope::kSpans: return "spans";
+    case Envelope::kSkip: return "skip";
     case Envelope::PAYLOAD_NOT_SET: break;
     }
     return "none";

@@ -11,7 +11,7 @@
 
 namespace trellis::proto {
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;
 inline constexpr std::size_t kMaxFrameBytes = 4 * 1024 * 1024;
 
 std::string encodeEnvelope(const Envelope &envelope);
@@ -23,6 +23,10 @@ struct DecodeResult {
 
 // `worldSize` 0 skips the rank range check.
 DecodeResult decodeEnvelope(std::string_view frame, Envelope &out, std::uint32_t worldSize = 0);
+
+std::string encodeAck(const Ack &ack);
+// Validates an Ack a rank receives (size, run id).
+DecodeResult decodeAck(std::string_view frame, Ack &out, const std::string &runId);
 
 std::int64_t nowNs();
 

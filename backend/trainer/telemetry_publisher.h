@@ -1,9 +1,11 @@
 // Per-rank telemetry sender. The training thread hands Envelopes to publish(), which only takes a
 // short lock and appends to a bounded queue: it never waits for the network. One sender thread
-// owns the ZeroMQ PUSH socket (created, used and closed there), sends queued messages without
-// blocking, keeps what the socket refuses in a bounded spool for later, and emits a Heartbeat
+// owns the ZeroMQ DEALER socket (created, used and closed there), sends queued messages without
+// blocking and keeps every message in a bounded spool until the supervisor acknowledges it
+// (protocol Ack): on a gap the receiver reports, or when acknowledgements stall, it sends again
+// what is not acknowledged, so a supervisor that restarts loses nothing. It also emits a Heartbeat
 // every heartbeat interval from the training thread's published step/phase. Messages that could
-// be neither sent nor spooled are counted; the count travels in every later Envelope.
+// be neither queued nor kept are counted; the count travels in every later Envelope.
 #pragma once
 
 #include "protocol/telemetry.pb.h"
@@ -27,7 +29,8 @@ public:
         int heartbeatMs = 500;
         std::size_t queueCapacity = 4096;
         std::size_t spoolCapacity = 65536;
-        int closeTimeoutMs = 3000; // how long close() tries to deliver what is queued
+        int closeTimeoutMs = 3000; // how long close() waits for what is queued to be acknowledged
+        int resendAfterMs = 2000;  // no acknowledgement for this long: send again what is held
     };
 
     explicit TelemetryPublisher(Options options);
@@ -44,6 +47,8 @@ public:
 
     std::uint64_t droppedCount() const { return m_dropped.load(); }
     std::uint64_t sentCount() const { return m_sent.load(); }
+    std::uint64_t resentCount() const { return m_resent.load(); }
+    std::uint64_t heldCount() const { return m_held.load(); } // sent or queued, not yet acknowledged
     bool enabled() const { return !m_options.endpoint.empty(); }
 
 private:
@@ -53,12 +58,14 @@ private:
     Options m_options;
     std::mutex m_mutex;
     std::condition_variable m_wake;
-    std::deque<std::string> m_queue; // encoded envelopes, guarded by m_mutex
+    std::deque<std::pair<std::uint64_t, std::string>> m_queue; // (seq, encoded envelope), guarded by m_mutex
     std::uint64_t m_seq = 0;         // guarded by m_mutex
     bool m_goodbyeQueued = false;    // guarded by m_mutex: Goodbye is the last message a rank sends
     std::atomic<bool> m_stopping{false};
     std::atomic<std::uint64_t> m_dropped{0};
     std::atomic<std::uint64_t> m_sent{0};
+    std::atomic<std::uint64_t> m_resent{0};
+    std::atomic<std::uint64_t> m_held{0};
     std::atomic<std::uint64_t> m_step{0};
     std::atomic<const char *> m_phase{"init"};
     std::thread m_thread;

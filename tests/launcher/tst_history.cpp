@@ -160,6 +160,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("DROP TABLE spans")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launcher_host")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launcher_pid")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN received_seq")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN goodbye_seq")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
         }
         HistoryDatabase db;
@@ -169,6 +171,7 @@ private slots:
         QCOMPARE(q.value(0).toInt(), kHistorySchemaVersion);
         QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM spans")) && q.next());
         QVERIFY(q.exec(QStringLiteral("SELECT launcher_host, launcher_pid FROM runs")));
+        QVERIFY(q.exec(QStringLiteral("SELECT received_seq, goodbye_seq FROM ranks")));
         QCOMPARE(db.listRuns().size(), 1);
         QCOMPARE(db.listRuns().first().runId, QStringLiteral("old-run"));
     }

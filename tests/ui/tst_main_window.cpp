@@ -1,6 +1,7 @@
 // The workbench offscreen: load a plan, press Launch, and see the loss and throughput charts grow
-// while the real 4-rank run goes; afterwards the run is in the history list and selecting it
-// shows its curves. A GPU plan gets its estimate off the GUI thread, the same figures the cost
+// while the real 4-rank run goes (under its own supervisor, trellis-cli); afterwards the run is in
+// the history list and selecting it shows its curves. A window opened while a run is going
+// reattaches to it, the history backfilled and then live. A GPU plan gets its estimate off the GUI thread, the same figures the cost
 // model gives; the planner's search fills the results and taking one replaces the plan's
 // parallelism.
 #include "plan/cost_model.h"
@@ -18,15 +19,43 @@
 #include <QTreeWidget>
 #include <QSignalSpy>
 #include <QFile>
+#include <QFileInfo>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
 using namespace trellis;
 
+namespace {
+
+QString writePlan(const QTemporaryDir &dir, int steps)
+{
+    QFile source(QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/dp4_short.json"));
+    if (!source.open(QIODevice::ReadOnly))
+        return {};
+    QString text = QString::fromUtf8(source.readAll());
+    text.replace(QStringLiteral("\"steps\": 12"), QStringLiteral("\"steps\": %1").arg(steps));
+    text.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
+    const QString planPath = dir.filePath(QStringLiteral("plan-%1.json").arg(steps));
+    QFile plan(planPath);
+    if (!plan.open(QIODevice::WriteOnly))
+        return {};
+    plan.write(text.toUtf8());
+    return planPath;
+}
+
+} // namespace
+
 class TstMainWindow : public QObject {
     Q_OBJECT
     static constexpr int kSteps = 150;
 private slots:
+    void initTestCase()
+    {
+        qputenv("TRELLIS_CLI", TRELLIS_BINARY_DIR "/bin/trellis-cli");
+        qputenv("TRELLIS_TRAINER", TRELLIS_BINARY_DIR "/bin/trellis-trainer");
+    }
+
     void launchShowsLiveCharts()
     {
         QTemporaryDir dir;
@@ -52,7 +81,7 @@ private slots:
         QVERIFY(window.loadPlan(planPath));
         QVERIFY(window.launchAction()->isEnabled());
 
-        QSignalSpy finished(window.controller(), &launcher::RunController::finished);
+        QSignalSpy finished(window.feed(), &launcher::RunFeed::finished);
         window.launchAction()->trigger();
         QVERIFY(!window.launchAction()->isEnabled());
         QTRY_VERIFY_WITH_TIMEOUT(window.dashboard()->lossPointCount() > 0, 120000);
@@ -71,6 +100,38 @@ private slots:
         QVERIFY(window.launchAction()->isEnabled());
     }
 
+    // A run started without any window (trellis-cli run --detach); a window opened while it goes
+    // reattaches to it: what the history holds first, then the live feed, every point once.
+    void reopenedWindowReattaches()
+    {
+        QTemporaryDir dir;
+        const int steps = 1500;
+        const QString planPath = writePlan(dir, steps);
+        QVERIFY(!planPath.isEmpty());
+        const QString db = dir.filePath(QStringLiteral("history.sqlite"));
+        QProcess cli;
+        cli.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-cli"),
+                  {QStringLiteral("--db"), db, QStringLiteral("run"), planPath, QStringLiteral("--detach")});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 0);
+        const QString runId = QString::fromUtf8(cli.readAllStandardOutput()).section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        QVERIFY(!runId.isEmpty());
+        // Let it get going, so there is history to backfill.
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(db).exists() && QFileInfo(db).size() > 0, 30000);
+        QTest::qWait(1500);
+
+        ui::MainWindow window(db);
+        window.show();
+        QSignalSpy finished(window.feed(), &launcher::RunFeed::finished);
+        QTRY_COMPARE_WITH_TIMEOUT(window.feed()->runId(), runId, 10000);
+        QVERIFY(window.feed()->isAttached());
+        QVERIFY(window.stopAction()->isEnabled() || !finished.isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 180000);
+        QVERIFY(finished.first().at(0).value<launcher::RunState>() == launcher::RunState::Completed);
+        QCOMPARE(window.dashboard()->lossPointCount(), 4 * steps);
+        QCOMPARE(window.feed()->progress().step, qint64(steps));
+    }
+
     void estimateAndSearch()
     {
         QTemporaryDir dir;
@@ -81,7 +142,8 @@ private slots:
         QVERIFY(!window.launchAction()->isEnabled());
         QVERIFY(window.launchAction()->toolTip().contains(QStringLiteral("the CUDA device")));
         window.launch(); // refused before any process starts
-        QVERIFY(window.controller()->state() == launcher::RunState::Idle);
+        QVERIFY(window.feed()->state() == launcher::RunState::Idle);
+        QVERIFY(!window.feed()->isAttached());
         ui::EstimatePanel *panel = window.estimatePanel();
         QTRY_VERIFY_WITH_TIMEOUT(panel->estimate().has_value(), 20000);
         const auto loaded = plan::loadPlanFile(path.toStdString());

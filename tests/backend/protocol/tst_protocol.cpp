@@ -73,7 +73,7 @@ private slots:
         QTest::newRow("empty") << QByteArray() << "empty frame";
         QTest::newRow("garbage") << QByteArray("\xff\xff\xff\xff", 4) << "not a valid protobuf Envelope (4 bytes)";
         QTest::newRow("no payload") << bytes(noPayload) << "envelope without payload";
-        QTest::newRow("version") << bytes(oldVersion) << "protocol version 99 (this receiver speaks 1)";
+        QTest::newRow("version") << bytes(oldVersion) << "protocol version 99 (this receiver speaks 2)";
         QTest::newRow("rank") << bytes(badRank) << "rank 9 outside a world of 4";
         QTest::newRow("oversized") << QByteArray(int(kMaxFrameBytes + 1), 'x')
                                    << "frame of 4194305 bytes exceeds the 4 MiB limit";

@@ -1,0 +1,43 @@
+// The supervisor's side of the live feed (protocol/feed.proto): a ZeroMQ PUB socket on the run's
+// ipc:// endpoint in the private run directory. Every send is non-blocking; a subscriber too slow
+// to keep up loses messages (it sees the gap in FeedMessage.seq), never the run.
+// Threading: one thread (the supervisor's main thread) uses it.
+#pragma once
+
+#include "protocol/feed.pb.h"
+
+#include <QString>
+
+#include <memory>
+#include <string>
+
+namespace zmq {
+class context_t;
+class socket_t;
+} // namespace zmq
+
+namespace trellis::launcher {
+
+class FeedPublisher {
+public:
+    FeedPublisher();
+    ~FeedPublisher();
+    FeedPublisher(const FeedPublisher &) = delete;
+    FeedPublisher &operator=(const FeedPublisher &) = delete;
+
+    QString bind(const std::string &endpoint); // "" or why not
+    void telemetry(const proto::Envelope &envelope);
+    void status(const proto::RunStatus &status);
+    void alert(const QString &kind, const QString &message);
+    void output(int rank, bool isStderr, const QString &text);
+    quint64 sent() const { return m_seq; }
+
+private:
+    void send(proto::FeedMessage &message);
+
+    std::unique_ptr<zmq::context_t> m_context;
+    std::unique_ptr<zmq::socket_t> m_socket;
+    quint64 m_seq = 0;
+};
+
+} // namespace trellis::launcher

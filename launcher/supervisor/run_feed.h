@@ -1,0 +1,86 @@
+// A subscriber's view of one run: what the workbench's dashboards and `trellis-cli attach` show.
+// attach() starts a feed thread that subscribes to the supervisor's live feed, backfills what the
+// history database already holds for the run (read on that thread, with its own connection), then
+// follows the feed: step rows go to series() (thread-safe), state and progress are kept here, and
+// alerts, output lines, events and state changes are handed to the owner's thread once per batch
+// as signals. A run that is no longer supervised is shown from the history and ends at once.
+// Threading: the object lives on the owner's (GUI) thread; decoding, SQLite and everything that
+// grows with the message rate happen on the feed thread.
+#pragma once
+
+#include "launcher/run_controller.h" // RunProgress
+#include "launcher/run_types.h"
+#include "launcher/series_store.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+namespace trellis::launcher {
+
+class RunFeed : public QObject {
+    Q_OBJECT
+public:
+    explicit RunFeed(QObject *parent = nullptr);
+    ~RunFeed() override;
+
+    // `endpoint` "" : the run is not supervised any more (history only).
+    void attach(const QString &runId, const QString &endpoint, const QString &database);
+    void detach();
+    bool isAttached() const { return m_thread.joinable(); }
+
+    QString runId() const { return m_runId; }
+    SeriesStore &series() { return m_series; }
+    RunProgress progress() const;
+    RunState state() const;
+    int worldSize() const;
+    int attempt() const;
+    QString message() const;       // why it failed or stopped, or the restart in progress
+    quint64 feedGaps() const { return m_gaps.load(); } // feed messages this subscriber missed
+
+signals:
+    void stateChanged(trellis::launcher::RunState state);
+    void stepsArrived(int count);
+    void outputLine(int rank, bool isStderr, const QString &line);
+    void alert(const QString &kind, const QString &message);
+    void event(const trellis::launcher::EventRow &event); // the run's events, backfilled then live
+    void restarting(int attempt, const QString &message);
+    void finished(trellis::launcher::RunState state, int exitCode, const QString &message);
+
+private:
+    struct StateNote { RunState state; };
+    struct StepsNote { int count; };
+    struct OutputNote { int rank; bool isStderr; QString text; };
+    struct AlertNote { QString kind, message; };
+    struct EventNote { EventRow row; };
+    struct RestartNote { int attempt; QString message; };
+    struct FinishedNote { RunState state; int exitCode; QString message; };
+    using Note = std::variant<StateNote, StepsNote, OutputNote, AlertNote, EventNote, RestartNote, FinishedNote>;
+
+    void run(QString runId, std::string endpoint, QString database);
+    void post(Note note); // feed thread
+    void deliver();       // owner thread
+
+    QString m_runId;
+    SeriesStore m_series;
+    std::thread m_thread;
+    std::atomic<bool> m_stop{false};
+    std::atomic<quint64> m_gaps{0};
+    mutable std::mutex m_mutex;
+    std::deque<Note> m_notes; // guarded
+    RunProgress m_progress;   // guarded
+    RunState m_state = RunState::Idle;
+    int m_worldSize = 0;
+    int m_attempt = 0;
+    QString m_message;
+    std::atomic<bool> m_deliverPending{false};
+};
+
+} // namespace trellis::launcher
+
+Q_DECLARE_METATYPE(trellis::launcher::EventRow)

@@ -1,0 +1,77 @@
+// See supervisor_process.h.
+#include "launcher/supervisor/supervisor_process.h"
+
+#include "launcher/supervisor/run_registry.h"
+#include "plan/plan_json.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QProcess>
+
+#include <csignal>
+
+namespace trellis::launcher {
+
+QString supervisorProgram()
+{
+    const QString env = qEnvironmentVariable("TRELLIS_CLI");
+    if (!env.isEmpty())
+        return env;
+    return QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-cli");
+}
+
+SupervisorStart startSupervisor(const plan::Plan &thePlan, const QString &planPath, const QString &databasePath,
+                                const RunOptions &options)
+{
+    SupervisorStart s;
+    const QString program = supervisorProgram();
+    if (!QFileInfo(program).isExecutable()) {
+        s.error = QStringLiteral("the run supervisor (trellis-cli) is not at %1").arg(program);
+        return s;
+    }
+    s.runId = RunController::newRunId();
+    const QString runsDir = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/supervisors");
+    if (!QDir().mkpath(runsDir)) {
+        s.error = QStringLiteral("cannot create %1").arg(runsDir);
+        return s;
+    }
+    s.planPath = runsDir + QLatin1Char('/') + s.runId + QStringLiteral(".plan.json");
+    s.logPath = runsDir + QLatin1Char('/') + s.runId + QStringLiteral(".log");
+    if (auto saved = plan::savePlanFile(RunController::withAbsolutePaths(thePlan, planPath), s.planPath.toStdString()); !saved) {
+        s.error = QString::fromStdString(saved.errorText());
+        return s;
+    }
+    QStringList args{program, QStringLiteral("--db"), QFileInfo(databasePath).absoluteFilePath(), QStringLiteral("run"),
+                     s.planPath, QStringLiteral("--quiet"), QStringLiteral("--run-id"), s.runId};
+    for (int i = 0; i + 1 < options.extraTrainerArgs.size(); ++i)
+        if (options.extraTrainerArgs[i] == QLatin1String("--inject"))
+            args << QStringLiteral("--inject") << options.extraTrainerArgs[i + 1];
+    if (options.hangTimeoutS > 0)
+        args << QStringLiteral("--hang-timeout") << QString::number(options.hangTimeoutS);
+    QProcess process;
+    process.setProgram(QStringLiteral("/usr/bin/setsid"));
+    process.setArguments(args);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    if (!options.trainerPath.isEmpty())
+        env.insert(QStringLiteral("TRELLIS_TRAINER"), options.trainerPath);
+    process.setProcessEnvironment(env);
+    process.setStandardInputFile(QProcess::nullDevice());
+    process.setStandardOutputFile(s.logPath);
+    process.setStandardErrorFile(s.logPath, QIODevice::Append);
+    if (!process.startDetached(&s.pid))
+        s.error = QStringLiteral("cannot start the run supervisor (setsid %1)").arg(program);
+    return s;
+}
+
+QString stopSupervisedRun(const QString &runId)
+{
+    const auto run = RunRegistry::find(runId);
+    if (!run)
+        return QStringLiteral("no supervisor owns run %1 now").arg(runId);
+    if (::kill(static_cast<pid_t>(run->pid), SIGTERM) != 0)
+        return QStringLiteral("cannot signal the supervisor of %1 (pid %2)").arg(runId).arg(run->pid);
+    return {};
+}
+
+} // namespace trellis::launcher

@@ -1,0 +1,33 @@
+// Starting a run's supervisor from the workbench: `trellis-cli run` in a session of its own
+// (setsid), detached, so the run outlives the window. Nothing here waits on the process: the
+// caller follows the run through its live feed (RunFeed) and the run registry.
+#pragma once
+
+#include "launcher/run_controller.h" // RunOptions
+#include "plan/plan.h"
+
+#include <QString>
+
+namespace trellis::launcher {
+
+struct SupervisorStart {
+    QString error;     // "" when it started
+    QString runId;
+    qint64 pid = 0;    // the supervisor (trellis-cli run)
+    QString logPath;   // its output: why it refused the run, when it did
+    QString planPath;  // the plan it was given (relative paths made absolute)
+};
+
+// trellis-cli beside this program, or $TRELLIS_CLI.
+QString supervisorProgram();
+
+// `plan` (loaded from planPath, maybe edited since) is written with absolute paths into the runs
+// folder beside the history database, and a supervisor is started for it. options: trainerPath
+// ($TRELLIS_TRAINER for the supervisor), extraTrainerArgs ("--inject X"), hangTimeoutS.
+SupervisorStart startSupervisor(const plan::Plan &plan, const QString &planPath, const QString &databasePath,
+                                const RunOptions &options = {});
+
+// Asks a run's supervisor to stop the run (SIGTERM); "" or why not.
+QString stopSupervisedRun(const QString &runId);
+
+} // namespace trellis::launcher

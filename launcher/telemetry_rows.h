@@ -1,0 +1,13 @@
+// Telemetry messages as history rows: shared by the run supervisor (which records them) and the
+// live feed's subscribers (which chart them).
+#pragma once
+
+#include "launcher/run_types.h"
+#include "protocol/telemetry.pb.h"
+
+namespace trellis::launcher {
+
+StepRow stepRowFrom(const proto::Envelope &e);
+QString eventKind(proto::Event::Kind kind);
+
+} // namespace trellis::launcher
