@@ -328,6 +328,8 @@ void HistoryWriter::run(std::promise<QString> opened)
         }
         if (!batch.empty()) {
             QSqlDatabase &c = db->connection();
+            QElapsedTimer attempt; // a locked database is found only after SQLite's busy timeout
+            attempt.start();
             bool busy = !c.transaction() && isBusy(c.lastError());
             QString firstError;
             qint64 rows = 0;
@@ -355,7 +357,7 @@ void HistoryWriter::run(std::promise<QString> opened)
                 c.rollback();
                 runIds.clear(); // ids inserted in the rolled-back transaction are gone
                 if (!lockedFor.isValid()) {
-                    lockedFor.start();
+                    lockedFor = attempt;
                     notice(QStringLiteral("locked"), QStringLiteral("the history database %1 is locked by another process; "
                                                                     "the run goes on and its rows wait in memory")
                                                          .arg(m_path));

@@ -2,12 +2,15 @@
 // file: hangs (an injected one, a SIGSTOP'ed rank) named with host and collective; restarts
 // (kill -9 of a rank resumed bit for bit, a spent budget, elastic shrinking); stragglers; NaN;
 // alerts to a command hook and a webhook; the Prometheus endpoint checked by promtool and scraped
-// by a real Prometheus server; a detached run outliving its followers.
+// by a real Prometheus server; runs outliving their followers (attach, the workbench, both killed
+// with kill -9) with all their telemetry; one supervisor per run; a locked or deleted history.
 #include "cli_test_support.h"
 #include "launcher/history_database.h"
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
+#include <QProcessEnvironment>
 #include <QHostAddress>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -234,15 +237,134 @@ private slots:
         for (const auto &s : data->steps)
             seen.insert({s.rank, s.step});
         QCOMPARE(seen.size(), 4 * steps); // no step of any rank lost
+        QVERIFY(historyIsComplete(database, runId, steps));
+    }
+
+    // kill -9 of the workbench that launched a run: the run (its supervisor's) goes on to the end
+    // and the history holds all of it: every rank's every step, every telemetry message in
+    // sequence (no gap up to each rank's Goodbye), an intact SQLite file.
+    void killedWorkbenchLeavesTheRunGoing()
+    {
+        const int steps = 1500;
+        const QString plan = restartPlan(QStringLiteral("workbench"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("workbench.sqlite"));
+        QProcess gui;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        gui.setProcessEnvironment(env);
+        gui.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis"), {QStringLiteral("--db"), database, QStringLiteral("--launch"), plan});
+        QVERIFY(gui.waitForStarted());
+        // Mid-run: some steps are in the history.
+        QVERIFY(waitForSteps(database, 40, 120000));
+        ::kill(static_cast<pid_t>(gui.processId()), SIGKILL);
+        QVERIFY(gui.waitForFinished(10000));
+        const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), QStringLiteral("last")}, 240000);
+        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
+        const QString runId = end.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1, 1);
+        QVERIFY2(end.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(end.out));
+        QVERIFY(historyIsComplete(database, runId, steps));
+    }
+
+    // Two supervisors never own the same run: a second `run --run-id X` while X goes is refused
+    // naming the owner; `stop X` ends X cleanly (stopped, not failed).
+    void oneSupervisorPerRun()
+    {
+        const QString plan = restartPlan(QStringLiteral("owned"), 100000, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("owned.sqlite"));
+        const QString runId = QStringLiteral("owned-%1").arg(QCoreApplication::applicationPid());
+        QProcess first;
+        first.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet"),
+                           QStringLiteral("--run-id"), runId});
+        QVERIFY(first.waitForStarted());
+        auto cleanup = qScopeGuard([&first] {
+            if (first.state() != QProcess::NotRunning) {
+                first.kill();
+                first.waitForFinished();
+            }
+        });
+        QVERIFY(waitForSteps(database, 4, 120000));
+        QVERIFY(cli({QStringLiteral("ps")}).out.contains(runId));
+        const Result second = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet"),
+                                   QStringLiteral("--run-id"), runId});
+        QCOMPARE(second.code, 1);
+        QVERIFY2(second.err.contains(QStringLiteral("run %1 is already owned by its supervisor (pid %2)").arg(runId).arg(first.processId())),
+                 qPrintable(second.err));
+        const Result stop = cli({QStringLiteral("stop"), runId});
+        QVERIFY2(stop.code == 0, qPrintable(stop.err));
+        QVERIFY(first.waitForFinished(60000));
+        QCOMPARE(first.exitCode(), 1);
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        QCOMPARE(h.findRun(runId)->status, QStringLiteral("stopped"));
+        QVERIFY(!cli({QStringLiteral("ps")}).out.contains(runId));
+        QCOMPARE(cli({QStringLiteral("stop"), runId}).code, 1);
+    }
+
+    // Another process holds the history database's write lock for 6 s mid-run: the run goes on,
+    // the rows wait (the ranks keep their unacknowledged telemetry), and once the lock is gone
+    // everything lands; both moments are recorded as events.
+    void lockedDatabaseKeepsTheRunGoing()
+    {
+        const int steps = 2500;
+        const QString plan = restartPlan(QStringLiteral("locked"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("locked.sqlite"));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY(run.waitForStarted());
+        QVERIFY(waitForSteps(database, 40, 120000));
         {
-            QSqlDatabase check = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("integrity"));
-            check.setDatabaseName(database);
-            QVERIFY(check.open());
-            QSqlQuery q(check);
-            QVERIFY(q.exec(QStringLiteral("PRAGMA integrity_check")) && q.next());
-            QCOMPARE(q.value(0).toString(), QStringLiteral("ok"));
+            QSqlDatabase locker = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("locker"));
+            locker.setDatabaseName(database);
+            QVERIFY(locker.open());
+            QSqlQuery q(locker);
+            QVERIFY(q.exec(QStringLiteral("BEGIN IMMEDIATE")));
+            const qint64 during = stepRows(database);
+            QTest::qWait(6000);
+            QVERIFY(run.state() == QProcess::Running); // the run did not wait for the database
+            QCOMPARE(stepRows(database), during);       // and nothing was written meanwhile
+            QVERIFY(q.exec(QStringLiteral("COMMIT")));
         }
-        QSqlDatabase::removeDatabase(QStringLiteral("integrity"));
+        QSqlDatabase::removeDatabase(QStringLiteral("locker"));
+        QVERIFY(run.waitForFinished(240000));
+        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        QStringList history;
+        for (const auto &e : data->events)
+            if (e.kind == QLatin1String("history"))
+                history << e.message;
+        QVERIFY2(history.size() == 2 && history[0].contains(QStringLiteral("locked by another process")) &&
+                     history[1].contains(QStringLiteral("writable again")),
+                 qPrintable(history.join(QLatin1Char('\n'))));
+        QVERIFY(historyIsComplete(database, data->run.runId, steps));
+    }
+
+    // The history database is deleted mid-run: the supervisor notices, writes a new one at the same
+    // path and the run completes there, the removal recorded as an event.
+    void removedDatabaseIsRecreated()
+    {
+        const int steps = 1500;
+        const QString plan = restartPlan(QStringLiteral("removed"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("removed.sqlite"));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY(run.waitForStarted());
+        QVERIFY(waitForSteps(database, 40, 120000));
+        for (const char *suffix : {"", "-wal", "-shm"})
+            QFile::remove(database + QLatin1String(suffix));
+        QVERIFY(run.waitForFinished(240000));
+        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto summary = h.findRun(QStringLiteral("last"));
+        QVERIFY(summary);
+        QCOMPARE(summary->status, QStringLiteral("completed"));
+        const auto data = h.loadRun(summary->id);
+        QVERIFY(std::any_of(data->events.begin(), data->events.end(), [](const EventRow &e) {
+            return e.kind == QLatin1String("history") && e.message.contains(QStringLiteral("was removed or replaced"));
+        }));
+        QCOMPARE(data->run.stepsDone, qint64(steps));
     }
 
     // A NaN in rank 2's copy of a parameter at step 3: the run stops (exit 7) naming the step, the
@@ -371,6 +493,75 @@ private slots:
     }
 
     // Restarts (launch.restart). A plan of `steps` on 4 ranks of dp, checkpointing every `every`.
+    static qint64 stepRows(const QString &database)
+    {
+        qint64 rows = -1;
+        {
+            QSqlDatabase c = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("count"));
+            c.setDatabaseName(database);
+            c.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY"));
+            if (QFileInfo::exists(database) && c.open()) {
+                QSqlQuery q(c);
+                if (q.exec(QStringLiteral("SELECT count(*) FROM step_metrics")) && q.next())
+                    rows = q.value(0).toLongLong();
+            }
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("count"));
+        return rows;
+    }
+
+    static bool waitForSteps(const QString &database, qint64 rows, int timeoutMs)
+    {
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < timeoutMs) {
+            if (stepRows(database) >= rows)
+                return true;
+            QTest::qWait(100);
+        }
+        return false;
+    }
+
+    // The run is complete in the history: completed, every rank's every step, every rank's
+    // telemetry received in sequence up to its Goodbye with nothing dropped, SQLite intact.
+    static bool historyIsComplete(const QString &database, const QString &runId, int steps)
+    {
+        HistoryDatabase h;
+        if (!h.open(database, false).isEmpty())
+            return false;
+        const auto summary = h.findRun(runId);
+        if (!summary)
+            return false;
+        const auto data = h.loadRun(summary->id);
+        if (!data || data->run.status != QLatin1String("completed") || data->ranks.size() != 4) {
+            qWarning() << "run" << runId << "is" << (data ? data->run.status : QStringLiteral("missing"));
+            return false;
+        }
+        QSet<QPair<int, qint64>> seen;
+        for (const auto &s : data->steps)
+            seen.insert({s.rank, s.step});
+        if (seen.size() != 4 * steps) {
+            qWarning() << "steps in the history:" << seen.size() << "of" << 4 * steps;
+            return false;
+        }
+        for (const RankRow &r : data->ranks)
+            if (r.goodbyeSeq < 0 || r.receivedSeq != r.goodbyeSeq + 1 || r.dropped != 0) {
+                qWarning() << "rank" << r.rank << "received" << r.receivedSeq << "goodbye seq" << r.goodbyeSeq << "dropped" << r.dropped;
+                return false;
+            }
+        bool ok = false;
+        {
+            QSqlDatabase check = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("integrity"));
+            check.setDatabaseName(database);
+            if (check.open()) {
+                QSqlQuery q(check);
+                ok = q.exec(QStringLiteral("PRAGMA integrity_check")) && q.next() && q.value(0).toString() == QLatin1String("ok");
+            }
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("integrity"));
+        return ok;
+    }
+
     QString restartPlan(const QString &name, int steps, int every, const QString &restart, const QString &cluster = {})
     {
         const QString path = m_dir.filePath(name + QStringLiteral(".json"));
