@@ -8,6 +8,7 @@
 #include "launcher/run_controller.h"
 #include "launcher/run_export.h"
 #include "launcher/supervisor/feed_publisher.h"
+#include "launcher/supervisor/job_keeper.h"
 #include "launcher/supervisor/run_feed.h"
 #include "launcher/supervisor/run_registry.h"
 #include "launcher/supervisor/supervisor_process.h"
@@ -227,8 +228,12 @@ int cmdPs()
     if (RunRegistry::directory(&error).isEmpty())
         return fail(error);
     const auto runs = RunRegistry::running();
+    const auto orphans = RunRegistry::orphaned();
+    for (const RunRecord &r : orphans)
+        out() << "run " << r.runId << " has no supervisor (it died) but its job goes on (keeper pid " << r.keeperPid
+              << "): trellis-cli adopt " << r.runId << Qt::endl;
     if (runs.isEmpty()) {
-        out() << "no runs are going" << Qt::endl;
+        out() << "no runs are going" << (orphans.isEmpty() ? "" : " under a supervisor") << Qt::endl;
         return 0;
     }
     out() << QStringLiteral("%1  %2  %3  %4").arg(QStringLiteral("RUN"), -22).arg(QStringLiteral("PID"), 8).arg(QStringLiteral("STARTED"), -20).arg(QStringLiteral("HISTORY"))
@@ -254,6 +259,9 @@ int cmdStop(const Args &a)
     out() << "asked the supervisor of " << a.positional.first() << " to stop it" << Qt::endl;
     return 0;
 }
+
+int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
+                 const std::function<QString(RunController &, const RunOptions &)> &begin);
 
 int cmdRun(const Args &a, const QString &dbPath)
 {
@@ -290,6 +298,49 @@ int cmdRun(const Args &a, const QString &dbPath)
     record.runId = runId;
     record.database = QFileInfo(dbPath).absoluteFilePath();
     record.planPath = QFileInfo(path).absoluteFilePath();
+    return superviseRun(a, dbPath, record, [&](RunController &controller, const RunOptions &options) {
+        return controller.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options);
+    });
+}
+
+// adopt: a new supervisor for a run whose supervisor died while its job goes on.
+int cmdAdopt(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("adopt takes one run id"));
+    const QString runId = a.positional.first();
+    std::optional<RunRecord> orphan;
+    for (const RunRecord &r : RunRegistry::orphaned())
+        if (r.runId == runId)
+            orphan = r;
+    if (!orphan) {
+        if (const auto owned = RunRegistry::find(runId))
+            return fail(QStringLiteral("run %1 is already owned by its supervisor (pid %2); attach to it instead").arg(runId).arg(owned->pid));
+        return fail(QStringLiteral("no job of a run '%1' is going without a supervisor (see trellis-cli ps)").arg(runId));
+    }
+    Q_UNUSED(dbPath); // the run's own history, as its first supervisor recorded it
+    const QString database = orphan->database;
+    const RunRecord record = *orphan;
+    return superviseRun(a, database, record, [&](RunController &controller, const RunOptions &options) -> QString {
+        HistoryDatabase db;
+        if (const QString e = db.open(database, false); !e.isEmpty())
+            return e;
+        const auto summary = db.findRun(runId);
+        if (!summary)
+            return QStringLiteral("run %1 is not in %2").arg(runId, database);
+        const auto data = db.loadRun(summary->id);
+        if (!data)
+            return QStringLiteral("cannot read run %1 from %2: %3").arg(runId, database, db.lastError());
+        return controller.adopt(runId, orphan->runDir, orphan->keeperPid, orphan->attempt, *data, options);
+    });
+}
+
+// Supervises one run in this process until it ends: claims it (two supervisors never own the
+// same run), publishes its live feed, writes its history, and prints progress; `begin` starts or
+// adopts the run once everything is in place.
+int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
+                 const std::function<QString(RunController &, const RunOptions &)> &begin)
+{
     QString claimError;
     const auto claim = RunRegistry::claim(record, &claimError);
     if (!claim)
@@ -303,9 +354,11 @@ int cmdRun(const Args &a, const QString &dbPath)
         return fail(e);
     RunController controller(&writer);
     controller.setFeed(&feed);
+    QObject::connect(&controller, &RunController::jobStarted, &controller,
+                     [&](qint64 keeperPid, int attempt) { claim->jobStarted(keeperPid, controller.runDirectory(), attempt); });
     SignalBridge bridge([&](int) { controller.stop(); });
     RunOptions options;
-    options.runId = runId;
+    options.runId = record.runId;
     options.telemetryEndpoint = record.telemetryEndpoint().toStdString();
     if (a.options.contains(QStringLiteral("--inject")))
         options.extraTrainerArgs << QStringLiteral("--inject") << a.options[QStringLiteral("--inject")];
@@ -363,7 +416,7 @@ int cmdRun(const Args &a, const QString &dbPath)
         err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
     });
 
-    if (const QString e = controller.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options); !e.isEmpty())
+    if (const QString e = begin(controller, options); !e.isEmpty())
         return fail(e);
     out() << "run " << controller.runId() << Qt::endl;
     if (controller.metricsPort() > 0)
@@ -599,6 +652,12 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("attach")) {
         const Args a = parseArgs(rest, {}, {});
         return a.error.isEmpty() ? cmdAttach(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("job-keeper"))
+        return runJobKeeper(rest);
+    if (command == QLatin1String("adopt")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")}, {QStringLiteral("--quiet")});
+        return a.error.isEmpty() ? cmdAdopt(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("ps")) {
         const Args a = parseArgs(rest, {}, {});

@@ -1,6 +1,8 @@
 // SQLite history: schema, migrations and read queries. See history_database.h.
 #include "launcher/history_database.h"
 
+#include "launcher/supervisor/run_registry.h"
+
 #include <QAtomicInteger>
 #include <QCoreApplication>
 #include <QDateTime>
@@ -8,6 +10,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QSet>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
@@ -82,6 +85,7 @@ const char *const kSchemaV3[] = {
 const char *const kSchemaV4[] = {
     "ALTER TABLE ranks ADD COLUMN received_seq INTEGER DEFAULT 0",
     "ALTER TABLE ranks ADD COLUMN goodbye_seq INTEGER",
+    "ALTER TABLE ranks ADD COLUMN lost INTEGER DEFAULT 0",
 };
 
 bool processAlive(qint64 pid)
@@ -189,13 +193,18 @@ int HistoryDatabase::closeAbandonedRuns()
     // from another host sharing the file are left to it. A reused pid keeps a run open: rare, and
     // never closes a live one.
     QSqlQuery q(m_db);
-    if (!q.exec(QStringLiteral("SELECT id, launcher_host, launcher_pid FROM runs WHERE status IN ('launching', 'running')")))
+    if (!q.exec(QStringLiteral("SELECT id, launcher_host, launcher_pid, run_id FROM runs WHERE status IN ('launching', 'running')")))
         return 0;
+    QSet<QString> liveJobs;
+    for (const RunRecord &r : RunRegistry::orphaned())
+        liveJobs.insert(r.runId);
     const QString host = QSysInfo::machineHostName();
     QList<std::pair<qint64, QString>> abandoned;
     while (q.next()) {
         const QString launcherHost = q.value(1).toString();
         const qint64 pid = q.value(2).isNull() ? 0 : q.value(2).toLongLong();
+        if (liveJobs.contains(q.value(3).toString()))
+            continue; // its supervisor died but its job goes on: someone may adopt it
         if (q.value(2).isNull())
             abandoned.append({q.value(0).toLongLong(), QStringLiteral("its launcher is unknown and no longer writes to this history")});
         else if (launcherHost == host && !processAlive(pid))
@@ -336,7 +345,7 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id)
     if (q.exec() && q.next())
         data.planJson = q.value(0).toString();
 
-    q.prepare(QStringLiteral("SELECT rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, received_seq, goodbye_seq"
+    q.prepare(QStringLiteral("SELECT rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, received_seq, goodbye_seq, lost"
                              " FROM ranks WHERE run = ? ORDER BY rank"));
     q.addBindValue(id);
     if (q.exec()) {
@@ -354,6 +363,7 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id)
             r.dropped = q.value(9).toLongLong();
             r.receivedSeq = q.value(10).toLongLong();
             r.goodbyeSeq = q.value(11).isNull() ? -1 : q.value(11).toLongLong();
+            r.lost = q.value(12).toLongLong();
             data.ranks.append(r);
         }
     }

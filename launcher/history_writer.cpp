@@ -159,12 +159,21 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                 const qint64 id = rowId(o.runId);
                 if (!(ok = run(id, o.runId)))
                     return;
-                q.prepare(QStringLiteral("INSERT INTO ranks(run, rank, received_seq) VALUES(?,?,?) ON CONFLICT(run, rank)"
-                                         " DO UPDATE SET received_seq = max(coalesce(received_seq, 0), excluded.received_seq)"));
+                if (o.reset) {
+                    q.prepare(QStringLiteral("UPDATE ranks SET received_seq = 0, goodbye_seq = NULL, lost = 0 WHERE run = ?"));
+                    q.addBindValue(id);
+                    ok = q.exec();
+                    return;
+                }
+                q.prepare(QStringLiteral("INSERT INTO ranks(run, rank, received_seq, lost) VALUES(?,?,?,?) ON CONFLICT(run, rank)"
+                                         " DO UPDATE SET received_seq = excluded.received_seq,"
+                                         " lost = max(coalesce(lost, 0), excluded.lost)"));
                 for (const auto &[rank, next] : o.nextSeq) {
                     q.bindValue(0, id);
                     q.bindValue(1, rank);
                     q.bindValue(2, static_cast<qint64>(next));
+                    const auto lost = o.lost.find(rank);
+                    q.bindValue(3, static_cast<qint64>(lost == o.lost.end() ? 0 : lost->second));
                     if (!(ok = q.exec()))
                         break;
                 }

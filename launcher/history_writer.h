@@ -64,6 +64,8 @@ struct CursorOp {
     QString runId;
     std::map<int, quint64> nextSeq;
     std::function<void()> afterCommit;
+    bool reset = false; // a new launch attempt: every rank's sequence starts again at 0
+    std::map<int, quint64> lost; // per rank, given up by the rank (this attempt, so far)
 };
 using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, StepOp, CollectiveOp, SpansOp, EventOp, CursorOp>;
 

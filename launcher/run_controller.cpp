@@ -4,6 +4,8 @@
 #include "launcher/telemetry_receiver.h"
 #include "launcher/telemetry_rows.h"
 #include "launcher/supervisor/feed_publisher.h"
+#include "launcher/supervisor/job_process.h"
+#include "launcher/supervisor/supervisor_process.h"
 
 #include "plan/plan_validate.h"
 
@@ -59,10 +61,9 @@ RunController::RunController(HistoryWriter *writer, QObject *parent)
 
 RunController::~RunController()
 {
-    if (m_process && m_process->state() != QProcess::NotRunning) {
-        m_process->disconnect(this);
-        m_process->kill();
-        m_process->waitForFinished(3000); // destruction only: the event loop is gone by now
+    if (m_job) {
+        m_job->disconnect(this);
+        m_job->killAndWait(3000); // destruction only: the event loop is gone by now
     }
     m_receiver->stop();
 }
@@ -169,8 +170,113 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     return {};
 }
 
+QString RunController::adopt(const QString &runId, const QString &runDir, qint64 keeperPid, int attempt,
+                             const RunData &history, const RunOptions &options)
+{
+    if (m_state == RunState::Launching || m_state == RunState::Running)
+        return QStringLiteral("a run is already in progress (%1)").arg(m_runId);
+    // The plan of the attempt going on (elastic restarts rewrite it), as the ranks read it.
+    const QString frozenPath = runDir + QStringLiteral("/plan.json");
+    auto loaded = plan::loadPlanFile(frozenPath.toStdString());
+    if (!loaded)
+        return QStringLiteral("cannot adopt run %1: %2").arg(runId, QString::fromStdString(loaded.errorText()));
+    m_plan = loaded.value();
+    m_frozenPlan = m_plan;
+    m_frozenPath = frozenPath;
+    m_runId = runId;
+    m_runDir = runDir;
+    m_options = options;
+    m_trainer = options.trainerPath.isEmpty() ? defaultTrainerPath() : options.trainerPath;
+    m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : m_plan.launch.hangTimeoutS;
+    m_attempt = attempt;
+    m_story.clear();
+    m_restartPending = false;
+    m_stopRequested = false;
+    m_exitCode = 0;
+    m_failure.clear();
+    m_series.clear();
+    m_stderrTail.clear();
+    m_logs.clear();
+    m_partial[0].clear();
+    m_partial[1].clear();
+    m_resumedFrom = 0;
+    m_lastCheckpointStep = 0;
+    for (const EventRow &e : history.events)
+        if (e.kind == QLatin1String("checkpoint"))
+            m_lastCheckpointStep = std::max(m_lastCheckpointStep, e.step);
+    m_alertSink.configure(m_plan.launch.alerts, m_runId);
+    m_divergence = DivergenceDetector();
+    m_progress = {};
+    m_progress.totalSteps = m_plan.training.steps;
+    std::map<int, StepRow> newest;
+    for (const StepRow &row : history.steps) {
+        m_series.append(row);
+        if (row.step >= newest[row.rank].step)
+            newest[row.rank] = row;
+    }
+    m_metrics.reset();
+    if (options.metricsPort >= 0) {
+        m_metrics = std::make_unique<MetricsEndpoint>([this] { return metricsText(); }, this);
+        if (const QString error = m_metrics->listen(static_cast<quint16>(options.metricsPort)); !error.isEmpty())
+            return error;
+    }
+
+    // The receiver takes up where the history's committed telemetry ends; the ranks resend the rest.
+    std::map<quint32, quint64> cursor;
+    for (const RankRow &r : history.ranks)
+        cursor[static_cast<quint32>(r.rank)] = static_cast<quint64>(std::max<qint64>(0, r.receivedSeq));
+    const QString receiverError =
+        m_options.telemetryEndpoint.empty()
+            ? QStringLiteral("cannot adopt run %1: its telemetry endpoint is unknown").arg(runId)
+            : m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()),
+                                m_options.telemetryEndpoint, cursor);
+    if (!receiverError.isEmpty())
+        return receiverError;
+    m_hangs = std::make_unique<HangDetector>(m_plan, m_plan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
+    m_stragglers = std::make_unique<StragglerDetector>();
+    m_pids.clear();
+    m_latest = newest;
+    m_phase.clear();
+    m_silentSinceMs = -1;
+    m_clock.start();
+    for (const RankRow &r : history.ranks) {
+        m_hangs->hello(r.rank, r.host.toStdString());
+        m_stragglers->hello(r.rank, r.host.toStdString());
+        m_hosts[r.rank] = r.host;
+        m_pids[r.rank] = r.pid;
+        m_hangs->seen(r.rank, m_clock.elapsed());
+    }
+    if (!newest.empty()) {
+        qint64 minStep = std::numeric_limits<qint64>::max();
+        for (const auto &[rank, row] : newest)
+            minStep = std::min(minStep, row.step);
+        m_progress.step = minStep;
+        m_progress.loss = newest.begin()->second.loss;
+        m_progress.ranksReporting = static_cast<int>(newest.size());
+    }
+    m_commandLine = QStringLiteral("(adopted: job keeper pid %1)").arg(keeperPid);
+    m_settled = false;
+    m_job = std::make_unique<JobProcess>();
+    connectJob();
+    m_job->adopt(keeperPid, runDir);
+    setState(RunState::Running);
+    record(RunStatusOp{m_runId, toString(RunState::Running), QString(), QDateTime(), 0});
+    raiseEvent(QStringLiteral("adopted"), -1, m_progress.step,
+               QStringLiteral("supervisor pid %1 adopted the run (job keeper pid %2, attempt %3): its previous supervisor ended "
+                              "while the job went on")
+                   .arg(QCoreApplication::applicationPid())
+                   .arg(keeperPid)
+                   .arg(attempt));
+    m_sinceProgress.start();
+    m_watchdog.start();
+    return {};
+}
+
 QString RunController::launchAttempt(bool resume)
 {
+    // This attempt's ranks number their telemetry from 0 again.
+    if (m_writer)
+        record(CursorOp{m_runId, {}, {}, true, {}});
     const QString receiverError =
         m_options.telemetryEndpoint.empty()
             ? m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()))
@@ -199,46 +305,37 @@ QString RunController::launchAttempt(bool resume)
     const LaunchCommand command = buildLocalCommand(m_plan, request);
     m_commandLine = command.displayString();
 
-    m_process = std::make_unique<QProcess>();
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (auto it = command.environment.begin(); it != command.environment.end(); ++it)
         env.insert(it.key(), it.value());
-    m_process->setProcessEnvironment(env);
-    m_process->setWorkingDirectory(m_runDir);
-#ifdef __linux__
-    // If this launcher dies (crash, kill -9), mpirun gets SIGTERM and takes the ranks down with it
-    // rather than training on unseen; the history marks the run failed when next opened.
-    m_process->setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGTERM); });
-#endif
-    connect(m_process.get(), &QProcess::readyReadStandardOutput, this,
-            [this] { onReadyRead(QProcess::StandardOutput); });
-    connect(m_process.get(), &QProcess::readyReadStandardError, this,
-            [this] { onReadyRead(QProcess::StandardError); });
-    connect(m_process.get(), &QProcess::finished, this, &RunController::onProcessFinished);
-    connect(m_process.get(), &QProcess::errorOccurred, this, &RunController::onProcessError);
-
+    // mpirun runs under the job keeper, not as this process's child directly: if this supervisor
+    // dies, the job goes on (its telemetry kept by the ranks) until another supervisor adopts it.
+    m_job = std::make_unique<JobProcess>();
+    connectJob();
     setState(RunState::Launching);
     m_sinceProgress.start();
     m_watchdog.start();
-    m_process->start(command.program, command.arguments);
+    m_job->start(supervisorProgram(), m_runDir, command.program, command.arguments, env);
+    emit jobStarted(m_job->keeperPid(), m_attempt);
     return {};
 }
 
 void RunController::stop()
 {
-    if (m_restartPending && (!m_process || m_process->state() == QProcess::NotRunning)) {
+    if (m_restartPending && (!m_job || !m_job->running())) {
         m_restartPending = false; // waiting out the backoff: nothing to terminate
         m_stopRequested = true;
         settle(RunState::Stopped, -1, QStringLiteral("stopped by the user while restarting"));
         return;
     }
-    if (!m_process || m_process->state() == QProcess::NotRunning)
+    if (!m_job || !m_job->running())
         return;
     m_stopRequested = true;
-    m_process->terminate(); // mpirun forwards SIGTERM to every rank
-    QTimer::singleShot(5000, this, [this] {
-        if (m_process && m_process->state() != QProcess::NotRunning)
-            m_process->kill();
+    m_job->terminate(); // the keeper forwards SIGTERM to mpirun, mpirun to every rank
+    JobProcess *job = m_job.get();
+    QTimer::singleShot(5000, this, [this, job] {
+        if (m_job.get() == job && m_job->running())
+            m_job->kill();
     });
 }
 
@@ -405,9 +502,11 @@ void RunController::drainTelemetry()
     // Acknowledge to the ranks once all of the above is committed (they keep it until then).
     if (m_writer && !envelopes.empty()) {
         const auto cursor = m_receiver->cursor();
-        CursorOp op{m_runId, {}, {}};
+        CursorOp op{m_runId, {}, {}, false, {}};
         for (const auto &[rank, next] : cursor)
             op.nextSeq[static_cast<int>(rank)] = next;
+        for (const auto &[rank, lost] : m_receiver->lostByRank())
+            op.lost[static_cast<int>(rank)] = lost;
         op.afterCommit = [receiver = std::weak_ptr<TelemetryReceiver>(m_receiver), generation = m_receiver->generation(), cursor] {
             if (const auto r = receiver.lock())
                 r->acknowledge(generation, cursor);
@@ -453,7 +552,7 @@ void RunController::historyNotice(const QString &kind, const QString &message)
     Q_UNUSED(kind);
 }
 
-void RunController::handleLine(const QString &rawLine, bool isStderr)
+void RunController::handleLine(const QString &rawLine, bool isStderr, bool replay)
 {
     // --tag-output lines look like "[1,3]<stderr>:message"; untagged lines are mpirun's own.
     static const QRegularExpression tag(QStringLiteral("^\\[(\\d+),(\\d+)\\]<(stdout|stderr)>:(.*)$"));
@@ -463,6 +562,15 @@ void RunController::handleLine(const QString &rawLine, bool isStderr)
         rank = m.captured(2).toInt();
         isStderr = m.captured(3) == QLatin1String("stderr");
         line = m.captured(4);
+    }
+    if (replay) { // output of an adopted job from before: only for failure messages
+        if (isStderr || rank < 0) {
+            auto &tail = m_stderrTail[rank];
+            tail.push_back(line);
+            if (tail.size() > kTailLines)
+                tail.pop_front();
+        }
+        return;
     }
     auto &log = m_logs[rank];
     if (!log) {
@@ -483,27 +591,27 @@ void RunController::handleLine(const QString &rawLine, bool isStderr)
         m_feed->output(rank, isStderr, line);
 }
 
-void RunController::onReadyRead(QProcess::ProcessChannel channel)
+void RunController::connectJob()
 {
-    const int index = channel == QProcess::StandardError ? 1 : 0;
-    m_process->setReadChannel(channel);
-    m_partial[index] += m_process->readAll();
+    connect(m_job.get(), &JobProcess::output, this, &RunController::onOutput);
+    connect(m_job.get(), &JobProcess::finished, this, &RunController::onProcessFinished);
+    connect(m_job.get(), &JobProcess::failedToStart, this,
+            [this](const QString &why) { settle(RunState::Failed, -1, why); });
+}
+
+void RunController::onOutput(bool isStderr, const QByteArray &data, bool replay)
+{
+    const int index = isStderr ? 1 : 0;
+    m_partial[index] += data;
     qsizetype newline;
     while ((newline = m_partial[index].indexOf('\n')) >= 0) {
         const QString line = QString::fromUtf8(m_partial[index].left(newline));
         m_partial[index].remove(0, newline + 1);
-        handleLine(line, index == 1);
+        handleLine(line, index == 1, replay);
     }
 }
 
-void RunController::onProcessError(QProcess::ProcessError error)
-{
-    if (error == QProcess::FailedToStart)
-        settle(RunState::Failed, -1,
-               QStringLiteral("could not start %1: %2").arg(m_process->program(), m_process->errorString()));
-}
-
-void RunController::onProcessFinished(int exitCode, QProcess::ExitStatus status)
+void RunController::onProcessFinished(int exitCode, bool crashed)
 {
     for (int i = 0; i < 2; ++i)
         if (!m_partial[i].isEmpty()) {
@@ -512,7 +620,7 @@ void RunController::onProcessFinished(int exitCode, QProcess::ExitStatus status)
         }
     // The ranks flushed their telemetry before exiting; give the socket a moment to hand over
     // what is in flight, then settle.
-    QTimer::singleShot(300, this, [this, exitCode, status] {
+    QTimer::singleShot(300, this, [this, exitCode, crashed] {
         drainTelemetry();
         if (m_restartPending) {
             scheduleRelaunch();
@@ -522,10 +630,10 @@ void RunController::onProcessFinished(int exitCode, QProcess::ExitStatus status)
             return;
         if (m_stopRequested) {
             settle(RunState::Stopped, exitCode, QStringLiteral("stopped by the user"));
-        } else if (status == QProcess::NormalExit && exitCode == 0) {
+        } else if (!crashed && exitCode == 0) {
             settle(RunState::Completed, 0, QStringLiteral("completed %1 steps").arg(m_progress.step));
         } else {
-            const int code = status == QProcess::CrashExit ? 128 + 9 : exitCode;
+            const int code = exitCode;
             QString message = QStringLiteral("exit code %1 (%2)").arg(code).arg(QString::fromUtf8(proto::describeExitCode(code)));
             QStringList lines;
             for (const auto &[rank, tail] : m_stderrTail) {

@@ -31,6 +31,7 @@ namespace trellis::launcher {
 
 class TelemetryReceiver;
 class FeedPublisher;
+class JobProcess;
 
 struct RunOptions {
     QString trainerPath;              // default: trellis-trainer beside the application
@@ -61,6 +62,11 @@ public:
 
     // Starts a run; returns "" or why it could not start (nothing is left running then).
     QString start(const plan::Plan &plan, const QString &planPath, const RunOptions &options = {});
+    // Takes over a run whose supervisor died while its job goes on: the job keeper `keeperPid`,
+    // the run folder, the attempt, and what the history holds (the telemetry cursor, hosts, steps).
+    // options.telemetryEndpoint must be the run's. Returns "" or why not.
+    QString adopt(const QString &runId, const QString &runDir, qint64 keeperPid, int attempt, const RunData &history,
+                  const RunOptions &options);
     void stop();
 
     RunState state() const { return m_state; }
@@ -101,13 +107,15 @@ signals:
     void restarting(int attempt, const QString &message);
     // Something a person should hear about now (a straggler, a hang, a restart, a failure).
     void alert(const QString &kind, const QString &message);
+    // A launch attempt's job keeper started (the registry records it, for adoption).
+    void jobStarted(qint64 keeperPid, int attempt);
 
 private:
     void setState(RunState state);
     void drainTelemetry();
-    void onReadyRead(QProcess::ProcessChannel channel);
-    void onProcessFinished(int exitCode, QProcess::ExitStatus status);
-    void onProcessError(QProcess::ProcessError error);
+    void connectJob();
+    void onOutput(bool isStderr, const QByteArray &data, bool replay);
+    void onProcessFinished(int exitCode, bool crashed);
     void checkWatchdog();
     void terminateJob(const QString &message); // a hang found by the old watchdog: restart or fail
     QString launchAttempt(bool resume);        // starts mpirun (and the receiver) for this attempt
@@ -124,7 +132,7 @@ private:
     void raiseEvent(const QString &kind, int rank, qint64 step, const QString &message);
     void settle(RunState state, int exitCode, const QString &message);
     void record(WriteOp op);
-    void handleLine(const QString &line, bool isStderr);
+    void handleLine(const QString &line, bool isStderr, bool replay = false);
     void publishStatus(); // the feed's RunStatus, on every change and once a second
 
     HistoryWriter *m_writer;
@@ -133,7 +141,7 @@ private:
     std::shared_ptr<TelemetryReceiver> m_receiver;
     SeriesStore m_series;
     plan::Plan m_plan;
-    std::unique_ptr<QProcess> m_process;
+    std::unique_ptr<JobProcess> m_job;
     QTimer m_watchdog;
     QElapsedTimer m_sinceProgress;
     std::atomic<bool> m_drainPending{false};

@@ -4,6 +4,7 @@
 // keeps the launch, the telemetry and the process plumbing.
 #include "launcher/run_controller.h"
 #include "launcher/supervisor/feed_publisher.h"
+#include "launcher/supervisor/job_process.h"
 
 #include "launcher/telemetry_receiver.h"
 
@@ -75,7 +76,7 @@ void RunController::failOrRestart(const QString &cause, int exitCode, const QStr
     const bool retryable = (cause == QLatin1String("crash") && policy.onCrash) ||
                            (cause == QLatin1String("hang") && policy.onHang) ||
                            (cause == QLatin1String("node loss") && policy.onNodeLoss);
-    const bool running = m_process && m_process->state() != QProcess::NotRunning;
+    const bool running = m_job && m_job->running();
     const QString firstLine = message.section(QLatin1Char('\n'), 0, 0);
     if (!retryable || m_attempt >= policy.maxRestarts || m_stopRequested) {
         QString story = message;
@@ -234,13 +235,13 @@ void RunController::terminateJob(const QString &message)
 
 void RunController::terminateProcess()
 {
-    if (!m_process || m_process->state() == QProcess::NotRunning)
+    if (!m_job || !m_job->running())
         return;
-    m_process->terminate();
-    QProcess *process = m_process.get();
-    QTimer::singleShot(3000, this, [this, process] {
-        if (m_process.get() == process && m_process->state() != QProcess::NotRunning)
-            m_process->kill();
+    m_job->terminate();
+    JobProcess *job = m_job.get();
+    QTimer::singleShot(3000, this, [this, job] {
+        if (m_job.get() == job && m_job->running())
+            m_job->kill();
     });
 }
 

@@ -39,6 +39,7 @@ struct RankRow {
     qint64 dropped = 0;
     qint64 receivedSeq = 0;  // messages received in sequence (every seq below arrived and is stored)
     qint64 goodbyeSeq = -1;  // seq of the rank's Goodbye, -1 until it said goodbye
+    qint64 lost = 0;         // messages the rank gave up before they were stored (its Skip)
 };
 
 struct StepRow {

@@ -24,6 +24,7 @@ QString TelemetryReceiver::start(const std::string &expectedRunId, quint32 world
         std::lock_guard lock(m_mutex);
         ++m_generation;
         m_nextSeq = std::move(nextSeq);
+        m_lost.clear();
         m_pendingAcks.clear();
         m_inbox.clear();
     }
@@ -64,6 +65,12 @@ ReceiverStats TelemetryReceiver::stats() const
 {
     std::lock_guard lock(m_mutex);
     return m_stats;
+}
+
+std::map<quint32, quint64> TelemetryReceiver::lostByRank() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_lost;
 }
 
 std::map<quint32, quint64> TelemetryReceiver::cursor() const
@@ -128,12 +135,12 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
                     break;
                 if (!identity.more())
                     continue; // a routing id always comes with a body
-                socket.recv(message, zmq::recv_flags::none);
+                if (!socket.recv(message, zmq::recv_flags::none))
+                    break;
                 const bool multipart = message.more(); // a multi-part body is not ours: drop it whole
                 for (bool more = multipart; more;) {
                     zmq::message_t rest;
-                    socket.recv(rest, zmq::recv_flags::none);
-                    more = rest.more();
+                    more = socket.recv(rest, zmq::recv_flags::none) && rest.more();
                 }
                 if (multipart) {
                     std::lock_guard lock(m_mutex);
@@ -202,6 +209,7 @@ bool TelemetryReceiver::accept(proto::Envelope &&envelope, quint64 *resendFrom)
         // The rank holds nothing below next_seq any more: what is missing there is lost.
         if (envelope.skip().next_seq() > expected) {
             m_stats.lost += envelope.skip().next_seq() - expected;
+            m_lost[rank] += envelope.skip().next_seq() - expected;
             expected = envelope.skip().next_seq();
         }
         return false;

@@ -54,6 +54,8 @@ public:
     ReceiverStats stats() const;
     // Per rank, the sequence number the receiver expects next (all below arrived in order).
     std::map<quint32, quint64> cursor() const;
+    // Per rank, messages it gave up before they were stored (counted from its Skips).
+    std::map<quint32, quint64> lostByRank() const;
 
 private:
     void run(std::string bindEndpoint, std::promise<QString> *ready);
@@ -73,6 +75,7 @@ private:
     ReceiverStats m_stats;                    // guarded by m_mutex
     std::map<quint32, quint64> m_nextSeq;     // guarded by m_mutex
     std::map<quint32, quint64> m_pendingAcks; // guarded by m_mutex: to send
+    std::map<quint32, quint64> m_lost;        // guarded by m_mutex
 };
 
 } // namespace trellis::launcher

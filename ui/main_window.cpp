@@ -139,6 +139,19 @@ void MainWindow::attachRun(const QString &runId)
 
 QStringList MainWindow::reattachRunning()
 {
+    // A job whose supervisor died goes on: give it a new supervisor, then follow it like the rest.
+    for (const launcher::RunRecord &r : launcher::RunRegistry::orphaned())
+        if (QFileInfo(r.database).absoluteFilePath() == m_databasePath) {
+            const auto adopted = launcher::adoptOrphan(r.runId, m_databasePath);
+            appendLog(adopted.error.isEmpty()
+                          ? tr("[workbench] run %1 had lost its supervisor; a new one (pid %2) adopts it").arg(r.runId).arg(adopted.pid)
+                          : adopted.error);
+            if (adopted.error.isEmpty() && !following()) {
+                m_feed->attach(r.runId, launcher::RunRegistry::feedEndpoint(r.runId), m_databasePath);
+                m_dashboard->attach(m_feed);
+                m_dashboard->setState(tr("Run %1: adopting").arg(r.runId));
+            }
+        }
     QStringList ids;
     for (const launcher::RunRecord &r : launcher::RunRegistry::running())
         if (QFileInfo(r.database).absoluteFilePath() == m_databasePath)

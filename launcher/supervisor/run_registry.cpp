@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <csignal>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -37,6 +38,9 @@ std::optional<RunRecord> readRecord(const QString &path)
     r.planPath = o.value(QStringLiteral("plan")).toString();
     r.logPath = o.value(QStringLiteral("log")).toString();
     r.startedAt = QDateTime::fromString(o.value(QStringLiteral("started_at")).toString(), Qt::ISODateWithMs);
+    r.keeperPid = o.value(QStringLiteral("keeper_pid")).toInteger();
+    r.runDir = o.value(QStringLiteral("run_dir")).toString();
+    r.attempt = o.value(QStringLiteral("attempt")).toInt();
     if (!RunRegistry::validRunId(r.runId))
         return std::nullopt;
     return r;
@@ -155,21 +159,38 @@ std::unique_ptr<RunClaim> RunRegistry::claim(const RunRecord &record, QString *e
     r.pid = QCoreApplication::applicationPid();
     if (!r.startedAt.isValid())
         r.startedAt = QDateTime::currentDateTimeUtc();
+    const QString recordPath = recordPathOf(dir, r.runId);
+    auto claim = std::unique_ptr<RunClaim>(new RunClaim(fd, std::move(r), lockPath, recordPath));
+    claim->write();
+    return claim;
+}
+
+void RunClaim::jobStarted(qint64 keeperPid, const QString &runDir, int attempt)
+{
+    m_record.keeperPid = keeperPid;
+    m_record.runDir = runDir;
+    m_record.attempt = attempt;
+    write();
+}
+
+void RunClaim::write()
+{
+    const RunRecord &r = m_record;
     QJsonObject o{{QStringLiteral("run_id"), r.runId},
                   {QStringLiteral("pid"), r.pid},
                   {QStringLiteral("database"), r.database},
                   {QStringLiteral("plan"), r.planPath},
                   {QStringLiteral("log"), r.logPath},
-                  {QStringLiteral("started_at"), r.startedAt.toString(Qt::ISODateWithMs)}};
-    const QString recordPath = recordPathOf(dir, r.runId);
-    QSaveFile file(recordPath);
-    if (!file.open(QIODevice::WriteOnly) || file.write(QJsonDocument(o).toJson()) < 0 || !file.commit()) {
-        *error = QStringLiteral("cannot write %1 (%2)").arg(recordPath, file.errorString());
-        ::close(fd);
-        return nullptr;
-    }
-    return std::unique_ptr<RunClaim>(new RunClaim(fd, std::move(r), lockPath, recordPath));
+                  {QStringLiteral("started_at"), r.startedAt.toString(Qt::ISODateWithMs)},
+                  {QStringLiteral("keeper_pid"), r.keeperPid},
+                  {QStringLiteral("run_dir"), r.runDir},
+                  {QStringLiteral("attempt"), r.attempt}};
+    QSaveFile file(m_recordPath);
+    if (file.open(QIODevice::WriteOnly))
+        file.write(QJsonDocument(o).toJson());
+    file.commit();
 }
+
 
 QList<RunRecord> RunRegistry::running()
 {
@@ -183,6 +204,9 @@ QList<RunRecord> RunRegistry::running()
             continue;
         const QString lockPath = lockPathOf(dir, runId);
         if (!lockHeld(lockPath)) {
+            const auto record = readRecord(info.absoluteFilePath());
+            if (record && processAlive(record->keeperPid))
+                continue; // an orphaned job: its record stays for the supervisor that adopts it
             // Its supervisor is gone (it would have removed these itself had it ended normally).
             // Unlocked and unreadable a moment ago; a new owner would hold the lock again first.
             QFile::remove(info.absoluteFilePath());
@@ -195,6 +219,35 @@ QList<RunRecord> RunRegistry::running()
     }
     std::sort(out.begin(), out.end(), [](const RunRecord &a, const RunRecord &b) { return a.startedAt > b.startedAt; });
     return out;
+}
+
+QList<RunRecord> RunRegistry::orphaned()
+{
+    QList<RunRecord> out;
+    const QString dir = directory();
+    if (dir.isEmpty())
+        return out;
+    for (const QFileInfo &info : QDir(dir).entryInfoList({QStringLiteral("*.json")}, QDir::Files)) {
+        const QString runId = info.completeBaseName();
+        if (!validRunId(runId) || lockHeld(lockPathOf(dir, runId)))
+            continue;
+        if (const auto r = readRecord(info.absoluteFilePath()); r && processAlive(r->keeperPid))
+            out.append(*r);
+    }
+    std::sort(out.begin(), out.end(), [](const RunRecord &a, const RunRecord &b) { return a.startedAt > b.startedAt; });
+    return out;
+}
+
+bool RunRegistry::processAlive(qint64 pid)
+{
+    if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM))
+        return false;
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return true;
+    const QByteArray text = stat.read(512);
+    const qsizetype close = text.lastIndexOf(')');
+    return close < 0 || close + 2 >= text.size() || text[close + 2] != 'Z';
 }
 
 std::optional<RunRecord> RunRegistry::find(const QString &runId)

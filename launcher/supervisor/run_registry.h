@@ -23,6 +23,9 @@ struct RunRecord {
     QString planPath;
     QString logPath;           // the supervisor's own output (detached runs)
     QDateTime startedAt;
+    qint64 keeperPid = 0;      // the job keeper of the current attempt (see job_keeper.h), 0 before
+    QString runDir;            // the run's folder (job.out, job.err, job.status, plan.json)
+    int attempt = 0;
     QString feedEndpoint() const;
     QString telemetryEndpoint() const;
 };
@@ -33,10 +36,13 @@ public:
     RunClaim(const RunClaim &) = delete;
     RunClaim &operator=(const RunClaim &) = delete;
     const RunRecord &record() const { return m_record; }
+    // A launch attempt started its job keeper: recorded for a supervisor that may adopt the job.
+    void jobStarted(qint64 keeperPid, const QString &runDir, int attempt);
 
 private:
     friend class RunRegistry;
     RunClaim(int fd, RunRecord record, QString lockPath, QString recordPath);
+    void write();
     int m_fd;
     RunRecord m_record;
     QString m_lockPath, m_recordPath;
@@ -53,6 +59,11 @@ public:
     // Runs whose supervisor is alive (their lock is held), newest first. Leftovers of dead
     // supervisors are removed on the way.
     static QList<RunRecord> running();
+    // Runs whose supervisor died while their job goes on (its keeper alive): adopt them
+    // (trellis-cli adopt RUN). Newest first.
+    static QList<RunRecord> orphaned();
+    // Alive and not a zombie.
+    static bool processAlive(qint64 pid);
     static std::optional<RunRecord> find(const QString &runId);
     // The run's sockets in the private directory.
     static QString feedEndpoint(const QString &runId);

@@ -64,6 +64,25 @@ SupervisorStart startSupervisor(const plan::Plan &thePlan, const QString &planPa
     return s;
 }
 
+SupervisorStart adoptOrphan(const QString &runId, const QString &databasePath)
+{
+    SupervisorStart s;
+    s.runId = runId;
+    const QString program = supervisorProgram();
+    const QString runsDir = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/supervisors");
+    QDir().mkpath(runsDir);
+    s.logPath = runsDir + QLatin1Char('/') + runId + QStringLiteral(".adopt.log");
+    QProcess process;
+    process.setProgram(QStringLiteral("/usr/bin/setsid"));
+    process.setArguments({program, QStringLiteral("adopt"), runId, QStringLiteral("--quiet")});
+    process.setStandardInputFile(QProcess::nullDevice());
+    process.setStandardOutputFile(s.logPath);
+    process.setStandardErrorFile(s.logPath, QIODevice::Append);
+    if (!process.startDetached(&s.pid))
+        s.error = QStringLiteral("cannot start a supervisor to adopt run %1 (setsid %2)").arg(runId, program);
+    return s;
+}
+
 QString stopSupervisedRun(const QString &runId)
 {
     const auto run = RunRegistry::find(runId);

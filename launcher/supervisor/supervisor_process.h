@@ -27,6 +27,10 @@ QString supervisorProgram();
 SupervisorStart startSupervisor(const plan::Plan &plan, const QString &planPath, const QString &databasePath,
                                 const RunOptions &options = {});
 
+// Starts a new supervisor (trellis-cli adopt, detached) for a run whose supervisor died while its
+// job goes on (RunRegistry::orphaned()).
+SupervisorStart adoptOrphan(const QString &runId, const QString &databasePath);
+
 // Asks a run's supervisor to stop the run (SIGTERM); "" or why not.
 QString stopSupervisedRun(const QString &runId);
 

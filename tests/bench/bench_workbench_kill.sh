@@ -41,7 +41,7 @@ for i in $(seq "$reps"); do
   run=$(q "SELECT id FROM runs ORDER BY id DESC LIMIT 1")
   status=$(q "SELECT status FROM runs WHERE id = $run")
   rows=$(q "SELECT count(*) FROM step_metrics WHERE run = $run")
-  gaps=$(q "SELECT coalesce(sum(coalesce(goodbye_seq, -1) + 1 - received_seq + dropped), 0) FROM ranks WHERE run = $run")
+  gaps=$(q "SELECT coalesce(sum(coalesce(goodbye_seq, -1) + 1 - received_seq + dropped + lost), 0) FROM ranks WHERE run = $run")
   ranks=$(q "SELECT count(*) FROM ranks WHERE run = $run AND goodbye_seq IS NOT NULL")
   integrity=$(q "PRAGMA integrity_check")
   missing=$((4 * steps - rows))

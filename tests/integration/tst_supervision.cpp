@@ -265,6 +265,36 @@ private slots:
         QVERIFY(historyIsComplete(database, runId, steps));
     }
 
+    // kill -9 of a run's supervisor: the job goes on under its keeper, `ps` names it as a job
+    // without a supervisor, and `adopt` takes it over; the ranks resend what the dead supervisor
+    // never committed, so the history ends complete: every step, every telemetry message in
+    // sequence, nothing dropped.
+    void killedSupervisorIsAdopted()
+    {
+        const int steps = 4000;
+        const QString plan = restartPlan(QStringLiteral("adopted"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("adopted.sqlite"));
+        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
+        QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
+        const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        static const QRegularExpression pidOf(QStringLiteral("owner pid (\\d+)"));
+        const auto owner = pidOf.match(started.out);
+        QVERIFY2(owner.hasMatch(), qPrintable(started.out));
+        QVERIFY(waitForSteps(database, 40, 120000));
+        QVERIFY(::kill(static_cast<pid_t>(owner.captured(1).toLongLong()), SIGKILL) == 0);
+        QTest::qWait(1000); // the ranks train on, keeping their telemetry
+        const Result ps = cli({QStringLiteral("ps")});
+        QVERIFY2(ps.out.contains(QStringLiteral("run %1 has no supervisor").arg(runId)), qPrintable(ps.out));
+        const Result adopted = cli({QStringLiteral("adopt"), runId, QStringLiteral("--quiet")}, 240000);
+        QVERIFY2(adopted.code == 0, qPrintable(adopted.out + adopted.err));
+        QVERIFY(historyIsComplete(database, runId, steps));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(runId)->id);
+        QVERIFY(std::any_of(data->events.begin(), data->events.end(),
+                            [](const EventRow &e) { return e.kind == QLatin1String("adopted"); }));
+    }
+
     // Two supervisors never own the same run: a second `run --run-id X` while X goes is refused
     // naming the owner; `stop X` ends X cleanly (stopped, not failed).
     void oneSupervisorPerRun()
@@ -545,8 +575,9 @@ private slots:
             return false;
         }
         for (const RankRow &r : data->ranks)
-            if (r.goodbyeSeq < 0 || r.receivedSeq != r.goodbyeSeq + 1 || r.dropped != 0) {
-                qWarning() << "rank" << r.rank << "received" << r.receivedSeq << "goodbye seq" << r.goodbyeSeq << "dropped" << r.dropped;
+            if (r.goodbyeSeq < 0 || r.receivedSeq != r.goodbyeSeq + 1 || r.dropped != 0 || r.lost != 0) {
+                qWarning() << "rank" << r.rank << "received" << r.receivedSeq << "goodbye seq" << r.goodbyeSeq << "dropped" << r.dropped
+                           << "lost" << r.lost;
                 return false;
             }
         bool ok = false;

@@ -162,6 +162,7 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launcher_pid")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN received_seq")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN goodbye_seq")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN lost")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
         }
         HistoryDatabase db;
