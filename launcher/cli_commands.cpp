@@ -601,6 +601,9 @@ int runCli(const QStringList &arguments)
     if (rest.isEmpty())
         return usageError(QStringLiteral("no command given"));
     const QString command = rest.takeFirst();
+    // The keeper's arguments after "--" are the job's own: never read as ours.
+    if (command == QLatin1String("job-keeper") && !(rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"))))
+        return runJobKeeper(rest);
     if (rest.contains(QStringLiteral("--help")) || rest.contains(QStringLiteral("-h"))) {
         // The command's own lines of the usage.
         const QStringList lines = usageText().split(QLatin1Char('\n'));
@@ -653,8 +656,6 @@ int runCli(const QStringList &arguments)
         const Args a = parseArgs(rest, {}, {});
         return a.error.isEmpty() ? cmdAttach(a, dbPath) : usageError(a.error);
     }
-    if (command == QLatin1String("job-keeper"))
-        return runJobKeeper(rest);
     if (command == QLatin1String("adopt")) {
         const Args a = parseArgs(rest, {QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")}, {QStringLiteral("--quiet")});
         return a.error.isEmpty() ? cmdAdopt(a, dbPath) : usageError(a.error);

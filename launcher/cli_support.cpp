@@ -36,6 +36,8 @@ const char *kUsage =
     "  adopt RUN [--quiet]                supervise a run whose supervisor died while its job went on\n"
     "                                     (the ranks resend the telemetry it never stored)\n"
     "  ps                                 the runs a supervisor owns now, and jobs without one\n"
+    "  job-keeper DIR -- PROGRAM [ARGS]   (started by a supervisor) run the job, its output to the\n"
+    "                                     supervisor and DIR/job.out|err, its end to DIR/job.status\n"
     "  stop RUN                           ask a run's supervisor to stop it\n"
     "  runs [--limit N]                   list recorded runs, newest first\n"
     "  export RUN --format csv|json [--out FILE]\n"

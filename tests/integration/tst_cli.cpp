@@ -13,6 +13,7 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QFile>
 #include <QJsonArray>
@@ -59,6 +60,30 @@ private:
     QString db() const { return m_dir.filePath(QStringLiteral("history.sqlite")); }
 
 private slots:
+    // Every program and every trellis-cli command answers --help with its usage and exit 0.
+    void everyCommandAnswersHelp()
+    {
+        const Result top = cli({QStringLiteral("--help")});
+        QCOMPARE(top.code, 0);
+        QVERIFY(top.out.startsWith(QStringLiteral("usage: trellis-cli")));
+        for (const char *command : {"validate", "estimate", "convert", "calibrate", "search", "run", "attach", "ps", "stop",
+                                    "adopt", "runs", "export", "report", "trace", "job-keeper"}) {
+            const Result r = cli({QString::fromLatin1(command), QStringLiteral("--help")});
+            QVERIFY2(r.code == 0, command);
+            QVERIFY2(r.out.contains(QStringLiteral("  %1").arg(QString::fromLatin1(command))), qPrintable(r.out));
+        }
+        for (const char *program : {"trellis-trainer", "trellis"}) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/") + QString::fromLatin1(program), {QStringLiteral("--help")});
+            QVERIFY(p.waitForFinished(30000));
+            QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0, program);
+            QVERIFY2(QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()).contains(QStringLiteral("sage")), program);
+        }
+    }
+
     void runRecordsEveryRankAndStep()
     {
         const QString report = m_dir.filePath(QStringLiteral("report.html"));
