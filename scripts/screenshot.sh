@@ -20,4 +20,9 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c "
   kill \$app
   wait \$app 2>/dev/null || true
 "
+# The run belongs to its supervisor and outlives the window: stop it.
+if [ -f "$db" ]; then
+  run=$(sqlite3 -cmd ".timeout 5000" "$db" "SELECT run_id FROM runs ORDER BY id DESC LIMIT 1" 2>/dev/null || true)
+  [ -n "$run" ] && build/bin/trellis-cli stop "$run" >/dev/null 2>&1 || true
+fi
 echo "wrote $out"
