@@ -63,6 +63,7 @@ void RunFeed::attach(const QString &runId, const QString &endpoint, const QStrin
     detach();
     m_runId = runId;
     m_series.clear();
+    m_metrics.clear(64); // sized for the real world once it is known
     m_gaps = 0;
     {
         std::lock_guard lock(m_mutex);
@@ -203,6 +204,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
             return; // backfilled already (or repeated after a restart)
         maxStep[row.rank] = row.step;
         m_series.append(row);
+        m_metrics.append(row);
         latest[row.rank] = row;
         ++newSteps;
     };
@@ -247,6 +249,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
         const auto data = db.loadRun(summary->id);
         if (!data)
             return false;
+        m_metrics.setWorldSize(data->run.worldSize);
         for (const StepRow &row : data->steps)
             addRow(row);
         {
@@ -322,6 +325,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
                     previousAttempt = m_attempt;
                     m_attempt = static_cast<int>(s.attempt());
                     m_worldSize = static_cast<int>(s.world_size());
+                    m_metrics.setWorldSize(m_worldSize);
                     m_progress.totalSteps = static_cast<qint64>(s.total_steps());
                     m_progress.step = std::max<qint64>(m_progress.step, static_cast<qint64>(s.step()));
                     m_message = QString::fromStdString(s.message());

@@ -11,6 +11,7 @@
 #include "launcher/run_controller.h" // RunProgress
 #include "launcher/run_types.h"
 #include "launcher/series_store.h"
+#include "launcher/telemetry/metric_store.h"
 
 #include <QObject>
 #include <QString>
@@ -36,6 +37,8 @@ public:
 
     QString runId() const { return m_runId; }
     SeriesStore &series() { return m_series; }
+    // The same rows, per metric and downsampled, for views at any number of ranks.
+    telemetry::MetricStore &metrics() { return m_metrics; }
     RunProgress progress() const;
     RunState state() const;
     int worldSize() const;
@@ -68,6 +71,7 @@ private:
 
     QString m_runId;
     SeriesStore m_series;
+    telemetry::MetricStore m_metrics{64};
     std::thread m_thread;
     std::atomic<bool> m_stop{false};
     std::atomic<quint64> m_gaps{0};

@@ -1,0 +1,100 @@
+// Live series for the dashboards, bounded whatever the run's length or width: per metric and rank
+// a downsampled series of buckets (min, max, mean, last, count over a range of steps), all series
+// sharing one bucket width that doubles (neighbours merging) when the run outgrows the capacity.
+// From these, views for any number of ranks: per-rank lines, min/median/max bands over ranks with
+// the extreme ranks named, a rank × step heat map, and the outlier ranks of the latest window.
+// Capacity per series follows the world size (clamp(65536 / ranks, 128, 4096) buckets), so memory
+// stays near 20 B × 65536 × metrics however many ranks there are.
+// Threading: every method is thread-safe (one mutex); the feed thread appends and computes views,
+// the GUI copies ready views.
+#pragma once
+
+#include "launcher/run_types.h"
+
+#include <QString>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace trellis::launcher::telemetry {
+
+enum class Metric : int {
+    Loss, GradNorm, Lr, TokensPerS, StepMs, ComputeMs, CommMs, CommExposedMs, BubbleMs, IdleMs,
+    MemParameters, MemGradients, MemOptimizer, MemActivations, MemComm, PeakRss,
+    Count
+};
+inline constexpr int kMetricCount = static_cast<int>(Metric::Count);
+const char *metricName(Metric metric);
+double metricOf(const StepRow &row, Metric metric);
+
+struct Bucket { // 24 bytes: 1024 ranks × 16 metrics × 128 buckets stay near 50 MB
+    std::int32_t lastStep = 0; // the newest step seen in it
+    std::int32_t count = 0;
+    float min = 0, max = 0, mean = 0, last = 0;
+    void add(qint64 step, double value);
+    void merge(const Bucket &later);
+};
+
+// One rank's series of one metric. Bucket i covers steps [i·width + 1, (i+1)·width].
+class DownsampledSeries {
+public:
+    void append(qint64 step, double value, qint64 width);
+    void coarsen(qint64 fromWidth, qint64 toWidth); // toWidth a power-of-two multiple of fromWidth
+    const std::vector<Bucket> &buckets() const { return m_buckets; } // index = bucket; count 0: empty
+    std::size_t bytes() const { return m_buckets.capacity() * sizeof(Bucket); }
+
+private:
+    std::vector<Bucket> m_buckets;
+};
+
+struct BandPoint {
+    qint64 step = 0;              // the bucket's last step
+    double min = 0, median = 0, max = 0;
+    int minRank = -1, maxRank = -1;
+    int ranks = 0;                // ranks with data in the bucket
+};
+
+struct HeatMap {
+    std::vector<int> ranks;       // rows
+    std::vector<qint64> steps;    // columns: each bucket's last step
+    std::vector<float> values;    // ranks.size() × steps.size(), row-major; NaN where a rank has no data
+};
+
+struct Outlier {
+    int rank = -1;
+    double value = 0;             // its mean over the window
+    double deviation = 0;         // (value − median) / median, signed
+};
+
+class MetricStore {
+public:
+    explicit MetricStore(int worldSize = 1);
+
+    void clear(int worldSize);
+    // Sizes the store for `worldSize` ranks if nothing was appended yet (the world is often known
+    // only after the store is made).
+    void setWorldSize(int worldSize);
+    void append(const StepRow &row);
+    quint64 version() const;     // +1 per append
+    qint64 width() const;        // steps per bucket, a power of two
+    int capacity() const { return m_capacity; }
+    std::vector<int> ranks() const;
+
+    std::vector<Bucket> series(Metric metric, int rank) const;
+    std::vector<BandPoint> band(Metric metric) const; // per bucket, over the ranks' bucket means
+    HeatMap heatMap(Metric metric) const;
+    // The `count` ranks furthest from the median over the last `windowBuckets` buckets.
+    std::vector<Outlier> outliers(Metric metric, int count, int windowBuckets = 4) const;
+    std::size_t bytes() const;
+
+private:
+    int m_capacity = 4096;
+    mutable std::mutex m_mutex;
+    qint64 m_width = 1;
+    quint64 m_version = 0;
+    std::map<int, std::vector<DownsampledSeries>> m_series; // rank -> per metric
+};
+
+} // namespace trellis::launcher::telemetry

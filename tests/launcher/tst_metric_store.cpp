@@ -1,0 +1,175 @@
+// The dashboards' metric store: downsampling keeps every series within its capacity while the
+// minimum, maximum, mean and count of what was appended survive; the capacity follows the world
+// size; bands over ranks (min / median / max with the extreme ranks named), the heat map and the
+// outlier ranks; memory bounded at 1024 ranks.
+#include "launcher/telemetry/metric_store.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace trellis::launcher;
+using namespace trellis::launcher::telemetry;
+
+namespace {
+
+StepRow row(int rank, qint64 step, double value)
+{
+    StepRow r;
+    r.rank = rank;
+    r.step = step;
+    r.loss = value;
+    r.computeMs = value;
+    r.tokensPerS = value;
+    return r;
+}
+
+} // namespace
+
+class TstMetricStore : public QObject {
+    Q_OBJECT
+private slots:
+    void downsamplingKeepsTheSummary_data()
+    {
+        QTest::addColumn<int>("world");
+        QTest::addColumn<qint64>("steps");
+        QTest::addColumn<qint64>("width");
+        QTest::newRow("short") << 1 << qint64(10) << qint64(1);
+        QTest::newRow("exactly full") << 1 << qint64(4096) << qint64(1);
+        QTest::newRow("one step over") << 1 << qint64(4097) << qint64(2);
+        QTest::newRow("100k steps") << 1 << qint64(100000) << qint64(32);
+        QTest::newRow("64 ranks") << 64 << qint64(5000) << qint64(8);
+        QTest::newRow("1024 ranks") << 1024 << qint64(1000) << qint64(8);
+    }
+    void downsamplingKeepsTheSummary()
+    {
+        QFETCH(int, world);
+        QFETCH(qint64, steps);
+        QFETCH(qint64, width);
+        MetricStore store(world);
+        for (qint64 s = 1; s <= steps; ++s)
+            store.append(row(0, s, static_cast<double>(s)));
+        QCOMPARE(store.width(), width);
+        const auto buckets = store.series(Metric::Loss, 0);
+        QVERIFY(static_cast<int>(buckets.size()) <= store.capacity());
+        QCOMPARE(static_cast<qint64>(buckets.size()), (steps + width - 1) / width);
+        double lo = 1e300, hi = -1e300, weighted = 0;
+        qint64 count = 0;
+        for (std::size_t i = 0; i < buckets.size(); ++i) {
+            const Bucket &b = buckets[i];
+            lo = std::min<double>(lo, b.min);
+            hi = std::max<double>(hi, b.max);
+            weighted += static_cast<double>(b.mean) * b.count;
+            count += b.count;
+            QCOMPARE(b.last, static_cast<float>(b.lastStep)); // the newest value of its range
+            QCOMPARE((b.lastStep - 1) / width, static_cast<qint64>(i)); // inside its bucket's range
+        }
+        QCOMPARE(count, steps);
+        QCOMPARE(lo, 1.0);
+        QCOMPARE(hi, static_cast<double>(steps));
+        QVERIFY(std::abs(weighted / count - (steps + 1) / 2.0) < 1e-3 * steps);
+    }
+
+    void capacityFollowsTheWorld_data()
+    {
+        QTest::addColumn<int>("world");
+        QTest::addColumn<int>("capacity");
+        QTest::newRow("1") << 1 << 4096;
+        QTest::newRow("8") << 8 << 4096;
+        QTest::newRow("64") << 64 << 1024;
+        QTest::newRow("1024") << 1024 << 128;
+        QTest::newRow("16384") << 16384 << 128;
+    }
+    void capacityFollowsTheWorld()
+    {
+        QFETCH(int, world);
+        QFETCH(int, capacity);
+        QCOMPARE(MetricStore(world).capacity(), capacity);
+    }
+
+    void bandsNameTheExtremeRanks_data()
+    {
+        QTest::addColumn<QList<double>>("values"); // per rank, constant over the steps
+        QTest::addColumn<double>("min");
+        QTest::addColumn<double>("median");
+        QTest::addColumn<double>("max");
+        QTest::addColumn<int>("minRank");
+        QTest::addColumn<int>("maxRank");
+        QTest::newRow("odd") << QList<double>{3, 1, 5, 2, 4} << 1.0 << 3.0 << 5.0 << 1 << 2;
+        QTest::newRow("even") << QList<double>{10, 1, 3, 2} << 1.0 << 2.5 << 10.0 << 1 << 0;
+        QTest::newRow("one") << QList<double>{7} << 7.0 << 7.0 << 7.0 << 0 << 0;
+    }
+    void bandsNameTheExtremeRanks()
+    {
+        QFETCH(QList<double>, values);
+        QFETCH(double, min);
+        QFETCH(double, median);
+        QFETCH(double, max);
+        QFETCH(int, minRank);
+        QFETCH(int, maxRank);
+        MetricStore store(static_cast<int>(values.size()));
+        for (qint64 s = 1; s <= 20; ++s)
+            for (int r = 0; r < values.size(); ++r)
+                store.append(row(r, s, values[r]));
+        const auto band = store.band(Metric::ComputeMs);
+        QCOMPARE(band.size(), size_t(20));
+        for (const BandPoint &p : band) {
+            QCOMPARE(p.min, min);
+            QCOMPARE(p.median, median);
+            QCOMPARE(p.max, max);
+            QCOMPARE(p.minRank, minRank);
+            QCOMPARE(p.maxRank, maxRank);
+            QCOMPARE(p.ranks, static_cast<int>(values.size()));
+        }
+    }
+
+    void heatMapHasEveryRankAndGap()
+    {
+        MetricStore store(3);
+        for (qint64 s = 1; s <= 10; ++s) {
+            store.append(row(0, s, 1));
+            store.append(row(2, s, 3));
+            if (s <= 5)
+                store.append(row(1, s, 2)); // rank 1 went silent after step 5
+        }
+        const HeatMap h = store.heatMap(Metric::Loss);
+        QCOMPARE(h.ranks, (std::vector<int>{0, 1, 2}));
+        QCOMPARE(h.steps.size(), size_t(10));
+        QCOMPARE(h.values[0 * 10 + 9], 1.0f);
+        QCOMPARE(h.values[1 * 10 + 4], 2.0f);
+        QVERIFY(std::isnan(h.values[1 * 10 + 5]));
+        QCOMPARE(h.values[2 * 10 + 9], 3.0f);
+    }
+
+    void outliersAreTheSlowRanks()
+    {
+        MetricStore store(16);
+        for (qint64 s = 1; s <= 40; ++s)
+            for (int r = 0; r < 16; ++r)
+                store.append(row(r, s, r == 7 && s > 20 ? 200.0 : 100.0 + r % 3));
+        const auto out = store.outliers(Metric::ComputeMs, 2);
+        QCOMPARE(out.size(), size_t(2));
+        QCOMPARE(out[0].rank, 7);
+        QVERIFY(std::abs(out[0].deviation - 0.98) < 0.02); // 200 against a median of 101
+        QVERIFY(std::abs(out[1].deviation) < 0.02);
+    }
+
+    // 1024 ranks × 3000 steps: every series within its capacity, the whole store a few tens of MB.
+    void memoryIsBoundedAt1024Ranks()
+    {
+        MetricStore store(1024);
+        for (qint64 s = 1; s <= 3000; ++s)
+            for (int r = 0; r < 1024; ++r)
+                store.append(row(r, s, static_cast<double>(r)));
+        QCOMPARE(store.ranks().size(), size_t(1024));
+        QVERIFY(static_cast<int>(store.series(Metric::Loss, 1023).size()) <= store.capacity());
+        QVERIFY2(store.bytes() < 64u << 20, qPrintable(QString::number(store.bytes())));
+        const auto band = store.band(Metric::Loss);
+        QCOMPARE(band.back().min, 0.0);
+        QCOMPARE(band.back().max, 1023.0);
+        QCOMPARE(band.back().maxRank, 1023);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstMetricStore)
+#include "tst_metric_store.moc"
