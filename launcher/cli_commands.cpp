@@ -8,6 +8,7 @@
 #include "launcher/run_controller.h"
 #include "launcher/run_export.h"
 #include "launcher/supervisor/feed_publisher.h"
+#include "launcher/telemetry/simulator.h"
 #include "launcher/supervisor/job_keeper.h"
 #include "launcher/supervisor/run_feed.h"
 #include "launcher/supervisor/run_registry.h"
@@ -303,6 +304,40 @@ int cmdRun(const Args &a, const QString &dbPath)
     });
 }
 
+// simulate: a supervised run whose ranks are the telemetry generator (simulator.h): the real
+// protocol, sockets, receiver, detectors, history and feed, at any number of ranks.
+int cmdSimulate(const Args &a, const QString &dbPath)
+{
+    if (!a.positional.isEmpty())
+        return usageError(QStringLiteral("simulate takes options only"));
+    telemetry::SimulationOptions sim;
+    if (const QString e = telemetry::parseSimulation(a.options, sim); !e.isEmpty())
+        return usageError(e);
+    const plan::Plan thePlan = telemetry::simulatedPlan(sim);
+    if (const plan::Diagnostics d = plan::validatePlan(thePlan); plan::hasErrors(d))
+        return fail(QStringLiteral("simulated plan: %1").arg(QString::fromStdString(d.front().toString())));
+    const QString dir = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/simulated");
+    QDir().mkpath(dir);
+    QString runId = a.options.value(QStringLiteral("--run-id"));
+    if (runId.isEmpty())
+        runId = RunController::newRunId();
+    else if (!RunRegistry::validRunId(runId))
+        return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
+    const QString planPath = dir + QLatin1Char('/') + runId + QStringLiteral(".plan.json");
+    if (auto saved = plan::savePlanFile(thePlan, planPath.toStdString()); !saved)
+        return fail(QString::fromStdString(saved.errorText()));
+    RunRecord record;
+    record.runId = runId;
+    record.database = QFileInfo(dbPath).absoluteFilePath();
+    record.planPath = planPath;
+    return superviseRun(a, dbPath, record, [&](RunController &controller, const RunOptions &given) {
+        RunOptions options = given;
+        options.jobProgram = supervisorProgram();
+        options.jobArguments = QStringList{QStringLiteral("simulate-ranks")} + telemetry::simulationArguments(sim);
+        return controller.start(thePlan, planPath, options);
+    });
+}
+
 // adopt: a new supervisor for a run whose supervisor died while its job goes on.
 int cmdAdopt(const Args &a, const QString &dbPath)
 {
@@ -341,6 +376,7 @@ int cmdAdopt(const Args &a, const QString &dbPath)
 int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
                  const std::function<QString(RunController &, const RunOptions &)> &begin)
 {
+    telemetry::raiseOpenFileLimit(); // a connection per rank
     QString claimError;
     const auto claim = RunRegistry::claim(record, &claimError);
     if (!claim)
@@ -604,6 +640,8 @@ int runCli(const QStringList &arguments)
     // The keeper's arguments after "--" are the job's own: never read as ours.
     if (command == QLatin1String("job-keeper") && !(rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"))))
         return runJobKeeper(rest);
+    if (command == QLatin1String("simulate-ranks") && !(rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"))))
+        return telemetry::simulateRanks(rest);
     if (rest.contains(QStringLiteral("--help")) || rest.contains(QStringLiteral("-h"))) {
         // The command's own lines of the usage.
         const QStringList lines = usageText().split(QLatin1Char('\n'));
@@ -655,6 +693,13 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("attach")) {
         const Args a = parseArgs(rest, {}, {});
         return a.error.isEmpty() ? cmdAttach(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("simulate")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--ranks"), QStringLiteral("--hz"), QStringLiteral("--seconds"),
+                                        QStringLiteral("--slow"), QStringLiteral("--silent"), QStringLiteral("--crash"),
+                                        QStringLiteral("--run-id"), QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")},
+                                 {QStringLiteral("--quiet")});
+        return a.error.isEmpty() ? cmdSimulate(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("adopt")) {
         const Args a = parseArgs(rest, {QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")}, {QStringLiteral("--quiet")});

@@ -119,7 +119,7 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     m_partial[1].clear();
     m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : thePlan.launch.hangTimeoutS;
     const QString trainer = options.trainerPath.isEmpty() ? defaultTrainerPath() : options.trainerPath;
-    if (!QFileInfo(trainer).isExecutable())
+    if (options.jobProgram.isEmpty() && !QFileInfo(trainer).isExecutable())
         return QStringLiteral("trainer not found or not executable: %1").arg(trainer);
 
     // The ranks read a frozen copy of the plan, with relative data paths made absolute, so
@@ -302,7 +302,12 @@ QString RunController::launchAttempt(bool resume)
         request.extraTrainerArgs << QStringLiteral("--resume");
     request.availableCores = QThread::idealThreadCount();
     request.runningAsRoot = geteuid() == 0;
-    const LaunchCommand command = buildLocalCommand(m_plan, request);
+    LaunchCommand command = buildLocalCommand(m_plan, request);
+    if (!m_options.jobProgram.isEmpty()) {
+        command.program = m_options.jobProgram;
+        command.arguments = m_options.jobArguments;
+        command.arguments << QStringLiteral("--endpoint") << request.endpoint << QStringLiteral("--run-id") << m_runId;
+    }
     m_commandLine = command.displayString();
 
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -411,7 +416,6 @@ void RunController::drainTelemetry()
             const StepRow row = stepRowFrom(e);
             m_series.append(row);
             record(StepOp{m_runId, row});
-            const qint64 previous = m_progress.step;
             m_latest[rank] = row;
             if (m_stragglers)
                 for (const StragglerReport &report : m_stragglers->step(rank, row.step, row.computeMs))
@@ -422,21 +426,7 @@ void RunController::drainTelemetry()
             ++steps;
             if (m_state == RunState::Launching)
                 setState(RunState::Running);
-            // Progress: the step every rank has finished; throughput summed over ranks.
-            qint64 minStep = std::numeric_limits<qint64>::max();
-            double tokens = 0, slowest = 0;
-            for (const auto &[r, s] : m_latest) {
-                minStep = std::min(minStep, s.step);
-                tokens += s.tokensPerS;
-                slowest = std::max(slowest, s.stepMs);
-            }
-            m_progress.step = minStep;
-            m_progress.tokensPerS = tokens;
-            m_progress.stepMs = slowest;
-            m_progress.ranksReporting = static_cast<int>(m_latest.size());
             m_progress.loss = row.loss;
-            if (m_progress.step != previous)
-                m_sinceProgress.restart();
             break;
         }
         case proto::Envelope::kCollective: {
@@ -498,6 +488,24 @@ void RunController::drainTelemetry()
         default:
             break;
         }
+    }
+    // Progress, once per batch (not per message: the work would grow with ranks × rate): the step
+    // every rank has finished; throughput summed over ranks.
+    if (steps > 0) {
+        const qint64 previous = m_progress.step;
+        qint64 minStep = std::numeric_limits<qint64>::max();
+        double tokens = 0, slowest = 0;
+        for (const auto &[r, s] : m_latest) {
+            minStep = std::min(minStep, s.step);
+            tokens += s.tokensPerS;
+            slowest = std::max(slowest, s.stepMs);
+        }
+        m_progress.step = minStep;
+        m_progress.tokensPerS = tokens;
+        m_progress.stepMs = slowest;
+        m_progress.ranksReporting = static_cast<int>(m_latest.size());
+        if (m_progress.step != previous)
+            m_sinceProgress.restart();
     }
     // Acknowledge to the ranks once all of the above is committed (they keep it until then).
     if (m_writer && !envelopes.empty()) {

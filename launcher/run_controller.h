@@ -42,6 +42,10 @@ struct RunOptions {
     int metricsPort = -1;             // Prometheus endpoint on 127.0.0.1: -1 none, 0 any free port
     QString runId;                    // "" : a new one (newRunId())
     std::string telemetryEndpoint;    // "" : an ephemeral loopback TCP port
+    // Instead of mpirun and the trainer: this program (the telemetry generator), given
+    // jobArguments plus --endpoint E --run-id ID.
+    QString jobProgram;
+    QStringList jobArguments;
 };
 
 struct RunProgress {

@@ -2,6 +2,7 @@
 #include "trainer/telemetry_publisher.h"
 
 #include "protocol/framing.h"
+#include "protocol/rank_link.h"
 #include "trainer/comm/collective_tracker.h"
 
 #include <zmq.hpp>
@@ -81,17 +82,9 @@ void TelemetryPublisher::run()
 {
     using Clock = std::chrono::steady_clock;
     zmq::context_t context(1);
-    zmq::socket_t socket(context, zmq::socket_type::dealer);
-    socket.set(zmq::sockopt::sndhwm, 10000);
-    socket.set(zmq::sockopt::rcvhwm, 10000);
-    socket.set(zmq::sockopt::linger, 0); // delivery is judged by acknowledgements, not by the socket
-    socket.set(zmq::sockopt::immediate, 0);
-    socket.set(zmq::sockopt::reconnect_ivl, 100);
-    socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
-    socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(1024));
-    try {
-        socket.connect(m_options.endpoint);
-    } catch (const zmq::error_t &) {
+    proto::RankLink link(context, {m_options.endpoint, m_options.runId, static_cast<std::uint32_t>(m_options.rank),
+                                   m_options.spoolCapacity, m_options.resendAfterMs});
+    if (!link.connected()) {
         // A bad endpoint must not stop training: everything published is counted as dropped.
         std::unique_lock lock(m_mutex);
         while (!m_stopping) {
@@ -102,77 +95,10 @@ void TelemetryPublisher::run()
         m_dropped += m_queue.size();
         return;
     }
-
-    // Every message not yet acknowledged, oldest first; held[0, sent) went to the socket already.
-    std::deque<std::pair<std::uint64_t, std::string>> held;
-    std::size_t sent = 0;
-    std::uint64_t nextSeq = 0; // the seq after the newest message taken from the queue
-    auto lastAckProgress = Clock::now();
-    auto lastResend = Clock::time_point{};
-    std::uint64_t lastResendFrom = ~0ull;
-
-    auto trySend = [&](const std::string &bytes) {
-        try {
-            return socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
-        } catch (const zmq::error_t &) {
-            return false;
-        }
-    };
-    // Sends everything held from `from` on again, after a Skip naming the oldest message still held.
-    auto resendFrom = [&](std::uint64_t from) {
-        proto::Envelope skip;
-        skip.set_run_id(m_options.runId);
-        skip.set_rank(static_cast<std::uint32_t>(m_options.rank));
-        skip.set_protocol_version(proto::kProtocolVersion);
-        skip.set_sent_ns(proto::nowNs());
-        skip.set_dropped(m_dropped.load());
-        skip.mutable_skip()->set_next_seq(held.empty() ? nextSeq : held.front().first);
-        trySend(proto::encodeEnvelope(skip));
-        std::size_t index = 0;
-        while (index < held.size() && held[index].first < from)
-            ++index;
-        if (index < sent)
-            m_resent += sent - index;
-        sent = std::min(sent, index);
-        lastResend = Clock::now();
-        lastResendFrom = from;
-    };
-    auto readAcks = [&] {
-        for (int i = 0; i < 1000; ++i) {
-            zmq::message_t message;
-            zmq::recv_result_t got;
-            try {
-                got = socket.recv(message, zmq::recv_flags::dontwait);
-            } catch (const zmq::error_t &) {
-                return;
-            }
-            if (!got)
-                return;
-            proto::Ack ack;
-            if (!proto::decodeAck(std::string_view(static_cast<const char *>(message.data()), message.size()), ack,
-                                  m_options.runId)
-                     .ok)
-                continue; // not ours: ignore
-            std::size_t acked = 0;
-            while (acked < held.size() && held[acked].first < ack.next_seq())
-                ++acked;
-            if (acked > 0) {
-                held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(acked));
-                sent = sent > acked ? sent - acked : 0;
-                lastAckProgress = Clock::now();
-            }
-            if (ack.resend()) {
-                // One resend per gap: the same request repeated within 300 ms is the same gap.
-                const bool repeated = ack.resend_from() == lastResendFrom && Clock::now() - lastResend < std::chrono::milliseconds(300);
-                if (!repeated)
-                    resendFrom(ack.resend_from());
-            }
-        }
-    };
-
     auto nextHeartbeat = Clock::now();
     const auto interval = std::chrono::milliseconds(m_options.heartbeatMs);
     Clock::time_point closeDeadline{};
+    std::uint64_t linkDropped = 0;
 
     for (;;) {
         std::deque<std::pair<std::uint64_t, std::string>> batch;
@@ -182,9 +108,9 @@ void TelemetryPublisher::run()
             // Wake for new messages, the next heartbeat, and every 20 ms to read acknowledgements
             // while anything is held.
             auto wakeAt = nextHeartbeat;
-            if (!held.empty())
+            if (link.held() > 0)
                 wakeAt = std::min(wakeAt, Clock::now() + std::chrono::milliseconds(20));
-            m_wake.wait_until(lock, wakeAt, [&] { return !m_queue.empty() || (m_stopping && held.empty()); });
+            m_wake.wait_until(lock, wakeAt, [&] { return !m_queue.empty() || (m_stopping && link.held() == 0); });
             batch.swap(m_queue);
             stopping = m_stopping;
             if (Clock::now() >= nextHeartbeat && !stopping && !m_goodbyeQueued) {
@@ -206,39 +132,26 @@ void TelemetryPublisher::run()
                 nextHeartbeat = Clock::now() + interval;
             }
         }
-        for (auto &item : batch) {
-            nextSeq = item.first + 1;
-            if (held.size() >= m_options.spoolCapacity) {
-                held.pop_front(); // keep the newest: the latest state (and Goodbye) matter most
-                sent = sent > 0 ? sent - 1 : 0;
-                ++m_dropped;
-            }
-            held.push_back(std::move(item));
-        }
-        readAcks();
-        // Acknowledgements stalled (the supervisor restarted, or a message was lost on a dead
-        // connection): send again what is held.
-        const auto now = Clock::now();
-        if (!held.empty() && sent == held.size() && now - lastAckProgress > std::chrono::milliseconds(m_options.resendAfterMs) &&
-            now - lastResend > std::chrono::milliseconds(m_options.resendAfterMs))
-            resendFrom(0);
-        while (sent < held.size() && trySend(held[sent].second)) {
-            ++sent;
-            ++m_sent;
-        }
-        m_held.store(held.size(), std::memory_order_relaxed);
+        for (auto &item : batch)
+            link.push(item.first, std::move(item.second));
+        link.pump();
+        // What the link gave up (its spool full) counts as dropped, like a full queue.
+        m_dropped += link.dropped() - linkDropped;
+        linkDropped = link.dropped();
+        m_sent.store(link.sent(), std::memory_order_relaxed);
+        m_resent.store(link.resent(), std::memory_order_relaxed);
+        m_held.store(link.held(), std::memory_order_relaxed);
 
         if (stopping) {
             if (closeDeadline == Clock::time_point{})
                 closeDeadline = Clock::now() + std::chrono::milliseconds(m_options.closeTimeoutMs);
             std::lock_guard lock(m_mutex);
-            if ((held.empty() && m_queue.empty()) || Clock::now() >= closeDeadline) {
-                m_dropped += held.size() + m_queue.size();
+            if ((link.held() == 0 && m_queue.empty()) || Clock::now() >= closeDeadline) {
+                m_dropped += link.held() + m_queue.size();
                 break;
             }
         }
     }
-    socket.close();
 }
 
 } // namespace trellis::trainer

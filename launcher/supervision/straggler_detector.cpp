@@ -22,10 +22,8 @@ double median(std::vector<double> v)
 
 double StragglerDetector::medianOf(int rank) const
 {
-    const auto it = m_compute.find(rank);
-    if (it == m_compute.end())
-        return 0;
-    return median({it->second.begin(), it->second.end()});
+    const auto it = m_median.find(rank);
+    return it == m_median.end() ? 0 : it->second;
 }
 
 std::vector<StragglerReport> StragglerDetector::step(int rank, std::int64_t step, double computeMs)
@@ -34,10 +32,12 @@ std::vector<StragglerReport> StragglerDetector::step(int rank, std::int64_t step
     window.push_back(computeMs);
     if (static_cast<int>(window.size()) > m_window)
         window.pop_front();
+    m_median[rank] = median({window.begin(), window.end()});
     std::vector<StragglerReport> out;
-    // Judge once every rank has a full window (a fair comparison), and only ranks with one.
-    if (m_compute.size() < 2)
+    // Judge once per round of reports, once every rank has a full window (a fair comparison).
+    if (m_compute.size() < 2 || ++m_sinceJudged < m_compute.size())
         return out;
+    m_sinceJudged = 0;
     std::vector<double> medians;
     for (const auto &[r, w] : m_compute) {
         if (static_cast<int>(w.size()) < m_window)

@@ -4,7 +4,9 @@
 // all ranks' medians — and at least `minExcessMs` slower, so scheduling noise on steps of a few
 // milliseconds is not an alarm — is flagged once, naming how much slower; it is cleared again
 // below 80% of that ratio (hysteresis), so a rank hovering at the threshold does not flap.
-// Pure and deterministic. Threading: one thread (the run's supervisor).
+// Ranks are judged together once per round of reports (as many as there are ranks), so the work
+// per report stays constant at any world size. Pure and deterministic. Threading: one thread
+// (the run's supervisor).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,8 @@ private:
     double m_ratio;
     double m_minExcessMs;
     std::map<int, std::deque<double>> m_compute; // per rank, the last `window` steps
+    std::map<int, double> m_median;              // per rank, the median of its window
+    std::size_t m_sinceJudged = 0;               // reports since the ranks were last judged
     std::map<int, std::string> m_hosts;
     std::map<int, bool> m_flagged;
 };

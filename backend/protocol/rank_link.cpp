@@ -1,0 +1,120 @@
+// See rank_link.h.
+#include "rank_link.h"
+
+#include "framing.h"
+
+namespace trellis::proto {
+
+RankLink::RankLink(zmq::context_t &context, Options options)
+    : m_options(std::move(options)), m_socket(context, zmq::socket_type::dealer)
+{
+    m_socket.set(zmq::sockopt::sndhwm, 10000);
+    m_socket.set(zmq::sockopt::rcvhwm, 10000);
+    m_socket.set(zmq::sockopt::linger, 0); // delivery is judged by acknowledgements, not by the socket
+    m_socket.set(zmq::sockopt::immediate, 0);
+    m_socket.set(zmq::sockopt::reconnect_ivl, 100);
+    m_socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
+    m_socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(1024));
+    try {
+        m_socket.connect(m_options.endpoint);
+        m_connected = true;
+    } catch (const zmq::error_t &) {
+        m_connected = false;
+    }
+}
+
+bool RankLink::trySend(const std::string &bytes)
+{
+    try {
+        return m_socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
+    } catch (const zmq::error_t &) {
+        return false;
+    }
+}
+
+void RankLink::push(std::uint64_t seq, std::string bytes)
+{
+    if (!m_connected) {
+        ++m_dropped;
+        return;
+    }
+    m_nextSeq = seq + 1;
+    if (m_held.size() >= m_options.spoolCapacity) {
+        m_held.pop_front(); // keep the newest: the latest state (and Goodbye) matter most
+        m_sentIndex = m_sentIndex > 0 ? m_sentIndex - 1 : 0;
+        ++m_dropped;
+    }
+    m_held.emplace_back(seq, std::move(bytes));
+}
+
+// Sends everything held from `from` on again, after a Skip naming the oldest message still held.
+void RankLink::resendFrom(std::uint64_t from)
+{
+    Envelope skip;
+    skip.set_run_id(m_options.runId);
+    skip.set_rank(m_options.rank);
+    skip.set_protocol_version(kProtocolVersion);
+    skip.set_sent_ns(nowNs());
+    skip.set_dropped(m_dropped);
+    skip.mutable_skip()->set_next_seq(m_held.empty() ? m_nextSeq : m_held.front().first);
+    trySend(encodeEnvelope(skip));
+    std::size_t index = 0;
+    while (index < m_held.size() && m_held[index].first < from)
+        ++index;
+    if (index < m_sentIndex)
+        m_resent += m_sentIndex - index;
+    m_sentIndex = std::min(m_sentIndex, index);
+    m_lastResend = Clock::now();
+    m_lastResendFrom = from;
+}
+
+void RankLink::readAcks()
+{
+    for (int i = 0; i < 1000; ++i) {
+        zmq::message_t message;
+        zmq::recv_result_t got;
+        try {
+            got = m_socket.recv(message, zmq::recv_flags::dontwait);
+        } catch (const zmq::error_t &) {
+            return;
+        }
+        if (!got)
+            return;
+        Ack ack;
+        if (!decodeAck(std::string_view(static_cast<const char *>(message.data()), message.size()), ack, m_options.runId).ok)
+            continue; // not ours: ignore
+        std::size_t acked = 0;
+        while (acked < m_held.size() && m_held[acked].first < ack.next_seq())
+            ++acked;
+        if (acked > 0) {
+            m_held.erase(m_held.begin(), m_held.begin() + static_cast<std::ptrdiff_t>(acked));
+            m_sentIndex = m_sentIndex > acked ? m_sentIndex - acked : 0;
+            m_lastAckProgress = Clock::now();
+        }
+        if (ack.resend()) {
+            // One resend per gap: the same request repeated within 300 ms is the same gap.
+            const bool repeated = ack.resend_from() == m_lastResendFrom && Clock::now() - m_lastResend < std::chrono::milliseconds(300);
+            if (!repeated)
+                resendFrom(ack.resend_from());
+        }
+    }
+}
+
+void RankLink::pump()
+{
+    if (!m_connected)
+        return;
+    readAcks();
+    // Acknowledgements stalled (the supervisor restarted, or a message was lost on a dead
+    // connection): send again what is held.
+    const auto now = Clock::now();
+    const auto stall = std::chrono::milliseconds(m_options.resendAfterMs);
+    if (!m_held.empty() && m_sentIndex == m_held.size() && now - m_lastAckProgress > stall && now - m_lastResend > stall)
+        resendFrom(0);
+    while (m_sentIndex < m_held.size() && trySend(m_held[m_sentIndex].second)) {
+        ++m_sentIndex;
+        ++m_sent;
+    }
+}
+
+} // namespace trellis::proto

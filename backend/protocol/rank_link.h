@@ -1,0 +1,62 @@
+// The rank's side of the telemetry protocol on one connection (telemetry.proto): a DEALER socket
+// to the supervisor, every message held until an Ack covers it, a Skip and a resend when the
+// receiver asks (a gap) or when acknowledgements stall, duplicates left for the receiver to drop.
+// Used by the trainer's publisher (one link) and by the telemetry generator (a link per simulated
+// rank, all on one thread). Threading: one thread uses a link; nothing here blocks.
+#pragma once
+
+#include "telemetry.pb.h"
+
+#include <zmq.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <string>
+
+namespace trellis::proto {
+
+class RankLink {
+public:
+    struct Options {
+        std::string endpoint;
+        std::string runId;
+        std::uint32_t rank = 0;
+        std::size_t spoolCapacity = 65536;
+        int resendAfterMs = 2000;
+    };
+
+    RankLink(zmq::context_t &context, Options options);
+    bool connected() const { return m_connected; } // false: a bad endpoint (everything is dropped)
+
+    // A stamped, encoded message of sequence number `seq` (consecutive per rank). When the spool
+    // is full the oldest message is given up (counted in dropped()).
+    void push(std::uint64_t seq, std::string bytes);
+    // Reads acknowledgements, resends what they ask for (or what stalled), sends what is unsent.
+    void pump();
+
+    std::size_t held() const { return m_held.size(); }
+    std::uint64_t dropped() const { return m_dropped; }
+    std::uint64_t sent() const { return m_sent; }
+    std::uint64_t resent() const { return m_resent; }
+    void addDropped(std::uint64_t n) { m_dropped += n; } // given up elsewhere (a full queue before the link)
+
+private:
+    using Clock = std::chrono::steady_clock;
+    bool trySend(const std::string &bytes);
+    void resendFrom(std::uint64_t from);
+    void readAcks();
+
+    Options m_options;
+    zmq::socket_t m_socket;
+    bool m_connected = false;
+    std::deque<std::pair<std::uint64_t, std::string>> m_held; // oldest first; [0, m_unsent) went out
+    std::size_t m_sentIndex = 0;
+    std::uint64_t m_nextSeq = 0;
+    std::uint64_t m_dropped = 0, m_sent = 0, m_resent = 0;
+    Clock::time_point m_lastAckProgress = Clock::now();
+    Clock::time_point m_lastResend{};
+    std::uint64_t m_lastResendFrom = ~0ull;
+};
+
+} // namespace trellis::proto

@@ -1,0 +1,44 @@
+// The telemetry generator: N simulated ranks that speak the real protocol (one RankLink each, all
+// on one thread, protocol/rank_link.h) to a real supervisor, so the receiver, the detectors, the
+// history, the live feed and the dashboards can be driven at 1024 ranks on one machine.
+// `trellis-cli simulate` supervises a run whose job (under the job keeper, like mpirun) is
+// `trellis-cli simulate-ranks`, which runs simulateRanks().
+#pragma once
+
+#include "plan/plan.h"
+
+#include <QString>
+#include <QStringList>
+
+namespace trellis::launcher::telemetry {
+
+struct SimulationOptions {
+    int ranks = 8;
+    double hz = 10;          // steps per second of every rank
+    double seconds = 10;
+    int slowRank = -1;       // from step slowFromStep on, this rank computes 2x as long
+    qint64 slowFromStep = 5;
+    int silentRank = -1;     // stops sending anything (as if SIGSTOP'ed) after silentAfterS
+    double silentAfterS = 0;
+    int crashRank = -1;      // the job ends like mpirun after a rank's SIGKILL, after crashAfterS
+    double crashAfterS = 0;
+    qint64 steps() const { return std::max<qint64>(1, static_cast<qint64>(hz * seconds + 0.5)); }
+};
+
+// Parses simulate's options (--ranks, --hz, --seconds, --slow R[@STEP], --silent R@SEC,
+// --crash R@SEC) into `out`; "" or what is wrong, naming the option.
+QString parseSimulation(const QMap<QString, QString> &options, SimulationOptions &out);
+// The arguments simulate-ranks takes for these options.
+QStringList simulationArguments(const SimulationOptions &options);
+// A plan for the simulated world: `ranks` data-parallel ranks on nodes of 8 ("sim-node-000", …).
+plan::Plan simulatedPlan(const SimulationOptions &options);
+
+// simulate-ranks: runs the ranks until the last step, then says Goodbye for each and waits (at
+// most 10 s) for everything to be acknowledged. Returns the process exit code.
+int simulateRanks(const QStringList &args);
+
+// Raises this process's open-file limit to its hard limit (a socket per rank needs descriptors:
+// the generator holds one per simulated rank, a supervisor one per connected rank).
+void raiseOpenFileLimit();
+
+} // namespace trellis::launcher::telemetry
