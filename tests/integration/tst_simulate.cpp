@@ -1,0 +1,109 @@
+// The telemetry generator end to end: `trellis-cli simulate` drives 1024 simulated ranks through
+// the real protocol, receiver, detectors and history with no message lost; a slow rank is named a
+// straggler, a silent one a hang, a crashing one the cause of the failure.
+#include "cli_test_support.h"
+#include "launcher/history_database.h"
+
+#include <QRegularExpression>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace trellis::launcher;
+using trellis::test::cli;
+using trellis::test::Result;
+
+class TstSimulate : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+    std::optional<RunData> lastRun(const QString &database)
+    {
+        HistoryDatabase h;
+        if (!h.open(database, false).isEmpty())
+            return std::nullopt;
+        const auto summary = h.findRun(QStringLiteral("last"));
+        return summary ? h.loadRun(summary->id) : std::nullopt;
+    }
+
+private slots:
+    void thousandRanksLoseNothing()
+    {
+        const QString database = m_dir.filePath(QStringLiteral("wide.sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("1024"),
+                              QStringLiteral("--hz"), QStringLiteral("20"), QStringLiteral("--seconds"), QStringLiteral("3"),
+                              QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const auto data = lastRun(database);
+        QVERIFY(data);
+        QCOMPARE(data->run.status, QStringLiteral("completed"));
+        QCOMPARE(data->ranks.size(), 1024);
+        QSet<QPair<int, qint64>> seen;
+        for (const auto &s : data->steps)
+            seen.insert({s.rank, s.step});
+        QCOMPARE(seen.size(), 1024 * 60);
+        for (const RankRow &rank : data->ranks) {
+            QVERIFY(rank.goodbyeSeq > 0);
+            QCOMPARE(rank.receivedSeq, rank.goodbyeSeq + 1); // every message, in sequence
+            QCOMPARE(rank.dropped, 0);
+            QCOMPARE(rank.lost, 0);
+        }
+    }
+
+    void slowRankIsAStraggler()
+    {
+        const QString database = m_dir.filePath(QStringLiteral("slow.sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("16"),
+                              QStringLiteral("--hz"), QStringLiteral("10"), QStringLiteral("--seconds"), QStringLiteral("3"),
+                              QStringLiteral("--slow"), QStringLiteral("5@5"), QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("rank 5 on sim-node-000 is a straggler")), qPrintable(r.err));
+        const auto data = lastRun(database);
+        QVERIFY(std::any_of(data->events.begin(), data->events.end(), [](const EventRow &e) {
+            return e.kind == QLatin1String("straggler") && e.rank == 5 && e.step <= 5 + 10;
+        }));
+    }
+
+    void silentRankIsAHang()
+    {
+        const QString database = m_dir.filePath(QStringLiteral("silent.sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("8"),
+                              QStringLiteral("--hz"), QStringLiteral("10"), QStringLiteral("--seconds"), QStringLiteral("20"),
+                              QStringLiteral("--silent"), QStringLiteral("2@1"), QStringLiteral("--quiet")});
+        QCOMPARE(r.code, 1);
+        static const QRegularExpression named(QStringLiteral("hang: rank 2 on sim-node-000 stopped responding \\(no heartbeat for \\d+\\.\\d s\\)"));
+        QVERIFY2(named.match(r.err).hasMatch(), qPrintable(r.err));
+    }
+
+    void crashingRankFailsTheRun()
+    {
+        const QString database = m_dir.filePath(QStringLiteral("crash.sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("8"),
+                              QStringLiteral("--hz"), QStringLiteral("10"), QStringLiteral("--seconds"), QStringLiteral("20"),
+                              QStringLiteral("--crash"), QStringLiteral("3@1"), QStringLiteral("--quiet")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("exit code 137")) && r.err.contains(QStringLiteral("rank 3")), qPrintable(r.err));
+    }
+
+    void badOptionsAreNamed_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("ranks") << QStringList{QStringLiteral("--ranks"), QStringLiteral("0")} << QStringLiteral("--ranks expects 1 to 65536");
+        QTest::newRow("hz") << QStringList{QStringLiteral("--hz"), QStringLiteral("-3")} << QStringLiteral("--hz expects");
+        QTest::newRow("slow rank") << QStringList{QStringLiteral("--ranks"), QStringLiteral("4"), QStringLiteral("--slow"), QStringLiteral("9")}
+                                   << QStringLiteral("--slow expects RANK or RANK@VALUE with a rank below 4");
+        QTest::newRow("silent") << QStringList{QStringLiteral("--silent"), QStringLiteral("x@y")} << QStringLiteral("--silent expects");
+    }
+    void badOptionsAreNamed()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Result r = cli(QStringList{QStringLiteral("--db"), m_dir.filePath(QStringLiteral("bad.sqlite")), QStringLiteral("simulate")} + args);
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstSimulate)
+#include "tst_simulate.moc"
