@@ -308,6 +308,8 @@ int cmdRun(const Args &a, const QString &dbPath)
 // protocol, sockets, receiver, detectors, history and feed, at any number of ranks.
 int cmdSimulate(const Args &a, const QString &dbPath)
 {
+    if (a.flags.contains(QStringLiteral("--detach")))
+        return cmdRunDetached(dbPath);
     if (!a.positional.isEmpty())
         return usageError(QStringLiteral("simulate takes options only"));
     telemetry::SimulationOptions sim;
@@ -698,7 +700,7 @@ int runCli(const QStringList &arguments)
         const Args a = parseArgs(rest, {QStringLiteral("--ranks"), QStringLiteral("--hz"), QStringLiteral("--seconds"),
                                         QStringLiteral("--slow"), QStringLiteral("--silent"), QStringLiteral("--crash"),
                                         QStringLiteral("--run-id"), QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")},
-                                 {QStringLiteral("--quiet")});
+                                 {QStringLiteral("--quiet"), QStringLiteral("--detach")});
         return a.error.isEmpty() ? cmdSimulate(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("adopt")) {

@@ -1,6 +1,8 @@
 // See history_reader.h.
 #include "launcher/history_reader.h"
 
+#include "launcher/telemetry/dashboard_snapshot.h"
+
 #include "launcher/history_database.h"
 #include "launcher/html_report.h"
 #include "launcher/run_export.h"
@@ -14,6 +16,7 @@ HistoryReader::HistoryReader(QString path) : m_path(std::move(path))
     qRegisterMetaType<RunSummary>();
     qRegisterMetaType<RunData>();
     qRegisterMetaType<QList<RunSummary>>();
+    qRegisterMetaType<std::shared_ptr<const telemetry::DashboardSnapshot>>();
 }
 
 HistoryReader::~HistoryReader()
@@ -62,9 +65,11 @@ void HistoryReader::requestRun(qint64 id)
 {
     if (!ensureOpen())
         return;
-    if (auto data = m_db->loadRun(id))
+    if (auto data = m_db->loadRun(id)) {
         emit runReady(*data);
-    else
+        // The dashboards' view of it, built here rather than on the GUI thread.
+        emit runSnapshotReady(telemetry::snapshotOf(*data, m_db->collectivesOf(id)));
+    } else
         emit failed(m_db->lastError());
 }
 

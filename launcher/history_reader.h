@@ -4,6 +4,7 @@
 #pragma once
 
 #include "launcher/run_types.h"
+#include "launcher/telemetry/dashboard_snapshot.h"
 
 #include <QObject>
 #include <QThread>
@@ -31,6 +32,7 @@ public slots:
 signals:
     void runsReady(const QList<trellis::launcher::RunSummary> &runs);
     void runReady(const trellis::launcher::RunData &run);
+    void runSnapshotReady(const std::shared_ptr<const trellis::launcher::telemetry::DashboardSnapshot> &snapshot);
     void reportWritten(const QString &path, const QString &error);
     void failed(const QString &message);
 

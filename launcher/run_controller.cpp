@@ -385,6 +385,7 @@ void RunController::drainTelemetry()
         if (m_feed)
             m_feed->telemetry(e);
         const int rank = static_cast<int>(e.rank());
+        m_droppedByRank[rank] = e.dropped();
         m_lastSeenMs[rank] = m_clock.elapsed();
         if (m_hangs)
             m_hangs->seen(rank, m_clock.elapsed());
@@ -551,6 +552,16 @@ void RunController::publishStatus()
     s.set_loss(m_progress.loss);
     s.set_tokens_per_s(m_progress.tokensPerS);
     s.set_step_ms(m_progress.stepMs);
+    const ReceiverStats stats = m_receiver->stats();
+    s.set_received(stats.received);
+    s.set_lost(stats.lost);
+    s.set_duplicates(stats.duplicates);
+    s.set_out_of_order(stats.outOfOrder);
+    s.set_rejected(stats.rejected);
+    quint64 dropped = 0;
+    for (const auto &[rank, n] : m_droppedByRank)
+        dropped += n;
+    s.set_dropped(dropped);
     m_feed->status(s);
 }
 

@@ -189,6 +189,7 @@ private:
     std::map<int, qint64> m_lastSeenMs;                              // per rank, on m_clock
     qint64 m_firstTelemetryMs = -1;
     FeedPublisher *m_feed = nullptr;
+    std::map<int, quint64> m_droppedByRank; // each rank's latest count of messages it dropped
     QTimer m_statusTimer;
     QString m_statusMessage; // the restart in progress, or why it ended
 };

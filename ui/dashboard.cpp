@@ -1,6 +1,8 @@
 // See dashboard.h.
 #include "ui/dashboard.h"
 
+#include "ui/dashboards/panel.h"
+
 #include <qcustomplot.h>
 
 #include <QLabel>
@@ -8,33 +10,7 @@
 #include <QVBoxLayout>
 
 namespace trellis::ui {
-namespace {
-
-QColor rankColour(int rank)
-{
-    static const QColor palette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
-                                     QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
-                                     QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f)};
-    return palette[rank % 8];
-}
-
-QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *parent)
-{
-    auto *plot = new QCustomPlot(parent);
-    plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(QStringLiteral("sans"), 10, QFont::Bold)));
-    plot->xAxis->setLabel(QObject::tr("step"));
-    plot->yAxis->setLabel(yLabel);
-    plot->legend->setVisible(true);
-    plot->legend->setFont(QFont(QStringLiteral("sans"), 8));
-    plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
-    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-    plot->setMinimumHeight(180);
-    plot->setNoAntialiasingOnDrag(true);
-    return plot;
-}
-
-} // namespace
+using dashboards::makePlot;
 
 Dashboard::Dashboard(QWidget *parent)
     : QWidget(parent),
@@ -61,17 +37,28 @@ Dashboard::Dashboard(QWidget *parent)
 
 void Dashboard::attach(launcher::RunFeed *feed)
 {
+    if (m_feed)
+        disconnect(m_feed, nullptr, this, nullptr);
     m_feed = feed;
-    m_version = 0;
     clearPlots();
     m_progress->setRange(0, static_cast<int>(std::max<qint64>(1, feed->progress().totalSteps)));
     m_progress->setValue(0);
+    // Drawn from the feed's snapshots (built off this thread, at most 4 a second): the work here is
+    // bounded by their size, whatever the message rate.
+    connect(feed, &launcher::RunFeed::snapshotReady, this, [this] {
+        if (m_feed)
+            showSnapshot(m_feed->snapshot());
+    });
     m_timer.start();
 }
 
 void Dashboard::detach()
 {
-    drain();
+    if (m_feed) {
+        if (const auto s = m_feed->snapshot())
+            showSnapshot(s);
+        disconnect(m_feed, nullptr, this, nullptr);
+    }
     m_timer.stop();
     m_feed = nullptr;
 }
@@ -90,60 +77,52 @@ void Dashboard::clearPlots()
     replot();
 }
 
-void Dashboard::ensureGraph(int rank)
-{
-    while (m_loss->graphCount() <= rank) {
-        const int r = m_loss->graphCount();
-        for (QCustomPlot *plot : {m_loss, m_throughput}) {
-            QCPGraph *g = plot->addGraph();
-            g->setName(tr("rank %1").arg(r));
-            g->setPen(QPen(rankColour(r), 1.5));
-        }
-    }
-}
-
-void Dashboard::addRow(const launcher::StepRow &row)
-{
-    ensureGraph(row.rank);
-    m_loss->graph(row.rank)->addData(static_cast<double>(row.step), row.loss);
-    m_throughput->graph(row.rank)->addData(static_cast<double>(row.step), row.tokensPerS);
-}
-
 void Dashboard::drain()
 {
+    // The progress line from the feed's counters (cheap); the charts come with snapshots.
     if (!m_feed)
         return;
-    const auto rows = m_feed->series().rowsSince(m_version, &m_version);
-    if (rows.isEmpty())
-        return;
-    for (const auto &row : rows)
-        addRow(row);
     const launcher::RunProgress p = m_feed->progress();
     if (p.totalSteps > 0)
         m_progress->setMaximum(static_cast<int>(p.totalSteps));
     m_progress->setValue(static_cast<int>(p.step));
-    m_stats->setText(tr("step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms")
-                         .arg(p.step)
-                         .arg(p.totalSteps)
-                         .arg(p.loss, 0, 'f', 4)
-                         .arg(p.tokensPerS, 0, 'f', 0)
-                         .arg(p.stepMs, 0, 'f', 1));
-    replot();
+    if (p.step > 0)
+        m_stats->setText(tr("step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks")
+                             .arg(p.step)
+                             .arg(p.totalSteps)
+                             .arg(p.loss, 0, 'f', 4)
+                             .arg(p.tokensPerS, 0, 'f', 0)
+                             .arg(p.stepMs, 0, 'f', 1)
+                             .arg(p.ranksReporting));
+}
+
+void Dashboard::showSnapshot(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot)
+{
+    if (!snapshot)
+        return;
+    using launcher::telemetry::Metric;
+    if (const auto it = snapshot->metrics.find(Metric::Loss); it != snapshot->metrics.end())
+        dashboards::drawMetric(m_loss, it->second, tr("loss"));
+    if (const auto it = snapshot->metrics.find(Metric::TokensPerS); it != snapshot->metrics.end())
+        dashboards::drawMetric(m_throughput, it->second, tr("tokens/s"));
+    emit snapshotShown(snapshot);
 }
 
 void Dashboard::showRun(const launcher::RunData &run)
 {
     m_timer.stop();
+    if (m_feed)
+        disconnect(m_feed, nullptr, this, nullptr);
     m_feed = nullptr;
-    clearPlots();
-    for (const auto &row : run.steps)
-        addRow(row);
     m_progress->setRange(0, static_cast<int>(std::max<qint64>(1, run.run.totalSteps)));
     m_progress->setValue(static_cast<int>(run.run.stepsDone));
     setState(tr("Run %1: %2").arg(run.run.runId, run.run.status), run.run.error.section(QLatin1Char('\n'), 0, 0));
     if (!run.steps.isEmpty())
-        m_stats->setText(tr("%1 steps · final loss %2").arg(run.run.stepsDone).arg(run.steps.last().loss, 0, 'f', 4));
-    replot();
+        m_stats->setText(tr("%1 steps · final loss %2 · %3 ranks").arg(run.run.stepsDone).arg(run.steps.last().loss, 0, 'f', 4).arg(run.run.worldSize));
+    else
+        m_stats->clear();
+    if (run.steps.isEmpty())
+        clearPlots();
 }
 
 void Dashboard::replot()

@@ -1,7 +1,8 @@
-// Live dashboard: loss and tokens/s per rank (QCustomPlot), run state and progress. In live mode
-// (attached to a run's live feed) it drains the feed's SeriesStore on a short timer and replots once per tick with
-// rpQueuedReplot, so the redraw rate is bounded whatever the telemetry rate. It can also show a
-// finished run loaded from the history.
+// The run overview (central): state, progress, and the loss and tokens/s charts (a line per rank
+// up to 8 ranks, bands beyond). Live, it draws the feed's snapshots (computed off the GUI thread,
+// at most 4 a second) and reads the progress counters on a short timer; a finished run from the
+// history is drawn from the snapshot the history reader builds. The other panels
+// (ui/dashboards/) get the same snapshots through snapshotShown().
 #pragma once
 
 #include "launcher/supervisor/run_feed.h"
@@ -23,7 +24,8 @@ public:
 
     void attach(launcher::RunFeed *feed);
     void detach();
-    void showRun(const launcher::RunData &run);
+    void showRun(const launcher::RunData &run); // state and progress of a finished run
+    void showSnapshot(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot);
     void setState(const QString &state, const QString &detail = {});
 
     int lossPointCount() const;
@@ -31,11 +33,12 @@ public:
     QCustomPlot *lossPlot() const { return m_loss; }
     QCustomPlot *throughputPlot() const { return m_throughput; }
 
+signals:
+    void snapshotShown(const std::shared_ptr<const trellis::launcher::telemetry::DashboardSnapshot> &snapshot);
+
 private:
     void drain();
     void clearPlots();
-    void addRow(const launcher::StepRow &row);
-    void ensureGraph(int rank);
     void replot();
 
     QCustomPlot *m_loss;
@@ -45,7 +48,6 @@ private:
     QProgressBar *m_progress;
     QTimer m_timer;
     launcher::RunFeed *m_feed = nullptr;
-    quint64 m_version = 0;
 };
 
 } // namespace trellis::ui

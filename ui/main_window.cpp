@@ -8,6 +8,13 @@
 #include "ui/estimate_panel.h"
 #include "ui/history_panel.h"
 #include "ui/plan_panel.h"
+#include "ui/dashboards/breakdown_panel.h"
+#include "ui/dashboards/communication_panel.h"
+#include "ui/dashboards/events_panel.h"
+#include "ui/dashboards/health_panel.h"
+#include "ui/dashboards/heatmap_panel.h"
+#include "ui/dashboards/memory_panel.h"
+#include "ui/dashboards/metric_panel.h"
 #include "launcher/supervisor/run_registry.h"
 #include "launcher/supervisor/supervisor_process.h"
 
@@ -16,6 +23,11 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QSettings>
+#include <QTextCursor>
+#include <QVBoxLayout>
 #include <QInputDialog>
 #include <QMessageBox>
 #include <QSystemTrayIcon>
@@ -47,7 +59,8 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
 
     auto dock = [this](QWidget *w, const QString &title, Qt::DockWidgetArea area, const char *name) {
         auto *d = new QDockWidget(title, this);
-        d->setObjectName(QString::fromLatin1(name));
+        if (name)
+            d->setObjectName(QString::fromLatin1(name));
         d->setWidget(w);
         addDockWidget(area, d);
         return d;
@@ -63,7 +76,54 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
     m_log->setFont(QFont(QStringLiteral("monospace"), 8));
-    dock(m_log, tr("Rank output"), Qt::BottomDockWidgetArea, "logDock")->setMaximumHeight(180);
+    // Rank output with a filter: every rank, one rank, or mpirun and the workbench's own lines.
+    auto *logBox = new QWidget(this);
+    auto *logLayout = new QVBoxLayout(logBox);
+    logLayout->setContentsMargins(0, 0, 0, 0);
+    m_rankFilter = new QComboBox(logBox);
+    m_rankFilter->addItem(tr("all ranks"), -2);
+    m_rankFilter->addItem(tr("mpirun and workbench"), -1);
+    m_rankFilter->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    logLayout->addWidget(m_rankFilter, 0, Qt::AlignLeft);
+    logLayout->addWidget(m_log, 1);
+    connect(m_rankFilter, &QComboBox::currentIndexChanged, this, [this] { refilterLog(); });
+    dock(logBox, tr("Rank output"), Qt::BottomDockWidgetArea, "logDock")->setMaximumHeight(220);
+
+    // The dashboards: one dock per panel, drawn from the run's snapshots.
+    using launcher::telemetry::Metric;
+    m_panels = {new dashboards::MetricPanel(tr("Loss, grad norm, learning rate"), QStringLiteral("training"),
+                                            {Metric::Loss, Metric::GradNorm, Metric::Lr}, false, this),
+                new dashboards::MetricPanel(tr("Throughput and step time"), QStringLiteral("throughput"),
+                                            {Metric::TokensPerS, Metric::StepMs}, true, this),
+                new dashboards::BreakdownPanel(this),
+                new dashboards::MemoryPanel(this),
+                new dashboards::CommunicationPanel(this),
+                new dashboards::HeatMapPanel(this),
+                new dashboards::EventsPanel(this),
+                new dashboards::HealthPanel(this)};
+    QDockWidget *first = nullptr;
+    for (dashboards::Panel *panel : m_panels) {
+        auto *d = dock(panel, panel->title(), Qt::RightDockWidgetArea, nullptr);
+        d->setObjectName(QStringLiteral("panel-") + panel->objectId());
+        if (first)
+            tabifyDockWidget(first, d);
+        else
+            first = d;
+        connect(panel, &dashboards::Panel::stepChosen, this, [this](qint64 step) {
+            for (dashboards::Panel *p : m_panels)
+                p->markStep(step);
+            statusBar()->showMessage(tr("Step %1 marked on the charts").arg(step), 5000);
+        });
+    }
+    if (first)
+        first->raise();
+    for (dashboards::Panel *panel : m_panels)
+        if (auto *heat = qobject_cast<dashboards::HeatMapPanel *>(panel))
+            connect(heat, &dashboards::HeatMapPanel::metricChosen, this, [this](Metric m) { m_feed->setHeatMetric(m); });
+    connect(m_dashboard, &Dashboard::snapshotShown, this, [this](const auto &snapshot) {
+        for (dashboards::Panel *panel : m_panels)
+            panel->show(snapshot);
+    });
 
     m_reader->startThread();
     connect(m_reader.get(), &launcher::HistoryReader::runsReady, m_history, &HistoryPanel::setRuns);
@@ -84,6 +144,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         statusBar()->showMessage(error.isEmpty() ? tr("Report written to %1").arg(path) : error, 10000);
     });
     connect(m_history, &HistoryPanel::runSelected, m_reader.get(), &launcher::HistoryReader::requestRun);
+    connect(m_reader.get(), &launcher::HistoryReader::runSnapshotReady, this, [this](const auto &snapshot) {
+        if (!following())
+            m_dashboard->showSnapshot(snapshot);
+    });
 
     connect(m_feed, &launcher::RunFeed::stateChanged, this, [this](RunState state) {
         m_dashboard->setState(tr("Run %1: %2").arg(m_feed->runId(), launcher::toString(state)));
@@ -93,7 +157,8 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
             QTimer::singleShot(600, m_reader.get(), &launcher::HistoryReader::requestRuns);
     });
     connect(m_feed, &launcher::RunFeed::outputLine, this, [this](int rank, bool isStderr, const QString &line) {
-        appendLog((rank < 0 ? QStringLiteral("[mpirun] ") : QStringLiteral("[%1%2] ").arg(rank).arg(isStderr ? QStringLiteral(" err") : QString())) + line);
+        appendLog((rank < 0 ? QStringLiteral("[mpirun] ") : QStringLiteral("[%1%2] ").arg(rank).arg(isStderr ? QStringLiteral(" err") : QString())) + line,
+                  rank);
     });
     connect(m_feed, &launcher::RunFeed::finished, this, &MainWindow::onRunFinished);
     connect(m_feed, &launcher::RunFeed::alert, this, [this](const QString &kind, const QString &message) { notify(kind, message); });
@@ -106,9 +171,21 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
 
     createActions();
     updateActions();
+    // The arrangement a person left (docks moved, tabbed, hidden).
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
     // Runs that outlived an earlier window: follow the newest again.
     QTimer::singleShot(0, this, [this] { reattachRunning(); });
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    QMainWindow::closeEvent(event);
 }
 
 MainWindow::~MainWindow()
@@ -127,7 +204,7 @@ bool MainWindow::following() const
 void MainWindow::attachRun(const QString &runId)
 {
     const auto live = launcher::RunRegistry::find(runId);
-    m_log->clear();
+    clearLog();
     m_launchLog.clear();
     m_feed->attach(runId, live ? live->feedEndpoint() : QString(), m_databasePath);
     m_dashboard->attach(m_feed);
@@ -314,7 +391,7 @@ void MainWindow::launch()
         statusBar()->showMessage(tr("This plan can be estimated but not run yet"), 8000);
         return;
     }
-    m_log->clear();
+    clearLog();
     // The run belongs to a supervisor of its own (trellis-cli run, in its own session): this window
     // only follows it.
     const launcher::SupervisorStart started =
@@ -390,6 +467,39 @@ void MainWindow::exportReport()
     QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), id, path] { reader->requestReport(id, path); });
 }
 
-void MainWindow::appendLog(const QString &line) { m_log->appendPlainText(line); }
+void MainWindow::appendLog(const QString &line, int rank)
+{
+    m_logLines.emplace_back(rank, line);
+    if (m_logLines.size() > 5000)
+        m_logLines.pop_front();
+    if (rank >= 0 && !m_knownRanks.contains(rank)) {
+        m_knownRanks.insert(rank);
+        // Ranks in order after the two fixed entries.
+        int at = 2;
+        while (at < m_rankFilter->count() && m_rankFilter->itemData(at).toInt() < rank)
+            ++at;
+        m_rankFilter->insertItem(at, tr("rank %1").arg(rank), rank);
+    }
+    const int filter = m_rankFilter->currentData().toInt();
+    if (filter == -2 || filter == rank)
+        m_log->appendPlainText(line);
+}
+
+void MainWindow::refilterLog()
+{
+    const int filter = m_rankFilter->currentData().toInt();
+    QStringList shown;
+    for (const auto &[rank, line] : m_logLines)
+        if (filter == -2 || filter == rank)
+            shown << line;
+    m_log->setPlainText(shown.join(QLatin1Char('\n')));
+    m_log->moveCursor(QTextCursor::End);
+}
+
+void MainWindow::clearLog()
+{
+    m_log->clear();
+    m_logLines.clear();
+}
 
 } // namespace trellis::ui

@@ -11,17 +11,25 @@
 #include "plan/plan.h"
 
 #include <QMainWindow>
+#include <QSet>
+
+#include <deque>
+#include <vector>
 
 #include <memory>
 #include <optional>
 
 class QAction;
+class QComboBox;
 class QPlainTextEdit;
 class QSystemTrayIcon;
 
 namespace trellis::ui {
 
 class Dashboard;
+namespace dashboards {
+class Panel;
+}
 class EstimatePanel;
 class HistoryPanel;
 class PlanPanel;
@@ -50,6 +58,7 @@ public:
     // The runs of this history that a supervisor owns now, newest first; attaches to the newest.
     QStringList reattachRunning();
     QAction *launchAction() const { return m_launchAction; }
+    const std::vector<dashboards::Panel *> &panels() const { return m_panels; }
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
 
 private:
@@ -58,7 +67,10 @@ private:
     void onRunFinished(launcher::RunState state, int exitCode, const QString &message);
     void notify(const QString &kind, const QString &message); // an alert from the run
     void exportReport();
-    void appendLog(const QString &line);
+    void appendLog(const QString &line, int rank = -1); // rank -1: mpirun's or the workbench's own
+    void refilterLog();
+    void clearLog();
+    void closeEvent(QCloseEvent *event) override;
     void showLoadedPlan(const QStringList &notes);
     void usePlan(const plan::Plan &plan);
     void savePlanAs();
@@ -82,6 +94,10 @@ private:
     Dashboard *m_dashboard;
     HistoryPanel *m_history;
     QPlainTextEdit *m_log;
+    QComboBox *m_rankFilter = nullptr;
+    std::deque<std::pair<int, QString>> m_logLines; // (rank, line), the last 5000
+    QSet<int> m_knownRanks;
+    std::vector<dashboards::Panel *> m_panels;
     QAction *m_openAction = nullptr;
     QAction *m_launchAction = nullptr;
     QAction *m_stopAction = nullptr;

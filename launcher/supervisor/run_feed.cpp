@@ -28,6 +28,12 @@ RunFeed::RunFeed(QObject *parent) : QObject(parent)
 
 RunFeed::~RunFeed() { detach(); }
 
+std::shared_ptr<const telemetry::DashboardSnapshot> RunFeed::snapshot() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_snapshot;
+}
+
 RunProgress RunFeed::progress() const
 {
     std::lock_guard lock(m_mutex);
@@ -63,7 +69,10 @@ void RunFeed::attach(const QString &runId, const QString &endpoint, const QStrin
     detach();
     m_runId = runId;
     m_series.clear();
-    m_metrics.clear(64); // sized for the real world once it is known
+    {
+        std::lock_guard lock(m_mutex);
+        m_snapshot.reset();
+    }
     m_gaps = 0;
     {
         std::lock_guard lock(m_mutex);
@@ -130,6 +139,8 @@ void RunFeed::deliver()
                     emit event(v.row);
                 else if constexpr (std::is_same_v<T, RestartNote>)
                     emit restarting(v.attempt, v.message);
+                else if constexpr (std::is_same_v<T, SnapshotNote>)
+                    emit snapshotReady();
                 else if constexpr (std::is_same_v<T, FinishedNote>) {
                     if (steps > 0) {
                         emit stepsArrived(steps);
@@ -195,6 +206,34 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
     while (socket && waited.elapsed() < 500 && !m_stop)
         receive(50, pending);
 
+    telemetry::SnapshotBuilder builder(64); // sized for the real world once it is known
+    quint64 feedGapsSeen = 0;
+    QElapsedTimer sinceSnapshot;
+    quint64 snapshotVersion = ~0ull;
+    int snapshotHeat = -1;
+    bool snapshotDirty = true;
+    // At most 4 snapshots a second, and only when something changed (or `force`).
+    auto publishSnapshot = [&](bool force) {
+        if (!force && sinceSnapshot.isValid() && sinceSnapshot.elapsed() < 250)
+            return;
+        const int heat = m_heatMetric.load();
+        if (!force && !snapshotDirty && builder.store().version() == snapshotVersion && heat == snapshotHeat)
+            return;
+        {
+            std::lock_guard lock(m_mutex);
+            builder.setProgress(m_progress.step, m_progress.totalSteps, m_worldSize);
+        }
+        auto snapshot = builder.build(static_cast<telemetry::Metric>(heat));
+        snapshotVersion = builder.store().version();
+        snapshotHeat = heat;
+        snapshotDirty = false;
+        sinceSnapshot.restart();
+        {
+            std::lock_guard lock(m_mutex);
+            m_snapshot = std::move(snapshot);
+        }
+        post(SnapshotNote{});
+    };
     std::map<int, qint64> maxStep; // per rank, the newest step shown
     std::map<int, StepRow> latest;
     int newSteps = 0;
@@ -204,7 +243,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
             return; // backfilled already (or repeated after a restart)
         maxStep[row.rank] = row.step;
         m_series.append(row);
-        m_metrics.append(row);
+        builder.addStep(row);
         latest[row.rank] = row;
         ++newSteps;
     };
@@ -249,7 +288,11 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
         const auto data = db.loadRun(summary->id);
         if (!data)
             return false;
-        m_metrics.setWorldSize(data->run.worldSize);
+        builder.setWorldSize(data->run.worldSize);
+        for (const CollectiveRow &c : db.collectivesOf(summary->id))
+            builder.addCollective(c);
+        for (const EventRow &e : data->events)
+            builder.addEvent(e);
         for (const StepRow &row : data->steps)
             addRow(row);
         {
@@ -273,6 +316,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
                 m_message = why;
             }
             setState(end);
+            publishSnapshot(true);
             post(FinishedNote{end, data->run.exitCode, why});
             return true;
         }
@@ -308,12 +352,22 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
             switch (m.payload_case()) {
             case proto::FeedMessage::kTelemetry: {
                 const proto::Envelope &e = m.telemetry();
-                if (e.has_step())
+                if (e.has_step()) {
                     addRow(stepRowFrom(e));
-                else if (e.has_event())
-                    post(EventNote{EventRow{static_cast<int>(e.rank()), static_cast<qint64>(e.event().step()),
-                                            eventKind(e.event().kind()), QString::fromStdString(e.event().message()),
-                                            QDateTime::currentDateTimeUtc()}});
+                } else if (e.has_collective()) {
+                    const auto &c = e.collective();
+                    builder.addCollective(CollectiveRow{static_cast<int>(e.rank()), static_cast<qint64>(c.step()),
+                                                        QString::fromStdString(c.group()), QString::fromStdString(c.op()),
+                                                        static_cast<qint64>(c.bytes()), c.ms(), c.bus_gbps(), static_cast<int>(c.count())});
+                    snapshotDirty = true;
+                } else if (e.has_event()) {
+                    const EventRow row{static_cast<int>(e.rank()), static_cast<qint64>(e.event().step()),
+                                       eventKind(e.event().kind()), QString::fromStdString(e.event().message()),
+                                       QDateTime::currentDateTimeUtc()};
+                    builder.addEvent(row);
+                    snapshotDirty = true;
+                    post(EventNote{row});
+                }
                 break;
             }
             case proto::FeedMessage::kStatus: {
@@ -325,11 +379,14 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
                     previousAttempt = m_attempt;
                     m_attempt = static_cast<int>(s.attempt());
                     m_worldSize = static_cast<int>(s.world_size());
-                    m_metrics.setWorldSize(m_worldSize);
+                    builder.setWorldSize(m_worldSize);
                     m_progress.totalSteps = static_cast<qint64>(s.total_steps());
                     m_progress.step = std::max<qint64>(m_progress.step, static_cast<qint64>(s.step()));
                     m_message = QString::fromStdString(s.message());
                 }
+                builder.setHealth({s.received(), s.lost(), s.duplicates(), s.out_of_order(), s.rejected(), s.dropped(),
+                                   m_gaps.load()});
+                snapshotDirty = true;
                 if (static_cast<int>(s.attempt()) > previousAttempt)
                     post(RestartNote{static_cast<int>(s.attempt()), QString::fromStdString(s.message())});
                 if (state != RunState::Idle)
@@ -337,14 +394,23 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
                 if (s.final() && isFinal(state)) {
                     if (newSteps > 0)
                         post(StepsNote{std::exchange(newSteps, 0)});
+                    updateProgress();
+                    publishSnapshot(true);
                     post(FinishedNote{state, s.exit_code(), QString::fromStdString(s.message())});
                     ended = true;
                 }
                 break;
             }
-            case proto::FeedMessage::kAlert:
-                post(AlertNote{QString::fromStdString(m.alert().kind()), QString::fromStdString(m.alert().message())});
+            case proto::FeedMessage::kAlert: {
+                const QString kind = QString::fromStdString(m.alert().kind());
+                // Supervisor events (hang, restart, straggler, …) for the events timeline; the
+                // ranks' own events arrive as telemetry.
+                builder.addEvent(EventRow{-1, m_progress.step, kind, QString::fromStdString(m.alert().message()),
+                                          QDateTime::currentDateTimeUtc()});
+                snapshotDirty = true;
+                post(AlertNote{kind, QString::fromStdString(m.alert().message())});
                 break;
+            }
             case proto::FeedMessage::kOutput:
                 post(OutputNote{m.output().rank(), m.output().is_stderr(), QString::fromStdString(m.output().text())});
                 break;
@@ -358,6 +424,11 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
         updateProgress();
         if (newSteps > 0)
             post(StepsNote{std::exchange(newSteps, 0)});
+        if (m_gaps.load() != feedGapsSeen) {
+            feedGapsSeen = m_gaps.load();
+            snapshotDirty = true;
+        }
+        publishSnapshot(false);
         if (ended)
             return;
         // The supervisor says something every second; silent for 5 s and no longer registered

@@ -11,7 +11,7 @@
 #include "launcher/run_controller.h" // RunProgress
 #include "launcher/run_types.h"
 #include "launcher/series_store.h"
-#include "launcher/telemetry/metric_store.h"
+#include "launcher/telemetry/dashboard_snapshot.h"
 
 #include <QObject>
 #include <QString>
@@ -37,8 +37,11 @@ public:
 
     QString runId() const { return m_runId; }
     SeriesStore &series() { return m_series; }
-    // The same rows, per metric and downsampled, for views at any number of ranks.
-    telemetry::MetricStore &metrics() { return m_metrics; }
+    // The newest dashboard snapshot (built on the feed thread at most 4 times a second, when
+    // something changed); null before the first.
+    std::shared_ptr<const telemetry::DashboardSnapshot> snapshot() const;
+    // Which metric the snapshots' rank × step heat map shows.
+    void setHeatMetric(telemetry::Metric metric) { m_heatMetric = static_cast<int>(metric); }
     RunProgress progress() const;
     RunState state() const;
     int worldSize() const;
@@ -53,6 +56,7 @@ signals:
     void alert(const QString &kind, const QString &message);
     void event(const trellis::launcher::EventRow &event); // the run's events, backfilled then live
     void restarting(int attempt, const QString &message);
+    void snapshotReady(); // a new snapshot() (coalesced: at most one pending)
     void finished(trellis::launcher::RunState state, int exitCode, const QString &message);
 
 private:
@@ -63,7 +67,8 @@ private:
     struct EventNote { EventRow row; };
     struct RestartNote { int attempt; QString message; };
     struct FinishedNote { RunState state; int exitCode; QString message; };
-    using Note = std::variant<StateNote, StepsNote, OutputNote, AlertNote, EventNote, RestartNote, FinishedNote>;
+    struct SnapshotNote {};
+    using Note = std::variant<StateNote, StepsNote, OutputNote, AlertNote, EventNote, RestartNote, FinishedNote, SnapshotNote>;
 
     void run(QString runId, std::string endpoint, QString database);
     void post(Note note); // feed thread
@@ -71,7 +76,8 @@ private:
 
     QString m_runId;
     SeriesStore m_series;
-    telemetry::MetricStore m_metrics{64};
+    std::shared_ptr<const telemetry::DashboardSnapshot> m_snapshot; // guarded by m_mutex
+    std::atomic<int> m_heatMetric{static_cast<int>(telemetry::Metric::StepMs)};
     std::thread m_thread;
     std::atomic<bool> m_stop{false};
     std::atomic<quint64> m_gaps{0};

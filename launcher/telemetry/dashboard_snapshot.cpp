@@ -1,0 +1,140 @@
+// See dashboard_snapshot.h.
+#include "launcher/telemetry/dashboard_snapshot.h"
+
+#include <algorithm>
+
+namespace trellis::launcher::telemetry {
+
+void SnapshotBuilder::reset(int worldSize)
+{
+    m_store.clear(worldSize);
+    m_collectives.clear();
+    m_events.clear();
+    m_health = {};
+    m_step = m_totalSteps = 0;
+    m_worldSize = worldSize;
+}
+
+void SnapshotBuilder::setWorldSize(int worldSize)
+{
+    m_store.setWorldSize(worldSize);
+    m_worldSize = worldSize;
+}
+
+void SnapshotBuilder::addCollective(const CollectiveRow &row) { m_collectives[{row.group, row.op, row.rank}] = row; }
+
+void SnapshotBuilder::addEvent(const EventRow &event)
+{
+    m_events.push_back(event);
+    if (m_events.size() > 500)
+        m_events.erase(m_events.begin(), m_events.begin() + static_cast<std::ptrdiff_t>(m_events.size() - 500));
+}
+
+void SnapshotBuilder::setProgress(qint64 step, qint64 totalSteps, int worldSize)
+{
+    m_step = step;
+    m_totalSteps = totalSteps;
+    if (worldSize > 0)
+        m_worldSize = worldSize;
+}
+
+std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetric) const
+{
+    auto s = std::make_shared<DashboardSnapshot>();
+    s->version = m_store.version();
+    const std::vector<int> ranks = m_store.ranks();
+    s->worldSize = std::max(m_worldSize, static_cast<int>(ranks.size()));
+    s->ranksReporting = static_cast<int>(ranks.size());
+    s->step = m_step;
+    s->totalSteps = m_totalSteps;
+    const bool perRank = ranks.size() <= static_cast<std::size_t>(kMaxRankLines);
+    for (Metric m : {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::TokensPerS, Metric::StepMs}) {
+        MetricView v;
+        v.perRank = perRank;
+        if (perRank) {
+            for (int r : ranks) {
+                Line line;
+                line.rank = r;
+                for (const Bucket &b : m_store.series(m, r)) {
+                    line.steps.push_back(b.lastStep);
+                    line.values.push_back(b.mean);
+                }
+                v.lines.push_back(std::move(line));
+            }
+        } else {
+            v.band = m_store.band(m);
+            v.outliers = m_store.outliers(m, 3);
+        }
+        s->metrics[m] = std::move(v);
+    }
+    {
+        const auto tokens = m_store.band(Metric::TokensPerS);
+        for (const BandPoint &p : tokens)
+            s->totalTokensPerS.push_back(p.median * p.ranks);
+    }
+    {
+        const auto compute = m_store.band(Metric::ComputeMs);
+        const auto exposed = m_store.band(Metric::CommExposedMs);
+        const auto bubble = m_store.band(Metric::BubbleMs);
+        const auto idle = m_store.band(Metric::IdleMs);
+        for (std::size_t i = 0; i < compute.size(); ++i)
+            s->breakdown.push_back({compute[i].step, compute[i].median, i < exposed.size() ? exposed[i].median : 0,
+                                    i < bubble.size() ? bubble[i].median : 0, i < idle.size() ? idle[i].median : 0});
+    }
+    for (auto [m, name] : {std::pair{Metric::MemParameters, "parameters"}, std::pair{Metric::MemGradients, "gradients"},
+                           std::pair{Metric::MemOptimizer, "optimizer"}, std::pair{Metric::MemActivations, "activations"},
+                           std::pair{Metric::MemComm, "communication"}, std::pair{Metric::PeakRss, "peak RSS"}}) {
+        const auto band = m_store.band(m);
+        if (band.empty())
+            continue;
+        s->memory.push_back({QString::fromLatin1(name), band.back().median, band.back().max, band.back().maxRank});
+    }
+    // Collectives: per (group, op), means over ranks of their latest report, the slowest link named.
+    std::map<std::pair<QString, QString>, CollectiveView> views;
+    for (const auto &[key, row] : m_collectives) {
+        CollectiveView &v = views[{row.group, row.op}];
+        v.group = row.group;
+        v.op = row.op;
+        v.bytes += static_cast<double>(row.bytes);
+        v.ms += row.ms;
+        v.busGbps += row.busGBps;
+        if (v.ranks == 0 || row.busGBps < v.minBusGbps) {
+            v.minBusGbps = row.busGBps;
+            v.slowestRank = row.rank;
+        }
+        ++v.ranks;
+    }
+    for (auto &[key, v] : views) {
+        v.bytes /= v.ranks;
+        v.ms /= v.ranks;
+        v.busGbps /= v.ranks;
+        s->collectives.push_back(v);
+    }
+    s->heatMetric = heatMetric;
+    s->heat = m_store.heatMap(heatMetric);
+    s->events = m_events;
+    s->health = m_health;
+    return s;
+}
+
+std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives, Metric heatMetric)
+{
+    SnapshotBuilder b(run.run.worldSize);
+    for (const StepRow &row : run.steps)
+        b.addStep(row);
+    for (const CollectiveRow &c : collectives)
+        b.addCollective(c);
+    for (const EventRow &e : run.events)
+        b.addEvent(e);
+    HealthView h;
+    for (const RankRow &r : run.ranks) {
+        h.received += static_cast<quint64>(std::max<qint64>(0, r.receivedSeq));
+        h.lost += static_cast<quint64>(std::max<qint64>(0, r.lost));
+        h.dropped += static_cast<quint64>(std::max<qint64>(0, r.dropped));
+    }
+    b.setHealth(h);
+    b.setProgress(run.run.stepsDone, run.run.totalSteps, run.run.worldSize);
+    return b.build(heatMetric);
+}
+
+} // namespace trellis::launcher::telemetry

@@ -1,0 +1,107 @@
+// What the dashboards draw, computed off the GUI thread: a plain, bounded snapshot of a run built
+// from its metric store (per-rank lines up to 8 ranks, min/median/max bands with outliers beyond),
+// the step-time breakdown, memory by category, collectives per group and operation, the rank ×
+// step heat map of one metric, events and telemetry health. The GUI thread only copies a shared
+// pointer to the newest snapshot and draws it: its work depends on the snapshot's bounded size,
+// never on the message rate or the run's length.
+// Threading: a SnapshotBuilder is used by one thread (the feed's, or the history reader's);
+// snapshots are immutable and shared.
+#pragma once
+
+#include "launcher/run_types.h"
+#include "launcher/telemetry/metric_store.h"
+
+#include <QString>
+
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+namespace trellis::launcher::telemetry {
+
+inline constexpr int kMaxRankLines = 8;
+
+struct Line {
+    int rank = -1;
+    std::vector<double> steps, values;
+};
+
+struct MetricView {
+    bool perRank = true;           // lines (≤ 8 ranks), else band + outliers
+    std::vector<Line> lines;
+    std::vector<BandPoint> band;
+    std::vector<Outlier> outliers;
+};
+
+struct BreakdownPoint {             // medians over ranks, per bucket
+    qint64 step = 0;
+    double computeMs = 0, exposedCommMs = 0, bubbleMs = 0, idleMs = 0;
+};
+
+struct MemoryCategory {
+    QString name;
+    double median = 0, max = 0;     // bytes, over ranks, latest
+    int maxRank = -1;
+};
+
+struct CollectiveView {
+    QString group, op;
+    int ranks = 0;
+    double bytes = 0, ms = 0;       // means over ranks of their latest report
+    double busGbps = 0, minBusGbps = 0;
+    int slowestRank = -1;
+};
+
+struct HealthView {
+    quint64 received = 0, lost = 0, duplicates = 0, outOfOrder = 0, rejected = 0;
+    quint64 dropped = 0;            // at the senders (their latest reports)
+    quint64 feedGaps = 0;           // feed messages this view missed
+};
+
+struct DashboardSnapshot {
+    quint64 version = 0;
+    int worldSize = 0;
+    int ranksReporting = 0;
+    qint64 step = 0, totalSteps = 0;
+    std::map<Metric, MetricView> metrics; // loss, grad norm, lr, tokens/s, step ms
+    std::vector<double> totalTokensPerS;  // per bucket, summed over ranks (median × ranks)
+    std::vector<BreakdownPoint> breakdown;
+    std::vector<MemoryCategory> memory;
+    std::vector<CollectiveView> collectives;
+    Metric heatMetric = Metric::StepMs;
+    HeatMap heat;
+    std::vector<EventRow> events;         // newest last, at most 500
+    HealthView health;
+};
+
+class SnapshotBuilder {
+public:
+    explicit SnapshotBuilder(int worldSize = 64) : m_store(worldSize) {}
+    void reset(int worldSize);
+    void setWorldSize(int worldSize);
+    MetricStore &store() { return m_store; }
+    void addStep(const StepRow &row) { m_store.append(row); }
+    void addCollective(const CollectiveRow &row);
+    void addEvent(const EventRow &event);
+    void setHealth(const HealthView &health) { m_health = health; }
+    void setProgress(qint64 step, qint64 totalSteps, int worldSize);
+    std::shared_ptr<const DashboardSnapshot> build(Metric heatMetric) const;
+
+private:
+    MetricStore m_store;
+    std::map<std::tuple<QString, QString, int>, CollectiveRow> m_collectives; // (group, op, rank) -> latest
+    std::vector<EventRow> m_events;
+    HealthView m_health;
+    qint64 m_step = 0, m_totalSteps = 0;
+    int m_worldSize = 0;
+};
+
+// A finished run from the history, as a snapshot.
+std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives,
+                                                    Metric heatMetric = Metric::StepMs);
+
+} // namespace trellis::launcher::telemetry
+
+#include <QMetaType>
+Q_DECLARE_METATYPE(std::shared_ptr<const trellis::launcher::telemetry::DashboardSnapshot>)

@@ -1,0 +1,26 @@
+// Communication per group and operation: bytes, time and bus bandwidth (the mean rank's latest
+// report, and the slowest rank's), against the link's peak when known.
+#pragma once
+
+#include "ui/dashboards/panel.h"
+
+class QTableWidget;
+
+namespace trellis::ui::dashboards {
+
+class CommunicationPanel : public Panel {
+    Q_OBJECT
+public:
+    explicit CommunicationPanel(QWidget *parent = nullptr);
+    QString title() const override { return tr("Communication"); }
+    QString objectId() const override { return QStringLiteral("communication"); }
+    void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
+    void setPeakGbps(double gbps) { m_peakGbps = gbps; }
+    QTableWidget *table() const { return m_table; }
+
+private:
+    QTableWidget *m_table;
+    double m_peakGbps = 0;
+};
+
+} // namespace trellis::ui::dashboards

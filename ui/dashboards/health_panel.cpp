@@ -1,0 +1,43 @@
+// See health_panel.h.
+#include "ui/dashboards/health_panel.h"
+
+#include <QFormLayout>
+#include <QLabel>
+
+namespace trellis::ui::dashboards {
+
+namespace {
+const char *const kNames[] = {"ranks reporting", "messages received", "lost (given up by ranks)", "duplicates",
+                              "out of order (asked again)", "rejected frames", "dropped at the senders", "feed gaps (this window)"};
+}
+
+HealthPanel::HealthPanel(QWidget *parent) : Panel(parent)
+{
+    auto *form = new QFormLayout(this);
+    for (int i = 0; i < 8; ++i) {
+        m_values[i] = new QLabel(QStringLiteral("–"), this);
+        form->addRow(tr(kNames[i]), m_values[i]);
+    }
+}
+
+void HealthPanel::show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot)
+{
+    const auto &h = snapshot->health;
+    const quint64 values[] = {static_cast<quint64>(snapshot->ranksReporting), h.received, h.lost, h.duplicates, h.outOfOrder,
+                              h.rejected, h.dropped, h.feedGaps};
+    for (int i = 0; i < 8; ++i) {
+        m_values[i]->setText(i == 0 ? QStringLiteral("%1 / %2").arg(values[0]).arg(snapshot->worldSize) : QString::number(values[i]));
+        const bool bad = (i == 2 || i == 5 || i == 6) && values[i] > 0;
+        m_values[i]->setStyleSheet(bad ? QStringLiteral("color: #b00000; font-weight: bold") : QString());
+    }
+}
+
+QString HealthPanel::text() const
+{
+    QStringList lines;
+    for (int i = 0; i < 8; ++i)
+        lines << QStringLiteral("%1: %2").arg(QString::fromLatin1(kNames[i]), m_values[i]->text());
+    return lines.join(QLatin1Char('\n'));
+}
+
+} // namespace trellis::ui::dashboards

@@ -1,0 +1,72 @@
+// See heatmap_panel.h.
+#include "ui/dashboards/heatmap_panel.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace trellis::ui::dashboards {
+
+using namespace launcher::telemetry;
+
+HeatMapPanel::HeatMapPanel(QWidget *parent)
+    : Panel(parent), m_choice(new QComboBox(this)), m_plot(makePlot(QString(), tr("rank"), this)), m_outliers(new QLabel(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addWidget(m_choice);
+    layout->addWidget(m_plot, 1);
+    layout->addWidget(m_outliers);
+    m_outliers->setWordWrap(true);
+    for (Metric m : {Metric::StepMs, Metric::ComputeMs, Metric::CommExposedMs, Metric::BubbleMs, Metric::TokensPerS,
+                     Metric::PeakRss, Metric::Loss})
+        m_choice->addItem(tr(metricName(m)), static_cast<int>(m));
+    connect(m_choice, &QComboBox::currentIndexChanged, this,
+            [this] { emit metricChosen(static_cast<Metric>(m_choice->currentData().toInt())); });
+    m_plot->legend->setVisible(false);
+    m_plot->setInteractions({});
+    m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
+    auto *scale = new QCPColorScale(m_plot);
+    m_plot->plotLayout()->addElement(1, 1, scale);
+    m_map->setColorScale(scale);
+    m_map->setGradient(QCPColorGradient::gpThermal);
+    m_map->setInterpolate(false);
+}
+
+void HeatMapPanel::show(const std::shared_ptr<const DashboardSnapshot> &snapshot)
+{
+    const HeatMap &h = snapshot->heat;
+    m_map->data()->clearAlpha();
+    const int rows = static_cast<int>(h.ranks.size());
+    const int cols = static_cast<int>(h.steps.size());
+    if (rows == 0 || cols == 0)
+        return;
+    auto *cells = m_map->data();
+    cells->setSize(cols, rows);
+    cells->setRange(QCPRange(h.steps.front(), h.steps.back()), QCPRange(h.ranks.front(), h.ranks.back()));
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            const float v = h.values[static_cast<std::size_t>(r) * cols + c];
+            if (std::isnan(v))
+                cells->setAlpha(c, r, 0);
+            else
+                cells->setCell(c, r, v);
+        }
+    m_map->rescaleDataRange(true);
+    m_plot->rescaleAxes();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    QStringList names;
+    const auto it = snapshot->metrics.find(snapshot->heatMetric);
+    if (it != snapshot->metrics.end())
+        for (const auto &o : it->second.outliers)
+            if (std::abs(o.deviation) >= 0.05)
+                names << tr("rank %1 %2%3%").arg(o.rank).arg(o.deviation >= 0 ? QStringLiteral("+") : QString()).arg(o.deviation * 100, 0, 'f', 0);
+    m_outliers->setText(names.isEmpty() ? tr("%1 ranks, none stands out").arg(rows)
+                                        : tr("%1 ranks; furthest from the median: %2").arg(rows).arg(names.join(QStringLiteral(", "))));
+}
+
+} // namespace trellis::ui::dashboards

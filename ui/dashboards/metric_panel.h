@@ -1,0 +1,34 @@
+// A metric over steps, picked from a list (loss / grad norm / learning rate; tokens/s / step
+// time): a line per rank up to 8 ranks, beyond that the min–max band, the median and the outlier
+// ranks; the throughput panel adds the total over ranks.
+#pragma once
+
+#include "ui/dashboards/panel.h"
+
+#include <vector>
+
+class QComboBox;
+
+namespace trellis::ui::dashboards {
+
+class MetricPanel : public Panel {
+    Q_OBJECT
+public:
+    MetricPanel(QString title, QString id, std::vector<launcher::telemetry::Metric> metrics, bool total, QWidget *parent = nullptr);
+    QString title() const override { return m_title; }
+    QString objectId() const override { return m_id; }
+    void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
+    void markStep(qint64 step) override;
+    QCustomPlot *plot() const { return m_plot; }
+    int pointCount() const; // points drawn, over every line (tests)
+
+private:
+    QString m_title, m_id;
+    std::vector<launcher::telemetry::Metric> m_metrics;
+    bool m_total;
+    QComboBox *m_choice;
+    QCustomPlot *m_plot;
+    std::shared_ptr<const launcher::telemetry::DashboardSnapshot> m_last;
+};
+
+} // namespace trellis::ui::dashboards

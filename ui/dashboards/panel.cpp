@@ -1,0 +1,94 @@
+// See panel.h.
+#include "ui/dashboards/panel.h"
+
+#include <qcustomplot.h>
+
+namespace trellis::ui::dashboards {
+
+using launcher::telemetry::MetricView;
+
+QColor rankColour(int rank)
+{
+    static const QColor palette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
+                                     QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                                     QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f)};
+    return palette[((rank % 8) + 8) % 8];
+}
+
+QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *parent)
+{
+    auto *plot = new QCustomPlot(parent);
+    plot->plotLayout()->insertRow(0);
+    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(QStringLiteral("sans"), 10, QFont::Bold)));
+    plot->xAxis->setLabel(QObject::tr("step"));
+    plot->yAxis->setLabel(yLabel);
+    plot->legend->setVisible(true);
+    plot->legend->setFont(QFont(QStringLiteral("sans"), 8));
+    plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot->setMinimumHeight(160);
+    plot->setNoAntialiasingOnDrag(true);
+    return plot;
+}
+
+void drawMetric(QCustomPlot *plot, const MetricView &view, const QString &name)
+{
+    plot->clearGraphs();
+    if (view.perRank) {
+        for (const auto &line : view.lines) {
+            QCPGraph *g = plot->addGraph();
+            g->setName(QObject::tr("rank %1").arg(line.rank));
+            g->setPen(QPen(rankColour(line.rank), 1.5));
+            g->setData(QVector<double>(line.steps.begin(), line.steps.end()),
+                       QVector<double>(line.values.begin(), line.values.end()), true);
+        }
+    } else {
+        QVector<double> x, lo, mid, hi;
+        for (const auto &p : view.band) {
+            x << static_cast<double>(p.step);
+            lo << p.min;
+            mid << p.median;
+            hi << p.max;
+        }
+        QCPGraph *maxG = plot->addGraph();
+        maxG->setName(QObject::tr("max"));
+        maxG->setPen(QPen(QColor(0xd6, 0x27, 0x28, 160), 1));
+        maxG->setData(x, hi, true);
+        QCPGraph *minG = plot->addGraph();
+        minG->setName(QObject::tr("min"));
+        minG->setPen(QPen(QColor(0x1f, 0x77, 0xb4, 160), 1));
+        minG->setData(x, lo, true);
+        maxG->setBrush(QBrush(QColor(0x1f, 0x77, 0xb4, 40)));
+        maxG->setChannelFillGraph(minG);
+        QCPGraph *medianG = plot->addGraph();
+        medianG->setName(QObject::tr("median of %1 ranks").arg(view.band.empty() ? 0 : view.band.back().ranks));
+        medianG->setPen(QPen(Qt::black, 1.5));
+        medianG->setData(x, mid, true);
+        for (const auto &o : view.outliers) {
+            if (std::abs(o.deviation) < 0.05)
+                continue;
+            QCPGraph *g = plot->addGraph(); // a legend entry naming the outlier
+            g->setName(QObject::tr("rank %1: %2%3%").arg(o.rank).arg(o.deviation >= 0 ? QStringLiteral("+") : QString())
+                           .arg(o.deviation * 100, 0, 'f', 0));
+            g->setPen(QPen(Qt::NoPen));
+        }
+    }
+    plot->yAxis->setLabel(name);
+    plot->rescaleAxes();
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void markStepOn(QCustomPlot *plot, qint64 step)
+{
+    for (int i = plot->itemCount() - 1; i >= 0; --i)
+        if (plot->item(i)->objectName() == QLatin1String("stepMarker"))
+            plot->removeItem(i);
+    auto *line = new QCPItemStraightLine(plot);
+    line->setObjectName(QStringLiteral("stepMarker"));
+    line->setPen(QPen(QColor(0x99, 0x00, 0x00), 1, Qt::DashLine));
+    line->point1->setCoords(static_cast<double>(step), 0);
+    line->point2->setCoords(static_cast<double>(step), 1);
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace trellis::ui::dashboards
