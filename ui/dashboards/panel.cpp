@@ -61,7 +61,10 @@ void drawMetric(QCustomPlot *plot, const MetricView &view, const QString &name)
         maxG->setBrush(QBrush(QColor(0x1f, 0x77, 0xb4, 40)));
         maxG->setChannelFillGraph(minG);
         QCPGraph *medianG = plot->addGraph();
-        medianG->setName(QObject::tr("median of %1 ranks").arg(view.band.empty() ? 0 : view.band.back().ranks));
+        int ranks = 0;
+        for (const auto &p : view.band)
+            ranks = std::max(ranks, p.ranks);
+        medianG->setName(QObject::tr("median of %1 ranks").arg(ranks));
         medianG->setPen(QPen(Qt::black, 1.5));
         medianG->setData(x, mid, true);
         for (const auto &o : view.outliers) {

@@ -1,0 +1,163 @@
+// Each dashboard panel fed a snapshot of a recorded run shows the expected values: a line per rank
+// up to 8 ranks and bands beyond (outliers named), the stacked step-time parts, memory by
+// category, one row per collective, every event (choosing one marks its step), the heat map's
+// size, telemetry health; and the snapshot is built off the GUI thread by the history reader.
+#include "launcher/telemetry/dashboard_snapshot.h"
+#include "ui/dashboards/breakdown_panel.h"
+#include "ui/dashboards/communication_panel.h"
+#include "ui/dashboards/events_panel.h"
+#include "ui/dashboards/health_panel.h"
+#include "ui/dashboards/heatmap_panel.h"
+#include "ui/dashboards/memory_panel.h"
+#include "ui/dashboards/metric_panel.h"
+
+#include <qcustomplot.h>
+
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTest>
+#include <QTreeWidget>
+
+using namespace trellis;
+using namespace trellis::launcher;
+using namespace trellis::launcher::telemetry;
+using namespace trellis::ui::dashboards;
+
+namespace {
+
+// A recorded run: `ranks` ranks, `steps` steps; rank r computes 10 + r ms (the last rank 3x).
+RunData recordedRun(int ranks, int steps)
+{
+    RunData run;
+    run.run.runId = QStringLiteral("recorded");
+    run.run.worldSize = ranks;
+    run.run.totalSteps = steps;
+    run.run.stepsDone = steps;
+    for (int r = 0; r < ranks; ++r) {
+        RankRow rank;
+        rank.rank = r;
+        rank.receivedSeq = 3 * steps + 1;
+        rank.goodbyeSeq = 3 * steps;
+        run.ranks.append(rank);
+    }
+    for (int s = 1; s <= steps; ++s)
+        for (int r = 0; r < ranks; ++r) {
+            StepRow row;
+            row.rank = r;
+            row.step = s;
+            row.loss = 5.0 - 0.01 * s;
+            row.computeMs = r == ranks - 1 ? 30.0 + 3 * r : 10.0 + r * 0.01;
+            row.commExposedMs = 2;
+            row.bubbleMs = 1;
+            row.idleMs = 0.5;
+            row.stepMs = row.computeMs + 3.5;
+            row.tokensPerS = 1000;
+            row.memParameters = 100 << 20;
+            row.memOptimizer = (200 + r) << 20;
+            run.steps.append(row);
+        }
+    run.events.append(EventRow{-1, 7, QStringLiteral("checkpoint"), QStringLiteral("checkpoint at step 7"), {}});
+    run.events.append(EventRow{ranks - 1, 12, QStringLiteral("straggler"), QStringLiteral("rank is a straggler"), {}});
+    return run;
+}
+
+QList<CollectiveRow> collectives(int ranks)
+{
+    QList<CollectiveRow> out;
+    for (int r = 0; r < ranks; ++r) {
+        out.append(CollectiveRow{r, 20, QStringLiteral("dp"), QStringLiteral("all_reduce"), 8 << 20, 4.0, r == 1 ? 1.0 : 2.0, 1});
+        out.append(CollectiveRow{r, 20, QStringLiteral("tp"), QStringLiteral("all_gather"), 1 << 20, 1.0, 8.0, 2});
+    }
+    return out;
+}
+
+} // namespace
+
+class TstDashboards : public QObject {
+    Q_OBJECT
+private slots:
+    void linesUpToEightRanks()
+    {
+        const auto snapshot = snapshotOf(recordedRun(4, 30), collectives(4));
+        MetricPanel panel(QStringLiteral("t"), QStringLiteral("t"), {Metric::Loss}, false);
+        panel.show(snapshot);
+        QCOMPARE(panel.plot()->graphCount(), 4);
+        QCOMPARE(panel.pointCount(), 4 * 30);
+        QVERIFY(std::abs(panel.plot()->graph(0)->data()->at(29)->value - (5.0 - 0.3)) < 1e-6); // stored as float
+    }
+
+    void bandsBeyondWithOutliersNamed()
+    {
+        const auto snapshot = snapshotOf(recordedRun(64, 30), collectives(64), Metric::ComputeMs);
+        MetricPanel panel(QStringLiteral("t"), QStringLiteral("t"), {Metric::StepMs}, false);
+        panel.show(snapshot);
+        QStringList names;
+        for (int i = 0; i < panel.plot()->graphCount(); ++i)
+            names << panel.plot()->graph(i)->name();
+        QVERIFY2(names.contains(QStringLiteral("median of 64 ranks")), qPrintable(names.join(QLatin1Char('|'))));
+        QVERIFY2(std::any_of(names.begin(), names.end(), [](const QString &n) { return n.startsWith(QStringLiteral("rank 63: +")); }),
+                 qPrintable(names.join(QLatin1Char('|'))));
+        // The band spans the slowest rank: max = rank 63's step time.
+        const QCPGraph *maxGraph = panel.plot()->graph(0);
+        QCOMPARE(maxGraph->name(), QStringLiteral("max"));
+        QVERIFY(std::abs(maxGraph->data()->at(0)->value - (30.0 + 3 * 63 + 3.5)) < 1e-3);
+
+        HeatMapPanel heat;
+        heat.show(snapshot);
+        auto *map = qobject_cast<QCPColorMap *>(heat.plot()->plottable(0));
+        QVERIFY(map);
+        QCOMPARE(map->data()->keySize(), 30);
+        QCOMPARE(map->data()->valueSize(), 64);
+        QVERIFY(std::abs(map->data()->cell(29, 63) - (30.0 + 3 * 63)) < 1e-3); // compute ms of rank 63
+    }
+
+    void breakdownMemoryCommunication()
+    {
+        const auto snapshot = snapshotOf(recordedRun(4, 10), collectives(4));
+        BreakdownPanel breakdown;
+        breakdown.show(snapshot);
+        QCOMPARE(breakdown.findChild<QCustomPlot *>()->plottableCount(), 4); // compute, exposed comm, bubble, idle
+        auto *exposed = qobject_cast<QCPBars *>(breakdown.findChild<QCustomPlot *>()->plottable(1));
+        QCOMPARE(exposed->name(), QStringLiteral("exposed communication"));
+        QCOMPARE(exposed->data()->at(0)->value, 2.0);
+
+        MemoryPanel memory;
+        memory.show(snapshot);
+        auto *plot = memory.findChild<QCustomPlot *>();
+        auto *median = qobject_cast<QCPBars *>(plot->plottable(1));
+        QCOMPARE(median->name(), QStringLiteral("median rank"));
+        QCOMPARE(median->data()->at(0)->value, 100.0);               // parameters, MiB
+        auto *largest = qobject_cast<QCPBars *>(plot->plottable(0));
+        QCOMPARE(largest->data()->at(2)->value, 203.0);              // optimizer of rank 3, MiB
+
+        CommunicationPanel comm;
+        comm.show(snapshot);
+        QCOMPARE(comm.table()->rowCount(), 2);
+        QCOMPARE(comm.table()->item(0, 0)->text(), QStringLiteral("dp"));
+        QCOMPARE(comm.table()->item(0, 2)->text(), QStringLiteral("4"));
+        QCOMPARE(comm.table()->item(0, 6)->text(), QStringLiteral("1 (1.00)")); // the slowest link named
+    }
+
+    void eventsMarkTheirStepAndHealthCounts()
+    {
+        const auto snapshot = snapshotOf(recordedRun(4, 20), collectives(4));
+        EventsPanel events;
+        events.show(snapshot);
+        QCOMPARE(events.list()->topLevelItemCount(), 2);
+        QSignalSpy chosen(&events, &Panel::stepChosen);
+        emit events.list()->itemClicked(events.list()->topLevelItem(1), 0);
+        QCOMPARE(chosen.size(), 1);
+        QCOMPARE(chosen.first().first().toLongLong(), 12);
+        events.show(snapshot); // the same events again: nothing doubles
+        QCOMPARE(events.list()->topLevelItemCount(), 2);
+
+        HealthPanel health;
+        health.show(snapshot);
+        QVERIFY2(health.text().contains(QStringLiteral("messages received: %1").arg(4 * 61)), qPrintable(health.text()));
+        QVERIFY(health.text().contains(QStringLiteral("lost (given up by ranks): 0")));
+        QVERIFY(health.text().contains(QStringLiteral("ranks reporting: 4 / 4")));
+    }
+};
+
+QTEST_MAIN(TstDashboards)
+#include "tst_dashboards.moc"
