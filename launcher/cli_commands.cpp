@@ -179,6 +179,7 @@ int cmdAttach(const Args &a, const QString &dbPath)
     out() << "run " << runId << (endpoint.isEmpty() ? QStringLiteral(" (from the history)") : QStringLiteral(" (live)"))
           << Qt::endl;
     RunFeed feed;
+    feed.setKeepRows(true);
     qint64 shownStep = 0;
     quint64 version = 0;
     std::map<qint64, int> ranksAt;

@@ -105,6 +105,11 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     for (dashboards::Panel *panel : m_panels) {
         auto *d = dock(panel, panel->title(), Qt::RightDockWidgetArea, nullptr);
         d->setObjectName(QStringLiteral("panel-") + panel->objectId());
+        // A panel behind a tab or hidden draws nothing; it catches up when it shows.
+        connect(d, &QDockWidget::visibilityChanged, this, [this, panel](bool visible) {
+            if (visible && m_lastSnapshot)
+                panel->show(m_lastSnapshot);
+        });
         if (first)
             tabifyDockWidget(first, d);
         else
@@ -121,8 +126,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         if (auto *heat = qobject_cast<dashboards::HeatMapPanel *>(panel))
             connect(heat, &dashboards::HeatMapPanel::metricChosen, this, [this](Metric m) { m_feed->setHeatMetric(m); });
     connect(m_dashboard, &Dashboard::snapshotShown, this, [this](const auto &snapshot) {
+        m_lastSnapshot = snapshot;
         for (dashboards::Panel *panel : m_panels)
-            panel->show(snapshot);
+            if (panel->isVisible())
+                panel->show(snapshot);
     });
 
     m_reader->startThread();

@@ -242,7 +242,8 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
         if (it != maxStep.end() && row.step <= it->second)
             return; // backfilled already (or repeated after a restart)
         maxStep[row.rank] = row.step;
-        m_series.append(row);
+        if (m_keepRows)
+            m_series.append(row);
         builder.addStep(row);
         latest[row.rank] = row;
         ++newSteps;

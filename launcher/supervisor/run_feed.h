@@ -36,6 +36,9 @@ public:
     bool isAttached() const { return m_thread.joinable(); }
 
     QString runId() const { return m_runId; }
+    // Every step row as it came, for a follower that prints them (trellis-cli attach); off by
+    // default: the dashboards draw from snapshot(), bounded at any size.
+    void setKeepRows(bool keep) { m_keepRows = keep; }
     SeriesStore &series() { return m_series; }
     // The newest dashboard snapshot (built on the feed thread at most 4 times a second, when
     // something changed); null before the first.
@@ -76,6 +79,7 @@ private:
 
     QString m_runId;
     SeriesStore m_series;
+    std::atomic<bool> m_keepRows{false};
     std::shared_ptr<const telemetry::DashboardSnapshot> m_snapshot; // guarded by m_mutex
     std::atomic<int> m_heatMetric{static_cast<int>(telemetry::Metric::StepMs)};
     std::thread m_thread;
