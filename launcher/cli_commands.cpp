@@ -6,6 +6,7 @@
 #include "launcher/history_writer.h"
 #include "launcher/html_report.h"
 #include "launcher/run_controller.h"
+#include "launcher/run_comparison.h"
 #include "launcher/run_export.h"
 #include "launcher/supervisor/feed_publisher.h"
 #include "launcher/telemetry/simulator.h"
@@ -577,6 +578,35 @@ int cmdExport(const Args &a, const QString &dbPath)
     return 0;
 }
 
+// compare: two or more runs side by side (summary, plan differences; curves in the report).
+int cmdCompare(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() < 2)
+        return usageError(QStringLiteral("compare takes two or more runs"));
+    HistoryDatabase db;
+    QList<RunData> runs;
+    QList<RunFigures> figures;
+    for (const QString &reference : a.positional) {
+        const auto summary = findExistingRun(db, dbPath, reference);
+        if (!summary)
+            return 1;
+        const auto data = db.loadRun(summary->id);
+        if (!data)
+            return fail(QStringLiteral("cannot load run %1: %2").arg(summary->runId, db.lastError()));
+        runs << *data;
+        figures << figuresOf(*data, db.collectivesOf(summary->id));
+    }
+    const auto differences = planDifferences(runs);
+    out() << compareText(figures, differences);
+    if (a.options.contains(QStringLiteral("--report"))) {
+        const QString path = a.options[QStringLiteral("--report")];
+        if (const QString e = writeFileAtomically(path, renderComparisonHtml(runs, figures, differences).toUtf8()); !e.isEmpty())
+            return fail(e);
+        out() << "report " << QFileInfo(path).absoluteFilePath() << Qt::endl;
+    }
+    return 0;
+}
+
 int cmdReport(const Args &a, const QString &dbPath)
 {
     if (a.positional.size() != 1 || !a.options.contains(QStringLiteral("--out")))
@@ -707,6 +737,10 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("adopt")) {
         const Args a = parseArgs(rest, {QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")}, {QStringLiteral("--quiet")});
         return a.error.isEmpty() ? cmdAdopt(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("compare")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--report")}, {});
+        return a.error.isEmpty() ? cmdCompare(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("ps")) {
         const Args a = parseArgs(rest, {}, {});

@@ -67,7 +67,7 @@ private slots:
         QCOMPARE(top.code, 0);
         QVERIFY(top.out.startsWith(QStringLiteral("usage: trellis-cli")));
         for (const char *command : {"validate", "estimate", "convert", "calibrate", "search", "run", "attach", "ps", "stop",
-                                    "adopt", "runs", "export", "report", "trace", "job-keeper", "simulate", "simulate-ranks"}) {
+                                    "adopt", "runs", "export", "report", "trace", "job-keeper", "simulate", "simulate-ranks", "compare"}) {
             const Result r = cli({QString::fromLatin1(command), QStringLiteral("--help")});
             QVERIFY2(r.code == 0, command);
             QVERIFY2(r.out.contains(QStringLiteral("  %1").arg(QString::fromLatin1(command))), qPrintable(r.out));
@@ -118,6 +118,49 @@ private slots:
         const QByteArray text = html.readAll();
         QVERIFY(text.contains("<svg"));
         QVERIFY(text.contains(runId.toUtf8()));
+    }
+
+    // Two real runs of different layouts compared: the summary of each, the plan fields that
+    // differ (and only those), and an HTML report with the overlaid curves.
+    void compareTwoRuns()
+    {
+        const QString database = m_dir.filePath(QStringLiteral("compare.sqlite"));
+        QStringList ids;
+        for (const QString &parallel : {QStringLiteral(R"("dp": 4)"), QStringLiteral(R"("dp": 2, "tp": 2)")}) {
+            const QString plan = m_dir.filePath(QStringLiteral("compare-%1.json").arg(ids.size()));
+            QFile out(plan);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "compare",
+              "model": {"layers": 2, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
+              "cluster": {"nodes": [{"host": "localhost", "slots": 4}]},
+              "parallel": {%1},
+              "training": {"steps": 6, "lr": 0.001, "min_lr": 0.0001, "seed": 3,
+                           "data": {"source": "text", "path": "%2"}}})")
+                          .arg(parallel, QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                          .toUtf8());
+            out.close();
+            const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            ids << r.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        }
+        const QString report = m_dir.filePath(QStringLiteral("compare.html"));
+        const Result c = cli({QStringLiteral("--db"), database, QStringLiteral("compare"), ids[0], ids[1], QStringLiteral("--report"), report});
+        QVERIFY2(c.code == 0, qPrintable(c.err));
+        QVERIFY2(c.out.contains(QStringLiteral("parallel.tp: 1 | 2")), qPrintable(c.out));
+        QVERIFY2(c.out.contains(QStringLiteral("parallel.dp: 4 | 2")), qPrintable(c.out));
+        QVERIFY2(!c.out.contains(QStringLiteral("model.layers")), qPrintable(c.out)); // the same in both
+        for (const char *row : {"tokens/s", "step ms (slowest rank)", "exposed comm ms", "bubble ms", "bus GB/s", "final loss"})
+            QVERIFY2(c.out.contains(QString::fromLatin1(row)), row);
+        QVERIFY(c.out.contains(ids[0]) && c.out.contains(ids[1]));
+        QFile html(report);
+        QVERIFY(html.open(QIODevice::ReadOnly));
+        const QByteArray text = html.readAll();
+        QCOMPARE(text.count("<svg"), 3);
+        QVERIFY(text.contains("Plan differences") && text.contains("parallel.tp"));
+        QCOMPARE(cli({QStringLiteral("--db"), database, QStringLiteral("compare"), ids[0]}).code, 2); // one run is not a comparison
+        const Result missing = cli({QStringLiteral("--db"), database, QStringLiteral("compare"), ids[0], QStringLiteral("no-such-run")});
+        QCOMPARE(missing.code, 1);
+        QVERIFY2(missing.err.contains(QStringLiteral("no-such-run")), qPrintable(missing.err));
     }
 
     void runsExportAndReport()

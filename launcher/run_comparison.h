@@ -1,0 +1,38 @@
+// Comparing runs: per run a summary (throughput, step-time breakdown, bubble, bus bandwidth, final
+// loss, memory), the plan fields that differ between them, and their curves overlaid by step.
+// Shown by `trellis-cli compare RUN RUN…` as text, written as one self-contained HTML report.
+#pragma once
+
+#include "launcher/run_types.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace trellis::launcher {
+
+struct RunFigures {
+    QString runId, name, status;
+    int worldSize = 0;
+    qint64 steps = 0;
+    double finalLoss = 0;
+    double tokensPerS = 0;  // the job's, median over steps
+    double stepMs = 0;      // the slowest rank's, median over steps
+    double computeMs = 0, exposedCommMs = 0, bubbleMs = 0, idleMs = 0; // medians over steps of the rank medians
+    double busGbps = 0;     // mean over the run's collective reports (dp all_reduce where there is one)
+    qint64 peakRss = 0;     // the largest rank's
+};
+
+RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives);
+
+struct PlanDifference {
+    QString field;        // "parallel.dp"
+    QStringList values;   // one per run ("—" where absent)
+};
+QList<PlanDifference> planDifferences(const QList<RunData> &runs);
+
+QString compareText(const QList<RunFigures> &figures, const QList<PlanDifference> &differences);
+QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunFigures> &figures,
+                             const QList<PlanDifference> &differences);
+
+} // namespace trellis::launcher
