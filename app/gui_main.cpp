@@ -28,9 +28,14 @@ int main(int argc, char **argv)
                           trellis::launcher::HistoryDatabase::defaultPath());
     QCommandLineOption launch(QStringLiteral("launch"), QStringLiteral("Launch the plan right away."));
     QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search for faster plans right away (Estimate tab)."));
+    QCommandLineOption panel(QStringLiteral("panel"),
+                             QStringLiteral("Bring a dashboard panel to the front: training, throughput, breakdown, memory, "
+                                            "communication, heatmap, events, health."),
+                             QStringLiteral("id"));
     parser.addOption(db);
     parser.addOption(launch);
     parser.addOption(search);
+    parser.addOption(panel);
     parser.addPositionalArgument(QStringLiteral("plan"), QStringLiteral("Plan file to open."));
     parser.process(app);
 
@@ -45,5 +50,8 @@ int main(int argc, char **argv)
         window.searchPlans();
     if (loaded && parser.isSet(launch))
         window.launch();
+    for (const QString &id : parser.values(panel))
+        if (!window.raisePanel(id))
+            qWarning("unknown panel '%s'", qPrintable(id));
     return app.exec();
 }

@@ -183,8 +183,27 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
+    // While a run is followed, the history list catches up every few seconds (a query on the
+    // reader's thread).
+    auto *refresh = new QTimer(this);
+    refresh->setInterval(3000);
+    connect(refresh, &QTimer::timeout, this, [this] {
+        if (following())
+            QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
+    });
+    refresh->start();
     // Runs that outlived an earlier window: follow the newest again.
     QTimer::singleShot(0, this, [this] { reattachRunning(); });
+}
+
+bool MainWindow::raisePanel(const QString &id)
+{
+    if (auto *d = findChild<QDockWidget *>(QStringLiteral("panel-") + id)) {
+        d->show();
+        d->raise();
+        return true;
+    }
+    return false;
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

@@ -59,6 +59,9 @@ public:
     QStringList reattachRunning();
     QAction *launchAction() const { return m_launchAction; }
     const std::vector<dashboards::Panel *> &panels() const { return m_panels; }
+    // Brings a dashboard panel's dock to the front (ids: training, throughput, breakdown, memory,
+    // communication, heatmap, events, health); false for an unknown id.
+    bool raisePanel(const QString &id);
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
 
 private:

@@ -7,7 +7,9 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace trellis::ui::dashboards {
 
@@ -45,17 +47,39 @@ void HeatMapPanel::show(const std::shared_ptr<const DashboardSnapshot> &snapshot
     const int cols = static_cast<int>(h.steps.size());
     if (rows == 0 || cols == 0)
         return;
+    // More ranks than rows of pixels: groups of ranks, each cell showing the value of its group
+    // furthest from the median, so one odd rank among 1024 still stands out.
+    // At least 3 pixels a row, whatever the dock's size.
+    const int bins = std::min({rows, kMaxRows, std::max(8, m_plot->axisRect()->height() / 3)});
+    std::vector<float> all;
+    all.reserve(h.values.size());
+    for (float v : h.values)
+        if (!std::isnan(v))
+            all.push_back(v);
+    float median = 0;
+    if (!all.empty()) {
+        std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(all.size() / 2), all.end());
+        median = all[all.size() / 2];
+    }
     auto *cells = m_map->data();
-    cells->setSize(cols, rows);
+    cells->setSize(cols, bins);
     cells->setRange(QCPRange(h.steps.front(), h.steps.back()), QCPRange(h.ranks.front(), h.ranks.back()));
-    for (int r = 0; r < rows; ++r)
+    for (int b = 0; b < bins; ++b) {
+        const int first = static_cast<int>(static_cast<long>(b) * rows / bins);
+        const int last = static_cast<int>(static_cast<long>(b + 1) * rows / bins);
         for (int c = 0; c < cols; ++c) {
-            const float v = h.values[static_cast<std::size_t>(r) * cols + c];
-            if (std::isnan(v))
-                cells->setAlpha(c, r, 0);
+            float pick = std::numeric_limits<float>::quiet_NaN();
+            for (int r = first; r < last; ++r) {
+                const float v = h.values[static_cast<std::size_t>(r) * cols + c];
+                if (!std::isnan(v) && (std::isnan(pick) || std::abs(v - median) > std::abs(pick - median)))
+                    pick = v;
+            }
+            if (std::isnan(pick))
+                cells->setAlpha(c, b, 0);
             else
-                cells->setCell(c, r, v);
+                cells->setCell(c, b, pick);
         }
+    }
     m_map->rescaleDataRange(true);
     m_plot->rescaleAxes();
     m_plot->replot(QCustomPlot::rpQueuedReplot);

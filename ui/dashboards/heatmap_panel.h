@@ -23,6 +23,7 @@ signals:
     void metricChosen(trellis::launcher::telemetry::Metric metric);
 
 private:
+    static constexpr int kMaxRows = 128; // rank groups drawn
     QComboBox *m_choice;
     QCustomPlot *m_plot;
     QLabel *m_outliers;
