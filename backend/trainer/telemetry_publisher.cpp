@@ -105,11 +105,12 @@ void TelemetryPublisher::run()
         bool stopping = false;
         {
             std::unique_lock lock(m_mutex);
-            // Wake for new messages, the next heartbeat, and every 20 ms to read acknowledgements
-            // while anything is held.
+            // Wake for new messages, the next heartbeat, and every 100 ms to read acknowledgements
+            // while anything is held (they only free memory: no hurry, and every wake-up is CPU
+            // taken from training on a busy node).
             auto wakeAt = nextHeartbeat;
             if (link.held() > 0)
-                wakeAt = std::min(wakeAt, Clock::now() + std::chrono::milliseconds(20));
+                wakeAt = std::min(wakeAt, Clock::now() + std::chrono::milliseconds(100));
             m_wake.wait_until(lock, wakeAt, [&] { return !m_queue.empty() || (m_stopping && link.held() == 0); });
             batch.swap(m_queue);
             stopping = m_stopping;
