@@ -1,6 +1,7 @@
 // See cli_commands.h.
 #include "launcher/cli_commands.h"
 
+#include "launcher/calibration_file.h"
 #include "launcher/cli_support.h"
 #include "launcher/history_database.h"
 #include "launcher/history_writer.h"
@@ -58,7 +59,8 @@ QString writeReport(HistoryDatabase &db, const RunSummary &run, const QString &p
     auto data = db.loadRun(run.id);
     if (!data)
         return QStringLiteral("cannot load run %1: %2").arg(run.runId, db.lastError());
-    return writeFileAtomically(path, renderHtmlReport(*data, db.collectivesOf(run.id)).toUtf8());
+    return writeFileAtomically(
+        path, renderHtmlReport(*data, db.collectivesOf(run.id), defaultCalibrationPath(QFileInfo(db.path()).absoluteFilePath())).toUtf8());
 }
 
 std::optional<RunSummary> findExistingRun(HistoryDatabase &db, const QString &dbPath, const QString &reference);

@@ -1,6 +1,8 @@
 // See history_reader.h.
 #include "launcher/history_reader.h"
 
+#include "launcher/calibration_file.h"
+
 #include "launcher/telemetry/dashboard_snapshot.h"
 
 #include "launcher/history_database.h"
@@ -84,7 +86,7 @@ void HistoryReader::requestReport(qint64 id, const QString &path)
         emit reportWritten(path, m_db->lastError());
         return;
     }
-    emit reportWritten(path, writeFileAtomically(path, renderHtmlReport(*data, m_db->collectivesOf(id)).toUtf8()));
+    emit reportWritten(path, writeFileAtomically(path, renderHtmlReport(*data, m_db->collectivesOf(id), defaultCalibrationPath(m_path)).toUtf8()));
 }
 
 } // namespace trellis::launcher

@@ -2,8 +2,17 @@
 // ticks; long runs are thinned to at most ~600 points per series so reports stay small.
 #include "launcher/html_report.h"
 
+#include "launcher/calibration_file.h"
+#include "plan/cost_model.h"
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+
 #include <QJsonDocument>
 #include <QJsonObject>
+
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <QLocale>
 #include <QMap>
 
@@ -140,7 +149,7 @@ QString svgLineChart(const QString &title, const QString &xLabel, const QString 
     return svg;
 }
 
-QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives)
+QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath)
 {
     const RunSummary &r = run.run;
     QMap<int, ChartSeries> loss, throughput, stepTime;
@@ -236,6 +245,97 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
                  .arg(last.step);
     }
 
+    // Prediction (the cost model, for the plan as run) beside the measurement: the step-time parts
+    // (medians over steps of the median rank; the busiest rank for the prediction) and memory by
+    // category (the largest rank against the busiest stage).
+    {
+        std::map<qint64, std::vector<const StepRow *>> byStep;
+        for (const StepRow &s : run.steps)
+            byStep[s.step].push_back(&s);
+        auto medianOf = [](std::vector<double> v) {
+            if (v.empty())
+                return 0.0;
+            std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+            return v[v.size() / 2];
+        };
+        std::vector<double> compute, exposed, bubble, idle, stepMs;
+        ChartSeries computeLine{QStringLiteral("compute"), {}}, exposedLine{QStringLiteral("exposed communication"), {}},
+            bubbleLine{QStringLiteral("pipeline bubble"), {}}, idleLine{QStringLiteral("idle"), {}};
+        for (const auto &[step, rows] : byStep) {
+            std::vector<double> c, e, b, i, m;
+            for (const StepRow *s : rows) {
+                c.push_back(s->computeMs);
+                e.push_back(s->commExposedMs);
+                b.push_back(s->bubbleMs);
+                i.push_back(s->idleMs);
+                m.push_back(s->stepMs);
+            }
+            compute.push_back(medianOf(c));
+            exposed.push_back(medianOf(e));
+            bubble.push_back(medianOf(b));
+            idle.push_back(medianOf(i));
+            stepMs.push_back(*std::max_element(m.begin(), m.end()));
+            computeLine.points.append(QPointF(step, compute.back()));
+            exposedLine.points.append(QPointF(step, exposed.back()));
+            bubbleLine.points.append(QPointF(step, bubble.back()));
+            idleLine.points.append(QPointF(step, idle.back()));
+        }
+        std::optional<plan::Estimate> predicted;
+        bool calibrated = false;
+        if (auto parsed = plan::parsePlan(run.planJson.toStdString()); parsed)
+            if (!plan::hasErrors(plan::validatePlan(parsed.value()))) {
+                plan::Plan p = parsed.value();
+                plan::DeviceSpec device = plan::deviceFor(p.cluster);
+                if (!calibrationPath.isEmpty())
+                    applyCalibrationFile(calibrationPath, false, p, device, calibrated);
+                predicted = plan::estimatePlan(p, device);
+            }
+        h += QStringLiteral("<h2>Prediction and measurement</h2><table><tr><th class='l'>per step</th><th>predicted ms</th>"
+                            "<th>measured ms (median)</th></tr>");
+        auto line = [&](const QString &what, double p, double m) {
+            h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>")
+                     .arg(esc(what), predicted ? QString::number(p, 'f', 1) : QStringLiteral("–"), QString::number(m, 'f', 1));
+        };
+        line(QStringLiteral("compute"), predicted ? predicted->computeMs : 0, medianOf(compute));
+        line(QStringLiteral("exposed communication"), predicted ? predicted->exposedCommMs : 0, medianOf(exposed));
+        line(QStringLiteral("pipeline bubble"), predicted ? predicted->bubbleMs : 0, medianOf(bubble));
+        line(QStringLiteral("step (slowest rank)"), predicted ? predicted->stepMs : 0, medianOf(stepMs));
+        h += QStringLiteral("</table>");
+        h += calibrated ? QStringLiteral("<p>Predicted with this machine's calibration (%1).</p>").arg(esc(calibrationPath))
+                        : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
+                                         "<code>trellis-cli calibrate</code> for this machine's.</p>");
+        if (predicted) {
+            plan::StageMemory busiest;
+            for (const auto &m : predicted->memory)
+                if (m.total() >= busiest.total())
+                    busiest = m;
+            qint64 mp = 0, mg = 0, mo = 0, ma = 0, mc = 0;
+            for (const StepRow &s : run.steps) {
+                mp = std::max(mp, s.memParameters);
+                mg = std::max(mg, s.memGradients);
+                mo = std::max(mo, s.memOptimizer);
+                ma = std::max(ma, s.memActivations);
+                mc = std::max(mc, s.memComm);
+            }
+            h += QStringLiteral("<table><tr><th class='l'>memory</th><th>predicted (busiest stage)</th><th>measured (largest rank)"
+                                "</th></tr>");
+            const std::pair<QString, std::pair<qint64, qint64>> rows[] = {
+                {QStringLiteral("parameters"), {static_cast<qint64>(busiest.parameters), mp}},
+                {QStringLiteral("gradients"), {static_cast<qint64>(busiest.gradients), mg}},
+                {QStringLiteral("optimizer"), {static_cast<qint64>(busiest.optimizer), mo}},
+                {QStringLiteral("activations"), {static_cast<qint64>(busiest.activations), ma}},
+                {QStringLiteral("communication buffers"), {static_cast<qint64>(busiest.commBuffers), mc}}};
+            for (const auto &[name, values] : rows)
+                h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>")
+                         .arg(esc(name), bytes(values.first), bytes(values.second));
+            h += QStringLiteral("</table>");
+        }
+        h += QStringLiteral("<div class='charts'>");
+        h += svgLineChart(QStringLiteral("Step time breakdown (median rank)"), QStringLiteral("step"), QStringLiteral("ms"),
+                          {computeLine, exposedLine, bubbleLine, idleLine});
+        h += QStringLiteral("</div>");
+    }
+
     h += QStringLiteral("<h2>Charts</h2><div class='charts'>");
     h += svgLineChart(QStringLiteral("Loss"), QStringLiteral("step"), QStringLiteral("loss"), loss.values());
     h += svgLineChart(QStringLiteral("Throughput per rank"), QStringLiteral("step"), QStringLiteral("tokens/s"),
@@ -294,6 +394,20 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
                      .arg(it->n ? it->bus / it->n : 0.0, 0, 'f', 2);
         h += QStringLiteral("</table>");
     }
+
+    // Telemetry health: how much of each rank's telemetry reached the history.
+    h += QStringLiteral("<h2>Telemetry</h2><table><tr><th>rank</th><th>messages stored in sequence</th><th>Goodbye seq</th>"
+                        "<th>dropped at the rank</th><th>given up (lost)</th><th class='l'>complete</th></tr>");
+    for (const RankRow &k : run.ranks)
+        h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td class='l'>%6</td></tr>")
+                 .arg(k.rank)
+                 .arg(k.receivedSeq)
+                 .arg(k.goodbyeSeq < 0 ? QStringLiteral("–") : QString::number(k.goodbyeSeq))
+                 .arg(k.dropped)
+                 .arg(k.lost)
+                 .arg(k.goodbyeSeq >= 0 && k.receivedSeq == k.goodbyeSeq + 1 && k.dropped == 0 && k.lost == 0 ? QStringLiteral("yes")
+                                                                                                            : QStringLiteral("no"));
+    h += QStringLiteral("</table>");
 
     if (!run.events.isEmpty()) {
         h += QStringLiteral("<h2>Events</h2><table><tr><th>rank</th><th>step</th><th class='l'>kind</th>"

@@ -19,6 +19,8 @@ struct ChartSeries {
 QString svgLineChart(const QString &title, const QString &xLabel, const QString &yLabel,
                      const QList<ChartSeries> &series, int width = 640, int height = 320);
 
-QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives);
+// calibrationPath: this machine's calibration (trellis-cli calibrate) for the prediction beside
+// the measurement; "" or a missing file: the cost model's default rates, said so in the report.
+QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath = {});
 
 } // namespace trellis::launcher

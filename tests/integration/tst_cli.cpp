@@ -118,6 +118,11 @@ private slots:
         const QByteArray text = html.readAll();
         QVERIFY(text.contains("<svg"));
         QVERIFY(text.contains(runId.toUtf8()));
+        // Every section, the prediction beside the measurement, every rank's telemetry complete.
+        for (const char *section : {"<h2>Plan</h2>", "<h2>Prediction and measurement</h2>", "<h2>Charts</h2>", "<h2>Ranks</h2>",
+                                    "<h2>Collectives</h2>", "<h2>Telemetry</h2>", "Step time breakdown (median rank)"})
+            QVERIFY2(text.contains(section), section);
+        QCOMPARE(text.count("<td class='l'>yes</td>"), 4);
     }
 
     // Two real runs of different layouts compared: the summary of each, the plan fields that
