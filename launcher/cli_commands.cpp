@@ -7,6 +7,7 @@
 #include "launcher/history_writer.h"
 #include "launcher/html_report.h"
 #include "launcher/run_controller.h"
+#include "launcher/pdf_report.h"
 #include "launcher/run_comparison.h"
 #include "launcher/run_export.h"
 #include "launcher/supervisor/feed_publisher.h"
@@ -618,8 +619,21 @@ int cmdReport(const Args &a, const QString &dbPath)
     if (!run)
         return 1;
     const QString path = a.options[QStringLiteral("--out")];
-    if (const QString e = writeReport(db, *run, path); !e.isEmpty())
-        return fail(e);
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("pdf")) {
+        const auto data = db.loadRun(run->id);
+        if (!data)
+            return fail(QStringLiteral("cannot load run %1: %2").arg(run->runId, db.lastError()));
+        if (const QString e = writePdfReport(*data, db.collectivesOf(run->id),
+                                             defaultCalibrationPath(QFileInfo(dbPath).absoluteFilePath()), path);
+            !e.isEmpty())
+            return fail(e);
+    } else if (suffix == QLatin1String("html") || suffix == QLatin1String("htm")) {
+        if (const QString e = writeReport(db, *run, path); !e.isEmpty())
+            return fail(e);
+    } else {
+        return usageError(QStringLiteral("--out %1: the report's format comes from the extension, .html or .pdf").arg(path));
+    }
     out() << "report " << QFileInfo(path).absoluteFilePath() << Qt::endl;
     return 0;
 }

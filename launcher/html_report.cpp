@@ -149,8 +149,13 @@ QString svgLineChart(const QString &title, const QString &xLabel, const QString 
     return svg;
 }
 
-QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath)
+QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
+                         const ChartRenderer &chartRenderer)
 {
+    auto svgLineChart = [&](const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
+        return chartRenderer ? chartRenderer(title, xLabel, yLabel, series)
+                             : trellis::launcher::svgLineChart(title, xLabel, yLabel, series);
+    };
     const RunSummary &r = run.run;
     QMap<int, ChartSeries> loss, throughput, stepTime;
     struct RankAgg {

@@ -9,6 +9,8 @@
 #include <QString>
 #include <QVector>
 
+#include <functional>
+
 namespace trellis::launcher {
 
 struct ChartSeries {
@@ -21,6 +23,11 @@ QString svgLineChart(const QString &title, const QString &xLabel, const QString 
 
 // calibrationPath: this machine's calibration (trellis-cli calibrate) for the prediction beside
 // the measurement; "" or a missing file: the cost model's default rates, said so in the report.
-QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath = {});
+// How a chart goes into the report: by default inline SVG (svgLineChart); the PDF report draws
+// images instead.
+using ChartRenderer = std::function<QString(const QString &title, const QString &xLabel, const QString &yLabel,
+                                            const QList<ChartSeries> &series)>;
+QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath = {},
+                         const ChartRenderer &chart = {});
 
 } // namespace trellis::launcher

@@ -10,7 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libzmq3-dev cppzmq-dev
   libprotobuf-dev protobuf-compiler
-  libsqlite3-dev sqlite3 libopenblas-dev nlohmann-json3-dev
+  libsqlite3-dev sqlite3 libopenblas-dev nlohmann-json3-dev poppler-utils
   xvfb xauth fonts-dejavu-core
   prometheus
 )

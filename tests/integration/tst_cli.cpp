@@ -168,6 +168,34 @@ private slots:
         QVERIFY2(missing.err.contains(QStringLiteral("no-such-run")), qPrintable(missing.err));
     }
 
+    // The report as PDF: every section, found by pdftotext (poppler-utils) as a reader would.
+    void pdfReportHasEverySection()
+    {
+        const QString pdf = m_dir.filePath(QStringLiteral("report.pdf"));
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), QStringLiteral("last"), QStringLiteral("--out"), pdf});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile file(pdf);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QVERIFY(file.read(5) == "%PDF-");
+        QProcess text;
+        text.start(QStringLiteral("pdftotext"), {pdf, QStringLiteral("-")});
+        QVERIFY(text.waitForFinished(30000));
+        const QString words = QString::fromUtf8(text.readAllStandardOutput());
+        for (const char *section : {"Trellis run", "Plan", "Prediction and measurement", "Charts", "Ranks", "Collectives",
+                                    "Telemetry", "predicted ms", "measured ms"})
+            QVERIFY2(words.contains(QString::fromLatin1(section)), section);
+        // The four charts (step-time breakdown, loss, throughput, step time) are images in it.
+        QProcess images;
+        images.start(QStringLiteral("pdfimages"), {QStringLiteral("-list"), pdf});
+        QVERIFY(images.waitForFinished(30000));
+        const QStringList rows = QString::fromUtf8(images.readAllStandardOutput()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QVERIFY2(rows.size() - 2 >= 4, qPrintable(rows.join(QLatin1Char('\n')))); // two header lines
+        const Result bad = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), QStringLiteral("last"), QStringLiteral("--out"),
+                                m_dir.filePath(QStringLiteral("report.docx"))});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains(QStringLiteral(".html or .pdf")), qPrintable(bad.err));
+    }
+
     void runsExportAndReport()
     {
         const Result runs = cli({QStringLiteral("--db"), db(), QStringLiteral("runs")});

@@ -1,0 +1,159 @@
+// See pdf_report.h.
+#include "launcher/pdf_report.h"
+
+#include "launcher/html_report.h"
+
+#include <QFile>
+#include <QGuiApplication>
+#include <QImage>
+#include <QPageSize>
+#include <QPainter>
+#include <QPainterPath>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QTextDocument>
+#include <QUrl>
+
+#include <algorithm>
+#include <cmath>
+
+namespace trellis::launcher {
+namespace {
+
+QColor seriesColour(int i)
+{
+    static const QColor palette[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
+                                     QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b),
+                                     QColor(0xe3, 0x77, 0xc2), QColor(0x7f, 0x7f, 0x7f)};
+    return palette[i % 8];
+}
+
+double niceStep(double range, int ticks)
+{
+    const double raw = range / std::max(1, ticks);
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw > 0 ? raw : 1)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (raw <= m * magnitude)
+            return m * magnitude;
+    return 10 * magnitude;
+}
+
+// A line chart as an image: title, axes with ticks, a line per series (at most 8 named in the legend).
+QImage drawChart(const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series)
+{
+    const int w = 1200, h = 600; // drawn at twice the size it is shown
+    QImage image(w, h, QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QPainter p(&image);
+    p.setRenderHint(QPainter::Antialiasing);
+    QFont font(QStringLiteral("DejaVu Sans"));
+    font.setPixelSize(22);
+    p.setFont(font);
+    const QRect plot(110, 60, w - 150, h - 150);
+    double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+    for (const auto &s : series)
+        for (const QPointF &pt : s.points) {
+            x0 = std::min(x0, pt.x());
+            x1 = std::max(x1, pt.x());
+            y0 = std::min(y0, pt.y());
+            y1 = std::max(y1, pt.y());
+        }
+    QFont bold = font;
+    bold.setBold(true);
+    p.setFont(bold);
+    p.drawText(QRect(0, 10, w, 40), Qt::AlignCenter, title);
+    p.setFont(font);
+    if (x0 > x1) {
+        p.drawText(plot, Qt::AlignCenter, QObject::tr("no data"));
+        return image;
+    }
+    if (x1 == x0)
+        x1 = x0 + 1;
+    if (y1 == y0)
+        y1 = y0 + 1;
+    const double pad = (y1 - y0) * 0.05;
+    y0 -= pad;
+    y1 += pad;
+    auto X = [&](double x) { return plot.left() + (x - x0) / (x1 - x0) * plot.width(); };
+    auto Y = [&](double y) { return plot.bottom() - (y - y0) / (y1 - y0) * plot.height(); };
+    p.setPen(QPen(QColor(0xdd, 0xdd, 0xdd), 1));
+    const double xs = niceStep(x1 - x0, 6), ys = niceStep(y1 - y0, 5);
+    for (double x = std::ceil(x0 / xs) * xs; x <= x1; x += xs) {
+        p.setPen(QPen(QColor(0xdd, 0xdd, 0xdd), 1));
+        p.drawLine(QPointF(X(x), plot.top()), QPointF(X(x), plot.bottom()));
+        p.setPen(Qt::black);
+        p.drawText(QRectF(X(x) - 60, plot.bottom() + 6, 120, 30), Qt::AlignHCenter | Qt::AlignTop, QString::number(x, 'g', 6));
+    }
+    for (double y = std::ceil(y0 / ys) * ys; y <= y1; y += ys) {
+        p.setPen(QPen(QColor(0xdd, 0xdd, 0xdd), 1));
+        p.drawLine(QPointF(plot.left(), Y(y)), QPointF(plot.right(), Y(y)));
+        p.setPen(Qt::black);
+        p.drawText(QRectF(0, Y(y) - 15, plot.left() - 8, 30), Qt::AlignRight | Qt::AlignVCenter, QString::number(y, 'g', 5));
+    }
+    p.setPen(QPen(Qt::black, 2));
+    p.drawRect(plot);
+    p.drawText(QRect(plot.left(), h - 45, plot.width(), 40), Qt::AlignCenter, xLabel);
+    p.save();
+    p.translate(20, plot.center().y());
+    p.rotate(-90);
+    p.drawText(QRect(-200, -10, 400, 40), Qt::AlignCenter, yLabel);
+    p.restore();
+    int legend = 0;
+    for (int i = 0; i < series.size(); ++i) {
+        const auto &s = series[i];
+        if (s.points.isEmpty())
+            continue;
+        QPainterPath path(QPointF(X(s.points.first().x()), Y(s.points.first().y())));
+        for (const QPointF &pt : s.points)
+            path.lineTo(X(pt.x()), Y(pt.y()));
+        p.setPen(QPen(seriesColour(i), 3));
+        p.drawPath(path);
+        if (legend < 8) {
+            const int ly = plot.top() + 12 + legend * 30;
+            p.drawLine(plot.right() - 330, ly + 10, plot.right() - 300, ly + 10);
+            p.setPen(Qt::black);
+            p.drawText(QRect(plot.right() - 292, ly - 4, 290, 30), Qt::AlignLeft | Qt::AlignVCenter, s.name);
+            ++legend;
+        }
+    }
+    return image;
+}
+
+} // namespace
+
+QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
+                       const QString &path)
+{
+    if (!qobject_cast<QGuiApplication *>(QCoreApplication::instance()))
+        return QStringLiteral("a PDF report needs a QGuiApplication (trellis-cli makes one for report … --out FILE.pdf)");
+    QList<QImage> charts;
+    QString html = renderHtmlReport(run, collectives, calibrationPath,
+                                    [&](const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
+                                        charts << drawChart(title, xLabel, yLabel, series);
+                                        return QStringLiteral("<p><img src='chart:%1' width='560'></p>").arg(charts.size() - 1);
+                                    });
+    QTextDocument doc;
+    for (int i = 0; i < charts.size(); ++i)
+        doc.addResource(QTextDocument::ImageResource, QUrl(QStringLiteral("chart:%1").arg(i)), charts[i]);
+    QFont font(QStringLiteral("DejaVu Sans"));
+    font.setPointSizeF(8.5);
+    doc.setDefaultFont(font);
+    doc.setHtml(html);
+    const QString temporary = path + QStringLiteral(".part");
+    {
+        QPdfWriter writer(temporary);
+        writer.setPageSize(QPageSize(QPageSize::A4));
+        writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+        writer.setTitle(QStringLiteral("Trellis run %1").arg(run.run.runId));
+        writer.setCreator(QStringLiteral("Trellis"));
+        doc.print(&writer);
+    }
+    QFile::remove(path);
+    if (!QFile::rename(temporary, path)) {
+        QFile::remove(temporary);
+        return QStringLiteral("cannot write %1").arg(path);
+    }
+    return {};
+}
+
+} // namespace trellis::launcher
