@@ -192,49 +192,61 @@ void RunClaim::write()
 }
 
 
-QList<RunRecord> RunRegistry::running()
+namespace {
+
+// Every record in the directory, each with whether its supervisor is alive (its lock held) and
+// whether its job is (its keeper); leftovers of runs with neither are removed on the way.
+struct Found {
+    RunRecord record;
+    bool supervised = false;
+    bool jobAlive = false;
+};
+
+QList<Found> scan()
 {
-    QList<RunRecord> out;
-    const QString dir = directory();
+    QList<Found> out;
+    const QString dir = RunRegistry::directory();
     if (dir.isEmpty())
         return out;
     for (const QFileInfo &info : QDir(dir).entryInfoList({QStringLiteral("*.json")}, QDir::Files)) {
         const QString runId = info.completeBaseName();
-        if (!validRunId(runId))
+        if (!RunRegistry::validRunId(runId))
             continue;
-        const QString lockPath = lockPathOf(dir, runId);
-        if (!lockHeld(lockPath)) {
-            const auto record = readRecord(info.absoluteFilePath());
-            if (record && processAlive(record->keeperPid))
-                continue; // an orphaned job: its record stays for the supervisor that adopts it
-            // Its supervisor is gone (it would have removed these itself had it ended normally).
-            // Unlocked and unreadable a moment ago; a new owner would hold the lock again first.
+        const bool supervised = lockHeld(lockPathOf(dir, runId));
+        const auto record = readRecord(info.absoluteFilePath());
+        const bool jobAlive = record && RunRegistry::processAlive(record->keeperPid);
+        if (!supervised && !jobAlive) {
+            // Its supervisor is gone (it would have removed these itself had it ended normally)
+            // and so is its job. A new owner would hold the lock again before writing a record.
             QFile::remove(info.absoluteFilePath());
             for (const char *suffix : {".feed", ".telemetry"})
                 QFile::remove(dir + QLatin1Char('/') + runId + QLatin1String(suffix));
             continue;
         }
-        if (auto r = readRecord(info.absoluteFilePath()))
-            out.append(*r);
+        if (record)
+            out.append({*record, supervised, jobAlive});
     }
-    std::sort(out.begin(), out.end(), [](const RunRecord &a, const RunRecord &b) { return a.startedAt > b.startedAt; });
+    std::sort(out.begin(), out.end(), [](const Found &a, const Found &b) { return a.record.startedAt > b.record.startedAt; });
+    return out;
+}
+
+} // namespace
+
+QList<RunRecord> RunRegistry::running()
+{
+    QList<RunRecord> out;
+    for (const Found &f : scan())
+        if (f.supervised)
+            out.append(f.record);
     return out;
 }
 
 QList<RunRecord> RunRegistry::orphaned()
 {
     QList<RunRecord> out;
-    const QString dir = directory();
-    if (dir.isEmpty())
-        return out;
-    for (const QFileInfo &info : QDir(dir).entryInfoList({QStringLiteral("*.json")}, QDir::Files)) {
-        const QString runId = info.completeBaseName();
-        if (!validRunId(runId) || lockHeld(lockPathOf(dir, runId)))
-            continue;
-        if (const auto r = readRecord(info.absoluteFilePath()); r && processAlive(r->keeperPid))
-            out.append(*r);
-    }
-    std::sort(out.begin(), out.end(), [](const RunRecord &a, const RunRecord &b) { return a.startedAt > b.startedAt; });
+    for (const Found &f : scan())
+        if (!f.supervised && f.jobAlive)
+            out.append(f.record);
     return out;
 }
 

@@ -107,8 +107,12 @@ private slots:
         auto *map = qobject_cast<QCPColorMap *>(heat.plot()->plottable(0));
         QVERIFY(map);
         QCOMPARE(map->data()->keySize(), 30);
-        QCOMPARE(map->data()->valueSize(), 64);
-        QVERIFY(std::abs(map->data()->cell(29, 63) - (30.0 + 3 * 63)) < 1e-3); // compute ms of rank 63
+        // Ranks are grouped to fit the plot (at least 8 groups, at most one a rank); a group shows
+        // its value furthest from the median: the last group, rank 63's compute time.
+        const int groups = map->data()->valueSize();
+        QVERIFY2(groups >= 8 && groups <= 64, qPrintable(QString::number(groups)));
+        QVERIFY(std::abs(map->data()->cell(29, groups - 1) - (30.0 + 3 * 63)) < 1e-3);
+        QVERIFY(std::abs(map->data()->cell(29, 0) - 10.0) < 0.1); // an ordinary rank
     }
 
     void breakdownMemoryCommunication()
