@@ -70,7 +70,8 @@ void HistoryReader::requestRun(qint64 id)
     if (auto data = m_db->loadRun(id)) {
         emit runReady(*data);
         // The dashboards' view of it, built here rather than on the GUI thread.
-        emit runSnapshotReady(telemetry::snapshotOf(*data, m_db->collectivesOf(id)));
+        emit runSnapshotReady(telemetry::snapshotOf(*data, m_db->collectivesOf(id), telemetry::Metric::StepMs,
+                                                    defaultCalibrationPath(m_path)));
     } else
         emit failed(m_db->lastError());
 }

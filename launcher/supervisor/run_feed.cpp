@@ -1,6 +1,7 @@
 // See run_feed.h.
 #include "launcher/supervisor/run_feed.h"
 
+#include "launcher/calibration_file.h"
 #include "launcher/history_database.h"
 #include "launcher/supervisor/run_registry.h"
 #include "launcher/telemetry_rows.h"
@@ -234,6 +235,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
         }
         post(SnapshotNote{});
     };
+    bool predicted = false;        // the prediction is made once, from the plan the history holds
     std::map<int, qint64> maxStep; // per rank, the newest step shown
     std::map<int, StepRow> latest;
     int newSteps = 0;
@@ -290,6 +292,10 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
         if (!data)
             return false;
         builder.setWorldSize(data->run.worldSize);
+        if (!predicted) {
+            builder.setPrediction(telemetry::predictionFor(data->planJson, defaultCalibrationPath(database)));
+            predicted = true;
+        }
         for (const CollectiveRow &c : db.collectivesOf(summary->id))
             builder.addCollective(c);
         for (const EventRow &e : data->events)

@@ -1,6 +1,11 @@
 // See dashboard_snapshot.h.
 #include "launcher/telemetry/dashboard_snapshot.h"
 
+#include "launcher/calibration_file.h"
+#include "plan/cost_model.h"
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+
 #include <algorithm>
 
 namespace trellis::launcher::telemetry {
@@ -114,12 +119,43 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
     s->heat = m_store.heatMap(heatMetric);
     s->events = m_events;
     s->health = m_health;
+    s->prediction = m_prediction;
     return s;
 }
 
-std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives, Metric heatMetric)
+Prediction predictionFor(const QString &planJson, const QString &calibrationPath)
+{
+    Prediction out;
+    auto parsed = plan::parsePlan(planJson.toStdString());
+    if (!parsed || plan::hasErrors(plan::validatePlan(parsed.value())))
+        return out;
+    plan::Plan p = parsed.value();
+    plan::DeviceSpec device = plan::deviceFor(p.cluster);
+    if (!calibrationPath.isEmpty())
+        applyCalibrationFile(calibrationPath, false, p, device, out.calibrated);
+    const plan::Estimate e = plan::estimatePlan(p, device);
+    out.known = true;
+    out.stepMs = e.stepMs;
+    out.computeMs = e.computeMs;
+    out.exposedCommMs = e.exposedCommMs;
+    out.bubbleMs = e.bubbleMs;
+    plan::StageMemory busiest;
+    for (const auto &m : e.memory)
+        if (m.total() >= busiest.total())
+            busiest = m;
+    out.memoryBytes = {{QStringLiteral("parameters"), static_cast<double>(busiest.parameters)},
+                       {QStringLiteral("gradients"), static_cast<double>(busiest.gradients)},
+                       {QStringLiteral("optimizer"), static_cast<double>(busiest.optimizer)},
+                       {QStringLiteral("activations"), static_cast<double>(busiest.activations)},
+                       {QStringLiteral("communication"), static_cast<double>(busiest.commBuffers)}};
+    return out;
+}
+
+std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives, Metric heatMetric,
+                                                    const QString &calibrationPath)
 {
     SnapshotBuilder b(run.run.worldSize);
+    b.setPrediction(predictionFor(run.planJson, calibrationPath));
     for (const StepRow &row : run.steps)
         b.addStep(row);
     for (const CollectiveRow &c : collectives)

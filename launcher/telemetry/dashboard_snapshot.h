@@ -53,6 +53,15 @@ struct CollectiveView {
     int slowestRank = -1;
 };
 
+// The cost model's prediction for the run's plan (with this machine's calibration when there is
+// one), drawn beside the measurement.
+struct Prediction {
+    bool known = false;
+    bool calibrated = false;
+    double stepMs = 0, computeMs = 0, exposedCommMs = 0, bubbleMs = 0;
+    std::map<QString, double> memoryBytes; // by category name, as MemoryCategory::name (busiest stage)
+};
+
 struct HealthView {
     quint64 received = 0, lost = 0, duplicates = 0, outOfOrder = 0, rejected = 0;
     quint64 dropped = 0;            // at the senders (their latest reports)
@@ -73,6 +82,7 @@ struct DashboardSnapshot {
     HeatMap heat;
     std::vector<EventRow> events;         // newest last, at most 500
     HealthView health;
+    Prediction prediction;
 };
 
 class SnapshotBuilder {
@@ -86,6 +96,7 @@ public:
     void addEvent(const EventRow &event);
     void setHealth(const HealthView &health) { m_health = health; }
     void setProgress(qint64 step, qint64 totalSteps, int worldSize);
+    void setPrediction(const Prediction &prediction) { m_prediction = prediction; }
     std::shared_ptr<const DashboardSnapshot> build(Metric heatMetric) const;
 
 private:
@@ -93,13 +104,17 @@ private:
     std::map<std::tuple<QString, QString, int>, CollectiveRow> m_collectives; // (group, op, rank) -> latest
     std::vector<EventRow> m_events;
     HealthView m_health;
+    Prediction m_prediction;
     qint64 m_step = 0, m_totalSteps = 0;
     int m_worldSize = 0;
 };
 
+// The prediction for a run's recorded plan (JSON); calibrationPath "" or missing: default rates.
+Prediction predictionFor(const QString &planJson, const QString &calibrationPath);
+
 // A finished run from the history, as a snapshot.
 std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives,
-                                                    Metric heatMetric = Metric::StepMs);
+                                                    Metric heatMetric = Metric::StepMs, const QString &calibrationPath = {});
 
 } // namespace trellis::launcher::telemetry
 

@@ -13,6 +13,7 @@
 
 #include <qcustomplot.h>
 
+#include <QFile>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
@@ -140,6 +141,36 @@ private slots:
         QCOMPARE(comm.table()->item(0, 0)->text(), QStringLiteral("dp"));
         QCOMPARE(comm.table()->item(0, 2)->text(), QStringLiteral("4"));
         QCOMPARE(comm.table()->item(0, 6)->text(), QStringLiteral("1 (1.00)")); // the slowest link named
+    }
+
+    // The run's plan gives the cost model's prediction, drawn beside the measurement: the
+    // predicted step time in the breakdown, the predicted memory of the busiest stage by category.
+    void predictionBesideMeasurement()
+    {
+        RunData run = recordedRun(4, 10);
+        QFile plan(QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/dp4_short.json"));
+        QVERIFY(plan.open(QIODevice::ReadOnly));
+        run.planJson = QString::fromUtf8(plan.readAll());
+        const auto snapshot = snapshotOf(run, collectives(4));
+        QVERIFY(snapshot->prediction.known);
+        QVERIFY(!snapshot->prediction.calibrated);
+        QVERIFY(snapshot->prediction.stepMs > 0);
+        QVERIFY(snapshot->prediction.memoryBytes.at(QStringLiteral("parameters")) > 0);
+        BreakdownPanel breakdown;
+        breakdown.show(snapshot);
+        QCOMPARE(breakdown.plot()->graphCount(), 1);
+        QCOMPARE(breakdown.plot()->graph(0)->name(), QStringLiteral("predicted step (default rates)"));
+        QCOMPARE(breakdown.plot()->graph(0)->data()->at(0)->value, snapshot->prediction.stepMs);
+        MemoryPanel memory;
+        memory.show(snapshot);
+        auto *plot = memory.findChild<QCustomPlot *>();
+        QCOMPARE(plot->graphCount(), 1);
+        QCOMPARE(plot->graph(0)->data()->at(0)->value, snapshot->prediction.memoryBytes.at(QStringLiteral("parameters")) / (1 << 20));
+        // Without a plan there is no prediction, and nothing is drawn for it.
+        const auto bare = snapshotOf(recordedRun(4, 10), collectives(4));
+        QVERIFY(!bare->prediction.known);
+        breakdown.show(bare);
+        QCOMPARE(breakdown.plot()->graphCount(), 0);
     }
 
     void eventsMarkTheirStepAndHealthCounts()

@@ -45,11 +45,11 @@ void BreakdownPanel::show(const std::shared_ptr<const launcher::telemetry::Dashb
             bars->moveAbove(below);
         below = bars;
     }
-    if (m_predictedMs > 0 && !x.isEmpty()) {
+    if (s.prediction.known && !x.isEmpty()) {
         QCPGraph *g = m_plot->addGraph();
-        g->setName(tr("predicted step"));
+        g->setName(s.prediction.calibrated ? tr("predicted step (calibrated)") : tr("predicted step (default rates)"));
         g->setPen(QPen(Qt::black, 1.5, Qt::DashLine));
-        g->setData({x.first(), x.last()}, {m_predictedMs, m_predictedMs});
+        g->setData({x.first(), x.last()}, {s.prediction.stepMs, s.prediction.stepMs});
     }
     m_plot->rescaleAxes();
     m_plot->yAxis->setRangeLower(0);

@@ -1,5 +1,5 @@
 // Step time split into compute, exposed communication, pipeline bubble and idle (medians over
-// ranks per bucket of steps), stacked; with the cost model's prediction as a line when known.
+// ranks per bucket of steps), stacked; with the cost model's predicted step time as a line.
 #pragma once
 
 #include "ui/dashboards/panel.h"
@@ -14,11 +14,10 @@ public:
     QString objectId() const override { return QStringLiteral("breakdown"); }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
     void markStep(qint64 step) override;
-    void setPredictedStepMs(double ms) { m_predictedMs = ms; }
+    QCustomPlot *plot() const { return m_plot; }
 
 private:
     QCustomPlot *m_plot;
-    double m_predictedMs = 0;
 };
 
 } // namespace trellis::ui::dashboards

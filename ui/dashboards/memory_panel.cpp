@@ -41,6 +41,18 @@ void MemoryPanel::show(const std::shared_ptr<const launcher::telemetry::Dashboar
     medianBars->setBrush(QColor(0x1f, 0x77, 0xb4));
     medianBars->setWidth(0.45);
     medianBars->setData(ticks, median, true);
+    if (snapshot->prediction.known) {
+        QVector<double> predicted;
+        for (const auto &c : snapshot->memory) {
+            const auto it = snapshot->prediction.memoryBytes.find(c.name);
+            predicted << (it == snapshot->prediction.memoryBytes.end() ? qQNaN() : it->second / (1 << 20));
+        }
+        QCPGraph *g = m_plot->addGraph();
+        g->setName(tr("predicted (busiest stage)"));
+        g->setLineStyle(QCPGraph::lsNone);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond, Qt::black, Qt::white, 9));
+        g->setData(ticks, predicted, true);
+    }
     m_plot->rescaleAxes();
     m_plot->xAxis->setRange(0.4, ticks.size() + 0.6);
     m_plot->yAxis->setRangeLower(0);

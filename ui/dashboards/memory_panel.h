@@ -1,5 +1,6 @@
 // Memory per rank by category (parameters, gradients, optimizer, activations, communication
-// buffers, peak RSS): the median rank and the largest, named; with the device limit when known.
+// buffers, peak RSS): the median rank and the largest, beside the cost model's prediction for the
+// busiest stage.
 #pragma once
 
 #include "ui/dashboards/panel.h"
@@ -13,11 +14,9 @@ public:
     QString title() const override { return tr("Memory by category"); }
     QString objectId() const override { return QStringLiteral("memory"); }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
-    void setPredictedBytes(std::vector<double> perCategory) { m_predicted = std::move(perCategory); }
 
 private:
     QCustomPlot *m_plot;
-    std::vector<double> m_predicted;
 };
 
 } // namespace trellis::ui::dashboards
