@@ -19,6 +19,8 @@ HistoryReader::HistoryReader(QString path) : m_path(std::move(path))
     qRegisterMetaType<RunData>();
     qRegisterMetaType<QList<RunSummary>>();
     qRegisterMetaType<std::shared_ptr<const telemetry::DashboardSnapshot>>();
+    qRegisterMetaType<Comparison>();
+    qRegisterMetaType<QList<qint64>>();
 }
 
 HistoryReader::~HistoryReader()
@@ -88,6 +90,24 @@ void HistoryReader::requestReport(qint64 id, const QString &path)
         return;
     }
     emit reportWritten(path, writeFileAtomically(path, renderHtmlReport(*data, m_db->collectivesOf(id), defaultCalibrationPath(m_path)).toUtf8()));
+}
+
+void HistoryReader::requestComparison(const QList<qint64> &ids)
+{
+    if (!ensureOpen())
+        return;
+    QList<RunData> runs;
+    QList<QList<CollectiveRow>> collectives;
+    for (qint64 id : ids) {
+        auto data = m_db->loadRun(id);
+        if (!data) {
+            emit failed(m_db->lastError());
+            return;
+        }
+        runs << *data;
+        collectives << m_db->collectivesOf(id);
+    }
+    emit comparisonReady(compareRuns(runs, collectives));
 }
 
 } // namespace trellis::launcher

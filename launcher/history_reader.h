@@ -3,6 +3,7 @@
 // thread never waits on SQLite or on writing a report file.
 #pragma once
 
+#include "launcher/run_comparison.h"
 #include "launcher/run_types.h"
 #include "launcher/telemetry/dashboard_snapshot.h"
 
@@ -28,12 +29,14 @@ public slots:
     void requestRuns();
     void requestRun(qint64 id);
     void requestReport(qint64 id, const QString &path);
+    void requestComparison(const QList<qint64> &ids);
 
 signals:
     void runsReady(const QList<trellis::launcher::RunSummary> &runs);
     void runReady(const trellis::launcher::RunData &run);
     void runSnapshotReady(const std::shared_ptr<const trellis::launcher::telemetry::DashboardSnapshot> &snapshot);
     void reportWritten(const QString &path, const QString &error);
+    void comparisonReady(const trellis::launcher::Comparison &comparison);
     void failed(const QString &message);
 
 private:

@@ -170,6 +170,32 @@ QString compareText(const QList<RunFigures> &figures, const QList<PlanDifference
     return t;
 }
 
+Comparison compareRuns(const QList<RunData> &runs, const QList<QList<CollectiveRow>> &collectives)
+{
+    Comparison c;
+    for (int i = 0; i < runs.size(); ++i) {
+        const RunData &r = runs[i];
+        c.figures << figuresOf(r, i < collectives.size() ? collectives[i] : QList<CollectiveRow>{});
+        OverlaySeries loss{r.run.runId, {}, {}}, tokens{r.run.runId, {}, {}};
+        std::map<qint64, double> perStep;
+        for (const StepRow &s : r.steps) {
+            if (s.rank == 0) {
+                loss.steps << static_cast<double>(s.step);
+                loss.values << s.loss;
+            }
+            perStep[s.step] += s.tokensPerS;
+        }
+        for (const auto &[step, t] : perStep) {
+            tokens.steps << static_cast<double>(step);
+            tokens.values << t;
+        }
+        c.loss << loss;
+        c.tokensPerS << tokens;
+    }
+    c.differences = planDifferences(runs);
+    return c;
+}
+
 QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunFigures> &figures, const QList<PlanDifference> &differences)
 {
     auto esc = [](const QString &s) { return s.toHtmlEscaped(); };

@@ -8,6 +8,8 @@
 #include <QList>
 #include <QString>
 #include <QStringList>
+#include <QMetaType>
+#include <QVector>
 
 namespace trellis::launcher {
 
@@ -32,7 +34,23 @@ struct PlanDifference {
 QList<PlanDifference> planDifferences(const QList<RunData> &runs);
 
 QString compareText(const QList<RunFigures> &figures, const QList<PlanDifference> &differences);
+
+struct OverlaySeries {
+    QString runId;
+    QVector<double> steps, values;
+};
+
+// Everything a comparison view shows, built off the GUI thread (the history reader's).
+struct Comparison {
+    QList<RunFigures> figures;
+    QList<PlanDifference> differences;
+    QList<OverlaySeries> loss;      // rank 0's loss by step, per run
+    QList<OverlaySeries> tokensPerS; // the job's tokens/s by step, per run
+};
+Comparison compareRuns(const QList<RunData> &runs, const QList<QList<CollectiveRow>> &collectives);
 QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunFigures> &figures,
                              const QList<PlanDifference> &differences);
 
 } // namespace trellis::launcher
+
+Q_DECLARE_METATYPE(trellis::launcher::Comparison)

@@ -2,28 +2,35 @@
 #include "ui/history_panel.h"
 
 #include <QHeaderView>
+#include <QPushButton>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
 namespace trellis::ui {
 
-HistoryPanel::HistoryPanel(QWidget *parent) : QWidget(parent), m_table(new QTableWidget(this))
+HistoryPanel::HistoryPanel(QWidget *parent)
+    : QWidget(parent), m_table(new QTableWidget(this)), m_compare(new QPushButton(tr("Compare selected runs"), this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(m_table);
+    layout->addWidget(m_compare, 0, Qt::AlignLeft);
     m_table->setColumnCount(5);
     m_table->setHorizontalHeaderLabels({tr("Run"), tr("Plan"), tr("Status"), tr("Steps"), tr("Loss")});
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->verticalHeader()->setVisible(false);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     connect(m_table, &QTableWidget::itemSelectionChanged, this, [this] {
+        m_compare->setEnabled(selectedRunIds().size() >= 2);
         if (const qint64 id = selectedRunId(); id > 0)
             emit runSelected(id);
     });
+    m_compare->setEnabled(false);
+    m_compare->setToolTip(tr("Select two or more runs (Ctrl or Shift) to compare them"));
+    connect(m_compare, &QPushButton::clicked, this, [this] { emit compareRequested(selectedRunIds()); });
 }
 
 void HistoryPanel::setRuns(const QList<launcher::RunSummary> &runs)
@@ -53,10 +60,16 @@ void HistoryPanel::setRuns(const QList<launcher::RunSummary> &runs)
 
 qint64 HistoryPanel::selectedRunId() const
 {
-    const auto rows = m_table->selectionModel()->selectedRows();
-    if (rows.isEmpty())
-        return 0;
-    return m_table->item(rows.first().row(), 0)->data(Qt::UserRole).toLongLong();
+    const QList<qint64> ids = selectedRunIds();
+    return ids.size() == 1 ? ids.first() : 0;
+}
+
+QList<qint64> HistoryPanel::selectedRunIds() const
+{
+    QList<qint64> ids;
+    for (const QModelIndex &row : m_table->selectionModel()->selectedRows())
+        ids << m_table->item(row.row(), 0)->data(Qt::UserRole).toLongLong();
+    return ids;
 }
 
 int HistoryPanel::rowCount() const { return m_table->rowCount(); }

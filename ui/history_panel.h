@@ -6,6 +6,7 @@
 
 #include <QWidget>
 
+class QPushButton;
 class QTableWidget;
 
 namespace trellis::ui {
@@ -15,15 +16,18 @@ class HistoryPanel : public QWidget {
 public:
     explicit HistoryPanel(QWidget *parent = nullptr);
     void setRuns(const QList<launcher::RunSummary> &runs);
-    qint64 selectedRunId() const;
+    qint64 selectedRunId() const;          // the one selected run, 0 unless exactly one is
+    QList<qint64> selectedRunIds() const;
     int rowCount() const;
     void selectRow(int row);
 
 signals:
     void runSelected(qint64 id);
+    void compareRequested(const QList<qint64> &ids); // two or more runs
 
 private:
     QTableWidget *m_table;
+    QPushButton *m_compare;
 };
 
 } // namespace trellis::ui

@@ -4,6 +4,7 @@
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
 #include "launcher/calibration_file.h"
+#include "ui/compare_view.h"
 #include "ui/dashboard.h"
 #include "ui/estimate_panel.h"
 #include "ui/history_panel.h"
@@ -151,6 +152,14 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         statusBar()->showMessage(error.isEmpty() ? tr("Report written to %1").arg(path) : error, 10000);
     });
     connect(m_history, &HistoryPanel::runSelected, m_reader.get(), &launcher::HistoryReader::requestRun);
+    connect(m_history, &HistoryPanel::compareRequested, m_reader.get(), &launcher::HistoryReader::requestComparison);
+    connect(m_reader.get(), &launcher::HistoryReader::comparisonReady, this, [this](const launcher::Comparison &comparison) {
+        if (!m_compare)
+            m_compare = new CompareView(this);
+        m_compare->show(comparison);
+        m_compare->QDialog::show();
+        m_compare->raise();
+    });
     connect(m_reader.get(), &launcher::HistoryReader::runSnapshotReady, this, [this](const auto &snapshot) {
         if (!following())
             m_dashboard->showSnapshot(snapshot);

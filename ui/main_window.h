@@ -101,6 +101,7 @@ private:
     std::deque<std::pair<int, QString>> m_logLines; // (rank, line), the last 5000
     QSet<int> m_knownRanks;
     std::vector<dashboards::Panel *> m_panels;
+    class CompareView *m_compare = nullptr;
     std::shared_ptr<const launcher::telemetry::DashboardSnapshot> m_lastSnapshot;
     QAction *m_openAction = nullptr;
     QAction *m_launchAction = nullptr;

@@ -2,7 +2,9 @@
 // up to 8 ranks and bands beyond (outliers named), the stacked step-time parts, memory by
 // category, one row per collective, every event (choosing one marks its step), the heat map's
 // size, telemetry health; and the snapshot is built off the GUI thread by the history reader.
+#include "launcher/run_comparison.h"
 #include "launcher/telemetry/dashboard_snapshot.h"
+#include "ui/compare_view.h"
 #include "ui/dashboards/breakdown_panel.h"
 #include "ui/dashboards/communication_panel.h"
 #include "ui/dashboards/events_panel.h"
@@ -171,6 +173,29 @@ private slots:
         QVERIFY(!bare->prediction.known);
         breakdown.show(bare);
         QCOMPARE(breakdown.plot()->graphCount(), 0);
+    }
+
+    // Two recorded runs compared: both curves overlaid, each run's figures, the plan fields that differ.
+    void compareViewOverlaysAndTabulates()
+    {
+        RunData a = recordedRun(4, 10), b = recordedRun(8, 12);
+        a.run.runId = QStringLiteral("run-a");
+        b.run.runId = QStringLiteral("run-b");
+        a.planJson = QStringLiteral(R"({"parallel": {"dp": 4, "tp": 1}, "model": {"layers": 2}})");
+        b.planJson = QStringLiteral(R"({"parallel": {"dp": 4, "tp": 2}, "model": {"layers": 2}})");
+        const Comparison c = compareRuns({a, b}, {collectives(4), collectives(8)});
+        QCOMPARE(c.differences.size(), 1);
+        QCOMPARE(c.differences[0].field, QStringLiteral("parallel.tp"));
+        QCOMPARE(c.differences[0].values, (QStringList{QStringLiteral("1"), QStringLiteral("2")}));
+        trellis::ui::CompareView view;
+        view.show(c);
+        QCOMPARE(view.lossPlot()->graphCount(), 2);
+        QCOMPARE(view.lossPlot()->graph(1)->name(), QStringLiteral("run-b"));
+        QCOMPARE(view.lossPlot()->graph(1)->dataCount(), 12);
+        QCOMPARE(view.table()->columnCount(), 3);
+        QCOMPARE(view.table()->rowCount(), 13 + 1 + 1);
+        QCOMPARE(view.table()->item(2, 2)->text(), QStringLiteral("8")); // ranks of run-b
+        QCOMPARE(view.table()->item(14, 0)->text(), QStringLiteral("parallel.tp"));
     }
 
     void eventsMarkTheirStepAndHealthCounts()
