@@ -3,6 +3,8 @@
 // option parsing and plan loading. Internal to the launcher.
 #pragma once
 
+#include "launcher/run_types.h"
+
 #include "plan/plan.h"
 
 #include <QMap>
@@ -13,6 +15,10 @@
 
 #include <cstdint>
 #include <optional>
+
+namespace trellis::launcher {
+class HistoryDatabase;
+}
 
 namespace trellis::launcher::cli {
 
@@ -45,5 +51,19 @@ int cmdEstimate(const Args &a, const QString &dbPath);
 int cmdSearch(const Args &a);
 int cmdConvert(const Args &a);
 int cmdCalibrate(const Args &a, const QString &dbPath);
+
+// The commands that supervise or follow runs (cli_run_commands.cpp).
+int cmdRun(const Args &a, const QString &dbPath);
+int cmdSimulate(const Args &a, const QString &dbPath);
+int cmdAdopt(const Args &a, const QString &dbPath);
+int cmdAttach(const Args &a, const QString &dbPath);
+int cmdPs();
+int cmdStop(const Args &a);
+
+// Shared by the commands (cli_commands.cpp): the history they read, the HTML report.
+int openExisting(HistoryDatabase &db, const QString &dbPath);
+// Opens an existing history and finds RUN (id, row number or "last"); prints why not otherwise.
+std::optional<RunSummary> findExistingRun(HistoryDatabase &db, const QString &dbPath, const QString &reference);
+QString writeReport(HistoryDatabase &db, const RunSummary &run, const QString &path);
 
 } // namespace trellis::launcher::cli

@@ -2,7 +2,9 @@
 // trellis-cli to completion with its exit code and output.
 #pragma once
 
+#include <QFile>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QString>
 #include <QStringList>
 
@@ -33,5 +35,31 @@ inline Result cli(const QStringList &args, int timeoutMs = 240000)
     return r;
 }
 
+
+// A plan of `steps` on 4 data-parallel ranks (or `cluster`), checkpointing every `every` steps
+// into the temporary folder, with `restart` as its launch.restart.
+inline QString restartPlan(const QTemporaryDir &dir, const QString &name, int steps, int every, const QString &restart,
+                           const QString &cluster = {})
+{
+    const QString path = dir.filePath(name + QStringLiteral(".json"));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return {};
+    f.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "%1",
+      "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64, "vocab": 256},
+      "cluster": %2,
+      "parallel": {"dp": 4, "micro_batch_size": 2},
+      "training": {"steps": %3, "lr": 0.003, "min_lr": 0.0003, "seed": 7,
+                   "data": {"source": "text", "path": "%4"},
+                   "checkpoint": {"every": %5, "dir": "%6", "keep": 3}},
+      "launch": {"restart": {%7}}})")
+                .arg(name, cluster.isEmpty() ? QStringLiteral(R"({"nodes": [{"host": "localhost", "slots": 4}]})") : cluster)
+                .arg(steps)
+                .arg(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                .arg(every)
+                .arg(dir.filePath(name + QStringLiteral("-ckpt")), restart)
+                .toUtf8());
+    return path;
+}
 
 } // namespace trellis::test

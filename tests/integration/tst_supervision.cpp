@@ -2,8 +2,8 @@
 // file: hangs (an injected one, a SIGSTOP'ed rank) named with host and collective; restarts
 // (kill -9 of a rank resumed bit for bit, a spent budget, elastic shrinking); stragglers; NaN;
 // alerts to a command hook and a webhook; the Prometheus endpoint checked by promtool and scraped
-// by a real Prometheus server; runs outliving their followers (attach, the workbench, both killed
-// with kill -9) with all their telemetry; one supervisor per run; a locked or deleted history.
+// by a real Prometheus server. Who owns a run (followers, the workbench and supervisors killed,
+// one supervisor per run, a history in trouble) is tst_run_ownership.
 #include "cli_test_support.h"
 #include "launcher/history_database.h"
 
@@ -37,6 +37,7 @@ using trellis::test::cli;
 using trellis::test::kCli;
 using trellis::test::kPlan;
 using trellis::test::Result;
+using trellis::test::restartPlan;
 
 class TstSupervision : public QObject {
     Q_OBJECT
@@ -63,7 +64,7 @@ private slots:
     // Prometheus server (Debian's) scrapes it and answers a query about the run's step.
     void metricsEndpointIsScraped()
     {
-        const QString plan = restartPlan(QStringLiteral("metrics"), 100000, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString plan = restartPlan(m_dir, QStringLiteral("metrics"), 100000, 0, QStringLiteral(R"("max_restarts": 0)"));
         QProcess run;
         run.start(kCli, {QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--quiet"),
                          QStringLiteral("--metrics-port"), QStringLiteral("0")});
@@ -184,7 +185,7 @@ private slots:
                                                "\"webhook\": \"http://127.0.0.1:%2/hook\"")
                                     .arg(file)
                                     .arg(hook.serverPort());
-        const QString plan = restartPlan(QStringLiteral("alerts"), 24, 0, restart);
+        const QString plan = restartPlan(m_dir, QStringLiteral("alerts"), 24, 0, restart);
         QProcess run;
         run.start(kCli, {QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--quiet"), QStringLiteral("--inject"),
                          QStringLiteral("slow@2:5")});
@@ -201,200 +202,6 @@ private slots:
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QString text = QString::fromUtf8(f.readAll());
         QVERIFY2(text.startsWith(QStringLiteral("straggler ")) && text.contains(QStringLiteral("rank 2 on ")), qPrintable(text));
-    }
-
-    // run --detach: a process of its own session owns the run; a follower (attach) killed with
-    // kill -9 mid-run changes nothing: the run completes, a new follower sees it end, every rank's
-    // every step is in the history, and SQLite's integrity check passes.
-    void detachedRunOutlivesItsFollowers()
-    {
-        const int steps = 120;
-        const QString plan = restartPlan(QStringLiteral("detached"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
-        const QString database = m_dir.filePath(QStringLiteral("detached.sqlite"));
-        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
-        QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
-        const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
-        QVERIFY(!runId.isEmpty());
-        QProcess follower;
-        follower.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("attach"), runId});
-        QVERIFY(follower.waitForStarted());
-        QElapsedTimer waited;
-        waited.start();
-        while (waited.elapsed() < 60000 && !follower.peek(1 << 16).contains("\nstep 5/"))
-            follower.waitForReadyRead(200);
-        QVERIFY2(follower.peek(1 << 16).contains("\nstep 5/"), follower.peek(1 << 16).constData());
-        ::kill(static_cast<pid_t>(follower.processId()), SIGKILL);
-        follower.waitForFinished();
-        const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), runId}, 120000);
-        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
-        QVERIFY2(end.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(end.out));
-        HistoryDatabase h;
-        QCOMPARE(h.open(database, false), QString());
-        const auto data = h.loadRun(h.findRun(runId)->id);
-        QVERIFY(data);
-        QCOMPARE(data->run.status, QStringLiteral("completed"));
-        QSet<QPair<int, qint64>> seen;
-        for (const auto &s : data->steps)
-            seen.insert({s.rank, s.step});
-        QCOMPARE(seen.size(), 4 * steps); // no step of any rank lost
-        QVERIFY(historyIsComplete(database, runId, steps));
-    }
-
-    // kill -9 of the workbench that launched a run: the run (its supervisor's) goes on to the end
-    // and the history holds all of it: every rank's every step, every telemetry message in
-    // sequence (no gap up to each rank's Goodbye), an intact SQLite file.
-    void killedWorkbenchLeavesTheRunGoing()
-    {
-        const int steps = 1500;
-        const QString plan = restartPlan(QStringLiteral("workbench"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
-        const QString database = m_dir.filePath(QStringLiteral("workbench.sqlite"));
-        QProcess gui;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-        gui.setProcessEnvironment(env);
-        gui.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis"), {QStringLiteral("--db"), database, QStringLiteral("--launch"), plan});
-        QVERIFY(gui.waitForStarted());
-        // Mid-run: some steps are in the history.
-        QVERIFY(waitForSteps(database, 40, 120000));
-        ::kill(static_cast<pid_t>(gui.processId()), SIGKILL);
-        QVERIFY(gui.waitForFinished(10000));
-        const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), QStringLiteral("last")}, 240000);
-        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
-        const QString runId = end.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1, 1);
-        QVERIFY2(end.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(end.out));
-        QVERIFY(historyIsComplete(database, runId, steps));
-    }
-
-    // kill -9 of a run's supervisor: the job goes on under its keeper, `ps` names it as a job
-    // without a supervisor, and `adopt` takes it over; the ranks resend what the dead supervisor
-    // never committed, so the history ends complete: every step, every telemetry message in
-    // sequence, nothing dropped.
-    void killedSupervisorIsAdopted()
-    {
-        const int steps = 4000;
-        const QString plan = restartPlan(QStringLiteral("adopted"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
-        const QString database = m_dir.filePath(QStringLiteral("adopted.sqlite"));
-        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
-        QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
-        const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
-        static const QRegularExpression pidOf(QStringLiteral("owner pid (\\d+)"));
-        const auto owner = pidOf.match(started.out);
-        QVERIFY2(owner.hasMatch(), qPrintable(started.out));
-        QVERIFY(waitForSteps(database, 40, 120000));
-        QVERIFY(::kill(static_cast<pid_t>(owner.captured(1).toLongLong()), SIGKILL) == 0);
-        QTest::qWait(1000); // the ranks train on, keeping their telemetry
-        const Result ps = cli({QStringLiteral("ps")});
-        QVERIFY2(ps.out.contains(QStringLiteral("run %1 has no supervisor").arg(runId)), qPrintable(ps.out));
-        const Result adopted = cli({QStringLiteral("adopt"), runId, QStringLiteral("--quiet")}, 240000);
-        QVERIFY2(adopted.code == 0, qPrintable(adopted.out + adopted.err));
-        QVERIFY(historyIsComplete(database, runId, steps));
-        HistoryDatabase h;
-        QCOMPARE(h.open(database, false), QString());
-        const auto data = h.loadRun(h.findRun(runId)->id);
-        QVERIFY(std::any_of(data->events.begin(), data->events.end(),
-                            [](const EventRow &e) { return e.kind == QLatin1String("adopted"); }));
-    }
-
-    // Two supervisors never own the same run: a second `run --run-id X` while X goes is refused
-    // naming the owner; `stop X` ends X cleanly (stopped, not failed).
-    void oneSupervisorPerRun()
-    {
-        const QString plan = restartPlan(QStringLiteral("owned"), 100000, 0, QStringLiteral(R"("max_restarts": 0)"));
-        const QString database = m_dir.filePath(QStringLiteral("owned.sqlite"));
-        const QString runId = QStringLiteral("owned-%1").arg(QCoreApplication::applicationPid());
-        QProcess first;
-        first.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet"),
-                           QStringLiteral("--run-id"), runId});
-        QVERIFY(first.waitForStarted());
-        auto cleanup = qScopeGuard([&first] {
-            if (first.state() != QProcess::NotRunning) {
-                first.kill();
-                first.waitForFinished();
-            }
-        });
-        QVERIFY(waitForSteps(database, 4, 120000));
-        QVERIFY(cli({QStringLiteral("ps")}).out.contains(runId));
-        const Result second = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet"),
-                                   QStringLiteral("--run-id"), runId});
-        QCOMPARE(second.code, 1);
-        QVERIFY2(second.err.contains(QStringLiteral("run %1 is already owned by its supervisor (pid %2)").arg(runId).arg(first.processId())),
-                 qPrintable(second.err));
-        const Result stop = cli({QStringLiteral("stop"), runId});
-        QVERIFY2(stop.code == 0, qPrintable(stop.err));
-        QVERIFY(first.waitForFinished(60000));
-        QCOMPARE(first.exitCode(), 1);
-        HistoryDatabase h;
-        QCOMPARE(h.open(database, false), QString());
-        QCOMPARE(h.findRun(runId)->status, QStringLiteral("stopped"));
-        QVERIFY(!cli({QStringLiteral("ps")}).out.contains(runId));
-        QCOMPARE(cli({QStringLiteral("stop"), runId}).code, 1);
-    }
-
-    // Another process holds the history database's write lock for 6 s mid-run: the run goes on,
-    // the rows wait (the ranks keep their unacknowledged telemetry), and once the lock is gone
-    // everything lands; both moments are recorded as events.
-    void lockedDatabaseKeepsTheRunGoing()
-    {
-        const int steps = 2500;
-        const QString plan = restartPlan(QStringLiteral("locked"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
-        const QString database = m_dir.filePath(QStringLiteral("locked.sqlite"));
-        QProcess run;
-        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
-        QVERIFY(run.waitForStarted());
-        QVERIFY(waitForSteps(database, 40, 120000));
-        {
-            QSqlDatabase locker = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("locker"));
-            locker.setDatabaseName(database);
-            QVERIFY(locker.open());
-            QSqlQuery q(locker);
-            QVERIFY(q.exec(QStringLiteral("BEGIN IMMEDIATE")));
-            const qint64 during = stepRows(database);
-            QTest::qWait(6000);
-            QVERIFY(run.state() == QProcess::Running); // the run did not wait for the database
-            QCOMPARE(stepRows(database), during);       // and nothing was written meanwhile
-            QVERIFY(q.exec(QStringLiteral("COMMIT")));
-        }
-        QSqlDatabase::removeDatabase(QStringLiteral("locker"));
-        QVERIFY(run.waitForFinished(240000));
-        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
-        HistoryDatabase h;
-        QCOMPARE(h.open(database, false), QString());
-        const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
-        QStringList history;
-        for (const auto &e : data->events)
-            if (e.kind == QLatin1String("history"))
-                history << e.message;
-        QVERIFY2(history.size() == 2 && history[0].contains(QStringLiteral("locked by another process")) &&
-                     history[1].contains(QStringLiteral("writable again")),
-                 qPrintable(history.join(QLatin1Char('\n'))));
-        QVERIFY(historyIsComplete(database, data->run.runId, steps));
-    }
-
-    // The history database is deleted mid-run: the supervisor notices, writes a new one at the same
-    // path and the run completes there, the removal recorded as an event.
-    void removedDatabaseIsRecreated()
-    {
-        const int steps = 1500;
-        const QString plan = restartPlan(QStringLiteral("removed"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
-        const QString database = m_dir.filePath(QStringLiteral("removed.sqlite"));
-        QProcess run;
-        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
-        QVERIFY(run.waitForStarted());
-        QVERIFY(waitForSteps(database, 40, 120000));
-        for (const char *suffix : {"", "-wal", "-shm"})
-            QFile::remove(database + QLatin1String(suffix));
-        QVERIFY(run.waitForFinished(240000));
-        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
-        HistoryDatabase h;
-        QCOMPARE(h.open(database, false), QString());
-        const auto summary = h.findRun(QStringLiteral("last"));
-        QVERIFY(summary);
-        QCOMPARE(summary->status, QStringLiteral("completed"));
-        const auto data = h.loadRun(summary->id);
-        QVERIFY(std::any_of(data->events.begin(), data->events.end(), [](const EventRow &e) {
-            return e.kind == QLatin1String("history") && e.message.contains(QStringLiteral("was removed or replaced"));
-        }));
-        QCOMPARE(data->run.stepsDone, qint64(steps));
     }
 
     // A NaN in rank 2's copy of a parameter at step 3: the run stops (exit 7) naming the step, the
@@ -433,7 +240,7 @@ private slots:
     // named with how much slower; the same plan run clean raises no alarm.
     void slowRankIsFlagged()
     {
-        const QString plan = restartPlan(QStringLiteral("slow"), 24, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString plan = restartPlan(m_dir, QStringLiteral("slow"), 24, 0, QStringLiteral(R"("max_restarts": 0)"));
         const Result slow = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
                                  QStringLiteral("slow@2:5"), QStringLiteral("--quiet")});
         QVERIFY2(slow.code == 0, qPrintable(slow.err));
@@ -522,99 +329,7 @@ private slots:
         QVERIFY2(m.captured(1).toDouble() <= 3.0, qPrintable(err));
     }
 
-    // Restarts (launch.restart). A plan of `steps` on 4 ranks of dp, checkpointing every `every`.
-    static qint64 stepRows(const QString &database)
-    {
-        qint64 rows = -1;
-        {
-            QSqlDatabase c = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("count"));
-            c.setDatabaseName(database);
-            c.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY"));
-            if (QFileInfo::exists(database) && c.open()) {
-                QSqlQuery q(c);
-                if (q.exec(QStringLiteral("SELECT count(*) FROM step_metrics")) && q.next())
-                    rows = q.value(0).toLongLong();
-            }
-        }
-        QSqlDatabase::removeDatabase(QStringLiteral("count"));
-        return rows;
-    }
-
-    static bool waitForSteps(const QString &database, qint64 rows, int timeoutMs)
-    {
-        QElapsedTimer waited;
-        waited.start();
-        while (waited.elapsed() < timeoutMs) {
-            if (stepRows(database) >= rows)
-                return true;
-            QTest::qWait(100);
-        }
-        return false;
-    }
-
-    // The run is complete in the history: completed, every rank's every step, every rank's
-    // telemetry received in sequence up to its Goodbye with nothing dropped, SQLite intact.
-    static bool historyIsComplete(const QString &database, const QString &runId, int steps)
-    {
-        HistoryDatabase h;
-        if (!h.open(database, false).isEmpty())
-            return false;
-        const auto summary = h.findRun(runId);
-        if (!summary)
-            return false;
-        const auto data = h.loadRun(summary->id);
-        if (!data || data->run.status != QLatin1String("completed") || data->ranks.size() != 4) {
-            qWarning() << "run" << runId << "is" << (data ? data->run.status : QStringLiteral("missing"));
-            return false;
-        }
-        QSet<QPair<int, qint64>> seen;
-        for (const auto &s : data->steps)
-            seen.insert({s.rank, s.step});
-        if (seen.size() != 4 * steps) {
-            qWarning() << "steps in the history:" << seen.size() << "of" << 4 * steps;
-            return false;
-        }
-        for (const RankRow &r : data->ranks)
-            if (r.goodbyeSeq < 0 || r.receivedSeq != r.goodbyeSeq + 1 || r.dropped != 0 || r.lost != 0) {
-                qWarning() << "rank" << r.rank << "received" << r.receivedSeq << "goodbye seq" << r.goodbyeSeq << "dropped" << r.dropped
-                           << "lost" << r.lost;
-                return false;
-            }
-        bool ok = false;
-        {
-            QSqlDatabase check = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("integrity"));
-            check.setDatabaseName(database);
-            if (check.open()) {
-                QSqlQuery q(check);
-                ok = q.exec(QStringLiteral("PRAGMA integrity_check")) && q.next() && q.value(0).toString() == QLatin1String("ok");
-            }
-        }
-        QSqlDatabase::removeDatabase(QStringLiteral("integrity"));
-        return ok;
-    }
-
-    QString restartPlan(const QString &name, int steps, int every, const QString &restart, const QString &cluster = {})
-    {
-        const QString path = m_dir.filePath(name + QStringLiteral(".json"));
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly))
-            return {};
-        f.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "%1",
-          "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64, "vocab": 256},
-          "cluster": %2,
-          "parallel": {"dp": 4, "micro_batch_size": 2},
-          "training": {"steps": %3, "lr": 0.003, "min_lr": 0.0003, "seed": 7,
-                       "data": {"source": "text", "path": "%4"},
-                       "checkpoint": {"every": %5, "dir": "%6", "keep": 3}},
-          "launch": {"restart": {%7}}})")
-                    .arg(name, cluster.isEmpty() ? QStringLiteral(R"({"nodes": [{"host": "localhost", "slots": 4}]})") : cluster)
-                    .arg(steps)
-                    .arg(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
-                    .arg(every)
-                    .arg(m_dir.filePath(name + QStringLiteral("-ckpt")), restart)
-                    .toUtf8());
-        return path;
-    }
+    // Restarts (launch.restart).
 
     // kill -9 of one of 4 ranks mid-run: mpirun's report names the rank and the signal, the run
     // resumes from its newest checkpoint by itself, and ends with the losses of every step and
@@ -622,8 +337,8 @@ private slots:
     void killedRankRestartsBitwise()
     {
         const int steps = 160;
-        const QString straight = restartPlan(QStringLiteral("straight"), steps, 10, QStringLiteral(R"("max_restarts": 0)"));
-        const QString killed = restartPlan(QStringLiteral("killed"), steps, 10,
+        const QString straight = restartPlan(m_dir, QStringLiteral("straight"), steps, 10, QStringLiteral(R"("max_restarts": 0)"));
+        const QString killed = restartPlan(m_dir, QStringLiteral("killed"), steps, 10,
                                            QStringLiteral(R"("max_restarts": 2, "backoff_s": 0.2)"));
         const QString database = m_dir.filePath(QStringLiteral("restart.sqlite"));
         const Result a = cli({QStringLiteral("--db"), database, QStringLiteral("run"), straight, QStringLiteral("--quiet")});
@@ -700,7 +415,7 @@ private slots:
     // The same failure every attempt: after max_restarts the run fails with the whole story.
     void restartBudgetExhausted()
     {
-        const QString plan = restartPlan(QStringLiteral("doomed"), 20, 2, QStringLiteral(R"("max_restarts": 2, "backoff_s": 0.1)"));
+        const QString plan = restartPlan(m_dir, QStringLiteral("doomed"), 20, 2, QStringLiteral(R"("max_restarts": 2, "backoff_s": 0.1)"));
         const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
                               QStringLiteral("crash@1:5"), QStringLiteral("--quiet")});
         QCOMPARE(r.code, 1);
@@ -714,7 +429,7 @@ private slots:
     // micro-batches (the same global batch), resharding the dp 4 checkpoint.
     void elasticRestartExcludesTheNode()
     {
-        const QString plan = restartPlan(QStringLiteral("elastic"), 12, 2, QStringLiteral(R"("max_restarts": 1, "backoff_s": 0.1, "elastic": true)"),
+        const QString plan = restartPlan(m_dir, QStringLiteral("elastic"), 12, 2, QStringLiteral(R"("max_restarts": 1, "backoff_s": 0.1, "elastic": true)"),
                                          QStringLiteral(R"({"nodes": [{"host": "localhost", "slots": 2}, {"host": "localhost", "slots": 2}]})"));
         const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
                               QStringLiteral("crash@3:5"), QStringLiteral("--quiet")});

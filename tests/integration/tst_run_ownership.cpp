@@ -1,0 +1,221 @@
+// Who owns a run, end to end with the real trainer, real signals and a real SQLite file: runs
+// outlive their followers (attach) and the workbench that launched them, both killed with kill -9,
+// with every telemetry message recorded; a supervisor killed with kill -9 is replaced by one that
+// adopts its job and loses nothing; two supervisors never own the same run; a history database
+// locked or deleted mid-run does not stop it.
+#include "cli_test_support.h"
+#include "history_checks.h"
+
+#include <QProcessEnvironment>
+#include <QRegularExpression>
+#include <QScopeGuard>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <signal.h>
+
+using namespace trellis::launcher;
+using namespace trellis::test;
+
+class TstRunOwnership : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    // run --detach: a process of its own session owns the run; a follower (attach) killed with
+    // kill -9 mid-run changes nothing: the run completes, a new follower sees it end, every rank's
+    // every step is in the history, and SQLite's integrity check passes.
+    void detachedRunOutlivesItsFollowers()
+    {
+        const int steps = 120;
+        const QString plan = restartPlan(m_dir, QStringLiteral("detached"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("detached.sqlite"));
+        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
+        QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
+        const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        QVERIFY(!runId.isEmpty());
+        QProcess follower;
+        follower.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("attach"), runId});
+        QVERIFY(follower.waitForStarted());
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 60000 && !follower.peek(1 << 16).contains("\nstep 5/"))
+            follower.waitForReadyRead(200);
+        QVERIFY2(follower.peek(1 << 16).contains("\nstep 5/"), follower.peek(1 << 16).constData());
+        ::kill(static_cast<pid_t>(follower.processId()), SIGKILL);
+        follower.waitForFinished();
+        const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), runId}, 120000);
+        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
+        QVERIFY2(end.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(end.out));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(runId)->id);
+        QVERIFY(data);
+        QCOMPARE(data->run.status, QStringLiteral("completed"));
+        QSet<QPair<int, qint64>> seen;
+        for (const auto &s : data->steps)
+            seen.insert({s.rank, s.step});
+        QCOMPARE(seen.size(), 4 * steps); // no step of any rank lost
+        QVERIFY(historyIsComplete(database, runId, steps));
+    }
+
+    // kill -9 of the workbench that launched a run: the run (its supervisor's) goes on to the end
+    // and the history holds all of it: every rank's every step, every telemetry message in
+    // sequence (no gap up to each rank's Goodbye), an intact SQLite file.
+    void killedWorkbenchLeavesTheRunGoing()
+    {
+        const int steps = 1500;
+        const QString plan = restartPlan(m_dir, QStringLiteral("workbench"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("workbench.sqlite"));
+        QProcess gui;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+        gui.setProcessEnvironment(env);
+        gui.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis"), {QStringLiteral("--db"), database, QStringLiteral("--launch"), plan});
+        QVERIFY(gui.waitForStarted());
+        // Mid-run: some steps are in the history.
+        QVERIFY(waitForSteps(database, 40, 120000));
+        ::kill(static_cast<pid_t>(gui.processId()), SIGKILL);
+        QVERIFY(gui.waitForFinished(10000));
+        const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), QStringLiteral("last")}, 240000);
+        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
+        const QString runId = end.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1, 1);
+        QVERIFY2(end.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(end.out));
+        QVERIFY(historyIsComplete(database, runId, steps));
+    }
+
+    // kill -9 of a run's supervisor: the job goes on under its keeper, `ps` names it as a job
+    // without a supervisor, and `adopt` takes it over; the ranks resend what the dead supervisor
+    // never committed, so the history ends complete: every step, every telemetry message in
+    // sequence, nothing dropped.
+    void killedSupervisorIsAdopted()
+    {
+        const int steps = 4000;
+        const QString plan = restartPlan(m_dir, QStringLiteral("adopted"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("adopted.sqlite"));
+        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
+        QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
+        const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        static const QRegularExpression pidOf(QStringLiteral("owner pid (\\d+)"));
+        const auto owner = pidOf.match(started.out);
+        QVERIFY2(owner.hasMatch(), qPrintable(started.out));
+        QVERIFY(waitForSteps(database, 40, 120000));
+        QVERIFY(::kill(static_cast<pid_t>(owner.captured(1).toLongLong()), SIGKILL) == 0);
+        QTest::qWait(1000); // the ranks train on, keeping their telemetry
+        const Result ps = cli({QStringLiteral("ps")});
+        QVERIFY2(ps.out.contains(QStringLiteral("run %1 has no supervisor").arg(runId)), qPrintable(ps.out));
+        const Result adopted = cli({QStringLiteral("adopt"), runId, QStringLiteral("--quiet")}, 240000);
+        QVERIFY2(adopted.code == 0, qPrintable(adopted.out + adopted.err));
+        QVERIFY(historyIsComplete(database, runId, steps));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(runId)->id);
+        QVERIFY(std::any_of(data->events.begin(), data->events.end(),
+                            [](const EventRow &e) { return e.kind == QLatin1String("adopted"); }));
+    }
+
+    // Two supervisors never own the same run: a second `run --run-id X` while X goes is refused
+    // naming the owner; `stop X` ends X cleanly (stopped, not failed).
+    void oneSupervisorPerRun()
+    {
+        const QString plan = restartPlan(m_dir, QStringLiteral("owned"), 100000, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("owned.sqlite"));
+        const QString runId = QStringLiteral("owned-%1").arg(QCoreApplication::applicationPid());
+        QProcess first;
+        first.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet"),
+                           QStringLiteral("--run-id"), runId});
+        QVERIFY(first.waitForStarted());
+        auto cleanup = qScopeGuard([&first] {
+            if (first.state() != QProcess::NotRunning) {
+                first.kill();
+                first.waitForFinished();
+            }
+        });
+        QVERIFY(waitForSteps(database, 4, 120000));
+        QVERIFY(cli({QStringLiteral("ps")}).out.contains(runId));
+        const Result second = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet"),
+                                   QStringLiteral("--run-id"), runId});
+        QCOMPARE(second.code, 1);
+        QVERIFY2(second.err.contains(QStringLiteral("run %1 is already owned by its supervisor (pid %2)").arg(runId).arg(first.processId())),
+                 qPrintable(second.err));
+        const Result stop = cli({QStringLiteral("stop"), runId});
+        QVERIFY2(stop.code == 0, qPrintable(stop.err));
+        QVERIFY(first.waitForFinished(60000));
+        QCOMPARE(first.exitCode(), 1);
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        QCOMPARE(h.findRun(runId)->status, QStringLiteral("stopped"));
+        QVERIFY(!cli({QStringLiteral("ps")}).out.contains(runId));
+        QCOMPARE(cli({QStringLiteral("stop"), runId}).code, 1);
+    }
+
+    // Another process holds the history database's write lock for 6 s mid-run: the run goes on,
+    // the rows wait (the ranks keep their unacknowledged telemetry), and once the lock is gone
+    // everything lands; both moments are recorded as events.
+    void lockedDatabaseKeepsTheRunGoing()
+    {
+        const int steps = 2500;
+        const QString plan = restartPlan(m_dir, QStringLiteral("locked"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("locked.sqlite"));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY(run.waitForStarted());
+        QVERIFY(waitForSteps(database, 40, 120000));
+        {
+            QSqlDatabase locker = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("locker"));
+            locker.setDatabaseName(database);
+            QVERIFY(locker.open());
+            QSqlQuery q(locker);
+            QVERIFY(q.exec(QStringLiteral("BEGIN IMMEDIATE")));
+            const qint64 during = stepRows(database);
+            QTest::qWait(6000);
+            QVERIFY(run.state() == QProcess::Running); // the run did not wait for the database
+            QCOMPARE(stepRows(database), during);       // and nothing was written meanwhile
+            QVERIFY(q.exec(QStringLiteral("COMMIT")));
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("locker"));
+        QVERIFY(run.waitForFinished(240000));
+        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        QStringList history;
+        for (const auto &e : data->events)
+            if (e.kind == QLatin1String("history"))
+                history << e.message;
+        QVERIFY2(history.size() == 2 && history[0].contains(QStringLiteral("locked by another process")) &&
+                     history[1].contains(QStringLiteral("writable again")),
+                 qPrintable(history.join(QLatin1Char('\n'))));
+        QVERIFY(historyIsComplete(database, data->run.runId, steps));
+    }
+
+    // The history database is deleted mid-run: the supervisor notices, writes a new one at the same
+    // path and the run completes there, the removal recorded as an event.
+    void removedDatabaseIsRecreated()
+    {
+        const int steps = 1500;
+        const QString plan = restartPlan(m_dir, QStringLiteral("removed"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const QString database = m_dir.filePath(QStringLiteral("removed.sqlite"));
+        QProcess run;
+        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY(run.waitForStarted());
+        QVERIFY(waitForSteps(database, 40, 120000));
+        for (const char *suffix : {"", "-wal", "-shm"})
+            QFile::remove(database + QLatin1String(suffix));
+        QVERIFY(run.waitForFinished(240000));
+        QVERIFY2(run.exitCode() == 0, run.readAllStandardError().constData());
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto summary = h.findRun(QStringLiteral("last"));
+        QVERIFY(summary);
+        QCOMPARE(summary->status, QStringLiteral("completed"));
+        const auto data = h.loadRun(summary->id);
+        QVERIFY(std::any_of(data->events.begin(), data->events.end(), [](const EventRow &e) {
+            return e.kind == QLatin1String("history") && e.message.contains(QStringLiteral("was removed or replaced"));
+        }));
+        QCOMPARE(data->run.stepsDone, qint64(steps));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstRunOwnership)
+#include "tst_run_ownership.moc"
