@@ -88,15 +88,6 @@ const char *const kSchemaV4[] = {
     "ALTER TABLE ranks ADD COLUMN lost INTEGER DEFAULT 0",
 };
 
-bool processAlive(qint64 pid)
-{
-    if (pid <= 0)
-        return false;
-    if (pid == QCoreApplication::applicationPid())
-        return true;
-    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
-
 } // namespace
 
 QString toString(RunState state)
@@ -207,7 +198,7 @@ int HistoryDatabase::closeAbandonedRuns()
             continue; // its supervisor died but its job goes on: someone may adopt it
         if (q.value(2).isNull())
             abandoned.append({q.value(0).toLongLong(), QStringLiteral("its launcher is unknown and no longer writes to this history")});
-        else if (launcherHost == host && !processAlive(pid))
+        else if (launcherHost == host && !RunRegistry::processAlive(pid))
             abandoned.append({q.value(0).toLongLong(),
                               QStringLiteral("its launcher (%1, pid %2) ended while the run was going; how the ranks ended is unknown")
                                   .arg(launcherHost)

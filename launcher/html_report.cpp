@@ -2,10 +2,8 @@
 // ticks; long runs are thinned to at most ~600 points per series so reports stay small.
 #include "launcher/html_report.h"
 
-#include "launcher/calibration_file.h"
-#include "plan/cost_model.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
+#include "launcher/run_comparison.h"
+#include "launcher/telemetry/dashboard_snapshot.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -28,6 +26,8 @@ const char *const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#94
 
 QString esc(const QString &s) { return s.toHtmlEscaped(); }
 
+} // namespace
+
 double niceStep(double range, int targetTicks)
 {
     if (!(range > 0))
@@ -38,6 +38,8 @@ double niceStep(double range, int targetTicks)
     const double nice = fraction < 1.5 ? 1 : fraction < 3 ? 2 : fraction < 7 ? 5 : 10;
     return nice * magnitude;
 }
+
+namespace {
 
 QString fmt(double v)
 {
@@ -257,63 +259,38 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
         std::map<qint64, std::vector<const StepRow *>> byStep;
         for (const StepRow &s : run.steps)
             byStep[s.step].push_back(&s);
-        auto medianOf = [](std::vector<double> v) {
-            if (v.empty())
-                return 0.0;
-            std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-            return v[v.size() / 2];
-        };
-        std::vector<double> compute, exposed, bubble, idle, stepMs;
         ChartSeries computeLine{QStringLiteral("compute"), {}}, exposedLine{QStringLiteral("exposed communication"), {}},
             bubbleLine{QStringLiteral("pipeline bubble"), {}}, idleLine{QStringLiteral("idle"), {}};
         for (const auto &[step, rows] : byStep) {
-            std::vector<double> c, e, b, i, m;
+            std::vector<double> c, e, b, i;
             for (const StepRow *s : rows) {
                 c.push_back(s->computeMs);
                 e.push_back(s->commExposedMs);
                 b.push_back(s->bubbleMs);
                 i.push_back(s->idleMs);
-                m.push_back(s->stepMs);
             }
-            compute.push_back(medianOf(c));
-            exposed.push_back(medianOf(e));
-            bubble.push_back(medianOf(b));
-            idle.push_back(medianOf(i));
-            stepMs.push_back(*std::max_element(m.begin(), m.end()));
-            computeLine.points.append(QPointF(step, compute.back()));
-            exposedLine.points.append(QPointF(step, exposed.back()));
-            bubbleLine.points.append(QPointF(step, bubble.back()));
-            idleLine.points.append(QPointF(step, idle.back()));
+            computeLine.points.append(QPointF(step, medianOf(c)));
+            exposedLine.points.append(QPointF(step, medianOf(e)));
+            bubbleLine.points.append(QPointF(step, medianOf(b)));
+            idleLine.points.append(QPointF(step, medianOf(i)));
         }
-        std::optional<plan::Estimate> predicted;
-        bool calibrated = false;
-        if (auto parsed = plan::parsePlan(run.planJson.toStdString()); parsed)
-            if (!plan::hasErrors(plan::validatePlan(parsed.value()))) {
-                plan::Plan p = parsed.value();
-                plan::DeviceSpec device = plan::deviceFor(p.cluster);
-                if (!calibrationPath.isEmpty())
-                    applyCalibrationFile(calibrationPath, false, p, device, calibrated);
-                predicted = plan::estimatePlan(p, device);
-            }
+        const RunFigures measured = figuresOf(run, collectives);
+        const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
         h += QStringLiteral("<h2>Prediction and measurement</h2><table><tr><th class='l'>per step</th><th>predicted ms</th>"
                             "<th>measured ms (median)</th></tr>");
         auto line = [&](const QString &what, double p, double m) {
             h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>")
-                     .arg(esc(what), predicted ? QString::number(p, 'f', 1) : QStringLiteral("–"), QString::number(m, 'f', 1));
+                     .arg(esc(what), predicted.known ? QString::number(p, 'f', 1) : QStringLiteral("–"), QString::number(m, 'f', 1));
         };
-        line(QStringLiteral("compute"), predicted ? predicted->computeMs : 0, medianOf(compute));
-        line(QStringLiteral("exposed communication"), predicted ? predicted->exposedCommMs : 0, medianOf(exposed));
-        line(QStringLiteral("pipeline bubble"), predicted ? predicted->bubbleMs : 0, medianOf(bubble));
-        line(QStringLiteral("step (slowest rank)"), predicted ? predicted->stepMs : 0, medianOf(stepMs));
+        line(QStringLiteral("compute"), predicted.computeMs, measured.computeMs);
+        line(QStringLiteral("exposed communication"), predicted.exposedCommMs, measured.exposedCommMs);
+        line(QStringLiteral("pipeline bubble"), predicted.bubbleMs, measured.bubbleMs);
+        line(QStringLiteral("step (slowest rank)"), predicted.stepMs, measured.stepMs);
         h += QStringLiteral("</table>");
-        h += calibrated ? QStringLiteral("<p>Predicted with this machine's calibration (%1).</p>").arg(esc(calibrationPath))
-                        : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
-                                         "<code>trellis-cli calibrate</code> for this machine's.</p>");
-        if (predicted) {
-            plan::StageMemory busiest;
-            for (const auto &m : predicted->memory)
-                if (m.total() >= busiest.total())
-                    busiest = m;
+        h += predicted.calibrated ? QStringLiteral("<p>Predicted with this machine's calibration (%1).</p>").arg(esc(calibrationPath))
+                                  : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
+                                                   "<code>trellis-cli calibrate</code> for this machine's.</p>");
+        if (predicted.known) {
             qint64 mp = 0, mg = 0, mo = 0, ma = 0, mc = 0;
             for (const StepRow &s : run.steps) {
                 mp = std::max(mp, s.memParameters);
@@ -324,15 +301,15 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
             }
             h += QStringLiteral("<table><tr><th class='l'>memory</th><th>predicted (busiest stage)</th><th>measured (largest rank)"
                                 "</th></tr>");
-            const std::pair<QString, std::pair<qint64, qint64>> rows[] = {
-                {QStringLiteral("parameters"), {static_cast<qint64>(busiest.parameters), mp}},
-                {QStringLiteral("gradients"), {static_cast<qint64>(busiest.gradients), mg}},
-                {QStringLiteral("optimizer"), {static_cast<qint64>(busiest.optimizer), mo}},
-                {QStringLiteral("activations"), {static_cast<qint64>(busiest.activations), ma}},
-                {QStringLiteral("communication buffers"), {static_cast<qint64>(busiest.commBuffers), mc}}};
-            for (const auto &[name, values] : rows)
+            const std::tuple<QString, QString, qint64> rows[] = {
+                {QStringLiteral("parameters"), QStringLiteral("parameters"), mp},
+                {QStringLiteral("gradients"), QStringLiteral("gradients"), mg},
+                {QStringLiteral("optimizer"), QStringLiteral("optimizer"), mo},
+                {QStringLiteral("activations"), QStringLiteral("activations"), ma},
+                {QStringLiteral("communication buffers"), QStringLiteral("communication"), mc}};
+            for (const auto &[name, category, value] : rows)
                 h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>")
-                         .arg(esc(name), bytes(values.first), bytes(values.second));
+                         .arg(esc(name), bytes(static_cast<qint64>(predicted.memoryBytes.at(category))), bytes(value));
             h += QStringLiteral("</table>");
         }
         h += QStringLiteral("<div class='charts'>");

@@ -18,6 +18,9 @@ struct ChartSeries {
     QVector<QPointF> points;
 };
 
+// A round tick spacing (1, 2 or 5 × 10^n) giving about targetTicks ticks over range.
+double niceStep(double range, int targetTicks);
+
 QString svgLineChart(const QString &title, const QString &xLabel, const QString &yLabel,
                      const QList<ChartSeries> &series, int width = 640, int height = 320);
 

@@ -28,16 +28,6 @@ QColor seriesColour(int i)
     return palette[i % 8];
 }
 
-double niceStep(double range, int ticks)
-{
-    const double raw = range / std::max(1, ticks);
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw > 0 ? raw : 1)));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (raw <= m * magnitude)
-            return m * magnitude;
-    return 10 * magnitude;
-}
-
 // A line chart as an image: title, axes with ticks, a line per series (at most 8 named in the legend).
 QImage drawChart(const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series)
 {

@@ -14,15 +14,6 @@
 namespace trellis::launcher {
 namespace {
 
-double median(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-    std::nth_element(v.begin(), mid, v.end());
-    return *mid;
-}
-
 void flatten(const QJsonValue &v, const QString &prefix, QMap<QString, QString> &out)
 {
     if (v.isObject()) {
@@ -45,6 +36,15 @@ void flatten(const QJsonValue &v, const QString &prefix, QMap<QString, QString> 
 QString num(double v, int decimals = 1) { return QString::number(v, 'f', decimals); }
 
 } // namespace
+
+double medianOf(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    return *mid;
+}
 
 RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives)
 {
@@ -79,19 +79,19 @@ RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives
     for (auto &[step, p] : steps) {
         tokens.push_back(p.tokens);
         slowest.push_back(p.slowest);
-        compute.push_back(median(p.compute));
-        exposed.push_back(median(p.exposed));
-        bubble.push_back(median(p.bubble));
-        idle.push_back(median(p.idle));
+        compute.push_back(medianOf(p.compute));
+        exposed.push_back(medianOf(p.exposed));
+        bubble.push_back(medianOf(p.bubble));
+        idle.push_back(medianOf(p.idle));
         if (p.haveRank0)
             f.finalLoss = p.loss;
     }
-    f.tokensPerS = median(tokens);
-    f.stepMs = median(slowest);
-    f.computeMs = median(compute);
-    f.exposedCommMs = median(exposed);
-    f.bubbleMs = median(bubble);
-    f.idleMs = median(idle);
+    f.tokensPerS = medianOf(tokens);
+    f.stepMs = medianOf(slowest);
+    f.computeMs = medianOf(compute);
+    f.exposedCommMs = medianOf(exposed);
+    f.bubbleMs = medianOf(bubble);
+    f.idleMs = medianOf(idle);
     double sum = 0;
     int n = 0;
     bool dp = std::any_of(collectives.begin(), collectives.end(),

@@ -11,6 +11,8 @@
 #include <QMetaType>
 #include <QVector>
 
+#include <vector>
+
 namespace trellis::launcher {
 
 struct RunFigures {
@@ -26,6 +28,9 @@ struct RunFigures {
 };
 
 RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives);
+
+// The middle value (the upper of the two middle ones for an even count); 0 for none.
+double medianOf(std::vector<double> values);
 
 struct PlanDifference {
     QString field;        // "parallel.dp"

@@ -35,7 +35,6 @@ void EventsPanel::show(const std::shared_ptr<const launcher::telemetry::Dashboar
             item->setForeground(1, QColor(0xb0, 0x60, 0x00));
     }
     m_shown = events.size();
-    m_lastSnapshot = snapshot.get();
 }
 
 } // namespace trellis::ui::dashboards

@@ -20,7 +20,6 @@ public:
 private:
     QTreeWidget *m_list;
     std::size_t m_shown = 0;
-    const launcher::telemetry::DashboardSnapshot *m_lastSnapshot = nullptr;
 };
 
 } // namespace trellis::ui::dashboards
