@@ -337,6 +337,35 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
         post(FinishedNote{RunState::Failed, -1, QStringLiteral("run %1 is not in %2").arg(runId, database)});
         return;
     }
+    // The history may not hold yet what the supervisor published before this subscription took
+    // hold (its writer is late on a busy machine): while a rank's first live step leaves a gap
+    // after what the history gave, read the history's steps again (live messages keep queueing).
+    auto firstLiveStep = [&] {
+        std::map<int, qint64> first;
+        for (const proto::FeedMessage &m : pending)
+            if (m.has_telemetry() && m.telemetry().has_step())
+                first.emplace(static_cast<int>(m.telemetry().rank()), static_cast<qint64>(m.telemetry().step().step()));
+        return first;
+    };
+    auto gapLeft = [&] {
+        for (const auto &[rank, step] : firstLiveStep()) {
+            const auto shown = maxStep.find(rank);
+            if (step > (shown == maxStep.end() ? 0 : shown->second) + 1)
+                return true;
+        }
+        return false;
+    };
+    for (int tries = 0; tries < 40 && gapLeft() && !m_stop; ++tries) {
+        receive(250, pending);
+        HistoryDatabase db;
+        if (!db.open(database, false).isEmpty())
+            continue;
+        if (const auto summary = db.findRun(runId))
+            if (const auto data = db.loadRun(summary->id))
+                for (const StepRow &row : data->steps)
+                    addRow(row);
+    }
+    updateProgress();
     if (newSteps > 0)
         post(StepsNote{std::exchange(newSteps, 0)});
 
