@@ -44,6 +44,7 @@ void CompareView::show(const launcher::Comparison &c)
             g->setData(series[i].steps, series[i].values, true);
         }
         plot->rescaleAxes();
+        plot->yAxis->scaleRange(1.1); // a line at the extreme stays off the axis
         plot->replot(QCustomPlot::rpQueuedReplot);
     };
     overlay(m_loss, c.loss);
