@@ -30,9 +30,12 @@ int main(int argc, char **argv)
     QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search for faster plans right away (Estimate tab)."));
     QCommandLineOption panel(QStringLiteral("panel"),
                              QStringLiteral("Bring a dashboard panel to the front: training, throughput, breakdown, memory, "
-                                            "communication, heatmap, events, health."),
+                                            "timeline, communication, heatmap, events, health."),
                              QStringLiteral("id"));
+    QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Show a recorded run: its id, its row number or 'last'."),
+                           QStringLiteral("run"));
     parser.addOption(db);
+    parser.addOption(run);
     parser.addOption(launch);
     parser.addOption(search);
     parser.addOption(panel);
@@ -50,6 +53,8 @@ int main(int argc, char **argv)
         window.searchPlans();
     if (loaded && parser.isSet(launch))
         window.launch();
+    if (parser.isSet(run))
+        window.openRun(parser.value(run));
     for (const QString &id : parser.values(panel))
         if (!window.raisePanel(id))
             qWarning("unknown panel '%s'", qPrintable(id));

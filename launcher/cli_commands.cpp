@@ -278,7 +278,7 @@ int runCli(const QStringList &arguments)
     }
     if (command == QLatin1String("simulate")) {
         const Args a = parseArgs(rest, {QStringLiteral("--ranks"), QStringLiteral("--hz"), QStringLiteral("--seconds"),
-                                        QStringLiteral("--slow"), QStringLiteral("--silent"), QStringLiteral("--crash"),
+                                        QStringLiteral("--pp"), QStringLiteral("--slow"), QStringLiteral("--silent"), QStringLiteral("--crash"),
                                         QStringLiteral("--run-id"), QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")},
                                  {QStringLiteral("--quiet"), QStringLiteral("--detach")});
         return a.error.isEmpty() ? cmdSimulate(a, dbPath) : usageError(a.error);

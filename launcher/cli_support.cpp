@@ -35,7 +35,7 @@ const char *kUsage =
     "                                     supervisor's feed) until it ends; leaving changes nothing\n"
     "  adopt RUN [--quiet]                supervise a run whose supervisor died while its job went on\n"
     "                                     (the ranks resend the telemetry it never stored)\n"
-    "  simulate [--ranks N] [--hz H] [--seconds S] [--slow R[@STEP]] [--silent R@SEC] [--crash R@SEC]\n"
+    "  simulate [--ranks N] [--hz H] [--seconds S] [--pp P] [--slow R[@STEP]] [--silent R@SEC] [--crash R@SEC]\n"
     "           [--run-id ID] [--quiet] [--detach]\n"
     "                                     a supervised run of N simulated ranks sending realistic telemetry\n"
     "                                     (H steps/s each) through the real protocol, receiver, detectors,\n"

@@ -323,7 +323,7 @@ std::optional<RunSummary> HistoryDatabase::findRun(const QString &reference)
     return summaryFrom(q);
 }
 
-std::optional<RunData> HistoryDatabase::loadRun(qint64 id)
+std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
 {
     auto summary = findRun(QString::number(id));
     if (!summary)
@@ -358,6 +358,8 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id)
             data.ranks.append(r);
         }
     }
+    if (!withSteps)
+        return data;
 
     q.prepare(QStringLiteral("SELECT rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms, bubble_ms, idle_ms,"
                              " tokens, tokens_per_s, loss, grad_norm, lr, mem_parameters, mem_gradients,"
@@ -430,13 +432,11 @@ QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)
     return rows;
 }
 
-QList<SpanRow> HistoryDatabase::spansOf(qint64 id)
+namespace {
+
+QList<SpanRow> spanRows(QSqlQuery &q)
 {
     QList<SpanRow> rows;
-    QSqlQuery q(m_db);
-    q.prepare(QStringLiteral("SELECT rank, step, name, start_ns, end_ns, micro_batch, stage FROM spans"
-                             " WHERE run = ? ORDER BY rank, start_ns"));
-    q.addBindValue(id);
     if (!q.exec())
         return rows;
     while (q.next()) {
@@ -451,6 +451,27 @@ QList<SpanRow> HistoryDatabase::spansOf(qint64 id)
         rows.append(r);
     }
     return rows;
+}
+
+} // namespace
+
+QList<SpanRow> HistoryDatabase::spansOf(qint64 id)
+{
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT rank, step, name, start_ns, end_ns, micro_batch, stage FROM spans"
+                             " WHERE run = ? ORDER BY rank, start_ns"));
+    q.addBindValue(id);
+    return spanRows(q);
+}
+
+QList<SpanRow> HistoryDatabase::spansOfLastTracedStep(qint64 id)
+{
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT rank, step, name, start_ns, end_ns, micro_batch, stage FROM spans"
+                             " WHERE run = ? AND step = (SELECT max(step) FROM spans WHERE run = ?) ORDER BY rank, start_ns"));
+    q.addBindValue(id);
+    q.addBindValue(id);
+    return spanRows(q);
 }
 
 } // namespace trellis::launcher

@@ -35,9 +35,11 @@ public:
     // Queries; empty results on error, with lastError() set.
     QList<RunSummary> listRuns(int limit = 1000);
     std::optional<RunSummary> findRun(const QString &reference); // row id, run id, or "last"
-    std::optional<RunData> loadRun(qint64 id);
+    std::optional<RunData> loadRun(qint64 id, bool withSteps = true); // false: run, plan and ranks only
     QList<CollectiveRow> collectivesOf(qint64 id);
     QList<SpanRow> spansOf(qint64 id); // ordered by rank, then start
+    // The spans of the run's newest traced step (empty: none), ordered by rank, then start.
+    QList<SpanRow> spansOfLastTracedStep(qint64 id);
     QString lastError() const { return m_lastError; }
 
     static QString defaultPath();

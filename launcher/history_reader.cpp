@@ -20,6 +20,7 @@ HistoryReader::HistoryReader(QString path) : m_path(std::move(path))
     qRegisterMetaType<QList<RunSummary>>();
     qRegisterMetaType<std::shared_ptr<const telemetry::DashboardSnapshot>>();
     qRegisterMetaType<Comparison>();
+    qRegisterMetaType<telemetry::TimelineView>();
     qRegisterMetaType<QList<qint64>>();
 }
 
@@ -74,8 +75,19 @@ void HistoryReader::requestRun(qint64 id)
         // The dashboards' view of it, built here rather than on the GUI thread.
         emit runSnapshotReady(telemetry::snapshotOf(*data, m_db->collectivesOf(id), telemetry::Metric::StepMs,
                                                     defaultCalibrationPath(m_path)));
+        requestTimeline(id);
     } else
         emit failed(m_db->lastError());
+}
+
+void HistoryReader::requestRunOf(const QString &reference)
+{
+    if (!ensureOpen())
+        return;
+    if (const auto summary = m_db->findRun(reference))
+        requestRun(summary->id);
+    else
+        emit failed(QStringLiteral("no run '%1' in %2").arg(reference, m_path));
 }
 
 void HistoryReader::requestReport(qint64 id, const QString &path)
@@ -108,6 +120,25 @@ void HistoryReader::requestComparison(const QList<qint64> &ids)
         collectives << m_db->collectivesOf(id);
     }
     emit comparisonReady(compareRuns(runs, collectives));
+}
+
+void HistoryReader::requestTimeline(qint64 id)
+{
+    if (!ensureOpen())
+        return;
+    const auto data = m_db->loadRun(id, false);
+    if (!data)
+        return;
+    const telemetry::Prediction p = telemetry::predictionFor(data->planJson, defaultCalibrationPath(m_path));
+    emit timelineReady(telemetry::timelineOf(data->ranks, m_db->spansOfLastTracedStep(id), p.timeline, p.bubbleFraction));
+}
+
+void HistoryReader::requestTimelineOf(const QString &runId)
+{
+    if (!ensureOpen())
+        return;
+    if (const auto summary = m_db->findRun(runId))
+        requestTimeline(summary->id);
 }
 
 } // namespace trellis::launcher

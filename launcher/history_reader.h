@@ -28,8 +28,13 @@ public:
 public slots:
     void requestRuns();
     void requestRun(qint64 id);
+    void requestRunOf(const QString &reference); // a run id, a row number or "last"
     void requestReport(qint64 id, const QString &path);
     void requestComparison(const QList<qint64> &ids);
+    // The newest traced step's timeline beside the prediction (by row id, or by run id for a run
+    // being followed).
+    void requestTimeline(qint64 id);
+    void requestTimelineOf(const QString &runId);
 
 signals:
     void runsReady(const QList<trellis::launcher::RunSummary> &runs);
@@ -37,6 +42,7 @@ signals:
     void runSnapshotReady(const std::shared_ptr<const trellis::launcher::telemetry::DashboardSnapshot> &snapshot);
     void reportWritten(const QString &path, const QString &error);
     void comparisonReady(const trellis::launcher::Comparison &comparison);
+    void timelineReady(const trellis::launcher::telemetry::TimelineView &timeline);
     void failed(const QString &message);
 
 private:

@@ -16,6 +16,7 @@
 #include "ui/dashboards/heatmap_panel.h"
 #include "ui/dashboards/memory_panel.h"
 #include "ui/dashboards/metric_panel.h"
+#include "ui/dashboards/timeline_panel.h"
 #include "launcher/supervisor/run_registry.h"
 #include "launcher/supervisor/supervisor_process.h"
 
@@ -97,6 +98,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
                 new dashboards::MetricPanel(tr("Throughput and step time"), QStringLiteral("throughput"),
                                             {Metric::TokensPerS, Metric::StepMs}, true, this),
                 new dashboards::BreakdownPanel(this),
+                new dashboards::TimelinePanel(this),
                 new dashboards::MemoryPanel(this),
                 new dashboards::CommunicationPanel(this),
                 new dashboards::HeatMapPanel(this),
@@ -152,6 +154,9 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         statusBar()->showMessage(error.isEmpty() ? tr("Report written to %1").arg(path) : error, 10000);
     });
     connect(m_history, &HistoryPanel::runSelected, m_reader.get(), &launcher::HistoryReader::requestRun);
+    for (dashboards::Panel *panel : m_panels)
+        if (auto *timeline = qobject_cast<dashboards::TimelinePanel *>(panel))
+            connect(m_reader.get(), &launcher::HistoryReader::timelineReady, timeline, &dashboards::TimelinePanel::showTimeline);
     connect(m_history, &HistoryPanel::compareRequested, m_reader.get(), &launcher::HistoryReader::requestComparison);
     connect(m_reader.get(), &launcher::HistoryReader::comparisonReady, this, [this](const launcher::Comparison &comparison) {
         if (!m_compare)
@@ -197,12 +202,21 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     auto *refresh = new QTimer(this);
     refresh->setInterval(3000);
     connect(refresh, &QTimer::timeout, this, [this] {
-        if (following())
-            QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
+        if (!following())
+            return;
+        QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
+        // The newest traced step of the run followed, while its timeline is on screen.
+        if (auto *d = findChild<QDockWidget *>(QStringLiteral("panel-timeline")); d && d->isVisible() && !d->visibleRegion().isEmpty())
+            QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), id = m_feed->runId()] { reader->requestTimelineOf(id); });
     });
     refresh->start();
     // Runs that outlived an earlier window: follow the newest again.
     QTimer::singleShot(0, this, [this] { reattachRunning(); });
+}
+
+void MainWindow::openRun(const QString &reference)
+{
+    QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), reference] { reader->requestRunOf(reference); });
 }
 
 bool MainWindow::raisePanel(const QString &id)
@@ -486,6 +500,7 @@ void MainWindow::onRunFinished(RunState state, int exitCode, const QString &theM
     updateActions();
     // The supervisor has committed the final rows before it said the run ended.
     QTimer::singleShot(500, m_reader.get(), &launcher::HistoryReader::requestRuns);
+    QTimer::singleShot(500, m_reader.get(), [reader = m_reader.get(), id = m_feed->runId()] { reader->requestTimelineOf(id); });
 }
 
 void MainWindow::exportReport()

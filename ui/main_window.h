@@ -62,6 +62,7 @@ public:
     // Brings a dashboard panel's dock to the front (ids: training, throughput, breakdown, memory,
     // communication, heatmap, events, health); false for an unknown id.
     bool raisePanel(const QString &id);
+    void openRun(const QString &reference); // show a recorded run (or follow it, if it is going)
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
 
 private:

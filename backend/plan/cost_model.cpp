@@ -464,6 +464,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         makespan = sim.makespan;
         busy = *std::max_element(sim.busy.begin(), sim.busy.end());
         e.bubbleFraction = sim.bubbleFraction;
+        if (exact && sim.completed) {
+            e.timeline = sim.timeline;
+            for (double b : sim.bubble)
+                e.stageBubbleFraction.push_back(makespan > 0 ? b / makespan : 0.0);
+        }
     } else {
         // One stage (or too many actions to simulate quickly): the busiest stage's work plus the
         // closed-form fill and drain of its schedule.

@@ -21,6 +21,7 @@
 
 #include "plan/plan.h"
 #include "plan/result.h"
+#include "plan/schedule.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -71,6 +72,10 @@ struct Estimate {
     double computeMs = 0;       // the busiest rank's F/B/W time
     double bubbleMs = 0;        // pipeline idle of that rank
     double bubbleFraction = 0;  // from the schedule simulator
+    // The simulated step of the pipeline (pp > 1 and exact): per pipeline rank, its actions with
+    // start and end in ms from the step's start, and each stage's idle share of the makespan.
+    std::vector<std::vector<TimedAction>> timeline;
+    std::vector<double> stageBubbleFraction;
     double exposedCommMs = 0;   // TP on the critical path + the part of DP not hidden
     double stepMs = 0;
     double tokensPerStep = 0;

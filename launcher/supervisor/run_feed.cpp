@@ -296,6 +296,8 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
             builder.setPrediction(telemetry::predictionFor(data->planJson, defaultCalibrationPath(database)));
             predicted = true;
         }
+        for (const RankRow &r : data->ranks)
+            builder.setRankStage(r.rank, r.pp);
         for (const CollectiveRow &c : db.collectivesOf(summary->id))
             builder.addCollective(c);
         for (const EventRow &e : data->events)
@@ -390,6 +392,9 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
                 const proto::Envelope &e = m.telemetry();
                 if (e.has_step()) {
                     addRow(stepRowFrom(e));
+                } else if (e.has_hello()) {
+                    builder.setRankStage(static_cast<int>(e.rank()), static_cast<int>(e.hello().coords().pp()));
+                    snapshotDirty = true;
                 } else if (e.has_collective()) {
                     const auto &c = e.collective();
                     builder.addCollective(CollectiveRow{static_cast<int>(e.rank()), static_cast<qint64>(c.step()),

@@ -2,6 +2,7 @@
 #include "launcher/telemetry/dashboard_snapshot.h"
 
 #include "launcher/calibration_file.h"
+#include "launcher/run_comparison.h"
 #include "plan/cost_model.h"
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
@@ -74,8 +75,10 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
     }
     {
         const auto tokens = m_store.band(Metric::TokensPerS);
-        for (const BandPoint &p : tokens)
+        for (const BandPoint &p : tokens) {
+            s->bucketSteps.push_back(static_cast<double>(p.step));
             s->totalTokensPerS.push_back(p.median * p.ranks);
+        }
     }
     {
         const auto compute = m_store.band(Metric::ComputeMs);
@@ -85,6 +88,42 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
         for (std::size_t i = 0; i < compute.size(); ++i)
             s->breakdown.push_back({compute[i].step, compute[i].median, i < exposed.size() ? exposed[i].median : 0,
                                     i < bubble.size() ? bubble[i].median : 0, i < idle.size() ? idle[i].median : 0});
+    }
+    // Per pipeline stage: medians over its ranks of their latest window.
+    if (!m_stageOf.empty()) {
+        std::map<Metric, std::map<int, double>> means;
+        for (Metric m : {Metric::StepMs, Metric::ComputeMs, Metric::CommExposedMs, Metric::BubbleMs, Metric::IdleMs})
+            means[m] = m_store.windowMeans(m);
+        std::map<int, std::map<Metric, std::vector<double>>> byStage;
+        for (const auto &[m, valueOf] : means)
+            for (const auto &[rank, value] : valueOf)
+                if (const auto it = m_stageOf.find(rank); it != m_stageOf.end())
+                    byStage[it->second][m].push_back(value);
+        for (auto &[stage, values] : byStage) {
+            StageBreakdown b;
+            b.stage = stage;
+            b.ranks = static_cast<int>(values[Metric::StepMs].size());
+            b.stepMs = medianOf(values[Metric::StepMs]);
+            b.computeMs = medianOf(values[Metric::ComputeMs]);
+            b.exposedCommMs = medianOf(values[Metric::CommExposedMs]);
+            b.bubbleMs = medianOf(values[Metric::BubbleMs]);
+            b.idleMs = medianOf(values[Metric::IdleMs]);
+            b.bubbleFraction = b.stepMs > 0 ? b.bubbleMs / b.stepMs : 0;
+            if (stage >= 0 && static_cast<std::size_t>(stage) < m_prediction.stageBubbleFraction.size())
+                b.predictedBubbleFraction = m_prediction.stageBubbleFraction[static_cast<std::size_t>(stage)];
+            if (b.ranks > 0)
+                s->stages.push_back(b);
+        }
+    }
+    // Model FLOPs achieved: the job's tokens/s × the model's FLOPs per token.
+    if (m_prediction.known && m_prediction.tokensPerStep > 0) {
+        const double flopsPerToken = m_prediction.modelFlopsPerStep / m_prediction.tokensPerStep;
+        const double peak = m_prediction.peakFlopsPerDevice * std::max(1, m_prediction.devices);
+        for (double tokens : s->totalTokensPerS) {
+            s->achievedTflops.push_back(tokens * flopsPerToken / 1e12);
+            if (peak > 0)
+                s->mfu.push_back(tokens * flopsPerToken / peak);
+        }
     }
     for (auto [m, name] : {std::pair{Metric::MemParameters, "parameters"}, std::pair{Metric::MemGradients, "gradients"},
                            std::pair{Metric::MemOptimizer, "optimizer"}, std::pair{Metric::MemActivations, "activations"},
@@ -135,6 +174,26 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
         applyCalibrationFile(calibrationPath, false, p, device, out.calibrated);
     const plan::Estimate e = plan::estimatePlan(p, device);
     out.known = true;
+    out.bubbleFraction = p.parallel.pp > 1 ? e.bubbleFraction : -1;
+    out.stageBubbleFraction = e.stageBubbleFraction;
+    std::vector<std::vector<TimelineBar>> stages;
+    for (const auto &actions : e.timeline) {
+        std::vector<TimelineBar> bars;
+        for (const plan::TimedAction &a : actions) {
+            if (a.action.kind == plan::ActionKind::OptimizerStep)
+                continue;
+            const QString kind = QString::fromLatin1(plan::toString(a.action.kind));
+            bars.push_back({a.start, a.end, kind, a.action.microBatch, a.action.chunk, isComputeKind(kind)});
+        }
+        stages.push_back(std::move(bars));
+    }
+    out.timeline = predictedLanes(stages);
+    out.modelFlopsPerStep = e.modelFlopsPerStep;
+    out.tokensPerStep = e.tokensPerStep;
+    const bool cpu = device.name == "cpu";
+    out.peakFlopsPerDevice =
+        cpu ? 0.0 : (p.parallel.precision == plan::Precision::Fp32 ? device.peakTflopsFp32 : device.peakTflopsBf16) * 1e12;
+    out.devices = p.parallel.worldSize();
     out.stepMs = e.stepMs;
     out.computeMs = e.computeMs;
     out.exposedCommMs = e.exposedCommMs;
@@ -156,6 +215,8 @@ std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QL
 {
     SnapshotBuilder b(run.run.worldSize);
     b.setPrediction(predictionFor(run.planJson, calibrationPath));
+    for (const RankRow &r : run.ranks)
+        b.setRankStage(r.rank, r.pp);
     for (const StepRow &row : run.steps)
         b.addStep(row);
     for (const CollectiveRow &c : collectives)

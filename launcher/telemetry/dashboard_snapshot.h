@@ -10,6 +10,7 @@
 
 #include "launcher/run_types.h"
 #include "launcher/telemetry/metric_store.h"
+#include "launcher/telemetry/timeline.h"
 
 #include <QString>
 
@@ -60,6 +61,21 @@ struct Prediction {
     bool calibrated = false;
     double stepMs = 0, computeMs = 0, exposedCommMs = 0, bubbleMs = 0;
     std::map<QString, double> memoryBytes; // by category name, as MemoryCategory::name (busiest stage)
+    double bubbleFraction = -1;            // the schedule simulator's; -1: one stage
+    std::vector<double> stageBubbleFraction; // per pipeline stage
+    std::vector<TimelineLane> timeline;    // the simulated step, one lane per stage
+    double modelFlopsPerStep = 0, tokensPerStep = 0;
+    double peakFlopsPerDevice = 0;         // datasheet (bf16 or fp32 as the plan trains); 0: none (CPU)
+    int devices = 0;
+};
+
+// The step-time breakdown of one pipeline stage: medians over its ranks of their latest window.
+struct StageBreakdown {
+    int stage = 0;
+    int ranks = 0;
+    double stepMs = 0, computeMs = 0, exposedCommMs = 0, bubbleMs = 0, idleMs = 0;
+    double bubbleFraction = 0;             // bubble / step
+    double predictedBubbleFraction = -1;   // the simulator's for this stage; -1: none
 };
 
 struct HealthView {
@@ -74,8 +90,13 @@ struct DashboardSnapshot {
     int ranksReporting = 0;
     qint64 step = 0, totalSteps = 0;
     std::map<Metric, MetricView> metrics; // loss, grad norm, lr, tokens/s, step ms
+    std::vector<double> bucketSteps;      // each bucket's last step, for the job-wide series below
     std::vector<double> totalTokensPerS;  // per bucket, summed over ranks (median × ranks)
     std::vector<BreakdownPoint> breakdown;
+    std::vector<StageBreakdown> stages;   // per pipeline stage (ranks' coordinates known), else empty
+    // Model FLOPs achieved by the whole job per bucket (as totalTokensPerS), and the MFU where the
+    // device has a datasheet peak (else empty).
+    std::vector<double> achievedTflops, mfu;
     std::vector<MemoryCategory> memory;
     std::vector<CollectiveView> collectives;
     Metric heatMetric = Metric::StepMs;
@@ -97,6 +118,7 @@ public:
     void setHealth(const HealthView &health) { m_health = health; }
     void setProgress(qint64 step, qint64 totalSteps, int worldSize);
     void setPrediction(const Prediction &prediction) { m_prediction = prediction; }
+    void setRankStage(int rank, int stage) { m_stageOf[rank] = stage; } // from a rank's hello
     std::shared_ptr<const DashboardSnapshot> build(Metric heatMetric) const;
 
 private:
@@ -105,6 +127,7 @@ private:
     std::vector<EventRow> m_events;
     HealthView m_health;
     Prediction m_prediction;
+    std::map<int, int> m_stageOf; // rank -> pipeline stage
     qint64 m_step = 0, m_totalSteps = 0;
     int m_worldSize = 0;
 };

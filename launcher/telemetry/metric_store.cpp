@@ -232,24 +232,30 @@ HeatMap MetricStore::heatMap(Metric metric) const
     return h;
 }
 
+std::map<int, double> MetricStore::windowMeans(Metric metric, int windowBuckets) const
+{
+    std::map<int, double> means;
+    std::lock_guard lock(m_mutex);
+    std::size_t buckets = 0;
+    for (const auto &[rank, perMetric] : m_series)
+        buckets = std::max(buckets, perMetric[static_cast<int>(metric)].buckets().size());
+    const std::size_t from = buckets > static_cast<std::size_t>(windowBuckets) ? buckets - windowBuckets : 0;
+    for (const auto &[rank, perMetric] : m_series) {
+        Bucket window;
+        const auto &b = perMetric[static_cast<int>(metric)].buckets();
+        for (std::size_t i = from; i < b.size(); ++i)
+            window.merge(b[i]);
+        if (window.count > 0)
+            means[rank] = window.mean;
+    }
+    return means;
+}
+
 std::vector<Outlier> MetricStore::outliers(Metric metric, int count, int windowBuckets) const
 {
     std::vector<Outlier> all;
-    {
-        std::lock_guard lock(m_mutex);
-        std::size_t buckets = 0;
-        for (const auto &[rank, perMetric] : m_series)
-            buckets = std::max(buckets, perMetric[static_cast<int>(metric)].buckets().size());
-        const std::size_t from = buckets > static_cast<std::size_t>(windowBuckets) ? buckets - windowBuckets : 0;
-        for (const auto &[rank, perMetric] : m_series) {
-            Bucket window;
-            const auto &b = perMetric[static_cast<int>(metric)].buckets();
-            for (std::size_t i = from; i < b.size(); ++i)
-                window.merge(b[i]);
-            if (window.count > 0)
-                all.push_back({rank, window.mean, 0});
-        }
-    }
+    for (const auto &[rank, mean] : windowMeans(metric, windowBuckets))
+        all.push_back({rank, mean, 0});
     if (all.size() < 3)
         return {};
     std::vector<double> values;

@@ -87,6 +87,8 @@ public:
     HeatMap heatMap(Metric metric) const;
     // The `count` ranks furthest from the median over the last `windowBuckets` buckets.
     std::vector<Outlier> outliers(Metric metric, int count, int windowBuckets = 4) const;
+    // Each rank's mean over the last `windowBuckets` buckets (ranks without data there left out).
+    std::map<int, double> windowMeans(Metric metric, int windowBuckets = 4) const;
     std::size_t bytes() const;
 
 private:

@@ -1,6 +1,7 @@
 // See simulator.h.
 #include "launcher/telemetry/simulator.h"
 
+#include "plan/schedule.h"
 #include "protocol/framing.h"
 #include "protocol/rank_link.h"
 
@@ -52,6 +53,13 @@ QString parseSimulation(const QMap<QString, QString> &o, SimulationOptions &out)
         if (!ok || !(out.seconds > 0) || out.seconds > 7 * 86400)
             return QStringLiteral("--seconds expects a duration in (0, 604800], got '%1'").arg(o[QStringLiteral("--seconds")]);
     }
+    if (o.contains(QStringLiteral("--pp"))) {
+        out.pp = o[QStringLiteral("--pp")].toInt(&ok);
+        if (!ok || out.pp < 1 || out.pp > 64 || out.ranks % out.pp != 0)
+            return QStringLiteral("--pp expects 1 to 64 pipeline stages dividing --ranks (%1), got '%2'")
+                .arg(out.ranks)
+                .arg(o[QStringLiteral("--pp")]);
+    }
     auto rankOption = [&](const char *name, int &rank, double &at, double fallback) -> QString {
         const QString key = QString::fromLatin1(name);
         if (!o.contains(key))
@@ -75,6 +83,8 @@ QStringList simulationArguments(const SimulationOptions &s)
 {
     QStringList a{QStringLiteral("--ranks"), QString::number(s.ranks), QStringLiteral("--hz"), QString::number(s.hz),
                   QStringLiteral("--seconds"), QString::number(s.seconds)};
+    if (s.pp > 1)
+        a << QStringLiteral("--pp") << QString::number(s.pp);
     if (s.slowRank >= 0)
         a << QStringLiteral("--slow") << QStringLiteral("%1@%2").arg(s.slowRank).arg(s.slowFromStep);
     if (s.silentRank >= 0)
@@ -89,7 +99,7 @@ plan::Plan simulatedPlan(const SimulationOptions &s)
     plan::Plan p;
     p.name = "simulated-" + std::to_string(s.ranks);
     p.model.preset = "tiny";
-    p.model.layers = 2;
+    p.model.layers = std::max(2, s.pp);
     p.model.hidden = 64;
     p.model.heads = 4;
     p.model.kvHeads = 4;
@@ -101,7 +111,11 @@ plan::Plan simulatedPlan(const SimulationOptions &s)
         std::snprintf(host, sizeof host, "sim-node-%03d", node);
         p.cluster.nodes.push_back({host, std::min(8, s.ranks - first), plan::DeviceKind::Cpu, {}});
     }
-    p.parallel.dp = s.ranks;
+    p.parallel.dp = s.ranks / std::max(1, s.pp);
+    p.parallel.pp = s.pp;
+    p.parallel.microBatches = s.pp > 1 ? s.microBatches : 1;
+    if (s.pp > 1)
+        p.telemetry.traceEvery = s.traceEvery;
     p.training.steps = static_cast<int>(s.steps());
     p.training.data.source = "synthetic";
     p.telemetry.heartbeatMs = 500;
@@ -155,6 +169,14 @@ int simulateRanks(const QStringList &args)
         std::snprintf(h, sizeof h, "sim-node-%03d", r / 8);
         return std::string(h);
     };
+    // The pipeline: the 1f1b schedule simulated with equal costs gives each stage's actions (as
+    // fractions of the compute window) and the bubble every stage reports.
+    const int perStage = s.ranks / std::max(1, s.pp);
+    plan::Simulation pipeline;
+    if (s.pp > 1)
+        if (auto schedule = plan::generateSchedule("1f1b", s.pp, s.microBatches, 1))
+            pipeline = plan::simulateSchedule(schedule.value(), plan::ScheduleCosts::uniform(schedule.value(), 1, 2, 0));
+    const double bubbleShare = pipeline.completed ? pipeline.bubbleFraction : 0.0;
     for (int r = 0; r < s.ranks; ++r) {
         proto::Envelope e;
         auto *h = e.mutable_hello();
@@ -162,7 +184,8 @@ int simulateRanks(const QStringList &args)
         h->set_pid(static_cast<std::uint32_t>(::getpid()));
         h->set_device("cpu (simulated)");
         h->set_world_size(static_cast<std::uint32_t>(s.ranks));
-        h->mutable_coords()->set_dp(static_cast<std::uint32_t>(r));
+        h->mutable_coords()->set_dp(static_cast<std::uint32_t>(r % perStage));
+        h->mutable_coords()->set_pp(static_cast<std::uint32_t>(r / perStage));
         h->set_trainer_version("simulated");
         h->set_parameters(1'000'000);
         send(r, e);
@@ -203,22 +226,26 @@ int simulateRanks(const QStringList &args)
                 l->pump();
             return 137;
         }
+        const std::int64_t stepOrigin = proto::nowNs(); // the traced step's start, shared by its stages
         const double loss = 2.0 + 3.5 * std::exp(-3.0 * static_cast<double>(step) / static_cast<double>(steps)) + 0.02 * noise(rng);
         for (int r = 0; r < s.ranks; ++r) {
             if (silent(r))
                 continue;
             const double slow = r == s.slowRank && step >= s.slowFromStep ? 2.0 : 1.0;
-            const double compute = stepMs * 0.6 * (1.0 + 0.03 * noise(rng)) * slow;
+            const double jitter = 1.0 + 0.03 * noise(rng);
+            // A pipeline's bubble takes its share of the step; compute fills the rest of 60 %.
+            const double bubble = stepMs * 0.6 * bubbleShare;
+            const double compute = (stepMs * 0.6 - bubble) * jitter * slow;
             const double comm = stepMs * 0.25;
             proto::Envelope e;
             auto *st = e.mutable_step();
             st->set_step(static_cast<std::uint64_t>(step));
-            st->set_step_ms(std::max(stepMs, compute + comm * 0.3));
+            st->set_step_ms(std::max(stepMs, compute + bubble + comm * 0.3));
             st->set_compute_ms(compute);
             st->set_comm_ms(comm);
             st->set_comm_exposed_ms(comm * 0.3);
-            st->set_bubble_ms(0);
-            st->set_idle_ms(std::max(0.0, stepMs - compute - comm * 0.3));
+            st->set_bubble_ms(bubble);
+            st->set_idle_ms(std::max(0.0, stepMs - compute - bubble - comm * 0.3));
             st->set_tokens(8192);
             st->set_tokens_per_s(8192 / (st->step_ms() / 1000.0));
             st->set_loss(loss);
@@ -243,6 +270,27 @@ int simulateRanks(const QStringList &args)
             cs->set_bus_gbps(2.0 * (s.ranks - 1) / s.ranks * 16e6 / (comm / 1000.0) / 1e9);
             cs->set_count(1);
             send(r, c);
+            // A traced step: the first rank of each stage sends its actions' spans, the simulated
+            // schedule scaled to this step's compute window.
+            const int stage = r / perStage;
+            if (pipeline.completed && r % perStage == 0 && step % s.traceEvery == 0 &&
+                static_cast<std::size_t>(stage) < pipeline.timeline.size()) {
+                const double scale = stepMs * 0.6 * slow / std::max(1e-9, pipeline.makespan) * 1e6; // ns per unit
+                proto::Envelope t;
+                auto *batch = t.mutable_spans();
+                batch->set_step(static_cast<std::uint64_t>(step));
+                for (const plan::TimedAction &a : pipeline.timeline[static_cast<std::size_t>(stage)]) {
+                    if (a.action.kind == plan::ActionKind::OptimizerStep)
+                        continue;
+                    auto *span = batch->add_spans();
+                    span->set_name(plan::toString(a.action.kind));
+                    span->set_micro_batch(a.action.microBatch);
+                    span->set_stage(a.action.chunk);
+                    span->set_start_ns(stepOrigin + static_cast<std::int64_t>(a.start * scale));
+                    span->set_end_ns(stepOrigin + static_cast<std::int64_t>(a.end * scale));
+                }
+                send(r, t);
+            }
         }
         for (auto &l : links)
             l->pump();

@@ -22,15 +22,19 @@ struct SimulationOptions {
     double silentAfterS = 0;
     int crashRank = -1;      // the job ends like mpirun after a rank's SIGKILL, after crashAfterS
     double crashAfterS = 0;
+    int pp = 1;              // pipeline stages (dividing ranks): rank r is on stage r / (ranks / pp)
+    int microBatches = 8;    // per step, for the pipeline's bubble and timeline
+    int traceEvery = 10;     // with pp > 1: every so many steps the first rank of each stage sends spans
     qint64 steps() const { return std::max<qint64>(1, static_cast<qint64>(hz * seconds + 0.5)); }
 };
 
-// Parses simulate's options (--ranks, --hz, --seconds, --slow R[@STEP], --silent R@SEC,
+// Parses simulate's options (--ranks, --hz, --seconds, --pp P, --slow R[@STEP], --silent R@SEC,
 // --crash R@SEC) into `out`; "" or what is wrong, naming the option.
 QString parseSimulation(const QMap<QString, QString> &options, SimulationOptions &out);
 // The arguments simulate-ranks takes for these options.
 QStringList simulationArguments(const SimulationOptions &options);
-// A plan for the simulated world: `ranks` data-parallel ranks on nodes of 8 ("sim-node-000", …).
+// A plan for the simulated world: `ranks` ranks on nodes of 8 ("sim-node-000", …), pp pipeline
+// stages of ranks / pp data-parallel ranks each (1f1b over microBatches).
 plan::Plan simulatedPlan(const SimulationOptions &options);
 
 // simulate-ranks: runs the ranks until the last step, then says Goodbye for each and waits (at

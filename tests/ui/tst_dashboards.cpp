@@ -1,7 +1,8 @@
 // Each dashboard panel fed a snapshot of a recorded run shows the expected values: a line per rank
 // up to 8 ranks and bands beyond (outliers named), the stacked step-time parts, memory by
 // category, one row per collective, every event (choosing one marks its step), the heat map's
-// size, telemetry health; and the snapshot is built off the GUI thread by the history reader.
+// size, telemetry health; per pipeline stage the breakdown and the bubble against the simulator's,
+// the step timeline measured beside the predicted one, the model FLOPs achieved.
 #include "launcher/run_comparison.h"
 #include "launcher/telemetry/dashboard_snapshot.h"
 #include "ui/compare_view.h"
@@ -12,6 +13,9 @@
 #include "ui/dashboards/heatmap_panel.h"
 #include "ui/dashboards/memory_panel.h"
 #include "ui/dashboards/metric_panel.h"
+#include "ui/dashboards/timeline_panel.h"
+#include "plan/cost_model.h"
+#include "plan/plan_json.h"
 
 #include <qcustomplot.h>
 
@@ -196,6 +200,99 @@ private slots:
         QCOMPARE(view.table()->rowCount(), 13 + 1 + 1);
         QCOMPARE(view.table()->item(2, 2)->text(), QStringLiteral("8")); // ranks of run-b
         QCOMPARE(view.table()->item(14, 0)->text(), QStringLiteral("parallel.tp"));
+    }
+
+    // A recorded pipeline run of the pipeline-cpu plan (pp 2, 1f1b, 16 micro-batches): stage s's
+    // ranks report a bubble of 2 + s ms in a 20 ms step; a traced step's spans on both stages.
+    void pipelineStagesTimelineAndFlops()
+    {
+        QFile planFile(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/pipeline-cpu.json"));
+        QVERIFY(planFile.open(QIODevice::ReadOnly));
+        RunData run = recordedRun(4, 10);
+        run.planJson = QString::fromUtf8(planFile.readAll());
+        for (RankRow &r : run.ranks)
+            r.pp = r.rank / 2; // ranks 0, 1 on stage 0; 2, 3 on stage 1
+        for (StepRow &row : run.steps) {
+            row.stepMs = 20;
+            row.bubbleMs = 2 + row.rank / 2;
+            row.tokensPerS = 1000;
+        }
+        const auto snapshot = snapshotOf(run, collectives(4));
+        QCOMPARE(snapshot->stages.size(), std::size_t(2));
+        QCOMPARE(snapshot->stages[1].stage, 1);
+        QCOMPARE(snapshot->stages[1].ranks, 2);
+        QCOMPARE(snapshot->stages[1].bubbleMs, 3.0);
+        QCOMPARE(snapshot->stages[1].bubbleFraction, 3.0 / 20);
+        // The simulator's bubble for each stage, as the cost model gives it.
+        auto plan = plan::parsePlan(run.planJson.toStdString());
+        QVERIFY(plan);
+        const plan::Estimate e = plan::estimatePlan(plan.value(), plan::deviceFor(plan.value().cluster));
+        QCOMPARE(e.stageBubbleFraction.size(), std::size_t(2));
+        QCOMPARE(snapshot->stages[0].predictedBubbleFraction, e.stageBubbleFraction[0]);
+        QCOMPARE(snapshot->prediction.bubbleFraction, e.bubbleFraction);
+
+        BreakdownPanel breakdown;
+        breakdown.setPerStage(true);
+        breakdown.show(snapshot);
+        auto *bubbleBars = qobject_cast<QCPBars *>(breakdown.plot()->plottable(2));
+        QCOMPARE(bubbleBars->name(), QStringLiteral("pipeline bubble"));
+        QCOMPARE(bubbleBars->data()->size(), 2);
+        QCOMPARE(bubbleBars->data()->at(1)->value, 3.0);
+        QCOMPARE(breakdown.plot()->graph(0)->data()->at(1)->value, 15.0);                       // measured %
+        QCOMPARE(breakdown.plot()->graph(1)->data()->at(0)->value, e.stageBubbleFraction[0] * 100); // predicted %
+
+        // Model FLOPs: the job's tokens/s (4 ranks × 1000) × the plan's FLOPs per token; no MFU on a CPU.
+        QVERIFY(!snapshot->achievedTflops.empty());
+        QVERIFY(std::abs(snapshot->achievedTflops.back() - 4000 * e.modelFlopsPerStep / e.tokensPerStep / 1e12) < 1e-9);
+        QVERIFY(snapshot->mfu.empty());
+        MetricPanel throughput(QStringLiteral("t"), QStringLiteral("t"), {Metric::TokensPerS, Metric::StepMs}, true);
+        throughput.choose(2);
+        throughput.show(snapshot);
+        QCOMPARE(throughput.plot()->graph(0)->name(), QStringLiteral("achieved model TFLOP/s (job)"));
+        QCOMPARE(throughput.plot()->graph(0)->dataCount(), 10);
+
+        // The timeline: stage 0 (rank 0) runs F0 F1 B0 B1, stage 1 (rank 2) F0 B0 F1 B1, each 1 ms
+        // (B 2 ms); ranks 1 and 3 trace too but one rank stands for each stage.
+        QList<SpanRow> spans;
+        auto span = [&](int rank, const char *name, int micro, double from, double to) {
+            spans.append(SpanRow{rank, 10, QString::fromLatin1(name), 1'000'000'000 + static_cast<qint64>(from * 1e6),
+                                 1'000'000'000 + static_cast<qint64>(to * 1e6), micro, rank / 2});
+        };
+        for (int r : {0, 1}) {
+            span(r, "F", 0, 0, 1);
+            span(r, "F", 1, 1, 2);
+            span(r, "send_act", 1, 2, 2.1);
+            span(r, "B", 0, 4, 6);
+            span(r, "B", 1, 7, 9);
+        }
+        for (int r : {2, 3}) {
+            span(r, "F", 0, 1, 2);
+            span(r, "B", 0, 2, 4);
+            span(r, "F", 1, 4, 5);
+            span(r, "B", 1, 5, 7);
+        }
+        const Prediction p = predictionFor(run.planJson, {});
+        const TimelineView view = timelineOf(run.ranks, spans, p.timeline, p.bubbleFraction);
+        QCOMPARE(view.step, qint64(10));
+        QCOMPARE(view.measuredMs, 9.0);
+        QCOMPARE(view.lanes.size(), std::size_t(4)); // 2 measured, 2 predicted
+        QCOMPARE(view.lanes[0].rank, 0);
+        QCOMPARE(view.lanes[1].rank, 2);
+        QCOMPARE(view.lanes[0].bars.size(), std::size_t(5));
+        QCOMPARE(view.lanes[0].busyMs, 6.0);                      // the send is not compute
+        QCOMPARE(view.measuredBubble, 1.0 - (6.0 + 6.0) / (2 * 9.0));
+        QVERIFY(view.lanes[2].predicted);
+        QCOMPARE(view.lanes[2].bars.front().kind, QStringLiteral("F"));
+        QVERIFY(std::abs(view.predictedBubble - e.bubbleFraction) < 1e-12);
+        TimelinePanel panel;
+        panel.showTimeline(view);
+        QVERIFY2(panel.summary().contains(QStringLiteral("measured bubble 33.3% (step 10, 9.0 ms)")), qPrintable(panel.summary()));
+        QVERIFY2(panel.summary().contains(QStringLiteral("predicted bubble %1%").arg(e.bubbleFraction * 100, 0, 'f', 1)),
+                 qPrintable(panel.summary()));
+        // No spans: the prediction alone, and why the measurement is missing.
+        const TimelineView none = timelineOf(run.ranks, {}, p.timeline, p.bubbleFraction);
+        QCOMPARE(none.lanes.size(), std::size_t(2));
+        QVERIFY(none.note.contains(QStringLiteral("trace_every")));
     }
 
     void eventsMarkTheirStepAndHealthCounts()

@@ -3,57 +3,136 @@
 
 #include <qcustomplot.h>
 
+#include <QComboBox>
 #include <QVBoxLayout>
 
 namespace trellis::ui::dashboards {
 
-BreakdownPanel::BreakdownPanel(QWidget *parent) : Panel(parent), m_plot(makePlot(tr("Step time breakdown (median rank)"), tr("ms"), this))
-{
-    auto *layout = new QVBoxLayout(this);
-    layout->setContentsMargins(2, 2, 2, 2);
-    layout->addWidget(m_plot);
-}
+namespace {
 
-void BreakdownPanel::show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot)
+struct Part {
+    const char *name;
+    QColor colour;
+};
+const Part kParts[] = {{"compute", QColor(0x1f, 0x77, 0xb4)},
+                       {"exposed communication", QColor(0xff, 0x7f, 0x0e)},
+                       {"pipeline bubble", QColor(0xd6, 0x27, 0x28)},
+                       {"idle", QColor(0xaa, 0xaa, 0xaa)}};
+
+// Stacked bars, one series per part.
+void stack(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&values)[4], double width)
 {
-    const auto &s = *snapshot;
-    m_plot->clearPlottables();
-    m_plot->clearItems();
-    QVector<double> x, compute, exposed, bubble, idle;
-    for (const auto &p : s.breakdown) {
-        x << static_cast<double>(p.step);
-        compute << p.computeMs;
-        exposed << p.exposedCommMs;
-        bubble << p.bubbleMs;
-        idle << p.idleMs;
-    }
-    const double width = x.size() > 1 ? (x.last() - x.first()) / (x.size() - 1) * 0.9 : 0.9;
     QCPBars *below = nullptr;
-    const std::pair<const QVector<double> *, std::pair<QString, QColor>> parts[] = {
-        {&compute, {tr("compute"), QColor(0x1f, 0x77, 0xb4)}},
-        {&exposed, {tr("exposed communication"), QColor(0xff, 0x7f, 0x0e)}},
-        {&bubble, {tr("pipeline bubble"), QColor(0xd6, 0x27, 0x28)}},
-        {&idle, {tr("idle"), QColor(0xaa, 0xaa, 0xaa)}}};
-    for (const auto &[values, style] : parts) {
-        auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-        bars->setName(style.first);
+    for (int i = 0; i < 4; ++i) {
+        auto *bars = new QCPBars(plot->xAxis, plot->yAxis);
+        bars->setName(QObject::tr(kParts[i].name));
         bars->setPen(Qt::NoPen);
-        bars->setBrush(style.second);
-        bars->setWidth(std::max(width, 0.5));
-        bars->setData(x, *values, true);
+        bars->setBrush(kParts[i].colour);
+        bars->setWidth(width);
+        bars->setData(x, values[i], true);
         if (below)
             bars->moveAbove(below);
         below = bars;
     }
+}
+
+} // namespace
+
+BreakdownPanel::BreakdownPanel(QWidget *parent)
+    : Panel(parent), m_mode(new QComboBox(this)), m_plot(makePlot(tr("Step time breakdown (median rank)"), tr("ms"), this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    m_mode->addItem(tr("over steps (median rank)"));
+    m_mode->addItem(tr("per pipeline stage (latest steps)"));
+    layout->addWidget(m_mode, 0, Qt::AlignLeft);
+    layout->addWidget(m_plot);
+    connect(m_mode, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_last)
+            show(m_last);
+    });
+}
+
+void BreakdownPanel::setPerStage(bool perStage) { m_mode->setCurrentIndex(perStage ? 1 : 0); }
+
+void BreakdownPanel::show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot)
+{
+    m_last = snapshot;
+    m_plot->clearPlottables();
+    m_plot->clearItems();
+    if (m_mode->currentIndex() == 1)
+        drawPerStage(*snapshot);
+    else
+        drawOverSteps(*snapshot);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void BreakdownPanel::drawOverSteps(const launcher::telemetry::DashboardSnapshot &s)
+{
+    QVector<double> x, parts[4];
+    for (const auto &p : s.breakdown) {
+        x << static_cast<double>(p.step);
+        parts[0] << p.computeMs;
+        parts[1] << p.exposedCommMs;
+        parts[2] << p.bubbleMs;
+        parts[3] << p.idleMs;
+    }
+    const double width = x.size() > 1 ? (x.last() - x.first()) / (x.size() - 1) * 0.9 : 0.9;
+    stack(m_plot, x, parts, std::max(width, 0.5));
     if (s.prediction.known && !x.isEmpty()) {
         QCPGraph *g = m_plot->addGraph();
         g->setName(s.prediction.calibrated ? tr("predicted step (calibrated)") : tr("predicted step (default rates)"));
         g->setPen(QPen(Qt::black, 1.5, Qt::DashLine));
         g->setData({x.first(), x.last()}, {s.prediction.stepMs, s.prediction.stepMs});
     }
+    m_plot->xAxis->setLabel(tr("step"));
+    m_plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    m_plot->yAxis2->setVisible(false);
     m_plot->rescaleAxes();
     m_plot->yAxis->setRangeLower(0);
-    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void BreakdownPanel::drawPerStage(const launcher::telemetry::DashboardSnapshot &s)
+{
+    QVector<double> x, parts[4], measured, predicted, predictedX;
+    for (const auto &b : s.stages) {
+        x << b.stage;
+        parts[0] << b.computeMs;
+        parts[1] << b.exposedCommMs;
+        parts[2] << b.bubbleMs;
+        parts[3] << b.idleMs;
+        measured << b.bubbleFraction * 100;
+        if (b.predictedBubbleFraction >= 0) {
+            predictedX << b.stage;
+            predicted << b.predictedBubbleFraction * 100;
+        }
+    }
+    stack(m_plot, x, parts, 0.6);
+    auto *bubble = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
+    bubble->setName(tr("bubble % measured (right axis)"));
+    bubble->setLineStyle(QCPGraph::lsNone);
+    bubble->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QColor(0xd6, 0x27, 0x28), Qt::white, 9));
+    bubble->setData(x, measured, true);
+    if (!predicted.isEmpty()) {
+        auto *p = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
+        p->setName(tr("bubble % predicted"));
+        p->setLineStyle(QCPGraph::lsNone);
+        p->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(Qt::black, 2), Qt::NoBrush, 11));
+        p->setData(predictedX, predicted, true);
+    }
+    m_plot->xAxis->setLabel(s.stages.empty() ? tr("pipeline stage (no coordinates reported yet)") : tr("pipeline stage"));
+    QSharedPointer<QCPAxisTickerFixed> ticker(new QCPAxisTickerFixed);
+    ticker->setTickStep(1);
+    m_plot->xAxis->setTicker(ticker);
+    m_plot->yAxis2->setVisible(true);
+    m_plot->yAxis2->setLabel(tr("bubble % of the step"));
+    m_plot->rescaleAxes();
+    m_plot->xAxis->setRange(-0.6, std::max(0.6, x.isEmpty() ? 0.6 : x.last() + 0.6));
+    m_plot->yAxis->setRangeLower(0);
+    double most = 10;
+    for (double v : measured + predicted)
+        most = std::max(most, v * 1.15);
+    m_plot->yAxis2->setRange(0, most);
 }
 
 void BreakdownPanel::markStep(qint64 step) { markStepOn(m_plot, step); }

@@ -1,8 +1,12 @@
 // Step time split into compute, exposed communication, pipeline bubble and idle (medians over
-// ranks per bucket of steps), stacked; with the cost model's predicted step time as a line.
+// ranks per bucket of steps), stacked; with the cost model's predicted step time as a line. Or per
+// pipeline stage (medians over each stage's ranks of their latest steps), with each stage's bubble
+// fraction measured against the schedule simulator's prediction on the right axis.
 #pragma once
 
 #include "ui/dashboards/panel.h"
+
+class QComboBox;
 
 namespace trellis::ui::dashboards {
 
@@ -15,9 +19,15 @@ public:
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
     void markStep(qint64 step) override;
     QCustomPlot *plot() const { return m_plot; }
+    void setPerStage(bool perStage);
 
 private:
+    void drawOverSteps(const launcher::telemetry::DashboardSnapshot &s);
+    void drawPerStage(const launcher::telemetry::DashboardSnapshot &s);
+
+    QComboBox *m_mode;
     QCustomPlot *m_plot;
+    std::shared_ptr<const launcher::telemetry::DashboardSnapshot> m_last;
 };
 
 } // namespace trellis::ui::dashboards

@@ -18,7 +18,9 @@ MetricPanel::MetricPanel(QString title, QString id, std::vector<Metric> metrics,
     layout->setContentsMargins(2, 2, 2, 2);
     for (Metric m : m_metrics)
         m_choice->addItem(tr(metricName(m)));
-    m_choice->setVisible(m_metrics.size() > 1);
+    if (m_total)
+        m_choice->addItem(tr("model FLOPs (MFU)"));
+    m_choice->setVisible(m_choice->count() > 1);
     layout->addWidget(m_choice);
     layout->addWidget(m_plot, 1);
     connect(m_choice, &QComboBox::currentIndexChanged, this, [this] {
@@ -31,25 +33,66 @@ void MetricPanel::show(const std::shared_ptr<const DashboardSnapshot> &shared)
 {
     m_last = shared;
     const DashboardSnapshot &snapshot = *shared;
-    const Metric metric = m_metrics[static_cast<std::size_t>(std::max(0, m_choice->currentIndex()))];
+    const int choice = std::max(0, m_choice->currentIndex());
+    m_plot->yAxis2->setVisible(false);
+    if (choice >= static_cast<int>(m_metrics.size())) {
+        drawFlops(snapshot);
+        return;
+    }
+    const Metric metric = m_metrics[static_cast<std::size_t>(choice)];
     const auto it = snapshot.metrics.find(metric);
     if (it == snapshot.metrics.end())
         return;
     drawMetric(m_plot, it->second, tr(metricName(metric)));
-    if (m_total && !snapshot.totalTokensPerS.empty() && metric == Metric::TokensPerS && !it->second.band.empty()) {
+    if (m_total && metric == Metric::TokensPerS && !snapshot.totalTokensPerS.empty()) {
         // The whole job's tokens/s, on the right axis.
         QCPGraph *g = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
         g->setName(tr("total (right axis)"));
         g->setPen(QPen(Qt::darkGreen, 1.5, Qt::DashLine));
-        QVector<double> x;
-        for (const auto &p : it->second.band)
-            x << static_cast<double>(p.step);
-        g->setData(x, QVector<double>(snapshot.totalTokensPerS.begin(), snapshot.totalTokensPerS.begin() + x.size()), true);
+        g->setData(QVector<double>(snapshot.bucketSteps.begin(), snapshot.bucketSteps.end()),
+                   QVector<double>(snapshot.totalTokensPerS.begin(), snapshot.totalTokensPerS.end()), true);
         m_plot->yAxis2->setVisible(true);
+        m_plot->yAxis2->setLabel(tr("job tokens/s"));
         g->rescaleValueAxis();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     }
 }
+
+// The model FLOPs the job achieves (tokens/s × the plan's FLOPs per token) and, where the device
+// has a datasheet peak, the MFU on the right axis.
+void MetricPanel::drawFlops(const DashboardSnapshot &s)
+{
+    m_plot->clearGraphs();
+    const QVector<double> x(s.bucketSteps.begin(), s.bucketSteps.end());
+    QCPGraph *g = m_plot->addGraph();
+    g->setName(s.achievedTflops.empty() ? tr("no plan to count FLOPs from") : tr("achieved model TFLOP/s (job)"));
+    g->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 1.5));
+    if (!s.achievedTflops.empty())
+        g->setData(x, QVector<double>(s.achievedTflops.begin(), s.achievedTflops.end()), true);
+    m_plot->yAxis->setLabel(tr("TFLOP/s"));
+    if (!s.mfu.empty()) {
+        QCPGraph *m = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
+        m->setName(tr("MFU % (right axis)"));
+        m->setPen(QPen(Qt::darkGreen, 1.5, Qt::DashLine));
+        QVector<double> mfu;
+        for (double v : s.mfu)
+            mfu << v * 100;
+        m->setData(x, mfu, true);
+        m_plot->yAxis2->setVisible(true);
+        m_plot->yAxis2->setLabel(tr("MFU %"));
+    } else if (!s.achievedTflops.empty()) {
+        QCPGraph *none = m_plot->addGraph();
+        none->setName(tr("MFU: no datasheet peak for this device (CPU)"));
+        none->setPen(Qt::NoPen);
+    }
+    m_plot->rescaleAxes();
+    m_plot->yAxis->setRangeLower(0);
+    if (m_plot->yAxis2->visible())
+        m_plot->yAxis2->setRangeLower(0);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MetricPanel::choose(int index) { m_choice->setCurrentIndex(index); }
 
 void MetricPanel::markStep(qint64 step) { markStepOn(m_plot, step); }
 

@@ -21,8 +21,11 @@ public:
     void markStep(qint64 step) override;
     QCustomPlot *plot() const { return m_plot; }
     int pointCount() const; // points drawn, over every line (tests)
+    void choose(int index);   // a metric by its index, or past them the model FLOPs view
 
 private:
+    void drawFlops(const launcher::telemetry::DashboardSnapshot &snapshot);
+
     QString m_title, m_id;
     std::vector<launcher::telemetry::Metric> m_metrics;
     bool m_total;

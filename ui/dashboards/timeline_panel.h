@@ -1,0 +1,34 @@
+// The step timeline (Gantt): per pipeline stage, the actions of the newest traced step as the
+// trainer measured them, above the schedule simulator's prediction for the same plan, each scaled
+// to its own length and labelled with it, with the measured and predicted bubble fractions. The
+// data (a TimelineView, bounded by stages × actions) is prepared on the history reader's thread;
+// painting is the only work here. Hovering a bar names the action.
+#pragma once
+
+#include "launcher/telemetry/timeline.h"
+#include "ui/dashboards/panel.h"
+
+class QLabel;
+
+namespace trellis::ui::dashboards {
+
+class TimelineCanvas;
+
+class TimelinePanel : public Panel {
+    Q_OBJECT
+public:
+    explicit TimelinePanel(QWidget *parent = nullptr);
+    QString title() const override { return tr("Step timeline"); }
+    QString objectId() const override { return QStringLiteral("timeline"); }
+    // Snapshots carry no spans: the timeline comes from showTimeline().
+    void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override { Q_UNUSED(snapshot); }
+    void showTimeline(const launcher::telemetry::TimelineView &timeline);
+    const launcher::telemetry::TimelineView &timeline() const;
+    QString summary() const; // the header line
+
+private:
+    QLabel *m_header;
+    TimelineCanvas *m_canvas;
+};
+
+} // namespace trellis::ui::dashboards
