@@ -35,7 +35,9 @@ QString cli::writeReport(HistoryDatabase &db, const RunSummary &run, const QStri
     if (!data)
         return QStringLiteral("cannot load run %1: %2").arg(run.runId, db.lastError());
     return writeFileAtomically(
-        path, renderHtmlReport(*data, db.collectivesOf(run.id), defaultCalibrationPath(QFileInfo(db.path()).absoluteFilePath())).toUtf8());
+        path, renderHtmlReport(*data, db.collectivesOf(run.id), defaultCalibrationPath(QFileInfo(db.path()).absoluteFilePath()), {},
+                               db.spansOfLastTracedStep(run.id))
+                  .toUtf8());
 }
 
 int cli::openExisting(HistoryDatabase &db, const QString &dbPath)
@@ -158,7 +160,8 @@ int cmdReport(const Args &a, const QString &dbPath)
         if (!data)
             return fail(QStringLiteral("cannot load run %1: %2").arg(run->runId, db.lastError()));
         if (const QString e = writePdfReport(*data, db.collectivesOf(run->id),
-                                             defaultCalibrationPath(QFileInfo(dbPath).absoluteFilePath()), path);
+                                             defaultCalibrationPath(QFileInfo(dbPath).absoluteFilePath()), path,
+                                             db.spansOfLastTracedStep(run->id));
             !e.isEmpty())
             return fail(e);
     } else if (suffix == QLatin1String("html") || suffix == QLatin1String("htm")) {

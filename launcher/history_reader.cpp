@@ -101,7 +101,9 @@ void HistoryReader::requestReport(qint64 id, const QString &path)
         emit reportWritten(path, m_db->lastError());
         return;
     }
-    emit reportWritten(path, writeFileAtomically(path, renderHtmlReport(*data, m_db->collectivesOf(id), defaultCalibrationPath(m_path)).toUtf8()));
+    emit reportWritten(path, writeFileAtomically(path, renderHtmlReport(*data, m_db->collectivesOf(id), defaultCalibrationPath(m_path), {},
+                                                                                m_db->spansOfLastTracedStep(id))
+                                                               .toUtf8()));
 }
 
 void HistoryReader::requestComparison(const QList<qint64> &ids)

@@ -151,15 +151,85 @@ QString svgLineChart(const QString &title, const QString &xLabel, const QString 
     return svg;
 }
 
+QString svgTimeline(const telemetry::TimelineView &v, int width)
+{
+    const int label = 170, laneH = 20, titleH = 34;
+    int height = 10;
+    bool predictedSeen = false, measuredSeen = false;
+    for (const auto &lane : v.lanes) {
+        bool &seen = lane.predicted ? predictedSeen : measuredSeen;
+        if (!seen)
+            height += titleH;
+        seen = true;
+        height += laneH;
+    }
+    if (v.lanes.empty())
+        return QStringLiteral("<p>%1</p>").arg(esc(v.note));
+    QString svg = QStringLiteral("<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2' font-family='sans-serif' "
+                                 "font-size='11'><rect width='100%' height='100%' fill='white'/>")
+                      .arg(width)
+                      .arg(height + 6);
+    const double plotW = width - label - 12;
+    int y = 10;
+    predictedSeen = measuredSeen = false;
+    for (const auto &lane : v.lanes) {
+        bool &seen = lane.predicted ? predictedSeen : measuredSeen;
+        const double span = lane.predicted ? v.predictedMs : v.measuredMs;
+        const double scale = span > 0 ? plotW / span : 0;
+        if (!seen) {
+            const double bubble = lane.predicted ? v.predictedBubble : v.measuredBubble;
+            const QString title = lane.predicted ? QStringLiteral("Predicted by the schedule simulator: %1 ms, bubble %2%")
+                                                       .arg(fmt(span), QString::number(bubble * 100, 'f', 1))
+                                                 : QStringLiteral("Measured, step %1: %2 ms, bubble %3%")
+                                                       .arg(QString::number(v.step), fmt(span), QString::number(bubble * 100, 'f', 1));
+            svg += QStringLiteral("<text x='4' y='%1' font-weight='bold' font-size='12'>%2</text>").arg(y + 14).arg(esc(title));
+            if (span > 0) {
+                const double tick = niceStep(span, 8);
+                for (double t = 0; t <= span + 1e-9; t += tick)
+                    svg += QStringLiteral("<text x='%1' y='%2' fill='#888' font-size='9'>%3</text>")
+                               .arg(label + t * scale, 0, 'f', 1)
+                               .arg(y + titleH - 4)
+                               .arg(QString::number(t, 'g', 4));
+            }
+            y += titleH;
+        }
+        seen = true;
+        svg += QStringLiteral("<text x='4' y='%1'>%2 (%3%)</text>")
+                   .arg(y + 13)
+                   .arg(esc(lane.label))
+                   .arg(lane.bubbleFraction * 100, 0, 'f', 0);
+        svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='#f4f4f4'/>").arg(label).arg(y).arg(plotW, 0, 'f', 1).arg(laneH - 4);
+        for (const auto &b : lane.bars) {
+            const char *colour = b.kind == QLatin1String("F")                                  ? "#1f77b4"
+                                 : b.kind == QLatin1String("B") || b.kind == QLatin1String("BW") ? "#2ca02c"
+                                 : b.kind == QLatin1String("W")                                  ? "#9467bd"
+                                                                                                 : "#b0b0b0";
+            const double h = b.compute ? laneH - 4 : (laneH - 4) / 3.0;
+            svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>%6 micro-batch %7, %8–%9 ms</title></rect>")
+                       .arg(label + b.startMs * scale, 0, 'f', 2)
+                       .arg(y + (laneH - 4) - h, 0, 'f', 1)
+                       .arg(std::max(0.8, (b.endMs - b.startMs) * scale), 0, 'f', 2)
+                       .arg(h, 0, 'f', 1)
+                       .arg(QString::fromLatin1(colour), esc(b.kind))
+                       .arg(b.microBatch)
+                       .arg(b.startMs, 0, 'f', 3)
+                       .arg(b.endMs, 0, 'f', 3);
+        }
+        y += laneH;
+    }
+    svg += QStringLiteral("</svg>");
+    return svg;
+}
+
 QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
-                         const ChartRenderer &chartRenderer)
+                         const ChartRenderer &chartRenderer, const QList<SpanRow> &spans, const TimelineRenderer &timelineRenderer)
 {
     auto svgLineChart = [&](const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
         return chartRenderer ? chartRenderer(title, xLabel, yLabel, series)
                              : trellis::launcher::svgLineChart(title, xLabel, yLabel, series);
     };
     const RunSummary &r = run.run;
-    QMap<int, ChartSeries> loss, throughput, stepTime;
+    QMap<int, ChartSeries> loss, gradNorm, throughput, stepTime;
     struct RankAgg {
         qint64 steps = 0;
         double stepMs = 0, tokensPerS = 0, commMs = 0, lastLoss = 0;
@@ -170,6 +240,10 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
         const QString name = QStringLiteral("rank %1").arg(s.rank);
         loss[s.rank].name = name;
         loss[s.rank].points.append(QPointF(s.step, s.loss));
+        if (s.rank == 0) { // every rank reports the same global norm
+            gradNorm[0].name = QStringLiteral("grad norm");
+            gradNorm[0].points.append(QPointF(s.step, s.gradNorm));
+        }
         throughput[s.rank].name = name;
         throughput[s.rank].points.append(QPointF(s.step, s.tokensPerS));
         stepTime[s.rank].name = name;
@@ -286,6 +360,20 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
         line(QStringLiteral("exposed communication"), predicted.exposedCommMs, measured.exposedCommMs);
         line(QStringLiteral("pipeline bubble"), predicted.bubbleMs, measured.bubbleMs);
         line(QStringLiteral("step (slowest rank)"), predicted.stepMs, measured.stepMs);
+        if (predicted.known && predicted.tokensPerStep > 0 && predicted.stepMs > 0) {
+            // Model FLOPs per second of the job: the plan's FLOPs per token × tokens/s.
+            const double perToken = predicted.modelFlopsPerStep / predicted.tokensPerStep;
+            const double predictedTflops = predicted.modelFlopsPerStep / (predicted.stepMs / 1000.0) / 1e12;
+            const double measuredTflops = measured.tokensPerS * perToken / 1e12;
+            h += QStringLiteral("<tr><th class='l'>model TFLOP/s (job)</th><td>%1</td><td>%2</td></tr>")
+                     .arg(predictedTflops, 0, 'g', 4)
+                     .arg(measuredTflops, 0, 'g', 4);
+            const double peak = predicted.peakFlopsPerDevice * predicted.devices;
+            if (peak > 0)
+                h += QStringLiteral("<tr><th class='l'>MFU</th><td>%1%</td><td>%2%</td></tr>")
+                         .arg(predictedTflops * 1e12 / peak * 100, 0, 'f', 1)
+                         .arg(measuredTflops * 1e12 / peak * 100, 0, 'f', 1);
+        }
         h += QStringLiteral("</table>");
         h += predicted.calibrated ? QStringLiteral("<p>Predicted with this machine's calibration (%1).</p>").arg(esc(calibrationPath))
                                   : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
@@ -318,8 +406,49 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
         h += QStringLiteral("</div>");
     }
 
+    // The pipeline: each stage's bubble measured (medians over its ranks and steps) against the
+    // schedule simulator's, and the newest traced step's timeline beside the predicted one.
+    if (parallel.value(QStringLiteral("pp")).toInt() > 1) {
+        const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
+        std::map<int, int> stageOf;
+        for (const RankRow &k : run.ranks)
+            stageOf[k.rank] = k.pp;
+        std::map<int, std::map<int, std::vector<double>>> fractions; // stage -> rank -> bubble / step
+        std::map<int, std::map<int, std::vector<double>>> stepMs;
+        for (const StepRow &s : run.steps)
+            if (const auto it = stageOf.find(s.rank); it != stageOf.end() && s.stepMs > 0) {
+                fractions[it->second][s.rank].push_back(s.bubbleMs / s.stepMs);
+                stepMs[it->second][s.rank].push_back(s.stepMs);
+            }
+        h += QStringLiteral("<h2>Pipeline</h2><table><tr><th>stage</th><th>ranks</th><th>step ms (median)</th>"
+                            "<th>bubble measured</th><th>bubble predicted</th></tr>");
+        for (const auto &[stage, byRank] : fractions) {
+            std::vector<double> f, ms;
+            for (const auto &[rank, values] : byRank) {
+                f.push_back(medianOf(values));
+                ms.push_back(medianOf(stepMs[stage][rank]));
+            }
+            const bool known = stage >= 0 && static_cast<std::size_t>(stage) < predicted.stageBubbleFraction.size();
+            h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4%</td><td>%5</td></tr>")
+                     .arg(stage)
+                     .arg(byRank.size())
+                     .arg(medianOf(ms), 0, 'f', 1)
+                     .arg(medianOf(f) * 100, 0, 'f', 1)
+                     .arg(known ? QString::number(predicted.stageBubbleFraction[static_cast<std::size_t>(stage)] * 100, 'f', 1) +
+                                      QLatin1Char('%')
+                                : QStringLiteral("–"));
+        }
+        h += QStringLiteral("</table>");
+        const telemetry::TimelineView timeline = telemetry::timelineOf(run.ranks, spans, predicted.timeline, predicted.bubbleFraction);
+        h += QStringLiteral("<p>Step timeline: one lane per stage (its lowest rank), forward blue, backward green, weight "
+                            "gradients purple, sends and receives grey; each part scaled to its own length.</p>");
+        h += timelineRenderer ? timelineRenderer(timeline) : svgTimeline(timeline);
+    }
+
     h += QStringLiteral("<h2>Charts</h2><div class='charts'>");
     h += svgLineChart(QStringLiteral("Loss"), QStringLiteral("step"), QStringLiteral("loss"), loss.values());
+    h += svgLineChart(QStringLiteral("Gradient norm (before clipping)"), QStringLiteral("step"), QStringLiteral("norm"),
+                      gradNorm.values());
     h += svgLineChart(QStringLiteral("Throughput per rank"), QStringLiteral("step"), QStringLiteral("tokens/s"),
                       throughput.values());
     h += svgLineChart(QStringLiteral("Step time per rank"), QStringLiteral("step"), QStringLiteral("ms"), stepTime.values());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "launcher/run_types.h"
+#include "launcher/telemetry/timeline.h"
 
 #include <QPointF>
 #include <QString>
@@ -30,7 +31,13 @@ QString svgLineChart(const QString &title, const QString &xLabel, const QString 
 // images instead.
 using ChartRenderer = std::function<QString(const QString &title, const QString &xLabel, const QString &yLabel,
                                             const QList<ChartSeries> &series)>;
+// The step timeline (measured beside predicted) as inline SVG; the PDF draws an image instead.
+QString svgTimeline(const telemetry::TimelineView &timeline, int width = 900);
+using TimelineRenderer = std::function<QString(const telemetry::TimelineView &timeline)>;
+// spans: the newest traced step's (HistoryDatabase::spansOfLastTracedStep), for the pipeline
+// section's timeline; empty: the prediction alone.
 QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath = {},
-                         const ChartRenderer &chart = {});
+                         const ChartRenderer &chart = {}, const QList<SpanRow> &spans = {},
+                         const TimelineRenderer &timelineRenderer = {});
 
 } // namespace trellis::launcher

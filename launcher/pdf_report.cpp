@@ -109,10 +109,74 @@ QImage drawChart(const QString &title, const QString &xLabel, const QString &yLa
     return image;
 }
 
+// The step timeline as an image: a section per kind (measured, predicted), a lane per stage.
+QImage drawTimeline(const telemetry::TimelineView &v)
+{
+    const int w = 1800, label = 330, laneH = 40, titleH = 70;
+    int h = 20;
+    int sections = 0;
+    for (std::size_t i = 0; i < v.lanes.size(); ++i)
+        if (i == 0 || v.lanes[i].predicted != v.lanes[i - 1].predicted)
+            ++sections;
+    h += sections * titleH + static_cast<int>(v.lanes.size()) * laneH;
+    QImage image(w, std::max(h, 80), QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QPainter p(&image);
+    QFont font(QStringLiteral("DejaVu Sans"));
+    font.setPixelSize(24);
+    p.setFont(font);
+    if (v.lanes.empty()) {
+        p.drawText(image.rect(), Qt::AlignCenter, v.note);
+        return image;
+    }
+    const double plotW = w - label - 20;
+    int y = 10;
+    for (std::size_t i = 0; i < v.lanes.size(); ++i) {
+        const auto &lane = v.lanes[i];
+        const double span = lane.predicted ? v.predictedMs : v.measuredMs;
+        const double scale = span > 0 ? plotW / span : 0;
+        if (i == 0 || lane.predicted != v.lanes[i - 1].predicted) {
+            QFont bold = font;
+            bold.setBold(true);
+            p.setFont(bold);
+            p.setPen(Qt::black);
+            const QString ms = QString::number(span, 'f', span < 10 ? 2 : 1);
+            const QString pct = QString::number((lane.predicted ? v.predictedBubble : v.measuredBubble) * 100, 'f', 1);
+            p.drawText(QPointF(6, y + 28), lane.predicted ? QObject::tr("Predicted by the schedule simulator: %1 ms, bubble %2%").arg(ms, pct)
+                                                          : QObject::tr("Measured, step %1: %2 ms, bubble %3%").arg(QString::number(v.step), ms, pct));
+            QFont small = font;
+            small.setPixelSize(18);
+            p.setFont(small);
+            p.setPen(QColor(0x88, 0x88, 0x88));
+            if (span > 0) {
+                const double tick = niceStep(span, 8);
+                for (double t = 0; t <= span + 1e-9; t += tick)
+                    p.drawText(QPointF(label + t * scale, y + titleH - 8), QString::number(t, 'g', 4));
+            }
+            y += titleH;
+        }
+        p.setFont(font);
+        p.setPen(Qt::black);
+        p.drawText(QRectF(6, y, label - 12, laneH - 6), Qt::AlignVCenter | Qt::AlignLeft,
+                   QStringLiteral("%1 (%2%)").arg(lane.label).arg(lane.bubbleFraction * 100, 0, 'f', 0));
+        p.fillRect(QRectF(label, y, plotW, laneH - 6), QColor(0xf4, 0xf4, 0xf4));
+        for (const auto &b : lane.bars) {
+            const QColor colour = b.kind == QLatin1String("F")                                  ? QColor(0x1f, 0x77, 0xb4)
+                                  : b.kind == QLatin1String("B") || b.kind == QLatin1String("BW") ? QColor(0x2c, 0xa0, 0x2c)
+                                  : b.kind == QLatin1String("W")                                  ? QColor(0x94, 0x67, 0xbd)
+                                                                                                  : QColor(0xb0, 0xb0, 0xb0);
+            const double bh = b.compute ? laneH - 6 : (laneH - 6) / 3.0;
+            p.fillRect(QRectF(label + b.startMs * scale, y + (laneH - 6) - bh, std::max(1.5, (b.endMs - b.startMs) * scale), bh), colour);
+        }
+        y += laneH;
+    }
+    return image;
+}
+
 } // namespace
 
 QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
-                       const QString &path)
+                       const QString &path, const QList<SpanRow> &spans)
 {
     if (!qobject_cast<QGuiApplication *>(QCoreApplication::instance()))
         return QStringLiteral("a PDF report needs a QGuiApplication (trellis-cli makes one for report … --out FILE.pdf)");
@@ -121,6 +185,10 @@ QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectiv
                                     [&](const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
                                         charts << drawChart(title, xLabel, yLabel, series);
                                         return QStringLiteral("<p><img src='chart:%1' width='560'></p>").arg(charts.size() - 1);
+                                    },
+                                    spans, [&](const telemetry::TimelineView &timeline) {
+                                        charts << drawTimeline(timeline);
+                                        return QStringLiteral("<p><img src='chart:%1' width='600'></p>").arg(charts.size() - 1);
                                     });
     QTextDocument doc;
     for (int i = 0; i < charts.size(); ++i)

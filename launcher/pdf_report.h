@@ -11,6 +11,6 @@ namespace trellis::launcher {
 
 // Writes the PDF to `path` (atomically); "" or why not.
 QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
-                       const QString &path);
+                       const QString &path, const QList<SpanRow> &spans = {});
 
 } // namespace trellis::launcher

@@ -3,6 +3,7 @@
 // work; an injected crash becomes a failed run with its exit code and stderr; bad plans and bad
 // database paths get clear messages.
 #include "launcher/history_database.h"
+#include "launcher/telemetry/dashboard_snapshot.h"
 #include "plan/cost_model.h"
 #include "plan/plan_json.h"
 #include "cli_test_support.h"
@@ -600,6 +601,47 @@ private slots:
         QCOMPARE(perKind.value(QStringLiteral("BW")), 32);
         QCOMPARE(perKind.value(QStringLiteral("send_act")), 16);
         QCOMPARE(perKind.value(QStringLiteral("recv_grad")), 16);
+
+        // The newest traced step's timeline beside the simulator's for the same plan: a lane per
+        // stage, each with the schedule's 8 forwards and 8 backwards.
+        const auto spans = h.spansOfLastTracedStep(run->id);
+        const auto prediction = telemetry::predictionFor(data->planJson, {});
+        const auto timeline = telemetry::timelineOf(data->ranks, spans, prediction.timeline, prediction.bubbleFraction);
+        QCOMPARE(timeline.step, qint64(4));
+        QCOMPARE(timeline.lanes.size(), std::size_t(4));
+        for (int stage = 0; stage < 2; ++stage) {
+            const auto &lane = timeline.lanes[static_cast<std::size_t>(stage)];
+            QCOMPARE(lane.rank, stage);
+            QCOMPARE(std::count_if(lane.bars.begin(), lane.bars.end(), [](const auto &b) { return b.kind == QLatin1String("F"); }), 8);
+            QCOMPARE(std::count_if(lane.bars.begin(), lane.bars.end(), [](const auto &b) { return b.kind == QLatin1String("BW"); }), 8);
+            QVERIFY(timeline.lanes[static_cast<std::size_t>(stage) + 2].predicted);
+        }
+        QVERIFY(timeline.measuredBubble > 0 && timeline.measuredBubble < 1);
+        {
+            auto loaded = trellis::plan::loadPlanFile(plan.toStdString());
+            QVERIFY(loaded);
+            const auto e = trellis::plan::estimatePlan(loaded.value(), trellis::plan::deviceFor(loaded.value().cluster));
+            QCOMPARE(timeline.predictedBubble, e.bubbleFraction);
+            QVERIFY(e.bubbleFraction >= 1.0 / 9 - 1e-9); // at least (p−1)/(m+p−1), the equal-stage bubble
+        }
+        // The reports of the pipeline run, HTML and PDF, have the pipeline section and timeline.
+        const QString html = m_dir.filePath(QStringLiteral("pp2.html")), pdf = m_dir.filePath(QStringLiteral("pp2.pdf"));
+        for (const QString &path : {html, pdf}) {
+            const Result rep = cli({QStringLiteral("--db"), database, QStringLiteral("report"), QStringLiteral("last"), QStringLiteral("--out"), path});
+            QVERIFY2(rep.code == 0, qPrintable(rep.err));
+        }
+        QFile htmlFile(html);
+        QVERIFY(htmlFile.open(QIODevice::ReadOnly));
+        const QString page = QString::fromUtf8(htmlFile.readAll());
+        for (const char *part : {"<h2>Pipeline", "bubble predicted", "Measured, step 4", "Predicted by the schedule simulator",
+                                 "stage 1 · rank 1", "model TFLOP/s (job)", "Gradient norm"})
+            QVERIFY2(page.contains(QString::fromUtf8(part)), part);
+        QProcess text;
+        text.start(QStringLiteral("pdftotext"), {pdf, QStringLiteral("-")});
+        QVERIFY(text.waitForFinished(30000));
+        const QString words = QString::fromUtf8(text.readAllStandardOutput());
+        for (const char *section : {"Pipeline", "stage", "Step timeline", "Prediction and measurement", "Ranks"})
+            QVERIFY2(words.contains(QString::fromLatin1(section)), section);
 
         // A run without a traced timeline says how to get one.
         const Result none = cli({QStringLiteral("--db"), db(), QStringLiteral("trace"), QStringLiteral("1"), QStringLiteral("--out"), trace});
