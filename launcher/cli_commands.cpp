@@ -51,7 +51,7 @@ int cli::openExisting(HistoryDatabase &db, const QString &dbPath)
 
 std::optional<RunSummary> cli::findExistingRun(HistoryDatabase &db, const QString &dbPath, const QString &reference)
 {
-    if (openExisting(db, dbPath) != 0)
+    if (!db.isOpen() && openExisting(db, dbPath) != 0) // compare looks up several runs in one database
         return std::nullopt;
     auto run = db.findRun(reference);
     if (!run)
@@ -105,7 +105,22 @@ int cmdExport(const Args &a, const QString &dbPath)
     auto data = db.loadRun(run->id);
     if (!data)
         return fail(db.lastError());
-    const QByteArray bytes = format == QLatin1String("csv") ? exportCsv(*data) : exportJson(*data);
+    QByteArray bytes;
+    if (a.options.contains(QStringLiteral("--table"))) {
+        const QString name = a.options[QStringLiteral("--table")];
+        ExportTable table;
+        const bool needsCollectives = name == QLatin1String("collectives"), needsSpans = name == QLatin1String("spans");
+        if (!exportTable(name, *data, needsCollectives ? db.collectivesOf(run->id) : QList<CollectiveRow>{},
+                         needsSpans ? db.spansOf(run->id) : QList<SpanRow>{}, table)) {
+            QStringList names;
+            for (const char *t : kExportTables)
+                names << QString::fromLatin1(t);
+            return usageError(QStringLiteral("--table '%1': one of %2").arg(name, names.join(QStringLiteral(", "))));
+        }
+        bytes = format == QLatin1String("csv") ? tableCsv(table) : tableJson(table);
+    } else {
+        bytes = format == QLatin1String("csv") ? exportCsv(*data) : exportJson(*data);
+    }
     if (a.options.contains(QStringLiteral("--out"))) {
         if (const QString e = writeFileAtomically(a.options[QStringLiteral("--out")], bytes); !e.isEmpty())
             return fail(e);
@@ -138,7 +153,15 @@ int cmdCompare(const Args &a, const QString &dbPath)
     out() << compareText(figures, differences);
     if (a.options.contains(QStringLiteral("--report"))) {
         const QString path = a.options[QStringLiteral("--report")];
-        if (const QString e = writeFileAtomically(path, renderComparisonHtml(runs, figures, differences).toUtf8()); !e.isEmpty())
+        const QString suffix = QFileInfo(path).suffix().toLower();
+        QString e;
+        if (suffix == QLatin1String("pdf"))
+            e = writeComparisonPdf(runs, figures, differences, path);
+        else if (suffix == QLatin1String("html") || suffix == QLatin1String("htm"))
+            e = writeFileAtomically(path, renderComparisonHtml(runs, figures, differences).toUtf8());
+        else
+            return usageError(QStringLiteral("--report %1: the report's format comes from the extension, .html or .pdf").arg(path));
+        if (!e.isEmpty())
             return fail(e);
         out() << "report " << QFileInfo(path).absoluteFilePath() << Qt::endl;
     }
@@ -308,7 +331,7 @@ int runCli(const QStringList &arguments)
         return a.error.isEmpty() ? cmdRuns(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("export")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--format"), QStringLiteral("--out")}, {});
+        const Args a = parseArgs(rest, {QStringLiteral("--format"), QStringLiteral("--table"), QStringLiteral("--out")}, {});
         return a.error.isEmpty() ? cmdExport(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("report")) {

@@ -2,6 +2,7 @@
 #include "launcher/pdf_report.h"
 
 #include "launcher/html_report.h"
+#include "launcher/run_comparison.h"
 
 #include <QFile>
 #include <QGuiApplication>
@@ -175,21 +176,24 @@ QImage drawTimeline(const telemetry::TimelineView &v)
 
 } // namespace
 
-QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
-                       const QString &path, const QList<SpanRow> &spans)
+namespace {
+
+// Lays out the HTML the renderer builds (charts drawn as images it registers) and prints it.
+QString printHtml(const QString &title, const QString &path,
+                  const std::function<QString(const ChartRenderer &, const TimelineRenderer &)> &render)
 {
     if (!qobject_cast<QGuiApplication *>(QCoreApplication::instance()))
         return QStringLiteral("a PDF report needs a QGuiApplication (trellis-cli makes one for report … --out FILE.pdf)");
     QList<QImage> charts;
-    QString html = renderHtmlReport(run, collectives, calibrationPath,
-                                    [&](const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
-                                        charts << drawChart(title, xLabel, yLabel, series);
-                                        return QStringLiteral("<p><img src='chart:%1' width='560'></p>").arg(charts.size() - 1);
-                                    },
-                                    spans, [&](const telemetry::TimelineView &timeline) {
-                                        charts << drawTimeline(timeline);
-                                        return QStringLiteral("<p><img src='chart:%1' width='600'></p>").arg(charts.size() - 1);
-                                    });
+    const QString html = render(
+        [&](const QString &chartTitle, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
+            charts << drawChart(chartTitle, xLabel, yLabel, series);
+            return QStringLiteral("<p><img src='chart:%1' width='560'></p>").arg(charts.size() - 1);
+        },
+        [&](const telemetry::TimelineView &timeline) {
+            charts << drawTimeline(timeline);
+            return QStringLiteral("<p><img src='chart:%1' width='600'></p>").arg(charts.size() - 1);
+        });
     QTextDocument doc;
     for (int i = 0; i < charts.size(); ++i)
         doc.addResource(QTextDocument::ImageResource, QUrl(QStringLiteral("chart:%1").arg(i)), charts[i]);
@@ -202,7 +206,7 @@ QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectiv
         QPdfWriter writer(temporary);
         writer.setPageSize(QPageSize(QPageSize::A4));
         writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
-        writer.setTitle(QStringLiteral("Trellis run %1").arg(run.run.runId));
+        writer.setTitle(title);
         writer.setCreator(QStringLiteral("Trellis"));
         doc.print(&writer);
     }
@@ -212,6 +216,26 @@ QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectiv
         return QStringLiteral("cannot write %1").arg(path);
     }
     return {};
+}
+
+} // namespace
+
+QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
+                       const QString &path, const QList<SpanRow> &spans)
+{
+    return printHtml(QStringLiteral("Trellis run %1").arg(run.run.runId), path,
+                     [&](const ChartRenderer &chart, const TimelineRenderer &timeline) {
+                         return renderHtmlReport(run, collectives, calibrationPath, chart, spans, timeline);
+                     });
+}
+
+QString writeComparisonPdf(const QList<RunData> &runs, const QList<RunFigures> &figures, const QList<PlanDifference> &differences,
+                           const QString &path)
+{
+    return printHtml(QStringLiteral("Trellis: %1 runs compared").arg(runs.size()), path,
+                     [&](const ChartRenderer &chart, const TimelineRenderer &) {
+                         return renderComparisonHtml(runs, figures, differences, chart);
+                     });
 }
 
 } // namespace trellis::launcher

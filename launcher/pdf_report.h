@@ -3,6 +3,7 @@
 // QGuiApplication (trellis-cli makes an offscreen one when it writes a PDF).
 #pragma once
 
+#include "launcher/run_comparison.h"
 #include "launcher/run_types.h"
 
 #include <QString>
@@ -12,5 +13,9 @@ namespace trellis::launcher {
 // Writes the PDF to `path` (atomically); "" or why not.
 QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
                        const QString &path, const QList<SpanRow> &spans = {});
+
+// The comparison report (run_comparison.h) as PDF.
+QString writeComparisonPdf(const QList<RunData> &runs, const QList<RunFigures> &figures, const QList<PlanDifference> &differences,
+                           const QString &path);
 
 } // namespace trellis::launcher

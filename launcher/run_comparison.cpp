@@ -196,8 +196,12 @@ Comparison compareRuns(const QList<RunData> &runs, const QList<QList<CollectiveR
     return c;
 }
 
-QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunFigures> &figures, const QList<PlanDifference> &differences)
+QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunFigures> &figures, const QList<PlanDifference> &differences,
+                             const ChartRenderer &chart)
 {
+    auto svgLineChart = [&](const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
+        return chart ? chart(title, xLabel, yLabel, series) : trellis::launcher::svgLineChart(title, xLabel, yLabel, series);
+    };
     auto esc = [](const QString &s) { return s.toHtmlEscaped(); };
     QString h = QStringLiteral("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Trellis comparison</title><style>"
                                "body{font-family:sans-serif;margin:24px;color:#222;max-width:1200px}"

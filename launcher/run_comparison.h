@@ -3,6 +3,7 @@
 // Shown by `trellis-cli compare RUN RUN…` as text, written as one self-contained HTML report.
 #pragma once
 
+#include "launcher/html_report.h"
 #include "launcher/run_types.h"
 
 #include <QList>
@@ -11,6 +12,7 @@
 #include <QMetaType>
 #include <QVector>
 
+#include <functional>
 #include <vector>
 
 namespace trellis::launcher {
@@ -53,8 +55,10 @@ struct Comparison {
     QList<OverlaySeries> tokensPerS; // the job's tokens/s by step, per run
 };
 Comparison compareRuns(const QList<RunData> &runs, const QList<QList<CollectiveRow>> &collectives);
+// chart: how a chart goes in (default inline SVG; the PDF draws images), as for the run report.
 QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunFigures> &figures,
-                             const QList<PlanDifference> &differences);
+                             const QList<PlanDifference> &differences,
+                             const ChartRenderer &chart = {});
 
 } // namespace trellis::launcher
 

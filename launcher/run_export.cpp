@@ -88,6 +88,101 @@ QByteArray exportJson(const RunData &run)
     return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }
 
+bool exportTable(const QString &name, const RunData &run, const QList<CollectiveRow> &collectives, const QList<SpanRow> &spans,
+                 ExportTable &out)
+{
+    out = {};
+    const QString runId = run.run.runId;
+    auto cols = [&](std::initializer_list<const char *> names) {
+        out.columns << QStringLiteral("run_id");
+        for (const char *n : names)
+            out.columns << QString::fromLatin1(n);
+    };
+    using V = QVariant;
+    if (name == QLatin1String("steps")) {
+        cols({"rank", "step", "loss", "step_ms", "tokens_per_s", "compute_ms", "comm_ms", "comm_exposed_ms", "bubble_ms", "idle_ms",
+              "tokens", "grad_norm", "lr"});
+        for (const StepRow &s : run.steps)
+            out.rows.append({runId, V(s.rank), V(s.step), V(s.loss), V(s.stepMs), V(s.tokensPerS), V(s.computeMs), V(s.commMs),
+                             V(s.commExposedMs), V(s.bubbleMs), V(s.idleMs), V(s.tokens), V(s.gradNorm), V(s.lr)});
+    } else if (name == QLatin1String("memory")) {
+        cols({"rank", "step", "parameters", "gradients", "optimizer", "activations", "communication", "peak_rss"});
+        for (const StepRow &s : run.steps)
+            out.rows.append({runId, V(s.rank), V(s.step), V(s.memParameters), V(s.memGradients), V(s.memOptimizer),
+                             V(s.memActivations), V(s.memComm), V(s.peakRss)});
+    } else if (name == QLatin1String("collectives")) {
+        cols({"rank", "step", "group", "op", "bytes", "ms", "bus_gbps", "count"});
+        for (const CollectiveRow &c : collectives)
+            out.rows.append({runId, V(c.rank), V(c.step), c.group, c.op, V(c.bytes), V(c.ms), V(c.busGBps), V(c.count)});
+    } else if (name == QLatin1String("events")) {
+        cols({"rank", "step", "kind", "message", "at"});
+        for (const EventRow &e : run.events)
+            out.rows.append({runId, V(e.rank), V(e.step), e.kind, e.message, e.at.toString(Qt::ISODateWithMs)});
+    } else if (name == QLatin1String("spans")) {
+        cols({"rank", "step", "name", "start_ns", "end_ns", "micro_batch", "chunk"});
+        for (const SpanRow &s : spans)
+            out.rows.append({runId, V(s.rank), V(s.step), s.name, V(s.startNs), V(s.endNs), V(s.microBatch), V(s.stage)});
+    } else if (name == QLatin1String("ranks")) {
+        cols({"rank", "host", "pid", "device", "dp", "tp", "pp", "cp", "exit_code", "dropped", "received_seq", "goodbye_seq", "lost"});
+        for (const RankRow &k : run.ranks)
+            out.rows.append({runId, V(k.rank), k.host, V(k.pid), k.device, V(k.dp), V(k.tp), V(k.pp), V(k.cp),
+                             k.exitCode < 0 ? V() : V(k.exitCode), V(k.dropped), V(k.receivedSeq),
+                             k.goodbyeSeq < 0 ? V() : V(k.goodbyeSeq), V(k.lost)});
+    } else {
+        return false;
+    }
+    return true;
+}
+
+namespace {
+
+QByteArray csvField(const QVariant &v)
+{
+    if (v.isNull())
+        return {};
+    switch (v.typeId()) {
+    case QMetaType::Double:
+        return QByteArray::number(v.toDouble(), 'g', 10);
+    case QMetaType::Int:
+    case QMetaType::LongLong:
+        return QByteArray::number(v.toLongLong());
+    default: {
+        QByteArray text = v.toString().toUtf8();
+        if (text.contains(',') || text.contains('"') || text.contains('\n') || text.contains('\r'))
+            text = '"' + text.replace('"', "\"\"") + '"';
+        return text;
+    }
+    }
+}
+
+} // namespace
+
+QByteArray tableCsv(const ExportTable &table)
+{
+    QByteArray out = table.columns.join(QLatin1Char(',')).toUtf8() + '\n';
+    for (const QVariantList &row : table.rows) {
+        for (int i = 0; i < row.size(); ++i) {
+            if (i)
+                out += ',';
+            out += csvField(row[i]);
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+QByteArray tableJson(const ExportTable &table)
+{
+    QJsonArray rows;
+    for (const QVariantList &row : table.rows) {
+        QJsonObject o;
+        for (int i = 0; i < row.size() && i < table.columns.size(); ++i)
+            o.insert(table.columns[i], QJsonValue::fromVariant(row[i]));
+        rows.append(o);
+    }
+    return QJsonDocument(rows).toJson(QJsonDocument::Indented);
+}
+
 QString writeFileAtomically(const QString &path, const QByteArray &contents)
 {
     QSaveFile file(path);

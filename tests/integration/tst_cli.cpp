@@ -4,6 +4,7 @@
 // database paths get clear messages.
 #include "launcher/history_database.h"
 #include "launcher/telemetry/dashboard_snapshot.h"
+#include "launcher/run_export.h"
 #include "plan/cost_model.h"
 #include "plan/plan_json.h"
 #include "cli_test_support.h"
@@ -158,6 +159,17 @@ private slots:
         for (const char *row : {"tokens/s", "step ms (slowest rank)", "exposed comm ms", "bubble ms", "bus GB/s", "final loss"})
             QVERIFY2(c.out.contains(QString::fromLatin1(row)), row);
         QVERIFY(c.out.contains(ids[0]) && c.out.contains(ids[1]));
+        // The same comparison as PDF, read back as a reader would.
+        const QString pdf = m_dir.filePath(QStringLiteral("compare.pdf"));
+        const Result cp = cli({QStringLiteral("--db"), database, QStringLiteral("compare"), ids[0], ids[1], QStringLiteral("--report"), pdf});
+        QVERIFY2(cp.code == 0, qPrintable(cp.err));
+        QProcess pdfText;
+        pdfText.start(QStringLiteral("pdftotext"), {pdf, QStringLiteral("-")});
+        QVERIFY(pdfText.waitForFinished(30000));
+        // (the PDF's text has typographic ligatures: "ﬀ" for "ff")
+        const QString words = QString::fromUtf8(pdfText.readAllStandardOutput()).replace(QChar(0xFB00), QStringLiteral("ff"));
+        for (const char *part : {"2 runs compared", "Summary", "Plan differences", "parallel.tp", "Curves by step"})
+            QVERIFY2(words.contains(QString::fromLatin1(part)), part);
         QFile html(report);
         QVERIFY(html.open(QIODevice::ReadOnly));
         const QByteArray text = html.readAll();
@@ -215,6 +227,34 @@ private slots:
                                  QStringLiteral("--format"), QStringLiteral("json")});
         QCOMPARE(json.code, 0);
         QVERIFY(json.out.contains(QStringLiteral("\"steps\"")));
+
+        // Every table alone, as CSV (a header and its rows) and as a JSON array of objects.
+        const QMap<QString, int> rows{{QStringLiteral("steps"), 4 * 12}, {QStringLiteral("memory"), 4 * 12}, {QStringLiteral("ranks"), 4}};
+        for (const char *table : kExportTables) {
+            const QString name = QString::fromLatin1(table);
+            const Result t = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"),
+                                  QStringLiteral("csv"), QStringLiteral("--table"), name});
+            QVERIFY2(t.code == 0, qPrintable(t.err));
+            const QStringList csvLines = t.out.trimmed().split(QLatin1Char('\n'));
+            QVERIFY2(csvLines[0].startsWith(QStringLiteral("run_id,")), table);
+            if (rows.contains(name))
+                QCOMPARE(csvLines.size(), 1 + rows[name]);
+            if (name == QLatin1String("collectives"))
+                QVERIFY2(csvLines.size() > 12 && csvLines[1].contains(QStringLiteral(",dp,all_reduce,")), qPrintable(t.out.left(400)));
+            const Result j = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"),
+                                  QStringLiteral("json"), QStringLiteral("--table"), name});
+            QVERIFY2(j.code == 0, qPrintable(j.err));
+            const QJsonDocument doc = QJsonDocument::fromJson(j.out.toUtf8());
+            QVERIFY2(doc.isArray(), table);
+            QCOMPARE(doc.array().size(), csvLines.size() - 1);
+        }
+        const Result badTable = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"),
+                                     QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("gpus")});
+        QCOMPARE(badTable.code, 2);
+        QVERIFY2(badTable.err.contains(QStringLiteral("--table 'gpus': one of steps, memory")), qPrintable(badTable.err));
+        // Text with commas, quotes and line breaks is quoted (RFC 4180).
+        ExportTable quoted{{QStringLiteral("run_id"), QStringLiteral("message")}, {{QStringLiteral("r"), QStringLiteral("a, \"b\"\nc")}}};
+        QCOMPARE(tableCsv(quoted), QByteArray("run_id,message\nr,\"a, \"\"b\"\"\nc\"\n"));
 
         const QString out = m_dir.filePath(QStringLiteral("again.html"));
         const Result report = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), QStringLiteral("last"),
