@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Soak: RANKS simulated ranks (default 1024) at HZ steps a second (20) for SECONDS (600) through
+# the real path — one RankLink socket per rank, the supervisor's receiver, detectors, SQLite
+# history and live feed — with the workbench following the run under Xvfb. Every 15 s it samples
+# the resident memory of the supervisor and of the workbench; at the end it checks the history:
+# every rank's telemetry arrived in sequence up to its Goodbye (received_seq = goodbye_seq + 1),
+# nothing lost or dropped, every step of every rank stored. Prints the RSS series and a verdict.
+# A script, not a test: it takes SECONDS and a few GB of disk for the history.
+# Usage: tests/bench/bench_soak.sh [RANKS] [HZ] [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ranks="${1:-1024}"
+hz="${2:-20}"
+seconds="${3:-600}"
+work=$(mktemp -d)
+db="$work/history.sqlite"
+gui=""
+cleanup() {
+  [ -n "$gui" ] && kill "$gui" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+rss() { awk '/^VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo "-"; }
+q() { sqlite3 -cmd ".timeout 30000" "$db" "$@"; }
+
+out=$(build/bin/trellis-cli --db "$db" simulate --ranks "$ranks" --hz "$hz" --seconds "$seconds" --detach)
+run=$(echo "$out" | awk '/^run / { print $2 }')
+owner=$(echo "$out" | awk '/owner pid/ { print $3 }' | tr -d ';')
+echo "run $run: $ranks ranks x $hz Hz x $seconds s; supervisor pid $owner"
+# The workbench, following the run (it reattaches to runs going on when it opens).
+if command -v xvfb-run >/dev/null; then
+  xvfb-run -a -s "-screen 0 1280x800x24" build/bin/trellis --db "$db" --panel heatmap >/dev/null 2>&1 &
+  sleep 5
+  gui=$(pgrep -f "^build/bin/trellis --db $db" | head -1 || true)
+fi
+echo "elapsed_s supervisor_rss_mib workbench_rss_mib steps_stored"
+start=$(date +%s)
+while kill -0 "$owner" 2>/dev/null; do
+  now=$(( $(date +%s) - start ))
+  stored=$(q "SELECT coalesce(max(step), 0) FROM step_metrics" 2>/dev/null || echo "?")
+  echo "$now $(rss "$owner") $( [ -n "$gui" ] && rss "$gui" || echo -) $stored"
+  sleep 15
+done
+steps=$(awk -v h="$hz" -v s="$seconds" 'BEGIN { printf "%d", h * s + 0.5 }')
+status=$(q "SELECT status FROM runs WHERE run_id = '$run'")
+rows=$(q "SELECT count(*) FROM step_metrics")
+incomplete=$(q "SELECT count(*) FROM ranks WHERE goodbye_seq IS NULL OR received_seq != goodbye_seq + 1")
+lost=$(q "SELECT coalesce(sum(lost), 0) + coalesce(sum(dropped), 0) FROM ranks")
+echo "status $status; step rows $rows of $((ranks * steps)); ranks not complete in sequence $incomplete; messages lost or dropped $lost"
+if [ "$status" = completed ] && [ "$rows" -eq $((ranks * steps)) ] && [ "$incomplete" -eq 0 ] && [ "$lost" -eq 0 ]; then
+  echo "soak: PASS (0 sequence gaps)"
+else
+  echo "soak: FAIL"
+  exit 1
+fi
