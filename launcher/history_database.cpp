@@ -323,6 +323,45 @@ std::optional<RunSummary> HistoryDatabase::findRun(const QString &reference)
     return summaryFrom(q);
 }
 
+namespace {
+
+const char *const kStepSelect = "SELECT rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms, bubble_ms, idle_ms,"
+                                " tokens, tokens_per_s, loss, grad_norm, lr, mem_parameters, mem_gradients,"
+                                " mem_optimizer, mem_activations, mem_comm, peak_rss FROM step_metrics";
+
+QList<StepRow> stepRowsOf(QSqlQuery &q)
+{
+    QList<StepRow> rows;
+    if (!q.exec())
+        return rows;
+    while (q.next()) {
+        StepRow s;
+        s.rank = q.value(0).toInt();
+        s.step = q.value(1).toLongLong();
+        s.stepMs = q.value(2).toDouble();
+        s.computeMs = q.value(3).toDouble();
+        s.commMs = q.value(4).toDouble();
+        s.commExposedMs = q.value(5).toDouble();
+        s.bubbleMs = q.value(6).toDouble();
+        s.idleMs = q.value(7).toDouble();
+        s.tokens = q.value(8).toLongLong();
+        s.tokensPerS = q.value(9).toDouble();
+        s.loss = q.value(10).toDouble();
+        s.gradNorm = q.value(11).toDouble();
+        s.lr = q.value(12).toDouble();
+        s.memParameters = q.value(13).toLongLong();
+        s.memGradients = q.value(14).toLongLong();
+        s.memOptimizer = q.value(15).toLongLong();
+        s.memActivations = q.value(16).toLongLong();
+        s.memComm = q.value(17).toLongLong();
+        s.peakRss = q.value(18).toLongLong();
+        rows.append(s);
+    }
+    return rows;
+}
+
+} // namespace
+
 std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
 {
     auto summary = findRun(QString::number(id));
@@ -361,36 +400,9 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
     if (!withSteps)
         return data;
 
-    q.prepare(QStringLiteral("SELECT rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms, bubble_ms, idle_ms,"
-                             " tokens, tokens_per_s, loss, grad_norm, lr, mem_parameters, mem_gradients,"
-                             " mem_optimizer, mem_activations, mem_comm, peak_rss"
-                             " FROM step_metrics WHERE run = ? ORDER BY step, rank"));
+    q.prepare(QString::fromLatin1(kStepSelect) + QStringLiteral(" WHERE run = ? ORDER BY step, rank"));
     q.addBindValue(id);
-    if (q.exec()) {
-        while (q.next()) {
-            StepRow s;
-            s.rank = q.value(0).toInt();
-            s.step = q.value(1).toLongLong();
-            s.stepMs = q.value(2).toDouble();
-            s.computeMs = q.value(3).toDouble();
-            s.commMs = q.value(4).toDouble();
-            s.commExposedMs = q.value(5).toDouble();
-            s.bubbleMs = q.value(6).toDouble();
-            s.idleMs = q.value(7).toDouble();
-            s.tokens = q.value(8).toLongLong();
-            s.tokensPerS = q.value(9).toDouble();
-            s.loss = q.value(10).toDouble();
-            s.gradNorm = q.value(11).toDouble();
-            s.lr = q.value(12).toDouble();
-            s.memParameters = q.value(13).toLongLong();
-            s.memGradients = q.value(14).toLongLong();
-            s.memOptimizer = q.value(15).toLongLong();
-            s.memActivations = q.value(16).toLongLong();
-            s.memComm = q.value(17).toLongLong();
-            s.peakRss = q.value(18).toLongLong();
-            data.steps.append(s);
-        }
-    }
+    data.steps = stepRowsOf(q);
 
     q.prepare(QStringLiteral("SELECT rank, step, kind, message, at FROM events WHERE run = ? ORDER BY id"));
     q.addBindValue(id);
@@ -406,6 +418,17 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
         }
     }
     return data;
+}
+
+QList<StepRow> HistoryDatabase::stepsBetween(qint64 id, int rank, qint64 fromStep, qint64 toStep)
+{
+    QSqlQuery q(m_db);
+    q.prepare(QString::fromLatin1(kStepSelect) + QStringLiteral(" WHERE run = ? AND rank = ? AND step BETWEEN ? AND ? ORDER BY step"));
+    q.addBindValue(id);
+    q.addBindValue(rank);
+    q.addBindValue(fromStep);
+    q.addBindValue(toStep);
+    return stepRowsOf(q);
 }
 
 QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)

@@ -36,6 +36,8 @@ public:
     QList<RunSummary> listRuns(int limit = 1000);
     std::optional<RunSummary> findRun(const QString &reference); // row id, run id, or "last"
     std::optional<RunData> loadRun(qint64 id, bool withSteps = true); // false: run, plan and ranks only
+    // One rank's steps from fromStep to toStep (the primary key's order: one index range).
+    QList<StepRow> stepsBetween(qint64 id, int rank, qint64 fromStep, qint64 toStep);
     QList<CollectiveRow> collectivesOf(qint64 id);
     QList<SpanRow> spansOf(qint64 id); // ordered by rank, then start
     // The spans of the run's newest traced step (empty: none), ordered by rank, then start.

@@ -1,11 +1,18 @@
 // See feed_publisher.h.
 #include "launcher/supervisor/feed_publisher.h"
 
+#include <QtGlobal>
+
+#include <algorithm>
+
 #include <zmq.hpp>
 
 namespace trellis::launcher {
 
-FeedPublisher::FeedPublisher() = default;
+FeedPublisher::FeedPublisher()
+    : m_dropEvery(static_cast<quint64>(std::max(0, qEnvironmentVariableIntValue("TRELLIS_FEED_DROP_EVERY"))))
+{
+}
 
 FeedPublisher::~FeedPublisher()
 {
@@ -42,6 +49,10 @@ void FeedPublisher::send(proto::FeedMessage &message)
 
 void FeedPublisher::telemetry(const proto::Envelope &envelope)
 {
+    if (m_dropEvery > 0 && envelope.has_step() && ++m_steps % m_dropEvery == 0) {
+        ++m_seq; // lost on the way, as far as a subscriber can tell
+        return;
+    }
     proto::FeedMessage m;
     *m.mutable_telemetry() = envelope;
     send(m);

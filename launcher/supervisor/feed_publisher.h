@@ -38,6 +38,9 @@ private:
     std::unique_ptr<zmq::context_t> m_context;
     std::unique_ptr<zmq::socket_t> m_socket;
     quint64 m_seq = 0;
+    // Fault injection for tests (TRELLIS_FEED_DROP_EVERY=N): every N-th step report is not sent,
+    // its sequence number skipped, as a subscriber too slow for the publisher's queue sees it.
+    quint64 m_dropEvery = 0, m_steps = 0;
 };
 
 } // namespace trellis::launcher

@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include <map>
+#include <set>
 
 namespace trellis::launcher {
 namespace {
@@ -239,10 +240,22 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
     std::map<int, qint64> maxStep; // per rank, the newest step shown
     std::map<int, StepRow> latest;
     int newSteps = 0;
+    // Steps the live feed skipped (its publisher's queue overflowed for this subscriber): noted
+    // per rank when a later step arrives, then read from the history (committed by then).
+    bool live = false;
+    std::map<int, std::set<qint64>> missing;
+    std::size_t missingCount = 0;
+    QElapsedTimer sinceRefill, missingProgress;
     auto addRow = [&](const StepRow &row) {
         auto it = maxStep.find(row.rank);
         if (it != maxStep.end() && row.step <= it->second)
             return; // backfilled already (or repeated after a restart)
+        if (live && it != maxStep.end() && row.step > it->second + 1 && missingCount < 200000) {
+            for (qint64 step = it->second + 1; step < row.step; ++step)
+                missingCount += missing[row.rank].insert(step).second ? 1 : 0;
+            if (!missingProgress.isValid())
+                missingProgress.start();
+        }
         maxStep[row.rank] = row.step;
         if (m_keepRows)
             m_series.append(row);
@@ -371,8 +384,52 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
     if (newSteps > 0)
         post(StepsNote{std::exchange(newSteps, 0)});
 
+    std::unique_ptr<HistoryDatabase> refillDb;
+    qint64 refillRunId = -1;
+    auto refill = [&](bool force) {
+        if (missing.empty() || (!force && sinceRefill.isValid() && sinceRefill.elapsed() < 1000))
+            return;
+        sinceRefill.restart();
+        if (!refillDb) {
+            refillDb = std::make_unique<HistoryDatabase>();
+            if (!refillDb->open(database, false).isEmpty()) {
+                refillDb.reset();
+                return;
+            }
+        }
+        if (refillRunId < 0)
+            if (const auto summary = refillDb->findRun(runId))
+                refillRunId = summary->id;
+        if (refillRunId < 0)
+            return;
+        bool progress = false;
+        for (auto it = missing.begin(); it != missing.end();) {
+            auto &steps = it->second;
+            for (const StepRow &row : refillDb->stepsBetween(refillRunId, it->first, *steps.begin(), *steps.rbegin()))
+                if (steps.erase(row.step)) {
+                    --missingCount;
+                    progress = true;
+                    if (m_keepRows)
+                        m_series.append(row);
+                    builder.addStep(row);
+                }
+            it = steps.empty() ? missing.erase(it) : std::next(it);
+        }
+        if (progress) {
+            snapshotDirty = true;
+            missingProgress.restart();
+        }
+        // What the history does not have after 30 s without progress, it will not get.
+        if (missing.empty() || missingProgress.elapsed() > 30000) {
+            missing.clear();
+            missingCount = 0;
+            missingProgress.invalidate();
+        }
+    };
+
     quint64 lastSeq = 0;
     bool haveSeq = false;
+    live = true;
     QElapsedTimer quiet;
     quiet.start();
     std::vector<proto::FeedMessage> batch = std::move(pending);
@@ -433,6 +490,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
                 if (state != RunState::Idle)
                     setState(state);
                 if (s.final() && isFinal(state)) {
+                    refill(true); // the supervisor committed everything before it said so
                     if (newSteps > 0)
                         post(StepsNote{std::exchange(newSteps, 0)});
                     updateProgress();
@@ -469,6 +527,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
             feedGapsSeen = m_gaps.load();
             snapshotDirty = true;
         }
+        refill(false);
         publishSnapshot(false);
         if (ended)
             return;
