@@ -39,7 +39,6 @@ QString RunController::adopt(const QString &runId, const QString &runDir, qint64
     m_stopRequested = false;
     m_exitCode = 0;
     m_failure.clear();
-    m_series.clear();
     m_stderrTail.clear();
     m_logs.clear();
     m_partial[0].clear();
@@ -54,11 +53,9 @@ QString RunController::adopt(const QString &runId, const QString &runDir, qint64
     m_progress = {};
     m_progress.totalSteps = m_plan.training.steps;
     std::map<int, StepRow> newest;
-    for (const StepRow &row : history.steps) {
-        m_series.append(row);
+    for (const StepRow &row : history.steps)
         if (row.step >= newest[row.rank].step)
             newest[row.rank] = row;
-    }
     m_metrics.reset();
     if (options.metricsPort >= 0) {
         m_metrics = std::make_unique<MetricsEndpoint>([this] { return metricsText(); }, this);

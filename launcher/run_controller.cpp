@@ -105,7 +105,6 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
 
     m_plan = thePlan;
     m_runId = options.runId.isEmpty() ? newRunId() : options.runId;
-    m_series.clear();
     m_stderrTail.clear();
     m_latest.clear();
     m_phase.clear();

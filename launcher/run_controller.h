@@ -1,5 +1,5 @@
 // The lifecycle of one run: writes the plan the ranks will read, starts mpirun with QProcess,
-// receives telemetry, feeds the series store and the history writer, watches for hangs and
+// receives telemetry, feeds the history writer and the live feed, watches for hangs and
 // crashes, and settles the run as completed, failed (exit code + last stderr lines) or stopped.
 // Threading: a RunController lives on the GUI (or CLI main) thread; its QProcess is never waited
 // on. Telemetry arrives on the receiver's thread and is drained here once per batch.
@@ -7,7 +7,6 @@
 
 #include "launcher/history_writer.h"
 #include "launcher/run_types.h"
-#include "launcher/series_store.h"
 #include "launcher/supervision/alerts.h"
 #include "launcher/supervision/hang_detector.h"
 #include "launcher/supervision/metrics_endpoint.h"
@@ -82,7 +81,6 @@ public:
     QStringList lastLines(int rank, int count) const;
     RunProgress progress() const { return m_progress; }
     ReceiverStats receiverStats() const;
-    SeriesStore &series() { return m_series; }
     const plan::Plan &plan() const { return m_plan; }
 
     quint16 metricsPort() const { return m_metrics ? m_metrics->port() : 0; }
@@ -143,7 +141,6 @@ private:
     // Owned here (shared only so a commit callback on the writer thread can find out it is gone);
     // a pointer, so its protobuf types stay out of this header.
     std::shared_ptr<TelemetryReceiver> m_receiver;
-    SeriesStore m_series;
     plan::Plan m_plan;
     std::unique_ptr<JobProcess> m_job;
     QTimer m_watchdog;

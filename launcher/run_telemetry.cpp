@@ -54,7 +54,6 @@ void RunController::drainTelemetry()
         }
         case proto::Envelope::kStep: {
             const StepRow row = stepRowFrom(e);
-            m_series.append(row);
             record(StepOp{m_runId, row});
             m_latest[rank] = row;
             if (m_stragglers)

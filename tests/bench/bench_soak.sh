@@ -6,7 +6,7 @@
 # every rank's telemetry arrived in sequence up to its Goodbye (received_seq = goodbye_seq + 1),
 # nothing lost or dropped, every step of every rank stored. Prints the RSS series and a verdict.
 # A script, not a test: it takes SECONDS and a few GB of disk for the history.
-# Usage: tests/bench/bench_soak.sh [RANKS] [HZ] [SECONDS]
+# Usage: tests/bench/bench_soak.sh [RANKS] [HZ] [SECONDS]   (SOAK_GUI=0: without the workbench)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ranks="${1:-1024}"
@@ -15,9 +15,10 @@ seconds="${3:-600}"
 work=$(mktemp -d)
 db="$work/history.sqlite"
 gui=""
+keep=0
 cleanup() {
   [ -n "$gui" ] && kill "$gui" 2>/dev/null || true
-  rm -rf "$work"
+  [ "$keep" -eq 1 ] && echo "kept $work" || rm -rf "$work"
 }
 trap cleanup EXIT
 rss() { awk '/^VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo "-"; }
@@ -28,7 +29,7 @@ run=$(echo "$out" | awk '/^run / { print $2 }')
 owner=$(echo "$out" | awk '/owner pid/ { print $3 }' | tr -d ';')
 echo "run $run: $ranks ranks x $hz Hz x $seconds s; supervisor pid $owner"
 # The workbench, following the run (it reattaches to runs going on when it opens).
-if command -v xvfb-run >/dev/null; then
+if [ "${SOAK_GUI:-1}" != 0 ] && command -v xvfb-run >/dev/null; then
   xvfb-run -a -s "-screen 0 1280x800x24" build/bin/trellis --db "$db" --panel heatmap >/dev/null 2>&1 &
   sleep 5
   gui=$(pgrep -f "^build/bin/trellis --db $db" | head -1 || true)
@@ -51,5 +52,9 @@ if [ "$status" = completed ] && [ "$rows" -eq $((ranks * steps)) ] && [ "$incomp
   echo "soak: PASS (0 sequence gaps)"
 else
   echo "soak: FAIL"
+  q "SELECT error FROM runs WHERE run_id = '$run'"
+  q "SELECT kind, message FROM events ORDER BY id DESC LIMIT 5"
+  tail -20 "$work"/runs/*.log 2>/dev/null || true
+  keep=1
   exit 1
 fi
