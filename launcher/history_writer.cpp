@@ -332,6 +332,12 @@ void HistoryWriter::stop()
     m_thread.join();
 }
 
+quint64 HistoryWriter::backlog() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_enqueued - std::min(m_enqueued, m_committed);
+}
+
 QString HistoryWriter::lastError() const
 {
     std::lock_guard lock(m_mutex);

@@ -90,6 +90,8 @@ public:
     void stop();
 
     qint64 rowsWritten() const { return m_rowsWritten.load(); }
+    // Operations enqueued and not committed yet (the writer's lag).
+    quint64 backlog() const;
     QString lastError() const;
     QString path() const { return m_path; }
 

@@ -45,6 +45,8 @@ RunController::RunController(HistoryWriter *writer, QObject *parent)
 {
     // With a history, a message is acknowledged to its rank once it is committed there.
     m_receiver->setAutoAck(m_writer == nullptr);
+    if (m_writer) // the history behind by more than this: the ranks hold their telemetry a while
+        m_receiver->setOverloaded([writer = m_writer] { return writer->backlog() > 200000; });
     if (m_writer)
         m_writer->setNoticeCallback([self = QPointer<RunController>(this)](const QString &kind, const QString &message) {
             QMetaObject::invokeMethod(

@@ -145,6 +145,7 @@ private:
     std::unique_ptr<JobProcess> m_job;
     QTimer m_watchdog;
     QElapsedTimer m_sinceProgress;
+    bool m_behindNoted = false; // a "backlog" event raised for the current episode
     std::atomic<bool> m_drainPending{false};
     RunState m_state = RunState::Idle;
     QString m_runId;

@@ -183,7 +183,20 @@ void RunController::checkWatchdog()
 {
     if (m_settled || m_state == RunState::Idle)
         return;
-    if (m_hangs && m_state == RunState::Running) {
+    // While this supervisor holds telemetry back (its history writer is behind), heartbeats wait
+    // in the ranks' links: silence then says nothing about the ranks, so hangs are not judged.
+    const qint64 throttled = m_receiver->msSinceThrottled();
+    const bool behind = throttled >= 0 && throttled < 15000;
+    if (behind && !m_behindNoted) {
+        m_behindNoted = true;
+        raiseEvent(QStringLiteral("backlog"), -1, m_progress.step,
+                   QStringLiteral("the supervisor is behind: its history writer has %1 rows waiting, so the ranks hold their "
+                                  "telemetry until it catches up (nothing is lost; hang detection waits meanwhile)")
+                       .arg(m_writer ? m_writer->backlog() : 0));
+    } else if (!behind && m_behindNoted && throttled >= 0) {
+        m_behindNoted = false;
+    }
+    if (m_hangs && m_state == RunState::Running && !behind) {
         drainTelemetry(); // judge on everything that has arrived
         const std::int64_t wallNs = QDateTime::currentMSecsSinceEpoch() * 1000000;
         if (const auto report = m_hangs->check(m_clock.elapsed(), wallNs)) {

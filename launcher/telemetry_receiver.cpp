@@ -6,6 +6,7 @@
 #include <zmq.hpp>
 
 #include <chrono>
+#include <thread>
 
 namespace trellis::launcher {
 
@@ -20,6 +21,7 @@ QString TelemetryReceiver::start(const std::string &expectedRunId, quint32 world
     m_runId = expectedRunId;
     m_worldSize = worldSize;
     m_stop = false;
+    m_throttledAtMs = -1;
     {
         std::lock_guard lock(m_mutex);
         ++m_generation;
@@ -84,7 +86,9 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
     using Clock = std::chrono::steady_clock;
     zmq::context_t context(1);
     zmq::socket_t socket(context, zmq::socket_type::router);
-    socket.set(zmq::sockopt::rcvhwm, 100000);
+    // Per connection: while this receiver holds back, at most this many messages a rank wait here;
+    // the rest wait in the rank's own link (bounded memory here at any world size).
+    socket.set(zmq::sockopt::rcvhwm, 1000);
     socket.set(zmq::sockopt::sndhwm, 100000);
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(proto::kMaxFrameBytes));
@@ -119,10 +123,22 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
 
     zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
     while (!m_stop.load()) {
-        try {
-            zmq::poll(items, 1, std::chrono::milliseconds(20));
-        } catch (const zmq::error_t &) {
-            continue;
+        bool full = false;
+        {
+            std::lock_guard lock(m_mutex);
+            full = m_inbox.size() >= kMaxInbox;
+        }
+        if (full || (m_overloaded && m_overloaded())) {
+            // Held back: acknowledgements still go out below, nothing more comes in.
+            m_throttledAtMs = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+            items[0].revents = 0;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        } else {
+            try {
+                zmq::poll(items, 1, std::chrono::milliseconds(20));
+            } catch (const zmq::error_t &) {
+                continue;
+            }
         }
         std::map<quint32, quint64> resends;
         // Take everything available before notifying, so the owner sees one batch.
@@ -197,6 +213,16 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
             m_notify();
     }
     socket.close();
+}
+
+qint64 TelemetryReceiver::msSinceThrottled() const
+{
+    const qint64 at = m_throttledAtMs.load();
+    if (at < 0)
+        return -1;
+    const qint64 now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return now - at;
 }
 
 bool TelemetryReceiver::accept(proto::Envelope &&envelope, quint64 *resendFrom)

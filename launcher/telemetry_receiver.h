@@ -45,6 +45,15 @@ public:
 
     void setNotify(std::function<void()> notify) { m_notify = std::move(notify); }
     void setAutoAck(bool on) { m_autoAck = on; }
+    // Backpressure: while `overloaded` says so (the owner's history writer is behind), or the
+    // inbox holds more than kMaxInbox envelopes, nothing more is read from the socket: the ranks
+    // keep what is not acknowledged (their links hold it), so memory here stays bounded and
+    // nothing is lost. Called on the receiver's thread.
+    static constexpr std::size_t kMaxInbox = 200000;
+    void setOverloaded(std::function<bool()> overloaded) { m_overloaded = std::move(overloaded); }
+    // Milliseconds since reading was last held back (-1: never), for judges that must not take a
+    // backlog of their own for silence of the ranks (the hang detector).
+    qint64 msSinceThrottled() const;
     // Everything below nextSeq[rank] is stored: tell the ranks (sent from the receiver thread).
     // `generation` is generation() when the messages were drained: acknowledgements meant for an
     // earlier start (an earlier attempt's ranks) are ignored.
@@ -69,6 +78,8 @@ private:
     std::atomic<bool> m_autoAck{true};
     std::atomic<quint64> m_generation{0};
     std::atomic<bool> m_stop{false};
+    std::function<bool()> m_overloaded;
+    std::atomic<qint64> m_throttledAtMs{-1}; // steady clock ms
     std::thread m_thread;
     mutable std::mutex m_mutex;
     std::vector<proto::Envelope> m_inbox;     // guarded by m_mutex
