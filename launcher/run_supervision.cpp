@@ -185,15 +185,17 @@ void RunController::checkWatchdog()
         return;
     // While this supervisor holds telemetry back (its history writer is behind), heartbeats wait
     // in the ranks' links: silence then says nothing about the ranks, so hangs are not judged.
+    // Behind also while more than half a second of 1024 ranks' rows wait: after holding back, the
+    // backlog drains for a while, and the ranks' heartbeats wait in it.
     const qint64 throttled = m_receiver->msSinceThrottled();
-    const bool behind = throttled >= 0 && throttled < 15000;
+    const bool behind = (throttled >= 0 && throttled < 15000) || (m_writer && m_writer->backlog() > 20000);
     if (behind && !m_behindNoted) {
         m_behindNoted = true;
         raiseEvent(QStringLiteral("backlog"), -1, m_progress.step,
                    QStringLiteral("the supervisor is behind: its history writer has %1 rows waiting, so the ranks hold their "
                                   "telemetry until it catches up (nothing is lost; hang detection waits meanwhile)")
                        .arg(m_writer ? m_writer->backlog() : 0));
-    } else if (!behind && m_behindNoted && throttled >= 0) {
+    } else if (!behind && m_behindNoted) {
         m_behindNoted = false;
     }
     if (m_hangs && m_state == RunState::Running && !behind) {

@@ -197,7 +197,7 @@ private slots:
         for (const char *section : {"Trellis run", "Plan", "Prediction and measurement", "Charts", "Ranks", "Collectives",
                                     "Telemetry", "predicted ms", "measured ms"})
             QVERIFY2(words.contains(QString::fromLatin1(section)), section);
-        // The four charts (step-time breakdown, loss, throughput, step time) are images in it.
+        // The charts (step-time breakdown, loss, grad norm, throughput, step time) are images in it.
         QProcess images;
         images.start(QStringLiteral("pdfimages"), {QStringLiteral("-list"), pdf});
         QVERIFY(images.waitForFinished(30000));

@@ -112,7 +112,7 @@ private slots:
         QVERIFY(lines[1].startsWith("run-a,0,1,4.9"));
         QVERIFY(exportJson(*data).contains("\"run_id\": \"run-a\""));
         const QString html = renderHtmlReport(*data, {});
-        QCOMPARE(html.count(QStringLiteral("<svg")), 4); // step breakdown, loss, throughput, step time
+        QCOMPARE(html.count(QStringLiteral("<svg")), 5); // step breakdown, loss, grad norm, throughput, step time
         QVERIFY(html.contains(QStringLiteral("rank 3")));
     }
 
