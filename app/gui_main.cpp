@@ -34,8 +34,11 @@ int main(int argc, char **argv)
                              QStringLiteral("id"));
     QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Show a recorded run: its id, its row number or 'last'."),
                            QStringLiteral("run"));
+    QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare recorded runs: RUN,RUN[,...]."),
+                               QStringLiteral("runs"));
     parser.addOption(db);
     parser.addOption(run);
+    parser.addOption(compare);
     parser.addOption(launch);
     parser.addOption(search);
     parser.addOption(panel);
@@ -55,6 +58,8 @@ int main(int argc, char **argv)
         window.launch();
     if (parser.isSet(run))
         window.openRun(parser.value(run));
+    if (parser.isSet(compare))
+        window.compareRuns(parser.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts));
     for (const QString &id : parser.values(panel))
         if (!window.raisePanel(id))
             qWarning("unknown panel '%s'", qPrintable(id));

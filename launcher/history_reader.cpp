@@ -124,6 +124,22 @@ void HistoryReader::requestComparison(const QList<qint64> &ids)
     emit comparisonReady(compareRuns(runs, collectives));
 }
 
+void HistoryReader::requestComparisonOf(const QStringList &references)
+{
+    if (!ensureOpen())
+        return;
+    QList<qint64> ids;
+    for (const QString &reference : references) {
+        const auto summary = m_db->findRun(reference);
+        if (!summary) {
+            emit failed(QStringLiteral("no run '%1' in %2").arg(reference, m_path));
+            return;
+        }
+        ids << summary->id;
+    }
+    requestComparison(ids);
+}
+
 void HistoryReader::requestTimeline(qint64 id)
 {
     if (!ensureOpen())

@@ -31,6 +31,7 @@ public slots:
     void requestRunOf(const QString &reference); // a run id, a row number or "last"
     void requestReport(qint64 id, const QString &path);
     void requestComparison(const QList<qint64> &ids);
+    void requestComparisonOf(const QStringList &references); // run ids, row numbers or "last"
     // The newest traced step's timeline beside the prediction (by row id, or by run id for a run
     // being followed).
     void requestTimeline(qint64 id);

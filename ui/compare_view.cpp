@@ -62,7 +62,11 @@ void CompareView::show(const launcher::Comparison &c)
         header << f.runId;
     m_table->setHorizontalHeaderLabels(header);
     auto set = [&](int row, int column, const QString &text, bool bold = false) {
-        auto *item = new QTableWidgetItem(text);
+        // A long value (a cluster's node list) is cut, whole in its tooltip, so no column grows
+        // past the window and hides the runs beside it.
+        auto *item = new QTableWidgetItem(text.size() > 48 ? text.left(45) + QStringLiteral("…") : text);
+        if (text.size() > 48)
+            item->setToolTip(text);
         if (bold) {
             QFont f = item->font();
             f.setBold(true);

@@ -219,6 +219,11 @@ void MainWindow::openRun(const QString &reference)
     QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), reference] { reader->requestRunOf(reference); });
 }
 
+void MainWindow::compareRuns(const QStringList &references)
+{
+    QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), references] { reader->requestComparisonOf(references); });
+}
+
 bool MainWindow::raisePanel(const QString &id)
 {
     if (auto *d = findChild<QDockWidget *>(QStringLiteral("panel-") + id)) {

@@ -63,6 +63,7 @@ public:
     // communication, heatmap, events, health); false for an unknown id.
     bool raisePanel(const QString &id);
     void openRun(const QString &reference); // show a recorded run (or follow it, if it is going)
+    void compareRuns(const QStringList &references); // open the comparison of recorded runs
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
 
 private:
