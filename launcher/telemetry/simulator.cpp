@@ -304,8 +304,9 @@ int simulateRanks(const QStringList &args)
         e.mutable_goodbye()->set_steps_done(static_cast<std::uint64_t>(steps));
         send(r, e);
     }
-    // Everything acknowledged, or 10 s.
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    // Everything acknowledged, or 120 s: a supervisor behind by a backlog (it holds the ranks back
+    // while its history catches up) takes a while to take the last of it.
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
     for (;;) {
         std::size_t held = 0;
         for (auto &l : links) {

@@ -38,7 +38,7 @@ QStringList simulationArguments(const SimulationOptions &options);
 plan::Plan simulatedPlan(const SimulationOptions &options);
 
 // simulate-ranks: runs the ranks until the last step, then says Goodbye for each and waits (at
-// most 10 s) for everything to be acknowledged. Returns the process exit code.
+// most 120 s) for everything to be acknowledged. Returns the process exit code.
 int simulateRanks(const QStringList &args);
 
 // Raises this process's open-file limit to its hard limit (a socket per rank needs descriptors:
