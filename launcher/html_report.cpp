@@ -200,10 +200,7 @@ QString svgTimeline(const telemetry::TimelineView &v, int width)
                    .arg(lane.bubbleFraction * 100, 0, 'f', 0);
         svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='#f4f4f4'/>").arg(label).arg(y).arg(plotW, 0, 'f', 1).arg(laneH - 4);
         for (const auto &b : lane.bars) {
-            const char *colour = b.kind == QLatin1String("F")                                  ? "#1f77b4"
-                                 : b.kind == QLatin1String("B") || b.kind == QLatin1String("BW") ? "#2ca02c"
-                                 : b.kind == QLatin1String("W")                                  ? "#9467bd"
-                                                                                                 : "#b0b0b0";
+            const char *colour = telemetry::timelineColour(b.kind);
             const double h = b.compute ? laneH - 4 : (laneH - 4) / 3.0;
             svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>%6 micro-batch %7, %8–%9 ms</title></rect>")
                        .arg(label + b.startMs * scale, 0, 'f', 2)

@@ -162,10 +162,7 @@ QImage drawTimeline(const telemetry::TimelineView &v)
                    QStringLiteral("%1 (%2%)").arg(lane.label).arg(lane.bubbleFraction * 100, 0, 'f', 0));
         p.fillRect(QRectF(label, y, plotW, laneH - 6), QColor(0xf4, 0xf4, 0xf4));
         for (const auto &b : lane.bars) {
-            const QColor colour = b.kind == QLatin1String("F")                                  ? QColor(0x1f, 0x77, 0xb4)
-                                  : b.kind == QLatin1String("B") || b.kind == QLatin1String("BW") ? QColor(0x2c, 0xa0, 0x2c)
-                                  : b.kind == QLatin1String("W")                                  ? QColor(0x94, 0x67, 0xbd)
-                                                                                                  : QColor(0xb0, 0xb0, 0xb0);
+            const QColor colour(QLatin1String(telemetry::timelineColour(b.kind)));
             const double bh = b.compute ? laneH - 6 : (laneH - 6) / 3.0;
             p.fillRect(QRectF(label + b.startMs * scale, y + (laneH - 6) - bh, std::max(1.5, (b.endMs - b.startMs) * scale), bh), colour);
         }

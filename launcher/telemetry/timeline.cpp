@@ -12,6 +12,17 @@ bool isComputeKind(const QString &kind)
     return kind == QLatin1String("F") || kind == QLatin1String("B") || kind == QLatin1String("W") || kind == QLatin1String("BW");
 }
 
+const char *timelineColour(const QString &kind)
+{
+    if (kind == QLatin1String("F"))
+        return "#1f77b4";
+    if (kind == QLatin1String("B") || kind == QLatin1String("BW"))
+        return "#2ca02c";
+    if (kind == QLatin1String("W"))
+        return "#9467bd";
+    return "#b0b0b0"; // sends, receives, the rest
+}
+
 namespace {
 
 // Busy time and bubble of a lane over a timeline `spanMs` long.

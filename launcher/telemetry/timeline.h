@@ -42,6 +42,9 @@ struct TimelineView {
 
 // Compute actions among the kind names.
 bool isComputeKind(const QString &kind);
+// The colour an action is drawn in, wherever a timeline is drawn ("#rrggbb"): forward blue,
+// backward green, weight gradients purple, communication grey.
+const char *timelineColour(const QString &kind);
 
 // Lanes of the simulator's timeline (per pipeline rank, actions in ms), as predicted lanes.
 std::vector<TimelineLane> predictedLanes(const std::vector<std::vector<TimelineBar>> &perStage);

@@ -17,17 +17,6 @@ using launcher::telemetry::TimelineView;
 
 namespace {
 
-QColor kindColour(const QString &kind)
-{
-    if (kind == QLatin1String("F"))
-        return {0x1f, 0x77, 0xb4};
-    if (kind == QLatin1String("B") || kind == QLatin1String("BW"))
-        return {0x2c, 0xa0, 0x2c};
-    if (kind == QLatin1String("W"))
-        return {0x94, 0x67, 0xbd};
-    return {0xb0, 0xb0, 0xb0}; // sends, receives, the rest
-}
-
 constexpr int kLabelWidth = 150;
 constexpr int kLaneHeight = 22;
 constexpr int kSectionGap = 30;
@@ -128,7 +117,7 @@ protected:
             for (const TimelineBar &b : lane.bars) {
                 const double h = b.compute ? g.row.height() : g.row.height() / 3;
                 QRectF r(g.row.left() + b.startMs * g.msToPx, g.row.bottom() - h, std::max(1.0, (b.endMs - b.startMs) * g.msToPx), h);
-                p.fillRect(r, kindColour(b.kind));
+                p.fillRect(r, QColor(QLatin1String(launcher::telemetry::timelineColour(b.kind))));
                 if (b.compute && r.width() > 18 && b.microBatch >= 0) {
                     p.setPen(Qt::white);
                     p.drawText(r, Qt::AlignCenter, QString::number(b.microBatch));
