@@ -2,6 +2,9 @@
 // trellis-cli to completion with its exit code and output.
 #pragma once
 
+#include "plan/cost_model.h"
+#include "plan/plan_json.h"
+
 #include <QFile>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -17,6 +20,16 @@ struct Result {
     int code = -1;
     QString out, err;
 };
+
+// The cost model's memory for a plan file, per pipeline stage (rank 0 of each stage).
+inline std::vector<trellis::plan::StageMemory> predictedMemory(const QString &planPath)
+{
+    auto loaded = trellis::plan::loadPlanFile(planPath.toStdString());
+    if (!loaded)
+        return {};
+    const auto &p = loaded.value();
+    return trellis::plan::estimatePlan(p, trellis::plan::deviceFor(p.cluster)).memory;
+}
 
 inline Result cli(const QStringList &args, int timeoutMs = 240000)
 {
