@@ -270,6 +270,8 @@ int runCli(const QStringList &arguments)
         out() << "usage: trellis-cli [--db PATH]\n" << mine.join(QLatin1Char('\n')) << "\n" << Qt::flush;
         return 0;
     }
+    if (command == QLatin1String("plan"))
+        return cmdPlan(rest);
     if (command == QLatin1String("validate")) {
         const Args a = parseArgs(rest, {}, {});
         return a.error.isEmpty() ? cmdValidate(a) : usageError(a.error);

@@ -51,6 +51,8 @@ int cmdEstimate(const Args &a, const QString &dbPath);
 int cmdSearch(const Args &a);
 int cmdConvert(const Args &a);
 int cmdCalibrate(const Args &a, const QString &dbPath);
+// plan new | set | get | diff (cli_plan_edit_commands.cpp); `rest` starts with the subcommand.
+int cmdPlan(const QStringList &rest);
 
 // The commands that supervise or follow runs (cli_run_commands.cpp).
 int cmdRun(const Args &a, const QString &dbPath);

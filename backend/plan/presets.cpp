@@ -108,4 +108,20 @@ ClusterSpec expandCluster(const ClusterPreset &preset, int nodeCount)
     return cluster;
 }
 
+std::optional<Plan> starterPlan(const std::string &modelName, const std::string &clusterName, int nodeCount,
+                                const std::string &name)
+{
+    const auto model = modelPreset(modelName);
+    const auto cluster = clusterPreset(clusterName);
+    if (!model || !cluster || nodeCount < 1)
+        return std::nullopt;
+    Plan p;
+    p.name = name;
+    p.model = *model;
+    p.cluster = expandCluster(*cluster, nodeCount);
+    p.parallel.dp = p.cluster.totalSlots();
+    p.training.data.source = "synthetic";
+    return p;
+}
+
 } // namespace trellis::plan

@@ -29,4 +29,10 @@ std::vector<std::string> clusterPresetNames();
 // Nodes "node0".."node<N-1>" (or "localhost" for one cpu-local node) filled from a preset.
 ClusterSpec expandCluster(const ClusterPreset &preset, int nodeCount);
 
+// A new plan to start from: the model and cluster presets, every slot a data-parallel rank
+// (tp = pp = 1, one micro-batch of one sequence), synthetic data, 100 steps. nullopt for an
+// unknown preset or a node count below 1.
+std::optional<Plan> starterPlan(const std::string &modelName, const std::string &clusterName, int nodeCount,
+                                const std::string &name = "new plan");
+
 } // namespace trellis::plan

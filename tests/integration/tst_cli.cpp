@@ -59,7 +59,7 @@ private slots:
         QCOMPARE(top.code, 0);
         QVERIFY(top.out.startsWith(QStringLiteral("usage: trellis-cli")));
         for (const char *command : {"validate", "estimate", "convert", "calibrate", "search", "run", "attach", "ps", "stop",
-                                    "adopt", "runs", "export", "report", "trace", "job-keeper", "simulate", "simulate-ranks", "compare"}) {
+                                    "adopt", "runs", "export", "report", "trace", "job-keeper", "simulate", "simulate-ranks", "compare", "plan"}) {
             const Result r = cli({QString::fromLatin1(command), QStringLiteral("--help")});
             QVERIFY2(r.code == 0, command);
             QVERIFY2(r.out.contains(QStringLiteral("  %1").arg(QString::fromLatin1(command))), qPrintable(r.out));
