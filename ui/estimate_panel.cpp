@@ -5,6 +5,7 @@
 
 #include <qcustomplot.h>
 
+#include <QGraphicsOpacityEffect>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -14,6 +15,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
+#include <cmath>
 
 namespace trellis::ui {
 namespace {
@@ -93,7 +95,10 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     };
     connect(m_useButton, &QPushButton::clicked, this, use);
     connect(m_results, &QTreeWidget::itemDoubleClicked, this, use);
-    connect(&m_estimateWatcher, &QFutureWatcher<Computed>::finished, this, [this] { showEstimate(m_estimateWatcher.result()); });
+    connect(&m_estimateWatcher, &QFutureWatcher<Computed>::finished, this, [this] {
+        if (const Computed c = m_estimateWatcher.result(); c.generation == m_generation)
+            showEstimate(c);
+    });
     connect(&m_searchWatcher, &QFutureWatcher<plan::SearchResult>::finished, this, [this] {
         m_search = m_searchWatcher.result();
         showSearch();
@@ -101,10 +106,52 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     clear();
 }
 
+void EstimatePanel::setCurrent(bool current)
+{
+    m_current = current;
+    for (QWidget *w : {static_cast<QWidget *>(m_memory), static_cast<QWidget *>(m_collectives)}) {
+        if (current) {
+            w->setGraphicsEffect(nullptr);
+        } else if (!w->graphicsEffect()) {
+            auto *dim = new QGraphicsOpacityEffect(w);
+            dim->setOpacity(0.3);
+            w->setGraphicsEffect(dim);
+        }
+    }
+}
+
+void EstimatePanel::markStale()
+{
+    if (!m_current)
+        return;
+    setCurrent(false);
+    m_headline->setText(tr("<i>Estimating… (what is dimmed below belongs to the plan before this edit)</i>"));
+}
+
+void EstimatePanel::clearSearch()
+{
+    m_search = {};
+    m_results->clear();
+    m_useButton->setEnabled(false);
+}
+
+void EstimatePanel::showInvalid(int errorCount)
+{
+    m_plan.reset();
+    ++m_generation; // an estimate still running is not shown
+    setCurrent(false);
+    m_searchButton->setEnabled(false);
+    m_headline->setText(tr("<b>No estimate:</b> the plan has %n error(s) (see Problems in the editor). "
+                           "<i>What is dimmed below belongs to an earlier plan.</i>",
+                           nullptr, errorCount));
+}
+
 void EstimatePanel::clear()
 {
     m_plan.reset();
     m_estimate.reset();
+    m_current = false;
+    m_change.clear();
     m_headline->setText(tr("<i>No plan loaded.</i>"));
     m_memory->clearPlottables();
     m_memory->replot();
@@ -118,11 +165,13 @@ void EstimatePanel::showPlan(const plan::Plan &p)
 {
     m_plan = p;
     m_searchButton->setEnabled(!m_searchWatcher.isRunning());
-    m_headline->setText(tr("<i>Estimating…</i>"));
+    setCurrent(false);
+    m_headline->setText(tr("<i>Estimating… (what is dimmed below belongs to the plan before this edit)</i>"));
     // A watcher follows only its newest future: an older plan's estimate, still running, is not shown.
     const QString calibration = m_calibrationPath;
-    m_estimateWatcher.setFuture(QtConcurrent::run([planned = p, calibration] {
+    m_estimateWatcher.setFuture(QtConcurrent::run([planned = p, calibration, generation = ++m_generation] {
         Computed c;
+        c.generation = generation;
         plan::Plan q = planned;
         plan::DeviceSpec device = plan::deviceFor(q.cluster);
         bool applied = false;
@@ -141,7 +190,30 @@ void EstimatePanel::showPlan(const plan::Plan &p)
 void EstimatePanel::showEstimate(const Computed &c)
 {
     const plan::Estimate &e = c.estimate;
+    // The change against what was shown before, as a person editing wants to read it.
+    m_change.clear();
+    if (m_estimate) {
+        const plan::Estimate &b = *m_estimate;
+        QStringList parts;
+        auto percent = [&parts](const QString &what, double before, double after) {
+            if (before > 0 && std::abs(after / before - 1) >= 0.0005)
+                parts << QStringLiteral("%1 %2%3%").arg(what, after >= before ? QStringLiteral("+") : QStringLiteral("−"))
+                             .arg(std::abs(100 * (after / before - 1)), 0, 'f', 1);
+        };
+        percent(tr("tokens/s"), b.tokensPerS, e.tokensPerS);
+        percent(tr("step time"), b.stepMs, e.stepMs);
+        for (std::size_t i = 0; i < e.memory.size() && i < b.memory.size(); ++i) {
+            const double delta = (static_cast<double>(e.memory[i].total()) - static_cast<double>(b.memory[i].total())) / 1e9;
+            if (std::abs(delta) >= 0.0005)
+                parts << tr("stage %1 memory %2%3 GB").arg(i).arg(delta >= 0 ? QStringLiteral("+") : QStringLiteral("−"))
+                             .arg(std::abs(delta), 0, 'f', std::abs(delta) < 1 ? 3 : 2);
+        }
+        if (e.memory.size() != b.memory.size())
+            parts << tr("%1 → %2 pipeline stages").arg(b.memory.size()).arg(e.memory.size());
+        m_change = parts.join(QStringLiteral(", "));
+    }
     m_estimate = e;
+    setCurrent(true);
     QString text = tr("<b>%1 tokens/s</b> &nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)<br>"
                       "MFU %7 &nbsp; %8 parameters &nbsp; cost %9 a run &nbsp; <small>%10%11</small>")
                        .arg(rate(e.tokensPerS), duration(e.stepMs), duration(e.computeMs), duration(e.exposedCommMs),
@@ -154,6 +226,8 @@ void EstimatePanel::showEstimate(const Computed &c)
                        .arg(c.device.toHtmlEscaped(), c.note.isEmpty() ? QString() : QStringLiteral(", ") + c.note.toHtmlEscaped());
     for (const auto &w : e.warnings)
         text += QStringLiteral("<br><span style='color:#b00020'>%1</span>").arg(QString::fromStdString(w.toString()).toHtmlEscaped());
+    if (!m_change.isEmpty())
+        text += QStringLiteral("<br><span style='color:#1f4e8c'>%1</span>").arg(tr("Since the last estimate: %1").arg(m_change).toHtmlEscaped());
     m_headline->setText(text);
 
     // Memory per stage, stacked by category.

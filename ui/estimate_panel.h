@@ -25,9 +25,21 @@ class EstimatePanel : public QWidget {
 public:
     // calibrationPath: this machine's calibration (CPU clusters), read off the GUI thread.
     explicit EstimatePanel(const QString &calibrationPath, QWidget *parent = nullptr);
+    // Estimates `plan` on a worker thread; until the result arrives the previous one is dimmed and
+    // marked as being recomputed (never shown as current).
     void showPlan(const plan::Plan &plan);
+    // The plan has errors: no estimate is made; the previous one is dimmed and said to be stale.
+    void showInvalid(int errorCount);
+    // The plan changed and its estimate is on its way: dim what is shown at once.
+    void markStale();
     void clear();
+    // Forgets the planner's results (another plan was opened: they belong to the old one).
+    void clearSearch();
     void search();
+    // Whether what is on screen is the estimate of the newest plan given.
+    bool isCurrent() const { return m_current; }
+    // The change against the estimate shown before ("tokens/s +12.0%, stage 0 memory −3.10 GB").
+    const QString &changeText() const { return m_change; }
 
     // For tests and scripted screenshots.
     const std::optional<plan::Estimate> &estimate() const { return m_estimate; }
@@ -47,11 +59,16 @@ private:
         plan::Estimate estimate;
         QString device, note;
         double deviceMemoryGB = 0;
+        quint64 generation = 0; // which request it answers
     };
     void showEstimate(const Computed &c);
     void showSearch();
+    void setCurrent(bool current);
 
     QString m_calibrationPath;
+    bool m_current = false;
+    quint64 m_generation = 0; // the newest estimate asked for
+    QString m_change;
     std::optional<plan::Plan> m_plan;
     std::optional<plan::Estimate> m_estimate;
     plan::SearchResult m_search;

@@ -9,6 +9,8 @@
 #include "ui/estimate_panel.h"
 #include "ui/history_panel.h"
 #include "ui/plan_panel.h"
+#include "ui/plan/plan_editor.h"
+#include "launcher/document/plan_document.h"
 #include "ui/dashboards/breakdown_panel.h"
 #include "ui/dashboards/communication_panel.h"
 #include "ui/dashboards/events_panel.h"
@@ -55,6 +57,8 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
       m_history(new HistoryPanel(this)),
       m_log(new QPlainTextEdit(this))
 {
+    m_document = new launcher::document::PlanDocument(this);
+    m_editor = new plan_editor::PlanEditor(m_document, this);
     setWindowTitle(tr("Trellis"));
     resize(1280, 800);
     setCentralWidget(m_dashboard);
@@ -67,12 +71,18 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         addDockWidget(area, d);
         return d;
     };
-    // Plan and Estimate share the left side as tabs.
+    // The editor, the plan's summary and mesh, and the estimate share the left side as tabs.
+    auto *editorDock = dock(m_editor, tr("Edit plan"), Qt::LeftDockWidgetArea, "editorDock");
+    editorDock->setMinimumWidth(380);
     m_planDock = dock(m_planPanel, tr("Plan"), Qt::LeftDockWidgetArea, "planDock");
     m_planDock->setMinimumWidth(360);
     m_estimateDock = dock(m_estimate, tr("Estimate"), Qt::LeftDockWidgetArea, "estimateDock");
+    tabifyDockWidget(editorDock, m_planDock);
     tabifyDockWidget(m_planDock, m_estimateDock);
-    m_planDock->raise();
+    editorDock->raise();
+    connect(m_editor, &plan_editor::PlanEditor::editRefused, this, [this](const QString &message) {
+        statusBar()->showMessage(tr("Not changed: %1").arg(message.section(QLatin1Char('\n'), 0, 0)), 8000);
+    });
     connect(m_estimate, &EstimatePanel::planChosen, this, &MainWindow::usePlan);
     dock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock")->setMinimumWidth(300);
     m_log->setReadOnly(true);
@@ -190,6 +200,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         statusBar()->showMessage(tr("Restarting: %1").arg(message.section(QLatin1Char(':'), 0, 0)), 10000);
     });
 
+    createFileActions();
     createActions();
     updateActions();
     // The arrangement a person left (docks moved, tabbed, hidden).
@@ -236,6 +247,10 @@ bool MainWindow::raisePanel(const QString &id)
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
@@ -320,15 +335,8 @@ void MainWindow::createActions()
     auto *bar = addToolBar(tr("Run"));
     bar->setObjectName(QStringLiteral("runToolbar"));
     bar->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
-    m_openAction = bar->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("Open plan…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open plan"), QFileInfo(m_planPath).absolutePath(),
-                                                          tr("Plans (*.json)"));
-        if (!path.isEmpty())
-            loadPlan(path);
-    });
-    m_openAction->setShortcut(QKeySequence::Open);
-    m_saveAction = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Save plan as…"), this, &MainWindow::savePlanAs);
-    m_saveAction->setShortcut(QKeySequence::SaveAs);
+    bar->addAction(m_openAction);
+    bar->addAction(m_saveAction);
     m_launchAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Launch"), this, &MainWindow::launch);
     m_launchAction->setShortcut(Qt::CTRL | Qt::Key_R);
     m_stopAction = bar->addAction(style()->standardIcon(QStyle::SP_MediaStop), tr("Stop"), this, [this] {
@@ -353,90 +361,6 @@ void MainWindow::updateActions()
     m_saveAction->setEnabled(m_plan.has_value());
 }
 
-bool MainWindow::loadPlan(const QString &path)
-{
-    plan::Diagnostics warnings;
-    auto loaded = plan::loadAndValidatePlanFile(path.toStdString(), &warnings);
-    m_planPath = path;
-    if (!loaded) {
-        QStringList errors;
-        for (const auto &e : loaded.errors())
-            errors << QString::fromStdString(e.toString());
-        m_planPanel->showError(path, errors);
-        m_estimate->clear();
-        m_plan.reset();
-        statusBar()->showMessage(tr("Plan %1 has errors").arg(QFileInfo(path).fileName()));
-        updateActions();
-        return false;
-    }
-    QStringList notes;
-    for (const auto &w : warnings)
-        notes << QString::fromStdString(w.toString());
-    m_plan = loaded.value();
-    showLoadedPlan(notes);
-    setWindowTitle(tr("Trellis — %1").arg(QFileInfo(path).fileName()));
-    statusBar()->showMessage(tr("Loaded %1").arg(path), 5000);
-    return true;
-}
-
-void MainWindow::showLoadedPlan(const QStringList &notes)
-{
-    QStringList all = notes;
-    QStringList unsupported;
-    for (const auto &d : plan::checkTrainerSupport(*m_plan))
-        unsupported << QString::fromStdString(d.toString());
-    m_runnable = unsupported.isEmpty();
-    m_launchAction->setToolTip(m_runnable ? tr("Run the plan on this machine (Ctrl+R)")
-                                          : tr("This plan can be estimated but not run yet:\n%1").arg(unsupported.join(QLatin1Char('\n'))));
-    m_planPanel->showPlan(*m_plan, m_planPath, all, unsupported);
-    m_estimate->showPlan(*m_plan);
-    updateActions();
-}
-
-void MainWindow::searchPlans()
-{
-    m_estimateDock->raise();
-    m_estimate->search();
-}
-
-void MainWindow::usePlan(const plan::Plan &chosen)
-{
-    QStringList notes;
-    const plan::Diagnostics diagnostics = plan::validatePlan(chosen);
-    for (const auto &d : diagnostics)
-        notes << QString::fromStdString(d.toString());
-    if (plan::hasErrors(diagnostics)) { // the planner only offers valid plans; guard anyway
-        statusBar()->showMessage(tr("The chosen plan is not valid: %1").arg(notes.join(QStringLiteral("; "))), 10000);
-        return;
-    }
-    m_plan = chosen;
-    notes.prepend(tr("parallelism from the planner's search, not saved: File › Save plan as…"));
-    showLoadedPlan(notes);
-    statusBar()->showMessage(tr("Using the searched plan: dp %1 · tp %2 · pp %3 · cp %4")
-                                 .arg(chosen.parallel.dp)
-                                 .arg(chosen.parallel.tp)
-                                 .arg(chosen.parallel.pp)
-                                 .arg(chosen.parallel.cp),
-                             8000);
-}
-
-void MainWindow::savePlanAs()
-{
-    if (!m_plan)
-        return;
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), m_planPath, tr("Plans (*.json)"));
-    if (path.isEmpty())
-        return;
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(QByteArray::fromStdString(plan::planToJson(*m_plan))) < 0 || !file.commit()) {
-        statusBar()->showMessage(tr("Could not save %1: %2").arg(path, file.errorString()), 10000);
-        return;
-    }
-    m_planPath = path;
-    setWindowTitle(tr("Trellis — %1").arg(QFileInfo(path).fileName()));
-    statusBar()->showMessage(tr("Saved %1").arg(path), 5000);
-}
-
 void MainWindow::launch()
 {
     if (!m_plan || following())
@@ -449,7 +373,7 @@ void MainWindow::launch()
     // The run belongs to a supervisor of its own (trellis-cli run, in its own session): this window
     // only follows it.
     const launcher::SupervisorStart started =
-        launcher::startSupervisor(*m_plan, QFileInfo(m_planPath).absoluteFilePath(), m_databasePath, m_runOptions);
+        launcher::startSupervisor(*m_plan, m_document->filePath(), m_databasePath, m_runOptions);
     if (!started.error.isEmpty()) {
         appendLog(tr("Launch failed: %1").arg(started.error));
         m_dashboard->setState(tr("Launch failed"), started.error);

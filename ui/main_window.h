@@ -24,11 +24,18 @@ class QComboBox;
 class QPlainTextEdit;
 class QSystemTrayIcon;
 
+namespace trellis::launcher::document {
+class PlanDocument;
+}
+
 namespace trellis::ui {
 
 class Dashboard;
 namespace dashboards {
 class Panel;
+}
+namespace plan_editor {
+class PlanEditor;
 }
 class EstimatePanel;
 class HistoryPanel;
@@ -40,7 +47,17 @@ public:
     explicit MainWindow(const QString &databasePath, QWidget *parent = nullptr);
     ~MainWindow() override;
 
+    // Opens a plan file as the document; a file that cannot be read or parsed leaves the open
+    // document as it was and says why.
     bool loadPlan(const QString &path);
+    // A new untitled document (after asking to save unsaved changes, when shown).
+    void newPlan();
+    bool savePlan();   // Save (Save As for an untitled plan); false when not saved
+    bool savePlanTo(const QString &path);
+    launcher::document::PlanDocument *document() const { return m_document; }
+    plan_editor::PlanEditor *planEditor() const { return m_editor; }
+    // Asks whether to save unsaved changes; false when the person cancels.
+    bool maybeSave();
     void launch();
     // Shows the Estimate tab and starts the planner's search for the loaded plan.
     void searchPlans();
@@ -76,9 +93,12 @@ private:
     void refilterLog();
     void clearLog();
     void closeEvent(QCloseEvent *event) override;
-    void showLoadedPlan(const QStringList &notes);
     void usePlan(const plan::Plan &plan);
     void savePlanAs();
+    void createFileActions(); // main_window_document.cpp: File and Edit menus
+    void documentChanged();
+    void addRecentFile(const QString &path);
+    void updateRecentMenu();
 
     bool following() const; // a run is being followed live
     void chooseRunningRun();
@@ -89,7 +109,10 @@ private:
     QString m_launchLog; // the supervisor's output for a run this window launched
     std::optional<plan::Plan> m_plan;
     bool m_runnable = false; // trellis-trainer can run m_plan
-    QString m_planPath;
+    launcher::document::PlanDocument *m_document = nullptr;
+    plan_editor::PlanEditor *m_editor = nullptr;
+    class QTimer *m_estimateTimer = nullptr; // debounces re-estimation while editing
+    class QMenu *m_recentMenu = nullptr;
     launcher::RunOptions m_runOptions;
 
     PlanPanel *m_planPanel;

@@ -12,6 +12,7 @@
 #include "ui/plan_panel.h"
 #include "ui/history_panel.h"
 #include "ui/main_window.h"
+#include "launcher/document/plan_document.h"
 
 #include <QAction>
 #include <set>
@@ -65,7 +66,8 @@ private slots:
         options.runsDirectory = dir.filePath(QStringLiteral("runs"));
         window.setRunOptions(options);
         window.show();
-        QVERIFY(!window.launchAction()->isEnabled()); // nothing loaded yet
+        QVERIFY(window.launchAction()->isEnabled()); // a new plan for this machine's cores is open
+        QCOMPARE(window.document()->displayName(), QStringLiteral("Untitled"));
         // dp4_short with enough steps that the charts are seen growing while the run goes (at a
         // few ms a step its 12 steps can end before the first look, and then nothing grows).
         QFile source(QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/dp4_short.json"));
@@ -199,12 +201,28 @@ private slots:
         QVERIFY(!mesh->grab().isNull());
     }
 
+    // A file that does not parse is not opened and changes nothing; a plan that parses but is not
+    // valid opens, with its problems shown, and cannot be launched.
     void badPlanIsShownNotLaunched()
     {
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
-        QVERIFY(!window.loadPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/bad_tp.json")));
+        QVERIFY(window.loadPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json")));
+        const QString before = window.document()->json();
+        QVERIFY(!window.loadPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/bad_tp.json"))); // an unknown key
+        QCOMPARE(window.document()->json(), before);
+        QVERIFY(window.document()->filePath().endsWith(QStringLiteral("quickstart.json")));
+        QFile invalid(dir.filePath(QStringLiteral("invalid.json")));
+        QVERIFY(invalid.open(QIODevice::WriteOnly));
+        invalid.write(R"({"schema": "trellis.plan/1", "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64,
+            "vocab": 256}, "cluster": {"nodes": [{"host": "localhost", "slots": 3}]}, "parallel": {"dp": 1, "tp": 3},
+            "training": {"steps": 3, "data": {"source": "synthetic"}}})");
+        invalid.close();
+        QVERIFY(window.loadPlan(invalid.fileName()));
+        QVERIFY(window.document()->hasErrors());
         QVERIFY(!window.launchAction()->isEnabled());
+        window.launch(); // refused
+        QVERIFY(!window.feed()->isAttached());
     }
 };
 

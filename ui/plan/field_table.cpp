@@ -1,0 +1,196 @@
+#include "ui/plan/field_table.h"
+
+#include "plan/plan_validate.h"
+#include "plan/presets.h"
+
+#include <QCoreApplication>
+#include <QRegularExpression>
+
+// The table below leaves out trailing members (limits, choices, tips) where a field has none.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace trellis::ui::plan_editor {
+namespace {
+
+QStringList names(const std::vector<std::string> &list)
+{
+    QStringList out;
+    for (const auto &n : list)
+        out << QString::fromStdString(n);
+    return out;
+}
+
+QStringList schedules()
+{
+    QStringList out;
+    for (const char *s : plan::kKnownSchedules)
+        out << QString::fromLatin1(s);
+    return out;
+}
+
+} // namespace
+
+QString Field::labelText() const { return QCoreApplication::translate("PlanFields", label); }
+QString Field::tipText() const { return tip ? QCoreApplication::translate("PlanFields", tip) : QString(); }
+
+const std::vector<Field> &fields()
+{
+    using K = Kind;
+    using S = Section;
+    static const std::vector<Field> table = {
+        {QStringLiteral("name"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Plan name"), K::Text},
+        {QStringLiteral("model.preset"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Model preset"), K::Choice, 0, 0,
+         QStringList{QString()} + names(plan::modelPresetNames()),
+         QT_TRANSLATE_NOOP("PlanFields", "Choosing a preset replaces every model field with the preset's")},
+        {QStringLiteral("model.arch"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Architecture"), K::Choice, 0, 0,
+         {QStringLiteral("gpt"), QStringLiteral("llama")}},
+        {QStringLiteral("model.layers"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Layers"), K::Integer, 1, 4096},
+        {QStringLiteral("model.hidden"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Hidden size"), K::Integer, 1, 1 << 20},
+        {QStringLiteral("model.heads"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Attention heads"), K::Integer, 1, 4096},
+        {QStringLiteral("model.kv_heads"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Key/value heads"), K::Integer, 1, 4096,
+         {}, QT_TRANSLATE_NOOP("PlanFields", "Fewer than the heads: grouped-query attention")},
+        {QStringLiteral("model.ffn"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "MLP width"), K::Integer, 1, 1 << 22},
+        {QStringLiteral("model.seq_len"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Sequence length"), K::Integer, 1, 1 << 24},
+        {QStringLiteral("model.vocab"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Vocabulary"), K::Integer, 1, 1 << 24},
+        {QStringLiteral("model.moe.experts"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Experts (MoE)"), K::Integer, 0, 4096,
+         {}, QT_TRANSLATE_NOOP("PlanFields", "0: a dense model")},
+        {QStringLiteral("model.moe.top_k"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Experts per token"), K::Integer, 0, 64},
+
+        {QStringLiteral("cluster.preset"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Cluster preset"), K::Choice, 0, 0,
+         QStringList{QString()} + names(plan::clusterPresetNames()),
+         QT_TRANSLATE_NOOP("PlanFields", "Choosing a preset makes every node and link the preset's, keeping the node count")},
+        {QStringLiteral("cluster.node_count"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Nodes"), K::Integer, 1, 100000,
+         {}, QT_TRANSLATE_NOOP("PlanFields", "Nodes added are copies of the last one: one undo step however many")},
+        {QStringLiteral("cluster.nodes"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Node list"), K::Nodes},
+        {QStringLiteral("cluster.links.intra_node.bandwidth_gbps"), S::Cluster,
+         QT_TRANSLATE_NOOP("PlanFields", "Intra-node GB/s"), K::OptionalNumber},
+        {QStringLiteral("cluster.links.intra_node.latency_us"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Intra-node latency µs"),
+         K::OptionalNumber},
+        {QStringLiteral("cluster.links.inter_node.bandwidth_gbps"), S::Cluster,
+         QT_TRANSLATE_NOOP("PlanFields", "Inter-node GB/s"), K::OptionalNumber},
+        {QStringLiteral("cluster.links.inter_node.latency_us"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Inter-node latency µs"),
+         K::OptionalNumber},
+        {QStringLiteral("cluster.price_per_device_hour"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Price per device-hour"),
+         K::Number},
+
+        {QStringLiteral("parallel.dp"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Data parallel (dp)"), K::Integer, 1, 1 << 20},
+        {QStringLiteral("parallel.tp"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Tensor parallel (tp)"), K::Choice, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "Offered: the divisors of the attention heads")},
+        {QStringLiteral("parallel.pp"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Pipeline stages (pp)"), K::Integer, 1, 4096,
+         {}, QT_TRANSLATE_NOOP("PlanFields", "At most the number of layers")},
+        {QStringLiteral("parallel.cp"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Context parallel (cp)"), K::Integer, 1, 1024},
+        {QStringLiteral("parallel.ep"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Expert parallel (ep)"), K::Integer, 1, 1024},
+        {QStringLiteral("parallel.zero"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "ZeRO stage"), K::Choice, 0, 0,
+         {QStringLiteral("0"), QStringLiteral("1"), QStringLiteral("2"), QStringLiteral("3")}},
+        {QStringLiteral("parallel.sequence_parallel"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Sequence parallelism"), K::Flag},
+        {QStringLiteral("parallel.schedule"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Pipeline schedule"), K::Choice, 0, 0,
+         schedules()},
+        {QStringLiteral("parallel.virtual_stages"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Virtual stages"), K::Integer, 1, 64},
+        {QStringLiteral("parallel.micro_batch_size"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Micro-batch size"), K::Integer, 1,
+         1 << 16},
+        {QStringLiteral("parallel.micro_batches"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Micro-batches"), K::Integer, 1,
+         1 << 16},
+        {QStringLiteral("parallel.recompute"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Recompute"), K::Choice, 0, 0,
+         {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full")}},
+        {QStringLiteral("parallel.precision"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Precision"), K::Choice, 0, 0,
+         {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")}},
+        {QStringLiteral("parallel.bucket_mb"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Gradient bucket MB"), K::OptionalNumber,
+         0, 0, {}, QT_TRANSLATE_NOOP("PlanFields", "Empty: 25 MB, or the whole model")},
+        {QStringLiteral("parallel.first_bucket_mb"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "First bucket MB"),
+         K::OptionalNumber, 0, 0, {}, QT_TRANSLATE_NOOP("PlanFields", "Empty: the bucket size")},
+        {QStringLiteral("parallel.overlap_grad_reduce"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Overlap gradient reduction"),
+         K::Flag},
+
+        {QStringLiteral("training.steps"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Steps"), K::Integer, 1, 1 << 30},
+        {QStringLiteral("training.lr"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Learning rate"), K::Number},
+        {QStringLiteral("training.min_lr"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Minimum learning rate"), K::Number},
+        {QStringLiteral("training.warmup_steps"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Warm-up steps"), K::Integer, 0, 1 << 30},
+        {QStringLiteral("training.weight_decay"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Weight decay"), K::Number},
+        {QStringLiteral("training.beta1"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Adam β1"), K::Number},
+        {QStringLiteral("training.beta2"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Adam β2"), K::Number},
+        {QStringLiteral("training.eps"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Adam ε"), K::Number},
+        {QStringLiteral("training.grad_clip"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Gradient clip (0: off)"), K::Number},
+        {QStringLiteral("training.on_non_finite"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "On NaN/Inf"), K::Choice, 0, 0,
+         {QStringLiteral("stop"), QStringLiteral("skip")}},
+        {QStringLiteral("training.seed"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Seed"), K::Integer, 0, 2147483647},
+        {QStringLiteral("training.data.source"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Data source"), K::Choice, 0, 0,
+         {QStringLiteral("text"), QStringLiteral("tokens"), QStringLiteral("synthetic")}},
+        {QStringLiteral("training.data.path"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Data path"), K::Text, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "Relative paths are relative to the plan file's folder")},
+        {QStringLiteral("training.checkpoint.every"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoint every (steps)"),
+         K::Integer, 0, 1 << 30},
+        {QStringLiteral("training.checkpoint.dir"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoint folder"), K::Text},
+        {QStringLiteral("training.checkpoint.keep"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoints kept"), K::Integer, 0, 1000},
+
+        {QStringLiteral("telemetry.endpoint"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Endpoint"), K::Text, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "Empty: the launcher chooses a private one")},
+        {QStringLiteral("telemetry.heartbeat_ms"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Heartbeat ms"), K::Integer, 0, 600000},
+        {QStringLiteral("telemetry.trace_every"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Trace every (steps)"), K::Integer, 0,
+         1 << 30, {}, QT_TRANSLATE_NOOP("PlanFields", "Spans for the step timeline every so many steps; 0: none")},
+
+        {QStringLiteral("launch.target"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Target"), K::Choice, 0, 0,
+         {QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}},
+        {QStringLiteral("launch.ssh.user"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "SSH user"), K::Text},
+        {QStringLiteral("launch.ssh.port"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "SSH port"), K::Integer, 0, 70000},
+        {QStringLiteral("launch.slurm.partition"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Slurm partition"), K::Text},
+        {QStringLiteral("launch.slurm.account"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Slurm account"), K::Text},
+        {QStringLiteral("launch.slurm.time"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Slurm time limit"), K::Text},
+        {QStringLiteral("launch.hang_timeout_s"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Hang timeout s"), K::Integer, 0, 1 << 20},
+        {QStringLiteral("launch.restart.max_restarts"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Restarts at most"), K::Integer, 0,
+         1000},
+        {QStringLiteral("launch.restart.backoff_s"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Restart back-off s"), K::Number},
+        {QStringLiteral("launch.restart.on_crash"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Restart on a crash"), K::Flag},
+        {QStringLiteral("launch.restart.on_hang"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Restart on a hang"), K::Flag},
+        {QStringLiteral("launch.restart.on_node_loss"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Restart on a lost node"), K::Flag},
+        {QStringLiteral("launch.restart.elastic"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Elastic (fewer nodes)"), K::Flag},
+        {QStringLiteral("launch.alerts.command"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Alert command"), K::JsonText, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "A JSON list: the program and its arguments, never a shell line")},
+        {QStringLiteral("launch.alerts.webhook"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Alert webhook"), K::Text},
+    };
+    return table;
+}
+
+const Field *fieldAt(const QString &path)
+{
+    for (const Field &f : fields())
+        if (f.path == path)
+            return &f;
+    return nullptr;
+}
+
+int nodeIndexOf(const QString &diagnosticPath)
+{
+    static const QRegularExpression node(QStringLiteral("^cluster\\.nodes\\[(\\d+)\\]"));
+    const auto m = node.match(diagnosticPath);
+    return m.hasMatch() ? m.captured(1).toInt() : -1;
+}
+
+QString controlPathFor(const QString &diagnosticPath)
+{
+    if (diagnosticPath.startsWith(QLatin1String("cluster.nodes")))
+        return QStringLiteral("cluster.nodes");
+    if (diagnosticPath == QLatin1String("cluster.links") || diagnosticPath.startsWith(QLatin1String("cluster.links.intra_node")))
+        return fieldAt(diagnosticPath) ? diagnosticPath : QStringLiteral("cluster.links.intra_node.bandwidth_gbps");
+    if (diagnosticPath.startsWith(QLatin1String("cluster.links.inter_node")))
+        return fieldAt(diagnosticPath) ? diagnosticPath : QStringLiteral("cluster.links.inter_node.bandwidth_gbps");
+    if (diagnosticPath == QLatin1String("model.moe"))
+        return QStringLiteral("model.moe.experts");
+    if (diagnosticPath == QLatin1String("parallel")) // the rank count against the slots
+        return QStringLiteral("parallel.dp");
+    return fieldAt(diagnosticPath) ? diagnosticPath : QString();
+}
+
+QString sectionTitle(Section section)
+{
+    switch (section) {
+    case Section::Model: return QCoreApplication::translate("PlanFields", "Model");
+    case Section::Cluster: return QCoreApplication::translate("PlanFields", "Cluster");
+    case Section::Parallel: return QCoreApplication::translate("PlanFields", "Parallelism");
+    case Section::Training: return QCoreApplication::translate("PlanFields", "Training");
+    case Section::Telemetry: return QCoreApplication::translate("PlanFields", "Telemetry");
+    case Section::Launch: return QCoreApplication::translate("PlanFields", "Launch");
+    }
+    return {};
+}
+
+} // namespace trellis::ui::plan_editor
