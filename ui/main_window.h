@@ -56,6 +56,10 @@ public:
     bool savePlanTo(const QString &path);
     launcher::document::PlanDocument *document() const { return m_document; }
     plan_editor::PlanEditor *planEditor() const { return m_editor; }
+    // Imports a DeepSpeed config ("deepspeed": JSON) or a Megatron-LM argument line ("megatron")
+    // into the document as one undo step; the importer's warnings (and errors, when nothing was
+    // imported) are shown to the person and returned through `messages`.
+    bool importConfig(const QString &kind, const QByteArray &text, QStringList *messages = nullptr);
     // Asks whether to save unsaved changes; false when the person cancels.
     bool maybeSave();
     void launch();

@@ -12,7 +12,10 @@
 #include <QAction>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QFile>
 #include <QFileInfo>
+#include <QInputDialog>
+#include <QSaveFile>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -56,6 +59,56 @@ void MainWindow::createFileActions()
     m_saveAction = file->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("&Save plan"), QKeySequence::Save, this,
                                    [this] { savePlan(); });
     file->addAction(tr("Save plan &as…"), QKeySequence::SaveAs, this, &MainWindow::savePlanAs);
+    file->addSeparator();
+    QMenu *importMenu = file->addMenu(tr("&Import"));
+    importMenu->addAction(tr("DeepSpeed config file…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Import a DeepSpeed config"), {}, tr("JSON (*.json);;All files (*)"));
+        if (path.isEmpty())
+            return;
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly) || f.size() > (16 << 20)) {
+            statusBar()->showMessage(tr("Cannot read %1 (or it is over 16 MiB)").arg(path), 8000);
+            return;
+        }
+        importConfig(QStringLiteral("deepspeed"), f.readAll());
+    });
+    importMenu->addAction(tr("Megatron-LM arguments (paste)…"), this, [this] {
+        bool ok = false;
+        const QString line = QInputDialog::getMultiLineText(this, tr("Import Megatron-LM arguments"),
+                                                            tr("The launch line or its arguments (continuations, comments and "
+                                                               "torchrun's own options are understood):"),
+                                                            {}, &ok);
+        if (ok && !line.trimmed().isEmpty())
+            importConfig(QStringLiteral("megatron"), line.toUtf8());
+    });
+    importMenu->addAction(tr("Megatron-LM arguments file…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Import Megatron-LM arguments"), {}, tr("All files (*)"));
+        if (path.isEmpty())
+            return;
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly) || f.size() > (1 << 20)) {
+            statusBar()->showMessage(tr("Cannot read %1 (or it is over 1 MiB)").arg(path), 8000);
+            return;
+        }
+        importConfig(QStringLiteral("megatron"), f.readAll());
+    });
+    QMenu *exportMenu = file->addMenu(tr("E&xport plan as"));
+    auto exportText = [this](const QString &title, const QString &filter, const QString &text) {
+        const QString path = QFileDialog::getSaveFileName(this, title, {}, filter);
+        if (path.isEmpty())
+            return;
+        QSaveFile f(path);
+        if (f.open(QIODevice::WriteOnly) && f.write(text.toUtf8() + '\n') >= 0 && f.commit())
+            statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+        else
+            statusBar()->showMessage(tr("Could not write %1: %2").arg(path, f.errorString()), 8000);
+    };
+    exportMenu->addAction(tr("DeepSpeed config…"), this, [this, exportText] {
+        exportText(tr("Export as a DeepSpeed config"), tr("JSON (*.json)"), m_document->exportDeepSpeed());
+    });
+    exportMenu->addAction(tr("Megatron-LM arguments…"), this, [this, exportText] {
+        exportText(tr("Export as Megatron-LM arguments"), tr("Text (*.txt *.sh);;All files (*)"), m_document->exportMegatron());
+    });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -200,6 +253,35 @@ void MainWindow::updateRecentMenu()
                 loadPlan(path);
         })->setToolTip(path);
     m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+bool MainWindow::importConfig(const QString &kind, const QByteArray &text, QStringList *messages)
+{
+    QStringList warnings;
+    const bool deepspeed = kind == QLatin1String("deepspeed");
+    const QString error = deepspeed ? m_document->importDeepSpeed(text, &warnings)
+                                    : m_document->importMegatron(QString::fromUtf8(text), &warnings);
+    const QString what = deepspeed ? tr("DeepSpeed config") : tr("Megatron-LM arguments");
+    QStringList shown = warnings;
+    if (!error.isEmpty())
+        shown.prepend(error);
+    if (messages)
+        *messages = shown;
+    statusBar()->showMessage(error.isEmpty() ? tr("Imported the %1 (Edit › Undo to go back); %n warning(s)", nullptr,
+                                                  static_cast<int>(warnings.size()))
+                                                   .arg(what)
+                                             : tr("Not imported (the plan is unchanged): %1").arg(error.section(QLatin1Char('\n'), 0, 0)),
+                             10000);
+    if (isVisible() && !shown.isEmpty()) {
+        auto *box = new QMessageBox(error.isEmpty() ? QMessageBox::Information : QMessageBox::Warning,
+                                    error.isEmpty() ? tr("Imported the %1").arg(what) : tr("The %1 were not imported").arg(what),
+                                    error.isEmpty() ? tr("Imported, with these notes:") : tr("The plan is unchanged:"), QMessageBox::Ok, this);
+        box->setDetailedText(shown.join(QLatin1Char('\n')));
+        box->setInformativeText(shown.mid(0, 6).join(QLatin1Char('\n')));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    }
+    return error.isEmpty();
 }
 
 void MainWindow::searchPlans()

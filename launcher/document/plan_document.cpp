@@ -1,5 +1,6 @@
 #include "launcher/document/plan_document.h"
 
+#include "plan/interop.h"
 #include "plan/plan_fields.h"
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
@@ -42,8 +43,6 @@ private:
 };
 
 namespace {
-QString tr(const char *text) { return QCoreApplication::translate("trellis::launcher::document::PlanDocument", text); }
-
 QString errorsOf(const plan::Diagnostics &errors)
 {
     QStringList out;
@@ -132,6 +131,44 @@ bool PlanDocument::removeNode(int index)
     push(next, tr("Remove node %1").arg(QString::fromStdString(host)), {});
     return true;
 }
+
+namespace {
+void collect(const plan::Diagnostics &from, QStringList *to)
+{
+    if (to)
+        for (const auto &d : from)
+            to->append(QString::fromStdString(d.toString()));
+}
+} // namespace
+
+QString PlanDocument::importDeepSpeed(const QByteArray &configJson, QStringList *warnings)
+{
+    const nlohmann::json config = nlohmann::json::parse(configJson.constData(), configJson.constData() + configJson.size(), nullptr, false);
+    if (config.is_discarded() || !config.is_object())
+        return tr("deepspeed: not a JSON object (a DeepSpeed config is one)");
+    plan::Diagnostics found;
+    auto imported = plan::fromDeepSpeedConfig(config, m_plan, &found);
+    collect(found, warnings);
+    if (!imported)
+        return errorsOf(imported.errors());
+    push(imported.value(), tr("Import DeepSpeed config"), {});
+    return {};
+}
+
+QString PlanDocument::importMegatron(const QString &argumentLine, QStringList *warnings)
+{
+    plan::Diagnostics found;
+    auto imported = plan::fromMegatronArgs(argumentLine.toStdString(), m_plan, &found);
+    collect(found, warnings);
+    if (!imported)
+        return errorsOf(imported.errors());
+    push(imported.value(), tr("Import Megatron-LM arguments"), {});
+    return {};
+}
+
+QString PlanDocument::exportDeepSpeed() const { return QString::fromStdString(plan::toDeepSpeedConfig(m_plan).dump(2)); }
+
+QString PlanDocument::exportMegatron() const { return QString::fromStdString(plan::toMegatronArgs(m_plan)); }
 
 void PlanDocument::newDocument(const plan::Plan &plan)
 {

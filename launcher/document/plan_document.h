@@ -53,6 +53,15 @@ public:
     // Removes node `index` of the cluster (one step); false when out of range or the last node.
     bool removeNode(int index);
 
+    // Imports as one structural step ("Import DeepSpeed config", "Import Megatron-LM arguments"):
+    // what the foreign configuration governs replaces the plan's, the rest stays (plan/interop.h).
+    // Returns the errors (nothing changed) or empty; the importer's warnings go to `warnings`.
+    QString importDeepSpeed(const QByteArray &configJson, QStringList *warnings = nullptr);
+    QString importMegatron(const QString &argumentLine, QStringList *warnings = nullptr);
+    // The plan as a DeepSpeed config (indented JSON) or a Megatron-LM argument line.
+    QString exportDeepSpeed() const;
+    QString exportMegatron() const;
+
     // --- Documents: not undo steps; on failure the open document is left as it was. ----------
     void newDocument(const plan::Plan &plan);
     // Reads and parses `path` (syntax, schema, types, presets); a plan that parses but fails

@@ -193,6 +193,46 @@ private slots:
         QCOMPARE(doc.undoStack()->count(), steps);
     }
 
+    // Imports are one step each; bad ones change nothing and name the key or flag.
+    void importsAndExports()
+    {
+        PlanDocument doc;
+        doc.newDocument(*trellis::plan::starterPlan("tiny", "cpu-local", 2)); // 8 slots: dp 8
+        const QString original = doc.json();
+        QStringList warnings;
+        QVERIFY(doc.importDeepSpeed(R"({"train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4,
+                                        "zero_optimization": {"stage": 2}, "wall_clock_breakdown": true})",
+                                    &warnings)
+                    .isEmpty());
+        QCOMPARE(doc.plan().parallel.zero, 2);
+        QCOMPARE(doc.plan().parallel.microBatches, 4);
+        QCOMPARE(doc.undoStack()->undoText(), QStringLiteral("Import DeepSpeed config"));
+        QVERIFY2(warnings.join(QLatin1Char('\n')).contains(QStringLiteral("wall_clock_breakdown is not used")), qPrintable(warnings.join(QLatin1Char('\n'))));
+        const QString imported = doc.json();
+        // Bad: not JSON, a wrong value, a Megatron layout that does not divide the world.
+        QCOMPARE(doc.importDeepSpeed("{not json"), QStringLiteral("deepspeed: not a JSON object (a DeepSpeed config is one)"));
+        QVERIFY(doc.importDeepSpeed(R"({"zero_optimization": {"stage": "two"}})").contains(QStringLiteral("zero_optimization.stage")));
+        QVERIFY(doc.importMegatron(QStringLiteral("--tensor-model-parallel-size x")).contains(QStringLiteral("--tensor-model-parallel-size")));
+        QVERIFY(doc.importMegatron(QStringLiteral("--tensor-model-parallel-size 3")).contains(QStringLiteral("megatron")));
+        QCOMPARE(doc.json(), imported);
+        QCOMPARE(doc.undoStack()->count(), 1);
+        // A Megatron line: tp 2 × pp 2 of the 8 ranks; flags Trellis does not use are warnings.
+        warnings.clear();
+        QVERIFY(doc.importMegatron(QStringLiteral("torchrun pretrain_gpt.py --tensor-model-parallel-size 2 "
+                                                  "--pipeline-model-parallel-size 2 --log-interval 10"),
+                                   &warnings)
+                    .isEmpty());
+        QCOMPARE(doc.plan().parallel.tp, 2);
+        QCOMPARE(doc.plan().parallel.dp, 2);
+        QVERIFY(warnings.join(QLatin1Char('\n')).contains(QStringLiteral("--log-interval is not used")));
+        // Exports read back as the same parallel layout.
+        QVERIFY(doc.exportMegatron().contains(QStringLiteral("--tensor-model-parallel-size 2")));
+        QVERIFY(doc.exportDeepSpeed().contains(QStringLiteral("\"train_micro_batch_size_per_gpu\"")));
+        doc.undoStack()->undo();
+        doc.undoStack()->undo();
+        QCOMPARE(doc.json(), original);
+    }
+
     void structuralSteps()
     {
         PlanDocument doc;

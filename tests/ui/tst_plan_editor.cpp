@@ -170,6 +170,17 @@ private slots:
         QCOMPARE(doc->displayName(), QStringLiteral("Untitled"));
         QVERIFY(window.loadPlan(path));
         QCOMPARE(doc->json(), saved);
+
+        // Import through the window: a bad config changes nothing and says why; a good one is a step.
+        QStringList messages;
+        QVERIFY(!window.importConfig(QStringLiteral("deepspeed"), R"({"zero_optimization": {"stage": 9}})", &messages));
+        QVERIFY(!messages.isEmpty() && messages.first().contains(QStringLiteral("zero_optimization.stage")));
+        QCOMPARE(doc->json(), saved);
+        QVERIFY(window.importConfig(QStringLiteral("megatron"), "--use-distributed-optimizer --foo 3", &messages));
+        QCOMPARE(doc->plan().parallel.zero, 1);
+        QVERIFY(messages.join(QLatin1Char(' ')).contains(QStringLiteral("--foo is not used")));
+        QCOMPARE(doc->undoStack()->undoText(), QStringLiteral("Import Megatron-LM arguments"));
+        QVERIFY(window.isWindowModified());
     }
 };
 
