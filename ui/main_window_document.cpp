@@ -61,16 +61,20 @@ void MainWindow::createFileActions()
     file->addAction(tr("Save plan &as…"), QKeySequence::SaveAs, this, &MainWindow::savePlanAs);
     file->addSeparator();
     QMenu *importMenu = file->addMenu(tr("&Import"));
-    importMenu->addAction(tr("DeepSpeed config file…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Import a DeepSpeed config"), {}, tr("JSON (*.json);;All files (*)"));
+    // A configuration file read (up to `limit` bytes) and imported.
+    auto importFile = [this](const QString &kind, const QString &title, const QString &filter, qint64 limit) {
+        const QString path = QFileDialog::getOpenFileName(this, title, {}, filter);
         if (path.isEmpty())
             return;
         QFile f(path);
-        if (!f.open(QIODevice::ReadOnly) || f.size() > (16 << 20)) {
-            statusBar()->showMessage(tr("Cannot read %1 (or it is over 16 MiB)").arg(path), 8000);
+        if (!f.open(QIODevice::ReadOnly) || f.size() > limit) {
+            statusBar()->showMessage(tr("Cannot read %1 (or it is over %2 MiB)").arg(path).arg(limit >> 20), 8000);
             return;
         }
-        importConfig(QStringLiteral("deepspeed"), f.readAll());
+        importConfig(kind, f.readAll());
+    };
+    importMenu->addAction(tr("DeepSpeed config file…"), this, [importFile, this] {
+        importFile(QStringLiteral("deepspeed"), tr("Import a DeepSpeed config"), tr("JSON (*.json);;All files (*)"), 16 << 20);
     });
     importMenu->addAction(tr("Megatron-LM arguments (paste)…"), this, [this] {
         bool ok = false;
@@ -81,16 +85,8 @@ void MainWindow::createFileActions()
         if (ok && !line.trimmed().isEmpty())
             importConfig(QStringLiteral("megatron"), line.toUtf8());
     });
-    importMenu->addAction(tr("Megatron-LM arguments file…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Import Megatron-LM arguments"), {}, tr("All files (*)"));
-        if (path.isEmpty())
-            return;
-        QFile f(path);
-        if (!f.open(QIODevice::ReadOnly) || f.size() > (1 << 20)) {
-            statusBar()->showMessage(tr("Cannot read %1 (or it is over 1 MiB)").arg(path), 8000);
-            return;
-        }
-        importConfig(QStringLiteral("megatron"), f.readAll());
+    importMenu->addAction(tr("Megatron-LM arguments file…"), this, [importFile, this] {
+        importFile(QStringLiteral("megatron"), tr("Import Megatron-LM arguments"), tr("All files (*)"), 1 << 20);
     });
     QMenu *exportMenu = file->addMenu(tr("E&xport plan as"));
     auto exportText = [this](const QString &title, const QString &filter, const QString &text) {

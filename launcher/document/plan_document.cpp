@@ -5,7 +5,6 @@
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
 
-#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QUndoCommand>
@@ -90,12 +89,10 @@ void PlanDocument::apply(const plan::Plan &plan)
     emit changed();
 }
 
-QString PlanDocument::push(const plan::Plan &next, const QString &action, const QString &mergeKey)
+void PlanDocument::push(const plan::Plan &next, const QString &action, const QString &mergeKey)
 {
-    if (next == m_plan)
-        return {};
-    m_undo->push(new PlanCommand(this, m_plan, next, action, mergeKey));
-    return {};
+    if (next != m_plan)
+        m_undo->push(new PlanCommand(this, m_plan, next, action, mergeKey));
 }
 
 QString PlanDocument::setField(const QString &path, const QString &value)
@@ -104,7 +101,8 @@ QString PlanDocument::setField(const QString &path, const QString &value)
     if (!next)
         return errorsOf(next.errors());
     const QString shown = value.size() > 40 ? value.left(37) + QStringLiteral("…") : value;
-    return push(next.value(), tr("Set %1 to %2").arg(path, shown), path);
+    push(next.value(), tr("Set %1 to %2").arg(path, shown), path);
+    return {};
 }
 
 QString PlanDocument::setFields(const QList<QPair<QString, QString>> &assignments, const QString &action)
@@ -116,7 +114,8 @@ QString PlanDocument::setFields(const QList<QPair<QString, QString>> &assignment
             return errorsOf(changed.errors());
         next = std::move(changed).value();
     }
-    return push(next, action, {});
+    push(next, action, {});
+    return {};
 }
 
 void PlanDocument::replacePlan(const plan::Plan &plan, const QString &action) { push(plan, action, {}); }

@@ -83,7 +83,7 @@ signals:
 private:
     friend class PlanCommand;
     void apply(const plan::Plan &plan);
-    QString push(const plan::Plan &next, const QString &action, const QString &mergeKey);
+    void push(const plan::Plan &next, const QString &action, const QString &mergeKey); // no step when unchanged
 
     plan::Plan m_plan;
     plan::Diagnostics m_diagnostics;
