@@ -29,8 +29,8 @@ int main(int argc, char **argv)
     QCommandLineOption launch(QStringLiteral("launch"), QStringLiteral("Launch the plan right away."));
     QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search for faster plans right away (Estimate tab)."));
     QCommandLineOption panel(QStringLiteral("panel"),
-                             QStringLiteral("Bring a dashboard panel to the front: training, throughput, breakdown, memory, "
-                                            "timeline, communication, heatmap, events, health."),
+                             QStringLiteral("Bring a panel to the front: editor, mesh, plan, estimate; the dashboards training, "
+                                            "throughput, breakdown, memory, timeline, communication, heatmap, events, health."),
                              QStringLiteral("id"));
     QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Show a recorded run: its id, its row number or 'last'."),
                            QStringLiteral("run"));

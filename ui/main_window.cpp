@@ -9,6 +9,7 @@
 #include "ui/estimate_panel.h"
 #include "ui/history_panel.h"
 #include "ui/plan_panel.h"
+#include "ui/plan/mesh_canvas.h"
 #include "ui/plan/plan_editor.h"
 #include "launcher/document/plan_document.h"
 #include "ui/dashboards/breakdown_panel.h"
@@ -59,6 +60,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
 {
     m_document = new launcher::document::PlanDocument(this);
     m_editor = new plan_editor::PlanEditor(m_document, this);
+    m_meshCanvas = new plan_editor::MeshCanvas(m_document, this);
     setWindowTitle(tr("Trellis"));
     resize(1280, 800);
     setCentralWidget(m_dashboard);
@@ -71,18 +73,22 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         addDockWidget(area, d);
         return d;
     };
-    // The editor, the plan's summary and mesh, and the estimate share the left side as tabs.
+    // The editor, the mesh, the plan's summary and the estimate share the left side as tabs.
     auto *editorDock = dock(m_editor, tr("Edit plan"), Qt::LeftDockWidgetArea, "editorDock");
     editorDock->setMinimumWidth(380);
+    m_meshDock = dock(m_meshCanvas, tr("Mesh"), Qt::LeftDockWidgetArea, "meshDock");
     m_planDock = dock(m_planPanel, tr("Plan"), Qt::LeftDockWidgetArea, "planDock");
     m_planDock->setMinimumWidth(360);
     m_estimateDock = dock(m_estimate, tr("Estimate"), Qt::LeftDockWidgetArea, "estimateDock");
-    tabifyDockWidget(editorDock, m_planDock);
+    tabifyDockWidget(editorDock, m_meshDock);
+    tabifyDockWidget(m_meshDock, m_planDock);
     tabifyDockWidget(m_planDock, m_estimateDock);
     editorDock->raise();
-    connect(m_editor, &plan_editor::PlanEditor::editRefused, this, [this](const QString &message) {
+    auto refused = [this](const QString &message) {
         statusBar()->showMessage(tr("Not changed: %1").arg(message.section(QLatin1Char('\n'), 0, 0)), 8000);
-    });
+    };
+    connect(m_editor, &plan_editor::PlanEditor::editRefused, this, refused);
+    connect(m_meshCanvas, &plan_editor::MeshCanvas::editRefused, this, refused);
     connect(m_estimate, &EstimatePanel::planChosen, this, &MainWindow::usePlan);
     dock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock")->setMinimumWidth(300);
     m_log->setReadOnly(true);
@@ -237,7 +243,11 @@ void MainWindow::compareRuns(const QStringList &references)
 
 bool MainWindow::raisePanel(const QString &id)
 {
-    if (auto *d = findChild<QDockWidget *>(QStringLiteral("panel-") + id)) {
+    // Dashboard panels by their id; the plan's docks as editor, mesh, plan, estimate.
+    auto *d = findChild<QDockWidget *>(QStringLiteral("panel-") + id);
+    if (!d && !id.isEmpty() && !id.contains(QLatin1Char('-')))
+        d = findChild<QDockWidget *>(id + QStringLiteral("Dock"));
+    if (d) {
         d->show();
         d->raise();
         return true;

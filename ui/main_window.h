@@ -36,6 +36,7 @@ class Panel;
 }
 namespace plan_editor {
 class PlanEditor;
+class MeshCanvas;
 }
 class EstimatePanel;
 class HistoryPanel;
@@ -71,6 +72,7 @@ public:
     HistoryPanel *historyPanel() const { return m_history; }
     EstimatePanel *estimatePanel() const { return m_estimate; }
     PlanPanel *planPanel() const { return m_planPanel; }
+    plan_editor::MeshCanvas *meshCanvas() const { return m_meshCanvas; }
     const std::optional<plan::Plan> &plan() const { return m_plan; }
     launcher::RunFeed *feed() const { return m_feed; }
     QAction *stopAction() const { return m_stopAction; }
@@ -121,6 +123,8 @@ private:
 
     PlanPanel *m_planPanel;
     EstimatePanel *m_estimate;
+    plan_editor::MeshCanvas *m_meshCanvas = nullptr;
+    class QDockWidget *m_meshDock = nullptr;
     class QDockWidget *m_planDock = nullptr;
     class QDockWidget *m_estimateDock = nullptr;
     Dashboard *m_dashboard;

@@ -4,8 +4,11 @@
 #include "plan/mesh.h"
 
 #include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPaintEvent>
 #include <QPainter>
 #include <QToolTip>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
@@ -14,13 +17,26 @@
 namespace trellis::ui {
 namespace {
 
-constexpr int kMargin = 6, kTitle = 16, kPad = 4, kGap = 8;
+constexpr int kMargin = 6, kLegend = 22, kTitle = 16, kPad = 4, kGap = 8, kTileGap = 3;
+// Zoom levels: negative values are node tiles of that side, positive ones rank cells.
+constexpr int kLevels[] = {-8, -12, -18, 7, 10, 14, 20, 28, 34, 48};
+constexpr int kLevelCount = static_cast<int>(sizeof kLevels / sizeof kLevels[0]);
 
-QColor stageColor(int stage, int stages)
+// Membership of a rank in the selected rank's groups (the index into kGroupColours) or none.
+enum Membership { None = -1, InTp = 0, InCp, InDp, InPp, InEp, Selected };
+const QColor kGroupColours[] = {QColor(0x1f, 0x6f, 0xd0), QColor(0x0e, 0x9e, 0x8e), QColor(0xd0, 0x7a, 0x10),
+                                QColor(0x8a, 0x3f, 0xc0), QColor(0xc0, 0x30, 0x7a)};
+
+QColor hueColor(int value, int count)
 {
     // Evenly spaced hues, light enough for dark text.
-    const int hue = stages <= 1 ? 210 : (210 + stage * 300 / stages) % 360;
+    const int hue = count <= 1 ? 210 : (210 + value * 300 / count) % 360;
     return QColor::fromHsl(hue, 120, 200);
+}
+
+QColor dimmed(const QColor &c, const QColor &base)
+{
+    return QColor((c.red() + 3 * base.red()) / 4, (c.green() + 3 * base.green()) / 4, (c.blue() + 3 * base.blue()) / 4);
 }
 
 QString list(const std::vector<int> &ranks)
@@ -33,7 +49,25 @@ QString list(const std::vector<int> &ranks)
     return out.join(QStringLiteral(", "));
 }
 
+QString range(int low, int high)
+{
+    return low == high ? QString::number(low) : QStringLiteral("%1–%2").arg(low).arg(high);
+}
+
 } // namespace
+
+QString MeshView::axisName(Axis axis)
+{
+    switch (axis) {
+    case Axis::Stage: return tr("pipeline stage");
+    case Axis::Tp: return tr("tensor-parallel rank");
+    case Axis::Cp: return tr("context-parallel rank");
+    case Axis::Dp: return tr("data-parallel replica");
+    case Axis::Ep: return tr("expert-parallel rank");
+    case Axis::Node: return tr("node");
+    }
+    return {};
+}
 
 MeshView::MeshView(QWidget *parent) : QWidget(parent)
 {
@@ -46,113 +80,389 @@ MeshView::MeshView(QWidget *parent) : QWidget(parent)
 void MeshView::setPlan(const plan::Plan &plan)
 {
     m_plan = plan;
-    updateGeometry();
-    update();
+    const plan::Mesh mesh(plan.parallel);
+    const int world = std::max(0, std::min(plan.parallel.worldSize(), plan.cluster.totalSlots()));
+    m_ranks.assign(static_cast<std::size_t>(world), {});
+    m_firstRankOfNode.assign(plan.cluster.nodes.size() + 1, 0);
+    int rank = 0;
+    for (std::size_t node = 0; node < plan.cluster.nodes.size(); ++node) {
+        m_firstRankOfNode[node] = rank;
+        for (int slot = 0; slot < plan.cluster.nodes[node].slotCount; ++slot, ++rank)
+            if (rank < world) {
+                const plan::MeshCoordinates c = mesh.coordinatesOf(rank);
+                m_ranks[static_cast<std::size_t>(rank)] = {c.tp, c.cp, c.dp, c.pp, static_cast<int>(node), slot};
+            }
+    }
+    m_firstRankOfNode.back() = rank;
+    if (m_selected >= world)
+        m_selected = -1;
+    relayout();
 }
 
 void MeshView::clear()
 {
     m_plan.reset();
+    m_ranks.clear();
+    m_firstRankOfNode.clear();
+    m_selected = -1;
+    relayout();
+}
+
+void MeshView::setColorAxis(Axis axis)
+{
+    m_axis = axis;
+    update();
+}
+
+int MeshView::zoomLevels() { return kLevelCount; }
+
+void MeshView::setZoom(int level)
+{
+    level = std::clamp(level, -1, kLevelCount - 1);
+    if (level == m_zoom)
+        return;
+    m_zoom = level;
+    relayout();
+    emit zoomChanged(level);
+}
+
+void MeshView::zoomIn()
+{
+    const Layout &l = currentLayout();
+    const int now = l.tiles ? -l.cell : l.cell;
+    for (int i = 0; i < kLevelCount; ++i)
+        if ((kLevels[i] < 0 && now < 0 && -kLevels[i] > -now) || (kLevels[i] > 0 && (now < 0 || kLevels[i] > now)))
+            return setZoom(i);
+}
+
+void MeshView::zoomOut()
+{
+    const Layout &l = currentLayout();
+    const int now = l.tiles ? -l.cell : l.cell;
+    for (int i = kLevelCount - 1; i >= 0; --i)
+        if ((kLevels[i] > 0 && now > 0 && kLevels[i] < now) || (kLevels[i] < 0 && (now > 0 || -kLevels[i] < -now)))
+            return setZoom(i);
+}
+
+void MeshView::setFitHeight(int height)
+{
+    height = std::max(120, height);
+    if (height == m_fitHeight)
+        return;
+    m_fitHeight = height;
+    if (m_zoom < 0)
+        relayout();
+}
+
+bool MeshView::showsNodeTiles() const { return currentLayout().tiles; }
+
+int MeshView::cellSize() const
+{
+    const Layout &l = currentLayout();
+    return l.tiles ? 0 : l.cell;
+}
+
+int MeshView::rankCount() const { return static_cast<int>(m_ranks.size()); }
+
+int MeshView::nodeCount() const { return m_plan ? static_cast<int>(m_plan->cluster.nodes.size()) : 0; }
+
+void MeshView::relayout()
+{
+    m_layoutWidth = -1;
+    const Layout l = layoutFor(std::max(width(), 200));
+    setMinimumWidth(l.tiles ? 0 : l.nodeWidth + 2 * kMargin);
     updateGeometry();
     update();
 }
 
-int MeshView::rankCount() const
-{
-    return m_plan ? std::min(m_plan->parallel.worldSize(), m_plan->cluster.totalSlots()) : 0;
-}
-
-MeshView::Layout MeshView::layoutFor(int width) const
+MeshView::Layout MeshView::layoutAtLevel(int width, int level) const
 {
     Layout l;
     if (!m_plan || m_plan->cluster.nodes.empty())
         return l;
+    const int nodes = nodeCount();
+    const int usable = std::max(60, width - 2 * kMargin);
+    const int size = kLevels[std::clamp(level, 0, kLevelCount - 1)];
+    if (size < 0) {
+        l.tiles = true;
+        l.cell = -size;
+        l.nodeWidth = l.nodeHeight = l.cell;
+        l.nodeColumns = std::max(1, (usable + kTileGap) / (l.cell + kTileGap));
+        l.rows = (nodes + l.nodeColumns - 1) / l.nodeColumns;
+        l.height = 2 * kMargin + kLegend + l.rows * (l.cell + kTileGap);
+        return l;
+    }
     int maxSlots = 1;
     for (const auto &n : m_plan->cluster.nodes)
         maxSlots = std::max(maxSlots, n.slotCount);
-    const int nodes = static_cast<int>(m_plan->cluster.nodes.size());
-    // Cells of 34 px with text when a node fits the width, down to 7 px for large clusters.
+    l.cell = size;
     l.slotColumns = std::min(maxSlots, 8);
     const int slotRows = (maxSlots + l.slotColumns - 1) / l.slotColumns;
+    l.nodeWidth = l.slotColumns * (l.cell + 2) + 2 * kPad;
+    l.nodeHeight = slotRows * (l.cell + 2) + 2 * kPad + (l.cell >= 20 ? kTitle : 4);
+    l.nodeColumns = std::max(1, (usable + kGap) / (l.nodeWidth + kGap));
+    l.rows = (nodes + l.nodeColumns - 1) / l.nodeColumns;
+    l.height = 2 * kMargin + kLegend + l.rows * (l.nodeHeight + kGap);
+    return l;
+}
+
+MeshView::Layout MeshView::layoutFor(int width) const
+{
+    if (!m_plan || m_plan->cluster.nodes.empty())
+        return {};
+    if (m_zoom >= 0)
+        return layoutAtLevel(width, m_zoom);
+    // Fit: the largest rank cell (34 px down to 7) at which the cluster fits the height, else the
+    // largest node tile (40 px down to 6), else 6 px tiles and a scroll bar.
+    Layout l = layoutAtLevel(width, 3); // 7 px cells: the shape at any cell size
     const int usable = std::max(60, width - 2 * kMargin);
-    // The largest cell (34 px, labelled, down to 7 px) at which the whole cluster fits in about
-    // 320 px of height; large clusters scroll at 7 px.
-    for (l.cell = std::clamp((usable - 2 * kPad) / l.slotColumns - 2, 7, 34);; --l.cell) {
-        l.nodeWidth = l.slotColumns * (l.cell + 2) + 2 * kPad;
-        l.nodeHeight = slotRows * (l.cell + 2) + 2 * kPad + (l.cell >= 20 ? kTitle : 4);
-        l.nodeColumns = std::max(1, (usable + kGap) / (l.nodeWidth + kGap));
-        const int rows = (nodes + l.nodeColumns - 1) / l.nodeColumns;
-        if (l.cell <= 7 || rows * (l.nodeHeight + kGap) <= 320)
+    const int largest = std::clamp((usable - 2 * kPad) / l.slotColumns - 2, 7, 34);
+    for (int cell = largest; cell >= 7; --cell) {
+        const int nodeWidth = l.slotColumns * (cell + 2) + 2 * kPad;
+        const int slotRows = (l.nodeHeight - 2 * kPad - 4) / (7 + 2);
+        const int nodeHeight = slotRows * (cell + 2) + 2 * kPad + (cell >= 20 ? kTitle : 4);
+        const int columns = std::max(1, (usable + kGap) / (nodeWidth + kGap));
+        const int rows = (nodeCount() + columns - 1) / columns;
+        const int height = 2 * kMargin + kLegend + rows * (nodeHeight + kGap);
+        if (height <= m_fitHeight || (cell == 7 && nodeCount() == 1)) {
+            l.cell = cell;
+            l.nodeWidth = nodeWidth;
+            l.nodeHeight = nodeHeight;
+            l.nodeColumns = columns;
+            l.rows = rows;
+            l.height = height;
             return l;
+        }
     }
+    l = layoutAtLevel(width, 0);
+    for (int tile = 40; tile >= 6; --tile) {
+        const int columns = std::max(1, (usable + kTileGap) / (tile + kTileGap));
+        const int rows = (nodeCount() + columns - 1) / columns;
+        const int height = 2 * kMargin + kLegend + rows * (tile + kTileGap);
+        if (height <= m_fitHeight || tile == 6) {
+            l.cell = l.nodeWidth = l.nodeHeight = tile;
+            l.nodeColumns = columns;
+            l.rows = rows;
+            l.height = height;
+            return l;
+        }
+    }
+    return l;
+}
+
+const MeshView::Layout &MeshView::currentLayout() const
+{
+    const int w = std::max(width(), 200);
+    if (w != m_layoutWidth) {
+        m_layout = layoutFor(w);
+        m_layoutWidth = w;
+    }
+    return m_layout;
 }
 
 int MeshView::heightForWidth(int width) const
 {
     const Layout l = layoutFor(width);
-    if (!m_plan || l.cell == 0)
-        return 40;
-    const int nodes = static_cast<int>(m_plan->cluster.nodes.size());
-    const int rows = (nodes + l.nodeColumns - 1) / l.nodeColumns;
-    return 2 * kMargin + rows * (l.nodeHeight + kGap) + 22; // legend line
+    return l.height > 0 ? l.height : 40;
 }
 
 QSize MeshView::sizeHint() const { return {360, heightForWidth(360)}; }
 
+QSize MeshView::minimumSizeHint() const { return {minimumWidth(), 40}; }
+
+QRect MeshView::nodeBox(const Layout &l, int node) const
+{
+    const int gap = l.tiles ? kTileGap : kGap;
+    const int nx = node % l.nodeColumns, ny = node / l.nodeColumns;
+    return {kMargin + nx * (l.nodeWidth + gap), kMargin + kLegend + ny * (l.nodeHeight + gap), l.nodeWidth, l.nodeHeight};
+}
+
 QRect MeshView::cellRect(const Layout &l, int node, int slot) const
 {
-    const int nx = node % l.nodeColumns, ny = node / l.nodeColumns;
-    const int x0 = kMargin + nx * (l.nodeWidth + kGap), y0 = kMargin + 22 + ny * (l.nodeHeight + kGap);
-    const int top = y0 + kPad + (l.cell >= 20 ? kTitle : 2);
-    return {x0 + kPad + (slot % l.slotColumns) * (l.cell + 2), top + (slot / l.slotColumns) * (l.cell + 2), l.cell, l.cell};
+    const QRect box = nodeBox(l, node);
+    const int top = box.top() + kPad + (l.cell >= 20 ? kTitle : 2);
+    return {box.left() + kPad + (slot % l.slotColumns) * (l.cell + 2), top + (slot / l.slotColumns) * (l.cell + 2), l.cell, l.cell};
+}
+
+int MeshView::nodeAt(const QPoint &point) const
+{
+    const Layout &l = currentLayout();
+    if (l.cell == 0 || point.x() < kMargin || point.y() < kMargin + kLegend)
+        return -1;
+    const int gap = l.tiles ? kTileGap : kGap;
+    const int nx = (point.x() - kMargin) / (l.nodeWidth + gap), ny = (point.y() - kMargin - kLegend) / (l.nodeHeight + gap);
+    if (nx >= l.nodeColumns)
+        return -1;
+    const int node = ny * l.nodeColumns + nx;
+    return node < nodeCount() && nodeBox(l, node).contains(point) ? node : -1;
 }
 
 int MeshView::rankAt(const QPoint &point) const
 {
-    if (!m_plan)
+    const Layout &l = currentLayout();
+    const int node = nodeAt(point);
+    if (l.tiles || node < 0)
         return -1;
-    const Layout l = layoutFor(width());
-    int rank = 0;
-    for (int node = 0; node < static_cast<int>(m_plan->cluster.nodes.size()); ++node)
-        for (int slot = 0; slot < m_plan->cluster.nodes[static_cast<std::size_t>(node)].slotCount; ++slot, ++rank)
-            if (rank < rankCount() && cellRect(l, node, slot).contains(point))
-                return rank;
-    return -1;
+    const QRect first = cellRect(l, node, 0);
+    const int dx = point.x() - first.left(), dy = point.y() - first.top();
+    if (dx < 0 || dy < 0 || dx % (l.cell + 2) >= l.cell || dy % (l.cell + 2) >= l.cell)
+        return -1;
+    const int column = dx / (l.cell + 2);
+    if (column >= l.slotColumns)
+        return -1;
+    const int slot = dy / (l.cell + 2) * l.slotColumns + column;
+    if (slot >= m_plan->cluster.nodes[static_cast<std::size_t>(node)].slotCount)
+        return -1;
+    const int rank = m_firstRankOfNode[static_cast<std::size_t>(node)] + slot;
+    return rank < rankCount() ? rank : -1;
 }
 
-QString MeshView::describeRank(int rank) const
+QRect MeshView::rankRect(int rank) const
+{
+    const Layout &l = currentLayout();
+    if (rank < 0 || rank >= rankCount() || l.tiles)
+        return {};
+    const RankPlace &r = m_ranks[static_cast<std::size_t>(rank)];
+    return cellRect(l, r.node, r.slot);
+}
+
+QRect MeshView::nodeRect(int node) const
+{
+    const Layout &l = currentLayout();
+    return node >= 0 && node < nodeCount() && l.cell > 0 ? nodeBox(l, node) : QRect();
+}
+
+int MeshView::axisValue(int rank, Axis axis) const
+{
+    const RankPlace &r = m_ranks[static_cast<std::size_t>(rank)];
+    switch (axis) {
+    case Axis::Stage: return r.pp;
+    case Axis::Tp: return r.tp;
+    case Axis::Cp: return r.cp;
+    case Axis::Dp: return r.dp;
+    case Axis::Ep: return r.dp % std::max(1, m_plan->parallel.ep);
+    case Axis::Node: return r.node;
+    }
+    return 0;
+}
+
+int MeshView::axisSize(Axis axis) const
+{
+    if (!m_plan)
+        return 1;
+    const plan::ParallelSpec &ps = m_plan->parallel;
+    switch (axis) {
+    case Axis::Stage: return ps.pp;
+    case Axis::Tp: return ps.tp;
+    case Axis::Cp: return ps.cp;
+    case Axis::Dp: return ps.dp;
+    case Axis::Ep: return std::max(1, ps.ep);
+    case Axis::Node: return nodeCount();
+    }
+    return 1;
+}
+
+QColor MeshView::colorOf(int rank) const
+{
+    if (rank < 0 || rank >= rankCount())
+        return {};
+    return hueColor(axisValue(rank, m_axis), axisSize(m_axis));
+}
+
+std::vector<int> MeshView::groupKindsOf(int selected) const
+{
+    std::vector<int> out(m_ranks.size(), None);
+    if (selected < 0 || selected >= rankCount())
+        return out;
+    const RankPlace &s = m_ranks[static_cast<std::size_t>(selected)];
+    const int ep = std::max(1, m_plan->parallel.ep);
+    for (std::size_t i = 0; i < m_ranks.size(); ++i) {
+        const RankPlace &r = m_ranks[i];
+        const int differ = (r.tp != s.tp) + (r.cp != s.cp) + (r.dp != s.dp) + (r.pp != s.pp);
+        if (differ == 0)
+            out[i] = Selected;
+        else if (differ == 1)
+            out[i] = r.tp != s.tp   ? InTp
+                     : r.cp != s.cp ? InCp
+                     : r.pp != s.pp ? InPp
+                     : ep > 1 && r.dp / ep == s.dp / ep ? InEp
+                                                        : InDp;
+    }
+    return out;
+}
+
+QString MeshView::describeRank(int rank, bool html) const
 {
     if (!m_plan || rank < 0 || rank >= rankCount())
         return {};
     const plan::Mesh mesh(m_plan->parallel);
-    const plan::MeshCoordinates c = mesh.coordinatesOf(rank);
-    const int node = plan::Mesh::nodeOf(rank, m_plan->cluster);
-    QString text = tr("rank %1 on %2\ntp %3 · cp %4 · dp %5 · pp %6")
-                       .arg(rank)
-                       .arg(QString::fromStdString(m_plan->cluster.nodes[static_cast<std::size_t>(node)].host))
-                       .arg(c.tp)
-                       .arg(c.cp)
-                       .arg(c.dp)
-                       .arg(c.pp);
-    const struct {
-        const char *name;
-        plan::GroupKind kind;
-        int size;
-    } groups[] = {{"tensor-parallel", plan::GroupKind::Tp, m_plan->parallel.tp},
-                  {"context-parallel", plan::GroupKind::Cp, m_plan->parallel.cp},
-                  {"data-parallel", plan::GroupKind::Dp, m_plan->parallel.dp},
-                  {"pipeline", plan::GroupKind::Pp, m_plan->parallel.pp}};
-    for (const auto &g : groups)
-        if (g.size > 1)
-            text += tr("\n%1 group: %2").arg(tr(g.name), list(mesh.groupOf(rank, g.kind)));
+    const RankPlace &c = m_ranks[static_cast<std::size_t>(rank)];
+    const plan::ParallelSpec &ps = m_plan->parallel;
+    QStringList lines{tr("rank %1 on %2").arg(rank).arg(QString::fromStdString(m_plan->cluster.nodes[static_cast<std::size_t>(c.node)].host)),
+                      tr("tp %1 · cp %2 · dp %3 · pp %4").arg(c.tp).arg(c.cp).arg(c.dp).arg(c.pp)};
+    auto group = [&](Group g, plan::GroupKind kind, const QString &line) {
+        const QString text = line.arg(list(mesh.groupOf(rank, kind)));
+        lines << (html ? QStringLiteral("<span style='color:%1'>■</span> %2").arg(groupColor(g).name(), text.toHtmlEscaped()) : text);
+    };
+    if (ps.tp > 1)
+        group(Group::Tp, plan::GroupKind::Tp, tr("tensor-parallel group: %1"));
+    if (ps.cp > 1)
+        group(Group::Cp, plan::GroupKind::Cp, tr("context-parallel group: %1"));
+    if (ps.dp > 1)
+        group(Group::Dp, plan::GroupKind::Dp, tr("data-parallel group: %1"));
+    if (ps.ep > 1)
+        group(Group::Ep, plan::GroupKind::Ep, tr("expert-parallel group: %1"));
+    if (ps.pp > 1)
+        group(Group::Pp, plan::GroupKind::Pp, tr("pipeline group: %1"));
+    if (html) {
+        lines[0] = QStringLiteral("<b>%1</b>").arg(lines[0].toHtmlEscaped());
+        lines[1] = lines[1].toHtmlEscaped();
+    }
+    return lines.join(html ? QStringLiteral("<br>") : QStringLiteral("\n"));
+}
+
+QString MeshView::describeNode(int node) const
+{
+    if (!m_plan || node < 0 || node >= nodeCount())
+        return {};
+    const auto &n = m_plan->cluster.nodes[static_cast<std::size_t>(node)];
+    const int first = m_firstRankOfNode[static_cast<std::size_t>(node)];
+    const int last = std::min(m_firstRankOfNode[static_cast<std::size_t>(node) + 1], rankCount()) - 1;
+    QString text = tr("%1 · %2 slots · %3").arg(QString::fromStdString(n.host)).arg(n.slotCount).arg(QString::fromUtf8(plan::toString(n.device)));
+    if (last < first)
+        return text + tr("\nno ranks (idle)");
+    text += tr("\nranks %1").arg(range(first, last));
+    if (last - first + 1 < n.slotCount)
+        text += tr(" (%n slot(s) idle)", nullptr, n.slotCount - (last - first + 1));
+    auto spread = [&](Axis axis) {
+        int low = axisValue(first, axis), high = low;
+        for (int r = first; r <= last; ++r) {
+            low = std::min(low, axisValue(r, axis));
+            high = std::max(high, axisValue(r, axis));
+        }
+        return range(low, high);
+    };
+    text += tr("\nstage %1 · tp %2 · cp %3 · dp %4").arg(spread(Axis::Stage), spread(Axis::Tp), spread(Axis::Cp), spread(Axis::Dp));
     return text;
+}
+
+void MeshView::selectRank(int rank)
+{
+    if (rank < -1 || rank >= rankCount())
+        rank = -1;
+    if (rank == m_selected)
+        return;
+    m_selected = rank;
+    update();
+    emit rankSelected(rank);
 }
 
 bool MeshView::event(QEvent *e)
 {
     if (e->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(e);
-        const QString text = describeRank(rankAt(help->pos()));
+        const int rank = rankAt(help->pos());
+        const QString text = rank >= 0 ? describeRank(rank) : describeNode(nodeAt(help->pos()));
         if (text.isEmpty())
             QToolTip::hideText();
         else
@@ -162,53 +472,75 @@ bool MeshView::event(QEvent *e)
     return QWidget::event(e);
 }
 
-void MeshView::paintEvent(QPaintEvent *)
+void MeshView::mousePressEvent(QMouseEvent *e)
 {
-    QPainter p(this);
-    p.setRenderHint(QPainter::Antialiasing);
-    p.fillRect(rect(), palette().base());
-    if (!m_plan || m_plan->cluster.nodes.empty()) {
-        p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignCenter, tr("No plan loaded"));
-        return;
+    if (e->button() != Qt::LeftButton)
+        return QWidget::mousePressEvent(e);
+    int rank = rankAt(e->position().toPoint());
+    if (rank < 0 && showsNodeTiles()) {
+        const int node = nodeAt(e->position().toPoint());
+        if (node >= 0 && m_firstRankOfNode[static_cast<std::size_t>(node)] < rankCount())
+            rank = m_firstRankOfNode[static_cast<std::size_t>(node)];
     }
-    const plan::ParallelSpec &ps = m_plan->parallel;
-    const plan::Mesh mesh(ps);
-    const Layout l = layoutFor(width());
-    const int world = rankCount();
+    selectRank(rank);
+}
 
-    // Legend: the pipeline stages' colours and the TP outline.
-    QFont small = font();
-    small.setPointSizeF(std::max(6.0, small.pointSizeF() - 1.5));
-    p.setFont(small);
+void MeshView::wheelEvent(QWheelEvent *e)
+{
+    if (!(e->modifiers() & Qt::ControlModifier))
+        return QWidget::wheelEvent(e); // the scroll area scrolls
+    if (e->angleDelta().y() > 0)
+        zoomIn();
+    else if (e->angleDelta().y() < 0)
+        zoomOut();
+    e->accept();
+}
+
+void MeshView::paintLegend(QPainter &p)
+{
+    const Layout &l = currentLayout();
+    const QColor text = palette().color(QPalette::Text);
     int x = kMargin;
-    const int stages = ps.pp;
-    for (int s = 0; s < std::min(stages, 8); ++s) {
-        p.setPen(Qt::NoPen);
-        p.setBrush(stageColor(s, stages));
-        p.drawRect(x, kMargin + 3, 10, 10);
-        p.setPen(palette().color(QPalette::Text));
-        const QString label = stages > 1 ? tr("stage %1").arg(s) : tr("all layers");
-        p.drawText(x + 13, kMargin + 12, label);
-        x += 18 + p.fontMetrics().horizontalAdvance(label);
+    const int y = kMargin + 12;
+    p.setPen(text);
+    const QString title = tr("colour: %1").arg(axisName(m_axis));
+    p.drawText(x, y, title);
+    x += p.fontMetrics().horizontalAdvance(title) + 8;
+    const int n = axisSize(m_axis);
+    if (n <= 8) {
+        for (int v = 0; v < n; ++v) {
+            p.setPen(Qt::NoPen);
+            p.setBrush(hueColor(v, n));
+            p.drawRect(x, y - 9, 10, 10);
+            p.setPen(text);
+            p.drawText(x + 12, y, QString::number(v));
+            x += 18 + p.fontMetrics().horizontalAdvance(QString::number(v));
+        }
+    } else { // a gradient bar from the first value to the last
+        p.drawText(x, y, QStringLiteral("0"));
+        x += p.fontMetrics().horizontalAdvance(QStringLiteral("0")) + 3;
+        for (int i = 0; i < 60; ++i)
+            p.fillRect(x + i, y - 9, 1, 10, hueColor(i * n / 60, n));
+        x += 63;
+        p.drawText(x, y, QString::number(n - 1));
+        x += p.fontMetrics().horizontalAdvance(QString::number(n - 1)) + 10;
     }
-    if (stages > 8)
-        p.drawText(x, kMargin + 12, tr("… %1 stages").arg(stages)), x += 60;
-    if (ps.tp > 1) {
-        p.setPen(QPen(palette().color(QPalette::Text), 2));
-        p.setBrush(Qt::NoBrush);
-        p.drawRoundedRect(x, kMargin + 3, 18, 10, 3, 3);
-        p.drawText(x + 22, kMargin + 12, tr("tensor-parallel group (red: spans nodes)"));
-    }
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    if (l.tiles)
+        p.drawText(x, y, tr("one tile a node, one stripe a rank (zoom in for ranks)"));
+    else if (m_plan->parallel.tp > 1 && m_selected < 0)
+        p.drawText(x, y, tr("outlines: tensor-parallel groups (red: spans nodes)"));
+}
 
-    // Nodes and their ranks.
-    std::vector<QRect> cells(static_cast<std::size_t>(world));
-    std::vector<int> nodeOfRank(static_cast<std::size_t>(world));
-    int rank = 0;
-    for (int node = 0; node < static_cast<int>(m_plan->cluster.nodes.size()); ++node) {
+void MeshView::paintRanks(QPainter &p, const Layout &l, const QRect &exposed, const std::vector<int> &membership)
+{
+    const QColor base = palette().color(QPalette::Base);
+    const bool selecting = m_selected >= 0;
+    for (int node = 0; node < nodeCount(); ++node) {
+        const QRect box = nodeBox(l, node);
+        if (!box.intersects(exposed))
+            continue;
         const auto &n = m_plan->cluster.nodes[static_cast<std::size_t>(node)];
-        const QRect first = cellRect(l, node, 0);
-        const QRect box(first.left() - kPad, first.top() - kPad - (l.cell >= 20 ? kTitle : 2), l.nodeWidth, l.nodeHeight);
         p.setPen(QPen(palette().color(QPalette::Mid), 1));
         p.setBrush(palette().color(QPalette::AlternateBase));
         p.drawRoundedRect(box, 4, 4);
@@ -220,57 +552,127 @@ void MeshView::paintEvent(QPaintEvent *)
                                                            n.gpuModel.empty() ? QString() : QStringLiteral(" ") + QString::fromStdString(n.gpuModel)),
                                                   Qt::ElideRight, box.width() - 2 * kPad));
         }
-        for (int slot = 0; slot < n.slotCount; ++slot, ++rank) {
+        const int first = m_firstRankOfNode[static_cast<std::size_t>(node)];
+        for (int slot = 0; slot < n.slotCount; ++slot) {
+            const int rank = first + slot;
             const QRect cell = cellRect(l, node, slot);
-            if (rank >= world) { // a slot the plan leaves idle
+            if (rank >= rankCount()) { // a slot the plan leaves idle
                 p.setPen(QPen(palette().color(QPalette::Mid), 1, Qt::DotLine));
                 p.setBrush(Qt::NoBrush);
                 p.drawRect(cell);
                 continue;
             }
-            cells[static_cast<std::size_t>(rank)] = cell;
-            nodeOfRank[static_cast<std::size_t>(rank)] = node;
-            const plan::MeshCoordinates c = mesh.coordinatesOf(rank);
+            const int member = selecting ? membership[static_cast<std::size_t>(rank)] : None;
+            const QColor fill = colorOf(rank);
             p.setPen(Qt::NoPen);
-            p.setBrush(stageColor(c.pp, stages));
+            p.setBrush(selecting && member == None ? dimmed(fill, base) : fill);
             p.drawRect(cell);
+            if (member == Selected) {
+                p.setPen(QPen(palette().color(QPalette::Text), 3));
+                p.setBrush(Qt::NoBrush);
+                p.drawRect(cell.adjusted(1, 1, -1, -1));
+            } else if (member != None) {
+                p.setPen(QPen(kGroupColours[member], 2));
+                p.setBrush(Qt::NoBrush);
+                p.drawRect(cell.adjusted(1, 1, -1, -1));
+            }
             if (l.cell >= 28) {
+                const RankPlace &c = m_ranks[static_cast<std::size_t>(rank)];
                 p.setPen(QColor(0x20, 0x20, 0x20));
                 p.drawText(cell.adjusted(0, 1, 0, -cell.height() / 2), Qt::AlignCenter, QString::number(rank));
                 p.drawText(cell.adjusted(0, cell.height() / 2 - 1, 0, 0), Qt::AlignCenter,
-                           QStringLiteral("d%1").arg(c.dp) + (ps.tp > 1 ? QStringLiteral("t%1").arg(c.tp) : QString()));
+                           QStringLiteral("d%1").arg(c.dp) + (m_plan->parallel.tp > 1 ? QStringLiteral("t%1").arg(c.tp) : QString()));
             } else if (l.cell >= 16) {
                 p.setPen(QColor(0x20, 0x20, 0x20));
                 p.drawText(cell, Qt::AlignCenter, QString::number(rank));
             }
         }
     }
-    // Tensor-parallel groups: one outline around the cells of each (consecutive ranks), red when
-    // it leaves its node.
-    if (ps.tp > 1) {
-        for (int first = 0; first + ps.tp <= world; first += ps.tp) {
-            std::set<int> nodes;
-            QRect bound;
-            for (int r = first; r < first + ps.tp; ++r) {
-                nodes.insert(nodeOfRank[static_cast<std::size_t>(r)]);
-                bound = bound.united(cells[static_cast<std::size_t>(r)]);
-            }
-            const bool spans = nodes.size() > 1;
-            p.setPen(QPen(spans ? QColor(0xc0, 0x10, 0x20) : palette().color(QPalette::Text), spans ? 2.5 : 1.5));
-            p.setBrush(Qt::NoBrush);
-            if (!spans) {
-                p.drawRoundedRect(bound.adjusted(-1, -1, 1, 1), 3, 3);
-            } else { // outline each piece on its node
-                for (int node : nodes) {
-                    QRect piece;
-                    for (int r = first; r < first + ps.tp; ++r)
-                        if (nodeOfRank[static_cast<std::size_t>(r)] == node)
-                            piece = piece.united(cells[static_cast<std::size_t>(r)]);
-                    p.drawRoundedRect(piece.adjusted(-1, -1, 1, 1), 3, 3);
-                }
-            }
+    // Tensor-parallel groups (consecutive ranks): one outline each, red when it leaves its node.
+    const int tp = m_plan->parallel.tp;
+    if (tp <= 1 || selecting)
+        return;
+    for (int first = 0; first + tp <= rankCount(); first += tp) {
+        const int firstNode = m_ranks[static_cast<std::size_t>(first)].node;
+        if (firstNode == m_ranks[static_cast<std::size_t>(first + tp - 1)].node && !nodeBox(l, firstNode).intersects(exposed))
+            continue; // inside one node that is not being painted
+        std::set<int> nodes;
+        QRect bound;
+        for (int r = first; r < first + tp; ++r) {
+            const RankPlace &c = m_ranks[static_cast<std::size_t>(r)];
+            nodes.insert(c.node);
+            bound = bound.united(cellRect(l, c.node, c.slot));
+        }
+        const bool spans = nodes.size() > 1;
+        p.setPen(QPen(spans ? QColor(0xc0, 0x10, 0x20) : palette().color(QPalette::Text), spans ? 2.5 : 1.5));
+        p.setBrush(Qt::NoBrush);
+        for (int node : nodes) { // one outline per node the group touches
+            QRect piece;
+            for (int r = first; r < first + tp; ++r)
+                if (m_ranks[static_cast<std::size_t>(r)].node == node)
+                    piece = piece.united(cellRect(l, node, m_ranks[static_cast<std::size_t>(r)].slot));
+            p.drawRoundedRect(piece.adjusted(-1, -1, 1, 1), 3, 3);
         }
     }
 }
+
+void MeshView::paintTiles(QPainter &p, const Layout &l, const QRect &exposed, const std::vector<int> &membership)
+{
+    const QColor base = palette().color(QPalette::Base), idle = palette().color(QPalette::Mid);
+    const bool selecting = m_selected >= 0;
+    p.setRenderHint(QPainter::Antialiasing, false);
+    for (int node = 0; node < nodeCount(); ++node) {
+        const QRect box = nodeBox(l, node);
+        if (!box.intersects(exposed))
+            continue;
+        const int slotCount = std::max(1, m_plan->cluster.nodes[static_cast<std::size_t>(node)].slotCount);
+        const int first = m_firstRankOfNode[static_cast<std::size_t>(node)];
+        const double stripe = static_cast<double>(box.width()) / slotCount;
+        int strongest = None; // the selection's closest group on this node
+        for (int slot = 0; slot < slotCount; ++slot) {
+            const int rank = first + slot;
+            const QRectF r(box.left() + slot * stripe, box.top(), stripe + 0.5, box.height());
+            if (rank >= rankCount()) {
+                p.fillRect(r, idle);
+                continue;
+            }
+            const int member = selecting ? membership[static_cast<std::size_t>(rank)] : None;
+            if (member != None && (strongest == None || member == Selected || (strongest != Selected && member < strongest)))
+                strongest = member;
+            p.fillRect(r, selecting && member == None ? dimmed(colorOf(rank), base) : colorOf(rank));
+        }
+        if (strongest == Selected) {
+            p.setPen(QPen(palette().color(QPalette::Text), 2));
+            p.drawRect(box.adjusted(0, 0, -1, -1));
+        } else if (strongest != None) {
+            p.setPen(QPen(kGroupColours[strongest], 2));
+            p.drawRect(box.adjusted(0, 0, -1, -1));
+        }
+    }
+}
+
+void MeshView::paintEvent(QPaintEvent *event)
+{
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.fillRect(event->rect(), palette().base());
+    if (!m_plan || m_plan->cluster.nodes.empty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter, tr("No plan loaded"));
+        return;
+    }
+    QFont small = font();
+    small.setPointSizeF(std::max(6.0, small.pointSizeF() - 1.5));
+    p.setFont(small);
+    paintLegend(p);
+    const Layout &l = currentLayout();
+    const std::vector<int> membership = groupKindsOf(m_selected);
+    if (l.tiles)
+        paintTiles(p, l, event->rect(), membership);
+    else
+        paintRanks(p, l, event->rect(), membership);
+}
+
+QColor MeshView::groupColor(Group group) { return kGroupColours[static_cast<int>(group)]; }
 
 } // namespace trellis::ui

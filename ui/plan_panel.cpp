@@ -2,14 +2,12 @@
 #include "ui/plan_panel.h"
 
 #include "plan/plan_json.h"
-#include "ui/mesh_view.h"
 
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
-#include <QScrollArea>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTreeWidget>
@@ -19,7 +17,7 @@ namespace trellis::ui {
 
 PlanPanel::PlanPanel(QWidget *parent)
     : QWidget(parent), m_title(new QLabel(this)), m_summary(new QTreeWidget(this)), m_tabs(new QTabWidget(this)),
-      m_mesh(new MeshView(this)), m_json(new QPlainTextEdit(this))
+      m_json(new QPlainTextEdit(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -34,11 +32,6 @@ PlanPanel::PlanPanel(QWidget *parent)
     m_json->setReadOnly(true);
     m_json->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_json->setLineWrapMode(QPlainTextEdit::NoWrap);
-    auto *scroll = new QScrollArea(this);
-    scroll->setWidget(m_mesh);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
-    m_tabs->addTab(scroll, tr("Mesh"));
     m_tabs->addTab(m_json, tr("Document"));
     split->addWidget(m_summary);
     split->addWidget(m_tabs);
@@ -107,7 +100,6 @@ void PlanPanel::showPlan(const plan::Plan &p, const QString &path, const QString
     add(tr_, tr("data"), QStringLiteral("%1: %2").arg(QString::fromStdString(t.data.source), QString::fromStdString(t.data.path)));
     add(tr_, tr("seed"), QString::number(t.seed));
     m_json->setPlainText(QString::fromStdString(plan::planToJson(p)));
-    m_mesh->setPlan(p);
 }
 
 void PlanPanel::showError(const QString &path, const QStringList &errors)
@@ -120,7 +112,6 @@ void PlanPanel::showError(const QString &path, const QStringList &errors)
         item->setFirstColumnSpanned(true);
     }
     m_json->clear();
-    m_mesh->clear();
 }
 
 } // namespace trellis::ui

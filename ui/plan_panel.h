@@ -1,6 +1,5 @@
-// Shows the loaded plan: a summary of what will run (model, parallelism, batch, training), the
-// device mesh (ranks on the cluster's nodes) and the plan document itself. Editing with undo
-// commands arrives with the plan editor.
+// Shows the open plan: a summary of what will run (model, parallelism, batch, training) and the
+// plan document itself (read-only; the editor and the mesh canvas change it).
 #pragma once
 
 #include "plan/plan.h"
@@ -14,8 +13,6 @@ class QTabWidget;
 
 namespace trellis::ui {
 
-class MeshView;
-
 class PlanPanel : public QWidget {
     Q_OBJECT
 public:
@@ -24,13 +21,11 @@ public:
     void showPlan(const plan::Plan &plan, const QString &path, const QStringList &warnings,
                   const QStringList &unsupported = {});
     void showError(const QString &path, const QStringList &errors);
-    MeshView *meshView() const { return m_mesh; }
 
 private:
     QLabel *m_title;
     QTreeWidget *m_summary;
     QTabWidget *m_tabs;
-    MeshView *m_mesh;
     QPlainTextEdit *m_json;
 };
 

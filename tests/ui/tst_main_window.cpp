@@ -9,6 +9,7 @@
 #include "ui/dashboard.h"
 #include "ui/estimate_panel.h"
 #include "ui/mesh_view.h"
+#include "ui/plan/mesh_canvas.h"
 #include "ui/plan_panel.h"
 #include "ui/history_panel.h"
 #include "ui/main_window.h"
@@ -183,7 +184,7 @@ private slots:
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
         QVERIFY(window.loadPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/gpu/llama2-70b-dgx-h100.json")));
-        ui::MeshView *mesh = window.planPanel()->meshView();
+        ui::MeshView *mesh = window.meshCanvas()->view();
         QCOMPARE(mesh->rankCount(), 128);
         const QString rank37 = mesh->describeRank(37);
         QVERIFY2(rank37.contains(QStringLiteral("tp 5 · cp 0 · dp 0 · pp 1")), qPrintable(rank37));

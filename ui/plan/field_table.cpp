@@ -193,4 +193,13 @@ QString sectionTitle(Section section)
     return {};
 }
 
+std::vector<int> divisorsOf(int n)
+{
+    std::vector<int> out;
+    for (int d = 1; d <= n && d <= 4096; ++d)
+        if (n % d == 0)
+            out.push_back(d);
+    return out;
+}
+
 } // namespace trellis::ui::plan_editor

@@ -47,5 +47,7 @@ QString controlPathFor(const QString &diagnosticPath);
 // The node a diagnostic path is about ("cluster.nodes[3].host" → 3), or -1.
 int nodeIndexOf(const QString &diagnosticPath);
 QString sectionTitle(Section section);
+// The divisors of n (up to 4096), ascending: the tensor-parallel degrees the heads allow.
+std::vector<int> divisorsOf(int n);
 
 } // namespace trellis::ui::plan_editor

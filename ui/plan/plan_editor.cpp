@@ -62,15 +62,6 @@ QString displayed(const QJsonValue &v)
     return {};
 }
 
-std::vector<int> divisors(int n)
-{
-    std::vector<int> out;
-    for (int d = 1; d <= n && d <= 4096; ++d)
-        if (n % d == 0)
-            out.push_back(d);
-    return out;
-}
-
 } // namespace
 
 PlanEditor::PlanEditor(launcher::document::PlanDocument *document, QWidget *parent) : QWidget(parent), m_document(document)
@@ -269,7 +260,7 @@ void PlanEditor::refresh()
         } else if (auto *combo = qobject_cast<QComboBox *>(control)) {
             if (field.path == QLatin1String("parallel.tp")) {
                 // Only the tensor-parallel degrees the heads allow (and the current one, valid or not).
-                std::vector<int> offered = divisors(std::gcd(std::max(1, p.model.heads), std::max(1, p.model.kvHeads)));
+                std::vector<int> offered = divisorsOf(std::gcd(std::max(1, p.model.heads), std::max(1, p.model.kvHeads)));
                 if (std::find(offered.begin(), offered.end(), p.parallel.tp) == offered.end())
                     offered.push_back(p.parallel.tp);
                 std::sort(offered.begin(), offered.end());

@@ -1,0 +1,83 @@
+// Time to lay out and paint the mesh view (ui/mesh_view.h) at 4096 ranks against 128 ranks, side by
+// side in one run: 512 (16) DGX H100 nodes of the 128-GPU plan with dp filling them. Three cases:
+// fitted to a 900 × 700 view (node tiles at 4096), zoomed to 7 px rank cells painting what a
+// 900 × 700 viewport shows, and the same zoom painting the whole mesh. Each: setPlan (per-rank
+// coordinates, layout) + render into an image, median of 30 repetitions after 3 warm-up ones.
+// Usage: QT_QPA_PLATFORM=offscreen build/bin/bench_mesh
+#include "plan/plan_json.h"
+#include "ui/mesh_view.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QImage>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+using namespace trellis;
+
+namespace {
+
+plan::Plan planWithRanks(int ranks)
+{
+    auto loaded = plan::loadPlanFile(TRELLIS_SOURCE_DIR "/resources/plans/gpu/llama2-70b-dgx-h100.json");
+    if (!loaded.ok()) {
+        std::fprintf(stderr, "cannot load the 128-GPU plan\n");
+        std::exit(1);
+    }
+    plan::Plan p = loaded.value();
+    const plan::NodeSpec node = p.cluster.nodes.back();
+    p.cluster.nodes.clear();
+    for (int i = 0; i < ranks / 8; ++i) {
+        p.cluster.nodes.push_back(node);
+        p.cluster.nodes.back().host = "node" + std::to_string(i);
+    }
+    p.parallel.dp = ranks / (p.parallel.tp * p.parallel.pp);
+    return p;
+}
+
+// Median milliseconds of setPlan + render of `region` (the whole view when empty).
+double measure(const plan::Plan &p, int zoom, bool wholeView, bool *tiles)
+{
+    ui::MeshView view;
+    view.setFitHeight(700);
+    view.setZoom(zoom);
+    view.setPlan(p);
+    view.resize(std::max(900, view.minimumWidth()), std::max(700, view.heightForWidth(900)));
+    *tiles = view.showsNodeTiles();
+    const QRect region = wholeView ? view.rect() : QRect(0, 0, 900, 700);
+    QImage image(region.size(), QImage::Format_ARGB32_Premultiplied);
+    std::vector<double> ms;
+    for (int i = 0; i < 33; ++i) {
+        QElapsedTimer timer;
+        timer.start();
+        view.setPlan(p);
+        view.render(&image, QPoint(), QRegion(region));
+        if (i >= 3)
+            ms.push_back(static_cast<double>(timer.nsecsElapsed()) / 1e6);
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
+    QApplication app(argc, argv);
+    const plan::Plan small = planWithRanks(128), large = planWithRanks(4096);
+    struct Case {
+        const char *name;
+        int zoom;
+        bool whole;
+    } cases[] = {{"fit 900x700", -1, false}, {"7 px cells, one viewport", 3, false}, {"7 px cells, whole mesh", 3, true}};
+    std::printf("%-28s %14s %14s %8s\n", "mesh layout + paint", "128 ranks ms", "4096 ranks ms", "ratio");
+    for (const Case &c : cases) {
+        bool tilesSmall = false, tilesLarge = false;
+        const double a = measure(small, c.zoom, c.whole, &tilesSmall), b = measure(large, c.zoom, c.whole, &tilesLarge);
+        std::printf("%-28s %14.2f %14.2f %8.1f%s\n", c.name, a, b, b / a, tilesLarge ? "  (4096: node tiles)" : "");
+    }
+    return 0;
+}

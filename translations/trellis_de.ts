@@ -1,0 +1,2276 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="de">
+<context>
+    <name>PlanFields</name>
+    <message>
+        <location filename="../ui/plan/field_table.cpp" line="+41"/>
+        <source>Plan name</source>
+        <translation>Planname</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Model preset</source>
+        <translation>Modellvorlage</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Choosing a preset replaces every model field with the preset&apos;s</source>
+        <translation>Eine Vorlage zu wählen ersetzt jedes Modellfeld durch den Wert der Vorlage</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Architecture</source>
+        <translation>Architektur</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Layers</source>
+        <translation>Schichten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hidden size</source>
+        <translation>Hidden Size</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Attention heads</source>
+        <translation>Attention-Heads</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Key/value heads</source>
+        <translation>Key/Value-Heads</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fewer than the heads: grouped-query attention</source>
+        <translation>Weniger als Attention-Heads: Grouped-Query Attention</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MLP width</source>
+        <translation>MLP-Breite</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Sequence length</source>
+        <translation>Sequenzlänge</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Vocabulary</source>
+        <translation>Vokabular</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Experts (MoE)</source>
+        <translation>Experten (MoE)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>0: a dense model</source>
+        <translation>0: ein dichtes Modell</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Experts per token</source>
+        <translation>Experten pro Token</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Cluster preset</source>
+        <translation>Clustervorlage</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Choosing a preset makes every node and link the preset&apos;s, keeping the node count</source>
+        <translation>Eine Vorlage zu wählen übernimmt alle Knoten und Verbindungen aus der Vorlage; die Knotenzahl bleibt erhalten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Nodes</source>
+        <translation>Knoten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Nodes added are copies of the last one: one undo step however many</source>
+        <translation>Hinzugefügte Knoten sind Kopien des letzten: ein Rückgängig-Schritt, egal wie viele</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Node list</source>
+        <translation>Knotenliste</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Intra-node GB/s</source>
+        <translation>Intra-Node GB/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Intra-node latency µs</source>
+        <translation>Intra-Node-Latenz µs</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Inter-node GB/s</source>
+        <translation>Inter-Node GB/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Inter-node latency µs</source>
+        <translation>Inter-Node-Latenz µs</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Price per device-hour</source>
+        <translation>Preis pro Gerätestunde</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Data parallel (dp)</source>
+        <translation>Datenparallel (dp)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tensor parallel (tp)</source>
+        <translation>Tensorparallel (tp)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Offered: the divisors of the attention heads</source>
+        <translation>Angeboten: die Teiler der Anzahl der Attention-Heads</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pipeline stages (pp)</source>
+        <translation>Pipeline-Stufen (pp)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>At most the number of layers</source>
+        <translation>Höchstens die Anzahl der Schichten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Context parallel (cp)</source>
+        <translation>Kontextparallel (cp)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Expert parallel (ep)</source>
+        <translation>Expertenparallel (ep)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ZeRO stage</source>
+        <translation>ZeRO-Stufe</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Sequence parallelism</source>
+        <translation>Sequenzparallelität</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pipeline schedule</source>
+        <translation>Pipeline-Schedule</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Virtual stages</source>
+        <translation>Virtuelle Stufen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Micro-batch size</source>
+        <translation>Micro-Batch-Größe</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Micro-batches</source>
+        <translation>Micro-Batches</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Recompute</source>
+        <translation>Neuberechnung</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Precision</source>
+        <translation>Genauigkeit</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Gradient bucket MB</source>
+        <translation>Gradienten-Bucket MB</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Empty: 25 MB, or the whole model</source>
+        <translation>Leer: 25 MB oder das ganze Modell</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>First bucket MB</source>
+        <translation>Erster Bucket MB</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Empty: the bucket size</source>
+        <translation>Leer: die Bucket-Größe</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Overlap gradient reduction</source>
+        <translation>Gradientenreduktion überlappen</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Steps</source>
+        <translation>Schritte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Learning rate</source>
+        <translation>Lernrate</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Minimum learning rate</source>
+        <translation>Minimale Lernrate</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Warm-up steps</source>
+        <translation>Warm-up-Schritte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Weight decay</source>
+        <translation>Weight Decay</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Adam β1</source>
+        <translation>Adam β1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Adam β2</source>
+        <translation>Adam β2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Adam ε</source>
+        <translation>Adam ε</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Gradient clip (0: off)</source>
+        <translation>Gradient Clipping (0: aus)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>On NaN/Inf</source>
+        <translation>Bei NaN/Inf</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Seed</source>
+        <translation>Seed</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Data source</source>
+        <translation>Datenquelle</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Data path</source>
+        <translation>Datenpfad</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Relative paths are relative to the plan file&apos;s folder</source>
+        <translation>Relative Pfade beziehen sich auf den Ordner der Plandatei</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checkpoint every (steps)</source>
+        <translation>Checkpoint alle (Schritte)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Checkpoint folder</source>
+        <translation>Checkpoint-Ordner</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checkpoints kept</source>
+        <translation>Aufbewahrte Checkpoints</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Endpoint</source>
+        <translation>Endpunkt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Empty: the launcher chooses a private one</source>
+        <translation>Leer: der Launcher wählt einen privaten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Heartbeat ms</source>
+        <translation>Heartbeat ms</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Trace every (steps)</source>
+        <translation>Tracing alle (Schritte)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Spans for the step timeline every so many steps; 0: none</source>
+        <translation>Spans für die Schritt-Zeitleiste alle so vielen Schritte; 0: keine</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Target</source>
+        <translation>Ziel</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>SSH user</source>
+        <translation>SSH-Benutzer</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>SSH port</source>
+        <translation>SSH-Port</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Slurm partition</source>
+        <translation>Slurm-Partition</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Slurm account</source>
+        <translation>Slurm-Konto</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Slurm time limit</source>
+        <translation>Slurm-Zeitlimit</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hang timeout s</source>
+        <translation>Hänger-Timeout s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restarts at most</source>
+        <translation>Maximale Neustarts</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Restart back-off s</source>
+        <translation>Neustart-Backoff s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restart on a crash</source>
+        <translation>Neustart bei Absturz</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restart on a hang</source>
+        <translation>Neustart bei Hänger</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restart on a lost node</source>
+        <translation>Neustart bei Knotenausfall</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Elastic (fewer nodes)</source>
+        <translation>Elastisch (weniger Knoten)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Alert command</source>
+        <translation>Alarmbefehl</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A JSON list: the program and its arguments, never a shell line</source>
+        <translation>Eine JSON-Liste: das Programm und seine Argumente, niemals eine Shell-Zeile</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Alert webhook</source>
+        <translation>Alarm-Webhook</translation>
+    </message>
+    <message>
+        <location line="+38"/>
+        <source>Model</source>
+        <translation>Modell</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cluster</source>
+        <translation>Cluster</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Parallelism</source>
+        <translation>Parallelität</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Training</source>
+        <translation>Training</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Telemetry</source>
+        <translation>Telemetrie</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Launch</source>
+        <translation>Start</translation>
+    </message>
+</context>
+<context>
+    <name>QObject</name>
+    <message>
+        <location filename="../ui/dashboards/panel.cpp" line="+23"/>
+        <source>step</source>
+        <translation>Schritt</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>rank %1</source>
+        <translation>Rank %1</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>max</source>
+        <translation>max</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>min</source>
+        <translation>min</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>median of %1 ranks</source>
+        <translation>Median von %1 Ranks</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>rank %1: %2%3%</source>
+        <translation>Rank %1: %2%3 %</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::launcher::document::PlanDocument</name>
+    <message>
+        <location filename="../launcher/document/plan_document.cpp" line="+71"/>
+        <source>Untitled</source>
+        <translation>Unbenannt</translation>
+    </message>
+    <message>
+        <location line="+33"/>
+        <source>Set %1 to %2</source>
+        <translation>%1 auf %2 setzen</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>Remove node %1</source>
+        <translation>Knoten %1 entfernen</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>deepspeed: not a JSON object (a DeepSpeed config is one)</source>
+        <translation>deepspeed: kein JSON-Objekt (eine DeepSpeed-Konfiguration ist eines)</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Import DeepSpeed config</source>
+        <translation>DeepSpeed-Konfiguration importieren</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Import Megatron-LM arguments</source>
+        <translation>Megatron-LM-Argumente importieren</translation>
+    </message>
+    <message>
+        <location line="+35"/>
+        <source>the plan has no file yet: use Save As</source>
+        <translation>der Plan hat noch keine Datei: „Plan speichern unter“ verwenden</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Rebase relative paths</source>
+        <translation>Relative Pfade anpassen</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::CompareView</name>
+    <message>
+        <location filename="../ui/compare_view.cpp" line="+16"/>
+        <source>Loss (rank 0)</source>
+        <translation>Loss (Rank 0)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>loss</source>
+        <translation>Loss</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Throughput (job)</source>
+        <translation>Durchsatz (Job)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Trellis — runs compared</source>
+        <translation>Trellis — Läufe im Vergleich</translation>
+    </message>
+    <message>
+        <location line="+34"/>
+        <source>plan</source>
+        <translation>Plan</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>status</source>
+        <translation>Status</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ranks</source>
+        <translation>Ranks</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>steps</source>
+        <translation>Schritte</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>final loss</source>
+        <translation>finaler Loss</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tokens/s (job)</source>
+        <translation>tokens/s (Job)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>step ms (slowest rank)</source>
+        <translation>Schritt ms (langsamster Rank)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>compute ms</source>
+        <translation>Rechnen ms</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>exposed comm ms</source>
+        <translation>nicht überdeckte Komm. ms</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>bubble ms</source>
+        <translation>Bubble ms</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>idle ms</source>
+        <translation>Leerlauf ms</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>bus GB/s</source>
+        <translation>Bus-GB/s</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>peak RSS MiB</source>
+        <translation>Spitzen-RSS MiB</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>plan differences</source>
+        <translation>Planunterschiede</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::Dashboard</name>
+    <message>
+        <location filename="../ui/dashboard.cpp" line="+17"/>
+        <source>Loss</source>
+        <translation>Loss</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+88"/>
+        <source>loss</source>
+        <translation>Loss</translation>
+    </message>
+    <message>
+        <location line="-87"/>
+        <source>Throughput per rank</source>
+        <translation>Durchsatz pro Rank</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+89"/>
+        <source>tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <location line="-88"/>
+        <source>No run</source>
+        <translation>Kein Lauf</translation>
+    </message>
+    <message>
+        <location line="+71"/>
+        <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
+        <translation>Schritt %1 / %2 · Loss %3 · %4 tokens/s · Schritt %5 ms · %6 Ranks</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <source>Run %1: %2</source>
+        <translation>Lauf %1: %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 steps · final loss %2 · %3 ranks</source>
+        <translation>%1 Schritte · finaler Loss %2 · %3 Ranks</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::EstimatePanel</name>
+    <message>
+        <location filename="../ui/estimate_panel.cpp" line="+41"/>
+        <location line="+282"/>
+        <source>Search plans</source>
+        <translation>Pläne suchen</translation>
+    </message>
+    <message>
+        <location line="-281"/>
+        <source>Use selected plan</source>
+        <translation>Ausgewählten Plan übernehmen</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>GB a rank</source>
+        <translation>GB pro Rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>pipeline stage</source>
+        <translation>Pipeline-Stufe</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Group</source>
+        <translation>Gruppe</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Operation</source>
+        <translation>Operation</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>MiB/step</source>
+        <translation>MiB/Schritt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Calls</source>
+        <translation>Aufrufe</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ms/step</source>
+        <translation>ms/Schritt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Link</source>
+        <translation>Verbindung</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>dp</source>
+        <translation>dp</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tp</source>
+        <translation>tp</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>pp</source>
+        <translation>pp</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>cp</source>
+        <translation>cp</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ep</source>
+        <translation>ep</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ZeRO</source>
+        <translation>ZeRO</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Schedule</source>
+        <translation>Schedule</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>mbs × m</source>
+        <translation>mbs × m</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Recompute</source>
+        <translation>Neuberechnung</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Tokens/s</source>
+        <translation>Tokens/s</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>GB</source>
+        <translation>GB</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Why</source>
+        <translation>Begründung</translation>
+    </message>
+    <message>
+        <location line="+54"/>
+        <location line="+41"/>
+        <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
+        <translation>&lt;i&gt;Schätzung läuft… (was unten abgeblendet ist, gehört zum Plan vor dieser Änderung)&lt;/i&gt;</translation>
+    </message>
+    <message numerus="yes">
+        <location line="-25"/>
+        <source>&lt;b&gt;No estimate:&lt;/b&gt; the plan has %n error(s) (see Problems in the editor). &lt;i&gt;What is dimmed below belongs to an earlier plan.&lt;/i&gt;</source>
+        <translation>
+            <numerusform>&lt;b&gt;Keine Schätzung:&lt;/b&gt; der Plan hat %n Fehler (siehe Probleme im Editor). &lt;i&gt;Was unten abgeblendet ist, gehört zu einem früheren Plan.&lt;/i&gt;</numerusform>
+            <numerusform>&lt;b&gt;Keine Schätzung:&lt;/b&gt; der Plan hat %n Fehler (siehe Probleme im Editor). &lt;i&gt;Was unten abgeblendet ist, gehört zu einem früheren Plan.&lt;/i&gt;</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>&lt;i&gt;No plan loaded.&lt;/i&gt;</source>
+        <translation>&lt;i&gt;Kein Plan geladen.&lt;/i&gt;</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>calibrated</source>
+        <translation>kalibriert</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>not calibrated: run trellis-cli calibrate</source>
+        <translation>nicht kalibriert: trellis-cli calibrate ausführen</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>step time</source>
+        <translation>Schrittzeit</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>stage %1 memory %2%3 GB</source>
+        <translation>Stufe %1 Speicher %2%3 GB</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>%1 → %2 pipeline stages</source>
+        <translation>%1 → %2 Pipeline-Stufen</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)&lt;br&gt;MFU %7 &amp;nbsp; %8 parameters &amp;nbsp; cost %9 a run &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</source>
+        <translation>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; Schritt %2 = Rechnen %3 + nicht überdeckte Kommunikation %4 + Bubble %5 (%6 %)&lt;br&gt;MFU %7 &amp;nbsp; %8 Parameter &amp;nbsp; Kosten %9 pro Lauf &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>n/a (CPU)</source>
+        <translation>k. A. (CPU)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 B</source>
+        <translation>%1 Mrd.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 M</source>
+        <translation>%1 Mio.</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Since the last estimate: %1</source>
+        <translation>Seit der letzten Schätzung: %1</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>parameters</source>
+        <translation>Parameter</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>gradients</source>
+        <translation>Gradienten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>optimizer</source>
+        <translation>Optimierer</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>activations</source>
+        <translation>Aktivierungen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>comm buffers</source>
+        <translation>Komm.-Puffer</translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <source>%1 %2 GB</source>
+        <translation>%1 %2 GB</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source> (stage %1)</source>
+        <translation> (Stufe %1)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>inter-node</source>
+        <translation>zwischen Knoten</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>intra-node</source>
+        <translation>innerhalb des Knotens</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Searching…</source>
+        <translation>Suche läuft…</translation>
+    </message>
+    <message>
+        <location line="+34"/>
+        <source>No plan fits: more devices, a smaller micro-batch or a smaller model.</source>
+        <translation>Kein Plan passt: mehr Geräte, ein kleinerer Micro-Batch oder ein kleineres Modell.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>%1 plans considered, %2 valid, %3 fit</source>
+        <translation>%1 Pläne geprüft, %2 gültig, %3 passen</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::HistoryPanel</name>
+    <message>
+        <location filename="../ui/history_panel.cpp" line="+12"/>
+        <source>Compare selected runs</source>
+        <translation>Ausgewählte Läufe vergleichen</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Run</source>
+        <translation>Lauf</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Plan</source>
+        <translation>Plan</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Status</source>
+        <translation>Status</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Steps</source>
+        <translation>Schritte</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Loss</source>
+        <translation>Loss</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Select two or more runs (Ctrl or Shift) to compare them</source>
+        <translation>Zwei oder mehr Läufe auswählen (Strg oder Umschalt), um sie zu vergleichen</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::MainWindow</name>
+    <message>
+        <location filename="../ui/main_window.cpp" line="+64"/>
+        <source>Trellis</source>
+        <translation>Trellis</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Edit plan</source>
+        <translation>Plan bearbeiten</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Mesh</source>
+        <translation>Mesh</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Plan</source>
+        <translation>Plan</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Estimate</source>
+        <translation>Schätzung</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Not changed: %1</source>
+        <translation>Nicht geändert: %1</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Run history</source>
+        <translation>Laufhistorie</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>all ranks</source>
+        <translation>alle Ranks</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>mpirun and workbench</source>
+        <translation>mpirun und Workbench</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Rank output</source>
+        <translation>Rank-Ausgabe</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Loss, grad norm, learning rate</source>
+        <translation>Loss, Gradientennorm, Lernrate</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Throughput and step time</source>
+        <translation>Durchsatz und Schrittzeit</translation>
+    </message>
+    <message>
+        <location line="+25"/>
+        <source>Step %1 marked on the charts</source>
+        <translation>Schritt %1 in den Diagrammen markiert</translation>
+    </message>
+    <message>
+        <location line="+31"/>
+        <source>Report written to %1</source>
+        <translation>Bericht nach %1 geschrieben</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <location line="+100"/>
+        <location line="+141"/>
+        <source>Run %1: %2</source>
+        <translation>Lauf %1: %2</translation>
+    </message>
+    <message>
+        <location line="-228"/>
+        <source>Run %1: restarting (attempt %2)</source>
+        <translation>Lauf %1: Neustart (Versuch %2)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>[supervisor] %1</source>
+        <translation>[supervisor] %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restarting: %1</source>
+        <translation>Neustart: %1</translation>
+    </message>
+    <message>
+        <location line="+84"/>
+        <source>following</source>
+        <translation>wird verfolgt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>from the history</source>
+        <translation>aus der Historie</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>[workbench] following run %1 (supervisor pid %2)</source>
+        <translation>[workbench] verfolge Lauf %1 (Supervisor-PID %2)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>[workbench] run %1 is not supervised any more; showing the history</source>
+        <translation>[workbench] Lauf %1 wird nicht mehr überwacht; zeige die Historie</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>[workbench] run %1 had lost its supervisor; a new one (pid %2) adopts it</source>
+        <translation>[workbench] Lauf %1 hatte seinen Supervisor verloren; ein neuer (PID %2) übernimmt ihn</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Run %1: adopting</source>
+        <translation>Lauf %1: wird übernommen</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Reattached to run %1, still going</source>
+        <translation>Wieder mit Lauf %1 verbunden, er läuft noch</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Reattached to run %1; %2 runs are going (Run › Attach to a running run)</source>
+        <translation>Wieder mit Lauf %1 verbunden; %2 Läufe sind aktiv (Lauf › Mit einem aktiven Lauf verbinden)</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>No run of this history is going now</source>
+        <translation>Kein Lauf dieser Historie ist gerade aktiv</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Attach to a running run</source>
+        <translation>Mit einem aktiven Lauf verbinden</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Runs going now:</source>
+        <translation>Aktive Läufe:</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Run</source>
+        <translation>Lauf</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Launch</source>
+        <translation>Starten</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Stop</source>
+        <translation>Stoppen</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Asked the supervisor to stop run %1</source>
+        <translation>Supervisor gebeten, Lauf %1 zu stoppen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Attach…</source>
+        <translation>Verbinden…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Follow a run that is going now (runs outlive this window)</source>
+        <translation>Einem aktiven Lauf folgen (Läufe überdauern dieses Fenster)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Export report…</source>
+        <translation>Bericht exportieren…</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>This plan can be estimated but not run yet</source>
+        <translation>Dieser Plan kann geschätzt, aber noch nicht ausgeführt werden</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Launch failed: %1</source>
+        <translation>Start fehlgeschlagen: %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+1"/>
+        <source>Launch failed</source>
+        <translation>Start fehlgeschlagen</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>[workbench] run %1: supervisor pid %2, log %3</source>
+        <translation>[workbench] Lauf %1: Supervisor-PID %2, Log %3</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Run %1: launching</source>
+        <translation>Lauf %1: wird gestartet</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>[alert: %1] %2</source>
+        <translation>[alert: %1] %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Alert (%1): %2</source>
+        <translation>Alarm (%1): %2</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Trellis: %1</source>
+        <translation>Trellis: %1</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Run failed (exit %1): %2</source>
+        <translation>Lauf fehlgeschlagen (Exit-Code %1): %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run failed</source>
+        <translation>Lauf fehlgeschlagen</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Select a run in the history first</source>
+        <translation>Zuerst einen Lauf in der Historie auswählen</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Export report</source>
+        <translation>Bericht exportieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>HTML (*.html)</source>
+        <translation>HTML (*.html)</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>rank %1</source>
+        <translation>Rank %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/main_window_document.cpp" line="+48"/>
+        <source>&amp;File</source>
+        <translation>&amp;Datei</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;New plan</source>
+        <translation>&amp;Neuer Plan</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Open plan…</source>
+        <translation>Plan ö&amp;ffnen…</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Open plan</source>
+        <translation>Plan öffnen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+159"/>
+        <source>Plans (*.json)</source>
+        <translation>Pläne (*.json)</translation>
+    </message>
+    <message>
+        <location line="-155"/>
+        <source>Open &amp;recent</source>
+        <translation>&amp;Zuletzt geöffnet</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Save plan</source>
+        <translation>Plan &amp;speichern</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Save plan &amp;as…</source>
+        <translation>Plan speichern &amp;unter…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Import</source>
+        <translation>&amp;Importieren</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Cannot read %1 (or it is over %2 MiB)</source>
+        <translation>%1 kann nicht gelesen werden (oder ist größer als %2 MiB)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>DeepSpeed config file…</source>
+        <translation>DeepSpeed-Konfigurationsdatei…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Import a DeepSpeed config</source>
+        <translation>DeepSpeed-Konfiguration importieren</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>JSON (*.json);;All files (*)</source>
+        <translation>JSON (*.json);;Alle Dateien (*)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Megatron-LM arguments (paste)…</source>
+        <translation>Megatron-LM-Argumente (einfügen)…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <location line="+8"/>
+        <source>Import Megatron-LM arguments</source>
+        <translation>Megatron-LM-Argumente importieren</translation>
+    </message>
+    <message>
+        <location line="-7"/>
+        <source>The launch line or its arguments (continuations, comments and torchrun&apos;s own options are understood):</source>
+        <translation>Die Startzeile oder ihre Argumente (Fortsetzungszeilen, Kommentare und die eigenen Optionen von torchrun werden erkannt):</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Megatron-LM arguments file…</source>
+        <translation>Megatron-LM-Argumentdatei…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>All files (*)</source>
+        <translation>Alle Dateien (*)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>E&amp;xport plan as</source>
+        <translation>Plan &amp;exportieren als</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Wrote %1</source>
+        <translation>%1 geschrieben</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Could not write %1: %2</source>
+        <translation>%1 konnte nicht geschrieben werden: %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>DeepSpeed config…</source>
+        <translation>DeepSpeed-Konfiguration…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Export as a DeepSpeed config</source>
+        <translation>Als DeepSpeed-Konfiguration exportieren</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>JSON (*.json)</source>
+        <translation>JSON (*.json)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Megatron-LM arguments…</source>
+        <translation>Megatron-LM-Argumente…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Export as Megatron-LM arguments</source>
+        <translation>Als Megatron-LM-Argumente exportieren</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Text (*.txt *.sh);;All files (*)</source>
+        <translation>Text (*.txt *.sh);;Alle Dateien (*)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>&amp;Quit</source>
+        <translation>&amp;Beenden</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Edit</source>
+        <translation>&amp;Bearbeiten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Undo</source>
+        <translation>&amp;Rückgängig</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Redo</source>
+        <translation>&amp;Wiederherstellen</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <location line="+19"/>
+        <location line="+49"/>
+        <source>%1[*] — Trellis</source>
+        <translation>%1[*] — Trellis</translation>
+    </message>
+    <message>
+        <location line="-36"/>
+        <source>The plan has errors: fix them to launch (see Problems)</source>
+        <translation>Der Plan hat Fehler: zum Starten beheben (siehe Probleme)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run the plan on this machine (Ctrl+R)</source>
+        <translation>Den Plan auf diesem Rechner ausführen (Strg+R)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This plan can be estimated but not run yet:
+%1</source>
+        <translation>Dieser Plan kann geschätzt, aber noch nicht ausgeführt werden:
+%1</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Not opened: %1: %2</source>
+        <translation>Nicht geöffnet: %1: %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Cannot open the plan</source>
+        <translation>Plan kann nicht geöffnet werden</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 was not opened; the open plan is unchanged.
+
+%2</source>
+        <translation>%1 wurde nicht geöffnet; der geöffnete Plan bleibt unverändert.
+
+%2</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Opened %1 — it has problems to fix before it can run</source>
+        <translation>%1 geöffnet — vor dem Ausführen sind Probleme zu beheben</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Opened %1</source>
+        <translation>%1 geöffnet</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <location line="+7"/>
+        <source>Saved %1</source>
+        <translation>%1 gespeichert</translation>
+    </message>
+    <message>
+        <location line="-7"/>
+        <location line="+7"/>
+        <source>Not saved: %1</source>
+        <translation>Nicht gespeichert: %1</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Save plan</source>
+        <translation>Plan speichern</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Unsaved changes</source>
+        <translation>Ungespeicherte Änderungen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The plan %1 has changes that are not saved.</source>
+        <translation>Der Plan %1 hat ungespeicherte Änderungen.</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>DeepSpeed config</source>
+        <translation>DeepSpeed-Konfiguration</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Megatron-LM arguments</source>
+        <translation>Megatron-LM-Argumente</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+6"/>
+        <source>Imported the %1 (Edit › Undo to go back); %n warning(s)</source>
+        <translation>
+            <numerusform>%1 importiert (zurück mit Bearbeiten › Rückgängig); %n Warnung</numerusform>
+            <numerusform>%1 importiert (zurück mit Bearbeiten › Rückgängig); %n Warnungen</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Not imported (the plan is unchanged): %1</source>
+        <translation>Nicht importiert (der Plan ist unverändert): %1</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Imported the %1</source>
+        <translation>%1 importiert</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The %1 were not imported</source>
+        <translation>%1: nicht importiert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Imported, with these notes:</source>
+        <translation>Importiert, mit diesen Hinweisen:</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The plan is unchanged:</source>
+        <translation>Der Plan ist unverändert:</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Apply searched plan (dp %1 · tp %2 · pp %3 · cp %4)</source>
+        <translation>Gefundenen Plan übernehmen (dp %1 · tp %2 · pp %3 · cp %4)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Using the searched plan (Edit › Undo to go back): dp %1 · tp %2 · pp %3 · cp %4</source>
+        <translation>Gefundener Plan wird verwendet (zurück mit Bearbeiten › Rückgängig): dp %1 · tp %2 · pp %3 · cp %4</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::MeshView</name>
+    <message>
+        <location filename="../ui/mesh_view.cpp" line="+62"/>
+        <source>pipeline stage</source>
+        <translation>Pipeline-Stufe</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>tensor-parallel rank</source>
+        <translation>Tensorparallel-Rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>context-parallel rank</source>
+        <translation>Kontextparallel-Rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>data-parallel replica</source>
+        <translation>Datenparallel-Replikat</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>expert-parallel rank</source>
+        <translation>Expertenparallel-Rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>node</source>
+        <translation>Knoten</translation>
+    </message>
+    <message>
+        <location line="+334"/>
+        <source>rank %1 on %2</source>
+        <translation>Rank %1 auf %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>tp %1 · cp %2 · dp %3 · pp %4</source>
+        <translation>tp %1 · cp %2 · dp %3 · pp %4</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>tensor-parallel group: %1</source>
+        <translation>Tensorparallel-Gruppe: %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>context-parallel group: %1</source>
+        <translation>Kontextparallel-Gruppe: %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>data-parallel group: %1</source>
+        <translation>Datenparallel-Gruppe: %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>expert-parallel group: %1</source>
+        <translation>Expertenparallel-Gruppe: %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>pipeline group: %1</source>
+        <translation>Pipeline-Gruppe: %1</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>%1 · %2 slots · %3</source>
+        <translation>%1 · %2 Slots · %3</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>
+no ranks (idle)</source>
+        <translation>
+keine Ranks (ungenutzt)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>
+ranks %1</source>
+        <translation>
+Ranks %1</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+2"/>
+        <source> (%n slot(s) idle)</source>
+        <translation>
+            <numerusform> (%n Slot ungenutzt)</numerusform>
+            <numerusform> (%n Slots ungenutzt)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>
+stage %1 · tp %2 · cp %3 · dp %4</source>
+        <translation>
+Stufe %1 · tp %2 · cp %3 · dp %4</translation>
+    </message>
+    <message>
+        <location line="+61"/>
+        <source>colour: %1</source>
+        <translation>Farbe: %1</translation>
+    </message>
+    <message>
+        <location line="+24"/>
+        <source>one tile a node, one stripe a rank (zoom in for ranks)</source>
+        <translation>eine Kachel pro Knoten, ein Streifen pro Rank (für Ranks hineinzoomen)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>outlines: tensor-parallel groups (red: spans nodes)</source>
+        <translation>Umrisse: Tensorparallel-Gruppen (rot: über Knoten hinweg)</translation>
+    </message>
+    <message>
+        <location line="+128"/>
+        <source>No plan loaded</source>
+        <translation>Kein Plan geladen</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::PlanPanel</name>
+    <message>
+        <location filename="../ui/plan_panel.cpp" line="+29"/>
+        <source>Setting</source>
+        <translation>Einstellung</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Value</source>
+        <translation>Wert</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Document</source>
+        <translation>Dokument</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;small&gt;%2&lt;/small&gt;</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;small&gt;%2&lt;/small&gt;</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+7"/>
+        <source>Estimate only: trellis-trainer cannot run this plan yet (%n reason(s); hover for them)</source>
+        <translation>
+            <numerusform>Nur Schätzung: trellis-trainer kann diesen Plan noch nicht ausführen (%n Grund; mit der Maus darauf zeigen)</numerusform>
+            <numerusform>Nur Schätzung: trellis-trainer kann diesen Plan noch nicht ausführen (%n Gründe; mit der Maus darauf zeigen)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Model</source>
+        <translation>Modell</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>preset</source>
+        <translation>Vorlage</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>architecture</source>
+        <translation>Architektur</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>experts</source>
+        <translation>Experten</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1, top %2</source>
+        <translation>%1, Top-%2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>layers × hidden</source>
+        <translation>Schichten × Hidden</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>heads (kv)</source>
+        <translation>Heads (KV)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ffn</source>
+        <translation>FFN</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>sequence</source>
+        <translation>Sequenz</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>vocabulary</source>
+        <translation>Vokabular</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Parallelism</source>
+        <translation>Parallelität</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ranks</source>
+        <translation>Ranks</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>expert parallel</source>
+        <translation>Expertenparallel</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>schedule</source>
+        <translation>Schedule</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>, %1 virtual stages</source>
+        <translation>, %1 virtuelle Stufen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>recompute</source>
+        <translation>Neuberechnung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ZeRO stage</source>
+        <translation>ZeRO-Stufe</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>micro-batch</source>
+        <translation>Micro-Batch</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>global batch</source>
+        <translation>globaler Batch</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 sequences</source>
+        <translation>%1 Sequenzen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>precision</source>
+        <translation>Genauigkeit</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cluster</source>
+        <translation>Cluster</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 slots, %2</source>
+        <translation>%1 Slots, %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Training</source>
+        <translation>Training</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>steps</source>
+        <translation>Schritte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>learning rate</source>
+        <translation>Lernrate</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 → %2, warm-up %3</source>
+        <translation>%1 → %2, Warm-up %3</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>data</source>
+        <translation>Daten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>seed</source>
+        <translation>Seed</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>&lt;b&gt;Plan not loaded&lt;/b&gt;&lt;br&gt;&lt;small&gt;%1&lt;/small&gt;</source>
+        <translation>&lt;b&gt;Plan nicht geladen&lt;/b&gt;&lt;br&gt;&lt;small&gt;%1&lt;/small&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::BreakdownPanel</name>
+    <message>
+        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+42"/>
+        <source>Step time breakdown (median rank)</source>
+        <translation>Aufschlüsselung der Schrittzeit (Median-Rank)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>over steps (median rank)</source>
+        <translation>über die Schritte (Median-Rank)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>per pipeline stage (latest steps)</source>
+        <translation>pro Pipeline-Stufe (letzte Schritte)</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>predicted step (calibrated)</source>
+        <translation>vorhergesagter Schritt (kalibriert)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>predicted step (default rates)</source>
+        <translation>vorhergesagter Schritt (Standardraten)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>step</source>
+        <translation>Schritt</translation>
+    </message>
+    <message>
+        <location line="+24"/>
+        <source>bubble % measured (right axis)</source>
+        <translation>Bubble % gemessen (rechte Achse)</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>bubble % predicted</source>
+        <translation>Bubble % vorhergesagt</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>pipeline stage (no coordinates reported yet)</source>
+        <translation>Pipeline-Stufe (noch keine Koordinaten gemeldet)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>pipeline stage</source>
+        <translation>Pipeline-Stufe</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>bubble % of the step</source>
+        <translation>Bubble in % des Schritts</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/breakdown_panel.h" line="+17"/>
+        <source>Step time breakdown</source>
+        <translation>Aufschlüsselung der Schrittzeit</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::CommunicationPanel</name>
+    <message>
+        <location filename="../ui/dashboards/communication_panel.cpp" line="+16"/>
+        <source>group</source>
+        <translation>Gruppe</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>operation</source>
+        <translation>Operation</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ranks</source>
+        <translation>Ranks</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>MB</source>
+        <translation>MB</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>bus GB/s</source>
+        <translation>Bus-GB/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>slowest rank (GB/s)</source>
+        <translation>langsamster Rank (GB/s)</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/communication_panel.h" line="+15"/>
+        <source>Communication</source>
+        <translation>Kommunikation</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::EventsPanel</name>
+    <message>
+        <location filename="../ui/dashboards/events_panel.cpp" line="+15"/>
+        <source>step</source>
+        <translation>Schritt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>kind</source>
+        <translation>Art</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>rank</source>
+        <translation>Rank</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>message</source>
+        <translation>Meldung</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/events_panel.h" line="+15"/>
+        <source>Events</source>
+        <translation>Ereignisse</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::HealthPanel</name>
+    <message>
+        <location filename="../ui/dashboards/health_panel.h" line="+16"/>
+        <source>Telemetry health</source>
+        <translation>Telemetrie-Zustand</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::HeatMapPanel</name>
+    <message>
+        <location filename="../ui/dashboards/heatmap_panel.cpp" line="+19"/>
+        <source>rank</source>
+        <translation>Rank</translation>
+    </message>
+    <message>
+        <location line="+72"/>
+        <source>rank %1 %2%3%</source>
+        <translation>Rank %1 %2%3 %</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 ranks, none stands out</source>
+        <translation>%1 Ranks, keiner fällt auf</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 ranks; furthest from the median: %2</source>
+        <translation>%1 Ranks; am weitesten vom Median entfernt: %2</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/heatmap_panel.h" line="+17"/>
+        <source>Rank health</source>
+        <translation>Rank-Zustand</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::MemoryPanel</name>
+    <message>
+        <location filename="../ui/dashboards/memory_panel.cpp" line="+10"/>
+        <source>Memory per rank</source>
+        <translation>Speicher pro Rank</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>largest rank</source>
+        <translation>größter Rank</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>median rank</source>
+        <translation>Median-Rank</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>predicted (busiest stage)</source>
+        <translation>vorhergesagt (am stärksten belastete Stufe)</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/memory_panel.h" line="+14"/>
+        <source>Memory by category</source>
+        <translation>Speicher nach Kategorie</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::MetricPanel</name>
+    <message>
+        <location filename="../ui/dashboards/metric_panel.cpp" line="+22"/>
+        <source>model FLOPs (MFU)</source>
+        <translation>Modell-FLOPs (MFU)</translation>
+    </message>
+    <message>
+        <location line="+28"/>
+        <source>total (right axis)</source>
+        <translation>gesamt (rechte Achse)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>job tokens/s</source>
+        <translation>Job-tokens/s</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>no plan to count FLOPs from</source>
+        <translation>kein Plan, aus dem sich FLOPs zählen lassen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>achieved model TFLOP/s (job)</source>
+        <translation>erreichte Modell-TFLOP/s (Job)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>TFLOP/s</source>
+        <translation>TFLOP/s</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>MFU % (right axis)</source>
+        <translation>MFU % (rechte Achse)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>MFU %</source>
+        <translation>MFU %</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>MFU: no datasheet peak for this device (CPU)</source>
+        <translation>MFU: kein Datenblatt-Spitzenwert für dieses Gerät (CPU)</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::TimelineCanvas</name>
+    <message>
+        <location filename="../ui/dashboards/timeline_panel.cpp" line="+76"/>
+        <source>No timeline yet.</source>
+        <translation>Noch keine Zeitleiste.</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>Predicted by the schedule simulator: %1 ms, bubble %2%</source>
+        <translation>Vorhersage des Schedule-Simulators: %1 ms, Bubble %2 %</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Measured, step %1: %2 ms, bubble %3%</source>
+        <translation>Gemessen, Schritt %1: %2 ms, Bubble %3 %</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>%1 (%2%)</source>
+        <translation>%1 (%2 %)</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>%1 · micro-batch %2 · chunk %3
+%4 – %5 ms</source>
+        <translation>%1 · Micro-Batch %2 · Chunk %3
+%4 – %5 ms</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::TimelinePanel</name>
+    <message>
+        <location line="+27"/>
+        <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive (waiting for a peer) &amp;nbsp; numbers: micro-batches; each section is scaled to its own length</source>
+        <translation>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; Forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; Backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; Gewichtsgradienten &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; Senden / Empfangen (Warten auf die Gegenstelle) &amp;nbsp; Zahlen: Micro-Batches; jeder Abschnitt ist auf seine eigene Länge skaliert</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>measured bubble %1% (step %2, %3 ms)</source>
+        <translation>gemessene Bubble %1 % (Schritt %2, %3 ms)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>predicted bubble %1% (%2 ms)</source>
+        <translation>vorhergesagte Bubble %1 % (%2 ms)</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/timeline_panel.h" line="+21"/>
+        <source>Step timeline</source>
+        <translation>Schritt-Zeitleiste</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::plan_editor::MeshCanvas</name>
+    <message>
+        <location filename="../ui/plan/mesh_canvas.cpp" line="+123"/>
+        <source>keep the world size</source>
+        <translation>World Size beibehalten</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Data-parallel degree: replicas of the model</source>
+        <translation>Datenparallelgrad: Replikate des Modells</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tensor-parallel degree: the arrows offer the divisors of the attention heads</source>
+        <translation>Tensorparallelgrad: die Pfeile bieten die Teiler der Anzahl der Attention-Heads an</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pipeline stages: the arrows offer up to the model&apos;s layers</source>
+        <translation>Pipeline-Stufen: die Pfeile gehen bis zur Schichtzahl des Modells</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Context-parallel degree: the sequence split across ranks</source>
+        <translation>Kontextparallelgrad: die Sequenz wird auf Ranks aufgeteilt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Expert-parallel degree: divides dp and the experts</source>
+        <translation>Expertenparallelgrad: teilt dp und die Anzahl der Experten</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Changing tp, pp or cp sets dp so that the ranks fill the same devices</source>
+        <translation>Eine Änderung von tp, pp oder cp passt dp so an, dass die Ranks dieselben Geräte füllen</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Colour by</source>
+        <translation>Färben nach</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Zoom out (Ctrl+wheel): node tiles when zoomed far out</source>
+        <translation>Verkleinern (Strg+Mausrad): bei starker Verkleinerung Knotenkacheln</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Zoom in (Ctrl+wheel)</source>
+        <translation>Vergrößern (Strg+Mausrad)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fit</source>
+        <translation>Einpassen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fit the whole cluster into the view</source>
+        <translation>Den ganzen Cluster in die Ansicht einpassen</translation>
+    </message>
+    <message>
+        <location line="+59"/>
+        <source>Set %1 to %2 (dp %3)</source>
+        <translation>%1 auf %2 setzen (dp %3)</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>&lt;i&gt;Click a rank to see its coordinates and its groups.&lt;/i&gt;</source>
+        <translation>&lt;i&gt;Einen Rank anklicken, um seine Koordinaten und Gruppen zu sehen.&lt;/i&gt;</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>fit</source>
+        <translation>eingepasst</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>nodes</source>
+        <translation>Knoten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 px</source>
+        <translation>%1 px</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::plan_editor::PlanEditor</name>
+    <message>
+        <location filename="../ui/plan/plan_editor.cpp" line="+139"/>
+        <source>(custom)</source>
+        <translation>(benutzerdefiniert)</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Host</source>
+        <translation>Host</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Slots</source>
+        <translation>Slots</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Device</source>
+        <translation>Gerät</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>GPU model</source>
+        <translation>GPU-Modell</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Add nodes</source>
+        <translation>Knoten hinzufügen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copies of the last node, as many as the count beside: one undo step</source>
+        <translation>Kopien des letzten Knotens, so viele wie die Zahl daneben: ein Rückgängig-Schritt</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Remove node</source>
+        <translation>Knoten entfernen</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Select a node to remove (the last node stays)</source>
+        <translation>Einen Knoten zum Entfernen auswählen (der letzte Knoten bleibt)</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <source>&lt;b&gt;Problems&lt;/b&gt;</source>
+        <translation>&lt;b&gt;Probleme&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location line="+74"/>
+        <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt; — %2 Ranks (dp %3 · tp %4 · pp %5 · cp %6) auf &lt;span style=&apos;color:%7&apos;&gt;%8 Slots&lt;/span&gt; von %9 Knoten · globaler Batch %10 Sequenzen × %11 Tokens</translation>
+    </message>
+    <message>
+        <location line="+57"/>
+        <source>node %1: </source>
+        <translation>Knoten %1: </translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>No problems: the plan is valid.</source>
+        <translation>Keine Probleme: der Plan ist gültig.</translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,2272 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>PlanFields</name>
+    <message>
+        <location filename="../ui/plan/field_table.cpp" line="+41"/>
+        <source>Plan name</source>
+        <translation>方案名称</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Model preset</source>
+        <translation>模型预设</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Choosing a preset replaces every model field with the preset&apos;s</source>
+        <translation>选择预设会用预设的值替换所有模型字段</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Architecture</source>
+        <translation>架构</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Layers</source>
+        <translation>层数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hidden size</source>
+        <translation>隐藏层维度</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Attention heads</source>
+        <translation>注意力头数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Key/value heads</source>
+        <translation>KV 头数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fewer than the heads: grouped-query attention</source>
+        <translation>少于注意力头数时：分组查询注意力 (GQA)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MLP width</source>
+        <translation>MLP 宽度</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Sequence length</source>
+        <translation>序列长度</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Vocabulary</source>
+        <translation>词表大小</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Experts (MoE)</source>
+        <translation>专家数 (MoE)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>0: a dense model</source>
+        <translation>0：稠密模型</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Experts per token</source>
+        <translation>每个 token 的专家数</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Cluster preset</source>
+        <translation>集群预设</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Choosing a preset makes every node and link the preset&apos;s, keeping the node count</source>
+        <translation>选择预设会将所有节点和链路设为预设的值，节点数量保持不变</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Nodes</source>
+        <translation>节点数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Nodes added are copies of the last one: one undo step however many</source>
+        <translation>新增节点均为最后一个节点的副本：无论添加多少个，都只算一个撤销步骤</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Node list</source>
+        <translation>节点列表</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Intra-node GB/s</source>
+        <translation>节点内 GB/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Intra-node latency µs</source>
+        <translation>节点内延迟 µs</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Inter-node GB/s</source>
+        <translation>节点间 GB/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Inter-node latency µs</source>
+        <translation>节点间延迟 µs</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Price per device-hour</source>
+        <translation>每设备小时价格</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Data parallel (dp)</source>
+        <translation>数据并行 (dp)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tensor parallel (tp)</source>
+        <translation>张量并行 (tp)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Offered: the divisors of the attention heads</source>
+        <translation>可选值：注意力头数的约数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pipeline stages (pp)</source>
+        <translation>流水线阶段数 (pp)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>At most the number of layers</source>
+        <translation>最多为层数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Context parallel (cp)</source>
+        <translation>上下文并行 (cp)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Expert parallel (ep)</source>
+        <translation>专家并行 (ep)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ZeRO stage</source>
+        <translation>ZeRO 阶段</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Sequence parallelism</source>
+        <translation>序列并行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pipeline schedule</source>
+        <translation>流水线调度</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Virtual stages</source>
+        <translation>虚拟阶段数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Micro-batch size</source>
+        <translation>微批次大小</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Micro-batches</source>
+        <translation>微批次数</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Gradient bucket MB</source>
+        <translation>梯度桶 MB</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Empty: 25 MB, or the whole model</source>
+        <translation>留空：25 MB 或整个模型</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>First bucket MB</source>
+        <translation>首个桶 MB</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Empty: the bucket size</source>
+        <translation>留空：与桶大小相同</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Overlap gradient reduction</source>
+        <translation>梯度规约与计算重叠</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Minimum learning rate</source>
+        <translation>最小学习率</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Warm-up steps</source>
+        <translation>预热步数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Weight decay</source>
+        <translation>权重衰减</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Adam β1</source>
+        <translation>Adam β1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Adam β2</source>
+        <translation>Adam β2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Adam ε</source>
+        <translation>Adam ε</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Gradient clip (0: off)</source>
+        <translation>梯度裁剪 (0：关闭)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>On NaN/Inf</source>
+        <translation>遇到 NaN/Inf 时</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Data source</source>
+        <translation>数据来源</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Data path</source>
+        <translation>数据路径</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Relative paths are relative to the plan file&apos;s folder</source>
+        <translation>相对路径相对于方案文件所在的文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checkpoint every (steps)</source>
+        <translation>检查点间隔 (步)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Checkpoint folder</source>
+        <translation>检查点文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Checkpoints kept</source>
+        <translation>保留的检查点数</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Endpoint</source>
+        <translation>端点</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Empty: the launcher chooses a private one</source>
+        <translation>留空：由启动器选择一个私有端点</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Heartbeat ms</source>
+        <translation>心跳间隔 ms</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Trace every (steps)</source>
+        <translation>追踪间隔 (步)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Spans for the step timeline every so many steps; 0: none</source>
+        <translation>每隔这么多步记录一次单步时间线的 span；0：不记录</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Target</source>
+        <translation>目标</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>SSH user</source>
+        <translation>SSH 用户</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>SSH port</source>
+        <translation>SSH 端口</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Slurm partition</source>
+        <translation>Slurm 分区</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Slurm account</source>
+        <translation>Slurm 账户</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Slurm time limit</source>
+        <translation>Slurm 时间限制</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hang timeout s</source>
+        <translation>挂起超时 s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restarts at most</source>
+        <translation>最大重启次数</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Restart back-off s</source>
+        <translation>重启退避 s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restart on a crash</source>
+        <translation>崩溃时重启</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restart on a hang</source>
+        <translation>挂起时重启</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restart on a lost node</source>
+        <translation>节点丢失时重启</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Elastic (fewer nodes)</source>
+        <translation>弹性 (可减少节点)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Alert command</source>
+        <translation>告警命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A JSON list: the program and its arguments, never a shell line</source>
+        <translation>JSON 列表：程序及其参数，而不是 shell 命令行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Alert webhook</source>
+        <translation>告警 Webhook</translation>
+    </message>
+    <message>
+        <location line="+38"/>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cluster</source>
+        <translation>集群</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Parallelism</source>
+        <translation>并行策略</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Telemetry</source>
+        <translation>遥测</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Launch</source>
+        <translation>启动</translation>
+    </message>
+</context>
+<context>
+    <name>QObject</name>
+    <message>
+        <location filename="../ui/dashboards/panel.cpp" line="+23"/>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>max</source>
+        <translation>最大值</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>min</source>
+        <translation>最小值</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>median of %1 ranks</source>
+        <translation>%1 个 rank 的中位数</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>rank %1: %2%3%</source>
+        <translation>rank %1：%2%3%</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::launcher::document::PlanDocument</name>
+    <message>
+        <location filename="../launcher/document/plan_document.cpp" line="+71"/>
+        <source>Untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <location line="+33"/>
+        <source>Set %1 to %2</source>
+        <translation>将 %1 设为 %2</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>Remove node %1</source>
+        <translation>移除节点 %1</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>deepspeed: not a JSON object (a DeepSpeed config is one)</source>
+        <translation>deepspeed：不是 JSON 对象 (DeepSpeed 配置必须是 JSON 对象)</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Import DeepSpeed config</source>
+        <translation>导入 DeepSpeed 配置</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Import Megatron-LM arguments</source>
+        <translation>导入 Megatron-LM 参数</translation>
+    </message>
+    <message>
+        <location line="+35"/>
+        <source>the plan has no file yet: use Save As</source>
+        <translation>方案还没有文件：请使用“方案另存为”</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>Rebase relative paths</source>
+        <translation>重新定位相对路径</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::CompareView</name>
+    <message>
+        <location filename="../ui/compare_view.cpp" line="+16"/>
+        <source>Loss (rank 0)</source>
+        <translation>损失 (rank 0)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Throughput (job)</source>
+        <translation>吞吐量 (作业)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Trellis — runs compared</source>
+        <translation>Trellis — 运行对比</translation>
+    </message>
+    <message>
+        <location line="+34"/>
+        <source>plan</source>
+        <translation>方案</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ranks</source>
+        <translation>rank 数</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>final loss</source>
+        <translation>最终损失</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tokens/s (job)</source>
+        <translation>tokens/s (作业)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>step ms (slowest rank)</source>
+        <translation>单步 ms (最慢 rank)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>compute ms</source>
+        <translation>计算 ms</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>exposed comm ms</source>
+        <translation>未重叠通信 ms</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>bubble ms</source>
+        <translation>气泡 ms</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>idle ms</source>
+        <translation>空闲 ms</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>bus GB/s</source>
+        <translation>总线带宽 GB/s</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>peak RSS MiB</source>
+        <translation>峰值 RSS MiB</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>plan differences</source>
+        <translation>方案差异</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::Dashboard</name>
+    <message>
+        <location filename="../ui/dashboard.cpp" line="+17"/>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+88"/>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <location line="-87"/>
+        <source>Throughput per rank</source>
+        <translation>每 rank 吞吐量</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+89"/>
+        <source>tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <location line="-88"/>
+        <source>No run</source>
+        <translation>无运行</translation>
+    </message>
+    <message>
+        <location line="+71"/>
+        <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
+        <translation>第 %1 / %2 步 · 损失 %3 · %4 tokens/s · 单步 %5 ms · %6 个 rank</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <source>Run %1: %2</source>
+        <translation>运行 %1：%2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 steps · final loss %2 · %3 ranks</source>
+        <translation>%1 步 · 最终损失 %2 · %3 个 rank</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::EstimatePanel</name>
+    <message>
+        <location filename="../ui/estimate_panel.cpp" line="+41"/>
+        <location line="+282"/>
+        <source>Search plans</source>
+        <translation>搜索方案</translation>
+    </message>
+    <message>
+        <location line="-281"/>
+        <source>Use selected plan</source>
+        <translation>使用所选方案</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>GB a rank</source>
+        <translation>每 rank GB</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>pipeline stage</source>
+        <translation>流水线阶段</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Group</source>
+        <translation>组</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Operation</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>MiB/step</source>
+        <translation>MiB/步</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Calls</source>
+        <translation>调用次数</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ms/step</source>
+        <translation>ms/步</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Link</source>
+        <translation>链路</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>dp</source>
+        <translation>dp</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>tp</source>
+        <translation>tp</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>pp</source>
+        <translation>pp</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>cp</source>
+        <translation>cp</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ep</source>
+        <translation>ep</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ZeRO</source>
+        <translation>ZeRO</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Schedule</source>
+        <translation>调度</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>mbs × m</source>
+        <translation>mbs × m</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Tokens/s</source>
+        <translation>Tokens/s</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>GB</source>
+        <translation>GB</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Why</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <location line="+54"/>
+        <location line="+41"/>
+        <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
+        <translation>&lt;i&gt;正在估算… (下方变暗的内容属于本次编辑之前的方案)&lt;/i&gt;</translation>
+    </message>
+    <message numerus="yes">
+        <location line="-25"/>
+        <source>&lt;b&gt;No estimate:&lt;/b&gt; the plan has %n error(s) (see Problems in the editor). &lt;i&gt;What is dimmed below belongs to an earlier plan.&lt;/i&gt;</source>
+        <translation>
+            <numerusform>&lt;b&gt;无估算：&lt;/b&gt;方案有 %n 个错误 (见编辑器中的“问题”)。&lt;i&gt;下方变暗的内容属于之前的方案。&lt;/i&gt;</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>&lt;i&gt;No plan loaded.&lt;/i&gt;</source>
+        <translation>&lt;i&gt;未加载方案。&lt;/i&gt;</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>calibrated</source>
+        <translation>已校准</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>not calibrated: run trellis-cli calibrate</source>
+        <translation>未校准：请运行 trellis-cli calibrate</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>step time</source>
+        <translation>单步时间</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>stage %1 memory %2%3 GB</source>
+        <translation>阶段 %1 内存 %2%3 GB</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>%1 → %2 pipeline stages</source>
+        <translation>流水线阶段 %1 → %2</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)&lt;br&gt;MFU %7 &amp;nbsp; %8 parameters &amp;nbsp; cost %9 a run &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</source>
+        <translation>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; 单步 %2 = 计算 %3 + 未重叠通信 %4 + 气泡 %5 (%6%)&lt;br&gt;MFU %7 &amp;nbsp; 参数量 %8 &amp;nbsp; 每次运行成本 %9 &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>n/a (CPU)</source>
+        <translation>不适用 (CPU)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 B</source>
+        <translation>%1 B</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 M</source>
+        <translation>%1 M</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Since the last estimate: %1</source>
+        <translation>相比上次估算：%1</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>activations</source>
+        <translation>激活</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>comm buffers</source>
+        <translation>通信缓冲区</translation>
+    </message>
+    <message>
+        <location line="+30"/>
+        <source>%1 %2 GB</source>
+        <translation>%1 %2 GB</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source> (stage %1)</source>
+        <translation> (阶段 %1)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>inter-node</source>
+        <translation>节点间</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>intra-node</source>
+        <translation>节点内</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Searching…</source>
+        <translation>正在搜索…</translation>
+    </message>
+    <message>
+        <location line="+34"/>
+        <source>No plan fits: more devices, a smaller micro-batch or a smaller model.</source>
+        <translation>没有可行的方案：请增加设备、减小微批次或换用更小的模型。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>%1 plans considered, %2 valid, %3 fit</source>
+        <translation>共考察 %1 个方案，%2 个有效，%3 个放得下</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::HistoryPanel</name>
+    <message>
+        <location filename="../ui/history_panel.cpp" line="+12"/>
+        <source>Compare selected runs</source>
+        <translation>比较所选运行</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Plan</source>
+        <translation>方案</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Select two or more runs (Ctrl or Shift) to compare them</source>
+        <translation>选择两个或更多运行 (按住 Ctrl 或 Shift) 进行比较</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::MainWindow</name>
+    <message>
+        <location filename="../ui/main_window.cpp" line="+64"/>
+        <source>Trellis</source>
+        <translation>Trellis</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Edit plan</source>
+        <translation>编辑方案</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Mesh</source>
+        <translation>设备网格</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Plan</source>
+        <translation>方案</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Estimate</source>
+        <translation>估算</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Not changed: %1</source>
+        <translation>未更改：%1</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Run history</source>
+        <translation>运行历史</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>all ranks</source>
+        <translation>所有 rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>mpirun and workbench</source>
+        <translation>mpirun 和工作台</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Rank output</source>
+        <translation>rank 输出</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Loss, grad norm, learning rate</source>
+        <translation>损失、梯度范数、学习率</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Throughput and step time</source>
+        <translation>吞吐量与单步时间</translation>
+    </message>
+    <message>
+        <location line="+25"/>
+        <source>Step %1 marked on the charts</source>
+        <translation>已在图表中标记第 %1 步</translation>
+    </message>
+    <message>
+        <location line="+31"/>
+        <source>Report written to %1</source>
+        <translation>报告已写入 %1</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <location line="+100"/>
+        <location line="+141"/>
+        <source>Run %1: %2</source>
+        <translation>运行 %1：%2</translation>
+    </message>
+    <message>
+        <location line="-228"/>
+        <source>Run %1: restarting (attempt %2)</source>
+        <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>[supervisor] %1</source>
+        <translation>[supervisor] %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Restarting: %1</source>
+        <translation>正在重启：%1</translation>
+    </message>
+    <message>
+        <location line="+84"/>
+        <source>following</source>
+        <translation>跟踪中</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>from the history</source>
+        <translation>来自历史记录</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>[workbench] following run %1 (supervisor pid %2)</source>
+        <translation>[workbench] 正在跟踪运行 %1 (监管进程 pid %2)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>[workbench] run %1 is not supervised any more; showing the history</source>
+        <translation>[workbench] 运行 %1 已不再受监管；显示历史记录</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>[workbench] run %1 had lost its supervisor; a new one (pid %2) adopts it</source>
+        <translation>[workbench] 运行 %1 已失去监管进程；由新的监管进程 (pid %2) 接管</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Run %1: adopting</source>
+        <translation>运行 %1：正在接管</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Reattached to run %1, still going</source>
+        <translation>已重新连接到运行 %1，仍在进行中</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Reattached to run %1; %2 runs are going (Run › Attach to a running run)</source>
+        <translation>已重新连接到运行 %1；共有 %2 个运行正在进行 (运行 › 连接到正在进行的运行)</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>No run of this history is going now</source>
+        <translation>此历史记录中当前没有正在进行的运行</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Attach to a running run</source>
+        <translation>连接到正在进行的运行</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Runs going now:</source>
+        <translation>正在进行的运行：</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Launch</source>
+        <translation>启动</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Stop</source>
+        <translation>停止</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Asked the supervisor to stop run %1</source>
+        <translation>已请求监管进程停止运行 %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Attach…</source>
+        <translation>连接…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Follow a run that is going now (runs outlive this window)</source>
+        <translation>跟踪正在进行的运行 (关闭此窗口后运行仍会继续)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Export report…</source>
+        <translation>导出报告…</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>This plan can be estimated but not run yet</source>
+        <translation>此方案可以估算，但暂时无法运行</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Launch failed: %1</source>
+        <translation>启动失败：%1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+1"/>
+        <source>Launch failed</source>
+        <translation>启动失败</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>[workbench] run %1: supervisor pid %2, log %3</source>
+        <translation>[workbench] 运行 %1：监管进程 pid %2，日志 %3</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Run %1: launching</source>
+        <translation>运行 %1：正在启动</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>[alert: %1] %2</source>
+        <translation>[alert: %1] %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Alert (%1): %2</source>
+        <translation>告警 (%1)：%2</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Trellis: %1</source>
+        <translation>Trellis：%1</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Run failed (exit %1): %2</source>
+        <translation>运行失败 (退出码 %1)：%2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run failed</source>
+        <translation>运行失败</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Select a run in the history first</source>
+        <translation>请先在历史记录中选择一个运行</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Export report</source>
+        <translation>导出报告</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>HTML (*.html)</source>
+        <translation>HTML (*.html)</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <location filename="../ui/main_window_document.cpp" line="+48"/>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;New plan</source>
+        <translation>新建方案(&amp;N)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Open plan…</source>
+        <translation>打开方案(&amp;O)…</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Open plan</source>
+        <translation>打开方案</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <location line="+159"/>
+        <source>Plans (*.json)</source>
+        <translation>方案 (*.json)</translation>
+    </message>
+    <message>
+        <location line="-155"/>
+        <source>Open &amp;recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Save plan</source>
+        <translation>保存方案(&amp;S)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Save plan &amp;as…</source>
+        <translation>方案另存为(&amp;A)…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Import</source>
+        <translation>导入(&amp;I)</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Cannot read %1 (or it is over %2 MiB)</source>
+        <translation>无法读取 %1 (或其大小超过 %2 MiB)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>DeepSpeed config file…</source>
+        <translation>DeepSpeed 配置文件…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Import a DeepSpeed config</source>
+        <translation>导入 DeepSpeed 配置</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>JSON (*.json);;All files (*)</source>
+        <translation>JSON (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Megatron-LM arguments (paste)…</source>
+        <translation>Megatron-LM 参数 (粘贴)…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <location line="+8"/>
+        <source>Import Megatron-LM arguments</source>
+        <translation>导入 Megatron-LM 参数</translation>
+    </message>
+    <message>
+        <location line="-7"/>
+        <source>The launch line or its arguments (continuations, comments and torchrun&apos;s own options are understood):</source>
+        <translation>启动命令行或其参数 (支持续行、注释以及 torchrun 自身的选项)：</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Megatron-LM arguments file…</source>
+        <translation>Megatron-LM 参数文件…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>All files (*)</source>
+        <translation>所有文件 (*)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>E&amp;xport plan as</source>
+        <translation>将方案导出为(&amp;X)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Wrote %1</source>
+        <translation>已写入 %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Could not write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>DeepSpeed config…</source>
+        <translation>DeepSpeed 配置…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Export as a DeepSpeed config</source>
+        <translation>导出为 DeepSpeed 配置</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>JSON (*.json)</source>
+        <translation>JSON (*.json)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Megatron-LM arguments…</source>
+        <translation>Megatron-LM 参数…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Export as Megatron-LM arguments</source>
+        <translation>导出为 Megatron-LM 参数</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Text (*.txt *.sh);;All files (*)</source>
+        <translation>文本 (*.txt *.sh);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Undo</source>
+        <translation>撤销(&amp;U)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Redo</source>
+        <translation>重做(&amp;R)</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <location line="+19"/>
+        <location line="+49"/>
+        <source>%1[*] — Trellis</source>
+        <translation>%1[*] — Trellis</translation>
+    </message>
+    <message>
+        <location line="-36"/>
+        <source>The plan has errors: fix them to launch (see Problems)</source>
+        <translation>方案有错误：修复后才能启动 (见“问题”)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run the plan on this machine (Ctrl+R)</source>
+        <translation>在本机运行此方案 (Ctrl+R)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This plan can be estimated but not run yet:
+%1</source>
+        <translation>此方案可以估算，但暂时无法运行：
+%1</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Not opened: %1: %2</source>
+        <translation>未打开：%1：%2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Cannot open the plan</source>
+        <translation>无法打开方案</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 was not opened; the open plan is unchanged.
+
+%2</source>
+        <translation>未打开 %1；当前打开的方案保持不变。
+
+%2</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Opened %1 — it has problems to fix before it can run</source>
+        <translation>已打开 %1 — 运行前需要先修复其中的问题</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <location line="+7"/>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <location line="-7"/>
+        <location line="+7"/>
+        <source>Not saved: %1</source>
+        <translation>未保存：%1</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Save plan</source>
+        <translation>保存方案</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Unsaved changes</source>
+        <translation>未保存的更改</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The plan %1 has changes that are not saved.</source>
+        <translation>方案 %1 有尚未保存的更改。</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>DeepSpeed config</source>
+        <translation>DeepSpeed 配置</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Megatron-LM arguments</source>
+        <translation>Megatron-LM 参数</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+6"/>
+        <source>Imported the %1 (Edit › Undo to go back); %n warning(s)</source>
+        <translation>
+            <numerusform>已导入 %1 (可通过“编辑 › 撤销”撤回)；%n 条警告</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Not imported (the plan is unchanged): %1</source>
+        <translation>未导入 (方案未更改)：%1</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Imported the %1</source>
+        <translation>已导入 %1</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The %1 were not imported</source>
+        <translation>%1 未导入</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Imported, with these notes:</source>
+        <translation>已导入，附带以下说明：</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The plan is unchanged:</source>
+        <translation>方案未更改：</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Apply searched plan (dp %1 · tp %2 · pp %3 · cp %4)</source>
+        <translation>应用搜索到的方案 (dp %1 · tp %2 · pp %3 · cp %4)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Using the searched plan (Edit › Undo to go back): dp %1 · tp %2 · pp %3 · cp %4</source>
+        <translation>正在使用搜索到的方案 (可通过“编辑 › 撤销”撤回)：dp %1 · tp %2 · pp %3 · cp %4</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::MeshView</name>
+    <message>
+        <location filename="../ui/mesh_view.cpp" line="+62"/>
+        <source>pipeline stage</source>
+        <translation>流水线阶段</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>tensor-parallel rank</source>
+        <translation>张量并行 rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>context-parallel rank</source>
+        <translation>上下文并行 rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>data-parallel replica</source>
+        <translation>数据并行副本</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>expert-parallel rank</source>
+        <translation>专家并行 rank</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <location line="+334"/>
+        <source>rank %1 on %2</source>
+        <translation>rank %1 位于 %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>tp %1 · cp %2 · dp %3 · pp %4</source>
+        <translation>tp %1 · cp %2 · dp %3 · pp %4</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>tensor-parallel group: %1</source>
+        <translation>张量并行组：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>context-parallel group: %1</source>
+        <translation>上下文并行组：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>data-parallel group: %1</source>
+        <translation>数据并行组：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>expert-parallel group: %1</source>
+        <translation>专家并行组：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>pipeline group: %1</source>
+        <translation>流水线并行组：%1</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>%1 · %2 slots · %3</source>
+        <translation>%1 · %2 个槽位 · %3</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>
+no ranks (idle)</source>
+        <translation>
+无 rank (空闲)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>
+ranks %1</source>
+        <translation>
+rank %1</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+2"/>
+        <source> (%n slot(s) idle)</source>
+        <translation>
+            <numerusform> (%n 个槽位空闲)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>
+stage %1 · tp %2 · cp %3 · dp %4</source>
+        <translation>
+阶段 %1 · tp %2 · cp %3 · dp %4</translation>
+    </message>
+    <message>
+        <location line="+61"/>
+        <source>colour: %1</source>
+        <translation>着色：%1</translation>
+    </message>
+    <message>
+        <location line="+24"/>
+        <source>one tile a node, one stripe a rank (zoom in for ranks)</source>
+        <translation>每个节点一个方块，每个 rank 一条色带 (放大可查看各 rank)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>outlines: tensor-parallel groups (red: spans nodes)</source>
+        <translation>轮廓：张量并行组 (红色：跨节点)</translation>
+    </message>
+    <message>
+        <location line="+128"/>
+        <source>No plan loaded</source>
+        <translation>未加载方案</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::PlanPanel</name>
+    <message>
+        <location filename="../ui/plan_panel.cpp" line="+29"/>
+        <source>Setting</source>
+        <translation>设置项</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Document</source>
+        <translation>文档</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;small&gt;%2&lt;/small&gt;</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;small&gt;%2&lt;/small&gt;</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+7"/>
+        <source>Estimate only: trellis-trainer cannot run this plan yet (%n reason(s); hover for them)</source>
+        <translation>
+            <numerusform>仅可估算：trellis-trainer 暂时无法运行此方案 (%n 个原因；悬停查看)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>preset</source>
+        <translation>预设</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>architecture</source>
+        <translation>架构</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>experts</source>
+        <translation>专家</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1, top %2</source>
+        <translation>%1，top %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>layers × hidden</source>
+        <translation>层数 × 隐藏维度</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>heads (kv)</source>
+        <translation>头数 (kv)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ffn</source>
+        <translation>ffn</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>sequence</source>
+        <translation>序列长度</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>vocabulary</source>
+        <translation>词表</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Parallelism</source>
+        <translation>并行策略</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ranks</source>
+        <translation>rank 数</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>expert parallel</source>
+        <translation>专家并行</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>schedule</source>
+        <translation>调度</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>, %1 virtual stages</source>
+        <translation>，%1 个虚拟阶段</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>ZeRO stage</source>
+        <translation>ZeRO 阶段</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>micro-batch</source>
+        <translation>微批次</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>global batch</source>
+        <translation>全局批次</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 sequences</source>
+        <translation>%1 条序列</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Cluster</source>
+        <translation>集群</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 slots, %2</source>
+        <translation>%1 个槽位，%2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>learning rate</source>
+        <translation>学习率</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 → %2, warm-up %3</source>
+        <translation>%1 → %2，预热 %3</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>data</source>
+        <translation>数据</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>seed</source>
+        <translation>随机种子</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>&lt;b&gt;Plan not loaded&lt;/b&gt;&lt;br&gt;&lt;small&gt;%1&lt;/small&gt;</source>
+        <translation>&lt;b&gt;方案未加载&lt;/b&gt;&lt;br&gt;&lt;small&gt;%1&lt;/small&gt;</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::BreakdownPanel</name>
+    <message>
+        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+42"/>
+        <source>Step time breakdown (median rank)</source>
+        <translation>单步时间分解 (中位 rank)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>over steps (median rank)</source>
+        <translation>按步 (中位 rank)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>per pipeline stage (latest steps)</source>
+        <translation>按流水线阶段 (最近若干步)</translation>
+    </message>
+    <message>
+        <location line="+37"/>
+        <source>predicted step (calibrated)</source>
+        <translation>预测单步时间 (已校准)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>predicted step (default rates)</source>
+        <translation>预测单步时间 (默认速率)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <location line="+24"/>
+        <source>bubble % measured (right axis)</source>
+        <translation>气泡 % 实测 (右轴)</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>bubble % predicted</source>
+        <translation>气泡 % 预测</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>pipeline stage (no coordinates reported yet)</source>
+        <translation>流水线阶段 (尚未上报坐标)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>pipeline stage</source>
+        <translation>流水线阶段</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>bubble % of the step</source>
+        <translation>气泡占单步的 %</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/breakdown_panel.h" line="+17"/>
+        <source>Step time breakdown</source>
+        <translation>单步时间分解</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::CommunicationPanel</name>
+    <message>
+        <location filename="../ui/dashboards/communication_panel.cpp" line="+16"/>
+        <source>group</source>
+        <translation>组</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>operation</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ranks</source>
+        <translation>rank 数</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>MB</source>
+        <translation>MB</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>bus GB/s</source>
+        <translation>总线带宽 GB/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>slowest rank (GB/s)</source>
+        <translation>最慢 rank (GB/s)</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/communication_panel.h" line="+15"/>
+        <source>Communication</source>
+        <translation>通信</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::EventsPanel</name>
+    <message>
+        <location filename="../ui/dashboards/events_panel.cpp" line="+15"/>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>kind</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>rank</source>
+        <translation>rank</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/events_panel.h" line="+15"/>
+        <source>Events</source>
+        <translation>事件</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::HealthPanel</name>
+    <message>
+        <location filename="../ui/dashboards/health_panel.h" line="+16"/>
+        <source>Telemetry health</source>
+        <translation>遥测健康状况</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::HeatMapPanel</name>
+    <message>
+        <location filename="../ui/dashboards/heatmap_panel.cpp" line="+19"/>
+        <source>rank</source>
+        <translation>rank</translation>
+    </message>
+    <message>
+        <location line="+72"/>
+        <source>rank %1 %2%3%</source>
+        <translation>rank %1 %2%3%</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 ranks, none stands out</source>
+        <translation>%1 个 rank，无明显异常</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 ranks; furthest from the median: %2</source>
+        <translation>%1 个 rank；偏离中位数最远：%2</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/heatmap_panel.h" line="+17"/>
+        <source>Rank health</source>
+        <translation>rank 健康状况</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::MemoryPanel</name>
+    <message>
+        <location filename="../ui/dashboards/memory_panel.cpp" line="+10"/>
+        <source>Memory per rank</source>
+        <translation>每 rank 内存</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>MiB</source>
+        <translation>MiB</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>largest rank</source>
+        <translation>最大 rank</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>median rank</source>
+        <translation>中位 rank</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>predicted (busiest stage)</source>
+        <translation>预测 (负载最重的阶段)</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/memory_panel.h" line="+14"/>
+        <source>Memory by category</source>
+        <translation>按类别的内存</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::MetricPanel</name>
+    <message>
+        <location filename="../ui/dashboards/metric_panel.cpp" line="+22"/>
+        <source>model FLOPs (MFU)</source>
+        <translation>模型 FLOPs (MFU)</translation>
+    </message>
+    <message>
+        <location line="+28"/>
+        <source>total (right axis)</source>
+        <translation>总计 (右轴)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>job tokens/s</source>
+        <translation>作业 tokens/s</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>no plan to count FLOPs from</source>
+        <translation>没有可用于计算 FLOPs 的方案</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>achieved model TFLOP/s (job)</source>
+        <translation>实际模型 TFLOP/s (作业)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>TFLOP/s</source>
+        <translation>TFLOP/s</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>MFU % (right axis)</source>
+        <translation>MFU % (右轴)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>MFU %</source>
+        <translation>MFU %</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>MFU: no datasheet peak for this device (CPU)</source>
+        <translation>MFU：该设备 (CPU) 没有数据手册峰值</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::TimelineCanvas</name>
+    <message>
+        <location filename="../ui/dashboards/timeline_panel.cpp" line="+76"/>
+        <source>No timeline yet.</source>
+        <translation>暂无时间线。</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>Predicted by the schedule simulator: %1 ms, bubble %2%</source>
+        <translation>调度模拟器预测：%1 ms，气泡 %2%</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Measured, step %1: %2 ms, bubble %3%</source>
+        <translation>实测，第 %1 步：%2 ms，气泡 %3%</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>%1 (%2%)</source>
+        <translation>%1 (%2%)</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>%1 · micro-batch %2 · chunk %3
+%4 – %5 ms</source>
+        <translation>%1 · 微批次 %2 · 块 %3
+%4 – %5 ms</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::TimelinePanel</name>
+    <message>
+        <location line="+27"/>
+        <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive (waiting for a peer) &amp;nbsp; numbers: micro-batches; each section is scaled to its own length</source>
+        <translation>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; 前向 &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; 反向 &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; 权重梯度 &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; 发送 / 接收 (等待对端) &amp;nbsp; 数字：微批次编号；每个部分按各自的时长缩放</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>measured bubble %1% (step %2, %3 ms)</source>
+        <translation>实测气泡 %1% (第 %2 步，%3 ms)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>predicted bubble %1% (%2 ms)</source>
+        <translation>预测气泡 %1% (%2 ms)</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/timeline_panel.h" line="+21"/>
+        <source>Step timeline</source>
+        <translation>单步时间线</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::plan_editor::MeshCanvas</name>
+    <message>
+        <location filename="../ui/plan/mesh_canvas.cpp" line="+123"/>
+        <source>keep the world size</source>
+        <translation>保持 world size 不变</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Data-parallel degree: replicas of the model</source>
+        <translation>数据并行度：模型副本数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tensor-parallel degree: the arrows offer the divisors of the attention heads</source>
+        <translation>张量并行度：箭头按注意力头数的约数步进</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pipeline stages: the arrows offer up to the model&apos;s layers</source>
+        <translation>流水线阶段数：箭头最多可调到模型的层数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Context-parallel degree: the sequence split across ranks</source>
+        <translation>上下文并行度：序列在各 rank 间切分</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Expert-parallel degree: divides dp and the experts</source>
+        <translation>专家并行度：需整除 dp 和专家数</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Changing tp, pp or cp sets dp so that the ranks fill the same devices</source>
+        <translation>修改 tp、pp 或 cp 时会相应调整 dp，使各 rank 仍占满相同的设备</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Colour by</source>
+        <translation>着色依据</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Zoom out (Ctrl+wheel): node tiles when zoomed far out</source>
+        <translation>缩小 (Ctrl+滚轮)：缩得很小时显示节点方块</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Zoom in (Ctrl+wheel)</source>
+        <translation>放大 (Ctrl+滚轮)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fit</source>
+        <translation>适应</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Fit the whole cluster into the view</source>
+        <translation>将整个集群缩放到视图中</translation>
+    </message>
+    <message>
+        <location line="+59"/>
+        <source>Set %1 to %2 (dp %3)</source>
+        <translation>将 %1 设为 %2 (dp %3)</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>&lt;i&gt;Click a rank to see its coordinates and its groups.&lt;/i&gt;</source>
+        <translation>&lt;i&gt;点击某个 rank 查看其坐标和所属的组。&lt;/i&gt;</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>fit</source>
+        <translation>适应</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>nodes</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 px</source>
+        <translation>%1 px</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::plan_editor::PlanEditor</name>
+    <message>
+        <location filename="../ui/plan/plan_editor.cpp" line="+139"/>
+        <source>(custom)</source>
+        <translation>(自定义)</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Slots</source>
+        <translation>槽位</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>GPU model</source>
+        <translation>GPU 型号</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Add nodes</source>
+        <translation>添加节点</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copies of the last node, as many as the count beside: one undo step</source>
+        <translation>复制最后一个节点，数量为旁边的计数：只算一个撤销步骤</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Remove node</source>
+        <translation>移除节点</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Select a node to remove (the last node stays)</source>
+        <translation>请选择要移除的节点 (最后一个节点会保留)</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <source>&lt;b&gt;Problems&lt;/b&gt;</source>
+        <translation>&lt;b&gt;问题&lt;/b&gt;</translation>
+    </message>
+    <message>
+        <location line="+74"/>
+        <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt; — %2 个 rank (dp %3 · tp %4 · pp %5 · cp %6)，使用 %9 个节点上的 &lt;span style=&apos;color:%7&apos;&gt;%8 个槽位&lt;/span&gt; · 全局批次 %10 条序列 × %11 个 token</translation>
+    </message>
+    <message>
+        <location line="+57"/>
+        <source>node %1: </source>
+        <translation>节点 %1: </translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>No problems: the plan is valid.</source>
+        <translation>没有问题：方案有效。</translation>
+    </message>
+</context>
+</TS>
