@@ -1622,7 +1622,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Umrisse: Tensorparallel-Gruppen (rot: über Knoten hinweg)</translation>
     </message>
     <message>
-        <location line="+128"/>
+        <location line="+129"/>
         <source>No plan loaded</source>
         <translation>Kein Plan geladen</translation>
     </message>

@@ -1619,7 +1619,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>轮廓：张量并行组 (红色：跨节点)</translation>
     </message>
     <message>
-        <location line="+128"/>
+        <location line="+129"/>
         <source>No plan loaded</source>
         <translation>未加载方案</translation>
     </message>

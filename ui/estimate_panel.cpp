@@ -2,6 +2,10 @@
 #include "ui/estimate_panel.h"
 
 #include "launcher/calibration_file.h"
+#include "launcher/telemetry/timeline.h"
+#include "ui/estimate/estimate_format.h"
+#include "ui/estimate/plan_comparison.h"
+#include "ui/timeline_chart.h"
 
 #include <qcustomplot.h>
 
@@ -10,6 +14,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QTabWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -18,28 +23,14 @@
 #include <cmath>
 
 namespace trellis::ui {
-namespace {
-
-QString gb(double bytes) { return QString::number(bytes / 1e9, 'f', bytes < 1e9 ? 3 : 1); }
-
-QString duration(double ms)
-{
-    return ms >= 1000 ? QStringLiteral("%1 s").arg(ms / 1000, 0, 'f', 2) : QStringLiteral("%1 ms").arg(ms, 0, 'f', 2);
-}
-
-QString rate(double tokensPerS)
-{
-    return tokensPerS >= 1e6 ? QStringLiteral("%1 M").arg(tokensPerS / 1e6, 0, 'f', 2)
-           : tokensPerS >= 1e3 ? QStringLiteral("%1 k").arg(tokensPerS / 1e3, 0, 'f', 1)
-                               : QString::number(tokensPerS, 'f', 0);
-}
-
-} // namespace
+using estimate::duration;
+using estimate::rate;
 
 EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     : QWidget(parent), m_calibrationPath(calibrationPath), m_headline(new QLabel(this)), m_memory(new QCustomPlot(this)),
       m_collectives(new QTreeWidget(this)), m_searchButton(new QPushButton(tr("Search plans"), this)),
-      m_useButton(new QPushButton(tr("Use selected plan"), this)), m_results(new QTreeWidget(this))
+      m_useButton(new QPushButton(tr("Use selected plan"), this)), m_results(new QTreeWidget(this)), m_tabs(new QTabWidget(this)),
+      m_timeline(new TimelineChart(this)), m_comparison(new estimate::PlanComparison(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -58,24 +49,50 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     m_memory->legend->setBorderPen(Qt::NoPen);
     m_memory->plotLayout()->addElement(0, 1, m_memory->legend);
     m_memory->plotLayout()->setColumnStretchFactor(1, 0.001);
-    layout->addWidget(m_memory, 2);
+    m_tabs->addTab(m_memory, tr("Memory"));
+
+    // The predicted step as a Gantt chart, with its legend.
+    auto *timeline = new QWidget(this);
+    auto *timelineLayout = new QVBoxLayout(timeline);
+    timelineLayout->setContentsMargins(0, 0, 0, 0);
+    timelineLayout->addWidget(m_timeline, 1);
+    auto *legend = new QLabel(tr("<span style='color:#1f77b4'>■</span> forward &nbsp; <span style='color:#2ca02c'>■</span> "
+                                 "backward &nbsp; <span style='color:#9467bd'>■</span> weight gradients &nbsp; "
+                                 "<span style='color:#b0b0b0'>▬</span> send / receive &nbsp; "
+                                 "<span style='color:#d04040'>▨</span> idle (bubble) &nbsp; numbers: micro-batches; "
+                                 "the wheel zooms, dragging pans, a double click shows the whole step"),
+                              timeline);
+    legend->setWordWrap(true);
+    timelineLayout->addWidget(legend);
+    m_tabs->addTab(timeline, tr("Timeline"));
 
     m_collectives->setHeaderLabels({tr("Group"), tr("Operation"), tr("MiB/step"), tr("Calls"), tr("ms/step"), tr("Link")});
     m_collectives->setRootIsDecorated(false);
     m_collectives->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    layout->addWidget(m_collectives, 1);
+    m_tabs->addTab(m_collectives, tr("Collectives"));
+    m_tabs->addTab(m_comparison, tr("Compare"));
 
+    auto *searchPage = new QWidget(this);
+    auto *searchLayout = new QVBoxLayout(searchPage);
+    searchLayout->setContentsMargins(0, 4, 0, 0);
     auto *row = new QHBoxLayout;
     row->addWidget(m_searchButton);
     row->addWidget(m_useButton);
     row->addStretch(1);
-    layout->addLayout(row);
+    searchLayout->addLayout(row);
     m_results->setHeaderLabels({tr("#"), tr("dp"), tr("tp"), tr("pp"), tr("cp"), tr("ep"), tr("ZeRO"), tr("Schedule"), tr("mbs × m"),
                                 tr("Recompute"), tr("Tokens/s"), tr("GB"), tr("Why")});
     m_results->setRootIsDecorated(false);
     m_results->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    layout->addWidget(m_results, 2);
+    searchLayout->addWidget(m_results, 1);
+    m_tabs->addTab(searchPage, tr("Search"));
+    layout->addWidget(m_tabs, 1);
 
+    connect(m_comparison, &estimate::PlanComparison::pinRequested, this, [this] {
+        if (m_current && m_plan && m_estimate)
+            m_comparison->pin(*m_plan, *m_estimate);
+    });
+    connect(m_comparison, &estimate::PlanComparison::planChosen, this, &EstimatePanel::pinnedPlanChosen);
     m_searchButton->setEnabled(false);
     m_useButton->setEnabled(false);
     connect(m_searchButton, &QPushButton::clicked, this, &EstimatePanel::search);
@@ -109,7 +126,7 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
 void EstimatePanel::setCurrent(bool current)
 {
     m_current = current;
-    for (QWidget *w : {static_cast<QWidget *>(m_memory), static_cast<QWidget *>(m_collectives)}) {
+    for (QWidget *w : {static_cast<QWidget *>(m_memory), static_cast<QWidget *>(m_collectives), static_cast<QWidget *>(m_timeline)}) {
         if (current) {
             w->setGraphicsEffect(nullptr);
         } else if (!w->graphicsEffect()) {
@@ -141,6 +158,8 @@ void EstimatePanel::showInvalid(int errorCount)
     ++m_generation; // an estimate still running is not shown
     setCurrent(false);
     m_searchButton->setEnabled(false);
+    m_comparison->showCurrent(std::nullopt, std::nullopt, false);
+    m_comparison->setPinnable(false);
     m_headline->setText(tr("<b>No estimate:</b> the plan has %n error(s) (see Problems in the editor). "
                            "<i>What is dimmed below belongs to an earlier plan.</i>",
                            nullptr, errorCount));
@@ -157,6 +176,10 @@ void EstimatePanel::clear()
     m_memory->replot();
     m_collectives->clear();
     m_results->clear();
+    m_timeline->setTimeline({});
+    m_comparison->unpin();
+    m_comparison->showCurrent(std::nullopt, std::nullopt, false);
+    m_comparison->setPinnable(false);
     m_searchButton->setEnabled(false);
     m_useButton->setEnabled(false);
 }
@@ -166,6 +189,8 @@ void EstimatePanel::showPlan(const plan::Plan &p)
     m_plan = p;
     m_searchButton->setEnabled(!m_searchWatcher.isRunning());
     setCurrent(false);
+    m_comparison->showCurrent(m_plan, m_estimate, false);
+    m_comparison->setPinnable(false);
     m_headline->setText(tr("<i>Estimating… (what is dimmed below belongs to the plan before this edit)</i>"));
     // A watcher follows only its newest future: an older plan's estimate, still running, is not shown.
     const QString calibration = m_calibrationPath;
@@ -183,6 +208,9 @@ void EstimatePanel::showPlan(const plan::Plan &p)
         c.device = QString::fromStdString(device.name);
         c.deviceMemoryGB = device.memoryGB;
         c.estimate = plan::estimatePlan(q, device);
+        c.timeline = launcher::telemetry::predictedTimeline(c.estimate);
+        if (q.parallel.pp <= 1)
+            c.timeline.note = tr("One pipeline stage: no schedule and no bubble. Set pp above 1 to see the pipeline's timeline.");
         return c;
     }));
 }
@@ -196,9 +224,8 @@ void EstimatePanel::showEstimate(const Computed &c)
         const plan::Estimate &b = *m_estimate;
         QStringList parts;
         auto percent = [&parts](const QString &what, double before, double after) {
-            if (before > 0 && std::abs(after / before - 1) >= 0.0005)
-                parts << QStringLiteral("%1 %2%3%").arg(what, after >= before ? QStringLiteral("+") : QStringLiteral("−"))
-                             .arg(std::abs(100 * (after / before - 1)), 0, 'f', 1);
+            if (const QString change = estimate::percentChange(before, after); !change.isEmpty())
+                parts << what + QLatin1Char(' ') + change;
         };
         percent(tr("tokens/s"), b.tokensPerS, e.tokensPerS);
         percent(tr("step time"), b.stepMs, e.stepMs);
@@ -214,6 +241,9 @@ void EstimatePanel::showEstimate(const Computed &c)
     }
     m_estimate = e;
     setCurrent(true);
+    m_timeline->setTimeline(c.timeline);
+    m_comparison->showCurrent(m_plan, m_estimate, true);
+    m_comparison->setPinnable(true);
     QString text = tr("<b>%1 tokens/s</b> &nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)<br>"
                       "MFU %7 &nbsp; %8 parameters &nbsp; cost %9 a run &nbsp; <small>%10%11</small>")
                        .arg(rate(e.tokensPerS), duration(e.stepMs), duration(e.computeMs), duration(e.exposedCommMs),
@@ -314,6 +344,7 @@ void EstimatePanel::search()
     request.top = 20;
     m_searchButton->setEnabled(false);
     m_searchButton->setText(tr("Searching…"));
+    m_tabs->setCurrentWidget(m_results->parentWidget());
     m_results->clear();
     m_searchWatcher.setFuture(QtConcurrent::run([request] { return plan::searchPlans(request); }));
 }
@@ -341,7 +372,7 @@ void EstimatePanel::showSearch()
         item->setText(8, QStringLiteral("%1 × %2").arg(p.microBatchSize).arg(p.microBatches));
         item->setText(9, QString::fromLatin1(plan::toString(p.recompute)));
         item->setText(10, rate(c.estimate.tokensPerS));
-        item->setText(11, gb(static_cast<double>(peak)));
+        item->setText(11, estimate::gigabytes(static_cast<double>(peak)));
         item->setText(12, QString::fromStdString(c.reason));
         item->setToolTip(12, QString::fromStdString(c.reason));
     }

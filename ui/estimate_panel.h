@@ -1,8 +1,10 @@
 // Predictions for the loaded plan before anything runs (DESIGN.md §4): memory per pipeline stage
 // by category against the device's memory, the step-time breakdown, tokens/s, MFU and cost, the
-// collectives per group; and the planner's search for faster plans on the same model, cluster and
-// global batch, one of which the user can take. Estimates and searches run on a worker thread
-// (QtConcurrent); the panel shows the newest result when it arrives.
+// collectives per group; the predicted step as a Gantt chart (ui/timeline_chart.h); the plan
+// compared with a pinned one (ui/estimate/plan_comparison.h); and the planner's search for faster
+// plans on the same model, cluster and global batch, one of which the user can take. Estimates
+// and searches run on a worker thread (QtConcurrent); the panel shows the newest result when it
+// arrives.
 #pragma once
 
 #include "plan/cost_model.h"
@@ -13,12 +15,20 @@
 
 #include <optional>
 
+#include "launcher/telemetry/timeline.h"
+
 class QCustomPlot;
 class QLabel;
 class QPushButton;
+class QTabWidget;
 class QTreeWidget;
 
 namespace trellis::ui {
+
+class TimelineChart;
+namespace estimate {
+class PlanComparison;
+}
 
 class EstimatePanel : public QWidget {
     Q_OBJECT
@@ -47,18 +57,24 @@ public:
     QTreeWidget *searchTable() const { return m_results; }
     QPushButton *searchButton() const { return m_searchButton; }
     QPushButton *useButton() const { return m_useButton; }
+    QTabWidget *tabs() const { return m_tabs; }
+    TimelineChart *timelineChart() const { return m_timeline; }
+    estimate::PlanComparison *comparison() const { return m_comparison; }
 
 signals:
     void estimateShown();
     void searchFinished();
     // The user took a searched plan: its model (the vocabulary may be padded) and parallelism.
     void planChosen(const plan::Plan &plan);
+    // The user took the pinned plan back (Compare tab).
+    void pinnedPlanChosen(const plan::Plan &plan);
 
 private:
     struct Computed {
         plan::Estimate estimate;
         QString device, note;
         double deviceMemoryGB = 0;
+        launcher::telemetry::TimelineView timeline; // the predicted step
         quint64 generation = 0; // which request it answers
     };
     void showEstimate(const Computed &c);
@@ -80,6 +96,9 @@ private:
     QPushButton *m_searchButton;
     QPushButton *m_useButton;
     QTreeWidget *m_results;
+    QTabWidget *m_tabs;
+    TimelineChart *m_timeline;
+    estimate::PlanComparison *m_comparison;
 };
 
 } // namespace trellis::ui

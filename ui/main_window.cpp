@@ -90,6 +90,9 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     connect(m_editor, &plan_editor::PlanEditor::editRefused, this, refused);
     connect(m_meshCanvas, &plan_editor::MeshCanvas::editRefused, this, refused);
     connect(m_estimate, &EstimatePanel::planChosen, this, &MainWindow::usePlan);
+    connect(m_estimate, &EstimatePanel::pinnedPlanChosen, this, [this](const plan::Plan &pinned) {
+        m_document->replacePlan(pinned, tr("Use pinned plan"));
+    });
     dock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock")->setMinimumWidth(300);
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);

@@ -176,18 +176,7 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
     out.known = true;
     out.bubbleFraction = p.parallel.pp > 1 ? e.bubbleFraction : -1;
     out.stageBubbleFraction = e.stageBubbleFraction;
-    std::vector<std::vector<TimelineBar>> stages;
-    for (const auto &actions : e.timeline) {
-        std::vector<TimelineBar> bars;
-        for (const plan::TimedAction &a : actions) {
-            if (a.action.kind == plan::ActionKind::OptimizerStep)
-                continue;
-            const QString kind = QString::fromLatin1(plan::toString(a.action.kind));
-            bars.push_back({a.start, a.end, kind, a.action.microBatch, a.action.chunk, isComputeKind(kind)});
-        }
-        stages.push_back(std::move(bars));
-    }
-    out.timeline = predictedLanes(stages);
+    out.timeline = predictedLanes(e);
     out.modelFlopsPerStep = e.modelFlopsPerStep;
     out.tokensPerStep = e.tokensPerStep;
     const bool cpu = device.name == "cpu";

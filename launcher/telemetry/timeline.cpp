@@ -68,6 +68,35 @@ std::vector<TimelineLane> predictedLanes(const std::vector<std::vector<TimelineB
     return lanes;
 }
 
+std::vector<TimelineLane> predictedLanes(const plan::Estimate &e)
+{
+    std::vector<std::vector<TimelineBar>> stages;
+    for (const auto &actions : e.timeline) {
+        std::vector<TimelineBar> bars;
+        for (const plan::TimedAction &a : actions) {
+            if (a.action.kind == plan::ActionKind::OptimizerStep)
+                continue;
+            const QString kind = QString::fromLatin1(plan::toString(a.action.kind));
+            bars.push_back({a.start, a.end, kind, a.action.microBatch, a.action.chunk, isComputeKind(kind)});
+        }
+        stages.push_back(std::move(bars));
+    }
+    return predictedLanes(stages);
+}
+
+TimelineView predictedTimeline(const plan::Estimate &e)
+{
+    TimelineView v;
+    v.lanes = predictedLanes(e);
+    for (const TimelineLane &l : v.lanes)
+        for (const TimelineBar &b : l.bars)
+            v.predictedMs = std::max(v.predictedMs, b.endMs);
+    v.predictedBubble = v.lanes.empty() ? -1 : e.bubbleFraction; // the simulator's, as the estimate states it
+    if (v.lanes.empty())
+        v.note = QObject::tr("No schedule to show.");
+    return v;
+}
+
 TimelineView timelineOf(const QList<RankRow> &ranks, const QList<SpanRow> &spans, const std::vector<TimelineLane> &predicted,
                         double predictedBubble)
 {

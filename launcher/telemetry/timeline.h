@@ -6,6 +6,7 @@
 #pragma once
 
 #include "launcher/run_types.h"
+#include "plan/cost_model.h"
 
 #include <QList>
 #include <QString>
@@ -48,6 +49,13 @@ const char *timelineColour(const QString &kind);
 
 // Lanes of the simulator's timeline (per pipeline rank, actions in ms), as predicted lanes.
 std::vector<TimelineLane> predictedLanes(const std::vector<std::vector<TimelineBar>> &perStage);
+
+// The cost model's predicted step as a view with predicted lanes only (one per pipeline stage; the
+// optimizer step left out), its length and bubble fraction: what the Estimate panel draws before
+// anything runs.
+TimelineView predictedTimeline(const plan::Estimate &estimate);
+// The lanes alone (for a dashboard snapshot).
+std::vector<TimelineLane> predictedLanes(const plan::Estimate &estimate);
 
 // The view of one traced step: `spans` are that step's spans (any ranks; one lane per pipeline
 // stage is kept, its lowest rank), `ranks` give each rank's pipeline coordinate, `predicted` the

@@ -1,8 +1,8 @@
-// The step timeline (Gantt): per pipeline stage, the actions of the newest traced step as the
-// trainer measured them, above the schedule simulator's prediction for the same plan, each scaled
-// to its own length and labelled with it, with the measured and predicted bubble fractions. The
-// data (a TimelineView, bounded by stages × actions) is prepared on the history reader's thread;
-// painting is the only work here. Hovering a bar names the action.
+// The step timeline (Gantt, ui/timeline_chart.h): per pipeline stage, the actions of the newest
+// traced step as the trainer measured them, above the schedule simulator's prediction for the same
+// plan, each scaled to its own length, with the measured and predicted bubble fractions. The data
+// (a TimelineView, bounded by stages × actions) is prepared on the history reader's thread;
+// painting is the only work here.
 #pragma once
 
 #include "launcher/telemetry/timeline.h"
@@ -10,9 +10,12 @@
 
 class QLabel;
 
+namespace trellis::ui {
+class TimelineChart;
+}
+
 namespace trellis::ui::dashboards {
 
-class TimelineCanvas;
 
 class TimelinePanel : public Panel {
     Q_OBJECT
@@ -28,7 +31,7 @@ public:
 
 private:
     QLabel *m_header;
-    TimelineCanvas *m_canvas;
+    TimelineChart *m_canvas;
 };
 
 } // namespace trellis::ui::dashboards
