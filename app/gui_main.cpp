@@ -1,24 +1,18 @@
 // trellis: the workbench. Composition root only: application settings, the main window, the
 // plan to open (argument, or the quick-start plan).
 #include "launcher/history_database.h"
+#include "ui/language.h"
 #include "ui/main_window.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
-#include <QLocale>
-#include <QTranslator>
 
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("trellis"));
     QApplication::setApplicationVersion(QStringLiteral(TRELLIS_VERSION));
-
-    // UI strings: translations/trellis_<lang>.ts, built into the binary under :/i18n.
-    QTranslator translator;
-    if (translator.load(QLocale(), QStringLiteral("trellis"), QStringLiteral("_"), QStringLiteral(":/i18n")))
-        QApplication::installTranslator(&translator);
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Trellis workbench: plan, launch and watch distributed training."));
@@ -36,6 +30,11 @@ int main(int argc, char **argv)
                            QStringLiteral("run"));
     QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare recorded runs: RUN,RUN[,...]."),
                                QStringLiteral("runs"));
+    QCommandLineOption language(QStringLiteral("language"),
+                                QStringLiteral("Language of the workbench for this run: en, de or zh_CN (default: Settings › "
+                                               "Language, else the system's)."),
+                                QStringLiteral("code"));
+    parser.addOption(language);
     parser.addOption(db);
     parser.addOption(run);
     parser.addOption(compare);
@@ -44,6 +43,8 @@ int main(int argc, char **argv)
     parser.addOption(panel);
     parser.addPositionalArgument(QStringLiteral("plan"), QStringLiteral("Plan file to open."));
     parser.process(app);
+    // UI strings: translations/trellis_<code>.ts, built in under :/i18n (ui/language.h).
+    trellis::ui::installTranslations(parser.isSet(language) ? parser.value(language) : trellis::ui::languageSetting());
 
     QString planPath = parser.positionalArguments().value(0);
     if (planPath.isEmpty())

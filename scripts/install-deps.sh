@@ -11,7 +11,7 @@ packages=(
   libzmq3-dev cppzmq-dev
   libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libopenblas-dev nlohmann-json3-dev poppler-utils
-  xvfb xauth fonts-dejavu-core
+  xvfb xauth fonts-dejavu-core fonts-wqy-microhei qt6-translations-l10n
   prometheus
 )
 

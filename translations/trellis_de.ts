@@ -452,7 +452,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="+23"/>
+        <location filename="../ui/dashboards/panel.cpp" line="+48"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
@@ -671,18 +671,18 @@
 <context>
     <name>trellis::ui::EstimatePanel</name>
     <message>
-        <location filename="../ui/estimate_panel.cpp" line="+41"/>
-        <location line="+282"/>
+        <location filename="../ui/estimate_panel.cpp" line="+31"/>
+        <location line="+323"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
     </message>
     <message>
-        <location line="-281"/>
+        <location line="-322"/>
         <source>Use selected plan</source>
         <translation>Ausgewählten Plan übernehmen</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+11"/>
         <source>GB a rank</source>
         <translation>GB pro Rank</translation>
     </message>
@@ -692,7 +692,22 @@
         <translation>Pipeline-Stufe</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+8"/>
+        <source>Memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; idle (bubble) &amp;nbsp; numbers: micro-batches; the wheel zooms, dragging pans, a double click shows the whole step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Timeline</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Group</source>
         <translation>Gruppe</translation>
     </message>
@@ -720,6 +735,16 @@
         <location line="+0"/>
         <source>Link</source>
         <translation>Verbindung</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Collectives</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Compare</source>
+        <translation type="unfinished"></translation>
     </message>
     <message>
         <location line="+10"/>
@@ -787,13 +812,18 @@
         <translation>Begründung</translation>
     </message>
     <message>
-        <location line="+54"/>
-        <location line="+41"/>
+        <location line="+4"/>
+        <source>Search</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+57"/>
+        <location line="+49"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;Schätzung läuft… (was unten abgeblendet ist, gehört zum Plan vor dieser Änderung)&lt;/i&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="-25"/>
+        <location line="-31"/>
         <source>&lt;b&gt;No estimate:&lt;/b&gt; the plan has %n error(s) (see Problems in the editor). &lt;i&gt;What is dimmed below belongs to an earlier plan.&lt;/i&gt;</source>
         <translation>
             <numerusform>&lt;b&gt;Keine Schätzung:&lt;/b&gt; der Plan hat %n Fehler (siehe Probleme im Editor). &lt;i&gt;Was unten abgeblendet ist, gehört zu einem früheren Plan.&lt;/i&gt;</numerusform>
@@ -806,7 +836,7 @@
         <translation>&lt;i&gt;Kein Plan geladen.&lt;/i&gt;</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+32"/>
         <source>calibrated</source>
         <translation>kalibriert</translation>
     </message>
@@ -816,7 +846,12 @@
         <translation>nicht kalibriert: trellis-cli calibrate ausführen</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+7"/>
+        <source>One pipeline stage: no schedule and no bubble. Set pp above 1 to see the pipeline&apos;s timeline.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+17"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
@@ -836,7 +871,7 @@
         <translation>%1 → %2 Pipeline-Stufen</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+8"/>
         <source>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)&lt;br&gt;MFU %7 &amp;nbsp; %8 parameters &amp;nbsp; cost %9 a run &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</source>
         <translation>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; Schritt %2 = Rechnen %3 + nicht überdeckte Kommunikation %4 + Bubble %5 (%6 %)&lt;br&gt;MFU %7 &amp;nbsp; %8 Parameter &amp;nbsp; Kosten %9 pro Lauf &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</translation>
     </message>
@@ -911,7 +946,7 @@
         <translation>Suche läuft…</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+35"/>
         <source>No plan fits: more devices, a smaller micro-batch or a smaller model.</source>
         <translation>Kein Plan passt: mehr Geräte, ein kleinerer Micro-Batch oder ein kleineres Modell.</translation>
     </message>
@@ -992,7 +1027,12 @@
         <translation>Nicht geändert: %1</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+6"/>
+        <source>Use pinned plan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Run history</source>
         <translation>Laufhistorie</translation>
     </message>
@@ -1215,7 +1255,7 @@
         <translation>Rank %1</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_document.cpp" line="+48"/>
+        <location filename="../ui/main_window_document.cpp" line="+50"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -1236,12 +1276,12 @@
     </message>
     <message>
         <location line="+0"/>
-        <location line="+159"/>
+        <location line="+177"/>
         <source>Plans (*.json)</source>
         <translation>Pläne (*.json)</translation>
     </message>
     <message>
-        <location line="-155"/>
+        <location line="-173"/>
         <source>Open &amp;recent</source>
         <translation>&amp;Zuletzt geöffnet</translation>
     </message>
@@ -1372,7 +1412,27 @@
         <translation>&amp;Wiederherstellen</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+6"/>
+        <source>&amp;Settings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>&amp;Language</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>System default</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>The language changes the next time Trellis starts.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <location line="+19"/>
         <location line="+49"/>
         <source>%1[*] — Trellis</source>
@@ -1649,8 +1709,13 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;small&gt;%2&lt;/small&gt;</source>
         <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;small&gt;%2&lt;/small&gt;</translation>
     </message>
+    <message>
+        <location line="+1"/>
+        <source>(unnamed plan)</source>
+        <translation type="unfinished"></translation>
+    </message>
     <message numerus="yes">
-        <location line="+7"/>
+        <location line="+6"/>
         <source>Estimate only: trellis-trainer cannot run this plan yet (%n reason(s); hover for them)</source>
         <translation>
             <numerusform>Nur Schätzung: trellis-trainer kann diesen Plan noch nicht ausführen (%n Grund; mit der Maus darauf zeigen)</numerusform>
@@ -1748,6 +1813,11 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Micro-Batch</translation>
     </message>
     <message>
+        <location line="+0"/>
+        <source>%1 × %2 micro-batches</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <location line="+1"/>
         <source>global batch</source>
         <translation>globaler Batch</translation>
@@ -1809,9 +1879,69 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
 </context>
 <context>
+    <name>trellis::ui::TimelineChart</name>
+    <message>
+        <location filename="../ui/timeline_chart.cpp" line="+109"/>
+        <source>No timeline yet.</source>
+        <translation type="unfinished">Noch keine Zeitleiste.</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>Predicted by the schedule simulator: %1 ms, bubble %2%</source>
+        <translation type="unfinished">Vorhersage des Schedule-Simulators: %1 ms, Bubble %2 %</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Measured, step %1: %2 ms, bubble %3%</source>
+        <translation type="unfinished">Gemessen, Schritt %1: %2 ms, Bubble %3 %</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>  (zoom ×%1; double-click for the whole step)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>%1 (%2%)</source>
+        <translation type="unfinished">%1 (%2 %)</translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <source>%1 · micro-batch %2 · chunk %3
+%4 – %5 ms</source>
+        <translation type="unfinished">%1 · Micro-Batch %2 · Chunk %3
+%4 – %5 ms</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>%1: idle (bubble) at %2 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>trellis::ui::dashboards::BreakdownPanel</name>
     <message>
-        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+42"/>
+        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+17"/>
+        <source>compute</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>exposed communication</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>pipeline bubble</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>idle</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+22"/>
         <source>Step time breakdown (median rank)</source>
         <translation>Aufschlüsselung der Schrittzeit (Median-Rank)</translation>
     </message>
@@ -1914,6 +2044,11 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>langsamster Rank (GB/s)</translation>
     </message>
     <message>
+        <location line="+12"/>
+        <source>%1 (%2% of peak)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <location filename="../ui/dashboards/communication_panel.h" line="+15"/>
         <source>Communication</source>
         <translation>Kommunikation</translation>
@@ -1953,6 +2088,46 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location filename="../ui/dashboards/health_panel.h" line="+16"/>
         <source>Telemetry health</source>
         <translation>Telemetrie-Zustand</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/health_panel.cpp" line="+10"/>
+        <source>ranks reporting</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>messages received</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>lost (given up by ranks)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>duplicates</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>out of order (asked again)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>rejected frames</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>dropped at the senders</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>feed gaps (this window)</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>
@@ -2065,44 +2240,126 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
 </context>
 <context>
-    <name>trellis::ui::dashboards::TimelineCanvas</name>
+    <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/timeline_panel.cpp" line="+76"/>
-        <source>No timeline yet.</source>
-        <translation>Noch keine Zeitleiste.</translation>
-    </message>
-    <message>
-        <location line="+20"/>
-        <source>Predicted by the schedule simulator: %1 ms, bubble %2%</source>
-        <translation>Vorhersage des Schedule-Simulators: %1 ms, Bubble %2 %</translation>
+        <location filename="../ui/dashboards/panel.cpp" line="-87"/>
+        <source>loss</source>
+        <translation type="unfinished">Loss</translation>
     </message>
     <message>
         <location line="+1"/>
+        <source>grad norm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>learning rate</source>
+        <translation type="unfinished">Lernrate</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>tokens/s</source>
+        <translation type="unfinished">tokens/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>step ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>compute ms</source>
+        <translation type="unfinished">Rechnen ms</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>communication ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>exposed communication ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>bubble ms</source>
+        <translation type="unfinished">Bubble ms</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>idle ms</source>
+        <translation type="unfinished">Leerlauf ms</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>parameter bytes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>gradient bytes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>optimizer bytes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>activation bytes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>communication buffer bytes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>peak RSS bytes</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::TimelineCanvas</name>
+    <message>
+        <source>No timeline yet.</source>
+        <translation type="vanished">Noch keine Zeitleiste.</translation>
+    </message>
+    <message>
+        <source>Predicted by the schedule simulator: %1 ms, bubble %2%</source>
+        <translation type="vanished">Vorhersage des Schedule-Simulators: %1 ms, Bubble %2 %</translation>
+    </message>
+    <message>
         <source>Measured, step %1: %2 ms, bubble %3%</source>
-        <translation>Gemessen, Schritt %1: %2 ms, Bubble %3 %</translation>
+        <translation type="vanished">Gemessen, Schritt %1: %2 ms, Bubble %3 %</translation>
     </message>
     <message>
-        <location line="+18"/>
         <source>%1 (%2%)</source>
-        <translation>%1 (%2 %)</translation>
+        <translation type="vanished">%1 (%2 %)</translation>
     </message>
     <message>
-        <location line="+26"/>
         <source>%1 · micro-batch %2 · chunk %3
 %4 – %5 ms</source>
-        <translation>%1 · Micro-Batch %2 · Chunk %3
+        <translation type="vanished">%1 · Micro-Batch %2 · Chunk %3
 %4 – %5 ms</translation>
     </message>
 </context>
 <context>
     <name>trellis::ui::dashboards::TimelinePanel</name>
     <message>
-        <location line="+27"/>
         <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive (waiting for a peer) &amp;nbsp; numbers: micro-batches; each section is scaled to its own length</source>
-        <translation>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; Forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; Backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; Gewichtsgradienten &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; Senden / Empfangen (Warten auf die Gegenstelle) &amp;nbsp; Zahlen: Micro-Batches; jeder Abschnitt ist auf seine eigene Länge skaliert</translation>
+        <translation type="vanished">&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; Forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; Backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; Gewichtsgradienten &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; Senden / Empfangen (Warten auf die Gegenstelle) &amp;nbsp; Zahlen: Micro-Batches; jeder Abschnitt ist auf seine eigene Länge skaliert</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location filename="../ui/dashboards/timeline_panel.cpp" line="+21"/>
+        <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive (waiting for a peer) &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; idle (bubble) &amp;nbsp; numbers: micro-batches; each section is scaled to its own length; the wheel zooms, dragging pans</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+24"/>
         <source>measured bubble %1% (step %2, %3 ms)</source>
         <translation>gemessene Bubble %1 % (Schritt %2, %3 ms)</translation>
     </message>
@@ -2112,9 +2369,153 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>vorhergesagte Bubble %1 % (%2 ms)</translation>
     </message>
     <message>
-        <location filename="../ui/dashboards/timeline_panel.h" line="+21"/>
+        <location filename="../ui/dashboards/timeline_panel.h" line="+24"/>
         <source>Step timeline</source>
         <translation>Schritt-Zeitleiste</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::estimate::PlanComparison</name>
+    <message>
+        <location filename="../ui/estimate/plan_comparison.cpp" line="+19"/>
+        <location line="+58"/>
+        <source>Pin this plan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="-57"/>
+        <source>Use pinned plan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>What</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Pinned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Change</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Keep the plan as it is now (with its estimate) to compare your edits against</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Put the pinned plan back in the editor (one undo step)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+41"/>
+        <source>Unpin</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>&lt;i&gt;Pin the plan to compare it with your edits: the fields that differ and the predicted memory, step time, tokens/s, MFU and cost of both.&lt;/i&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>&lt;b&gt;%1&lt;/b&gt; pinned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> · &lt;i&gt;the plan now has errors: no estimate&lt;/i&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> · &lt;i&gt;estimating the plan now…&lt;/i&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+24"/>
+        <source>Plan fields that differ</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>(none: the plan is the pinned one)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Plan fields that differ (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Predicted</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>tokens/s</source>
+        <translation type="unfinished">tokens/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>step time</source>
+        <translation type="unfinished">Schrittzeit</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>  compute</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>  exposed communication</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>  pipeline bubble</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>n/a (CPU)</source>
+        <translation type="unfinished">k. A. (CPU)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MFU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>cost a run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>peak memory a rank (GB)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Memory per pipeline stage (GB)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>stage %1</source>
+        <translation type="unfinished"></translation>
     </message>
 </context>
 <context>

@@ -249,7 +249,7 @@ bool MainWindow::raisePanel(const QString &id)
     // Dashboard panels by their id; the plan's docks as editor, mesh, plan, estimate.
     auto *d = findChild<QDockWidget *>(QStringLiteral("panel-") + id);
     if (!d && !id.isEmpty() && !id.contains(QLatin1Char('-')))
-        d = findChild<QDockWidget *>(id + QStringLiteral("Dock"));
+        d = findChild<QDockWidget *>(id + QStringLiteral("Dock")); // notr: an object name
     if (d) {
         d->show();
         d->raise();

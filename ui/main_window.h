@@ -45,6 +45,8 @@ class PlanPanel;
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
+    // The wait after an edit for the next one before re-estimating (a spin box held down is one estimate).
+    static constexpr int kEstimateDebounceMs = 50;
     explicit MainWindow(const QString &databasePath, QWidget *parent = nullptr);
     ~MainWindow() override;
 

@@ -7,9 +7,11 @@
 #include "plan/plan_validate.h"
 #include "plan/presets.h"
 #include "ui/estimate_panel.h"
+#include "ui/language.h"
 #include "ui/plan_panel.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFile>
@@ -116,6 +118,24 @@ void MainWindow::createFileActions()
     edit->addAction(undo);
     edit->addAction(redo);
 
+    // Settings › Language: the system's, or one the workbench ships; it applies at the next start.
+    QMenu *language = menuBar()->addMenu(tr("&Settings"))->addMenu(tr("&Language"));
+    auto *languages = new QActionGroup(this);
+    const QString chosen = languageSetting();
+    QStringList codes{QString()};
+    codes << availableLanguages();
+    for (const QString &code : codes) {
+        QAction *action = language->addAction(code.isEmpty() ? tr("System default") : languageName(code));
+        action->setCheckable(true);
+        action->setChecked(code == chosen);
+        action->setData(code);
+        languages->addAction(action);
+        connect(action, &QAction::triggered, this, [this, code] {
+            setLanguageSetting(code);
+            statusBar()->showMessage(tr("The language changes the next time Trellis starts."), 8000);
+        });
+    }
+
     connect(m_document, &launcher::document::PlanDocument::changed, this, &MainWindow::documentChanged);
     connect(m_document, &launcher::document::PlanDocument::modifiedChanged, this, &QWidget::setWindowModified);
     connect(m_document, &launcher::document::PlanDocument::filePathChanged, this, [this](const QString &path) {
@@ -125,7 +145,7 @@ void MainWindow::createFileActions()
     });
     m_estimateTimer = new QTimer(this);
     m_estimateTimer->setSingleShot(true);
-    m_estimateTimer->setInterval(150); // edits arriving faster than this are estimated once
+    m_estimateTimer->setInterval(kEstimateDebounceMs); // edits arriving faster than this are estimated once
     connect(m_estimateTimer, &QTimer::timeout, this, [this] {
         if (m_document->hasErrors()) {
             int errors = 0;

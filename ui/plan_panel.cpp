@@ -43,7 +43,7 @@ PlanPanel::PlanPanel(QWidget *parent)
 void PlanPanel::showPlan(const plan::Plan &p, const QString &path, const QStringList &warnings, const QStringList &unsupported)
 {
     QString title = tr("<b>%1</b><br><small>%2</small>")
-                        .arg(QString::fromStdString(p.name.empty() ? "(unnamed plan)" : p.name).toHtmlEscaped(),
+                        .arg((p.name.empty() ? tr("(unnamed plan)") : QString::fromStdString(p.name)).toHtmlEscaped(),
                              QFileInfo(path).fileName().toHtmlEscaped());
     for (const QString &w : warnings)
         title += QStringLiteral("<br><span style='color:#a36a00'>%1</span>").arg(w.toHtmlEscaped());
@@ -87,7 +87,7 @@ void PlanPanel::showPlan(const plan::Plan &p, const QString &path, const QString
         add(par, tr("schedule"), QString::fromStdString(q.schedule) + (q.virtualStages > 1 ? tr(", %1 virtual stages").arg(q.virtualStages) : QString()));
     add(par, tr("recompute"), QString::fromUtf8(plan::toString(q.recompute)));
     add(par, tr("ZeRO stage"), QString::number(q.zero));
-    add(par, tr("micro-batch"), QStringLiteral("%1 × %2 micro-batches").arg(q.microBatchSize).arg(q.microBatches));
+    add(par, tr("micro-batch"), tr("%1 × %2 micro-batches").arg(q.microBatchSize).arg(q.microBatches));
     add(par, tr("global batch"), tr("%1 sequences").arg(q.globalBatch()));
     add(par, tr("precision"), QString::fromUtf8(plan::toString(q.precision)));
     auto *cl = section(tr("Cluster"));

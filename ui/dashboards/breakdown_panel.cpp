@@ -14,10 +14,10 @@ struct Part {
     const char *name;
     QColor colour;
 };
-const Part kParts[] = {{"compute", QColor(0x1f, 0x77, 0xb4)},
-                       {"exposed communication", QColor(0xff, 0x7f, 0x0e)},
-                       {"pipeline bubble", QColor(0xd6, 0x27, 0x28)},
-                       {"idle", QColor(0xaa, 0xaa, 0xaa)}};
+const Part kParts[] = {{QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "compute"), QColor(0x1f, 0x77, 0xb4)},
+                       {QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "exposed communication"), QColor(0xff, 0x7f, 0x0e)},
+                       {QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "pipeline bubble"), QColor(0xd6, 0x27, 0x28)},
+                       {QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "idle"), QColor(0xaa, 0xaa, 0xaa)}};
 
 // Stacked bars, one series per part.
 void stack(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&values)[4], double width)
@@ -25,7 +25,7 @@ void stack(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&
     QCPBars *below = nullptr;
     for (int i = 0; i < 4; ++i) {
         auto *bars = new QCPBars(plot->xAxis, plot->yAxis);
-        bars->setName(QObject::tr(kParts[i].name));
+        bars->setName(BreakdownPanel::tr(kParts[i].name));
         bars->setPen(Qt::NoPen);
         bars->setBrush(kParts[i].colour);
         bars->setWidth(width);

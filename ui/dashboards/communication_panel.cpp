@@ -26,7 +26,7 @@ void CommunicationPanel::show(const std::shared_ptr<const launcher::telemetry::D
     m_table->setRowCount(static_cast<int>(rows.size()));
     for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
         const auto &c = rows[static_cast<std::size_t>(i)];
-        const QString bw = m_peakGbps > 0 ? QStringLiteral("%1 (%2% of peak)").arg(c.busGbps, 0, 'f', 2).arg(100 * c.busGbps / m_peakGbps, 0, 'f', 0)
+        const QString bw = m_peakGbps > 0 ? tr("%1 (%2% of peak)").arg(c.busGbps, 0, 'f', 2).arg(100 * c.busGbps / m_peakGbps, 0, 'f', 0)
                                           : QString::number(c.busGbps, 'f', 2);
         const QString cells[] = {c.group, c.op, QString::number(c.ranks), QString::number(c.bytes / 1e6, 'f', 2),
                                  QString::number(c.ms, 'f', 2), bw,

@@ -7,8 +7,14 @@
 namespace trellis::ui::dashboards {
 
 namespace {
-const char *const kNames[] = {"ranks reporting", "messages received", "lost (given up by ranks)", "duplicates",
-                              "out of order (asked again)", "rejected frames", "dropped at the senders", "feed gaps (this window)"};
+const char *const kNames[] = {QT_TRANSLATE_NOOP("trellis::ui::dashboards::HealthPanel", "ranks reporting"),
+                              QT_TRANSLATE_NOOP("trellis::ui::dashboards::HealthPanel", "messages received"),
+                              QT_TRANSLATE_NOOP("trellis::ui::dashboards::HealthPanel", "lost (given up by ranks)"),
+                              QT_TRANSLATE_NOOP("trellis::ui::dashboards::HealthPanel", "duplicates"),
+                              QT_TRANSLATE_NOOP("trellis::ui::dashboards::HealthPanel", "out of order (asked again)"),
+                              QT_TRANSLATE_NOOP("trellis::ui::dashboards::HealthPanel", "rejected frames"),
+                              QT_TRANSLATE_NOOP("trellis::ui::dashboards::HealthPanel", "dropped at the senders"),
+                              QT_TRANSLATE_NOOP("trellis::ui::dashboards::HealthPanel", "feed gaps (this window)")};
 }
 
 HealthPanel::HealthPanel(QWidget *parent) : Panel(parent)

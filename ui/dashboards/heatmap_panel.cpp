@@ -26,7 +26,7 @@ HeatMapPanel::HeatMapPanel(QWidget *parent)
     m_outliers->setWordWrap(true);
     for (Metric m : {Metric::StepMs, Metric::ComputeMs, Metric::CommExposedMs, Metric::BubbleMs, Metric::TokensPerS,
                      Metric::PeakRss, Metric::Loss})
-        m_choice->addItem(tr(metricName(m)), static_cast<int>(m));
+        m_choice->addItem(metricLabel(m), static_cast<int>(m));
     connect(m_choice, &QComboBox::currentIndexChanged, this,
             [this] { emit metricChosen(static_cast<Metric>(m_choice->currentData().toInt())); });
     m_plot->legend->setVisible(false);

@@ -17,7 +17,7 @@ MetricPanel::MetricPanel(QString title, QString id, std::vector<Metric> metrics,
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     for (Metric m : m_metrics)
-        m_choice->addItem(tr(metricName(m)));
+        m_choice->addItem(metricLabel(m));
     if (m_total)
         m_choice->addItem(tr("model FLOPs (MFU)"));
     m_choice->setVisible(m_choice->count() > 1);
@@ -43,7 +43,7 @@ void MetricPanel::show(const std::shared_ptr<const DashboardSnapshot> &shared)
     const auto it = snapshot.metrics.find(metric);
     if (it == snapshot.metrics.end())
         return;
-    drawMetric(m_plot, it->second, tr(metricName(metric)));
+    drawMetric(m_plot, it->second, metricLabel(metric));
     if (m_total && metric == Metric::TokensPerS && !snapshot.totalTokensPerS.empty()) {
         // The whole job's tokens/s, on the right axis.
         QCPGraph *g = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);

@@ -5,6 +5,31 @@
 
 namespace trellis::ui::dashboards {
 
+QString metricLabel(launcher::telemetry::Metric metric)
+{
+    using launcher::telemetry::Metric;
+    switch (metric) {
+    case Metric::Loss: return Panel::tr("loss");
+    case Metric::GradNorm: return Panel::tr("grad norm");
+    case Metric::Lr: return Panel::tr("learning rate");
+    case Metric::TokensPerS: return Panel::tr("tokens/s");
+    case Metric::StepMs: return Panel::tr("step ms");
+    case Metric::ComputeMs: return Panel::tr("compute ms");
+    case Metric::CommMs: return Panel::tr("communication ms");
+    case Metric::CommExposedMs: return Panel::tr("exposed communication ms");
+    case Metric::BubbleMs: return Panel::tr("bubble ms");
+    case Metric::IdleMs: return Panel::tr("idle ms");
+    case Metric::MemParameters: return Panel::tr("parameter bytes");
+    case Metric::MemGradients: return Panel::tr("gradient bytes");
+    case Metric::MemOptimizer: return Panel::tr("optimizer bytes");
+    case Metric::MemActivations: return Panel::tr("activation bytes");
+    case Metric::MemComm: return Panel::tr("communication buffer bytes");
+    case Metric::PeakRss: return Panel::tr("peak RSS bytes");
+    case Metric::Count: break;
+    }
+    return QString::fromLatin1(launcher::telemetry::metricName(metric));
+}
+
 using launcher::telemetry::MetricView;
 
 QColor rankColour(int rank)

@@ -26,6 +26,9 @@ signals:
     void stepChosen(qint64 step);
 };
 
+// A metric's name as the dashboards show it (translated).
+QString metricLabel(launcher::telemetry::Metric metric);
+
 // Shared drawing helpers.
 QColor rankColour(int rank);
 QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *parent);
