@@ -10,6 +10,12 @@
 
 int main(int argc, char **argv)
 {
+    // --help and --version need no display: answer them without one.
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if ((a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v") && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("trellis"));
     QApplication::setApplicationVersion(QStringLiteral(TRELLIS_VERSION));
@@ -23,8 +29,9 @@ int main(int argc, char **argv)
     QCommandLineOption launch(QStringLiteral("launch"), QStringLiteral("Launch the plan right away."));
     QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search for faster plans right away (Estimate tab)."));
     QCommandLineOption panel(QStringLiteral("panel"),
-                             QStringLiteral("Bring a panel to the front: editor, mesh, plan, estimate; the dashboards training, "
-                                            "throughput, breakdown, memory, timeline, communication, heatmap, events, health."),
+                             QStringLiteral("Bring a panel to the front: editor, mesh, plan, estimate (or one of its tabs: "
+                                            "estimate.memory, .timeline, .collectives, .compare, .search); the dashboards "
+                                            "training, throughput, breakdown, memory, timeline, communication, heatmap, events, health."),
                              QStringLiteral("id"));
     QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Show a recorded run: its id, its row number or 'last'."),
                            QStringLiteral("run"));

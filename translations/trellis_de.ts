@@ -694,17 +694,17 @@
     <message>
         <location line="+8"/>
         <source>Memory</source>
-        <translation type="unfinished"></translation>
+        <translation>Speicher</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; idle (bubble) &amp;nbsp; numbers: micro-batches; the wheel zooms, dragging pans, a double click shows the whole step</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; Forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; Backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; Gewichtsgradienten &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; Senden / Empfangen &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; Leerlauf (Bubble) &amp;nbsp; Zahlen: Micro-Batches; das Mausrad zoomt, Ziehen verschiebt, ein Doppelklick zeigt den ganzen Schritt</translation>
     </message>
     <message>
         <location line="+8"/>
         <source>Timeline</source>
-        <translation type="unfinished"></translation>
+        <translation>Zeitleiste</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -739,12 +739,12 @@
     <message>
         <location line="+3"/>
         <source>Collectives</source>
-        <translation type="unfinished"></translation>
+        <translation>Kollektive Operationen</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Compare</source>
-        <translation type="unfinished"></translation>
+        <translation>Vergleich</translation>
     </message>
     <message>
         <location line="+10"/>
@@ -814,7 +814,7 @@
     <message>
         <location line="+4"/>
         <source>Search</source>
-        <translation type="unfinished"></translation>
+        <translation>Suche</translation>
     </message>
     <message>
         <location line="+57"/>
@@ -848,7 +848,7 @@
     <message>
         <location line="+7"/>
         <source>One pipeline stage: no schedule and no bubble. Set pp above 1 to see the pipeline&apos;s timeline.</source>
-        <translation type="unfinished"></translation>
+        <translation>Eine Pipeline-Stufe: kein Schedule und keine Bubble. pp auf mehr als 1 setzen, um die Zeitleiste der Pipeline zu sehen.</translation>
     </message>
     <message>
         <location line="+17"/>
@@ -1029,7 +1029,7 @@
     <message>
         <location line="+6"/>
         <source>Use pinned plan</source>
-        <translation type="unfinished"></translation>
+        <translation>Angehefteten Plan übernehmen</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -1414,22 +1414,22 @@
     <message>
         <location line="+6"/>
         <source>&amp;Settings</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Einstellungen</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>&amp;Language</source>
-        <translation type="unfinished"></translation>
+        <translation>&amp;Sprache</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>System default</source>
-        <translation type="unfinished"></translation>
+        <translation>Systemstandard</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>The language changes the next time Trellis starts.</source>
-        <translation type="unfinished"></translation>
+        <translation>Die Sprache wechselt beim nächsten Start von Trellis.</translation>
     </message>
     <message>
         <location line="+7"/>
@@ -1712,7 +1712,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     <message>
         <location line="+1"/>
         <source>(unnamed plan)</source>
-        <translation type="unfinished"></translation>
+        <translation>(unbenannter Plan)</translation>
     </message>
     <message numerus="yes">
         <location line="+6"/>
@@ -1815,7 +1815,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     <message>
         <location line="+0"/>
         <source>%1 × %2 micro-batches</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 × %2 Micro-Batches</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1883,39 +1883,39 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     <message>
         <location filename="../ui/timeline_chart.cpp" line="+109"/>
         <source>No timeline yet.</source>
-        <translation type="unfinished">Noch keine Zeitleiste.</translation>
+        <translation>Noch keine Zeitleiste.</translation>
     </message>
     <message>
         <location line="+20"/>
         <source>Predicted by the schedule simulator: %1 ms, bubble %2%</source>
-        <translation type="unfinished">Vorhersage des Schedule-Simulators: %1 ms, Bubble %2 %</translation>
+        <translation>Vorhersage des Schedule-Simulators: %1 ms, Bubble %2 %</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Measured, step %1: %2 ms, bubble %3%</source>
-        <translation type="unfinished">Gemessen, Schritt %1: %2 ms, Bubble %3 %</translation>
+        <translation>Gemessen, Schritt %1: %2 ms, Bubble %3 %</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>  (zoom ×%1; double-click for the whole step)</source>
-        <translation type="unfinished"></translation>
+        <translation>  (Zoom ×%1; Doppelklick zeigt den ganzen Schritt)</translation>
     </message>
     <message>
         <location line="+19"/>
         <source>%1 (%2%)</source>
-        <translation type="unfinished">%1 (%2 %)</translation>
+        <translation>%1 (%2 %)</translation>
     </message>
     <message>
         <location line="+32"/>
         <source>%1 · micro-batch %2 · chunk %3
 %4 – %5 ms</source>
-        <translation type="unfinished">%1 · Micro-Batch %2 · Chunk %3
+        <translation>%1 · Micro-Batch %2 · Chunk %3
 %4 – %5 ms</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>%1: idle (bubble) at %2 ms</source>
-        <translation type="unfinished"></translation>
+        <translation>%1: Leerlauf (Bubble) bei %2 ms</translation>
     </message>
 </context>
 <context>
@@ -1923,22 +1923,22 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     <message>
         <location filename="../ui/dashboards/breakdown_panel.cpp" line="+17"/>
         <source>compute</source>
-        <translation type="unfinished"></translation>
+        <translation>Rechnen</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>exposed communication</source>
-        <translation type="unfinished"></translation>
+        <translation>nicht überdeckte Kommunikation</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>pipeline bubble</source>
-        <translation type="unfinished"></translation>
+        <translation>Pipeline-Bubble</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>idle</source>
-        <translation type="unfinished"></translation>
+        <translation>Leerlauf</translation>
     </message>
     <message>
         <location line="+22"/>
@@ -2046,7 +2046,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     <message>
         <location line="+12"/>
         <source>%1 (%2% of peak)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 (%2 % des Spitzenwerts)</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/communication_panel.h" line="+15"/>
@@ -2092,42 +2092,42 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     <message>
         <location filename="../ui/dashboards/health_panel.cpp" line="+10"/>
         <source>ranks reporting</source>
-        <translation type="unfinished"></translation>
+        <translation>meldende Ranks</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>messages received</source>
-        <translation type="unfinished"></translation>
+        <translation>empfangene Nachrichten</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>lost (given up by ranks)</source>
-        <translation type="unfinished"></translation>
+        <translation>verloren (von Ranks aufgegeben)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>duplicates</source>
-        <translation type="unfinished"></translation>
+        <translation>Duplikate</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>out of order (asked again)</source>
-        <translation type="unfinished"></translation>
+        <translation>außer der Reihe (erneut angefordert)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>rejected frames</source>
-        <translation type="unfinished"></translation>
+        <translation>abgewiesene Frames</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>dropped at the senders</source>
-        <translation type="unfinished"></translation>
+        <translation>bei den Sendern verworfen</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>feed gaps (this window)</source>
-        <translation type="unfinished"></translation>
+        <translation>Lücken im Datenstrom (dieses Fenster)</translation>
     </message>
 </context>
 <context>
@@ -2244,119 +2244,90 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     <message>
         <location filename="../ui/dashboards/panel.cpp" line="-87"/>
         <source>loss</source>
-        <translation type="unfinished">Loss</translation>
+        <translation>Loss</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>grad norm</source>
-        <translation type="unfinished"></translation>
+        <translation>Gradientennorm</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>learning rate</source>
-        <translation type="unfinished">Lernrate</translation>
+        <translation>Lernrate</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>tokens/s</source>
-        <translation type="unfinished">tokens/s</translation>
+        <translation>tokens/s</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>step ms</source>
-        <translation type="unfinished"></translation>
+        <translation>Schritt ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>compute ms</source>
-        <translation type="unfinished">Rechnen ms</translation>
+        <translation>Rechnen ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>communication ms</source>
-        <translation type="unfinished"></translation>
+        <translation>Kommunikation ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>exposed communication ms</source>
-        <translation type="unfinished"></translation>
+        <translation>nicht überdeckte Kommunikation ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>bubble ms</source>
-        <translation type="unfinished">Bubble ms</translation>
+        <translation>Bubble ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>idle ms</source>
-        <translation type="unfinished">Leerlauf ms</translation>
+        <translation>Leerlauf ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>parameter bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>Parameter-Bytes</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>gradient bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>Gradienten-Bytes</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>optimizer bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>Optimierer-Bytes</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>activation bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>Aktivierungs-Bytes</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>communication buffer bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>Kommunikationspuffer-Bytes</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>peak RSS bytes</source>
-        <translation type="unfinished"></translation>
-    </message>
-</context>
-<context>
-    <name>trellis::ui::dashboards::TimelineCanvas</name>
-    <message>
-        <source>No timeline yet.</source>
-        <translation type="vanished">Noch keine Zeitleiste.</translation>
-    </message>
-    <message>
-        <source>Predicted by the schedule simulator: %1 ms, bubble %2%</source>
-        <translation type="vanished">Vorhersage des Schedule-Simulators: %1 ms, Bubble %2 %</translation>
-    </message>
-    <message>
-        <source>Measured, step %1: %2 ms, bubble %3%</source>
-        <translation type="vanished">Gemessen, Schritt %1: %2 ms, Bubble %3 %</translation>
-    </message>
-    <message>
-        <source>%1 (%2%)</source>
-        <translation type="vanished">%1 (%2 %)</translation>
-    </message>
-    <message>
-        <source>%1 · micro-batch %2 · chunk %3
-%4 – %5 ms</source>
-        <translation type="vanished">%1 · Micro-Batch %2 · Chunk %3
-%4 – %5 ms</translation>
+        <translation>Spitzen-RSS-Bytes</translation>
     </message>
 </context>
 <context>
     <name>trellis::ui::dashboards::TimelinePanel</name>
     <message>
-        <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive (waiting for a peer) &amp;nbsp; numbers: micro-batches; each section is scaled to its own length</source>
-        <translation type="vanished">&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; Forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; Backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; Gewichtsgradienten &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; Senden / Empfangen (Warten auf die Gegenstelle) &amp;nbsp; Zahlen: Micro-Batches; jeder Abschnitt ist auf seine eigene Länge skaliert</translation>
-    </message>
-    <message>
         <location filename="../ui/dashboards/timeline_panel.cpp" line="+21"/>
         <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive (waiting for a peer) &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; idle (bubble) &amp;nbsp; numbers: micro-batches; each section is scaled to its own length; the wheel zooms, dragging pans</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; Forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; Backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; Gewichtsgradienten &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; Senden / Empfangen (Warten auf die Gegenstelle) &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; Leerlauf (Bubble) &amp;nbsp; Zahlen: Micro-Batches; jeder Abschnitt ist auf seine eigene Länge skaliert; das Mausrad zoomt, Ziehen verschiebt</translation>
     </message>
     <message>
         <location line="+24"/>
@@ -2380,142 +2351,142 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location filename="../ui/estimate/plan_comparison.cpp" line="+19"/>
         <location line="+58"/>
         <source>Pin this plan</source>
-        <translation type="unfinished"></translation>
+        <translation>Diesen Plan anheften</translation>
     </message>
     <message>
         <location line="-57"/>
         <source>Use pinned plan</source>
-        <translation type="unfinished"></translation>
+        <translation>Angehefteten Plan übernehmen</translation>
     </message>
     <message>
         <location line="+11"/>
         <source>What</source>
-        <translation type="unfinished"></translation>
+        <translation>Was</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Pinned</source>
-        <translation type="unfinished"></translation>
+        <translation>Angeheftet</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Now</source>
-        <translation type="unfinished"></translation>
+        <translation>Jetzt</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Change</source>
-        <translation type="unfinished"></translation>
+        <translation>Änderung</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>Keep the plan as it is now (with its estimate) to compare your edits against</source>
-        <translation type="unfinished"></translation>
+        <translation>Den Plan im jetzigen Zustand (mit seiner Schätzung) festhalten, um spätere Änderungen damit zu vergleichen</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Put the pinned plan back in the editor (one undo step)</source>
-        <translation type="unfinished"></translation>
+        <translation>Den angehefteten Plan wieder in den Editor übernehmen (ein Rückgängig-Schritt)</translation>
     </message>
     <message>
         <location line="+41"/>
         <source>Unpin</source>
-        <translation type="unfinished"></translation>
+        <translation>Lösen</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>&lt;i&gt;Pin the plan to compare it with your edits: the fields that differ and the predicted memory, step time, tokens/s, MFU and cost of both.&lt;/i&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;i&gt;Den Plan anheften, um ihn mit späteren Änderungen zu vergleichen: die abweichenden Felder sowie vorhergesagter Speicher, Schrittzeit, tokens/s, MFU und Kosten beider Pläne.&lt;/i&gt;</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>&lt;b&gt;%1&lt;/b&gt; pinned</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;%1&lt;/b&gt; angeheftet</translation>
     </message>
     <message>
         <location line="+2"/>
         <source> · &lt;i&gt;the plan now has errors: no estimate&lt;/i&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation> · &lt;i&gt;der Plan hat jetzt Fehler: keine Schätzung&lt;/i&gt;</translation>
     </message>
     <message>
         <location line="+2"/>
         <source> · &lt;i&gt;estimating the plan now…&lt;/i&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation> · &lt;i&gt;der aktuelle Plan wird geschätzt…&lt;/i&gt;</translation>
     </message>
     <message>
         <location line="+24"/>
         <source>Plan fields that differ</source>
-        <translation type="unfinished"></translation>
+        <translation>Abweichende Planfelder</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>(none: the plan is the pinned one)</source>
-        <translation type="unfinished"></translation>
+        <translation>(keine: der Plan ist der angeheftete)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Plan fields that differ (%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>Abweichende Planfelder (%1)</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>Predicted</source>
-        <translation type="unfinished"></translation>
+        <translation>Vorhergesagt</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>tokens/s</source>
-        <translation type="unfinished">tokens/s</translation>
+        <translation>tokens/s</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>step time</source>
-        <translation type="unfinished">Schrittzeit</translation>
+        <translation>Schrittzeit</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>  compute</source>
-        <translation type="unfinished"></translation>
+        <translation>  Rechnen</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>  exposed communication</source>
-        <translation type="unfinished"></translation>
+        <translation>  nicht überdeckte Kommunikation</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>  pipeline bubble</source>
-        <translation type="unfinished"></translation>
+        <translation>  Pipeline-Bubble</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>n/a (CPU)</source>
-        <translation type="unfinished">k. A. (CPU)</translation>
+        <translation>k. A. (CPU)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>MFU</source>
-        <translation type="unfinished"></translation>
+        <translation>MFU</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>cost a run</source>
-        <translation type="unfinished"></translation>
+        <translation>Kosten pro Lauf</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>peak memory a rank (GB)</source>
-        <translation type="unfinished"></translation>
+        <translation>Spitzenspeicher pro Rank (GB)</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Memory per pipeline stage (GB)</source>
-        <translation type="unfinished"></translation>
+        <translation>Speicher pro Pipeline-Stufe (GB)</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>stage %1</source>
-        <translation type="unfinished"></translation>
+        <translation>Stufe %1</translation>
     </message>
 </context>
 <context>

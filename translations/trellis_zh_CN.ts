@@ -694,17 +694,17 @@
     <message>
         <location line="+8"/>
         <source>Memory</source>
-        <translation type="unfinished"></translation>
+        <translation>内存</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; idle (bubble) &amp;nbsp; numbers: micro-batches; the wheel zooms, dragging pans, a double click shows the whole step</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; 前向 &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; 反向 &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; 权重梯度 &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; 发送 / 接收 &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; 空闲 (气泡) &amp;nbsp; 数字：微批次编号；滚轮缩放，拖动平移，双击显示整个单步</translation>
     </message>
     <message>
         <location line="+8"/>
         <source>Timeline</source>
-        <translation type="unfinished"></translation>
+        <translation>时间线</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -739,12 +739,12 @@
     <message>
         <location line="+3"/>
         <source>Collectives</source>
-        <translation type="unfinished"></translation>
+        <translation>集合通信</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Compare</source>
-        <translation type="unfinished"></translation>
+        <translation>比较</translation>
     </message>
     <message>
         <location line="+10"/>
@@ -814,7 +814,7 @@
     <message>
         <location line="+4"/>
         <source>Search</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索</translation>
     </message>
     <message>
         <location line="+57"/>
@@ -847,7 +847,7 @@
     <message>
         <location line="+7"/>
         <source>One pipeline stage: no schedule and no bubble. Set pp above 1 to see the pipeline&apos;s timeline.</source>
-        <translation type="unfinished"></translation>
+        <translation>只有一个流水线阶段：没有调度，也没有气泡。将 pp 设为大于 1 即可查看流水线的时间线。</translation>
     </message>
     <message>
         <location line="+17"/>
@@ -1028,7 +1028,7 @@
     <message>
         <location line="+6"/>
         <source>Use pinned plan</source>
-        <translation type="unfinished"></translation>
+        <translation>使用已固定的方案</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -1413,22 +1413,22 @@
     <message>
         <location line="+6"/>
         <source>&amp;Settings</source>
-        <translation type="unfinished"></translation>
+        <translation>设置(&amp;S)</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>&amp;Language</source>
-        <translation type="unfinished"></translation>
+        <translation>语言(&amp;L)</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>System default</source>
-        <translation type="unfinished"></translation>
+        <translation>系统默认</translation>
     </message>
     <message>
         <location line="+7"/>
         <source>The language changes the next time Trellis starts.</source>
-        <translation type="unfinished"></translation>
+        <translation>语言将在下次启动 Trellis 时更改。</translation>
     </message>
     <message>
         <location line="+7"/>
@@ -1709,7 +1709,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     <message>
         <location line="+1"/>
         <source>(unnamed plan)</source>
-        <translation type="unfinished"></translation>
+        <translation>(未命名方案)</translation>
     </message>
     <message numerus="yes">
         <location line="+6"/>
@@ -1811,7 +1811,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     <message>
         <location line="+0"/>
         <source>%1 × %2 micro-batches</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 × %2 个微批次</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -1879,39 +1879,39 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     <message>
         <location filename="../ui/timeline_chart.cpp" line="+109"/>
         <source>No timeline yet.</source>
-        <translation type="unfinished">暂无时间线。</translation>
+        <translation>暂无时间线。</translation>
     </message>
     <message>
         <location line="+20"/>
         <source>Predicted by the schedule simulator: %1 ms, bubble %2%</source>
-        <translation type="unfinished">调度模拟器预测：%1 ms，气泡 %2%</translation>
+        <translation>调度模拟器预测：%1 ms，气泡 %2%</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Measured, step %1: %2 ms, bubble %3%</source>
-        <translation type="unfinished">实测，第 %1 步：%2 ms，气泡 %3%</translation>
+        <translation>实测，第 %1 步：%2 ms，气泡 %3%</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>  (zoom ×%1; double-click for the whole step)</source>
-        <translation type="unfinished"></translation>
+        <translation>  (缩放 ×%1；双击显示整个单步)</translation>
     </message>
     <message>
         <location line="+19"/>
         <source>%1 (%2%)</source>
-        <translation type="unfinished">%1 (%2%)</translation>
+        <translation>%1 (%2%)</translation>
     </message>
     <message>
         <location line="+32"/>
         <source>%1 · micro-batch %2 · chunk %3
 %4 – %5 ms</source>
-        <translation type="unfinished">%1 · 微批次 %2 · 块 %3
+        <translation>%1 · 微批次 %2 · 块 %3
 %4 – %5 ms</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>%1: idle (bubble) at %2 ms</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：%2 ms 处空闲 (气泡)</translation>
     </message>
 </context>
 <context>
@@ -1919,22 +1919,22 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     <message>
         <location filename="../ui/dashboards/breakdown_panel.cpp" line="+17"/>
         <source>compute</source>
-        <translation type="unfinished"></translation>
+        <translation>计算</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>exposed communication</source>
-        <translation type="unfinished"></translation>
+        <translation>未重叠通信</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>pipeline bubble</source>
-        <translation type="unfinished"></translation>
+        <translation>流水线气泡</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>idle</source>
-        <translation type="unfinished"></translation>
+        <translation>空闲</translation>
     </message>
     <message>
         <location line="+22"/>
@@ -2042,7 +2042,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     <message>
         <location line="+12"/>
         <source>%1 (%2% of peak)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 (峰值的 %2%)</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/communication_panel.h" line="+15"/>
@@ -2088,42 +2088,42 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     <message>
         <location filename="../ui/dashboards/health_panel.cpp" line="+10"/>
         <source>ranks reporting</source>
-        <translation type="unfinished"></translation>
+        <translation>正在上报的 rank</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>messages received</source>
-        <translation type="unfinished"></translation>
+        <translation>已接收的消息</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>lost (given up by ranks)</source>
-        <translation type="unfinished"></translation>
+        <translation>丢失 (rank 已放弃)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>duplicates</source>
-        <translation type="unfinished"></translation>
+        <translation>重复</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>out of order (asked again)</source>
-        <translation type="unfinished"></translation>
+        <translation>乱序 (已重新请求)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>rejected frames</source>
-        <translation type="unfinished"></translation>
+        <translation>被拒绝的帧</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>dropped at the senders</source>
-        <translation type="unfinished"></translation>
+        <translation>在发送端丢弃</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>feed gaps (this window)</source>
-        <translation type="unfinished"></translation>
+        <translation>数据流缺口 (本窗口)</translation>
     </message>
 </context>
 <context>
@@ -2240,119 +2240,90 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     <message>
         <location filename="../ui/dashboards/panel.cpp" line="-87"/>
         <source>loss</source>
-        <translation type="unfinished">损失</translation>
+        <translation>损失</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>grad norm</source>
-        <translation type="unfinished"></translation>
+        <translation>梯度范数</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>learning rate</source>
-        <translation type="unfinished">学习率</translation>
+        <translation>学习率</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>tokens/s</source>
-        <translation type="unfinished">tokens/s</translation>
+        <translation>tokens/s</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>step ms</source>
-        <translation type="unfinished"></translation>
+        <translation>单步 ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>compute ms</source>
-        <translation type="unfinished">计算 ms</translation>
+        <translation>计算 ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>communication ms</source>
-        <translation type="unfinished"></translation>
+        <translation>通信 ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>exposed communication ms</source>
-        <translation type="unfinished"></translation>
+        <translation>未重叠通信 ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>bubble ms</source>
-        <translation type="unfinished">气泡 ms</translation>
+        <translation>气泡 ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>idle ms</source>
-        <translation type="unfinished">空闲 ms</translation>
+        <translation>空闲 ms</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>parameter bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>参数字节数</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>gradient bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>梯度字节数</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>optimizer bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>优化器字节数</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>activation bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>激活字节数</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>communication buffer bytes</source>
-        <translation type="unfinished"></translation>
+        <translation>通信缓冲区字节数</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>peak RSS bytes</source>
-        <translation type="unfinished"></translation>
-    </message>
-</context>
-<context>
-    <name>trellis::ui::dashboards::TimelineCanvas</name>
-    <message>
-        <source>No timeline yet.</source>
-        <translation type="vanished">暂无时间线。</translation>
-    </message>
-    <message>
-        <source>Predicted by the schedule simulator: %1 ms, bubble %2%</source>
-        <translation type="vanished">调度模拟器预测：%1 ms，气泡 %2%</translation>
-    </message>
-    <message>
-        <source>Measured, step %1: %2 ms, bubble %3%</source>
-        <translation type="vanished">实测，第 %1 步：%2 ms，气泡 %3%</translation>
-    </message>
-    <message>
-        <source>%1 (%2%)</source>
-        <translation type="vanished">%1 (%2%)</translation>
-    </message>
-    <message>
-        <source>%1 · micro-batch %2 · chunk %3
-%4 – %5 ms</source>
-        <translation type="vanished">%1 · 微批次 %2 · 块 %3
-%4 – %5 ms</translation>
+        <translation>峰值 RSS 字节数</translation>
     </message>
 </context>
 <context>
     <name>trellis::ui::dashboards::TimelinePanel</name>
     <message>
-        <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive (waiting for a peer) &amp;nbsp; numbers: micro-batches; each section is scaled to its own length</source>
-        <translation type="vanished">&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; 前向 &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; 反向 &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; 权重梯度 &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; 发送 / 接收 (等待对端) &amp;nbsp; 数字：微批次编号；每个部分按各自的时长缩放</translation>
-    </message>
-    <message>
         <location filename="../ui/dashboards/timeline_panel.cpp" line="+21"/>
         <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive (waiting for a peer) &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; idle (bubble) &amp;nbsp; numbers: micro-batches; each section is scaled to its own length; the wheel zooms, dragging pans</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; 前向 &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; 反向 &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; 权重梯度 &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; 发送 / 接收 (等待对端) &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; 空闲 (气泡) &amp;nbsp; 数字：微批次编号；每个部分按各自的时长缩放；滚轮缩放，拖动平移</translation>
     </message>
     <message>
         <location line="+24"/>
@@ -2376,142 +2347,142 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location filename="../ui/estimate/plan_comparison.cpp" line="+19"/>
         <location line="+58"/>
         <source>Pin this plan</source>
-        <translation type="unfinished"></translation>
+        <translation>固定此方案</translation>
     </message>
     <message>
         <location line="-57"/>
         <source>Use pinned plan</source>
-        <translation type="unfinished"></translation>
+        <translation>使用已固定的方案</translation>
     </message>
     <message>
         <location line="+11"/>
         <source>What</source>
-        <translation type="unfinished"></translation>
+        <translation>项目</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Pinned</source>
-        <translation type="unfinished"></translation>
+        <translation>已固定</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Now</source>
-        <translation type="unfinished"></translation>
+        <translation>当前</translation>
     </message>
     <message>
         <location line="+0"/>
         <source>Change</source>
-        <translation type="unfinished"></translation>
+        <translation>变化</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>Keep the plan as it is now (with its estimate) to compare your edits against</source>
-        <translation type="unfinished"></translation>
+        <translation>保留方案的当前状态 (连同其估算)，以便与之后的编辑进行比较</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Put the pinned plan back in the editor (one undo step)</source>
-        <translation type="unfinished"></translation>
+        <translation>将已固定的方案放回编辑器 (只算一个撤销步骤)</translation>
     </message>
     <message>
         <location line="+41"/>
         <source>Unpin</source>
-        <translation type="unfinished"></translation>
+        <translation>取消固定</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>&lt;i&gt;Pin the plan to compare it with your edits: the fields that differ and the predicted memory, step time, tokens/s, MFU and cost of both.&lt;/i&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;i&gt;固定方案后即可与之后的编辑进行比较：列出不同的字段，以及两者预测的内存、单步时间、tokens/s、MFU 和成本。&lt;/i&gt;</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>&lt;b&gt;%1&lt;/b&gt; pinned</source>
-        <translation type="unfinished"></translation>
+        <translation>已固定 &lt;b&gt;%1&lt;/b&gt;</translation>
     </message>
     <message>
         <location line="+2"/>
         <source> · &lt;i&gt;the plan now has errors: no estimate&lt;/i&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation> · &lt;i&gt;方案当前有错误：无估算&lt;/i&gt;</translation>
     </message>
     <message>
         <location line="+2"/>
         <source> · &lt;i&gt;estimating the plan now…&lt;/i&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation> · &lt;i&gt;正在估算当前方案…&lt;/i&gt;</translation>
     </message>
     <message>
         <location line="+24"/>
         <source>Plan fields that differ</source>
-        <translation type="unfinished"></translation>
+        <translation>不同的方案字段</translation>
     </message>
     <message>
         <location line="+6"/>
         <source>(none: the plan is the pinned one)</source>
-        <translation type="unfinished"></translation>
+        <translation>(无：当前方案即已固定的方案)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>Plan fields that differ (%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>不同的方案字段 (%1)</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>Predicted</source>
-        <translation type="unfinished"></translation>
+        <translation>预测</translation>
     </message>
     <message>
         <location line="+4"/>
         <source>tokens/s</source>
-        <translation type="unfinished">tokens/s</translation>
+        <translation>tokens/s</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>step time</source>
-        <translation type="unfinished">单步时间</translation>
+        <translation>单步时间</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>  compute</source>
-        <translation type="unfinished"></translation>
+        <translation>  计算</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>  exposed communication</source>
-        <translation type="unfinished"></translation>
+        <translation>  未重叠通信</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>  pipeline bubble</source>
-        <translation type="unfinished"></translation>
+        <translation>  流水线气泡</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>n/a (CPU)</source>
-        <translation type="unfinished">不适用 (CPU)</translation>
+        <translation>不适用 (CPU)</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>MFU</source>
-        <translation type="unfinished"></translation>
+        <translation>MFU</translation>
     </message>
     <message>
         <location line="+1"/>
         <source>cost a run</source>
-        <translation type="unfinished"></translation>
+        <translation>每次运行成本</translation>
     </message>
     <message>
         <location line="+3"/>
         <source>peak memory a rank (GB)</source>
-        <translation type="unfinished"></translation>
+        <translation>每 rank 峰值内存 (GB)</translation>
     </message>
     <message>
         <location line="+2"/>
         <source>Memory per pipeline stage (GB)</source>
-        <translation type="unfinished"></translation>
+        <translation>每个流水线阶段的内存 (GB)</translation>
     </message>
     <message>
         <location line="+5"/>
         <source>stage %1</source>
-        <translation type="unfinished"></translation>
+        <translation>阶段 %1</translation>
     </message>
 </context>
 <context>

@@ -123,6 +123,17 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     clear();
 }
 
+bool EstimatePanel::showTab(const QString &id)
+{
+    const QStringList ids{QStringLiteral("memory"), QStringLiteral("timeline"), QStringLiteral("collectives"), QStringLiteral("compare"),
+                          QStringLiteral("search")};
+    const int index = static_cast<int>(ids.indexOf(id));
+    if (index < 0 || index >= m_tabs->count())
+        return false;
+    m_tabs->setCurrentIndex(index);
+    return true;
+}
+
 void EstimatePanel::setCurrent(bool current)
 {
     m_current = current;

@@ -58,6 +58,8 @@ public:
     QPushButton *searchButton() const { return m_searchButton; }
     QPushButton *useButton() const { return m_useButton; }
     QTabWidget *tabs() const { return m_tabs; }
+    // Brings a tab to the front by its id: memory, timeline, collectives, compare, search.
+    bool showTab(const QString &id);
     TimelineChart *timelineChart() const { return m_timeline; }
     estimate::PlanComparison *comparison() const { return m_comparison; }
 

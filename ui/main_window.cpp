@@ -246,10 +246,13 @@ void MainWindow::compareRuns(const QStringList &references)
 
 bool MainWindow::raisePanel(const QString &id)
 {
-    // Dashboard panels by their id; the plan's docks as editor, mesh, plan, estimate.
-    auto *d = findChild<QDockWidget *>(QStringLiteral("panel-") + id);
+    // Dashboard panels by their id; the plan's docks as editor, mesh, plan, estimate (and an
+    // Estimate tab as estimate.timeline, estimate.compare, …).
+    if (id.startsWith(QLatin1String("estimate.")) && !m_estimate->showTab(id.mid(9)))
+        return false;
+    auto *d = findChild<QDockWidget *>(QStringLiteral("panel-") + id.section(QLatin1Char('.'), 0, 0));
     if (!d && !id.isEmpty() && !id.contains(QLatin1Char('-')))
-        d = findChild<QDockWidget *>(id + QStringLiteral("Dock")); // notr: an object name
+        d = findChild<QDockWidget *>(id.section(QLatin1Char('.'), 0, 0) + QStringLiteral("Dock")); // notr: an object name
     if (d) {
         d->show();
         d->raise();
