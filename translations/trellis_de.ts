@@ -672,12 +672,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+323"/>
+        <location line="+334"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
     </message>
     <message>
-        <location line="-322"/>
+        <location line="-333"/>
         <source>Use selected plan</source>
         <translation>Ausgewählten Plan übernehmen</translation>
     </message>
@@ -817,7 +817,7 @@
         <translation>Suche</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+68"/>
         <location line="+49"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;Schätzung läuft… (was unten abgeblendet ist, gehört zum Plan vor dieser Änderung)&lt;/i&gt;</translation>
@@ -1073,13 +1073,13 @@
     </message>
     <message>
         <location line="+20"/>
-        <location line="+100"/>
+        <location line="+103"/>
         <location line="+141"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-228"/>
+        <location line="-231"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>Lauf %1: Neustart (Versuch %2)</translation>
     </message>
@@ -1094,7 +1094,7 @@
         <translation>Neustart: %1</translation>
     </message>
     <message>
-        <location line="+84"/>
+        <location line="+87"/>
         <source>following</source>
         <translation>wird verfolgt</translation>
     </message>
@@ -2580,7 +2580,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+139"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+140"/>
         <source>(custom)</source>
         <translation>(benutzerdefiniert)</translation>
     </message>
@@ -2629,8 +2629,16 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;Probleme&lt;/b&gt;</translation>
     </message>
+    <message numerus="yes">
+        <location line="+20"/>
+        <source>Set the cluster to this machine (%n core(s))</source>
+        <translation>
+            <numerusform>Cluster auf diesen Rechner setzen (%n Kern)</numerusform>
+            <numerusform>Cluster auf diesen Rechner setzen (%n Kerne)</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+74"/>
+        <location line="+64"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 Ranks (dp %3 · tp %4 · pp %5 · cp %6) auf &lt;span style=&apos;color:%7&apos;&gt;%8 Slots&lt;/span&gt; von %9 Knoten · globaler Batch %10 Sequenzen × %11 Tokens</translation>
     </message>

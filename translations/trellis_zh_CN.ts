@@ -672,12 +672,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+323"/>
+        <location line="+334"/>
         <source>Search plans</source>
         <translation>搜索方案</translation>
     </message>
     <message>
-        <location line="-322"/>
+        <location line="-333"/>
         <source>Use selected plan</source>
         <translation>使用所选方案</translation>
     </message>
@@ -817,7 +817,7 @@
         <translation>搜索</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+68"/>
         <location line="+49"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;正在估算… (下方变暗的内容属于本次编辑之前的方案)&lt;/i&gt;</translation>
@@ -1072,13 +1072,13 @@
     </message>
     <message>
         <location line="+20"/>
-        <location line="+100"/>
+        <location line="+103"/>
         <location line="+141"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
     <message>
-        <location line="-228"/>
+        <location line="-231"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
     </message>
@@ -1093,7 +1093,7 @@
         <translation>正在重启：%1</translation>
     </message>
     <message>
-        <location line="+84"/>
+        <location line="+87"/>
         <source>following</source>
         <translation>跟踪中</translation>
     </message>
@@ -2576,7 +2576,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+139"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+140"/>
         <source>(custom)</source>
         <translation>(自定义)</translation>
     </message>
@@ -2625,8 +2625,15 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;问题&lt;/b&gt;</translation>
     </message>
+    <message numerus="yes">
+        <location line="+20"/>
+        <source>Set the cluster to this machine (%n core(s))</source>
+        <translation>
+            <numerusform>将集群设为本机（%n 个核心）</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+74"/>
+        <location line="+64"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 个 rank (dp %3 · tp %4 · pp %5 · cp %6)，使用 %9 个节点上的 &lt;span style=&apos;color:%7&apos;&gt;%8 个槽位&lt;/span&gt; · 全局批次 %10 条序列 × %11 个 token</translation>
     </message>

@@ -3,6 +3,7 @@
 // in the problems list (which selects the control), and the estimate follows (or says it cannot);
 // refused values change nothing; adding nodes is one step; undo from the Edit menu.
 #include "launcher/document/plan_document.h"
+#include "plan/presets.h"
 #include "ui/estimate_panel.h"
 #include "ui/main_window.h"
 #include "ui/plan/field_table.h"
@@ -22,6 +23,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 #include <QUndoStack>
 
 using namespace trellis;
@@ -153,6 +155,27 @@ private slots:
         QCOMPARE(doc->json(), original);
         QCOMPARE(microBatches->value(), 1); // the widgets follow the document back
         QVERIFY(!window.isWindowModified());
+    }
+
+    // Choosing the cpu-local cluster gives it this machine's cores, in one step.
+    void cpuLocalFollowsTheCores()
+    {
+        launcher::document::PlanDocument doc;
+        doc.newDocument(*plan::starterPlan("tiny", "dgx-h100", 2, "two nodes"));
+        PlanEditor editor(&doc);
+        auto *preset = qobject_cast<QComboBox *>(editor.controlFor(QStringLiteral("cluster.preset")));
+        QVERIFY(preset);
+        preset->setCurrentIndex(preset->findText(QStringLiteral("cpu-local")));
+        emit preset->activated(preset->currentIndex());
+        QCOMPARE(QString::fromStdString(doc.plan().cluster.preset), QStringLiteral("cpu-local"));
+        QCOMPARE(int(doc.plan().cluster.nodes.size()), 2);
+        for (const auto &node : doc.plan().cluster.nodes) {
+            QCOMPARE(node.slotCount, std::max(1, QThread::idealThreadCount()));
+            QVERIFY(node.device == plan::DeviceKind::Cpu);
+        }
+        QCOMPARE(doc.undoStack()->count(), 1);
+        doc.undoStack()->undo();
+        QCOMPARE(QString::fromStdString(doc.plan().cluster.preset), QStringLiteral("dgx-h100"));
     }
 
     void saveAndReopenThroughTheWindow()

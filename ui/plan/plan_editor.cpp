@@ -19,6 +19,7 @@
 #include <QSpinBox>
 #include <QStyle>
 #include <QTableWidget>
+#include <QThread>
 #include <QVBoxLayout>
 
 #include <numeric>
@@ -224,7 +225,17 @@ void PlanEditor::commit(const QString &path, const QString &jsonValue)
 {
     if (m_refreshing)
         return;
-    const QString error = m_document->setField(path, jsonValue);
+    QString error;
+    if (path == QLatin1String("cluster.preset") && jsonValue == QLatin1String("\"cpu-local\"")) {
+        // This machine: as many slots as it has cores, whatever the preset's default says.
+        const int cores = std::max(1, QThread::idealThreadCount());
+        QList<QPair<QString, QString>> assignments{{path, jsonValue}};
+        for (std::size_t i = 0; i < m_document->plan().cluster.nodes.size(); ++i)
+            assignments.append({QStringLiteral("cluster.nodes[%1].slots").arg(i), QString::number(cores)});
+        error = m_document->setFields(assignments, tr("Set the cluster to this machine (%n core(s))", nullptr, cores));
+    } else {
+        error = m_document->setField(path, jsonValue);
+    }
     if (!error.isEmpty()) {
         refresh(); // put the control back to the document's value
         if (QLabel *message = m_messages.value(controlPathFor(path))) {
