@@ -2,6 +2,7 @@
 #include "ui/plan_panel.h"
 
 #include "plan/plan_json.h"
+#include "ui/tree_section.h"
 
 #include <QFileInfo>
 #include <QFontDatabase>
@@ -56,15 +57,7 @@ void PlanPanel::showPlan(const plan::Plan &p, const QString &path, const QString
     m_title->setToolTip(unsupported.join(QLatin1Char('\n')));
 
     m_summary->clear();
-    auto section = [&](const QString &name) {
-        auto *item = new QTreeWidgetItem(m_summary, {name});
-        item->setFirstColumnSpanned(true);
-        item->setExpanded(true);
-        QFont f = item->font(0);
-        f.setBold(true);
-        item->setFont(0, f);
-        return item;
-    };
+    auto section = [this](const QString &name) { return addTreeSection(m_summary, name); };
     auto add = [](QTreeWidgetItem *parent, const QString &k, const QString &v) { new QTreeWidgetItem(parent, {k, v}); };
     const auto &m = p.model;
     auto *model = section(tr("Model"));

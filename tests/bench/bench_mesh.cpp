@@ -7,6 +7,8 @@
 #include "plan/plan_json.h"
 #include "ui/mesh_view.h"
 
+#include "../support/mesh_plans.h"
+
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QImage>
@@ -18,24 +20,6 @@
 using namespace trellis;
 
 namespace {
-
-plan::Plan planWithRanks(int ranks)
-{
-    auto loaded = plan::loadPlanFile(TRELLIS_SOURCE_DIR "/resources/plans/gpu/llama2-70b-dgx-h100.json");
-    if (!loaded.ok()) {
-        std::fprintf(stderr, "cannot load the 128-GPU plan\n");
-        std::exit(1);
-    }
-    plan::Plan p = loaded.value();
-    const plan::NodeSpec node = p.cluster.nodes.back();
-    p.cluster.nodes.clear();
-    for (int i = 0; i < ranks / 8; ++i) {
-        p.cluster.nodes.push_back(node);
-        p.cluster.nodes.back().host = "node" + std::to_string(i);
-    }
-    p.parallel.dp = ranks / (p.parallel.tp * p.parallel.pp);
-    return p;
-}
 
 // Median milliseconds of setPlan + render of `region` (the whole view when empty).
 double measure(const plan::Plan &p, int zoom, bool wholeView, bool *tiles)
@@ -67,7 +51,7 @@ int main(int argc, char **argv)
 {
     qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
     QApplication app(argc, argv);
-    const plan::Plan small = planWithRanks(128), large = planWithRanks(4096);
+    const plan::Plan small = test::gpuPlanWithRanks(128), large = test::gpuPlanWithRanks(4096);
     struct Case {
         const char *name;
         int zoom;

@@ -12,6 +12,8 @@
 #include "ui/main_window.h"
 #include "ui/timeline_chart.h"
 
+#include "../support/mesh_plans.h"
+
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -24,13 +26,7 @@ using namespace trellis;
 
 namespace {
 
-plan::Plan gpuPlan()
-{
-    auto loaded = plan::loadPlanFile(TRELLIS_SOURCE_DIR "/resources/plans/gpu/llama2-70b-dgx-h100.json");
-    if (!loaded.ok())
-        qFatal("cannot load the 128-GPU plan");
-    return loaded.value(); // tp 8 · dp 4 · pp 4
-}
+using test::gpuPlan;
 
 // The row of the comparison table whose first column is `what` (in any section).
 QTreeWidgetItem *row(QTreeWidget *table, const QString &what)

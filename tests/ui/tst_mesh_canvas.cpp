@@ -9,6 +9,8 @@
 #include "ui/mesh_view.h"
 #include "ui/plan/mesh_canvas.h"
 
+#include "../support/mesh_plans.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
@@ -23,33 +25,9 @@ using ui::plan_editor::MeshCanvas;
 
 namespace {
 
-plan::Plan gpuPlan()
-{
-    auto loaded = plan::loadPlanFile(TRELLIS_SOURCE_DIR "/resources/plans/gpu/llama2-70b-dgx-h100.json");
-    if (!loaded.ok())
-        qFatal("cannot load the 128-GPU plan");
-    return loaded.value(); // 16 nodes × 8, tp 8 · dp 4 · pp 4
-}
+using test::gpuPlan;
 
-// The 128-GPU plan at `ranks` ranks: nodes added (or cut) and dp set to fill them.
-plan::Plan planWithRanks(int ranks)
-{
-    plan::Plan p = gpuPlan();
-    if (ranks == 1) {
-        p.cluster.nodes.resize(1);
-        p.cluster.nodes[0].slotCount = 1;
-        p.parallel.tp = p.parallel.pp = p.parallel.dp = 1;
-        return p;
-    }
-    const plan::NodeSpec node = p.cluster.nodes.back();
-    p.cluster.nodes.clear();
-    for (int i = 0; i < ranks / 8; ++i) {
-        p.cluster.nodes.push_back(node);
-        p.cluster.nodes.back().host = "node" + std::to_string(i);
-    }
-    p.parallel.dp = ranks / (p.parallel.tp * p.parallel.pp);
-    return p;
-}
+plan::Plan planWithRanks(int ranks) { return test::gpuPlanWithRanks(ranks); }
 
 // The painted colour inside a rank's cell, clear of its outline and its label.
 QRgb pixel(MeshView &view, int rank)

@@ -3,6 +3,7 @@
 
 #include "plan/plan_fields.h"
 #include "ui/estimate/estimate_format.h"
+#include "ui/tree_section.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -89,15 +90,7 @@ void PlanComparison::rebuild()
         header += tr(" · <i>estimating the plan now…</i>");
     m_header->setText(header);
 
-    auto section = [this](const QString &title) {
-        auto *item = new QTreeWidgetItem(m_table, {title});
-        item->setFirstColumnSpanned(true);
-        item->setExpanded(true);
-        QFont f = item->font(0);
-        f.setBold(true);
-        item->setFont(0, f);
-        return item;
-    };
+    auto section = [this](const QString &title) { return addTreeSection(m_table, title); };
     const QColor stale = palette().color(QPalette::PlaceholderText);
     auto row = [&](QTreeWidgetItem *parent, const QString &what, const QString &pinned, const QString &now, const QString &change) {
         auto *item = new QTreeWidgetItem(parent, {what, pinned, now, change});
