@@ -2,12 +2,11 @@
 #include "ui/mesh_view.h"
 
 #include "plan/mesh.h"
+#include "ui/tool_tip.h"
 
-#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPaintEvent>
 #include <QPainter>
-#include <QToolTip>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -459,17 +458,11 @@ void MeshView::selectRank(int rank)
 
 bool MeshView::event(QEvent *e)
 {
-    if (e->type() == QEvent::ToolTip) {
-        auto *help = static_cast<QHelpEvent *>(e);
-        const int rank = rankAt(help->pos());
-        const QString text = rank >= 0 ? describeRank(rank) : describeNode(nodeAt(help->pos()));
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), text, this);
-        return true;
-    }
-    return QWidget::event(e);
+    const auto describeAt = [this](const QPoint &at) {
+        const int rank = rankAt(at);
+        return rank >= 0 ? describeRank(rank) : describeNode(nodeAt(at));
+    };
+    return answerToolTip(e, this, describeAt) || QWidget::event(e);
 }
 
 void MeshView::mousePressEvent(QMouseEvent *e)

@@ -1,10 +1,10 @@
 // See timeline_chart.h.
 #include "ui/timeline_chart.h"
 
-#include <QHelpEvent>
+#include "ui/tool_tip.h"
+
 #include <QMouseEvent>
 #include <QPainter>
-#include <QToolTip>
 #include <QWheelEvent>
 
 #include <algorithm>
@@ -193,16 +193,7 @@ QString TimelineChart::describeAt(const QPoint &point) const
 
 bool TimelineChart::event(QEvent *e)
 {
-    if (e->type() == QEvent::ToolTip) {
-        const auto *help = static_cast<QHelpEvent *>(e);
-        const QString text = describeAt(help->pos());
-        if (text.isEmpty())
-            QToolTip::hideText();
-        else
-            QToolTip::showText(help->globalPos(), text, this);
-        return true;
-    }
-    return QWidget::event(e);
+    return answerToolTip(e, this, [this](const QPoint &at) { return describeAt(at); }) || QWidget::event(e);
 }
 
 void TimelineChart::wheelEvent(QWheelEvent *e)
