@@ -1,6 +1,8 @@
 // SQLite history: schema, migrations and read queries. See history_database.h.
 #include "launcher/history_database.h"
 
+#include "launcher/step_blocks.h"
+
 #include "launcher/supervisor/run_registry.h"
 
 #include <QAtomicInteger>
@@ -86,6 +88,17 @@ const char *const kSchemaV4[] = {
     "ALTER TABLE ranks ADD COLUMN received_seq INTEGER DEFAULT 0",
     "ALTER TABLE ranks ADD COLUMN goodbye_seq INTEGER",
     "ALTER TABLE ranks ADD COLUMN lost INTEGER DEFAULT 0",
+};
+
+// Step reports packed per rank and writer transaction (launcher/step_blocks.h); step_metrics keeps
+// what earlier versions wrote and is read together with the blocks.
+const char *const kSchemaV5[] = {
+    "CREATE TABLE step_blocks("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL, last_loss REAL,"
+    " n INTEGER NOT NULL, rows BLOB NOT NULL)",
+    "CREATE INDEX step_blocks_run ON step_blocks(run, last_step, rank)",
+    "CREATE INDEX step_blocks_rank ON step_blocks(run, rank, last_step)",
 };
 
 } // namespace
@@ -240,7 +253,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;
@@ -262,8 +275,10 @@ namespace {
 const char *kSummarySelect =
     "SELECT r.id, r.run_id, r.name, r.target, r.status, r.world_size, r.total_steps, r.started_at, r.ended_at,"
     " r.exit_code, r.error,"
-    " (SELECT max(step) FROM step_metrics s WHERE s.run = r.id),"
-    " (SELECT loss FROM step_metrics s WHERE s.run = r.id ORDER BY step DESC, rank LIMIT 1)"
+    " max(coalesce((SELECT max(step) FROM step_metrics s WHERE s.run = r.id), 0),"
+    "     coalesce((SELECT max(last_step) FROM step_blocks b WHERE b.run = r.id), 0)),"
+    " coalesce((SELECT last_loss FROM step_blocks b WHERE b.run = r.id ORDER BY last_step DESC, rank, b.rowid DESC LIMIT 1),"
+    "          (SELECT loss FROM step_metrics s WHERE s.run = r.id ORDER BY step DESC, rank LIMIT 1))"
     " FROM runs r ";
 }
 
@@ -327,45 +342,6 @@ std::optional<RunSummary> HistoryDatabase::findRun(const QString &reference)
     return summaryFrom(q);
 }
 
-namespace {
-
-const char *const kStepSelect = "SELECT rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms, bubble_ms, idle_ms,"
-                                " tokens, tokens_per_s, loss, grad_norm, lr, mem_parameters, mem_gradients,"
-                                " mem_optimizer, mem_activations, mem_comm, peak_rss FROM step_metrics";
-
-QList<StepRow> stepRowsOf(QSqlQuery &q)
-{
-    QList<StepRow> rows;
-    if (!q.exec())
-        return rows;
-    while (q.next()) {
-        StepRow s;
-        s.rank = q.value(0).toInt();
-        s.step = q.value(1).toLongLong();
-        s.stepMs = q.value(2).toDouble();
-        s.computeMs = q.value(3).toDouble();
-        s.commMs = q.value(4).toDouble();
-        s.commExposedMs = q.value(5).toDouble();
-        s.bubbleMs = q.value(6).toDouble();
-        s.idleMs = q.value(7).toDouble();
-        s.tokens = q.value(8).toLongLong();
-        s.tokensPerS = q.value(9).toDouble();
-        s.loss = q.value(10).toDouble();
-        s.gradNorm = q.value(11).toDouble();
-        s.lr = q.value(12).toDouble();
-        s.memParameters = q.value(13).toLongLong();
-        s.memGradients = q.value(14).toLongLong();
-        s.memOptimizer = q.value(15).toLongLong();
-        s.memActivations = q.value(16).toLongLong();
-        s.memComm = q.value(17).toLongLong();
-        s.peakRss = q.value(18).toLongLong();
-        rows.append(s);
-    }
-    return rows;
-}
-
-} // namespace
-
 std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
 {
     auto summary = findRun(QString::number(id));
@@ -404,9 +380,8 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
     if (!withSteps)
         return data;
 
-    q.prepare(QString::fromLatin1(kStepSelect) + QStringLiteral(" WHERE run = ? ORDER BY step, rank"));
-    q.addBindValue(id);
-    data.steps = stepRowsOf(q);
+    if (QString why; !readStepRows(m_db, id, data.steps, &why))
+        m_lastError = why;
 
     q.prepare(QStringLiteral("SELECT rank, step, kind, message, at FROM events WHERE run = ? ORDER BY id"));
     q.addBindValue(id);
@@ -426,13 +401,10 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
 
 QList<StepRow> HistoryDatabase::stepsBetween(qint64 id, int rank, qint64 fromStep, qint64 toStep)
 {
-    QSqlQuery q(m_db);
-    q.prepare(QString::fromLatin1(kStepSelect) + QStringLiteral(" WHERE run = ? AND rank = ? AND step BETWEEN ? AND ? ORDER BY step"));
-    q.addBindValue(id);
-    q.addBindValue(rank);
-    q.addBindValue(fromStep);
-    q.addBindValue(toStep);
-    return stepRowsOf(q);
+    QList<StepRow> rows;
+    if (QString why; !readStepRows(m_db, id, rows, &why, rank, fromStep, toStep))
+        m_lastError = why;
+    return rows;
 }
 
 QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)

@@ -13,7 +13,8 @@
 
 namespace trellis::launcher {
 
-inline constexpr int kHistorySchemaVersion = 4; // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank
+// 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
+inline constexpr int kHistorySchemaVersion = 5;
 
 class HistoryDatabase {
 public:
@@ -36,7 +37,7 @@ public:
     QList<RunSummary> listRuns(int limit = 1000);
     std::optional<RunSummary> findRun(const QString &reference); // row id, run id, or "last"
     std::optional<RunData> loadRun(qint64 id, bool withSteps = true); // false: run, plan and ranks only
-    // One rank's steps from fromStep to toStep (the primary key's order: one index range).
+    // One rank's steps from fromStep to toStep, ordered by step.
     QList<StepRow> stepsBetween(qint64 id, int rank, qint64 fromStep, qint64 toStep);
     QList<CollectiveRow> collectivesOf(qint64 id);
     QList<SpanRow> spansOf(qint64 id); // ordered by rank, then start

@@ -5,6 +5,7 @@
 #include <QSysInfo>
 
 #include "launcher/history_database.h"
+#include "launcher/step_blocks.h"
 
 #include <QHash>
 #include <QSqlDriver>
@@ -16,6 +17,8 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
+
+#include <optional>
 
 namespace trellis::launcher {
 namespace {
@@ -36,9 +39,7 @@ public:
         if (!m_db)
             return;
         sqlite3_prepare_v2(m_db,
-                           "INSERT OR REPLACE INTO step_metrics(run, rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms,"
-                           " bubble_ms, idle_ms, tokens, tokens_per_s, loss, grad_norm, lr, mem_parameters, mem_gradients,"
-                           " mem_optimizer, mem_activations, mem_comm, peak_rss) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           "INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows) VALUES(?,?,?,?,?,?,?)",
                            -1, &m_step, nullptr);
         sqlite3_prepare_v2(m_db,
                            "INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps, count)"
@@ -54,21 +55,43 @@ public:
     FastRows &operator=(const FastRows &) = delete;
     bool ready() const { return m_step && m_collective; }
 
-    bool step(qint64 run, const StepRow &s, QString &error)
+    // Step reports are packed (launcher/step_blocks.h): step() adds a report to its rank's block,
+    // writeSteps() stores the blocks before the transaction commits, begin() forgets blocks of a
+    // transaction that was rolled back.
+    void begin() { m_blocks.clear(); }
+    void step(qint64 run, const StepRow &s)
     {
-        sqlite3_stmt *q = m_step;
-        sqlite3_reset(q);
-        int i = 1;
-        for (qint64 v : {run, qint64(s.rank), s.step})
-            sqlite3_bind_int64(q, i++, v);
-        for (double v : {s.stepMs, s.computeMs, s.commMs, s.commExposedMs, s.bubbleMs, s.idleMs})
-            sqlite3_bind_double(q, i++, v);
-        sqlite3_bind_int64(q, i++, s.tokens);
-        for (double v : {s.tokensPerS, s.loss, s.gradNorm, s.lr})
-            sqlite3_bind_double(q, i++, v);
-        for (qint64 v : {s.memParameters, s.memGradients, s.memOptimizer, s.memActivations, s.memComm, s.peakRss})
-            sqlite3_bind_int64(q, i++, v);
-        return done(q, error);
+        Block &b = m_blocks[{run, s.rank}];
+        if (b.n == 0) {
+            b.first = b.last = s.step;
+            b.lastLoss = s.loss;
+            b.rows.reserve(16 * kStepRecordBytes);
+        }
+        b.first = std::min(b.first, s.step);
+        if (s.step >= b.last) {
+            b.last = s.step;
+            b.lastLoss = s.loss;
+        }
+        ++b.n;
+        packStepRecord(s, b.rows);
+    }
+    bool writeSteps(QString &error)
+    {
+        for (const auto &[key, b] : m_blocks) {
+            sqlite3_stmt *q = m_step;
+            sqlite3_reset(q);
+            sqlite3_bind_int64(q, 1, key.first);
+            sqlite3_bind_int64(q, 2, key.second);
+            sqlite3_bind_int64(q, 3, b.first);
+            sqlite3_bind_int64(q, 4, b.last);
+            sqlite3_bind_double(q, 5, b.lastLoss);
+            sqlite3_bind_int64(q, 6, b.n);
+            sqlite3_bind_blob(q, 7, b.rows.constData(), static_cast<int>(b.rows.size()), SQLITE_STATIC);
+            if (!done(q, error))
+                return false;
+        }
+        m_blocks.clear();
+        return true;
     }
 
     bool collective(qint64 run, const CollectiveRow &c, QString &error)
@@ -100,6 +123,12 @@ private:
         return false;
     }
 
+    struct Block {
+        qint64 first = 0, last = 0, n = 0;
+        double lastLoss = 0;
+        QByteArray rows;
+    };
+    std::map<std::pair<qint64, int>, Block> m_blocks; // (run row id, rank)
     sqlite3 *m_db = nullptr;
     sqlite3_stmt *m_step = nullptr;
     sqlite3_stmt *m_collective = nullptr;
@@ -188,22 +217,27 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                 if (!(ok = run(id, o.runId)))
                     return;
                 if (fast && fast->ready()) {
-                    ok = fast->step(id, o.row, error);
+                    for (const StepRow &row : o.rows)
+                        fast->step(id, row);
                     return;
                 }
-                const StepRow &s = o.row;
+                // Without SQLite's own handle (never with the QSQLITE driver): one row each, as before schema 5.
                 q.prepare(QStringLiteral(
                     "INSERT OR REPLACE INTO step_metrics(run, rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms,"
                     " bubble_ms, idle_ms, tokens, tokens_per_s, loss, grad_norm, lr, mem_parameters, mem_gradients,"
                     " mem_optimizer, mem_activations, mem_comm, peak_rss) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
-                for (const QVariant &v : {QVariant(id), QVariant(s.rank), QVariant(s.step), QVariant(s.stepMs),
-                                          QVariant(s.computeMs), QVariant(s.commMs), QVariant(s.commExposedMs),
-                                          QVariant(s.bubbleMs), QVariant(s.idleMs), QVariant(s.tokens),
-                                          QVariant(s.tokensPerS), QVariant(s.loss), QVariant(s.gradNorm), QVariant(s.lr),
-                                          QVariant(s.memParameters), QVariant(s.memGradients), QVariant(s.memOptimizer),
-                                          QVariant(s.memActivations), QVariant(s.memComm), QVariant(s.peakRss)})
-                    q.addBindValue(v);
-                ok = q.exec();
+                for (const StepRow &s : o.rows) {
+                    int at = 0;
+                    for (const QVariant &v : {QVariant(id), QVariant(s.rank), QVariant(s.step), QVariant(s.stepMs),
+                                              QVariant(s.computeMs), QVariant(s.commMs), QVariant(s.commExposedMs),
+                                              QVariant(s.bubbleMs), QVariant(s.idleMs), QVariant(s.tokens),
+                                              QVariant(s.tokensPerS), QVariant(s.loss), QVariant(s.gradNorm), QVariant(s.lr),
+                                              QVariant(s.memParameters), QVariant(s.memGradients), QVariant(s.memOptimizer),
+                                              QVariant(s.memActivations), QVariant(s.memComm), QVariant(s.peakRss)})
+                        q.bindValue(at++, v);
+                    if (!(ok = q.exec()))
+                        break;
+                }
             } else if constexpr (std::is_same_v<T, CollectiveOp>) {
                 const qint64 id = rowId(o.runId);
                 if (!(ok = run(id, o.runId)))
@@ -443,12 +477,45 @@ void HistoryWriter::run(std::promise<QString> opened)
             bool busy = !c.transaction() && isBusy(c.lastError());
             QString firstError;
             qint64 rows = 0;
+            if (fast->ready())
+                fast->begin();
+            // Acknowledgement cursors come with every drained batch: only the furthest of each run
+            // in this transaction is written (a reset, a new launch attempt, writes what came before).
+            std::map<QString, CursorOp> cursors;
+            auto merged = [&](const QString &runId) -> std::optional<WriteOp> {
+                const auto it = cursors.find(runId);
+                if (it == cursors.end())
+                    return std::nullopt;
+                WriteOp out = std::move(it->second);
+                cursors.erase(it);
+                return out;
+            };
+            std::vector<const WriteOp *> order;
+            order.reserve(batch.size());
+            std::deque<WriteOp> coalesced;
             for (const auto &op : batch) {
+                const auto *cursor = std::get_if<CursorOp>(&op);
+                if (cursor && !cursor->reset) {
+                    CursorOp &m = cursors.try_emplace(cursor->runId, CursorOp{cursor->runId, {}, {}, false, {}}).first->second;
+                    for (const auto &[rank, next] : cursor->nextSeq)
+                        m.nextSeq[rank] = std::max(m.nextSeq[rank], next);
+                    for (const auto &[rank, lost] : cursor->lost)
+                        m.lost[rank] = std::max(m.lost[rank], lost);
+                    continue;
+                }
+                if (cursor)
+                    if (auto before = merged(cursor->runId))
+                        order.push_back(&coalesced.emplace_back(std::move(*before)));
+                order.push_back(&op);
+            }
+            for (auto &[runId, m] : cursors)
+                order.push_back(&coalesced.emplace_back(std::move(m)));
+            for (const WriteOp *op : order) {
                 if (busy)
                     break;
                 QString e;
-                if (apply(c, runIds, op, e, fast.get())) {
-                    ++rows;
+                if (apply(c, runIds, *op, e, fast.get())) {
+                    rows += std::holds_alternative<StepOp>(*op) ? static_cast<qint64>(std::get<StepOp>(*op).rows.size()) : 1;
                 } else {
                     const QSqlError last = c.lastError();
                     if (e.contains(QLatin1String("locked")) || isBusy(last)) {
@@ -458,6 +525,12 @@ void HistoryWriter::run(std::promise<QString> opened)
                     if (firstError.isEmpty())
                         firstError = e;
                 }
+            }
+            if (QString e; !busy && fast->ready() && !fast->writeSteps(e)) {
+                if (e.contains(QLatin1String("locked")))
+                    busy = true;
+                else if (firstError.isEmpty())
+                    firstError = e;
             }
             if (!busy && !c.commit()) {
                 busy = isBusy(c.lastError());

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <thread>
 #include <variant>
+#include <vector>
 
 namespace trellis::launcher {
 
@@ -41,9 +42,9 @@ struct RankOp {
     QString runId;
     RankRow row;
 };
-struct StepOp {
+struct StepOp { // the step reports of one drained batch (one queue entry, not one per report)
     QString runId;
-    StepRow row;
+    std::vector<StepRow> rows;
 };
 struct CollectiveOp {
     QString runId;

@@ -20,6 +20,7 @@ void RunController::drainTelemetry()
     m_drainPending = false;
     const auto envelopes = m_receiver->drain();
     int steps = 0;
+    StepOp stepRows{m_runId, {}}; // one history entry for the batch's step reports
     for (const auto &e : envelopes) {
         if (m_feed)
             m_feed->telemetry(e);
@@ -54,7 +55,7 @@ void RunController::drainTelemetry()
         }
         case proto::Envelope::kStep: {
             const StepRow row = stepRowFrom(e);
-            record(StepOp{m_runId, row});
+            stepRows.rows.push_back(row);
             m_latest[rank] = row;
             if (m_stragglers)
                 for (const StragglerReport &report : m_stragglers->step(rank, row.step, row.computeMs))
@@ -146,6 +147,8 @@ void RunController::drainTelemetry()
         if (m_progress.step != previous)
             m_sinceProgress.restart();
     }
+    if (!stepRows.rows.empty())
+        record(std::move(stepRows));
     // Acknowledge to the ranks once all of the above is committed (they keep it until then).
     if (m_writer && !envelopes.empty()) {
         const auto cursor = m_receiver->cursor();

@@ -121,6 +121,8 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
         }
     };
 
+    std::vector<std::string_view> parts;  // the envelopes of one frame
+    std::vector<proto::Envelope> decoded; // this round's, to accept under one lock
     zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
     while (!m_stop.load()) {
         bool full = false;
@@ -141,7 +143,15 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
             }
         }
         std::map<quint32, quint64> resends;
-        // Take everything available before notifying, so the owner sees one batch.
+        // Take everything available before notifying, so the owner sees one batch; decode outside
+        // the lock, then accept what was decoded under one lock.
+        decoded.clear();
+        std::uint64_t rejected = 0;
+        std::string lastRejection;
+        auto reject = [&](std::string why) {
+            ++rejected;
+            lastRejection = std::move(why);
+        };
         for (int i = 0; (items[0].revents & ZMQ_POLLIN) && i < 10000; ++i) {
             zmq::message_t identity, message;
             zmq::recv_result_t got;
@@ -159,31 +169,44 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
                     more = socket.recv(rest, zmq::recv_flags::none) && rest.more();
                 }
                 if (multipart) {
-                    std::lock_guard lock(m_mutex);
-                    ++m_stats.rejected;
-                    m_stats.lastRejection = QStringLiteral("a multi-part message");
+                    reject("a multi-part message");
                     continue;
                 }
             } catch (const zmq::error_t &) {
                 break;
             }
-            proto::Envelope envelope;
-            auto decoded = proto::decodeEnvelope(std::string_view(static_cast<const char *>(message.data()), message.size()),
-                                                 envelope, m_worldSize);
-            if (decoded.ok && !m_runId.empty() && envelope.run_id() != m_runId)
-                decoded = {false, "run_id '" + envelope.run_id() + "' does not belong to this run"};
-            if (!decoded.ok) {
-                std::lock_guard lock(m_mutex);
-                ++m_stats.rejected;
-                m_stats.lastRejection = QString::fromStdString(decoded.error);
+            const auto split = proto::splitFrame(std::string_view(static_cast<const char *>(message.data()), message.size()), parts);
+            if (!split.ok) {
+                reject(split.error);
                 continue;
             }
-            const quint32 rank = envelope.rank();
-            peer[rank] = std::string(static_cast<const char *>(identity.data()), identity.size());
-            quint64 resendFrom = 0;
-            if (!accept(std::move(envelope), &resendFrom))
-                if (resendFrom != ~0ull)
-                    resends[rank] = resendFrom;
+            for (const std::string_view part : parts) {
+                proto::Envelope envelope;
+                auto result = proto::decodeEnvelope(part, envelope, m_worldSize);
+                if (result.ok && !m_runId.empty() && envelope.run_id() != m_runId)
+                    result = {false, "run_id '" + envelope.run_id() + "' does not belong to this run"};
+                if (!result.ok) {
+                    reject(std::move(result.error));
+                    continue;
+                }
+                const std::string_view id(static_cast<const char *>(identity.data()), identity.size());
+                if (auto &known = peer[envelope.rank()]; known != id)
+                    known.assign(id);
+                decoded.push_back(std::move(envelope));
+            }
+        }
+        if (!decoded.empty() || rejected > 0) {
+            std::lock_guard lock(m_mutex);
+            m_stats.rejected += rejected;
+            if (rejected > 0)
+                m_stats.lastRejection = QString::fromStdString(lastRejection);
+            for (auto &envelope : decoded) {
+                const quint32 rank = envelope.rank();
+                quint64 resendFrom = 0;
+                if (!acceptLocked(std::move(envelope), &resendFrom))
+                    if (resendFrom != ~0ull)
+                        resends.emplace(rank, resendFrom); // the first gap of the round
+            }
         }
         // Gaps: ask once per 300 ms per rank for everything from the first missing message.
         const auto now = Clock::now();
@@ -225,11 +248,10 @@ qint64 TelemetryReceiver::msSinceThrottled() const
     return now - at;
 }
 
-bool TelemetryReceiver::accept(proto::Envelope &&envelope, quint64 *resendFrom)
+bool TelemetryReceiver::acceptLocked(proto::Envelope &&envelope, quint64 *resendFrom)
 {
     *resendFrom = ~0ull;
     const quint32 rank = envelope.rank();
-    std::lock_guard lock(m_mutex);
     quint64 &expected = m_nextSeq[rank];
     if (envelope.has_skip()) {
         // The rank holds nothing below next_seq any more: what is missing there is lost.

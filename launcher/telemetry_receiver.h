@@ -69,7 +69,8 @@ public:
 private:
     void run(std::string bindEndpoint, std::promise<QString> *ready);
     // Returns true when the envelope went to the inbox; may ask for a resend through `resend`.
-    bool accept(proto::Envelope &&envelope, quint64 *resendFrom);
+    // Called with m_mutex held.
+    bool acceptLocked(proto::Envelope &&envelope, quint64 *resendFrom);
 
     std::string m_runId;
     quint32 m_worldSize = 0;

@@ -32,6 +32,61 @@ DecodeResult decodeEnvelope(std::string_view frame, Envelope &out, std::uint32_t
     return {true, {}};
 }
 
+namespace {
+constexpr unsigned char kBatchTag0 = 0xA2, kBatchTag1 = 0x06; // field 100, length-delimited
+}
+
+void appendToBatch(std::string &frame, std::string_view envelope)
+{
+    frame.push_back(static_cast<char>(kBatchTag0));
+    frame.push_back(static_cast<char>(kBatchTag1));
+    for (std::uint64_t n = envelope.size(); ; n >>= 7) {
+        if (n < 0x80) {
+            frame.push_back(static_cast<char>(n));
+            break;
+        }
+        frame.push_back(static_cast<char>((n & 0x7F) | 0x80));
+    }
+    frame.append(envelope);
+}
+
+DecodeResult splitFrame(std::string_view frame, std::vector<std::string_view> &envelopes)
+{
+    envelopes.clear();
+    if (frame.empty())
+        return {false, "empty frame"};
+    if (frame.size() > kMaxFrameBytes)
+        return {false, "frame of " + std::to_string(frame.size()) + " bytes exceeds the 4 MiB limit"};
+    const auto *p = reinterpret_cast<const unsigned char *>(frame.data());
+    const auto *end = p + frame.size();
+    if (frame.size() < 2 || p[0] != kBatchTag0 || p[1] != kBatchTag1) {
+        envelopes.push_back(frame); // a bare envelope
+        return {true, {}};
+    }
+    while (p < end) {
+        if (end - p < 2 || p[0] != kBatchTag0 || p[1] != kBatchTag1)
+            return {false, "a batch frame with something other than envelopes at byte " +
+                               std::to_string(p - reinterpret_cast<const unsigned char *>(frame.data()))};
+        p += 2;
+        std::uint64_t length = 0;
+        int shift = 0;
+        for (;;) {
+            if (p == end || shift > 28)
+                return {false, "a batch frame with a truncated or oversized length"};
+            const unsigned char b = *p++;
+            length |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+            shift += 7;
+            if (!(b & 0x80))
+                break;
+        }
+        if (length > static_cast<std::uint64_t>(end - p))
+            return {false, "a batch frame whose envelope of " + std::to_string(length) + " bytes runs past its end"};
+        envelopes.emplace_back(reinterpret_cast<const char *>(p), static_cast<std::size_t>(length));
+        p += length;
+    }
+    return {true, {}};
+}
+
 std::string encodeAck(const Ack &ack)
 {
     std::string bytes;

@@ -1,4 +1,5 @@
-// Telemetry framing: one protobuf Envelope per ZeroMQ message. decodeEnvelope() validates
+// Telemetry framing: a ZeroMQ message holds a Batch of encoded Envelopes (or one bare Envelope);
+// splitFrame() takes a batch apart without copying, decodeEnvelope() validates
 // everything a receiver must not trust (size, protocol version, rank range, payload present), so
 // a malformed or hostile frame is rejected with a reason and never reaches the history store.
 #pragma once
@@ -8,10 +9,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trellis::proto {
 
-inline constexpr std::uint32_t kProtocolVersion = 2;
+inline constexpr std::uint32_t kProtocolVersion = 3;
 inline constexpr std::size_t kMaxFrameBytes = 4 * 1024 * 1024;
 
 std::string encodeEnvelope(const Envelope &envelope);
@@ -23,6 +25,12 @@ struct DecodeResult {
 
 // `worldSize` 0 skips the rank range check.
 DecodeResult decodeEnvelope(std::string_view frame, Envelope &out, std::uint32_t worldSize = 0);
+
+// Appends one encoded envelope to a Batch frame (field 100 of telemetry.proto's Batch).
+void appendToBatch(std::string &frame, std::string_view envelope);
+// The envelopes of a frame: the parts of a Batch, or the frame itself when it is a bare Envelope.
+// A frame that claims to be a batch but does not parse as one is rejected whole, with the reason.
+DecodeResult splitFrame(std::string_view frame, std::vector<std::string_view> &envelopes);
 
 std::string encodeAck(const Ack &ack);
 // Validates an Ack a rank receives (size, run id).

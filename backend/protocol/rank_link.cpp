@@ -111,9 +111,20 @@ void RankLink::pump()
     const auto stall = std::chrono::milliseconds(m_options.resendAfterMs);
     if (!m_held.empty() && m_sentIndex == m_held.size() && now - m_lastAckProgress > stall && now - m_lastResend > stall)
         resendFrom(0);
-    while (m_sentIndex < m_held.size() && trySend(m_held[m_sentIndex].second)) {
-        ++m_sentIndex;
-        ++m_sent;
+    // What waits goes out in batches (one ZeroMQ message each, at most kBatchBytes): under load a
+    // link sends a few large messages instead of many small ones.
+    while (m_sentIndex < m_held.size()) {
+        m_frame.clear();
+        std::size_t n = 0;
+        for (std::size_t i = m_sentIndex; i < m_held.size(); ++i, ++n) {
+            if (n > 0 && m_frame.size() + m_held[i].second.size() + 12 > kBatchBytes)
+                break;
+            appendToBatch(m_frame, m_held[i].second);
+        }
+        if (!trySend(m_frame))
+            break;
+        m_sentIndex += n;
+        m_sent += n;
     }
 }
 

@@ -1,5 +1,5 @@
 // The rank's side of the telemetry protocol on one connection (telemetry.proto): a DEALER socket
-// to the supervisor, every message held until an Ack covers it, a Skip and a resend when the
+// to the supervisor, what waits sent in Batch frames, every message held until an Ack covers it, a Skip and a resend when the
 // receiver asks (a gap) or when acknowledgements stall, duplicates left for the receiver to drop.
 // Used by the trainer's publisher (one link) and by the telemetry generator (a link per simulated
 // rank, all on one thread). Threading: one thread uses a link; nothing here blocks.
@@ -57,6 +57,8 @@ private:
     Clock::time_point m_lastAckProgress = Clock::now();
     Clock::time_point m_lastResend{};
     std::uint64_t m_lastResendFrom = ~0ull;
+    std::string m_frame; // the batch being sent (kept: its buffer is reused)
+    static constexpr std::size_t kBatchBytes = 64 * 1024;
 };
 
 } // namespace trellis::proto

@@ -120,27 +120,36 @@ void MetricStore::setWorldSize(int worldSize)
     clear(worldSize);
 }
 
-void MetricStore::append(const StepRow &row)
+void MetricStore::append(const StepRow &row) { append(std::span<const StepRow>(&row, 1)); }
+
+void MetricStore::append(std::span<const StepRow> rows)
 {
-    if (row.step <= 0)
-        return;
     std::lock_guard lock(m_mutex);
-    // Outgrown: double the width until the step fits, merging every series' neighbours.
-    qint64 width = m_width;
-    while ((row.step - 1) / width >= m_capacity)
-        width *= 2;
-    if (width != m_width) {
-        for (auto &[rank, perMetric] : m_series)
-            for (auto &s : perMetric)
-                s.coarsen(m_width, width);
-        m_width = width;
+    int lastRank = -1;
+    std::vector<DownsampledSeries> *perMetric = nullptr;
+    for (const StepRow &row : rows) {
+        if (row.step <= 0)
+            continue;
+        // Outgrown: double the width until the step fits, merging every series' neighbours.
+        qint64 width = m_width;
+        while ((row.step - 1) / width >= m_capacity)
+            width *= 2;
+        if (width != m_width) {
+            for (auto &[rank, series] : m_series)
+                for (auto &s : series)
+                    s.coarsen(m_width, width);
+            m_width = width;
+        }
+        if (!perMetric || row.rank != lastRank) {
+            perMetric = &m_series[row.rank];
+            lastRank = row.rank;
+            if (perMetric->empty())
+                perMetric->resize(kMetricCount);
+        }
+        for (int m = 0; m < kMetricCount; ++m)
+            (*perMetric)[m].append(row.step, metricOf(row, static_cast<Metric>(m)), m_width);
+        ++m_version;
     }
-    auto &perMetric = m_series[row.rank];
-    if (perMetric.empty())
-        perMetric.resize(kMetricCount);
-    for (int m = 0; m < kMetricCount; ++m)
-        perMetric[m].append(row.step, metricOf(row, static_cast<Metric>(m)), m_width);
-    ++m_version;
 }
 
 quint64 MetricStore::version() const

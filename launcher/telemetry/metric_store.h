@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <span>
 #include <vector>
 
 namespace trellis::launcher::telemetry {
@@ -77,7 +78,8 @@ public:
     // only after the store is made).
     void setWorldSize(int worldSize);
     void append(const StepRow &row);
-    quint64 version() const;     // +1 per append
+    void append(std::span<const StepRow> rows); // one lock for a drained batch
+    quint64 version() const;     // +1 per row appended
     qint64 width() const;        // steps per bucket, a power of two
     int capacity() const { return m_capacity; }
     std::vector<int> ranks() const;

@@ -105,11 +105,20 @@ int main(int argc, char **argv)
     if (!receiver->start(runId, static_cast<quint32>(ranks), endpoint).isEmpty())
         return 1;
     launcher::telemetry::MetricStore store(ranks);
+    // The ranks' messages, encoded before the clock starts, as the bare loop's are: the ranks
+    // encode on their own machines; what is measured is moving and ingesting them.
+    std::vector<std::string> encoded;
+    encoded.reserve(static_cast<std::size_t>(total));
+    for (int i = 0; i < perRank; ++i)
+        for (int r = 0; r < ranks; ++r)
+            encoded.push_back(stepMessage(runId, static_cast<std::uint32_t>(r), static_cast<std::uint64_t>(i),
+                                          static_cast<std::uint64_t>(i + 1)));
     std::atomic<long> consumed{0};
     std::atomic<bool> stop{false};
     QElapsedTimer t;
     t.start();
     // The supervisor's drain: decode, rows, store, history, acknowledge after commit.
+    const QString run = QString::fromStdString(runId);
     std::thread consumer([&] {
         while (!stop) {
             auto envelopes = receiver->drain();
@@ -117,13 +126,14 @@ int main(int argc, char **argv)
                 std::this_thread::sleep_for(std::chrono::milliseconds(2));
                 continue;
             }
-            for (const auto &e : envelopes) {
-                const launcher::StepRow row = launcher::stepRowFrom(e);
-                store.append(row);
-                writer.enqueue(launcher::StepOp{QString::fromStdString(runId), row});
-            }
+            launcher::StepOp steps{run, {}};
+            steps.rows.reserve(envelopes.size());
+            for (const auto &e : envelopes)
+                steps.rows.push_back(launcher::stepRowFrom(e));
+            store.append(steps.rows);
+            writer.enqueue(std::move(steps));
             const auto cursor = receiver->cursor();
-            launcher::CursorOp op{QString::fromStdString(runId), {}, {}, false, {}};
+            launcher::CursorOp op{run, {}, {}, false, {}};
             for (const auto &[rank, next] : cursor)
                 op.nextSeq[static_cast<int>(rank)] = next;
             op.afterCommit = [receiver, generation = receiver->generation(), cursor] { receiver->acknowledge(generation, cursor); };
@@ -142,8 +152,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < perRank; ++i) {
             for (int r = 0; r < ranks; ++r)
                 links[static_cast<std::size_t>(r)]->push(static_cast<std::uint64_t>(i),
-                                                         stepMessage(runId, static_cast<std::uint32_t>(r), static_cast<std::uint64_t>(i),
-                                                                     static_cast<std::uint64_t>(i + 1)));
+                                                         std::move(encoded[static_cast<std::size_t>(i) * ranks + r]));
             if (i % 16 == 15)
                 for (auto &l : links)
                     l->pump();

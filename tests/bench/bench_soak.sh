@@ -38,13 +38,13 @@ echo "elapsed_s supervisor_rss_mib workbench_rss_mib steps_stored"
 start=$(date +%s)
 while kill -0 "$owner" 2>/dev/null; do
   now=$(( $(date +%s) - start ))
-  stored=$(q "SELECT coalesce(max(step), 0) FROM step_metrics" 2>/dev/null || echo "?")
+  stored=$(q "SELECT coalesce(max(last_step), 0) FROM step_blocks" 2>/dev/null || echo "?")
   echo "$now $(rss "$owner") $( [ -n "$gui" ] && rss "$gui" || echo -) $stored"
   sleep 15
 done
 steps=$(awk -v h="$hz" -v s="$seconds" 'BEGIN { printf "%d", h * s + 0.5 }')
 status=$(q "SELECT status FROM runs WHERE run_id = '$run'")
-rows=$(q "SELECT count(*) FROM step_metrics")
+rows=$(q "SELECT coalesce(sum(n), 0) FROM step_blocks")
 incomplete=$(q "SELECT count(*) FROM ranks WHERE goodbye_seq IS NULL OR received_seq != goodbye_seq + 1")
 lost=$(q "SELECT coalesce(sum(lost), 0) + coalesce(sum(dropped), 0) FROM ranks")
 echo "status $status; step rows $rows of $((ranks * steps)); ranks not complete in sequence $incomplete; messages lost or dropped $lost"

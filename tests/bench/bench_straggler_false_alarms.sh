@@ -32,7 +32,7 @@ build/bin/trellis-cli --db "$work/h.sqlite" run "$work/plan.json" --quiet
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 run = db.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1").fetchone()[0]
-steps = db.execute("SELECT max(step) FROM step_metrics WHERE run = ?", (run,)).fetchone()[0]
+steps = db.execute("SELECT max(last_step) FROM step_blocks WHERE run = ?", (run,)).fetchone()[0]
 rows = db.execute("SELECT kind, count(*) FROM events WHERE run = ? GROUP BY kind", (run,)).fetchall()
 counts = dict(rows)
 print(f"steps {steps}: straggler alarms {counts.get('straggler', 0)}, hang alarms {counts.get('hang', 0)}")

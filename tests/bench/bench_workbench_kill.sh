@@ -40,7 +40,7 @@ for i in $(seq "$reps"); do
   fi
   run=$(q "SELECT id FROM runs ORDER BY id DESC LIMIT 1")
   status=$(q "SELECT status FROM runs WHERE id = $run")
-  rows=$(q "SELECT count(*) FROM step_metrics WHERE run = $run")
+  rows=$(q "SELECT coalesce(sum(n), 0) FROM step_blocks WHERE run = $run")
   gaps=$(q "SELECT coalesce(sum(coalesce(goodbye_seq, -1) + 1 - received_seq + dropped + lost), 0) FROM ranks WHERE run = $run")
   ranks=$(q "SELECT count(*) FROM ranks WHERE run = $run AND goodbye_seq IS NOT NULL")
   integrity=$(q "PRAGMA integrity_check")

@@ -26,7 +26,9 @@ inline qint64 stepRows(const QString &database)
         c.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY"));
         if (QFileInfo::exists(database) && c.open()) {
             QSqlQuery q(c);
-            if (q.exec(QStringLiteral("SELECT count(*) FROM step_metrics")) && q.next())
+            // Step reports: packed in step_blocks (schema 5), rows in step_metrics before.
+            if (q.exec(QStringLiteral("SELECT (SELECT count(*) FROM step_metrics) + (SELECT coalesce(sum(n), 0) FROM step_blocks)")) &&
+                q.next())
                 rows = q.value(0).toLongLong();
         }
     }

@@ -53,7 +53,7 @@ void fillRun(HistoryWriter &w, const QString &runId, int ranks, int steps)
             row.loss = 5.0 - 0.1 * s;
             row.stepMs = 10 + r;
             row.tokensPerS = 1000 + r;
-            w.enqueue(StepOp{runId, row});
+            w.enqueue(StepOp{runId, {row}});
         }
     w.enqueue(RunStatusOp{runId, QStringLiteral("completed"), {}, QDateTime::currentDateTimeUtc(), 0});
 }
@@ -158,6 +158,15 @@ private slots:
             QCOMPARE(db.open(path, false), QString());
             QSqlQuery q(db.connection());
             QVERIFY(q.exec(QStringLiteral("DROP TABLE spans")));
+            // Before schema 5 step reports were rows of step_metrics.
+            QVERIFY(q.exec(QStringLiteral("DROP TABLE step_blocks")));
+            for (int r = 0; r < 2; ++r)
+                for (int st = 1; st <= 5; ++st)
+                    QVERIFY(q.exec(QStringLiteral("INSERT INTO step_metrics(run, rank, step, loss, step_ms)"
+                                                  " VALUES((SELECT id FROM runs), %1, %2, %3, 10)")
+                                       .arg(r)
+                                       .arg(st)
+                                       .arg(5.0 - 0.1 * st - r)));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launcher_host")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launcher_pid")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN received_seq")));
@@ -175,6 +184,62 @@ private slots:
         QVERIFY(q.exec(QStringLiteral("SELECT received_seq, goodbye_seq FROM ranks")));
         QCOMPARE(db.listRuns().size(), 1);
         QCOMPARE(db.listRuns().first().runId, QStringLiteral("old-run"));
+        QCOMPARE(db.listRuns().first().stepsDone, qint64(5));
+        QCOMPARE(db.listRuns().first().lastLoss, 4.5);
+        const auto data = db.loadRun(db.listRuns().first().id);
+        QCOMPARE(data->steps.size(), 10);
+        QCOMPARE(data->steps[3].rank, 1);
+        QCOMPARE(data->steps[3].step, qint64(2));
+        QCOMPARE(data->steps[3].loss, 3.8);
+    }
+
+    // Step reports are stored packed (launcher/step_blocks.h): read back in (step, rank) order, the
+    // newest copy of a report repeated after a restart wins, a rank's range reads alone, and a
+    // damaged block is reported without hiding the others.
+    void packedStepReports()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("packed.sqlite"));
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        fillRun(writer, QStringLiteral("p"), 3, 6);
+        writer.flush();
+        StepRow again;
+        again.rank = 1;
+        again.step = 4;
+        again.loss = 42;
+        StepRow later = again;
+        later.step = 7;
+        later.loss = 7;
+        writer.enqueue(StepOp{QStringLiteral("p"), {again, later}});
+        writer.flush();
+        QCOMPARE(writer.lastError(), QString());
+
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        const auto summary = db.findRun(QStringLiteral("p"));
+        QCOMPARE(summary->stepsDone, qint64(7));
+        QCOMPARE(summary->lastLoss, 7.0);
+        auto data = db.loadRun(summary->id);
+        QCOMPARE(data->steps.size(), 3 * 6 + 1);
+        for (qsizetype i = 1; i < data->steps.size(); ++i) {
+            const StepRow &a = data->steps[i - 1], &b = data->steps[i];
+            QVERIFY(a.step < b.step || (a.step == b.step && a.rank < b.rank));
+        }
+        const auto repeated = std::find_if(data->steps.begin(), data->steps.end(),
+                                           [](const StepRow &s) { return s.rank == 1 && s.step == 4; });
+        QCOMPARE(repeated->loss, 42.0);
+        const auto range = db.stepsBetween(summary->id, 1, 2, 4);
+        QCOMPARE(range.size(), 3);
+        QCOMPARE(range.first().step, qint64(2));
+        QCOMPARE(range.last().loss, 42.0);
+        QCOMPARE(range.first().stepMs, 11.0);
+
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("UPDATE step_blocks SET rows = x'0102' WHERE rowid = (SELECT min(rowid) FROM step_blocks)")));
+        data = db.loadRun(summary->id);
+        QVERIFY2(db.lastError().contains(QStringLiteral("corrupt")), qPrintable(db.lastError()));
+        QVERIFY(data->steps.size() > 0 && data->steps.size() < 3 * 6 + 1);
     }
 
     // A run whose launcher died stays "running" in nobody's hands: the next open closes it as

@@ -1,5 +1,5 @@
-// Telemetry framing: every payload survives a round trip; malformed, oversized, wrong-version
-// and out-of-range frames are rejected with a reason.
+// Telemetry framing: every payload survives a round trip; batches split into their envelopes;
+// malformed, oversized, wrong-version and out-of-range frames are rejected with a reason.
 #include "protocol/framing.h"
 
 #include <QTest>
@@ -73,7 +73,7 @@ private slots:
         QTest::newRow("empty") << QByteArray() << "empty frame";
         QTest::newRow("garbage") << QByteArray("\xff\xff\xff\xff", 4) << "not a valid protobuf Envelope (4 bytes)";
         QTest::newRow("no payload") << bytes(noPayload) << "envelope without payload";
-        QTest::newRow("version") << bytes(oldVersion) << "protocol version 99 (this receiver speaks 2)";
+        QTest::newRow("version") << bytes(oldVersion) << "protocol version 99 (this receiver speaks 3)";
         QTest::newRow("rank") << bytes(badRank) << "rank 9 outside a world of 4";
         QTest::newRow("oversized") << QByteArray(int(kMaxFrameBytes + 1), 'x')
                                    << "frame of 4194305 bytes exceeds the 4 MiB limit";
@@ -84,6 +84,69 @@ private slots:
         QFETCH(QString, reason);
         Envelope out;
         auto r = decodeEnvelope(std::string_view(frame.constData(), size_t(frame.size())), out, 4);
+        QVERIFY(!r.ok);
+        QCOMPARE(QString::fromStdString(r.error), reason);
+    }
+
+    void batchSplitsIntoItsEnvelopes()
+    {
+        std::vector<std::string> sent;
+        std::string frame;
+        for (int i = 0; i < 3; ++i) {
+            Envelope e;
+            e.set_protocol_version(kProtocolVersion);
+            e.set_seq(static_cast<std::uint64_t>(i));
+            if (i < 2)
+                e.mutable_step()->set_step(static_cast<std::uint64_t>(i + 1));
+            else // a large one: a two-byte length
+                e.mutable_event()->set_message(std::string(300, 'm'));
+            sent.push_back(encodeEnvelope(e));
+            appendToBatch(frame, sent.back());
+        }
+        std::vector<std::string_view> parts;
+        auto r = splitFrame(frame, parts);
+        QVERIFY2(r.ok, r.error.c_str());
+        QCOMPARE(parts.size(), size_t(3));
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(std::string(parts[size_t(i)]), sent[size_t(i)]);
+            Envelope back;
+            QVERIFY(decodeEnvelope(parts[size_t(i)], back).ok);
+            QCOMPARE(back.seq(), quint64(i));
+        }
+        // The same bytes parse as telemetry.proto's Batch (the wire format is protobuf's own).
+        Batch batch;
+        QVERIFY(batch.ParseFromString(frame));
+        QCOMPARE(batch.envelopes_size(), 3);
+        QCOMPARE(batch.envelopes(1), sent[1]);
+        // A bare envelope is a frame of one.
+        QVERIFY(splitFrame(sent[0], parts).ok);
+        QCOMPARE(parts.size(), size_t(1));
+        QCOMPARE(std::string(parts[0]), sent[0]);
+    }
+
+    void rejectsBrokenBatches_data()
+    {
+        QTest::addColumn<QByteArray>("frame");
+        QTest::addColumn<QString>("reason");
+        std::string one;
+        Envelope e;
+        e.set_protocol_version(kProtocolVersion);
+        e.mutable_step()->set_step(1);
+        appendToBatch(one, encodeEnvelope(e));
+        const QByteArray good = QByteArray::fromStdString(one);
+        QTest::newRow("lying length") << QByteArray("\xA2\x06\x40" "abc", 6) << "a batch frame whose envelope of 64 bytes runs past its end";
+        QTest::newRow("truncated length") << QByteArray("\xA2\x06\x80", 3) << "a batch frame with a truncated or oversized length";
+        QTest::newRow("huge length") << QByteArray("\xA2\x06\xff\xff\xff\xff\xff\x01", 8) << "a batch frame with a truncated or oversized length";
+        QTest::newRow("trailing garbage") << good + QByteArray("\x01\x02", 2)
+                                          << QStringLiteral("a batch frame with something other than envelopes at byte %1").arg(good.size());
+        QTest::newRow("empty") << QByteArray() << "empty frame";
+    }
+    void rejectsBrokenBatches()
+    {
+        QFETCH(QByteArray, frame);
+        QFETCH(QString, reason);
+        std::vector<std::string_view> parts;
+        const auto r = splitFrame(std::string_view(frame.constData(), size_t(frame.size())), parts);
         QVERIFY(!r.ok);
         QCOMPARE(QString::fromStdString(r.error), reason);
     }
