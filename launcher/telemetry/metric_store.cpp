@@ -107,6 +107,8 @@ void MetricStore::clear(int worldSize)
     m_capacity = std::clamp(65536 / std::max(1, worldSize), 128, 4096);
     m_width = 1;
     m_series.clear();
+    m_bucketChanged.clear();
+    m_bands.clear();
     ++m_version;
 }
 
@@ -139,6 +141,8 @@ void MetricStore::append(std::span<const StepRow> rows)
                 for (auto &s : series)
                     s.coarsen(m_width, width);
             m_width = width;
+            m_bucketChanged.clear(); // every bucket is another now
+            m_bands.clear();
         }
         if (!perMetric || row.rank != lastRank) {
             perMetric = &m_series[row.rank];
@@ -149,6 +153,10 @@ void MetricStore::append(std::span<const StepRow> rows)
         for (int m = 0; m < kMetricCount; ++m)
             (*perMetric)[m].append(row.step, metricOf(row, static_cast<Metric>(m)), m_width);
         ++m_version;
+        const auto index = static_cast<std::size_t>((row.step - 1) / m_width);
+        if (index >= m_bucketChanged.size())
+            m_bucketChanged.resize(index + 1, 0);
+        m_bucketChanged[index] = m_version;
     }
 }
 
@@ -189,12 +197,18 @@ std::vector<Bucket> MetricStore::series(Metric metric, int rank) const
 std::vector<BandPoint> MetricStore::band(Metric metric) const
 {
     std::lock_guard lock(m_mutex);
-    std::size_t buckets = 0;
-    for (const auto &[rank, perMetric] : m_series)
-        buckets = std::max(buckets, perMetric[static_cast<int>(metric)].buckets().size());
-    std::vector<BandPoint> out;
+    const std::size_t buckets = m_bucketChanged.size();
+    if (m_bands.size() < static_cast<std::size_t>(kMetricCount))
+        m_bands.resize(kMetricCount);
+    CachedBand &cache = m_bands[static_cast<std::size_t>(metric)];
+    cache.stamp.resize(buckets, 0);
+    cache.points.resize(buckets);
     std::vector<std::pair<float, int>> values;
     for (std::size_t i = 0; i < buckets; ++i) {
+        if (cache.stamp[i] == m_bucketChanged[i])
+            continue; // unchanged since computed (0: never had data)
+        cache.stamp[i] = m_bucketChanged[i];
+        cache.points[i].reset();
         values.clear();
         qint64 lastStep = 0;
         for (const auto &[rank, perMetric] : m_series) {
@@ -212,8 +226,13 @@ std::vector<BandPoint> MetricStore::band(Metric metric) const
         if (values.size() % 2 == 0) // the mean of the two middle values
             median = (median + std::max_element(values.begin(), mid)->first) / 2.0;
         const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-        out.push_back({lastStep, lo->first, median, hi->first, lo->second, hi->second, static_cast<int>(values.size())});
+        cache.points[i] = BandPoint{lastStep, lo->first, median, hi->first, lo->second, hi->second, static_cast<int>(values.size())};
     }
+    std::vector<BandPoint> out;
+    out.reserve(buckets);
+    for (const auto &p : cache.points)
+        if (p)
+            out.push_back(*p);
     return out;
 }
 

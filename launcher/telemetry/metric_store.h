@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -99,6 +100,15 @@ private:
     qint64 m_width = 1;
     quint64 m_version = 0;
     std::map<int, std::vector<DownsampledSeries>> m_series; // rank -> per metric
+    // band() is asked for every metric several times a second at 1024 ranks, while appends touch
+    // only the newest bucket or two: each bucket remembers when it last changed (a stamp from
+    // m_version), and each metric's band keeps its points with the stamp they were computed at.
+    std::vector<quint64> m_bucketChanged;
+    struct CachedBand {
+        std::vector<quint64> stamp;             // per bucket: m_bucketChanged when computed
+        std::vector<std::optional<BandPoint>> points;
+    };
+    mutable std::vector<CachedBand> m_bands; // per metric
 };
 
 } // namespace trellis::launcher::telemetry

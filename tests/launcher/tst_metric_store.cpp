@@ -154,6 +154,46 @@ private slots:
         QVERIFY(std::abs(out[1].deviation) < 0.02);
     }
 
+    // Bands are kept between calls and only the buckets appended to since are computed again: asked
+    // for after every step (and across the width doubling), they equal a store filled at once.
+    void bandsAskedAsTheRunGoesEqualAFreshStore()
+    {
+        MetricStore live(64), fresh(64);
+        auto value = [](int r, qint64 s) { return std::sin(0.37 * r + 0.11 * static_cast<double>(s)) * 10 + r % 5; };
+        for (qint64 s = 1; s <= 700; ++s) { // capacity 1024 buckets at 64 ranks; 700 steps, then more below
+            for (int r = 0; r < 64; ++r) {
+                if (!(r == 9 && s > 300)) // rank 9 goes silent
+                    live.append(row(r, s, value(r, s)));
+                if (s % 7 == 0 && r == 31) // half the ranks in
+                    (void)live.band(Metric::Loss);
+            }
+        }
+        for (qint64 s = 701; s <= 3000; ++s) // past capacity: the width doubles
+            for (int r = 0; r < 64; ++r) {
+                live.append(row(r, s, value(r, s)));
+                if (s % 5 == 0 && r == 20)
+                    (void)live.band(Metric::Loss);
+            }
+        (void)live.band(Metric::ComputeMs);
+        for (qint64 s = 1; s <= 3000; ++s)
+            for (int r = 0; r < 64; ++r)
+                if (!(r == 9 && s > 300 && s <= 700))
+                    fresh.append(row(r, s, value(r, s)));
+        QVERIFY(live.width() > 1);
+        QCOMPARE(live.width(), fresh.width());
+        for (Metric m : {Metric::Loss, Metric::ComputeMs, Metric::TokensPerS}) {
+            const auto a = live.band(m), b = fresh.band(m);
+            QCOMPARE(a.size(), b.size());
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                QCOMPARE(a[i].step, b[i].step);
+                QCOMPARE(a[i].median, b[i].median);
+                QCOMPARE(a[i].minRank, b[i].minRank);
+                QCOMPARE(a[i].max, b[i].max);
+                QCOMPARE(a[i].ranks, b[i].ranks);
+            }
+        }
+    }
+
     // 1024 ranks × 3000 steps: every series within its capacity, the whole store a few tens of MB.
     void memoryIsBoundedAt1024Ranks()
     {
