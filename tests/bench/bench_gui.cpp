@@ -4,7 +4,7 @@
 // queued (every panel drawn) — its p50/p99; the event-loop latency p99 (a 10 ms timer probe's
 // lateness) while following the run, beside the same probe on an idle window first (the
 // baseline); and the resident memory at the start and the end of following.
-// The simulated ranks run at nice 10 (they stand in for other machines; BENCH_GUI_LOCAL_RANKS=1: not).
+// BENCH_GUI_WORST=1 lists the slowest frames with their GUI-thread CPU.
 // Usage: bench_gui [RANKS=1024] [HZ=20] [SECONDS=60]   (QT_QPA_PLATFORM=offscreen)
 #include "ui/dashboard.h"
 #include "ui/main_window.h"
@@ -16,14 +16,11 @@
 #include <QTemporaryDir>
 #include <QTimer>
 
-#include <QDir>
-
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <vector>
 
-#include <sys/resource.h>
 
 using namespace trellis;
 
@@ -78,27 +75,6 @@ std::vector<double> probe(int ms)
     return late;
 }
 
-// The simulated ranks stand in for 1024 ranks on other machines; here they share the two cores
-// with the window. Every thread of the run's `simulate-ranks` process gets nice 10, so the ranks
-// take what the window and the supervisor (which does run beside the workbench) leave. Returns
-// how many threads were reniced.
-int reniceSimulatedRanks(const QString &runId)
-{
-    int reniced = 0;
-    const QDir proc(QStringLiteral("/proc"));
-    for (const QString &pid : proc.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
-        QFile cmdline(proc.filePath(pid + QStringLiteral("/cmdline")));
-        if (!cmdline.open(QIODevice::ReadOnly))
-            continue;
-        const QByteArray args = cmdline.readAll();
-        if (!args.contains("\0simulate-ranks\0") || !args.contains(runId.toUtf8()))
-            continue;
-        for (const QString &tid : QDir(proc.filePath(pid + QStringLiteral("/task"))).entryList(QDir::Dirs | QDir::NoDotAndDotDot))
-            reniced += setpriority(PRIO_PROCESS, static_cast<id_t>(tid.toInt()), 10) == 0 ? 1 : 0;
-    }
-    return reniced;
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -144,8 +120,6 @@ int main(int argc, char **argv)
         window.reattachRunning();
         probe(100);
     }
-    const bool remoteRanks = qEnvironmentVariable("BENCH_GUI_LOCAL_RANKS") != QLatin1String("1");
-    const int reniced = remoteRanks ? reniceSimulatedRanks(runId) : 0;
     probe(5000); // settle: backfill, first snapshots
     frames.clear();
     frameCpu.clear();
@@ -170,9 +144,5 @@ int main(int argc, char **argv)
                 percentile(following, 0.99), percentile(idle, 0.99),
                 percentile(idle, 0.99) > 0 ? percentile(following, 0.99) / percentile(idle, 0.99) : 0.0);
     std::printf("resident memory: %ld MiB at the start of following, %ld MiB after %d s\n", rssStart / 1024, rssEnd / 1024, seconds);
-    std::printf("simulated ranks: %s\n", remoteRanks ? qPrintable(QStringLiteral("nice 10 (%1 threads), standing in for other machines; "
-                                                                             "BENCH_GUI_LOCAL_RANKS=1 leaves them at normal priority")
-                                                                          .arg(reniced))
-                                                    : "normal priority (BENCH_GUI_LOCAL_RANKS=1)");
     return 0;
 }
