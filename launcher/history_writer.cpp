@@ -18,8 +18,6 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
-#include <optional>
-
 namespace trellis::launcher {
 namespace {
 
@@ -221,23 +219,8 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                         fast->step(id, row);
                     return;
                 }
-                // Without SQLite's own handle (never with the QSQLITE driver): one row each, as before schema 5.
-                q.prepare(QStringLiteral(
-                    "INSERT OR REPLACE INTO step_metrics(run, rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms,"
-                    " bubble_ms, idle_ms, tokens, tokens_per_s, loss, grad_norm, lr, mem_parameters, mem_gradients,"
-                    " mem_optimizer, mem_activations, mem_comm, peak_rss) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
-                for (const StepRow &s : o.rows) {
-                    int at = 0;
-                    for (const QVariant &v : {QVariant(id), QVariant(s.rank), QVariant(s.step), QVariant(s.stepMs),
-                                              QVariant(s.computeMs), QVariant(s.commMs), QVariant(s.commExposedMs),
-                                              QVariant(s.bubbleMs), QVariant(s.idleMs), QVariant(s.tokens),
-                                              QVariant(s.tokensPerS), QVariant(s.loss), QVariant(s.gradNorm), QVariant(s.lr),
-                                              QVariant(s.memParameters), QVariant(s.memGradients), QVariant(s.memOptimizer),
-                                              QVariant(s.memActivations), QVariant(s.memComm), QVariant(s.peakRss)})
-                        q.bindValue(at++, v);
-                    if (!(ok = q.exec()))
-                        break;
-                }
+                error = QStringLiteral("step reports cannot be stored: SQLite's statement for step_blocks could not be prepared");
+                ok = false;
             } else if constexpr (std::is_same_v<T, CollectiveOp>) {
                 const qint64 id = rowId(o.runId);
                 if (!(ok = run(id, o.runId)))
@@ -309,6 +292,36 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
     if (!ok && error.isEmpty())
         error = q.lastError().text();
     return ok;
+}
+
+// The operations of a batch in the order they are written. Acknowledgement cursors come with
+// every drained batch: only the furthest of each run is written, once, after the rest (a reset —
+// a new launch attempt — first writes what came before it). Merged cursors live in `merged`.
+std::vector<const WriteOp *> inWriteOrder(const std::deque<WriteOp> &batch, std::deque<WriteOp> &merged)
+{
+    std::vector<const WriteOp *> order;
+    order.reserve(batch.size());
+    std::map<QString, CursorOp> cursors;
+    for (const auto &op : batch) {
+        const auto *cursor = std::get_if<CursorOp>(&op);
+        if (cursor && !cursor->reset) {
+            CursorOp &m = cursors.try_emplace(cursor->runId, CursorOp{cursor->runId, {}, {}, false, {}}).first->second;
+            for (const auto &[rank, next] : cursor->nextSeq)
+                m.nextSeq[rank] = std::max(m.nextSeq[rank], next);
+            for (const auto &[rank, lost] : cursor->lost)
+                m.lost[rank] = std::max(m.lost[rank], lost);
+            continue;
+        }
+        if (cursor)
+            if (const auto before = cursors.find(cursor->runId); before != cursors.end()) {
+                order.push_back(&merged.emplace_back(std::move(before->second)));
+                cursors.erase(before);
+            }
+        order.push_back(&op);
+    }
+    for (auto &[runId, m] : cursors)
+        order.push_back(&merged.emplace_back(std::move(m)));
+    return order;
 }
 
 } // namespace
@@ -479,37 +492,8 @@ void HistoryWriter::run(std::promise<QString> opened)
             qint64 rows = 0;
             if (fast->ready())
                 fast->begin();
-            // Acknowledgement cursors come with every drained batch: only the furthest of each run
-            // in this transaction is written (a reset, a new launch attempt, writes what came before).
-            std::map<QString, CursorOp> cursors;
-            auto merged = [&](const QString &runId) -> std::optional<WriteOp> {
-                const auto it = cursors.find(runId);
-                if (it == cursors.end())
-                    return std::nullopt;
-                WriteOp out = std::move(it->second);
-                cursors.erase(it);
-                return out;
-            };
-            std::vector<const WriteOp *> order;
-            order.reserve(batch.size());
             std::deque<WriteOp> coalesced;
-            for (const auto &op : batch) {
-                const auto *cursor = std::get_if<CursorOp>(&op);
-                if (cursor && !cursor->reset) {
-                    CursorOp &m = cursors.try_emplace(cursor->runId, CursorOp{cursor->runId, {}, {}, false, {}}).first->second;
-                    for (const auto &[rank, next] : cursor->nextSeq)
-                        m.nextSeq[rank] = std::max(m.nextSeq[rank], next);
-                    for (const auto &[rank, lost] : cursor->lost)
-                        m.lost[rank] = std::max(m.lost[rank], lost);
-                    continue;
-                }
-                if (cursor)
-                    if (auto before = merged(cursor->runId))
-                        order.push_back(&coalesced.emplace_back(std::move(*before)));
-                order.push_back(&op);
-            }
-            for (auto &[runId, m] : cursors)
-                order.push_back(&coalesced.emplace_back(std::move(m)));
+            const std::vector<const WriteOp *> order = inWriteOrder(batch, coalesced);
             for (const WriteOp *op : order) {
                 if (busy)
                     break;
