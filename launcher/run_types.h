@@ -92,6 +92,7 @@ struct ReceiverStats {
     quint64 lost = 0;       // messages a rank gave up before they were stored (its Skip)
     quint64 duplicates = 0; // sequence numbers seen twice (resends of what had arrived)
     quint64 outOfOrder = 0; // arrived after a gap: dropped, and asked for again in order
+    quint64 refused = 0;    // connections refused: an unknown CURVE key (also counted in rejected)
     QString lastRejection;
 };
 

@@ -6,6 +6,7 @@
 #include <zmq.hpp>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 namespace trellis::launcher {
@@ -92,6 +93,27 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
     socket.set(zmq::sockopt::sndhwm, 100000);
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(proto::kMaxFrameBytes));
+    // CURVE: the ZAP handler's socket must exist before a peer can connect.
+    std::optional<zmq::socket_t> zap;
+    std::string allowedKey; // the run's client public key, 32 bytes
+    if (m_curve.hasServer()) {
+        allowedKey.resize(32);
+        if (!zmq_z85_decode(reinterpret_cast<std::uint8_t *>(allowedKey.data()), m_curve.clientPublic.c_str())) {
+            ready->set_value(QStringLiteral("telemetry: the run's client key is not a Z85 key"));
+            return;
+        }
+        try {
+            zap.emplace(context, zmq::socket_type::rep);
+            zap->set(zmq::sockopt::linger, 0);
+            zap->bind("inproc://zeromq.zap.01");
+            socket.set(zmq::sockopt::curve_server, 1);
+            socket.set(zmq::sockopt::curve_secretkey, m_curve.serverSecret);
+            socket.set(zmq::sockopt::zap_domain, "trellis");
+        } catch (const zmq::error_t &e) {
+            ready->set_value(QStringLiteral("telemetry: cannot set up CURVE (%1)").arg(QString::fromUtf8(e.what())));
+            return;
+        }
+    }
     try {
         socket.bind(bindEndpoint);
         m_endpoint = socket.get(zmq::sockopt::last_endpoint);
@@ -123,7 +145,48 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
 
     std::vector<std::string_view> parts;  // the envelopes of one frame
     std::vector<proto::Envelope> decoded; // this round's, to accept under one lock
-    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+    const int itemCount = zap ? 2 : 1;
+    // ZAP (RFC 27): version, request id, domain, address, identity, mechanism, credentials; the
+    // reply is version, request id, status code, status text, user id, metadata.
+    auto answerZap = [&] {
+        for (int round = 0; round < 100; ++round) {
+            std::vector<zmq::message_t> request;
+            try {
+                zmq::message_t part;
+                if (!zap->recv(part, zmq::recv_flags::dontwait))
+                    return;
+                request.push_back(std::move(part));
+                while (request.back().more()) {
+                    zmq::message_t next;
+                    (void)zap->recv(next, zmq::recv_flags::none);
+                    request.push_back(std::move(next));
+                }
+            } catch (const zmq::error_t &) {
+                return;
+            }
+            const bool wellFormed = request.size() >= 7 && request[5].to_string_view() == "CURVE";
+            const bool allowed = wellFormed && request[6].to_string_view() == allowedKey;
+            if (!allowed) {
+                std::lock_guard lock(m_mutex);
+                ++m_stats.refused;
+                ++m_stats.rejected;
+                m_stats.lastRejection = QStringLiteral("a connection from %1 with an unknown key was refused")
+                                            .arg(request.size() > 3 ? QString::fromStdString(request[3].to_string()) : QStringLiteral("?"));
+            }
+            try {
+                const std::string id = request.size() > 1 ? request[1].to_string() : std::string();
+                zap->send(zmq::buffer(std::string_view("1.0")), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(id), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(std::string_view(allowed ? "200" : "400")), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(std::string_view(allowed ? "OK" : "unknown key")), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(std::string_view()), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(std::string_view()), zmq::send_flags::none);
+            } catch (const zmq::error_t &) {
+                return;
+            }
+        }
+    };
     while (!m_stop.load()) {
         bool full = false;
         {
@@ -134,14 +197,17 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
             // Held back: acknowledgements still go out below, nothing more comes in.
             m_throttledAtMs = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
             items[0].revents = 0;
+            items[1].revents = ZMQ_POLLIN; // still answer handshakes (answerZap does not wait)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         } else {
             try {
-                zmq::poll(items, 1, std::chrono::milliseconds(20));
+                zmq::poll(items, itemCount, std::chrono::milliseconds(20));
             } catch (const zmq::error_t &) {
                 continue;
             }
         }
+        if (zap && (items[1].revents & ZMQ_POLLIN))
+            answerZap();
         std::map<quint32, quint64> resends;
         // Take everything available before notifying, so the owner sees one batch; decode outside
         // the lock, then accept what was decoded under one lock.

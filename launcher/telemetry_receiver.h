@@ -12,6 +12,7 @@
 #pragma once
 
 #include "launcher/run_types.h"
+#include "protocol/curve_keys.h"
 #include "protocol/telemetry.pb.h"
 
 #include <QString>
@@ -43,6 +44,12 @@ public:
     void stop();
     std::string endpoint() const { return m_endpoint; }
 
+    // Before start(): accept only CURVE clients holding `keys.clientPublic`, the receiver being the
+    // server `keys.serverSecret` (remote hosts). A ZAP handler on the receiver thread refuses any
+    // other key (counted in stats().refused and rejected, the address named in lastRejection); a
+    // plain (unencrypted) peer fails the handshake. Empty keys: no security (ipc:// in a 0700 folder).
+    void setCurve(proto::CurveKeys keys) { m_curve = std::move(keys); }
+
     void setNotify(std::function<void()> notify) { m_notify = std::move(notify); }
     void setAutoAck(bool on) { m_autoAck = on; }
     // Backpressure: while `overloaded` says so (the owner's history writer is behind), or the
@@ -73,6 +80,7 @@ private:
     bool acceptLocked(proto::Envelope &&envelope, quint64 *resendFrom);
 
     std::string m_runId;
+    proto::CurveKeys m_curve;
     quint32 m_worldSize = 0;
     std::string m_endpoint;
     std::function<void()> m_notify;

@@ -46,6 +46,11 @@ struct NodeSpec {
     int slotCount = 0;
     DeviceKind device = DeviceKind::Cpu;
     std::string gpuModel;
+    // How the ssh target reaches this node; empty / 0: launch.ssh's defaults.
+    std::string user;
+    int port = 0;
+    std::string identityFile;
+    std::string remoteDir;
     bool operator==(const NodeSpec &) const = default;
 };
 
@@ -164,10 +169,24 @@ struct AlertSpec {
     bool operator==(const AlertSpec &) const = default;
 };
 
+// The ssh target (launcher/targets/ssh_target.h): how the nodes of cluster.nodes are reached, where
+// each keeps the run's files, and how their telemetry comes back (ZeroMQ CURVE over TCP).
+struct SshSpec {
+    std::string user;           // empty: ssh's default (the local user or ~/.ssh/config)
+    int port = 22;
+    std::string identityFile;   // empty: ssh's default keys
+    std::string knownHosts;     // empty: ~/.ssh/known_hosts; host keys are never accepted silently
+    std::string remoteDir = "trellis-runs"; // per host; relative to the remote home; a folder per run inside
+    std::string trainer;        // the trainer on the hosts; empty: this machine's path to it
+    bool stageTrainer = false;  // copy this machine's trainer into each run folder instead
+    std::string mpiInterface;   // network (CIDR) or interface MPI and its daemons use between hosts
+    std::string telemetryAddress; // address the hosts reach this machine at; empty: routed toward the first host
+    bool operator==(const SshSpec &) const = default;
+};
+
 struct LaunchSpec {
     LaunchTarget target = LaunchTarget::Local;
-    std::string sshUser;
-    int sshPort = 22;
+    SshSpec ssh;
     std::string slurmPartition;
     std::string slurmAccount;
     std::string slurmTime = "01:00:00";

@@ -61,7 +61,7 @@ const json &fullShape()
         p.model.preset = "tiny";
         p.model.moe = {2, 1};
         p.cluster.preset = "cpu-local";
-        p.cluster.nodes = {{"localhost", 1, DeviceKind::Cuda, "h100"}};
+        p.cluster.nodes = {{"localhost", 1, DeviceKind::Cuda, "h100", {}, 0, {}, {}}};
         p.cluster.intraNode = {1, 1};
         p.cluster.interNode = {1, 1};
         p.parallel.bucketMb = 25;
@@ -132,7 +132,7 @@ Result<Plan> withNodeCount(const Plan &plan, const json &value)
     Plan out = plan;
     auto &nodes = out.cluster.nodes;
     if (nodes.empty())
-        nodes.push_back({"localhost", 1, DeviceKind::Cpu, ""});
+        nodes.push_back({"localhost", 1, DeviceKind::Cpu, "", {}, 0, {}, {}});
     std::set<std::string> hosts;
     for (const auto &n : nodes)
         hosts.insert(n.host);

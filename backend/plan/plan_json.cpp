@@ -285,6 +285,10 @@ void readCluster(ObjectReader r, ClusterSpec &c, Diagnostics &d)
             n.read("slots", node.slotCount, true);
             n.readEnum("device", node.device, {{"cpu", DeviceKind::Cpu}, {"cuda", DeviceKind::Cuda}});
             n.read("gpu_model", node.gpuModel);
+            n.read("user", node.user);
+            n.read("port", node.port);
+            n.read("identity_file", node.identityFile);
+            n.read("remote_dir", node.remoteDir);
             n.finish();
             c.nodes.push_back(node);
         }
@@ -366,8 +370,15 @@ void readLaunch(ObjectReader r, LaunchSpec &l)
     r.readEnum("target", l.target,
                {{"local", LaunchTarget::Local}, {"ssh", LaunchTarget::Ssh}, {"slurm", LaunchTarget::Slurm}});
     ObjectReader ssh = r.child("ssh");
-    ssh.read("user", l.sshUser);
-    ssh.read("port", l.sshPort);
+    ssh.read("user", l.ssh.user);
+    ssh.read("port", l.ssh.port);
+    ssh.read("identity_file", l.ssh.identityFile);
+    ssh.read("known_hosts", l.ssh.knownHosts);
+    ssh.read("remote_dir", l.ssh.remoteDir);
+    ssh.read("trainer", l.ssh.trainer);
+    ssh.read("stage_trainer", l.ssh.stageTrainer);
+    ssh.read("mpi_interface", l.ssh.mpiInterface);
+    ssh.read("telemetry_address", l.ssh.telemetryAddress);
     ssh.finish();
     ObjectReader slurm = r.child("slurm");
     slurm.read("partition", l.slurmPartition);
@@ -497,6 +508,14 @@ std::string planToJson(const Plan &p, int indent)
         json node = {{"host", n.host}, {"slots", n.slotCount}, {"device", toString(n.device)}};
         if (!n.gpuModel.empty())
             node["gpu_model"] = n.gpuModel;
+        if (!n.user.empty())
+            node["user"] = n.user;
+        if (n.port != 0)
+            node["port"] = n.port;
+        if (!n.identityFile.empty())
+            node["identity_file"] = n.identityFile;
+        if (!n.remoteDir.empty())
+            node["remote_dir"] = n.remoteDir;
         nodes.push_back(node);
     }
     // A link tier with no bandwidth is unknown (the cost model assumes one): it is left out.
@@ -545,7 +564,16 @@ std::string planToJson(const Plan &p, int indent)
                       {"trace_every", p.telemetry.traceEvery}};
     const LaunchSpec &l = p.launch;
     j["launch"] = {{"target", toString(l.target)},
-                   {"ssh", {{"user", l.sshUser}, {"port", l.sshPort}}},
+                   {"ssh",
+                    {{"user", l.ssh.user},
+                     {"port", l.ssh.port},
+                     {"identity_file", l.ssh.identityFile},
+                     {"known_hosts", l.ssh.knownHosts},
+                     {"remote_dir", l.ssh.remoteDir},
+                     {"trainer", l.ssh.trainer},
+                     {"stage_trainer", l.ssh.stageTrainer},
+                     {"mpi_interface", l.ssh.mpiInterface},
+                     {"telemetry_address", l.ssh.telemetryAddress}}},
                    {"slurm", {{"partition", l.slurmPartition}, {"account", l.slurmAccount}, {"time", l.slurmTime}}},
                    {"hang_timeout_s", l.hangTimeoutS},
                    {"restart",

@@ -206,6 +206,58 @@ void checkTraining(const TrainingSpec &t, Checker &c)
         c.error("training.checkpoint.keep", "must be at least 2 so a complete checkpoint always survives");
 }
 
+// Everything the ssh target puts into an ssh option, an ssh_config line or a remote command comes
+// from this small alphabet (and never starts with '-', which ssh would take for an option).
+bool sshSafe(const std::string &value, bool path)
+{
+    if (value.empty() || value.front() == '-')
+        return false;
+    for (char ch : value) {
+        const bool ok = std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' ||
+                        (path && (ch == '/' || ch == '~' || ch == '+'));
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+void checkSsh(const Plan &p, Checker &c)
+{
+    const SshSpec &s = p.launch.ssh;
+    if (s.port < 1 || s.port > 65535)
+        c.error("launch.ssh.port", "must be between 1 and 65535");
+    auto text = [&](const std::string &path, const std::string &value, bool isPath) {
+        if (!value.empty() && !sshSafe(value, isPath))
+            c.error(path, "'" + value + "' may hold only letters, digits and " + (isPath ? "'.', '_', '-', '+', '~', '/'" : "'.', '_', '-'") +
+                              ", and must not start with '-'");
+    };
+    text("launch.ssh.user", s.user, false);
+    text("launch.ssh.identity_file", s.identityFile, true);
+    text("launch.ssh.known_hosts", s.knownHosts, true);
+    text("launch.ssh.trainer", s.trainer, true);
+    text("launch.ssh.telemetry_address", s.telemetryAddress, false);
+    text("launch.ssh.mpi_interface", s.mpiInterface, true);
+    if (s.remoteDir.empty())
+        c.error("launch.ssh.remote_dir", "must name a folder on the hosts");
+    else
+        text("launch.ssh.remote_dir", s.remoteDir, true);
+    if (p.launch.target != LaunchTarget::Ssh)
+        return;
+    if (p.cluster.nodes.empty())
+        c.error("cluster.nodes", "the ssh target needs the nodes to reach");
+    for (std::size_t i = 0; i < p.cluster.nodes.size(); ++i) {
+        const NodeSpec &n = p.cluster.nodes[i];
+        const std::string at = "cluster.nodes[" + std::to_string(i) + "]";
+        if (!sshSafe(n.host, false))
+            c.error(at + ".host", "'" + n.host + "' is not a host name or address ssh can be given (letters, digits, '.', '-', '_')");
+        text(at + ".user", n.user, false);
+        text(at + ".identity_file", n.identityFile, true);
+        text(at + ".remote_dir", n.remoteDir, true);
+        if (n.port < 0 || n.port > 65535)
+            c.error(at + ".port", "must be between 1 and 65535 (0: launch.ssh.port)");
+    }
+}
+
 void checkRest(const Plan &p, Checker &c)
 {
     if (p.telemetry.heartbeatMs < 50 || p.telemetry.heartbeatMs > 60000)
@@ -215,8 +267,7 @@ void checkRest(const Plan &p, Checker &c)
     if (!p.telemetry.endpoint.empty() && p.telemetry.endpoint.rfind("tcp://", 0) != 0 &&
         p.telemetry.endpoint.rfind("ipc://", 0) != 0)
         c.error("telemetry.endpoint", "'" + p.telemetry.endpoint + "' must start with tcp:// or ipc://");
-    if (p.launch.sshPort < 1 || p.launch.sshPort > 65535)
-        c.error("launch.ssh.port", "must be between 1 and 65535");
+    checkSsh(p, c);
     if (p.launch.hangTimeoutS < 1)
         c.error("launch.hang_timeout_s", "must be at least 1");
     const AlertSpec &alerts = p.launch.alerts;
@@ -281,7 +332,7 @@ Diagnostics checkTrainerSupport(const Plan &plan)
             unsupported("cluster.nodes[" + std::to_string(i) + "].device", "the CUDA device");
             break;
         }
-    if (plan.launch.target != LaunchTarget::Local)
+    if (plan.launch.target == LaunchTarget::Slurm)
         unsupported("launch.target", std::string("the '") + toString(plan.launch.target) + "' launch target");
     return d;
 }

@@ -16,6 +16,12 @@ RankLink::RankLink(zmq::context_t &context, Options options)
     m_socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
     m_socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(1024));
     try {
+        if (m_options.curve.hasClient()) {
+            const CurveKeys &k = m_options.curve;
+            m_socket.set(zmq::sockopt::curve_serverkey, k.serverPublic);
+            m_socket.set(zmq::sockopt::curve_publickey, k.clientPublic);
+            m_socket.set(zmq::sockopt::curve_secretkey, k.clientSecret);
+        }
         m_socket.connect(m_options.endpoint);
         m_connected = true;
     } catch (const zmq::error_t &) {

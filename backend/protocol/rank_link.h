@@ -5,6 +5,7 @@
 // rank, all on one thread). Threading: one thread uses a link; nothing here blocks.
 #pragma once
 
+#include "curve_keys.h"
 #include "telemetry.pb.h"
 
 #include <zmq.hpp>
@@ -24,6 +25,7 @@ public:
         std::uint32_t rank = 0;
         std::size_t spoolCapacity = 65536;
         int resendAfterMs = 2000;
+        CurveKeys curve; // client keys (hasClient()): connect as a CURVE client; else plain
     };
 
     RankLink(zmq::context_t &context, Options options);

@@ -83,7 +83,7 @@ void TelemetryPublisher::run()
     using Clock = std::chrono::steady_clock;
     zmq::context_t context(1);
     proto::RankLink link(context, {m_options.endpoint, m_options.runId, static_cast<std::uint32_t>(m_options.rank),
-                                   m_options.spoolCapacity, m_options.resendAfterMs});
+                                   m_options.spoolCapacity, m_options.resendAfterMs, m_options.curve});
     if (!link.connected()) {
         // A bad endpoint must not stop training: everything published is counted as dropped.
         std::unique_lock lock(m_mutex);

@@ -8,6 +8,7 @@
 // be neither queued nor kept are counted; the count travels in every later Envelope.
 #pragma once
 
+#include "protocol/curve_keys.h"
 #include "protocol/telemetry.pb.h"
 
 #include <atomic>
@@ -31,6 +32,7 @@ public:
         std::size_t spoolCapacity = 65536;
         int closeTimeoutMs = 3000; // how long close() waits for what is queued to be acknowledged
         int resendAfterMs = 2000;  // no acknowledgement for this long: send again what is held
+        proto::CurveKeys curve;    // client keys: connect as a CURVE client
     };
 
     explicit TelemetryPublisher(Options options);

@@ -105,6 +105,7 @@ int Trainer::run()
     TelemetryPublisher::Options topt;
     topt.endpoint = m_options.endpoint.empty() ? m_plan.telemetry.endpoint : m_options.endpoint;
     topt.runId = m_options.runId;
+    topt.curve = m_options.telemetryKeys;
     topt.rank = m_world.rank();
     topt.heartbeatMs = m_plan.telemetry.heartbeatMs;
     TelemetryPublisher telemetry(topt);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "plan/plan.h"
+#include "protocol/curve_keys.h"
 #include "trainer/comm/communicator.h"
 #include "trainer/faults/fault_injection.h"
 
@@ -20,6 +21,7 @@ struct TrainerOptions {
     std::string planDir;       // data paths in the plan resolve against this folder
     std::string runId;
     std::string endpoint;      // overrides plan.telemetry.endpoint when not empty
+    proto::CurveKeys telemetryKeys; // client keys: telemetry over CURVE (remote hosts)
     FaultInjection inject;
     std::string dumpParamsPath; // final parameters, whole model (raw float32): rank 0 to PATH, rank r to PATH.rank<r>
     std::string dumpGradsPath;  // the first step's reduced gradients before clipping, whole model, same naming

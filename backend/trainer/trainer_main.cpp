@@ -1,5 +1,5 @@
 // trellis-trainer: one process per rank under mpirun/srun.
-//   trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://host:port]
+//   trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://host:port] [--telemetry-keys FILE]
 //                   [--inject crash|hang|slow|nan|nanloss|throw@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
 //                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
@@ -7,6 +7,7 @@
 // Exit codes: protocol/exit_codes.h.
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
+#include "protocol/curve_keys.h"
 #include "protocol/exit_codes.h"
 #include "trainer/calibration.h"
 #include "trainer/collective_bench.h"
@@ -27,12 +28,14 @@ using namespace trellis;
 void usage(std::FILE *to)
 {
     std::fprintf(to,
-                 "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT]\n"
+                 "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT] [--telemetry-keys FILE]\n"
                  "                       [--inject crash|hang|slow|nan|nanloss|throw@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
                  "                       [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
                  "       trellis-trainer --calibrate\n"
-                 "Runs one rank of the training described by PLAN; start it under mpirun -np N.\n");
+                 "Runs one rank of the training described by PLAN; start it under mpirun -np N.\n"
+                 "--telemetry-keys: a 0600 file of CURVE keys (server_public, client_public, client_secret);\n"
+                 "  telemetry then goes to the endpoint encrypted and authenticated.\n");
 }
 
 int finish(int code)
@@ -69,6 +72,16 @@ int main(int argc, char **argv)
         if (arg == "--plan") planPath = value("--plan");
         else if (arg == "--run-id") options.runId = value("--run-id");
         else if (arg == "--endpoint") options.endpoint = value("--endpoint");
+        else if (arg == "--telemetry-keys") {
+            std::string error;
+            const auto keys = proto::readCurveKeys(value("--telemetry-keys"), error);
+            if (!keys || !keys->hasClient()) {
+                std::fprintf(stderr, "trellis-trainer: %s\n",
+                             keys ? "--telemetry-keys: the file lacks server_public, client_public or client_secret" : error.c_str());
+                return proto::kExitUsage;
+            }
+            options.telemetryKeys = keys->forRanks();
+        }
         else if (arg == "--dump-params") options.dumpParamsPath = value("--dump-params");
         else if (arg == "--dump-grads") options.dumpGradsPath = value("--dump-grads");
         else if (arg == "--no-overlap") options.overlap = false;

@@ -109,7 +109,7 @@ plan::Plan simulatedPlan(const SimulationOptions &s)
     for (int first = 0, node = 0; first < s.ranks; first += 8, ++node) {
         char host[32];
         std::snprintf(host, sizeof host, "sim-node-%03d", node);
-        p.cluster.nodes.push_back({host, std::min(8, s.ranks - first), plan::DeviceKind::Cpu, {}});
+        p.cluster.nodes.push_back({host, std::min(8, s.ranks - first), plan::DeviceKind::Cpu, {}, {}, 0, {}, {}});
     }
     p.parallel.dp = s.ranks / std::max(1, s.pp);
     p.parallel.pp = s.pp;
@@ -154,7 +154,7 @@ int simulateRanks(const QStringList &args)
     std::vector<std::uint64_t> seq(static_cast<std::size_t>(s.ranks), 0);
     for (int r = 0; r < s.ranks; ++r)
         links.push_back(std::make_unique<proto::RankLink>(
-            context, proto::RankLink::Options{endpoint, runId, static_cast<std::uint32_t>(r), 65536, 2000}));
+            context, proto::RankLink::Options{endpoint, runId, static_cast<std::uint32_t>(r), 65536, 2000, {}}));
     auto send = [&](int r, proto::Envelope &e) {
         e.set_run_id(runId);
         e.set_rank(static_cast<std::uint32_t>(r));

@@ -10,6 +10,8 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace trellis;
@@ -71,6 +73,86 @@ private slots:
         QCOMPARE(all.back().goodbye().steps_done(), 500ull);
         QCOMPARE(rx.stats().lost, 0ull);
         QCOMPARE(pub.droppedCount(), 0ull);
+    }
+
+    // Remote hosts: only the run's CURVE client key gets in; another key and a plain peer are
+    // refused (their steps never reach the inbox), the right key's steps all arrive.
+    void curveAcceptsOnlyTheRunsKey()
+    {
+        std::string error;
+        const auto keys = proto::generateCurveKeys(error);
+        QVERIFY2(keys, error.c_str());
+        const auto stranger = proto::generateCurveKeys(error);
+        QVERIFY(stranger);
+        launcher::TelemetryReceiver rx;
+        rx.setCurve(*keys);
+        QCOMPARE(rx.start("run-c", 3), QString());
+        auto publish = [&](int rank, const proto::CurveKeys &curve) {
+            trainer::TelemetryPublisher::Options o;
+            o.endpoint = rx.endpoint();
+            o.runId = "run-c";
+            o.rank = rank;
+            o.heartbeatMs = 10000;
+            o.closeTimeoutMs = 1500;
+            o.curve = curve;
+            auto pub = std::make_unique<trainer::TelemetryPublisher>(o);
+            for (int i = 1; i <= 20; ++i) {
+                proto::Envelope e;
+                e.mutable_step()->set_step(static_cast<quint64>(i));
+                pub->publish(std::move(e));
+            }
+            return pub;
+        };
+        // A stranger's client key (the right server key), and a plain peer without CURVE.
+        proto::CurveKeys wrong = stranger->forRanks();
+        wrong.serverPublic = keys->serverPublic;
+        auto intruder = publish(1, wrong);
+        auto plain = publish(2, {});
+        auto member = publish(0, keys->forRanks());
+        member->close(0, "completed", 20);
+        std::vector<proto::Envelope> all;
+        collect(rx, all, proto::Envelope::kGoodbye);
+        QTRY_VERIFY_WITH_TIMEOUT(rx.stats().refused >= 1, 5000);
+        intruder->close(0, "completed", 20);
+        plain->close(0, "completed", 20);
+        auto rest = rx.drain();
+        all.insert(all.end(), rest.begin(), rest.end());
+        int steps = 0;
+        for (const auto &e : all) {
+            QCOMPARE(e.rank(), 0u); // nothing from ranks 1 and 2
+            steps += e.has_step();
+        }
+        QCOMPARE(steps, 20);
+        QVERIFY(rx.stats().lastRejection.contains(QStringLiteral("unknown key")));
+        QVERIFY(intruder->droppedCount() > 0 || intruder->heldCount() > 0);
+    }
+
+    void curveKeyFilesArePrivate()
+    {
+        QTemporaryDir dir;
+        std::string error;
+        const auto keys = proto::generateCurveKeys(error);
+        QVERIFY(keys);
+        const std::string path = (dir.path() + QStringLiteral("/run.keys")).toStdString();
+        QCOMPARE(proto::writeCurveKeys(path, keys->forRanks()), std::string());
+        QCOMPARE(QFile::permissions(QString::fromStdString(path)) & (QFile::ReadGroup | QFile::ReadOther), QFileDevice::Permissions());
+        auto back = proto::readCurveKeys(path, error);
+        QVERIFY2(back, error.c_str());
+        QVERIFY(back->hasClient());
+        QVERIFY(back->serverSecret.empty());
+        QCOMPARE(back->clientSecret, keys->clientSecret);
+        // Readable by others: refused, named.
+        QFile::setPermissions(QString::fromStdString(path), QFile::ReadOwner | QFile::WriteOwner | QFile::ReadOther);
+        QVERIFY(!proto::readCurveKeys(path, error));
+        QVERIFY2(error.find("readable by others") != std::string::npos, error.c_str());
+        // A broken key line: the file and the line named.
+        QFile f(QString::fromStdString(path));
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("server_public=short\n");
+        f.close();
+        QFile::setPermissions(QString::fromStdString(path), QFile::ReadOwner | QFile::WriteOwner);
+        QVERIFY(!proto::readCurveKeys(path, error));
+        QVERIFY2(error.find(":1: server_public is not a 40-character Z85 key") != std::string::npos, error.c_str());
     }
 
     void heartbeatsComeFromTheirOwnThread()
