@@ -300,6 +300,10 @@ int runCli(const QStringList &arguments)
                                  {QStringLiteral("--quiet"), QStringLiteral("--detach")});
         return a.error.isEmpty() ? cmdRun(a, dbPath) : usageError(a.error);
     }
+    if (command == QLatin1String("preflight")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--accept-host-key")}, {QStringLiteral("--json")});
+        return a.error.isEmpty() ? cmdPreflight(a) : usageError(a.error);
+    }
     if (command == QLatin1String("attach")) {
         const Args a = parseArgs(rest, {}, {});
         return a.error.isEmpty() ? cmdAttach(a, dbPath) : usageError(a.error);

@@ -56,6 +56,7 @@ int cmdPlan(const QStringList &rest);
 
 // The commands that supervise or follow runs (cli_run_commands.cpp).
 int cmdRun(const Args &a, const QString &dbPath);
+int cmdPreflight(const Args &a);
 int cmdSimulate(const Args &a, const QString &dbPath);
 int cmdAdopt(const Args &a, const QString &dbPath);
 int cmdAttach(const Args &a, const QString &dbPath);

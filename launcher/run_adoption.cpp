@@ -2,6 +2,7 @@
 // died — the plan and run folder it left, the history's telemetry cursor, hosts and steps — and
 // follows the job through its keeper. Split from run_controller.cpp.
 #include "launcher/run_controller.h"
+#include "launcher/targets/launch_target.h"
 
 #include "launcher/supervisor/feed_publisher.h"
 #include "launcher/supervisor/job_process.h"
@@ -67,6 +68,32 @@ QString RunController::adopt(const QString &runId, const QString &runDir, qint64
     std::map<quint32, quint64> cursor;
     for (const RankRow &r : history.ranks)
         cursor[static_cast<quint32>(r.rank)] = static_cast<quint64>(std::max<qint64>(0, r.receivedSeq));
+    // A remote run's receiver: the same address and keys as before (the ranks know only those).
+    m_target.reset();
+    m_telemetryBind.clear();
+    m_receiver->setCurve({});
+    if (m_plan.launch.target != plan::LaunchTarget::Local) {
+        QFile endpointFile(runDir + QStringLiteral("/telemetry.endpoint"));
+        std::string keyError;
+        const auto keys = proto::readCurveKeys((runDir + QStringLiteral("/telemetry.keys")).toStdString(), keyError);
+        if (!keys || !endpointFile.open(QIODevice::ReadOnly))
+            return QStringLiteral("cannot adopt run %1: %2").arg(runId, keys ? QStringLiteral("its telemetry endpoint is unknown") : QString::fromStdString(keyError));
+        m_receiver->setCurve(*keys);
+        m_options.telemetryEndpoint = QString::fromUtf8(endpointFile.readAll()).trimmed().toStdString();
+        m_telemetryBind = m_options.telemetryEndpoint;
+    }
+    {
+        TargetOptions targetOptions;
+        targetOptions.trainerPath = m_trainer;
+        targetOptions.mpirunPath = options.mpirunPath;
+        targetOptions.workDir = runDir;
+        QString error;
+        m_target = makeLaunchTarget(m_plan, targetOptions, error);
+        if (!m_target)
+            return QStringLiteral("cannot adopt run %1: %2").arg(runId, error);
+        if (const QString e = m_target->reattach(runId); !e.isEmpty())
+            raiseEvent(QStringLiteral("warning"), -1, 0, e); // the job goes on; only a restart would need them
+    }
     const QString receiverError =
         m_options.telemetryEndpoint.empty()
             ? QStringLiteral("cannot adopt run %1: its telemetry endpoint is unknown").arg(runId)

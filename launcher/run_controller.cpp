@@ -1,5 +1,6 @@
 // See run_controller.h.
 #include "launcher/run_controller.h"
+#include "launcher/targets/launch_target.h"
 
 #include "launcher/telemetry_receiver.h"
 #include "launcher/telemetry_rows.h"
@@ -159,6 +160,9 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
         if (const QString error = m_metrics->listen(static_cast<quint16>(options.metricsPort)); !error.isEmpty())
             return error;
     }
+    // The launch target checks its hosts and puts the run's files there before anything starts.
+    if (const QString e = prepareTarget(frozen, trainer, options); !e.isEmpty())
+        return e;
     record(NewRunOp{m_runId, QString::fromStdString(thePlan.name), QString::fromStdString(plan::planToJson(frozen)),
                     QString::fromUtf8(plan::toString(thePlan.launch.target)), thePlan.parallel.worldSize(),
                     thePlan.training.steps, QDateTime::currentDateTimeUtc()});
@@ -171,17 +175,63 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     return {};
 }
 
+QString RunController::prepareTarget(const plan::Plan &frozen, const QString &trainer, const RunOptions &options)
+{
+    m_target.reset();
+    m_telemetryBind.clear();
+    m_receiver->setCurve({});
+    TargetOptions targetOptions;
+    targetOptions.trainerPath = trainer;
+    targetOptions.mpirunPath = options.mpirunPath;
+    targetOptions.workDir = m_runDir;
+    QString error;
+    plan::Plan targetPlan = frozen;
+    if (!options.jobProgram.isEmpty())
+        targetPlan.launch.target = plan::LaunchTarget::Local; // the telemetry generator runs here
+    m_target = makeLaunchTarget(targetPlan, targetOptions, error);
+    if (!m_target)
+        return error;
+    if (targetPlan.launch.target == plan::LaunchTarget::Local)
+        return {}; // mpirun here (checked at its start), telemetry on the run's private socket
+    const Preflight preflight = m_target->preflight();
+    QFile table(m_runDir + QStringLiteral("/preflight.txt"));
+    if (table.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        table.write(preflight.table().toUtf8());
+    if (!preflight.passed())
+        return QStringLiteral("preflight failed, nothing was started:\n%1").arg(preflight.failures());
+    TelemetryRoute route;
+    if (const QString e = m_target->prepareTelemetry(route); !e.isEmpty())
+        return e;
+    if (route.keys.hasServer()) {
+        // Kept in the run folder (0600) for a supervisor that adopts the run later.
+        if (const std::string e = proto::writeCurveKeys((m_runDir + QStringLiteral("/telemetry.keys")).toStdString(), route.keys); !e.empty())
+            return QString::fromStdString(e);
+        m_receiver->setCurve(route.keys);
+    }
+    m_telemetryBind = route.bind;
+    if (const QString e = m_target->stage({m_runId, m_runDir, frozen, trainer, route.keys.forRanks()}); !e.isEmpty())
+        return QStringLiteral("staging the run on its hosts failed, nothing was started:\n%1").arg(e);
+    return {};
+}
+
 QString RunController::launchAttempt(bool resume)
 {
     // This attempt's ranks number their telemetry from 0 again.
     if (m_writer)
         record(CursorOp{m_runId, {}, {}, true, {}});
+    const std::string bind = !m_telemetryBind.empty() ? m_telemetryBind : m_options.telemetryEndpoint;
     const QString receiverError =
-        m_options.telemetryEndpoint.empty()
-            ? m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()))
-            : m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()), m_options.telemetryEndpoint);
+        bind.empty() ? m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()))
+                     : m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()), bind);
     if (!receiverError.isEmpty())
         return receiverError;
+    if (!m_telemetryBind.empty()) {
+        // A remote run's endpoint (its port chosen now), for a supervisor that adopts the run.
+        m_telemetryBind = m_receiver->endpoint();
+        QFile endpointFile(m_runDir + QStringLiteral("/telemetry.endpoint"));
+        if (endpointFile.open(QIODevice::WriteOnly | QIODevice::Truncate))
+            endpointFile.write(QByteArray::fromStdString(m_telemetryBind) + '\n');
+    }
     m_hangs = std::make_unique<HangDetector>(m_plan, m_plan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
     m_stragglers = std::make_unique<StragglerDetector>();
     m_pids.clear();
@@ -201,7 +251,7 @@ QString RunController::launchAttempt(bool resume)
         request.extraTrainerArgs << QStringLiteral("--resume");
     request.availableCores = QThread::idealThreadCount();
     request.runningAsRoot = geteuid() == 0;
-    LaunchCommand command = buildLocalCommand(m_plan, request);
+    LaunchCommand command = m_target->command(m_plan, request);
     if (!m_options.jobProgram.isEmpty()) {
         command.program = m_options.jobProgram;
         command.arguments = m_options.jobArguments;

@@ -30,6 +30,7 @@ namespace trellis::launcher {
 
 class TelemetryReceiver;
 class FeedPublisher;
+class LaunchTarget;
 class JobProcess;
 
 struct RunOptions {
@@ -120,7 +121,9 @@ private:
     void onProcessFinished(int exitCode, bool crashed);
     void checkWatchdog();
     void terminateJob(const QString &message); // a hang found by the old watchdog: restart or fail
-    QString launchAttempt(bool resume);        // starts mpirun (and the receiver) for this attempt
+    QString launchAttempt(bool resume);
+    // The plan's launch target (none for local runs): preflight, telemetry keys, staging. "" or why not.
+    QString prepareTarget(const plan::Plan &frozen, const QString &trainer, const RunOptions &options);        // starts mpirun (and the receiver) for this attempt
     // A failure of `cause` (crash, hang, node loss): restart per launch.restart, or settle failed
     // with the whole story. culprit: the failing rank, or -1.
     void failOrRestart(const QString &cause, int exitCode, const QString &message, int culprit);
@@ -171,6 +174,8 @@ private:
     // Restarts (launch.restart).
     RunOptions m_options;
     QString m_trainer;
+    std::unique_ptr<LaunchTarget> m_target; // ssh: builds each attempt's command
+    std::string m_telemetryBind;             // the target's receiver address ("" : the run's own)
     QString m_frozenPath;
     plan::Plan m_frozenPlan;
     int m_attempt = 0;

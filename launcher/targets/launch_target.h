@@ -1,0 +1,84 @@
+// Where a run's ranks are started, behind one interface (DESIGN.md §10): `local` (mpirun on this
+// machine) and `ssh` (mpirun reaching cluster.nodes over ssh). Each checks what it needs before
+// anything starts (preflight), puts the run's files where the ranks will read them (stage), says
+// where the telemetry receiver binds and with which keys, and builds the launch command as an
+// argument list — never a shell string with plan values in it. The run controller starts, tracks,
+// stops and collects the per-rank output of that command the same way for every target.
+// Threading: preflight() and stage() block (seconds, hosts in parallel): never on a GUI thread.
+#pragma once
+
+#include "launcher/mpi_command.h"
+#include "plan/plan.h"
+#include "protocol/curve_keys.h"
+
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace trellis::launcher {
+
+struct PreflightCheck {
+    enum class Status { Ok, Warning, Failed };
+    QString host;  // as the plan names it; "" for this machine
+    QString check; // reach, host key, trainer, mpi, cores, clock, disk
+    Status status = Status::Ok;
+    QString detail; // what was found
+    QString fix;    // what to do about a failure or a warning
+};
+
+struct Preflight {
+    std::vector<PreflightCheck> checks;
+    bool passed() const;   // no check failed (warnings allowed)
+    QString table() const; // aligned, one row per check, for the CLI and logs
+    QString failures() const; // "host: check: detail (fix: ...)", one line each
+};
+
+// What the ranks connect to, and how the receiver binds.
+struct TelemetryRoute {
+    std::string bind;       // "" : the receiver's default (the run's ipc:// socket or loopback)
+    proto::CurveKeys keys;  // for the receiver (server) and, staged, the ranks (client); empty: none
+};
+
+// What stage() is given: the run and the plan as frozen in the run folder on this machine.
+struct StageInput {
+    QString runId;
+    QString runDir;     // this machine's run folder
+    plan::Plan plan;    // with absolute local paths (RunController::withAbsolutePaths)
+    QString trainerPath; // this machine's trainer
+    proto::CurveKeys rankKeys; // the ranks' keys, written to each host (none: no file)
+};
+
+class LaunchTarget {
+public:
+    virtual ~LaunchTarget() = default;
+    virtual QString name() const = 0;
+    // Hosts the ranks run on, in rank order (a host per node).
+    virtual QStringList hosts() const = 0;
+    // Checks before anything starts; progress(done, total) is called as hosts finish (any thread).
+    virtual Preflight preflight(const std::function<void(int, int)> &progress = {}) = 0;
+    // Where the receiver binds; for remote hosts also fresh CURVE keys. "" or why not.
+    virtual QString prepareTelemetry(TelemetryRoute &route) = 0;
+    // Puts the plan, keys (and, if asked, the trainer) where the ranks run. "" or why not.
+    virtual QString stage(const StageInput &input) = 0;
+    // An adopted run: its files were staged by an earlier supervisor; find them again. "" or why not.
+    virtual QString reattach(const QString &runId) { Q_UNUSED(runId); return {}; }
+    // The launch command of one attempt (plan: the attempt's plan, perhaps shrunk).
+    virtual LaunchCommand command(const plan::Plan &plan, const LaunchRequest &request) const = 0;
+};
+
+struct TargetOptions {
+    QString trainerPath;                         // this machine's trellis-trainer
+    QString mpirunPath = QStringLiteral("mpirun");
+    QString sshPath = QStringLiteral("ssh");
+    QString sshKeygenPath = QStringLiteral("ssh-keygen");
+    QString sshKeyscanPath = QStringLiteral("ssh-keyscan");
+    QString workDir;                             // where the target may write its ssh config ("" : a temp folder)
+};
+
+// The plan's launch.target; nullptr with `error` for a target this version cannot start.
+std::unique_ptr<LaunchTarget> makeLaunchTarget(const plan::Plan &plan, const TargetOptions &options, QString &error);
+
+} // namespace trellis::launcher

@@ -1,0 +1,547 @@
+// See ssh_target.h.
+#include "launcher/targets/ssh_target.h"
+
+#include "plan/plan_json.h"
+
+#include <QCryptographicHash>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QHostAddress>
+#include <QHostInfo>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QUdpSocket>
+
+#include <cmath>
+#include <future>
+
+namespace trellis::launcher {
+
+using Status = PreflightCheck::Status;
+
+struct LocalFacts {
+    QString mpiVersion;     // first line of `mpirun --version` here
+    QString trainerVersion; // first line of `trellis-trainer --version` here
+    QString trainerSha;     // sha-256 of this machine's trainer
+    qint64 needBytes = 0;   // free space a node's run folder needs
+};
+
+namespace {
+
+QString firstLine(const QByteArray &bytes)
+{
+    return QString::fromUtf8(bytes).section(QLatin1Char('\n'), 0, 0).trimmed();
+}
+
+QString fileSha256(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    hash.addData(&f);
+    return QString::fromLatin1(hash.result().toHex());
+}
+
+// A remote path as the remote shell should see it: "~/x" is relative to the login folder, where
+// every ssh command starts.
+QString remotePath(const QString &path)
+{
+    if (path == QLatin1String("~"))
+        return QStringLiteral(".");
+    return path.startsWith(QLatin1String("~/")) ? path.mid(2) : path;
+}
+
+QString expandHome(const QString &path)
+{
+    if (path.startsWith(QLatin1String("~/")))
+        return QDir::homePath() + path.mid(1);
+    return path;
+}
+
+// Why an ssh that exited 255 failed, and what to do, from its stderr.
+PreflightCheck reachFailure(const SshTarget::Node &node, const QByteArray &err, const QString &knownHosts)
+{
+    const QString text = QString::fromUtf8(err);
+    const QString where = QStringLiteral("%1 port %2").arg(node.host).arg(node.port);
+    PreflightCheck c{node.host, QStringLiteral("reach"), Status::Failed, {}, {}};
+    if (text.contains(QLatin1String("IDENTIFICATION HAS CHANGED")) || text.contains(QLatin1String("Host key verification failed"))) {
+        c.check = QStringLiteral("host key");
+        c.detail = QStringLiteral("the key %1 shows differs from the one in %2 (a reinstalled host, or someone in between)")
+                       .arg(where, knownHosts);
+        c.fix = QStringLiteral("if the host was reinstalled, remove the old key (ssh-keygen -R '[%1]:%2' -f %3) and accept the new one")
+                    .arg(node.host).arg(node.port).arg(knownHosts);
+    } else if (text.contains(QLatin1String("Permission denied"))) {
+        c.detail = QStringLiteral("%1 refused the key login%2").arg(where, node.user.isEmpty() ? QString() : QStringLiteral(" as %1").arg(node.user));
+        c.fix = QStringLiteral("put the public half of %1 into that user's authorized_keys there (no password prompts are used)")
+                    .arg(node.identity.isEmpty() ? QStringLiteral("your ssh key") : node.identity);
+    } else if (text.contains(QLatin1String("Connection refused"))) {
+        c.detail = QStringLiteral("nothing listens for ssh at %1").arg(where);
+        c.fix = QStringLiteral("start sshd there or set the node's port (launch.ssh.port, cluster.nodes[].port)");
+    } else {
+        c.detail = QStringLiteral("cannot reach %1: %2").arg(where, firstLine(err).isEmpty() ? QStringLiteral("no answer") : firstLine(err));
+        c.fix = QStringLiteral("check the host name, the network and the port");
+    }
+    return c;
+}
+
+} // namespace
+
+SshTarget::SshTarget(const plan::Plan &plan, TargetOptions options) : m_plan(plan), m_options(std::move(options))
+{
+    const plan::SshSpec &s = plan.launch.ssh;
+    m_knownHosts = expandHome(QString::fromStdString(s.knownHosts.empty() ? std::string("~/.ssh/known_hosts") : s.knownHosts));
+    for (std::size_t i = 0; i < plan.cluster.nodes.size(); ++i) {
+        const plan::NodeSpec &n = plan.cluster.nodes[i];
+        Node node;
+        node.host = QString::fromStdString(n.host);
+        node.alias = QStringLiteral("trellis-node-%1").arg(i);
+        node.user = QString::fromStdString(n.user.empty() ? s.user : n.user);
+        node.port = n.port > 0 ? n.port : s.port;
+        node.identity = expandHome(QString::fromStdString(n.identityFile.empty() ? s.identityFile : n.identityFile));
+        node.remoteDir = QString::fromStdString(n.remoteDir.empty() ? s.remoteDir : n.remoteDir);
+        node.slotCount = n.slotCount;
+        m_nodes.push_back(node);
+    }
+    m_configError = writeSshConfig();
+}
+
+QStringList SshTarget::hosts() const
+{
+    QStringList out;
+    for (const auto &n : m_nodes)
+        out << n.host;
+    return out;
+}
+
+QString SshTarget::shellQuote(const QString &text)
+{
+    return QLatin1Char('\'') + QString(text).replace(QLatin1Char('\''), QStringLiteral("'\\''")) + QLatin1Char('\'');
+}
+
+// One Host block per node under an alias; values were validated (plan_validate's ssh alphabet).
+QString SshTarget::writeSshConfig()
+{
+    QString dir = m_options.workDir;
+    if (dir.isEmpty()) {
+        static QTemporaryDir temp(QDir::tempPath() + QStringLiteral("/trellis-ssh-XXXXXX"));
+        dir = temp.path();
+    }
+    m_configPath = dir + QStringLiteral("/ssh_config");
+    if (m_configPath.contains(QLatin1Char(' ')))
+        return QStringLiteral("the run folder %1 has a space in its path, which Open MPI's ssh options cannot carry").arg(dir);
+    QString text = QStringLiteral("# Written by Trellis for one run: the plan's nodes, no password prompts, no unknown host keys.\n");
+    for (const auto &n : m_nodes) {
+        text += QStringLiteral("Host %1\n  HostName %2\n  Port %3\n").arg(n.alias, n.host).arg(n.port);
+        if (!n.user.isEmpty())
+            text += QStringLiteral("  User %1\n").arg(n.user);
+        if (!n.identity.isEmpty())
+            text += QStringLiteral("  IdentityFile %1\n  IdentitiesOnly yes\n").arg(n.identity);
+        text += QStringLiteral("  UserKnownHostsFile %1\n  StrictHostKeyChecking yes\n  BatchMode yes\n  ConnectTimeout 10\n"
+                               "  ServerAliveInterval 15\n  ServerAliveCountMax 4\n  LogLevel ERROR\n")
+                    .arg(m_knownHosts);
+    }
+    QDir().mkpath(dir);
+    QFile f(m_configPath);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(text.toUtf8()) < 0)
+        return QStringLiteral("cannot write %1: %2").arg(m_configPath, f.errorString());
+    f.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+    return {};
+}
+
+SshTarget::Result SshTarget::run(const QString &program, const QStringList &arguments, const QByteArray &input, int timeoutMs) const
+{
+    Result r;
+    QProcess p;
+    p.start(program, arguments);
+    if (!p.waitForStarted(10000))
+        return r;
+    r.started = true;
+    if (!input.isEmpty())
+        p.write(input);
+    p.closeWriteChannel();
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished(2000);
+        r.exitCode = -1;
+        r.err = "timed out after " + QByteArray::number(timeoutMs / 1000) + " s";
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
+
+SshTarget::Result SshTarget::ssh(const Node &node, const QString &remoteCommand, const QByteArray &input, int timeoutMs) const
+{
+    return run(m_options.sshPath, {QStringLiteral("-F"), m_configPath, QStringLiteral("--"), node.alias, remoteCommand}, input, timeoutMs);
+}
+
+QString SshTarget::keyName(const Node &node) const
+{
+    return node.port == 22 ? node.host : QStringLiteral("[%1]:%2").arg(node.host).arg(node.port);
+}
+
+std::vector<PreflightCheck> SshTarget::checkNode(Node &node, const LocalFacts &here) const
+{
+    std::vector<PreflightCheck> out;
+    auto add = [&](const QString &check, Status status, const QString &detail, const QString &fix = {}) {
+        out.push_back({node.host, check, status, detail, fix});
+    };
+    // The host key first: never let ssh meet an unknown key (BatchMode would refuse it anyway).
+    const Result known = run(m_options.sshKeygenPath, {QStringLiteral("-F"), keyName(node), QStringLiteral("-f"), m_knownHosts});
+    if (known.exitCode != 0) {
+        const Result scan = run(m_options.sshKeyscanPath, {QStringLiteral("-T"), QStringLiteral("5"), QStringLiteral("-p"),
+                                                           QString::number(node.port), QStringLiteral("--"), node.host}, {}, 15000);
+        if (scan.out.trimmed().isEmpty()) {
+            add(QStringLiteral("reach"), Status::Failed, QStringLiteral("no ssh answer from %1 port %2").arg(node.host).arg(node.port),
+                QStringLiteral("check the host name, the network and the port"));
+            return out;
+        }
+        const Result prints = run(m_options.sshKeygenPath, {QStringLiteral("-l"), QStringLiteral("-f"), QStringLiteral("-")}, scan.out);
+        QStringList fingerprints;
+        QString pin; // the first key's fingerprint, for the accept command
+        for (const QString &line : QString::fromUtf8(prints.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+            const QStringList f = line.split(QLatin1Char(' '), Qt::SkipEmptyParts); // bits SHA256:... host (TYPE)
+            if (f.size() >= 4) {
+                fingerprints << f.last().mid(1, f.last().size() - 2) + QLatin1Char(' ') + f[1];
+                if (pin.isEmpty())
+                    pin = f[1];
+            }
+        }
+        add(QStringLiteral("host key"), Status::Failed,
+            QStringLiteral("not known in %1; the host shows %2").arg(m_knownHosts, fingerprints.join(QStringLiteral(", "))),
+            QStringLiteral("compare with the host's own key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub there), then: "
+                           "trellis-cli preflight PLAN --accept-host-key %1=%2")
+                .arg(node.host, pin));
+        return out;
+    }
+    add(QStringLiteral("host key"), Status::Ok, QStringLiteral("known (%1)").arg(m_knownHosts));
+
+    const bool checkTrainer = !m_plan.launch.ssh.stageTrainer;
+    const QString trainer = QString::fromStdString(m_plan.launch.ssh.trainer).isEmpty()
+                                ? QFileInfo(m_options.trainerPath).absoluteFilePath()
+                                : QString::fromStdString(m_plan.launch.ssh.trainer);
+    const QString probe =
+        QStringLiteral(
+            "d=%1; t=%2; echo \"cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc)\"; echo \"time=$(date +%s.%N)\"; "
+            "if mkdir -p \"$d\" 2>/dev/null && chmod 700 \"$d\" && cd \"$d\" 2>/dev/null; then echo \"dir=$(pwd -P)\"; "
+            "echo \"free_kb=$(df -Pk . | awk 'NR==2 {print $4}')\"; else echo dir_error=1; fi; "
+            "if [ -n \"$t\" ]; then if [ -f \"$t\" ] && [ -x \"$t\" ]; then echo \"trainer_version=$(\"$t\" --version 2>&1 | head -n 1)\"; "
+            "echo \"trainer_sha=$(sha256sum \"$t\" | cut -d ' ' -f 1)\"; else echo trainer_missing=1; fi; fi; "
+            "echo \"mpi=$(mpirun --version 2>&1 | head -n 1)\"")
+            .arg(shellQuote(remotePath(node.remoteDir)), checkTrainer ? shellQuote(trainer) : QStringLiteral("''"));
+    const qint64 sentMs = QDateTime::currentMSecsSinceEpoch();
+    const Result r = ssh(node, probe);
+    const qint64 backMs = QDateTime::currentMSecsSinceEpoch();
+    if (!r.started) {
+        add(QStringLiteral("reach"), Status::Failed, QStringLiteral("cannot run %1").arg(m_options.sshPath), QStringLiteral("install openssh-client"));
+        return out;
+    }
+    if (r.exitCode == 255 || r.exitCode < 0) {
+        out.push_back(reachFailure(node, r.err, m_knownHosts));
+        return out;
+    }
+    QMap<QString, QString> facts;
+    for (const QString &line : QString::fromUtf8(r.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+        if (const int eq = line.indexOf(QLatin1Char('=')); eq > 0)
+            facts.insert(line.left(eq), line.mid(eq + 1).trimmed());
+    add(QStringLiteral("reach"), Status::Ok, QStringLiteral("key login%1 in %2 ms").arg(node.user.isEmpty() ? QString() : QStringLiteral(" as ") + node.user).arg(backMs - sentMs));
+
+    const int cores = facts.value(QStringLiteral("cores")).toInt();
+    if (cores <= 0)
+        add(QStringLiteral("cores"), Status::Warning, QStringLiteral("could not count the cores"), {});
+    else if (node.slotCount > cores)
+        add(QStringLiteral("cores"), Status::Failed, QStringLiteral("%1 slots in the plan, %2 cores there").arg(node.slotCount).arg(cores),
+            QStringLiteral("give this node at most %1 slots (cluster.nodes[].slots) and the ranks to other nodes").arg(cores));
+    else
+        add(QStringLiteral("cores"), Status::Ok, QStringLiteral("%1 slots, %2 cores").arg(node.slotCount).arg(cores));
+
+    if (checkTrainer) {
+        if (facts.contains(QStringLiteral("trainer_missing")))
+            add(QStringLiteral("trainer"), Status::Failed, QStringLiteral("no executable %1 there").arg(trainer),
+                QStringLiteral("install this build there, point launch.ssh.trainer at it, or set launch.ssh.stage_trainer: true"));
+        else if (facts.value(QStringLiteral("trainer_version")) != here.trainerVersion || facts.value(QStringLiteral("trainer_sha")) != here.trainerSha)
+            add(QStringLiteral("trainer"), Status::Failed,
+                QStringLiteral("%1 there is '%2' (build %3), this machine's is '%4' (build %5)")
+                    .arg(trainer, facts.value(QStringLiteral("trainer_version")), facts.value(QStringLiteral("trainer_sha")).left(12),
+                         here.trainerVersion, here.trainerSha.left(12)),
+                QStringLiteral("install the same build there or set launch.ssh.stage_trainer: true"));
+        else
+            add(QStringLiteral("trainer"), Status::Ok, QStringLiteral("%1, build %2").arg(here.trainerVersion, here.trainerSha.left(12)));
+    } else {
+        add(QStringLiteral("trainer"), Status::Ok, QStringLiteral("staged from this machine (build %1)").arg(here.trainerSha.left(12)));
+    }
+
+    const QString mpi = facts.value(QStringLiteral("mpi"));
+    if (mpi != here.mpiVersion)
+        add(QStringLiteral("mpi"), Status::Failed, QStringLiteral("'%1' there, '%2' here").arg(mpi, here.mpiVersion),
+            QStringLiteral("install the same Open MPI on every node and here: ranks of different versions cannot start together"));
+    else
+        add(QStringLiteral("mpi"), Status::Ok, mpi);
+
+    // Clock: the remote time against the middle of the round trip, less what the trip hides.
+    bool timeOk = false;
+    const double remoteS = facts.value(QStringLiteral("time")).toDouble(&timeOk);
+    if (timeOk) {
+        const double skew = remoteS - (sentMs + backMs) / 2000.0;
+        const double slack = (backMs - sentMs) / 2000.0;
+        const double beyond = std::max(0.0, std::abs(skew) - slack);
+        if (beyond > 1.0)
+            add(QStringLiteral("clock"), Status::Warning, QStringLiteral("%1 s %2 this machine").arg(std::abs(skew), 0, 'f', 1).arg(skew > 0 ? QStringLiteral("ahead of") : QStringLiteral("behind")),
+                QStringLiteral("run chrony or ntpd on the nodes: timelines of ranks on different nodes shift by this much"));
+        else
+            add(QStringLiteral("clock"), Status::Ok, QStringLiteral("within 1 s of this machine (measured to %1 s)").arg(slack, 0, 'f', 2));
+    }
+
+    if (facts.contains(QStringLiteral("dir_error")) || !facts.contains(QStringLiteral("dir"))) {
+        add(QStringLiteral("disk"), Status::Failed, QStringLiteral("cannot create or enter %1 there").arg(node.remoteDir),
+            QStringLiteral("choose a writable launch.ssh.remote_dir (or cluster.nodes[].remote_dir)"));
+    } else {
+        node.remoteBase = facts.value(QStringLiteral("dir"));
+        const qint64 freeBytes = facts.value(QStringLiteral("free_kb")).toLongLong() * 1024;
+        if (freeBytes < here.needBytes)
+            add(QStringLiteral("disk"), Status::Failed,
+                QStringLiteral("%1 MiB free in %2, the run needs %3 MiB").arg(freeBytes >> 20).arg(node.remoteBase).arg(here.needBytes >> 20),
+                QStringLiteral("free space there or choose another remote_dir"));
+        else
+            add(QStringLiteral("disk"), Status::Ok, QStringLiteral("%1 MiB free in %2").arg(freeBytes >> 20).arg(node.remoteBase));
+    }
+    return out;
+}
+
+Preflight SshTarget::preflight(const std::function<void(int, int)> &progress)
+{
+    Preflight result;
+    if (!m_configError.isEmpty()) {
+        result.checks.push_back({{}, QStringLiteral("ssh config"), Status::Failed, m_configError, {}});
+        return result;
+    }
+    LocalFacts here;
+    here.mpiVersion = firstLine(run(m_options.mpirunPath, {QStringLiteral("--version")}).out);
+    const QFileInfo trainer(m_options.trainerPath);
+    if (!trainer.isExecutable()) {
+        result.checks.push_back({{}, QStringLiteral("trainer"), Status::Failed,
+                                 QStringLiteral("%1 is not an executable file here").arg(m_options.trainerPath),
+                                 QStringLiteral("build it (cmake --build build) or set TRELLIS_TRAINER")});
+        return result;
+    }
+    here.trainerVersion = firstLine(run(trainer.absoluteFilePath(), {QStringLiteral("--version")}).out);
+    here.trainerSha = fileSha256(trainer.absoluteFilePath());
+    // Logs and the staged files, plus the checkpoints it keeps (weights and two Adam moments, fp32).
+    here.needBytes = 64ll << 20;
+    if (m_plan.launch.ssh.stageTrainer)
+        here.needBytes += trainer.size();
+    if (m_plan.training.checkpoint.every > 0)
+        here.needBytes += static_cast<qint64>(plan::parameterCount(m_plan.model)) * 12 * (m_plan.training.checkpoint.keep + 1);
+
+    std::vector<std::future<std::vector<PreflightCheck>>> work;
+    std::atomic<int> done{0};
+    const int total = static_cast<int>(m_nodes.size());
+    for (auto &node : m_nodes)
+        work.push_back(std::async(std::launch::async, [&, n = &node] {
+            auto checks = checkNode(*n, here);
+            if (progress)
+                progress(++done, total);
+            return checks;
+        }));
+    for (auto &w : work)
+        for (auto &c : w.get())
+            result.checks.push_back(std::move(c));
+    return result;
+}
+
+QString SshTarget::acceptHostKey(const QString &host, const QString &fingerprint, QStringList *accepted)
+{
+    const auto node = std::find_if(m_nodes.begin(), m_nodes.end(), [&](const Node &n) { return n.host == host; });
+    if (node == m_nodes.end())
+        return QStringLiteral("%1 is not one of the plan's nodes (%2)").arg(host, hosts().join(QStringLiteral(", ")));
+    const Result scan = run(m_options.sshKeyscanPath, {QStringLiteral("-T"), QStringLiteral("5"), QStringLiteral("-p"),
+                                                       QString::number(node->port), QStringLiteral("--"), node->host}, {}, 15000);
+    QByteArray keep;
+    for (const QByteArray &line : scan.out.split('\n')) {
+        if (line.trimmed().isEmpty() || line.startsWith('#'))
+            continue;
+        const Result print = run(m_options.sshKeygenPath, {QStringLiteral("-l"), QStringLiteral("-f"), QStringLiteral("-")}, line + '\n');
+        const QStringList f = QString::fromUtf8(print.out).trimmed().split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (f.size() < 4)
+            continue;
+        if (!fingerprint.isEmpty() && f[1] != fingerprint)
+            continue;
+        keep += line + '\n';
+        if (accepted)
+            *accepted << f.last().mid(1, f.last().size() - 2) + QLatin1Char(' ') + f[1];
+    }
+    if (keep.isEmpty())
+        return fingerprint.isEmpty() ? QStringLiteral("no ssh answer from %1 port %2").arg(node->host).arg(node->port)
+                                     : QStringLiteral("%1 shows no key with fingerprint %2: nothing accepted").arg(node->host, fingerprint);
+    QDir().mkpath(QFileInfo(m_knownHosts).absolutePath());
+    QFile f(m_knownHosts);
+    const bool existed = f.exists();
+    if (!f.open(QIODevice::Append) || f.write(keep) != keep.size())
+        return QStringLiteral("cannot write %1: %2").arg(m_knownHosts, f.errorString());
+    if (!existed)
+        f.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+    return {};
+}
+
+QString SshTarget::prepareTelemetry(TelemetryRoute &route)
+{
+    QString address = QString::fromStdString(m_plan.launch.ssh.telemetryAddress);
+    if (address.isEmpty() && !m_nodes.empty()) {
+        // The address this machine sends from toward the first node: the one the nodes reach back.
+        QHostAddress toward(m_nodes.front().host);
+        if (toward.isNull()) {
+            const QHostInfo info = QHostInfo::fromName(m_nodes.front().host);
+            for (const QHostAddress &a : info.addresses())
+                if (a.protocol() == QAbstractSocket::IPv4Protocol) {
+                    toward = a;
+                    break;
+                }
+        }
+        if (toward.isNull())
+            return QStringLiteral("cannot resolve %1 to find the address its ranks reach this machine at; set launch.ssh.telemetry_address")
+                .arg(m_nodes.front().host);
+        QUdpSocket probe;
+        probe.connectToHost(toward, static_cast<quint16>(m_nodes.front().port));
+        probe.waitForConnected(1000);
+        address = probe.localAddress().toString();
+        if (address.isEmpty() || probe.localAddress().isNull())
+            return QStringLiteral("no route from this machine to %1; set launch.ssh.telemetry_address").arg(toward.toString());
+    }
+    std::string error;
+    const auto keys = proto::generateCurveKeys(error);
+    if (!keys)
+        return QStringLiteral("telemetry keys: %1").arg(QString::fromStdString(error));
+    route.keys = *keys;
+    route.bind = "tcp://" + address.toStdString() + ":*";
+    return {};
+}
+
+QString SshTarget::stageNode(Node &node, const StageInput &input, const QByteArray &keyBytes) const
+{
+    if (node.remoteBase.isEmpty())
+        return QStringLiteral("%1: not checked (run the preflight first)").arg(node.host);
+    const QString dir = node.remoteBase + QLatin1Char('/') + input.runId;
+    auto put = [&](const QString &name, const QByteArray &bytes, bool executable) -> QString {
+        const QString path = dir + QLatin1Char('/') + name;
+        const Result r = ssh(node, QStringLiteral("umask 077 && cat > %1%2").arg(shellQuote(path), executable ? QStringLiteral(" && chmod 700 ") + shellQuote(path) : QString()),
+                             bytes, 120000);
+        if (r.exitCode != 0)
+            return QStringLiteral("%1: cannot write %2: %3").arg(node.host, path, firstLine(r.err));
+        return {};
+    };
+    const Result made = ssh(node, QStringLiteral("mkdir -m 700 -p %1").arg(shellQuote(dir)));
+    if (made.exitCode != 0)
+        return QStringLiteral("%1: cannot create %2: %3").arg(node.host, dir, firstLine(made.err));
+    node.runDir = dir;
+    // The plan as this node reads it: data beside it, checkpoints in the run folder.
+    plan::Plan staged = input.plan;
+    const QFileInfo data(QString::fromStdString(input.plan.training.data.path));
+    if (input.plan.training.data.source != "synthetic" && !input.plan.training.data.path.empty()) {
+        QFile f(data.absoluteFilePath());
+        if (!f.open(QIODevice::ReadOnly))
+            return QStringLiteral("cannot read the data file %1 to stage it: %2").arg(data.absoluteFilePath(), f.errorString());
+        if (const QString e = put(QStringLiteral("data-") + data.fileName(), f.readAll(), false); !e.isEmpty())
+            return e;
+        staged.training.data.path = (dir + QStringLiteral("/data-") + data.fileName()).toStdString();
+    }
+    staged.training.checkpoint.dir = (dir + QStringLiteral("/checkpoints")).toStdString();
+    if (const QString e = put(QStringLiteral("plan.json"), QByteArray::fromStdString(plan::planToJson(staged)), false); !e.isEmpty())
+        return e;
+    if (!keyBytes.isEmpty())
+        if (const QString e = put(QStringLiteral("rank.keys"), keyBytes, false); !e.isEmpty())
+            return e;
+    if (m_plan.launch.ssh.stageTrainer) {
+        QFile f(input.trainerPath);
+        if (!f.open(QIODevice::ReadOnly))
+            return QStringLiteral("cannot read the trainer %1 to stage it: %2").arg(input.trainerPath, f.errorString());
+        if (const QString e = put(QStringLiteral("trellis-trainer"), f.readAll(), true); !e.isEmpty())
+            return e;
+    }
+    return {};
+}
+
+QString SshTarget::stage(const StageInput &input)
+{
+    QByteArray keyBytes;
+    if (input.rankKeys.hasClient()) {
+        const proto::CurveKeys &k = input.rankKeys;
+        keyBytes = QStringLiteral("server_public=%1\nclient_public=%2\nclient_secret=%3\n")
+                       .arg(QString::fromStdString(k.serverPublic), QString::fromStdString(k.clientPublic), QString::fromStdString(k.clientSecret))
+                       .toUtf8();
+    }
+    std::vector<std::future<QString>> work;
+    for (auto &node : m_nodes)
+        work.push_back(std::async(std::launch::async, [&, n = &node] { return stageNode(*n, input, keyBytes); }));
+    QStringList errors;
+    for (auto &w : work)
+        if (QString e = w.get(); !e.isEmpty())
+            errors << e;
+    return errors.join(QLatin1Char('\n'));
+}
+
+QString SshTarget::reattach(const QString &runId)
+{
+    const Preflight p = preflight();
+    QStringList missing;
+    for (auto &node : m_nodes) {
+        if (node.remoteBase.isEmpty())
+            missing << node.host;
+        else
+            node.runDir = node.remoteBase + QLatin1Char('/') + runId;
+    }
+    return missing.isEmpty() ? QString() : QStringLiteral("cannot reach the run folders on %1:\n%2").arg(missing.join(QStringLiteral(", ")), p.failures());
+}
+
+LaunchCommand SshTarget::command(const plan::Plan &plan, const LaunchRequest &r) const
+{
+    LaunchCommand c;
+    c.program = r.mpirunPath;
+    if (r.runningAsRoot)
+        c.arguments << QStringLiteral("--allow-run-as-root");
+    c.arguments << QStringLiteral("--tag-output");
+    auto mca = [&](const QString &name, const QString &value) { c.arguments << QStringLiteral("--mca") << name << value; };
+    mca(QStringLiteral("plm_rsh_agent"), m_options.sshPath);
+    mca(QStringLiteral("plm_rsh_args"), QStringLiteral("-F ") + m_configPath);
+    mca(QStringLiteral("plm_rsh_no_tree_spawn"), QStringLiteral("1")); // every ssh from here, with this config
+    mca(QStringLiteral("btl_vader_single_copy_mechanism"), QStringLiteral("none"));
+    if (plan.parallel.pp > 1)
+        mca(QStringLiteral("btl_vader_eager_limit"), QStringLiteral("262144"));
+    if (const QString net = QString::fromStdString(plan.launch.ssh.mpiInterface); !net.isEmpty()) {
+        mca(QStringLiteral("oob_tcp_if_include"), net);
+        mca(QStringLiteral("btl_tcp_if_include"), net);
+    }
+    c.arguments << QStringLiteral("-x") << QStringLiteral("OPENBLAS_NUM_THREADS=%1").arg(r.blasThreadsPerRank);
+    const QString sharedTrainer = QString::fromStdString(plan.launch.ssh.trainer).isEmpty()
+                                      ? QFileInfo(r.trainerPath).absoluteFilePath()
+                                      : QString::fromStdString(plan.launch.ssh.trainer);
+    bool first = true;
+    for (const plan::NodeSpec &spec : plan.cluster.nodes) {
+        const auto node = std::find_if(m_nodes.begin(), m_nodes.end(), [&](const Node &n) { return n.host.toStdString() == spec.host; });
+        if (node == m_nodes.end() || spec.slotCount <= 0)
+            continue;
+        if (!first)
+            c.arguments << QStringLiteral(":");
+        first = false;
+        c.arguments << QStringLiteral("-np") << QString::number(spec.slotCount) << QStringLiteral("--host")
+                    << QStringLiteral("%1:%2").arg(node->alias).arg(spec.slotCount) << QStringLiteral("-wdir") << node->runDir;
+        c.arguments << (plan.launch.ssh.stageTrainer ? node->runDir + QStringLiteral("/trellis-trainer") : sharedTrainer);
+        c.arguments << QStringLiteral("--plan") << node->runDir + QStringLiteral("/plan.json");
+        if (!r.runId.isEmpty())
+            c.arguments << QStringLiteral("--run-id") << r.runId;
+        if (!r.endpoint.isEmpty())
+            c.arguments << QStringLiteral("--endpoint") << r.endpoint << QStringLiteral("--telemetry-keys") << node->runDir + QStringLiteral("/rank.keys");
+        c.arguments << r.extraTrainerArgs;
+    }
+    if (r.runningAsRoot) {
+        c.environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
+        c.environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
+    }
+    return c;
+}
+
+} // namespace trellis::launcher
