@@ -1,0 +1,272 @@
+// The ssh launch target against real hosts: two network namespaces on a private bridge, each with
+// its own address, host name, sshd (own host key, key-only login) and staging folder
+// (tests/support/netns_hosts.sh). A 4-rank pipeline × data-parallel plan split over the two runs to
+// completion through `trellis-cli run`, every rank's telemetry (CURVE over TCP) in the history and
+// its losses equal to the same plan run locally; an unknown host key, an unreachable host, a
+// missing or mismatched trainer and a host with too few cores each stop the launch at preflight,
+// naming the host and the reason, and nothing starts. Skips (saying why) where namespaces or sshd
+// are not available; removes every namespace, link and sshd it made, also after a failure.
+#include "cli_test_support.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+#include <cmath>
+#include <map>
+
+using namespace trellis::test;
+
+namespace {
+
+const QString kHosts = QStringLiteral(TRELLIS_SOURCE_DIR "/tests/support/netns_hosts.sh");
+const QString kTrainer = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer");
+
+Result script(const QStringList &args)
+{
+    QProcess p;
+    p.start(QStringLiteral("bash"), QStringList{kHosts} + args);
+    Result r;
+    if (!p.waitForFinished(60000)) {
+        p.kill();
+        p.waitForFinished();
+        return r;
+    }
+    r.code = p.exitCode();
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+QString readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
+} // namespace
+
+class TstSshLaunch : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir{QDir::tempPath() + QStringLiteral("/trellis-ssh-test-XXXXXX")};
+    QString m_net;             // the bridge's /24
+    QStringList m_addresses;   // host1, host2
+    QString m_db;
+    bool m_up = false;
+
+    // The test plan: pp 2 × dp 2, a node of `slotsA` and one of `slotsB` slots; `extra` goes into launch.ssh.
+    QString writePlan(const QString &name, const QString &knownHosts, const QString &extraSsh = {}, int slotsA = 2, int slotsB = 2,
+                      const QString &hostB = {}, const QString &target = QStringLiteral("ssh"),
+                      const QString &parallel = QStringLiteral(R"("dp": 2, "pp": 2, "micro_batch_size": 2, "micro_batches": 2)"))
+    {
+        const QString path = m_dir.filePath(name + QStringLiteral(".json"));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            return {};
+        f.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "%1",
+          "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64, "vocab": 256},
+          "cluster": {"nodes": [{"host": "%2", "slots": %3, "remote_dir": "%4"}, {"host": "%5", "slots": %6, "remote_dir": "%7"}]},
+          "parallel": {%14},
+          "training": {"steps": 8, "lr": 0.003, "seed": 7, "data": {"source": "text", "path": "%8"}},
+          "launch": {"target": "%9", "ssh": {"port": 2222, "identity_file": "%10", "known_hosts": "%11", "mpi_interface": "%12"%13}}})")
+                    .arg(name, m_addresses[0])
+                    .arg(slotsA)
+                    .arg(m_dir.filePath(QStringLiteral("h1/runs")), hostB.isEmpty() ? m_addresses[1] : hostB)
+                    .arg(slotsB)
+                    .arg(m_dir.filePath(QStringLiteral("h2/runs")), QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"), target,
+                         m_dir.filePath(QStringLiteral("client_key")), knownHosts, m_net, extraSsh)
+                    .arg(parallel)
+                    .toUtf8());
+        return path;
+    }
+
+    // Nothing was started or staged: no run folder on either host, no run in the history.
+    int recordedRuns()
+    {
+        static const QRegularExpression runLine(QStringLiteral("^ +\\d+  \\d{8}-\\d{6}-"), QRegularExpression::MultilineOption);
+        return int(cli({QStringLiteral("--db"), m_db, QStringLiteral("runs")}).out.count(runLine));
+    }
+
+    void verifyNothingStarted(int runsBefore)
+    {
+        for (const QString &h : {QStringLiteral("h1/runs"), QStringLiteral("h2/runs")}) {
+            const QDir runs(m_dir.filePath(h));
+            QVERIFY2(runs.entryList(QDir::Dirs | QDir::NoDotAndDotDot).isEmpty(), qPrintable(h + QStringLiteral(" has a run folder")));
+        }
+        QCOMPARE(recordedRuns(), runsBefore);
+    }
+
+    void expectPreflightFailure(const QString &plan, const QString &host, const QString &reason)
+    {
+        const int runsBefore = recordedRuns();
+        const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--quiet")}, 120000);
+        QVERIFY2(r.code != 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("preflight failed")), qPrintable(r.err));
+        const QRegularExpression line(QRegularExpression::escape(host) + QStringLiteral(": [a-z ]+: .*") + QRegularExpression::escape(reason));
+        QVERIFY2(line.match(r.err).hasMatch(), qPrintable(QStringLiteral("expected '%1 ... %2' in:\n%3").arg(host, reason, r.err)));
+        verifyNothingStarted(runsBefore);
+    }
+
+private slots:
+    void initTestCase()
+    {
+        const Result check = script({QStringLiteral("check")});
+        if (check.code != 0)
+            QSKIP(qPrintable(QStringLiteral("ssh hosts in network namespaces are not possible here: %1").arg((check.out + check.err).trimmed())));
+        const Result up = script({QStringLiteral("up"), m_dir.path(), QStringLiteral("2")});
+        QVERIFY2(up.code == 0, qPrintable(up.out + up.err));
+        m_up = true;
+        for (const QString &line : readAll(m_dir.filePath(QStringLiteral("hosts"))).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+            m_addresses << line.section(QLatin1Char(' '), 1, 1);
+        QCOMPARE(m_addresses.size(), 2);
+        m_net = m_addresses[0].section(QLatin1Char('.'), 0, 2) + QStringLiteral(".0/24");
+        m_db = m_dir.filePath(QStringLiteral("history.db"));
+        QDir().mkpath(m_dir.filePath(QStringLiteral("h1/runs")));
+        QDir().mkpath(m_dir.filePath(QStringLiteral("h2/runs")));
+    }
+
+    void cleanupTestCase()
+    {
+        if (m_up)
+            QCOMPARE(script({QStringLiteral("down"), m_dir.path()}).code, 0);
+    }
+
+    void unknownHostKeysStopAtPreflight()
+    {
+        const QString known = m_dir.filePath(QStringLiteral("known_empty"));
+        const QString plan = writePlan(QStringLiteral("unknown-keys"), known);
+        const Result pre = cli({QStringLiteral("preflight"), plan});
+        QCOMPARE(pre.code, 1);
+        // Each host's key is shown with its fingerprint, never accepted by itself.
+        for (int i = 1; i <= 2; ++i) {
+            const QString print = QString::fromUtf8([&] {
+                QProcess p;
+                p.start(QStringLiteral("ssh-keygen"), {QStringLiteral("-lf"), m_dir.filePath(QStringLiteral("h%1/host_key.pub").arg(i))});
+                p.waitForFinished();
+                return p.readAllStandardOutput();
+            }()).section(QLatin1Char(' '), 1, 1);
+            QVERIFY2(pre.out.contains(print), qPrintable(pre.out));
+        }
+        QVERIFY(!QFile::exists(known) || readAll(known).isEmpty());
+        expectPreflightFailure(plan, m_addresses[0], QStringLiteral("not known"));
+    }
+
+    void acceptedHostsRunFourRanksAndMatchTheLocalRun()
+    {
+        const QString known = m_dir.filePath(QStringLiteral("known_hosts_run"));
+        const QString plan = writePlan(QStringLiteral("two-hosts"), known);
+        // A wrong fingerprint accepts nothing.
+        Result accept = cli({QStringLiteral("preflight"), plan, QStringLiteral("--accept-host-key"), m_addresses[0] + QStringLiteral("=SHA256:nope")});
+        QVERIFY(accept.code != 0);
+        QVERIFY(!QFile::exists(known) || readAll(known).isEmpty());
+        accept = cli({QStringLiteral("preflight"), plan, QStringLiteral("--accept-host-key"), m_addresses.join(QLatin1Char(','))});
+        QVERIFY2(accept.code == 0, qPrintable(accept.out + accept.err));
+        QVERIFY2(accept.out.contains(QStringLiteral("passed")), qPrintable(accept.out));
+
+        const Result run = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(run.code == 0, qPrintable(run.out + run.err));
+        QCOMPARE(recordedRuns(), 1);
+        // Every rank's telemetry reached the history, from the host it ran on.
+        const Result ranks = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), QStringLiteral("last"), QStringLiteral("--format"),
+                                  QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("ranks")});
+        QCOMPARE(ranks.code, 0);
+        const QStringList rows = ranks.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(rows.size(), 5);
+        for (int r = 0; r < 4; ++r) {
+            const QStringList f = rows[r + 1].split(QLatin1Char(','));
+            QCOMPARE(f[1].toInt(), r);
+            QCOMPARE(f[2], r < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
+            QCOMPARE(f.last(), QStringLiteral("0")); // nothing lost
+        }
+        const Result steps = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), QStringLiteral("last"), QStringLiteral("--format"),
+                                  QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("steps")});
+        QCOMPARE(steps.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 1 + 4 * 8);
+        // Each host got its own run folder with the plan, the keys (0600) and the data.
+        QString runId;
+        for (const QString &h : {QStringLiteral("h1"), QStringLiteral("h2")}) {
+            const QDir runs(m_dir.filePath(h + QStringLiteral("/runs")));
+            const QStringList folders = runs.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+            QCOMPARE(folders.size(), 1);
+            runId = folders.first();
+            for (const QString &name : {QStringLiteral("plan.json"), QStringLiteral("rank.keys"), QStringLiteral("data-licenses.txt")})
+                QVERIFY2(QFile::exists(runs.filePath(runId + QLatin1Char('/') + name)), qPrintable(h + QLatin1Char('/') + name));
+            QCOMPARE(QFile::permissions(runs.filePath(runId + QStringLiteral("/rank.keys"))) & (QFile::ReadGroup | QFile::ReadOther),
+                     QFileDevice::Permissions());
+        }
+        // The same plan on this machine: the same loss at every step.
+        const QString local = writePlan(QStringLiteral("two-hosts-local"), known, {}, 2, 2, {}, QStringLiteral("local"));
+        const Result localRun = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), local, QStringLiteral("--quiet")});
+        QVERIFY2(localRun.code == 0, qPrintable(localRun.out + localRun.err));
+        auto losses = [&](const QString &which) {
+            const Result s = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), which, QStringLiteral("--format"), QStringLiteral("csv"),
+                                  QStringLiteral("--table"), QStringLiteral("steps")});
+            QStringList lines = s.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+            const int lossColumn = lines.isEmpty() ? -1 : int(lines.first().split(QLatin1Char(',')).indexOf(QStringLiteral("loss")));
+            std::map<int, double> out;
+            const int rankColumn = lines.isEmpty() ? -1 : int(lines.first().split(QLatin1Char(',')).indexOf(QStringLiteral("rank")));
+            const int stepColumn = lines.isEmpty() ? -1 : int(lines.first().split(QLatin1Char(',')).indexOf(QStringLiteral("step")));
+            for (int i = 1; i < lines.size(); ++i) {
+                const QStringList f = lines[i].split(QLatin1Char(','));
+                if (f.value(rankColumn) == QLatin1String("3")) // the last stage reports the loss
+                    out[f.value(stepColumn).toInt()] = f.value(lossColumn).toDouble();
+            }
+            return out;
+        };
+        const auto remote = losses(runId), here = losses(QStringLiteral("last"));
+        QCOMPARE(remote.size(), std::size_t(8));
+        QCOMPARE(here.size(), std::size_t(8));
+        for (const auto &[step, loss] : here)
+            QVERIFY2(std::abs(remote.at(step) - loss) <= 1e-6 * std::abs(loss),
+                     qPrintable(QStringLiteral("step %1: %2 over ssh, %3 here").arg(step).arg(remote.at(step), 0, 'g', 10).arg(loss, 0, 'g', 10)));
+        // Leave the hosts' run folders empty for the failure cases below.
+        QDir(m_dir.filePath(QStringLiteral("h1/runs/") + runId)).removeRecursively();
+        QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();
+    }
+
+    void unreachableHostStopsAtPreflight()
+    {
+        const QString unreachable = m_addresses[0].section(QLatin1Char('.'), 0, 2) + QStringLiteral(".99");
+        const QString plan = writePlan(QStringLiteral("unreachable"), m_dir.filePath(QStringLiteral("known_hosts_run")), {}, 2, 2, unreachable);
+        expectPreflightFailure(plan, unreachable, QStringLiteral("no ssh answer"));
+    }
+
+    void missingTrainerStopsAtPreflight()
+    {
+        const QString plan = writePlan(QStringLiteral("missing-trainer"), m_dir.filePath(QStringLiteral("known_hosts_run")),
+                                       QStringLiteral(R"(, "trainer": "/nonexistent/trellis-trainer")"));
+        expectPreflightFailure(plan, m_addresses[1], QStringLiteral("no executable /nonexistent/trellis-trainer"));
+    }
+
+    void mismatchedTrainerStopsAtPreflight()
+    {
+        // Another build: the same program with one byte more.
+        const QString other = m_dir.filePath(QStringLiteral("other-trellis-trainer"));
+        QFile::remove(other);
+        QVERIFY(QFile::copy(kTrainer, other));
+        QFile f(other);
+        QVERIFY(f.open(QIODevice::Append));
+        f.write("x");
+        f.close();
+        QVERIFY(QFile::setPermissions(other, QFile::permissions(kTrainer)));
+        const QString plan = writePlan(QStringLiteral("other-trainer"), m_dir.filePath(QStringLiteral("known_hosts_run")),
+                                       QStringLiteral(R"(, "trainer": "%1")").arg(other));
+        expectPreflightFailure(plan, m_addresses[0], QStringLiteral("this machine's is"));
+    }
+
+    void tooFewCoresStopsAtPreflight()
+    {
+        // One slot more than the host has cores (the namespaces share this machine's cores).
+        const int cores = QThread::idealThreadCount();
+        const QString plan = writePlan(QStringLiteral("crowded"), m_dir.filePath(QStringLiteral("known_hosts_run")), {}, cores + 1, 1, {},
+                                       QStringLiteral("ssh"), QStringLiteral(R"("dp": %1, "micro_batch_size": 1)").arg(cores + 2));
+        expectPreflightFailure(plan, m_addresses[0], QStringLiteral("%1 slots in the plan, %2 cores there").arg(cores + 1).arg(cores));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstSshLaunch)
+#include "tst_ssh_launch.moc"
