@@ -13,6 +13,8 @@ packages=(
   libsqlite3-dev sqlite3 libopenblas-dev nlohmann-json3-dev poppler-utils
   xvfb xauth fonts-dejavu-core fonts-wqy-microhei qt6-translations-l10n
   prometheus
+  # the ssh and slurm launch tests: real sshd hosts in network namespaces, a real Slurm with munge
+  openssh-server openssh-client iproute2 munge slurmctld slurmd slurm-client
 )
 
 missing=()

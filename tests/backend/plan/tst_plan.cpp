@@ -101,6 +101,14 @@ private slots:
             "cluster.nodes[0].host: '-oProxyCommand=x' is not a valid host name");
         row("host with space", R"({"cluster": {"nodes": [{"host": "a b", "slots": 4}]}})",
             "cluster.nodes[0].host: 'a b' is not a valid host name");
+        row("ssh user", R"({"launch": {"target": "ssh", "ssh": {"user": "a;b"}}})",
+            "launch.ssh.user: 'a;b' may hold only letters, digits and '.', '_', '-', and must not start with '-'");
+        row("ssh remote dir", R"({"launch": {"ssh": {"remote_dir": "x;rm -rf y"}}})",
+            "launch.ssh.remote_dir: 'x;rm -rf y' may hold only letters, digits and '.', '_', '-', '+', '~', '/', and must not start with '-'");
+        row("node identity", R"({"cluster": {"nodes": [{"host": "a", "slots": 4, "identity_file": "$HOME/k"}]}, "launch": {"target": "ssh"}})",
+            "cluster.nodes[0].identity_file: '$HOME/k' may hold only letters, digits and '.', '_', '-', '+', '~', '/', and must not start with '-'");
+        row("node port", R"({"cluster": {"nodes": [{"host": "a", "slots": 4, "port": 70000}]}, "launch": {"target": "ssh"}})",
+            "cluster.nodes[0].port: must be between 1 and 65535 (0: launch.ssh.port)");
         row("slots zero", R"({"cluster": {"nodes": [{"host": "a", "slots": 0}]}})",
             "cluster.nodes[0].slots: must be at least 1, got 0");
         row("no nodes", R"({"cluster": {"nodes": []}})", "cluster.nodes: at least one node is needed");
