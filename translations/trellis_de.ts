@@ -355,6 +355,41 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>SSH identity file</source>
+        <translation>SSH-Schlüsseldatei</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>SSH known-hosts file</source>
+        <translation>SSH-Datei bekannter Hosts</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run folder on the hosts</source>
+        <translation>Lauf-Ordner auf den Hosts</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Trainer on the hosts</source>
+        <translation>Trainer auf den Hosts</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the trainer to the hosts</source>
+        <translation>Trainer auf die Hosts kopieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MPI network between hosts</source>
+        <translation>MPI-Netz zwischen den Hosts</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Address the hosts reach this machine at</source>
+        <translation>Adresse, unter der die Hosts diesen Rechner erreichen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Slurm partition</source>
         <translation>Slurm-Partition</translation>
     </message>
@@ -1568,7 +1603,7 @@
 <context>
     <name>trellis::ui::MeshView</name>
     <message>
-        <location filename="../ui/mesh_view.cpp" line="+62"/>
+        <location filename="../ui/mesh_view.cpp" line="+61"/>
         <source>pipeline stage</source>
         <translation>Pipeline-Stufe</translation>
     </message>
@@ -1667,7 +1702,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
     <message>
-        <location line="+61"/>
+        <location line="+55"/>
         <source>colour: %1</source>
         <translation>Farbe: %1</translation>
     </message>
@@ -1690,7 +1725,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::PlanPanel</name>
     <message>
-        <location filename="../ui/plan_panel.cpp" line="+29"/>
+        <location filename="../ui/plan_panel.cpp" line="+30"/>
         <source>Setting</source>
         <translation>Einstellung</translation>
     </message>
@@ -1723,7 +1758,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         </translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+10"/>
         <source>Model</source>
         <translation>Modell</translation>
     </message>
@@ -2348,7 +2383,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::estimate::PlanComparison</name>
     <message>
-        <location filename="../ui/estimate/plan_comparison.cpp" line="+19"/>
+        <location filename="../ui/estimate/plan_comparison.cpp" line="+20"/>
         <location line="+58"/>
         <source>Pin this plan</source>
         <translation>Diesen Plan anheften</translation>
@@ -2414,7 +2449,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation> · &lt;i&gt;der aktuelle Plan wird geschätzt…&lt;/i&gt;</translation>
     </message>
     <message>
-        <location line="+24"/>
+        <location line="+16"/>
         <source>Plan fields that differ</source>
         <translation>Abweichende Planfelder</translation>
     </message>

@@ -355,6 +355,41 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>SSH identity file</source>
+        <translation>SSH 密钥文件</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>SSH known-hosts file</source>
+        <translation>SSH 已知主机文件</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run folder on the hosts</source>
+        <translation>主机上的运行目录</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Trainer on the hosts</source>
+        <translation>主机上的训练程序</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Copy the trainer to the hosts</source>
+        <translation>将训练程序复制到主机</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MPI network between hosts</source>
+        <translation>主机间的 MPI 网络</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Address the hosts reach this machine at</source>
+        <translation>主机访问本机所用的地址</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Slurm partition</source>
         <translation>Slurm 分区</translation>
     </message>
@@ -1566,7 +1601,7 @@
 <context>
     <name>trellis::ui::MeshView</name>
     <message>
-        <location filename="../ui/mesh_view.cpp" line="+62"/>
+        <location filename="../ui/mesh_view.cpp" line="+61"/>
         <source>pipeline stage</source>
         <translation>流水线阶段</translation>
     </message>
@@ -1664,7 +1699,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 阶段 %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
     <message>
-        <location line="+61"/>
+        <location line="+55"/>
         <source>colour: %1</source>
         <translation>着色：%1</translation>
     </message>
@@ -1687,7 +1722,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::PlanPanel</name>
     <message>
-        <location filename="../ui/plan_panel.cpp" line="+29"/>
+        <location filename="../ui/plan_panel.cpp" line="+30"/>
         <source>Setting</source>
         <translation>设置项</translation>
     </message>
@@ -1719,7 +1754,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         </translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+10"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
@@ -2344,7 +2379,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::estimate::PlanComparison</name>
     <message>
-        <location filename="../ui/estimate/plan_comparison.cpp" line="+19"/>
+        <location filename="../ui/estimate/plan_comparison.cpp" line="+20"/>
         <location line="+58"/>
         <source>Pin this plan</source>
         <translation>固定此方案</translation>
@@ -2410,7 +2445,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation> · &lt;i&gt;正在估算当前方案…&lt;/i&gt;</translation>
     </message>
     <message>
-        <location line="+24"/>
+        <location line="+16"/>
         <source>Plan fields that differ</source>
         <translation>不同的方案字段</translation>
     </message>
