@@ -1030,9 +1030,135 @@
     </message>
 </context>
 <context>
+    <name>trellis::ui::LaunchDialog</name>
+    <message>
+        <location filename="../ui/launch_dialog.cpp" line="+31"/>
+        <source>Launch %1</source>
+        <translation>%1 starten</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Target:</source>
+        <translation>Ziel:</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>SSH nodes of the plan</source>
+        <translation>SSH-Knoten des Plans</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This machine</source>
+        <translation>Dieser Rechner</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Host</source>
+        <translation>Host</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Check</source>
+        <translation>Prüfung</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Result</source>
+        <translation>Ergebnis</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Detail</source>
+        <translation>Einzelheiten</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Launch</source>
+        <translation>Starten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Check again</source>
+        <translation>Erneut prüfen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Accept host key…</source>
+        <translation>Host-Schlüssel annehmen…</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>Checking the hosts…</source>
+        <translation>Die Hosts werden geprüft…</translation>
+    </message>
+    <message>
+        <location line="+34"/>
+        <source>Checked %1 of %2 hosts…</source>
+        <translation>%1 von %2 Hosts geprüft…</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>ok</source>
+        <translation>ok</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>warning</source>
+        <translation>Warnung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>FAILED</source>
+        <translation>FEHLGESCHLAGEN</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 — fix: %2</source>
+        <translation>%1 — Abhilfe: %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>(this machine)</source>
+        <translation>(dieser Rechner)</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>The key was not accepted: %1</source>
+        <translation>Der Schlüssel wurde nicht angenommen: %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Every check passed: the run can start.</source>
+        <translation>Alle Prüfungen bestanden: der Lauf kann starten.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A check failed: nothing will start until it is fixed (each row says how).</source>
+        <translation>Eine Prüfung ist fehlgeschlagen: nichts startet, bevor sie behoben ist (jede Zeile sagt, wie).</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Accept host key</source>
+        <translation>Host-Schlüssel annehmen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 shows the key %2.
+
+Compare it with the host&apos;s own key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on that host) before accepting: a key you did not check could belong to someone in between.
+
+Add it to the known hosts?</source>
+        <translation>%1 zeigt den Schlüssel %2.
+
+Vergleichen Sie ihn vor dem Annehmen mit dem eigenen Schlüssel des Hosts (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub auf diesem Host): ein ungeprüfter Schlüssel könnte einem Dritten dazwischen gehören.
+
+Zu den bekannten Hosts hinzufügen?</translation>
+    </message>
+</context>
+<context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+64"/>
+        <location filename="../ui/main_window.cpp" line="+65"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1109,12 +1235,12 @@
     <message>
         <location line="+20"/>
         <location line="+103"/>
-        <location line="+141"/>
+        <location line="+159"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-231"/>
+        <location line="-249"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>Lauf %1: Neustart (Versuch %2)</translation>
     </message>
@@ -1224,7 +1350,7 @@
         <translation>Dieser Plan kann geschätzt, aber noch nicht ausgeführt werden</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+27"/>
         <source>Launch failed: %1</source>
         <translation>Start fehlgeschlagen: %1</translation>
     </message>

@@ -1029,9 +1029,135 @@
     </message>
 </context>
 <context>
+    <name>trellis::ui::LaunchDialog</name>
+    <message>
+        <location filename="../ui/launch_dialog.cpp" line="+31"/>
+        <source>Launch %1</source>
+        <translation>启动 %1</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Target:</source>
+        <translation>目标：</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>SSH nodes of the plan</source>
+        <translation>计划中的 SSH 节点</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This machine</source>
+        <translation>本机</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Host</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Check</source>
+        <translation>检查</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Detail</source>
+        <translation>详情</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Launch</source>
+        <translation>启动</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Check again</source>
+        <translation>重新检查</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Accept host key…</source>
+        <translation>接受主机密钥…</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <source>Checking the hosts…</source>
+        <translation>正在检查主机…</translation>
+    </message>
+    <message>
+        <location line="+34"/>
+        <source>Checked %1 of %2 hosts…</source>
+        <translation>已检查 %1/%2 台主机…</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>ok</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>FAILED</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 — fix: %2</source>
+        <translation>%1 — 解决：%2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>(this machine)</source>
+        <translation>（本机）</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>The key was not accepted: %1</source>
+        <translation>未接受该密钥：%1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Every check passed: the run can start.</source>
+        <translation>所有检查均通过：可以开始运行。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A check failed: nothing will start until it is fixed (each row says how).</source>
+        <translation>有检查未通过：修复之前不会启动任何进程（每行给出解决方法）。</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Accept host key</source>
+        <translation>接受主机密钥</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 shows the key %2.
+
+Compare it with the host&apos;s own key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on that host) before accepting: a key you did not check could belong to someone in between.
+
+Add it to the known hosts?</source>
+        <translation>%1 出示的密钥为 %2。
+
+接受之前，请将其与该主机自身的密钥比对（在该主机上运行 ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub）：未经核对的密钥可能属于中间人。
+
+将其加入已知主机？</translation>
+    </message>
+</context>
+<context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+64"/>
+        <location filename="../ui/main_window.cpp" line="+65"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1108,12 +1234,12 @@
     <message>
         <location line="+20"/>
         <location line="+103"/>
-        <location line="+141"/>
+        <location line="+159"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
     <message>
-        <location line="-231"/>
+        <location line="-249"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
     </message>
@@ -1223,7 +1349,7 @@
         <translation>此方案可以估算，但暂时无法运行</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+27"/>
         <source>Launch failed: %1</source>
         <translation>启动失败：%1</translation>
     </message>

@@ -22,6 +22,7 @@
 #include "ui/dashboards/timeline_panel.h"
 #include "launcher/supervisor/run_registry.h"
 #include "launcher/supervisor/supervisor_process.h"
+#include "ui/launch_dialog.h"
 
 #include <QAction>
 #include <QApplication>
@@ -385,11 +386,29 @@ void MainWindow::launch()
         statusBar()->showMessage(tr("This plan can be estimated but not run yet"), 8000);
         return;
     }
+    if (m_plan->launch.target != plan::LaunchTarget::Local) {
+        // Runs that leave this machine go through the launch dialog: target, preflight table, keys.
+        auto *dialog = new ui::LaunchDialog(*m_plan,
+                                            m_runOptions.trainerPath.isEmpty() ? launcher::RunController::defaultTrainerPath()
+                                                                               : m_runOptions.trainerPath,
+                                            this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        connect(dialog, &QDialog::accepted, this, [this, dialog] { startRun(dialog->plan()); });
+        dialog->open();
+        return;
+    }
+    startRun(*m_plan);
+}
+
+void MainWindow::startRun(const plan::Plan &thePlan)
+{
+    if (following())
+        return;
     clearLog();
     // The run belongs to a supervisor of its own (trellis-cli run, in its own session): this window
     // only follows it.
     const launcher::SupervisorStart started =
-        launcher::startSupervisor(*m_plan, m_document->filePath(), m_databasePath, m_runOptions);
+        launcher::startSupervisor(thePlan, m_document->filePath(), m_databasePath, m_runOptions);
     if (!started.error.isEmpty()) {
         appendLog(tr("Launch failed: %1").arg(started.error));
         m_dashboard->setState(tr("Launch failed"), started.error);

@@ -93,6 +93,7 @@ public:
 
 private:
     void createActions();
+    void startRun(const plan::Plan &thePlan); // its supervisor, for this plan as it stands
     void updateActions();
     void onRunFinished(launcher::RunState state, int exitCode, const QString &message);
     void notify(const QString &kind, const QString &message); // an alert from the run

@@ -22,11 +22,17 @@ namespace trellis::launcher {
 
 struct PreflightCheck {
     enum class Status { Ok, Warning, Failed };
+    PreflightCheck() = default;
+    PreflightCheck(QString host_, QString check_, Status status_, QString detail_, QString fix_ = {})
+        : host(std::move(host_)), check(std::move(check_)), status(status_), detail(std::move(detail_)), fix(std::move(fix_))
+    {
+    }
     QString host;  // as the plan names it; "" for this machine
     QString check; // reach, host key, trainer, mpi, cores, clock, disk
     Status status = Status::Ok;
     QString detail; // what was found
     QString fix;    // what to do about a failure or a warning
+    QString fingerprint; // an unknown host key's ("SHA256:..."), to accept it by
 };
 
 struct Preflight {

@@ -217,6 +217,7 @@ std::vector<PreflightCheck> SshTarget::checkNode(Node &node, const LocalFacts &h
             QStringLiteral("compare with the host's own key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub there), then: "
                            "trellis-cli preflight PLAN --accept-host-key %1=%2")
                 .arg(node.host, pin));
+        out.back().fingerprint = pin;
         return out;
     }
     add(QStringLiteral("host key"), Status::Ok, QStringLiteral("known (%1)").arg(m_knownHosts));
