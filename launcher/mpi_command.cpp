@@ -44,11 +44,16 @@ LaunchCommand buildLocalCommand(const plan::Plan &plan, const LaunchRequest &r)
     if (!r.endpoint.isEmpty())
         c.arguments << QStringLiteral("--endpoint") << r.endpoint;
     c.arguments << r.extraTrainerArgs;
-    if (r.runningAsRoot) {
-        c.environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
-        c.environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
-    }
+    allowRunAsRoot(c, r.runningAsRoot);
     return c;
+}
+
+void allowRunAsRoot(LaunchCommand &c, bool runningAsRoot)
+{
+    if (!runningAsRoot)
+        return;
+    c.environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
+    c.environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
 }
 
 } // namespace trellis::launcher

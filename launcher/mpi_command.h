@@ -32,5 +32,8 @@ struct LaunchCommand {
 };
 
 LaunchCommand buildLocalCommand(const plan::Plan &plan, const LaunchRequest &request);
+// What Open MPI needs to start as root: the environment pair it asks for (--allow-run-as-root is
+// an argument, added by the caller where its options go).
+void allowRunAsRoot(LaunchCommand &command, bool runningAsRoot);
 
 } // namespace trellis::launcher

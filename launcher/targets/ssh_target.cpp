@@ -538,10 +538,7 @@ LaunchCommand SshTarget::command(const plan::Plan &plan, const LaunchRequest &r)
             c.arguments << QStringLiteral("--endpoint") << r.endpoint << QStringLiteral("--telemetry-keys") << node->runDir + QStringLiteral("/rank.keys");
         c.arguments << r.extraTrainerArgs;
     }
-    if (r.runningAsRoot) {
-        c.environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
-        c.environment.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
-    }
+    allowRunAsRoot(c, r.runningAsRoot);
     return c;
 }
 
