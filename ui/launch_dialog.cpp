@@ -52,6 +52,7 @@ LaunchDialog::LaunchDialog(const plan::Plan &plan, const QString &trainerPath, Q
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setWordWrap(true);
+    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     layout->addWidget(m_table, 1);
     auto *buttons = new QDialogButtonBox(this);
     m_launch = buttons->addButton(tr("Launch"), QDialogButtonBox::AcceptRole);
@@ -148,7 +149,8 @@ void LaunchDialog::showResult(const launcher::Preflight &result, const QString &
             m_keyPrints << c.fingerprint;
         }
     }
-    m_table->resizeColumnsToContents();
+    for (int col = 0; col < 3; ++col) // the detail column takes the rest and wraps
+        m_table->resizeColumnToContents(col);
     m_table->resizeRowsToContents();
     const bool passed = result.passed();
     m_summary->setText((acceptError.isEmpty() ? QString() : tr("The key was not accepted: %1").arg(acceptError) + QLatin1Char('\n')) +
