@@ -209,7 +209,7 @@ QString RunController::prepareTarget(const plan::Plan &frozen, const QString &tr
         m_receiver->setCurve(route.keys);
     }
     m_telemetryBind = route.bind;
-    if (const QString e = m_target->stage({m_runId, m_runDir, frozen, trainer, route.keys.forRanks()}); !e.isEmpty())
+    if (const QString e = m_target->stage({m_runId, frozen, trainer, route.keys.forRanks()}); !e.isEmpty())
         return QStringLiteral("staging the run on its hosts failed, nothing was started:\n%1").arg(e);
     return {};
 }

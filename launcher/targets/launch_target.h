@@ -51,7 +51,6 @@ struct TelemetryRoute {
 // What stage() is given: the run and the plan as frozen in the run folder on this machine.
 struct StageInput {
     QString runId;
-    QString runDir;     // this machine's run folder
     plan::Plan plan;    // with absolute local paths (RunController::withAbsolutePaths)
     QString trainerPath; // this machine's trainer
     proto::CurveKeys rankKeys; // the ranks' keys, written to each host (none: no file)
