@@ -10,6 +10,7 @@
 #include "launcher/run_export.h"
 #include "launcher/telemetry/simulator.h"
 #include "launcher/supervisor/job_keeper.h"
+#include "launcher/targets/slurm_target.h"
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
 
@@ -248,6 +249,8 @@ int runCli(const QStringList &arguments)
     // The keeper's arguments after "--" are the job's own: never read as ours.
     if (command == QLatin1String("job-keeper") && !(rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"))))
         return runJobKeeper(rest);
+    if (command == QLatin1String("slurm-job"))
+        return runSlurmJob(rest); // its own --help
     if (command == QLatin1String("simulate-ranks") && !(rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"))))
         return telemetry::simulateRanks(rest);
     if (rest.contains(QStringLiteral("--help")) || rest.contains(QStringLiteral("-h"))) {

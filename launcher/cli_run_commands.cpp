@@ -437,6 +437,10 @@ int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
     QObject::connect(&controller, &RunController::restarting, &controller, [&](int, const QString &message) {
         err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
     });
+    QObject::connect(&controller, &RunController::batchJobChanged, &controller, [&](const QString &, const QString &text) {
+        if (!quiet)
+            err() << (tty ? "\n" : "") << text << Qt::endl;
+    });
 
     if (const QString e = begin(controller, options); !e.isEmpty())
         return fail(e);

@@ -2,6 +2,7 @@
 // died — the plan and run folder it left, the history's telemetry cursor, hosts and steps — and
 // follows the job through its keeper. Split from run_controller.cpp.
 #include "launcher/run_controller.h"
+#include "launcher/supervisor/supervisor_process.h"
 #include "launcher/targets/launch_target.h"
 
 #include "launcher/supervisor/feed_publisher.h"
@@ -87,6 +88,7 @@ QString RunController::adopt(const QString &runId, const QString &runDir, qint64
         targetOptions.trainerPath = m_trainer;
         targetOptions.mpirunPath = options.mpirunPath;
         targetOptions.workDir = runDir;
+        targetOptions.cliPath = supervisorProgram();
         QString error;
         m_target = makeLaunchTarget(m_plan, targetOptions, error);
         if (!m_target)

@@ -184,6 +184,7 @@ QString RunController::prepareTarget(const plan::Plan &frozen, const QString &tr
     targetOptions.trainerPath = trainer;
     targetOptions.mpirunPath = options.mpirunPath;
     targetOptions.workDir = m_runDir;
+    targetOptions.cliPath = supervisorProgram();
     QString error;
     plan::Plan targetPlan = frozen;
     if (!options.jobProgram.isEmpty())
@@ -234,6 +235,7 @@ QString RunController::launchAttempt(bool resume)
     }
     m_hangs = std::make_unique<HangDetector>(m_plan, m_plan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
     m_stragglers = std::make_unique<StragglerDetector>();
+    m_batchJob = {};
     m_pids.clear();
     m_latest.clear();
     m_phase.clear();
@@ -287,7 +289,9 @@ void RunController::stop()
     m_stopRequested = true;
     m_job->terminate(); // the keeper forwards SIGTERM to mpirun, mpirun to every rank
     JobProcess *job = m_job.get();
-    QTimer::singleShot(5000, this, [this, job] {
+    // A Slurm job is cancelled through the controller (scancel, then its KillWait): give it longer.
+    const int graceMs = m_plan.launch.target == plan::LaunchTarget::Slurm ? 90000 : 5000;
+    QTimer::singleShot(graceMs, this, [this, job] {
         if (m_job.get() == job && m_job->running())
             m_job->kill();
     });
@@ -362,6 +366,48 @@ void RunController::handleLine(const QString &rawLine, bool isStderr, bool repla
     emit outputLine(rank, isStderr, line);
     if (m_feed)
         m_feed->output(rank, isStderr, line);
+    if (rank < 0 && !isStderr)
+        if (const auto slurm = parseSlurmLine(line))
+            onSlurmLine(*slurm);
+}
+
+void RunController::onSlurmLine(const SlurmLine &line)
+{
+    const bool wasWaiting = batchJobWaiting();
+    m_batchJob = line;
+    // Waiting in the queue is not a hang: the clock for "no rank reported" starts when the job runs.
+    if (wasWaiting && !batchJobWaiting())
+        m_sinceProgress.restart();
+    m_statusMessage = batchJobWaiting() ? queueText() : QString();
+    const QString what = line.detail.isEmpty() ? QStringLiteral("Slurm job %1 %2").arg(line.jobId, line.state.toLower()) : line.detail;
+    record(EventOp{m_runId, EventRow{-1, m_progress.step, QStringLiteral("slurm"), what, QDateTime::currentDateTimeUtc()}});
+    emit batchJobChanged(line.state, what);
+    publishStatus();
+}
+
+bool RunController::batchJobWaiting() const
+{
+    if (m_batchJob.jobId.isEmpty() && m_batchJob.state.isEmpty())
+        return false;
+    static const QStringList waiting{QStringLiteral("SUBMITTED"), QStringLiteral("PENDING"), QStringLiteral("CONFIGURING"),
+                                     QStringLiteral("REQUEUED"), QStringLiteral("RESV_DEL_HOLD"), QStringLiteral("SUSPENDED")};
+    return waiting.contains(m_batchJob.state);
+}
+
+QString RunController::queueText() const
+{
+    if (m_batchJob.state.isEmpty())
+        return {};
+    QString text = QStringLiteral("Slurm job %1 %2").arg(m_batchJob.jobId, m_batchJob.state.toLower());
+    if (m_batchJob.state == QLatin1String("PENDING")) {
+        if (!m_batchJob.reason.isEmpty() && m_batchJob.reason != QLatin1String("-") && m_batchJob.reason != QLatin1String("None"))
+            text += QStringLiteral(": %1").arg(m_batchJob.reason);
+        if (m_batchJob.position > 0)
+            text += QStringLiteral(", position %1 of %2 in the queue").arg(m_batchJob.position).arg(m_batchJob.queued);
+    } else if (!m_batchJob.nodes.isEmpty() && m_batchJob.nodes != QLatin1String("-")) {
+        text += QStringLiteral(" on %1").arg(m_batchJob.nodes);
+    }
+    return text;
 }
 
 void RunController::connectJob()
@@ -420,9 +466,18 @@ void RunController::onProcessFinished(int exitCode, bool crashed)
             const QString first = firstFailure(culprit);
             if (!first.isEmpty())
                 message += QStringLiteral(": ") + first;
+            // A batch job's end as Slurm tells it comes first (time limit, node failure, cancelled).
+            QString cause = QStringLiteral("crash");
+            if (!m_batchJob.detail.isEmpty() && isFinalSlurmState(m_batchJob.state)) {
+                message = m_batchJob.detail + QStringLiteral("; ") + message;
+                if (m_batchJob.state == QLatin1String("NODE_FAIL"))
+                    cause = QStringLiteral("node loss");
+            } else if (m_batchJob.state == QLatin1String("SUBMIT_FAILED")) {
+                message = m_batchJob.detail;
+            }
             if (!lines.isEmpty())
                 message += QStringLiteral("\n") + lines.mid(std::max<qsizetype>(0, lines.size() - 12)).join(QLatin1Char('\n'));
-            failOrRestart(QStringLiteral("crash"), code, message, culprit);
+            failOrRestart(cause, code, message, culprit);
         }
     });
 }

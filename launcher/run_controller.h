@@ -11,6 +11,7 @@
 #include "launcher/supervision/hang_detector.h"
 #include "launcher/supervision/metrics_endpoint.h"
 #include "launcher/supervision/straggler_detector.h"
+#include "launcher/targets/slurm_target.h"
 #include "plan/plan.h"
 
 #include <QElapsedTimer>
@@ -83,6 +84,10 @@ public:
     RunProgress progress() const { return m_progress; }
     ReceiverStats receiverStats() const;
     const plan::Plan &plan() const { return m_plan; }
+    // A batch job's place in its scheduler (slurm target): "Slurm job 12 pending: Resources, position
+    // 1 of 2 in the queue", "Slurm job 12 running on host[1-2]"; "" for other targets.
+    QString queueText() const;
+    bool batchJobWaiting() const; // submitted and not yet running
 
     quint16 metricsPort() const { return m_metrics ? m_metrics->port() : 0; }
     // From the start of mpirun to the first telemetry of any rank (its Hello), ms; -1 until then.
@@ -110,6 +115,9 @@ signals:
     void restarting(int attempt, const QString &message);
     // Something a person should hear about now (a straggler, a hang, a restart, a failure).
     void alert(const QString &kind, const QString &message);
+    // A batch job's state changed (slurm target): "Slurm job 12 pending (Resources), position 1 of 2
+    // in the queue", "Slurm job 12 running", "Slurm job 12 hit its time limit of 00:01:00".
+    void batchJobChanged(const QString &state, const QString &text);
     // A launch attempt's job keeper started (the registry records it, for adoption).
     void jobStarted(qint64 keeperPid, int attempt);
 
@@ -139,6 +147,7 @@ private:
     void record(WriteOp op);
     void handleLine(const QString &line, bool isStderr, bool replay = false);
     void publishStatus(); // the feed's RunStatus, on every change and once a second
+    void onSlurmLine(const SlurmLine &line); // the batch job's state, from `slurm-job`
 
     HistoryWriter *m_writer;
     // Owned here (shared only so a commit callback on the writer thread can find out it is gone);
@@ -195,6 +204,7 @@ private:
     std::map<int, quint64> m_droppedByRank; // each rank's latest count of messages it dropped
     QTimer m_statusTimer;
     QString m_statusMessage; // the restart in progress, or why it ended
+    SlurmLine m_batchJob;    // the current attempt's batch job (slurm target)
 };
 
 } // namespace trellis::launcher

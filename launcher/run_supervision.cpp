@@ -198,6 +198,10 @@ void RunController::checkWatchdog()
     } else if (!behind && m_behindNoted) {
         m_behindNoted = false;
     }
+    if (batchJobWaiting()) { // queued in Slurm: nothing runs that could hang
+        m_sinceProgress.restart();
+        return;
+    }
     if (m_hangs && m_state == RunState::Running && !behind) {
         drainTelemetry(); // judge on everything that has arrived
         const std::int64_t wallNs = QDateTime::currentMSecsSinceEpoch() * 1000000;

@@ -203,6 +203,7 @@ void RunController::publishStatus()
     for (const auto &[rank, n] : m_droppedByRank)
         dropped += n;
     s.set_dropped(dropped);
+    s.set_queue(queueText().toStdString());
     m_feed->status(s);
 }
 

@@ -86,7 +86,9 @@ void Dashboard::drain()
     if (p.totalSteps > 0)
         m_progress->setMaximum(static_cast<int>(p.totalSteps));
     m_progress->setValue(static_cast<int>(p.step));
-    if (p.step > 0)
+    if (const QString queue = m_feed->queue(); p.step == 0 && !queue.isEmpty())
+        m_stats->setText(queue); // waiting in a batch queue: its state, reason and position
+    else if (p.step > 0)
         m_stats->setText(tr("step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks")
                              .arg(p.step)
                              .arg(p.totalSteps)

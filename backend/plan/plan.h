@@ -184,12 +184,23 @@ struct SshSpec {
     bool operator==(const SshSpec &) const = default;
 };
 
+// How the slurm target submits: one batch job per launch attempt, run where sbatch sends it.
+struct SlurmSpec {
+    std::string partition;        // empty: the cluster's default partition
+    std::string account;          // empty: the user's default account
+    std::string qos;              // empty: the default quality of service
+    std::string time = "01:00:00"; // the job's time limit, in a form sbatch takes (MM, HH:MM:SS, D-HH:MM...)
+    std::string sharedDir;        // a folder every node sees at this path; empty: the run folder itself
+    std::string trainer;          // the trainer on the nodes; empty: this machine's path to it
+    std::string mpiInterface;     // network (CIDR) or interface MPI uses between the nodes
+    std::string telemetryAddress; // address the nodes reach this machine at; empty: routed toward the controller
+    bool operator==(const SlurmSpec &) const = default;
+};
+
 struct LaunchSpec {
     LaunchTarget target = LaunchTarget::Local;
     SshSpec ssh;
-    std::string slurmPartition;
-    std::string slurmAccount;
-    std::string slurmTime = "01:00:00";
+    SlurmSpec slurm;
     int hangTimeoutS = 60; // no telemetry from any rank for this long: the run is declared hung
     RestartPolicy restart;
     AlertSpec alerts;

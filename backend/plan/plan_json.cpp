@@ -381,9 +381,14 @@ void readLaunch(ObjectReader r, LaunchSpec &l)
     ssh.read("telemetry_address", l.ssh.telemetryAddress);
     ssh.finish();
     ObjectReader slurm = r.child("slurm");
-    slurm.read("partition", l.slurmPartition);
-    slurm.read("account", l.slurmAccount);
-    slurm.read("time", l.slurmTime);
+    slurm.read("partition", l.slurm.partition);
+    slurm.read("account", l.slurm.account);
+    slurm.read("qos", l.slurm.qos);
+    slurm.read("time", l.slurm.time);
+    slurm.read("shared_dir", l.slurm.sharedDir);
+    slurm.read("trainer", l.slurm.trainer);
+    slurm.read("mpi_interface", l.slurm.mpiInterface);
+    slurm.read("telemetry_address", l.slurm.telemetryAddress);
     slurm.finish();
     r.read("hang_timeout_s", l.hangTimeoutS);
     ObjectReader restart = r.child("restart");
@@ -574,7 +579,15 @@ std::string planToJson(const Plan &p, int indent)
                      {"stage_trainer", l.ssh.stageTrainer},
                      {"mpi_interface", l.ssh.mpiInterface},
                      {"telemetry_address", l.ssh.telemetryAddress}}},
-                   {"slurm", {{"partition", l.slurmPartition}, {"account", l.slurmAccount}, {"time", l.slurmTime}}},
+                   {"slurm",
+                    {{"partition", l.slurm.partition},
+                     {"account", l.slurm.account},
+                     {"qos", l.slurm.qos},
+                     {"time", l.slurm.time},
+                     {"shared_dir", l.slurm.sharedDir},
+                     {"trainer", l.slurm.trainer},
+                     {"mpi_interface", l.slurm.mpiInterface},
+                     {"telemetry_address", l.slurm.telemetryAddress}}},
                    {"hang_timeout_s", l.hangTimeoutS},
                    {"restart",
                     {{"max_restarts", l.restart.maxRestarts},

@@ -258,6 +258,46 @@ void checkSsh(const Plan &p, Checker &c)
     }
 }
 
+// Slurm's options go to sbatch as #SBATCH lines and arguments: names from a plain alphabet, a time
+// in one of sbatch's forms, absolute paths.
+void checkSlurm(const Plan &p, Checker &c)
+{
+    const SlurmSpec &s = p.launch.slurm;
+    auto name = [&](const std::string &path, const std::string &value) {
+        if (!value.empty() && !sshSafe(value, false))
+            c.error(path, "'" + value + "' may hold only letters, digits and '.', '_', '-', and must not start with '-'");
+    };
+    name("launch.slurm.partition", s.partition);
+    name("launch.slurm.account", s.account);
+    name("launch.slurm.qos", s.qos);
+    name("launch.slurm.telemetry_address", s.telemetryAddress);
+    auto absolute = [&](const std::string &path, const std::string &value) {
+        if (value.empty())
+            return;
+        if (!sshSafe(value, true))
+            c.error(path, "'" + value + "' may hold only letters, digits and '.', '_', '-', '+', '~', '/', and must not start with '-'");
+        else if (value.front() != '/')
+            c.error(path, "'" + value + "' must be an absolute path (the nodes see it from their own working folders)");
+    };
+    absolute("launch.slurm.shared_dir", s.sharedDir);
+    absolute("launch.slurm.trainer", s.trainer);
+    if (!s.mpiInterface.empty() && !sshSafe(s.mpiInterface, true))
+        c.error("launch.slurm.mpi_interface", "'" + s.mpiInterface + "' is not a network (CIDR) or an interface name");
+    if (!isSlurmTime(s.time))
+        c.error("launch.slurm.time", "'" + s.time + "' is not a time limit sbatch takes (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)");
+    if (p.launch.target != LaunchTarget::Slurm)
+        return;
+    if (p.cluster.nodes.empty())
+        c.error("cluster.nodes", "the slurm target needs the nodes to ask for (their count and slots)");
+    for (std::size_t i = 1; i < p.cluster.nodes.size(); ++i)
+        if (p.cluster.nodes[i].slotCount != p.cluster.nodes[0].slotCount ||
+            (p.cluster.nodes[i].device == DeviceKind::Cuda) != (p.cluster.nodes[0].device == DeviceKind::Cuda)) {
+            c.error("cluster.nodes[" + std::to_string(i) + "]",
+                    "a Slurm job asks for nodes alike (the same slots, and all or none with GPUs); this node differs from the first");
+            break;
+        }
+}
+
 void checkRest(const Plan &p, Checker &c)
 {
     if (p.telemetry.heartbeatMs < 50 || p.telemetry.heartbeatMs > 60000)
@@ -268,6 +308,7 @@ void checkRest(const Plan &p, Checker &c)
         p.telemetry.endpoint.rfind("ipc://", 0) != 0)
         c.error("telemetry.endpoint", "'" + p.telemetry.endpoint + "' must start with tcp:// or ipc://");
     checkSsh(p, c);
+    checkSlurm(p, c);
     if (p.launch.hangTimeoutS < 1)
         c.error("launch.hang_timeout_s", "must be at least 1");
     const AlertSpec &alerts = p.launch.alerts;
@@ -288,6 +329,38 @@ void checkRest(const Plan &p, Checker &c)
 }
 
 } // namespace
+
+bool isSlurmTime(const std::string &time)
+{
+    // MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS; "UNLIMITED"/"INFINITE" too.
+    if (time == "UNLIMITED" || time == "INFINITE")
+        return true;
+    if (time.empty() || time.size() > 20)
+        return false;
+    std::string rest = time;
+    bool days = false;
+    if (const auto dash = rest.find('-'); dash != std::string::npos) {
+        const std::string d = rest.substr(0, dash);
+        if (d.empty() || !std::all_of(d.begin(), d.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+            return false;
+        rest = rest.substr(dash + 1);
+        days = true;
+    }
+    int parts = 0;
+    std::size_t start = 0;
+    while (true) {
+        const auto colon = rest.find(':', start);
+        const std::string part = rest.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        if (part.empty() || part.size() > 6 ||
+            !std::all_of(part.begin(), part.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+            return false;
+        ++parts;
+        if (colon == std::string::npos)
+            break;
+        start = colon + 1;
+    }
+    return parts <= 3 && (!days || parts <= 3);
+}
 
 bool isValidHostName(const std::string &host)
 {
@@ -332,8 +405,6 @@ Diagnostics checkTrainerSupport(const Plan &plan)
             unsupported("cluster.nodes[" + std::to_string(i) + "].device", "the CUDA device");
             break;
         }
-    if (plan.launch.target == LaunchTarget::Slurm)
-        unsupported("launch.target", std::string("the '") + toString(plan.launch.target) + "' launch target");
     return d;
 }
 

@@ -15,6 +15,8 @@ Diagnostics validatePlan(const Plan &plan);
 // A host name or address that may be handed to ssh/mpirun: letters, digits, '.', '-', '_' and ':'
 // (IPv6), not starting with '-' (it would be read as an option), at most 253 characters.
 bool isValidHostName(const std::string &host);
+// A time limit in one of the forms sbatch takes (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS).
+bool isSlurmTime(const std::string &time);
 
 // What this version of trellis-trainer can execute (a subset of what a valid plan may ask for).
 // Each unsupported feature is an error naming the field, so nothing silently runs differently.

@@ -66,6 +66,12 @@ QString RunFeed::message() const
     return m_message;
 }
 
+QString RunFeed::queue() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_queue;
+}
+
 void RunFeed::attach(const QString &runId, const QString &endpoint, const QString &database)
 {
     detach();
@@ -481,6 +487,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
                     m_progress.totalSteps = static_cast<qint64>(s.total_steps());
                     m_progress.step = std::max<qint64>(m_progress.step, static_cast<qint64>(s.step()));
                     m_message = QString::fromStdString(s.message());
+                    m_queue = QString::fromStdString(s.queue());
                 }
                 builder.setHealth({s.received(), s.lost(), s.duplicates(), s.out_of_order(), s.rejected(), s.dropped(),
                                    m_gaps.load()});

@@ -50,6 +50,7 @@ public:
     int worldSize() const;
     int attempt() const;
     QString message() const;       // why it failed or stopped, or the restart in progress
+    QString queue() const;         // a batch job's place in its scheduler ("" : none)
     quint64 feedGaps() const { return m_gaps.load(); } // feed messages this subscriber missed
 
 signals:
@@ -92,6 +93,7 @@ private:
     int m_worldSize = 0;
     int m_attempt = 0;
     QString m_message;
+    QString m_queue;
     std::atomic<bool> m_deliverPending{false};
 };
 

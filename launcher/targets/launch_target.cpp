@@ -2,6 +2,7 @@
 // the run's private ipc:// socket, nothing to stage.
 #include "launcher/targets/launch_target.h"
 
+#include "launcher/targets/slurm_target.h"
 #include "launcher/targets/ssh_target.h"
 
 #include <QFileInfo>
@@ -106,7 +107,7 @@ std::unique_ptr<LaunchTarget> makeLaunchTarget(const plan::Plan &plan, const Tar
     switch (plan.launch.target) {
     case plan::LaunchTarget::Local: return std::make_unique<LocalTarget>(plan, options);
     case plan::LaunchTarget::Ssh: return std::make_unique<SshTarget>(plan, options);
-    case plan::LaunchTarget::Slurm: break;
+    case plan::LaunchTarget::Slurm: return std::make_unique<SlurmTarget>(plan, options);
     }
     error = QStringLiteral("launch.target: the '%1' target cannot be started by this version").arg(QString::fromUtf8(plan::toString(plan.launch.target)));
     return nullptr;

@@ -80,7 +80,8 @@ struct TargetOptions {
     QString sshPath = QStringLiteral("ssh");
     QString sshKeygenPath = QStringLiteral("ssh-keygen");
     QString sshKeyscanPath = QStringLiteral("ssh-keyscan");
-    QString workDir;                             // where the target may write its ssh config ("" : a temp folder)
+    QString workDir;                             // the run folder: the ssh config, the slurm job folder by default
+    QString cliPath;                             // trellis-cli (slurm: runs `slurm-job` under the keeper); "" : beside this program
 };
 
 // The plan's launch.target; nullptr with `error` for a target this version cannot start.
