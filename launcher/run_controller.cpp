@@ -357,7 +357,8 @@ void RunController::handleLine(const QString &rawLine, bool isStderr, bool repla
     }
     if (log)
         log->write((isStderr ? QStringLiteral("E ") : QStringLiteral("O ")).toUtf8() + line.toUtf8() + '\n');
-    if (isStderr || rank < 0) {
+    const bool batchJobLine = rank < 0 && !isStderr && line.startsWith(QLatin1String("[slurm] "));
+    if ((isStderr || rank < 0) && !batchJobLine) { // the job's state lines end up in the failure message anyway
         auto &tail = m_stderrTail[rank];
         tail.push_back(line);
         if (tail.size() > kTailLines)
@@ -366,7 +367,7 @@ void RunController::handleLine(const QString &rawLine, bool isStderr, bool repla
     emit outputLine(rank, isStderr, line);
     if (m_feed)
         m_feed->output(rank, isStderr, line);
-    if (rank < 0 && !isStderr)
+    if (batchJobLine)
         if (const auto slurm = parseSlurmLine(line))
             onSlurmLine(*slurm);
 }

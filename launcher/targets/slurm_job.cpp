@@ -206,7 +206,7 @@ int runSlurmJob(const QStringList &args)
             if (c.exitCode == 0) {
                 cancelSent = true;
                 cancelAt = now;
-                say(stdout, QStringLiteral("[slurm] job=%1 state=CANCELLING | scancel %1").arg(jobId));
+                say(stdout, QStringLiteral("[slurm] job=%1 state=CANCELLING | cancelling Slurm job %1 (scancel %1)").arg(jobId));
                 nextPoll = 0;
             } else if (now - cancelAt > 30000) {
                 say(stderr, QStringLiteral("cannot cancel Slurm job %1: %2 (cancel it with: scancel %1)").arg(jobId, oneLine(c.err)));

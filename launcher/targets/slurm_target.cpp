@@ -410,8 +410,8 @@ QString describeSlurmEnd(const QMap<QString, QString> &job)
         return QStringLiteral("Slurm job %1 completed%2").arg(id, onNodes);
     if (state == QLatin1String("FAILED"))
         return QStringLiteral("Slurm job %1 failed with exit code %2%3%4").arg(id, job.value(QStringLiteral("ExitCode")), onNodes, why);
-    if (state == QLatin1String("CANCELLED"))
-        return QStringLiteral("Slurm job %1 was cancelled%2%3").arg(id, onNodes, why);
+    if (state == QLatin1String("CANCELLED")) // its reason is what it waited for, not why it ended
+        return QStringLiteral("Slurm job %1 was cancelled%2").arg(id, onNodes);
     if (state == QLatin1String("TIMEOUT"))
         return QStringLiteral("Slurm job %1 hit its time limit of %2%3").arg(id, job.value(QStringLiteral("TimeLimit")), onNodes);
     if (state == QLatin1String("NODE_FAIL"))
