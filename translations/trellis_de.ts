@@ -400,8 +400,38 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Slurm QOS</source>
+        <translation>Slurm-QOS</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Slurm time limit</source>
         <translation>Slurm-Zeitlimit</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Folder shared with the Slurm nodes</source>
+        <translation>Mit den Slurm-Knoten geteilter Ordner</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Empty: the run folder, which the nodes must see at the same path</source>
+        <translation>Leer: der Lauf-Ordner, den die Knoten unter demselben Pfad sehen müssen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Trainer on the Slurm nodes</source>
+        <translation>Trainer auf den Slurm-Knoten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MPI network between Slurm nodes</source>
+        <translation>MPI-Netz zwischen den Slurm-Knoten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Address the Slurm nodes reach this machine at</source>
+        <translation>Adresse, unter der die Slurm-Knoten diesen Rechner erreichen</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -667,28 +697,28 @@
     </message>
     <message>
         <location line="+0"/>
-        <location line="+88"/>
+        <location line="+90"/>
         <source>loss</source>
         <translation>Loss</translation>
     </message>
     <message>
-        <location line="-87"/>
+        <location line="-89"/>
         <source>Throughput per rank</source>
         <translation>Durchsatz pro Rank</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+89"/>
+        <location line="+91"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
     <message>
-        <location line="-88"/>
+        <location line="-90"/>
         <source>No run</source>
         <translation>Kein Lauf</translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+73"/>
         <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
         <translation>Schritt %1 / %2 · Loss %3 · %4 tokens/s · Schritt %5 ms · %6 Ranks</translation>
     </message>
@@ -1048,6 +1078,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Slurm cluster (a batch job)</source>
+        <translation>Slurm-Cluster (ein Batch-Job)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>This machine</source>
         <translation>Dieser Rechner</translation>
     </message>
@@ -1072,7 +1107,7 @@
         <translation>Einzelheiten</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+9"/>
         <source>Launch</source>
         <translation>Starten</translation>
     </message>
@@ -1087,12 +1122,22 @@
         <translation>Host-Schlüssel annehmen…</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+29"/>
         <source>Checking the hosts…</source>
         <translation>Die Hosts werden geprüft…</translation>
     </message>
     <message>
+        <location line="+0"/>
+        <source>Asking the Slurm cluster…</source>
+        <translation>Frage den Slurm-Cluster…</translation>
+    </message>
+    <message>
         <location line="+34"/>
+        <source>Checked %1 of %2…</source>
+        <translation>%1 von %2 geprüft…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Checked %1 of %2 hosts…</source>
         <translation>%1 von %2 Hosts geprüft…</translation>
     </message>
@@ -1122,7 +1167,7 @@
         <translation>(dieser Rechner)</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+19"/>
         <source>The key was not accepted: %1</source>
         <translation>Der Schlüssel wurde nicht angenommen: %1</translation>
     </message>

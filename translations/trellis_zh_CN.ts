@@ -400,8 +400,38 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Slurm QOS</source>
+        <translation>Slurm QOS</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Slurm time limit</source>
         <translation>Slurm 时间限制</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Folder shared with the Slurm nodes</source>
+        <translation>与 Slurm 节点共享的文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Empty: the run folder, which the nodes must see at the same path</source>
+        <translation>留空：使用运行文件夹，节点必须以相同路径看到它</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Trainer on the Slurm nodes</source>
+        <translation>Slurm 节点上的训练程序</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MPI network between Slurm nodes</source>
+        <translation>Slurm 节点之间的 MPI 网络</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Address the Slurm nodes reach this machine at</source>
+        <translation>Slurm 节点访问本机所用的地址</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -667,28 +697,28 @@
     </message>
     <message>
         <location line="+0"/>
-        <location line="+88"/>
+        <location line="+90"/>
         <source>loss</source>
         <translation>损失</translation>
     </message>
     <message>
-        <location line="-87"/>
+        <location line="-89"/>
         <source>Throughput per rank</source>
         <translation>每 rank 吞吐量</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+89"/>
+        <location line="+91"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
     <message>
-        <location line="-88"/>
+        <location line="-90"/>
         <source>No run</source>
         <translation>无运行</translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+73"/>
         <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
         <translation>第 %1 / %2 步 · 损失 %3 · %4 tokens/s · 单步 %5 ms · %6 个 rank</translation>
     </message>
@@ -1047,6 +1077,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Slurm cluster (a batch job)</source>
+        <translation>Slurm 集群（批处理作业）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>This machine</source>
         <translation>本机</translation>
     </message>
@@ -1071,7 +1106,7 @@
         <translation>详情</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+9"/>
         <source>Launch</source>
         <translation>启动</translation>
     </message>
@@ -1086,12 +1121,22 @@
         <translation>接受主机密钥…</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+29"/>
         <source>Checking the hosts…</source>
         <translation>正在检查主机…</translation>
     </message>
     <message>
+        <location line="+0"/>
+        <source>Asking the Slurm cluster…</source>
+        <translation>正在询问 Slurm 集群…</translation>
+    </message>
+    <message>
         <location line="+34"/>
+        <source>Checked %1 of %2…</source>
+        <translation>已检查 %1 / %2…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Checked %1 of %2 hosts…</source>
         <translation>已检查 %1/%2 台主机…</translation>
     </message>
@@ -1121,7 +1166,7 @@
         <translation>（本机）</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+19"/>
         <source>The key was not accepted: %1</source>
         <translation>未接受该密钥：%1</translation>
     </message>

@@ -36,8 +36,9 @@ LaunchDialog::LaunchDialog(const plan::Plan &plan, const QString &trainerPath, Q
     row->addWidget(new QLabel(tr("Target:"), this));
     m_target = new QComboBox(this);
     m_target->addItem(tr("SSH nodes of the plan"), QStringLiteral("ssh"));
+    m_target->addItem(tr("Slurm cluster (a batch job)"), QStringLiteral("slurm"));
     m_target->addItem(tr("This machine"), QStringLiteral("local"));
-    m_target->setCurrentIndex(plan.launch.target == plan::LaunchTarget::Local ? 1 : 0);
+    m_target->setCurrentIndex(m_target->findData(QString::fromUtf8(plan::toString(plan.launch.target))));
     row->addWidget(m_target, 1);
     layout->addLayout(row);
     m_summary = new QLabel(this);
@@ -71,7 +72,10 @@ LaunchDialog::LaunchDialog(const plan::Plan &plan, const QString &trainerPath, Q
 
 void LaunchDialog::targetChanged()
 {
-    m_plan.launch.target = m_target->currentData().toString() == QLatin1String("ssh") ? plan::LaunchTarget::Ssh : plan::LaunchTarget::Local;
+    const QString target = m_target->currentData().toString();
+    m_plan.launch.target = target == QLatin1String("ssh")     ? plan::LaunchTarget::Ssh
+                           : target == QLatin1String("slurm") ? plan::LaunchTarget::Slurm
+                                                              : plan::LaunchTarget::Local;
     runPreflight();
 }
 
@@ -83,7 +87,7 @@ void LaunchDialog::runPreflight(const QString &acceptHost, const QString &finger
     m_acceptKey->setEnabled(false);
     m_table->setRowCount(0);
     m_progress->setRange(0, 0); // busy until the first host answers
-    m_summary->setText(tr("Checking the hosts…"));
+    m_summary->setText(m_plan.launch.target == plan::LaunchTarget::Slurm ? tr("Asking the Slurm cluster…") : tr("Checking the hosts…"));
     launcher::TargetOptions options;
     options.trainerPath = m_trainerPath;
     options.workDir = m_workDir;
@@ -117,7 +121,8 @@ void LaunchDialog::showProgress(int done, int total)
 {
     m_progress->setRange(0, total);
     m_progress->setValue(done);
-    m_summary->setText(tr("Checked %1 of %2 hosts…").arg(done).arg(total));
+    m_summary->setText(m_plan.launch.target == plan::LaunchTarget::Slurm ? tr("Checked %1 of %2…").arg(done).arg(total)
+                                                                         : tr("Checked %1 of %2 hosts…").arg(done).arg(total));
 }
 
 void LaunchDialog::showResult(const launcher::Preflight &result, const QString &acceptError)

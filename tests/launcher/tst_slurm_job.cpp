@@ -5,6 +5,7 @@
 // is tests/integration/tst_slurm_launch.
 #include "launcher/targets/slurm_target.h"
 #include "plan/plan_json.h"
+#include "plan/plan_validate.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -55,6 +56,14 @@ private slots:
         QCOMPARE(QString::fromUtf8(sh.readAllStandardOutput()), QStringLiteral("-np\n8\n") + word + QLatin1Char('\n'));
         QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral("injected-dollar"))));
         QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral("injected-tick"))));
+    }
+
+    void timeLimitsInSbatchForms()
+    {
+        for (const char *t : {"30", "30:00", "01:30:00", "2-00", "2-12:00", "2-12:00:00", "UNLIMITED", "INFINITE"})
+            QVERIFY2(trellis::plan::isSlurmTime(t), t);
+        for (const char *t : {"", "1 hour", "1:2:3:4", "-5", "a-01", "2-", ":30", "01::00", "1h", "2-1:2:3:4"})
+            QVERIFY2(!trellis::plan::isSlurmTime(t), t);
     }
 
     void scontrolLinesAreRead()

@@ -109,6 +109,18 @@ private slots:
             "cluster.nodes[0].identity_file: '$HOME/k' may hold only letters, digits and '.', '_', '-', '+', '~', '/', and must not start with '-'");
         row("node port", R"({"cluster": {"nodes": [{"host": "a", "slots": 4, "port": 70000}]}, "launch": {"target": "ssh"}})",
             "cluster.nodes[0].port: must be between 1 and 65535 (0: launch.ssh.port)");
+        row("slurm partition", R"({"launch": {"target": "slurm", "slurm": {"partition": "gpu\nx"}}})",
+            "launch.slurm.partition: 'gpu\nx' may hold only letters, digits and '.', '_', '-', and must not start with '-'");
+        row("slurm account option", R"({"launch": {"slurm": {"account": "--wrap=id"}}})",
+            "launch.slurm.account: '--wrap=id' may hold only letters, digits and '.', '_', '-', and must not start with '-'");
+        row("slurm time", R"({"launch": {"slurm": {"time": "1 hour"}}})",
+            "launch.slurm.time: '1 hour' is not a time limit sbatch takes (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)");
+        row("slurm time parts", R"({"launch": {"slurm": {"time": "1:2:3:4"}}})",
+            "launch.slurm.time: '1:2:3:4' is not a time limit sbatch takes (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)");
+        row("slurm shared dir", R"({"launch": {"slurm": {"shared_dir": "scratch/runs"}}})",
+            "launch.slurm.shared_dir: 'scratch/runs' must be an absolute path (the nodes see it from their own working folders)");
+        row("slurm nodes alike", R"({"cluster": {"nodes": [{"host": "a", "slots": 2}, {"host": "b", "slots": 3}]}, "parallel": {"dp": 5}, "launch": {"target": "slurm"}})",
+            "cluster.nodes[1]: a Slurm job asks for nodes alike (the same slots, and all or none with GPUs); this node differs from the first");
         row("slots zero", R"({"cluster": {"nodes": [{"host": "a", "slots": 0}]}})",
             "cluster.nodes[0].slots: must be at least 1, got 0");
         row("no nodes", R"({"cluster": {"nodes": []}})", "cluster.nodes: at least one node is needed");
