@@ -126,8 +126,8 @@ Preflight SlurmTarget::preflight(const std::function<void(int, int)> &progress)
     const bool gpus = !m_plan.cluster.nodes.empty() && m_plan.cluster.nodes.front().device == plan::DeviceKind::Cuda;
     QString partitionLine;
     for (const QString &line : QString::fromUtf8(info.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
-        const QString name = line.section(QLatin1Char('|'), 0, 0);
-        if (s.partition.empty() ? name.endsWith(QLatin1Char('*')) : name == QString::fromStdString(s.partition)) {
+        const QString name = line.section(QLatin1Char('|'), 0, 0); // the default partition's ends in '*'
+        if (s.partition.empty() ? name.endsWith(QLatin1Char('*')) : QString(name).remove(QLatin1Char('*')) == QString::fromStdString(s.partition)) {
             partitionLine = line;
             break;
         }

@@ -155,7 +155,8 @@ private slots:
 
     void planRunsOnTwoNodesAndCompletes()
     {
-        const QString plan = writePlan(QStringLiteral("two-nodes"));
+        // The partition named (sinfo marks the default one "debug*").
+        const QString plan = writePlan(QStringLiteral("two-nodes"), QStringLiteral("slurm"), 2, 2, QStringLiteral(R"(, "partition": "debug")"));
         const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan});
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
         static const QRegularExpression runLine(QStringLiteral("^run (\\S+)"), QRegularExpression::MultilineOption);
