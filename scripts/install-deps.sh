@@ -15,6 +15,8 @@ packages=(
   prometheus
   # the ssh and slurm launch tests: real sshd hosts in network namespaces, a real Slurm with munge
   openssh-server openssh-client iproute2 munge slurmctld slurmd slurm-client
+  # the Debian package: built with cpack, checked with lintian, installed into a debootstrap root
+  dpkg-dev fakeroot lintian debootstrap
 )
 
 missing=()
