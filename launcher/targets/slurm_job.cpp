@@ -18,32 +18,6 @@ namespace {
 volatile std::sig_atomic_t g_cancel = 0;
 void onSignal(int) { g_cancel = 1; }
 
-struct Ran {
-    int exitCode = -1;
-    QByteArray out, err;
-};
-
-Ran run(const QString &program, const QStringList &arguments, int timeoutMs = 30000)
-{
-    Ran r;
-    QProcess p;
-    p.start(program, arguments);
-    if (!p.waitForStarted(10000)) {
-        r.err = QStringLiteral("cannot start %1: %2").arg(program, p.errorString()).toUtf8();
-        return r;
-    }
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished(2000);
-        r.err = QStringLiteral("%1 gave no answer within %2 s").arg(program).arg(timeoutMs / 1000).toUtf8();
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
-
 QString oneLine(const QByteArray &bytes)
 {
     QString s = QString::fromUtf8(bytes).trimmed();
@@ -167,7 +141,7 @@ int runSlurmJob(const QStringList &args)
         }
         f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     }
-    const Ran submitted = run(QStringLiteral("sbatch"), {QStringLiteral("--parsable"), script});
+    const SlurmCall submitted = callSlurm(QStringLiteral("sbatch"), {QStringLiteral("--parsable"), script});
     const QString jobId = QString::fromUtf8(submitted.out).trimmed().section(QLatin1Char(';'), 0, 0);
     bool numeric = false;
     jobId.toLongLong(&numeric);
@@ -202,7 +176,7 @@ int runSlurmJob(const QStringList &args)
                 say(stderr, QStringLiteral("gave up cancelling Slurm job %1 after 60 s; it may still run: scancel %1").arg(jobId));
                 return 143;
             }
-            const Ran c = run(QStringLiteral("scancel"), {jobId});
+            const SlurmCall c = callSlurm(QStringLiteral("scancel"), {jobId});
             if (c.exitCode == 0) {
                 cancelSent = true;
                 cancelAt = now;
@@ -217,14 +191,14 @@ int runSlurmJob(const QStringList &args)
         err.pump(false);
         if (now >= nextPoll) {
             nextPoll = now + (cancelSent ? 500 : r.pollMs);
-            const Ran shown = run(QStringLiteral("scontrol"), {QStringLiteral("show"), QStringLiteral("job"), QStringLiteral("-o"), jobId});
+            const SlurmCall shown = callSlurm(QStringLiteral("scontrol"), {QStringLiteral("show"), QStringLiteral("job"), QStringLiteral("-o"), jobId});
             QString error;
             std::optional<QMap<QString, QString>> fields;
             if (shown.exitCode == 0)
                 fields = parseScontrolJob(shown.out, error);
             if (!fields && shown.err.contains("Invalid job id")) {
                 // Slurm forgot it (MinJobAge passed): accounting may still know how it ended.
-                const Ran acct = run(QStringLiteral("sacct"), {QStringLiteral("-j"), jobId, QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"),
+                const SlurmCall acct = callSlurm(QStringLiteral("sacct"), {QStringLiteral("-j"), jobId, QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"),
                                                                QStringLiteral("-o"), QStringLiteral("State,ExitCode,NodeList")});
                 const QStringList f = QString::fromUtf8(acct.out).trimmed().section(QLatin1Char('\n'), 0, 0).split(QLatin1Char('|'));
                 if (acct.exitCode == 0 && f.size() >= 2 && isFinalSlurmState(f[0])) {
@@ -255,7 +229,7 @@ int runSlurmJob(const QStringList &args)
                                       QStringLiteral("--sort=-p,i")};
                     if (const QString part = job.value(QStringLiteral("Partition")); !part.isEmpty())
                         queue << QStringLiteral("-p") << part;
-                    const Ran q = run(QStringLiteral("squeue"), queue);
+                    const SlurmCall q = callSlurm(QStringLiteral("squeue"), queue);
                     const QStringList ids = QString::fromUtf8(q.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
                     const qsizetype at = ids.indexOf(jobId);
                     if (q.exitCode == 0 && at >= 0) {

@@ -20,32 +20,6 @@ using Status = PreflightCheck::Status;
 
 namespace {
 
-struct Ran {
-    bool started = false;
-    int exitCode = -1;
-    QByteArray out, err;
-};
-
-Ran runProgram(const QString &program, const QStringList &arguments, int timeoutMs = 15000)
-{
-    Ran r;
-    QProcess p;
-    p.start(program, arguments);
-    if (!p.waitForStarted(5000))
-        return r;
-    r.started = true;
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished(2000);
-        r.err = "no answer within " + QByteArray::number(timeoutMs / 1000) + " s";
-        return r;
-    }
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = p.readAllStandardOutput();
-    r.err = p.readAllStandardError();
-    return r;
-}
-
 QString firstLine(const QByteArray &bytes)
 {
     return QString::fromUtf8(bytes).trimmed().section(QLatin1Char('\n'), 0, 0).trimmed();
@@ -104,7 +78,7 @@ Preflight SlurmTarget::preflight(const std::function<void(int, int)> &progress)
     p.checks.push_back({{}, QStringLiteral("slurm"), Status::Ok, QStringLiteral("sbatch, squeue, scontrol, scancel and sinfo found")});
     step();
     // 2. The controller.
-    const Ran ping = runProgram(QStringLiteral("scontrol"), {QStringLiteral("ping")});
+    const SlurmCall ping = callSlurm(QStringLiteral("scontrol"), {QStringLiteral("ping")});
     const QString pingText = firstLine(ping.out).isEmpty() ? firstLine(ping.err) : firstLine(ping.out);
     if (ping.exitCode != 0 || !pingText.contains(QLatin1String("UP"))) {
         p.checks.push_back({{}, QStringLiteral("controller"), Status::Failed,
@@ -120,7 +94,7 @@ Preflight SlurmTarget::preflight(const std::function<void(int, int)> &progress)
     QStringList sinfoArgs{QStringLiteral("-h"), QStringLiteral("-o"), QStringLiteral("%P|%a|%D|%c|%G")};
     if (!s.partition.empty())
         sinfoArgs << QStringLiteral("-p") << QString::fromStdString(s.partition);
-    const Ran info = runProgram(QStringLiteral("sinfo"), sinfoArgs);
+    const SlurmCall info = callSlurm(QStringLiteral("sinfo"), sinfoArgs, 15000);
     const int nodesWanted = static_cast<int>(m_plan.cluster.nodes.size());
     const int perNode = m_plan.cluster.nodes.empty() ? 0 : m_plan.cluster.nodes.front().slotCount;
     const bool gpus = !m_plan.cluster.nodes.empty() && m_plan.cluster.nodes.front().device == plan::DeviceKind::Cuda;
@@ -201,7 +175,7 @@ QString SlurmTarget::prepareTelemetry(TelemetryRoute &route)
     QString address = QString::fromStdString(m_plan.launch.slurm.telemetryAddress);
     if (address.isEmpty()) {
         // The address this machine sends from toward the controller: on its network, the nodes'.
-        const Ran config = runProgram(QStringLiteral("scontrol"), {QStringLiteral("show"), QStringLiteral("config")});
+        const SlurmCall config = callSlurm(QStringLiteral("scontrol"), {QStringLiteral("show"), QStringLiteral("config")});
         static const QRegularExpression ctld(QStringLiteral("^SlurmctldHost\\[0\\]\\s*=\\s*([^\\s(]+)(?:\\(([^)]+)\\))?"),
                                              QRegularExpression::MultilineOption);
         const auto m = ctld.match(QString::fromUtf8(config.out));
@@ -319,6 +293,27 @@ LaunchCommand SlurmTarget::command(const plan::Plan &plan, const LaunchRequest &
 }
 
 // ---- The batch job -----------------------------------------------------------------------------
+
+SlurmCall callSlurm(const QString &program, const QStringList &arguments, int timeoutMs)
+{
+    SlurmCall r;
+    QProcess p;
+    p.start(program, arguments);
+    if (!p.waitForStarted(10000)) {
+        r.err = QStringLiteral("cannot start %1: %2").arg(program, p.errorString()).toUtf8();
+        return r;
+    }
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished(2000);
+        r.err = QStringLiteral("%1 gave no answer within %2 s").arg(program).arg(timeoutMs / 1000).toUtf8();
+        return r;
+    }
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = p.readAllStandardOutput();
+    r.err = p.readAllStandardError();
+    return r;
+}
 
 QString slurmBatchScript(const SlurmJobRequest &r)
 {

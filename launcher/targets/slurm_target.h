@@ -73,6 +73,14 @@ int slurmExitCode(const QString &state, const QString &exitCodeField);
 // A sentence for a final state ("hit its time limit of 00:01:00", "a node failed: host2").
 QString describeSlurmEnd(const QMap<QString, QString> &job);
 
+// A Slurm program run to its end (blocking: preflight and slurm-job only, never a GUI thread).
+// When it does not start or answer, exitCode is -1 and err says why.
+struct SlurmCall {
+    int exitCode = -1;
+    QByteArray out, err;
+};
+SlurmCall callSlurm(const QString &program, const QStringList &arguments, int timeoutMs = 30000);
+
 // `trellis-cli slurm-job ARGS` (args after "slurm-job"); returns the process's exit code.
 int runSlurmJob(const QStringList &args);
 
