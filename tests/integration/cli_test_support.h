@@ -31,10 +31,11 @@ inline std::vector<trellis::plan::StageMemory> predictedMemory(const QString &pl
     return trellis::plan::estimatePlan(p, trellis::plan::deviceFor(p.cluster)).memory;
 }
 
-inline Result cli(const QStringList &args, int timeoutMs = 240000)
+// Runs `program` to its end: exit code and output ("timed out" in err past timeoutMs).
+inline Result runProgram(const QString &program, const QStringList &args, int timeoutMs = 240000)
 {
     QProcess p;
-    p.start(kCli, args);
+    p.start(program, args);
     Result r;
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
@@ -46,6 +47,11 @@ inline Result cli(const QStringList &args, int timeoutMs = 240000)
     r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
     return r;
+}
+
+inline Result cli(const QStringList &args, int timeoutMs = 240000)
+{
+    return runProgram(kCli, args, timeoutMs);
 }
 
 

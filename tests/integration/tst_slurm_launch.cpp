@@ -30,19 +30,7 @@ const QString kCluster = QStringLiteral(TRELLIS_SOURCE_DIR "/tests/support/slurm
 
 Result program(const QString &name, const QStringList &args, int timeoutMs = 60000)
 {
-    QProcess p;
-    p.start(name, args);
-    Result r;
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished();
-        r.err = QStringLiteral("timed out");
-        return r;
-    }
-    r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return runProgram(name, args, timeoutMs);
 }
 
 QString readAll(const QString &path)
