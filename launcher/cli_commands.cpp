@@ -299,12 +299,12 @@ int runCli(const QStringList &arguments)
     }
     if (command == QLatin1String("run")) {
         const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout"),
-                                        QStringLiteral("--metrics-port"), QStringLiteral("--run-id")},
+                                        QStringLiteral("--metrics-port"), QStringLiteral("--run-id"), QStringLiteral("--hostfile")},
                                  {QStringLiteral("--quiet"), QStringLiteral("--detach")});
         return a.error.isEmpty() ? cmdRun(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("preflight")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--accept-host-key")}, {QStringLiteral("--json")});
+        const Args a = parseArgs(rest, {QStringLiteral("--accept-host-key"), QStringLiteral("--hostfile")}, {QStringLiteral("--json")});
         return a.error.isEmpty() ? cmdPreflight(a) : usageError(a.error);
     }
     if (command == QLatin1String("attach")) {

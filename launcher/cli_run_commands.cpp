@@ -255,16 +255,9 @@ int cmdRun(const Args &a, const QString &dbPath)
     if (a.positional.size() != 1)
         return usageError(QStringLiteral("run takes one plan file"));
     const QString path = a.positional.first();
-    plan::Diagnostics warnings;
-    auto loaded = plan::loadAndValidatePlanFile(path.toStdString(), &warnings);
-    if (!loaded) {
-        for (const auto &e : loaded.errors())
-            err() << path << ": " << QString::fromStdString(e.toString()) << "\n";
-        err().flush();
+    auto loaded = loadValidPlan(path, a.options.value(QStringLiteral("--hostfile"))); // prints warnings and errors
+    if (!loaded)
         return 1;
-    }
-    for (const auto &w : warnings)
-        err() << path << ": " << QString::fromStdString(w.toString()) << "\n";
     const auto unsupported = plan::checkTrainerSupport(loaded.value());
     if (!unsupported.empty()) {
         for (const auto &d : unsupported)

@@ -2,6 +2,7 @@
 #include "launcher/cli_support.h"
 
 #include "launcher/history_database.h"
+#include "plan/hostfile.h"
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
 
@@ -35,14 +36,16 @@ const char *kUsage =
     "                                     measure this machine's compute rate and links for estimates\n"
     "  search --model PRESET --cluster PRESET --nodes N [--global-batch B] [--top K]\n"
     "  search PLAN [--top K]              the fastest plans that fit, with why\n"
-    "  preflight PLAN [--accept-host-key HOST[=SHA256:FP],...] [--json]\n"
+    "  preflight PLAN [--hostfile FILE] [--accept-host-key HOST[=SHA256:FP],...] [--json]\n"
     "                                     check the plan's launch target before anything starts: for ssh,\n"
     "                                     every node in parallel (host key, key login, trainer build, Open\n"
     "                                     MPI, cores, clock, disk); for slurm, the controller, partition,\n"
     "                                     shared folder and trainer; exit 1 when a check fails. With\n"
-    "                                     --accept-host-key, first add those hosts' keys to known_hosts\n"
+    "                                     --accept-host-key, first add those hosts' keys to known_hosts;\n"
+    "                                     --hostfile: cluster.nodes from a hostfile (\"host slots=N ...\")\n"
     "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--inject KIND@RANK:STEP] [--metrics-port P]\n"
-    "           [--run-id ID]             supervise the plan under mpirun on its launch.target (local;\n"
+    "           [--run-id ID] [--hostfile FILE]\n"
+    "                                     supervise the plan under mpirun on its launch.target (local;\n"
     "                                     ssh: preflight, staging, then mpirun over ssh; slurm: preflight,\n"
     "                                     then a batch job followed to its end), restarting it as\n"
     "                                     launch.restart says; prints the run id first (and the\n"
@@ -136,7 +139,7 @@ Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QS
 }
 
 // Loads and validates a plan for a command; prints the problems and returns nullopt if invalid.
-std::optional<plan::Plan> loadValidPlan(const QString &path)
+std::optional<plan::Plan> loadValidPlan(const QString &path, const QString &hostfile)
 {
     auto loaded = plan::loadPlanFile(path.toStdString());
     if (!loaded) {
@@ -144,6 +147,13 @@ std::optional<plan::Plan> loadValidPlan(const QString &path)
             err() << path << ": " << QString::fromStdString(e.toString()) << "\n";
         err().flush();
         return std::nullopt;
+    }
+    if (!hostfile.isEmpty()) {
+        if (const std::string why = plan::applyHostfile(loaded.value(), hostfile.toStdString()); !why.empty()) {
+            err() << "--hostfile: " << QString::fromStdString(why) << "\n";
+            err().flush();
+            return std::nullopt;
+        }
     }
     const auto diagnostics = plan::validatePlan(loaded.value());
     for (const auto &d : diagnostics)

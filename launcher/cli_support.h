@@ -40,7 +40,7 @@ struct Args {
 Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QString> &flags);
 
 // Loads and validates a plan for a command; prints the problems and returns nullopt if invalid.
-std::optional<plan::Plan> loadValidPlan(const QString &path);
+std::optional<plan::Plan> loadValidPlan(const QString &path, const QString &hostfile = {});
 
 // Bytes as MiB with two decimals.
 QString mb(std::uint64_t bytes);

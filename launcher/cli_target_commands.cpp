@@ -16,7 +16,7 @@ int cmdPreflight(const Args &a)
 {
     if (a.positional.size() != 1)
         return usageError(QStringLiteral("preflight takes one plan file"));
-    const auto thePlan = loadValidPlan(a.positional.first());
+    const auto thePlan = loadValidPlan(a.positional.first(), a.options.value(QStringLiteral("--hostfile")));
     if (!thePlan)
         return 1;
     QTemporaryDir work(QDir::tempPath() + QStringLiteral("/trellis-preflight-XXXXXX"));

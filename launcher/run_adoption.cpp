@@ -95,6 +95,8 @@ QString RunController::adopt(const QString &runId, const QString &runDir, qint64
             return QStringLiteral("cannot adopt run %1: %2").arg(runId, error);
         if (const QString e = m_target->reattach(runId); !e.isEmpty())
             raiseEvent(QStringLiteral("warning"), -1, 0, e); // the job goes on; only a restart would need them
+        if (m_target->gathersCheckpoints())
+            m_lastCheckpointStep = newestCompleteCheckpoint(localCheckpointDir()); // what a restart can put back
     }
     const QString receiverError =
         m_options.telemetryEndpoint.empty()

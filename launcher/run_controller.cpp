@@ -148,6 +148,11 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     m_story.clear();
     m_restartPending = false;
     m_lastCheckpointStep = 0;
+    if (m_gathering.valid())
+        m_gathering.wait();
+    m_gathering = {};
+    m_gatheringStep = 0;
+    m_gatherNext = 0;
     m_resumedFrom = 0;
     m_firstTelemetryMs = -1;
     m_alertCounts.clear();
@@ -487,6 +492,7 @@ void RunController::settle(RunState state, int exitCode, const QString &message)
 {
     if (m_settled)
         return;
+    finishGathering(); // every checkpoint the ranks reported is here before the run ends
     if (state == RunState::Failed)
         raise(QStringLiteral("failure"), m_progress.step, message.section(QLatin1Char('\n'), 0, 0));
     m_settled = true;

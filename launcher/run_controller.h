@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <deque>
+#include <future>
 #include <map>
 #include <tuple>
 #include <memory>
@@ -148,6 +149,13 @@ private:
     void handleLine(const QString &line, bool isStderr, bool replay = false);
     void publishStatus(); // the feed's RunStatus, on every change and once a second
     void onSlurmLine(const SlurmLine &line); // the batch job's state, from `slurm-job`
+    // Checkpoints on hosts without a shared folder (LaunchTarget::gathersCheckpoints): each one the
+    // ranks report is gathered here in the background; a restart resumes from the newest gathered.
+    void gatherCheckpoint(qint64 step);
+    void onCheckpointGathered(qint64 step, const QString &error);
+    QString localCheckpointDir() const;
+    void finishGathering();               // waits for what is on its way, gathers the newest reported
+    QString spreadCheckpointForRestart(); // before an attempt that resumes: "" or why not
 
     HistoryWriter *m_writer;
     // Owned here (shared only so a commit callback on the writer thread can find out it is gone);
@@ -185,6 +193,9 @@ private:
     QString m_trainer;
     std::unique_ptr<LaunchTarget> m_target; // ssh: builds each attempt's command
     std::string m_telemetryBind;             // the target's receiver address ("" : the run's own)
+    std::future<QString> m_gathering;        // a checkpoint being gathered from the hosts (uses m_target)
+    qint64 m_gatheringStep = 0;              // the step it gathers; later reports wait in m_gatherNext
+    qint64 m_gatherNext = 0;
     QString m_frozenPath;
     plan::Plan m_frozenPlan;
     int m_attempt = 0;

@@ -78,6 +78,7 @@ void RunController::failOrRestart(const QString &cause, int exitCode, const QStr
                            (cause == QLatin1String("node loss") && policy.onNodeLoss);
     const bool running = m_job && m_job->running();
     const QString firstLine = message.section(QLatin1Char('\n'), 0, 0);
+    finishGathering(); // the checkpoint a restart resumes from, or the run leaves here
     if (!retryable || m_attempt >= policy.maxRestarts || m_stopRequested) {
         QString story = message;
         if (m_attempt > 0)
@@ -126,6 +127,80 @@ void RunController::failOrRestart(const QString &cause, int exitCode, const QStr
         scheduleRelaunch();
 }
 
+QString RunController::localCheckpointDir() const
+{
+    const std::string &dir = m_frozenPlan.training.checkpoint.dir;
+    return dir.empty() ? m_runDir + QStringLiteral("/checkpoints") : QString::fromStdString(dir);
+}
+
+void RunController::gatherCheckpoint(qint64 step)
+{
+    if (step <= m_lastCheckpointStep || step <= m_gatheringStep || step <= m_gatherNext)
+        return; // every rank reports each checkpoint: gather it once
+    if (m_gathering.valid()) {
+        m_gatherNext = step; // after the one under way; a newer report replaces it
+        return;
+    }
+    m_gatheringStep = step;
+    const LaunchTarget *target = m_target.get();
+    m_gathering = std::async(std::launch::async, [this, target, plan = m_plan, step, dir = localCheckpointDir()] {
+        QString error = target->gatherCheckpoint(plan, step, dir);
+        QMetaObject::invokeMethod(this, [this, step, error] { onCheckpointGathered(step, error); }, Qt::QueuedConnection);
+        return error;
+    });
+}
+
+void RunController::onCheckpointGathered(qint64 step, const QString &error)
+{
+    if (m_gathering.valid() && m_gatheringStep == step)
+        m_gathering.get();
+    if (error.isEmpty()) {
+        m_lastCheckpointStep = std::max(m_lastCheckpointStep, step);
+    } else {
+        raiseEvent(QStringLiteral("warning"), -1, step,
+                   QStringLiteral("%1; a restart resumes from %2")
+                       .arg(error, m_lastCheckpointStep > 0 ? QStringLiteral("the checkpoint of step %1").arg(m_lastCheckpointStep)
+                                                            : QStringLiteral("the start")));
+    }
+    if (m_gatherNext > step) {
+        const qint64 next = m_gatherNext;
+        m_gatherNext = 0;
+        gatherCheckpoint(next);
+    }
+}
+
+void RunController::finishGathering()
+{
+    if (!m_target || !m_target->gathersCheckpoints())
+        return;
+    // The checkpoint on its way here, then the newest one reported meanwhile (bounded by the
+    // target's timeouts): a restart resumes from it, a finished run leaves it here.
+    if (m_gathering.valid()) {
+        const qint64 step = m_gatheringStep;
+        if (const QString error = m_gathering.get(); error.isEmpty())
+            m_lastCheckpointStep = std::max(m_lastCheckpointStep, step);
+    }
+    if (m_gatherNext > m_lastCheckpointStep) {
+        const qint64 step = m_gatherNext;
+        m_gatherNext = 0;
+        m_gatheringStep = step;
+        if (const QString error = m_target->gatherCheckpoint(m_plan, step, localCheckpointDir()); error.isEmpty())
+            m_lastCheckpointStep = step;
+        else
+            raiseEvent(QStringLiteral("warning"), -1, step, error);
+    }
+}
+
+QString RunController::spreadCheckpointForRestart()
+{
+    if (!m_target || !m_target->gathersCheckpoints())
+        return {};
+    finishGathering();
+    if (m_lastCheckpointStep <= 0)
+        return {};
+    return m_target->spreadCheckpoint(m_plan, m_lastCheckpointStep, localCheckpointDir());
+}
+
 void RunController::scheduleRelaunch()
 {
     const plan::RestartPolicy &policy = m_plan.launch.restart;
@@ -136,6 +211,10 @@ void RunController::scheduleRelaunch()
         m_restartPending = false;
         m_receiver->stop();
         m_resumedFrom = m_lastCheckpointStep; // the newest complete checkpoint, as the trainer will find it
+        if (const QString spread = spreadCheckpointForRestart(); !spread.isEmpty()) {
+            settle(RunState::Failed, -1, QStringLiteral("restart %1 could not start: %2").arg(m_attempt).arg(spread));
+            return;
+        }
         const QString error = launchAttempt(true);
         if (!error.isEmpty())
             settle(RunState::Failed, -1, QStringLiteral("restart %1 could not start: %2").arg(m_attempt).arg(error));
@@ -210,22 +289,47 @@ void RunController::checkWatchdog()
             // signal) in a moment; give it 3 s before calling it a hang.
             // A silent local rank whose process runs normally (neither stopped nor gone) is more
             // likely starved of a core by outside load than hung: give it 10 s, not 3 heartbeats.
+            // Only this machine's ranks can be looked at as processes: a remote rank's pid means
+            // nothing here.
+            const bool remote = m_plan.launch.target != plan::LaunchTarget::Local;
             bool gone = false, runningNormally = false;
-            if (report->silent)
+            if (report->silent && !remote)
                 for (int rank : report->culprits) {
                     gone = gone || (m_pids.count(rank) && localProcessGone(m_pids[rank]));
                     runningNormally = runningNormally ||
                                       (m_pids.count(rank) && !localProcessGone(m_pids[rank]) && !localProcessStopped(m_pids[rank]));
                 }
-            const bool patient = runningNormally && report->silentMs < 10000;
+            // A remote rank cannot be looked at: give a short silence (a loaded host, a slow link) 5 s.
+            const bool patient = (runningNormally && report->silentMs < 10000) || (remote && report->silent && report->silentMs < 5000);
             if (!patient && (!gone || (m_silentSinceMs >= 0 && m_clock.elapsed() - m_silentSinceMs > 3000))) {
                 QString message = QStringLiteral("hang: ") + QString::fromStdString(report->message);
-                for (int rank : report->culprits)
-                    if (m_pids.count(rank) && localProcessStopped(m_pids[rank]))
-                        message += QStringLiteral(" [rank %1's process is stopped]").arg(rank);
+                QString cause = QStringLiteral("hang");
+                if (!remote) {
+                    for (int rank : report->culprits)
+                        if (m_pids.count(rank) && localProcessStopped(m_pids[rank]))
+                            message += QStringLiteral(" [rank %1's process is stopped]").arg(rank);
+                } else if (report->silent) {
+                    // Every rank of a host silent while other hosts' ranks still answer: the host
+                    // is gone (down, or off the network) — a node loss, which restarts can leave out.
+                    std::map<QString, std::pair<int, int>> perHost; // host -> (ranks, silent ranks)
+                    for (const auto &[rank, host] : m_hosts)
+                        ++perHost[host].first;
+                    for (int rank : report->culprits)
+                        if (m_hosts.count(rank))
+                            ++perHost[m_hosts[rank]].second;
+                    QStringList lost;
+                    for (const auto &[host, count] : perHost)
+                        if (count.first > 0 && count.first == count.second)
+                            lost << host;
+                    if (!lost.isEmpty() && lost.size() < static_cast<int>(perHost.size())) {
+                        cause = QStringLiteral("node loss");
+                        message = QStringLiteral("node loss: %1 stopped answering (every rank there silent, the others alive): %2")
+                                      .arg(lost.join(QStringLiteral(", ")), QString::fromStdString(report->message));
+                    }
+                }
                 const int culprit = report->culprits.empty() ? -1 : report->culprits.front();
                 raiseEvent(QStringLiteral("hang"), culprit, m_progress.step, message);
-                failOrRestart(QStringLiteral("hang"), -1, message, culprit);
+                failOrRestart(cause, -1, message, culprit);
                 return;
             }
             if (gone && m_silentSinceMs < 0)

@@ -87,8 +87,12 @@ void RunController::drainTelemetry()
         }
         case proto::Envelope::kEvent: {
             const auto &ev = e.event();
-            if (ev.kind() == proto::Event::CHECKPOINT)
-                m_lastCheckpointStep = std::max<qint64>(m_lastCheckpointStep, static_cast<qint64>(ev.step()));
+            if (ev.kind() == proto::Event::CHECKPOINT) {
+                if (m_target && m_target->gathersCheckpoints())
+                    gatherCheckpoint(static_cast<qint64>(ev.step())); // counts once it is here
+                else
+                    m_lastCheckpointStep = std::max<qint64>(m_lastCheckpointStep, static_cast<qint64>(ev.step()));
+            }
             if (ev.kind() == proto::Event::RESTART)
                 m_resumedFrom = static_cast<qint64>(ev.step()); // what the trainer really resumed from
             if (ev.kind() == proto::Event::NON_FINITE && rank == 0)

@@ -380,6 +380,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Hosts share the remote folder</source>
+        <translation>Hosts teilen den entfernten Ordner</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>MPI network between hosts</source>
         <translation>MPI-Netz zwischen den Hosts</translation>
     </message>

@@ -380,6 +380,11 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Hosts share the remote folder</source>
+        <translation>主机共享远程文件夹</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>MPI network between hosts</source>
         <translation>主机间的 MPI 网络</translation>
     </message>

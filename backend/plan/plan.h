@@ -179,6 +179,10 @@ struct SshSpec {
     std::string remoteDir = "trellis-runs"; // per host; relative to the remote home; a folder per run inside
     std::string trainer;        // the trainer on the hosts; empty: this machine's path to it
     bool stageTrainer = false;  // copy this machine's trainer into each run folder instead
+    // true: remote_dir is on a filesystem every host shares. false (default): each host keeps its
+    // ranks' checkpoint shards; the supervisor gathers every checkpoint into this machine's
+    // checkpoint folder and, before a restart, puts the newest back on every host.
+    bool sharedRemoteDir = false;
     std::string mpiInterface;   // network (CIDR) or interface MPI and its daemons use between hosts
     std::string telemetryAddress; // address the hosts reach this machine at; empty: routed toward the first host
     bool operator==(const SshSpec &) const = default;

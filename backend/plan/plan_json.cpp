@@ -2,6 +2,8 @@
 // reports type errors with full paths; finish() then flags every key nobody asked for.
 #include "plan_json.h"
 
+#include "hostfile.h"
+
 #include "plan_validate.h"
 #include "presets.h"
 
@@ -250,9 +252,13 @@ void readModel(ObjectReader r, ModelSpec &m, Diagnostics &d)
     r.finish();
 }
 
-void readCluster(ObjectReader r, ClusterSpec &c, Diagnostics &d)
+void readCluster(ObjectReader r, ClusterSpec &c, Diagnostics &d, const std::string &baseDir)
 {
     r.read("preset", c.preset);
+    std::string hostfile;
+    r.read("hostfile", hostfile);
+    if (!hostfile.empty() && r.has("nodes"))
+        d.push_back({Severity::Error, "cluster.hostfile", "give the nodes in cluster.nodes or in a hostfile, not both"});
     int nodeCount = 1;
     r.read("node_count", nodeCount);
     if (!c.preset.empty()) {
@@ -270,7 +276,18 @@ void readCluster(ObjectReader r, ClusterSpec &c, Diagnostics &d)
             d.push_back({Severity::Error, "cluster.preset", "unknown preset '" + c.preset + "' (known: " + known + ")"});
         }
     }
-    if (const json *nodes = r.array("nodes", c.preset.empty())) {
+    if (!hostfile.empty() && !r.has("nodes")) {
+        // The hosts from the file (relative to the plan's folder); a preset's device stays.
+        Plan holder;
+        holder.cluster.nodes = c.nodes;
+        const std::filesystem::path file(hostfile);
+        const std::string path = file.is_absolute() || baseDir.empty() ? hostfile : (std::filesystem::path(baseDir) / file).string();
+        if (const std::string why = applyHostfile(holder, path); !why.empty())
+            d.push_back({Severity::Error, "cluster.hostfile", why});
+        else
+            c.nodes = holder.cluster.nodes;
+    }
+    if (const json *nodes = r.array("nodes", c.preset.empty() && hostfile.empty())) {
         c.nodes.clear();
         for (std::size_t i = 0; i < nodes->size(); ++i) {
             const std::string path = "cluster.nodes[" + std::to_string(i) + "]";
@@ -377,6 +394,7 @@ void readLaunch(ObjectReader r, LaunchSpec &l)
     ssh.read("remote_dir", l.ssh.remoteDir);
     ssh.read("trainer", l.ssh.trainer);
     ssh.read("stage_trainer", l.ssh.stageTrainer);
+    ssh.read("shared_remote_dir", l.ssh.sharedRemoteDir);
     ssh.read("mpi_interface", l.ssh.mpiInterface);
     ssh.read("telemetry_address", l.ssh.telemetryAddress);
     ssh.finish();
@@ -423,7 +441,7 @@ std::string lineColumn(const std::string &text, std::size_t offset)
 
 } // namespace
 
-Result<Plan> parsePlan(const std::string &jsonText, const std::string &sourceName)
+Result<Plan> parsePlan(const std::string &jsonText, const std::string &sourceName, const std::string &baseDir)
 {
     json root;
     try {
@@ -448,7 +466,7 @@ Result<Plan> parsePlan(const std::string &jsonText, const std::string &sourceNam
                      "unsupported schema '" + plan.schema + "' (this version reads '" + kPlanSchema + "')"});
     r.read("name", plan.name);
     readModel(r.child("model", true), plan.model, d);
-    readCluster(r.child("cluster", true), plan.cluster, d);
+    readCluster(r.child("cluster", true), plan.cluster, d, baseDir);
     readParallel(r.child("parallel"), plan.parallel);
     readTraining(r.child("training"), plan.training);
     readTelemetry(r.child("telemetry"), plan.telemetry);
@@ -473,7 +491,7 @@ Result<Plan> loadPlanFile(const std::string &path)
     text << in.rdbuf();
     if (text.str().size() > 16 * 1024 * 1024)
         return Result<Plan>::failure("", path + ": larger than 16 MiB, not a plan file");
-    return parsePlan(text.str(), path);
+    return parsePlan(text.str(), path, std::filesystem::path(path).parent_path().string());
 }
 
 Result<Plan> loadAndValidatePlanFile(const std::string &path, Diagnostics *warnings)
@@ -577,6 +595,7 @@ std::string planToJson(const Plan &p, int indent)
                      {"remote_dir", l.ssh.remoteDir},
                      {"trainer", l.ssh.trainer},
                      {"stage_trainer", l.ssh.stageTrainer},
+                     {"shared_remote_dir", l.ssh.sharedRemoteDir},
                      {"mpi_interface", l.ssh.mpiInterface},
                      {"telemetry_address", l.ssh.telemetryAddress}}},
                    {"slurm",

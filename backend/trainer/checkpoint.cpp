@@ -189,6 +189,13 @@ std::string saveCheckpoint(Communicator &world, const std::string &dir, const pl
     world.broadcast(&failed, 1, DataType::I32, 0);
     if (failed)
         return rank == 0 ? error : partialDir.string() + ": cannot be created";
+    if (rank != 0) {
+        // A host that does not share rank 0's folder (ssh hosts, each with its own run folder):
+        // its ranks' shards go into a folder of their own there, gathered by the supervisor.
+        std::error_code ec;
+        if (!fs::is_directory(partialDir, ec))
+            fs::create_directories(partialDir, ec);
+    }
 
     // Shard: header, ranges, parameters (all on rank 0 — they are identical on every rank — or, at
     // ZeRO-3, each rank those of its ranges), moments.

@@ -164,6 +164,19 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         } else if (rank == 0) {
             std::printf("no checkpoint in %s: starting at step 0\n", checkpointDir.c_str());
         }
+        // Every rank must resume from the same step: folders that differ between hosts are refused.
+        const std::int64_t mine = loaded.found ? static_cast<std::int64_t>(restored.step) : -1;
+        std::vector<std::int64_t> every(static_cast<std::size_t>(m_world.size()));
+        m_world.allGather(&mine, every.data(), 1, DataType::I64);
+        for (std::size_t r = 0; r < every.size(); ++r)
+            if (every[r] != every[0]) {
+                auto what = [](std::int64_t s) { return s < 0 ? std::string("no checkpoint") : "step " + std::to_string(s); };
+                throw TrainerError(proto::kExitCheckpointError,
+                                   "ranks found different checkpoints in " + checkpointDir + ": rank 0 " + what(every[0]) + ", rank " +
+                                       std::to_string(r) + " " + what(every[r]) +
+                                       " (every rank must see the same checkpoints: a folder every host shares, or the copies "
+                                       "the ssh target puts on each host before a restart)");
+            }
     }
 
     FaultInjector faults(m_options.inject, rank);

@@ -5,7 +5,13 @@
 #include "launcher/targets/slurm_target.h"
 #include "launcher/targets/ssh_target.h"
 
+#include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
 #include <QThread>
 
 #include <algorithm>
@@ -111,6 +117,49 @@ std::unique_ptr<LaunchTarget> makeLaunchTarget(const plan::Plan &plan, const Tar
     }
     error = QStringLiteral("launch.target: the '%1' target cannot be started by this version").arg(QString::fromUtf8(plan::toString(plan.launch.target)));
     return nullptr;
+}
+
+QString checkpointFolderName(qint64 step)
+{
+    return QStringLiteral("step-%1").arg(step, 8, 10, QLatin1Char('0'));
+}
+
+QString checkpointGaps(const QString &stepDir)
+{
+    QFile metaFile(stepDir + QStringLiteral("/meta.json"));
+    if (!metaFile.open(QIODevice::ReadOnly))
+        return QStringLiteral("%1/meta.json is missing").arg(stepDir);
+    const QJsonDocument meta = QJsonDocument::fromJson(metaFile.read(1 << 20));
+    const QJsonArray files = meta.object().value(QStringLiteral("files")).toArray();
+    if (files.isEmpty())
+        return QStringLiteral("%1/meta.json lists no shards").arg(stepDir);
+    QStringList missing;
+    for (const QJsonValue &f : files) {
+        const QString name = f.toObject().value(QStringLiteral("name")).toString();
+        const QFileInfo shard(stepDir + QLatin1Char('/') + name);
+        if (name.isEmpty() || name.contains(QLatin1Char('/')) || !shard.isFile() ||
+            shard.size() != static_cast<qint64>(f.toObject().value(QStringLiteral("bytes")).toDouble()))
+            missing << (name.isEmpty() ? QStringLiteral("(unnamed)") : name);
+    }
+    if (missing.isEmpty())
+        return {};
+    return QStringLiteral("%1 lacks %2 (or %3 the recorded size)")
+        .arg(stepDir, missing.join(QStringLiteral(", ")), missing.size() == 1 ? QStringLiteral("has not") : QStringLiteral("they have not"));
+}
+
+qint64 newestCompleteCheckpoint(const QString &dir)
+{
+    static const QRegularExpression name(QStringLiteral("^step-(\\d{8})$"));
+    qint64 newest = 0;
+    for (const QString &entry : QDir(dir).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        const auto m = name.match(entry);
+        if (!m.hasMatch())
+            continue;
+        const qint64 step = m.captured(1).toLongLong();
+        if (step > newest && checkpointGaps(dir + QLatin1Char('/') + entry).isEmpty())
+            newest = step;
+    }
+    return newest;
 }
 
 } // namespace trellis::launcher

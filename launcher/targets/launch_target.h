@@ -72,7 +72,31 @@ public:
     virtual QString reattach(const QString &runId) { Q_UNUSED(runId); return {}; }
     // The launch command of one attempt (plan: the attempt's plan, perhaps shrunk).
     virtual LaunchCommand command(const plan::Plan &plan, const LaunchRequest &request) const = 0;
+
+    // Checkpoints on hosts that share no folder (ssh without launch.ssh.shared_remote_dir): each
+    // host holds its own ranks' shards. Such a target gathers every checkpoint the ranks report
+    // into `localDir` on this machine and, before a restart, puts the chosen one back on the hosts
+    // of the attempt's plan. Both block (hosts in parallel) and may run on any thread; "" or why not.
+    virtual bool gathersCheckpoints() const { return false; }
+    virtual QString gatherCheckpoint(const plan::Plan &plan, qint64 step, const QString &localDir) const
+    {
+        Q_UNUSED(plan); Q_UNUSED(step); Q_UNUSED(localDir);
+        return {};
+    }
+    virtual QString spreadCheckpoint(const plan::Plan &plan, qint64 step, const QString &localDir) const
+    {
+        Q_UNUSED(plan); Q_UNUSED(step); Q_UNUSED(localDir);
+        return {};
+    }
 };
+
+// "step-00000042": a checkpoint's folder name (backend/trainer/checkpoint.h).
+QString checkpointFolderName(qint64 step);
+// The newest checkpoint in `dir` with its meta.json and every shard it lists at the listed size;
+// 0 when none.
+qint64 newestCompleteCheckpoint(const QString &dir);
+// Whether `stepDir` holds meta.json and every shard it lists, at the listed size; "" or what is missing.
+QString checkpointGaps(const QString &stepDir);
 
 struct TargetOptions {
     QString trainerPath;                         // this machine's trellis-trainer

@@ -6,11 +6,13 @@
 #include <QCryptographicHash>
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QHostAddress>
 #include <QHostInfo>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QUdpSocket>
 
@@ -496,6 +498,159 @@ QString SshTarget::reattach(const QString &runId)
             node.runDir = node.remoteBase + QLatin1Char('/') + runId;
     }
     return missing.isEmpty() ? QString() : QStringLiteral("cannot reach the run folders on %1:\n%2").arg(missing.join(QStringLiteral(", ")), p.failures());
+}
+
+std::vector<const SshTarget::Node *> SshTarget::nodesOf(const plan::Plan &plan) const
+{
+    std::vector<const Node *> out;
+    for (const plan::NodeSpec &spec : plan.cluster.nodes) {
+        const auto node = std::find_if(m_nodes.begin(), m_nodes.end(), [&](const Node &n) { return n.host.toStdString() == spec.host; });
+        if (node != m_nodes.end() && spec.slotCount > 0)
+            out.push_back(&*node);
+    }
+    return out;
+}
+
+QString SshTarget::tarPipe(const Node &node, const QString &remoteCommand, const QStringList &tarArguments, bool fromNode, int timeoutMs) const
+{
+    QProcess ssh, tar;
+    if (fromNode)
+        ssh.setStandardOutputProcess(&tar);
+    else
+        tar.setStandardOutputProcess(&ssh);
+    ssh.start(m_options.sshPath, {QStringLiteral("-F"), m_configPath, QStringLiteral("--"), node.alias, remoteCommand});
+    tar.start(QStringLiteral("tar"), tarArguments);
+    if (!ssh.waitForStarted(10000) || !tar.waitForStarted(10000))
+        return QStringLiteral("%1: cannot start ssh or tar").arg(node.host);
+    if (fromNode)
+        tar.closeWriteChannel();
+    QElapsedTimer clock;
+    clock.start();
+    bool finished = true;
+    for (QProcess *p : {&ssh, &tar})
+        if (!p->waitForFinished(std::max<qint64>(1, timeoutMs - clock.elapsed()))) {
+            finished = false;
+            break;
+        }
+    if (!finished) {
+        ssh.kill();
+        tar.kill();
+        ssh.waitForFinished(2000);
+        tar.waitForFinished(2000);
+        return QStringLiteral("%1: no answer within %2 s").arg(node.host).arg(timeoutMs / 1000);
+    }
+    if (ssh.exitStatus() != QProcess::NormalExit || ssh.exitCode() != 0) {
+        const QString why = firstLine(ssh.readAllStandardError());
+        return QStringLiteral("%1: %2").arg(node.host, ssh.exitCode() == 255 ? QStringLiteral("unreachable (%1)").arg(why) : why);
+    }
+    if (tar.exitStatus() != QProcess::NormalExit || tar.exitCode() != 0)
+        return QStringLiteral("%1: tar here failed: %2").arg(node.host, firstLine(tar.readAllStandardError()));
+    return {};
+}
+
+QString SshTarget::gatherCheckpoint(const plan::Plan &plan, qint64 step, const QString &localDir) const
+{
+    const QString name = checkpointFolderName(step);
+    const QString target = localDir + QLatin1Char('/') + name;
+    if (checkpointGaps(target).isEmpty())
+        return {}; // gathered already
+    if (!QDir().mkpath(localDir))
+        return QStringLiteral("cannot create %1").arg(localDir);
+    QTemporaryDir work(localDir + QStringLiteral("/.gather-XXXXXX"));
+    if (!work.isValid())
+        return QStringLiteral("cannot create a folder in %1").arg(localDir);
+    const std::vector<const Node *> nodes = nodesOf(plan);
+    // Each host's folder of that step: complete where rank 0 ran (meta.json), partial elsewhere.
+    std::vector<std::future<QString>> fetches;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const QString into = work.filePath(QString::number(i));
+        QDir().mkpath(into);
+        const Node *node = nodes[i];
+        fetches.push_back(std::async(std::launch::async, [&, node, into] {
+            if (node->runDir.isEmpty())
+                return QStringLiteral("%1: its run folder is not known").arg(node->host);
+            const QString remote = QStringLiteral("cd %1 && tar -cf - --ignore-failed-read %2 %3 2>/dev/null")
+                                       .arg(shellQuote(node->runDir + QStringLiteral("/checkpoints")), name, name + QStringLiteral(".partial"));
+            return tarPipe(*node, remote, {QStringLiteral("-x"), QStringLiteral("--no-same-owner"), QStringLiteral("-f"), QStringLiteral("-"),
+                                           QStringLiteral("-C"), into},
+                           true, 300000);
+        }));
+    }
+    QStringList errors;
+    for (auto &w : fetches)
+        if (QString e = w.get(); !e.isEmpty())
+            errors << e;
+    if (!errors.isEmpty())
+        return QStringLiteral("checkpoint of step %1 not gathered: %2").arg(step).arg(errors.join(QStringLiteral("; ")));
+    // Merge: meta.json and every shard, from wherever they are.
+    const QString merged = work.filePath(name);
+    QDir().mkpath(merged);
+    static const QRegularExpression fileName(QStringLiteral("^(meta\\.json|rank-\\d+\\.bin)$"));
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        for (const QString &sub : {name, name + QStringLiteral(".partial")}) {
+            const QDir from(work.filePath(QString::number(i) + QLatin1Char('/') + sub));
+            for (const QFileInfo &f : from.entryInfoList(QDir::Files)) {
+                if (!fileName.match(f.fileName()).hasMatch() || QFile::exists(merged + QLatin1Char('/') + f.fileName()))
+                    continue;
+                if (f.fileName() == QLatin1String("meta.json") && sub != name)
+                    continue; // written last by rank 0 into the final folder only
+                if (!QFile::rename(f.absoluteFilePath(), merged + QLatin1Char('/') + f.fileName()))
+                    return QStringLiteral("cannot move %1 into %2").arg(f.absoluteFilePath(), merged);
+            }
+        }
+    if (const QString gaps = checkpointGaps(merged); !gaps.isEmpty())
+        return QStringLiteral("checkpoint of step %1 is incomplete on the hosts: %2").arg(step).arg(QString(gaps).replace(merged, name));
+    QDir(target).removeRecursively();
+    if (!QDir().rename(merged, target))
+        return QStringLiteral("cannot put %1 in place").arg(target);
+    // The hosts' partial copies of this step and older ones (skipped for a newer one) are not needed
+    // any more: free their space.
+    static const QRegularExpression partialName(QStringLiteral("^step-(\\d{8})\\.partial$"));
+    for (const Node *node : nodes) {
+        const QString dir = node->runDir + QStringLiteral("/checkpoints");
+        const Result listed = ssh(*node, QStringLiteral("cd %1 && ls -1d step-*.partial 2>/dev/null; true").arg(shellQuote(dir)));
+        QStringList obsolete;
+        for (const QString &entry : QString::fromUtf8(listed.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+            if (const auto m = partialName.match(entry.trimmed()); m.hasMatch() && m.captured(1).toLongLong() <= step)
+                obsolete << shellQuote(dir + QLatin1Char('/') + entry.trimmed());
+        if (!obsolete.isEmpty())
+            ssh(*node, QStringLiteral("rm -rf ") + obsolete.join(QLatin1Char(' ')));
+    }
+    // Keep as many here as the plan keeps.
+    const int keep = std::max(1, plan.training.checkpoint.keep);
+    static const QRegularExpression stepName(QStringLiteral("^step-\\d{8}$"));
+    QStringList complete;
+    for (const QString &entry : QDir(localDir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+        if (stepName.match(entry).hasMatch() && checkpointGaps(localDir + QLatin1Char('/') + entry).isEmpty())
+            complete << entry;
+    for (int i = 0; i + keep < complete.size(); ++i)
+        QDir(localDir + QLatin1Char('/') + complete[i]).removeRecursively();
+    return {};
+}
+
+QString SshTarget::spreadCheckpoint(const plan::Plan &plan, qint64 step, const QString &localDir) const
+{
+    const QString name = checkpointFolderName(step);
+    if (const QString gaps = checkpointGaps(localDir + QLatin1Char('/') + name); !gaps.isEmpty())
+        return QStringLiteral("the checkpoint to resume from is not complete here: %1").arg(gaps);
+    std::vector<std::future<QString>> work;
+    for (const Node *node : nodesOf(plan))
+        work.push_back(std::async(std::launch::async, [&, node] {
+            if (node->runDir.isEmpty())
+                return QStringLiteral("%1: its run folder is not known").arg(node->host);
+            // Unpacked beside, then swapped in: a host never holds half a checkpoint under its name.
+            const QString dir = shellQuote(node->runDir + QStringLiteral("/checkpoints"));
+            const QString incoming = name + QStringLiteral(".incoming");
+            const QString remote = QStringLiteral("mkdir -p %1 && cd %1 && rm -rf %2 && mkdir %2 && tar -xf - -C %2 && rm -rf %3 && mv %2/%3 %3 && rmdir %2")
+                                       .arg(dir, incoming, name);
+            return tarPipe(*node, remote, {QStringLiteral("-c"), QStringLiteral("-f"), QStringLiteral("-"), QStringLiteral("-C"), localDir, name}, false,
+                           300000);
+        }));
+    QStringList errors;
+    for (auto &w : work)
+        if (QString e = w.get(); !e.isEmpty())
+            errors << e;
+    return errors.isEmpty() ? QString() : QStringLiteral("cannot put the checkpoint of step %1 on the hosts: %2").arg(step).arg(errors.join(QStringLiteral("; ")));
 }
 
 LaunchCommand SshTarget::command(const plan::Plan &plan, const LaunchRequest &r) const

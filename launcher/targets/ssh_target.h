@@ -12,6 +12,9 @@
 //              gets the plan (data and checkpoint paths rewritten to it), the keys, the data file
 //              and, with launch.ssh.stage_trainer, the trainer.
 //   command    one mpirun app context per node (its -wdir, its plan path), ranks in the plan's order.
+//   checkpoints  unless launch.ssh.shared_remote_dir, each host keeps its own ranks' shards: every
+//              checkpoint is gathered (tar over ssh) into this machine's checkpoint folder, and
+//              before a restart the newest complete one is put back on every host of the attempt.
 // Remote commands are fixed text with plan values single-quoted (and those values validated to a
 // safe alphabet by plan validation).
 #pragma once
@@ -32,6 +35,9 @@ public:
     QString stage(const StageInput &input) override;
     LaunchCommand command(const plan::Plan &plan, const LaunchRequest &request) const override;
     QString reattach(const QString &runId) override;
+    bool gathersCheckpoints() const override { return !m_plan.launch.ssh.sharedRemoteDir; }
+    QString gatherCheckpoint(const plan::Plan &plan, qint64 step, const QString &localDir) const override;
+    QString spreadCheckpoint(const plan::Plan &plan, qint64 step, const QString &localDir) const override;
 
     // Adds `host`'s key (as it shows it now) to the known-hosts file. With `fingerprint`
     // ("SHA256:..."), only a key with that fingerprint is accepted. Returns "" or why not;
@@ -62,6 +68,10 @@ private:
     QString keyName(const Node &node) const; // as known_hosts names it: host or [host]:port
     std::vector<PreflightCheck> checkNode(Node &node, const struct LocalFacts &here) const;
     QString stageNode(Node &node, const StageInput &input, const QByteArray &keyBytes) const;
+    // `remoteCommand` on `node` with a local `tar tarArguments` on the other end of its stdout
+    // (fromNode) or stdin; "" or why not.
+    QString tarPipe(const Node &node, const QString &remoteCommand, const QStringList &tarArguments, bool fromNode, int timeoutMs) const;
+    std::vector<const Node *> nodesOf(const plan::Plan &plan) const; // the attempt's nodes
 
     plan::Plan m_plan;
     TargetOptions m_options;

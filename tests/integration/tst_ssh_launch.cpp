@@ -7,16 +7,23 @@
 // naming the host and the reason, and nothing starts. Skips (saying why) where namespaces or sshd
 // are not available; removes every namespace, link and sshd it made, also after a failure.
 #include "cli_test_support.h"
+#include "launcher/history_database.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
 
 #include <cmath>
+#include <csignal>
+#include <optional>
 #include <map>
 
 using namespace trellis::test;
@@ -226,6 +233,222 @@ private slots:
         // Leave the hosts' run folders empty for the failure cases below.
         QDir(m_dir.filePath(QStringLiteral("h1/runs/") + runId)).removeRecursively();
         QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();
+    }
+
+    // No shared folder between the hosts: each checkpoint's shards are gathered to this machine;
+    // rank 2 (on host2) is killed mid-run, and the restart puts the newest gathered checkpoint back
+    // on both hosts, so every rank resumes from the same step and the run ends with the losses of
+    // an uninterrupted run on this machine.
+    void killedRankResumesFromTheGatheredCheckpoint()
+    {
+        const QString known = m_dir.filePath(QStringLiteral("known_hosts_run"));
+        const int steps = 24;
+        auto withCheckpoints = [&](const QString &path, const QString &folder, int maxRestarts) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+            f.close();
+            QJsonObject training = root[QStringLiteral("training")].toObject();
+            training[QStringLiteral("steps")] = steps;
+            training[QStringLiteral("checkpoint")] = QJsonObject{{QStringLiteral("every"), 4}, {QStringLiteral("keep"), 2},
+                                                                 {QStringLiteral("dir"), m_dir.filePath(folder)}};
+            root[QStringLiteral("training")] = training;
+            QJsonObject launch = root[QStringLiteral("launch")].toObject();
+            launch[QStringLiteral("restart")] = QJsonObject{{QStringLiteral("max_restarts"), maxRestarts}, {QStringLiteral("backoff_s"), 0.2}};
+            root[QStringLiteral("launch")] = launch;
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(QJsonDocument(root).toJson());
+        };
+        const QString plan = writePlan(QStringLiteral("restart-hosts"), known);
+        withCheckpoints(plan, QStringLiteral("restart-ckpt"), 1);
+        const QString local = writePlan(QStringLiteral("restart-local"), known, {}, 2, 2, {}, QStringLiteral("local"));
+        withCheckpoints(local, QStringLiteral("restart-local-ckpt"), 0);
+        const QString db = m_dir.filePath(QStringLiteral("restart.db"));
+        const Result reference = cli({QStringLiteral("--db"), db, QStringLiteral("run"), local, QStringLiteral("--quiet")});
+        QVERIFY2(reference.code == 0, qPrintable(reference.err));
+
+        // Rank 0 slowed by 200 ms a step, so the kill lands mid-run.
+        QProcess run;
+        run.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-cli"),
+                  {QStringLiteral("--db"), db, QStringLiteral("run"), plan, QStringLiteral("--quiet"), QStringLiteral("--inject"), QStringLiteral("slow@0:1")});
+        QVERIFY(run.waitForStarted());
+        qint64 pid = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 90000 && pid == 0 && run.state() == QProcess::Running) {
+            QTest::qWait(100);
+            trellis::launcher::HistoryDatabase h;
+            if (!h.open(db, false).isEmpty())
+                continue;
+            const auto last = h.findRun(QStringLiteral("last"));
+            if (!last || last->name != QStringLiteral("restart-hosts") || last->stepsDone < 10)
+                continue;
+            if (const auto data = h.loadRun(last->id))
+                for (const auto &rank : data->ranks)
+                    if (rank.rank == 2 && rank.host == QStringLiteral("host2"))
+                        pid = rank.pid;
+        }
+        QVERIFY2(pid > 0, qPrintable(QStringLiteral("the run never reached step 10: ") + QString::fromUtf8(run.readAllStandardError())));
+        QVERIFY(::kill(static_cast<pid_t>(pid), SIGKILL) == 0);
+        QVERIFY(run.waitForFinished(180000));
+        const QString err = QString::fromUtf8(run.readAllStandardError());
+        QVERIFY2(run.exitCode() == 0, qPrintable(err));
+
+        trellis::launcher::HistoryDatabase h;
+        QCOMPARE(h.open(db, false), QString());
+        std::optional<trellis::launcher::RunData> straight, restarted;
+        for (const auto &r : h.listRuns()) {
+            if (r.name == QStringLiteral("restart-local"))
+                straight = h.loadRun(r.id);
+            if (r.name == QStringLiteral("restart-hosts"))
+                restarted = h.loadRun(r.id);
+        }
+        QVERIFY(straight && restarted);
+        // The hosts' run folders go, whatever the checks below find (the preflight cases need them empty).
+        const QString runId = restarted->run.runId;
+        const auto removeRunFolders = qScopeGuard([&] {
+            for (const QString &hostDir : {QStringLiteral("h1/runs/"), QStringLiteral("h2/runs/")})
+                QDir(m_dir.filePath(hostDir + runId)).removeRecursively();
+        });
+        QCOMPARE(restarted->run.status, QStringLiteral("completed"));
+        qint64 resumedFrom = -1, announced = -2;
+        static const QRegularExpression announcedStep(QStringLiteral("resuming from the checkpoint of step (\\d+)"));
+        for (const auto &e : restarted->events) {
+            if (e.kind == QStringLiteral("restart") && e.message.startsWith(QStringLiteral("restart 1/1 after crash"))) {
+                const auto m = announcedStep.match(e.message);
+                QVERIFY2(m.hasMatch(), qPrintable(e.message));
+                announced = m.captured(1).toLongLong();
+            }
+            if (e.kind == QStringLiteral("restart") && e.message.startsWith(QStringLiteral("resumed from"))) {
+                QVERIFY2(resumedFrom < 0 || resumedFrom == e.step, "ranks resumed from different steps");
+                resumedFrom = e.step;
+            }
+        }
+        QVERIFY2(resumedFrom >= 4, "no rank resumed from a checkpoint");
+        QCOMPARE(announced, resumedFrom); // the supervisor said which checkpoint the ranks would find
+        // The loss of every step (the last stage's), against the run that was never interrupted.
+        std::map<qint64, double> lossA, lossB;
+        for (const auto &row : straight->steps)
+            if (row.rank == 3)
+                lossA[row.step] = row.loss;
+        for (const auto &row : restarted->steps)
+            if (row.rank == 3)
+                lossB[row.step] = row.loss;
+        QCOMPARE(lossA.size(), std::size_t(steps));
+        QCOMPARE(lossB.size(), std::size_t(steps));
+        for (const auto &[step, loss] : lossA)
+            QVERIFY2(std::abs(lossB.at(step) - loss) <= 1e-6 * std::abs(loss),
+                     qPrintable(QStringLiteral("step %1: %2 over ssh, %3 here").arg(step).arg(lossB.at(step), 0, 'g', 10).arg(loss, 0, 'g', 10)));
+        // The final checkpoint is here, whole: meta.json and the four shards from both hosts.
+        const QString final = m_dir.filePath(QStringLiteral("restart-ckpt/step-%1").arg(steps, 8, 10, QLatin1Char('0')));
+        QStringList story;
+        for (const auto &e : restarted->events)
+            if (e.kind != QStringLiteral("checkpoint"))
+                story << QStringLiteral("%1 %2: %3").arg(e.kind).arg(e.step).arg(e.message);
+        QVERIFY2(QFile::exists(final + QStringLiteral("/meta.json")),
+                 qPrintable(final + QStringLiteral(" has ") + QDir(final).entryList().join(QLatin1Char(' ')) + QLatin1Char('\n') + story.join(QLatin1Char('\n'))));
+        for (int r = 0; r < 4; ++r)
+            QVERIFY2(QFile::exists(final + QStringLiteral("/rank-%1.bin").arg(r, 5, 10, QLatin1Char('0'))), qPrintable(final));
+        // host2 got the checkpoint it resumed from, whole, and keeps no partial copies.
+        const QDir host2(m_dir.filePath(QStringLiteral("h2/runs/") + restarted->run.runId + QStringLiteral("/checkpoints")));
+        QVERIFY2(QFile::exists(host2.filePath(QStringLiteral("step-%1/rank-00000.bin").arg(resumedFrom, 8, 10, QLatin1Char('0')))),
+                 qPrintable(host2.entryList().join(QLatin1Char(' '))));
+        QVERIFY2(host2.entryList({QStringLiteral("*.partial")}, QDir::Dirs).isEmpty(), qPrintable(host2.entryList().join(QLatin1Char(' '))));
+    }
+
+    // host2 drops off the network mid-run (its link to the bridge goes down): the run fails, naming
+    // host2 and its ranks, and what the history already holds stays.
+    void vanishedHostFailsTheRunNamingIt()
+    {
+        const QString plan = writePlan(QStringLiteral("vanishing"), m_dir.filePath(QStringLiteral("known_hosts_run")));
+        {
+            QFile f(plan);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+            f.close();
+            QJsonObject training = root[QStringLiteral("training")].toObject();
+            training[QStringLiteral("steps")] = 100000;
+            root[QStringLiteral("training")] = training;
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(QJsonDocument(root).toJson());
+        }
+        QString link; // host2's end on the bridge
+        for (const QString &line : readAll(m_dir.filePath(QStringLiteral("state"))).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+            if (line.startsWith(QStringLiteral("link ")) && line.endsWith(QStringLiteral("h2")))
+                link = line.section(QLatin1Char(' '), 1, 1);
+        QVERIFY2(!link.isEmpty(), "no link of host2 in the hosts' state file");
+        auto setLink = [&](const char *state) {
+            QProcess ip;
+            ip.start(QStringLiteral("ip"), {QStringLiteral("link"), QStringLiteral("set"), link, QString::fromLatin1(state)});
+            return ip.waitForFinished(10000) && ip.exitCode() == 0;
+        };
+        const auto relink = qScopeGuard([&] { setLink("up"); });
+        QProcess run;
+        run.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-cli"), {QStringLiteral("--db"), m_db, QStringLiteral("run"), plan,
+                                                                          QStringLiteral("--quiet"), QStringLiteral("--hang-timeout"), QStringLiteral("30")});
+        QVERIFY(run.waitForStarted());
+        QString runId;
+        qint64 stepsBefore = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 60000 && stepsBefore < 5 && run.state() == QProcess::Running) {
+            QTest::qWait(200);
+            trellis::launcher::HistoryDatabase h;
+            if (!h.open(m_db, false).isEmpty())
+                continue;
+            if (const auto last = h.findRun(QStringLiteral("last")); last && last->name == QStringLiteral("vanishing")) {
+                runId = last->runId;
+                stepsBefore = last->stepsDone;
+            }
+        }
+        QVERIFY2(stepsBefore >= 5, qPrintable(QString::fromUtf8(run.readAllStandardError())));
+        QVERIFY(setLink("down"));
+        QElapsedTimer gone;
+        gone.start();
+        QVERIFY(run.waitForFinished(180000));
+        const QString err = QString::fromUtf8(run.readAllStandardError());
+        qInfo("host2 gone to the run failing: %lld ms", gone.elapsed());
+        QVERIFY2(run.exitCode() != 0, qPrintable(err));
+        QVERIFY2(err.contains(QStringLiteral("node loss: host2 stopped answering")), qPrintable(err));
+        trellis::launcher::HistoryDatabase h;
+        QCOMPARE(h.open(m_db, false), QString());
+        const auto recorded = h.findRun(runId);
+        QVERIFY(recorded);
+        QCOMPARE(recorded->status, QStringLiteral("failed"));
+        QVERIFY2(recorded->error.contains(QStringLiteral("host2")), qPrintable(recorded->error));
+        QVERIFY(recorded->stepsDone >= stepsBefore); // nothing recorded before was lost
+        for (const QString &hostDir : {QStringLiteral("h1/runs/"), QStringLiteral("h2/runs/")})
+            QDir(m_dir.filePath(hostDir + runId)).removeRecursively();
+        qInfo("%s", qPrintable(recorded->error.section(QLatin1Char('\n'), 0, 2)));
+    }
+
+    // The nodes from a hostfile (--hostfile): the same two hosts, their folders given per line.
+    void hostfileGivesTheNodes()
+    {
+        const QString plan = writePlan(QStringLiteral("from-hostfile"), m_dir.filePath(QStringLiteral("known_hosts_run")), {}, 2, 2,
+                                       QStringLiteral("placeholder-host"));
+        const QString hosts = m_dir.filePath(QStringLiteral("hosts.txt"));
+        QFile f(hosts);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QStringLiteral("# the test hosts\n%1 slots=2 remote_dir=%2\n%3:2222 slots=2 remote_dir=%4\n")
+                    .arg(m_addresses[0], m_dir.filePath(QStringLiteral("h1/runs")), m_addresses[1], m_dir.filePath(QStringLiteral("h2/runs")))
+                    .toUtf8());
+        f.close();
+        const Result pre = cli({QStringLiteral("preflight"), plan, QStringLiteral("--hostfile"), hosts});
+        QVERIFY2(pre.code == 0, qPrintable(pre.out + pre.err));
+        QVERIFY2(pre.out.contains(m_addresses[0]) && pre.out.contains(m_addresses[1]) && !pre.out.contains(QStringLiteral("placeholder")),
+                 qPrintable(pre.out));
+        // A bad line stops it before anything is reached, naming the file and the line.
+        const QString bad = m_dir.filePath(QStringLiteral("hosts-bad.txt"));
+        QFile b(bad);
+        QVERIFY(b.open(QIODevice::WriteOnly));
+        b.write(QStringLiteral("%1 slots=2\n%2 slots=two\n").arg(m_addresses[0], m_addresses[1]).toUtf8());
+        b.close();
+        const int runsBefore = recordedRuns();
+        const Result refused = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--hostfile"), bad, QStringLiteral("--quiet")});
+        QVERIFY(refused.code != 0);
+        QVERIFY2(refused.err.contains(bad + QStringLiteral(":2: slots='two' is not a positive whole number")), qPrintable(refused.err));
+        verifyNothingStarted(runsBefore);
     }
 
     void unreachableHostStopsAtPreflight()

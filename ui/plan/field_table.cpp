@@ -137,6 +137,7 @@ const std::vector<Field> &fields()
         {QStringLiteral("launch.ssh.remote_dir"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Run folder on the hosts"), K::Text},
         {QStringLiteral("launch.ssh.trainer"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Trainer on the hosts"), K::Text},
         {QStringLiteral("launch.ssh.stage_trainer"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Copy the trainer to the hosts"), K::Flag},
+        {QStringLiteral("launch.ssh.shared_remote_dir"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Hosts share the remote folder"), K::Flag},
         {QStringLiteral("launch.ssh.mpi_interface"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "MPI network between hosts"), K::Text},
         {QStringLiteral("launch.ssh.telemetry_address"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Address the hosts reach this machine at"), K::Text},
         {QStringLiteral("launch.slurm.partition"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Slurm partition"), K::Text},

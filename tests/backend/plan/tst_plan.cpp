@@ -1,5 +1,6 @@
 // Plan loading and validation: a table of good and bad plans with their exact messages, a
 // save/load round trip, presets and the mesh's rank order.
+#include "plan/hostfile.h"
 #include "plan/mesh.h"
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
@@ -7,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -234,6 +236,101 @@ private slots:
         auto loaded = loadPlanFile(path);
         QVERIFY(loaded.ok());
         QVERIFY(loaded.value() == first.value());
+    }
+
+    // Hostfiles (plan/hostfile.h): Open MPI's "host slots=N" lines with the ssh fields beside.
+    void hostfileLines_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("expected"); // the nodes as "user@host:port/slots/identity/remote_dir/device/gpu;", or the error
+        QTest::newRow("open mpi form") << "# two hosts\nnode1 slots=2\n\nnode2 slots=4 max_slots=8  # comment\n"
+                                       << "@node1:0/2///cpu/;@node2:0/4///cpu/;";
+        QTest::newRow("every field") << "alice@10.0.0.2:2222 slots=8 identity=~/.ssh/id remote_dir=/scratch/t device=cuda gpu=H100\n"
+                                     << "alice@10.0.0.2:2222/8/~/.ssh/id//scratch/t/cuda/H100;";
+        QTest::newRow("fields over the short form") << "node1 slots=1 user=bob port=22\n" << "bob@node1:22/1///cpu/;";
+        QTest::newRow("ipv6 keeps its colons") << "fe80::1 slots=1\n" << "@fe80::1:0/1///cpu/;";
+        QTest::newRow("no slots") << "node1\n" << "hosts:1: node1 has no slots=N (how many ranks it runs)";
+        QTest::newRow("bad slots") << "node1 slots=two\n" << "hosts:1: slots='two' is not a positive whole number";
+        QTest::newRow("zero slots") << "node1 slots=0\n" << "hosts:1: slots='0' is not a positive whole number";
+        QTest::newRow("bad port") << "node1:70000 slots=1\n" << "hosts:1: '70000' is not a port (1 to 65535)";
+        QTest::newRow("unknown field") << "node1 slots=1 colour=red\n"
+                                       << "hosts:1: unknown field 'colour' (slots, max_slots, user, port, identity, remote_dir, device, gpu)";
+        QTest::newRow("not a pair") << "node1 slots=1 extra\n"
+                                    << "hosts:1: 'extra' is not a field=value pair (slots=N, user=, port=, identity=, remote_dir=, device=, gpu=)";
+        QTest::newRow("twice") << "node1 slots=1\nnode1 slots=2\n" << "hosts:2: node1 is listed already on line 1 (give it once, with all its slots)";
+        QTest::newRow("bad device") << "node1 slots=1 device=tpu\n" << "hosts:1: device='tpu' is not cpu or cuda";
+        QTest::newRow("empty") << "# nothing\n\n" << "hosts: lists no hosts";
+    }
+
+    void hostfileLines()
+    {
+        QFETCH(QString, text);
+        QFETCH(QString, expected);
+        const auto parsed = parseHostfile(text.toStdString(), "hosts");
+        QString got;
+        if (!parsed) {
+            QStringList errors;
+            for (const auto &e : parsed.errors())
+                errors << QString::fromStdString(e.message);
+            got = errors.join(QStringLiteral(" | "));
+        } else {
+            for (const auto &h : parsed.value()) {
+                const NodeSpec &n = h.node;
+                got += QStringLiteral("%1@%2:%3/%4/%5/%6/%7/%8;")
+                           .arg(QString::fromStdString(n.user), QString::fromStdString(n.host))
+                           .arg(n.port)
+                           .arg(n.slotCount)
+                           .arg(QString::fromStdString(n.identityFile), QString::fromStdString(n.remoteDir),
+                                QString::fromUtf8(toString(n.device)), QString::fromStdString(n.gpuModel));
+            }
+        }
+        QCOMPARE(got, expected);
+    }
+
+    // cluster.hostfile, relative to the plan's folder; a preset's device stays; never with nodes.
+    void planWithHostfile()
+    {
+        QTemporaryDir dir;
+        QFile hosts(dir.filePath(QStringLiteral("hosts.txt")));
+        QVERIFY(hosts.open(QIODevice::WriteOnly));
+        hosts.write("node-a slots=2\nnode-b slots=2 remote_dir=/scratch\n");
+        hosts.close();
+        json j = basePlan();
+        j["cluster"] = {{"hostfile", "hosts.txt"}};
+        const std::string path = dir.filePath(QStringLiteral("plan.json")).toStdString();
+        auto write = [&](const json &plan) {
+            QFile f(QString::fromStdString(path));
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(QByteArray::fromStdString(plan.dump()));
+        };
+        write(j);
+        auto loaded = loadPlanFile(path);
+        QVERIFY2(loaded.ok(), loaded.errorText().c_str());
+        QCOMPARE(loaded.value().cluster.nodes.size(), std::size_t(2));
+        QCOMPARE(loaded.value().cluster.nodes[1].host, std::string("node-b"));
+        QCOMPARE(loaded.value().cluster.nodes[1].remoteDir, std::string("/scratch"));
+        QVERIFY(validatePlan(loaded.value()).empty());
+        // Written back with the hosts it read.
+        auto again = parsePlan(planToJson(loaded.value()));
+        QVERIFY2(again.ok(), again.errorText().c_str());
+        QVERIFY(again.value() == loaded.value());
+        // A preset's device carries over to the hosts of the file.
+        j["cluster"] = {{"preset", "dgx-h100"}, {"node_count", 1}, {"hostfile", "hosts.txt"}};
+        j["parallel"] = {{"dp", 4}, {"micro_batch_size", 2}};
+        write(j);
+        loaded = loadPlanFile(path);
+        QVERIFY2(loaded.ok(), loaded.errorText().c_str());
+        QCOMPARE(loaded.value().cluster.nodes.size(), std::size_t(2));
+        QVERIFY(loaded.value().cluster.nodes[0].device == DeviceKind::Cuda);
+        // Both, or a file that is not there: errors naming cluster.hostfile.
+        j["cluster"] = {{"hostfile", "hosts.txt"}, {"nodes", json::array({{{"host", "x"}, {"slots", 4}}})}};
+        write(j);
+        QCOMPARE(QString::fromStdString(loadPlanFile(path).errorText()),
+                 QStringLiteral("cluster.hostfile: give the nodes in cluster.nodes or in a hostfile, not both"));
+        j["cluster"] = {{"hostfile", "missing.txt"}};
+        write(j);
+        QCOMPARE(QString::fromStdString(loadPlanFile(path).errorText()),
+                 QStringLiteral("cluster.hostfile: %1/missing.txt: no such file").arg(dir.path()));
     }
 
     void shippedPlansAreValid_data()
