@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -55,6 +56,10 @@ int finish(int code)
 
 int main(int argc, char **argv)
 {
+    // A peer rank that died closes its connections: writing to one must be an error Open MPI
+    // reports, not a SIGPIPE that kills this rank too (mpirun would then name this rank, killed by
+    // signal 13, as the job's first failure instead of the one that died).
+    std::signal(SIGPIPE, SIG_IGN);
     std::string planPath;
     trainer::TrainerOptions options;
     bool benchCollectives = false;

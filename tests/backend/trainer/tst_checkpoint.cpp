@@ -278,6 +278,33 @@ private slots:
         QVERIFY2(other.output.contains(QStringLiteral("meta.json: model.hidden is 32 in the checkpoint but 64 in the plan")),
                  qPrintable(other.output));
     }
+
+    // Two hosts that do not share a folder, one holding the checkpoint and one not (what the ssh
+    // target's gathering prevents): rank 0 would resume at step 8 and rank 1 start over. The
+    // trainer refuses, naming both, instead of training from mixed states.
+    void ranksThatFindDifferentCheckpointsStop()
+    {
+        QTemporaryDir dir;
+        QDir(dir.path()).mkpath(QStringLiteral("a"));
+        QDir(dir.path()).mkpath(QStringLiteral("b"));
+        const QString planA = writePlan(dir.filePath(QStringLiteral("a")), QStringLiteral("plan"), 2, 4, 0, 32, dir.filePath(QStringLiteral("a/ckpt")));
+        const QString planB = writePlan(dir.filePath(QStringLiteral("b")), QStringLiteral("plan"), 2, 4, 0, 32, dir.filePath(QStringLiteral("b/ckpt")));
+        QCOMPARE(trainer(2, {QStringLiteral("--plan"), planA}).code, 0);
+        QProcess p; // one app context per "host", each with its own plan and checkpoint folder
+        p.setProcessChannelMode(QProcess::MergedChannels);
+        const QStringList common = {QStringLiteral("--oversubscribe"), QStringLiteral("--allow-run-as-root"), QStringLiteral("--mca"),
+                                    QStringLiteral("btl_vader_single_copy_mechanism"), QStringLiteral("none")};
+        p.start(QStringLiteral("mpirun"), common + QStringList{QStringLiteral("-np"), QStringLiteral("1"), kTrainer, QStringLiteral("--quiet"),
+                                                               QStringLiteral("--plan"), planA, QStringLiteral("--resume"), QStringLiteral(":"),
+                                                               QStringLiteral("-np"), QStringLiteral("1"), kTrainer, QStringLiteral("--quiet"),
+                                                               QStringLiteral("--plan"), planB, QStringLiteral("--resume")});
+        QVERIFY(p.waitForFinished(240000));
+        const QString output = QString::fromUtf8(p.readAll());
+        QVERIFY2(p.exitCode() != 0, qPrintable(output));
+        QVERIFY2(output.contains(QStringLiteral("ranks found different checkpoints in ")) &&
+                     output.contains(QStringLiteral("rank 0 step 8, rank 1 no checkpoint")),
+                 qPrintable(output));
+    }
 };
 
 QTEST_GUILESS_MAIN(TstCheckpoint)
