@@ -265,6 +265,26 @@ private slots:
         QVERIFY2(why.match(r.err).hasMatch(), qPrintable(r.err));
     }
 
+    // A job over its time limit (one minute, Slurm's smallest) is ended by Slurm: the run fails as
+    // a timeout, saying so, with exit code 124. Takes a minute and a half (Slurm checks limits on
+    // its own timer).
+    void timeLimitEndsAsTimeout()
+    {
+        const QString plan = writePlan(QStringLiteral("over-time"), QStringLiteral("slurm"), 2, 2, QStringLiteral(R"(, "time": "1")"), 1000000);
+        {
+            QFile f(plan); // the time given in writePlan is overridden by the one above: keep only ours
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QString text = QString::fromUtf8(f.readAll());
+            f.close();
+            text.replace(QStringLiteral(R"("time": "00:10:00", )"), QString());
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(text.toUtf8());
+        }
+        const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--quiet")}, 300000);
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("hit its time limit of 00:01:00 on host[1-2]; exit code 124")), qPrintable(r.err));
+    }
+
     void requestsThePartitionCannotHoldStopAtPreflight()
     {
         expectPreflightFailure(writePlan(QStringLiteral("no-partition"), QStringLiteral("slurm"), 2, 2, QStringLiteral(R"(, "partition": "nosuch")")),
