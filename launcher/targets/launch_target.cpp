@@ -8,11 +8,14 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QHostAddress>
+#include <QHostInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <QThread>
+#include <QUdpSocket>
 
 #include <algorithm>
 
@@ -117,6 +120,35 @@ std::unique_ptr<LaunchTarget> makeLaunchTarget(const plan::Plan &plan, const Tar
     }
     error = QStringLiteral("launch.target: the '%1' target cannot be started by this version").arg(QString::fromUtf8(plan::toString(plan.launch.target)));
     return nullptr;
+}
+
+QString remoteTelemetryRoute(const QString &address, const QString &host, quint16 port, const QString &field, TelemetryRoute &route)
+{
+    QString bindAddress = address;
+    if (bindAddress.isEmpty()) {
+        QHostAddress toward(host);
+        if (toward.isNull())
+            for (const QHostAddress &a : QHostInfo::fromName(host).addresses())
+                if (a.protocol() == QAbstractSocket::IPv4Protocol) {
+                    toward = a;
+                    break;
+                }
+        if (toward.isNull())
+            return QStringLiteral("cannot resolve %1 to find the address the ranks reach this machine at; set %2").arg(host, field);
+        QUdpSocket probe; // connecting a UDP socket sends nothing: it only asks the kernel for the route
+        probe.connectToHost(toward, port);
+        probe.waitForConnected(1000);
+        bindAddress = probe.localAddress().toString();
+        if (probe.localAddress().isNull() || bindAddress.isEmpty())
+            return QStringLiteral("no route from this machine to %1; set %2").arg(toward.toString(), field);
+    }
+    std::string error;
+    const auto keys = proto::generateCurveKeys(error);
+    if (!keys)
+        return QStringLiteral("telemetry keys: %1").arg(QString::fromStdString(error));
+    route.keys = *keys;
+    route.bind = "tcp://" + bindAddress.toStdString() + ":*";
+    return {};
 }
 
 QString checkpointFolderName(qint64 step)

@@ -90,6 +90,11 @@ public:
     }
 };
 
+// Remote ranks' telemetry route: a CURVE server with fresh keys, bound on `address`, or (when "") on
+// the address this machine sends from toward `host` (a name or address; `port` only picks the
+// route). Failures name `field`, where a person sets the address by hand. "" or why not.
+QString remoteTelemetryRoute(const QString &address, const QString &host, quint16 port, const QString &field, TelemetryRoute &route);
+
 // "step-00000042": a checkpoint's folder name (backend/trainer/checkpoint.h).
 QString checkpointFolderName(qint64 step);
 // The newest checkpoint in `dir` with its meta.json and every shard it lists at the listed size;

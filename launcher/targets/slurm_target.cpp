@@ -7,12 +7,9 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QHostAddress>
-#include <QHostInfo>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
-#include <QUdpSocket>
 
 namespace trellis::launcher {
 
@@ -172,38 +169,18 @@ Preflight SlurmTarget::preflight(const std::function<void(int, int)> &progress)
 
 QString SlurmTarget::prepareTelemetry(TelemetryRoute &route)
 {
-    QString address = QString::fromStdString(m_plan.launch.slurm.telemetryAddress);
-    if (address.isEmpty()) {
-        // The address this machine sends from toward the controller: on its network, the nodes'.
-        const SlurmCall config = callSlurm(QStringLiteral("scontrol"), {QStringLiteral("show"), QStringLiteral("config")});
-        static const QRegularExpression ctld(QStringLiteral("^SlurmctldHost\\[0\\]\\s*=\\s*([^\\s(]+)(?:\\(([^)]+)\\))?"),
-                                             QRegularExpression::MultilineOption);
-        const auto m = ctld.match(QString::fromUtf8(config.out));
-        if (!m.hasMatch())
-            return QStringLiteral("cannot find the Slurm controller's address (scontrol show config); set launch.slurm.telemetry_address");
-        QHostAddress toward(m.captured(2).isEmpty() ? m.captured(1) : m.captured(2));
-        if (toward.isNull())
-            for (const QHostAddress &a : QHostInfo::fromName(m.captured(1)).addresses())
-                if (a.protocol() == QAbstractSocket::IPv4Protocol) {
-                    toward = a;
-                    break;
-                }
-        if (toward.isNull())
-            return QStringLiteral("cannot resolve the Slurm controller %1; set launch.slurm.telemetry_address").arg(m.captured(1));
-        QUdpSocket probe;
-        probe.connectToHost(toward, 6817);
-        probe.waitForConnected(1000);
-        address = probe.localAddress().toString();
-        if (probe.localAddress().isNull() || address.isEmpty())
-            return QStringLiteral("no route from this machine to %1; set launch.slurm.telemetry_address").arg(toward.toString());
-    }
-    std::string error;
-    const auto keys = proto::generateCurveKeys(error);
-    if (!keys)
-        return QStringLiteral("telemetry keys: %1").arg(QString::fromStdString(error));
-    route.keys = *keys;
-    route.bind = "tcp://" + address.toStdString() + ":*";
-    return {};
+    const QString address = QString::fromStdString(m_plan.launch.slurm.telemetryAddress);
+    const QString field = QStringLiteral("launch.slurm.telemetry_address");
+    if (!address.isEmpty())
+        return remoteTelemetryRoute(address, {}, 0, field, route);
+    // The address this machine sends from toward the controller: on its network, the nodes'.
+    const SlurmCall config = callSlurm(QStringLiteral("scontrol"), {QStringLiteral("show"), QStringLiteral("config")});
+    static const QRegularExpression ctld(QStringLiteral("^SlurmctldHost\\[0\\]\\s*=\\s*([^\\s(]+)(?:\\(([^)]+)\\))?"),
+                                         QRegularExpression::MultilineOption);
+    const auto m = ctld.match(QString::fromUtf8(config.out));
+    if (!m.hasMatch())
+        return QStringLiteral("cannot find the Slurm controller's address (scontrol show config); set %1").arg(field);
+    return remoteTelemetryRoute({}, m.captured(2).isEmpty() ? m.captured(1) : m.captured(2), 6817, field, route);
 }
 
 QString SlurmTarget::stage(const StageInput &input)

@@ -9,12 +9,9 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
-#include <QHostAddress>
-#include <QHostInfo>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
-#include <QUdpSocket>
 
 #include <cmath>
 #include <future>
@@ -393,35 +390,10 @@ QString SshTarget::acceptHostKey(const QString &host, const QString &fingerprint
 
 QString SshTarget::prepareTelemetry(TelemetryRoute &route)
 {
-    QString address = QString::fromStdString(m_plan.launch.ssh.telemetryAddress);
-    if (address.isEmpty() && !m_nodes.empty()) {
-        // The address this machine sends from toward the first node: the one the nodes reach back.
-        QHostAddress toward(m_nodes.front().host);
-        if (toward.isNull()) {
-            const QHostInfo info = QHostInfo::fromName(m_nodes.front().host);
-            for (const QHostAddress &a : info.addresses())
-                if (a.protocol() == QAbstractSocket::IPv4Protocol) {
-                    toward = a;
-                    break;
-                }
-        }
-        if (toward.isNull())
-            return QStringLiteral("cannot resolve %1 to find the address its ranks reach this machine at; set launch.ssh.telemetry_address")
-                .arg(m_nodes.front().host);
-        QUdpSocket probe;
-        probe.connectToHost(toward, static_cast<quint16>(m_nodes.front().port));
-        probe.waitForConnected(1000);
-        address = probe.localAddress().toString();
-        if (address.isEmpty() || probe.localAddress().isNull())
-            return QStringLiteral("no route from this machine to %1; set launch.ssh.telemetry_address").arg(toward.toString());
-    }
-    std::string error;
-    const auto keys = proto::generateCurveKeys(error);
-    if (!keys)
-        return QStringLiteral("telemetry keys: %1").arg(QString::fromStdString(error));
-    route.keys = *keys;
-    route.bind = "tcp://" + address.toStdString() + ":*";
-    return {};
+    if (m_nodes.empty())
+        return QStringLiteral("the ssh target has no nodes");
+    return remoteTelemetryRoute(QString::fromStdString(m_plan.launch.ssh.telemetryAddress), m_nodes.front().host,
+                                static_cast<quint16>(m_nodes.front().port), QStringLiteral("launch.ssh.telemetry_address"), route);
 }
 
 QString SshTarget::stageNode(Node &node, const StageInput &input, const QByteArray &keyBytes) const
