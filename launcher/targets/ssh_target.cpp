@@ -494,8 +494,6 @@ QString SshTarget::tarPipe(const Node &node, const QString &remoteCommand, const
     tar.start(QStringLiteral("tar"), tarArguments);
     if (!ssh.waitForStarted(10000) || !tar.waitForStarted(10000))
         return QStringLiteral("%1: cannot start ssh or tar").arg(node.host);
-    if (fromNode)
-        tar.closeWriteChannel();
     QElapsedTimer clock;
     clock.start();
     bool finished = true;
