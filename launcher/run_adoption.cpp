@@ -84,13 +84,8 @@ QString RunController::adopt(const QString &runId, const QString &runDir, qint64
         m_telemetryBind = m_options.telemetryEndpoint;
     }
     {
-        TargetOptions targetOptions;
-        targetOptions.trainerPath = m_trainer;
-        targetOptions.mpirunPath = options.mpirunPath;
-        targetOptions.workDir = runDir;
-        targetOptions.cliPath = supervisorProgram();
         QString error;
-        m_target = makeLaunchTarget(m_plan, targetOptions, error);
+        m_target = makeLaunchTarget(m_plan, targetOptionsFor(m_trainer, options, runDir), error);
         if (!m_target)
             return QStringLiteral("cannot adopt run %1: %2").arg(runId, error);
         if (const QString e = m_target->reattach(runId); !e.isEmpty())

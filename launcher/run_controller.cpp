@@ -180,16 +180,22 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     return {};
 }
 
+TargetOptions RunController::targetOptionsFor(const QString &trainer, const RunOptions &options, const QString &runDir)
+{
+    TargetOptions targetOptions;
+    targetOptions.trainerPath = trainer;
+    targetOptions.mpirunPath = options.mpirunPath;
+    targetOptions.workDir = runDir;
+    targetOptions.cliPath = supervisorProgram();
+    return targetOptions;
+}
+
 QString RunController::prepareTarget(const plan::Plan &frozen, const QString &trainer, const RunOptions &options)
 {
     m_target.reset();
     m_telemetryBind.clear();
     m_receiver->setCurve({});
-    TargetOptions targetOptions;
-    targetOptions.trainerPath = trainer;
-    targetOptions.mpirunPath = options.mpirunPath;
-    targetOptions.workDir = m_runDir;
-    targetOptions.cliPath = supervisorProgram();
+    const TargetOptions targetOptions = targetOptionsFor(trainer, options, m_runDir);
     QString error;
     plan::Plan targetPlan = frozen;
     if (!options.jobProgram.isEmpty())

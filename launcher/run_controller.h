@@ -132,6 +132,7 @@ private:
     void terminateJob(const QString &message); // a hang found by the old watchdog: restart or fail
     QString launchAttempt(bool resume);
     // The plan's launch target (none for local runs): preflight, telemetry keys, staging. "" or why not.
+    static TargetOptions targetOptionsFor(const QString &trainer, const RunOptions &options, const QString &runDir);
     QString prepareTarget(const plan::Plan &frozen, const QString &trainer, const RunOptions &options);        // starts mpirun (and the receiver) for this attempt
     // A failure of `cause` (crash, hang, node loss): restart per launch.restart, or settle failed
     // with the whole story. culprit: the failing rank, or -1.

@@ -49,6 +49,13 @@ inline Result runProgram(const QString &program, const QStringList &args, int ti
     return r;
 }
 
+// A text file's content; "" when it cannot be read.
+inline QString readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
 inline Result cli(const QStringList &args, int timeoutMs = 240000)
 {
     return runProgram(kCli, args, timeoutMs);

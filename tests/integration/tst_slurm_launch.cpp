@@ -33,12 +33,6 @@ Result program(const QString &name, const QStringList &args, int timeoutMs = 600
     return runProgram(name, args, timeoutMs);
 }
 
-QString readAll(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
-}
-
 } // namespace
 
 class TstSlurmLaunch : public QObject {

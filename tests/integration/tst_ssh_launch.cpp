@@ -49,12 +49,6 @@ Result script(const QStringList &args)
     return r;
 }
 
-QString readAll(const QString &path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
-}
-
 } // namespace
 
 class TstSshLaunch : public QObject {
