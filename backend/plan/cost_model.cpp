@@ -203,7 +203,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         const std::uint64_t C = sh.C, att = sh.NHl * bt * sh.S;
         const std::uint64_t inner = rows * C + 2 * rows + 3 * bt * sh.Cq + bt * sh.Cq + att + 2 * rows * C + rows * C +
                                     2 * rows + 2 * bt * sh.Fl + rows * C;
-        const std::uint64_t layersInner = p.recompute == Recompute::Full ? (layers > 0 ? inner : 0) : inner * layers;
+        // Full recompute shares one set of inner activations, selective one of attention probabilities.
+        const std::uint64_t layersInner = layers == 0                                ? 0
+                                          : p.recompute == Recompute::Full      ? inner
+                                          : p.recompute == Recompute::Selective ? (inner - att) * layers + att
+                                                                                : inner * layers;
         const std::uint64_t headFloats = head ? bt * C + 2 * rows + 2 * bt * sh.Vl + bt : 0;
         return (rows * C + layersInner + rows * C * layers + headFloats) * 4;
     };

@@ -395,7 +395,6 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");
     if (p.cp != 1) unsupported("parallel.cp", "context parallelism (cp > 1)");
     if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
-    if (p.recompute == Recompute::Selective) unsupported("parallel.recompute", "selective activation recompute");
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
     if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");
     if (plan.model.kvHeads != plan.model.heads) unsupported("model.kv_heads", "grouped-query attention");

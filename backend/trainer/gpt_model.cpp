@@ -180,7 +180,12 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const std::int64_t inner = r * C + r * 2 + bt * 3 * Cq + bt * Cq + att + r * C * 2 + r * C + r * 2 + bt * F * 2 +
                                r * C;
     const int first = m_stage.firstLayer, end = m_stage.endLayer, layers = end - first;
-    const std::int64_t layersInner = m_recompute ? (layers > 0 ? inner : 0) : inner * layers;
+    // Full recompute: one set of inner activations for every layer; selective: one set of
+    // attention probabilities.
+    const std::int64_t layersInner = layers == 0                              ? 0
+                                     : m_recompute == Recompute::Full      ? inner
+                                     : m_recompute == Recompute::Selective ? (inner - att) * layers + att
+                                                                           : inner * layers;
     const std::int64_t headSize = m_stage.head ? bt * C + r * 2 + bt * V * 2 + bt : 0;
     const std::int64_t total = r * C + layersInner + r * C * layers + headSize;
     m_acts.assign(static_cast<std::size_t>(total));
@@ -194,7 +199,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     m_layerActs.assign(static_cast<std::size_t>(m_config.layers), LayerActs{});
     for (int l = first; l < end; ++l) {
         LayerActs &a = m_layerActs[l];
-        if (m_recompute && l > first) {
+        if (m_recompute == Recompute::Full && l > first) {
             a = m_layerActs[first]; // shared inner activations
         } else {
             a.ln1 = take(r * C);
@@ -202,7 +207,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
             a.ln1Rstd = take(r);
             a.qkv = take(bt * 3 * Cq);
             a.atty = take(bt * Cq);
-            a.att = take(att);
+            a.att = m_recompute == Recompute::Selective && l > first ? m_layerActs[first].att : take(att);
             a.attproj = take(r * C);
             a.residual2 = take(r * C);
             a.ln2 = take(r * C);
@@ -416,7 +421,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
 {
     if (m_batch == 0)
         throw std::logic_error("GptModel::backward called before forward");
-    if (!weights && m_recompute)
+    if (!weights && m_recompute == Recompute::Full)
         throw std::logic_error("GptModel::backward: a split backward keeps every layer's activations; no recompute");
     const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_F, V = m_V, NH = m_NH, Cq = m_Cq;
     const int R = rows(BT);
@@ -482,7 +487,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         const LayerActs &a = m_layerActs[l];
         const T *x = l == m_stage.firstLayer ? m_encoded : m_layerActs[l - 1].residual3;
         acquire(l + 1, pass);
-        if (m_recompute)
+        if (m_recompute == Recompute::Full)
             layerForward(l, x); // refill the shared inner activations for this layer
         T *dx = m_dResidual.data(); // gradient of residual3, becomes that of residual2, then of x
 
@@ -507,6 +512,8 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         keep(dOut2, btc);
         ops::linearBackward(stream(), m_dAtty.data(), wg(L.projw), wg(L.projb), dOut2, a.atty, param(L.projw), BT, Cq, C);
         zero(m_dQkv.data(), 3 * btq);
+        if (m_recompute == Recompute::Selective) // this layer's probabilities (a.atty comes out the same)
+            ops::attentionForward(stream(), a.atty, a.att, a.qkv, B, Tn, Cq, NH);
         ops::attentionBackward(stream(), m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH);
         keep(m_dQkv.data(), 3 * btq);
         const T *ln1 = allRows(a.ln1);

@@ -140,15 +140,19 @@ public:
 
     std::size_t activationBytes() const { return m_acts.size() * sizeof(T); }
 
-    // Full activation recompute: keep only each layer's output (the residual stream) and one
-    // shared set of a layer's inner activations; backward re-runs each layer's forward first.
-    // Gradients are bit for bit the same; activation memory drops by about (layers−1)/layers of
-    // the per-layer part.
-    void setRecompute(bool recompute)
+    // Activation recompute. Full: keep only each layer's output (the residual stream) and one
+    // shared set of a layer's inner activations; backward re-runs each layer's forward first;
+    // activation memory drops by about (layers−1)/layers of the per-layer part. Selective
+    // (Korthikanti et al. 2022): keep everything but the attention probabilities (heads·B·T·T a
+    // layer), which one buffer shared by the layers holds; backward recomputes them from the
+    // kept q, k, v just before the attention backward. Gradients are bit for bit the same either way.
+    enum class Recompute { None, Selective, Full };
+    void setRecompute(Recompute recompute)
     {
         m_recompute = recompute;
         m_capacityBT = 0; // re-plan the activation buffer on the next forward
     }
+    Recompute recompute() const { return m_recompute; }
     const T *logits() const { return m_logits; } // device memory
 
     // The group the tp ranks all-reduce activations and gradients over (required when tp > 1).
@@ -230,7 +234,7 @@ private:
     int m_batch = 0, m_seqLen = 0, m_capacityBT = 0, m_capacityT = 0;
 
     GradientsReady m_ready;
-    bool m_recompute = false;
+    Recompute m_recompute = Recompute::None;
     StageRange m_stage;
     bool m_weightsPending = false;
     std::vector<DeviceBuffer<T>> m_stash; // split backward: output gradients kept for W

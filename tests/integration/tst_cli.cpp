@@ -278,10 +278,12 @@ private slots:
         QTest::addColumn<int>("layers");
         QTest::newRow("tp2") << R"("tp": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
         QTest::newRow("tp2 sp recompute") << R"("tp": 2, "sequence_parallel": true, "recompute": "full", "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
+        QTest::newRow("tp2 sp selective") << R"("tp": 2, "sequence_parallel": true, "recompute": "selective", "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
         QTest::newRow("dp2 tp2") << R"("dp": 2, "tp": 2, "micro_batch_size": 2, "micro_batches": 2)" << 4 << 4;
         QTest::newRow("pp4 interleaved") << R"("pp": 4, "schedule": "interleaved-1f1b", "virtual_stages": 2, "micro_batches": 4)" << 4 << 8;
         QTest::newRow("zb-h1 tp2 sp") << R"("tp": 2, "pp": 2, "sequence_parallel": true, "schedule": "zb-h1", "micro_batch_size": 2, "micro_batches": 4)" << 4 << 4;
         QTest::newRow("gpipe tp2 recompute") << R"("tp": 2, "pp": 2, "schedule": "gpipe", "recompute": "full", "micro_batches": 3)" << 4 << 4;
+        QTest::newRow("zb-h1 pp2 selective") << R"("pp": 2, "schedule": "zb-h1", "recompute": "selective", "micro_batches": 3)" << 2 << 4;
         QTest::newRow("dp3 pp2 zero1") << R"("dp": 3, "pp": 2, "zero": 1, "micro_batches": 2)" << 6 << 4;
         QTest::newRow("dp2 tp2 pp2 sp") << R"("dp": 2, "tp": 2, "pp": 2, "sequence_parallel": true, "micro_batch_size": 2, "micro_batches": 4)" << 8 << 4;
         QTest::newRow("dp3 zero1") << R"("dp": 3, "zero": 1, "bucket_mb": 0.05, "micro_batches": 2)" << 3 << 4;

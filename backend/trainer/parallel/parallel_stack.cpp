@@ -74,7 +74,10 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
         m_storage = std::make_unique<Sharded>(groups.dp(), reference, held, ps.zero, options.overlap);
     m_strategies.push_back(m_storage.get());
 
-    const bool recompute = ps.recompute == plan::Recompute::Full;
+    using Recompute = GptModel<float>::Recompute;
+    const Recompute recompute = ps.recompute == plan::Recompute::Full        ? Recompute::Full
+                                : ps.recompute == plan::Recompute::Selective ? Recompute::Selective
+                                                                             : Recompute::None;
     if (ps.pp > 1) {
         auto pipeline = std::make_unique<Pipeline>(m_config, plan.model, *m_schedule, groups.pp(), *m_storage,
                                                    groups.embedding(), recompute, groups.tp(), *m_device);

@@ -38,7 +38,7 @@ std::vector<int> Pipeline::heldUnits(const plan::ModelSpec &model, const plan::S
 }
 
 Pipeline::Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
-                   GradientSharding &storage, Communicator *embedding, bool recompute, Communicator &tp, Device &device)
+                   GradientSharding &storage, Communicator *embedding, GptModel<float>::Recompute recompute, Communicator &tp, Device &device)
     : m_schedule(schedule), m_pp(pp), m_storage(storage), m_embedding(embedding), m_tp(tp), m_recompute(recompute),
       m_config(config), m_device(device)
 {

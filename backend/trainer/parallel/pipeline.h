@@ -35,7 +35,7 @@ public:
     // hooks every model instance uses; embedding: the embedding group (null on middle stages);
     // tp: the tensor-parallel group the instances all-reduce over.
     Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
-             GradientSharding &storage, Communicator *embedding, bool recompute, Communicator &tp, Device &device);
+             GradientSharding &storage, Communicator *embedding, GptModel<float>::Recompute recompute, Communicator &tp, Device &device);
     ~Pipeline() override;
     const char *name() const override { return "pipeline"; }
 
@@ -72,7 +72,7 @@ private:
     GradientSharding &m_storage;
     Communicator *m_embedding;
     Communicator &m_tp;
-    bool m_recompute;
+    GptModel<float>::Recompute m_recompute;
     GptConfig m_config;
     int m_chunks = 0; // pp · v
     std::vector<int> m_bounds;

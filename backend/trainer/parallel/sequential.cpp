@@ -3,7 +3,7 @@
 
 namespace trellis::trainer {
 
-Sequential::Sequential(const GptConfig &config, GradientSharding &storage, bool recompute, Communicator &tp, Device &device)
+Sequential::Sequential(const GptConfig &config, GradientSharding &storage, GptModel<float>::Recompute recompute, Communicator &tp, Device &device)
     : m_storage(storage), m_model(std::make_unique<GptModel<float>>(config, false, device))
 {
     m_model->setUnitHooks(&storage);

@@ -121,13 +121,26 @@ private slots:
         QVERIFY(std::abs(ld - std::log(double(kTiny.vocab))) < 0.2);
     }
 
+    // Full and selective recompute give the gradients bit for bit; selective drops exactly the
+    // attention probabilities of all layers but one (heads·B·T·T floats each), full every
+    // layer's inner activations but one set.
+    void recomputeGivesIdenticalGradients_data()
+    {
+        QTest::addColumn<int>("mode");
+        QTest::addColumn<bool>("split");
+        QTest::newRow("full") << int(GptModel<float>::Recompute::Full) << false;
+        QTest::newRow("selective") << int(GptModel<float>::Recompute::Selective) << false;
+        QTest::newRow("selective split backward") << int(GptModel<float>::Recompute::Selective) << true;
+    }
     void recomputeGivesIdenticalGradients()
     {
+        QFETCH(int, mode);
+        QFETCH(bool, split);
         const GptConfig config{19, 8, 3, 16, 2, 32};
         GptModel<float> plain(config), recompute(config);
         plain.initialize(3);
         recompute.initialize(3);
-        recompute.setRecompute(true);
+        recompute.setRecompute(GptModel<float>::Recompute(mode));
         Rng rng(4);
         std::vector<std::int32_t> tokens(3 * 8), targets(3 * 8);
         for (std::size_t i = 0; i < tokens.size(); ++i) {
@@ -138,13 +151,22 @@ private slots:
             m->zeroGradients();
             for (int micro = 0; micro < 2; ++micro) { // accumulation too
                 m->forward(tokens.data(), targets.data(), 3, 8);
-                m->backward(0.5f);
+                if (split) { // zero-bubble B then W
+                    m->backwardStage(nullptr, 0.5f, false);
+                    m->backwardWeights();
+                } else {
+                    m->backward(0.5f);
+                }
             }
         }
         QVERIFY(std::equal(plain.gradients().begin(), plain.gradients().end(), recompute.gradients().begin()));
-        // Three layers keep one set of inner activations instead of three.
-        QVERIFY2(recompute.activationBytes() < plain.activationBytes() * 2 / 3,
-                 qPrintable(QStringLiteral("%1 vs %2").arg(recompute.activationBytes()).arg(plain.activationBytes())));
+        if (GptModel<float>::Recompute(mode) == GptModel<float>::Recompute::Selective) {
+            const std::size_t probabilities = std::size_t(config.heads) * 3 * 8 * 8 * sizeof(float);
+            QCOMPARE(plain.activationBytes() - recompute.activationBytes(), (config.layers - 1) * probabilities);
+        } else { // three layers keep one set of inner activations instead of three
+            QVERIFY2(recompute.activationBytes() < plain.activationBytes() * 2 / 3,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(recompute.activationBytes()).arg(plain.activationBytes())));
+        }
     }
 
     // Activation buffers are planned for the largest shape seen; a smaller or differently shaped

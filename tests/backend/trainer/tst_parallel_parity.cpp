@@ -151,6 +151,9 @@ private slots:
         QTest::newRow("zb-h1 tp2 pp2 sequence parallel")
             << QStringLiteral("zb-h1") << 2 << 2 << 1
             << QStringLiteral(", \"schedule\": \"zb-h1\", \"tp\": 2, \"sequence_parallel\": true");
+        QTest::newRow("zb-h1 tp2 pp2 sequence parallel selective")
+            << QStringLiteral("zb-h1") << 2 << 2 << 1
+            << QStringLiteral(", \"schedule\": \"zb-h1\", \"tp\": 2, \"sequence_parallel\": true, \"recompute\": \"selective\"");
         QTest::newRow("interleaved-1f1b tp2 pp2") << QStringLiteral("interleaved-1f1b") << 2 << 2 << 1
                                                   << QStringLiteral(", \"schedule\": \"interleaved-1f1b\", \"virtual_stages\": 2, \"tp\": 2");
         // ZeRO-2/3 over a pipeline (the gradient shards of each stage's units, the tied embedding
@@ -214,6 +217,11 @@ private slots:
         QTest::newRow("dp2 tp2 sequence parallel") << 2 << 2 << QStringLiteral(", \"sequence_parallel\": true");
         QTest::newRow("tp2 sequence parallel recompute")
             << 2 << 1 << QStringLiteral(", \"sequence_parallel\": true, \"recompute\": \"full\"");
+        // Selective recompute (the attention probabilities redone in backward) with tp + SP.
+        QTest::newRow("tp2 sequence parallel selective")
+            << 2 << 1 << QStringLiteral(", \"sequence_parallel\": true, \"recompute\": \"selective\"");
+        QTest::newRow("dp2 tp2 sequence parallel selective")
+            << 2 << 2 << QStringLiteral(", \"sequence_parallel\": true, \"recompute\": \"selective\"");
         // ZeRO over the tp shards' models.
         QTest::newRow("dp2 tp2 zero1") << 2 << 2 << QStringLiteral(", \"zero\": 1");
         QTest::newRow("dp2 tp2 zero2") << 2 << 2 << QStringLiteral(", \"zero\": 2, \"sequence_parallel\": true");
