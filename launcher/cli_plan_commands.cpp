@@ -202,6 +202,9 @@ int cmdEstimate(const Args &a, const QString &dbPath)
             warnings.append(QString::fromStdString(w.toString()));
         const QJsonObject root{{QStringLiteral("device"), QString::fromStdString(device.name)},
                                {QStringLiteral("calibrated"), calibrated},
+                               {QStringLiteral("framework"), QString::fromLatin1(plan::toString(e.framework))},
+                               {QStringLiteral("attention"), e.flashAttention ? QStringLiteral("flash") : QStringLiteral("materialized")},
+                               {QStringLiteral("accounting"), QString::fromStdString(plan::accountingSummary(p))},
                                {QStringLiteral("parameters"), double(e.parametersTotal)},
                                {QStringLiteral("memory_per_rank"), memory},
                                {QStringLiteral("collectives"), collectives},
@@ -229,6 +232,7 @@ int cmdEstimate(const Args &a, const QString &dbPath)
           << (p.cluster.nodes.empty() || p.cluster.nodes.front().device != plan::DeviceKind::Cpu ? ""
               : calibrated ? " (calibrated)" : " (not calibrated: run trellis-cli calibrate)")
           << "\n\n";
+    out() << "memory as " << QString::fromStdString(plan::accountingSummary(p)) << "\n";
     out() << QStringLiteral("memory per rank (MiB)\n%1 %2 %3 %4 %5 %6\n")
                  .arg(QStringLiteral("stage"), 6)
                  .arg(QStringLiteral("parameters"), 12)

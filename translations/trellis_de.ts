@@ -205,6 +205,26 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>Memory accounting of</source>
+        <translation>Speicherbilanz nach</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>auto: trellis-trainer on CPUs, Megatron-LM on GPUs (DeepSpeed with ZeRO 2/3)</source>
+        <translation>auto: trellis-trainer auf CPUs, Megatron-LM auf GPUs (DeepSpeed mit ZeRO 2/3)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Attention kernel</source>
+        <translation>Attention-Kernel</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>auto: flash on GPUs, materialized on CPUs</source>
+        <translation>auto: Flash auf GPUs, ausgeschrieben auf CPUs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Gradient bucket MB</source>
         <translation>Gradienten-Bucket MB</translation>
     </message>

@@ -205,6 +205,26 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>Memory accounting of</source>
+        <translation>内存核算依据</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>auto: trellis-trainer on CPUs, Megatron-LM on GPUs (DeepSpeed with ZeRO 2/3)</source>
+        <translation>auto：CPU 上为 trellis-trainer，GPU 上为 Megatron-LM（ZeRO 2/3 时为 DeepSpeed）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Attention kernel</source>
+        <translation>注意力内核</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>auto: flash on GPUs, materialized on CPUs</source>
+        <translation>auto：GPU 上为 flash，CPU 上为显式计算</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Gradient bucket MB</source>
         <translation>梯度桶 MB</translation>
     </message>

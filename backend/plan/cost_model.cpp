@@ -149,22 +149,74 @@ DeviceSpec deviceFor(const ClusterSpec &cluster)
     // SXM the same compute with 141 GB at 4.8 TB/s; A100 SXM 80 GB 312 bf16, 19.5 fp32, 2.04 TB/s;
     // A100 PCIe 80 GB 1.94 TB/s. Element-wise passes reach about 80% of the HBM figure.
     // GEMM efficiency, achieved over peak for the model's matrix shapes: one figure per
-    // generation, set from Megatron-LM's A100 runs and Llama 3's H100 runs (tst_cost_model
-    // checks every published row with it); PCIe parts run at lower clocks under their power cap.
+    // generation, fitted (least squares of the log error, tst_cost_model) on Narayanan et al.
+    // 2021 Table 1 for the A100 (0.657; tested out of sample on Korthikanti et al. 2022's MFU
+    // table) and on Llama 3's Table 4 for the H100 (0.593); PCIe parts run at lower clocks
+    // under their power cap (the SXM figure × 0.9).
     const std::string model = cluster.nodes.empty() ? std::string() : cluster.nodes.front().gpuModel;
     const bool cuda = !cluster.nodes.empty() && cluster.nodes.front().device == DeviceKind::Cuda;
     if (model == "H100-SXM")
-        return {"H100-SXM", 67, 989, 80, 0.62, 0.8 * 3350};
+        return {"H100-SXM", 67, 989, 80, 0.59, 0.8 * 3350};
     if (model == "H200-SXM")
-        return {"H200-SXM", 67, 989, 141, 0.62, 0.8 * 4800};
+        return {"H200-SXM", 67, 989, 141, 0.59, 0.8 * 4800};
     if (model == "A100-SXM")
-        return {"A100-SXM", 19.5, 312, 80, 0.67, 0.8 * 2039};
+        return {"A100-SXM", 19.5, 312, 80, 0.66, 0.8 * 2039};
     if (model == "A100-PCIe")
-        return {"A100-PCIe", 19.5, 312, 80, 0.60, 0.8 * 1935};
+        return {"A100-PCIe", 19.5, 312, 80, 0.59, 0.8 * 1935};
     if (cuda)
         return {model.empty() ? "GPU" : model, 19.5, 312, 40, 0.6, 0.8 * 1555};
     // A CPU core with OpenBLAS: tens of GFLOP/s in fp32; `trellis-cli calibrate` measures it.
     return {"cpu", 0.02, 0.02, 0, 1.0, 0};
+}
+
+bool runsOnTrainer(const Plan &plan)
+{
+    const ModelSpec &m = plan.model;
+    const bool cpu = plan.cluster.nodes.empty() || plan.cluster.nodes.front().device == DeviceKind::Cpu;
+    return cpu && m.arch == kArchGpt && m.moe.experts == 0 && m.kvHeads == m.heads && plan.parallel.cp == 1;
+}
+
+Framework resolvedFramework(const Plan &plan)
+{
+    if (plan.parallel.framework != Framework::Auto)
+        return plan.parallel.framework;
+    if (runsOnTrainer(plan))
+        return Framework::Trellis;
+    return plan.parallel.zero >= 2 ? Framework::DeepSpeed : Framework::Megatron;
+}
+
+AttentionKernel resolvedAttention(const Plan &plan)
+{
+    if (plan.parallel.attention != AttentionKernel::Auto)
+        return plan.parallel.attention;
+    const bool cpu = plan.cluster.nodes.empty() || plan.cluster.nodes.front().device == DeviceKind::Cpu;
+    return cpu ? AttentionKernel::Materialized : AttentionKernel::Flash;
+}
+
+std::string accountingSummary(const Plan &plan)
+{
+    const ParallelSpec &p = plan.parallel;
+    const Framework f = resolvedFramework(plan);
+    const bool mixed = p.precision != Precision::Fp32;
+    const std::string precision = toString(p.precision);
+    std::string s = f == Framework::Megatron ? "Megatron-LM" : f == Framework::DeepSpeed ? "DeepSpeed" : "trellis-trainer";
+    s += ": ";
+    if (!mixed)
+        s += "fp32 parameters, gradients and Adam moments";
+    else if (f == Framework::Megatron && p.precision == Precision::Bf16)
+        s += "bf16 parameters, fp32 main gradients, fp32 master weights and Adam moments";
+    else if (f == Framework::Megatron)
+        s += "fp16 parameters and gradients, fp32 main gradients, master weights and Adam moments";
+    else
+        s += precision + " parameters and gradients, fp32 master weights and Adam moments";
+    if (p.zero == 1)
+        s += f == Framework::Megatron ? " (distributed optimizer: the fp32 states sharded over dp)" : " (optimizer states sharded over dp: ZeRO-1)";
+    else if (p.zero == 2)
+        s += " (optimizer states and gradients sharded over dp: ZeRO-2)";
+    else if (p.zero == 3)
+        s += " (every model state sharded over dp: ZeRO-3)";
+    s += resolvedAttention(plan) == AttentionKernel::Flash ? "; flash attention" : "; attention probabilities kept";
+    return s;
 }
 
 std::uint64_t localParameterCount(const ModelSpec &model, int tp, int ep)
@@ -183,7 +235,20 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const int dp = p.dp * cp;
     const Shapes sh = shapesOf(m, tp, ep);
     const bool mixed = p.precision != Precision::Fp32;
-    const double paramBytes = mixed ? 2 : 4, gradBytes = mixed ? 2 : 4, optBytes = mixed ? 12 : 8;
+    const Framework framework = resolvedFramework(plan);
+    const bool flash = resolvedAttention(plan) == AttentionKernel::Flash;
+    e.framework = framework;
+    e.flashAttention = flash;
+    // Bytes a parameter of the model states. Mixed precision: DeepSpeed (and trellis) keep 16-bit
+    // parameters and gradients and fp32 master weights with the two moments, 2 + 2 + 12
+    // (Rajbhandari et al. 2020, K = 12). Megatron-LM keeps main gradients in fp32 with bf16 (2 + 4
+    // + 12 = 18; 6 + 12/dp with its distributed optimizer) and with fp16 16-bit gradients plus an
+    // fp32 copy beside the master weights (2 + 2 + 16 = 20; 4 + 16/dp): its distributed
+    // optimizer's documentation. fp32 everywhere: 4 + 4 + 8.
+    const bool megatron = framework == Framework::Megatron;
+    const double paramBytes = mixed ? 2 : 4;
+    const double gradBytes = !mixed ? 4 : megatron && p.precision == Precision::Bf16 ? 4 : 2;
+    const double optBytes = !mixed ? 8 : megatron && p.precision == Precision::Fp16 ? 16 : 12;
     const double elem = mixed ? 2 : 4; // bytes of an activation or gradient element
     e.parametersTotal = parameterCount(m);
     e.parametersActive = activeParameterCount(m);
@@ -193,7 +258,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const double topK = m.moe.experts > 0 ? m.moe.topK : 1;
     const bool cpu = plan.cluster.nodes.empty() || plan.cluster.nodes.front().device == DeviceKind::Cpu;
     // trellis-trainer's own layout where it runs the plan's model; a Megatron-style one otherwise.
-    const bool trainerLayout = cpu && !sh.llama && m.moe.experts == 0 && m.kvHeads == m.heads && cp == 1;
+    const bool trainerLayout = framework == Framework::Trellis && runsOnTrainer(plan) && !flash;
+    // Megatron-LM's pipeline without sequence parallelism sends each tp rank's 1/tp of the
+    // activations between stages and all-gathers them over the tp group on arrival (Narayanan et
+    // al. 2021 §4.1, the scatter/gather optimisation).
+    const bool scatterGather = megatron && tp > 1 && pp > 1 && !p.sequenceParallel;
 
     // Activations of one model instance running `layers` layers (and the embedding, the head),
     // in bytes.
@@ -220,8 +289,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         const double replicated = B * sh.C * repRows * (4 * elem + (dropout ? 2 : 0));
         // q, k, v, the projection's input, the MLP's hidden activations (three for SwiGLU).
         const double split = B * elem * (2.0 * sh.Cq + 2.0 * sh.Kq) + topK * B * sh.Fl * elem * (sh.llama ? 3 : 2);
-        // Softmax output (and dropout mask and output): the core attention selective recompute redoes.
-        const double scores = p.recompute == Recompute::Selective ? 0.0 : sh.NHl * B * sh.S * (dropout ? 2 * elem + 1 : elem);
+        // Softmax output (and dropout mask and output): the core attention selective recompute
+        // redoes; flash attention keeps only each row's fp32 log-sum-exp instead.
+        const double scores = flash                                  ? sh.NHl * B * 4.0
+                              : p.recompute == Recompute::Selective ? 0.0
+                                                                     : sh.NHl * B * sh.S * (dropout ? 2 * elem + 1 : elem);
         return replicated + split + scores;
     }();
     auto megatronInstance = [&](std::uint64_t layers, bool embed, bool head) -> std::uint64_t {
@@ -249,6 +321,32 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 schedule = std::move(s).value();
     }
     const int chunksTotal = pp * v;
+    // Activation bytes alive at once at the peak of Megatron-LM's interleaved order on pipeline
+    // rank r: forward k runs chunk ((k mod p·v) / p)·p + r, backward k chunk (v − 1 − (k mod p·v)
+    // / p)·p + r; warm-up forwards, then one forward and one backward each, then the drain.
+    auto interleavedPeak = [&](int r) {
+        const int mb = p.microBatches, total = mb * v, group = pp * v;
+        const int warmup = interleavedWarmup(r, pp, mb, v);
+        auto chunkBytes = [&](int k, bool backward) {
+            const int slot = (k % group) / pp;
+            const int c = (backward ? v - 1 - slot : slot) * pp + r;
+            const auto layers = static_cast<std::uint64_t>(bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)]);
+            return instanceBytes(layers, c == 0, c == chunksTotal - 1);
+        };
+        std::uint64_t live = 0, peakBytes = 0;
+        int forwards = 0, backwards = 0;
+        auto forward = [&] {
+            live += chunkBytes(forwards++, false);
+            peakBytes = std::max(peakBytes, live);
+        };
+        for (int k = 0; k < warmup; ++k)
+            forward();
+        for (int k = 0; k < total - warmup; ++k) {
+            forward();
+            live -= chunkBytes(backwards++, true);
+        }
+        return peakBytes;
+    };
     // Units a stage holds, as the trainer cuts them: the embedding (on the first chunk, and tied
     // on the last with the gpt architecture), each layer, the final norm (with llama's head).
     auto unitsOf = [&](int stage) {
@@ -286,6 +384,16 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             return std::vector<std::uint64_t>{rest};
         return std::vector<std::uint64_t>{sh.embedding(), rest - sh.embedding()};
     };
+    // ZeRO-2/3 outside trellis-trainer (DeepSpeed, FSDP): a unit's whole gradients while it is
+    // reduce-scattered and the next one's being produced and, at stage 3, a unit gathered for use
+    // and the next one prefetched — not every micro-batch's, as the trainer's worst case. In fp32
+    // element units like the rest (scaled to the precision below).
+    auto shardedFrameworkBuffers = [&](const std::vector<std::uint64_t> &units) -> std::uint64_t {
+        std::uint64_t largest = 0;
+        for (std::uint64_t size : units)
+            largest = std::max(largest, padded(size));
+        return (2 + (p.zero == 3 ? 2 : 0)) * largest * 4;
+    };
     for (int stage = 0; stage < pp; ++stage) {
         StageMemory mem;
         mem.stage = stage;
@@ -300,7 +408,8 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             mem.gradients = mem.parameters;
             mem.optimizer = (p.zero == 1 ? zeroOneOwned(buckets, dp, 0) : real) * 8;
             // The in-place reduce-scatter stages this rank's chunk of each bucket.
-            mem.commBuffers = p.zero == 1 ? paddedTotal(buckets) / dp * 4 : 0;
+            // (Megatron-LM's distributed optimizer reduce-scatters in its gradient buffer itself.)
+            mem.commBuffers = p.zero == 1 && !megatron ? paddedTotal(buckets) / dp * 4 : 0;
         }
         if (pp == 1) {
             if (p.zero >= 2) {
@@ -322,6 +431,8 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 mem.commBuffers = all * static_cast<std::uint64_t>(p.microBatches) * 4;
                 if (p.zero == 3)
                     mem.commBuffers += (padded(units.front()) + padded(units.back()) + 2 * padded(sh.layer())) * 4;
+                if (!trainerLayout) // DeepSpeed's and FSDP's bounded buckets
+                    mem.commBuffers = shardedFrameworkBuffers(units);
             }
             mem.activations = instanceBytes(sh.L, true, true);
             mem.activations += recomputeWorkingSet;
@@ -338,9 +449,17 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                     all += padded(size);
                 }
                 mem.commBuffers = all * static_cast<std::uint64_t>(p.microBatches) * 4 + (p.zero == 3 ? all * 4 : 0);
+                if (!trainerLayout)
+                    mem.commBuffers = shardedFrameworkBuffers(units);
             }
             std::map<int, int> instances;
-            if (schedule) {
+            if (!trainerLayout && p.schedule == "interleaved-1f1b" && v > 1) {
+                // Megatron-LM frees a micro-batch chunk's activations after its backward: the
+                // stage holds, at its peak, what its order keeps alive at once — the warm-up's
+                // forwards plus one (Korthikanti et al. 2022 §4.2.3: the first stage keeps
+                // L·(1 + (p−1)/(p·v)) layers' worth with equal chunks).
+                mem.activations += interleavedPeak(stage);
+            } else if (schedule) {
                 instances = instancesPerChunk(*schedule, stage);
             } else {
                 // Closed forms: 1f1b and zb-h1 keep p − s micro-batches in flight on stage s, gpipe
@@ -352,7 +471,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 for (int c = stage; c < chunksTotal; c += pp)
                     instances[c] = alive;
             }
-            for (const auto &[chunk, count] : instances) {
+            for (const auto &[chunk, count] : instances) { // (empty for Megatron's interleaved order)
                 const auto layers = static_cast<std::uint64_t>(bounds[static_cast<std::size_t>(chunk) + 1] -
                                                                bounds[static_cast<std::size_t>(chunk)]);
                 mem.activations += static_cast<std::uint64_t>(count) * instanceBytes(layers, chunk == 0, chunk == chunksTotal - 1);
@@ -388,9 +507,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const double headToken = 2 * C * V;
     e.tokensPerStep = tokensPerStep;
     e.modelFlopsPerStep = tokensPerStep * 3 * (m.layers * layerToken + headToken);
+    // Flash attention's backward computes the scores q·kᵀ again (2·S·C a token).
     e.hardwareFlopsPerStep = e.modelFlopsPerStep + (p.recompute == Recompute::Full        ? tokensPerStep * m.layers * layerToken
                                                     : p.recompute == Recompute::Selective ? tokensPerStep * m.layers * 4 * S * C
-                                                                                          : 0.0);
+                                                                                          : 0.0) +
+                             (flash ? tokensPerStep * m.layers * 2 * S * C : 0.0);
 
     // Links. Rank order tp, cp, dp, pp (mesh.h): a group leaves the node when its span does.
     const int perNode = plan.cluster.nodes.empty() ? 1 : std::max(1, plan.cluster.nodes.front().slotCount);
@@ -418,11 +539,12 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const double headFlops = 2.0 * B * sh.C * sh.Vl;
     // Bytes the element-wise passes of a layer's forward read and write: two norms (2 passes
     // each), two residual adds with dropout, the MLP activation, the softmax unless the attention
-    // core is recomputed (fused) per selective recompute. Backward moves about twice that.
+    // core is recomputed (fused) per selective recompute or fused by flash attention. Backward
+    // moves about twice that.
     const double rep = sp ? 1.0 / tp : 1.0;
     const double elementwise =
         B * sh.C * rep * elem * (4 + 6) + (dropout ? 2 * B * sh.C * rep : 0.0) + topK * B * sh.Fl * elem * (sh.llama ? 3 : 2) +
-        (p.recompute == Recompute::Selective ? 0.0 : sh.NHl * B * sh.S * (dropout ? 4 * elem + 1 : 2 * elem));
+        (p.recompute == Recompute::Selective || flash ? 0.0 : sh.NHl * B * sh.S * (dropout ? 4 * elem + 1 : 2 * elem));
     const double memoryMs = device.memoryBandwidthGBps > 0 ? elementwise / (device.memoryBandwidthGBps * 1e9) * 1000.0 : 0.0;
     const double gemmMs = layerFlops / peak * 1000.0;
     // Context parallelism: each layer gathers k and v from the group and reduce-scatters their
@@ -452,7 +574,8 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         tpMsOfChunk[static_cast<std::size_t>(c)] = tpF + tpB + tpW;
         const double head_ = head ? headFlops / peak * 1000.0 : 0.0;
         const double forward = layers * (gemmMs + memoryMs + cpForward + epPass) + head_;
-        const double again = recompute ? layers * (gemmMs + memoryMs) : p.recompute == Recompute::Selective ? layers * coreMs : 0.0;
+        const double again = (recompute ? layers * (gemmMs + memoryMs) : p.recompute == Recompute::Selective ? layers * coreMs : 0.0) +
+                             (flash ? layers * coreMs / 2 : 0.0);
         costs.forward[static_cast<std::size_t>(c)] = forward + tpF;
         // Input gradients: the GEMMs once more and the element-wise backward; weight gradients: the
         // GEMMs once more (the split schedules run them apart).
@@ -460,7 +583,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             layers * (gemmMs + 2 * memoryMs + cpBackward + epPass) + head_ + again + tpB;
         costs.backwardWeight[static_cast<std::size_t>(c)] = layers * gemmMs + head_ + tpW;
     }
-    costs.transfer = collectiveMs("send_recv", rowBytes / (sp ? tp : 1), 2, ppLink);
+    // A transfer between stages: this rank's rows with sequence parallelism, its 1/tp of them and
+    // the tp group's all-gather with Megatron-LM's scatter/gather, else all of them.
+    const double sendBytes = rowBytes / (sp || scatterGather ? tp : 1);
+    costs.transfer = collectiveMs("send_recv", sendBytes, 2, ppLink) +
+                     (scatterGather ? collectiveMs("all_gather", rowBytes, tp, tpLink) : 0.0);
     const int m_ = p.microBatches;
     double makespan = 0, busy = 0;
     if (pp > 1 && schedule && static_cast<long>(pp) * m_ * v <= 20000) {
@@ -494,7 +621,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
 
     // The collectives each stage's ranks issue in a step, as trellis-trainer records them
     // (communicator groups of one rank record nothing).
-    std::vector<double> dpMsOfStage(static_cast<std::size_t>(pp), 0.0);
+    std::vector<double> dpMsOfStage(static_cast<std::size_t>(pp), 0.0), dpOverlapOfStage(static_cast<std::size_t>(pp), 0.0);
     double tpMsOfStage = 0;
     auto emit = [&](int stage, const std::string &group, const std::string &op, const Calls &c, int n, const LinkSpec &link,
                     bool interNode) {
@@ -523,6 +650,9 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 }
             }
             total.allReduce.add(1, scalar); // the gradient norm's sum over the group
+            if (scatterGather) // every activation and gradient received, gathered over the group
+                for (int c = stage; c < chunks; c += pp)
+                    total.allGather.add(m_ * ((c != chunks - 1 ? 1 : 0) + (c != 0 ? 1 : 0)), rowBytes);
             double ms = emit(st, "tp", "all_gather", total.allGather, tp, tpLink, tpInter);
             ms += emit(st, "tp", "reduce_scatter", total.reduceScatter, tp, tpLink, tpInter);
             ms += emit(st, "tp", "all_reduce", total.allReduce, tp, tpLink, tpInter);
@@ -593,7 +723,12 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 gather.add(passes * m_ * static_cast<double>(layerUnits), static_cast<double>(padded(sh.layer())) * g);
             }
             scalars.add(worldIsDp ? 2 : 1, scalar);
-            dpMs += emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
+            const double reduceMs = emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
+            dpMs += reduceMs;
+            // Outside trellis-trainer (GPU streams progress on their own) the reduce-scatters of
+            // every micro-batch but the last run while later micro-batches compute.
+            if (!trainerLayout && m_ > 1)
+                dpOverlapOfStage[static_cast<std::size_t>(stage)] = reduceMs * (m_ - 1) / m_;
             dpMs += emit(st, "dp", "all_gather", gather, dp, dpLink, dpInter);
             dpMs += emit(st, "dp", "all_reduce", scalars, dp, dpLink, dpInter);
         }
@@ -614,7 +749,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         if (pp > 1) {
             Calls sends;
             for (int c = stage; c < chunks; c += pp)
-                sends.add(m_ * ((c != chunks - 1 ? 1 : 0) + (c != 0 ? 1 : 0)), rowBytes / (sp ? tp : 1));
+                sends.add(m_ * ((c != chunks - 1 ? 1 : 0) + (c != 0 ? 1 : 0)), sendBytes);
             Calls norm;
             norm.add(1, scalar);
             emit(stage, "pp", "send", sends, pp, ppLink, ppInter);
@@ -630,7 +765,9 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const double dpMs = *std::max_element(dpMsOfStage.begin(), dpMsOfStage.end());
     // DP reduction overlaps the last backward without a pipeline (bucketed); after the flush with one.
     const double lastBackward = costs.backwardInput.back() + costs.backwardWeight.back();
-    const double hidden = pp == 1 && p.overlapGradReduce ? std::min(dpMs, 0.8 * lastBackward * (bounds.back() > 0 ? 1 : 0)) : 0.0;
+    double hidden = pp == 1 && p.overlapGradReduce ? std::min(dpMs, 0.8 * lastBackward * (bounds.back() > 0 ? 1 : 0)) : 0.0;
+    if (pp > 1) // per-micro-batch reductions under the pipeline's compute (ZeRO-2/3 outside trellis-trainer)
+        hidden = std::min(*std::max_element(dpOverlapOfStage.begin(), dpOverlapOfStage.end()), 0.8 * busy);
     // Breakdown: compute + exposed communication (TP on the critical path, DP not hidden) + bubble.
     const double tpMs = std::min(tpMsOfStage, busy);
     // The update after the reduction (calibrated CPUs): the busiest stage's held and owned parameters.

@@ -83,6 +83,8 @@ struct Estimate {
     double mfu = 0;             // model FLOPs / datasheet peak; 0 on CPUs, which have none
     double costPerRun = 0;      // steps × step time × devices × price per device-hour
     Diagnostics warnings;       // memory that does not fit, named by stage and category
+    Framework framework = Framework::Trellis; // whose accounting the memory follows (resolved from auto)
+    bool flashAttention = false;              // the attention kernel assumed (resolved from auto)
 
     // The most any rank holds (its stage's total).
     std::uint64_t peakMemory() const
@@ -98,6 +100,17 @@ struct Estimate {
 // generates and simulates the plan's schedule (the bubble, and the activations each stage keeps
 // per the lists); false uses closed forms instead — the planner's fast path for thousands of plans.
 Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact = true);
+
+// Whether trellis-trainer runs the plan's model in its own layout: CPU nodes, the gpt
+// architecture, dense, no grouped-query attention, no context parallelism.
+bool runsOnTrainer(const Plan &plan);
+// parallel.framework with auto resolved: trellis where runsOnTrainer, else Megatron-LM, or
+// DeepSpeed at ZeRO stages 2 and 3.
+Framework resolvedFramework(const Plan &plan);
+// parallel.attention with auto resolved: flash on GPU nodes, materialized on CPUs.
+AttentionKernel resolvedAttention(const Plan &plan);
+// One line naming the accounting: "Megatron-LM: bf16 parameters, fp32 main gradients, …".
+std::string accountingSummary(const Plan &plan);
 
 // Per-rank parameter count for a tensor-parallel degree (tp shards of the vocabulary, heads and
 // MLP width; everything else replicated) and an expert-parallel degree (ep shards the experts).

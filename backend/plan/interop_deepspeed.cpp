@@ -379,6 +379,7 @@ Result<Plan> fromDeepSpeedConfig(const json &input, const Plan &base, Diagnostic
                          "zero_optimization", "bf16", "bfloat16", "fp16", "gradient_clipping", "optimizer", "scheduler",
                          "activation_checkpointing"});
     Plan p = base;
+    p.parallel.framework = Framework::DeepSpeed; // its memory accounting
     readBatch(c, r, p.parallel);
     readZero(c, r, p.model, p.parallel);
     readPrecision(c, r, p.parallel);

@@ -101,6 +101,7 @@ const std::map<std::string, Arg, std::less<>> &megatronFlags()
         {"--sequence-parallel", Arg::Switch},
         {"--use-distributed-optimizer", Arg::Switch},
         {"--overlap-grad-reduce", Arg::Switch},
+        {"--use-flash-attn", Arg::Switch},
         {"--micro-batch-size", Arg::Positive},
         {"--global-batch-size", Arg::Positive},
         // Model.
@@ -524,6 +525,11 @@ Result<Plan> fromMegatronArgs(std::string_view argLine, const Plan &base, Diagno
         line.error("", "--bf16 and --fp16 cannot both be given");
     ps.precision = line.on("--bf16") ? Precision::Bf16 : line.on("--fp16") ? Precision::Fp16 : Precision::Fp32;
     readRecompute(line, p.model, ps);
+    // The plan is Megatron-LM's: its memory accounting (fp32 main gradients), and flash
+    // attention when asked for.
+    ps.framework = Framework::Megatron;
+    if (line.on("--use-flash-attn"))
+        ps.attention = AttentionKernel::Flash;
     readBatch(line, base, ps);
     readTraining(line, p.training);
     return line.finish(std::move(p), warnings);
@@ -563,6 +569,7 @@ std::string toMegatronArgs(const Plan &p)
     s << " --micro-batch-size " << ps.microBatchSize << " --global-batch-size " << ps.globalBatch();
     if (ps.precision == Precision::Bf16) s << " --bf16";
     if (ps.precision == Precision::Fp16) s << " --fp16";
+    if (ps.attention == AttentionKernel::Flash) s << " --use-flash-attn";
     if (ps.recompute == Recompute::Selective) s << " --recompute-granularity selective";
     if (ps.recompute == Recompute::Full) s << " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
 

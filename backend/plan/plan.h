@@ -83,6 +83,15 @@ enum class Recompute { None, Selective, Full };
 // rank and the first tensor that went non-finite.
 enum class NonFinitePolicy { Stop, Skip };
 enum class Precision { Fp32, Bf16, Fp16 };
+// Whose implementation the memory accounting follows (cost_model.h). auto: trellis-trainer's where
+// it runs the plan (CPU nodes), else Megatron-LM's, or DeepSpeed's for ZeRO stages 2 and 3 (which
+// Megatron-LM's distributed optimizer does not have).
+enum class Framework { Auto, Trellis, Megatron, DeepSpeed };
+// How attention is computed. materialized: the softmax probabilities (heads·b·s² a layer) are
+// written out and kept for backward (trellis-trainer on the CPU; Megatron-LM before flash
+// attention). flash: a fused kernel (FlashAttention) keeps only the output and the row
+// statistics and recomputes the scores in backward. auto: flash on GPUs, materialized on CPUs.
+enum class AttentionKernel { Auto, Materialized, Flash };
 
 struct ParallelSpec {
     int dp = 1;
@@ -101,6 +110,8 @@ struct ParallelSpec {
     bool overlapGradReduce = true;       // reduce buckets during backward (false: all after it)
     Recompute recompute = Recompute::None;
     Precision precision = Precision::Fp32;
+    Framework framework = Framework::Auto;
+    AttentionKernel attention = AttentionKernel::Auto;
     bool operator==(const ParallelSpec &) const = default;
 
     int worldSize() const { return dp * tp * pp * cp; }
@@ -234,6 +245,8 @@ const char *toString(DeviceKind kind);
 const char *toString(Recompute recompute);
 const char *toString(NonFinitePolicy policy);
 const char *toString(Precision precision);
+const char *toString(Framework framework);
+const char *toString(AttentionKernel attention);
 const char *toString(LaunchTarget target);
 
 } // namespace trellis::plan

@@ -346,6 +346,11 @@ void readParallel(ObjectReader r, ParallelSpec &p)
                {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
     r.readEnum("precision", p.precision,
                {{"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp16", Precision::Fp16}});
+    r.readEnum("framework", p.framework,
+               {{"auto", Framework::Auto}, {"trellis", Framework::Trellis}, {"megatron", Framework::Megatron},
+                {"deepspeed", Framework::DeepSpeed}});
+    r.readEnum("attention", p.attention,
+               {{"auto", AttentionKernel::Auto}, {"materialized", AttentionKernel::Materialized}, {"flash", AttentionKernel::Flash}});
     r.finish();
 }
 
@@ -563,7 +568,9 @@ std::string planToJson(const Plan &p, int indent)
                      {"micro_batches", q.microBatches},
                      {"overlap_grad_reduce", q.overlapGradReduce},
                      {"recompute", toString(q.recompute)},
-                     {"precision", toString(q.precision)}};
+                     {"precision", toString(q.precision)},
+                     {"framework", toString(q.framework)},
+                     {"attention", toString(q.attention)}};
     if (q.bucketMb)
         j["parallel"]["bucket_mb"] = *q.bucketMb;
     if (q.firstBucketMb)
@@ -683,6 +690,27 @@ const char *toString(Precision p)
     case Precision::Fp16: return "fp16";
     }
     return "fp32";
+}
+
+const char *toString(Framework f)
+{
+    switch (f) {
+    case Framework::Auto: return "auto";
+    case Framework::Trellis: return "trellis";
+    case Framework::Megatron: return "megatron";
+    case Framework::DeepSpeed: return "deepspeed";
+    }
+    return "auto";
+}
+
+const char *toString(AttentionKernel a)
+{
+    switch (a) {
+    case AttentionKernel::Auto: return "auto";
+    case AttentionKernel::Materialized: return "materialized";
+    case AttentionKernel::Flash: return "flash";
+    }
+    return "auto";
 }
 const char *toString(LaunchTarget t)
 {

@@ -109,6 +109,9 @@ void checkParallel(const Plan &plan, Checker &c)
               c.positive("parallel.micro_batches", p.microBatches);
     if (p.zero < 0 || p.zero > 3)
         c.error("parallel.zero", "stage must be 0, 1, 2 or 3, got " + str(p.zero));
+    if (p.framework == Framework::Megatron && p.zero >= 2)
+        c.error("parallel.framework", "Megatron-LM shards at most the optimizer states (its distributed optimizer: zero 1); "
+                                      "ZeRO stage " + str(p.zero) + " is DeepSpeed's (framework deepspeed or auto)");
     const double gradientMb = m.layers > 0 && m.hidden > 0 && m.vocab > 0 && m.seqLen > 0 && m.ffn > 0
                                   ? static_cast<double>(parameterCount(m)) * 4.0 / (1024.0 * 1024.0)
                                   : 0.0;
@@ -399,6 +402,10 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");
     if (plan.model.kvHeads != plan.model.heads) unsupported("model.kv_heads", "grouped-query attention");
     if (plan.model.arch != kArchGpt) unsupported("model.arch", "the '" + plan.model.arch + "' architecture");
+    if (p.framework == Framework::Megatron || p.framework == Framework::DeepSpeed)
+        unsupported("parallel.framework", std::string("a plan for ") + (p.framework == Framework::Megatron ? "Megatron-LM" : "DeepSpeed") +
+                                              " (framework: " + toString(p.framework) + "; trellis or auto runs here)");
+    if (p.attention == AttentionKernel::Flash) unsupported("parallel.attention", "flash attention");
     for (std::size_t i = 0; i < plan.cluster.nodes.size(); ++i)
         if (plan.cluster.nodes[i].device == DeviceKind::Cuda) { // named once, at the first such node
             unsupported("cluster.nodes[" + std::to_string(i) + "].device", "the CUDA device");

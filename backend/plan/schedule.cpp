@@ -77,14 +77,6 @@ std::vector<Action> oneFOneB(int rank, int p, int m)
     return order;
 }
 
-int interleavedWarmup(int rank, int p, int m, int v)
-{
-    const int total = m * v;
-    if (m == p)
-        return total; // every forward first, as Megatron-LM does when m equals p
-    return std::min((p - rank - 1) * 2 + (v - 1) * p, total);
-}
-
 std::vector<Action> interleaved(int rank, int p, int m, int v)
 {
     const int total = m * v;
@@ -167,6 +159,15 @@ double computeCost(const Action &a, const ScheduleCosts &costs)
 }
 
 } // namespace
+
+int interleavedWarmup(int rank, int p, int m, int v)
+{
+    const int total = m * v;
+    if (m == p)
+        return total; // every forward first, as Megatron-LM does when m equals p
+    return std::min((p - rank - 1) * 2 + (v - 1) * p, total);
+}
+
 
 const char *toString(ActionKind kind)
 {

@@ -63,6 +63,10 @@ struct Schedule {
     int chunks() const { return stages * virtualStages; }
 };
 
+// Megatron-LM's warm-up of interleaved-1f1b on pipeline rank `rank`: (p − rank − 1)·2 + (v − 1)·p
+// chunk forwards before the first backward (every forward when m = p), at most m·v.
+int interleavedWarmup(int rank, int p, int m, int v);
+
 inline const char *const kScheduleNames[] = {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"};
 
 // The schedule's lists, or an error naming the parameter (unknown name, p/m/v < 1, v > 1 for a

@@ -33,6 +33,140 @@ Plan planFor(const std::string &model, const std::string &cluster, int nodes, in
     return p;
 }
 
+// A row of a published throughput table: the model, the layout and teraFLOP/s a GPU.
+struct Published {
+    const char *name;
+    int heads, hidden, layers, tp, pp, gpus, batch;
+    double tflops;
+};
+
+// Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+// Megatron-LM" (SC21), Table 1: GPT models from 1.7 B to 1 T parameters on Selene's DGX A100
+// nodes, teraFLOP/s a GPU counting the recompute (their eq. 3), end to end.
+const Published kNarayananTable1[] = {
+    {"1.7B", 24, 2304, 24, 1, 1, 32, 512, 137.0},        {"3.6B", 32, 3072, 30, 2, 1, 64, 512, 138.0},
+    {"7.5B", 32, 4096, 36, 4, 1, 128, 512, 142.0},       {"18.4B", 48, 6144, 40, 8, 1, 256, 1024, 135.0},
+    {"39.1B", 64, 8192, 48, 8, 2, 512, 1536, 138.0},     {"76.1B", 80, 10240, 60, 8, 4, 1024, 1792, 140.0},
+    {"145.6B", 96, 12288, 80, 8, 8, 1536, 2304, 148.0},  {"310.1B", 128, 16384, 96, 8, 16, 1920, 2160, 155.0},
+    {"529.6B", 128, 20480, 105, 8, 35, 2520, 2520, 163.0}, {"1008.0B", 160, 25600, 128, 8, 64, 3072, 3072, 163.0},
+};
+
+// Their stated setting: sequence 2048, vocabulary 51,200, mixed precision, full activation
+// recompute, the interleaved schedule with the scatter/gather optimisation (Megatron-LM's
+// default without sequence parallelism), attention softmax written out (no flash attention in
+// 2021). Not stated, our assumptions: micro-batches of one sequence, and the interleaving v the
+// smallest above 1 that divides each stage's layers.
+Plan narayananPlan(const Published &r)
+{
+    const int dp = r.gpus / (r.tp * r.pp);
+    Plan p = planFor("gpt3-175b", "dgx-a100", r.gpus / 8, dp, r.tp, r.pp);
+    p.model = {"", kArchGpt, r.layers, r.hidden, r.heads, r.heads, 4 * r.hidden, 2048, 51200, {}};
+    p.parallel.microBatches = r.batch / dp;
+    p.parallel.recompute = Recompute::Full;
+    p.parallel.precision = Precision::Bf16;
+    p.parallel.framework = Framework::Megatron;
+    p.parallel.attention = AttentionKernel::Materialized;
+    if (r.pp > 1) {
+        p.parallel.schedule = "interleaved-1f1b";
+        const int perStage = r.layers / r.pp;
+        int v = 2;
+        while (perStage % v != 0)
+            ++v;
+        p.parallel.virtualStages = v;
+    }
+    return p;
+}
+
+// Korthikanti et al. 2022 (Megatron-LM's README, "data parallel size of one"): model FLOPs
+// utilisation of 22 B, 175 B, 530 B and 1 T GPT models on A100s with tensor and sequence
+// parallelism and selective recompute: 41.5, 51.4, 56.0 and 56.3 % (their Table 3 layouts:
+// tp 8; pp 1, 8, 35, 64; 8 to 512 GPUs; global batch 4, 64, 280, 512). MFU as teraFLOP/s
+// (of 312) below. Not stated there, our assumptions: micro-batches of one sequence, 1F1B.
+const Published kKorthikantiMfu[] = {
+    {"22B", 64, 6144, 48, 8, 1, 8, 4, 0.415 * 312}, {"175B", 96, 12288, 96, 8, 8, 64, 64, 0.514 * 312},
+    {"530B", 128, 20480, 105, 8, 35, 280, 280, 0.560 * 312}, {"1T", 160, 25600, 128, 8, 64, 512, 512, 0.563 * 312},
+};
+
+Plan korthikantiPlan(const Published &r)
+{
+    Plan p = planFor("gpt3-175b", "dgx-a100", std::max(1, r.gpus / 8), 1, r.tp, r.pp);
+    p.model = {"", kArchGpt, r.layers, r.hidden, r.heads, r.heads, 4 * r.hidden, 2048, 51200, {}};
+    p.parallel.microBatches = r.batch;
+    p.parallel.sequenceParallel = true;
+    p.parallel.recompute = Recompute::Selective;
+    p.parallel.precision = Precision::Bf16;
+    p.parallel.framework = Framework::Megatron;
+    p.parallel.attention = AttentionKernel::Materialized;
+    return p;
+}
+
+// Dubey et al. 2024, "The Llama 3 Herd of Models", Table 4: Llama 3 405B pre-training on H100s
+// (tp 8, pp 16, 16 M tokens a batch, BF16), teraFLOP/s a GPU by model FLOPs: 430 on 8,192 GPUs
+// (dp 64, sequence 8,192), 400 on 16,384 (dp 128), 380 on 16,384 with context parallelism 16
+// over 131,072-token sequences. Their stated setting: the interleaved schedule, flash
+// attention, no activation checkpointing at 8K, FSDP sharding optimizer states and gradients
+// (ZeRO-2). Not stated, our assumptions: v = 4 (two layers a model chunk) and sequence
+// parallelism.
+struct LlamaRow {
+    const char *name;
+    int gpus, cp, dp, sequence, perReplica;
+    double tflops;
+};
+const LlamaRow kLlama3Table4[] = {
+    {"8192 GPUs", 8192, 1, 64, 8192, 32, 430.0},
+    {"16384 GPUs", 16384, 1, 128, 8192, 16, 400.0},
+    {"16384 GPUs, cp 16", 16384, 16, 8, 131072, 16, 380.0},
+};
+
+Plan llamaPlan(const LlamaRow &r)
+{
+    Plan p = planFor("llama3-405b", "dgx-h100", r.gpus / 8, r.dp, 8, 16);
+    p.model.seqLen = r.sequence;
+    p.parallel.cp = r.cp;
+    p.parallel.microBatches = r.perReplica;
+    p.parallel.schedule = "interleaved-1f1b";
+    p.parallel.virtualStages = 4;
+    p.parallel.sequenceParallel = true;
+    p.parallel.zero = 2;
+    p.parallel.recompute = Recompute::None;
+    p.parallel.precision = Precision::Bf16;
+    return p;
+}
+
+// teraFLOP/s a GPU the cost model predicts with a GEMM efficiency: hardware FLOPs (counting the
+// recompute) or model FLOPs.
+double predictedTflops(const Plan &p, double efficiency, bool hardware)
+{
+    DeviceSpec device = deviceFor(p.cluster);
+    device.efficiency = efficiency;
+    const Estimate e = estimatePlan(p, device);
+    return (hardware ? e.hardwareFlopsPerStep : e.modelFlopsPerStep) / (e.stepMs / 1000.0) / p.parallel.worldSize() / 1e12;
+}
+
+// The efficiency that minimises the squared log errors over the rows (golden-section search).
+template <typename Rows, typename MakePlan>
+double fitEfficiency(const Rows &rows, MakePlan make, bool hardware)
+{
+    auto loss = [&](double eff) {
+        double sum = 0;
+        for (const auto &r : rows) {
+            const double e = std::log(predictedTflops(make(r), eff, hardware) / r.tflops);
+            sum += e * e;
+        }
+        return sum;
+    };
+    double lo = 0.3, hi = 0.95;
+    const double g = (std::sqrt(5.0) - 1) / 2;
+    for (int i = 0; i < 40; ++i) {
+        const double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+        if (loss(a) < loss(b))
+            hi = b;
+        else
+            lo = a;
+    }
+    return (lo + hi) / 2;
+}
+
 } // namespace
 
 class TstCostModel : public QObject {
@@ -96,6 +230,7 @@ private slots:
         Plan p = planFor("gpt2-124m", "dgx-a100", 8, 64, 1, 1);
         p.model = {"", "gpt", 36, 4096, 32, 32, 16384, 2048, 50257, {}};
         p.parallel.precision = Precision::Bf16;
+        p.parallel.framework = Framework::DeepSpeed; // the ZeRO paper's accounting
         QVERIFY(std::abs(double(parameterCount(p.model)) - 7.5e9) / 7.5e9 < 0.01);
         const double published[] = {120.0, 31.4, 16.6, 1.9};
         for (int zero : {0, 1, 2, 3}) {
@@ -136,12 +271,64 @@ private slots:
         QVERIFY(std::abs(a - active) / active < 0.01);
     }
 
+    // Model states as each framework keeps them, bytes a parameter (dp 8, one GPU's share):
+    // Megatron-LM's distributed-optimizer documentation — bf16 with fp32 main gradients 18 and
+    // 6 + 12/d, fp16 20 and 4 + 16/d, fp32 16 and 8 + 8/d; DeepSpeed (the ZeRO paper, K = 12)
+    // 16 and 4 + 12/d. Megatron-LM has no ZeRO-2/3: such a plan is refused, naming the field.
+    void modelStatesFollowTheFramework_data()
+    {
+        QTest::addColumn<int>("framework");
+        QTest::addColumn<int>("precision");
+        QTest::addColumn<int>("zero");
+        QTest::addColumn<double>("bytes");
+        const double d = 8;
+        QTest::newRow("megatron bf16") << int(Framework::Megatron) << int(Precision::Bf16) << 0 << 18.0;
+        QTest::newRow("megatron bf16 distributed optimizer") << int(Framework::Megatron) << int(Precision::Bf16) << 1 << 6 + 12 / d;
+        QTest::newRow("megatron fp16") << int(Framework::Megatron) << int(Precision::Fp16) << 0 << 20.0;
+        QTest::newRow("megatron fp16 distributed optimizer") << int(Framework::Megatron) << int(Precision::Fp16) << 1 << 4 + 16 / d;
+        QTest::newRow("megatron fp32") << int(Framework::Megatron) << int(Precision::Fp32) << 0 << 16.0;
+        QTest::newRow("megatron fp32 distributed optimizer") << int(Framework::Megatron) << int(Precision::Fp32) << 1 << 8 + 8 / d;
+        QTest::newRow("deepspeed bf16") << int(Framework::DeepSpeed) << int(Precision::Bf16) << 0 << 16.0;
+        QTest::newRow("deepspeed bf16 zero1") << int(Framework::DeepSpeed) << int(Precision::Bf16) << 1 << 4 + 12 / d;
+        QTest::newRow("deepspeed bf16 zero2") << int(Framework::DeepSpeed) << int(Precision::Bf16) << 2 << 2 + 14 / d;
+        QTest::newRow("auto on GPUs is megatron") << int(Framework::Auto) << int(Precision::Bf16) << 1 << 6 + 12 / d;
+        QTest::newRow("auto at zero 3 is deepspeed") << int(Framework::Auto) << int(Precision::Bf16) << 3 << 16 / d;
+    }
+    void modelStatesFollowTheFramework()
+    {
+        QFETCH(int, framework);
+        QFETCH(int, precision);
+        QFETCH(int, zero);
+        QFETCH(double, bytes);
+        Plan p = planFor("gpt2-350m", "dgx-h100", 1, 8, 1, 1);
+        p.parallel.framework = Framework(framework);
+        p.parallel.precision = Precision(precision);
+        p.parallel.zero = zero;
+        QVERIFY(!hasErrors(validatePlan(p)));
+        const StageMemory m = estimatePlan(p, deviceFor(p.cluster)).memory.front();
+        const double perParameter = double(m.parameters + m.gradients + m.optimizer) / double(parameterCount(p.model));
+        qInfo("%s: %.4f bytes a parameter, documented %.4f", QTest::currentDataTag(), perParameter, bytes);
+        QVERIFY(std::abs(perParameter - bytes) < 0.01);
+        QVERIFY(!accountingSummary(p).empty());
+    }
+    void megatronHasNoZeroTwo()
+    {
+        Plan p = planFor("gpt2-350m", "dgx-h100", 1, 8, 1, 1);
+        p.parallel.framework = Framework::Megatron;
+        p.parallel.zero = 2;
+        const Diagnostics d = validatePlan(p);
+        QVERIFY(hasErrors(d));
+        QVERIFY2(QString::fromStdString(d.front().toString()).startsWith(QStringLiteral("parallel.framework: Megatron-LM shards at most")),
+                 d.front().toString().c_str());
+    }
+
     // Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",
     // Table 2: activation bytes a transformer layer keeps in 16-bit training, s·b·h·(10 + 24/t +
     // 5·a·s/(h·t)) with tensor parallelism, s·b·h·(34/t + 5·a·s/(h·t)) with sequence parallelism
-    // too, s·b·h·34/t with selective recompute besides, 2·s·b·h/t with full recompute. Their
-    // GPT-3 175B setting (a 96, h 12288, s 2048, t 8), per layer: a plan's activations less those
-    // of the same plan one layer shorter.
+    // too, s·b·h·34/t with selective recompute besides, and 2·s·b·h with full recompute (the
+    // layer's input; with tensor parallelism alone it is whole on every rank). Their GPT-3 175B
+    // setting (a 96, h 12288, s 2048, t 8; attention probabilities written out), per layer: a
+    // plan's activations less those of the same plan one layer shorter.
     void activationsPerLayerFollowKorthikanti_data()
     {
         QTest::addColumn<bool>("sp");
@@ -151,7 +338,7 @@ private slots:
         QTest::newRow("tensor parallel") << false << int(Recompute::None) << 10 + 24 / t + 5 * a * s / (h * t);
         QTest::newRow("tensor + sequence parallel") << true << int(Recompute::None) << 34 / t + 5 * a * s / (h * t);
         QTest::newRow("selective recompute") << true << int(Recompute::Selective) << 34 / t;
-        QTest::newRow("full recompute") << true << int(Recompute::Full) << 2 / t;
+        QTest::newRow("full recompute") << false << int(Recompute::Full) << 2.0;
     }
     void activationsPerLayerFollowKorthikanti()
     {
@@ -163,6 +350,7 @@ private slots:
         p.parallel.sequenceParallel = sp;
         p.parallel.recompute = static_cast<Recompute>(recompute);
         p.parallel.precision = Precision::Bf16;
+        p.parallel.attention = AttentionKernel::Materialized;
         p.parallel.microBatches = 1;
         QVERIFY(!hasErrors(validatePlan(p)));
         const double longer = double(estimatePlan(p, deviceFor(p.cluster)).memory.front().activations);
@@ -173,103 +361,122 @@ private slots:
         QVERIFY(std::abs((longer - shorter) / sbh - perSbh) < 1e-6);
     }
 
-    // Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
-    // Megatron-LM" (SC21), Table 1: GPT models from 1.7 B to 1 T parameters on Selene's DGX A100
-    // nodes (sequence 2048, vocabulary 51,200, full activation recompute, mixed precision),
-    // teraFLOP/s a GPU counting the recompute (their eq. 3), end to end. Micro-batches of one
-    // sequence and the 1F1B schedule are our assumptions (the table gives neither). Every row
-    // within 10% with one GEMM efficiency for the A100.
+    // Interleaved 1F1B as Megatron-LM runs it: the first stage's warm-up is (p − 1)·2 + (v − 1)·p
+    // chunk forwards, then 1F1B, so at its peak it keeps L·(1 + (p − 1)/(p·v)) layers' activations
+    // (Korthikanti et al. 2022 §4.2.3), freed after each backward. A llama model (no embedding
+    // dropout) whose chunks hold equal layers, per-layer bytes from a one-stage plan.
+    void interleavedActivationsFollowMegatronsWarmup_data()
+    {
+        QTest::addColumn<int>("pp");
+        QTest::addColumn<int>("v");
+        QTest::newRow("p 4 v 2") << 4 << 2;
+        QTest::newRow("p 4 v 4") << 4 << 4;
+        QTest::newRow("p 8 v 2") << 8 << 2;
+    }
+    void interleavedActivationsFollowMegatronsWarmup()
+    {
+        QFETCH(int, pp);
+        QFETCH(int, v);
+        Plan p = planFor("llama2-7b", "dgx-h100", 1, 1, 1, 1);
+        p.model.layers = 32;
+        p.parallel.precision = Precision::Bf16;
+        p.parallel.microBatches = 1;
+        p.parallel.dp = 8;
+        QVERIFY(!hasErrors(validatePlan(p)));
+        const double all = double(estimatePlan(p, deviceFor(p.cluster)).memory.front().activations);
+        p.model.layers = 31;
+        const double perLayer = all - double(estimatePlan(p, deviceFor(p.cluster)).memory.front().activations);
+        p.model.layers = 32;
+        p.cluster = expandCluster(*clusterPreset("dgx-h100"), pp);
+        p.parallel.pp = pp;
+        p.parallel.schedule = "interleaved-1f1b";
+        p.parallel.virtualStages = v;
+        p.parallel.microBatches = 4 * pp;
+        p.parallel.dp = 8; // the nodes' slots
+        const Diagnostics d = validatePlan(p);
+        QVERIFY2(!hasErrors(d), d.empty() ? "" : d.front().toString().c_str());
+        for (bool exact : {true, false}) {
+            const double first = double(estimatePlan(p, deviceFor(p.cluster), exact).memory.front().activations);
+            const double layers = 32.0 * (1 + double(pp - 1) / (pp * v));
+            qInfo("exact %d: first stage keeps %.3f layers' activations, Megatron-LM %.3f", exact, first / perLayer, layers);
+            QVERIFY(std::abs(first / perLayer - layers) < 1e-9);
+        }
+    }
+
+    // Narayanan et al. 2021, Table 1, in their stated setting (narayananPlan): every row within
+    // 10% with the A100's GEMM efficiency.
     void megatronWeakScaling_data()
     {
-        QTest::addColumn<int>("heads");
-        QTest::addColumn<int>("hidden");
-        QTest::addColumn<int>("layers");
-        QTest::addColumn<int>("tp");
-        QTest::addColumn<int>("pp");
-        QTest::addColumn<int>("gpus");
-        QTest::addColumn<int>("batch");
-        QTest::addColumn<double>("published");
-        QTest::newRow("1.7B") << 24 << 2304 << 24 << 1 << 1 << 32 << 512 << 137.0;
-        QTest::newRow("3.6B") << 32 << 3072 << 30 << 2 << 1 << 64 << 512 << 138.0;
-        QTest::newRow("7.5B") << 32 << 4096 << 36 << 4 << 1 << 128 << 512 << 142.0;
-        QTest::newRow("18.4B") << 48 << 6144 << 40 << 8 << 1 << 256 << 1024 << 135.0;
-        QTest::newRow("39.1B") << 64 << 8192 << 48 << 8 << 2 << 512 << 1536 << 138.0;
-        QTest::newRow("76.1B") << 80 << 10240 << 60 << 8 << 4 << 1024 << 1792 << 140.0;
-        QTest::newRow("145.6B") << 96 << 12288 << 80 << 8 << 8 << 1536 << 2304 << 148.0;
-        QTest::newRow("310.1B") << 128 << 16384 << 96 << 8 << 16 << 1920 << 2160 << 155.0;
-        QTest::newRow("529.6B") << 128 << 20480 << 105 << 8 << 35 << 2520 << 2520 << 163.0;
-        QTest::newRow("1008.0B") << 160 << 25600 << 128 << 8 << 64 << 3072 << 3072 << 163.0;
+        QTest::addColumn<int>("row");
+        for (int i = 0; i < int(std::size(kNarayananTable1)); ++i)
+            QTest::newRow(kNarayananTable1[i].name) << i;
     }
     void megatronWeakScaling()
     {
-        QFETCH(int, heads);
-        QFETCH(int, hidden);
-        QFETCH(int, layers);
-        QFETCH(int, tp);
-        QFETCH(int, pp);
-        QFETCH(int, gpus);
-        QFETCH(int, batch);
-        QFETCH(double, published);
-        const int dp = gpus / (tp * pp);
-        Plan p = planFor("gpt3-175b", "dgx-a100", gpus / 8, dp, tp, pp);
-        p.model = {"", kArchGpt, layers, hidden, heads, heads, 4 * hidden, 2048, 51200, {}};
-        p.parallel.microBatches = batch / dp;
-        p.parallel.recompute = Recompute::Full;
-        p.parallel.precision = Precision::Bf16;
+        QFETCH(int, row);
+        const Published &r = kNarayananTable1[row];
+        const Plan p = narayananPlan(r);
         QVERIFY(!hasErrors(validatePlan(p)));
         const Estimate e = estimatePlan(p, deviceFor(p.cluster));
         QVERIFY2(e.warnings.empty(), e.warnings.empty() ? "" : e.warnings.front().toString().c_str()); // it ran, so it fits
-        const double tflops = e.hardwareFlopsPerStep / (e.stepMs / 1000.0) / gpus / 1e12;
-        qInfo("%s: %.1f teraFLOP/s a GPU predicted, %.0f published (%+.1f%%)", QTest::currentDataTag(), tflops, published,
-              100 * (tflops - published) / published);
-        QVERIFY(std::abs(tflops - published) / published < 0.10);
+        const double tflops = e.hardwareFlopsPerStep / (e.stepMs / 1000.0) / r.gpus / 1e12;
+        qInfo("%s: %.1f teraFLOP/s a GPU predicted, %.0f published (%+.1f%%)", r.name, tflops, r.tflops,
+              100 * (tflops - r.tflops) / r.tflops);
+        QVERIFY(std::abs(tflops - r.tflops) / r.tflops < 0.10);
     }
 
-    // Dubey et al. 2024, "The Llama 3 Herd of Models", Table 4: Llama 3 405B pre-training on
-    // H100s (tp 8, pp 16, 16 M tokens a batch, BF16), teraFLOP/s a GPU by model FLOPs: 430 on
-    // 8,192 GPUs (dp 64, sequence 8,192), 400 on 16,384 (dp 128), 380 on 16,384 with context
-    // parallelism 16 over 131,072-token sequences. The paper uses an interleaved schedule and
-    // flash attention but gives no virtual-stage count: v = 4 (two layers a model chunk) and
-    // selective recompute (attention scores not kept) are our assumptions. One GEMM efficiency
-    // for the H100.
+    // Llama 3 Table 4 in its stated setting (llamaPlan): every row within 10% with the H100's
+    // GEMM efficiency.
     void llama3Pretraining_data()
     {
-        QTest::addColumn<int>("gpus");
-        QTest::addColumn<int>("cp");
-        QTest::addColumn<int>("dp");
-        QTest::addColumn<int>("sequence");
-        QTest::addColumn<int>("perReplica"); // sequences a DP replica takes a step
-        QTest::addColumn<double>("published");
-        QTest::newRow("8192 GPUs") << 8192 << 1 << 64 << 8192 << 32 << 430.0;
-        QTest::newRow("16384 GPUs") << 16384 << 1 << 128 << 8192 << 16 << 400.0;
-        QTest::newRow("16384 GPUs, cp 16") << 16384 << 16 << 8 << 131072 << 16 << 380.0;
+        QTest::addColumn<int>("row");
+        for (int i = 0; i < int(std::size(kLlama3Table4)); ++i)
+            QTest::newRow(kLlama3Table4[i].name) << i;
     }
     void llama3Pretraining()
     {
-        QFETCH(int, gpus);
-        QFETCH(int, cp);
-        QFETCH(int, dp);
-        QFETCH(int, sequence);
-        QFETCH(int, perReplica);
-        QFETCH(double, published);
-        Plan p = planFor("llama3-405b", "dgx-h100", gpus / 8, dp, 8, 16);
-        p.model.seqLen = sequence;
-        p.parallel.cp = cp;
-        p.parallel.microBatches = perReplica;
-        p.parallel.schedule = "interleaved-1f1b";
-        p.parallel.virtualStages = 4;
-        p.parallel.sequenceParallel = true;
-        p.parallel.zero = 1;
-        p.parallel.recompute = Recompute::Selective;
-        p.parallel.precision = Precision::Bf16;
+        QFETCH(int, row);
+        const LlamaRow &r = kLlama3Table4[row];
+        const Plan p = llamaPlan(r);
         QVERIFY(!hasErrors(validatePlan(p)));
         const Estimate e = estimatePlan(p, deviceFor(p.cluster));
-        const double tflops = e.modelFlopsPerStep / (e.stepMs / 1000.0) / gpus / 1e12;
-        qInfo("%s: %.1f teraFLOP/s a GPU predicted, %.0f published (%+.1f%%)", QTest::currentDataTag(), tflops, published,
-              100 * (tflops - published) / published);
-        QVERIFY(std::abs(tflops - published) / published < 0.10);
+        // Not asserted: without activation checkpointing our Megatron-style accounting puts the
+        // first stage above 80 GB at 8K (the paper balances it by giving the first and last
+        // stages one layer fewer, and its kernels' exact keep-lists are not published).
+        qInfo("%s: %.1f GB on the busiest rank predicted", r.name, double(e.peakMemory()) / 1e9);
+        const double tflops = e.modelFlopsPerStep / (e.stepMs / 1000.0) / r.gpus / 1e12;
+        qInfo("%s: %.1f teraFLOP/s a GPU predicted, %.0f published (%+.1f%%)", r.name, tflops, r.tflops,
+              100 * (tflops - r.tflops) / r.tflops);
+        QVERIFY(std::abs(tflops - r.tflops) / r.tflops < 0.10);
     }
 
+    // The GEMM efficiencies are fitted, not chosen: the A100's on Narayanan et al.'s Table 1 (in
+    // sample) and tested on Korthikanti et al.'s MFU table (out of sample, a later Megatron-LM with
+    // sequence parallelism and selective recompute); the H100's on Llama 3's Table 4 (the only
+    // published H100 table we hold: in sample only). deviceFor's figures are these fits rounded.
+    void gemmEfficiencyIsFittedAndHoldsOutOfSample()
+    {
+        const double a100 = fitEfficiency(kNarayananTable1, narayananPlan, true);
+        const double h100 = fitEfficiency(kLlama3Table4, llamaPlan, false);
+        const double a100Used = deviceFor(narayananPlan(kNarayananTable1[0]).cluster).efficiency;
+        const double h100Used = deviceFor(llamaPlan(kLlama3Table4[0]).cluster).efficiency;
+        qInfo("A100 GEMM efficiency fitted on Narayanan et al. Table 1: %.4f (deviceFor: %.2f)", a100, a100Used);
+        qInfo("H100 GEMM efficiency fitted on Llama 3 Table 4: %.4f (deviceFor: %.2f)", h100, h100Used);
+        QVERIFY(std::abs(a100 - a100Used) < 0.005);
+        QVERIFY(std::abs(h100 - h100Used) < 0.005);
+        // Out of sample: the pipelined rows (175 B, 530 B, 1 T) within 10%; the 22 B row (one node,
+        // a global batch of 4) is over-predicted by about a quarter — at 4 sequences a step the
+        // optimizer's update and other fixed costs, which the model leaves out on GPUs, weigh.
+        for (const Published &r : kKorthikantiMfu) {
+            const Plan p = korthikantiPlan(r);
+            QVERIFY(!hasErrors(validatePlan(p)));
+            const double tflops = predictedTflops(p, a100Used, false);
+            const double error = (tflops - r.tflops) / r.tflops;
+            qInfo("out of sample, %s: MFU %.1f%% predicted, %.1f%% published (%+.1f%%)", r.name, 100 * tflops / 312,
+                  100 * r.tflops / 312, 100 * error);
+            QVERIFY(std::abs(error) < (r.pp > 1 ? 0.10 : 0.30));
+        }
+    }
     void memoryThatDoesNotFitIsNamed()
     {
         Plan p = planFor("gpt3-175b", "dgx-h100", 1, 8, 1, 1);

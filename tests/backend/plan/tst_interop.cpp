@@ -248,6 +248,7 @@ private slots:
         p.parallel.overlapGradReduce = overlap;
         p.parallel.microBatchSize = 2;
         p.parallel.microBatches = 4;
+        p.parallel.framework = Framework::DeepSpeed; // a config read back is DeepSpeed's plan
         if (bucketMb > 0)
             p.parallel.bucketMb = bucketMb; // a whole number of fp32 elements
         p.training.lr = 6e-4;
@@ -503,6 +504,8 @@ private slots:
         Plan q = back.value();
         if (zero > 1)
             q.parallel.zero = zero; // Megatron has no ZeRO-2/3: written as its distributed optimizer (ZeRO-1)
+        QCOMPARE(q.parallel.framework, Framework::Megatron); // read back as Megatron-LM's plan
+        q.parallel.framework = p.parallel.framework;
         QVERIFY2(q.model == p.model, args.c_str());
         QVERIFY2(q.parallel == p.parallel, args.c_str());
         QVERIFY2(q.training == p.training, args.c_str());
