@@ -6,6 +6,7 @@
 #include "plan/cost_model.h"
 
 #include "plan/collective_model.h"
+#include "plan/layout_model.h"
 #include "plan/mesh.h"
 #include "plan/schedule.h"
 
@@ -25,6 +26,11 @@ using detail::collectiveMs;
 using detail::Pass;
 using detail::tpPass;
 using detail::TpPass;
+using detail::instancesPerChunk;
+using detail::ownedOfUnit;
+using detail::paddedTotal;
+using detail::trainerBuckets;
+using detail::zeroOneOwned;
 
 std::uint64_t roundUp(std::uint64_t x, std::uint64_t m) { return (x + m - 1) / m * m; }
 std::string str(double v, int decimals = 1)
@@ -67,157 +73,7 @@ Shapes shapesOf(const ModelSpec &m, int tp, int ep)
     return s;
 }
 
-// Elements of [begin, begin+size) that rank r owns when the range is split in dp equal chunks
-// (the last padded).
-std::uint64_t ownedOfUnit(std::uint64_t size, int dp, int r)
-{
-    const std::uint64_t chunk = (size + dp - 1) / dp;
-    const std::uint64_t from = std::min(size, chunk * r), to = std::min(size, chunk * (r + 1));
-    return to - from;
-}
-
-// The trainer's local gradient buffer (trainer/parallel/model_state.h): segments, each padded to
-// a multiple of dp — one without a pipeline, the tied embedding apart with one — cut into buckets
-// from the last segment's end (buckets.cpp makeBuckets). Per bucket: its padded size and the real
-// elements of its segment that lie in it (begin within the segment, the segment's real size).
-struct TrainerBucket {
-    std::uint64_t begin = 0, size = 0, segmentReal = 0;
-};
-
-std::vector<TrainerBucket> trainerBuckets(const std::vector<std::uint64_t> &segments, int dp, const ParallelSpec &p)
-{
-    auto elements = [](double mb) { return static_cast<std::uint64_t>(mb * 1024.0 * 1024.0 / 4.0); };
-    const auto n = static_cast<std::uint64_t>(dp);
-    const double bucketMb = p.bucketMb.value_or(25.0);
-    const std::uint64_t bucket = roundUp(std::max<std::uint64_t>(1, elements(bucketMb)), n);
-    const std::uint64_t first = roundUp(std::max<std::uint64_t>(1, elements(p.firstBucketMb.value_or(bucketMb))), n);
-    std::vector<TrainerBucket> out;
-    bool isFirst = true;
-    for (auto seg = segments.rbegin(); seg != segments.rend(); ++seg) {
-        std::uint64_t end = roundUp(*seg, n);
-        while (end > 0) {
-            const std::uint64_t size = std::min(end, isFirst ? first : bucket);
-            out.push_back({end - size, size, *seg});
-            end -= size;
-            isFirst = false;
-        }
-    }
-    return out;
-}
-
-std::uint64_t paddedTotal(const std::vector<TrainerBucket> &buckets)
-{
-    std::uint64_t total = 0;
-    for (const auto &b : buckets)
-        total += b.size;
-    return total;
-}
-
-// ZeRO-1: rank r's chunk of each bucket, without the padding.
-std::uint64_t zeroOneOwned(const std::vector<TrainerBucket> &buckets, int dp, int r)
-{
-    std::uint64_t owned = 0;
-    for (const auto &b : buckets) {
-        const std::uint64_t chunk = b.size / static_cast<std::uint64_t>(dp);
-        const std::uint64_t from = b.begin + chunk * static_cast<std::uint64_t>(r);
-        const std::uint64_t to = std::min(b.segmentReal, from + chunk);
-        if (to > from)
-            owned += to - from;
-    }
-    return owned;
-}
-
-// Micro-batch-chunks alive at once per chunk of `rank`, in list order: +1 at F, −1 when its last
-// backward part runs (Backward, or W when split), as the trainer keeps a model instance.
-std::map<int, int> instancesPerChunk(const Schedule &s, int rank)
-{
-    std::map<int, int> live, peak;
-    for (const Action &a : s.ranks[static_cast<std::size_t>(rank)]) {
-        if (a.kind == ActionKind::Forward)
-            peak[a.chunk] = std::max(peak[a.chunk], ++live[a.chunk]);
-        else if (a.kind == ActionKind::Backward || a.kind == ActionKind::BackwardWeight)
-            --live[a.chunk];
-    }
-    return peak;
-}
-
 } // namespace
-
-DeviceSpec deviceFor(const ClusterSpec &cluster)
-{
-    // Datasheet dense figures: H100 SXM 989 TFLOP/s bf16, 67 fp32, 80 GB, 3.35 TB/s HBM3; H200
-    // SXM the same compute with 141 GB at 4.8 TB/s; A100 SXM 80 GB 312 bf16, 19.5 fp32, 2.04 TB/s;
-    // A100 PCIe 80 GB 1.94 TB/s. Element-wise passes reach about 80% of the HBM figure.
-    // GEMM efficiency, achieved over peak for the model's matrix shapes: one figure per
-    // generation, fitted (least squares of the log error, tst_cost_model) on Narayanan et al.
-    // 2021 Table 1 for the A100 (0.657; tested out of sample on Korthikanti et al. 2022's MFU
-    // table) and on Llama 3's Table 4 for the H100 (0.593); PCIe parts run at lower clocks
-    // under their power cap (the SXM figure × 0.9).
-    const std::string model = cluster.nodes.empty() ? std::string() : cluster.nodes.front().gpuModel;
-    const bool cuda = !cluster.nodes.empty() && cluster.nodes.front().device == DeviceKind::Cuda;
-    if (model == "H100-SXM")
-        return {"H100-SXM", 67, 989, 80, 0.59, 0.8 * 3350};
-    if (model == "H200-SXM")
-        return {"H200-SXM", 67, 989, 141, 0.59, 0.8 * 4800};
-    if (model == "A100-SXM")
-        return {"A100-SXM", 19.5, 312, 80, 0.66, 0.8 * 2039};
-    if (model == "A100-PCIe")
-        return {"A100-PCIe", 19.5, 312, 80, 0.59, 0.8 * 1935};
-    if (cuda)
-        return {model.empty() ? "GPU" : model, 19.5, 312, 40, 0.6, 0.8 * 1555};
-    // A CPU core with OpenBLAS: tens of GFLOP/s in fp32; `trellis-cli calibrate` measures it.
-    return {"cpu", 0.02, 0.02, 0, 1.0, 0};
-}
-
-bool runsOnTrainer(const Plan &plan)
-{
-    const ModelSpec &m = plan.model;
-    const bool cpu = plan.cluster.nodes.empty() || plan.cluster.nodes.front().device == DeviceKind::Cpu;
-    return cpu && m.arch == kArchGpt && m.moe.experts == 0 && m.kvHeads == m.heads && plan.parallel.cp == 1;
-}
-
-Framework resolvedFramework(const Plan &plan)
-{
-    if (plan.parallel.framework != Framework::Auto)
-        return plan.parallel.framework;
-    if (runsOnTrainer(plan))
-        return Framework::Trellis;
-    return plan.parallel.zero >= 2 ? Framework::DeepSpeed : Framework::Megatron;
-}
-
-AttentionKernel resolvedAttention(const Plan &plan)
-{
-    if (plan.parallel.attention != AttentionKernel::Auto)
-        return plan.parallel.attention;
-    const bool cpu = plan.cluster.nodes.empty() || plan.cluster.nodes.front().device == DeviceKind::Cpu;
-    return cpu ? AttentionKernel::Materialized : AttentionKernel::Flash;
-}
-
-std::string accountingSummary(const Plan &plan)
-{
-    const ParallelSpec &p = plan.parallel;
-    const Framework f = resolvedFramework(plan);
-    const bool mixed = p.precision != Precision::Fp32;
-    const std::string precision = toString(p.precision);
-    std::string s = f == Framework::Megatron ? "Megatron-LM" : f == Framework::DeepSpeed ? "DeepSpeed" : "trellis-trainer";
-    s += ": ";
-    if (!mixed)
-        s += "fp32 parameters, gradients and Adam moments";
-    else if (f == Framework::Megatron && p.precision == Precision::Bf16)
-        s += "bf16 parameters, fp32 main gradients, fp32 master weights and Adam moments";
-    else if (f == Framework::Megatron)
-        s += "fp16 parameters and gradients, fp32 main gradients, master weights and Adam moments";
-    else
-        s += precision + " parameters and gradients, fp32 master weights and Adam moments";
-    if (p.zero == 1)
-        s += f == Framework::Megatron ? " (distributed optimizer: the fp32 states sharded over dp)" : " (optimizer states sharded over dp: ZeRO-1)";
-    else if (p.zero == 2)
-        s += " (optimizer states and gradients sharded over dp: ZeRO-2)";
-    else if (p.zero == 3)
-        s += " (every model state sharded over dp: ZeRO-3)";
-    s += resolvedAttention(plan) == AttentionKernel::Flash ? "; flash attention" : "; attention probabilities kept";
-    return s;
-}
 
 std::uint64_t localParameterCount(const ModelSpec &model, int tp, int ep)
 {

@@ -1,0 +1,83 @@
+// What plan.h declares beside the data: parameter counts of a model and the names of the enums
+// as the plan file spells them.
+#include "plan.h"
+
+namespace trellis::plan {
+
+namespace {
+std::uint64_t countParameters(const ModelSpec &m, std::uint64_t experts)
+{
+    const std::uint64_t V = static_cast<std::uint64_t>(m.vocab), C = static_cast<std::uint64_t>(m.hidden),
+                        F = static_cast<std::uint64_t>(m.ffn), S = static_cast<std::uint64_t>(m.seqLen),
+                        L = static_cast<std::uint64_t>(m.layers);
+    const std::uint64_t K = m.heads > 0 ? C / static_cast<std::uint64_t>(m.heads) * static_cast<std::uint64_t>(m.kvHeads) : C;
+    const std::uint64_t router = m.moe.experts > 0 ? C * static_cast<std::uint64_t>(m.moe.experts) : 0;
+    if (m.arch == kArchLlama) // RMSNorm gains, q k v o without biases, SwiGLU, untied head
+        return 2 * V * C + C + L * (2 * C + C * (C + 2 * K) + C * C + experts * 3 * C * F + router);
+    return V * C + S * C + 2 * C + L * (4 * C + C * (C + 2 * K) + (C + 2 * K) + C * C + C + experts * (2 * C * F + F + C) + router);
+}
+} // namespace
+
+std::uint64_t parameterCount(const ModelSpec &m)
+{
+    return countParameters(m, m.moe.experts > 0 ? static_cast<std::uint64_t>(m.moe.experts) : 1);
+}
+
+std::uint64_t activeParameterCount(const ModelSpec &m)
+{
+    return countParameters(m, m.moe.experts > 0 ? static_cast<std::uint64_t>(m.moe.topK) : 1);
+}
+
+const char *toString(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "cpu"; }
+const char *toString(NonFinitePolicy p) { return p == NonFinitePolicy::Skip ? "skip" : "stop"; }
+
+const char *toString(Recompute r)
+{
+    switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+    }
+    return "none";
+}
+const char *toString(Precision p)
+{
+    switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Bf16: return "bf16";
+    case Precision::Fp16: return "fp16";
+    }
+    return "fp32";
+}
+
+const char *toString(Framework f)
+{
+    switch (f) {
+    case Framework::Auto: return "auto";
+    case Framework::Trellis: return "trellis";
+    case Framework::Megatron: return "megatron";
+    case Framework::DeepSpeed: return "deepspeed";
+    }
+    return "auto";
+}
+
+const char *toString(AttentionKernel a)
+{
+    switch (a) {
+    case AttentionKernel::Auto: return "auto";
+    case AttentionKernel::Materialized: return "materialized";
+    case AttentionKernel::Flash: return "flash";
+    }
+    return "auto";
+}
+const char *toString(LaunchTarget t)
+{
+    switch (t) {
+    case LaunchTarget::Local: return "local";
+    case LaunchTarget::Ssh: return "ssh";
+    case LaunchTarget::Slurm: return "slurm";
+    }
+    return "local";
+}
+
+} // namespace trellis::plan
