@@ -51,11 +51,24 @@ TRELLIS_KERNEL_OP(layerNormBackward,
                   TRELLIS_P(dIn, dGamma, dBeta, dOut, in, gamma, mean, rstd, N, C))
 TRELLIS_KERNEL_OP(geluForward, TRELLIS_P(T *out, const T *in, std::int64_t n), TRELLIS_P(out, in, n))
 TRELLIS_KERNEL_OP(geluBackward, TRELLIS_P(T *dIn, const T *in, const T *dOut, std::int64_t n), TRELLIS_P(dIn, in, dOut, n))
-TRELLIS_KERNEL_OP(attentionForward, TRELLIS_P(T *out, T *att, const T *qkv, int B, int T_, int C, int NH),
-                  TRELLIS_P(out, att, qkv, B, T_, C, NH))
+TRELLIS_KERNEL_OP(attentionForward,
+                  TRELLIS_P(T *out, T *att, const T *qkv, int B, int T_, int C, int NH, int KVH),
+                  TRELLIS_P(out, att, qkv, B, T_, C, NH, KVH))
 TRELLIS_KERNEL_OP(attentionBackward,
-                  TRELLIS_P(T *dqkv, T *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH),
-                  TRELLIS_P(dqkv, scratch, dOut, qkv, att, B, T_, C, NH))
+                  TRELLIS_P(T *dqkv, T *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH,
+                            int KVH),
+                  TRELLIS_P(dqkv, scratch, dOut, qkv, att, B, T_, C, NH, KVH))
+TRELLIS_KERNEL_OP(rmsNormForward, TRELLIS_P(T *out, T *rstd, const T *in, const T *gamma, int N, int C),
+                  TRELLIS_P(out, rstd, in, gamma, N, C))
+TRELLIS_KERNEL_OP(rmsNormBackward,
+                  TRELLIS_P(T *dIn, T *dGamma, const T *dOut, const T *in, const T *gamma, const T *rstd, int N, int C),
+                  TRELLIS_P(dIn, dGamma, dOut, in, gamma, rstd, N, C))
+TRELLIS_KERNEL_OP(swigluForward, TRELLIS_P(T *out, const T *in, int N, int F), TRELLIS_P(out, in, N, F))
+TRELLIS_KERNEL_OP(swigluBackward, TRELLIS_P(T *dIn, const T *in, const T *dOut, int N, int F), TRELLIS_P(dIn, in, dOut, N, F))
+TRELLIS_KERNEL_OP(rope,
+                  TRELLIS_P(T *x, const T *cosTable, const T *sinTable, int N, int seqLen, int firstPos, int ld, int heads,
+                            int hs, bool inverse),
+                  TRELLIS_P(x, cosTable, sinTable, N, seqLen, firstPos, ld, heads, hs, inverse))
 TRELLIS_KERNEL_OP(residualForward, TRELLIS_P(T *out, const T *a, const T *b, std::int64_t n), TRELLIS_P(out, a, b, n))
 TRELLIS_KERNEL_OP(crossEntropyForward,
                   TRELLIS_P(T *losses, T *probs, const T *logits, const std::int32_t *targets, int BT, int V),

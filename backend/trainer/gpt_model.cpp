@@ -30,41 +30,56 @@ std::size_t GptModel<T>::addTensor(const std::string &name, std::vector<int> sha
 template <typename T>
 GptModel<T>::GptModel(const GptConfig &config, bool allocate, Device &device) : m_config(config), m_device(&device)
 {
-    const int C = config.hidden, maxT = config.maxSeqLen, tp = config.tp;
+    if (m_config.kvHeads == 0)
+        m_config.kvHeads = m_config.heads;
+    const int C = config.hidden, maxT = config.maxSeqLen, tp = config.tp, KVH = m_config.kvHeads;
     if (config.vocab <= 0 || C <= 0 || config.ffn <= 0 || maxT <= 0 || config.layers <= 0 || config.heads <= 0 ||
         C % config.heads != 0 || tp < 1 || config.tpRank < 0 || config.tpRank >= tp || config.heads % tp != 0 ||
-        config.vocab % tp != 0 || config.ffn % tp != 0)
+        config.vocab % tp != 0 || config.ffn % tp != 0 || KVH <= 0 || config.heads % KVH != 0 || KVH % tp != 0 ||
+        (!config.llama && KVH != config.heads) || (config.llama && (C / config.heads) % 2 != 0) ||
+        !(config.ropeTheta > 0))
         throw std::invalid_argument("GptModel: invalid configuration");
-    // Tensor parallelism: this rank's share of the vocabulary, of the heads (and so of q, k, v)
-    // and of the MLP's inner width; everything else is replicated.
+    const bool llama = config.llama;
+    // Tensor parallelism: this rank's share of the vocabulary, of the q heads and kv heads (and
+    // so of q, k, v) and of the MLP's inner width; everything else is replicated.
+    const int hs = C / config.heads;
     m_V = config.vocab / tp;
     m_Cq = C / tp;
     m_NH = config.heads / tp;
+    m_KVH = KVH / tp;
+    m_Ckv = m_KVH * hs;
+    m_QKV = m_Cq + 2 * m_Ckv;
     m_F = config.ffn / tp;
+    m_Fin = llama ? 2 * m_F : m_F;
     const int V = m_V, F = m_F, Cq = m_Cq;
     m_wte = addTensor("wte", {V, C});
-    m_wpe = addTensor("wpe", {maxT, C});
+    if (!llama)
+        m_wpe = addTensor("wpe", {maxT, C});
     for (int l = 0; l < config.layers; ++l) {
         // Built with append: GCC 12 raises a false -Wrestrict on chained std::string operator+.
         std::string p = "h";
         p.append(std::to_string(l)).append(".");
+        auto bias = [&](const char *name, int n) { return llama ? kNone : addTensor(p + name, {n}); };
         Layer L{};
         L.ln1w = addTensor(p + "ln1.weight", {C});
-        L.ln1b = addTensor(p + "ln1.bias", {C});
-        L.qkvw = addTensor(p + "attn.qkv.weight", {3 * Cq, C});
-        L.qkvb = addTensor(p + "attn.qkv.bias", {3 * Cq});
+        L.ln1b = bias("ln1.bias", C);
+        L.qkvw = addTensor(p + "attn.qkv.weight", {m_QKV, C});
+        L.qkvb = bias("attn.qkv.bias", m_QKV);
         L.projw = addTensor(p + "attn.proj.weight", {C, Cq});
-        L.projb = addTensor(p + "attn.proj.bias", {C});
+        L.projb = bias("attn.proj.bias", C);
         L.ln2w = addTensor(p + "ln2.weight", {C});
-        L.ln2b = addTensor(p + "ln2.bias", {C});
-        L.fcw = addTensor(p + "mlp.fc.weight", {F, C});
-        L.fcb = addTensor(p + "mlp.fc.bias", {F});
+        L.ln2b = bias("ln2.bias", C);
+        L.fcw = addTensor(p + "mlp.fc.weight", {m_Fin, C});
+        L.fcb = bias("mlp.fc.bias", F);
         L.fcprojw = addTensor(p + "mlp.proj.weight", {C, F});
-        L.fcprojb = addTensor(p + "mlp.proj.bias", {C});
+        L.fcprojb = bias("mlp.proj.bias", C);
         m_layers.push_back(L);
     }
     m_lnfw = addTensor("lnf.weight", {C});
-    m_lnfb = addTensor("lnf.bias", {C});
+    if (llama)
+        m_lmHead = addTensor("lm_head.weight", {V, C});
+    else
+        m_lnfb = addTensor("lnf.bias", {C});
     const std::size_t total = m_tensors.back().offset + m_tensors.back().size;
     m_count = total;
     if (allocate) {
@@ -78,6 +93,19 @@ GptModel<T>::GptModel(const GptConfig &config, bool allocate, Device &device) : 
     m_unitParams.assign(m_units.size(), nullptr);
     m_unitGrads.assign(m_units.size(), nullptr);
     m_stage.endLayer = config.layers;
+    if (llama) {
+        // Rotary angles pos·theta^(−2i/hs), computed in double once.
+        const int half = hs / 2;
+        std::vector<T> cosT(static_cast<std::size_t>(maxT) * half), sinT(cosT.size());
+        for (int t = 0; t < maxT; ++t)
+            for (int i = 0; i < half; ++i) {
+                const double angle = t * std::pow(config.ropeTheta, -2.0 * i / hs);
+                cosT[static_cast<std::size_t>(t) * half + i] = static_cast<T>(std::cos(angle));
+                sinT[static_cast<std::size_t>(t) * half + i] = static_cast<T>(std::sin(angle));
+            }
+        m_ropeCos.assignFromHost(cosT.data(), cosT.size());
+        m_ropeSin.assignFromHost(sinT.data(), sinT.size());
+    }
 }
 
 template <typename T>
@@ -171,13 +199,17 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const int BT = batch * seqLen;
     if (BT <= m_capacityBT && seqLen <= m_capacityT)
         return;
-    const std::int64_t C = m_config.hidden, F = m_F, V = m_V, NH = m_NH, Cq = m_Cq;
+    const std::int64_t C = m_config.hidden, F = m_F, Fin = m_Fin, V = m_V, NH = m_NH, Cq = m_Cq, QKV = m_QKV;
     const std::int64_t bt = std::max(BT, m_capacityBT);
     const int tCap = std::max(seqLen, m_capacityT);
     const std::int64_t att = NH * bt * tCap;
-    // Inner activations of one layer (everything but its output, residual3).
+    // Inner activations of one layer (everything but its output, residual3): a norm keeps its
+    // mean (LayerNorm) and reciprocal deviation per row; q, k, v (rotated with llama), the
+    // attention output and probabilities; the MLP keeps its first linear's output (gate and up
+    // with SwiGLU) and the activation.
     const std::int64_t r = rows(static_cast<int>(bt)); // rows of the norm and residual regions
-    const std::int64_t inner = r * C + r * 2 + bt * 3 * Cq + bt * Cq + att + r * C * 2 + r * C + r * 2 + bt * F * 2 +
+    const std::int64_t stats = m_config.llama ? r : 2 * r;
+    const std::int64_t inner = r * C + stats + bt * QKV + bt * Cq + att + r * C * 2 + r * C + stats + bt * Fin + bt * F +
                                r * C;
     const int first = m_stage.firstLayer, end = m_stage.endLayer, layers = end - first;
     // Full recompute: one set of inner activations for every layer; selective: one set of
@@ -186,7 +218,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
                                      : m_recompute == Recompute::Full      ? inner
                                      : m_recompute == Recompute::Selective ? (inner - att) * layers + att
                                                                            : inner * layers;
-    const std::int64_t headSize = m_stage.head ? bt * C + r * 2 + bt * V * 2 + bt : 0;
+    const std::int64_t headSize = m_stage.head ? bt * C + stats + bt * V * 2 + bt : 0;
     const std::int64_t total = r * C + layersInner + r * C * layers + headSize;
     m_acts.assign(static_cast<std::size_t>(total));
     T *cursor = m_acts.data();
@@ -203,17 +235,17 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
             a = m_layerActs[first]; // shared inner activations
         } else {
             a.ln1 = take(r * C);
-            a.ln1Mean = take(r);
+            a.ln1Mean = m_config.llama ? nullptr : take(r);
             a.ln1Rstd = take(r);
-            a.qkv = take(bt * 3 * Cq);
+            a.qkv = take(bt * QKV);
             a.atty = take(bt * Cq);
             a.att = m_recompute == Recompute::Selective && l > first ? m_layerActs[first].att : take(att);
             a.attproj = take(r * C);
             a.residual2 = take(r * C);
             a.ln2 = take(r * C);
-            a.ln2Mean = take(r);
+            a.ln2Mean = m_config.llama ? nullptr : take(r);
             a.ln2Rstd = take(r);
-            a.fch = take(bt * F);
+            a.fch = take(bt * Fin);
             a.fchGelu = take(bt * F);
             a.fcproj = take(r * C);
         }
@@ -222,7 +254,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
         m_layerActs[l].residual3 = take(r * C); // every layer's output is kept
     if (m_stage.head) {
         m_lnf = take(bt * C);
-        m_lnfMean = take(r);
+        m_lnfMean = m_config.llama ? nullptr : take(r);
         m_lnfRstd = take(r);
         m_logits = take(bt * V);
         m_probs = take(bt * V);
@@ -238,9 +270,9 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
         m_partial.assign(static_cast<std::size_t>(bt * C));
         m_lnfLocal.assign(m_stage.head ? static_cast<std::size_t>(r * C) : 0);
     }
-    m_dQkv.assign(static_cast<std::size_t>(bt * 3 * Cq));
+    m_dQkv.assign(static_cast<std::size_t>(bt * QKV));
     m_dAtty.assign(static_cast<std::size_t>(bt * Cq));
-    m_dFch.assign(static_cast<std::size_t>(bt * F));
+    m_dFch.assign(static_cast<std::size_t>(bt * Fin));
     m_dFchGelu.assign(static_cast<std::size_t>(bt * F));
     m_dLogits.assign(m_stage.head ? static_cast<std::size_t>(bt * V) : 0);
     m_dAttScratch.assign(static_cast<std::size_t>(tCap) * tCap, T(0));
@@ -309,7 +341,9 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
     const int last = m_config.layers + 1; // the final-norm unit
     if (m_stage.embed) {
         acquire(0, Pass::Forward);
-        if (m_config.tp == 1) {
+        if (m_config.llama && m_config.tp == 1) {
+            ops::embeddingRangeForward(stream(), m_encoded, m_tokens.data(), param(m_wte), 0, Vl, BT, C);
+        } else if (m_config.tp == 1) {
             ops::encoderForward(stream(), m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
         } else {
             // Vocabulary-parallel embedding: each rank looks up the tokens in its vocabulary range,
@@ -322,7 +356,8 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
             else
                 tpAllReduce(m_encoded, static_cast<std::size_t>(BT) * C);
             const int R = rows(BT);
-            ops::addPositions(stream(), m_encoded, param(m_wpe), sp() ? m_config.tpRank * R : 0, R, seqLen, C);
+            if (!m_config.llama) // llama's positions are rotary, in attention
+                ops::addPositions(stream(), m_encoded, param(m_wpe), sp() ? m_config.tpRank * R : 0, R, seqLen, C);
         }
     } else {
         ops::copy(stream(), m_encoded, input, static_cast<std::int64_t>(rows(BT)) * C); // the stage input, kept for backward
@@ -339,18 +374,19 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
             release(0, Pass::Forward);
         return T(0);
     }
-    if (!m_stage.embed)
+    if (!m_stage.embed && tiedHead())
         acquire(0, Pass::Forward); // the tied head
     acquire(last, Pass::Forward);
     if (sp()) {
-        ops::layerNormForward(stream(), m_lnfLocal.data(), m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), rows(BT), C);
+        normForward(m_lnfLocal.data(), m_lnfMean, m_lnfRstd, x, m_lnfw, m_lnfb, rows(BT));
         gatherRows(m_lnfLocal.data(), m_lnf, BT);
     } else {
-        ops::layerNormForward(stream(), m_lnf, m_lnfMean, m_lnfRstd, x, param(m_lnfw), param(m_lnfb), BT, C);
+        normForward(m_lnf, m_lnfMean, m_lnfRstd, x, m_lnfw, m_lnfb, BT);
     }
-    ops::linearForward<T>(stream(), m_logits, m_lnf, param(m_wte), nullptr, BT, C, Vl);
+    ops::linearForward<T>(stream(), m_logits, m_lnf, param(tiedHead() ? m_wte : m_lmHead), nullptr, BT, C, Vl);
     release(last, Pass::Forward);
-    release(0, Pass::Forward);
+    if (m_stage.embed || tiedHead())
+        release(0, Pass::Forward);
     if (m_config.tp == 1)
         ops::crossEntropyForward(stream(), m_losses, m_probs, m_logits, m_targets.data(), BT, V);
     else
@@ -364,47 +400,61 @@ void GptModel<T>::layerForward(int l, const T *x)
     const int batch = m_batch, seqLen = m_seqLen, BT = batch * seqLen, C = m_config.hidden, F = m_F, NH = m_NH,
               Cq = m_Cq;
     const bool biasHere = m_config.tpRank == 0; // a row-parallel layer's bias is added once
-    {
-        const Layer &L = m_layers[l];
-        LayerActs &a = m_layerActs[l];
-        const int R = rows(BT);
-        const std::size_t rc = static_cast<std::size_t>(R) * C;
-        ops::layerNormForward(stream(), a.ln1, a.ln1Mean, a.ln1Rstd, x, param(L.ln1w), param(L.ln1b), R, C);
-        // Column-parallel q, k, v for this rank's heads (on all rows, gathered with sequence
-        // parallelism); attention on them; row-parallel output projection whose partial sums the
-        // group adds (all-reduce, or reduce-scatter to this rank's rows).
-        const T *in1 = a.ln1;
-        if (sp()) {
-            gatherRows(a.ln1, m_gathered.data(), BT);
-            in1 = m_gathered.data();
-        }
-        ops::linearForward(stream(), a.qkv, in1, param(L.qkvw), param(L.qkvb), BT, C, 3 * Cq);
-        ops::attentionForward(stream(), a.atty, a.att, a.qkv, batch, seqLen, Cq, NH);
-        if (sp()) {
-            ops::linearForward(stream(), m_partial.data(), a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
-            scatterRows(m_partial.data(), a.attproj, BT);
-        } else {
-            ops::linearForward(stream(), a.attproj, a.atty, param(L.projw), biasHere ? param(L.projb) : nullptr, BT, Cq, C);
-            tpAllReduce(a.attproj, static_cast<std::size_t>(BT) * C);
-        }
-        ops::residualForward(stream(), a.residual2, x, a.attproj, static_cast<std::int64_t>(rc));
-        ops::layerNormForward(stream(), a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, param(L.ln2w), param(L.ln2b), R, C);
-        const T *in2 = a.ln2;
-        if (sp()) {
-            gatherRows(a.ln2, m_gathered.data(), BT);
-            in2 = m_gathered.data();
-        }
-        ops::linearForward(stream(), a.fch, in2, param(L.fcw), param(L.fcb), BT, C, F);
-        ops::geluForward(stream(), a.fchGelu, a.fch, static_cast<std::int64_t>(BT) * F);
-        if (sp()) {
-            ops::linearForward(stream(), m_partial.data(), a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
-            scatterRows(m_partial.data(), a.fcproj, BT);
-        } else {
-            ops::linearForward(stream(), a.fcproj, a.fchGelu, param(L.fcprojw), biasHere ? param(L.fcprojb) : nullptr, BT, F, C);
-            tpAllReduce(a.fcproj, static_cast<std::size_t>(BT) * C);
-        }
-        ops::residualForward(stream(), a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(rc));
+    const Layer &L = m_layers[l];
+    LayerActs &a = m_layerActs[l];
+    const int R = rows(BT);
+    const std::size_t rc = static_cast<std::size_t>(R) * C;
+    normForward(a.ln1, a.ln1Mean, a.ln1Rstd, x, L.ln1w, L.ln1b, R);
+    // Column-parallel q, k, v for this rank's heads (on all rows, gathered with sequence
+    // parallelism); attention on them; row-parallel output projection whose partial sums the
+    // group adds (all-reduce, or reduce-scatter to this rank's rows).
+    const T *in1 = a.ln1;
+    if (sp()) {
+        gatherRows(a.ln1, m_gathered.data(), BT);
+        in1 = m_gathered.data();
     }
+    ops::linearForward(stream(), a.qkv, in1, param(L.qkvw), paramOrNull(L.qkvb), BT, C, m_QKV);
+    if (m_config.llama)
+        applyRope(a.qkv, false);
+    ops::attentionForward(stream(), a.atty, a.att, a.qkv, batch, seqLen, Cq, NH, m_KVH);
+    T *projb = biasHere ? paramOrNull(L.projb) : nullptr;
+    if (sp()) {
+        ops::linearForward(stream(), m_partial.data(), a.atty, param(L.projw), projb, BT, Cq, C);
+        scatterRows(m_partial.data(), a.attproj, BT);
+    } else {
+        ops::linearForward(stream(), a.attproj, a.atty, param(L.projw), projb, BT, Cq, C);
+        tpAllReduce(a.attproj, static_cast<std::size_t>(BT) * C);
+    }
+    ops::residualForward(stream(), a.residual2, x, a.attproj, static_cast<std::int64_t>(rc));
+    normForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, L.ln2w, L.ln2b, R);
+    const T *in2 = a.ln2;
+    if (sp()) {
+        gatherRows(a.ln2, m_gathered.data(), BT);
+        in2 = m_gathered.data();
+    }
+    // gpt: fcproj(gelu(fc(x))); llama: proj(silu(gate(x))·up(x)), gate and up as one linear.
+    ops::linearForward(stream(), a.fch, in2, param(L.fcw), paramOrNull(L.fcb), BT, C, m_Fin);
+    if (m_config.llama)
+        ops::swigluForward(stream(), a.fchGelu, a.fch, BT, F);
+    else
+        ops::geluForward(stream(), a.fchGelu, a.fch, static_cast<std::int64_t>(BT) * F);
+    T *fcprojb = biasHere ? paramOrNull(L.fcprojb) : nullptr;
+    if (sp()) {
+        ops::linearForward(stream(), m_partial.data(), a.fchGelu, param(L.fcprojw), fcprojb, BT, F, C);
+        scatterRows(m_partial.data(), a.fcproj, BT);
+    } else {
+        ops::linearForward(stream(), a.fcproj, a.fchGelu, param(L.fcprojw), fcprojb, BT, F, C);
+        tpAllReduce(a.fcproj, static_cast<std::size_t>(BT) * C);
+    }
+    ops::residualForward(stream(), a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(rc));
+}
+
+template <typename T>
+void GptModel<T>::applyRope(T *qkv, bool inverse)
+{
+    const int BT = m_batch * m_seqLen, hs = m_config.hidden / m_config.heads;
+    ops::rope(stream(), qkv, m_ropeCos.data(), m_ropeSin.data(), BT, m_seqLen, 0, m_QKV, m_NH, hs, inverse);
+    ops::rope(stream(), qkv + m_Cq, m_ropeCos.data(), m_ropeSin.data(), BT, m_seqLen, 0, m_QKV, m_KVH, hs, inverse);
 }
 
 template <typename T>
@@ -428,9 +478,11 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
     const std::size_t btc = static_cast<std::size_t>(BT) * C;
     const std::size_t rc = static_cast<std::size_t>(R) * C;
     const std::size_t btf = static_cast<std::size_t>(BT) * F;
+    const std::size_t btfIn = static_cast<std::size_t>(BT) * m_Fin;
     const std::size_t btq = static_cast<std::size_t>(BT) * Cq;
+    const std::size_t btqkv = static_cast<std::size_t>(BT) * m_QKV;
     // Weight gradients now (fused) or later from stashed output gradients (split: backwardWeights).
-    auto wg = [&](std::size_t offset) -> T * { return weights ? grad(offset) : nullptr; };
+    auto wg = [&](std::size_t offset) -> T * { return weights ? gradOrNull(offset) : nullptr; };
     const Pass pass = weights ? Pass::Backward : Pass::BackwardInput;
     std::size_t slot = 0;
     auto keep = [&](const T *data, std::size_t n) {
@@ -457,8 +509,10 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
 
     const int last = m_config.layers + 1;
     const T *xLast = output();
+    const std::size_t headw = tiedHead() ? m_wte : m_lmHead;
     if (m_stage.head) {
-        acquire(0, pass); // the tied head's gradient goes to wte
+        if (tiedHead())
+            acquire(0, pass); // the tied head's gradient goes to wte
         acquire(last, pass);
         // Mean over BT positions: each position's loss has weight lossScale / BT.
         if (m_config.tp == 1)
@@ -466,13 +520,13 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         else // softmax over the whole vocabulary minus the one-hot target, this rank's columns
             ops::crossEntropyRangeBackward(stream(), m_dLogits.data(), m_probs, m_targets.data(), m_config.tpRank * V,
                                            lossScale / static_cast<T>(BT), BT, V);
-        ops::linearBackward<T>(stream(), inputGradTarget(), wg(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+        ops::linearBackward<T>(stream(), inputGradTarget(), wg(headw), nullptr, m_dLogits.data(), m_lnf, param(headw), BT, C, V);
         finishInputGrad();
         zero(m_dResidual.data(), rc);
         keep(m_dLn.data(), rc);
         normBackward(m_dResidual.data(), m_lnfw, m_lnfb, m_dLn.data(), xLast, m_lnfMean, m_lnfRstd, R, weights);
         release(last, pass);
-        if (!m_stage.embed)
+        if (!m_stage.embed && tiedHead())
             release(0, pass);
         if (m_ready)
             m_ready(m_lnfw);
@@ -497,11 +551,15 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         keep(dOut3, btc);
         ops::linearBackward(stream(), m_dFchGelu.data(), wg(L.fcprojw), wg(L.fcprojb), dOut3, a.fchGelu, param(L.fcprojw),
                           BT, F, C);
-        zero(m_dFch.data(), btf);
-        ops::geluBackward(stream(), m_dFch.data(), a.fch, m_dFchGelu.data(), static_cast<std::int64_t>(btf));
-        keep(m_dFch.data(), btf);
+        zero(m_dFch.data(), btfIn);
+        if (m_config.llama)
+            ops::swigluBackward(stream(), m_dFch.data(), a.fch, m_dFchGelu.data(), BT, F);
+        else
+            ops::geluBackward(stream(), m_dFch.data(), a.fch, m_dFchGelu.data(), static_cast<std::int64_t>(btf));
+        keep(m_dFch.data(), btfIn);
         const T *ln2 = allRows(a.ln2);
-        ops::linearBackward(stream(), inputGradTarget(), wg(L.fcw), wg(L.fcb), m_dFch.data(), ln2, param(L.fcw), BT, C, F);
+        ops::linearBackward(stream(), inputGradTarget(), wg(L.fcw), wg(L.fcb), m_dFch.data(), ln2, param(L.fcw), BT, C,
+                            m_Fin);
         finishInputGrad(); // column-parallel input: the group adds its partial gradients
         keep(m_dLn.data(), rc);
         normBackward(dx, L.ln2w, L.ln2b, m_dLn.data(), a.residual2, a.ln2Mean, a.ln2Rstd, R, weights);
@@ -511,14 +569,17 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         const T *dOut2 = allRows(dx);
         keep(dOut2, btc);
         ops::linearBackward(stream(), m_dAtty.data(), wg(L.projw), wg(L.projb), dOut2, a.atty, param(L.projw), BT, Cq, C);
-        zero(m_dQkv.data(), 3 * btq);
+        zero(m_dQkv.data(), btqkv);
         if (m_recompute == Recompute::Selective) // this layer's probabilities (a.atty comes out the same)
-            ops::attentionForward(stream(), a.atty, a.att, a.qkv, B, Tn, Cq, NH);
-        ops::attentionBackward(stream(), m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH);
-        keep(m_dQkv.data(), 3 * btq);
+            ops::attentionForward(stream(), a.atty, a.att, a.qkv, B, Tn, Cq, NH, m_KVH);
+        ops::attentionBackward(stream(), m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH,
+                               m_KVH);
+        if (m_config.llama) // back through the rotation of q and k
+            applyRope(m_dQkv.data(), true);
+        keep(m_dQkv.data(), btqkv);
         const T *ln1 = allRows(a.ln1);
         ops::linearBackward(stream(), inputGradTarget(), wg(L.qkvw), wg(L.qkvb), m_dQkv.data(), ln1, param(L.qkvw), BT, C,
-                          3 * Cq);
+                            m_QKV);
         finishInputGrad();
         keep(m_dLn.data(), rc);
         normBackward(dx, L.ln1w, L.ln1b, m_dLn.data(), x, a.ln1Mean, a.ln1Rstd, R, weights);
@@ -552,13 +613,15 @@ void GptModel<T>::backwardWeights()
     std::size_t slot = 0;
     auto next = [&] { return m_stash[slot++].data(); };
     const int last = m_config.layers + 1;
+    const std::size_t headw = tiedHead() ? m_wte : m_lmHead;
     if (m_stage.head) {
-        acquire(0, Pass::Backward);
+        if (tiedHead())
+            acquire(0, Pass::Backward);
         acquire(last, Pass::Backward);
-        ops::linearBackward<T>(stream(), nullptr, grad(m_wte), nullptr, m_dLogits.data(), m_lnf, param(m_wte), BT, C, V);
+        ops::linearBackward<T>(stream(), nullptr, grad(headw), nullptr, m_dLogits.data(), m_lnf, param(headw), BT, C, V);
         normBackward(nullptr, m_lnfw, m_lnfb, next(), output(), m_lnfMean, m_lnfRstd, R, true);
         release(last, Pass::Backward);
-        if (!m_stage.embed)
+        if (!m_stage.embed && tiedHead())
             release(0, Pass::Backward);
     }
     if (m_stage.embed && !m_stage.head)
@@ -568,13 +631,13 @@ void GptModel<T>::backwardWeights()
         const LayerActs &a = m_layerActs[l];
         const T *x = l == m_stage.firstLayer ? m_encoded : m_layerActs[l - 1].residual3;
         acquire(l + 1, Pass::Backward);
-        ops::linearBackward<T>(stream(), nullptr, grad(L.fcprojw), grad(L.fcprojb), next(), a.fchGelu, param(L.fcprojw), BT, F, C);
+        ops::linearBackward<T>(stream(), nullptr, grad(L.fcprojw), gradOrNull(L.fcprojb), next(), a.fchGelu, param(L.fcprojw), BT, F, C);
         const T *dFch = next();
-        ops::linearBackward<T>(stream(), nullptr, grad(L.fcw), grad(L.fcb), dFch, allRows(a.ln2), param(L.fcw), BT, C, F);
+        ops::linearBackward<T>(stream(), nullptr, grad(L.fcw), gradOrNull(L.fcb), dFch, allRows(a.ln2), param(L.fcw), BT, C, m_Fin);
         normBackward(nullptr, L.ln2w, L.ln2b, next(), a.residual2, a.ln2Mean, a.ln2Rstd, R, true);
-        ops::linearBackward<T>(stream(), nullptr, grad(L.projw), grad(L.projb), next(), a.atty, param(L.projw), BT, Cq, C);
+        ops::linearBackward<T>(stream(), nullptr, grad(L.projw), gradOrNull(L.projb), next(), a.atty, param(L.projw), BT, Cq, C);
         const T *dQkv = next();
-        ops::linearBackward<T>(stream(), nullptr, grad(L.qkvw), grad(L.qkvb), dQkv, allRows(a.ln1), param(L.qkvw), BT, C, 3 * Cq);
+        ops::linearBackward<T>(stream(), nullptr, grad(L.qkvw), gradOrNull(L.qkvb), dQkv, allRows(a.ln1), param(L.qkvw), BT, C, m_QKV);
         normBackward(nullptr, L.ln1w, L.ln1b, next(), x, a.ln1Mean, a.ln1Rstd, R, true);
         release(l + 1, Pass::Backward);
     }

@@ -1,4 +1,6 @@
-// A GPT-2-style decoder with explicit forward and backward passes (no autograd). Parameters and
+// A decoder with explicit forward and backward passes (no autograd), in two architectures: GPT-2
+// (LayerNorm, GELU, learned positions, tied head) and llama (RMSNorm, SwiGLU, rotary positions,
+// grouped-query attention, untied head, no biases). Parameters and
 // their gradients live in one flat buffer each; every layer's tensors are contiguous, so later
 // sharding (ZeRO, pipeline stages) can cut the buffer by layer. Every buffer is a DeviceBuffer of
 // the model's device and every computation a kernels/ops.h op on its stream, so the same code runs
@@ -34,11 +36,18 @@ struct GptConfig {
     // 1/tp of the batch·sequence rows; all-gather before the column-parallel linears and
     // reduce-scatter after the row-parallel ones replace the all-reduces.
     bool sequenceParallel = false;
+    // The llama architecture: RMSNorm without biases, a SwiGLU MLP (gate and up projections of
+    // width ffn side by side in one [2·ffn, hidden] matrix, "mlp.fc"), rotary position embeddings
+    // (no wpe), grouped-query attention over kvHeads key/value heads (0: heads; tp splits them
+    // too, so tp must divide kvHeads), an untied output head (lm_head, in the final norm's unit).
+    bool llama = false;
+    int kvHeads = 0;
+    double ropeTheta = 10000.0;
 };
 
 // A unit is a contiguous range of the flat parameter buffer that ZeRO-3 gathers and frees as
-// one: unit 0 = embeddings (wte, wpe), units 1..L = the transformer layers, unit L+1 = the
-// final LayerNorm. The tied output head uses unit 0.
+// one: unit 0 = embeddings (wte, and gpt's wpe), units 1..L = the transformer layers, unit L+1 =
+// the final norm (and llama's lm_head). gpt's tied output head uses unit 0.
 struct ParamUnit {
     std::size_t begin = 0;
     std::size_t end = 0;
@@ -67,7 +76,7 @@ public:
 };
 
 // The part of the model one instance runs: layers [firstLayer, endLayer) (endLayer −1: all), plus
-// the embeddings (the first pipeline stage) and the final norm, tied head and loss (the last).
+// the embeddings (the first pipeline stage) and the final norm, head and loss (the last).
 struct StageRange {
     int firstLayer = 0;
     int endLayer = -1;
@@ -99,8 +108,8 @@ public:
     std::span<T> gradients() { return {m_grads.data(), m_count}; }
     std::span<const T> gradients() const { return {m_grads.data(), m_count}; }
 
-    // GPT-2 initialisation: weights N(0, 0.02), residual projections N(0, 0.02/sqrt(2·layers)),
-    // biases 0, LayerNorm gain 1. Deterministic for a seed, in tensor order.
+    // GPT-2 initialisation (both architectures): weights N(0, 0.02), residual projections
+    // N(0, 0.02/sqrt(2·layers)), biases 0, norm gains 1. Deterministic for a seed, in tensor order.
     void initialize(std::uint64_t seed);
 
     // tokens, targets: batch·seqLen each (seqLen ≤ maxSeqLen). Returns the mean cross-entropy.
@@ -157,6 +166,8 @@ public:
 
     // The group the tp ranks all-reduce activations and gradients over (required when tp > 1).
     void setTensorParallelGroup(Communicator *group);
+    // Whether the output head is the embedding matrix (gpt) or a tensor of its own (llama).
+    bool tiedHead() const { return !m_config.llama; }
     // Tensors every tp rank holds whole (norms, position embeddings, row-parallel biases); their
     // gradients are the same on every tp rank.
     bool isReplicated(std::size_t tensor) const;
@@ -169,6 +180,8 @@ public:
     std::vector<T> sliceOfWhole(const T *whole) const;
 
 private:
+    // Offsets of a layer's tensors; kNone for the ones its architecture lacks (llama's biases).
+    static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
     struct Layer {
         std::size_t ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
     };
@@ -193,8 +206,12 @@ private:
     // else gathered into the shared scratch (valid until the next gather).
     const T *gatheredRows(const T *local, int BT);
     void scatterRows(T *full, T *local, int BT); // reduce-scatter of partial sums
+    // LayerNorm (gpt) or RMSNorm (llama: b is kNone, mean unused).
+    void normForward(T *out, T *mean, T *rstd, const T *in, std::size_t w, std::size_t b, int n);
     void normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const T *mean, const T *rstd,
                       int n, bool weights);
+    // llama: rotary embeddings on the q and k heads of qkv rows (inverse: on their gradients).
+    void applyRope(T *qkv, bool inverse);
     void allocateActivations(int batch, int seqLen);
     void acquire(int unit, Pass pass);
     void release(int unit, Pass pass);
@@ -204,6 +221,8 @@ private:
         const int u = unitOf(offset);
         return m_unitParams[static_cast<std::size_t>(u)] + (offset - m_units[static_cast<std::size_t>(u)].begin);
     }
+    T *paramOrNull(std::size_t offset) { return offset == kNone ? nullptr : param(offset); }
+    T *gradOrNull(std::size_t offset) { return offset == kNone ? nullptr : grad(offset); }
     T *grad(std::size_t offset)
     {
         const int u = unitOf(offset);
@@ -212,13 +231,16 @@ private:
 
     GptConfig m_config;
     Device *m_device;
-    int m_V = 0, m_Cq = 0, m_NH = 0, m_F = 0; // this tensor-parallel rank's vocabulary, q width, heads, MLP width
+    // This tensor-parallel rank's vocabulary, q width, heads, kv heads, kv width, qkv row width,
+    // MLP width, and the MLP's first linear's width (2·F with SwiGLU's gate and up).
+    int m_V = 0, m_Cq = 0, m_NH = 0, m_KVH = 0, m_Ckv = 0, m_QKV = 0, m_F = 0, m_Fin = 0;
     Communicator *m_tpGroup = nullptr;
     std::vector<ParamTensor> m_tensors;
     DeviceBuffer<T> m_params{*m_device};
     DeviceBuffer<T> m_grads{*m_device};
     std::size_t m_count = 0;
-    std::size_t m_wte = 0, m_wpe = 0, m_lnfw = 0, m_lnfb = 0;
+    std::size_t m_wte = 0, m_wpe = kNone, m_lnfw = 0, m_lnfb = kNone, m_lmHead = kNone;
+    DeviceBuffer<T> m_ropeCos{*m_device}, m_ropeSin{*m_device}; // llama: [maxSeqLen, head size / 2]
     std::vector<Layer> m_layers;
     std::vector<ParamUnit> m_units;
     std::vector<T *> m_unitParams, m_unitGrads; // valid between acquire and release

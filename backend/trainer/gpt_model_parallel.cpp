@@ -19,7 +19,7 @@ template <typename T>
 bool GptModel<T>::isReplicated(std::size_t tensor) const
 {
     const std::string &n = m_tensors[tensor].name;
-    return !(n == "wte" || n.ends_with("attn.qkv.weight") || n.ends_with("attn.qkv.bias") ||
+    return !(n == "wte" || n == "lm_head.weight" || n.ends_with("attn.qkv.weight") || n.ends_with("attn.qkv.bias") ||
              n.ends_with("attn.proj.weight") || n.ends_with("mlp.fc.weight") || n.ends_with("mlp.fc.bias") ||
              n.ends_with("mlp.proj.weight"));
 }
@@ -29,23 +29,29 @@ std::vector<std::pair<std::size_t, std::size_t>> GptModel<T>::shardRuns(std::siz
 {
     const ParamTensor &t = m_tensors[tensor];
     const std::size_t C = static_cast<std::size_t>(m_config.hidden), Cq = static_cast<std::size_t>(m_Cq),
+                      Ckv = static_cast<std::size_t>(m_Ckv), tp = static_cast<std::size_t>(m_config.tp),
                       F = static_cast<std::size_t>(m_config.ffn), Fl = static_cast<std::size_t>(m_F),
                       r = static_cast<std::size_t>(rank);
     const std::string &n = t.name;
     std::vector<std::pair<std::size_t, std::size_t>> runs;
+    // The whole model's qkv rows: q (C), k (kv width), v (kv width); this rank's heads of each.
+    const std::size_t qkvStarts[3] = {r * Cq, C + r * Ckv, C + tp * Ckv + r * Ckv}, qkvSizes[3] = {Cq, Ckv, Ckv};
     if (m_config.tp == 1 || isReplicated(tensor)) {
         runs.emplace_back(0, t.size);
-    } else if (n == "wte") {
+    } else if (n == "wte" || n == "lm_head.weight") {
         runs.emplace_back(r * t.size, t.size); // rows of the vocabulary
     } else if (n.ends_with("attn.qkv.weight")) {
-        for (std::size_t j = 0; j < 3; ++j) // this rank's heads of q, of k and of v
-            runs.emplace_back(j * C * C + r * Cq * C, Cq * C);
+        for (std::size_t j = 0; j < 3; ++j)
+            runs.emplace_back(qkvStarts[j] * C, qkvSizes[j] * C);
     } else if (n.ends_with("attn.qkv.bias")) {
         for (std::size_t j = 0; j < 3; ++j)
-            runs.emplace_back(j * C + r * Cq, Cq);
+            runs.emplace_back(qkvStarts[j], qkvSizes[j]);
     } else if (n.ends_with("attn.proj.weight")) {
         for (std::size_t o = 0; o < C; ++o) // columns of every output row
             runs.emplace_back(o * C + r * Cq, Cq);
+    } else if (m_config.llama && n.ends_with("mlp.fc.weight")) {
+        runs.emplace_back(r * Fl * C, Fl * C);       // gate rows
+        runs.emplace_back((F + r * Fl) * C, Fl * C); // up rows
     } else if (n.ends_with("mlp.fc.weight") || n.ends_with("mlp.fc.bias")) {
         runs.emplace_back(r * t.size, t.size);
     } else { // mlp.proj.weight
@@ -106,21 +112,38 @@ std::vector<T> GptModel<T>::sliceOfWhole(const T *whole) const
 }
 
 template <typename T>
+void GptModel<T>::normForward(T *out, T *mean, T *rstd, const T *in, std::size_t w, std::size_t b, int n)
+{
+    if (m_config.llama)
+        ops::rmsNormForward(stream(), out, rstd, in, param(w), n, m_config.hidden);
+    else
+        ops::layerNormForward(stream(), out, mean, rstd, in, param(w), param(b), n, m_config.hidden);
+}
+
+template <typename T>
 void GptModel<T>::normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const T *mean,
                                const T *rstd, int n, bool weights)
 {
     const int C = m_config.hidden;
+    const bool rms = m_config.llama;
+    auto run = [&](T *dGamma, T *dBeta) {
+        if (rms)
+            ops::rmsNormBackward(stream(), dx, dGamma, dOut, in, param(w), rstd, n, C);
+        else
+            ops::layerNormBackward(stream(), dx, dGamma, dBeta, dOut, in, param(w), mean, rstd, n, C);
+    };
     if (!weights || !sp()) {
-        ops::layerNormBackward(stream(), dx, weights ? grad(w) : nullptr, weights ? grad(b) : nullptr, dOut, in, param(w), mean, rstd,
-                             n, C);
+        run(weights ? grad(w) : nullptr, weights ? gradOrNull(b) : nullptr);
         return;
     }
-    // This rank saw only its rows: the norm's gain and bias gradients are summed over the group.
-    m_normGrads.assign(2 * static_cast<std::size_t>(C));
-    ops::layerNormBackward(stream(), dx, m_normGrads.data(), m_normGrads.data() + C, dOut, in, param(w), mean, rstd, n, C);
+    // This rank saw only its rows: the norm's gain (and bias) gradients are summed over the group.
+    const std::size_t count = rms ? 1 : 2;
+    m_normGrads.assign(count * static_cast<std::size_t>(C));
+    run(m_normGrads.data(), rms ? nullptr : m_normGrads.data() + C);
     tpAllReduce(m_normGrads.data(), m_normGrads.size());
     ops::accumulate(stream(), grad(w), m_normGrads.data(), C);
-    ops::accumulate(stream(), grad(b), m_normGrads.data() + C, C);
+    if (!rms)
+        ops::accumulate(stream(), grad(b), m_normGrads.data() + C, C);
 }
 
 template <typename T>
@@ -166,12 +189,12 @@ template <typename T>
 void GptModel<T>::embeddingBackward(const T *dEncoded)
 {
     const int B = m_batch, Tn = m_seqLen, C = m_config.hidden;
-    if (m_config.tp == 1) {
+    if (m_config.tp == 1 && !m_config.llama) {
         ops::encoderBackward(stream(), grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), B, Tn, C);
         return;
     }
-    // Rows of this rank's vocabulary range only; positions as without tensor parallelism.
-    ops::embeddingRangeBackward(stream(), grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), m_config.tpRank * m_V, m_V,
+    // Rows of this rank's vocabulary range only; positions (gpt) as without tensor parallelism.
+    ops::embeddingRangeBackward(stream(), grad(m_wte), gradOrNull(m_wpe), dEncoded, m_tokens.data(), m_config.tpRank * m_V, m_V,
                                 B * Tn, Tn, C);
 }
 
@@ -202,6 +225,7 @@ void GptModel<T>::vocabParallelCrossEntropy(int BT)
     template GptConfig GptModel<T>::wholeConfig() const;                                                          \
     template std::vector<T> GptModel<T>::gatherWhole(const T *);                                                   \
     template std::vector<T> GptModel<T>::sliceOfWhole(const T *) const;                                            \
+    template void GptModel<T>::normForward(T *, T *, T *, const T *, std::size_t, std::size_t, int);               \
     template void GptModel<T>::normBackward(T *, std::size_t, std::size_t, const T *, const T *, const T *, const T *, int, bool); \
     template const T *GptModel<T>::gatheredRows(const T *, int);                                                   \
     template void GptModel<T>::gatherRows(const T *, T *, int);                                                    \

@@ -45,14 +45,41 @@ void geluForward(T *out, const T *in, std::int64_t n);
 template <typename T>
 void geluBackward(T *dIn, const T *in, const T *dOut, std::int64_t n);
 
-// Causal multi-head attention. qkv[B,T,3C] holds q, k, v side by side; out[B,T,C];
-// att[B,NH,T,T] keeps the softmax probabilities (zero above the diagonal) for backward.
+// Causal attention with NH query heads of C/NH each over KVH key/value heads (KVH divides NH;
+// KVH = NH is multi-head attention, fewer is grouped-query attention: query head h uses kv head
+// h/(NH/KVH)). qkv[B,T,C+2·KVH·C/NH] holds q, k, v side by side; out[B,T,C]; att[B,NH,T,T]
+// keeps the softmax probabilities (zero above the diagonal) for backward.
 template <typename T>
-void attentionForward(T *out, T *att, const T *qkv, int B, int T_, int C, int NH);
-// dqkv[B,T,3C] accumulates; dOut[B,T,C]; att as left by the forward. scratch needs T·T elements
-// (one (batch, head) pair's dpreatt at a time: the softmax gradient is formed in place).
+void attentionForward(T *out, T *att, const T *qkv, int B, int T_, int C, int NH, int KVH);
+// dqkv (qkv's shape) accumulates; dOut[B,T,C]; att as left by the forward. scratch needs T·T
+// elements (one (batch, head) pair's dpreatt at a time: the softmax gradient is formed in place).
 template <typename T>
-void attentionBackward(T *dqkv, T *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH);
+void attentionBackward(T *dqkv, T *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH,
+                       int KVH);
+
+// RMSNorm (Zhang & Sennrich 2019, llama): out[N,C] = in·rstd·gamma[C], rstd = 1/sqrt(mean(in²) +
+// eps) per row, kept in rstd[N] for backward.
+template <typename T>
+void rmsNormForward(T *out, T *rstd, const T *in, const T *gamma, int N, int C, T eps = T(1e-5));
+// dIn[N,C] and dGamma[C] accumulate (either may be null); rows are summed into dGamma in order.
+template <typename T>
+void rmsNormBackward(T *dIn, T *dGamma, const T *dOut, const T *in, const T *gamma, const T *rstd, int N, int C);
+
+// SwiGLU (Shazeer 2020): in[N,2F] holds the gate (columns 0..F) and the up projection (F..2F);
+// out[N,F] = silu(gate)·up, silu(x) = x·sigmoid(x).
+template <typename T>
+void swigluForward(T *out, const T *in, int N, int F);
+// dIn[N,2F] accumulates.
+template <typename T>
+void swigluBackward(T *dIn, const T *in, const T *dOut, int N, int F);
+
+// Rotary position embeddings (Su et al. 2021) in the rotate-half layout (Hugging Face's llama):
+// in each of `heads` heads of hs columns (starting at column 0 of rows of ld elements), the pair
+// (i, i + hs/2) turns by angle pos·theta^(−2i/hs), pos = firstPos + row mod seqLen; cos/sin
+// tables [maxPos, hs/2]. In place; inverse = true turns back (the backward of the forward).
+template <typename T>
+void rope(T *x, const T *cosTable, const T *sinTable, int N, int seqLen, int firstPos, int ld, int heads, int hs,
+          bool inverse);
 
 // out[n] = a[n] + b[n] (the residual connection; its backward is a plain copy of dOut).
 template <typename T>

@@ -88,6 +88,8 @@ void embeddingRangeBackward(T *dwte, T *dwpe, const T *dOut, const std::int32_t 
             for (int c = 0; c < C; ++c)
                 w[c] += d[c];
         }
+        if (!dwpe)
+            continue; // no learned positions (rotary ones live in attention)
         T *p = dwpe + static_cast<std::int64_t>(i % seqLen) * C;
         for (int c = 0; c < C; ++c)
             p[c] += d[c];

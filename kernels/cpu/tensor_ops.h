@@ -30,7 +30,8 @@ void embeddingRangeForward(T *out, const std::int32_t *tokens, const T *wte, int
 // out[i,:] += wpe[(firstRow + i) mod seqLen, :] for `rows` rows.
 template <typename T>
 void addPositions(T *out, const T *wpe, int firstRow, int rows, int seqLen, int C);
-// dwte rows of this rank's vocabulary range and dwpe accumulate the picked rows of dOut[BT,C].
+// dwte rows of this rank's vocabulary range and dwpe (may be null: no learned positions) accumulate
+// the picked rows of dOut[BT,C].
 template <typename T>
 void embeddingRangeBackward(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens, int first, int V, int BT,
                             int seqLen, int C);

@@ -177,7 +177,7 @@ Outputs runGelu(const GeluCase &c)
 }
 
 struct AttentionCase {
-    int B, T, C, NH;
+    int B, T, C, NH, KVH;
     Vec qkv, dOut, prior;
 };
 
@@ -187,9 +187,9 @@ Outputs runAttention(const AttentionCase &c)
     std::vector<T> out(std::size_t(c.B) * c.T * c.C), att(std::size_t(c.B) * c.NH * c.T * c.T);
     std::vector<T> scratch(std::size_t(c.T) * c.T);
     const auto qkv = as<T>(c.qkv), dOut = as<T>(c.dOut);
-    attentionForward(out.data(), att.data(), qkv.data(), c.B, c.T, c.C, c.NH);
+    attentionForward(out.data(), att.data(), qkv.data(), c.B, c.T, c.C, c.NH, c.KVH);
     auto dqkv = as<T>(c.prior);
-    attentionBackward(dqkv.data(), scratch.data(), dOut.data(), qkv.data(), att.data(), c.B, c.T, c.C, c.NH);
+    attentionBackward(dqkv.data(), scratch.data(), dOut.data(), qkv.data(), att.data(), c.B, c.T, c.C, c.NH, c.KVH);
     return {toDouble(out), toDouble(att), toDouble(dqkv)};
 }
 
@@ -269,16 +269,20 @@ GeluCase geluCase(std::size_t n, unsigned seed)
             floatRounded(randomVector(n, seed + 2))};
 }
 
-AttentionCase attentionCase(int B, int T, int C, int NH, unsigned seed)
+AttentionCase attentionCase(int B, int T, int C, int NH, unsigned seed, int KVH = 0)
 {
-    // q·k scores of a few units: the softmax is neither uniform nor one-hot.
+    // q·k scores of a few units: the softmax is neither uniform nor one-hot. KVH < NH: grouped-query.
+    if (KVH == 0)
+        KVH = NH;
+    const std::size_t width = std::size_t(C) + 2 * std::size_t(KVH) * (C / NH);
     return {B,
             T,
             C,
             NH,
-            floatRounded(randomVector(std::size_t(B) * T * 3 * C, seed, -1.5, 1.5)),
+            KVH,
+            floatRounded(randomVector(std::size_t(B) * T * width, seed, -1.5, 1.5)),
             floatRounded(randomVector(std::size_t(B) * T * C, seed + 1)),
-            floatRounded(randomVector(std::size_t(B) * T * 3 * C, seed + 2))};
+            floatRounded(randomVector(std::size_t(B) * T * width, seed + 2))};
 }
 
 CrossEntropyCase crossEntropyCase(int BT, int V, unsigned seed)
@@ -377,9 +381,12 @@ private slots:
         QTest::addColumn<int>("T");
         QTest::addColumn<int>("C");
         QTest::addColumn<int>("NH");
-        QTest::newRow("B2 T7 C8 NH2") << 2 << 7 << 8 << 2;
-        QTest::newRow("B1 T13 C12 NH3") << 1 << 13 << 12 << 3;
-        QTest::newRow("B1 T1 C4 NH1") << 1 << 1 << 4 << 1;
+        QTest::addColumn<int>("KVH");
+        QTest::newRow("B2 T7 C8 NH2") << 2 << 7 << 8 << 2 << 2;
+        QTest::newRow("B1 T13 C12 NH3") << 1 << 13 << 12 << 3 << 3;
+        QTest::newRow("B1 T1 C4 NH1") << 1 << 1 << 4 << 1 << 1;
+        QTest::newRow("GQA B2 T6 C16 NH4 KVH2") << 2 << 6 << 16 << 4 << 2;
+        QTest::newRow("MQA B1 T9 C12 NH3 KVH1") << 1 << 9 << 12 << 3 << 1;
     }
     void attentionFiniteDifferences()
     {
@@ -387,10 +394,82 @@ private slots:
         QFETCH(int, T);
         QFETCH(int, C);
         QFETCH(int, NH);
-        auto c = attentionCase(B, T, C, NH, 40);
+        QFETCH(int, KVH);
+        auto c = attentionCase(B, T, C, NH, 40, KVH);
         const Outputs g = runAttention<double>(c);
         auto objective = [&] { return dot(runAttention<double>(c)[0], c.dOut); };
         QVERIFY(matchesFiniteDifferences(c.qkv, minus(g[2], c.prior), objective, "dqkv"));
+    }
+
+    // The llama kernels in double against central differences, and float against double.
+    void llamaKernelsFiniteDifferences()
+    {
+        const int N = 5, C = 12, F = 7, T = 5, hs = 6, heads = 2, ld = 14;
+        // RMSNorm: dIn and dGamma of dot(out, dOut).
+        Vec in = floatRounded(randomVector(std::size_t(N) * C, 60, -2, 2)), gamma = floatRounded(randomVector(C, 61, 0.5, 1.5)),
+            dOut = floatRounded(randomVector(std::size_t(N) * C, 62));
+        auto rms = [&](auto zero) {
+            using T_ = decltype(zero);
+            const auto x = as<T_>(in), g = as<T_>(gamma), d = as<T_>(dOut);
+            std::vector<T_> out(x.size()), rstd(N), dx(x.size(), T_(0)), dg(C, T_(0));
+            rmsNormForward(out.data(), rstd.data(), x.data(), g.data(), N, C);
+            rmsNormBackward(dx.data(), dg.data(), d.data(), x.data(), g.data(), rstd.data(), N, C);
+            return Outputs{toDouble(out), toDouble(dx), toDouble(dg)};
+        };
+        const Outputs r = rms(0.0);
+        auto rmsObjective = [&] { return dot(rms(0.0)[0], dOut); };
+        QVERIFY(matchesFiniteDifferences(in, r[1], rmsObjective, "rmsnorm dIn"));
+        QVERIFY(matchesFiniteDifferences(gamma, r[2], rmsObjective, "rmsnorm dGamma"));
+        forEachIsa([&] { QVERIFY(floatMatchesDouble(rms(0.0f), r, 2e-6, "rmsnorm")); });
+        // SwiGLU: dIn of dot(out, dOut).
+        Vec gin = floatRounded(randomVector(std::size_t(N) * 2 * F, 63, -4, 4)), gout = floatRounded(randomVector(std::size_t(N) * F, 64));
+        auto swiglu = [&](auto zero) {
+            using T_ = decltype(zero);
+            const auto x = as<T_>(gin), d = as<T_>(gout);
+            std::vector<T_> out(std::size_t(N) * F), dx(x.size(), T_(0));
+            swigluForward(out.data(), x.data(), N, F);
+            swigluBackward(dx.data(), x.data(), d.data(), N, F);
+            return Outputs{toDouble(out), toDouble(dx)};
+        };
+        const Outputs s = swiglu(0.0);
+        QVERIFY(matchesFiniteDifferences(gin, s[1], [&] { return dot(swiglu(0.0)[0], gout); }, "swiglu dIn"));
+        forEachIsa([&] { QVERIFY(floatMatchesDouble(swiglu(0.0f), s, 2e-6, "swiglu")); });
+        // RoPE: a rotation, so its backward (the inverse turn) is the gradient of dot(rope(x), d),
+        // and inverse after forward gives x back. Rows of ld columns, two heads, two spare columns.
+        const int half = hs / 2;
+        std::vector<double> cosT(std::size_t(T) * half), sinT(cosT.size());
+        for (int t = 0; t < T; ++t)
+            for (int j = 0; j < half; ++j) {
+                const double a = t * std::pow(10000.0, -2.0 * j / hs);
+                cosT[std::size_t(t) * half + j] = std::cos(a);
+                sinT[std::size_t(t) * half + j] = std::sin(a);
+            }
+        Vec rx = randomVector(std::size_t(2) * T * ld, 65), rd = randomVector(rx.size(), 66);
+        auto turned = [&] {
+            Vec y = rx;
+            rope(y.data(), cosT.data(), sinT.data(), 2 * T, T, 0, ld, heads, hs, false);
+            return y;
+        };
+        Vec back = rd;
+        rope(back.data(), cosT.data(), sinT.data(), 2 * T, T, 0, ld, heads, hs, true);
+        for (std::size_t i = 0; i < back.size(); ++i)
+            if (i % ld >= std::size_t(heads * hs))
+                back[i] = 0; // columns past the heads are left alone: no gradient through them
+        QVERIFY(matchesFiniteDifferences(rx, back, [&] {
+            Vec y = turned();
+            for (std::size_t i = 0; i < y.size(); ++i)
+                if (i % ld >= std::size_t(heads * hs))
+                    y[i] = 0;
+            return dot(y, rd);
+        }, "rope"));
+        Vec round = turned();
+        rope(round.data(), cosT.data(), sinT.data(), 2 * T, T, 0, ld, heads, hs, true);
+        double worst = 0;
+        for (std::size_t i = 0; i < rx.size(); ++i)
+            worst = std::max(worst, std::abs(round[i] - rx[i]));
+        QVERIFY(worst < 1e-14);
+        QVERIFY(turned()[std::size_t(ld) * 0] == rx[0]);  // position 0 does not turn
+        QVERIFY(turned()[std::size_t(ld) * 1] != rx[ld]); // position 1 does
     }
 
     void crossEntropyFiniteDifferences()
@@ -489,10 +568,12 @@ private slots:
         QTest::addColumn<int>("T");
         QTest::addColumn<int>("C");
         QTest::addColumn<int>("NH");
-        QTest::newRow("B2 T7 C8 NH2") << 2 << 7 << 8 << 2;
-        QTest::newRow("B1 T37 C36 NH3") << 1 << 37 << 36 << 3; // rows and columns not whole vectors
-        QTest::newRow("B2 T128 C128 NH4") << 2 << 128 << 128 << 4; // the benchmark's small model
-        QTest::newRow("B1 T64 C128 NH2") << 1 << 64 << 128 << 2;   // head size 64
+        QTest::addColumn<int>("KVH");
+        QTest::newRow("B2 T7 C8 NH2") << 2 << 7 << 8 << 2 << 2;
+        QTest::newRow("B1 T37 C36 NH3") << 1 << 37 << 36 << 3 << 3; // rows and columns not whole vectors
+        QTest::newRow("B2 T128 C128 NH4") << 2 << 128 << 128 << 4 << 4; // the benchmark's small model
+        QTest::newRow("B1 T64 C128 NH2") << 1 << 64 << 128 << 2 << 2;   // head size 64
+        QTest::newRow("GQA B2 T37 C64 NH8 KVH2") << 2 << 37 << 64 << 8 << 2;
     }
     void floatAttentionMatchesDouble()
     {
@@ -500,7 +581,8 @@ private slots:
         QFETCH(int, T);
         QFETCH(int, C);
         QFETCH(int, NH);
-        const auto c = attentionCase(B, T, C, NH, 41);
+        QFETCH(int, KVH);
+        const auto c = attentionCase(B, T, C, NH, 41, KVH);
         const Outputs d = runAttention<double>(c);
         forEachIsa([&] { QVERIFY(floatMatchesDouble(runAttention<float>(c), d, 2e-6, "attention")); });
     }

@@ -109,10 +109,10 @@ private slots:
         const int B = 1, T = 6, C = 8, NH = 2;
         auto qkv = randomVector(size_t(B) * T * 3 * C, 6);
         std::vector<double> out(B * T * C), att(size_t(B) * NH * T * T), out2(out.size());
-        attentionForward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+        attentionForward(out.data(), att.data(), qkv.data(), B, T, C, NH, NH);
         for (int c = 0; c < 3 * C; ++c)
             qkv[size_t(T - 1) * 3 * C + c] += 1.0; // change only the last position
-        attentionForward(out2.data(), att.data(), qkv.data(), B, T, C, NH);
+        attentionForward(out2.data(), att.data(), qkv.data(), B, T, C, NH, NH);
         for (int t = 0; t < T - 1; ++t)
             for (int c = 0; c < C; ++c)
                 QCOMPARE(out2[size_t(t) * C + c], out[size_t(t) * C + c]);

@@ -26,6 +26,8 @@ GptConfig configOf(const plan::Plan &plan, int tpRank)
     c.layers = ms.layers;
     c.hidden = ms.hidden;
     c.heads = ms.heads;
+    c.kvHeads = ms.kvHeads;
+    c.llama = ms.arch == plan::kArchLlama;
     c.ffn = ms.ffn;
     c.tp = plan.parallel.tp;
     c.tpRank = tpRank;

@@ -25,7 +25,7 @@ std::vector<int> Pipeline::heldUnits(const plan::ModelSpec &model, const plan::S
     for (int c = stage; c < chunks; c += p) {
         for (int l = bounds[static_cast<std::size_t>(c)]; l < bounds[static_cast<std::size_t>(c) + 1]; ++l)
             held[static_cast<std::size_t>(l) + 1] = true;
-        if (c == 0 || c == chunks - 1)
+        if (c == 0 || (c == chunks - 1 && model.arch == plan::kArchGpt)) // gpt's head is the embedding
             held[0] = true;
         if (c == chunks - 1)
             held[static_cast<std::size_t>(lastUnit)] = true;
@@ -268,7 +268,7 @@ void Pipeline::reduceGradients()
 {
     // The tied embedding: its two copies' reduced gradients are summed (a + b == b + a, so the
     // copies stay bit for bit equal), laid out alike on both ends (model_state.h, sharded.h).
-    if (!m_embedding || m_embedding->size() < 2)
+    if (!m_embedding || m_embedding->size() < 2 || m_config.llama) // llama's head is a tensor of its own
         return;
     const std::int64_t start = nowNs();
     for (std::span<float> g : m_storage.reducedGradients(0))
@@ -278,7 +278,7 @@ void Pipeline::reduceGradients()
 
 void Pipeline::removeCopies(std::vector<ParamRange> &ranges) const
 {
-    if (m_schedule.stages < 2 || m_pp.rank() != m_schedule.stages - 1)
+    if (m_schedule.stages < 2 || m_pp.rank() != m_schedule.stages - 1 || m_config.llama)
         return;
     std::vector<ParamRange> kept;
     for (const ParamRange &r : ranges) {

@@ -15,6 +15,16 @@ using namespace trellis::trainer;
 namespace {
 
 const GptConfig kTiny{11, 6, 2, 8, 2, 16};
+// llama: RMSNorm, SwiGLU, rotary positions, grouped-query attention (4 query heads over 2 kv
+// heads), untied head, no biases.
+GptConfig tinyLlama()
+{
+    GptConfig c{11, 6, 2, 16, 4, 12};
+    c.llama = true;
+    c.kvHeads = 2;
+    return c;
+}
+GptConfig configNamed(int which) { return which == 0 ? kTiny : tinyLlama(); }
 constexpr int kBatch = 2, kSeq = 5;
 
 struct Data {
@@ -39,16 +49,23 @@ class TstGptGradcheck : public QObject {
 private slots:
     void everyTensor_data()
     {
+        QTest::addColumn<int>("arch");
         QTest::addColumn<int>("index");
-        GptModel<double> model(kTiny);
-        for (std::size_t i = 0; i < model.tensors().size(); ++i)
-            QTest::newRow(model.tensors()[i].name.c_str()) << static_cast<int>(i);
+        for (int arch : {0, 1}) {
+            GptModel<double> model(configNamed(arch));
+            for (std::size_t i = 0; i < model.tensors().size(); ++i) {
+                std::string row = arch == 0 ? "gpt " : "llama ";
+                row.append(model.tensors()[i].name);
+                QTest::newRow(row.c_str()) << arch << static_cast<int>(i);
+            }
+        }
     }
 
     void everyTensor()
     {
+        QFETCH(int, arch);
         QFETCH(int, index);
-        GptModel<double> model(kTiny);
+        GptModel<double> model(configNamed(arch));
         model.initialize(5);
         // Give biases and gains non-trivial values so their gradients are exercised off the
         // special point (zero bias, unit gain).
@@ -105,8 +122,40 @@ private slots:
             QVERIFY(std::abs(once[i] - model.gradients()[i]) <= 1e-12 * (1 + std::abs(once[i])));
     }
 
+    // The llama layout: no biases, no learned positions, an untied head with the final norm.
+    void llamaLayout()
+    {
+        const GptModel<double> model(tinyLlama());
+        std::vector<std::string> names;
+        for (const auto &t : model.tensors()) {
+            QVERIFY2(!t.name.ends_with(".bias") && t.name != "wpe", t.name.c_str());
+            names.push_back(t.name);
+        }
+        QCOMPARE(names.back(), std::string("lm_head.weight"));
+        QCOMPARE(model.tensors()[2].shape, (std::vector<int>{16 + 2 * 2 * 4, 16})); // h0.attn.qkv: q 16, k 8, v 8
+        QCOMPARE(model.units().back().end, model.parameterCount());
+        QVERIFY(model.units().back().begin < model.tensors().back().offset); // lm_head sits in the last unit
+        QVERIFY(!model.tiedHead());
+        // kv heads that tp or the heads do not divide are refused.
+        GptConfig bad = tinyLlama();
+        bad.kvHeads = 3;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, GptModel<double>{bad});
+        bad = tinyLlama();
+        bad.tp = 4;
+        bad.tpRank = 0;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, GptModel<double>{bad}); // 2 kv heads over 4 ranks
+    }
+
+    void floatMatchesDouble_data()
+    {
+        QTest::addColumn<int>("arch");
+        QTest::newRow("gpt") << 0;
+        QTest::newRow("llama") << 1;
+    }
     void floatMatchesDouble()
     {
+        QFETCH(int, arch);
+        const GptConfig kTiny = configNamed(arch);
         GptModel<double> md(kTiny);
         GptModel<float> mf(kTiny);
         md.initialize(5);
@@ -128,15 +177,20 @@ private slots:
     {
         QTest::addColumn<int>("mode");
         QTest::addColumn<bool>("split");
-        QTest::newRow("full") << int(GptModel<float>::Recompute::Full) << false;
-        QTest::newRow("selective") << int(GptModel<float>::Recompute::Selective) << false;
-        QTest::newRow("selective split backward") << int(GptModel<float>::Recompute::Selective) << true;
+        QTest::addColumn<bool>("llama");
+        QTest::newRow("full") << int(GptModel<float>::Recompute::Full) << false << false;
+        QTest::newRow("selective") << int(GptModel<float>::Recompute::Selective) << false << false;
+        QTest::newRow("selective split backward") << int(GptModel<float>::Recompute::Selective) << true << false;
+        QTest::newRow("llama full") << int(GptModel<float>::Recompute::Full) << false << true;
+        QTest::newRow("llama selective split backward") << int(GptModel<float>::Recompute::Selective) << true << true;
     }
     void recomputeGivesIdenticalGradients()
     {
         QFETCH(int, mode);
         QFETCH(bool, split);
-        const GptConfig config{19, 8, 3, 16, 2, 32};
+        QFETCH(bool, llama);
+        GptConfig config{19, 8, 3, 16, 2, 32};
+        config.llama = llama;
         GptModel<float> plain(config), recompute(config);
         plain.initialize(3);
         recompute.initialize(3);
@@ -206,13 +260,19 @@ private slots:
     void stagesAndSplitBackwardMatchWholeModel_data()
     {
         QTest::addColumn<bool>("split");
-        QTest::newRow("fused") << false;
-        QTest::newRow("split B/W") << true;
+        QTest::addColumn<bool>("llama");
+        QTest::newRow("fused") << false << false;
+        QTest::newRow("split B/W") << true << false;
+        QTest::newRow("llama fused") << false << true;
+        QTest::newRow("llama split B/W") << true << true;
     }
     void stagesAndSplitBackwardMatchWholeModel()
     {
         QFETCH(bool, split);
-        const GptConfig cfg{11, 6, 3, 8, 2, 16};
+        QFETCH(bool, llama);
+        GptConfig cfg{11, 6, 3, 8, 2, 16};
+        cfg.llama = llama;
+        cfg.kvHeads = llama ? 1 : 0;
         const Data d = makeData();
         GptModel<double> whole(cfg);
         whole.initialize(5);
@@ -259,6 +319,8 @@ private slots:
         const std::size_t wteEnd = static_cast<std::size_t>(cfg.vocab) * cfg.hidden;
         for (std::size_t i = 0; i < whole.parameterCount(); ++i) {
             double got = stages[static_cast<std::size_t>(owner(i))]->gradients()[i];
+            if (i < wteEnd && llama) // the untied head leaves the last stage's copy of wte alone
+                QCOMPARE(stages[2]->gradients()[i], 0.0);
             if (i < wteEnd)
                 got = stages[0]->gradients()[i] + stages[2]->gradients()[i];
             const double want = whole.gradients()[i];
