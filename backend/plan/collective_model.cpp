@@ -6,7 +6,7 @@
 namespace trellis::plan::detail {
 
 TpPass tpPass(Pass pass, double layers, bool embed, bool head, bool sp, bool split, bool recompute, double rowBytes,
-              double bt, int tp, double hidden)
+              double bt, int tp, double normFloats)
 {
     TpPass t;
     const double ce = 4.0; // the cross-entropy's statistics are fp32
@@ -29,7 +29,7 @@ TpPass tpPass(Pass pass, double layers, bool embed, bool head, bool sp, bool spl
             t.allGather.add(4 * layers + (embed ? 1 : 0) + again, rowBytes);
             t.reduceScatter.add((head ? 1 : 0) + 2 * layers + again, rowBytes);
             if (!split)
-                t.allReduce.add((head ? 1 : 0) + 2 * layers, 2 * hidden * ce);
+                t.allReduce.add((head ? 1 : 0) + 2 * layers, normFloats * ce);
         } else {
             t.allReduce.add((head ? 1 : 0) + 2 * layers + again, rowBytes);
         }
@@ -37,7 +37,7 @@ TpPass tpPass(Pass pass, double layers, bool embed, bool head, bool sp, bool spl
     }
     if (sp && split) { // the deferred weight gradients gather the norm outputs again
         t.allGather.add(2 * layers, rowBytes);
-        t.allReduce.add((head ? 1 : 0) + 2 * layers, 2 * hidden * ce);
+        t.allReduce.add((head ? 1 : 0) + 2 * layers, normFloats * ce);
     }
     return t;
 }

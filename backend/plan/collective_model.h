@@ -36,8 +36,9 @@ struct TpPass {
 
 enum class Pass { Forward, Backward, Weights };
 
+// normFloats: a norm's parameters (2·hidden for LayerNorm's gain and bias, hidden for RMSNorm).
 TpPass tpPass(Pass pass, double layers, bool embed, bool head, bool sp, bool split, bool recompute, double rowBytes,
-              double bt, int tp, double hidden);
+              double bt, int tp, double normFloats);
 // One call of `bytes` over `n` ranks; op is all_reduce, all_gather, reduce_scatter, all_to_all or
 // send_recv. 0 for a group of one.
 double collectiveMs(const std::string &op, double bytes, int n, const LinkSpec &link);

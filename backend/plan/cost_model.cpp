@@ -52,6 +52,7 @@ struct Shapes {
         return norms + attention + El * mlp() + C * E; // C·E: the router
     }
     std::uint64_t embedding() const { return llama ? Vl * C : Vl * C + S * C; }
+    double norm() const { return static_cast<double>(llama ? C : 2 * C); } // a norm's parameters
     std::uint64_t final() const { return llama ? C + Vl * C : 2 * C; } // llama: the untied head sits with the final norm
 };
 
@@ -125,15 +126,18 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const std::uint64_t bt = static_cast<std::uint64_t>(p.microBatchSize) * sh.S / static_cast<std::uint64_t>(cp);
     const std::uint64_t rows = sp ? bt / tp : bt;
     auto trainerInstance = [&](std::uint64_t layers, bool head) -> std::uint64_t { // gpt_model.cpp, fp32
-        const std::uint64_t C = sh.C, att = sh.NHl * bt * sh.S;
-        const std::uint64_t inner = rows * C + 2 * rows + 3 * bt * sh.Cq + bt * sh.Cq + att + 2 * rows * C + rows * C +
-                                    2 * rows + 2 * bt * sh.Fl + rows * C;
+        // A norm's per-row statistics (LayerNorm: mean and 1/σ; RMSNorm: 1/rms); q, k, v; the
+        // MLP's first linear output (gate and up with SwiGLU) and its activation.
+        const std::uint64_t C = sh.C, att = sh.NHl * bt * sh.S, stats = (sh.llama ? 1 : 2) * rows;
+        const std::uint64_t mlpIn = (sh.llama ? 2 : 1) * sh.Fl;
+        const std::uint64_t inner = rows * C + stats + bt * (sh.Cq + 2 * sh.Kq) + bt * sh.Cq + att + 2 * rows * C +
+                                    rows * C + stats + bt * (mlpIn + sh.Fl) + rows * C;
         // Full recompute shares one set of inner activations, selective one of attention probabilities.
         const std::uint64_t layersInner = layers == 0                                ? 0
                                           : p.recompute == Recompute::Full      ? inner
                                           : p.recompute == Recompute::Selective ? (inner - att) * layers + att
                                                                                 : inner * layers;
-        const std::uint64_t headFloats = head ? bt * C + 2 * rows + 2 * bt * sh.Vl + bt : 0;
+        const std::uint64_t headFloats = head ? bt * C + stats + 2 * bt * sh.Vl + bt : 0;
         return (rows * C + layersInner + rows * C * layers + headFloats) * 4;
     };
     // A Megatron-style layer's activations for one micro-batch, and what full recompute keeps.
@@ -424,7 +428,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         const double layers = bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
         const bool embed = c == 0, head = c == chunks - 1;
         auto tpMs = [&](Pass pass) {
-            return tp > 1 ? tpPass(pass, layers, embed, head, sp, split, recompute, rowBytes, B, tp, sh.C).ms(tp, tpLink) : 0.0;
+            return tp > 1 ? tpPass(pass, layers, embed, head, sp, split, recompute, rowBytes, B, tp, sh.norm()).ms(tp, tpLink) : 0.0;
         };
         const double tpF = tpMs(Pass::Forward), tpB = tpMs(Pass::Backward), tpW = tpMs(Pass::Weights);
         tpMsOfChunk[static_cast<std::size_t>(c)] = tpF + tpB + tpW;
@@ -499,7 +503,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             for (int c = stage; c < chunks; c += pp) {
                 const double layers = bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
                 for (Pass pass : {Pass::Forward, Pass::Backward, Pass::Weights}) {
-                    const TpPass t = tpPass(pass, layers, c == 0, c == chunks - 1, sp, split, recompute, rowBytes, B, tp, sh.C);
+                    const TpPass t = tpPass(pass, layers, c == 0, c == chunks - 1, sp, split, recompute, rowBytes, B, tp, sh.norm());
                     total.allReduce.add(t.allReduce, m_);
                     total.allGather.add(t.allGather, m_);
                     total.reduceScatter.add(t.reduceScatter, m_);

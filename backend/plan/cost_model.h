@@ -101,8 +101,8 @@ struct Estimate {
 // per the lists); false uses closed forms instead — the planner's fast path for thousands of plans.
 Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact = true);
 
-// Whether trellis-trainer runs the plan's model in its own layout: CPU nodes, the gpt
-// architecture, dense, no grouped-query attention, no context parallelism.
+// Whether trellis-trainer runs the plan's model in its own layout: CPU nodes, a dense model (gpt
+// or llama, grouped-query attention included), no context parallelism.
 bool runsOnTrainer(const Plan &plan);
 // parallel.framework with auto resolved: trellis where runsOnTrainer, else Megatron-LM, or
 // DeepSpeed at ZeRO stages 2 and 3.

@@ -18,10 +18,10 @@ struct MoeSpec {
     bool operator==(const MoeSpec &) const = default;
 };
 
-// The decoder's architecture. gpt: LayerNorm with biases, GELU MLP, learned positions, the head
-// tied to the embedding (what trellis-trainer builds). llama: RMSNorm, no biases, SwiGLU MLP (three
-// matrices of width ffn), rotary positions, an untied head; the cost model plans it, the trainer
-// does not run it yet.
+// The decoder's architecture (trellis-trainer runs both). gpt: LayerNorm with biases, GELU MLP,
+// learned positions, the head tied to the embedding. llama: RMSNorm, no biases, SwiGLU MLP (three
+// matrices of width ffn), rotary positions (theta 10000), grouped-query attention (kv_heads), an
+// untied head.
 inline constexpr const char *kArchGpt = "gpt";
 inline constexpr const char *kArchLlama = "llama";
 

@@ -400,8 +400,6 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
     if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");
-    if (plan.model.kvHeads != plan.model.heads) unsupported("model.kv_heads", "grouped-query attention");
-    if (plan.model.arch != kArchGpt) unsupported("model.arch", "the '" + plan.model.arch + "' architecture");
     if (p.framework == Framework::Megatron || p.framework == Framework::DeepSpeed)
         unsupported("parallel.framework", std::string("a plan for ") + (p.framework == Framework::Megatron ? "Megatron-LM" : "DeepSpeed") +
                                               " (framework: " + toString(p.framework) + "; trellis or auto runs here)");

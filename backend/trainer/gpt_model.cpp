@@ -533,7 +533,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
     } else {
         ops::copy(stream(), m_dResidual.data(), dOutput, static_cast<std::int64_t>(rc));
     }
-    if (m_stage.embed && !m_stage.head)
+    if (m_stage.embed && (!m_stage.head || !tiedHead())) // else the tied head acquired it
         acquire(0, pass);
 
     for (int l = m_stage.endLayer - 1; l >= m_stage.firstLayer; --l) {
@@ -624,7 +624,7 @@ void GptModel<T>::backwardWeights()
         if (!m_stage.embed && tiedHead())
             release(0, Pass::Backward);
     }
-    if (m_stage.embed && !m_stage.head)
+    if (m_stage.embed && (!m_stage.head || !tiedHead())) // else the tied head acquired it
         acquire(0, Pass::Backward);
     for (int l = m_stage.endLayer - 1; l >= m_stage.firstLayer; --l) {
         const Layer &L = m_layers[l];
