@@ -276,37 +276,48 @@ private slots:
         QTest::addColumn<QString>("parallel");
         QTest::addColumn<int>("ranks");
         QTest::addColumn<int>("layers");
-        QTest::newRow("tp2") << R"("tp": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
-        QTest::newRow("tp2 sp recompute") << R"("tp": 2, "sequence_parallel": true, "recompute": "full", "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
-        QTest::newRow("tp2 sp selective") << R"("tp": 2, "sequence_parallel": true, "recompute": "selective", "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
-        QTest::newRow("dp2 tp2") << R"("dp": 2, "tp": 2, "micro_batch_size": 2, "micro_batches": 2)" << 4 << 4;
-        QTest::newRow("pp4 interleaved") << R"("pp": 4, "schedule": "interleaved-1f1b", "virtual_stages": 2, "micro_batches": 4)" << 4 << 8;
-        QTest::newRow("zb-h1 tp2 sp") << R"("tp": 2, "pp": 2, "sequence_parallel": true, "schedule": "zb-h1", "micro_batch_size": 2, "micro_batches": 4)" << 4 << 4;
-        QTest::newRow("gpipe tp2 recompute") << R"("tp": 2, "pp": 2, "schedule": "gpipe", "recompute": "full", "micro_batches": 3)" << 4 << 4;
-        QTest::newRow("zb-h1 pp2 selective") << R"("pp": 2, "schedule": "zb-h1", "recompute": "selective", "micro_batches": 3)" << 2 << 4;
-        QTest::newRow("dp3 pp2 zero1") << R"("dp": 3, "pp": 2, "zero": 1, "micro_batches": 2)" << 6 << 4;
-        QTest::newRow("dp2 tp2 pp2 sp") << R"("dp": 2, "tp": 2, "pp": 2, "sequence_parallel": true, "micro_batch_size": 2, "micro_batches": 4)" << 8 << 4;
-        QTest::newRow("dp3 zero1") << R"("dp": 3, "zero": 1, "bucket_mb": 0.05, "micro_batches": 2)" << 3 << 4;
-        QTest::newRow("dp2 zero2 m2") << R"("dp": 2, "zero": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4;
-        QTest::newRow("dp3 zero3 m3") << R"("dp": 3, "zero": 3, "micro_batches": 3)" << 3 << 4;
+        QTest::addColumn<QString>("model"); // fields before the shared ones: the architecture
+        QTest::newRow("tp2") << R"("tp": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4 << QString();
+        QTest::newRow("tp2 sp recompute") << R"("tp": 2, "sequence_parallel": true, "recompute": "full", "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4 << QString();
+        QTest::newRow("tp2 sp selective") << R"("tp": 2, "sequence_parallel": true, "recompute": "selective", "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4 << QString();
+        QTest::newRow("dp2 tp2") << R"("dp": 2, "tp": 2, "micro_batch_size": 2, "micro_batches": 2)" << 4 << 4 << QString();
+        QTest::newRow("pp4 interleaved") << R"("pp": 4, "schedule": "interleaved-1f1b", "virtual_stages": 2, "micro_batches": 4)" << 4 << 8 << QString();
+        QTest::newRow("zb-h1 tp2 sp") << R"("tp": 2, "pp": 2, "sequence_parallel": true, "schedule": "zb-h1", "micro_batch_size": 2, "micro_batches": 4)" << 4 << 4 << QString();
+        QTest::newRow("gpipe tp2 recompute") << R"("tp": 2, "pp": 2, "schedule": "gpipe", "recompute": "full", "micro_batches": 3)" << 4 << 4 << QString();
+        QTest::newRow("zb-h1 pp2 selective") << R"("pp": 2, "schedule": "zb-h1", "recompute": "selective", "micro_batches": 3)" << 2 << 4 << QString();
+        QTest::newRow("dp3 pp2 zero1") << R"("dp": 3, "pp": 2, "zero": 1, "micro_batches": 2)" << 6 << 4 << QString();
+        QTest::newRow("dp2 tp2 pp2 sp") << R"("dp": 2, "tp": 2, "pp": 2, "sequence_parallel": true, "micro_batch_size": 2, "micro_batches": 4)" << 8 << 4 << QString();
+        QTest::newRow("dp3 zero1") << R"("dp": 3, "zero": 1, "bucket_mb": 0.05, "micro_batches": 2)" << 3 << 4 << QString();
+        QTest::newRow("dp2 zero2 m2") << R"("dp": 2, "zero": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4 << QString();
+        QTest::newRow("dp3 zero3 m3") << R"("dp": 3, "zero": 3, "micro_batches": 3)" << 3 << 4 << QString();
         // Combinations the strategies compose since the trainer's restructuring.
-        QTest::newRow("dp2 tp2 zero1") << R"("dp": 2, "tp": 2, "zero": 1, "micro_batches": 2)" << 4 << 4;
-        QTest::newRow("dp2 tp2 zero3") << R"("dp": 2, "tp": 2, "zero": 3, "sequence_parallel": true)" << 4 << 4;
-        QTest::newRow("dp2 pp2 zero2") << R"("dp": 2, "pp": 2, "zero": 2, "micro_batches": 3)" << 4 << 4;
-        QTest::newRow("dp2 pp2 zero3 zb-h1") << R"("dp": 2, "pp": 2, "zero": 3, "schedule": "zb-h1", "micro_batches": 2)" << 4 << 4;
+        QTest::newRow("dp2 tp2 zero1") << R"("dp": 2, "tp": 2, "zero": 1, "micro_batches": 2)" << 4 << 4 << QString();
+        QTest::newRow("dp2 tp2 zero3") << R"("dp": 2, "tp": 2, "zero": 3, "sequence_parallel": true)" << 4 << 4 << QString();
+        QTest::newRow("dp2 pp2 zero2") << R"("dp": 2, "pp": 2, "zero": 2, "micro_batches": 3)" << 4 << 4 << QString();
+        QTest::newRow("dp2 pp2 zero3 zb-h1") << R"("dp": 2, "pp": 2, "zero": 3, "schedule": "zb-h1", "micro_batches": 2)" << 4 << 4 << QString();
+        // llama (RMSNorm: one gain a norm; grouped-query q, k, v; SwiGLU; an untied head kept with
+        // the final norm, so no embedding copy on the last stage).
+        const QString llama = QStringLiteral(R"("arch": "llama", "kv_heads": 2, )");
+        QTest::newRow("llama tp2 sp") << R"("tp": 2, "sequence_parallel": true, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4 << llama;
+        QTest::newRow("llama zb-h1 tp2 pp2 sp selective") << R"("tp": 2, "pp": 2, "sequence_parallel": true, "schedule": "zb-h1", "recompute": "selective", "micro_batches": 3)" << 4 << 4 << llama;
+        QTest::newRow("llama pp4 interleaved recompute") << R"("pp": 4, "schedule": "interleaved-1f1b", "virtual_stages": 2, "recompute": "full", "micro_batches": 4)" << 4 << 8 << llama;
+        QTest::newRow("llama dp3 pp2 zero1") << R"("dp": 3, "pp": 2, "zero": 1, "micro_batches": 2)" << 6 << 4 << llama;
+        QTest::newRow("llama dp2 pp2 zero3") << R"("dp": 2, "pp": 2, "zero": 3, "micro_batches": 2)" << 4 << 4 << llama;
     }
+
     void collectivesAndMemoryAsTheTrainerRecords()
     {
         QFETCH(QString, parallel);
         QFETCH(int, ranks);
         QFETCH(int, layers);
+        QFETCH(QString, model);
         const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('_'));
         const QString plan = m_dir.filePath(tag + QStringLiteral(".json"));
         QFile out(plan);
         QVERIFY(out.open(QIODevice::WriteOnly));
         out.write(QStringLiteral(R"({
           "schema": "trellis.plan/1", "name": "%1",
-          "model": {"layers": %2, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
+          "model": {%6"layers": %2, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
           "cluster": {"nodes": [{"host": "localhost", "slots": %3}]},
           "parallel": {%4},
           "training": {"steps": 3, "lr": 0.001, "min_lr": 0.0001, "seed": 3,
@@ -315,7 +326,7 @@ private slots:
                       .arg(tag)
                       .arg(layers)
                       .arg(ranks)
-                      .arg(parallel, QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                      .arg(parallel, QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"), model)
                       .toUtf8());
         out.close();
         const QString database = m_dir.filePath(tag + QStringLiteral(".sqlite"));
