@@ -78,7 +78,10 @@ std::string accountingSummary(const Plan &plan)
         s += " (optimizer states and gradients sharded over dp: ZeRO-2)";
     else if (p.zero == 3)
         s += " (every model state sharded over dp: ZeRO-3)";
-    s += resolvedAttention(plan) == AttentionKernel::Flash ? "; flash attention" : "; attention probabilities kept";
+    s += resolvedAttention(plan) == AttentionKernel::Flash       ? "; flash attention"
+         : p.recompute == Recompute::Selective ? "; attention probabilities recomputed in backward (selective)"
+         : p.recompute == Recompute::Full      ? "; layers recomputed in backward (full)"
+                                                 : "; attention probabilities kept";
     return s;
 }
 

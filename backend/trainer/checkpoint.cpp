@@ -69,8 +69,8 @@ bool writeDurably(const fs::path &path, const std::string &bytes)
 
 nlohmann::json modelJson(const plan::ModelSpec &m)
 {
-    return {{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"ffn", m.ffn},
-            {"seq_len", m.seqLen}, {"vocab", m.vocab}};
+    return {{"arch", m.arch}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
+            {"ffn", m.ffn}, {"seq_len", m.seqLen}, {"vocab", m.vocab}};
 }
 
 struct Shard {
@@ -318,6 +318,11 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
             return result;
         }
         const nlohmann::json expected = modelJson(plan.model);
+        // Checkpoints from before the llama architecture name neither: gpt, kv_heads = heads.
+        if (meta["model"].is_object() && !meta["model"].contains("arch"))
+            meta["model"]["arch"] = plan::kArchGpt;
+        if (meta["model"].is_object() && !meta["model"].contains("kv_heads") && meta["model"].contains("heads"))
+            meta["model"]["kv_heads"] = meta["model"]["heads"];
         for (const auto &[key, value] : expected.items()) {
             if (!meta["model"].contains(key) || meta["model"][key] != value) {
                 result.error = metaPath.string() + ": model." + key + " is " + meta["model"].value(key, nlohmann::json()).dump() +

@@ -172,23 +172,32 @@ private slots:
         QTest::addColumn<int>("ranksBefore");
         QTest::addColumn<QString>("after");
         QTest::addColumn<int>("ranksAfter");
+        QTest::addColumn<QString>("model");
+        const QString gpt = QStringLiteral(R"("layers": 2, "hidden": 32, "heads": 4, "ffn": 64)");
         QTest::newRow("tp 2 -> tp 1") << QStringLiteral(R"("dp": 1, "tp": 2, "micro_batch_size": 8)") << 2
-                                      << QStringLiteral(R"("dp": 1, "micro_batch_size": 8)") << 1;
+                                      << QStringLiteral(R"("dp": 1, "micro_batch_size": 8)") << 1 << gpt;
         QTest::newRow("dp 2 -> tp 2") << QStringLiteral(R"("dp": 2, "micro_batch_size": 4, "zero": 1)") << 2
-                                      << QStringLiteral(R"("dp": 1, "tp": 2, "micro_batch_size": 8)") << 2;
+                                      << QStringLiteral(R"("dp": 1, "tp": 2, "micro_batch_size": 8)") << 2 << gpt;
         QTest::newRow("dp 2 pp 2 zero 1 -> dp 4 zero 3")
             << QStringLiteral(R"("dp": 2, "pp": 2, "micro_batch_size": 2, "micro_batches": 2, "zero": 1)") << 4
-            << QStringLiteral(R"("dp": 4, "micro_batch_size": 2, "zero": 3)") << 4;
+            << QStringLiteral(R"("dp": 4, "micro_batch_size": 2, "zero": 3)") << 4 << gpt;
         QTest::newRow("dp 2 tp 2 zero 2 -> tp 2 pp 2")
             << QStringLiteral(R"("dp": 2, "tp": 2, "micro_batch_size": 4, "zero": 2)") << 4
-            << QStringLiteral(R"("tp": 2, "pp": 2, "micro_batch_size": 4, "micro_batches": 2)") << 4;
+            << QStringLiteral(R"("tp": 2, "pp": 2, "micro_batch_size": 4, "micro_batches": 2)") << 4 << gpt;
+        // llama (grouped-query attention, untied head): its whole-model ranges reshard the same way.
+        QTest::newRow("llama dp 2 tp 2 zero 2 -> tp 2 pp 2")
+            << QStringLiteral(R"("dp": 2, "tp": 2, "micro_batch_size": 4, "zero": 2)") << 4
+            << QStringLiteral(R"("tp": 2, "pp": 2, "micro_batch_size": 4, "micro_batches": 2)") << 4
+            << QStringLiteral(R"("arch": "llama", "layers": 2, "hidden": 32, "heads": 4, "kv_heads": 2, "ffn": 64)");
     }
+
     void layoutResharding()
     {
         QFETCH(QString, before);
         QFETCH(int, ranksBefore);
         QFETCH(QString, after);
         QFETCH(int, ranksAfter);
+        QFETCH(QString, model);
         QTemporaryDir dir;
         const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
         auto plan = [&](const QString &name, const QString &parallel, int ranks) {
@@ -197,7 +206,7 @@ private slots:
             f.open(QIODevice::WriteOnly);
             f.write(QStringLiteral(R"({
               "schema": "trellis.plan/1",
-              "model": {"layers": 2, "hidden": 32, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
+              "model": {%5, "seq_len": 32, "vocab": 256},
               "cluster": {"nodes": [{"host": "localhost", "slots": %1}]},
               "parallel": {%2},
               "training": {"steps": 8, "lr": 0.003, "min_lr": 0.0003, "warmup_steps": 1, "seed": 11,
@@ -205,7 +214,7 @@ private slots:
                            "checkpoint": {"every": 3, "dir": "%4", "keep": 2}}
             })")
                         .arg(ranks)
-                        .arg(parallel, kCorpus, ckpt)
+                        .arg(parallel, kCorpus, ckpt, model)
                         .toUtf8());
             return path;
         };
@@ -277,6 +286,22 @@ private slots:
         QCOMPARE(other.code, 10);
         QVERIFY2(other.output.contains(QStringLiteral("meta.json: model.hidden is 32 in the checkpoint but 64 in the plan")),
                  qPrintable(other.output));
+        // The same shapes in the other architecture: named, not loaded.
+        const QString gpt = writePlan(dir.path(), QStringLiteral("c"), 2, 4, 0, 32, ckpt);
+        QFile f(gpt);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QByteArray text = f.readAll();
+        f.close();
+        text.replace(R"("model": {"layers")", R"("model": {"arch": "llama", "layers")");
+        const QString llamaPlan = dir.filePath(QStringLiteral("llama.json"));
+        QFile out(llamaPlan);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(text);
+        out.close();
+        const Run llama = trainer(2, {QStringLiteral("--plan"), llamaPlan, QStringLiteral("--resume")});
+        QCOMPARE(llama.code, 10);
+        QVERIFY2(llama.output.contains(QStringLiteral("meta.json: model.arch is \"gpt\" in the checkpoint but \"llama\" in the plan")),
+                 qPrintable(llama.output));
     }
 
     // Two hosts that do not share a folder, one holding the checkpoint and one not (what the ssh
