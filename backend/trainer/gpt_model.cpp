@@ -399,7 +399,6 @@ void GptModel<T>::layerForward(int l, const T *x)
 {
     const int batch = m_batch, seqLen = m_seqLen, BT = batch * seqLen, C = m_config.hidden, F = m_F, NH = m_NH,
               Cq = m_Cq;
-    const bool biasHere = m_config.tpRank == 0; // a row-parallel layer's bias is added once
     const Layer &L = m_layers[l];
     LayerActs &a = m_layerActs[l];
     const int R = rows(BT);
@@ -408,45 +407,35 @@ void GptModel<T>::layerForward(int l, const T *x)
     // Column-parallel q, k, v for this rank's heads (on all rows, gathered with sequence
     // parallelism); attention on them; row-parallel output projection whose partial sums the
     // group adds (all-reduce, or reduce-scatter to this rank's rows).
-    const T *in1 = a.ln1;
-    if (sp()) {
-        gatherRows(a.ln1, m_gathered.data(), BT);
-        in1 = m_gathered.data();
-    }
-    ops::linearForward(stream(), a.qkv, in1, param(L.qkvw), paramOrNull(L.qkvb), BT, C, m_QKV);
+    ops::linearForward(stream(), a.qkv, gatheredRows(a.ln1, BT), param(L.qkvw), paramOrNull(L.qkvb), BT, C, m_QKV);
     if (m_config.llama)
         applyRope(a.qkv, false);
     ops::attentionForward(stream(), a.atty, a.att, a.qkv, batch, seqLen, Cq, NH, m_KVH);
-    T *projb = biasHere ? paramOrNull(L.projb) : nullptr;
-    if (sp()) {
-        ops::linearForward(stream(), m_partial.data(), a.atty, param(L.projw), projb, BT, Cq, C);
-        scatterRows(m_partial.data(), a.attproj, BT);
-    } else {
-        ops::linearForward(stream(), a.attproj, a.atty, param(L.projw), projb, BT, Cq, C);
-        tpAllReduce(a.attproj, static_cast<std::size_t>(BT) * C);
-    }
+    rowParallelForward(a.attproj, a.atty, L.projw, L.projb, BT, Cq);
     ops::residualForward(stream(), a.residual2, x, a.attproj, static_cast<std::int64_t>(rc));
     normForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, L.ln2w, L.ln2b, R);
-    const T *in2 = a.ln2;
-    if (sp()) {
-        gatherRows(a.ln2, m_gathered.data(), BT);
-        in2 = m_gathered.data();
-    }
     // gpt: fcproj(gelu(fc(x))); llama: proj(silu(gate(x))·up(x)), gate and up as one linear.
-    ops::linearForward(stream(), a.fch, in2, param(L.fcw), paramOrNull(L.fcb), BT, C, m_Fin);
+    ops::linearForward(stream(), a.fch, gatheredRows(a.ln2, BT), param(L.fcw), paramOrNull(L.fcb), BT, C, m_Fin);
     if (m_config.llama)
         ops::swigluForward(stream(), a.fchGelu, a.fch, BT, F);
     else
         ops::geluForward(stream(), a.fchGelu, a.fch, static_cast<std::int64_t>(BT) * F);
-    T *fcprojb = biasHere ? paramOrNull(L.fcprojb) : nullptr;
-    if (sp()) {
-        ops::linearForward(stream(), m_partial.data(), a.fchGelu, param(L.fcprojw), fcprojb, BT, F, C);
-        scatterRows(m_partial.data(), a.fcproj, BT);
-    } else {
-        ops::linearForward(stream(), a.fcproj, a.fchGelu, param(L.fcprojw), fcprojb, BT, F, C);
-        tpAllReduce(a.fcproj, static_cast<std::size_t>(BT) * C);
-    }
+    rowParallelForward(a.fcproj, a.fchGelu, L.fcprojw, L.fcprojb, BT, F);
     ops::residualForward(stream(), a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(rc));
+}
+
+template <typename T>
+void GptModel<T>::rowParallelForward(T *out, const T *in, std::size_t w, std::size_t b, int BT, int width)
+{
+    const int C = m_config.hidden;
+    T *bias = m_config.tpRank == 0 ? paramOrNull(b) : nullptr; // a row-parallel layer's bias is added once
+    if (sp()) {
+        ops::linearForward(stream(), m_partial.data(), in, param(w), bias, BT, width, C);
+        scatterRows(m_partial.data(), out, BT);
+    } else {
+        ops::linearForward(stream(), out, in, param(w), bias, BT, width, C);
+        tpAllReduce(out, static_cast<std::size_t>(BT) * C);
+    }
 }
 
 template <typename T>

@@ -210,6 +210,9 @@ private:
     void normForward(T *out, T *mean, T *rstd, const T *in, std::size_t w, std::size_t b, int n);
     void normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const T *mean, const T *rstd,
                       int n, bool weights);
+    // A row-parallel linear of `width` inputs to hidden outputs whose partial sums the tp group adds
+    // (all-reduced, or reduce-scattered to this rank's rows with sequence parallelism).
+    void rowParallelForward(T *out, const T *in, std::size_t w, std::size_t b, int BT, int width);
     // llama: rotary embeddings on the q and k heads of qkv rows (inverse: on their gradients).
     void applyRope(T *qkv, bool inverse);
     void allocateActivations(int batch, int seqLen);
