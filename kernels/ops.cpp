@@ -6,12 +6,24 @@
 
 namespace trellis::kernels {
 
-bool available(Device device) { return device == Device::Cpu; }
+bool available(Device device)
+{
+#if defined(TRELLIS_HAVE_CUDA)
+    return device == Device::Cpu || cuda::deviceCount() > 0;
+#else
+    return device == Device::Cpu;
+#endif
+}
 
 void unavailable(const Stream &stream, const char *op)
 {
+#if defined(TRELLIS_HAVE_CUDA)
     throw std::runtime_error(std::string("kernel ") + op + " on cuda:" + std::to_string(stream.index) +
-                             ": this build has no CUDA kernels (TRELLIS_ENABLE_CUDA)");
+                             ": the CUDA kernels are float only");
+#else
+    throw std::runtime_error(std::string("kernel ") + op + " on cuda:" + std::to_string(stream.index) +
+                             ": this build has no CUDA kernels (configure with -DTRELLIS_ENABLE_CUDA=ON)");
+#endif
 }
 
 } // namespace trellis::kernels

@@ -1,16 +1,22 @@
 // The one op interface the model and the optimizer call (DESIGN.md §5, §10). Every op runs on the
 // device of the Stream it is given and has the contract of its CPU reference (kernels/cpu/ops.h
-// for the layer kernels, kernels/cpu/tensor_ops.h for the rest); the CUDA kernels will sit in
-// kernels/cuda/, each beside its CPU reference and tested against it. Pointers are device
-// pointers of that device. Until the CUDA kernels are built, an op on a CUDA stream throws
-// std::runtime_error naming the op (the trainer reports it as an Event and an exit code).
+// for the layer kernels, kernels/cpu/tensor_ops.h for the rest); the CUDA kernels (float) sit in
+// kernels/cuda/, each family beside its CPU reference and tested against it (tst_cuda_kernels).
+// Pointers are device pointers of that device. In a build without CUDA (TRELLIS_ENABLE_CUDA off),
+// or for double on a GPU, an op on a CUDA stream throws std::runtime_error naming the op (the
+// trainer reports it as an Event and an exit code).
 // Threading: an op runs on the calling thread (CPU) or is queued on the stream (CUDA).
 #pragma once
 
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/tensor_ops.h"
+#if defined(TRELLIS_HAVE_CUDA)
+#include "kernels/cuda/cuda_ops.h"
+#endif
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace trellis::kernels {
 
@@ -26,12 +32,25 @@ struct Stream {
 bool available(Device device);
 [[noreturn]] void unavailable(const Stream &stream, const char *op);
 
+#if defined(TRELLIS_HAVE_CUDA)
+#define TRELLIS_CUDA_DISPATCH(name, ...)                                                                          \
+    if constexpr (std::is_same_v<T, float>) {                                                                     \
+        cuda::name(stream, __VA_ARGS__);                                                                          \
+        return;                                                                                                   \
+    } else {                                                                                                      \
+        unavailable(stream, #name " (double)");                                                                   \
+    }
+#else
+#define TRELLIS_CUDA_DISPATCH(name, ...) unavailable(stream, #name);
+#endif
+
 #define TRELLIS_KERNEL_OP(name, params, args)                                                                     \
     template <typename T>                                                                                         \
     void name(const Stream &stream, params)                                                                       \
     {                                                                                                             \
-        if (stream.device != Device::Cpu)                                                                         \
-            unavailable(stream, #name);                                                                           \
+        if (stream.device != Device::Cpu) {                                                                       \
+            TRELLIS_CUDA_DISPATCH(name, args)                                                                     \
+        }                                                                                                         \
         cpu::name(args);                                                                                          \
     }
 #define TRELLIS_P(...) __VA_ARGS__
@@ -84,8 +103,32 @@ TRELLIS_KERNEL_OP(encoderBackward,
                   TRELLIS_P(dwte, dwpe, dOut, tokens, B, T_, C))
 
 // Element-wise and bookkeeping kernels (kernels/cpu/tensor_ops.h).
-TRELLIS_KERNEL_OP(fill, TRELLIS_P(T *data, std::int64_t n, T value), TRELLIS_P(data, n, value))
-TRELLIS_KERNEL_OP(copy, TRELLIS_P(T *dst, const T *src, std::int64_t n), TRELLIS_P(dst, src, n))
+template <typename T>
+void fill(const Stream &stream, T *data, std::int64_t n, T value)
+{
+    if (stream.device != Device::Cpu) {
+#if defined(TRELLIS_HAVE_CUDA)
+        cuda::fillBytes(stream, data, n, &value, sizeof(T));
+        return;
+#else
+        unavailable(stream, "fill");
+#endif
+    }
+    cpu::fill(data, n, value);
+}
+template <typename T>
+void copy(const Stream &stream, T *dst, const T *src, std::int64_t n)
+{
+    if (stream.device != Device::Cpu) {
+#if defined(TRELLIS_HAVE_CUDA)
+        cuda::copyBytes(stream, dst, src, static_cast<std::size_t>(n) * sizeof(T));
+        return;
+#else
+        unavailable(stream, "copy");
+#endif
+    }
+    cpu::copy(dst, src, n);
+}
 TRELLIS_KERNEL_OP(accumulate, TRELLIS_P(T *dst, const T *src, std::int64_t n), TRELLIS_P(dst, src, n))
 TRELLIS_KERNEL_OP(scale, TRELLIS_P(T *data, std::int64_t n, T factor), TRELLIS_P(data, n, factor))
 TRELLIS_KERNEL_OP(embeddingRangeForward,
@@ -110,21 +153,32 @@ TRELLIS_KERNEL_OP(crossEntropyRangeBackward,
                   TRELLIS_P(dLogits, probs, targets, first, scale, BT, V))
 
 #undef TRELLIS_KERNEL_OP
+#undef TRELLIS_CUDA_DISPATCH
 #undef TRELLIS_P
 
 // Reductions to a host value (they synchronise the stream).
 template <typename T>
 double sum(const Stream &stream, const T *data, std::int64_t n)
 {
-    if (stream.device != Device::Cpu)
+    if (stream.device != Device::Cpu) {
+#if defined(TRELLIS_HAVE_CUDA)
+        if constexpr (std::is_same_v<T, float>)
+            return cuda::sum(stream, data, n);
+#endif
         unavailable(stream, "sum");
+    }
     return cpu::sum(data, n);
 }
 template <typename T>
 double sumSquares(const Stream &stream, const T *data, std::int64_t n)
 {
-    if (stream.device != Device::Cpu)
+    if (stream.device != Device::Cpu) {
+#if defined(TRELLIS_HAVE_CUDA)
+        if constexpr (std::is_same_v<T, float>)
+            return cuda::sumSquares(stream, data, n);
+#endif
         unavailable(stream, "sumSquares");
+    }
     return cpu::sumSquares(data, n);
 }
 
@@ -132,8 +186,14 @@ using AdamWStep = cpu::AdamWStep;
 inline void adamw(const Stream &stream, float *params, const float *grads, float *m, float *v, const std::uint8_t *decay,
                   std::int64_t n, const AdamWStep &step)
 {
-    if (stream.device != Device::Cpu)
+    if (stream.device != Device::Cpu) {
+#if defined(TRELLIS_HAVE_CUDA)
+        cuda::adamw(stream, params, grads, m, v, decay, n, step);
+        return;
+#else
         unavailable(stream, "adamw");
+#endif
+    }
     cpu::adamw(params, grads, m, v, decay, n, step);
 }
 

@@ -17,6 +17,13 @@ public:
     virtual ~Device() = default;
     // The process's CPU device (always present).
     static Device &cpu();
+    // The process's CUDA device `index` (made on first use, its own non-blocking stream). Throws
+    // std::runtime_error saying why when this build has no CUDA kernels or the machine no such GPU.
+    static Device &cuda(int index = 0);
+    // Whether Device::cuda(0) can be had (a CUDA build and at least one GPU); never throws.
+    static bool cudaAvailable();
+    // Waits until the work queued on the stream is done (no-op on the CPU).
+    virtual void synchronize() {}
 
     virtual kernels::Device kind() const = 0;
     virtual std::string name() const = 0; // "cpu", "cuda:0 (NVIDIA H100 ...)"

@@ -1,0 +1,277 @@
+// Per-process CUDA state: error context, scratch memory, the cuBLASLt handle with its workspace and
+// the cache of chosen GEMM algorithms, device memory and streams.
+#include "kernels/cuda/common.cuh"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+namespace trellis::kernels::cuda {
+namespace {
+
+std::mutex g_mutex;
+std::string g_context = "host ? rank ?";
+bool g_tf32 = false;
+void *g_scratch = nullptr;
+std::size_t g_scratchBytes = 0;
+cublasLtHandle_t g_lt = nullptr;
+void *g_workspace = nullptr;
+constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+struct GemmKey {
+    bool transA, transB;
+    int M, N, K, lda, ldb, ldc, batch;
+    long long sA, sB, sC;
+    bool bias, tf32;
+    int alignment;
+    bool beta;
+    auto tie() const
+    {
+        return std::tie(transA, transB, M, N, K, lda, ldb, ldc, batch, sA, sB, sC, bias, tf32, alignment, beta);
+    }
+    bool operator<(const GemmKey &o) const { return tie() < o.tie(); }
+};
+struct GemmPlan {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+};
+std::map<GemmKey, GemmPlan> g_plans;
+
+int alignmentOf(const void *p)
+{
+    const auto v = reinterpret_cast<std::uintptr_t>(p);
+    int a = 256;
+    while (a > 4 && v % static_cast<std::uintptr_t>(a) != 0)
+        a /= 2;
+    return a;
+}
+
+cublasLtMatrixLayout_t layout(int rows, int cols, int ld, int batch, long long stride)
+{
+    cublasLtMatrixLayout_t l = nullptr;
+    TRELLIS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, static_cast<std::uint64_t>(rows),
+                                                    static_cast<std::uint64_t>(cols), ld));
+    if (batch > 1) {
+        TRELLIS_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
+        const std::int64_t s = stride;
+        TRELLIS_CUBLAS_CHECK(
+            cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s, sizeof(s)));
+    }
+    return l;
+}
+
+} // namespace
+
+void fail(const char *file, int line, const char *call, const char *error)
+{
+    std::string where = file;
+    const auto slash = where.rfind("kernels/");
+    if (slash != std::string::npos)
+        where = where.substr(slash);
+    std::string context;
+    {
+        std::lock_guard lock(g_mutex);
+        context = g_context;
+    }
+    throw std::runtime_error(context + " " + where + ":" + std::to_string(line) + " " + call + " \u2192 " + error);
+}
+
+const char *statusName(cublasStatus_t status)
+{
+    switch (status) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED (out of device memory)";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    }
+    return "unknown cuBLAS status";
+}
+
+void setErrorContext(const std::string &context)
+{
+    std::lock_guard lock(g_mutex);
+    g_context = context;
+}
+
+void setTf32(bool enabled) { g_tf32 = enabled; }
+bool tf32() { return g_tf32; }
+
+int deviceCount()
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError(); // clear: no driver or no device is an answer, not an error
+        return 0;
+    }
+    return n;
+}
+
+std::string deviceDescription(int index)
+{
+    cudaDeviceProp p{};
+    TRELLIS_CUDA_CHECK(cudaGetDeviceProperties(&p, index));
+    int driver = 0;
+    TRELLIS_CUDA_CHECK(cudaDriverGetVersion(&driver));
+    return std::string(p.name) + ", " + std::to_string(p.multiProcessorCount) + " SMs, sm_" + std::to_string(p.major) +
+           std::to_string(p.minor) + ", " + std::to_string(p.totalGlobalMem >> 20) + " MiB, driver " +
+           std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+}
+
+std::size_t scratchBytes()
+{
+    std::lock_guard lock(g_mutex);
+    return g_scratchBytes + (g_workspace ? kWorkspaceBytes : 0);
+}
+
+void *scratch(std::size_t bytes)
+{
+    std::lock_guard lock(g_mutex);
+    if (bytes > g_scratchBytes) {
+        if (g_scratch)
+            TRELLIS_CUDA_CHECK(cudaFree(g_scratch)); // waits for the work that may still use it
+        g_scratch = nullptr;
+        g_scratchBytes = 0;
+        const std::size_t rounded = (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+        if (cudaMalloc(&g_scratch, rounded) != cudaSuccess) {
+            cudaGetLastError();
+            throw std::bad_alloc();
+        }
+        g_scratchBytes = rounded;
+    }
+    return g_scratch;
+}
+
+__global__ void columnFinish(float *out, const float *partial, int chunks, int C)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C)
+        return;
+    float s = 0.0f;
+    for (int k = 0; k < chunks; ++k)
+        s += partial[static_cast<std::int64_t>(k) * C + c];
+    out[c] += s;
+}
+
+void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, float alpha, const float *A, int lda,
+          long long sA, const float *B, int ldb, long long sB, float beta, float *C, int ldc, long long sC, int batch,
+          const float *bias)
+{
+    if (M <= 0 || N <= 0 || batch <= 0)
+        return;
+    // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: cuBLASLt's "A" is our B.
+    const int alignment = std::min({alignmentOf(A), alignmentOf(B), alignmentOf(C), bias ? alignmentOf(bias) : 256});
+    const GemmKey key{transA, transB, M, N, K, lda, ldb, ldc, batch, sA, sB, sC, bias != nullptr, g_tf32, alignment,
+                      beta != 0.0f};
+    std::lock_guard lock(g_mutex);
+    if (!g_lt) {
+        TRELLIS_CUBLAS_CHECK(cublasLtCreate(&g_lt));
+        TRELLIS_CUDA_CHECK(cudaMalloc(&g_workspace, kWorkspaceBytes));
+    }
+    auto found = g_plans.find(key);
+    if (found == g_plans.end()) {
+        GemmPlan plan;
+        TRELLIS_CUBLAS_CHECK(cublasLtMatmulDescCreate(
+            &plan.desc, g_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        const cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N; // cuBLASLt's A = our B
+        const cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+        TRELLIS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
+        TRELLIS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+        if (bias) {
+            const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+            TRELLIS_CUBLAS_CHECK(
+                cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+        }
+        // Column-major shapes: ours B (N×K as op) stored [ldb]: rows = transB ? K : N.
+        plan.a = layout(transB ? K : N, transB ? N : K, ldb, batch, sB);
+        plan.b = layout(transA ? M : K, transA ? K : M, lda, batch, sA);
+        plan.c = layout(N, M, ldc, batch, sC);
+        cublasLtMatmulPreference_t pref = nullptr;
+        TRELLIS_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+        const std::uint64_t ws = kWorkspaceBytes;
+        TRELLIS_CUBLAS_CHECK(
+            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+        const std::uint32_t al = static_cast<std::uint32_t>(alignment);
+        for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+            TRELLIS_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof(al)));
+        cublasLtMatmulHeuristicResult_t result{};
+        int count = 0;
+        TRELLIS_CUBLAS_CHECK(
+            cublasLtMatmulAlgoGetHeuristic(g_lt, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1, &result, &count));
+        cublasLtMatmulPreferenceDestroy(pref);
+        if (count == 0)
+            fail(__FILE__, __LINE__, "cublasLtMatmulAlgoGetHeuristic", "no algorithm for this GEMM");
+        plan.algo = result.algo;
+        found = g_plans.emplace(key, plan).first;
+    }
+    GemmPlan &plan = found->second;
+    if (bias)
+        TRELLIS_CUBLAS_CHECK(
+            cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+    TRELLIS_CUBLAS_CHECK(cublasLtMatmul(g_lt, plan.desc, &alpha, B, plan.a, A, plan.b, &beta, C, plan.c, C, plan.c,
+                                        &plan.algo, g_workspace, kWorkspaceBytes, stream));
+}
+
+void *deviceAllocate(int device, std::size_t bytes)
+{
+    TRELLIS_CUDA_CHECK(cudaSetDevice(device));
+    void *p = nullptr;
+    const std::size_t rounded = (bytes + 255) / 256 * 256;
+    if (cudaMalloc(&p, rounded) != cudaSuccess) {
+        cudaGetLastError();
+        throw std::bad_alloc();
+    }
+    TRELLIS_CUDA_CHECK(cudaMemset(p, 0, rounded));
+    TRELLIS_CUDA_CHECK(cudaDeviceSynchronize()); // the memset is on the legacy stream, ours is non-blocking
+    return p;
+}
+
+void deviceRelease(void *memory)
+{
+    if (memory)
+        TRELLIS_CUDA_CHECK(cudaFree(memory));
+}
+
+void toHost(const Stream &s, void *host, const void *device, std::size_t bytes)
+{
+    if (!bytes)
+        return;
+    TRELLIS_CUDA_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, native(s)));
+    TRELLIS_CUDA_CHECK(cudaStreamSynchronize(native(s)));
+}
+
+void fromHost(const Stream &s, void *device, const void *host, std::size_t bytes)
+{
+    if (!bytes)
+        return;
+    TRELLIS_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, native(s)));
+    TRELLIS_CUDA_CHECK(cudaStreamSynchronize(native(s)));
+}
+
+void *createStream(int device)
+{
+    TRELLIS_CUDA_CHECK(cudaSetDevice(device));
+    cudaStream_t stream = nullptr;
+    TRELLIS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return stream;
+}
+
+void synchronize(const Stream &s) { TRELLIS_CUDA_CHECK(cudaStreamSynchronize(native(s))); }
+
+void memoryInfo(std::size_t &freeBytes, std::size_t &totalBytes)
+{
+    TRELLIS_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+}
+
+} // namespace trellis::kernels::cuda

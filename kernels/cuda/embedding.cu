@@ -1,0 +1,117 @@
+// Token and position embeddings (CPU references: kernels/cpu/embedding.cpp, tensor_ops.cpp). The
+// token-row gradient is a scatter-add with repeated tokens: atomicAdd, so its last bits may vary
+// from run to run; the position gradient adds rows in order (deterministic).
+#include "kernels/cuda/common.cuh"
+
+namespace trellis::kernels::cuda {
+namespace {
+
+#define TRELLIS_GRID_STRIDE(i, n)                                                                                  \
+    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n);              \
+         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+
+__global__ void embedKernel(float *out, const std::int32_t *tokens, const float *wte, const float *wpe, int first,
+                            int V, std::int64_t BT, int T, int C)
+{
+    TRELLIS_GRID_STRIDE(i, BT * C)
+    {
+        const std::int64_t row = i / C;
+        const int c = static_cast<int>(i % C);
+        const int tok = tokens[row] - first;
+        float v = tok >= 0 && tok < V ? wte[static_cast<std::int64_t>(tok) * C + c] : 0.0f;
+        if (wpe)
+            v += wpe[(row % T) * C + c];
+        out[i] = v;
+    }
+}
+
+__global__ void addPositionsKernel(float *out, const float *wpe, int firstRow, int rows, int seqLen, int C)
+{
+    TRELLIS_GRID_STRIDE(i, static_cast<std::int64_t>(rows) * C)
+    {
+        const std::int64_t row = i / C;
+        const int c = static_cast<int>(i % C);
+        out[i] += wpe[((firstRow + row) % seqLen) * C + c];
+    }
+}
+
+__global__ void tokenGradKernel(float *dwte, const float *dOut, const std::int32_t *tokens, int first, int V,
+                                std::int64_t BT, int C)
+{
+    TRELLIS_GRID_STRIDE(i, BT * C)
+    {
+        const std::int64_t row = i / C;
+        const int tok = tokens[row] - first;
+        if (tok >= 0 && tok < V)
+            atomicAdd(dwte + static_cast<std::int64_t>(tok) * C + i % C, dOut[i]);
+    }
+}
+
+// dwpe[t, c] += Σ over rows i ≡ t (mod seqLen) of dOut[i, c], in row order.
+__global__ void positionGradKernel(float *dwpe, const float *dOut, std::int64_t BT, int seqLen, int C)
+{
+    const std::int64_t positions = BT < seqLen ? BT : seqLen;
+    TRELLIS_GRID_STRIDE(i, positions * C)
+    {
+        const std::int64_t t = i / C;
+        const int c = static_cast<int>(i % C);
+        float acc = 0.0f;
+        for (std::int64_t r = t; r < BT; r += seqLen)
+            acc += dOut[r * C + c];
+        dwpe[t * C + c] += acc;
+    }
+}
+
+} // namespace
+
+void encoderForward(const Stream &s, float *out, const std::int32_t *tokens, const float *wte, const float *wpe, int B,
+                    int T, int C)
+{
+    const std::int64_t BT = static_cast<std::int64_t>(B) * T;
+    if (BT <= 0)
+        return;
+    embedKernel<<<gridFor(BT * C, 256), 256, 0, native(s)>>>(out, tokens, wte, wpe, 0, 1 << 30, BT, T, C);
+    TRELLIS_CUDA_LAUNCHED(embedKernel);
+}
+
+void encoderBackward(const Stream &s, float *dwte, float *dwpe, const float *dOut, const std::int32_t *tokens, int B,
+                     int T, int C)
+{
+    embeddingRangeBackward(s, dwte, dwpe, dOut, tokens, 0, 1 << 30, B * T, T, C);
+}
+
+void embeddingRangeForward(const Stream &s, float *out, const std::int32_t *tokens, const float *wte, int first, int V,
+                           int BT, int C)
+{
+    if (BT <= 0)
+        return;
+    embedKernel<<<gridFor(static_cast<std::int64_t>(BT) * C, 256), 256, 0, native(s)>>>(out, tokens, wte, nullptr,
+                                                                                         first, V, BT, 1, C);
+    TRELLIS_CUDA_LAUNCHED(embedKernel);
+}
+
+void addPositions(const Stream &s, float *out, const float *wpe, int firstRow, int rows, int seqLen, int C)
+{
+    if (rows <= 0)
+        return;
+    addPositionsKernel<<<gridFor(static_cast<std::int64_t>(rows) * C, 256), 256, 0, native(s)>>>(out, wpe, firstRow,
+                                                                                                  rows, seqLen, C);
+    TRELLIS_CUDA_LAUNCHED(addPositionsKernel);
+}
+
+void embeddingRangeBackward(const Stream &s, float *dwte, float *dwpe, const float *dOut, const std::int32_t *tokens,
+                            int first, int V, int BT, int seqLen, int C)
+{
+    if (BT <= 0)
+        return;
+    tokenGradKernel<<<gridFor(static_cast<std::int64_t>(BT) * C, 256), 256, 0, native(s)>>>(dwte, dOut, tokens, first,
+                                                                                             V, BT, C);
+    TRELLIS_CUDA_LAUNCHED(tokenGradKernel);
+    if (dwpe) {
+        positionGradKernel<<<gridFor(static_cast<std::int64_t>(seqLen) * C, 256), 256, 0, native(s)>>>(dwpe, dOut, BT,
+                                                                                                        seqLen, C);
+        TRELLIS_CUDA_LAUNCHED(positionGradKernel);
+    }
+}
+
+} // namespace trellis::kernels::cuda
