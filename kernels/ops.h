@@ -16,11 +16,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 
 namespace trellis::kernels {
 
 enum class Device { Cpu, Cuda };
+
+// A failed CUDA or cuBLASLt call (kernels/cuda), its message naming where and which call.
+struct DeviceError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 struct Stream {
     Device device = Device::Cpu;

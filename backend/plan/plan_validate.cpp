@@ -404,9 +404,12 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         unsupported("parallel.framework", std::string("a plan for ") + (p.framework == Framework::Megatron ? "Megatron-LM" : "DeepSpeed") +
                                               " (framework: " + toString(p.framework) + "; trellis or auto runs here)");
     if (p.attention == AttentionKernel::Flash) unsupported("parallel.attention", "flash attention");
+    // One rank on one GPU runs (fp32, kernels/cuda); several need the NCCL communicator or
+    // device-host staging in the MPI one, which are not built yet.
     for (std::size_t i = 0; i < plan.cluster.nodes.size(); ++i)
-        if (plan.cluster.nodes[i].device == DeviceKind::Cuda) { // named once, at the first such node
-            unsupported("cluster.nodes[" + std::to_string(i) + "].device", "the CUDA device");
+        if (plan.cluster.nodes[i].device == DeviceKind::Cuda && p.worldSize() > 1) { // named once
+            unsupported("cluster.nodes[" + std::to_string(i) + "].device",
+                        "the CUDA device with more than one rank (one rank on one GPU runs)");
             break;
         }
     return d;

@@ -17,6 +17,7 @@ enum ExitCode : int {
     kExitCheckpointError = 10, // a checkpoint exists but does not fit the plan, or saving failed
     kExitOutOfMemory = 11,   // an allocation failed
     kExitInternalError = 12, // any other exception: a bug in the trainer, reported with its message
+    kExitDeviceError = 13,   // the plan's GPU is missing, or a CUDA call failed (rank, device, call named)
     kExitInjectedCrash = 70, // --inject crash@rank:step
 };
 
@@ -36,6 +37,7 @@ inline const char *describeExitCode(int code)
     case kExitCheckpointError: return "checkpoint error";
     case kExitOutOfMemory: return "out of memory";
     case kExitInternalError: return "internal trainer error";
+    case kExitDeviceError: return "GPU missing or CUDA error";
     case kExitInjectedCrash: return "injected crash (fault injection)";
     case 134: return "aborted (SIGABRT)";
     case 137: return "killed (SIGKILL)";

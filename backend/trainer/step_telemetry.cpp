@@ -30,13 +30,13 @@ std::string hostName()
 }
 
 void publishHello(TelemetryPublisher &telemetry, int worldSize, const plan::MeshCoordinates &coords,
-                  std::uint64_t parameters)
+                  std::uint64_t parameters, const std::string &device)
 {
     proto::Envelope e;
     auto *hello = e.mutable_hello();
     hello->set_host(hostName());
     hello->set_pid(static_cast<std::uint32_t>(getpid()));
-    hello->set_device("cpu");
+    hello->set_device(device);
     hello->set_world_size(static_cast<std::uint32_t>(worldSize));
     auto *c = hello->mutable_coords();
     c->set_dp(coords.dp);

@@ -17,7 +17,7 @@ namespace trellis::trainer {
 std::string hostName();
 
 void publishHello(TelemetryPublisher &telemetry, int worldSize, const plan::MeshCoordinates &coords,
-                  std::uint64_t parameters);
+                  std::uint64_t parameters, const std::string &device = "cpu");
 
 struct StepFigures {
     std::uint64_t step = 0, totalSteps = 0, tokens = 0;

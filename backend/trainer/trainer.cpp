@@ -114,6 +114,8 @@ int Trainer::run()
         return train(telemetry, step);
     } catch (const TrainerError &e) {
         return publishFailure(telemetry, m_world.rank(), e.exitCode(), e.what(), step);
+    } catch (const kernels::DeviceError &e) {
+        return publishFailure(telemetry, m_world.rank(), proto::kExitDeviceError, e.what(), step);
     } catch (const std::bad_alloc &) {
         return publishFailure(telemetry, m_world.rank(), proto::kExitOutOfMemory, "out of memory", step);
     } catch (const std::exception &e) {
@@ -130,7 +132,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
     const plan::MeshCoordinates coords = mesh.coordinatesOf(rank);
     ProcessGroups groups(m_world, mesh);
     ParallelStack stack(m_plan, groups, {m_options.overlap && ps.overlapGradReduce});
-    publishHello(telemetry, m_world.size(), coords, stack.parameterCount());
+    publishHello(telemetry, m_world.size(), coords, stack.parameterCount(), stack.device().name());
     const DataLoader data = openData(m_plan, m_options.planDir);
 
     std::vector<ParamRange> owned;

@@ -73,7 +73,9 @@ void splitGemm(int threads, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N
     const bool byRows = static_cast<std::int64_t>(N) <= M;
     const int extent = byRows ? M : N;
     const int parts = std::max(1, std::min(threads, extent / 16));
-    const int step = (extent / parts + 15) / 16 * 16;
+    // Parts of a multiple of 16 that together cover the extent (rounding the floor of
+    // extent/parts up to 16 could fall short: 97 rows in 6 parts of 16 dropped row 96).
+    const int step = ((extent + parts - 1) / parts + 15) / 16 * 16;
     parallelFor(threads, parts, [&](int p) {
         const int from = p * step, to = std::min(extent, from + step);
         if (from >= to)

@@ -42,14 +42,15 @@ struct GemmPlan {
 };
 std::map<GemmKey, GemmPlan> g_plans;
 
-int alignmentOf(const void *p)
+// The largest power of two (4..256) dividing an address or a byte offset.
+int alignmentOf(std::uintptr_t v)
 {
-    const auto v = reinterpret_cast<std::uintptr_t>(p);
     int a = 256;
     while (a > 4 && v % static_cast<std::uintptr_t>(a) != 0)
         a /= 2;
     return a;
 }
+int alignmentOf(const void *p) { return alignmentOf(reinterpret_cast<std::uintptr_t>(p)); }
 
 cublasLtMatrixLayout_t layout(int rows, int cols, int ld, int batch, long long stride)
 {
@@ -78,7 +79,7 @@ void fail(const char *file, int line, const char *call, const char *error)
         std::lock_guard lock(g_mutex);
         context = g_context;
     }
-    throw std::runtime_error(context + " " + where + ":" + std::to_string(line) + " " + call + " \u2192 " + error);
+    throw DeviceError(context + " " + where + ":" + std::to_string(line) + " " + call + " \u2192 " + error);
 }
 
 const char *statusName(cublasStatus_t status)
@@ -170,7 +171,14 @@ void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, fl
     if (M <= 0 || N <= 0 || batch <= 0)
         return;
     // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: cuBLASLt's "A" is our B.
-    const int alignment = std::min({alignmentOf(A), alignmentOf(B), alignmentOf(C), bias ? alignmentOf(bias) : 256});
+    // What the algorithm may assume of every column's (and every batch matrix's) start: the
+    // pointers, the leading dimensions and the batch strides in bytes (an odd leading dimension,
+    // a vocabulary of 97 say, leaves 4 bytes).
+    auto bytes = [](long long elements) { return alignmentOf(static_cast<std::uintptr_t>(elements) * sizeof(float)); };
+    int alignment = std::min({alignmentOf(A), alignmentOf(B), alignmentOf(C), bias ? alignmentOf(bias) : 256, bytes(lda),
+                              bytes(ldb), bytes(ldc)});
+    if (batch > 1)
+        alignment = std::min({alignment, bytes(sA), bytes(sB), bytes(sC)});
     const GemmKey key{transA, transB, M, N, K, lda, ldb, ldc, batch, sA, sB, sC, bias != nullptr, g_tf32, alignment,
                       beta != 0.0f};
     std::lock_guard lock(g_mutex);

@@ -59,9 +59,8 @@ std::vector<std::int32_t> randomTokens(std::size_t n, int V)
     return t;
 }
 
-void linear()
+void linear(int BT, int C, int OC)
 {
-    const int BT = 77, C = 96, OC = 130;
     for (bool withBias : {true, false}) {
         auto in = randomVector(BT * C, g_rng), w = randomVector(OC * C, g_rng), b = randomVector(OC, g_rng);
         auto dOut = randomVector(BT * OC, g_rng);
@@ -70,7 +69,8 @@ void linear()
         Dev<float> din(in), dw(w), db(b), dout(BT * OC), ddOut(dOut), ddIn(dIn), ddW(dW), ddB(dB);
         cpu::linearForward(out.data(), in.data(), w.data(), withBias ? b.data() : nullptr, BT, C, OC);
         cuda::linearForward(g_stream, dout, din, dw, withBias ? db.get() : nullptr, BT, C, OC);
-        const std::string tag = withBias ? " (bias epilogue)" : " (no bias)";
+        const std::string tag = std::string(withBias ? " (bias" : " (no bias") + ", " + std::to_string(BT) + "x" +
+                                std::to_string(C) + "x" + std::to_string(OC) + ")";
         checkClose("linearForward" + tag, dout.host(), out, 2e-5);
         cpu::linearBackward(dIn.data(), dW.data(), withBias ? dB.data() : nullptr, dOut.data(), in.data(), w.data(), BT,
                             C, OC);
@@ -78,7 +78,7 @@ void linear()
         checkClose("linearBackward dIn (accumulates)" + tag, ddIn.host(), dIn, 2e-5);
         checkClose("linearBackward dWeight (accumulates)" + tag, ddW.host(), dW, 2e-5);
         if (withBias)
-            checkClose("linearBackward dBias (accumulates)", ddB.host(), dB, 1e-5);
+            checkClose("linearBackward dBias (accumulates)" + tag, ddB.host(), dB, 1e-5);
     }
 }
 
@@ -347,7 +347,9 @@ int main(int argc, char **argv)
     g_stream.device = kernels::Device::Cuda;
     g_stream.handle = cuda::createStream(0);
     cpu::setKernelThreads(1);
-    linear();
+    linear(77, 96, 130);
+    linear(144, 96, 97);  // odd leading dimensions (a vocabulary of 97): 4-byte aligned columns
+    linear(50, 67, 31);
     norms();
     elementwise();
     attention();

@@ -71,6 +71,14 @@ void compare(const char *name, GptConfig cfg, int batch, int steps)
                 }
             }
             check(worst <= 1e-4, std::string(name) + " every gradient tensor (worst: " + worstName + ")", worst, 1e-4);
+            if (worst > 1e-4)
+                for (const auto &t : onCpu.tensors()) {
+                    std::vector<float> a(gg.begin() + static_cast<long>(t.offset),
+                                         gg.begin() + static_cast<long>(t.offset + t.size));
+                    std::vector<float> b(gc.begin() + static_cast<long>(t.offset),
+                                         gc.begin() + static_cast<long>(t.offset + t.size));
+                    std::printf("     %-24s %.3g\n", t.name.c_str(), relativeError(a, b));
+                }
         }
         cpuOpt.step(onCpu.parameters().data(), onCpu.gradients().data(), 1e-3);
         gpuOpt.step(onGpu.parameters().data(), onGpu.gradients().data(), 1e-3);
@@ -102,6 +110,11 @@ int main(int argc, char **argv)
     gpt.heads = 4;
     gpt.ffn = 384;
     compare("gpt", gpt, 3, 4);
+    GptConfig even = gpt;
+    even.vocab = 128;
+    compare("gpt (vocabulary 128)", even, 3, 2);
+    GptConfig one = gpt;
+    compare("gpt (batch 1)", one, 1, 2);
     GptConfig llama = gpt;
     llama.llama = true;
     llama.kvHeads = 2;

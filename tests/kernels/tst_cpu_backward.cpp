@@ -638,6 +638,33 @@ private slots:
         });
     }
 
+    // A split GEMM covers every row and column whatever the extent: odd sizes (a vocabulary of
+    // 97 split over 2..16 threads once lost its last row of the weight gradient).
+    void splitGemmCoversEverything_data()
+    {
+        QTest::addColumn<int>("BT");
+        QTest::addColumn<int>("C");
+        QTest::addColumn<int>("OC");
+        QTest::newRow("vocab 97") << 144 << 96 << 97;
+        QTest::newRow("odd everywhere") << 203 << 67 << 131;
+        QTest::newRow("just over 16 parts") << 161 << 48 << 273;
+    }
+    void splitGemmCoversEverything()
+    {
+        QFETCH(int, BT);
+        QFETCH(int, C);
+        QFETCH(int, OC);
+        const auto lin = linearCase(BT, C, OC, 14);
+        const Outputs reference = runLinear<double>(lin);
+        for (int threads : {2, 3, 7, 16}) {
+            setKernelThreads(threads);
+            const Outputs split = runLinear<float>(lin);
+            setKernelThreads(1);
+            QVERIFY2(floatMatchesDouble(split, reference, 2e-6, "split linear"),
+                     qPrintable(QStringLiteral("%1 threads").arg(threads)));
+        }
+    }
+
     // Two threads calling the kernels at once: one gets the pool, the other runs its chunks
     // inline; both get the single-caller results.
     void concurrentCallers()

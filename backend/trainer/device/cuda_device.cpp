@@ -58,6 +58,8 @@ private:
 } // namespace
 
 bool Device::cudaAvailable() { return kernels::cuda::deviceCount() > 0; }
+int Device::cudaCount() { return kernels::cuda::deviceCount(); }
+void Device::setErrorContext(const std::string &context) { kernels::cuda::setErrorContext(context); }
 
 Device &Device::cuda(int index)
 {
@@ -77,6 +79,8 @@ Device &Device::cuda(int index)
 #else
 
 bool Device::cudaAvailable() { return false; }
+int Device::cudaCount() { return -1; }
+void Device::setErrorContext(const std::string &) {}
 
 Device &Device::cuda(int index)
 {

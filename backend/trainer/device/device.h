@@ -22,6 +22,10 @@ public:
     static Device &cuda(int index = 0);
     // Whether Device::cuda(0) can be had (a CUDA build and at least one GPU); never throws.
     static bool cudaAvailable();
+    // GPUs this process sees; −1 in a build without CUDA. Never throws.
+    static int cudaCount();
+    // What CUDA errors name first ("host h rank r"); no-op without CUDA.
+    static void setErrorContext(const std::string &context);
     // Waits until the work queued on the stream is done (no-op on the CPU).
     virtual void synchronize() {}
 

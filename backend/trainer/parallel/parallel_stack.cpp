@@ -10,7 +10,10 @@
 #include "trainer/parallel/zero1.h"
 #include "trainer/trainer_error.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 
@@ -35,10 +38,41 @@ GptConfig configOf(const plan::Plan &plan, int tpRank)
     return c;
 }
 
+// The rank's device: the CPU, or for a plan of CUDA nodes the GPU of its local rank (Open MPI's
+// or Slurm's local rank; one GPU per rank, never shared).
+Device &deviceFor(const plan::Plan &plan, int rank)
+{
+    if (plan.cluster.nodes.empty() || plan.cluster.nodes.front().device != plan::DeviceKind::Cuda)
+        return Device::cpu();
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    int local = 0;
+    for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"})
+        if (const char *v = std::getenv(name)) {
+            local = std::atoi(v);
+            break;
+        }
+    Device::setErrorContext("host " + std::string(host) + " rank " + std::to_string(rank));
+    const int count = Device::cudaCount();
+    if (count < 0)
+        throw TrainerError(proto::kExitDeviceError, "the plan runs on CUDA devices (cluster.nodes[0].device) but "
+                                                     "this trellis-trainer was built without CUDA (-DTRELLIS_ENABLE_CUDA=ON)");
+    if (local >= count)
+        throw TrainerError(proto::kExitDeviceError,
+                           "the plan runs on CUDA devices (cluster.nodes[0].device) but this host has " +
+                               std::to_string(count) + " GPU" + (count == 1 ? "" : "s") + " for local rank " +
+                               std::to_string(local) + (count == 0 ? " (no CUDA device or driver found)" : ""));
+    try {
+        return Device::cuda(local);
+    } catch (const std::exception &e) {
+        throw TrainerError(proto::kExitDeviceError, "cuda:" + std::to_string(local) + ": " + e.what());
+    }
+}
+
 } // namespace
 
 ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, const StackOptions &options)
-    : m_groups(groups), m_device(&Device::cpu()), m_config(configOf(plan, groups.tp().rank())), m_whole(m_config)
+    : m_groups(groups), m_device(&deviceFor(plan, groups.world().rank())), m_config(configOf(plan, groups.tp().rank())), m_whole(m_config)
 {
     const plan::ParallelSpec &ps = plan.parallel;
     // The model every layout starts from: this tp rank's slice of the seed's initialisation.
