@@ -29,7 +29,12 @@ const char *statusName(cublasStatus_t status); // cuBLAS's own is in libcublas, 
             ::trellis::kernels::cuda::fail(__FILE__, __LINE__, #call, statusName(trellisStatus));               \
     } while (0)
 // After a <<<...>>> launch: a bad configuration is reported here, a fault at the next sync.
-#define TRELLIS_CUDA_LAUNCHED(kernel) TRELLIS_CUDA_CHECK((static_cast<void>(#kernel), cudaGetLastError()))
+#define TRELLIS_CUDA_LAUNCHED(kernel)                                                                              \
+    do {                                                                                                           \
+        const cudaError_t trellisError = cudaGetLastError();                                                       \
+        if (trellisError != cudaSuccess)                                                                           \
+            ::trellis::kernels::cuda::fail(__FILE__, __LINE__, #kernel "<<<>>>", cudaGetErrorString(trellisError)); \
+    } while (0)
 
 inline cudaStream_t native(const Stream &s) { return static_cast<cudaStream_t>(s.handle); }
 
