@@ -639,4 +639,13 @@ void GptModel<T>::backwardWeights()
 template class GptModel<float>;
 template class GptModel<double>;
 
+std::vector<bool> weightDecayMask(const std::vector<ParamTensor> &tensors, std::size_t count)
+{
+    std::vector<bool> mask(count, false);
+    for (const auto &t : tensors)
+        if (t.shape.size() == 2 && t.name != "wpe")
+            std::fill(mask.begin() + static_cast<long>(t.offset), mask.begin() + static_cast<long>(t.offset + t.size), true);
+    return mask;
+}
+
 } // namespace trellis::trainer

@@ -91,6 +91,10 @@ struct ParamTensor {
     std::vector<int> shape;
 };
 
+// Which of `count` flat parameters get weight decay: the matrices, not biases, norm gains or the
+// position embeddings.
+std::vector<bool> weightDecayMask(const std::vector<ParamTensor> &tensors, std::size_t count);
+
 template <typename T>
 class GptModel {
 public:

@@ -9,6 +9,17 @@
 namespace trellis::kernels::cuda {
 namespace {
 
+// Element i of a head-major [B, NH, T, hs] tensor.
+struct HeadIndex {
+    std::int64_t b;
+    int h, t, d;
+    __device__ HeadIndex(std::int64_t i, int T, int NH, int hs)
+        : b(i / hs / T / NH), h(static_cast<int>(i / hs / T % NH)), t(static_cast<int>(i / hs % T)),
+          d(static_cast<int>(i % hs))
+    {
+    }
+};
+
 // Head-major copies: q[B,NH,T,hs], and k, v repeated to NH heads (query head h reads kv head
 // h/group), from qkv[B,T,C + 2·KVH·hs].
 __global__ void splitHeadsKernel(float *q, float *k, float *v, const float *qkv, int B, int T, int NH, int KVH,
@@ -18,15 +29,12 @@ __global__ void splitHeadsKernel(float *q, float *k, float *v, const float *qkv,
     const std::int64_t n = static_cast<std::int64_t>(B) * NH * T * hs;
     for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-        const int d = static_cast<int>(i % hs);
-        const int t = static_cast<int>(i / hs % T);
-        const int h = static_cast<int>(i / hs / T % NH);
-        const std::int64_t b = i / hs / T / NH;
-        const float *row = qkv + (b * T + t) * ld;
-        const int g = h / group;
-        q[i] = row[h * hs + d];
-        k[i] = row[C + g * hs + d];
-        v[i] = row[C + KVH * hs + g * hs + d];
+        const HeadIndex x(i, T, NH, hs);
+        const float *row = qkv + (x.b * T + x.t) * ld;
+        const int g = x.h / group;
+        q[i] = row[x.h * hs + x.d];
+        k[i] = row[C + g * hs + x.d];
+        v[i] = row[C + KVH * hs + g * hs + x.d];
     }
 }
 
@@ -37,11 +45,8 @@ __global__ void mergeHeadsKernel(float *dst, const float *src, int B, int T, int
     const std::int64_t n = static_cast<std::int64_t>(B) * NH * T * hs;
     for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-        const int d = static_cast<int>(i % hs);
-        const int t = static_cast<int>(i / hs % T);
-        const int h = static_cast<int>(i / hs / T % NH);
-        const std::int64_t b = i / hs / T / NH;
-        const std::int64_t rowAt = (b * T + t) * C + h * hs + d;
+        const HeadIndex x(i, T, NH, hs);
+        const std::int64_t rowAt = (x.b * T + x.t) * C + x.h * hs + x.d;
         if (toRows)
             dst[rowAt] = src[i];
         else

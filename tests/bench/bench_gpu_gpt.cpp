@@ -58,11 +58,7 @@ int main(int argc, char **argv)
     model.initialize(1);
     const std::size_t n = model.parameterCount();
     AdamW opt({{0, n}}, {}, gpu);
-    std::vector<bool> mask(n, false);
-    for (const auto &t : model.tensors())
-        if (t.shape.size() == 2 && t.name != "wpe")
-            std::fill(mask.begin() + static_cast<long>(t.offset), mask.begin() + static_cast<long>(t.offset + t.size), true);
-    opt.setDecayMask(mask);
+    opt.setDecayMask(weightDecayMask(model.tensors(), n));
     const int T = cfg.maxSeqLen, BT = batch * T;
     std::mt19937 rng(3);
     std::uniform_int_distribution<int> tok(0, 50256);

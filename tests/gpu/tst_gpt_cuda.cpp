@@ -15,16 +15,6 @@ using namespace trellis::gpucheck;
 
 namespace {
 
-std::vector<bool> decayMask(const GptModel<float> &m)
-{
-    std::vector<bool> mask(m.parameterCount(), false);
-    for (const auto &t : m.tensors())
-        if (t.shape.size() == 2 && t.name != "wpe")
-            std::fill(mask.begin() + static_cast<long>(t.offset), mask.begin() + static_cast<long>(t.offset + t.size),
-                      true);
-    return mask;
-}
-
 void compare(const char *name, GptConfig cfg, int batch, int steps)
 {
     std::mt19937 rng(7);
@@ -35,8 +25,8 @@ void compare(const char *name, GptConfig cfg, int batch, int steps)
     onGpu.initialize(42);
     const std::vector<ParamRange> all{{0, onCpu.parameterCount()}};
     AdamW cpuOpt(all, {}, Device::cpu()), gpuOpt(all, {}, gpu);
-    cpuOpt.setDecayMask(decayMask(onCpu));
-    gpuOpt.setDecayMask(decayMask(onGpu));
+    cpuOpt.setDecayMask(weightDecayMask(onCpu.tensors(), onCpu.parameterCount()));
+    gpuOpt.setDecayMask(weightDecayMask(onGpu.tensors(), onGpu.parameterCount()));
     const int n = batch * cfg.maxSeqLen;
     for (int step = 0; step < steps; ++step) {
         std::vector<std::int32_t> tokens(n), targets(n);
@@ -57,28 +47,20 @@ void compare(const char *name, GptConfig cfg, int batch, int steps)
             std::vector<float> gc(onCpu.gradients().begin(), onCpu.gradients().end());
             std::vector<float> gg(gc.size());
             gpu.toHost(gg.data(), onGpu.gradients().data(), gg.size() * sizeof(float));
-            double worst = 0;
-            std::string worstName;
+            std::vector<double> errors;
             for (const auto &t : onCpu.tensors()) {
-                std::vector<float> a(gg.begin() + static_cast<long>(t.offset),
-                                     gg.begin() + static_cast<long>(t.offset + t.size));
-                std::vector<float> b(gc.begin() + static_cast<long>(t.offset),
-                                     gc.begin() + static_cast<long>(t.offset + t.size));
-                const double e = relativeError(a, b);
-                if (e > worst) {
-                    worst = e;
-                    worstName = t.name;
-                }
+                auto slice = [&](const std::vector<float> &v) {
+                    return std::vector<float>(v.begin() + static_cast<long>(t.offset),
+                                              v.begin() + static_cast<long>(t.offset + t.size));
+                };
+                errors.push_back(relativeError(slice(gg), slice(gc)));
             }
-            check(worst <= 1e-4, std::string(name) + " every gradient tensor (worst: " + worstName + ")", worst, 1e-4);
-            if (worst > 1e-4)
-                for (const auto &t : onCpu.tensors()) {
-                    std::vector<float> a(gg.begin() + static_cast<long>(t.offset),
-                                         gg.begin() + static_cast<long>(t.offset + t.size));
-                    std::vector<float> b(gc.begin() + static_cast<long>(t.offset),
-                                         gc.begin() + static_cast<long>(t.offset + t.size));
-                    std::printf("     %-24s %.3g\n", t.name.c_str(), relativeError(a, b));
-                }
+            const auto worst = std::max_element(errors.begin(), errors.end());
+            const std::string worstName = onCpu.tensors()[static_cast<std::size_t>(worst - errors.begin())].name;
+            check(*worst <= 1e-4, std::string(name) + " every gradient tensor (worst: " + worstName + ")", *worst, 1e-4);
+            if (*worst > 1e-4)
+                for (std::size_t i = 0; i < errors.size(); ++i)
+                    std::printf("     %-24s %.3g\n", onCpu.tensors()[i].name.c_str(), errors[i]);
         }
         cpuOpt.step(onCpu.parameters().data(), onCpu.gradients().data(), 1e-3);
         gpuOpt.step(onGpu.parameters().data(), onGpu.gradients().data(), 1e-3);

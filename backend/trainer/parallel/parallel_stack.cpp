@@ -80,10 +80,7 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
     reference.initialize(plan.training.seed);
     m_localCount = reference.parameterCount();
     m_tensors = reference.tensors();
-    m_decay.assign(m_localCount, false);
-    for (const auto &t : reference.tensors())
-        if (t.shape.size() == 2 && t.name != "wpe")
-            std::fill(m_decay.begin() + static_cast<long>(t.offset), m_decay.begin() + static_cast<long>(t.offset + t.size), true);
+    m_decay = weightDecayMask(m_tensors, m_localCount);
 
     std::vector<int> held(reference.units().size());
     std::iota(held.begin(), held.end(), 0);
