@@ -158,6 +158,33 @@ TRELLIS_KERNEL_OP(crossEntropyRangeBackward,
                   TRELLIS_P(T *dLogits, const T *probs, const std::int32_t *targets, int first, T scale, int BT, int V),
                   TRELLIS_P(dLogits, probs, targets, first, scale, BT, V))
 
+// CPU-only kernels (no CUDA kernel yet): refused by name on a GPU stream.
+#define TRELLIS_CPU_KERNEL_OP(name, params, args)                                                                 \
+    template <typename T>                                                                                         \
+    void name(const Stream &stream, params)                                                                       \
+    {                                                                                                             \
+        if (stream.device != Device::Cpu)                                                                         \
+            unavailable(stream, #name);                                                                           \
+        cpu::name(args);                                                                                          \
+    }
+TRELLIS_CPU_KERNEL_OP(ringAttentionBlockForward,
+                      TRELLIS_P(T *out, T *rowMax, T *rowSum, const T *q, int ldq, const T *kv, const std::int32_t *qPos,
+                                const std::int32_t *kPos, int B, int Tq, int Tk, int NH, int KVH, int hs),
+                      TRELLIS_P(out, rowMax, rowSum, q, ldq, kv, qPos, kPos, B, Tq, Tk, NH, KVH, hs))
+TRELLIS_CPU_KERNEL_OP(ringAttentionFinish,
+                      TRELLIS_P(T *out, T *lse, const T *rowMax, const T *rowSum, int B, int Tq, int NH, int hs),
+                      TRELLIS_P(out, lse, rowMax, rowSum, B, Tq, NH, hs))
+TRELLIS_CPU_KERNEL_OP(ringAttentionDelta, TRELLIS_P(T *delta, const T *dOut, const T *out, int B, int Tq, int NH, int hs),
+                      TRELLIS_P(delta, dOut, out, B, Tq, NH, hs))
+TRELLIS_CPU_KERNEL_OP(ringAttentionBlockBackward,
+                      TRELLIS_P(T *dq, int ldq, T *dkv, const T *dOut, const T *q, const T *kv, const T *lse, const T *delta,
+                                const std::int32_t *qPos, const std::int32_t *kPos, int B, int Tq, int Tk, int NH, int KVH,
+                                int hs),
+                      TRELLIS_P(dq, ldq, dkv, dOut, q, kv, lse, delta, qPos, kPos, B, Tq, Tk, NH, KVH, hs))
+TRELLIS_CPU_KERNEL_OP(copyColumns, TRELLIS_P(T *dst, int ldDst, const T *src, int ldSrc, int rows, int cols),
+                      TRELLIS_P(dst, ldDst, src, ldSrc, rows, cols))
+#undef TRELLIS_CPU_KERNEL_OP
+
 #undef TRELLIS_KERNEL_OP
 #undef TRELLIS_CUDA_DISPATCH
 #undef TRELLIS_P

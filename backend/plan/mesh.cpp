@@ -25,6 +25,7 @@ const char *toString(GroupKind kind)
     case GroupKind::Ep: return "ep";
     case GroupKind::ExpertDp: return "expert_dp";
     case GroupKind::Embedding: return "embedding";
+    case GroupKind::DpCp: return "dp_cp";
     }
     return "?";
 }
@@ -39,6 +40,7 @@ int Mesh::size(GroupKind kind) const
     case GroupKind::Ep: return m_ep;
     case GroupKind::ExpertDp: return m_dp / m_ep;
     case GroupKind::Embedding: return m_pp > 1 ? 2 : 1;
+    case GroupKind::DpCp: return m_dp * m_cp;
     }
     return 1;
 }
@@ -91,6 +93,10 @@ std::vector<int> Mesh::groupOf(int rank, GroupKind kind) const
         with([](MeshCoordinates &c) { c.pp = 0; });
         if (m_pp > 1)
             with([this](MeshCoordinates &c) { c.pp = m_pp - 1; });
+        break;
+    case GroupKind::DpCp: // cp fastest, as world ranks increase
+        for (int d = 0; d < m_dp; ++d)
+            for (int i = 0; i < m_cp; ++i) with([d, i](MeshCoordinates &c) { c.dp = d, c.cp = i; });
         break;
     }
     return ranks;

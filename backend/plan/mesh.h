@@ -29,8 +29,10 @@ enum class GroupKind {
     Ep,        // dp coordinates dp − dp mod ep … + ep − 1: the ranks that split the experts
     ExpertDp,  // dp coordinates with the same dp mod ep: the replicas of the same experts
     Embedding, // pp 0 and pp − 1 (one rank without a pipeline): the two copies of the tied embedding
+    DpCp,      // every dp and cp coordinate: the replicas that reduce (and ZeRO-shard) the gradients;
+               // the dp group itself when cp = 1 (Megatron-LM's data-parallel group with context parallelism)
 };
-const char *toString(GroupKind kind); // "tp", "cp", "dp", "pp", "ep", "expert_dp", "embedding"
+const char *toString(GroupKind kind); // "tp", "cp", "dp", "pp", "ep", "expert_dp", "embedding", "dp_cp"
 
 class Mesh {
 public:

@@ -70,6 +70,8 @@ const char *toString(AttentionKernel a)
     }
     return "auto";
 }
+
+const char *toString(CpLayout layout) { return layout == CpLayout::Contiguous ? "contiguous" : "zigzag"; }
 const char *toString(LaunchTarget t)
 {
     switch (t) {

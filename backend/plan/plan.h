@@ -92,6 +92,10 @@ enum class Framework { Auto, Trellis, Megatron, DeepSpeed };
 // attention). flash: a fused kernel (FlashAttention) keeps only the output and the row
 // statistics and recomputes the scores in backward. auto: flash on GPUs, materialized on CPUs.
 enum class AttentionKernel { Auto, Materialized, Flash };
+// Which tokens of a sequence a context-parallel rank holds. zigzag (causal load balance): the
+// sequence in 2·cp chunks, rank r holding chunks r and 2·cp − 1 − r, so every rank has as much
+// causal attention work; contiguous: chunk r of cp, the last rank doing the most.
+enum class CpLayout { Zigzag, Contiguous };
 
 struct ParallelSpec {
     int dp = 1;
@@ -112,6 +116,7 @@ struct ParallelSpec {
     Precision precision = Precision::Fp32;
     Framework framework = Framework::Auto;
     AttentionKernel attention = AttentionKernel::Auto;
+    CpLayout cpLayout = CpLayout::Zigzag;
     bool operator==(const ParallelSpec &) const = default;
 
     int worldSize() const { return dp * tp * pp * cp; }
@@ -247,6 +252,7 @@ const char *toString(NonFinitePolicy policy);
 const char *toString(Precision precision);
 const char *toString(Framework framework);
 const char *toString(AttentionKernel attention);
+const char *toString(CpLayout layout);
 const char *toString(LaunchTarget target);
 
 } // namespace trellis::plan

@@ -351,6 +351,7 @@ void readParallel(ObjectReader r, ParallelSpec &p)
                 {"deepspeed", Framework::DeepSpeed}});
     r.readEnum("attention", p.attention,
                {{"auto", AttentionKernel::Auto}, {"materialized", AttentionKernel::Materialized}, {"flash", AttentionKernel::Flash}});
+    r.readEnum("cp_layout", p.cpLayout, {{"zigzag", CpLayout::Zigzag}, {"contiguous", CpLayout::Contiguous}});
     r.finish();
 }
 
@@ -570,7 +571,8 @@ std::string planToJson(const Plan &p, int indent)
                      {"recompute", toString(q.recompute)},
                      {"precision", toString(q.precision)},
                      {"framework", toString(q.framework)},
-                     {"attention", toString(q.attention)}};
+                     {"attention", toString(q.attention)},
+                     {"cp_layout", toString(q.cpLayout)}};
     if (q.bucketMb)
         j["parallel"]["bucket_mb"] = *q.bucketMb;
     if (q.firstBucketMb)

@@ -149,6 +149,12 @@ void checkParallel(const Plan &plan, Checker &c)
                                                 " model chunks exceed model.layers (" + str(m.layers) + ")");
     if (m.seqLen > 0 && m.seqLen % p.cp != 0)
         c.error("parallel.cp", str(p.cp) + " does not divide model.seq_len (" + str(m.seqLen) + ")");
+    else if (p.cp > 1 && p.cpLayout == CpLayout::Zigzag && m.seqLen > 0 && m.seqLen % (2 * p.cp) != 0)
+        c.error("parallel.cp_layout", "zigzag cuts model.seq_len (" + str(m.seqLen) + ") into 2·cp = " + str(2 * p.cp) +
+                                          " chunks, which do not divide it (use contiguous, or another cp)");
+    else if (p.cp > 1 && p.sequenceParallel && p.tp > 1 && m.seqLen > 0 && (m.seqLen / p.cp) % p.tp != 0)
+        c.error("parallel.sequence_parallel", "a context-parallel rank's " + str(m.seqLen / p.cp) +
+                                                  " tokens of a sequence are not a multiple of parallel.tp (" + str(p.tp) + ")");
     if (p.dp % p.ep != 0)
         c.error("parallel.ep", str(p.ep) + " does not divide parallel.dp (" + str(p.dp) + ")");
     else if (p.ep > 1 && m.moe.experts == 0)
@@ -393,10 +399,8 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         d.push_back({Severity::Error, path, what + " is not supported by this version of trellis-trainer yet"});
     };
     const ParallelSpec &p = plan.parallel;
-    if (p.tp > 1 && p.cp > 1) unsupported("parallel.tp", "tensor parallelism combined with context parallelism");
     if (p.pp > 1 && p.schedule == "zb-h1" && p.recompute == Recompute::Full)
         unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");
-    if (p.cp != 1) unsupported("parallel.cp", "context parallelism (cp > 1)");
     if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
     if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");

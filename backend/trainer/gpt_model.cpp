@@ -37,7 +37,7 @@ GptModel<T>::GptModel(const GptConfig &config, bool allocate, Device &device) : 
         C % config.heads != 0 || tp < 1 || config.tpRank < 0 || config.tpRank >= tp || config.heads % tp != 0 ||
         config.vocab % tp != 0 || config.ffn % tp != 0 || KVH <= 0 || config.heads % KVH != 0 || KVH % tp != 0 ||
         (!config.llama && KVH != config.heads) || (config.llama && (C / config.heads) % 2 != 0) ||
-        !(config.ropeTheta > 0))
+        !(config.ropeTheta > 0) || config.cp < 1 || config.cpRank < 0 || config.cpRank >= config.cp)
         throw std::invalid_argument("GptModel: invalid configuration");
     const bool llama = config.llama;
     // Tensor parallelism: this rank's share of the vocabulary, of the q heads and kv heads (and
@@ -202,7 +202,11 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const std::int64_t C = m_config.hidden, F = m_F, Fin = m_Fin, V = m_V, NH = m_NH, Cq = m_Cq, QKV = m_QKV;
     const std::int64_t bt = std::max(BT, m_capacityBT);
     const int tCap = std::max(seqLen, m_capacityT);
-    const std::int64_t att = NH * bt * tCap;
+    // The attention probabilities (heads·T² a sequence), or with ring attention only each row's
+    // log-sum-exp.
+    const std::int64_t att = cp() ? NH * bt : NH * bt * tCap;
+    // Selective recompute drops the probabilities; ring attention keeps none to drop.
+    const bool sharedAtt = m_recompute == Recompute::Selective && !cp();
     // Inner activations of one layer (everything but its output, residual3): a norm keeps its
     // mean (LayerNorm) and reciprocal deviation per row; q, k, v (rotated with llama), the
     // attention output and probabilities; the MLP keeps its first linear's output (gate and up
@@ -216,7 +220,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     // attention probabilities.
     const std::int64_t layersInner = layers == 0                              ? 0
                                      : m_recompute == Recompute::Full      ? inner
-                                     : m_recompute == Recompute::Selective ? (inner - att) * layers + att
+                                     : sharedAtt                           ? (inner - att) * layers + att
                                                                            : inner * layers;
     const std::int64_t headSize = m_stage.head ? bt * C + stats + bt * V * 2 + bt : 0;
     const std::int64_t total = r * C + layersInner + r * C * layers + headSize;
@@ -239,7 +243,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
             a.ln1Rstd = take(r);
             a.qkv = take(bt * QKV);
             a.atty = take(bt * Cq);
-            a.att = m_recompute == Recompute::Selective && l > first ? m_layerActs[first].att : take(att);
+            a.att = sharedAtt && l > first ? m_layerActs[first].att : take(att);
             a.attproj = take(r * C);
             a.residual2 = take(r * C);
             a.ln2 = take(r * C);
@@ -275,7 +279,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     m_dFch.assign(static_cast<std::size_t>(bt * Fin));
     m_dFchGelu.assign(static_cast<std::size_t>(bt * F));
     m_dLogits.assign(m_stage.head ? static_cast<std::size_t>(bt * V) : 0);
-    m_dAttScratch.assign(static_cast<std::size_t>(tCap) * tCap, T(0));
+    m_dAttScratch.assign(cp() ? 0 : static_cast<std::size_t>(tCap) * tCap, T(0));
 }
 
 template <typename T>
@@ -313,14 +317,24 @@ const T *GptModel<T>::output() const
 template <typename T>
 T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targets, const T *input, int batch, int seqLen)
 {
-    if (seqLen > m_config.maxSeqLen || seqLen <= 0 || batch <= 0)
+    if (static_cast<std::int64_t>(seqLen) * m_config.cp > m_config.maxSeqLen || seqLen <= 0 || batch <= 0)
         throw std::invalid_argument("GptModel::forward: sequence length outside 1..maxSeqLen");
+    if (cp() && m_config.cpZigzag && seqLen % 2 != 0)
+        throw std::invalid_argument("GptModel::forward: a zigzag context-parallel rank holds two equal chunks (even length)");
     if (sp() && (batch * seqLen) % m_config.tp != 0)
         throw std::invalid_argument("GptModel::forward: sequence parallelism needs batch·seqLen divisible by tp");
     allocateActivations(batch, seqLen);
     m_batch = batch;
     m_seqLen = seqLen;
     m_weightsPending = false;
+    if (cp() && m_positionsHost.size() != static_cast<std::size_t>(m_config.cp) * seqLen) {
+        m_positionsHost.clear();
+        for (int r = 0; r < m_config.cp; ++r) {
+            const auto mine = contextPositions(m_config.cp, r, seqLen, m_config.cpZigzag);
+            m_positionsHost.insert(m_positionsHost.end(), mine.begin(), mine.end());
+        }
+        m_positions.assignFromHost(m_positionsHost.data(), m_positionsHost.size());
+    }
     const int BT = batch * seqLen, C = m_config.hidden, V = m_config.vocab, Vl = m_V;
     // Checked on the host, where the batch comes from, then copied to the device.
     if (m_stage.embed) {
@@ -343,7 +357,7 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
         acquire(0, Pass::Forward);
         if (m_config.llama && m_config.tp == 1) {
             ops::embeddingRangeForward(stream(), m_encoded, m_tokens.data(), param(m_wte), 0, Vl, BT, C);
-        } else if (m_config.tp == 1) {
+        } else if (m_config.tp == 1 && !cp()) {
             ops::encoderForward(stream(), m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
         } else {
             // Vocabulary-parallel embedding: each rank looks up the tokens in its vocabulary range,
@@ -357,7 +371,7 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
                 tpAllReduce(m_encoded, static_cast<std::size_t>(BT) * C);
             const int R = rows(BT);
             if (!m_config.llama) // llama's positions are rotary, in attention
-                ops::addPositions(stream(), m_encoded, param(m_wpe), sp() ? m_config.tpRank * R : 0, R, seqLen, C);
+                addPositionRows(m_encoded, sp() ? m_config.tpRank * R : 0, R);
         }
     } else {
         ops::copy(stream(), m_encoded, input, static_cast<std::int64_t>(rows(BT)) * C); // the stage input, kept for backward
@@ -410,7 +424,10 @@ void GptModel<T>::layerForward(int l, const T *x)
     ops::linearForward(stream(), a.qkv, gatheredRows(a.ln1, BT), param(L.qkvw), paramOrNull(L.qkvb), BT, C, m_QKV);
     if (m_config.llama)
         applyRope(a.qkv, false);
-    ops::attentionForward(stream(), a.atty, a.att, a.qkv, batch, seqLen, Cq, NH, m_KVH);
+    if (cp())
+        ringAttentionForward(a.atty, a.att, a.qkv);
+    else
+        ops::attentionForward(stream(), a.atty, a.att, a.qkv, batch, seqLen, Cq, NH, m_KVH);
     rowParallelForward(a.attproj, a.atty, L.projw, L.projb, BT, Cq);
     ops::residualForward(stream(), a.residual2, x, a.attproj, static_cast<std::int64_t>(rc));
     normForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, L.ln2w, L.ln2b, R);
@@ -442,8 +459,16 @@ template <typename T>
 void GptModel<T>::applyRope(T *qkv, bool inverse)
 {
     const int BT = m_batch * m_seqLen, hs = m_config.hidden / m_config.heads;
-    ops::rope(stream(), qkv, m_ropeCos.data(), m_ropeSin.data(), BT, m_seqLen, 0, m_QKV, m_NH, hs, inverse);
-    ops::rope(stream(), qkv + m_Cq, m_ropeCos.data(), m_ropeSin.data(), BT, m_seqLen, 0, m_QKV, m_KVH, hs, inverse);
+    if (!cp()) {
+        ops::rope(stream(), qkv, m_ropeCos.data(), m_ropeSin.data(), BT, m_seqLen, 0, m_QKV, m_NH, hs, inverse);
+        ops::rope(stream(), qkv + m_Cq, m_ropeCos.data(), m_ropeSin.data(), BT, m_seqLen, 0, m_QKV, m_KVH, hs, inverse);
+        return;
+    }
+    forEachPositionRun(0, BT, [&](int row, int pos, int count) { // this rank's chunks, at their positions
+        T *at = qkv + static_cast<std::int64_t>(row) * m_QKV;
+        ops::rope(stream(), at, m_ropeCos.data(), m_ropeSin.data(), count, count, pos, m_QKV, m_NH, hs, inverse);
+        ops::rope(stream(), at + m_Cq, m_ropeCos.data(), m_ropeSin.data(), count, count, pos, m_QKV, m_KVH, hs, inverse);
+    });
 }
 
 template <typename T>
@@ -559,10 +584,14 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         keep(dOut2, btc);
         ops::linearBackward(stream(), m_dAtty.data(), wg(L.projw), wg(L.projb), dOut2, a.atty, param(L.projw), BT, Cq, C);
         zero(m_dQkv.data(), btqkv);
-        if (m_recompute == Recompute::Selective) // this layer's probabilities (a.atty comes out the same)
-            ops::attentionForward(stream(), a.atty, a.att, a.qkv, B, Tn, Cq, NH, m_KVH);
-        ops::attentionBackward(stream(), m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq, NH,
-                               m_KVH);
+        if (cp()) {
+            ringAttentionBackward(m_dQkv.data(), m_dAtty.data(), a.atty, a.att, a.qkv);
+        } else {
+            if (m_recompute == Recompute::Selective) // this layer's probabilities (a.atty comes out the same)
+                ops::attentionForward(stream(), a.atty, a.att, a.qkv, B, Tn, Cq, NH, m_KVH);
+            ops::attentionBackward(stream(), m_dQkv.data(), m_dAttScratch.data(), m_dAtty.data(), a.qkv, a.att, B, Tn, Cq,
+                                   NH, m_KVH);
+        }
         if (m_config.llama) // back through the rotation of q and k
             applyRope(m_dQkv.data(), true);
         keep(m_dQkv.data(), btqkv);

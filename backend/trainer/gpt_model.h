@@ -43,7 +43,19 @@ struct GptConfig {
     bool llama = false;
     int kvHeads = 0;
     double ropeTheta = 10000.0;
+    // Context parallelism (ring attention): cp ranks each hold seqLen/cp tokens of every sequence
+    // (contextPositions says which); forward takes this rank's tokens only, attention passes the
+    // keys and values around the cp group (and their gradients back), everything else is
+    // per-token. zigzag: two chunks a rank, balancing the causal work.
+    int cp = 1;
+    int cpRank = 0;
+    bool cpZigzag = true;
 };
+
+// The positions in the whole sequence of context-parallel rank `rank`'s `local` tokens, in the
+// order it holds them: zigzag — chunks rank and 2·cp − 1 − rank of 2·cp (local even); else chunk
+// rank of cp.
+std::vector<std::int32_t> contextPositions(int cp, int rank, int local, bool zigzag);
 
 // A unit is a contiguous range of the flat parameter buffer that ZeRO-3 gathers and frees as
 // one: unit 0 = embeddings (wte, and gpt's wpe), units 1..L = the transformer layers, unit L+1 =
@@ -170,6 +182,8 @@ public:
 
     // The group the tp ranks all-reduce activations and gradients over (required when tp > 1).
     void setTensorParallelGroup(Communicator *group);
+    // The ring of context-parallel ranks (required when cp > 1).
+    void setContextParallelGroup(Communicator *group);
     // Whether the output head is the embedding matrix (gpt) or a tensor of its own (llama).
     bool tiedHead() const { return !m_config.llama; }
     // Tensors every tp rank holds whole (norms, position embeddings, row-parallel biases); their
@@ -219,6 +233,15 @@ private:
     void rowParallelForward(T *out, const T *in, std::size_t w, std::size_t b, int BT, int width);
     // llama: rotary embeddings on the q and k heads of qkv rows (inverse: on their gradients).
     void applyRope(T *qkv, bool inverse);
+    // Calls f(row, position, count) for runs of local rows [first, first + rows) whose positions in
+    // the sequence go up by one (a run never crosses a sequence or a context-parallel chunk).
+    void forEachPositionRun(int first, int rows, const std::function<void(int row, int position, int count)> &f) const;
+    void addPositionRows(T *rows, int first, int count); // gpt: wpe of each row's position
+    // Ring attention over the cp group: out = attention of this rank's queries over every rank's
+    // keys and values, lse[B,NH,T] kept for backward; backward adds dq, dk, dv into dqkv.
+    void ringAttentionForward(T *out, T *lse, const T *qkv);
+    void ringAttentionBackward(T *dqkv, const T *dOut, const T *out, const T *lse, const T *qkv);
+    bool cp() const { return m_config.cp > 1; }
     void allocateActivations(int batch, int seqLen);
     void acquire(int unit, Pass pass);
     void release(int unit, Pass pass);
@@ -242,6 +265,7 @@ private:
     // MLP width, and the MLP's first linear's width (2·F with SwiGLU's gate and up).
     int m_V = 0, m_Cq = 0, m_NH = 0, m_KVH = 0, m_Ckv = 0, m_QKV = 0, m_F = 0, m_Fin = 0;
     Communicator *m_tpGroup = nullptr;
+    Communicator *m_cpGroup = nullptr;
     std::vector<ParamTensor> m_tensors;
     DeviceBuffer<T> m_params{*m_device};
     DeviceBuffer<T> m_grads{*m_device};
@@ -274,6 +298,12 @@ private:
     // Sequence parallelism: gathered rows and partial sums before their reduce-scatter; the final
     // norm's local output (m_lnf then holds all rows, gathered for the head).
     DeviceBuffer<T> m_gathered{*m_device}, m_partial{*m_device}, m_lnfLocal{*m_device}, m_normGrads{*m_device};
+    // Context parallelism: every cp rank's positions (cp·T, rank-major; host and device), the
+    // ring's key/value blocks (this step's and the next), the running softmax statistics, and
+    // backward's dK/dV partial sums (computed, in flight out, arriving) and softmax row terms.
+    std::vector<std::int32_t> m_positionsHost;
+    DeviceBuffer<std::int32_t> m_positions{*m_device};
+    DeviceBuffer<T> m_kvBlocks{*m_device}, m_ringStats{*m_device}, m_dkvBlocks{*m_device};
     // Vocabulary-parallel cross-entropy: this rank's row maxima, every rank's, the global ones and
     // the (sum, target logit) pairs.
     DeviceBuffer<T> m_ceMax{*m_device}, m_ceAllMax{*m_device}, m_ceGlobalMax{*m_device}, m_ceSums{*m_device};

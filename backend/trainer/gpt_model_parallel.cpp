@@ -67,6 +67,8 @@ GptConfig GptModel<T>::wholeConfig() const
     GptConfig whole = m_config;
     whole.tp = 1;
     whole.tpRank = 0;
+    whole.cp = 1;
+    whole.cpRank = 0;
     return whole;
 }
 
@@ -189,13 +191,19 @@ template <typename T>
 void GptModel<T>::embeddingBackward(const T *dEncoded)
 {
     const int B = m_batch, Tn = m_seqLen, C = m_config.hidden;
-    if (m_config.tp == 1 && !m_config.llama) {
+    if (m_config.tp == 1 && !m_config.llama && !cp()) {
         ops::encoderBackward(stream(), grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), B, Tn, C);
         return;
     }
-    // Rows of this rank's vocabulary range only; positions (gpt) as without tensor parallelism.
-    ops::embeddingRangeBackward(stream(), grad(m_wte), gradOrNull(m_wpe), dEncoded, m_tokens.data(), m_config.tpRank * m_V, m_V,
-                                B * Tn, Tn, C);
+    // Rows of this rank's vocabulary range only; positions (gpt) as without tensor parallelism, or
+    // with context parallelism each run of rows into the positions it holds.
+    ops::embeddingRangeBackward(stream(), grad(m_wte), cp() ? nullptr : gradOrNull(m_wpe), dEncoded, m_tokens.data(),
+                                m_config.tpRank * m_V, m_V, B * Tn, Tn, C);
+    if (cp() && m_wpe != kNone)
+        forEachPositionRun(0, B * Tn, [&](int row, int pos, int count) {
+            ops::accumulate(stream(), grad(m_wpe) + static_cast<std::int64_t>(pos) * C, dEncoded + static_cast<std::int64_t>(row) * C,
+                            static_cast<std::int64_t>(count) * C);
+        });
 }
 
 template <typename T>

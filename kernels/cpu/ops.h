@@ -57,6 +57,35 @@ template <typename T>
 void attentionBackward(T *dqkv, T *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH,
                        int KVH);
 
+// Ring attention (context parallelism, Liu et al. 2023): causal attention of this rank's queries
+// against one block of keys and values at a time, the blocks merged by the online-softmax rule
+// (Milakov & Gimelshein 2018). Queries are B·Tq rows of ldq elements, query head h at columns
+// h·hs (the q part of qkv rows); kv holds B·Tk rows of 2·KVH·hs: the block's keys, then its values.
+// qPos[Tq] and kPos[Tk] are the rows' positions in the whole sequence: query t sees key u when
+// kPos[u] ≤ qPos[t]. out[B,Tq,NH·hs] accumulates the unnormalised sum of values, rowMax and
+// rowSum[B,NH,Tq] the running maximum score (start −inf) and sum of exponentials (start 0).
+template <typename T>
+void ringAttentionBlockForward(T *out, T *rowMax, T *rowSum, const T *q, int ldq, const T *kv, const std::int32_t *qPos,
+                               const std::int32_t *kPos, int B, int Tq, int Tk, int NH, int KVH, int hs);
+// After the last block: out /= rowSum, lse = rowMax + log(rowSum) (kept for backward instead of
+// the probabilities).
+template <typename T>
+void ringAttentionFinish(T *out, T *lse, const T *rowMax, const T *rowSum, int B, int Tq, int NH, int hs);
+// delta[B,NH,Tq] = Σ over a head's columns of dOut·out (the softmax backward's row term).
+template <typename T>
+void ringAttentionDelta(T *delta, const T *dOut, const T *out, int B, int Tq, int NH, int hs);
+// One block's gradients, added: dq (rows of ldq, like q) and dkv (kv's shape), from dOut[B,Tq,NH·hs],
+// the forward's lse and delta; the probabilities are recomputed from q, k and lse.
+template <typename T>
+void ringAttentionBlockBackward(T *dq, int ldq, T *dkv, const T *dOut, const T *q, const T *kv, const T *lse,
+                                const T *delta, const std::int32_t *qPos, const std::int32_t *kPos, int B, int Tq, int Tk,
+                                int NH, int KVH, int hs);
+
+// dst[r, 0:cols) = src[r, 0:cols) for `rows` rows of leading dimensions ldDst and ldSrc (the k and
+// v columns of qkv rows to and from a ring block).
+template <typename T>
+void copyColumns(T *dst, int ldDst, const T *src, int ldSrc, int rows, int cols);
+
 // RMSNorm (Zhang & Sennrich 2019, llama): out[N,C] = in·rstd·gamma[C], rstd = 1/sqrt(mean(in²) +
 // eps) per row, kept in rstd[N] for backward.
 template <typename T>

@@ -26,6 +26,8 @@ ProcessGroups::ProcessGroups(Communicator &world, const plan::Mesh &mesh) : m_wo
         Communicator *group = nullptr;
         if (static_cast<int>(members.size()) == world.size() && world.name() == name) {
             group = &world; // the world is this group already (every rank takes this branch alike)
+        } else if (kind == plan::GroupKind::DpCp && members == m_members[index(plan::GroupKind::Dp)]) {
+            group = m_groups[index(plan::GroupKind::Dp)]; // cp = 1: the dp group itself, recorded as "dp"
         } else {
             // Colour: the group's first world rank, unique per group; key: the position in it.
             const int color = members.empty() ? -1 : members.front();

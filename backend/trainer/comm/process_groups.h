@@ -1,7 +1,7 @@
 // Every communicator a rank trains with, made from plan::Mesh (the single source of rank ↔ group
 // truth that the cost model and the mesh view read too): tp, cp, dp, pp, ep, expert_dp and the
 // embedding group (the first and last pipeline stage of a column, which hold the tied
-// embedding). A group whose members are the whole world and whose name the world already has
+// embedding) and dp_cp (dp × cp: the ranks reducing the same gradients). A group whose members are the whole world and whose name the world already has
 // (the world of a purely data-parallel plan is "dp") is the world itself, so its collectives are
 // recorded once. Construction is collective over the world.
 // Threading: training thread only.
@@ -16,10 +16,10 @@
 
 namespace trellis::trainer {
 
-inline constexpr std::array<plan::GroupKind, 7> kGroupKinds{plan::GroupKind::Tp, plan::GroupKind::Cp,
+inline constexpr std::array<plan::GroupKind, 8> kGroupKinds{plan::GroupKind::Tp, plan::GroupKind::Cp,
                                                             plan::GroupKind::Dp, plan::GroupKind::Pp,
                                                             plan::GroupKind::Ep, plan::GroupKind::ExpertDp,
-                                                            plan::GroupKind::Embedding};
+                                                            plan::GroupKind::Embedding, plan::GroupKind::DpCp};
 
 // Which group of kind `kind` world rank `rank` joins: its members in group-rank order, or empty
 // when the rank joins none (a middle pipeline stage has no embedding group). Pure: tests check it
@@ -40,6 +40,8 @@ public:
     Communicator &ep() { return *group(plan::GroupKind::Ep); }
     Communicator &expertDp() { return *group(plan::GroupKind::ExpertDp); }
     Communicator *embedding() { return group(plan::GroupKind::Embedding); }
+    // The gradient replicas: dp × cp ranks (the dp group itself when cp = 1).
+    Communicator &dpCp() { return *group(plan::GroupKind::DpCp); }
     const std::vector<int> &members(plan::GroupKind kind) const { return m_members[index(kind)]; }
 
     // Every distinct communicator, the world first: what telemetry takes records from and

@@ -3,6 +3,7 @@
 
 #include "plan/mesh.h"
 #include "protocol/exit_codes.h"
+#include "trainer/parallel/context.h"
 #include "trainer/parallel/data_parallel.h"
 #include "trainer/parallel/pipeline.h"
 #include "trainer/parallel/sequential.h"
@@ -20,7 +21,7 @@
 namespace trellis::trainer {
 namespace {
 
-GptConfig configOf(const plan::Plan &plan, int tpRank)
+GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank)
 {
     const plan::ModelSpec &ms = plan.model;
     GptConfig c;
@@ -35,6 +36,9 @@ GptConfig configOf(const plan::Plan &plan, int tpRank)
     c.tp = plan.parallel.tp;
     c.tpRank = tpRank;
     c.sequenceParallel = plan.parallel.sequenceParallel;
+    c.cp = plan.parallel.cp;
+    c.cpRank = cpRank;
+    c.cpZigzag = plan.parallel.cpLayout == plan::CpLayout::Zigzag;
     return c;
 }
 
@@ -72,7 +76,7 @@ Device &deviceFor(const plan::Plan &plan, int rank)
 } // namespace
 
 ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, const StackOptions &options)
-    : m_groups(groups), m_device(&deviceFor(plan, groups.world().rank())), m_config(configOf(plan, groups.tp().rank())), m_whole(m_config)
+    : m_groups(groups), m_device(&deviceFor(plan, groups.world().rank())), m_config(configOf(plan, groups.tp().rank(), groups.cp().rank())), m_whole(m_config)
 {
     const plan::ParallelSpec &ps = plan.parallel;
     // The model every layout starts from: this tp rank's slice of the seed's initialisation.
@@ -100,28 +104,35 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
     const BucketOptions buckets{bucketMb, ps.firstBucketMb.value_or(bucketMb), options.overlap && ps.pp == 1};
     const bool separateEmbedding = ps.pp > 1;
     if (ps.zero == 0)
-        m_storage = std::make_unique<DataParallel>(groups.dp(), reference, held, separateEmbedding, buckets);
+        m_storage = std::make_unique<DataParallel>(groups.dpCp(), reference, held, separateEmbedding, buckets);
     else if (ps.zero == 1)
-        m_storage = std::make_unique<Zero1>(groups.dp(), reference, held, separateEmbedding, buckets);
+        m_storage = std::make_unique<Zero1>(groups.dpCp(), reference, held, separateEmbedding, buckets);
     else
-        m_storage = std::make_unique<Sharded>(groups.dp(), reference, held, ps.zero, options.overlap);
+        m_storage = std::make_unique<Sharded>(groups.dpCp(), reference, held, ps.zero, options.overlap);
     m_strategies.push_back(m_storage.get());
 
     using Recompute = GptModel<float>::Recompute;
     const Recompute recompute = ps.recompute == plan::Recompute::Full        ? Recompute::Full
                                 : ps.recompute == plan::Recompute::Selective ? Recompute::Selective
                                                                              : Recompute::None;
+    const ModelGroups modelGroups{&groups.tp(), &groups.cp()};
     if (ps.pp > 1) {
         auto pipeline = std::make_unique<Pipeline>(m_config, plan.model, *m_schedule, groups.pp(), *m_storage,
-                                                   groups.embedding(), recompute, groups.tp(), *m_device);
+                                                   groups.embedding(), recompute, modelGroups, *m_device);
         m_strategies.push_back(pipeline.get());
         m_executor = std::move(pipeline);
     } else {
-        m_executor = std::make_unique<Sequential>(m_config, *m_storage, recompute, groups.tp(), *m_device);
+        m_executor = std::make_unique<Sequential>(m_config, *m_storage, recompute, modelGroups, *m_device);
     }
     if (ps.tp > 1) {
         m_owned.push_back(std::make_unique<TensorParallel>(groups.tp(), m_config));
         m_strategies.push_back(m_owned.back().get());
+    }
+    if (ps.cp > 1) {
+        auto context = std::make_unique<ContextParallel>(m_config);
+        m_context = context.get();
+        m_owned.push_back(std::move(context));
+        m_strategies.push_back(m_context);
     }
     m_lossRanks = groups.world().size() / ps.pp;
 }
@@ -155,7 +166,7 @@ void ParallelStack::beginStep()
 
 StepOutput ParallelStack::run(const std::vector<MicroBatch> &batches, const Executor::Phase &phase)
 {
-    return m_executor->run(batches, phase);
+    return m_executor->run(m_context ? m_context->localBatches(batches) : batches, phase);
 }
 
 void ParallelStack::reduceGradients()
@@ -202,7 +213,7 @@ void ParallelStack::forEachWritten(Visit visit)
 {
     // Without ZeRO the dp replicas hold copies: the first writes. Copies other strategies know of
     // (tp replicas, the last stage's tied embedding) are left out too.
-    if (!m_storage->shardsOverDp() && m_groups.dp().rank() != 0)
+    if (!m_storage->shardsOverDp() && m_groups.dpCp().rank() != 0)
         return;
     std::size_t moment = 0;
     for (const OwnedRange &o : owned()) {

@@ -104,6 +104,7 @@ private:
     std::unique_ptr<Executor> m_executor;
     std::vector<Strategy *> m_strategies; // phase order: dp, pp, tp
     std::vector<std::unique_ptr<Strategy>> m_owned;
+    class ContextParallel *m_context = nullptr; // cp > 1: cuts each micro-batch to this rank's tokens
     std::vector<std::pair<ParamRange, DeviceBuffer<float>>> m_captured;
 };
 

@@ -38,8 +38,8 @@ std::vector<int> Pipeline::heldUnits(const plan::ModelSpec &model, const plan::S
 }
 
 Pipeline::Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
-                   GradientSharding &storage, Communicator *embedding, GptModel<float>::Recompute recompute, Communicator &tp, Device &device)
-    : m_schedule(schedule), m_pp(pp), m_storage(storage), m_embedding(embedding), m_tp(tp), m_recompute(recompute),
+                   GradientSharding &storage, Communicator *embedding, GptModel<float>::Recompute recompute, const ModelGroups &groups, Device &device)
+    : m_schedule(schedule), m_pp(pp), m_storage(storage), m_embedding(embedding), m_groups(groups), m_recompute(recompute),
       m_config(config), m_device(device)
 {
     const int p = schedule.stages, v = schedule.virtualStages;
@@ -80,7 +80,7 @@ GptModel<float> *Pipeline::instance(int microBatch, int chunk)
         model->setStage({m_bounds[chunk], m_bounds[chunk + 1], chunk == 0, chunk == m_chunks - 1});
         model->setRecompute(m_recompute);
         model->setUnitHooks(&m_storage);
-        model->setTensorParallelGroup(&m_tp);
+        m_groups.attach(*model);
     }
     GptModel<float> *raw = model.get();
     m_active[{microBatch, chunk}] = std::move(model);

@@ -33,9 +33,9 @@ public:
 
     // pp: this rank's pipeline group (rank = stage); storage: the data-parallel strategy whose
     // hooks every model instance uses; embedding: the embedding group (null on middle stages);
-    // tp: the tensor-parallel group the instances all-reduce over.
+    // groups: the tensor- and context-parallel groups the instances talk over.
     Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
-             GradientSharding &storage, Communicator *embedding, GptModel<float>::Recompute recompute, Communicator &tp, Device &device);
+             GradientSharding &storage, Communicator *embedding, GptModel<float>::Recompute recompute, const ModelGroups &groups, Device &device);
     ~Pipeline() override;
     const char *name() const override { return "pipeline"; }
 
@@ -71,7 +71,7 @@ private:
     Communicator &m_pp;
     GradientSharding &m_storage;
     Communicator *m_embedding;
-    Communicator &m_tp;
+    ModelGroups m_groups;
     GptModel<float>::Recompute m_recompute;
     GptConfig m_config;
     int m_chunks = 0; // pp · v

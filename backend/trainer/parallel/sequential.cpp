@@ -3,11 +3,11 @@
 
 namespace trellis::trainer {
 
-Sequential::Sequential(const GptConfig &config, GradientSharding &storage, GptModel<float>::Recompute recompute, Communicator &tp, Device &device)
+Sequential::Sequential(const GptConfig &config, GradientSharding &storage, GptModel<float>::Recompute recompute, const ModelGroups &groups, Device &device)
     : m_storage(storage), m_model(std::make_unique<GptModel<float>>(config, false, device))
 {
     m_model->setUnitHooks(&storage);
-    m_model->setTensorParallelGroup(&tp);
+    groups.attach(*m_model);
     m_model->setRecompute(recompute);
 }
 

@@ -13,7 +13,7 @@ namespace trellis::trainer {
 
 class Sequential final : public Executor {
 public:
-    Sequential(const GptConfig &config, GradientSharding &storage, GptModel<float>::Recompute recompute, Communicator &tp, Device &device);
+    Sequential(const GptConfig &config, GradientSharding &storage, GptModel<float>::Recompute recompute, const ModelGroups &groups, Device &device);
     StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase) override;
     std::uint64_t activationBytes() const override { return m_model->activationBytes(); }
     const std::vector<TimelineSpan> &spans() const override { return m_spans; }

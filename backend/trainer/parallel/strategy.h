@@ -72,6 +72,17 @@ public:
     virtual double exposedMs() const = 0;
 };
 
+// The groups a model instance talks over inside its layers: tensor and context parallelism.
+struct ModelGroups {
+    Communicator *tp = nullptr;
+    Communicator *cp = nullptr;
+    void attach(GptModel<float> &model) const
+    {
+        model.setTensorParallelGroup(tp);
+        model.setContextParallelGroup(cp);
+    }
+};
+
 struct MicroBatch {
     const std::int32_t *tokens = nullptr;
     const std::int32_t *targets = nullptr;

@@ -92,6 +92,13 @@ private slots:
             "parallel.pp: 4 pipeline stages exceed model.layers (2)");
         row("cp divides seq", R"({"model": {"seq_len": 30}, "parallel": {"dp": 1, "cp": 4}})",
             "parallel.cp: 4 does not divide model.seq_len (30)");
+        row("zigzag needs 2cp chunks", R"({"model": {"seq_len": 36}, "parallel": {"dp": 1, "cp": 4}})",
+            "parallel.cp_layout: zigzag cuts model.seq_len (36) into 2·cp = 8 chunks, which do not divide it (use contiguous, or "
+            "another cp)");
+        row("bad cp layout", R"({"parallel": {"cp_layout": "striped"}})",
+            "parallel.cp_layout: unknown value 'striped' (expected one of: zigzag, contiguous)");
+        row("sp under cp", R"({"model": {"seq_len": 6}, "parallel": {"dp": 1, "cp": 2, "tp": 2, "sequence_parallel": true, "cp_layout": "contiguous"}})",
+            "parallel.sequence_parallel: a context-parallel rank's 3 tokens of a sequence are not a multiple of parallel.tp (2)");
         row("zero stage", R"({"parallel": {"zero": 4}})", "parallel.zero: stage must be 0, 1, 2 or 3, got 4");
         row("dp zero", R"({"parallel": {"dp": 0}})", "parallel.dp: must be at least 1, got 0");
         row("negative layers", R"({"model": {"layers": -2}})", "model.layers: must be at least 1, got -2");
@@ -356,14 +363,14 @@ private slots:
     {
         json j = basePlan();
         j["model"] = {{"preset", "llama2-7b"}};
-        j["parallel"] = {{"dp", 2}, {"cp", 2}};
+        j["parallel"] = {{"dp", 2}, {"cp", 2}, {"tp", 2}, {"precision", "bf16"}}; // context parallelism runs, bf16 not yet
         auto p = parsePlan(j.dump());
         QVERIFY2(p.ok(), p.errorText().c_str());
         QCOMPARE(p.value().model.arch, std::string("llama"));
         QStringList messages;
         for (const auto &d : checkTrainerSupport(p.value()))
             messages << QString::fromStdString(d.toString());
-        QVERIFY2(messages == QStringList{QStringLiteral("parallel.cp: context parallelism (cp > 1) is not supported by this version of trellis-trainer yet")},
+        QVERIFY2(messages == QStringList{QStringLiteral("parallel.precision: bf16 training is not supported by this version of trellis-trainer yet")},
                  qPrintable(messages.join(QStringLiteral(" | "))));
         j["parallel"] = {{"dp", 4}}; // the llama architecture runs
         p = parsePlan(j.dump());
