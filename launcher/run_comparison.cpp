@@ -94,10 +94,13 @@ RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives
     f.idleMs = medianOf(idle);
     double sum = 0;
     int n = 0;
-    bool dp = std::any_of(collectives.begin(), collectives.end(),
-                          [](const CollectiveRow &c) { return c.group == QLatin1String("dp") && c.op == QLatin1String("all_reduce"); });
+    // The gradient all-reduce: over dp, or dp × cp with context parallelism.
+    auto gradientReduce = [](const CollectiveRow &c) {
+        return (c.group == QLatin1String("dp") || c.group == QLatin1String("dp_cp")) && c.op == QLatin1String("all_reduce");
+    };
+    const bool dp = std::any_of(collectives.begin(), collectives.end(), gradientReduce);
     for (const CollectiveRow &c : collectives)
-        if (!dp || (c.group == QLatin1String("dp") && c.op == QLatin1String("all_reduce"))) {
+        if (!dp || gradientReduce(c)) {
             sum += c.busGBps;
             ++n;
         }

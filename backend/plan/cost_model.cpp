@@ -128,15 +128,19 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     auto trainerInstance = [&](std::uint64_t layers, bool head) -> std::uint64_t { // gpt_model.cpp, fp32
         // A norm's per-row statistics (LayerNorm: mean and 1/σ; RMSNorm: 1/rms); q, k, v; the
         // MLP's first linear output (gate and up with SwiGLU) and its activation.
-        const std::uint64_t C = sh.C, att = sh.NHl * bt * sh.S, stats = (sh.llama ? 1 : 2) * rows;
+        // The attention probabilities (heads · local tokens · local tokens) or, with ring attention
+        // (cp > 1), each row's log-sum-exp only.
+        const std::uint64_t C = sh.C, att = cp > 1 ? sh.NHl * bt : sh.NHl * bt * (sh.S / static_cast<std::uint64_t>(cp)),
+                            stats = (sh.llama ? 1 : 2) * rows;
         const std::uint64_t mlpIn = (sh.llama ? 2 : 1) * sh.Fl;
         const std::uint64_t inner = rows * C + stats + bt * (sh.Cq + 2 * sh.Kq) + bt * sh.Cq + att + 2 * rows * C +
                                     rows * C + stats + bt * (mlpIn + sh.Fl) + rows * C;
-        // Full recompute shares one set of inner activations, selective one of attention probabilities.
-        const std::uint64_t layersInner = layers == 0                                ? 0
-                                          : p.recompute == Recompute::Full      ? inner
-                                          : p.recompute == Recompute::Selective ? (inner - att) * layers + att
-                                                                                : inner * layers;
+        // Full recompute shares one set of inner activations, selective one of attention
+        // probabilities (ring attention keeps none to drop).
+        const std::uint64_t layersInner = layers == 0                                          ? 0
+                                          : p.recompute == Recompute::Full                ? inner
+                                          : p.recompute == Recompute::Selective && cp == 1 ? (inner - att) * layers + att
+                                                                                          : inner * layers;
         const std::uint64_t headFloats = head ? bt * C + stats + 2 * bt * sh.Vl + bt : 0;
         return (rows * C + layersInner + rows * C * layers + headFloats) * 4;
     };
@@ -518,7 +522,20 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             ms += emit(st, "tp", "all_reduce", total.allReduce, tp, tpLink, tpInter);
             tpMsOfStage = std::max(tpMsOfStage, ms);
         }
-        if (cp > 1) {
+        if (cp > 1 && trainerLayout) {
+            // trellis-trainer's ring (model/ring_attention.cpp): a layer's forward sends its k/v
+            // block on cp − 1 times; its backward sends the blocks on cp − 1 times and their dK/dV
+            // partial sums cp times (the last back to the owner); full recompute runs the forward
+            // ring again. Every message is one rank's block, bt · 2 · kv width floats.
+            double layersHere = 0;
+            for (int c = stage; c < chunks; c += pp)
+                layersHere += bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
+            const double perLayer = (recompute ? 2.0 : 1.0) * (cp - 1) + (cp - 1) + cp;
+            Calls ring;
+            ring.add(m_ * layersHere * perLayer, static_cast<double>(bt) * 2.0 * static_cast<double>(sh.Kq) * 4.0);
+            emit(st, "cp", "send", ring, cp, cpLink, cpInter);
+            emit(st, "cp", "recv", ring, cp, cpLink, cpInter);
+        } else if (cp > 1) {
             Calls gather, scatter;
             gather.add(m_ * (bounds.back() - bounds.front()) / pp, kvBytes);
             scatter.add(m_ * (bounds.back() - bounds.front()) / pp, kvBytes);
@@ -533,6 +550,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         // Data parallelism: gradient reduction (ZeRO: reduce-scatter and the parameters'
         // all-gather), and the scalars.
         const double g = trainerLayout ? 4.0 : gradBytes;
+        const std::string dpName = cp > 1 ? "dp_cp" : "dp"; // the gradient replicas: dp × cp ranks
         double dpMs = 0;
         if (p.zero <= 1) {
             // Buckets over the stage's segments: all-reduced (ZeRO 0), or reduce-scattered and
@@ -549,11 +567,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             if (p.zero == 0) {
                 Calls all = reduce;
                 all.add(scalars.calls, scalar);
-                dpMs += emit(st, "dp", "all_reduce", all, dp, dpLink, dpInter);
+                dpMs += emit(st, dpName, "all_reduce", all, dp, dpLink, dpInter);
             } else {
-                dpMs += emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
-                dpMs += emit(st, "dp", "all_gather", reduce, dp, dpLink, dpInter);
-                dpMs += emit(st, "dp", "all_reduce", scalars, dp, dpLink, dpInter);
+                dpMs += emit(st, dpName, "reduce_scatter", reduce, dp, dpLink, dpInter);
+                dpMs += emit(st, dpName, "all_gather", reduce, dp, dpLink, dpInter);
+                dpMs += emit(st, dpName, "all_reduce", scalars, dp, dpLink, dpInter);
             }
         } else {
             // ZeRO 2/3: every unit reduce-scattered once per micro-batch (its weight gradients);
@@ -583,14 +601,14 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 gather.add(passes * m_ * static_cast<double>(layerUnits), static_cast<double>(padded(sh.layer())) * g);
             }
             scalars.add(worldIsDp ? 2 : 1, scalar);
-            const double reduceMs = emit(st, "dp", "reduce_scatter", reduce, dp, dpLink, dpInter);
+            const double reduceMs = emit(st, dpName, "reduce_scatter", reduce, dp, dpLink, dpInter);
             dpMs += reduceMs;
             // Outside trellis-trainer (GPU streams progress on their own) the reduce-scatters of
             // every micro-batch but the last run while later micro-batches compute.
             if (!trainerLayout && m_ > 1)
                 dpOverlapOfStage[static_cast<std::size_t>(stage)] = reduceMs * (m_ - 1) / m_;
-            dpMs += emit(st, "dp", "all_gather", gather, dp, dpLink, dpInter);
-            dpMs += emit(st, "dp", "all_reduce", scalars, dp, dpLink, dpInter);
+            dpMs += emit(st, dpName, "all_gather", gather, dp, dpLink, dpInter);
+            dpMs += emit(st, dpName, "all_reduce", scalars, dp, dpLink, dpInter);
         }
         // The tied embedding's two copies: their reduced gradients summed between the end stages.
         if (pp > 1 && !sh.llama && (stage == 0 || stage == pp - 1)) {

@@ -102,7 +102,7 @@ struct Estimate {
 Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact = true);
 
 // Whether trellis-trainer runs the plan's model in its own layout: CPU nodes, a dense model (gpt
-// or llama, grouped-query attention included), no context parallelism.
+// or llama, grouped-query attention included; context parallelism included).
 bool runsOnTrainer(const Plan &plan);
 // parallel.framework with auto resolved: trellis where runsOnTrainer, else Megatron-LM, or
 // DeepSpeed at ZeRO stages 2 and 3.

@@ -36,7 +36,7 @@ bool runsOnTrainer(const Plan &plan)
 {
     const ModelSpec &m = plan.model;
     const bool cpu = plan.cluster.nodes.empty() || plan.cluster.nodes.front().device == DeviceKind::Cpu;
-    return cpu && m.moe.experts == 0 && plan.parallel.cp == 1;
+    return cpu && m.moe.experts == 0;
 }
 
 Framework resolvedFramework(const Plan &plan)

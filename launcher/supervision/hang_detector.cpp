@@ -75,7 +75,8 @@ std::vector<int> HangDetector::membersOf(int rank, const std::string &group) con
     }
     const plan::Mesh mesh(m_plan.parallel);
     for (plan::GroupKind kind : {plan::GroupKind::Tp, plan::GroupKind::Cp, plan::GroupKind::Dp, plan::GroupKind::Pp,
-                                 plan::GroupKind::Ep, plan::GroupKind::ExpertDp, plan::GroupKind::Embedding})
+                                 plan::GroupKind::Ep, plan::GroupKind::ExpertDp, plan::GroupKind::Embedding,
+                                 plan::GroupKind::DpCp})
         if (group == plan::toString(kind))
             return mesh.groupOf(rank, kind);
     // The world of a purely data-parallel plan is named "dp" and is its dp group anyway.

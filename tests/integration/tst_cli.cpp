@@ -303,6 +303,14 @@ private slots:
         QTest::newRow("llama pp4 interleaved recompute") << R"("pp": 4, "schedule": "interleaved-1f1b", "virtual_stages": 2, "recompute": "full", "micro_batches": 4)" << 4 << 8 << llama;
         QTest::newRow("llama dp3 pp2 zero1") << R"("dp": 3, "pp": 2, "zero": 1, "micro_batches": 2)" << 6 << 4 << llama;
         QTest::newRow("llama dp2 pp2 zero3") << R"("dp": 2, "pp": 2, "zero": 3, "micro_batches": 2)" << 4 << 4 << llama;
+        // Context parallelism: the ring's sends and receives (k/v blocks and their gradients),
+        // the gradients reduced over dp × cp, the log-sum-exp kept instead of the probabilities.
+        QTest::newRow("cp2") << R"("cp": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4 << QString();
+        QTest::newRow("cp2 tp2 sp recompute") << R"("cp": 2, "tp": 2, "sequence_parallel": true, "recompute": "full", "micro_batches": 2)" << 4 << 4 << QString();
+        QTest::newRow("cp2 dp2 zero1") << R"("cp": 2, "dp": 2, "zero": 1, "micro_batches": 2)" << 4 << 4 << QString();
+        QTest::newRow("cp2 dp2 zero3") << R"("cp": 2, "dp": 2, "zero": 3, "micro_batches": 2)" << 4 << 4 << QString();
+        QTest::newRow("llama cp2 pp2 zb-h1 selective") << R"("cp": 2, "pp": 2, "schedule": "zb-h1", "recompute": "selective", "micro_batches": 3)" << 4 << 4 << llama;
+        QTest::newRow("llama cp4 contiguous") << R"("cp": 4, "cp_layout": "contiguous", "micro_batch_size": 2)" << 4 << 4 << llama;
     }
 
     void collectivesAndMemoryAsTheTrainerRecords()
