@@ -160,6 +160,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Context-parallel layout</source>
+        <translation>Kontextparallele Aufteilung</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>zigzag: each rank holds chunks r and 2·cp−1−r of the sequence, balancing causal attention</source>
+        <translation>zigzag: jeder Rang hält die Abschnitte r und 2·cp−1−r der Sequenz und gleicht so die kausale Attention aus</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Expert parallel (ep)</source>
         <translation>Expertenparallel (ep)</translation>
     </message>

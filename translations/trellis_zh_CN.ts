@@ -160,6 +160,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Context-parallel layout</source>
+        <translation>上下文并行布局</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>zigzag: each rank holds chunks r and 2·cp−1−r of the sequence, balancing causal attention</source>
+        <translation>zigzag：每个 rank 持有序列的第 r 与第 2·cp−1−r 块，使因果注意力负载均衡</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Expert parallel (ep)</source>
         <translation>专家并行 (ep)</translation>
     </message>
