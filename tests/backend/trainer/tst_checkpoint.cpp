@@ -95,6 +95,8 @@ private slots:
         // Tensor-parallel shards and pipeline stages write their own ranges of the whole model.
         QTest::newRow("tp 2 zero 1") << 1 << QStringLiteral(R"(, "tp": 2, "sequence_parallel": true)") << 4;
         QTest::newRow("pp 2 zero 2") << 2 << QStringLiteral(R"(, "pp": 2, "micro_batches": 2)") << 4;
+        // Context-parallel ranks are gradient replicas of dp_cp: ZeRO shards over them.
+        QTest::newRow("cp 2 zero 1") << 1 << QStringLiteral(R"(, "cp": 2)") << 4;
     }
     void bitwiseResume()
     {
@@ -184,6 +186,12 @@ private slots:
         QTest::newRow("dp 2 tp 2 zero 2 -> tp 2 pp 2")
             << QStringLiteral(R"("dp": 2, "tp": 2, "micro_batch_size": 4, "zero": 2)") << 4
             << QStringLiteral(R"("tp": 2, "pp": 2, "micro_batch_size": 4, "micro_batches": 2)") << 4 << gpt;
+        // Context parallelism in and out: a cp checkpoint resumes without it, and the other way.
+        QTest::newRow("cp 2 zero 3 -> dp 1") << QStringLiteral(R"("dp": 1, "cp": 2, "micro_batch_size": 8, "zero": 3)") << 2
+                                             << QStringLiteral(R"("dp": 1, "micro_batch_size": 8)") << 1 << gpt;
+        QTest::newRow("dp 2 zero 1 -> cp 2 tp 2")
+            << QStringLiteral(R"("dp": 2, "micro_batch_size": 4, "zero": 1)") << 2
+            << QStringLiteral(R"("cp": 2, "tp": 2, "micro_batch_size": 8, "cp_layout": "contiguous")") << 4 << gpt;
         // llama (grouped-query attention, untied head): its whole-model ranges reshard the same way.
         QTest::newRow("llama dp 2 tp 2 zero 2 -> tp 2 pp 2")
             << QStringLiteral(R"("dp": 2, "tp": 2, "micro_batch_size": 4, "zero": 2)") << 4

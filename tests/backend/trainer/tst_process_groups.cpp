@@ -78,7 +78,9 @@ int main(int argc, char **argv)
                     std::vector<int> members(static_cast<std::size_t>(group->size()));
                     int me = world.rank();
                     group->allGather(&me, members.data(), 1, DataType::I32);
-                    wrong = wrong || members != want || group->name() != plan::toString(kind);
+                    // dp_cp without context parallelism is the dp group itself, recorded as "dp".
+                    const std::string named = kind == plan::GroupKind::DpCp && p.cp == 1 ? "dp" : plan::toString(kind);
+                    wrong = wrong || members != want || group->name() != named;
                 }
                 // The mesh itself: groupOf contains the rank (but a middle stage's embedding group).
                 const std::vector<int> of = mesh.groupOf(world.rank(), kind);
