@@ -19,6 +19,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -131,6 +132,32 @@ private:
         if (it == m_reference.end())
             it = m_reference.emplace(key, train(m_dir, QStringLiteral("ref-%1").arg(key), 1, 1, micro * dp, QString())).first;
         return it->second;
+    }
+    const Outcome &llamaReference(int micro)
+    {
+        auto it = m_llamaReference.find(micro);
+        if (it == m_llamaReference.end())
+            it = m_llamaReference
+                     .emplace(micro, train(m_dir, QStringLiteral("llama-ref-%1").arg(micro), 1, 1, micro, QString(), 1, kLlamaModel))
+                     .first;
+        return it->second;
+    }
+    // Losses of every step and the step-1 gradients within `bound` of the reference (relative),
+    // the parameters after the last step within `paramBound`.
+    static void compareWithReference(const Outcome &run, const Outcome &ref, double bound, double paramBound)
+    {
+        QVERIFY2(run.code == 0, qPrintable(run.output));
+        QCOMPARE(run.params.size(), ref.params.size());
+        QCOMPARE(run.grads.size(), ref.grads.size());
+        QCOMPARE(run.losses.size(), size_t(kSteps));
+        for (int i = 0; i < kSteps; ++i)
+            QVERIFY2(std::abs(run.losses[i] - ref.losses[i]) <= bound * std::abs(ref.losses[i]),
+                     qPrintable(QStringLiteral("step %1: loss %2 vs %3").arg(i + 1).arg(run.losses[i], 0, 'g', 17).arg(ref.losses[i], 0, 'g', 17)));
+        const double params = normRelative(run.params, ref.params);
+        const double grads = normRelative(run.grads, ref.grads);
+        qInfo("%s: parameters %.3g, gradients %.3g relative L2 from the reference", QTest::currentDataTag(), params, grads);
+        QVERIFY2(params < paramBound, qPrintable(QStringLiteral("parameters differ by %1").arg(params)));
+        QVERIFY2(grads < bound, qPrintable(QStringLiteral("gradients differ by %1").arg(grads)));
     }
 
 private slots:
@@ -293,30 +320,13 @@ private slots:
         QFETCH(QString, extra);
         const int micro = 2;
         const int key = dp * micro;
-        auto it = m_llamaReference.find(key);
-        if (it == m_llamaReference.end())
-            it = m_llamaReference
-                     .emplace(key, train(m_dir, QStringLiteral("llama-ref-%1").arg(key), 1, 1, key, QString(), 1, kLlamaModel))
-                     .first;
-        const Outcome &ref = it->second;
+        const Outcome &ref = llamaReference(key);
         QVERIFY2(ref.code == 0, qPrintable(ref.output));
         const QString name = QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('-'));
-        const Outcome run = train(m_dir, name, dp, pp, micro, extra, tp, kLlamaModel);
-        QVERIFY2(run.code == 0, qPrintable(run.output));
-        QCOMPARE(run.params.size(), ref.params.size());
-        QCOMPARE(run.grads.size(), ref.grads.size());
-        QCOMPARE(run.losses.size(), size_t(kSteps));
         // As for gpt: 1e-6 relative in fp32 where the arithmetic is the same (dp, ZeRO, pipeline),
         // 1e-5 with tp (split GEMMs and all-reduced partial sums add in another order).
         const double bound = tp > 1 ? 1e-5 : 1e-6;
-        for (int i = 0; i < kSteps; ++i)
-            QVERIFY2(std::abs(run.losses[i] - ref.losses[i]) <= bound * std::abs(ref.losses[i]),
-                     qPrintable(QStringLiteral("step %1: loss %2 vs %3").arg(i + 1).arg(run.losses[i], 0, 'g', 17).arg(ref.losses[i], 0, 'g', 17)));
-        const double params = normRelative(run.params, ref.params);
-        const double grads = normRelative(run.grads, ref.grads);
-        qInfo("%s: parameters %.3g, gradients %.3g relative L2 from the reference", QTest::currentDataTag(), params, grads);
-        QVERIFY2(params < bound, qPrintable(QStringLiteral("parameters differ by %1").arg(params)));
-        QVERIFY2(grads < bound, qPrintable(QStringLiteral("gradients differ by %1").arg(grads)));
+        compareWithReference(train(m_dir, name, dp, pp, micro, extra, tp, kLlamaModel), ref, bound, bound);
     }
 
     // Context parallelism (ring attention) alone and with every other parallelism, both layouts,
@@ -363,35 +373,12 @@ private slots:
         const int micro = 2;
         // The reference: one rank over the same global batch (dp replicas' slices as consecutive
         // micro-batches), the whole sequences.
-        const Outcome *refp = nullptr;
-        if (llama) {
-            auto it = m_llamaReference.find(dp * micro);
-            if (it == m_llamaReference.end())
-                it = m_llamaReference
-                         .emplace(dp * micro, train(m_dir, QStringLiteral("llama-ref-%1").arg(dp * micro), 1, 1, dp * micro,
-                                                    QString(), 1, kLlamaModel))
-                         .first;
-            refp = &it->second;
-        } else {
-            refp = &reference(dp, micro);
-        }
-        const Outcome &ref = *refp;
+        const Outcome &ref = llama ? llamaReference(dp * micro) : reference(dp, micro);
         QVERIFY2(ref.code == 0, qPrintable(ref.output));
         const QString name = QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('-'));
-        const Outcome run = train(m_dir, name, dp, pp, micro, extra, tp, llama ? kLlamaModel : kGptModel, cp);
-        QVERIFY2(run.code == 0, qPrintable(run.output));
-        QCOMPARE(run.params.size(), ref.params.size());
-        QCOMPARE(run.grads.size(), ref.grads.size());
-        QCOMPARE(run.losses.size(), size_t(kSteps));
         const double bound = tp > 1 ? 1e-5 : 1e-6;
-        for (int i = 0; i < kSteps; ++i)
-            QVERIFY2(std::abs(run.losses[i] - ref.losses[i]) <= bound * std::abs(ref.losses[i]),
-                     qPrintable(QStringLiteral("step %1: loss %2 vs %3").arg(i + 1).arg(run.losses[i], 0, 'g', 17).arg(ref.losses[i], 0, 'g', 17)));
-        const double params = normRelative(run.params, ref.params);
-        const double grads = normRelative(run.grads, ref.grads);
-        qInfo("%s: parameters %.3g, gradients %.3g relative L2 from the reference", QTest::currentDataTag(), params, grads);
-        QVERIFY2(params < std::max(bound, 2e-6), qPrintable(QStringLiteral("parameters differ by %1").arg(params)));
-        QVERIFY2(grads < bound, qPrintable(QStringLiteral("gradients differ by %1").arg(grads)));
+        compareWithReference(train(m_dir, name, dp, pp, micro, extra, tp, llama ? kLlamaModel : kGptModel, cp), ref, bound,
+                             std::max(bound, 2e-6));
     }
 
     // Sequence parallelism on equals off at the same tp: the same partial sums, reduce-scattered
