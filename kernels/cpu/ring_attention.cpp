@@ -27,6 +27,12 @@ T *rowScratch(std::size_t n)
 // across chunks (zigzag), so every key is tested.
 inline bool visible(std::int32_t keyPos, std::int32_t queryPos) { return keyPos <= queryPos; }
 
+// The block's first position: queries before it see none of the block.
+std::int32_t earliest(const std::int32_t *kPos, int Tk)
+{
+    return Tk > 0 ? *std::min_element(kPos, kPos + Tk) : std::numeric_limits<std::int32_t>::max();
+}
+
 } // namespace
 
 template <typename T>
@@ -35,9 +41,7 @@ void ringAttentionBlockForward(T *out, T *rowMax, T *rowSum, const T *q, int ldq
 {
     const int group = NH / KVH, ldkv = 2 * KVH * hs, C = NH * hs;
     const T scale = T(1) / std::sqrt(static_cast<T>(hs));
-    std::int32_t firstKey = std::numeric_limits<std::int32_t>::max();
-    for (int u = 0; u < Tk; ++u)
-        firstKey = std::min(firstKey, kPos[u]);
+    const std::int32_t firstKey = earliest(kPos, Tk);
     parallelFor(B * NH, [&](int item) {
         const int b = item / NH, h = item % NH, g = h / group;
         T *s = rowScratch<T>(static_cast<std::size_t>(Tk));
@@ -124,9 +128,7 @@ void ringAttentionBlockBackward(T *dq, int ldq, T *dkv, const T *dOut, const T *
 {
     const int group = NH / KVH, ldkv = 2 * KVH * hs, C = NH * hs;
     const T scale = T(1) / std::sqrt(static_cast<T>(hs));
-    std::int32_t firstKey = std::numeric_limits<std::int32_t>::max();
-    for (int u = 0; u < Tk; ++u)
-        firstKey = std::min(firstKey, kPos[u]);
+    const std::int32_t firstKey = earliest(kPos, Tk);
     parallelFor(B * KVH, [&](int item) {
         const int b = item / KVH, g = item % KVH;
         const std::int64_t kvRows = static_cast<std::int64_t>(b) * Tk * ldkv + g * hs;
