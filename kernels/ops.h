@@ -183,6 +183,20 @@ TRELLIS_CPU_KERNEL_OP(ringAttentionBlockBackward,
                       TRELLIS_P(dq, ldq, dkv, dOut, q, kv, lse, delta, qPos, kPos, B, Tq, Tk, NH, KVH, hs))
 TRELLIS_CPU_KERNEL_OP(copyColumns, TRELLIS_P(T *dst, int ldDst, const T *src, int ldSrc, int rows, int cols),
                       TRELLIS_P(dst, ldDst, src, ldSrc, rows, cols))
+TRELLIS_CPU_KERNEL_OP(softmaxRows, TRELLIS_P(T *probs, const T *logits, int N, int E), TRELLIS_P(probs, logits, N, E))
+TRELLIS_CPU_KERNEL_OP(softmaxRowsBackward, TRELLIS_P(T *dLogits, const T *probs, const T *dProbs, int N, int E),
+                      TRELLIS_P(dLogits, probs, dProbs, N, E))
+TRELLIS_CPU_KERNEL_OP(selectRows, TRELLIS_P(T *dst, const T *src, const std::int32_t *rowOf, int n, int C),
+                      TRELLIS_P(dst, src, rowOf, n, C))
+TRELLIS_CPU_KERNEL_OP(combineRows,
+                      TRELLIS_P(T *out, const T *rows, const std::int32_t *slot, const T *gates, int N, int k, int C),
+                      TRELLIS_P(out, rows, slot, gates, N, k, C))
+TRELLIS_CPU_KERNEL_OP(combineRowsBackward,
+                      TRELLIS_P(T *dRows, T *dGates, const T *dOut, const T *rows, const std::int32_t *slot, const T *gates,
+                                int N, int k, int C),
+                      TRELLIS_P(dRows, dGates, dOut, rows, slot, gates, N, k, C))
+TRELLIS_CPU_KERNEL_OP(addSelectedRows, TRELLIS_P(T *dx, const T *rows, const std::int32_t *slot, int N, int k, int C),
+                      TRELLIS_P(dx, rows, slot, N, k, C))
 #undef TRELLIS_CPU_KERNEL_OP
 
 #undef TRELLIS_KERNEL_OP

@@ -125,6 +125,13 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     // in bytes.
     const std::uint64_t bt = static_cast<std::uint64_t>(p.microBatchSize) * sh.S / static_cast<std::uint64_t>(cp);
     const std::uint64_t rows = sp ? bt / tp : bt;
+    const bool moe = m.moe.experts > 0;
+    const std::uint64_t k = moe ? static_cast<std::uint64_t>(m.moe.topK) : 1;
+    // Rows a mixture-of-experts layer sends (and, balanced, receives) per micro-batch.
+    const std::uint64_t moeRows = !moe                   ? 0
+                                  : m.moe.capacityFactor ? sh.E * static_cast<std::uint64_t>(p.microBatchSize) *
+                                                               static_cast<std::uint64_t>(expertCapacity(m.moe, m.seqLen))
+                                                         : bt * k;
     auto trainerInstance = [&](std::uint64_t layers, bool head) -> std::uint64_t { // gpt_model.cpp, fp32
         // A norm's per-row statistics (LayerNorm: mean and 1/σ; RMSNorm: 1/rms); q, k, v; the
         // MLP's first linear output (gate and up with SwiGLU) and its activation.
@@ -133,8 +140,14 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         const std::uint64_t C = sh.C, att = cp > 1 ? sh.NHl * bt : sh.NHl * bt * (sh.S / static_cast<std::uint64_t>(cp)),
                             stats = (sh.llama ? 1 : 2) * rows;
         const std::uint64_t mlpIn = (sh.llama ? 2 : 1) * sh.Fl;
+        // A mixture-of-experts MLP (model/moe.cpp) keeps the router's probabilities, each choice's
+        // gate, slot and expert (4 bytes each), the rows its experts received, their hidden
+        // activations and the outputs that came back (moeRows each way: capacity — every expert's
+        // slots, padding included; dropless — every choice, as a balanced router sends them).
+        const std::uint64_t mlpActs = moe ? bt * sh.E + 3 * bt * k + moeRows * (C + mlpIn + sh.Fl) + moeRows * C
+                                          : bt * (mlpIn + sh.Fl);
         const std::uint64_t inner = rows * C + stats + bt * (sh.Cq + 2 * sh.Kq) + bt * sh.Cq + att + 2 * rows * C +
-                                    rows * C + stats + bt * (mlpIn + sh.Fl) + rows * C;
+                                    rows * C + stats + mlpActs + rows * C;
         // Full recompute shares one set of inner activations, selective one of attention
         // probabilities (ring attention keeps none to drop).
         const std::uint64_t layersInner = layers == 0                                          ? 0
@@ -504,6 +517,10 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         // Tensor parallelism.
         if (tp > 1) {
             TpPass total;
+            if (moe && trainerLayout) // each mixture-of-experts layer's gate gradients, summed over the group
+                for (int c = stage; c < chunks; c += pp)
+                    total.allReduce.add(m_ * (bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)]),
+                                        static_cast<double>(bt * k) * 4.0);
             for (int c = stage; c < chunks; c += pp) {
                 const double layers = bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
                 for (Pass pass : {Pass::Forward, Pass::Backward, Pass::Weights}) {
@@ -542,7 +559,23 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             emit(st, "cp", "all_gather", gather, cp, cpLink, cpInter);
             emit(st, "cp", "reduce_scatter", scatter, cp, cpLink, cpInter);
         }
-        if (ep > 1) {
+        if (ep > 1 && trainerLayout) {
+            // trellis-trainer (model/moe.cpp): per layer and micro-batch, dispatch and combine in
+            // forward (again with full recompute), the output gradients out and the input
+            // gradients home in backward, each moeRows rows of this rank; dropless routing first
+            // exchanges the row counts (one int per expert) in each forward. The norm's sum.
+            double layersHere = 0;
+            for (int c = stage; c < chunks; c += pp)
+                layersHere += bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
+            const double forwards = recompute ? 2.0 : 1.0;
+            Calls a2a, norm;
+            a2a.add(m_ * layersHere * 2.0 * (forwards + 1.0), static_cast<double>(moeRows * sh.C) * 4.0);
+            if (!m.moe.capacityFactor)
+                a2a.add(m_ * layersHere * forwards, static_cast<double>(sh.E) * 4.0);
+            norm.add(1, scalar);
+            emit(st, "ep", "all_to_all", a2a, ep, epLink, epInter);
+            emit(st, "ep", "all_reduce", norm, ep, epLink, epInter);
+        } else if (ep > 1) {
             Calls a2a;
             a2a.add(4.0 * m_ * (bounds.back() - bounds.front()) / pp, a2aBytes);
             emit(st, "ep", "all_to_all", a2a, ep, epLink, epInter);
@@ -556,10 +589,55 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             // Buckets over the stage's segments: all-reduced (ZeRO 0), or reduce-scattered and
             // the parameters all-gathered (ZeRO 1); without a pipeline the loss (and the norm)
             // share the dp group when it is the world.
-            const auto buckets = trainerBuckets(segmentsOf(stage), dp, p);
-            Calls reduce, scalars;
-            for (const auto &b : buckets)
-                reduce.add(1, static_cast<double>(b.size) * g);
+            const auto segments = segmentsOf(stage);
+            const auto buckets = trainerBuckets(segments, dp, p);
+            Calls reduce, scalars, expertReduce;
+            // Expert parallelism: each layer unit is [the rest | its experts] (the experts last), and
+            // a bucket's expert parts are averaged over expert_dp, one call per part.
+            std::vector<std::pair<std::uint64_t, std::uint64_t>> experts; // in the layer segment (the last)
+            if (ep > 1 && trainerLayout) {
+                const std::uint64_t first = pp == 1 ? sh.embedding() : 0, expertPart = sh.El * sh.mlp();
+                std::uint64_t layersHere = 0;
+                for (int c = stage; c < chunks; c += pp)
+                    layersHere += static_cast<std::uint64_t>(bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)]);
+                for (std::uint64_t i = 0; i < layersHere; ++i)
+                    experts.emplace_back(first + (i + 1) * sh.layer() - expertPart, first + (i + 1) * sh.layer());
+            }
+            bool inLayerSegment = true; // buckets run from the last segment's end
+            std::uint64_t left = roundUp(segments.back(), static_cast<std::uint64_t>(dp));
+            std::size_t segment = segments.size() - 1;
+            for (const auto &b : buckets) {
+                if (experts.empty() || !inLayerSegment) {
+                    reduce.add(1, static_cast<double>(b.size) * g);
+                } else {
+                    std::uint64_t at = b.begin;
+                    const std::uint64_t end = b.begin + b.size;
+                    auto piece = [&](std::uint64_t from, std::uint64_t to, bool expert) {
+                        if (from >= to)
+                            return;
+                        if (!expert)
+                            reduce.add(1, static_cast<double>(to - from) * g);
+                        else if (p.dp / ep > 1)
+                            expertReduce.add(1, static_cast<double>(to - from) * g);
+                    };
+                    for (const auto &[eb, ee] : experts) {
+                        if (ee <= at || eb >= end)
+                            continue;
+                        piece(at, std::max(at, eb), false);
+                        at = std::max(at, eb);
+                        piece(at, std::min(end, ee), true);
+                        at = std::min(end, ee);
+                    }
+                    piece(at, end, false);
+                }
+                left -= b.size;
+                if (left == 0 && segment > 0) {
+                    --segment;
+                    left = roundUp(segments[segment], static_cast<std::uint64_t>(dp));
+                    inLayerSegment = false;
+                }
+            }
+            dpMs += emit(st, "expert_dp", "all_reduce", expertReduce, p.dp / ep, dpLink, dpInter);
             if (worldIsDp)
                 scalars.add(1, scalar); // the loss
             if (p.zero == 1)

@@ -36,7 +36,10 @@ bool runsOnTrainer(const Plan &plan)
 {
     const ModelSpec &m = plan.model;
     const bool cpu = plan.cluster.nodes.empty() || plan.cluster.nodes.front().device == DeviceKind::Cpu;
-    return cpu && m.moe.experts == 0;
+    const ParallelSpec &p = plan.parallel;
+    // What trellis-trainer refuses with a mixture of experts (checkTrainerSupport) runs elsewhere.
+    const bool moeRefused = m.moe.experts > 0 && (p.cp > 1 || (p.pp > 1 && p.schedule == "zb-h1"));
+    return cpu && !moeRefused && !(p.ep > 1 && p.zero > 0);
 }
 
 Framework resolvedFramework(const Plan &plan)

@@ -2,6 +2,9 @@
 // as the plan file spells them.
 #include "plan.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace trellis::plan {
 
 namespace {
@@ -17,6 +20,13 @@ std::uint64_t countParameters(const ModelSpec &m, std::uint64_t experts)
     return V * C + S * C + 2 * C + L * (4 * C + C * (C + 2 * K) + (C + 2 * K) + C * C + C + experts * (2 * C * F + F + C) + router);
 }
 } // namespace
+
+int expertCapacity(const MoeSpec &moe, int seqLen)
+{
+    if (!moe.capacityFactor || moe.experts <= 0)
+        return seqLen * std::max(1, moe.topK); // dropless: never more than every assignment
+    return std::max(1, static_cast<int>(std::ceil(*moe.capacityFactor * seqLen * moe.topK / moe.experts)));
+}
 
 std::uint64_t parameterCount(const ModelSpec &m)
 {

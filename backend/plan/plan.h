@@ -12,11 +12,23 @@ namespace trellis::plan {
 
 inline constexpr const char *kPlanSchema = "trellis.plan/1";
 
+// A mixture-of-experts MLP in every layer (Switch/GShard style): a router (softmax over the experts,
+// no bias) picks each token's top_k experts, whose outputs are summed weighted by their router
+// probabilities (not renormalised). capacityFactor: each expert takes at most
+// ceil(factor · seq_len · top_k / experts) tokens of each sequence, earliest positions first,
+// the rest dropped (the token keeps its residual); unset: dropless, every routed token is
+// computed. auxLossCoef weighs the load-balancing loss, per sequence (DeepSeek-V3's
+// sequence-wise form of the Switch Transformer's loss): coef · experts · Σₑ fₑ·Pₑ.
 struct MoeSpec {
     int experts = 0; // 0: dense model
     int topK = 0;
+    std::optional<double> capacityFactor; // unset: dropless
+    double auxLossCoef = 0.01;
     bool operator==(const MoeSpec &) const = default;
 };
+
+// Slots an expert has for each sequence of seqLen tokens under a capacity factor.
+int expertCapacity(const MoeSpec &moe, int seqLen);
 
 // The decoder's architecture (trellis-trainer runs both). gpt: LayerNorm with biases, GELU MLP,
 // learned positions, the head tied to the embedding. llama: RMSNorm, no biases, SwiGLU MLP (three

@@ -59,7 +59,7 @@ const json &fullShape()
     static const json shape = [] {
         Plan p;
         p.model.preset = "tiny";
-        p.model.moe = {2, 1};
+        p.model.moe = {2, 1, 1.0, 0.01};
         p.cluster.preset = "cpu-local";
         p.cluster.nodes = {{"localhost", 1, DeviceKind::Cuda, "h100", {}, 0, {}, {}}};
         p.cluster.intraNode = {1, 1};

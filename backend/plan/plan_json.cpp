@@ -248,6 +248,8 @@ void readModel(ObjectReader r, ModelSpec &m, Diagnostics &d)
     ObjectReader moe = r.child("moe");
     moe.read("experts", m.moe.experts);
     moe.read("top_k", m.moe.topK);
+    moe.read("capacity_factor", m.moe.capacityFactor);
+    moe.read("aux_loss_coef", m.moe.auxLossCoef);
     moe.finish();
     r.finish();
 }
@@ -531,7 +533,11 @@ std::string planToJson(const Plan &p, int indent)
     if (!m.preset.empty())
         j["model"]["preset"] = m.preset; // explicit fields below override it on load
     if (m.moe.experts > 0)
-        j["model"]["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.topK}};
+    {
+        j["model"]["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.topK}, {"aux_loss_coef", m.moe.auxLossCoef}};
+        if (m.moe.capacityFactor)
+            j["model"]["moe"]["capacity_factor"] = *m.moe.capacityFactor;
+    }
     json nodes = json::array();
     for (const auto &n : p.cluster.nodes) {
         json node = {{"host", n.host}, {"slots", n.slotCount}, {"device", toString(n.device)}};

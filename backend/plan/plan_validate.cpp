@@ -44,6 +44,13 @@ private:
 };
 
 std::string str(long long v) { return std::to_string(v); }
+std::string str(double v)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return text;
+}
+std::string str(int v) { return std::to_string(v); }
 
 std::string formatMb(double mb)
 {
@@ -74,6 +81,11 @@ void checkModel(const ModelSpec &m, Checker &c)
     if (m.moe.experts > 0 && (m.moe.topK < 1 || m.moe.topK > m.moe.experts))
         c.error("model.moe.top_k", "must be between 1 and model.moe.experts (" + str(m.moe.experts) + "), got " +
                                        str(m.moe.topK));
+    if (m.moe.experts > 0 && m.moe.capacityFactor && !(*m.moe.capacityFactor > 0))
+        c.error("model.moe.capacity_factor", "must be greater than 0 (leave it out for dropless routing), got " +
+                                                 str(*m.moe.capacityFactor));
+    if (m.moe.experts > 0 && !(m.moe.auxLossCoef >= 0))
+        c.error("model.moe.aux_loss_coef", "must not be negative, got " + str(m.moe.auxLossCoef));
 }
 
 void checkCluster(const ClusterSpec &cl, Checker &c)
@@ -401,9 +413,13 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     const ParallelSpec &p = plan.parallel;
     if (p.pp > 1 && p.schedule == "zb-h1" && p.recompute == Recompute::Full)
         unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");
-    if (p.ep != 1) unsupported("parallel.ep", "expert parallelism (ep > 1)");
+    if (p.ep > 1 && p.zero > 0)
+        unsupported("parallel.zero", "ZeRO with expert parallelism (the experts' gradients reduce over expert_dp)");
     if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
-    if (plan.model.moe.experts > 0) unsupported("model.moe", "mixture of experts");
+    if (plan.model.moe.experts > 0 && p.cp > 1)
+        unsupported("parallel.cp", "context parallelism with a mixture of experts (per-sequence routing statistics)");
+    if (plan.model.moe.experts > 0 && p.pp > 1 && p.schedule == "zb-h1")
+        unsupported("parallel.schedule", "zb-h1 with a mixture of experts (the expert layers have no split backward)");
     if (p.framework == Framework::Megatron || p.framework == Framework::DeepSpeed)
         unsupported("parallel.framework", std::string("a plan for ") + (p.framework == Framework::Megatron ? "Megatron-LM" : "DeepSpeed") +
                                               " (framework: " + toString(p.framework) + "; trellis or auto runs here)");

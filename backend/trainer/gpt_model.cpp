@@ -37,7 +37,11 @@ GptModel<T>::GptModel(const GptConfig &config, bool allocate, Device &device) : 
         C % config.heads != 0 || tp < 1 || config.tpRank < 0 || config.tpRank >= tp || config.heads % tp != 0 ||
         config.vocab % tp != 0 || config.ffn % tp != 0 || KVH <= 0 || config.heads % KVH != 0 || KVH % tp != 0 ||
         (!config.llama && KVH != config.heads) || (config.llama && (C / config.heads) % 2 != 0) ||
-        !(config.ropeTheta > 0) || config.cp < 1 || config.cpRank < 0 || config.cpRank >= config.cp)
+        !(config.ropeTheta > 0) || config.cp < 1 || config.cpRank < 0 || config.cpRank >= config.cp ||
+        config.experts < 0 || config.ep < 1 || config.epRank < 0 || config.epRank >= config.ep ||
+        (config.experts > 0 && (config.experts % config.ep != 0 || config.topK < 1 || config.topK > config.experts ||
+                                config.capacity < 0 || !(config.auxLossCoef >= 0))) ||
+        (config.experts == 0 && config.ep != 1))
         throw std::invalid_argument("GptModel: invalid configuration");
     const bool llama = config.llama;
     // Tensor parallelism: this rank's share of the vocabulary, of the q heads and kv heads (and
@@ -69,10 +73,22 @@ GptModel<T>::GptModel(const GptConfig &config, bool allocate, Device &device) : 
         L.projb = bias("attn.proj.bias", C);
         L.ln2w = addTensor(p + "ln2.weight", {C});
         L.ln2b = bias("ln2.bias", C);
-        L.fcw = addTensor(p + "mlp.fc.weight", {m_Fin, C});
-        L.fcb = bias("mlp.fc.bias", F);
-        L.fcprojw = addTensor(p + "mlp.proj.weight", {C, F});
-        L.fcprojb = bias("mlp.proj.bias", C);
+        L.router = kNone;
+        if (config.experts > 0) {
+            // The router, then this rank's experts stacked (each tp-split like the dense MLP): the
+            // experts are the tail of the layer's unit.
+            const int El = m_El = config.experts / config.ep;
+            L.router = addTensor(p + "mlp.router.weight", {config.experts, C});
+            L.fcw = addTensor(p + "mlp.experts.fc.weight", {El, m_Fin, C});
+            L.fcb = llama ? kNone : addTensor(p + "mlp.experts.fc.bias", {El, F});
+            L.fcprojw = addTensor(p + "mlp.experts.proj.weight", {El, C, F});
+            L.fcprojb = llama ? kNone : addTensor(p + "mlp.experts.proj.bias", {El, C});
+        } else {
+            L.fcw = addTensor(p + "mlp.fc.weight", {m_Fin, C});
+            L.fcb = bias("mlp.fc.bias", F);
+            L.fcprojw = addTensor(p + "mlp.proj.weight", {C, F});
+            L.fcprojb = bias("mlp.proj.bias", C);
+        }
         m_layers.push_back(L);
     }
     m_lnfw = addTensor("lnf.weight", {C});
@@ -152,8 +168,8 @@ void GptModel<T>::release(int unit, Pass pass)
 template <typename T>
 void GptModel<T>::initialize(std::uint64_t seed)
 {
-    if (m_config.tp > 1) {
-        // Slices of the whole model's initialisation, so every tp trains the same model.
+    if (m_config.tp > 1 || m_config.ep > 1) {
+        // Slices of the whole model's initialisation, so every tp and ep trains the same model.
         GptModel<T> whole(wholeConfig());
         whole.initialize(seed);
         const std::vector<T> hostWhole = whole.m_params.toHost();
@@ -175,7 +191,8 @@ void GptModel<T>::initialize(std::uint64_t seed)
         } else if (isNormGain) {
             std::fill(p, p + t.size, T(1));
         } else {
-            const bool residual = t.name.ends_with("attn.proj.weight") || t.name.ends_with("mlp.proj.weight");
+            const bool residual = t.name.ends_with("attn.proj.weight") || t.name.ends_with("mlp.proj.weight") ||
+                                  t.name.ends_with("experts.proj.weight");
             const double s = residual ? stdResidual : std0;
             for (std::size_t i = 0; i < t.size; ++i)
                 p[i] = static_cast<T>(rng.normal() * s);
@@ -213,8 +230,9 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     // with SwiGLU) and the activation.
     const std::int64_t r = rows(static_cast<int>(bt)); // rows of the norm and residual regions
     const std::int64_t stats = m_config.llama ? r : 2 * r;
-    const std::int64_t inner = r * C + stats + bt * QKV + bt * Cq + att + r * C * 2 + r * C + stats + bt * Fin + bt * F +
-                               r * C;
+    // A mixture-of-experts MLP keeps its routing and rows apart (model/moe.cpp).
+    const std::int64_t mlpActs = moe() ? 0 : bt * Fin + bt * F;
+    const std::int64_t inner = r * C + stats + bt * QKV + bt * Cq + att + r * C * 2 + r * C + stats + mlpActs + r * C;
     const int first = m_stage.firstLayer, end = m_stage.endLayer, layers = end - first;
     // Full recompute: one set of inner activations for every layer; selective: one set of
     // attention probabilities.
@@ -249,8 +267,8 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
             a.ln2 = take(r * C);
             a.ln2Mean = m_config.llama ? nullptr : take(r);
             a.ln2Rstd = take(r);
-            a.fch = take(bt * Fin);
-            a.fchGelu = take(bt * F);
+            a.fch = moe() ? nullptr : take(bt * Fin);
+            a.fchGelu = moe() ? nullptr : take(bt * F);
             a.fcproj = take(r * C);
         }
     }
@@ -276,8 +294,8 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     }
     m_dQkv.assign(static_cast<std::size_t>(bt * QKV));
     m_dAtty.assign(static_cast<std::size_t>(bt * Cq));
-    m_dFch.assign(static_cast<std::size_t>(bt * Fin));
-    m_dFchGelu.assign(static_cast<std::size_t>(bt * F));
+    m_dFch.assign(moe() ? 0 : static_cast<std::size_t>(bt * Fin));
+    m_dFchGelu.assign(moe() ? 0 : static_cast<std::size_t>(bt * F));
     m_dLogits.assign(m_stage.head ? static_cast<std::size_t>(bt * V) : 0);
     m_dAttScratch.assign(cp() ? 0 : static_cast<std::size_t>(tCap) * tCap, T(0));
 }
@@ -327,6 +345,7 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
     m_batch = batch;
     m_seqLen = seqLen;
     m_weightsPending = false;
+    m_lastAuxLoss = 0;
     if (cp() && m_positionsHost.size() != static_cast<std::size_t>(m_config.cp) * seqLen) {
         m_positionsHost.clear();
         for (int r = 0; r < m_config.cp; ++r) {
@@ -431,6 +450,17 @@ void GptModel<T>::layerForward(int l, const T *x)
     rowParallelForward(a.attproj, a.atty, L.projw, L.projb, BT, Cq);
     ops::residualForward(stream(), a.residual2, x, a.attproj, static_cast<std::int64_t>(rc));
     normForward(a.ln2, a.ln2Mean, a.ln2Rstd, a.residual2, L.ln2w, L.ln2b, R);
+    if (moe()) {
+        // Partial sums over tp of every row, added by the group like a row-parallel linear's.
+        T *partial = sp() ? m_partial.data() : a.fcproj;
+        moeForward(l, partial, gatheredRows(a.ln2, BT));
+        if (sp())
+            scatterRows(m_partial.data(), a.fcproj, BT);
+        else
+            tpAllReduce(a.fcproj, static_cast<std::size_t>(BT) * C);
+        ops::residualForward(stream(), a.residual3, a.residual2, a.fcproj, static_cast<std::int64_t>(rc));
+        return;
+    }
     // gpt: fcproj(gelu(fc(x))); llama: proj(silu(gate(x))·up(x)), gate and up as one linear.
     ops::linearForward(stream(), a.fch, gatheredRows(a.ln2, BT), param(L.fcw), paramOrNull(L.fcb), BT, C, m_Fin);
     if (m_config.llama)
@@ -487,6 +517,8 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         throw std::logic_error("GptModel::backward called before forward");
     if (!weights && m_recompute == Recompute::Full)
         throw std::logic_error("GptModel::backward: a split backward keeps every layer's activations; no recompute");
+    if (!weights && moe())
+        throw std::logic_error("GptModel::backward: the mixture-of-experts layers have no split backward");
     const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, F = m_F, V = m_V, NH = m_NH, Cq = m_Cq;
     const int R = rows(BT);
     const std::size_t btc = static_cast<std::size_t>(BT) * C;
@@ -555,11 +587,22 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         const LayerActs &a = m_layerActs[l];
         const T *x = l == m_stage.firstLayer ? m_encoded : m_layerActs[l - 1].residual3;
         acquire(l + 1, pass);
-        if (m_recompute == Recompute::Full)
-            layerForward(l, x); // refill the shared inner activations for this layer
+        if (m_recompute == Recompute::Full) {
+            m_recomputing = true; // the routing is counted once, in the first forward
+            layerForward(l, x);   // refill the shared inner activations for this layer
+            m_recomputing = false;
+        }
         T *dx = m_dResidual.data(); // gradient of residual3, becomes that of residual2, then of x
 
         // MLP branch: residual3 = residual2 + fcproj(gelu(fc(ln2(residual2))))
+        if (moe()) {
+            // Computes its weight gradients here too (no split backward: refused with weights = false).
+            T *target = inputGradTarget();
+            moeBackward(l, target, allRows(dx), a.ln2, lossScale);
+            finishInputGrad();
+            keep(m_dLn.data(), rc);
+            normBackward(dx, L.ln2w, L.ln2b, m_dLn.data(), a.residual2, a.ln2Mean, a.ln2Rstd, R, weights);
+        } else {
         zero(m_dFchGelu.data(), btf);
         const T *dOut3 = allRows(dx);
         keep(dOut3, btc);
@@ -577,6 +620,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         finishInputGrad(); // column-parallel input: the group adds its partial gradients
         keep(m_dLn.data(), rc);
         normBackward(dx, L.ln2w, L.ln2b, m_dLn.data(), a.residual2, a.ln2Mean, a.ln2Rstd, R, weights);
+        }
 
         // Attention branch: residual2 = x + proj(attn(qkv(ln1(x))))
         zero(m_dAtty.data(), btq);
@@ -649,9 +693,11 @@ void GptModel<T>::backwardWeights()
         const LayerActs &a = m_layerActs[l];
         const T *x = l == m_stage.firstLayer ? m_encoded : m_layerActs[l - 1].residual3;
         acquire(l + 1, Pass::Backward);
-        ops::linearBackward<T>(stream(), nullptr, grad(L.fcprojw), gradOrNull(L.fcprojb), next(), a.fchGelu, param(L.fcprojw), BT, F, C);
-        const T *dFch = next();
-        ops::linearBackward<T>(stream(), nullptr, grad(L.fcw), gradOrNull(L.fcb), dFch, allRows(a.ln2), param(L.fcw), BT, C, m_Fin);
+        if (!moe()) {
+            ops::linearBackward<T>(stream(), nullptr, grad(L.fcprojw), gradOrNull(L.fcprojb), next(), a.fchGelu, param(L.fcprojw), BT, F, C);
+            const T *dFch = next();
+            ops::linearBackward<T>(stream(), nullptr, grad(L.fcw), gradOrNull(L.fcb), dFch, allRows(a.ln2), param(L.fcw), BT, C, m_Fin);
+        }
         normBackward(nullptr, L.ln2w, L.ln2b, next(), a.residual2, a.ln2Mean, a.ln2Rstd, R, true);
         ops::linearBackward<T>(stream(), nullptr, grad(L.projw), gradOrNull(L.projb), next(), a.atty, param(L.projw), BT, Cq, C);
         const T *dQkv = next();
@@ -672,7 +718,7 @@ std::vector<bool> weightDecayMask(const std::vector<ParamTensor> &tensors, std::
 {
     std::vector<bool> mask(count, false);
     for (const auto &t : tensors)
-        if (t.shape.size() == 2 && t.name != "wpe")
+        if (t.shape.size() >= 2 && t.name != "wpe" && !t.name.ends_with(".bias")) // matrices (stacked experts too)
             std::fill(mask.begin() + static_cast<long>(t.offset), mask.begin() + static_cast<long>(t.offset + t.size), true);
     return mask;
 }

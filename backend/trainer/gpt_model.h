@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -50,6 +51,32 @@ struct GptConfig {
     int cp = 1;
     int cpRank = 0;
     bool cpZigzag = true;
+    // Mixture of experts (experts > 0, model/moe.cpp): every layer's MLP becomes a router
+    // (softmax over the experts) and `experts` MLPs of width ffn, each token's output the sum of
+    // its topK experts' outputs weighted by their router probabilities. capacity > 0: an expert
+    // takes at most `capacity` tokens of each sequence (earliest first; the rest dropped, their
+    // slots padded so every exchange has a fixed size); 0: dropless. auxLossCoef weighs the
+    // per-sequence load-balancing loss. Expert parallelism: ep ranks each hold experts/ep of the
+    // experts (this instance rank epRank's); tokens reach them and come back by all-to-all over
+    // the ep group. tp splits every expert like the dense MLP.
+    int experts = 0;
+    int topK = 1;
+    int capacity = 0;
+    double auxLossCoef = 0.01;
+    int ep = 1;
+    int epRank = 0;
+};
+
+// Where the router sent tokens: per layer and expert the tokens routed there (every top-k choice,
+// before capacity drops), the choices dropped for capacity, and the load-balancing loss summed
+// over layers and micro-batches (as added to the objective, before the loss scale).
+struct ExpertLoad {
+    int layers = 0, experts = 0;
+    std::vector<std::uint64_t> tokens; // layer-major
+    std::uint64_t dropped = 0;
+    double auxLoss = 0;          // summed over auxTerms (layer, micro-batch) pairs
+    std::uint64_t auxTerms = 0;
+    void add(const ExpertLoad &other);
 };
 
 // The positions in the whole sequence of context-parallel rank `rank`'s `local` tokens, in the
@@ -163,7 +190,8 @@ public:
     void releaseFlatParameters() { m_params.release(); }
     void releaseFlatGradients() { m_grads.release(); }
 
-    std::size_t activationBytes() const { return m_acts.size() * sizeof(T); }
+    // Kept activations: the layers' buffer plus the mixture-of-experts layers' routing and rows.
+    std::size_t activationBytes() const;
 
     // Activation recompute. Full: keep only each layer's output (the residual stream) and one
     // shared set of a layer's inner activations; backward re-runs each layer's forward first;
@@ -184,6 +212,17 @@ public:
     void setTensorParallelGroup(Communicator *group);
     // The ring of context-parallel ranks (required when cp > 1).
     void setContextParallelGroup(Communicator *group);
+    // The ranks splitting the experts (required when ep > 1).
+    void setExpertParallelGroup(Communicator *group);
+    // Routing statistics of the forwards since the last call (empty for a dense model).
+    ExpertLoad takeExpertLoad();
+    // The load-balancing loss of the last forward, summed over its layers: what backward adds
+    // to the objective besides the cross-entropy forward returns.
+    double auxLoss() const { return m_lastAuxLoss; }
+    // Layer l's routing in its last forward: each row's top-k experts, row-major (empty if none).
+    std::vector<std::int32_t> routing(int l) const;
+    // Whether tensor i holds experts (their gradients reduce over the expert data-parallel group).
+    bool isExpert(std::size_t tensor) const;
     // Whether the output head is the embedding matrix (gpt) or a tensor of its own (llama).
     bool tiedHead() const { return !m_config.llama; }
     // Tensors every tp rank holds whole (norms, position embeddings, row-parallel biases); their
@@ -201,7 +240,8 @@ private:
     // Offsets of a layer's tensors; kNone for the ones its architecture lacks (llama's biases).
     static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
     struct Layer {
-        std::size_t ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb;
+        // MoE: fc*/fcproj* are the stacked experts' tensors ([local experts, ...]), router the router's.
+        std::size_t ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb, router;
     };
     struct LayerActs {
         T *ln1, *ln1Mean, *ln1Rstd, *qkv, *atty, *att, *attproj, *residual2, *ln2, *ln2Mean, *ln2Rstd, *fch, *fchGelu,
@@ -242,6 +282,28 @@ private:
     void ringAttentionForward(T *out, T *lse, const T *qkv);
     void ringAttentionBackward(T *dqkv, const T *dOut, const T *out, const T *lse, const T *qkv);
     bool cp() const { return m_config.cp > 1; }
+    // Mixture of experts. moeForward: out (partial sums over tp, every row) of the MoE MLP on the
+    // gathered rows x; moeBackward adds the partial input gradient into dx (every row) from the
+    // output gradient dOut (every row), and the weight gradients.
+    bool moe() const { return m_config.experts > 0; }
+    // What a mixture-of-experts layer keeps for backward: router probabilities and gates, each
+    // choice's expert and slot in the send buffer (−1: dropped), the rows this rank's experts
+    // received (in [source rank][local expert] blocks), their hidden activations and the expert
+    // outputs that came back (in send-buffer order); rows per (peer, local expert) both ways.
+    struct MoeActs {
+        explicit MoeActs(Device &d) : probs(d), gates(d), xin(d), h(d), act(d), ySent(d), slot(d) {}
+        DeviceBuffer<T> probs, gates, xin, h, act, ySent;
+        DeviceBuffer<std::int32_t> slot;
+        std::vector<std::int32_t> expert;
+        std::vector<std::size_t> sendRows, recvRows;
+        std::size_t sent = 0, received = 0;
+    };
+    MoeActs &moeActs(int l);
+    // Rows from `send` (blocks of sendRows rows per (peer, local expert)) to `recv` over the ep group.
+    void moeExchange(const T *send, const std::vector<std::size_t> &sendRows, T *recv,
+                     const std::vector<std::size_t> &recvRows);
+    void moeForward(int l, T *out, const T *x);
+    void moeBackward(int l, T *dx, const T *dOut, const T *x, T lossScale);
     void allocateActivations(int batch, int seqLen);
     void acquire(int unit, Pass pass);
     void release(int unit, Pass pass);
@@ -266,6 +328,17 @@ private:
     int m_V = 0, m_Cq = 0, m_NH = 0, m_KVH = 0, m_Ckv = 0, m_QKV = 0, m_F = 0, m_Fin = 0;
     Communicator *m_tpGroup = nullptr;
     Communicator *m_cpGroup = nullptr;
+    Communicator *m_epGroup = nullptr;
+    int m_El = 0; // experts this ep rank holds
+    std::vector<std::unique_ptr<MoeActs>> m_moeActs; // per layer (one shared under full recompute)
+    // Scratch: router logits (then their gradient), rows in flight, gathered input rows, and the
+    // routing's device copies of gate gradients and router-probability gradients.
+    DeviceBuffer<T> m_moeLogits{*m_device}, m_moeSend{*m_device}, m_moeRecv{*m_device}, m_moeX{*m_device},
+        m_moeDGates{*m_device}, m_moeDProbs{*m_device}, m_moeH{*m_device}, m_moeDx{*m_device};
+    DeviceBuffer<std::int32_t> m_moeRowOf{*m_device};
+    ExpertLoad m_expertLoad;
+    double m_lastAuxLoss = 0;
+    bool m_recomputing = false; // a full-recompute forward inside backward: routing not counted again
     std::vector<ParamTensor> m_tensors;
     DeviceBuffer<T> m_params{*m_device};
     DeviceBuffer<T> m_grads{*m_device};

@@ -21,7 +21,8 @@ bool GptModel<T>::isReplicated(std::size_t tensor) const
     const std::string &n = m_tensors[tensor].name;
     return !(n == "wte" || n == "lm_head.weight" || n.ends_with("attn.qkv.weight") || n.ends_with("attn.qkv.bias") ||
              n.ends_with("attn.proj.weight") || n.ends_with("mlp.fc.weight") || n.ends_with("mlp.fc.bias") ||
-             n.ends_with("mlp.proj.weight"));
+             n.ends_with("mlp.proj.weight") || n.ends_with("experts.fc.weight") || n.ends_with("experts.fc.bias") ||
+             n.ends_with("experts.proj.weight"));
 }
 
 template <typename T>
@@ -36,7 +37,29 @@ std::vector<std::pair<std::size_t, std::size_t>> GptModel<T>::shardRuns(std::siz
     std::vector<std::pair<std::size_t, std::size_t>> runs;
     // The whole model's qkv rows: q (C), k (kv width), v (kv width); this rank's heads of each.
     const std::size_t qkvStarts[3] = {r * Cq, C + r * Ckv, C + tp * Ckv + r * Ckv}, qkvSizes[3] = {Cq, Ckv, Ckv};
-    if (m_config.tp == 1 || isReplicated(tensor)) {
+    if (isExpert(tensor)) {
+        // Stacked experts: this ep rank's experts are experts epRank·El … of the whole tensor, and
+        // each is split over tp like the dense MLP (fc rows, proj columns; proj bias whole).
+        const bool fcw = n.ends_with("experts.fc.weight"), fcb = n.ends_with("experts.fc.bias"),
+                   projw = n.ends_with("experts.proj.weight");
+        const std::size_t El = static_cast<std::size_t>(m_El);
+        const std::size_t whole = fcw ? (m_config.llama ? 2 : 1) * F * C : fcb ? F : projw ? C * F : C; // one expert
+        for (std::size_t e = 0; e < El; ++e) {
+            const std::size_t base = (static_cast<std::size_t>(m_config.epRank) * El + e) * whole;
+            if (tp == 1 || !(fcw || fcb || projw)) {
+                runs.emplace_back(base, whole);
+            } else if (fcw && m_config.llama) {
+                runs.emplace_back(base + r * Fl * C, Fl * C);
+                runs.emplace_back(base + (F + r * Fl) * C, Fl * C);
+            } else if (fcw || fcb) {
+                const std::size_t width = fcw ? C : 1;
+                runs.emplace_back(base + r * Fl * width, Fl * width);
+            } else {
+                for (std::size_t o = 0; o < C; ++o)
+                    runs.emplace_back(base + o * F + r * Fl, Fl);
+            }
+        }
+    } else if (m_config.tp == 1 || isReplicated(tensor)) {
         runs.emplace_back(0, t.size);
     } else if (n == "wte" || n == "lm_head.weight") {
         runs.emplace_back(r * t.size, t.size); // rows of the vocabulary
@@ -69,12 +92,16 @@ GptConfig GptModel<T>::wholeConfig() const
     whole.tpRank = 0;
     whole.cp = 1;
     whole.cpRank = 0;
+    whole.ep = 1;
+    whole.epRank = 0;
     return whole;
 }
 
 template <typename T>
 std::vector<T> GptModel<T>::gatherWhole(const T *local)
 {
+    if (m_config.ep > 1)
+        throw std::logic_error("GptModel::gatherWhole gathers over tp only (ep = 1)");
     if (m_config.tp == 1)
         return {local, local + m_count};
     const GptModel<T> whole(wholeConfig(), false);
@@ -99,7 +126,7 @@ std::vector<T> GptModel<T>::gatherWhole(const T *local)
 template <typename T>
 std::vector<T> GptModel<T>::sliceOfWhole(const T *whole) const
 {
-    if (m_config.tp == 1)
+    if (m_config.tp == 1 && m_config.ep == 1)
         return {whole, whole + m_count};
     const GptModel<T> layout(wholeConfig(), false);
     std::vector<T> out(m_count);

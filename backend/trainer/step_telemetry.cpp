@@ -102,6 +102,15 @@ void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std:
     mem->set_activations(f.activationBytes);
     mem->set_comm_buffers(f.bufferBytes);
     mem->set_peak_rss(peakRssBytes());
+    if (!f.experts.tokens.empty()) {
+        auto *x = r->mutable_experts();
+        x->set_layers(static_cast<std::uint32_t>(f.experts.layers));
+        x->set_experts(static_cast<std::uint32_t>(f.experts.experts));
+        for (const std::uint64_t n : f.experts.tokens)
+            x->add_tokens(n);
+        x->set_dropped(f.experts.dropped);
+        x->set_aux_loss(f.experts.auxTerms > 0 ? f.experts.auxLoss / static_cast<double>(f.experts.auxTerms) : 0.0);
+    }
     telemetry.publish(std::move(e));
 }
 

@@ -24,6 +24,7 @@ struct StepFigures {
     double stepMs = 0, bubbleMs = 0, commMs = 0, exposedMs = 0;
     double loss = 0, gradNorm = 0, lr = 0;
     std::uint64_t parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0, activationBytes = 0, bufferBytes = 0;
+    ExpertLoad experts; // empty: none reported
 };
 
 // The step report, the collectives each group recorded since the last call (taken from them) and,

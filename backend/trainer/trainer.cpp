@@ -285,6 +285,9 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         f.optimizerBytes = optimizer.stateBytes();
         f.activationBytes = stack.activationBytes();
         f.bufferBytes = stack.bufferBytes();
+        ExpertLoad load = stack.takeExpertLoad(); // taken every step; tp ranks > 0 route alike and stay quiet
+        if (groups.tp().rank() == 0)
+            f.experts = std::move(load);
         const bool traced = m_plan.telemetry.traceEvery > 0 && !stack.spans().empty() &&
                             stepNumber % static_cast<std::uint64_t>(m_plan.telemetry.traceEvery) == 0;
         publishStep(telemetry, f, groups.all(), traced ? &stack.spans() : nullptr);

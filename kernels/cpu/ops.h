@@ -86,6 +86,28 @@ void ringAttentionBlockBackward(T *dq, int ldq, T *dkv, const T *dOut, const T *
 template <typename T>
 void copyColumns(T *dst, int ldDst, const T *src, int ldSrc, int rows, int cols);
 
+// Mixture of experts (kernels/cpu/moe.cpp). Rows are C wide; a slot index < 0 means none.
+// probs[N,E] = softmax of each row of logits (the router).
+template <typename T>
+void softmaxRows(T *probs, const T *logits, int N, int E);
+// dLogits[N,E] = probs ⊙ (dProbs − Σ_e probs·dProbs) per row.
+template <typename T>
+void softmaxRowsBackward(T *dLogits, const T *probs, const T *dProbs, int N, int E);
+// dst[i] = src[rowOf[i]] for i < n, a zero row where rowOf[i] < 0 (dispatch into expert slots).
+template <typename T>
+void selectRows(T *dst, const T *src, const std::int32_t *rowOf, int n, int C);
+// out[t] = Σ_j gates[t,j]·rows[slot[t,j]] over the k choices of each of N rows (combine).
+template <typename T>
+void combineRows(T *out, const T *rows, const std::int32_t *slot, const T *gates, int N, int k, int C);
+// The combine's backward: dRows[slot[t,j]] = gates[t,j]·dOut[t] (other rows untouched) and
+// dGates[t,j] = dOut[t]·rows[slot[t,j]] (0 where dropped).
+template <typename T>
+void combineRowsBackward(T *dRows, T *dGates, const T *dOut, const T *rows, const std::int32_t *slot, const T *gates,
+                         int N, int k, int C);
+// dx[t] += Σ_j rows[slot[t,j]] (the dispatch's backward).
+template <typename T>
+void addSelectedRows(T *dx, const T *rows, const std::int32_t *slot, int N, int k, int C);
+
 // RMSNorm (Zhang & Sennrich 2019, llama): out[N,C] = in·rstd·gamma[C], rstd = 1/sqrt(mean(in²) +
 // eps) per row, kept in rstd[N] for backward.
 template <typename T>

@@ -311,6 +311,17 @@ private slots:
         QTest::newRow("cp2 dp2 zero3") << R"("cp": 2, "dp": 2, "zero": 3, "micro_batches": 2)" << 4 << 4 << QString();
         QTest::newRow("llama cp2 pp2 zb-h1 selective") << R"("cp": 2, "pp": 2, "schedule": "zb-h1", "recompute": "selective", "micro_batches": 3)" << 4 << 4 << llama;
         QTest::newRow("llama cp4 contiguous") << R"("cp": 4, "cp_layout": "contiguous", "micro_batch_size": 2)" << 4 << 4 << llama;
+        // Mixtures of experts: the all-to-alls of expert parallelism have fixed sizes with a
+        // capacity (dropless sizes follow the router: exact here only at ep 1).
+        const QString capacity = QStringLiteral(R"("moe": {"experts": 4, "top_k": 2, "capacity_factor": 1.5}, )");
+        const QString dropless = QStringLiteral(R"("moe": {"experts": 4, "top_k": 1}, )");
+        QTest::newRow("moe dp2 ep2 capacity") << R"("dp": 2, "ep": 2, "micro_batch_size": 2, "micro_batches": 2)" << 2 << 4 << capacity;
+        QTest::newRow("moe dp4 ep2 capacity") << R"("dp": 4, "ep": 2, "bucket_mb": 0.02, "micro_batches": 2)" << 4 << 4 << capacity;
+        QTest::newRow("moe dp2 ep2 tp2 sp recompute capacity")
+            << R"("dp": 2, "ep": 2, "tp": 2, "sequence_parallel": true, "recompute": "full", "micro_batches": 2)" << 4 << 4 << capacity;
+        QTest::newRow("moe dp2 ep2 pp2 1f1b capacity") << R"("dp": 2, "ep": 2, "pp": 2, "schedule": "1f1b", "micro_batches": 3)" << 4 << 4 << capacity;
+        QTest::newRow("moe dp2 zero3 dropless") << R"("dp": 2, "zero": 3, "micro_batches": 2)" << 2 << 4 << dropless;
+        QTest::newRow("llama moe tp2 dropless") << R"("tp": 2, "micro_batch_size": 2)" << 2 << 4 << (llama + dropless);
     }
 
     void collectivesAndMemoryAsTheTrainerRecords()

@@ -55,6 +55,12 @@ const std::vector<Field> &fields()
         {QStringLiteral("model.moe.experts"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Experts (MoE)"), K::Integer, 0, 4096,
          {}, QT_TRANSLATE_NOOP("PlanFields", "0: a dense model")},
         {QStringLiteral("model.moe.top_k"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Experts per token"), K::Integer, 0, 64},
+        {QStringLiteral("model.moe.capacity_factor"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Expert capacity factor"),
+         K::OptionalNumber, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "Empty: dropless routing. Else each expert takes at most factor · seq_len · top_k / "
+                                         "experts tokens of a sequence; the rest are dropped")},
+        {QStringLiteral("model.moe.aux_loss_coef"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Load-balancing loss weight"),
+         K::Number, 0, 0, {}, QT_TRANSLATE_NOOP("PlanFields", "Switch Transformer's auxiliary loss, per sequence")},
 
         {QStringLiteral("cluster.preset"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Cluster preset"), K::Choice, 0, 0,
          QStringList{QString()} + names(plan::clusterPresetNames()),

@@ -55,6 +55,11 @@ public:
     virtual void broadcast(void *data, std::size_t count, DataType type, int root) = 0;
     // send and recv hold size()·countPerRank elements; block j of send goes to rank j.
     virtual void allToAll(const void *send, void *recv, std::size_t countPerRank, DataType type) = 0;
+    // Blocks of different sizes: sendCounts[j] elements (consecutive in send) go to rank j,
+    // recvCounts[j] arrive from rank j (consecutive in recv). Recorded as "all_to_all" with the
+    // elements this rank sends.
+    virtual void allToAllV(const void *send, const std::vector<std::size_t> &sendCounts, void *recv,
+                           const std::vector<std::size_t> &recvCounts, DataType type) = 0;
     virtual void send(const void *data, std::size_t count, DataType type, int peer, int tag) = 0;
     virtual void recv(void *data, std::size_t count, DataType type, int peer, int tag) = 0;
     virtual void barrier() = 0;

@@ -278,6 +278,30 @@ void MpiCommunicator::allToAll(const void *send, void *recv, std::size_t countPe
     record("all_to_all", countPerRank * elem * static_cast<std::size_t>(m_size), ms);
 }
 
+void MpiCommunicator::allToAllV(const void *send, const std::vector<std::size_t> &sendCounts, void *recv,
+                                const std::vector<std::size_t> &recvCounts, DataType type)
+{
+    const auto n = static_cast<std::size_t>(m_size);
+    if (sendCounts.size() != n || recvCounts.size() != n)
+        throw std::invalid_argument("all_to_all_v: one count per rank expected");
+    std::vector<int> sc(n), sd(n), rc(n), rd(n);
+    std::size_t sent = 0, received = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+        sc[j] = checkedCount(sendCounts[j]);
+        sd[j] = checkedCount(sent);
+        rc[j] = checkedCount(recvCounts[j]);
+        rd[j] = checkedCount(received);
+        sent += sendCounts[j];
+        received += recvCounts[j];
+    }
+    const auto start = Clock::now();
+    const InsideCollective inside(m_name, "all_to_all", nextCall(), sent * sizeOf(type));
+    TRELLIS_MPI_CHECK(MPI_Alltoallv(send, sc.data(), sd.data(), mpiType(type), recv, rc.data(), rd.data(), mpiType(type), m_comm));
+    const double ms = msSince(start);
+    m_totalMs += ms;
+    record("all_to_all", sent * sizeOf(type), ms);
+}
+
 void MpiCommunicator::send(const void *data, std::size_t count, DataType type, int peer, int tag)
 {
     const auto start = Clock::now();

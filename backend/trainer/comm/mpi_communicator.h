@@ -28,6 +28,8 @@ public:
     void allGather(const void *send, void *recv, std::size_t sendCount, DataType type) override;
     void broadcast(void *data, std::size_t count, DataType type, int root) override;
     void allToAll(const void *send, void *recv, std::size_t countPerRank, DataType type) override;
+    void allToAllV(const void *send, const std::vector<std::size_t> &sendCounts, void *recv,
+                   const std::vector<std::size_t> &recvCounts, DataType type) override;
     void send(const void *data, std::size_t count, DataType type, int peer, int tag) override;
     void recv(void *data, std::size_t count, DataType type, int peer, int tag) override;
     void barrier() override;

@@ -77,17 +77,50 @@ Bucket BucketReducer::ownedChunk(std::size_t i) const
     return {start, start + chunk};
 }
 
+void BucketReducer::setExpertRanges(std::vector<Bucket> ranges, Communicator &expertDp, int ep, const kernels::Stream &stream)
+{
+    if (m_mode != Mode::AllReduce)
+        throw std::logic_error("BucketReducer: expert ranges need the all-reduce mode (ZeRO 0)");
+    m_expertRanges = std::move(ranges);
+    m_expertDp = &expertDp;
+    m_ep = ep;
+    m_stream = stream;
+}
+
 void BucketReducer::launch(std::size_t i)
 {
     const Bucket &b = m_buckets[i];
-    float *data = m_gradients + b.begin;
     auto &f = m_inFlight[i];
     f.start = Clock::now();
-    if (m_mode == Mode::AllReduce)
-        f.handle = m_dp.allReduceAsync(data, data, b.size(), DataType::F32, ReduceOp::Avg);
-    else
-        f.handle = m_dp.reduceScatterAsync(data, data, b.size() / static_cast<std::size_t>(m_dp.size()), DataType::F32,
-                                           ReduceOp::Avg);
+    f.handles.clear();
+    auto reduce = [&](std::size_t begin, std::size_t end, bool expert) {
+        if (begin >= end)
+            return;
+        float *data = m_gradients + begin;
+        if (!expert) {
+            f.handles.push_back(m_dp.allReduceAsync(data, data, end - begin, DataType::F32, ReduceOp::Avg));
+            return;
+        }
+        kernels::scale(m_stream, data, static_cast<std::int64_t>(end - begin), 1.0f / static_cast<float>(m_ep));
+        if (m_expertDp->size() > 1)
+            f.handles.push_back(m_expertDp->allReduceAsync(data, data, end - begin, DataType::F32, ReduceOp::Avg));
+    };
+    if (m_mode == Mode::ReduceScatter) {
+        float *data = m_gradients + b.begin;
+        f.handles.push_back(m_dp.reduceScatterAsync(data, data, b.size() / static_cast<std::size_t>(m_dp.size()),
+                                                    DataType::F32, ReduceOp::Avg));
+        return;
+    }
+    std::size_t at = b.begin;
+    for (const Bucket &e : m_expertRanges) {
+        if (e.end <= at || e.begin >= b.end)
+            continue;
+        reduce(at, std::max(at, e.begin), false);
+        at = std::max(at, e.begin);
+        reduce(at, std::min(b.end, e.end), true);
+        at = std::min(b.end, e.end);
+    }
+    reduce(at, b.end, false);
 }
 
 void BucketReducer::poll()
@@ -96,7 +129,7 @@ void BucketReducer::poll()
     // layers of backward, is what lets the reductions advance while we compute.
     for (std::size_t i = 0; i < m_next; ++i) {
         auto &f = m_inFlight[i];
-        if (!f.done && f.handle->test()) {
+        if (!f.done && std::all_of(f.handles.begin(), f.handles.end(), [](auto &h) { return h->test(); })) {
             f.done = true;
             f.end = Clock::now();
         }
@@ -119,7 +152,8 @@ void BucketReducer::finish()
         launch(m_next++);
     for (auto &f : m_inFlight) {
         if (!f.done) {
-            f.handle->wait();
+            for (auto &h : f.handles)
+                h->wait();
             f.done = true;
             f.end = Clock::now();
         }

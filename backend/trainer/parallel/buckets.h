@@ -8,6 +8,7 @@
 // Threading: training thread only.
 #pragma once
 
+#include "kernels/ops.h"
 #include "trainer/comm/communicator.h"
 #include "trainer/parallel/model_state.h"
 
@@ -43,6 +44,13 @@ public:
     // Starts the remaining buckets and waits for all of them.
     void finish();
 
+    // Expert parallelism (AllReduce mode): the parts of a bucket inside `ranges` (local, sorted)
+    // hold experts, which only the ranks holding the same experts share: they are averaged over
+    // `expertDp` (after a 1/ep scale, so the result is the sum over all dp ranks' contributions
+    // / dp, like the rest) instead of over dp; the other parts as before. A bucket then takes
+    // one call per part.
+    void setExpertRanges(std::vector<Bucket> ranges, Communicator &expertDp, int ep, const kernels::Stream &stream);
+
     // This rank's chunk of bucket i in ReduceScatter mode.
     Bucket ownedChunk(std::size_t i) const;
     const std::vector<Bucket> &buckets() const { return m_buckets; }
@@ -55,7 +63,7 @@ private:
 
     using Clock = std::chrono::steady_clock;
     struct InFlight {
-        std::unique_ptr<CommHandle> handle;
+        std::vector<std::unique_ptr<CommHandle>> handles;
         Clock::time_point start;
         Clock::time_point end;
         bool done = false;
@@ -67,6 +75,10 @@ private:
     Mode m_mode;
     bool m_overlap;
     std::vector<InFlight> m_inFlight; // per bucket
+    std::vector<Bucket> m_expertRanges;
+    Communicator *m_expertDp = nullptr;
+    int m_ep = 1;
+    kernels::Stream m_stream;
     std::size_t m_next = 0;           // next bucket to launch (in backward order)
     double m_commMs = 0;
     double m_exposedMs = 0;

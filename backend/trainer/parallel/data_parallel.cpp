@@ -1,6 +1,8 @@
 // See data_parallel.h.
 #include "trainer/parallel/data_parallel.h"
 
+#include <algorithm>
+
 namespace trellis::trainer {
 namespace {
 
@@ -29,6 +31,20 @@ UnitHooks<float>::View DataParallel::acquire(int unit, Pass)
 {
     const std::size_t local = m_state.unit(unit).local;
     return {m_state.params() + local, m_state.grads() + local};
+}
+
+void DataParallel::setExpertParallel(Communicator &expertDp, int ep, const std::vector<ParamRange> &experts,
+                                     const kernels::Stream &stream)
+{
+    std::vector<Bucket> local;
+    for (const auto &[range, at] : m_state.modelRanges(0, m_state.size()))
+        for (const ParamRange &e : experts) {
+            const std::size_t begin = std::max(range.begin, e.begin), end = std::min(range.end, e.end);
+            if (begin < end)
+                local.push_back({at + (begin - range.begin), at + (end - range.begin)});
+        }
+    std::sort(local.begin(), local.end(), [](const Bucket &a, const Bucket &b) { return a.begin < b.begin; });
+    m_reducer->setExpertRanges(std::move(local), expertDp, ep, stream);
 }
 
 void DataParallel::beginStep()

@@ -39,6 +39,10 @@ public:
     bool shardsOverDp() const override { return false; }
     std::vector<std::span<float>> reducedGradients(int unit) override;
     void setParameters(const float *model) override { m_state.load(model); }
+    // Expert parallelism: the gradients of `experts` (model-index ranges) reduce over expertDp
+    // (see BucketReducer::setExpertRanges).
+    void setExpertParallel(Communicator &expertDp, int ep, const std::vector<ParamRange> &experts,
+                           const kernels::Stream &stream);
 
     std::uint64_t parameterBytes() const override { return m_state.size() * sizeof(float); }
     std::uint64_t gradientBytes() const override { return m_state.size() * sizeof(float); }

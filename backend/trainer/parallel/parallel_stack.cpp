@@ -5,6 +5,7 @@
 #include "protocol/exit_codes.h"
 #include "trainer/parallel/context.h"
 #include "trainer/parallel/data_parallel.h"
+#include "trainer/parallel/expert.h"
 #include "trainer/parallel/pipeline.h"
 #include "trainer/parallel/sequential.h"
 #include "trainer/parallel/sharded.h"
@@ -21,7 +22,7 @@
 namespace trellis::trainer {
 namespace {
 
-GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank)
+GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank, int epRank)
 {
     const plan::ModelSpec &ms = plan.model;
     GptConfig c;
@@ -39,6 +40,14 @@ GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank)
     c.cp = plan.parallel.cp;
     c.cpRank = cpRank;
     c.cpZigzag = plan.parallel.cpLayout == plan::CpLayout::Zigzag;
+    if (ms.moe.experts > 0) {
+        c.experts = ms.moe.experts;
+        c.topK = ms.moe.topK;
+        c.capacity = ms.moe.capacityFactor ? plan::expertCapacity(ms.moe, ms.seqLen) : 0;
+        c.auxLossCoef = ms.moe.auxLossCoef;
+        c.ep = plan.parallel.ep;
+        c.epRank = epRank;
+    }
     return c;
 }
 
@@ -76,7 +85,7 @@ Device &deviceFor(const plan::Plan &plan, int rank)
 } // namespace
 
 ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, const StackOptions &options)
-    : m_groups(groups), m_device(&deviceFor(plan, groups.world().rank())), m_config(configOf(plan, groups.tp().rank(), groups.cp().rank())), m_whole(m_config)
+    : m_groups(groups), m_device(&deviceFor(plan, groups.world().rank())), m_config(configOf(plan, groups.tp().rank(), groups.cp().rank(), groups.ep().rank())), m_whole(m_config)
 {
     const plan::ParallelSpec &ps = plan.parallel;
     // The model every layout starts from: this tp rank's slice of the seed's initialisation.
@@ -115,7 +124,17 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
     const Recompute recompute = ps.recompute == plan::Recompute::Full        ? Recompute::Full
                                 : ps.recompute == plan::Recompute::Selective ? Recompute::Selective
                                                                              : Recompute::None;
-    const ModelGroups modelGroups{&groups.tp(), &groups.cp()};
+    if (ps.ep > 1) {
+        // The experts' gradients reduce over expert_dp (ZeRO with ep is refused before launch).
+        auto experts = std::make_unique<ExpertParallel>(groups.ep(), m_config);
+        auto *dataParallel = dynamic_cast<DataParallel *>(m_storage.get());
+        if (!dataParallel || ps.zero != 0)
+            throw TrainerError(proto::kExitPlanInvalid, "parallel.zero: expert parallelism runs with ZeRO 0 only");
+        dataParallel->setExpertParallel(groups.expertDp(), ps.ep, experts->expertRanges(), m_device->stream());
+        m_strategies.push_back(experts.get());
+        m_owned.push_back(std::move(experts));
+    }
+    const ModelGroups modelGroups{&groups.tp(), &groups.cp(), &groups.ep()};
     if (ps.pp > 1) {
         auto pipeline = std::make_unique<Pipeline>(m_config, plan.model, *m_schedule, groups.pp(), *m_storage,
                                                    groups.embedding(), recompute, modelGroups, *m_device);
@@ -213,8 +232,8 @@ void ParallelStack::forEachWritten(Visit visit)
 {
     // Without ZeRO the dp replicas hold copies: the first writes. Copies other strategies know of
     // (tp replicas, the last stage's tied embedding) are left out too.
-    if (!m_storage->shardsOverDp() && m_groups.dpCp().rank() != 0)
-        return;
+    if (!m_storage->shardsOverDp() && (m_config.ep > 1 ? m_groups.expertDp() : m_groups.dpCp()).rank() != 0)
+        return; // (with ep the first ep group writes: each rank its experts, ep rank 0 the rest)
     std::size_t moment = 0;
     for (const OwnedRange &o : owned()) {
         std::vector<ParamRange> kept{o.range};

@@ -68,6 +68,7 @@ public:
     double asyncCommMs() const { return m_storage->commMs(); }
     double asyncExposedMs() const { return m_storage->exposedMs(); }
     const std::vector<TimelineSpan> &spans() const { return m_executor->spans(); }
+    ExpertLoad takeExpertLoad() { return m_executor->takeExpertLoad(); }
 
     // Checkpoints: what this rank writes (each whole element by exactly one rank), what it needs
     // back (every owned range, whole, in the optimizer's compact order), and the parameters from

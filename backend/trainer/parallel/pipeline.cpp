@@ -290,6 +290,17 @@ void Pipeline::removeCopies(std::vector<ParamRange> &ranges) const
     ranges = std::move(kept);
 }
 
+ExpertLoad Pipeline::takeExpertLoad()
+{
+    ExpertLoad load;
+    for (auto &[chunk, pool] : m_pool)
+        for (auto &model : pool)
+            load.add(model->takeExpertLoad());
+    for (auto &[key, model] : m_active)
+        load.add(model->takeExpertLoad());
+    return load;
+}
+
 std::uint64_t Pipeline::activationBytes() const
 {
     std::uint64_t n = 0;

@@ -42,6 +42,7 @@ public:
     // Executor
     StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase) override;
     std::uint64_t activationBytes() const override;
+    ExpertLoad takeExpertLoad() override;
     const std::vector<TimelineSpan> &spans() const override { return m_spans; }
 
     // Strategy: the tied embedding's reduced gradients summed over the embedding group; the last

@@ -17,6 +17,7 @@ public:
     StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase) override;
     std::uint64_t activationBytes() const override { return m_model->activationBytes(); }
     const std::vector<TimelineSpan> &spans() const override { return m_spans; }
+    ExpertLoad takeExpertLoad() override { return m_model->takeExpertLoad(); }
 
 private:
     GradientSharding &m_storage;

@@ -72,14 +72,16 @@ public:
     virtual double exposedMs() const = 0;
 };
 
-// The groups a model instance talks over inside its layers: tensor and context parallelism.
+// The groups a model instance talks over inside its layers: tensor, context and expert parallelism.
 struct ModelGroups {
     Communicator *tp = nullptr;
     Communicator *cp = nullptr;
+    Communicator *ep = nullptr;
     void attach(GptModel<float> &model) const
     {
         model.setTensorParallelGroup(tp);
         model.setContextParallelGroup(cp);
+        model.setExpertParallelGroup(ep);
     }
 };
 
@@ -113,6 +115,8 @@ public:
     virtual StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase) = 0;
     virtual std::uint64_t activationBytes() const = 0;
     virtual const std::vector<TimelineSpan> &spans() const = 0;
+    // The mixture-of-experts routing statistics of the step's forwards (empty for a dense model).
+    virtual ExpertLoad takeExpertLoad() = 0;
 };
 
 } // namespace trellis::trainer

@@ -11,6 +11,8 @@ WholeIndex::WholeIndex(const GptConfig &config)
     GptConfig wholeConfig = config;
     wholeConfig.tp = 1;
     wholeConfig.tpRank = 0;
+    wholeConfig.ep = 1;
+    wholeConfig.epRank = 0;
     const GptModel<float> whole(wholeConfig, false);
     m_wholeCount = whole.parameterCount();
     for (std::size_t i = 0; i < local.tensors().size(); ++i) {

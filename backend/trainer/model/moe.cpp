@@ -1,0 +1,416 @@
+// The mixture-of-experts MLP (Switch Transformer / GShard routing, Megatron-LM's expert-parallel
+// layout) of GptModel; see gpt_model.h.
+//
+// Forward, on the gathered rows x of a micro-batch (every tp rank alike):
+//   probs = softmax(x·routerᵀ); each row's top_k experts (ties to the lower index), gate = prob;
+//   slots: the send buffer holds each expert's rows together, experts in order (so the rows for
+//     ep rank r are one block): capacity — `capacity` slots per expert per sequence, filled by the
+//     earliest positions (a token's drop never depends on later tokens), padding rows zero;
+//     dropless — every choice, in row order;
+//   dispatch: the rows go to the rank holding their expert (all-to-all over ep; the counts first
+//     when dropless), each local expert runs its MLP on what it received (tp splits it like the
+//     dense MLP: partial sums, bias on tp rank 0), the outputs come back (all-to-all);
+//   combine: out[t] = Σ_j gate[t,j]·y[slot[t,j]] — partial sums over tp, which the layer adds
+//     over the group like a row-parallel linear's output.
+// Backward runs the same way back: dy = gate·dOut to the experts, their input gradients home,
+// added into the rows' gradient; the gates' gradients (summed over tp) and the load-balancing
+// loss's reach the router through its softmax.
+//
+// The load-balancing loss is per sequence (DeepSeek-V3's sequence-wise form of Switch's):
+//   coef · E · Σₑ fₑ·Pₑ, fₑ = the sequence's choices of e / (T·k), Pₑ = its mean probability of e,
+// averaged over the micro-batch's sequences like the cross-entropy over its tokens. Being per
+// sequence it does not depend on how dp, ep or micro-batching cut the batch, so every parallel
+// layout computes the single rank's objective exactly.
+#include "trainer/gpt_model.h"
+
+#include "kernels/ops.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <type_traits>
+
+namespace trellis::trainer {
+
+namespace ops = kernels;
+
+namespace {
+
+template <typename Buffer>
+void grow(Buffer &buffer, std::size_t n)
+{
+    if (buffer.size() < n)
+        buffer.assign(n);
+}
+
+} // namespace
+
+void ExpertLoad::add(const ExpertLoad &other)
+{
+    if (other.tokens.empty())
+        return;
+    if (tokens.empty()) {
+        *this = other;
+        return;
+    }
+    if (tokens.size() != other.tokens.size())
+        throw std::invalid_argument("ExpertLoad::add: statistics of different models");
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+        tokens[i] += other.tokens[i];
+    dropped += other.dropped;
+    auxLoss += other.auxLoss;
+    auxTerms += other.auxTerms;
+}
+
+template <typename T>
+bool GptModel<T>::isExpert(std::size_t tensor) const
+{
+    return m_tensors[tensor].name.find(".mlp.experts.") != std::string::npos;
+}
+
+template <typename T>
+void GptModel<T>::setExpertParallelGroup(Communicator *group)
+{
+    if (m_config.ep > 1 && (!group || group->size() != m_config.ep || group->rank() != m_config.epRank))
+        throw std::invalid_argument("GptModel: the expert-parallel group does not match ep / epRank");
+    m_epGroup = group;
+}
+
+template <typename T>
+ExpertLoad GptModel<T>::takeExpertLoad()
+{
+    ExpertLoad out = std::move(m_expertLoad);
+    m_expertLoad = {};
+    return out;
+}
+
+template <typename T>
+std::vector<std::int32_t> GptModel<T>::routing(int l) const
+{
+    const auto index = static_cast<std::size_t>(m_recompute == Recompute::Full ? m_stage.firstLayer : l);
+    if (index >= m_moeActs.size() || !m_moeActs[index])
+        return {};
+    return m_moeActs[index]->expert;
+}
+
+template <typename T>
+std::size_t GptModel<T>::activationBytes() const
+{
+    std::size_t bytes = m_acts.size() * sizeof(T);
+    for (const auto &a : m_moeActs)
+        if (a)
+            bytes += (a->probs.size() + a->gates.size() + a->xin.size() + a->h.size() + a->act.size() + a->ySent.size()) *
+                         sizeof(T) +
+                     (a->slot.size() + a->expert.size()) * sizeof(std::int32_t);
+    return bytes;
+}
+
+template <typename T>
+typename GptModel<T>::MoeActs &GptModel<T>::moeActs(int l)
+{
+    // Full recompute refills one shared set per layer, like the other inner activations.
+    const auto index = static_cast<std::size_t>(m_recompute == Recompute::Full ? m_stage.firstLayer : l);
+    if (m_moeActs.size() < static_cast<std::size_t>(m_config.layers))
+        m_moeActs.resize(static_cast<std::size_t>(m_config.layers));
+    if (!m_moeActs[index])
+        m_moeActs[index] = std::make_unique<MoeActs>(*m_device);
+    return *m_moeActs[index];
+}
+
+template <typename T>
+void GptModel<T>::moeExchange(const T *send, const std::vector<std::size_t> &sendRows, T *recv,
+                              const std::vector<std::size_t> &recvRows)
+{
+    const int ep = m_config.ep, El = m_El;
+    const auto C = static_cast<std::size_t>(m_config.hidden);
+    const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
+    if (m_config.capacity > 0) { // fixed blocks: El·(batch·capacity) rows for every peer
+        m_epGroup->allToAll(send, recv, sendRows.front() * static_cast<std::size_t>(El) * C, type);
+        return;
+    }
+    std::vector<std::size_t> sendCounts(static_cast<std::size_t>(ep), 0), recvCounts(sendCounts);
+    for (int r = 0; r < ep; ++r)
+        for (int e = 0; e < El; ++e) {
+            sendCounts[static_cast<std::size_t>(r)] += sendRows[static_cast<std::size_t>(r * El + e)] * C;
+            recvCounts[static_cast<std::size_t>(r)] += recvRows[static_cast<std::size_t>(r * El + e)] * C;
+        }
+    m_epGroup->allToAllV(send, sendCounts, recv, recvCounts, type);
+}
+
+template <typename T>
+void GptModel<T>::moeForward(int l, T *out, const T *x)
+{
+    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, E = m_config.experts, k = m_config.topK,
+              El = m_El, ep = m_config.ep, cap = m_config.capacity, F = m_F, Fin = m_Fin;
+    const Layer &L = m_layers[l];
+    MoeActs &a = moeActs(l);
+    const auto bte = static_cast<std::size_t>(BT) * E, btk = static_cast<std::size_t>(BT) * k;
+
+    // Router.
+    grow(m_moeLogits, bte);
+    grow(a.probs, bte);
+    ops::linearForward<T>(stream(), m_moeLogits.data(), x, param(L.router), nullptr, BT, C, E);
+    ops::softmaxRows(stream(), a.probs.data(), m_moeLogits.data(), BT, E);
+    std::vector<T> probs(bte);
+    m_device->toHost(probs.data(), a.probs.data(), bte * sizeof(T));
+
+    // Top-k choices and their gates.
+    a.expert.assign(btk, 0);
+    std::vector<T> gates(btk);
+    std::vector<int> order(static_cast<std::size_t>(E));
+    for (int t = 0; t < BT; ++t) {
+        const T *p = probs.data() + static_cast<std::size_t>(t) * E;
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [p](int i, int j) { return p[i] > p[j] || (p[i] == p[j] && i < j); });
+        for (int j = 0; j < k; ++j) {
+            a.expert[static_cast<std::size_t>(t) * k + j] = order[static_cast<std::size_t>(j)];
+            gates[static_cast<std::size_t>(t) * k + j] = p[order[static_cast<std::size_t>(j)]];
+        }
+    }
+
+    // Slots in the send buffer, experts in order.
+    std::vector<std::int32_t> slot(btk, -1);
+    std::vector<std::size_t> perExpert(static_cast<std::size_t>(E), 0), choices(perExpert);
+    for (std::size_t i = 0; i < btk; ++i)
+        ++choices[static_cast<std::size_t>(a.expert[i])];
+    std::uint64_t dropped = 0;
+    if (cap > 0) {
+        const std::size_t S = static_cast<std::size_t>(B) * cap;
+        std::fill(perExpert.begin(), perExpert.end(), S);
+        std::vector<int> used(static_cast<std::size_t>(E));
+        for (int b = 0; b < B; ++b) {
+            std::fill(used.begin(), used.end(), 0);
+            for (std::size_t i = static_cast<std::size_t>(b) * Tn * k; i < static_cast<std::size_t>(b + 1) * Tn * k; ++i) {
+                const auto e = static_cast<std::size_t>(a.expert[i]);
+                if (used[e] < cap)
+                    slot[i] = static_cast<std::int32_t>(e * S + static_cast<std::size_t>(b) * cap + used[e]++);
+                else
+                    ++dropped;
+            }
+        }
+    } else {
+        perExpert = choices;
+        std::vector<std::size_t> next(static_cast<std::size_t>(E), 0);
+        std::exclusive_scan(perExpert.begin(), perExpert.end(), next.begin(), std::size_t{0});
+        for (std::size_t i = 0; i < btk; ++i)
+            slot[i] = static_cast<std::int32_t>(next[static_cast<std::size_t>(a.expert[i])]++);
+    }
+    a.sent = std::accumulate(perExpert.begin(), perExpert.end(), std::size_t{0});
+    a.sendRows = perExpert; // (peer, local expert) is the expert's index
+    std::vector<std::int32_t> rowOf(a.sent, -1);
+    for (std::size_t i = 0; i < btk; ++i)
+        if (slot[i] >= 0)
+            rowOf[static_cast<std::size_t>(slot[i])] = static_cast<std::int32_t>(i / static_cast<std::size_t>(k));
+    a.slot.assignFromHost(slot.data(), btk);
+    grow(a.gates, btk);
+    m_device->fromHost(a.gates.data(), gates.data(), btk * sizeof(T));
+    m_moeRowOf.assignFromHost(rowOf.data(), rowOf.size());
+
+    // The load-balancing loss of this layer, per sequence, averaged over the micro-batch.
+    double aux = 0;
+    {
+        std::vector<double> count(static_cast<std::size_t>(E)), mean(static_cast<std::size_t>(E));
+        for (int b = 0; b < B; ++b) {
+            std::fill(count.begin(), count.end(), 0.0);
+            std::fill(mean.begin(), mean.end(), 0.0);
+            for (int t = b * Tn; t < (b + 1) * Tn; ++t) {
+                for (int j = 0; j < k; ++j)
+                    count[static_cast<std::size_t>(a.expert[static_cast<std::size_t>(t) * k + j])] += 1;
+                for (int e = 0; e < E; ++e)
+                    mean[static_cast<std::size_t>(e)] += probs[static_cast<std::size_t>(t) * E + e];
+            }
+            for (int e = 0; e < E; ++e)
+                aux += E * (count[static_cast<std::size_t>(e)] / (Tn * k)) * (mean[static_cast<std::size_t>(e)] / Tn);
+        }
+        aux *= m_config.auxLossCoef / B;
+    }
+    if (!m_recomputing) { // statistics: the router's choices and the load-balancing loss
+        m_lastAuxLoss += aux;
+        if (m_expertLoad.tokens.empty()) {
+            m_expertLoad.layers = m_config.layers;
+            m_expertLoad.experts = E;
+            m_expertLoad.tokens.assign(static_cast<std::size_t>(m_config.layers) * E, 0);
+        }
+        for (int e = 0; e < E; ++e)
+            m_expertLoad.tokens[static_cast<std::size_t>(l) * E + e] += choices[static_cast<std::size_t>(e)];
+        m_expertLoad.dropped += dropped;
+        m_expertLoad.auxLoss += aux;
+        ++m_expertLoad.auxTerms;
+    }
+
+    // Dispatch: this rank's rows into expert order, then to the experts' ranks.
+    const auto Cz = static_cast<std::size_t>(C);
+    if (ep == 1) {
+        a.recvRows = a.sendRows;
+        a.received = a.sent;
+        grow(a.xin, a.received * Cz);
+        ops::selectRows(stream(), a.xin.data(), x, m_moeRowOf.data(), static_cast<int>(a.sent), C);
+    } else {
+        grow(m_moeSend, a.sent * Cz);
+        ops::selectRows(stream(), m_moeSend.data(), x, m_moeRowOf.data(), static_cast<int>(a.sent), C);
+        a.recvRows.assign(a.sendRows.size(), 0);
+        if (cap > 0) {
+            std::fill(a.recvRows.begin(), a.recvRows.end(), a.sendRows.front());
+        } else { // the counts first: El per peer
+            std::vector<std::int32_t> sendCounts(a.sendRows.begin(), a.sendRows.end()), recvCounts(sendCounts.size());
+            m_epGroup->allToAll(sendCounts.data(), recvCounts.data(), static_cast<std::size_t>(El), DataType::I32);
+            for (std::size_t i = 0; i < recvCounts.size(); ++i)
+                a.recvRows[i] = static_cast<std::size_t>(recvCounts[i]);
+        }
+        a.received = std::accumulate(a.recvRows.begin(), a.recvRows.end(), std::size_t{0});
+        grow(a.xin, a.received * Cz);
+        moeExchange(m_moeSend.data(), a.sendRows, a.xin.data(), a.recvRows);
+    }
+
+    // This rank's experts on the rows they received, block by block ([source][local expert]).
+    grow(a.h, a.received * static_cast<std::size_t>(Fin));
+    grow(a.act, a.received * static_cast<std::size_t>(F));
+    T *y = nullptr;
+    if (ep == 1) {
+        grow(a.ySent, a.sent * Cz);
+        y = a.ySent.data();
+    } else {
+        grow(m_moeRecv, a.received * Cz);
+        y = m_moeRecv.data();
+    }
+    std::size_t at = 0;
+    for (int r = 0; r < ep; ++r)
+        for (int e = 0; e < El; ++e) {
+            const std::size_t n = a.recvRows[static_cast<std::size_t>(r * El + e)];
+            if (n == 0)
+                continue;
+            const int rows = static_cast<int>(n);
+            T *h = a.h.data() + at * Fin, *act = a.act.data() + at * F;
+            const T *b1 = L.fcb == kNone ? nullptr : param(L.fcb) + static_cast<std::size_t>(e) * F;
+            const T *b2 = L.fcprojb == kNone || m_config.tpRank != 0 ? nullptr : param(L.fcprojb) + static_cast<std::size_t>(e) * C;
+            ops::linearForward<T>(stream(), h, a.xin.data() + at * Cz, param(L.fcw) + static_cast<std::size_t>(e) * Fin * Cz, b1,
+                                  rows, C, Fin);
+            if (m_config.llama)
+                ops::swigluForward(stream(), act, h, rows, F);
+            else
+                ops::geluForward(stream(), act, h, static_cast<std::int64_t>(n) * F);
+            ops::linearForward<T>(stream(), y + at * Cz, act, param(L.fcprojw) + static_cast<std::size_t>(e) * Cz * F, b2,
+                                  rows, F, C);
+            at += n;
+        }
+    if (ep > 1) {
+        grow(a.ySent, a.sent * Cz);
+        moeExchange(m_moeRecv.data(), a.recvRows, a.ySent.data(), a.sendRows);
+    }
+
+    // Combine.
+    ops::combineRows(stream(), out, a.ySent.data(), a.slot.data(), a.gates.data(), BT, k, C);
+}
+
+template <typename T>
+void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, T lossScale)
+{
+    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, E = m_config.experts, k = m_config.topK,
+              El = m_El, ep = m_config.ep, F = m_F, Fin = m_Fin;
+    const Layer &L = m_layers[l];
+    MoeActs &a = moeActs(l);
+    const auto bte = static_cast<std::size_t>(BT) * E, btk = static_cast<std::size_t>(BT) * k;
+    const auto Cz = static_cast<std::size_t>(C);
+    const T *x = xLocal;
+    if (sp()) {
+        grow(m_moeX, static_cast<std::size_t>(BT) * Cz);
+        gatherRows(xLocal, m_moeX.data(), BT);
+        x = m_moeX.data();
+    }
+
+    // Combine backward: the experts' output gradients (send order; padding rows zero) and the
+    // gates' (partial over tp, like the outputs they multiply: summed over the group).
+    grow(m_moeSend, a.sent * Cz);
+    zero(m_moeSend.data(), a.sent * Cz);
+    grow(m_moeDGates, btk);
+    ops::combineRowsBackward(stream(), m_moeSend.data(), m_moeDGates.data(), dOut, a.ySent.data(), a.slot.data(),
+                             a.gates.data(), BT, k, C);
+    tpAllReduce(m_moeDGates.data(), btk);
+
+    // To the experts, back through them, and home.
+    const T *dy = m_moeSend.data();
+    if (ep > 1) {
+        grow(m_moeRecv, a.received * Cz);
+        moeExchange(m_moeSend.data(), a.sendRows, m_moeRecv.data(), a.recvRows);
+        dy = m_moeRecv.data();
+    }
+    const std::size_t hidden = a.received * static_cast<std::size_t>(F + Fin);
+    grow(m_moeH, hidden);
+    zero(m_moeH.data(), hidden);
+    grow(m_moeDx, a.received * Cz);
+    zero(m_moeDx.data(), a.received * Cz);
+    T *dAct = m_moeH.data(), *dH = m_moeH.data() + a.received * F;
+    std::size_t at = 0;
+    for (int r = 0; r < ep; ++r)
+        for (int e = 0; e < El; ++e) {
+            const std::size_t n = a.recvRows[static_cast<std::size_t>(r * El + e)];
+            if (n == 0)
+                continue;
+            const int rows = static_cast<int>(n);
+            const auto eu = static_cast<std::size_t>(e);
+            T *db2 = L.fcprojb == kNone ? nullptr : grad(L.fcprojb) + eu * Cz;
+            T *db1 = L.fcb == kNone ? nullptr : grad(L.fcb) + eu * F;
+            ops::linearBackward<T>(stream(), dAct + at * F, grad(L.fcprojw) + eu * Cz * F, db2, dy + at * Cz,
+                                   a.act.data() + at * F, param(L.fcprojw) + eu * Cz * F, rows, F, C);
+            if (m_config.llama)
+                ops::swigluBackward(stream(), dH + at * Fin, a.h.data() + at * Fin, dAct + at * F, rows, F);
+            else
+                ops::geluBackward(stream(), dH + at * Fin, a.h.data() + at * Fin, dAct + at * F,
+                                  static_cast<std::int64_t>(n) * F);
+            ops::linearBackward<T>(stream(), m_moeDx.data() + at * Cz, grad(L.fcw) + eu * Fin * Cz, db1, dH + at * Fin,
+                                   a.xin.data() + at * Cz, param(L.fcw) + eu * Fin * Cz, rows, C, Fin);
+            at += n;
+        }
+    const T *dxSent = m_moeDx.data();
+    if (ep > 1) {
+        moeExchange(m_moeDx.data(), a.recvRows, m_moeSend.data(), a.sendRows);
+        dxSent = m_moeSend.data();
+    }
+    ops::addSelectedRows(stream(), dx, dxSent, a.slot.data(), BT, k, C);
+
+    // The router: the gates' gradients and the load-balancing loss's, through the softmax.
+    std::vector<T> dGates(btk), dProbs(bte, T(0));
+    m_device->toHost(dGates.data(), m_moeDGates.data(), btk * sizeof(T));
+    for (std::size_t i = 0; i < btk; ++i)
+        dProbs[i / static_cast<std::size_t>(k) * E + static_cast<std::size_t>(a.expert[i])] += dGates[i];
+    if (m_config.auxLossCoef > 0) {
+        std::vector<double> count(static_cast<std::size_t>(E));
+        for (int b = 0; b < B; ++b) {
+            std::fill(count.begin(), count.end(), 0.0);
+            for (std::size_t i = static_cast<std::size_t>(b) * Tn * k; i < static_cast<std::size_t>(b + 1) * Tn * k; ++i)
+                count[static_cast<std::size_t>(a.expert[i])] += 1;
+            for (int e = 0; e < E; ++e) {
+                // d/dp[t,e] of coef·E·fₑ·mean_t p[t,e] / B, every t of the sequence.
+                const T g = static_cast<T>(static_cast<double>(lossScale) * m_config.auxLossCoef * E *
+                                           (count[static_cast<std::size_t>(e)] / (Tn * k)) / Tn / B);
+                for (int t = b * Tn; t < (b + 1) * Tn; ++t)
+                    dProbs[static_cast<std::size_t>(t) * E + e] += g;
+            }
+        }
+    }
+    grow(m_moeDProbs, bte);
+    m_device->fromHost(m_moeDProbs.data(), dProbs.data(), bte * sizeof(T));
+    grow(m_moeLogits, bte);
+    ops::softmaxRowsBackward(stream(), m_moeLogits.data(), a.probs.data(), m_moeDProbs.data(), BT, E);
+    // Every tp rank computes the router's gradients alike; its input gradient is added once.
+    ops::linearBackward<T>(stream(), m_config.tpRank == 0 ? dx : nullptr, grad(L.router), nullptr, m_moeLogits.data(), x,
+                           param(L.router), BT, C, E);
+}
+
+#define TRELLIS_MOE_MEMBERS(T)                                                                                         \
+    template bool GptModel<T>::isExpert(std::size_t) const;                                                            \
+    template std::vector<std::int32_t> GptModel<T>::routing(int) const;                                                \
+    template void GptModel<T>::setExpertParallelGroup(Communicator *);                                                 \
+    template ExpertLoad GptModel<T>::takeExpertLoad();                                                                 \
+    template std::size_t GptModel<T>::activationBytes() const;                                                         \
+    template GptModel<T>::MoeActs &GptModel<T>::moeActs(int);                                                          \
+    template void GptModel<T>::moeExchange(const T *, const std::vector<std::size_t> &, T *,                           \
+                                           const std::vector<std::size_t> &);                                          \
+    template void GptModel<T>::moeForward(int, T *, const T *);                                                        \
+    template void GptModel<T>::moeBackward(int, T *, const T *, const T *, T);
+TRELLIS_MOE_MEMBERS(float)
+TRELLIS_MOE_MEMBERS(double)
+#undef TRELLIS_MOE_MEMBERS
+
+} // namespace trellis::trainer
