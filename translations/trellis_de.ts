@@ -79,6 +79,26 @@
         <translation>Experten pro Token</translation>
     </message>
     <message>
+        <location line="+1"/>
+        <source>Expert capacity factor</source>
+        <translation>Kapazitätsfaktor der Experten</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Empty: dropless routing. Else each expert takes at most factor · seq_len · top_k / experts tokens of a sequence; the rest are dropped</source>
+        <translation>Leer: Routing ohne Verwerfen. Sonst nimmt jeder Experte höchstens Faktor · seq_len · top_k / Experten Token einer Sequenz; der Rest wird verworfen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Load-balancing loss weight</source>
+        <translation>Gewicht des Lastausgleichsverlusts</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Switch Transformer&apos;s auxiliary loss, per sequence</source>
+        <translation>Hilfsverlust des Switch Transformers, je Sequenz</translation>
+    </message>
+    <message>
         <location line="+2"/>
         <source>Cluster preset</source>
         <translation>Clustervorlage</translation>

@@ -79,6 +79,26 @@
         <translation>每个 token 的专家数</translation>
     </message>
     <message>
+        <location line="+1"/>
+        <source>Expert capacity factor</source>
+        <translation>专家容量系数</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Empty: dropless routing. Else each expert takes at most factor · seq_len · top_k / experts tokens of a sequence; the rest are dropped</source>
+        <translation>留空：不丢弃的路由。否则每个专家最多接收一个序列中 系数 · seq_len · top_k / 专家数 个词元，其余丢弃</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Load-balancing loss weight</source>
+        <translation>负载均衡损失权重</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Switch Transformer&apos;s auxiliary loss, per sequence</source>
+        <translation>Switch Transformer 的辅助损失，按序列计算</translation>
+    </message>
+    <message>
         <location line="+2"/>
         <source>Cluster preset</source>
         <translation>集群预设</translation>

@@ -196,6 +196,16 @@ private slots:
         row("kv heads", R"({"model": {"kv_heads": 3}})", "model.kv_heads: 3 does not divide model.heads (4)");
         row("top_k", R"({"model": {"moe": {"experts": 4, "top_k": 5}}})",
             "model.moe.top_k: must be between 1 and model.moe.experts (4), got 5");
+        row("capacity zero", R"({"model": {"moe": {"experts": 4, "top_k": 1, "capacity_factor": 0}}})",
+            "model.moe.capacity_factor: must be greater than 0 (leave it out for dropless routing), got 0");
+        row("capacity negative", R"({"model": {"moe": {"experts": 4, "top_k": 1, "capacity_factor": -1.5}}})",
+            "model.moe.capacity_factor: must be greater than 0 (leave it out for dropless routing), got -1.5");
+        row("capacity type", R"({"model": {"moe": {"experts": 4, "top_k": 1, "capacity_factor": "big"}}})",
+            "model.moe.capacity_factor: expected a number, got string");
+        row("aux loss negative", R"({"model": {"moe": {"experts": 4, "top_k": 1, "aux_loss_coef": -0.1}}})",
+            "model.moe.aux_loss_coef: must not be negative, got -0.1");
+        row("ep divides experts", R"({"model": {"moe": {"experts": 6, "top_k": 1}}, "parallel": {"ep": 4}})",
+            "parallel.ep: 4 does not divide model.moe.experts (6)");
     }
 
     void badPlans()
@@ -381,6 +391,20 @@ private slots:
         QVERIFY(p.ok());
         QCOMPARE(p.value().model.arch, std::string("gpt"));
         QVERIFY(checkTrainerSupport(p.value()).empty());
+        // Mixtures of experts run with ep over dp and with pipelines; with ZeRO under ep, context
+        // parallelism or zb-h1 not yet.
+        j["model"] = {{"preset", "gpt2-124m"}, {"moe", {{"experts", 4}, {"top_k", 2}}}};
+        j["parallel"] = {{"dp", 4}, {"ep", 2}, {"pp", 2}, {"micro_batches", 4}};
+        p = parsePlan(j.dump());
+        QVERIFY2(p.ok(), p.errorText().c_str());
+        QVERIFY(checkTrainerSupport(p.value()).empty());
+        j["parallel"] = {{"dp", 2}, {"ep", 2}, {"zero", 1}, {"cp", 2}, {"pp", 2}, {"schedule", "zb-h1"}, {"micro_batches", 4}};
+        p = parsePlan(j.dump());
+        QVERIFY(p.ok());
+        messages.clear();
+        for (const auto &d : checkTrainerSupport(p.value()))
+            messages << QString::fromStdString(d.path);
+        QCOMPARE(messages, (QStringList{QStringLiteral("parallel.zero"), QStringLiteral("parallel.cp"), QStringLiteral("parallel.schedule")}));
     }
 
     void presets()
