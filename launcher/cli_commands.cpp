@@ -18,6 +18,9 @@
 #include <QFileInfo>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTextStream>
 
 #include <map>
@@ -129,6 +132,97 @@ int cmdExport(const Args &a, const QString &dbPath)
         std::fwrite(bytes.constData(), 1, static_cast<size_t>(bytes.size()), stdout);
         std::fflush(stdout);
     }
+    return 0;
+}
+
+// experts: where a mixture-of-experts run's routers sent the tokens (expert_load rows).
+int cmdExperts(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("experts takes one RUN"));
+    HistoryDatabase db;
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
+    if (!run)
+        return 1;
+    const QList<ExpertLoadRow> rows = db.expertLoadOf(run->id);
+    if (rows.isEmpty())
+        return fail(QStringLiteral("run %1 recorded no expert routing (a dense model, or no step finished)").arg(run->runId));
+    qint64 step = rows.back().step;
+    if (a.options.contains(QStringLiteral("--step"))) {
+        bool ok = false;
+        step = a.options[QStringLiteral("--step")].toLongLong(&ok);
+        if (!ok || step < 1)
+            return usageError(QStringLiteral("--step must be a step number (1 or more), got '%1'").arg(a.options[QStringLiteral("--step")]));
+    }
+    const int layers = rows.front().layers, experts = rows.front().experts;
+    std::vector<qint64> tokens(static_cast<std::size_t>(layers) * experts, 0);
+    qint64 dropped = 0, choices = 0;
+    double aux = 0;
+    int reports = 0;
+    for (const ExpertLoadRow &r : rows) {
+        if (r.step != step || r.layers != layers || r.experts != experts)
+            continue;
+        for (std::size_t i = 0; i < tokens.size(); ++i)
+            tokens[i] += r.tokens[i];
+        dropped += r.dropped;
+        aux += r.auxLoss;
+        ++reports;
+    }
+    if (reports == 0)
+        return fail(QStringLiteral("run %1 has no expert routing at step %2 (steps %3 to %4 recorded)")
+                        .arg(run->runId)
+                        .arg(step)
+                        .arg(rows.front().step)
+                        .arg(rows.back().step));
+    for (qint64 n : tokens)
+        choices += n;
+    auto imbalanceOf = [&](int l) {
+        qint64 total = 0, most = 0;
+        for (int e = 0; e < experts; ++e) {
+            total += tokens[static_cast<std::size_t>(l) * experts + e];
+            most = std::max(most, tokens[static_cast<std::size_t>(l) * experts + e]);
+        }
+        return total > 0 ? static_cast<double>(most) * experts / static_cast<double>(total) : 0.0;
+    };
+    if (a.flags.contains(QStringLiteral("--json"))) {
+        QJsonArray perLayer;
+        for (int l = 0; l < layers; ++l) {
+            QJsonArray counts;
+            for (int e = 0; e < experts; ++e)
+                counts.append(tokens[static_cast<std::size_t>(l) * experts + e]);
+            perLayer.append(QJsonObject{{QStringLiteral("layer"), l}, {QStringLiteral("tokens"), counts},
+                                        {QStringLiteral("imbalance"), imbalanceOf(l)}});
+        }
+        const QJsonObject doc{{QStringLiteral("run_id"), run->runId}, {QStringLiteral("step"), step},
+                              {QStringLiteral("ranks_reporting"), reports}, {QStringLiteral("layers"), perLayer},
+                              {QStringLiteral("dropped"), dropped}, {QStringLiteral("choices"), choices},
+                              {QStringLiteral("aux_loss"), aux / reports}};
+        out() << QJsonDocument(doc).toJson(QJsonDocument::Indented);
+        return 0;
+    }
+    out() << QStringLiteral("run %1, step %2: %3 layers × %4 experts, %5 rank%6 reporting\n")
+                 .arg(run->runId)
+                 .arg(step)
+                 .arg(layers)
+                 .arg(experts)
+                 .arg(reports)
+                 .arg(reports == 1 ? QString() : QStringLiteral("s"));
+    QString header = QStringLiteral("layer");
+    for (int e = 0; e < experts && e < 16; ++e)
+        header += QStringLiteral("%1").arg(QStringLiteral("e%1").arg(e), 8);
+    out() << header << (experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  busiest/mean\n");
+    for (int l = 0; l < layers; ++l) {
+        QString line = QStringLiteral("%1").arg(l, 5);
+        for (int e = 0; e < experts && e < 16; ++e)
+            line += QStringLiteral("%1").arg(tokens[static_cast<std::size_t>(l) * experts + e], 8);
+        out() << line << (experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  %1\n").arg(imbalanceOf(l), 12, 'f', 2);
+    }
+    out() << QStringLiteral("dropped for capacity: %1 of %2 choices (%3%); load-balancing loss %4\n")
+                 .arg(dropped)
+                 .arg(choices)
+                 .arg(choices > 0 ? 100.0 * static_cast<double>(dropped) / static_cast<double>(choices) : 0.0, 0, 'f', 2)
+                 .arg(aux / reports, 0, 'g', 5)
+          << Qt::flush;
     return 0;
 }
 
@@ -342,6 +436,10 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("export")) {
         const Args a = parseArgs(rest, {QStringLiteral("--format"), QStringLiteral("--table"), QStringLiteral("--out")}, {});
         return a.error.isEmpty() ? cmdExport(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("experts")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--step")}, {QStringLiteral("--json")});
+        return a.error.isEmpty() ? cmdExperts(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("report")) {
         const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});

@@ -9,6 +9,7 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QSysInfo>
+#include <QtEndian>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -101,7 +102,32 @@ const char *const kSchemaV5[] = {
     "CREATE INDEX step_blocks_rank ON step_blocks(run, rank, last_step)",
 };
 
+// Mixture-of-experts routing, one row per rank and step (tokens: packCounts).
+const char *const kSchemaV6[] = {
+    "CREATE TABLE expert_load("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, step INTEGER NOT NULL, layers INTEGER NOT NULL, experts INTEGER NOT NULL,"
+    " tokens BLOB NOT NULL, dropped INTEGER, aux_loss REAL,"
+    " PRIMARY KEY(run, step, rank))",
+};
+
 } // namespace
+
+QByteArray packCounts(const std::vector<qint64> &counts)
+{
+    QByteArray out(static_cast<qsizetype>(counts.size() * 8), Qt::Uninitialized);
+    for (std::size_t i = 0; i < counts.size(); ++i)
+        qToLittleEndian<qint64>(counts[i], out.data() + i * 8);
+    return out;
+}
+
+std::vector<qint64> unpackCounts(const QByteArray &bytes)
+{
+    std::vector<qint64> out(static_cast<std::size_t>(bytes.size() / 8));
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = qFromLittleEndian<qint64>(bytes.constData() + i * 8);
+    return out;
+}
 
 QString toString(RunState state)
 {
@@ -253,7 +279,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;
@@ -404,6 +430,32 @@ QList<StepRow> HistoryDatabase::stepsBetween(qint64 id, int rank, qint64 fromSte
     QList<StepRow> rows;
     if (QString why; !readStepRows(m_db, id, rows, &why, rank, fromStep, toStep))
         m_lastError = why;
+    return rows;
+}
+
+QList<ExpertLoadRow> HistoryDatabase::expertLoadOf(qint64 id)
+{
+    QList<ExpertLoadRow> rows;
+    QSqlQuery q(m_db);
+    q.setForwardOnly(true);
+    q.prepare(QStringLiteral("SELECT rank, step, layers, experts, tokens, dropped, aux_loss FROM expert_load WHERE run = ?"
+                             " ORDER BY step, rank"));
+    q.addBindValue(id);
+    if (!q.exec())
+        return rows;
+    while (q.next()) {
+        ExpertLoadRow r;
+        r.rank = q.value(0).toInt();
+        r.step = q.value(1).toLongLong();
+        r.layers = q.value(2).toInt();
+        r.experts = q.value(3).toInt();
+        r.tokens = unpackCounts(q.value(4).toByteArray());
+        r.dropped = q.value(5).toLongLong();
+        r.auxLoss = q.value(6).toDouble();
+        if (r.layers <= 0 || r.experts <= 0 || r.tokens.size() != static_cast<std::size_t>(r.layers) * r.experts)
+            continue; // a damaged row: skipped, the rest still read
+        rows.append(std::move(r));
+    }
     return rows;
 }
 

@@ -13,8 +13,12 @@
 
 namespace trellis::launcher {
 
+// Token counts as stored in expert_load.tokens: little-endian 64-bit integers.
+QByteArray packCounts(const std::vector<qint64> &counts);
+std::vector<qint64> unpackCounts(const QByteArray &bytes);
+
 // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
-inline constexpr int kHistorySchemaVersion = 5;
+inline constexpr int kHistorySchemaVersion = 6;
 
 class HistoryDatabase {
 public:
@@ -40,6 +44,8 @@ public:
     // One rank's steps from fromStep to toStep, ordered by step.
     QList<StepRow> stepsBetween(qint64 id, int rank, qint64 fromStep, qint64 toStep);
     QList<CollectiveRow> collectivesOf(qint64 id);
+    // The mixture-of-experts routing reports of a run (empty for a dense model), by step and rank.
+    QList<ExpertLoadRow> expertLoadOf(qint64 id);
     QList<SpanRow> spansOf(qint64 id); // ordered by rank, then start
     // The spans of the run's newest traced step (empty: none), ordered by rank, then start.
     QList<SpanRow> spansOfLastTracedStep(qint64 id);

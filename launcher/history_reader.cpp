@@ -74,7 +74,7 @@ void HistoryReader::requestRun(qint64 id)
         emit runReady(*data);
         // The dashboards' view of it, built here rather than on the GUI thread.
         emit runSnapshotReady(telemetry::snapshotOf(*data, m_db->collectivesOf(id), telemetry::Metric::StepMs,
-                                                    defaultCalibrationPath(m_path)));
+                                                    defaultCalibrationPath(m_path), m_db->expertLoadOf(id)));
         requestTimeline(id);
     } else
         emit failed(m_db->lastError());

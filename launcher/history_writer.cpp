@@ -237,6 +237,18 @@ bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, 
                                           QVariant(c.count)})
                     q.addBindValue(v);
                 ok = q.exec();
+            } else if constexpr (std::is_same_v<T, ExpertLoadOp>) {
+                const qint64 id = rowId(o.runId);
+                if (!(ok = run(id, o.runId)))
+                    return;
+                const ExpertLoadRow &r = o.row;
+                q.prepare(QStringLiteral("INSERT OR REPLACE INTO expert_load(run, rank, step, layers, experts, tokens, dropped,"
+                                         " aux_loss) VALUES(?,?,?,?,?,?,?,?)"));
+                for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.layers),
+                                          QVariant(r.experts), QVariant(packCounts(r.tokens)), QVariant(r.dropped),
+                                          QVariant(r.auxLoss)})
+                    q.addBindValue(v);
+                ok = q.exec();
             } else if constexpr (std::is_same_v<T, SpansOp>) {
                 const qint64 id = rowId(o.runId);
                 if (!(ok = run(id, o.runId)))

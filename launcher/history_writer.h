@@ -50,6 +50,10 @@ struct CollectiveOp {
     QString runId;
     CollectiveRow row;
 };
+struct ExpertLoadOp {
+    QString runId;
+    ExpertLoadRow row;
+};
 struct SpansOp {
     QString runId;
     QList<SpanRow> rows;
@@ -68,7 +72,7 @@ struct CursorOp {
     bool reset = false; // a new launch attempt: every rank's sequence starts again at 0
     std::map<int, quint64> lost; // per rank, given up by the rank (this attempt, so far)
 };
-using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, StepOp, CollectiveOp, SpansOp, EventOp, CursorOp>;
+using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, StepOp, CollectiveOp, ExpertLoadOp, SpansOp, EventOp, CursorOp>;
 
 class HistoryWriter {
 public:

@@ -56,6 +56,8 @@ void RunController::drainTelemetry()
         case proto::Envelope::kStep: {
             const StepRow row = stepRowFrom(e);
             stepRows.rows.push_back(row);
+            if (auto experts = expertLoadFrom(e))
+                record(ExpertLoadOp{m_runId, std::move(*experts)});
             m_latest[rank] = row;
             if (m_stragglers)
                 for (const StragglerReport &report : m_stragglers->step(rank, row.step, row.computeMs))

@@ -2,6 +2,8 @@
 // Shared by the history store, the run controller, the exporters and the UI.
 #pragma once
 
+#include <vector>
+
 #include <QDateTime>
 #include <QList>
 #include <QMetaType>
@@ -49,6 +51,17 @@ struct StepRow {
     qint64 tokens = 0;
     double tokensPerS = 0, loss = 0, gradNorm = 0, lr = 0;
     qint64 memParameters = 0, memGradients = 0, memOptimizer = 0, memActivations = 0, memComm = 0, peakRss = 0;
+};
+
+// Where a mixture-of-experts model's routers sent one rank's tokens in one step (its StepReport's
+// ExpertLoad): tokens[layer · experts + expert], every top-k choice before capacity drops.
+struct ExpertLoadRow {
+    int rank = 0;
+    qint64 step = 0;
+    int layers = 0, experts = 0;
+    std::vector<qint64> tokens;
+    qint64 dropped = 0;
+    double auxLoss = 0;
 };
 
 struct CollectiveRow {

@@ -29,6 +29,22 @@ StepRow stepRowFrom(const proto::Envelope &e)
     return r;
 }
 
+std::optional<ExpertLoadRow> expertLoadFrom(const proto::Envelope &e)
+{
+    if (!e.has_step() || !e.step().has_experts())
+        return std::nullopt;
+    const auto &x = e.step().experts();
+    ExpertLoadRow r;
+    r.rank = static_cast<int>(e.rank());
+    r.step = static_cast<qint64>(e.step().step());
+    r.layers = static_cast<int>(x.layers());
+    r.experts = static_cast<int>(x.experts());
+    r.tokens.assign(x.tokens().begin(), x.tokens().end());
+    r.dropped = static_cast<qint64>(x.dropped());
+    r.auxLoss = x.aux_loss();
+    return r;
+}
+
 QString eventKind(proto::Event::Kind kind)
 {
     switch (kind) {

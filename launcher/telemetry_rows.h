@@ -2,12 +2,16 @@
 // live feed's subscribers (which chart them).
 #pragma once
 
+#include <optional>
+
 #include "launcher/run_types.h"
 #include "protocol/telemetry.pb.h"
 
 namespace trellis::launcher {
 
 StepRow stepRowFrom(const proto::Envelope &e);
+// The step report's expert load, when it has one (decodeEnvelope checked its shape).
+std::optional<ExpertLoadRow> expertLoadFrom(const proto::Envelope &e);
 QString eventKind(proto::Event::Kind kind);
 
 } // namespace trellis::launcher

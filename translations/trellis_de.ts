@@ -1258,7 +1258,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+65"/>
+        <location filename="../ui/main_window.cpp" line="+66"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1323,7 +1323,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Durchsatz und Schrittzeit</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+26"/>
         <source>Step %1 marked on the charts</source>
         <translation>Schritt %1 in den Diagrammen markiert</translation>
     </message>
@@ -2344,6 +2344,54 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
 </context>
 <context>
+    <name>trellis::ui::dashboards::ExpertsPanel</name>
+    <message>
+        <location filename="../ui/dashboards/experts_panel.cpp" line="+14"/>
+        <source>Expert load per step</source>
+        <translation>Expertenlast je Schritt</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>busiest expert / mean</source>
+        <translation>meistgenutzter Experte / Mittel</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Share of each layer&apos;s tokens</source>
+        <translation>Anteil an den Token jeder Schicht</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>layer</source>
+        <translation>Schicht</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>dropped %</source>
+        <translation>verworfen %</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>expert</source>
+        <translation>Experte</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>No routing reported: the run&apos;s model has no experts, or no step has finished yet.</source>
+        <translation>Kein Routing gemeldet: das Modell des Laufs hat keine Experten, oder noch kein Schritt ist fertig.</translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <source>%1 layers × %2 experts. Step %3: worst layer&apos;s busiest expert %4× the mean, %5% of choices dropped, load-balancing loss %6.</source>
+        <translation>%1 Schichten × %2 Experten. Schritt %3: meistgenutzter Experte der ungünstigsten Schicht %4× das Mittel, %5% der Zuweisungen verworfen, Lastausgleichsverlust %6.</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/experts_panel.h" line="+17"/>
+        <source>Experts</source>
+        <translation>Experten</translation>
+    </message>
+</context>
+<context>
     <name>trellis::ui::dashboards::HealthPanel</name>
     <message>
         <location filename="../ui/dashboards/health_panel.h" line="+16"/>
@@ -2904,7 +2952,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 Ranks (dp %3 · tp %4 · pp %5 · cp %6) auf &lt;span style=&apos;color:%7&apos;&gt;%8 Slots&lt;/span&gt; von %9 Knoten · globaler Batch %10 Sequenzen × %11 Tokens</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+13"/>
+        <source> · experts over ep %1 (inside dp)</source>
+        <translation> · Experten über ep %1 (innerhalb dp)</translation>
+    </message>
+    <message>
+        <location line="+45"/>
         <source>node %1: </source>
         <translation>Knoten %1: </translation>
     </message>

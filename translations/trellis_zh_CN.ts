@@ -1257,7 +1257,7 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+65"/>
+        <location filename="../ui/main_window.cpp" line="+66"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1322,7 +1322,7 @@ Add it to the known hosts?</source>
         <translation>吞吐量与单步时间</translation>
     </message>
     <message>
-        <location line="+25"/>
+        <location line="+26"/>
         <source>Step %1 marked on the charts</source>
         <translation>已在图表中标记第 %1 步</translation>
     </message>
@@ -2340,6 +2340,54 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     </message>
 </context>
 <context>
+    <name>trellis::ui::dashboards::ExpertsPanel</name>
+    <message>
+        <location filename="../ui/dashboards/experts_panel.cpp" line="+14"/>
+        <source>Expert load per step</source>
+        <translation>每步专家负载</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>busiest expert / mean</source>
+        <translation>最忙专家 / 平均</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Share of each layer&apos;s tokens</source>
+        <translation>各层词元的分配比例</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>dropped %</source>
+        <translation>丢弃 %</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>expert</source>
+        <translation>专家</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>No routing reported: the run&apos;s model has no experts, or no step has finished yet.</source>
+        <translation>未报告路由：该运行的模型没有专家，或尚无完成的步。</translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <source>%1 layers × %2 experts. Step %3: worst layer&apos;s busiest expert %4× the mean, %5% of choices dropped, load-balancing loss %6.</source>
+        <translation>%1 层 × %2 个专家。第 %3 步：最差层中最忙专家为平均的 %4 倍，丢弃 %5% 的选择，负载均衡损失 %6。</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/experts_panel.h" line="+17"/>
+        <source>Experts</source>
+        <translation>专家</translation>
+    </message>
+</context>
+<context>
     <name>trellis::ui::dashboards::HealthPanel</name>
     <message>
         <location filename="../ui/dashboards/health_panel.h" line="+16"/>
@@ -2899,7 +2947,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 个 rank (dp %3 · tp %4 · pp %5 · cp %6)，使用 %9 个节点上的 &lt;span style=&apos;color:%7&apos;&gt;%8 个槽位&lt;/span&gt; · 全局批次 %10 条序列 × %11 个 token</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+13"/>
+        <source> · experts over ep %1 (inside dp)</source>
+        <translation> · 专家分布于 ep %1 (在 dp 内)</translation>
+    </message>
+    <message>
+        <location line="+45"/>
         <source>node %1: </source>
         <translation>节点 %1: </translation>
     </message>

@@ -16,6 +16,7 @@
 #include "ui/dashboards/communication_panel.h"
 #include "ui/dashboards/events_panel.h"
 #include "ui/dashboards/health_panel.h"
+#include "ui/dashboards/experts_panel.h"
 #include "ui/dashboards/heatmap_panel.h"
 #include "ui/dashboards/memory_panel.h"
 #include "ui/dashboards/metric_panel.h"
@@ -122,6 +123,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
                 new dashboards::MemoryPanel(this),
                 new dashboards::CommunicationPanel(this),
                 new dashboards::HeatMapPanel(this),
+                new dashboards::ExpertsPanel(this),
                 new dashboards::EventsPanel(this),
                 new dashboards::HealthPanel(this)};
     QDockWidget *first = nullptr;

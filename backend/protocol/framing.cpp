@@ -2,6 +2,7 @@
 #include "framing.h"
 
 #include <chrono>
+#include <cmath>
 
 namespace trellis::proto {
 
@@ -29,6 +30,16 @@ DecodeResult decodeEnvelope(std::string_view frame, Envelope &out, std::uint32_t
         return {false, "envelope without payload"};
     if (out.run_id().size() > 128)
         return {false, "run_id longer than 128 bytes"};
+    if (out.has_step() && out.step().has_experts()) {
+        const ExpertLoad &x = out.step().experts();
+        const std::uint64_t cells = static_cast<std::uint64_t>(x.layers()) * x.experts();
+        if (x.layers() == 0 || x.experts() == 0 || x.layers() > 65536 || x.experts() > 65536 ||
+            static_cast<std::uint64_t>(x.tokens_size()) != cells)
+            return {false, "step report's expert load has " + std::to_string(x.tokens_size()) + " token counts for " +
+                               std::to_string(x.layers()) + " layers × " + std::to_string(x.experts()) + " experts"};
+        if (!std::isfinite(x.aux_loss()))
+            return {false, "step report's expert load has a non-finite aux_loss"};
+    }
     return {true, {}};
 }
 

@@ -455,6 +455,10 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
                 const proto::Envelope &e = m.telemetry();
                 if (e.has_step()) {
                     addRow(stepRowFrom(e));
+                    if (auto experts = expertLoadFrom(e)) {
+                        builder.addExpertLoad(*experts);
+                        snapshotDirty = true;
+                    }
                 } else if (e.has_hello()) {
                     builder.setRankStage(static_cast<int>(e.rank()), static_cast<int>(e.hello().coords().pp()));
                     snapshotDirty = true;
@@ -498,6 +502,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
                     setState(state);
                 if (s.final() && isFinal(state)) {
                     refill(true); // the supervisor committed everything before it said so
+                    builder.finishExperts(); // every rank's last routing report is in
                     if (newSteps > 0)
                         post(StepsNote{std::exchange(newSteps, 0)});
                     updateProgress();

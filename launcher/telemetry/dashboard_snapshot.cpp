@@ -44,9 +44,75 @@ void SnapshotBuilder::setProgress(qint64 step, qint64 totalSteps, int worldSize)
         m_worldSize = worldSize;
 }
 
+void SnapshotBuilder::addExpertLoad(const ExpertLoadRow &row)
+{
+    if (row.layers <= 0 || row.experts <= 0 || row.tokens.size() != static_cast<std::size_t>(row.layers) * row.experts)
+        return;
+    if (m_experts.layers == 0) {
+        m_experts.layers = row.layers;
+        m_experts.experts = row.experts;
+    } else if (row.layers != m_experts.layers || row.experts != m_experts.experts) {
+        return;
+    }
+    if (!m_experts.steps.empty() && row.step <= static_cast<qint64>(m_experts.steps.back()))
+        return; // a step already finished (a late or repeated report)
+    ExpertStep &s = m_expertPending[row.step];
+    if (s.tokens.empty())
+        s.tokens.assign(row.tokens.size(), 0);
+    for (std::size_t i = 0; i < row.tokens.size(); ++i)
+        s.tokens[i] += row.tokens[i];
+    s.dropped += row.dropped;
+    s.auxLoss += row.auxLoss;
+    ++s.reports;
+    // Ranks report a step at about the same time: two steps back is complete.
+    while (m_expertPending.size() > 2) {
+        const auto oldest = m_expertPending.begin();
+        finishExpertStep(m_experts, oldest->first, oldest->second);
+        m_expertPending.erase(oldest);
+    }
+}
+
+void SnapshotBuilder::finishExperts()
+{
+    for (const auto &[step, sum] : m_expertPending)
+        finishExpertStep(m_experts, step, sum);
+    m_expertPending.clear();
+}
+
+void SnapshotBuilder::finishExpertStep(ExpertView &v, qint64 step, const ExpertStep &sum)
+{
+    const auto E = static_cast<std::size_t>(v.experts);
+    double worst = 0, total = 0;
+    v.share.assign(sum.tokens.size(), 0.0);
+    for (std::size_t l = 0; l < static_cast<std::size_t>(v.layers); ++l) {
+        qint64 layerTotal = 0, most = 0;
+        for (std::size_t e = 0; e < E; ++e) {
+            layerTotal += sum.tokens[l * E + e];
+            most = std::max(most, sum.tokens[l * E + e]);
+        }
+        if (layerTotal == 0)
+            continue; // a layer no rank routed (none reported it)
+        total += static_cast<double>(layerTotal);
+        worst = std::max(worst, static_cast<double>(most) * static_cast<double>(E) / static_cast<double>(layerTotal));
+        for (std::size_t e = 0; e < E; ++e)
+            v.share[l * E + e] = static_cast<double>(sum.tokens[l * E + e]) / static_cast<double>(layerTotal);
+    }
+    v.step = step;
+    v.steps.push_back(static_cast<double>(step));
+    v.imbalance.push_back(worst);
+    v.droppedFraction.push_back(total > 0 ? static_cast<double>(sum.dropped) / total : 0.0);
+    v.auxLoss.push_back(sum.reports > 0 ? sum.auxLoss / sum.reports : 0.0);
+    if (v.steps.size() > kMaxExpertSteps)
+        for (auto *series : {&v.steps, &v.imbalance, &v.droppedFraction, &v.auxLoss})
+            series->erase(series->begin(), series->begin() + static_cast<std::ptrdiff_t>(series->size() - kMaxExpertSteps));
+}
+
 std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetric) const
 {
     auto s = std::make_shared<DashboardSnapshot>();
+    s->experts = m_experts; // bounded (kMaxExpertSteps)
+    if (m_expertPending.size() > 1) // the older pending step is all but complete: show it too
+        finishExpertStep(s->experts, m_expertPending.begin()->first, m_expertPending.begin()->second);
     s->version = m_store.version();
     const std::vector<int> ranks = m_store.ranks();
     s->worldSize = std::max(m_worldSize, static_cast<int>(ranks.size()));
@@ -200,7 +266,7 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
 }
 
 std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives, Metric heatMetric,
-                                                    const QString &calibrationPath)
+                                                    const QString &calibrationPath, const QList<ExpertLoadRow> &experts)
 {
     SnapshotBuilder b(run.run.worldSize);
     b.setPrediction(predictionFor(run.planJson, calibrationPath));
@@ -212,6 +278,9 @@ std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QL
         b.addCollective(c);
     for (const EventRow &e : run.events)
         b.addEvent(e);
+    for (const ExpertLoadRow &x : experts)
+        b.addExpertLoad(x);
+    b.finishExperts();
     HealthView h;
     for (const RankRow &r : run.ranks) {
         h.received += static_cast<quint64>(std::max<qint64>(0, r.receivedSeq));

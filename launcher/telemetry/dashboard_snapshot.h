@@ -78,6 +78,18 @@ struct StageBreakdown {
     double predictedBubbleFraction = -1;   // the simulator's for this stage; -1: none
 };
 
+// Mixture-of-experts routing, summed over the reporting ranks: per step the worst layer's load
+// imbalance (its busiest expert's tokens over the mean, 1 = balanced), the fraction of choices
+// dropped for capacity and the load-balancing loss (mean over ranks); and for the newest complete
+// step each expert's share of its layer's tokens.
+inline constexpr std::size_t kMaxExpertSteps = 4096;
+struct ExpertView {
+    int layers = 0, experts = 0;
+    qint64 step = 0;                 // the step `share` shows
+    std::vector<double> share;       // layer-major, each layer's shares sum to 1
+    std::vector<double> steps, imbalance, droppedFraction, auxLoss; // newest last, at most kMaxExpertSteps
+};
+
 struct HealthView {
     quint64 received = 0, lost = 0, duplicates = 0, outOfOrder = 0, rejected = 0;
     quint64 dropped = 0;            // at the senders (their latest reports)
@@ -104,6 +116,7 @@ struct DashboardSnapshot {
     std::vector<EventRow> events;         // newest last, at most 500
     HealthView health;
     Prediction prediction;
+    ExpertView experts;                   // layers 0: a dense model
 };
 
 class SnapshotBuilder {
@@ -115,6 +128,9 @@ public:
     void addStep(const StepRow &row) { m_store.append(row); }
     void addCollective(const CollectiveRow &row);
     void addEvent(const EventRow &event);
+    // A rank's routing report; one of another shape than the first seen is ignored.
+    void addExpertLoad(const ExpertLoadRow &row);
+    void finishExperts(); // the run is over: every pending step is complete
     void setHealth(const HealthView &health) { m_health = health; }
     void setProgress(qint64 step, qint64 totalSteps, int worldSize);
     void setPrediction(const Prediction &prediction) { m_prediction = prediction; }
@@ -128,6 +144,17 @@ private:
     HealthView m_health;
     Prediction m_prediction;
     std::map<int, int> m_stageOf; // rank -> pipeline stage
+    // Routing: the newest steps summed over ranks (complete once a later step has begun), and the
+    // finished steps' figures.
+    struct ExpertStep {
+        std::vector<qint64> tokens;
+        qint64 dropped = 0;
+        double auxLoss = 0;
+        int reports = 0;
+    };
+    static void finishExpertStep(ExpertView &view, qint64 step, const ExpertStep &sum);
+    std::map<qint64, ExpertStep> m_expertPending;
+    ExpertView m_experts;
     qint64 m_step = 0, m_totalSteps = 0;
     int m_worldSize = 0;
 };
@@ -137,7 +164,8 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
 
 // A finished run from the history, as a snapshot.
 std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives,
-                                                    Metric heatMetric = Metric::StepMs, const QString &calibrationPath = {});
+                                                    Metric heatMetric = Metric::StepMs, const QString &calibrationPath = {},
+                                                    const QList<ExpertLoadRow> &experts = {});
 
 } // namespace trellis::launcher::telemetry
 

@@ -308,7 +308,8 @@ void PlanEditor::refresh()
                            .arg(slotCount)
                            .arg(p.cluster.nodes.size())
                            .arg(q.globalBatch())
-                           .arg(p.model.seqLen));
+                           .arg(p.model.seqLen) +
+                       (q.ep > 1 ? tr(" · experts over ep %1 (inside dp)").arg(q.ep) : QString()));
     showDiagnostics();
 }
 
