@@ -404,6 +404,35 @@ private slots:
                 QCOMPARE(s.memComm, qint64(m.commBuffers));
             }
         }
+        // The routing the ranks reported (trellis-cli experts): every layer saw each token top_k
+        // times, summed over the reporting ranks (one tp rank of each group, every stage its layers).
+        const Result experts = cli({QStringLiteral("--db"), database, QStringLiteral("experts"), QStringLiteral("last"), QStringLiteral("--json")});
+        if (p.model.moe.experts == 0) {
+            QCOMPARE(experts.code, 1);
+            QVERIFY2(experts.err.contains(QStringLiteral("recorded no expert routing (a dense model")), qPrintable(experts.err));
+            return;
+        }
+        QVERIFY2(experts.code == 0, qPrintable(experts.err));
+        const QJsonObject doc = QJsonDocument::fromJson(experts.out.toUtf8()).object();
+        QCOMPARE(doc[QStringLiteral("step")].toInt(), 3);
+        const QJsonArray perLayer = doc[QStringLiteral("layers")].toArray();
+        QCOMPARE(perLayer.size(), layers);
+        const qint64 choices = qint64(p.parallel.dp) * p.parallel.microBatches * p.parallel.microBatchSize * p.model.seqLen * p.model.moe.topK;
+        for (const QJsonValue &l : perLayer) {
+            qint64 sum = 0;
+            for (const QJsonValue &n : l.toObject()[QStringLiteral("tokens")].toArray())
+                sum += n.toInteger();
+            QCOMPARE(sum, choices);
+            QVERIFY(l.toObject()[QStringLiteral("imbalance")].toDouble() >= 1.0);
+        }
+        QCOMPARE(doc[QStringLiteral("choices")].toInteger(), choices * layers);
+        QVERIFY(doc[QStringLiteral("dropped")].toInteger() >= 0 && doc[QStringLiteral("dropped")].toInteger() < choices * layers);
+        if (!p.model.moe.capacityFactor)
+            QCOMPARE(doc[QStringLiteral("dropped")].toInteger(), 0);
+        QVERIFY(doc[QStringLiteral("aux_loss")].toDouble() > 0);
+        const Result missing = cli({QStringLiteral("--db"), database, QStringLiteral("experts"), QStringLiteral("last"), QStringLiteral("--step"), QStringLiteral("9")});
+        QCOMPARE(missing.code, 1);
+        QVERIFY2(missing.err.contains(QStringLiteral("no expert routing at step 9 (steps 1 to 3 recorded)")), qPrintable(missing.err));
     }
 
     // A launcher killed outright (kill -9): its job goes on under the job keeper to its end (a

@@ -4,6 +4,7 @@
 #include "launcher/history_writer.h"
 #include "launcher/html_report.h"
 #include "launcher/run_export.h"
+#include "launcher/telemetry/dashboard_snapshot.h"
 
 #include <QCryptographicHash>
 #include <QCoreApplication>
@@ -116,6 +117,56 @@ private slots:
         QVERIFY(html.contains(QStringLiteral("rank 3")));
     }
 
+    // Routing reports round-trip through the writer thread; the dashboard sums them over ranks.
+    void expertLoad()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        fillRun(writer, QStringLiteral("moe"), 2, 3);
+        for (int s = 1; s <= 3; ++s)
+            for (int r = 0; r < 2; ++r) {
+                ExpertLoadRow row;
+                row.rank = r;
+                row.step = s;
+                row.layers = 2;
+                row.experts = 3;
+                // Layer 0: everything on expert r (so summed over ranks: 2 of 3 experts busy);
+                // layer 1 balanced. Large counts survive the packing.
+                row.tokens = {r == 0 ? 90 : 0, r == 1 ? 90 : 0, 0, 30, 30, 30};
+                if (s == 3 && r == 0)
+                    row.tokens[0] += qint64(1) << 40;
+                row.dropped = 6;
+                row.auxLoss = 0.01 * (r + 1);
+                writer.enqueue(ExpertLoadOp{QStringLiteral("moe"), row});
+            }
+        writer.flush();
+        QCOMPARE(writer.lastError(), QString());
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        const qint64 id = db.findRun(QStringLiteral("moe"))->id;
+        const QList<ExpertLoadRow> rows = db.expertLoadOf(id);
+        QCOMPARE(rows.size(), 6);
+        QCOMPARE(rows[4].step, qint64(3));
+        QCOMPARE(rows[4].rank, 0);
+        QCOMPARE(rows[4].tokens[0], (qint64(1) << 40) + 90);
+        QCOMPARE(rows[5].tokens, (std::vector<qint64>{0, 90, 0, 30, 30, 30}));
+        QCOMPARE(rows[1].auxLoss, 0.02);
+        const auto snapshot = trellis::launcher::telemetry::snapshotOf(*db.loadRun(id), {}, trellis::launcher::telemetry::Metric::StepMs,
+                                                                        {}, rows);
+        const auto &x = snapshot->experts;
+        QCOMPARE(x.layers, 2);
+        QCOMPARE(x.experts, 3);
+        QCOMPARE(x.steps, (std::vector<double>{1, 2, 3}));
+        QCOMPARE(x.imbalance[0], 1.5); // layer 0: 90 of 180 on each of two experts out of three
+        QCOMPARE(x.droppedFraction[0], 12.0 / 360.0);
+        QVERIFY(std::abs(x.auxLoss[0] - 0.015) < 1e-15);
+        QCOMPARE(x.step, qint64(3));
+        QCOMPARE(x.share[3], 1.0 / 3.0);
+        QCOMPARE(db.expertLoadOf(id + 1000).size(), 0);
+    }
+
     void refusesForeignFiles_data()
     {
         QTest::addColumn<QByteArray>("contents");
@@ -158,6 +209,7 @@ private slots:
             QCOMPARE(db.open(path, false), QString());
             QSqlQuery q(db.connection());
             QVERIFY(q.exec(QStringLiteral("DROP TABLE spans")));
+            QVERIFY(q.exec(QStringLiteral("DROP TABLE expert_load"))); // schema 6
             // Before schema 5 step reports were rows of step_metrics.
             QVERIFY(q.exec(QStringLiteral("DROP TABLE step_blocks")));
             for (int r = 0; r < 2; ++r)
@@ -180,6 +232,7 @@ private slots:
         QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
         QCOMPARE(q.value(0).toInt(), kHistorySchemaVersion);
         QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM spans")) && q.next());
+        QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM expert_load")) && q.next());
         QVERIFY(q.exec(QStringLiteral("SELECT launcher_host, launcher_pid FROM runs")));
         QVERIFY(q.exec(QStringLiteral("SELECT received_seq, goodbye_seq FROM ranks")));
         QCOMPARE(db.listRuns().size(), 1);

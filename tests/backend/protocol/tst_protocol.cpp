@@ -4,6 +4,8 @@
 
 #include <QTest>
 
+#include <cmath>
+
 using namespace trellis::proto;
 
 class TstProtocol : public QObject {
@@ -75,6 +77,24 @@ private slots:
         QTest::newRow("no payload") << bytes(noPayload) << "envelope without payload";
         QTest::newRow("version") << bytes(oldVersion) << "protocol version 99 (this receiver speaks 3)";
         QTest::newRow("rank") << bytes(badRank) << "rank 9 outside a world of 4";
+        // A step report's expert load must have layers × experts counts and a finite loss.
+        Envelope shortLoad;
+        shortLoad.set_protocol_version(kProtocolVersion);
+        auto *load = shortLoad.mutable_step()->mutable_experts();
+        load->set_layers(2);
+        load->set_experts(4);
+        for (int i = 0; i < 7; ++i)
+            load->add_tokens(5);
+        Envelope nanLoad = shortLoad;
+        nanLoad.mutable_step()->mutable_experts()->add_tokens(5);
+        nanLoad.mutable_step()->mutable_experts()->set_aux_loss(std::nan(""));
+        Envelope noExperts;
+        noExperts.set_protocol_version(kProtocolVersion);
+        noExperts.mutable_step()->mutable_experts()->set_layers(3);
+        QTest::newRow("expert load short") << bytes(shortLoad) << "step report's expert load has 7 token counts for 2 layers × 4 experts";
+        QTest::newRow("expert load without experts") << bytes(noExperts)
+                                                     << "step report's expert load has 0 token counts for 3 layers × 0 experts";
+        QTest::newRow("expert load aux loss") << bytes(nanLoad) << "step report's expert load has a non-finite aux_loss";
         QTest::newRow("oversized") << QByteArray(int(kMaxFrameBytes + 1), 'x')
                                    << "frame of 4194305 bytes exceeds the 4 MiB limit";
     }
