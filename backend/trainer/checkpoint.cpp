@@ -70,7 +70,7 @@ bool writeDurably(const fs::path &path, const std::string &bytes)
 nlohmann::json modelJson(const plan::ModelSpec &m)
 {
     return {{"arch", m.arch}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
-            {"ffn", m.ffn}, {"seq_len", m.seqLen}, {"vocab", m.vocab}};
+            {"ffn", m.ffn}, {"seq_len", m.seqLen}, {"vocab", m.vocab}, {"experts", m.moe.experts}};
 }
 
 struct Shard {
@@ -323,6 +323,8 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
             meta["model"]["arch"] = plan::kArchGpt;
         if (meta["model"].is_object() && !meta["model"].contains("kv_heads") && meta["model"].contains("heads"))
             meta["model"]["kv_heads"] = meta["model"]["heads"];
+        if (meta["model"].is_object() && !meta["model"].contains("experts")) // before mixtures of experts: dense
+            meta["model"]["experts"] = 0;
         for (const auto &[key, value] : expected.items()) {
             if (!meta["model"].contains(key) || meta["model"][key] != value) {
                 result.error = metaPath.string() + ": model." + key + " is " + meta["model"].value(key, nlohmann::json()).dump() +

@@ -192,6 +192,16 @@ private slots:
         QTest::newRow("dp 2 zero 1 -> cp 2 tp 2")
             << QStringLiteral(R"("dp": 2, "micro_batch_size": 4, "zero": 1)") << 2
             << QStringLiteral(R"("cp": 2, "tp": 2, "micro_batch_size": 8, "cp_layout": "contiguous")") << 4 << gpt;
+        // Mixtures of experts: each ep rank writes its experts, ep rank 0 the rest; the whole model
+        // resumes at another ep, at ep 1 or with tp.
+        const QString moe = QStringLiteral(R"("layers": 2, "hidden": 32, "heads": 4, "ffn": 64, "moe": {"experts": 4, "top_k": 2})");
+        QTest::newRow("moe ep 2 -> ep 2") << QStringLiteral(R"("dp": 2, "ep": 2, "micro_batch_size": 4)") << 2
+                                          << QStringLiteral(R"("dp": 2, "ep": 2, "micro_batch_size": 4)") << 2 << moe;
+        QTest::newRow("moe dp 4 ep 2 -> dp 1") << QStringLiteral(R"("dp": 4, "ep": 2, "micro_batch_size": 2)") << 4
+                                               << QStringLiteral(R"("dp": 1, "micro_batch_size": 8)") << 1 << moe;
+        QTest::newRow("moe dp 2 zero 3 -> ep 2 tp 2")
+            << QStringLiteral(R"("dp": 2, "micro_batch_size": 4, "zero": 3)") << 2
+            << QStringLiteral(R"("dp": 2, "ep": 2, "tp": 2, "micro_batch_size": 4)") << 4 << moe;
         // llama (grouped-query attention, untied head): its whole-model ranges reshard the same way.
         QTest::newRow("llama dp 2 tp 2 zero 2 -> tp 2 pp 2")
             << QStringLiteral(R"("dp": 2, "tp": 2, "micro_batch_size": 4, "zero": 2)") << 4
