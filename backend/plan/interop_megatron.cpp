@@ -117,6 +117,8 @@ const std::map<std::string, Arg, std::less<>> &megatronFlags()
         {"--make-vocab-size-divisible-by", Arg::Positive},
         {"--num-experts", Arg::Positive},
         {"--moe-router-topk", Arg::Positive},
+        {"--moe-expert-capacity-factor", Arg::Real},
+        {"--moe-aux-loss-coeff", Arg::Real},
         {"--swiglu", Arg::Switch},
         {"--normalization", Arg::Text},
         {"--position-embedding-type", Arg::Text},
@@ -319,8 +321,23 @@ void readModel(MegatronLine &line, ModelSpec &m)
     if (experts) {
         m.moe.experts = *experts;
         m.moe.topK = topK.value_or(2); // Megatron's default
+        // Megatron's defaults: dropless (no capacity factor), no load-balancing loss.
+        m.moe.capacityFactor = std::nullopt;
+        m.moe.auxLossCoef = 0.0;
     } else if (topK) {
         m.moe.topK = *topK;
+    }
+    if (const auto factor = line.real("--moe-expert-capacity-factor")) {
+        if (*factor > 0)
+            m.moe.capacityFactor = *factor;
+        else
+            line.error("--moe-expert-capacity-factor", "must be greater than 0, got " + std::to_string(*factor));
+    }
+    if (const auto coef = line.real("--moe-aux-loss-coeff")) {
+        if (*coef >= 0)
+            m.moe.auxLossCoef = *coef;
+        else
+            line.error("--moe-aux-loss-coeff", "must not be negative, got " + std::to_string(*coef));
     }
     // The Llama recipe (SwiGLU, RMSNorm, rotary positions, untied head, no biases) is Trellis'
     // llama architecture; --swiglu decides, the other parts are expected with it.
@@ -561,7 +578,12 @@ std::string toMegatronArgs(const Plan &p)
     s << " --ffn-hidden-size " << m.ffn << " --seq-length " << m.seqLen << " --max-position-embeddings " << m.seqLen
       << " --vocab-size " << m.vocab;
     if (m.vocab % (128LL * ps.tp) != 0) s << " --make-vocab-size-divisible-by 1"; // keep the vocabulary as it is
-    if (m.moe.experts > 0) s << " --num-experts " << m.moe.experts << " --moe-router-topk " << m.moe.topK;
+    if (m.moe.experts > 0) {
+        s << " --num-experts " << m.moe.experts << " --moe-router-topk " << m.moe.topK << " --moe-aux-loss-coeff "
+          << m.moe.auxLossCoef;
+        if (m.moe.capacityFactor)
+            s << " --moe-expert-capacity-factor " << *m.moe.capacityFactor;
+    }
     if (m.arch == kArchLlama)
         s << " --swiglu --normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights"
              " --disable-bias-linear";

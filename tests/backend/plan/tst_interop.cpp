@@ -417,7 +417,16 @@ private slots:
         QVERIFY2(p, p.errorText().c_str());
         QCOMPARE(p->training.minLr, 3e-4);
         QCOMPARE(p->training.checkpoint.dir, std::string("/ckpt"));
-        QCOMPARE(p->model.moe, (MoeSpec{8, 2}));
+        QCOMPARE(p->model.moe, (MoeSpec{8, 2, std::nullopt, 0.0})); // Megatron's defaults: dropless, no balance loss
+        p = fromMegatronArgs("--num-experts 8 --moe-router-topk 1 --moe-expert-capacity-factor 1.25 --moe-aux-loss-coeff 0.02", llama);
+        QVERIFY2(p, p.errorText().c_str());
+        QCOMPARE(p->model.moe, (MoeSpec{8, 1, 1.25, 0.02}));
+        // And back: the line names both, and reads into the same plan.
+        const std::string line = toMegatronArgs(p.value());
+        QVERIFY2(line.find("--moe-expert-capacity-factor 1.25") != std::string::npos && line.find("--moe-aux-loss-coeff 0.02") != std::string::npos,
+                 line.c_str());
+        QCOMPARE(fromMegatronArgs(line, llama)->model.moe, p->model.moe);
+        QVERIFY(!fromMegatronArgs("--num-experts 8 --moe-expert-capacity-factor 0", llama));
         fromMegatronArgs("--lr 3e-4 stray $EXTRA_ARGS --foo 1 2 --no-bias --train-iters 10 --recompute-granularity full", llama, &warnings);
         QCOMPARE(texts(warnings), QStringList({
                                       "warning: megatron: 'stray' is not a flag and is not used",
