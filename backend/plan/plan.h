@@ -148,6 +148,15 @@ struct CheckpointSpec {
     bool operator==(const CheckpointSpec &) const = default;
 };
 
+// Where the weights of a fresh start come from: "" — the seed's initialisation; else a directory
+// holding model.safetensors and config.json in Hugging Face transformers' layout (trellis-cli
+// export-model writes one, so does save_pretrained), relative to the plan file's folder. A resumed
+// run takes its checkpoint instead.
+struct InitSpec {
+    std::string from;
+    bool operator==(const InitSpec &) const = default;
+};
+
 struct TrainingSpec {
     int steps = 100;
     double lr = 1e-3;
@@ -162,6 +171,7 @@ struct TrainingSpec {
     std::uint64_t seed = 1234;
     DataSpec data;
     CheckpointSpec checkpoint;
+    InitSpec init;
     bool operator==(const TrainingSpec &) const = default;
 };
 

@@ -379,6 +379,9 @@ void readTraining(ObjectReader r, TrainingSpec &t)
     ckpt.read("dir", t.checkpoint.dir);
     ckpt.read("keep", t.checkpoint.keep);
     ckpt.finish();
+    ObjectReader init = r.child("init");
+    init.read("from", t.init.from);
+    init.finish();
     r.finish();
 }
 
@@ -596,7 +599,8 @@ std::string planToJson(const Plan &p, int indent)
                      {"on_non_finite", toString(t.onNonFinite)},
                      {"seed", t.seed},
                      {"data", {{"source", t.data.source}, {"path", t.data.path}}},
-                     {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}}}};
+                     {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}}},
+                     {"init", {{"from", t.init.from}}}};
     j["telemetry"] = {{"endpoint", p.telemetry.endpoint},
                       {"heartbeat_ms", p.telemetry.heartbeatMs},
                       {"trace_every", p.telemetry.traceEvery}};

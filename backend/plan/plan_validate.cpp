@@ -420,6 +420,8 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         unsupported("parallel.cp", "context parallelism with a mixture of experts (per-sequence routing statistics)");
     if (plan.model.moe.experts > 0 && p.pp > 1 && p.schedule == "zb-h1")
         unsupported("parallel.schedule", "zb-h1 with a mixture of experts (the expert layers have no split backward)");
+    if (plan.model.moe.experts > 0 && !plan.training.init.from.empty())
+        unsupported("training.init.from", "starting a mixture of experts from transformers weights");
     if (p.framework == Framework::Megatron || p.framework == Framework::DeepSpeed)
         unsupported("parallel.framework", std::string("a plan for ") + (p.framework == Framework::Megatron ? "Megatron-LM" : "DeepSpeed") +
                                               " (framework: " + toString(p.framework) + "; trellis or auto runs here)");

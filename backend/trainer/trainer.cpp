@@ -8,6 +8,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/comm/process_groups.h"
 #include "trainer/data_loader.h"
+#include "trainer/interop/hf_layout.h"
 #include "trainer/non_finite.h"
 #include "trainer/parallel/parallel_stack.h"
 #include "trainer/step_telemetry.h"
@@ -144,6 +145,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
     // Resume: parameters, moments and step from the newest complete checkpoint (any layout).
     const std::string checkpointDir = resolve(m_options.planDir, ts.checkpoint.dir);
     int firstStep = 0;
+    bool resumed = false;
     if (m_options.resume && !checkpointDir.empty()) {
         TrainingState restored;
         const LoadResult loaded = loadCheckpoint(checkpointDir, m_plan, stack.wholeParameterCount(), stack.ownedWhole(), restored);
@@ -153,6 +155,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         if (!loaded.error.empty())
             throw TrainerError(proto::kExitCheckpointError, loaded.error);
         if (loaded.found) {
+            resumed = true;
             stack.setParameters(restored.parameters);
             optimizer.restore(restored.m, restored.v, restored.adamStep);
             firstStep = static_cast<int>(restored.step);
@@ -181,6 +184,20 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
             }
     }
 
+    // A fresh start from transformers-layout weights (training.init.from), cut onto this layout.
+    if (!resumed && !ts.init.from.empty()) {
+        const std::string from = resolve(m_options.planDir, ts.init.from);
+        GptConfig whole = stack.config();
+        whole.tp = whole.cp = whole.ep = 1;
+        whole.tpRank = whole.cpRank = whole.epRank = 0;
+        std::vector<float> weights;
+        if (const std::string e = importHuggingFace(whole, from, weights); !e.empty())
+            throw TrainerError(proto::kExitPlanInvalid, "training.init.from: " + e);
+        stack.setParameters(weights);
+        if (rank == 0 && !m_options.quiet)
+            std::printf("initialised from %s\n", from.c_str());
+    }
+
     FaultInjector faults(m_options.inject, rank);
     const LrSchedule schedule{ts.lr, ts.minLr, ts.warmupSteps, ts.steps};
     const std::uint64_t tokensPerStep = static_cast<std::uint64_t>(ps.microBatchSize) * ps.microBatches *
@@ -203,6 +220,14 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
             batches.push_back(data.batch(static_cast<std::uint64_t>(step), coords.dp, ps.dp, mb, ps.microBatches, ps.microBatchSize));
         for (const Batch &b : batches)
             micro.push_back({b.tokens.data(), b.targets.data(), b.batch, b.seqLen});
+        if (step == firstStep && rank == 0 && !m_options.dumpBatchPath.empty()) {
+            std::vector<std::int32_t> all;
+            for (const Batch &b : batches) {
+                all.insert(all.end(), b.tokens.begin(), b.tokens.end());
+                all.insert(all.end(), b.targets.begin(), b.targets.end());
+            }
+            dump(m_options.dumpBatchPath, 0, all.data(), all.size() * sizeof(std::int32_t));
+        }
 
         stack.beginStep();
         const StepOutput out = stack.run(micro, [&](const char *phase) { telemetry.setProgress(stepNumber, phase); });
@@ -299,14 +324,23 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
     }
 
     // Dumps for comparisons: whole-model vectors, assembled over the world (collective).
-    if (!m_options.dumpParamsPath.empty()) {
-        const std::vector<float> params = stack.gatherParameters();
-        dump(m_options.dumpParamsPath, rank, params.data(), params.size() * sizeof(float));
-    }
-    if (!m_options.dumpGradsPath.empty() && !losses.empty()) {
-        const std::vector<float> grads = stack.gatherCapturedGradients();
-        dump(m_options.dumpGradsPath, rank, grads.data(), grads.size() * sizeof(float));
-    }
+    // A path ending in .safetensors gets the vector in transformers' layout (rank 0 writes it).
+    auto dumpWhole = [&](const std::string &path, const std::vector<float> &values) {
+        if (!path.ends_with(".safetensors")) {
+            dump(path, rank, values.data(), values.size() * sizeof(float));
+            return;
+        }
+        GptConfig whole = stack.config();
+        whole.tp = whole.cp = whole.ep = 1;
+        whole.tpRank = whole.cpRank = whole.epRank = 0;
+        if (rank == 0)
+            if (const std::string e = writeHuggingFaceTensors(whole, values, path, "trellis-trainer dump"); !e.empty())
+                throw TrainerError(proto::kExitIoError, e);
+    };
+    if (!m_options.dumpParamsPath.empty())
+        dumpWhole(m_options.dumpParamsPath, stack.gatherParameters());
+    if (!m_options.dumpGradsPath.empty() && !losses.empty())
+        dumpWhole(m_options.dumpGradsPath, stack.gatherCapturedGradients());
     if (rank == 0 && !m_options.dumpLossesPath.empty())
         dump(m_options.dumpLossesPath, 0, losses.data(), losses.size() * sizeof(double));
     telemetry.setProgress(static_cast<std::uint64_t>(ts.steps), "done");

@@ -25,6 +25,7 @@ struct TrainerOptions {
     FaultInjection inject;
     std::string dumpParamsPath; // final parameters, whole model (raw float32): rank 0 to PATH, rank r to PATH.rank<r>
     std::string dumpGradsPath;  // the first step's reduced gradients before clipping, whole model, same naming
+    std::string dumpBatchPath;  // rank 0: its first step's micro-batches, tokens then targets (int32) each
     std::string dumpLossesPath; // rank 0: the loss of every step this process ran, float64, in order
     bool overlap = true;        // start bucket reductions during backward (off: all after backward)
     bool resume = false;        // continue from the newest complete checkpoint in checkpoint.dir

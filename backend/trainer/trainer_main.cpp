@@ -4,6 +4,7 @@
 //                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
 //   trellis-trainer --calibrate        (this machine's compute rate and link, as one JSON line)
+//   trellis-trainer --export-model CHECKPOINT_DIR --out DIR   (transformers layout; no MPI)
 // Exit codes: protocol/exit_codes.h.
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
@@ -12,6 +13,7 @@
 #include "trainer/calibration.h"
 #include "trainer/collective_bench.h"
 #include "trainer/comm/mpi_communicator.h"
+#include "trainer/interop/export_model.h"
 #include "trainer/trainer.h"
 
 #include <mpi.h>
@@ -31,9 +33,13 @@ void usage(std::FILE *to)
     std::fprintf(to,
                  "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT] [--telemetry-keys FILE]\n"
                  "                       [--inject crash|hang|slow|nan|nanloss|throw@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
-                 "                       [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]\n"
+                 "                       [--dump-losses FILE] [--dump-batch FILE] [--no-overlap] [--resume] [--quiet]\n"
+                 "  --dump-params/--dump-grads FILE.safetensors: in transformers' layout instead of raw float32\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
                  "       trellis-trainer --calibrate\n"
+                 "       trellis-trainer --export-model CHECKPOINT_DIR --out DIR\n"
+                 "         the newest complete checkpoint there (any layout) as model.safetensors and config.json\n"
+                 "         in Hugging Face transformers' layout (GPT-2 or Llama); one process, no mpirun\n"
                  "Runs one rank of the training described by PLAN; start it under mpirun -np N.\n"
                  "--telemetry-keys: a 0600 file of CURVE keys (server_public, client_public, client_secret);\n"
                  "  telemetry then goes to the endpoint encrypted and authenticated.\n");
@@ -64,6 +70,7 @@ int main(int argc, char **argv)
     trainer::TrainerOptions options;
     bool benchCollectives = false;
     bool calibrate = false;
+    std::string exportFrom, exportTo;
     trainer::CollectiveBenchOptions benchOptions;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -92,8 +99,11 @@ int main(int argc, char **argv)
         else if (arg == "--no-overlap") options.overlap = false;
         else if (arg == "--resume") options.resume = true;
         else if (arg == "--dump-losses") options.dumpLossesPath = value("--dump-losses");
+        else if (arg == "--dump-batch") options.dumpBatchPath = value("--dump-batch");
         else if (arg == "--bench-collectives") benchCollectives = true;
         else if (arg == "--calibrate") calibrate = true;
+        else if (arg == "--export-model") exportFrom = value("--export-model");
+        else if (arg == "--out") exportTo = value("--out");
         else if (arg == "--ops") {
             benchOptions.ops.clear();
             std::string list = value("--ops");
@@ -131,6 +141,21 @@ int main(int argc, char **argv)
             usage(stderr);
             return proto::kExitUsage;
         }
+    }
+    if (!exportFrom.empty() || !exportTo.empty()) {
+        if (exportFrom.empty() || exportTo.empty()) {
+            std::fprintf(stderr, "trellis-trainer: --export-model and --out go together\n");
+            return proto::kExitUsage;
+        }
+        const trainer::ExportResult r = trainer::exportCheckpointModel(exportFrom, exportTo);
+        if (!r.error.empty()) {
+            std::fprintf(stderr, "trellis-trainer: %s\n", r.error.c_str());
+            return proto::kExitCheckpointError;
+        }
+        std::printf("exported %s (step %llu, %s, %llu parameters) to %s\n", r.checkpoint.c_str(),
+                    static_cast<unsigned long long>(r.step), r.arch.c_str(), static_cast<unsigned long long>(r.parameters),
+                    exportTo.c_str());
+        return proto::kExitOk;
     }
     if (planPath.empty() && !benchCollectives && !calibrate) {
         usage(stderr);

@@ -1,0 +1,21 @@
+// The newest complete checkpoint under a checkpoint folder (any dp, tp, pp, cp, ep and ZeRO stage
+// wrote it: its shards hold whole-model ranges) gathered into one model and written in Hugging
+// Face transformers' layout (hf_layout.h). Needs no MPI: one process reads every shard.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace trellis::trainer {
+
+struct ExportResult {
+    std::string error;      // "" when written
+    std::string checkpoint; // the checkpoint folder read
+    std::uint64_t step = 0;
+    std::string arch;
+    std::uint64_t parameters = 0;
+};
+
+ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::string &outDir);
+
+} // namespace trellis::trainer

@@ -1,0 +1,197 @@
+// See safetensors.h.
+#include "trainer/interop/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <utility>
+
+namespace trellis::trainer {
+namespace {
+
+constexpr std::uint64_t kMaxHeaderBytes = 100u << 20; // the reference implementation's limit
+
+float halfToFloat(std::uint16_t h)
+{
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    std::uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu, bits = 0;
+    if (exponent == 0 && mantissa == 0) {
+        bits = sign;
+    } else if (exponent == 0) { // subnormal: normalise
+        exponent = 127 - 15 + 1;
+        while (!(mantissa & 0x400u)) {
+            mantissa <<= 1;
+            --exponent;
+        }
+        bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
+    } else if (exponent == 31) {
+        bits = sign | 0x7f800000u | (mantissa << 13);
+    } else {
+        bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+    }
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+} // namespace
+
+std::string readSafetensors(const std::string &path, SafetensorsFile &out)
+{
+    out = {};
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return path + ": cannot be opened";
+    in.seekg(0, std::ios::end);
+    const auto fileSize = static_cast<std::uint64_t>(in.tellg());
+    in.seekg(0);
+    unsigned char lengthBytes[8] = {};
+    if (fileSize < 8 || !in.read(reinterpret_cast<char *>(lengthBytes), 8))
+        return path + ": too short for a safetensors file (" + std::to_string(fileSize) + " bytes)";
+    std::uint64_t headerBytes = 0;
+    for (int i = 7; i >= 0; --i)
+        headerBytes = headerBytes << 8 | lengthBytes[i];
+    if (headerBytes > kMaxHeaderBytes || headerBytes > fileSize - 8)
+        return path + ": header length " + std::to_string(headerBytes) + " does not fit the file (" + std::to_string(fileSize) +
+               " bytes)";
+    std::string text(headerBytes, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(headerBytes));
+    nlohmann::json header;
+    try {
+        header = nlohmann::json::parse(text);
+    } catch (const std::exception &) {
+        return path + ": the header is not valid JSON";
+    }
+    if (!header.is_object())
+        return path + ": the header is not a JSON object";
+    const std::uint64_t dataBytes = fileSize - 8 - headerBytes;
+    struct Span {
+        std::uint64_t begin, end;
+        std::string name;
+    };
+    std::vector<Span> spans;
+    for (const auto &[name, entry] : header.items()) {
+        if (name == "__metadata__") {
+            if (!entry.is_object())
+                return path + ": __metadata__ is not an object";
+            for (const auto &[key, value] : entry.items())
+                if (value.is_string())
+                    out.metadata[key] = value.get<std::string>();
+            continue;
+        }
+        const std::string where = path + ": tensor " + name;
+        if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets") ||
+            !entry["dtype"].is_string() || !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
+            entry["data_offsets"].size() != 2)
+            return where + ": needs dtype, shape and two data_offsets";
+        const std::string dtype = entry["dtype"].get<std::string>();
+        const std::uint64_t width = dtype == "F32" ? 4 : dtype == "F64" ? 8 : dtype == "F16" || dtype == "BF16" ? 2 : 0;
+        if (width == 0)
+            return where + ": dtype " + dtype + " is not a floating-point type this reader takes (F32, F64, F16, BF16)";
+        SafeTensor t;
+        std::uint64_t count = 1;
+        for (const auto &d : entry["shape"]) {
+            if (!d.is_number_unsigned())
+                return where + ": shape holds a negative or non-integer size";
+            const auto n = d.get<std::uint64_t>();
+            if (n != 0 && count > std::numeric_limits<std::uint64_t>::max() / 8 / n)
+                return where + ": shape too large";
+            count *= n;
+            t.shape.push_back(static_cast<std::int64_t>(n));
+        }
+        const auto &offsets = entry["data_offsets"];
+        if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
+            return where + ": data_offsets must be non-negative integers";
+        const auto begin = offsets[0].get<std::uint64_t>(), end = offsets[1].get<std::uint64_t>();
+        if (begin > end || end > dataBytes)
+            return where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] lie outside the " +
+                   std::to_string(dataBytes) + " bytes of data";
+        if (end - begin != count * width)
+            return where + ": " + std::to_string(end - begin) + " bytes of data for shape of " + std::to_string(count) + " " + dtype +
+                   " values (" + std::to_string(count * width) + " bytes)";
+        std::string raw(end - begin, '\0');
+        in.seekg(static_cast<std::streamoff>(8 + headerBytes + begin));
+        if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
+            return where + ": cannot read its data";
+        t.values.resize(count);
+        for (std::uint64_t i = 0; i < count; ++i) {
+            const char *p = raw.data() + i * width;
+            if (width == 4) {
+                std::memcpy(&t.values[i], p, 4);
+            } else if (width == 8) {
+                double d;
+                std::memcpy(&d, p, 8);
+                t.values[i] = static_cast<float>(d);
+            } else {
+                std::uint16_t h;
+                std::memcpy(&h, p, 2);
+                if (dtype == "BF16") {
+                    const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+                    std::memcpy(&t.values[i], &bits, 4);
+                } else {
+                    t.values[i] = halfToFloat(h);
+                }
+            }
+        }
+        spans.push_back({begin, end, name});
+        out.tensors[name] = std::move(t);
+    }
+    // The data is the tensors, back to back: no overlaps, no gaps.
+    std::sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) { return a.begin < b.begin; });
+    std::uint64_t at = 0;
+    for (const Span &s : spans) {
+        if (s.begin != at)
+            return path + ": tensor " + s.name + " starts at byte " + std::to_string(s.begin) + " of the data, expected " +
+                   std::to_string(at) + (s.begin < at ? " (it overlaps the tensor before)" : " (a gap before it)");
+        at = s.end;
+    }
+    if (at != dataBytes)
+        return path + ": " + std::to_string(dataBytes - at) + " bytes of data after the last tensor";
+    return {};
+}
+
+std::string writeSafetensors(const std::string &path, const SafetensorsFile &file)
+{
+    nlohmann::json header = nlohmann::json::object();
+    std::uint64_t at = 0;
+    for (const auto &[name, t] : file.tensors) {
+        std::uint64_t count = 1;
+        for (std::int64_t d : t.shape)
+            count *= static_cast<std::uint64_t>(d);
+        if (count != t.values.size())
+            return path + ": tensor " + name + " has " + std::to_string(t.values.size()) + " values for its shape";
+        header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {at, at + count * 4}}};
+        at += count * 4;
+    }
+    if (!file.metadata.empty())
+        header["__metadata__"] = file.metadata;
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' '); // the data starts 8-byte aligned
+    const std::string temporary = path + ".partial";
+    {
+        std::ofstream o(temporary, std::ios::binary | std::ios::trunc);
+        if (!o)
+            return path + ": cannot be written";
+        unsigned char length[8];
+        for (int i = 0; i < 8; ++i)
+            length[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(text.size()) >> (8 * i));
+        o.write(reinterpret_cast<const char *>(length), 8);
+        o.write(text.data(), static_cast<std::streamsize>(text.size()));
+        for (const auto &[name, t] : file.tensors) // little-endian floats: this machine's order
+            o.write(reinterpret_cast<const char *>(t.values.data()), static_cast<std::streamsize>(t.values.size() * 4));
+        if (!o.flush())
+            return path + ": writing failed (disk full?)";
+    }
+    std::error_code ec;
+    std::filesystem::rename(temporary, path, ec);
+    if (ec)
+        return path + ": " + ec.message();
+    return {};
+}
+
+} // namespace trellis::trainer
