@@ -16,6 +16,7 @@
 
 #include <QCoreApplication>
 #include <QFileInfo>
+#include <QProcess>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -223,6 +224,40 @@ int cmdExperts(const Args &a, const QString &dbPath)
                  .arg(choices > 0 ? 100.0 * static_cast<double>(dropped) / static_cast<double>(choices) : 0.0, 0, 'f', 2)
                  .arg(aux / reports, 0, 'g', 5)
           << Qt::flush;
+    return 0;
+}
+
+// export-model: a run's newest checkpoint (or a checkpoint folder) in transformers' layout, by
+// trellis-trainer --export-model (the trainer reads its own checkpoints).
+int cmdExportModel(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1 || !a.options.contains(QStringLiteral("--out")))
+        return usageError(QStringLiteral("export-model takes one RUN or CHECKPOINT_DIR and --out DIR"));
+    QString checkpoints = a.positional.first();
+    if (!QFileInfo(checkpoints).isDir()) {
+        HistoryDatabase db;
+        const auto run = findExistingRun(db, dbPath, checkpoints);
+        if (!run)
+            return 1;
+        const auto data = db.loadRun(run->id);
+        if (!data)
+            return fail(db.lastError());
+        const auto plan = plan::parsePlan(data->planJson.toStdString());
+        if (!plan || plan.value().training.checkpoint.dir.empty())
+            return fail(QStringLiteral("run %1 wrote no checkpoints (training.checkpoint.dir is not set in its plan)").arg(run->runId));
+        checkpoints = QString::fromStdString(plan.value().training.checkpoint.dir);
+    }
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer"),
+            {QStringLiteral("--export-model"), checkpoints, QStringLiteral("--out"), a.options[QStringLiteral("--out")]});
+    if (!p.waitForStarted(10000))
+        return fail(QStringLiteral("cannot start trellis-trainer beside trellis-cli: %1").arg(p.errorString()));
+    p.waitForFinished(-1);
+    const QString text = QString::fromUtf8(p.readAll()).trimmed();
+    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+        return fail(text.startsWith(QStringLiteral("trellis-trainer: ")) ? text.mid(17) : text);
+    out() << text << Qt::endl;
     return 0;
 }
 
@@ -436,6 +471,10 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("export")) {
         const Args a = parseArgs(rest, {QStringLiteral("--format"), QStringLiteral("--table"), QStringLiteral("--out")}, {});
         return a.error.isEmpty() ? cmdExport(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("export-model")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdExportModel(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("experts")) {
         const Args a = parseArgs(rest, {QStringLiteral("--step")}, {QStringLiteral("--json")});

@@ -83,7 +83,7 @@ plan::Plan RunController::withAbsolutePaths(const plan::Plan &thePlan, const QSt
 {
     plan::Plan out = thePlan;
     const QString base = planPath.isEmpty() ? QDir::currentPath() : QFileInfo(planPath).absolutePath();
-    for (std::string *path : {&out.training.data.path, &out.training.checkpoint.dir})
+    for (std::string *path : {&out.training.data.path, &out.training.checkpoint.dir, &out.training.init.from})
         if (!path->empty() && QFileInfo(QString::fromStdString(*path)).isRelative())
             *path = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(*path)).toStdString();
     return out;

@@ -210,7 +210,7 @@ QString PlanDocument::saveAs(const QString &path)
     const QString newDir = QFileInfo(target).absolutePath();
     plan::Plan rebased = m_plan;
     if (QDir(oldDir) != QDir(newDir))
-        for (std::string *p : {&rebased.training.data.path, &rebased.training.checkpoint.dir})
+        for (std::string *p : {&rebased.training.data.path, &rebased.training.checkpoint.dir, &rebased.training.init.from})
             if (!p->empty() && QFileInfo(QString::fromStdString(*p)).isRelative())
                 *p = QDir(newDir).relativeFilePath(QDir::cleanPath(oldDir + QLatin1Char('/') + QString::fromStdString(*p))).toStdString();
     if (auto saved = plan::savePlanFile(rebased, target.toStdString()); !saved)

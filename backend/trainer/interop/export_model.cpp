@@ -11,17 +11,40 @@
 #include <fstream>
 #include <regex>
 
+#include <unistd.h>
+
 namespace trellis::trainer {
 
 ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::string &outDir)
 {
     namespace fs = std::filesystem;
     ExportResult result;
-    // A step folder names its parent; the newest complete checkpoint there is read.
-    fs::path root(checkpointDir);
-    if (fs::exists(root / "meta.json"))
+    // A step folder is read alone (through a temporary folder holding a link to it); a checkpoint
+    // folder gives its newest complete checkpoint.
+    fs::path root = fs::path(checkpointDir).lexically_normal();
+    if (!root.has_filename()) // a trailing slash
         root = root.parent_path();
     std::error_code ec;
+    struct TemporaryRoot {
+        fs::path path;
+        ~TemporaryRoot()
+        {
+            std::error_code ignored;
+            if (!path.empty())
+                fs::remove_all(path, ignored);
+        }
+    } only;
+    if (fs::exists(root / "meta.json")) {
+        const fs::path step = fs::absolute(root, ec);
+        only.path = fs::temp_directory_path(ec) / ("trellis-export-" + std::to_string(::getpid()));
+        fs::create_directories(only.path, ec);
+        fs::create_directory_symlink(step, only.path / step.filename(), ec);
+        if (ec) {
+            result.error = checkpointDir + ": cannot be read alone (" + ec.message() + ")";
+            return result;
+        }
+        root = only.path;
+    }
     if (!fs::is_directory(root, ec)) {
         result.error = checkpointDir + ": not a checkpoint folder";
         return result;
@@ -91,12 +114,12 @@ ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::
                                                    (loaded.skipped.empty() ? std::string() : " (" + loaded.skipped.front() + ")");
         return result;
     }
-    result.checkpoint = loaded.path;
+    result.checkpoint = only.path.empty() ? loaded.path : fs::absolute(fs::path(checkpointDir), ec).lexically_normal().string();
     result.step = state.step;
     result.arch = plan.model.arch;
     result.parameters = count;
     result.error = exportHuggingFace(config, state.parameters, outDir,
-                                     "trellis-trainer checkpoint " + loaded.path + " (step " + std::to_string(state.step) + ")");
+                                     "trellis-trainer checkpoint " + result.checkpoint + " (step " + std::to_string(state.step) + ")");
     return result;
 }
 
