@@ -17,6 +17,9 @@ packages=(
   openssh-server openssh-client iproute2 munge slurmctld slurmd slurm-client
   # the Debian package: built with cpack, checked with lintian, installed into a debootstrap root
   dpkg-dev fakeroot lintian debootstrap
+  # the transformers reference check (ctest label interop): Debian's CPU PyTorch; the rest from
+  # PyPI into build/hf-venv (scripts/setup-hf-env.sh)
+  python3-torch python3-venv python3-numpy python3-pip
 )
 
 missing=()
