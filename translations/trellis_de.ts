@@ -364,7 +364,17 @@
         <translation>Aufbewahrte Checkpoints</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
+        <source>Start from weights</source>
+        <translation>Start mit Gewichten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A folder with model.safetensors and config.json in transformers&apos; layout (trellis-cli export-model writes one); empty: the seed&apos;s initialisation</source>
+        <translation>Ein Ordner mit model.safetensors und config.json im Layout von transformers (trellis-cli export-model schreibt einen); leer: die Initialisierung aus dem Seed</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>Endpoint</source>
         <translation>Endpunkt</translation>
     </message>

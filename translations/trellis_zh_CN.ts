@@ -364,7 +364,17 @@
         <translation>保留的检查点数</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+1"/>
+        <source>Start from weights</source>
+        <translation>从权重开始</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A folder with model.safetensors and config.json in transformers&apos; layout (trellis-cli export-model writes one); empty: the seed&apos;s initialisation</source>
+        <translation>包含 transformers 布局的 model.safetensors 和 config.json 的文件夹 (trellis-cli export-model 会生成)；留空：按种子初始化</translation>
+    </message>
+    <message>
+        <location line="+3"/>
         <source>Endpoint</source>
         <translation>端点</translation>
     </message>

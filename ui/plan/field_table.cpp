@@ -136,6 +136,9 @@ const std::vector<Field> &fields()
          K::Integer, 0, 1 << 30},
         {QStringLiteral("training.checkpoint.dir"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoint folder"), K::Text},
         {QStringLiteral("training.checkpoint.keep"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoints kept"), K::Integer, 0, 1000},
+        {QStringLiteral("training.init.from"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Start from weights"), K::Text, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "A folder with model.safetensors and config.json in transformers' layout (trellis-cli "
+                                         "export-model writes one); empty: the seed's initialisation")},
 
         {QStringLiteral("telemetry.endpoint"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Endpoint"), K::Text, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "Empty: the launcher chooses a private one")},
