@@ -125,6 +125,14 @@ def import_check(arch, work):
     check(arch + " (c) every gradient equals autograd's", worst <= GRAD_BOUND,
           "%d tensors, worst %.2g relative (%s)" % (len(dumped), worst, worst_name))
 
+    # The same weights cut onto tp 2 × pp 2 at load (dp 1: the same batch): the same loss, to the
+    # rounding of tensor parallelism's split sums.
+    write_plan(plan, arch, 4, {"dp": 1, "tp": 2, "pp": 2, "micro_batches": 2, "micro_batch_size": 1}, {"init": {"from": src}})
+    trainer(4, ["--plan", plan, "--dump-losses", losses])
+    sliced = float(np.fromfile(losses, dtype=np.float64)[0])
+    check(arch + " (b) the same weights at tp 2 x pp 2", abs(sliced - theirs) <= 1e-5 * abs(theirs),
+          "trellis %.9f, transformers %.9f (%.2g relative)" % (sliced, theirs, abs(sliced - theirs) / abs(theirs)))
+
     # The comparison can fail: a square projection transposed.
     broken = os.path.join(work, arch + "-broken")
     model.save_pretrained(broken, safe_serialization=True)
