@@ -43,6 +43,19 @@ void grow(Buffer &buffer, std::size_t n)
         buffer.assign(n);
 }
 
+// Calls f(local expert, first row, rows) for each non-empty block of received rows, in their order
+// ([source rank][local expert]).
+template <typename F>
+void forEachExpertBlock(const std::vector<std::size_t> &recvRows, int El, F f)
+{
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < recvRows.size(); ++i) {
+        if (recvRows[i] > 0)
+            f(static_cast<std::size_t>(static_cast<int>(i) % El), at, static_cast<int>(recvRows[i]));
+        at += recvRows[i];
+    }
+}
+
 } // namespace
 
 void ExpertLoad::add(const ExpertLoad &other)
@@ -274,26 +287,17 @@ void GptModel<T>::moeForward(int l, T *out, const T *x)
         grow(m_moeRecv, a.received * Cz);
         y = m_moeRecv.data();
     }
-    std::size_t at = 0;
-    for (int r = 0; r < ep; ++r)
-        for (int e = 0; e < El; ++e) {
-            const std::size_t n = a.recvRows[static_cast<std::size_t>(r * El + e)];
-            if (n == 0)
-                continue;
-            const int rows = static_cast<int>(n);
-            T *h = a.h.data() + at * Fin, *act = a.act.data() + at * F;
-            const T *b1 = L.fcb == kNone ? nullptr : param(L.fcb) + static_cast<std::size_t>(e) * F;
-            const T *b2 = L.fcprojb == kNone || m_config.tpRank != 0 ? nullptr : param(L.fcprojb) + static_cast<std::size_t>(e) * C;
-            ops::linearForward<T>(stream(), h, a.xin.data() + at * Cz, param(L.fcw) + static_cast<std::size_t>(e) * Fin * Cz, b1,
-                                  rows, C, Fin);
-            if (m_config.llama)
-                ops::swigluForward(stream(), act, h, rows, F);
-            else
-                ops::geluForward(stream(), act, h, static_cast<std::int64_t>(n) * F);
-            ops::linearForward<T>(stream(), y + at * Cz, act, param(L.fcprojw) + static_cast<std::size_t>(e) * Cz * F, b2,
-                                  rows, F, C);
-            at += n;
-        }
+    forEachExpertBlock(a.recvRows, El, [&](std::size_t e, std::size_t at, int rows) {
+        T *h = a.h.data() + at * Fin, *act = a.act.data() + at * F;
+        const T *b1 = L.fcb == kNone ? nullptr : param(L.fcb) + e * F;
+        const T *b2 = L.fcprojb == kNone || m_config.tpRank != 0 ? nullptr : param(L.fcprojb) + e * Cz;
+        ops::linearForward<T>(stream(), h, a.xin.data() + at * Cz, param(L.fcw) + e * Fin * Cz, b1, rows, C, Fin);
+        if (m_config.llama)
+            ops::swigluForward(stream(), act, h, rows, F);
+        else
+            ops::geluForward(stream(), act, h, static_cast<std::int64_t>(rows) * F);
+        ops::linearForward<T>(stream(), y + at * Cz, act, param(L.fcprojw) + e * Cz * F, b2, rows, F, C);
+    });
     if (ep > 1) {
         grow(a.ySent, a.sent * Cz);
         moeExchange(m_moeRecv.data(), a.recvRows, a.ySent.data(), a.sendRows);
@@ -341,27 +345,18 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, T lo
     grow(m_moeDx, a.received * Cz);
     zero(m_moeDx.data(), a.received * Cz);
     T *dAct = m_moeH.data(), *dH = m_moeH.data() + a.received * F;
-    std::size_t at = 0;
-    for (int r = 0; r < ep; ++r)
-        for (int e = 0; e < El; ++e) {
-            const std::size_t n = a.recvRows[static_cast<std::size_t>(r * El + e)];
-            if (n == 0)
-                continue;
-            const int rows = static_cast<int>(n);
-            const auto eu = static_cast<std::size_t>(e);
-            T *db2 = L.fcprojb == kNone ? nullptr : grad(L.fcprojb) + eu * Cz;
-            T *db1 = L.fcb == kNone ? nullptr : grad(L.fcb) + eu * F;
-            ops::linearBackward<T>(stream(), dAct + at * F, grad(L.fcprojw) + eu * Cz * F, db2, dy + at * Cz,
-                                   a.act.data() + at * F, param(L.fcprojw) + eu * Cz * F, rows, F, C);
-            if (m_config.llama)
-                ops::swigluBackward(stream(), dH + at * Fin, a.h.data() + at * Fin, dAct + at * F, rows, F);
-            else
-                ops::geluBackward(stream(), dH + at * Fin, a.h.data() + at * Fin, dAct + at * F,
-                                  static_cast<std::int64_t>(n) * F);
-            ops::linearBackward<T>(stream(), m_moeDx.data() + at * Cz, grad(L.fcw) + eu * Fin * Cz, db1, dH + at * Fin,
-                                   a.xin.data() + at * Cz, param(L.fcw) + eu * Fin * Cz, rows, C, Fin);
-            at += n;
-        }
+    forEachExpertBlock(a.recvRows, El, [&](std::size_t e, std::size_t at, int rows) {
+        T *db2 = L.fcprojb == kNone ? nullptr : grad(L.fcprojb) + e * Cz;
+        T *db1 = L.fcb == kNone ? nullptr : grad(L.fcb) + e * F;
+        ops::linearBackward<T>(stream(), dAct + at * F, grad(L.fcprojw) + e * Cz * F, db2, dy + at * Cz, a.act.data() + at * F,
+                               param(L.fcprojw) + e * Cz * F, rows, F, C);
+        if (m_config.llama)
+            ops::swigluBackward(stream(), dH + at * Fin, a.h.data() + at * Fin, dAct + at * F, rows, F);
+        else
+            ops::geluBackward(stream(), dH + at * Fin, a.h.data() + at * Fin, dAct + at * F, static_cast<std::int64_t>(rows) * F);
+        ops::linearBackward<T>(stream(), m_moeDx.data() + at * Cz, grad(L.fcw) + e * Fin * Cz, db1, dH + at * Fin,
+                               a.xin.data() + at * Cz, param(L.fcw) + e * Fin * Cz, rows, C, Fin);
+    });
     const T *dxSent = m_moeDx.data();
     if (ep > 1) {
         moeExchange(m_moeDx.data(), a.recvRows, m_moeSend.data(), a.sendRows);

@@ -11,6 +11,7 @@
 #include "trainer/gpt_model.h"
 #include "trainer/comm/mpi_communicator.h"
 #include "trainer/rng.h"
+#include "support/mpi_checks.h"
 
 #include <mpi.h>
 
@@ -19,34 +20,15 @@
 #include <string>
 #include <vector>
 
+using namespace trellis;
 using namespace trellis::trainer;
 
 namespace {
 
-int g_passed = 0, g_failed = 0;
-
-void check(Communicator &world, const std::string &what, double error, double bound)
-{
-    double worst = error;
-    world.allReduce(&worst, 1, ReduceOp::Sum); // every rank's error, so all agree on the verdict
-    if (worst <= bound * world.size()) {
-        ++g_passed;
-    } else {
-        ++g_failed;
-        if (world.rank() == 0)
-            std::printf("FAIL %s: relative error %.3g (bound %.1g)\n", what.c_str(), worst / world.size(), bound);
-    }
-}
-
-double relative(const std::vector<double> &a, const std::vector<double> &b)
-{
-    double diff = 0, ref = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        diff += (a[i] - b[i]) * (a[i] - b[i]);
-        ref += b[i] * b[i];
-    }
-    return ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
-}
+using testing::check;
+using testing::g_failed;
+using testing::g_passed;
+using testing::relative;
 
 struct Batch {
     std::vector<std::int32_t> tokens, targets;
