@@ -31,6 +31,8 @@ using detail::ownedOfUnit;
 using detail::paddedTotal;
 using detail::trainerBuckets;
 using detail::zeroOneOwned;
+using detail::Shapes;
+using detail::shapesOf;
 
 std::uint64_t roundUp(std::uint64_t x, std::uint64_t m) { return (x + m - 1) / m * m; }
 std::string str(double v, int decimals = 1)
@@ -38,40 +40,6 @@ std::string str(double v, int decimals = 1)
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
     return buf;
-}
-
-// Per-rank shapes: tp splits the vocabulary, heads (q and kv) and MLP width, ep the experts.
-struct Shapes {
-    bool llama = false;
-    std::uint64_t C = 0, S = 0, L = 0, Vl = 0, Cq = 0, Kq = 0, Fl = 0, NHl = 0, El = 1, E = 0;
-    std::uint64_t mlp() const { return llama ? 3 * C * Fl : 2 * C * Fl + Fl + C; } // one expert
-    std::uint64_t layer() const
-    {
-        const std::uint64_t norms = llama ? 2 * C : 4 * C;
-        const std::uint64_t attention = C * (Cq + 2 * Kq) + Cq * C + (llama ? 0 : Cq + 2 * Kq + C);
-        return norms + attention + El * mlp() + C * E; // C·E: the router
-    }
-    std::uint64_t embedding() const { return llama ? Vl * C : Vl * C + S * C; }
-    double norm() const { return static_cast<double>(llama ? C : 2 * C); } // a norm's parameters
-    std::uint64_t final() const { return llama ? C + Vl * C : 2 * C; } // llama: the untied head sits with the final norm
-};
-
-Shapes shapesOf(const ModelSpec &m, int tp, int ep)
-{
-    const auto t = static_cast<std::uint64_t>(std::max(1, tp));
-    Shapes s;
-    s.llama = m.arch == kArchLlama;
-    s.C = static_cast<std::uint64_t>(m.hidden);
-    s.S = static_cast<std::uint64_t>(m.seqLen);
-    s.L = static_cast<std::uint64_t>(m.layers);
-    s.Vl = static_cast<std::uint64_t>(m.vocab) / t;
-    s.Cq = s.C / t;
-    s.Kq = (m.heads > 0 ? s.C / static_cast<std::uint64_t>(m.heads) * static_cast<std::uint64_t>(m.kvHeads) : s.C) / t;
-    s.Fl = static_cast<std::uint64_t>(m.ffn) / t;
-    s.NHl = static_cast<std::uint64_t>(m.heads) / t;
-    s.E = static_cast<std::uint64_t>(std::max(0, m.moe.experts));
-    s.El = m.moe.experts > 0 ? s.E / static_cast<std::uint64_t>(std::max(1, ep)) : 1;
-    return s;
 }
 
 } // namespace
@@ -126,12 +94,12 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const std::uint64_t bt = static_cast<std::uint64_t>(p.microBatchSize) * sh.S / static_cast<std::uint64_t>(cp);
     const std::uint64_t rows = sp ? bt / tp : bt;
     const bool moe = m.moe.experts > 0;
-    const std::uint64_t k = moe ? static_cast<std::uint64_t>(m.moe.topK) : 1;
+    const std::uint64_t choices = moe ? static_cast<std::uint64_t>(m.moe.topK) : 1;
     // Rows a mixture-of-experts layer sends (and, balanced, receives) per micro-batch.
     const std::uint64_t moeRows = !moe                   ? 0
                                   : m.moe.capacityFactor ? sh.E * static_cast<std::uint64_t>(p.microBatchSize) *
                                                                static_cast<std::uint64_t>(expertCapacity(m.moe, m.seqLen))
-                                                         : bt * k;
+                                                         : bt * choices;
     auto trainerInstance = [&](std::uint64_t layers, bool head) -> std::uint64_t { // gpt_model.cpp, fp32
         // A norm's per-row statistics (LayerNorm: mean and 1/σ; RMSNorm: 1/rms); q, k, v; the
         // MLP's first linear output (gate and up with SwiGLU) and its activation.
@@ -144,7 +112,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         // gate, slot and expert (4 bytes each), the rows its experts received, their hidden
         // activations and the outputs that came back (moeRows each way: capacity — every expert's
         // slots, padding included; dropless — every choice, as a balanced router sends them).
-        const std::uint64_t mlpActs = moe ? bt * sh.E + 3 * bt * k + moeRows * (C + mlpIn + sh.Fl) + moeRows * C
+        const std::uint64_t mlpActs = moe ? bt * sh.E + 3 * bt * choices + moeRows * (C + mlpIn + sh.Fl) + moeRows * C
                                           : bt * (mlpIn + sh.Fl);
         const std::uint64_t inner = rows * C + stats + bt * (sh.Cq + 2 * sh.Kq) + bt * sh.Cq + att + 2 * rows * C +
                                     rows * C + stats + mlpActs + rows * C;
@@ -520,7 +488,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             if (moe && trainerLayout) // each mixture-of-experts layer's gate gradients, summed over the group
                 for (int c = stage; c < chunks; c += pp)
                     total.allReduce.add(m_ * (bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)]),
-                                        static_cast<double>(bt * k) * 4.0);
+                                        static_cast<double>(bt * choices) * 4.0);
             for (int c = stage; c < chunks; c += pp) {
                 const double layers = bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
                 for (Pass pass : {Pass::Forward, Pass::Backward, Pass::Weights}) {
@@ -603,39 +571,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 for (std::uint64_t i = 0; i < layersHere; ++i)
                     experts.emplace_back(first + (i + 1) * sh.layer() - expertPart, first + (i + 1) * sh.layer());
             }
-            bool inLayerSegment = true; // buckets run from the last segment's end
-            std::uint64_t left = roundUp(segments.back(), static_cast<std::uint64_t>(dp));
-            std::size_t segment = segments.size() - 1;
-            for (const auto &b : buckets) {
-                if (experts.empty() || !inLayerSegment) {
-                    reduce.add(1, static_cast<double>(b.size) * g);
-                } else {
-                    std::uint64_t at = b.begin;
-                    const std::uint64_t end = b.begin + b.size;
-                    auto piece = [&](std::uint64_t from, std::uint64_t to, bool expert) {
-                        if (from >= to)
-                            return;
-                        if (!expert)
-                            reduce.add(1, static_cast<double>(to - from) * g);
-                        else if (p.dp / ep > 1)
-                            expertReduce.add(1, static_cast<double>(to - from) * g);
-                    };
-                    for (const auto &[eb, ee] : experts) {
-                        if (ee <= at || eb >= end)
-                            continue;
-                        piece(at, std::max(at, eb), false);
-                        at = std::max(at, eb);
-                        piece(at, std::min(end, ee), true);
-                        at = std::min(end, ee);
-                    }
-                    piece(at, end, false);
-                }
-                left -= b.size;
-                if (left == 0 && segment > 0) {
-                    --segment;
-                    left = roundUp(segments[segment], static_cast<std::uint64_t>(dp));
-                    inLayerSegment = false;
-                }
+            for (const detail::BucketPart &part : detail::bucketParts(buckets, segments.size() - 1, experts)) {
+                if (!part.expert)
+                    reduce.add(1, static_cast<double>(part.elements) * g);
+                else if (p.dp / ep > 1) // a group of one makes no call
+                    expertReduce.add(1, static_cast<double>(part.elements) * g);
             }
             dpMs += emit(st, "expert_dp", "all_reduce", expertReduce, p.dp / ep, dpLink, dpInter);
             if (worldIsDp)

@@ -17,6 +17,24 @@ std::uint64_t ownedOfUnit(std::uint64_t size, int dp, int r)
     return to - from;
 }
 
+Shapes shapesOf(const ModelSpec &m, int tp, int ep)
+{
+    const auto t = static_cast<std::uint64_t>(std::max(1, tp));
+    Shapes s;
+    s.llama = m.arch == kArchLlama;
+    s.C = static_cast<std::uint64_t>(m.hidden);
+    s.S = static_cast<std::uint64_t>(m.seqLen);
+    s.L = static_cast<std::uint64_t>(m.layers);
+    s.Vl = static_cast<std::uint64_t>(m.vocab) / t;
+    s.Cq = s.C / t;
+    s.Kq = (m.heads > 0 ? s.C / static_cast<std::uint64_t>(m.heads) * static_cast<std::uint64_t>(m.kvHeads) : s.C) / t;
+    s.Fl = static_cast<std::uint64_t>(m.ffn) / t;
+    s.NHl = static_cast<std::uint64_t>(m.heads) / t;
+    s.E = static_cast<std::uint64_t>(std::max(0, m.moe.experts));
+    s.El = m.moe.experts > 0 ? s.E / static_cast<std::uint64_t>(std::max(1, ep)) : 1;
+    return s;
+}
+
 std::vector<TrainerBucket> trainerBuckets(const std::vector<std::uint64_t> &segments, int dp, const ParallelSpec &p)
 {
     auto elements = [](double mb) { return static_cast<std::uint64_t>(mb * 1024.0 * 1024.0 / 4.0); };
@@ -26,16 +44,41 @@ std::vector<TrainerBucket> trainerBuckets(const std::vector<std::uint64_t> &segm
     const std::uint64_t first = roundUp(std::max<std::uint64_t>(1, elements(p.firstBucketMb.value_or(bucketMb))), n);
     std::vector<TrainerBucket> out;
     bool isFirst = true;
-    for (auto seg = segments.rbegin(); seg != segments.rend(); ++seg) {
-        std::uint64_t end = roundUp(*seg, n);
+    for (std::size_t s = segments.size(); s-- > 0;) {
+        std::uint64_t end = roundUp(segments[s], n);
         while (end > 0) {
             const std::uint64_t size = std::min(end, isFirst ? first : bucket);
-            out.push_back({end - size, size, *seg});
+            out.push_back({end - size, size, segments[s], s});
             end -= size;
             isFirst = false;
         }
     }
     return out;
+}
+
+std::vector<BucketPart> bucketParts(const std::vector<TrainerBucket> &buckets, std::size_t layerSegment,
+                                    const std::vector<std::pair<std::uint64_t, std::uint64_t>> &experts)
+{
+    std::vector<BucketPart> parts;
+    auto part = [&](std::uint64_t from, std::uint64_t to, bool expert) {
+        if (from < to)
+            parts.push_back({to - from, expert});
+    };
+    for (const TrainerBucket &b : buckets) {
+        std::uint64_t at = b.begin;
+        const std::uint64_t end = b.begin + b.size;
+        if (b.segment == layerSegment)
+            for (const auto &[from, to] : experts) {
+                if (to <= at || from >= end)
+                    continue;
+                part(at, std::max(at, from), false);
+                at = std::max(at, from);
+                part(at, std::min(end, to), true);
+                at = std::min(end, to);
+            }
+        part(at, end, false);
+    }
+    return parts;
 }
 
 std::uint64_t paddedTotal(const std::vector<TrainerBucket> &buckets)

@@ -26,13 +26,6 @@ void writeRaw(const std::string &path, const std::string &header, const std::str
     o << header << data;
 }
 
-std::string floats(std::initializer_list<float> values)
-{
-    std::string s(values.size() * 4, '\0');
-    std::memcpy(s.data(), values.begin(), s.size());
-    return s;
-}
-
 GptConfig tinyGpt()
 {
     GptConfig c{16, 8, 1, 8, 2, 16};
