@@ -56,14 +56,22 @@ public:
     // Step reports are packed (launcher/step_blocks.h): step() adds a report to its rank's block,
     // writeSteps() stores the blocks before the transaction commits, begin() forgets blocks of a
     // transaction that was rolled back.
-    void begin() { m_blocks.clear(); }
+    // A rank's block keeps its buffer from one transaction to the next (emptied, not freed): at a
+    // high rate a block holds hundreds of kilobytes, and allocating them afresh every transaction
+    // cost page faults.
+    void begin()
+    {
+        for (auto &[key, b] : m_blocks)
+            b.clear();
+    }
     void step(qint64 run, const StepRow &s)
     {
         Block &b = m_blocks[{run, s.rank}];
         if (b.n == 0) {
             b.first = b.last = s.step;
             b.lastLoss = s.loss;
-            b.rows.reserve(16 * kStepRecordBytes);
+            if (b.rows.capacity() < 16 * kStepRecordBytes)
+                b.rows.reserve(16 * kStepRecordBytes);
         }
         b.first = std::min(b.first, s.step);
         if (s.step >= b.last) {
@@ -75,7 +83,12 @@ public:
     }
     bool writeSteps(QString &error)
     {
-        for (const auto &[key, b] : m_blocks) {
+        for (auto &[key, b] : m_blocks) {
+            if (b.n == 0) {
+                ++b.idle;
+                continue;
+            }
+            b.idle = 0;
             sqlite3_stmt *q = m_step;
             sqlite3_reset(q);
             sqlite3_bind_int64(q, 1, key.first);
@@ -87,8 +100,10 @@ public:
             sqlite3_bind_blob(q, 7, b.rows.constData(), static_cast<int>(b.rows.size()), SQLITE_STATIC);
             if (!done(q, error))
                 return false;
+            b.clear();
         }
-        m_blocks.clear();
+        // Ranks that sent nothing for a while give their buffers back.
+        std::erase_if(m_blocks, [](const auto &entry) { return entry.second.idle > 50; });
         return true;
     }
 
@@ -125,6 +140,12 @@ private:
         qint64 first = 0, last = 0, n = 0;
         double lastLoss = 0;
         QByteArray rows;
+        int idle = 0; // transactions in a row without a report of this rank
+        void clear()
+        {
+            n = 0;
+            rows.resize(0); // keeps the capacity
+        }
     };
     std::map<std::pair<qint64, int>, Block> m_blocks; // (run row id, rank)
     sqlite3 *m_db = nullptr;
@@ -448,13 +469,18 @@ void HistoryWriter::run(std::promise<QString> opened)
         if (m_notice)
             m_notice(kind, message);
     };
+    // Transactions start at most every m_flushIntervalMs, counted from the start of the previous
+    // one: a writer whose transaction took longer than that (it is behind) starts the next at once
+    // instead of sleeping with a full queue.
+    const auto interval = std::chrono::milliseconds(m_flushIntervalMs);
+    auto nextStart = std::chrono::steady_clock::now() + interval;
     for (;;) {
         std::deque<WriteOp> batch;
         bool stopping = false;
         {
             std::unique_lock lock(m_mutex);
-            m_wake.wait_for(lock, std::chrono::milliseconds(m_flushIntervalMs),
-                            [&] { return m_stop || m_flushRequested; });
+            m_wake.wait_until(lock, nextStart, [&] { return m_stop || m_flushRequested; });
+            nextStart = std::chrono::steady_clock::now() + interval;
             batch.swap(m_queue);
             stopping = m_stop;
             m_flushRequested = false;
@@ -533,6 +559,7 @@ void HistoryWriter::run(std::promise<QString> opened)
                 firstError = c.lastError().text();
             }
             if (busy) {
+                nextStart = std::chrono::steady_clock::now() + interval; // a locked file: wait a whole interval
                 c.rollback();
                 runIds.clear(); // ids inserted in the rolled-back transaction are gone
                 if (!lockedFor.isValid()) {

@@ -3,6 +3,7 @@
 
 #include "protocol/framing.h"
 
+#include <google/protobuf/arena.h>
 #include <zmq.hpp>
 
 #include <chrono>
@@ -10,6 +11,30 @@
 #include <thread>
 
 namespace trellis::launcher {
+
+EnvelopeBatch::EnvelopeBatch() = default;
+EnvelopeBatch::~EnvelopeBatch() = default;
+EnvelopeBatch::EnvelopeBatch(EnvelopeBatch &&) noexcept = default;
+EnvelopeBatch &EnvelopeBatch::operator=(EnvelopeBatch &&) noexcept = default;
+
+void EnvelopeBatch::clear()
+{
+    m_envelopes.clear();
+    m_arenas.clear();
+}
+
+namespace {
+
+// Blocks below glibc's mmap threshold, so that freed ones are reused rather than unmapped.
+std::unique_ptr<google::protobuf::Arena> newArena()
+{
+    google::protobuf::ArenaOptions options;
+    options.start_block_size = 16 * 1024;
+    options.max_block_size = 64 * 1024;
+    return std::make_unique<google::protobuf::Arena>(options);
+}
+
+} // namespace
 
 TelemetryReceiver::TelemetryReceiver() = default;
 
@@ -56,11 +81,11 @@ void TelemetryReceiver::acknowledge(quint64 generation, const std::map<quint32, 
         m_pendingAcks[rank] = std::max(m_pendingAcks[rank], next);
 }
 
-std::vector<proto::Envelope> TelemetryReceiver::drain()
+EnvelopeBatch TelemetryReceiver::drain()
 {
     std::lock_guard lock(m_mutex);
-    std::vector<proto::Envelope> out;
-    out.swap(m_inbox);
+    EnvelopeBatch out;
+    std::swap(out, m_inbox);
     return out;
 }
 
@@ -143,8 +168,9 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
         }
     };
 
-    std::vector<std::string_view> parts;  // the envelopes of one frame
-    std::vector<proto::Envelope> decoded; // this round's, to accept under one lock
+    std::vector<std::string_view> parts;    // the envelopes of one frame
+    std::vector<proto::Envelope *> decoded; // this round's, to accept under one lock
+    std::unique_ptr<google::protobuf::Arena> arena; // this round's envelopes live here
     zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
     const int itemCount = zap ? 2 : 1;
     // ZAP (RFC 27): version, request id, domain, address, identity, mechanism, credentials; the
@@ -247,18 +273,20 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
                 continue;
             }
             for (const std::string_view part : parts) {
-                proto::Envelope envelope;
-                auto result = proto::decodeEnvelope(part, envelope, m_worldSize);
-                if (result.ok && !m_runId.empty() && envelope.run_id() != m_runId)
-                    result = {false, "run_id '" + envelope.run_id() + "' does not belong to this run"};
+                if (!arena)
+                    arena = newArena();
+                auto *envelope = google::protobuf::Arena::CreateMessage<proto::Envelope>(arena.get());
+                auto result = proto::decodeEnvelope(part, *envelope, m_worldSize);
+                if (result.ok && !m_runId.empty() && envelope->run_id() != m_runId)
+                    result = {false, "run_id '" + envelope->run_id() + "' does not belong to this run"};
                 if (!result.ok) {
-                    reject(std::move(result.error));
+                    reject(std::move(result.error)); // its memory goes with the round's arena
                     continue;
                 }
                 const std::string_view id(static_cast<const char *>(identity.data()), identity.size());
-                if (auto &known = peer[envelope.rank()]; known != id)
+                if (auto &known = peer[envelope->rank()]; known != id)
                     known.assign(id);
-                decoded.push_back(std::move(envelope));
+                decoded.push_back(envelope);
             }
         }
         if (!decoded.empty() || rejected > 0) {
@@ -266,14 +294,20 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
             m_stats.rejected += rejected;
             if (rejected > 0)
                 m_stats.lastRejection = QString::fromStdString(lastRejection);
-            for (auto &envelope : decoded) {
-                const quint32 rank = envelope.rank();
+            bool accepted = false;
+            for (proto::Envelope *envelope : decoded) {
+                const quint32 rank = envelope->rank();
                 quint64 resendFrom = 0;
-                if (!acceptLocked(std::move(envelope), &resendFrom))
-                    if (resendFrom != ~0ull)
-                        resends.emplace(rank, resendFrom); // the first gap of the round
+                if (acceptLocked(envelope, &resendFrom))
+                    accepted = true;
+                else if (resendFrom != ~0ull)
+                    resends.emplace(rank, resendFrom); // the first gap of the round
             }
+            if (accepted) // the inbox holds envelopes of this arena now: it goes with them
+                m_inbox.m_arenas.push_back(std::move(arena));
         }
+        if (arena && arena->SpaceUsed() > 0)
+            arena.reset(); // only rejected envelopes in it: freed (an unused one is kept)
         // Gaps: ask once per 300 ms per rank for everything from the first missing message.
         const auto now = Clock::now();
         for (const auto &[rank, from] : resends) {
@@ -314,21 +348,21 @@ qint64 TelemetryReceiver::msSinceThrottled() const
     return now - at;
 }
 
-bool TelemetryReceiver::acceptLocked(proto::Envelope &&envelope, quint64 *resendFrom)
+bool TelemetryReceiver::acceptLocked(proto::Envelope *envelope, quint64 *resendFrom)
 {
     *resendFrom = ~0ull;
-    const quint32 rank = envelope.rank();
+    const quint32 rank = envelope->rank();
     quint64 &expected = m_nextSeq[rank];
-    if (envelope.has_skip()) {
+    if (envelope->has_skip()) {
         // The rank holds nothing below next_seq any more: what is missing there is lost.
-        if (envelope.skip().next_seq() > expected) {
-            m_stats.lost += envelope.skip().next_seq() - expected;
-            m_lost[rank] += envelope.skip().next_seq() - expected;
-            expected = envelope.skip().next_seq();
+        if (envelope->skip().next_seq() > expected) {
+            m_stats.lost += envelope->skip().next_seq() - expected;
+            m_lost[rank] += envelope->skip().next_seq() - expected;
+            expected = envelope->skip().next_seq();
         }
         return false;
     }
-    const quint64 seq = envelope.seq();
+    const quint64 seq = envelope->seq();
     if (seq < expected) {
         ++m_stats.duplicates;
         return false;
@@ -340,7 +374,7 @@ bool TelemetryReceiver::acceptLocked(proto::Envelope &&envelope, quint64 *resend
     }
     expected = seq + 1;
     ++m_stats.received;
-    m_inbox.push_back(std::move(envelope));
+    m_inbox.m_envelopes.push_back(envelope);
     return true;
 }
 

@@ -20,13 +20,67 @@
 #include <atomic>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+namespace google::protobuf {
+class Arena;
+}
+
 namespace trellis::launcher {
+
+// Envelopes the receiver accepted, handed over together, oldest first. They live on protobuf
+// arenas the batch owns: parsing takes memory from a few large blocks instead of three heap
+// allocations per envelope, and the whole batch is freed at once by whoever drained it.
+class EnvelopeBatch {
+public:
+    class const_iterator {
+    public:
+        using iterator_category = std::forward_iterator_tag;
+        using value_type = proto::Envelope;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const proto::Envelope *;
+        using reference = const proto::Envelope &;
+        const_iterator() = default;
+        explicit const_iterator(std::vector<proto::Envelope *>::const_iterator at) : m_at(at) {}
+        reference operator*() const { return **m_at; }
+        pointer operator->() const { return *m_at; }
+        const_iterator &operator++()
+        {
+            ++m_at;
+            return *this;
+        }
+        const_iterator operator++(int) { return const_iterator(m_at++); }
+        bool operator==(const const_iterator &) const = default;
+
+    private:
+        std::vector<proto::Envelope *>::const_iterator m_at;
+    };
+
+    EnvelopeBatch();
+    ~EnvelopeBatch();
+    EnvelopeBatch(EnvelopeBatch &&) noexcept;
+    EnvelopeBatch &operator=(EnvelopeBatch &&) noexcept;
+    EnvelopeBatch(const EnvelopeBatch &) = delete;
+    EnvelopeBatch &operator=(const EnvelopeBatch &) = delete;
+
+    std::size_t size() const { return m_envelopes.size(); }
+    bool empty() const { return m_envelopes.empty(); }
+    const proto::Envelope &operator[](std::size_t i) const { return *m_envelopes[i]; }
+    const_iterator begin() const { return const_iterator(m_envelopes.begin()); }
+    const_iterator end() const { return const_iterator(m_envelopes.end()); }
+
+private:
+    friend class TelemetryReceiver;
+    void clear();
+    std::vector<std::unique_ptr<google::protobuf::Arena>> m_arenas;
+    std::vector<proto::Envelope *> m_envelopes; // on m_arenas
+};
 
 class TelemetryReceiver {
 public:
@@ -66,7 +120,7 @@ public:
     // earlier start (an earlier attempt's ranks) are ignored.
     void acknowledge(quint64 generation, const std::map<quint32, quint64> &nextSeq);
     quint64 generation() const { return m_generation.load(); }
-    std::vector<proto::Envelope> drain();
+    EnvelopeBatch drain();
     ReceiverStats stats() const;
     // Per rank, the sequence number the receiver expects next (all below arrived in order).
     std::map<quint32, quint64> cursor() const;
@@ -77,7 +131,7 @@ private:
     void run(std::string bindEndpoint, std::promise<QString> *ready);
     // Returns true when the envelope went to the inbox; may ask for a resend through `resend`.
     // Called with m_mutex held.
-    bool acceptLocked(proto::Envelope &&envelope, quint64 *resendFrom);
+    bool acceptLocked(proto::Envelope *envelope, quint64 *resendFrom);
 
     std::string m_runId;
     proto::CurveKeys m_curve;
@@ -91,7 +145,7 @@ private:
     std::atomic<qint64> m_throttledAtMs{-1}; // steady clock ms
     std::thread m_thread;
     mutable std::mutex m_mutex;
-    std::vector<proto::Envelope> m_inbox;     // guarded by m_mutex
+    EnvelopeBatch m_inbox;                    // guarded by m_mutex
     ReceiverStats m_stats;                    // guarded by m_mutex
     std::map<quint32, quint64> m_nextSeq;     // guarded by m_mutex
     std::map<quint32, quint64> m_pendingAcks; // guarded by m_mutex: to send

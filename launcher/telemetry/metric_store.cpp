@@ -82,7 +82,11 @@ void Bucket::merge(const Bucket &later)
 
 void DownsampledSeries::append(qint64 step, double value, qint64 width)
 {
-    const std::size_t index = static_cast<std::size_t>(std::max<qint64>(0, step - 1) / width);
+    appendAt(static_cast<std::size_t>(std::max<qint64>(0, step - 1) / width), step, value);
+}
+
+void DownsampledSeries::appendAt(std::size_t index, qint64 step, double value)
+{
     if (index >= m_buckets.size())
         m_buckets.resize(index + 1);
     m_buckets[index].add(step, value);
@@ -150,10 +154,10 @@ void MetricStore::append(std::span<const StepRow> rows)
             if (perMetric->empty())
                 perMetric->resize(kMetricCount);
         }
-        for (int m = 0; m < kMetricCount; ++m)
-            (*perMetric)[m].append(row.step, metricOf(row, static_cast<Metric>(m)), m_width);
-        ++m_version;
         const auto index = static_cast<std::size_t>((row.step - 1) / m_width);
+        for (int m = 0; m < kMetricCount; ++m)
+            (*perMetric)[m].appendAt(index, row.step, metricOf(row, static_cast<Metric>(m)));
+        ++m_version;
         if (index >= m_bucketChanged.size())
             m_bucketChanged.resize(index + 1, 0);
         m_bucketChanged[index] = m_version;

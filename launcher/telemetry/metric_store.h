@@ -43,6 +43,7 @@ struct Bucket { // 24 bytes: 1024 ranks × 16 metrics × 128 buckets stay near 5
 class DownsampledSeries {
 public:
     void append(qint64 step, double value, qint64 width);
+    void appendAt(std::size_t index, qint64 step, double value); // index: (step − 1) / width
     void coarsen(qint64 fromWidth, qint64 toWidth); // toWidth a power-of-two multiple of fromWidth
     const std::vector<Bucket> &buckets() const { return m_buckets; } // index = bucket; count 0: empty
     std::size_t bytes() const { return m_buckets.capacity() * sizeof(Bucket); }
