@@ -110,6 +110,11 @@ const char *const kSchemaV6[] = {
     " tokens BLOB NOT NULL, dropped INTEGER, aux_loss REAL,"
     " PRIMARY KEY(run, step, rank))",
 };
+// Schema 7: step blocks say how their records are encoded (launcher/step_blocks.h); the blocks
+// written before are fixed records.
+const char *const kSchemaV7[] = {
+    "ALTER TABLE step_blocks ADD COLUMN encoding INTEGER NOT NULL DEFAULT 0",
+};
 
 } // namespace
 
@@ -279,7 +284,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;

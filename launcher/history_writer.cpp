@@ -37,7 +37,8 @@ public:
         if (!m_db)
             return;
         sqlite3_prepare_v2(m_db,
-                           "INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows) VALUES(?,?,?,?,?,?,?)",
+                           "INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows, encoding)"
+                           " VALUES(?,?,?,?,?,?,?,1)",
                            -1, &m_step, nullptr);
         sqlite3_prepare_v2(m_db,
                            "INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps, count)"
@@ -62,29 +63,26 @@ public:
     void begin()
     {
         for (auto &[key, b] : m_blocks)
-            b.clear();
+            b.rows.clear();
     }
     void step(qint64 run, const StepRow &s)
     {
         Block &b = m_blocks[{run, s.rank}];
-        if (b.n == 0) {
+        if (b.rows.count() == 0) {
             b.first = b.last = s.step;
             b.lastLoss = s.loss;
-            if (b.rows.capacity() < 16 * kStepRecordBytes)
-                b.rows.reserve(16 * kStepRecordBytes);
         }
         b.first = std::min(b.first, s.step);
         if (s.step >= b.last) {
             b.last = s.step;
             b.lastLoss = s.loss;
         }
-        ++b.n;
-        packStepRecord(s, b.rows);
+        b.rows.add(s);
     }
     bool writeSteps(QString &error)
     {
         for (auto &[key, b] : m_blocks) {
-            if (b.n == 0) {
+            if (b.rows.count() == 0) {
                 ++b.idle;
                 continue;
             }
@@ -96,11 +94,11 @@ public:
             sqlite3_bind_int64(q, 3, b.first);
             sqlite3_bind_int64(q, 4, b.last);
             sqlite3_bind_double(q, 5, b.lastLoss);
-            sqlite3_bind_int64(q, 6, b.n);
-            sqlite3_bind_blob(q, 7, b.rows.constData(), static_cast<int>(b.rows.size()), SQLITE_STATIC);
+            sqlite3_bind_int64(q, 6, b.rows.count());
+            sqlite3_bind_blob(q, 7, b.rows.bytes().constData(), static_cast<int>(b.rows.bytes().size()), SQLITE_STATIC);
             if (!done(q, error))
                 return false;
-            b.clear();
+            b.rows.clear();
         }
         // Ranks that sent nothing for a while give their buffers back.
         std::erase_if(m_blocks, [](const auto &entry) { return entry.second.idle > 50; });
@@ -137,15 +135,10 @@ private:
     }
 
     struct Block {
-        qint64 first = 0, last = 0, n = 0;
+        qint64 first = 0, last = 0;
         double lastLoss = 0;
-        QByteArray rows;
+        StepBlockEncoder rows;
         int idle = 0; // transactions in a row without a report of this rank
-        void clear()
-        {
-            n = 0;
-            rows.resize(0); // keeps the capacity
-        }
     };
     std::map<std::pair<qint64, int>, Block> m_blocks; // (run row id, rank)
     sqlite3 *m_db = nullptr;

@@ -18,14 +18,52 @@ void putInt(char *&at, qint64 v)
     qToLittleEndian(v, at);
     at += 8;
 }
-void putDouble(char *&at, double v) { putInt(at, std::bit_cast<qint64>(v)); }
 qint64 getInt(const char *&at)
 {
     const qint64 v = qFromLittleEndian<qint64>(at);
     at += 8;
     return v;
 }
-double getDouble(const char *&at) { return std::bit_cast<double>(getInt(at)); }
+
+// StepRow's fields in the record's order, as 64-bit patterns; which of them are integers.
+std::array<quint64, kStepRecordFields> fieldsOf(const StepRow &s)
+{
+    auto d = [](double v) { return std::bit_cast<quint64>(v); };
+    auto i = [](qint64 v) { return static_cast<quint64>(v); };
+    return {i(s.step),          d(s.stepMs),          d(s.computeMs),    d(s.commMs),         d(s.commExposedMs),
+            d(s.bubbleMs),      d(s.idleMs),          i(s.tokens),       d(s.tokensPerS),     d(s.loss),
+            d(s.gradNorm),      d(s.lr),              i(s.memParameters), i(s.memGradients), i(s.memOptimizer),
+            i(s.memActivations), i(s.memComm),        i(s.peakRss)};
+}
+constexpr bool kIntegerField[kStepRecordFields] = {true,  false, false, false, false, false, false, true, false,
+                                                   false, false, false, true,  true,  true,  true,  true, true};
+
+StepRow rowOf(int rank, const std::array<quint64, kStepRecordFields> &f)
+{
+    auto d = [&](int k) { return std::bit_cast<double>(f[k]); };
+    auto i = [&](int k) { return static_cast<qint64>(f[k]); };
+    StepRow s;
+    s.rank = rank;
+    s.step = i(0);
+    s.stepMs = d(1);
+    s.computeMs = d(2);
+    s.commMs = d(3);
+    s.commExposedMs = d(4);
+    s.bubbleMs = d(5);
+    s.idleMs = d(6);
+    s.tokens = i(7);
+    s.tokensPerS = d(8);
+    s.loss = d(9);
+    s.gradNorm = d(10);
+    s.lr = d(11);
+    s.memParameters = i(12);
+    s.memGradients = i(13);
+    s.memOptimizer = i(14);
+    s.memActivations = i(15);
+    s.memComm = i(16);
+    s.peakRss = i(17);
+    return s;
+}
 
 const char *const kLegacySelect =
     "SELECT rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms, bubble_ms, idle_ms, tokens, tokens_per_s, loss,"
@@ -38,41 +76,120 @@ void packStepRecord(const StepRow &s, QByteArray &blob)
     const qsizetype at = blob.size();
     blob.resize(at + kStepRecordBytes);
     char *p = blob.data() + at;
-    putInt(p, s.step);
-    for (double v : {s.stepMs, s.computeMs, s.commMs, s.commExposedMs, s.bubbleMs, s.idleMs})
-        putDouble(p, v);
-    putInt(p, s.tokens);
-    for (double v : {s.tokensPerS, s.loss, s.gradNorm, s.lr})
-        putDouble(p, v);
-    for (qint64 v : {s.memParameters, s.memGradients, s.memOptimizer, s.memActivations, s.memComm, s.peakRss})
-        putInt(p, v);
+    for (quint64 v : fieldsOf(s))
+        putInt(p, static_cast<qint64>(v));
 }
 
-bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, QList<StepRow> &out, QString *error)
+void StepBlockEncoder::clear()
 {
-    if (blob.size() % kStepRecordBytes != 0 || blob.size() / kStepRecordBytes != count) {
+    m_previous.fill(0);
+    m_bytes.resize(0);
+    m_count = 0;
+}
+
+void StepBlockEncoder::add(const StepRow &row)
+{
+    const std::array<quint64, kStepRecordFields> f = fieldsOf(row);
+    unsigned char out[3 + kStepRecordFields * 10];
+    unsigned char *p = out + 3;
+    quint32 mask = 0;
+    for (int k = 0; k < kStepRecordFields; ++k) {
+        if (f[k] == m_previous[k])
+            continue;
+        mask |= 1u << k;
+        if (kIntegerField[k]) {
+            const auto d = static_cast<qint64>(f[k] - m_previous[k]);
+            quint64 z = (static_cast<quint64>(d) << 1) ^ static_cast<quint64>(d >> 63);
+            while (z >= 0x80) {
+                *p++ = static_cast<unsigned char>(z | 0x80);
+                z >>= 7;
+            }
+            *p++ = static_cast<unsigned char>(z);
+        } else {
+            const quint64 x = f[k] ^ m_previous[k];
+            const int lead = std::countl_zero(x) / 8, trail = std::countr_zero(x) / 8;
+            *p++ = static_cast<unsigned char>(lead << 4 | trail);
+            for (int b = trail; b < 8 - lead; ++b)
+                *p++ = static_cast<unsigned char>(x >> (8 * b));
+        }
+    }
+    out[0] = static_cast<unsigned char>(mask);
+    out[1] = static_cast<unsigned char>(mask >> 8);
+    out[2] = static_cast<unsigned char>(mask >> 16);
+    m_bytes.append(reinterpret_cast<const char *>(out), p - out);
+    m_previous = f;
+    ++m_count;
+}
+
+bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncoding encoding, QList<StepRow> &out,
+                     QString *error)
+{
+    auto corrupt = [&](const QString &why) {
         if (error)
-            *error = QStringLiteral("a step block of rank %1 is corrupt (%2 bytes for %3 records of %4 bytes)")
-                         .arg(rank)
-                         .arg(blob.size())
-                         .arg(count)
-                         .arg(kStepRecordBytes);
+            *error = QStringLiteral("a step block of rank %1 is corrupt (%2)").arg(rank).arg(why);
         return false;
+    };
+    if (count < 0)
+        return corrupt(QStringLiteral("%1 records").arg(count));
+    if (encoding == StepEncoding::Fixed) {
+        if (blob.size() % kStepRecordBytes != 0 || blob.size() / kStepRecordBytes != count)
+            return corrupt(QStringLiteral("%1 bytes for %2 records of %3 bytes").arg(blob.size()).arg(count).arg(kStepRecordBytes));
+        const char *p = blob.constData();
+        for (qint64 i = 0; i < count; ++i) {
+            std::array<quint64, kStepRecordFields> f;
+            for (quint64 &v : f)
+                v = static_cast<quint64>(getInt(p));
+            out.append(rowOf(rank, f));
+        }
+        return true;
     }
-    const char *p = blob.constData();
+    if (encoding != StepEncoding::Delta)
+        return corrupt(QStringLiteral("unknown encoding %1").arg(static_cast<int>(encoding)));
+    const auto *p = reinterpret_cast<const unsigned char *>(blob.constData());
+    const auto *const begin = p, *const end = p + blob.size();
+    auto at = [&] { return static_cast<qint64>(p - begin); };
+    std::array<quint64, kStepRecordFields> f{};
     for (qint64 i = 0; i < count; ++i) {
-        StepRow s;
-        s.rank = rank;
-        s.step = getInt(p);
-        for (double *v : {&s.stepMs, &s.computeMs, &s.commMs, &s.commExposedMs, &s.bubbleMs, &s.idleMs})
-            *v = getDouble(p);
-        s.tokens = getInt(p);
-        for (double *v : {&s.tokensPerS, &s.loss, &s.gradNorm, &s.lr})
-            *v = getDouble(p);
-        for (qint64 *v : {&s.memParameters, &s.memGradients, &s.memOptimizer, &s.memActivations, &s.memComm, &s.peakRss})
-            *v = getInt(p);
-        out.append(s);
+        if (end - p < 3)
+            return corrupt(QStringLiteral("record %1 of %2 cut short at byte %3").arg(i + 1).arg(count).arg(at()));
+        const quint32 mask = p[0] | quint32(p[1]) << 8 | quint32(p[2]) << 16;
+        p += 3;
+        if (mask >> kStepRecordFields)
+            return corrupt(QStringLiteral("record %1 names fields that do not exist").arg(i + 1));
+        for (int k = 0; k < kStepRecordFields; ++k) {
+            if (!(mask & (1u << k)))
+                continue;
+            if (kIntegerField[k]) {
+                quint64 z = 0;
+                for (int shift = 0;; shift += 7) {
+                    if (p == end || shift > 63)
+                        return corrupt(QStringLiteral("record %1 has a cut or overlong number at byte %2").arg(i + 1).arg(at()));
+                    const unsigned char b = *p++;
+                    z |= static_cast<quint64>(b & 0x7F) << shift;
+                    if (!(b & 0x80))
+                        break;
+                }
+                const auto d = static_cast<qint64>((z >> 1) ^ (~(z & 1) + 1));
+                f[k] += static_cast<quint64>(d);
+            } else {
+                if (p == end)
+                    return corrupt(QStringLiteral("record %1 cut short at byte %2").arg(i + 1).arg(at()));
+                const int lead = *p >> 4, trail = *p & 0x0F;
+                ++p;
+                if (lead + trail > 7)
+                    return corrupt(QStringLiteral("record %1 has a bad field header at byte %2").arg(i + 1).arg(at() - 1));
+                if (end - p < 8 - lead - trail)
+                    return corrupt(QStringLiteral("record %1 cut short at byte %2").arg(i + 1).arg(at()));
+                quint64 x = 0;
+                for (int b = trail; b < 8 - lead; ++b)
+                    x |= static_cast<quint64>(*p++) << (8 * b);
+                f[k] ^= x;
+            }
+        }
+        out.append(rowOf(rank, f));
     }
+    if (p != end)
+        return corrupt(QStringLiteral("%1 bytes after its %2 records").arg(end - p).arg(count));
     return true;
 }
 
@@ -120,7 +237,7 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
     }
     QSqlQuery b(db);
     b.setForwardOnly(true);
-    b.prepare(QStringLiteral("SELECT rank, n, rows FROM step_blocks WHERE run = ?") +
+    b.prepare(QStringLiteral("SELECT rank, n, rows, encoding FROM step_blocks WHERE run = ?") +
               (rank ? QStringLiteral(" AND rank = ? AND last_step >= ? AND first_step <= ?") : QString()) +
               QStringLiteral(" ORDER BY rowid"));
     b.addBindValue(run);
@@ -134,7 +251,8 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
     } else {
         while (b.next()) {
             QString why;
-            if (!unpackStepBlock(b.value(0).toInt(), b.value(2).toByteArray(), b.value(1).toLongLong(), rows, &why))
+            if (!unpackStepBlock(b.value(0).toInt(), b.value(2).toByteArray(), b.value(1).toLongLong(),
+                                 static_cast<StepEncoding>(b.value(3).toInt()), rows, &why))
                 fail(why);
         }
     }

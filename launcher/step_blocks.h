@@ -1,16 +1,26 @@
-// How the history stores step reports (schema 5): packed, one `step_blocks` row per rank and
-// writer transaction, holding every step report of that rank the transaction commits. A row per
-// report (`step_metrics`, schema 1–4) cost SQLite an index insert per message, which capped the
-// ingest at ~220k messages/s on two cores; a block costs one insert per rank per transaction.
-// Databases from before keep their `step_metrics` rows and are read together with the blocks.
+// How the history stores step reports (schema 5, records encoded since schema 7): packed, one
+// `step_blocks` row per rank and writer transaction, holding every step report of that rank the
+// transaction commits. A row per report (`step_metrics`, schema 1–4) cost SQLite an index insert
+// per message, which capped the ingest at ~220k messages/s on two cores; a block costs one insert
+// per rank per transaction. Databases from before keep their `step_metrics` rows and are read
+// together with the blocks.
 //
-// A block's `rows` blob: `n` records of kStepRecordFields little-endian 8-byte fields in StepRow's
-// order (step, the six times in ms, tokens, tokens/s, loss, grad norm, lr, the six memory
-// categories), integers as int64 and the rest as IEEE doubles. `first_step`/`last_step` are the
-// smallest and largest step in it and `last_loss` the loss at `last_step` (the run list's "steps
-// done" and "last loss" without unpacking). A report repeated (a rank resending what a crashed
-// supervisor never acknowledged) is stored again; readers keep the newest copy, as the former
-// INSERT OR REPLACE did.
+// A block's `rows` blob holds `n` records of the kStepRecordFields fields of StepRow in its order
+// (step, the six times in ms, tokens, tokens/s, loss, grad norm, lr, the six memory categories),
+// integers as int64 and the rest as IEEE doubles, in the block's `encoding`:
+//  - 0 (fixed, schema 5–6): each field as 8 little-endian bytes, 144 bytes a record;
+//  - 1 (delta, schema 7): each record against the one before it in the block (the first against
+//    all zeros): 3 bytes, little-endian, with bit k set when field k's 64 bits differ, then for
+//    each such field in order an integer's difference (two's complement, wrapping) zigzag-encoded
+//    as a LEB128 varint, or a double's bits XOR the previous bits as one byte (leading zero bytes
+//    << 4 | trailing zero bytes) and the bytes between them, least significant first. Fields that
+//    do not change from step to step (tokens, memory, often lr) cost nothing; the history file
+//    and what SQLite writes, twice (WAL, then the database), shrink to about half for a trainer's
+//    reports — the writer was the ingest's bottleneck.
+// `first_step`/`last_step` are the smallest and largest step in it and `last_loss` the loss at
+// `last_step` (the run list's "steps done" and "last loss" without unpacking). A report repeated (a
+// rank resending what a crashed supervisor never acknowledged) is stored again; readers keep the
+// newest copy, as the former INSERT OR REPLACE did.
 #pragma once
 
 #include "launcher/run_types.h"
@@ -20,19 +30,38 @@
 #include <QSqlDatabase>
 #include <QString>
 
+#include <array>
 #include <limits>
 #include <optional>
 
 namespace trellis::launcher {
 
 inline constexpr int kStepRecordFields = 18;
-inline constexpr int kStepRecordBytes = kStepRecordFields * 8;
+inline constexpr int kStepRecordBytes = kStepRecordFields * 8; // a fixed record
 
-// Appends one record to `blob`.
+enum class StepEncoding : int { Fixed = 0, Delta = 1 };
+
+// Appends one fixed record to `blob`.
 void packStepRecord(const StepRow &row, QByteArray &blob);
-// Decodes a block of `rank`; false (and `error` naming the problem) when the blob is not a whole
-// number of records or disagrees with `count`.
-bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, QList<StepRow> &out, QString *error);
+
+// One block's blob in the delta encoding, record by record.
+class StepBlockEncoder {
+public:
+    void add(const StepRow &row);
+    void clear(); // an empty block again; the buffer keeps its capacity
+    const QByteArray &bytes() const { return m_bytes; }
+    qint64 count() const { return m_count; }
+
+private:
+    std::array<quint64, kStepRecordFields> m_previous{};
+    QByteArray m_bytes;
+    qint64 m_count = 0;
+};
+
+// Decodes a block of `rank` in `encoding`; false (and `error` naming the problem) when the blob
+// does not hold exactly `count` well-formed records. The rows decoded before a problem are kept.
+bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncoding encoding, QList<StepRow> &out,
+                     QString *error);
 
 // A run's step reports from the legacy table and the blocks, the newest copy of each (rank, step),
 // ordered by step then rank. `rank` (when set) and [fromStep, toStep] narrow it to one rank's range.

@@ -4,6 +4,7 @@
 #include "launcher/history_writer.h"
 #include "launcher/html_report.h"
 #include "launcher/run_export.h"
+#include "launcher/step_blocks.h"
 #include "launcher/telemetry/dashboard_snapshot.h"
 
 #include <QCryptographicHash>
@@ -15,6 +16,10 @@
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <bit>
+#include <cmath>
+#include <limits>
 
 using namespace trellis::launcher;
 
@@ -293,6 +298,184 @@ private slots:
         data = db.loadRun(summary->id);
         QVERIFY2(db.lastError().contains(QStringLiteral("corrupt")), qPrintable(db.lastError()));
         QVERIFY(data->steps.size() > 0 && data->steps.size() < 3 * 6 + 1);
+    }
+
+    // The delta encoding of step records (launcher/step_blocks.h) gives back every field bit for
+    // bit, whatever the values: extremes, NaN with a payload, −0, infinities, integers wrapping.
+    void stepRecordsRoundTrip_data()
+    {
+        QTest::addColumn<QList<StepRow>>("rows");
+        auto trainer = [](int n) {
+            QList<StepRow> rows;
+            for (int i = 0; i < n; ++i) {
+                StepRow s;
+                s.step = 1000 + i;
+                s.stepMs = 51.25 + 0.37 * std::sin(i);
+                s.computeMs = 30.1 + 0.11 * std::cos(3 * i);
+                s.commMs = 10;
+                s.commExposedMs = i % 3;
+                s.tokens = 8192;
+                s.tokensPerS = 8192 / (s.stepMs / 1000);
+                s.loss = 3 * std::exp(-0.001 * i);
+                s.gradNorm = 1 + 0.01 * i;
+                s.lr = 3e-4;
+                s.memParameters = 1 << 24;
+                s.peakRss = (1ll << 28) + (i / 7) * 4096;
+                rows.append(s);
+            }
+            return rows;
+        };
+        QTest::newRow("a trainer's reports") << trainer(50);
+        QTest::newRow("one report") << trainer(1);
+        QTest::newRow("all zero") << QList<StepRow>{StepRow{}, StepRow{}};
+        StepRow odd;
+        odd.step = std::numeric_limits<qint64>::max();
+        odd.stepMs = -0.0;
+        odd.computeMs = std::numeric_limits<double>::infinity();
+        odd.commMs = -std::numeric_limits<double>::infinity();
+        odd.commExposedMs = std::bit_cast<double>(0x7FF8'0000'DEAD'BEEFull); // NaN with a payload
+        odd.bubbleMs = std::numeric_limits<double>::denorm_min();
+        odd.idleMs = std::numeric_limits<double>::max();
+        odd.tokens = std::numeric_limits<qint64>::min();
+        odd.loss = std::numeric_limits<double>::lowest();
+        odd.memParameters = -1;
+        odd.memComm = std::numeric_limits<qint64>::max();
+        odd.peakRss = 1;
+        StepRow back = odd;
+        back.step = std::numeric_limits<qint64>::min(); // the difference wraps
+        back.tokens = std::numeric_limits<qint64>::max();
+        back.commExposedMs = 0;
+        QTest::newRow("extremes") << QList<StepRow>{odd, back, odd, StepRow{}, odd};
+        QList<StepRow> repeated(5, trainer(1).first());
+        QTest::newRow("the same report five times") << repeated;
+    }
+    void stepRecordsRoundTrip()
+    {
+        QFETCH(QList<StepRow>, rows);
+        StepBlockEncoder encoder;
+        encoder.add(StepRow{}); // a block used before: clear() starts from zero again
+        encoder.clear();
+        for (const StepRow &r : rows)
+            encoder.add(r);
+        QCOMPARE(encoder.count(), rows.size());
+        QList<StepRow> back;
+        QString error;
+        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Delta, back, &error), qPrintable(error));
+        QCOMPARE(back.size(), rows.size());
+        for (qsizetype i = 0; i < rows.size(); ++i) {
+            QByteArray fixedIn, fixedOut;
+            packStepRecord(rows[i], fixedIn);
+            packStepRecord(back[i], fixedOut);
+            QCOMPARE(fixedOut.toHex(), fixedIn.toHex()); // every field, bit for bit
+            QCOMPARE(back[i].rank, 3);
+        }
+        if (rows.size() > 10) // unchanged fields cost nothing: well below the fixed 144 bytes
+            QVERIFY2(encoder.bytes().size() < rows.size() * kStepRecordBytes / 2, qPrintable(QString::number(encoder.bytes().size())));
+    }
+
+    // Damaged blocks: each is refused with what is wrong, the rows before the damage kept.
+    void damagedStepBlocks_data()
+    {
+        QTest::addColumn<QByteArray>("blob");
+        QTest::addColumn<qint64>("count");
+        QTest::addColumn<int>("encoding");
+        QTest::addColumn<QString>("why");
+        QTest::addColumn<int>("kept");
+        StepRow a;
+        a.step = 5;
+        a.loss = 2.5;
+        a.tokens = 300;
+        StepBlockEncoder e;
+        e.add(a);
+        const QByteArray one = e.bytes();
+        QTest::newRow("empty for one record") << QByteArray() << qint64(1) << 1 << QStringLiteral("cut short") << 0;
+        QTest::newRow("mask cut") << one.left(2) << qint64(1) << 1 << QStringLiteral("cut short") << 0;
+        QTest::newRow("field cut") << one.left(one.size() - 1) << qint64(1) << 1 << QStringLiteral("cut") << 0;
+        QTest::newRow("a field past the 18") << QByteArray::fromHex("000004") << qint64(1) << 1 << QStringLiteral("do not exist") << 0;
+        QTest::newRow("bad double header") << QByteArray::fromHex("020000" "44") << qint64(1) << 1 << QStringLiteral("bad field header") << 0;
+        QTest::newRow("overlong number") << QByteArray::fromHex("010000" "ffffffffffffffffffff01") << qint64(1) << 1
+                                         << QStringLiteral("overlong") << 0;
+        QTest::newRow("bytes left over") << one + QByteArray("\x00", 1) << qint64(1) << 1 << QStringLiteral("after its 1 records") << 1;
+        QTest::newRow("fewer records than counted") << one << qint64(2) << 1 << QStringLiteral("record 2 of 2") << 1;
+        QTest::newRow("negative count") << one << qint64(-1) << 1 << QStringLiteral("-1 records") << 0;
+        QTest::newRow("unknown encoding") << one << qint64(1) << 9 << QStringLiteral("unknown encoding 9") << 0;
+        QTest::newRow("fixed, not whole records") << QByteArray(150, 0) << qint64(1) << 0 << QStringLiteral("150 bytes") << 0;
+    }
+    void damagedStepBlocks()
+    {
+        QFETCH(QByteArray, blob);
+        QFETCH(qint64, count);
+        QFETCH(int, encoding);
+        QFETCH(QString, why);
+        QFETCH(int, kept);
+        QList<StepRow> out;
+        QString error;
+        QVERIFY(!unpackStepBlock(7, blob, count, static_cast<StepEncoding>(encoding), out, &error));
+        QVERIFY2(error.contains(QStringLiteral("rank 7 is corrupt")) && error.contains(why), qPrintable(error));
+        QCOMPARE(out.size(), qsizetype(kept)); // the whole records before the damage are kept
+    }
+
+    // A schema-6 history (fixed records) migrates to 7 and reads its old blocks beside new ones.
+    void fixedBlocksOfSchemaSix()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("v6.sqlite"));
+        {
+            HistoryWriter writer(path);
+            QCOMPARE(writer.start(), QString());
+            fillRun(writer, QStringLiteral("six"), 2, 3);
+            writer.flush();
+        }
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path, false), QString());
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec(QStringLiteral("DELETE FROM step_blocks")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN encoding")));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=6")));
+            // As schema 6 wrote them: fixed records, no encoding column.
+            for (int r = 0; r < 2; ++r) {
+                QByteArray blob;
+                for (int st = 1; st <= 3; ++st) {
+                    StepRow s;
+                    s.rank = r;
+                    s.step = st;
+                    s.loss = 4.0 - st - 0.5 * r;
+                    s.peakRss = 1000 + st;
+                    packStepRecord(s, blob);
+                }
+                q.prepare(QStringLiteral("INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows)"
+                                         " VALUES((SELECT id FROM runs), ?, 1, 3, ?, 3, ?)"));
+                q.addBindValue(r);
+                q.addBindValue(1.0 - 0.5 * r);
+                q.addBindValue(blob);
+                QVERIFY(q.exec());
+            }
+        }
+        HistoryWriter writer(path); // migrates, then appends delta blocks
+        QCOMPARE(writer.start(), QString());
+        StepRow next;
+        next.rank = 1;
+        next.step = 4;
+        next.loss = 0.25;
+        writer.enqueue(StepOp{QStringLiteral("six"), {next}});
+        QVERIFY(writer.flush());
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("SELECT encoding, count(*) FROM step_blocks GROUP BY encoding ORDER BY encoding")));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 0);
+        QCOMPARE(q.value(1).toInt(), 2);
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 1);
+        const auto data = db.loadRun(db.findRun(QStringLiteral("six"))->id);
+        QCOMPARE(db.lastError(), QString());
+        QCOMPARE(data->steps.size(), 7);
+        QCOMPARE(data->steps[5].rank, 1);
+        QCOMPARE(data->steps[5].loss, 0.5);
+        QCOMPARE(data->steps[5].peakRss, qint64(1003));
+        QCOMPARE(data->steps[6].loss, 0.25);
     }
 
     // A run whose launcher died stays "running" in nobody's hands: the next open closes it as
