@@ -17,7 +17,7 @@ Dashboard::Dashboard(QWidget *parent)
       m_loss(makePlot(tr("Loss"), tr("loss"), this)),
       m_throughput(makePlot(tr("Throughput per rank"), tr("tokens/s"), this)),
       m_state(new QLabel(tr("No run"), this)),
-      m_stats(new QLabel(this)),
+      m_stats(new LiveText(this)),
       m_progress(new QProgressBar(this))
 {
     auto *layout = new QVBoxLayout(this);
@@ -73,7 +73,7 @@ void Dashboard::clearPlots()
 {
     m_loss->clearGraphs();
     m_throughput->clearGraphs();
-    m_stats->clear();
+    m_stats->setText({});
     replot();
 }
 
@@ -122,7 +122,7 @@ void Dashboard::showRun(const launcher::RunData &run)
     if (!run.steps.isEmpty())
         m_stats->setText(tr("%1 steps · final loss %2 · %3 ranks").arg(run.run.stepsDone).arg(run.steps.last().loss, 0, 'f', 4).arg(run.run.worldSize));
     else
-        m_stats->clear();
+        m_stats->setText({});
     if (run.steps.isEmpty())
         clearPlots();
 }

@@ -7,6 +7,7 @@
 
 #include "launcher/supervisor/run_feed.h"
 #include "launcher/run_types.h"
+#include "ui/live_text.h"
 
 #include <QTimer>
 #include <QWidget>
@@ -44,7 +45,7 @@ private:
     QCustomPlot *m_loss;
     QCustomPlot *m_throughput;
     QLabel *m_state;
-    QLabel *m_stats;
+    LiveText *m_stats; // changes ten times a second: repaints itself only
     QProgressBar *m_progress;
     QTimer m_timer;
     launcher::RunFeed *m_feed = nullptr;

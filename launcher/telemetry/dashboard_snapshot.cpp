@@ -221,7 +221,7 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
         s->collectives.push_back(v);
     }
     s->heatMetric = heatMetric;
-    s->heat = m_store.heatMap(heatMetric);
+    s->heat = groupRanks(m_store.heatMap(heatMetric), kHeatMapRows);
     s->events = m_events;
     s->health = m_health;
     s->prediction = m_prediction;

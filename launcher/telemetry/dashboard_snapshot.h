@@ -112,12 +112,16 @@ struct DashboardSnapshot {
     std::vector<MemoryCategory> memory;
     std::vector<CollectiveView> collectives;
     Metric heatMetric = Metric::StepMs;
-    HeatMap heat;
+    HeatMap heat;                         // at most kHeatMapRows rows (ranks grouped beyond)
     std::vector<EventRow> events;         // newest last, at most 500
     HealthView health;
     Prediction prediction;
     ExpertView experts;                   // layers 0: a dense model
 };
+
+// The heat map's rows in a snapshot: more ranks are grouped here, on the feed's thread, so that
+// drawing it costs the GUI the same at 1024 ranks as at 128.
+inline constexpr int kHeatMapRows = 128;
 
 class SnapshotBuilder {
 public:

@@ -261,7 +261,47 @@ HeatMap MetricStore::heatMap(Metric metric) const
             }
         ++row;
     }
+    h.rankCount = static_cast<int>(h.ranks.size());
+    h.lastRank = h.ranks.empty() ? -1 : h.ranks.back();
+    std::vector<float> seen;
+    seen.reserve(h.values.size());
+    for (float v : h.values)
+        if (!std::isnan(v))
+            seen.push_back(v);
+    if (!seen.empty()) {
+        std::nth_element(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(seen.size() / 2), seen.end());
+        h.median = seen[seen.size() / 2];
+    }
     return h;
+}
+
+HeatMap groupRanks(const HeatMap &map, int rows)
+{
+    const std::size_t from = map.ranks.size(), cols = map.steps.size();
+    if (rows <= 0 || from <= static_cast<std::size_t>(rows))
+        return map;
+    const auto to = static_cast<std::size_t>(rows);
+    HeatMap g;
+    g.steps = map.steps;
+    g.lastRank = map.lastRank;
+    g.rankCount = map.rankCount;
+    g.median = map.median;
+    g.ranks.resize(to);
+    g.values.assign(to * cols, std::numeric_limits<float>::quiet_NaN());
+    for (std::size_t b = 0; b < to; ++b) {
+        const std::size_t first = b * from / to, last = (b + 1) * from / to;
+        g.ranks[b] = map.ranks[first];
+        float *out = &g.values[b * cols];
+        for (std::size_t r = first; r < last; ++r) { // row by row: the cells in memory order
+            const float *in = &map.values[r * cols];
+            for (std::size_t c = 0; c < cols; ++c) {
+                const float v = in[c];
+                if (!std::isnan(v) && (std::isnan(out[c]) || std::abs(v - map.median) > std::abs(out[c] - map.median)))
+                    out[c] = v;
+            }
+        }
+    }
+    return g;
 }
 
 std::map<int, double> MetricStore::windowMeans(Metric metric, int windowBuckets) const

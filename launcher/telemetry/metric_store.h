@@ -60,10 +60,19 @@ struct BandPoint {
 };
 
 struct HeatMap {
-    std::vector<int> ranks;       // rows
+    std::vector<int> ranks;       // rows: each row's (first) rank
     std::vector<qint64> steps;    // columns: each bucket's last step
-    std::vector<float> values;    // ranks.size() × steps.size(), row-major; NaN where a rank has no data
+    std::vector<float> values;    // ranks.size() × steps.size(), row-major; NaN where a row has no data
+    int lastRank = -1;            // the last row's last rank
+    int rankCount = 0;            // ranks in the map (more than rows once grouped)
+    float median = 0;             // over every cell with data, before any grouping
 };
+
+// At most `rows` rows: consecutive ranks grouped, each cell the value of its group furthest from
+// the median, so that one odd rank among 1024 still stands out. Work ∝ the map's cells; a map with
+// no more rows than asked is returned as it is. A grouped map can be grouped again (the GUI fits
+// the snapshot's rows to its height): the median travels with the map.
+HeatMap groupRanks(const HeatMap &map, int rows);
 
 struct Outlier {
     int rank = -1;

@@ -141,6 +141,37 @@ private slots:
         QCOMPARE(h.values[2 * 10 + 9], 3.0f);
     }
 
+    // 1024 ranks grouped into rows: the odd rank's value is what its group shows, each group starts
+    // at the right rank, the median is over every cell, a silent group stays empty, and grouping
+    // the grouped map again (the GUI fitting its height) keeps the odd one.
+    void groupedHeatMapKeepsTheOddRank()
+    {
+        MetricStore store(1024);
+        for (qint64 s = 1; s <= 4; ++s)
+            for (int r = 0; r < 1024; ++r)
+                if (r < 1016 || s <= 2) // ranks 1016–1023 silent after step 2
+                    store.append(row(r, s, r == 333 && s == 3 ? 7.0 : (r % 2 ? 1.5 : 1.0)));
+        const HeatMap h = store.heatMap(Metric::Loss);
+        QCOMPARE(h.rankCount, 1024);
+        QCOMPARE(h.lastRank, 1023);
+        QVERIFY(h.median == 1.0f || h.median == 1.5f);
+        const HeatMap g = groupRanks(h, 128);
+        QCOMPARE(g.ranks.size(), size_t(128));
+        QCOMPARE(g.ranks[41], 41 * 8);
+        QCOMPARE(g.rankCount, 1024);
+        QCOMPARE(g.lastRank, 1023);
+        QCOMPARE(g.steps, h.steps);
+        QCOMPARE(g.values[41 * 4 + 2], 7.0f);       // rank 333 in group 41 (328–335), step 3
+        QCOMPARE(g.values[41 * 4 + 1], h.median == 1.0f ? 1.5f : 1.0f); // the other value is furthest
+        QVERIFY(std::isnan(g.values[127 * 4 + 3]));   // the silent group
+        QCOMPARE(g.values[127 * 4 + 1], h.median == 1.0f ? 1.5f : 1.0f);
+        const HeatMap again = groupRanks(g, 10);
+        QCOMPARE(again.ranks.size(), size_t(10));
+        QCOMPARE(again.values[3 * 4 + 2], 7.0f);    // group 41 is in the fourth of ten
+        QCOMPARE(groupRanks(g, 200).ranks.size(), size_t(128)); // never more rows than there are
+        QCOMPARE(groupRanks(HeatMap{}, 8).ranks.size(), size_t(0));
+    }
+
     void outliersAreTheSlowRanks()
     {
         MetricStore store(16);

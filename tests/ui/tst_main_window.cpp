@@ -6,7 +6,9 @@
 // parallelism.
 #include "plan/cost_model.h"
 #include "plan/plan_json.h"
+#include "launcher/telemetry/dashboard_snapshot.h"
 #include "ui/dashboard.h"
+#include "ui/dashboards/metric_panel.h"
 #include "ui/estimate_panel.h"
 #include "ui/mesh_view.h"
 #include "ui/plan/mesh_canvas.h"
@@ -204,6 +206,46 @@ private slots:
 
     // A file that does not parse is not opened and changes nothing; a plan that parses but is not
     // valid opens, with its problems shown, and cannot be launched.
+    // A dashboard behind another's tab draws nothing (Qt still calls it visible); raising its tab
+    // draws the last snapshot at once.
+    void coveredDashboardsWaitForTheirTab()
+    {
+        QTemporaryDir dir;
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        window.resize(1400, 900);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.raisePanel(QStringLiteral("training")));
+        launcher::RunData run;
+        run.run.runId = QStringLiteral("recorded");
+        run.run.worldSize = 4;
+        for (int s = 1; s <= 20; ++s)
+            for (int r = 0; r < 4; ++r) {
+                launcher::StepRow row;
+                row.rank = r;
+                row.step = s;
+                row.loss = 5.0 - 0.01 * s;
+                row.stepMs = 10 + r;
+                row.tokensPerS = 1000;
+                run.steps.append(row);
+            }
+        auto metricPanel = [&](const QString &id) {
+            for (ui::dashboards::Panel *p : window.panels())
+                if (p->objectId() == id)
+                    return qobject_cast<ui::dashboards::MetricPanel *>(p);
+            return static_cast<ui::dashboards::MetricPanel *>(nullptr);
+        };
+        auto *training = metricPanel(QStringLiteral("training")), *throughput = metricPanel(QStringLiteral("throughput"));
+        QVERIFY(training && throughput);
+        QTest::qWait(50);
+        QVERIFY(throughput->visibleRegion().isEmpty()); // behind the training tab
+        window.dashboard()->showSnapshot(launcher::telemetry::snapshotOf(run, {}));
+        QVERIFY(training->pointCount() > 0);
+        QCOMPARE(throughput->pointCount(), 0);
+        QVERIFY(window.raisePanel(QStringLiteral("throughput")));
+        QTRY_VERIFY(throughput->pointCount() > 0);
+    }
+
     void badPlanIsShownNotLaunched()
     {
         QTemporaryDir dir;

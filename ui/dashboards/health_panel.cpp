@@ -21,7 +21,7 @@ HealthPanel::HealthPanel(QWidget *parent) : Panel(parent)
 {
     auto *form = new QFormLayout(this);
     for (int i = 0; i < 8; ++i) {
-        m_values[i] = new QLabel(QStringLiteral("–"), this);
+        m_values[i] = new LiveText(this, QStringLiteral("–"));
         form->addRow(tr(kNames[i]), m_values[i]);
     }
 }
@@ -33,8 +33,7 @@ void HealthPanel::show(const std::shared_ptr<const launcher::telemetry::Dashboar
                               h.rejected, h.dropped, h.feedGaps};
     for (int i = 0; i < 8; ++i) {
         m_values[i]->setText(i == 0 ? QStringLiteral("%1 / %2").arg(values[0]).arg(snapshot->worldSize) : QString::number(values[i]));
-        const bool bad = (i == 2 || i == 5 || i == 6) && values[i] > 0;
-        m_values[i]->setStyleSheet(bad ? QStringLiteral("color: #b00000; font-weight: bold") : QString());
+        m_values[i]->setAlarm((i == 2 || i == 5 || i == 6) && values[i] > 0);
     }
 }
 

@@ -4,8 +4,8 @@
 #pragma once
 
 #include "ui/dashboards/panel.h"
+#include "ui/live_text.h"
 
-class QLabel;
 
 namespace trellis::ui::dashboards {
 
@@ -19,7 +19,7 @@ public:
     QString text() const;
 
 private:
-    QLabel *m_values[8] = {};
+    LiveText *m_values[8] = {}; // counters change with every snapshot: each repaints itself only
 };
 
 } // namespace trellis::ui::dashboards

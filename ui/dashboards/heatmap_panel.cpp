@@ -16,14 +16,13 @@ namespace trellis::ui::dashboards {
 using namespace launcher::telemetry;
 
 HeatMapPanel::HeatMapPanel(QWidget *parent)
-    : Panel(parent), m_choice(new QComboBox(this)), m_plot(makePlot(QString(), tr("rank"), this)), m_outliers(new QLabel(this))
+    : Panel(parent), m_choice(new QComboBox(this)), m_plot(makePlot(QString(), tr("rank"), this)), m_outliers(new LiveText(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addWidget(m_choice);
     layout->addWidget(m_plot, 1);
     layout->addWidget(m_outliers);
-    m_outliers->setWordWrap(true);
     for (Metric m : {Metric::StepMs, Metric::ComputeMs, Metric::CommExposedMs, Metric::BubbleMs, Metric::TokensPerS,
                      Metric::PeakRss, Metric::Loss})
         m_choice->addItem(metricLabel(m), static_cast<int>(m));
@@ -41,45 +40,26 @@ HeatMapPanel::HeatMapPanel(QWidget *parent)
 
 void HeatMapPanel::show(const std::shared_ptr<const DashboardSnapshot> &snapshot)
 {
-    const HeatMap &h = snapshot->heat;
     m_map->data()->clearAlpha();
+    if (snapshot->heat.ranks.empty() || snapshot->heat.steps.empty())
+        return;
+    // More ranks than rows of pixels: groups of ranks (the snapshot holds at most kHeatMapRows),
+    // each cell showing the value of its group furthest from the median, so one odd rank among
+    // 1024 still stands out. At least 3 pixels a row, whatever the dock's size.
+    const HeatMap h = groupRanks(snapshot->heat, std::max(8, m_plot->axisRect()->height() / 3));
     const int rows = static_cast<int>(h.ranks.size());
     const int cols = static_cast<int>(h.steps.size());
-    if (rows == 0 || cols == 0)
-        return;
-    // More ranks than rows of pixels: groups of ranks, each cell showing the value of its group
-    // furthest from the median, so one odd rank among 1024 still stands out.
-    // At least 3 pixels a row, whatever the dock's size.
-    const int bins = std::min({rows, kMaxRows, std::max(8, m_plot->axisRect()->height() / 3)});
-    std::vector<float> all;
-    all.reserve(h.values.size());
-    for (float v : h.values)
-        if (!std::isnan(v))
-            all.push_back(v);
-    float median = 0;
-    if (!all.empty()) {
-        std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(all.size() / 2), all.end());
-        median = all[all.size() / 2];
-    }
     auto *cells = m_map->data();
-    cells->setSize(cols, bins);
-    cells->setRange(QCPRange(h.steps.front(), h.steps.back()), QCPRange(h.ranks.front(), h.ranks.back()));
-    for (int b = 0; b < bins; ++b) {
-        const int first = static_cast<int>(static_cast<long>(b) * rows / bins);
-        const int last = static_cast<int>(static_cast<long>(b + 1) * rows / bins);
+    cells->setSize(cols, rows);
+    cells->setRange(QCPRange(h.steps.front(), h.steps.back()), QCPRange(h.ranks.front(), h.lastRank));
+    for (int b = 0; b < rows; ++b)
         for (int c = 0; c < cols; ++c) {
-            float pick = std::numeric_limits<float>::quiet_NaN();
-            for (int r = first; r < last; ++r) {
-                const float v = h.values[static_cast<std::size_t>(r) * cols + c];
-                if (!std::isnan(v) && (std::isnan(pick) || std::abs(v - median) > std::abs(pick - median)))
-                    pick = v;
-            }
-            if (std::isnan(pick))
+            const float v = h.values[static_cast<std::size_t>(b) * cols + c];
+            if (std::isnan(v))
                 cells->setAlpha(c, b, 0);
             else
-                cells->setCell(c, b, pick);
+                cells->setCell(c, b, v);
         }
-    }
     m_map->rescaleDataRange(true);
     m_plot->rescaleAxes();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
@@ -89,8 +69,8 @@ void HeatMapPanel::show(const std::shared_ptr<const DashboardSnapshot> &snapshot
         for (const auto &o : it->second.outliers)
             if (std::abs(o.deviation) >= 0.05)
                 names << tr("rank %1 %2%3%").arg(o.rank).arg(o.deviation >= 0 ? QStringLiteral("+") : QString()).arg(o.deviation * 100, 0, 'f', 0);
-    m_outliers->setText(names.isEmpty() ? tr("%1 ranks, none stands out").arg(rows)
-                                        : tr("%1 ranks; furthest from the median: %2").arg(rows).arg(names.join(QStringLiteral(", "))));
+    m_outliers->setText(names.isEmpty() ? tr("%1 ranks, none stands out").arg(h.rankCount)
+                                        : tr("%1 ranks; furthest from the median: %2").arg(h.rankCount).arg(names.join(QStringLiteral(", "))));
 }
 
 } // namespace trellis::ui::dashboards

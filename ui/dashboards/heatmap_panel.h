@@ -3,9 +3,9 @@
 #pragma once
 
 #include "ui/dashboards/panel.h"
+#include "ui/live_text.h"
 
 class QComboBox;
-class QLabel;
 class QCPColorMap;
 
 namespace trellis::ui::dashboards {
@@ -23,10 +23,9 @@ signals:
     void metricChosen(trellis::launcher::telemetry::Metric metric);
 
 private:
-    static constexpr int kMaxRows = 128; // rank groups drawn
     QComboBox *m_choice;
     QCustomPlot *m_plot;
-    QLabel *m_outliers;
+    LiveText *m_outliers; // changes with every snapshot: repaints itself only
     QCPColorMap *m_map = nullptr;
 };
 

@@ -53,6 +53,8 @@ QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *pare
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->setMinimumHeight(160);
     plot->setNoAntialiasingOnDrag(true);
+    if (QCPLayer *overlay = plot->layer(QStringLiteral("overlay")))
+        overlay->setMode(QCPLayer::lmLogical);
     return plot;
 }
 
