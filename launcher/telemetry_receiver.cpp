@@ -3,7 +3,6 @@
 
 #include "protocol/framing.h"
 
-#include <google/protobuf/arena.h>
 #include <zmq.hpp>
 
 #include <chrono>
@@ -11,30 +10,6 @@
 #include <thread>
 
 namespace trellis::launcher {
-
-EnvelopeBatch::EnvelopeBatch() = default;
-EnvelopeBatch::~EnvelopeBatch() = default;
-EnvelopeBatch::EnvelopeBatch(EnvelopeBatch &&) noexcept = default;
-EnvelopeBatch &EnvelopeBatch::operator=(EnvelopeBatch &&) noexcept = default;
-
-void EnvelopeBatch::clear()
-{
-    m_envelopes.clear();
-    m_arenas.clear();
-}
-
-namespace {
-
-// Blocks below glibc's mmap threshold, so that freed ones are reused rather than unmapped.
-std::unique_ptr<google::protobuf::Arena> newArena()
-{
-    google::protobuf::ArenaOptions options;
-    options.start_block_size = 16 * 1024;
-    options.max_block_size = 64 * 1024;
-    return std::make_unique<google::protobuf::Arena>(options);
-}
-
-} // namespace
 
 TelemetryReceiver::TelemetryReceiver() = default;
 
@@ -168,9 +143,9 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
         }
     };
 
-    std::vector<std::string_view> parts;    // the envelopes of one frame
-    std::vector<proto::Envelope *> decoded; // this round's, to accept under one lock
-    std::unique_ptr<google::protobuf::Arena> arena; // this round's envelopes live here
+    std::vector<std::string_view> parts; // the envelopes of one frame
+    EnvelopeBatch decoded;               // this round's, to accept under one lock
+    std::vector<bool> accepted;
     zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
     const int itemCount = zap ? 2 : 1;
     // ZAP (RFC 27): version, request id, domain, address, identity, mechanism, credentials; the
@@ -273,20 +248,18 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
                 continue;
             }
             for (const std::string_view part : parts) {
-                if (!arena)
-                    arena = newArena();
-                auto *envelope = google::protobuf::Arena::CreateMessage<proto::Envelope>(arena.get());
+                proto::Envelope *envelope = decoded.add();
                 auto result = proto::decodeEnvelope(part, *envelope, m_worldSize);
                 if (result.ok && !m_runId.empty() && envelope->run_id() != m_runId)
                     result = {false, "run_id '" + envelope->run_id() + "' does not belong to this run"};
                 if (!result.ok) {
-                    reject(std::move(result.error)); // its memory goes with the round's arena
+                    decoded.removeLast();
+                    reject(std::move(result.error));
                     continue;
                 }
                 const std::string_view id(static_cast<const char *>(identity.data()), identity.size());
                 if (auto &known = peer[envelope->rank()]; known != id)
                     known.assign(id);
-                decoded.push_back(envelope);
             }
         }
         if (!decoded.empty() || rejected > 0) {
@@ -294,20 +267,15 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
             m_stats.rejected += rejected;
             if (rejected > 0)
                 m_stats.lastRejection = QString::fromStdString(lastRejection);
-            bool accepted = false;
-            for (proto::Envelope *envelope : decoded) {
-                const quint32 rank = envelope->rank();
+            accepted.assign(decoded.size(), false);
+            for (std::size_t i = 0; i < decoded.size(); ++i) {
                 quint64 resendFrom = 0;
-                if (acceptLocked(envelope, &resendFrom))
-                    accepted = true;
-                else if (resendFrom != ~0ull)
-                    resends.emplace(rank, resendFrom); // the first gap of the round
+                accepted[i] = acceptLocked(decoded[i], &resendFrom);
+                if (!accepted[i] && resendFrom != ~0ull)
+                    resends.emplace(decoded[i].rank(), resendFrom); // the first gap of the round
             }
-            if (accepted) // the inbox holds envelopes of this arena now: it goes with them
-                m_inbox.m_arenas.push_back(std::move(arena));
+            m_inbox.appendSome(std::move(decoded), accepted); // the round's arenas go with what was accepted
         }
-        if (arena && arena->SpaceUsed() > 0)
-            arena.reset(); // only rejected envelopes in it: freed (an unused one is kept)
         // Gaps: ask once per 300 ms per rank for everything from the first missing message.
         const auto now = Clock::now();
         for (const auto &[rank, from] : resends) {
@@ -348,21 +316,21 @@ qint64 TelemetryReceiver::msSinceThrottled() const
     return now - at;
 }
 
-bool TelemetryReceiver::acceptLocked(proto::Envelope *envelope, quint64 *resendFrom)
+bool TelemetryReceiver::acceptLocked(const proto::Envelope &envelope, quint64 *resendFrom)
 {
     *resendFrom = ~0ull;
-    const quint32 rank = envelope->rank();
+    const quint32 rank = envelope.rank();
     quint64 &expected = m_nextSeq[rank];
-    if (envelope->has_skip()) {
+    if (envelope.has_skip()) {
         // The rank holds nothing below next_seq any more: what is missing there is lost.
-        if (envelope->skip().next_seq() > expected) {
-            m_stats.lost += envelope->skip().next_seq() - expected;
-            m_lost[rank] += envelope->skip().next_seq() - expected;
-            expected = envelope->skip().next_seq();
+        if (envelope.skip().next_seq() > expected) {
+            m_stats.lost += envelope.skip().next_seq() - expected;
+            m_lost[rank] += envelope.skip().next_seq() - expected;
+            expected = envelope.skip().next_seq();
         }
         return false;
     }
-    const quint64 seq = envelope->seq();
+    const quint64 seq = envelope.seq();
     if (seq < expected) {
         ++m_stats.duplicates;
         return false;
@@ -374,7 +342,6 @@ bool TelemetryReceiver::acceptLocked(proto::Envelope *envelope, quint64 *resendF
     }
     expected = seq + 1;
     ++m_stats.received;
-    m_inbox.m_envelopes.push_back(envelope);
     return true;
 }
 

@@ -11,6 +11,7 @@
 // the notify callback runs on the receiver thread and must only schedule work.
 #pragma once
 
+#include "launcher/arena_batch.h"
 #include "launcher/run_types.h"
 #include "protocol/curve_keys.h"
 #include "protocol/telemetry.pb.h"
@@ -20,7 +21,6 @@
 #include <atomic>
 #include <functional>
 #include <future>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,59 +28,10 @@
 #include <thread>
 #include <vector>
 
-namespace google::protobuf {
-class Arena;
-}
-
 namespace trellis::launcher {
 
-// Envelopes the receiver accepted, handed over together, oldest first. They live on protobuf
-// arenas the batch owns: parsing takes memory from a few large blocks instead of three heap
-// allocations per envelope, and the whole batch is freed at once by whoever drained it.
-class EnvelopeBatch {
-public:
-    class const_iterator {
-    public:
-        using iterator_category = std::forward_iterator_tag;
-        using value_type = proto::Envelope;
-        using difference_type = std::ptrdiff_t;
-        using pointer = const proto::Envelope *;
-        using reference = const proto::Envelope &;
-        const_iterator() = default;
-        explicit const_iterator(std::vector<proto::Envelope *>::const_iterator at) : m_at(at) {}
-        reference operator*() const { return **m_at; }
-        pointer operator->() const { return *m_at; }
-        const_iterator &operator++()
-        {
-            ++m_at;
-            return *this;
-        }
-        const_iterator operator++(int) { return const_iterator(m_at++); }
-        bool operator==(const const_iterator &) const = default;
-
-    private:
-        std::vector<proto::Envelope *>::const_iterator m_at;
-    };
-
-    EnvelopeBatch();
-    ~EnvelopeBatch();
-    EnvelopeBatch(EnvelopeBatch &&) noexcept;
-    EnvelopeBatch &operator=(EnvelopeBatch &&) noexcept;
-    EnvelopeBatch(const EnvelopeBatch &) = delete;
-    EnvelopeBatch &operator=(const EnvelopeBatch &) = delete;
-
-    std::size_t size() const { return m_envelopes.size(); }
-    bool empty() const { return m_envelopes.empty(); }
-    const proto::Envelope &operator[](std::size_t i) const { return *m_envelopes[i]; }
-    const_iterator begin() const { return const_iterator(m_envelopes.begin()); }
-    const_iterator end() const { return const_iterator(m_envelopes.end()); }
-
-private:
-    friend class TelemetryReceiver;
-    void clear();
-    std::vector<std::unique_ptr<google::protobuf::Arena>> m_arenas;
-    std::vector<proto::Envelope *> m_envelopes; // on m_arenas
-};
+// Envelopes the receiver accepted, handed over together (launcher/arena_batch.h).
+using EnvelopeBatch = ArenaBatch<proto::Envelope>;
 
 class TelemetryReceiver {
 public:
@@ -129,9 +80,9 @@ public:
 
 private:
     void run(std::string bindEndpoint, std::promise<QString> *ready);
-    // Returns true when the envelope went to the inbox; may ask for a resend through `resend`.
-    // Called with m_mutex held.
-    bool acceptLocked(proto::Envelope *envelope, quint64 *resendFrom);
+    // Returns true when the envelope is next in its rank's sequence (it goes to the inbox); may ask
+    // for a resend through `resendFrom`. Called with m_mutex held.
+    bool acceptLocked(const proto::Envelope &envelope, quint64 *resendFrom);
 
     std::string m_runId;
     proto::CurveKeys m_curve;

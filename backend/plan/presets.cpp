@@ -32,7 +32,7 @@ const std::map<std::string, ModelSpec> &modelTable()
         {"llama2-13b", model("llama2-13b", 40, 5120, 40, 40, 13824, 4096, 32000)},
         {"llama2-70b", model("llama2-70b", 80, 8192, 64, 8, 28672, 4096, 32000)},
         {"llama3-405b", model("llama3-405b", 126, 16384, 128, 8, 53248, 8192, 128256)},
-        {"mixtral-8x7b", model("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32768, 32000, {8, 2})},
+        {"mixtral-8x7b", model("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32768, 32000, {8, 2, {}, 0.01})},
     };
     return table;
 }

@@ -21,8 +21,11 @@ std::string seconds(double s)
 std::string rankList(const std::vector<int> &ranks)
 {
     std::string out;
-    for (std::size_t i = 0; i < ranks.size(); ++i)
-        out += (i ? "," : "") + std::to_string(ranks[i]);
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+        if (i)
+            out += ',';
+        out += std::to_string(ranks[i]);
+    }
     return out;
 }
 

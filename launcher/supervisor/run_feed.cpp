@@ -1,6 +1,7 @@
 // See run_feed.h.
 #include "launcher/supervisor/run_feed.h"
 
+#include "launcher/arena_batch.h"
 #include "launcher/calibration_file.h"
 #include "launcher/history_database.h"
 #include "launcher/supervisor/run_registry.h"
@@ -179,7 +180,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
             socket.reset();
         }
     }
-    auto receive = [&](int timeoutMs, std::vector<proto::FeedMessage> &into) {
+    auto receive = [&](int timeoutMs, ArenaBatch<proto::FeedMessage> &into) {
         if (!socket) {
             std::this_thread::sleep_for(std::chrono::milliseconds(timeoutMs));
             return;
@@ -200,15 +201,15 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
             }
             if (!got)
                 break;
-            proto::FeedMessage m;
-            if (m.ParseFromArray(message.data(), static_cast<int>(message.size())))
-                into.push_back(std::move(m));
+            proto::FeedMessage *m = into.add();
+            if (!m->ParseFromArray(message.data(), static_cast<int>(message.size())))
+                into.removeLast();
         }
     };
 
     // Subscribed first; the history is read once everything the supervisor sent before the
     // subscription took hold has had time to be committed (its writer flushes every 200 ms).
-    std::vector<proto::FeedMessage> pending;
+    ArenaBatch<proto::FeedMessage> pending;
     QElapsedTimer waited;
     waited.start();
     while (socket && waited.elapsed() < 500 && !m_stop)
@@ -438,7 +439,7 @@ void RunFeed::run(QString runId, std::string endpoint, QString database)
     live = true;
     QElapsedTimer quiet;
     quiet.start();
-    std::vector<proto::FeedMessage> batch = std::move(pending);
+    ArenaBatch<proto::FeedMessage> batch = std::move(pending);
     while (!m_stop) {
         if (batch.empty())
             receive(100, batch);

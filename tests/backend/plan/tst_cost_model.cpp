@@ -21,7 +21,7 @@ namespace {
 Plan planFor(const std::string &model, const std::string &cluster, int nodes, int dp, int tp, int pp)
 {
     Plan p;
-    p.name = "t";
+    p.name = std::string("t"); // (a move: GCC 12 warns falsely on assigning a literal here)
     p.model = *modelPreset(model);
     p.cluster = expandCluster(*clusterPreset(cluster), nodes);
     p.parallel.dp = dp;
