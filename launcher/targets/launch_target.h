@@ -49,6 +49,10 @@ struct TelemetryRoute {
 };
 
 // What stage() is given: the run and the plan as frozen in the run folder on this machine.
+// What a run started from transformers-layout weights (training.init.from, a folder) reads of them:
+// the targets that copy a run's inputs to its hosts copy these into the run's folder `init/`.
+inline const char *const kInitFromFiles[] = {"config.json", "model.safetensors"};
+
 struct StageInput {
     QString runId;
     plan::Plan plan;    // with absolute local paths (RunController::withAbsolutePaths)

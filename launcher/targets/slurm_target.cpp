@@ -199,6 +199,19 @@ QString SlurmTarget::stage(const StageInput &input)
             return QStringLiteral("cannot copy the data file %1 to %2").arg(file.absoluteFilePath(), target);
         staged.training.data.path = target.toStdString();
     }
+    if (const QString from = QString::fromStdString(input.plan.training.init.from); !from.isEmpty()) {
+        // The weights to start from, in the job folder like the data.
+        const QString to = m_jobDir + QStringLiteral("/init");
+        if (!QDir().mkpath(to))
+            return QStringLiteral("cannot create %1").arg(to);
+        for (const char *name : kInitFromFiles) {
+            const QString source = QDir(from).filePath(QString::fromLatin1(name)), target = to + QLatin1Char('/') + QString::fromLatin1(name);
+            QFile::remove(target);
+            if (!QFile::copy(source, target))
+                return QStringLiteral("cannot copy %1 to %2 to stage training.init.from").arg(source, target);
+        }
+        staged.training.init.from = to.toStdString();
+    }
     staged.training.checkpoint.dir = (m_jobDir + QStringLiteral("/checkpoints")).toStdString();
     QFile planFile(m_jobDir + QStringLiteral("/job-plan.json"));
     if (!planFile.open(QIODevice::WriteOnly | QIODevice::Truncate) || planFile.write(QByteArray::fromStdString(plan::planToJson(staged))) < 0)

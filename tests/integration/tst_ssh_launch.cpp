@@ -11,6 +11,7 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -348,6 +349,87 @@ private slots:
         QVERIFY2(QFile::exists(host2.filePath(QStringLiteral("step-%1/rank-00000.bin").arg(resumedFrom, 8, 10, QLatin1Char('0')))),
                  qPrintable(host2.entryList().join(QLatin1Char(' '))));
         QVERIFY2(host2.entryList({QStringLiteral("*.partial")}, QDir::Dirs).isEmpty(), qPrintable(host2.entryList().join(QLatin1Char(' '))));
+    }
+
+    // training.init.from on hosts that share nothing with this machine: the transformers-layout
+    // weights (exported from a local run's checkpoint) are copied into each host's run folder, and
+    // the run over ssh starts from them — the loss of every step that of the same start here, and
+    // below the loss the source run began with.
+    void initFromWeightsAreStagedOnEveryHost()
+    {
+        const QString known = m_dir.filePath(QStringLiteral("known_hosts_init"));
+        auto patchTraining = [](const QString &path, const QJsonObject &fields) {
+            QFile f(path);
+            if (!f.open(QIODevice::ReadOnly))
+                return false;
+            QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+            f.close();
+            QJsonObject training = root[QStringLiteral("training")].toObject();
+            for (auto it = fields.begin(); it != fields.end(); ++it)
+                training[it.key()] = it.value();
+            root[QStringLiteral("training")] = training;
+            return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(QJsonDocument(root).toJson()) > 0;
+        };
+        auto losses = [&](const QString &run) {
+            const Result s = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), run, QStringLiteral("--format"), QStringLiteral("csv"),
+                                  QStringLiteral("--table"), QStringLiteral("steps")});
+            const QStringList lines = s.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+            std::map<int, double> out;
+            if (lines.isEmpty())
+                return out;
+            const QStringList head = lines.first().split(QLatin1Char(','));
+            const auto rank = head.indexOf(QStringLiteral("rank")), step = head.indexOf(QStringLiteral("step")),
+                       loss = head.indexOf(QStringLiteral("loss"));
+            for (int i = 1; i < lines.size(); ++i) {
+                const QStringList f = lines[i].split(QLatin1Char(','));
+                if (f.value(rank) == QLatin1String("3")) // the last stage reports the loss
+                    out[f.value(step).toInt()] = f.value(loss).toDouble();
+            }
+            return out;
+        };
+        // The weights: 8 steps here, checkpointed, exported.
+        const QString source = writePlan(QStringLiteral("init-source"), known, {}, 2, 2, {}, QStringLiteral("local"));
+        QVERIFY(patchTraining(source, {{QStringLiteral("checkpoint"), QJsonObject{{QStringLiteral("every"), 8},
+                                                                                  {QStringLiteral("dir"), m_dir.filePath(QStringLiteral("init-source-ckpt"))}}}}));
+        const Result trained = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), source, QStringLiteral("--quiet")});
+        QVERIFY2(trained.code == 0, qPrintable(trained.out + trained.err));
+        const auto before = losses(QStringLiteral("last"));
+        const QString weights = m_dir.filePath(QStringLiteral("init-weights"));
+        const Result exported = cli({QStringLiteral("--db"), m_db, QStringLiteral("export-model"), QStringLiteral("last"), QStringLiteral("--out"), weights});
+        QVERIFY2(exported.code == 0, qPrintable(exported.out + exported.err));
+        // The same start over ssh and here.
+        const QString remote = writePlan(QStringLiteral("init-hosts"), known);
+        const Result accept = cli({QStringLiteral("preflight"), remote, QStringLiteral("--accept-host-key"), m_addresses.join(QLatin1Char(','))});
+        QVERIFY2(accept.code == 0, qPrintable(accept.out + accept.err));
+        const QString local = writePlan(QStringLiteral("init-local"), known, {}, 2, 2, {}, QStringLiteral("local"));
+        for (const QString &plan : {remote, local})
+            QVERIFY(patchTraining(plan, {{QStringLiteral("init"), QJsonObject{{QStringLiteral("from"), weights}}}}));
+        const Result run = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), remote, QStringLiteral("--quiet")});
+        QVERIFY2(run.code == 0, qPrintable(run.out + run.err));
+        const auto there = losses(QStringLiteral("last"));
+        QString runId;
+        for (const QString &h : {QStringLiteral("h1"), QStringLiteral("h2")}) {
+            const QDir runs(m_dir.filePath(h + QStringLiteral("/runs")));
+            const QStringList folders = runs.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+            QCOMPARE(folders.size(), 1);
+            runId = folders.first();
+            for (const QString &name : {QStringLiteral("init/config.json"), QStringLiteral("init/model.safetensors")})
+                QVERIFY2(QFileInfo(runs.filePath(runId + QLatin1Char('/') + name)).size() > 0, qPrintable(h + QLatin1Char('/') + name));
+            const QJsonObject staged = QJsonDocument::fromJson(readAll(runs.filePath(runId + QStringLiteral("/plan.json"))).toUtf8()).object();
+            QCOMPARE(staged[QStringLiteral("training")].toObject()[QStringLiteral("init")].toObject()[QStringLiteral("from")].toString(),
+                     runs.filePath(runId + QStringLiteral("/init")));
+        }
+        const Result localRun = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), local, QStringLiteral("--quiet")});
+        QVERIFY2(localRun.code == 0, qPrintable(localRun.out + localRun.err));
+        const auto here = losses(QStringLiteral("last"));
+        QCOMPARE(there.size(), std::size_t(8));
+        QCOMPARE(here.size(), std::size_t(8));
+        for (const auto &[step, loss] : here)
+            QVERIFY2(std::abs(there.at(step) - loss) <= 1e-6 * std::abs(loss),
+                     qPrintable(QStringLiteral("step %1: %2 over ssh, %3 here").arg(step).arg(there.at(step), 0, 'g', 10).arg(loss, 0, 'g', 10)));
+        QVERIFY2(there.at(1) < before.at(1) - 0.05, qPrintable(QStringLiteral("started at %1, the source run at %2").arg(there.at(1)).arg(before.at(1))));
+        QDir(m_dir.filePath(QStringLiteral("h1/runs/") + runId)).removeRecursively();
+        QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();
     }
 
     // host2 drops off the network mid-run (its link to the bridge goes down): the run fails, naming

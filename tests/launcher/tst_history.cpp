@@ -64,6 +64,16 @@ void fillRun(HistoryWriter &w, const QString &runId, int ranks, int steps)
     w.enqueue(RunStatusOp{runId, QStringLiteral("completed"), {}, QDateTime::currentDateTimeUtc(), 0});
 }
 
+// A history file at `path` holding one completed run; the path, or "" when it could not be written.
+QString filledHistory(const QString &path, const QString &runId, int ranks, int steps)
+{
+    HistoryWriter writer(path);
+    if (!writer.start().isEmpty())
+        return {};
+    fillRun(writer, runId, ranks, steps);
+    return writer.flush() ? path : QString();
+}
+
 } // namespace
 
 class TstHistory : public QObject {
@@ -202,13 +212,8 @@ private slots:
     void migratesVersionOne()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("v1.sqlite"));
-        {
-            HistoryWriter writer(path);
-            QCOMPARE(writer.start(), QString());
-            fillRun(writer, QStringLiteral("old-run"), 2, 5);
-            writer.flush();
-        }
+        const QString path = filledHistory(dir.filePath(QStringLiteral("v1.sqlite")), QStringLiteral("old-run"), 2, 5);
+        QVERIFY(!path.isEmpty());
         {
             HistoryDatabase db;
             QCOMPARE(db.open(path, false), QString());
@@ -419,13 +424,8 @@ private slots:
     void fixedBlocksOfSchemaSix()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("v6.sqlite"));
-        {
-            HistoryWriter writer(path);
-            QCOMPARE(writer.start(), QString());
-            fillRun(writer, QStringLiteral("six"), 2, 3);
-            writer.flush();
-        }
+        const QString path = filledHistory(dir.filePath(QStringLiteral("v6.sqlite")), QStringLiteral("six"), 2, 3);
+        QVERIFY(!path.isEmpty());
         {
             HistoryDatabase db;
             QCOMPARE(db.open(path, false), QString());
