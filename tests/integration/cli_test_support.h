@@ -6,10 +6,14 @@
 #include "plan/plan_json.h"
 
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QString>
 #include <QStringList>
+
+#include <map>
 
 namespace trellis::test {
 
@@ -59,6 +63,41 @@ inline QString readAll(const QString &path)
 inline Result cli(const QStringList &args, int timeoutMs = 240000)
 {
     return runProgram(kCli, args, timeoutMs);
+}
+
+// Sets `fields` in a plan file's "training" object; false when the file cannot be rewritten.
+inline bool setTrainingFields(const QString &planPath, const QJsonObject &fields)
+{
+    QFile f(planPath);
+    if (!f.open(QIODevice::ReadOnly))
+        return false;
+    QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+    f.close();
+    QJsonObject training = root[QStringLiteral("training")].toObject();
+    for (auto it = fields.begin(); it != fields.end(); ++it)
+        training[it.key()] = it.value();
+    root[QStringLiteral("training")] = training;
+    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(QJsonDocument(root).toJson()) > 0;
+}
+
+// Step → loss as `rank` reported it, from `trellis-cli export RUN --table steps` (CSV) in `db`.
+inline std::map<int, double> lossesOf(const QString &db, const QString &run, int rank)
+{
+    const Result s = cli({QStringLiteral("--db"), db, QStringLiteral("export"), run, QStringLiteral("--format"), QStringLiteral("csv"),
+                          QStringLiteral("--table"), QStringLiteral("steps")});
+    const QStringList lines = s.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    std::map<int, double> out;
+    if (lines.isEmpty())
+        return out;
+    const QStringList head = lines.first().split(QLatin1Char(','));
+    const auto rankColumn = head.indexOf(QStringLiteral("rank")), step = head.indexOf(QStringLiteral("step")),
+               loss = head.indexOf(QStringLiteral("loss"));
+    for (int i = 1; i < lines.size(); ++i) {
+        const QStringList f = lines[i].split(QLatin1Char(','));
+        if (f.value(rankColumn) == QString::number(rank))
+            out[f.value(step).toInt()] = f.value(loss).toDouble();
+    }
+    return out;
 }
 
 

@@ -12,6 +12,7 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
@@ -206,6 +207,48 @@ private slots:
         for (const auto &[step, loss] : here)
             QVERIFY2(std::abs(slurm.at(step) - loss) <= 1e-6 * std::abs(loss),
                      qPrintable(QStringLiteral("step %1: %2 under Slurm, %3 here").arg(step).arg(slurm.at(step), 0, 'g', 10).arg(loss, 0, 'g', 10)));
+    }
+
+    // training.init.from under Slurm: the transformers-layout weights (exported from a local run's
+    // checkpoint) are copied into the job folder and the job starts from them, step by step as the
+    // same start on this machine, below the loss the source run began with.
+    void initFromWeightsAreStagedInTheJobFolder()
+    {
+        const QString source = writePlan(QStringLiteral("init-source"), QStringLiteral("local"));
+        QVERIFY(setTrainingFields(source, {{QStringLiteral("checkpoint"), QJsonObject{{QStringLiteral("every"), 8},
+                                                                                      {QStringLiteral("dir"), m_dir.filePath(QStringLiteral("init-ckpt"))}}}}));
+        const Result trained = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), source, QStringLiteral("--quiet")});
+        QVERIFY2(trained.code == 0, qPrintable(trained.out + trained.err));
+        const auto before = lossesOf(m_db, QStringLiteral("last"), 3);
+        const QString weights = m_dir.filePath(QStringLiteral("init-weights"));
+        const Result exported = cli({QStringLiteral("--db"), m_db, QStringLiteral("export-model"), QStringLiteral("last"), QStringLiteral("--out"), weights});
+        QVERIFY2(exported.code == 0, qPrintable(exported.out + exported.err));
+        const QString plan = writePlan(QStringLiteral("init-job")), local = writePlan(QStringLiteral("init-local"), QStringLiteral("local"));
+        for (const QString &p : {plan, local})
+            QVERIFY(setTrainingFields(p, {{QStringLiteral("init"), QJsonObject{{QStringLiteral("from"), weights}}}}));
+        const QStringList jobsBefore = QDir(m_dir.filePath(QStringLiteral("shared"))).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const auto slurm = lossesOf(m_db, QStringLiteral("last"), 3);
+        QStringList jobs = QDir(m_dir.filePath(QStringLiteral("shared"))).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        for (const QString &old : jobsBefore)
+            jobs.removeAll(old);
+        QCOMPARE(jobs.size(), 1);
+        const QString jobDir = m_dir.filePath(QStringLiteral("shared/") + jobs.first());
+        for (const QString &name : {QStringLiteral("init/config.json"), QStringLiteral("init/model.safetensors")})
+            QVERIFY2(QFileInfo(jobDir + QLatin1Char('/') + name).size() > 0, qPrintable(name));
+        const QJsonObject staged = QJsonDocument::fromJson(readAll(jobDir + QStringLiteral("/job-plan.json")).toUtf8()).object();
+        QCOMPARE(staged[QStringLiteral("training")].toObject()[QStringLiteral("init")].toObject()[QStringLiteral("from")].toString(),
+                 jobDir + QStringLiteral("/init"));
+        const Result localRun = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), local, QStringLiteral("--quiet")});
+        QVERIFY2(localRun.code == 0, qPrintable(localRun.out + localRun.err));
+        const auto here = lossesOf(m_db, QStringLiteral("last"), 3);
+        QCOMPARE(slurm.size(), std::size_t(8));
+        QCOMPARE(here.size(), std::size_t(8));
+        for (const auto &[step, loss] : here)
+            QVERIFY2(std::abs(slurm.at(step) - loss) <= 1e-6 * std::abs(loss),
+                     qPrintable(QStringLiteral("step %1: %2 under Slurm, %3 here").arg(step).arg(slurm.at(step), 0, 'g', 10).arg(loss, 0, 'g', 10)));
+        QVERIFY2(slurm.at(1) < before.at(1) - 0.05, qPrintable(QStringLiteral("started at %1, the source run at %2").arg(slurm.at(1)).arg(before.at(1))));
     }
 
     void waitingJobShowsReasonAndIsCancelledFromTrellis()

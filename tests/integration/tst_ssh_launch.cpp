@@ -358,38 +358,10 @@ private slots:
     void initFromWeightsAreStagedOnEveryHost()
     {
         const QString known = m_dir.filePath(QStringLiteral("known_hosts_init"));
-        auto patchTraining = [](const QString &path, const QJsonObject &fields) {
-            QFile f(path);
-            if (!f.open(QIODevice::ReadOnly))
-                return false;
-            QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
-            f.close();
-            QJsonObject training = root[QStringLiteral("training")].toObject();
-            for (auto it = fields.begin(); it != fields.end(); ++it)
-                training[it.key()] = it.value();
-            root[QStringLiteral("training")] = training;
-            return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(QJsonDocument(root).toJson()) > 0;
-        };
-        auto losses = [&](const QString &run) {
-            const Result s = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), run, QStringLiteral("--format"), QStringLiteral("csv"),
-                                  QStringLiteral("--table"), QStringLiteral("steps")});
-            const QStringList lines = s.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-            std::map<int, double> out;
-            if (lines.isEmpty())
-                return out;
-            const QStringList head = lines.first().split(QLatin1Char(','));
-            const auto rank = head.indexOf(QStringLiteral("rank")), step = head.indexOf(QStringLiteral("step")),
-                       loss = head.indexOf(QStringLiteral("loss"));
-            for (int i = 1; i < lines.size(); ++i) {
-                const QStringList f = lines[i].split(QLatin1Char(','));
-                if (f.value(rank) == QLatin1String("3")) // the last stage reports the loss
-                    out[f.value(step).toInt()] = f.value(loss).toDouble();
-            }
-            return out;
-        };
+        auto losses = [&](const QString &run) { return lossesOf(m_db, run, 3); }; // the last stage reports the loss
         // The weights: 8 steps here, checkpointed, exported.
         const QString source = writePlan(QStringLiteral("init-source"), known, {}, 2, 2, {}, QStringLiteral("local"));
-        QVERIFY(patchTraining(source, {{QStringLiteral("checkpoint"), QJsonObject{{QStringLiteral("every"), 8},
+        QVERIFY(setTrainingFields(source, {{QStringLiteral("checkpoint"), QJsonObject{{QStringLiteral("every"), 8},
                                                                                   {QStringLiteral("dir"), m_dir.filePath(QStringLiteral("init-source-ckpt"))}}}}));
         const Result trained = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), source, QStringLiteral("--quiet")});
         QVERIFY2(trained.code == 0, qPrintable(trained.out + trained.err));
@@ -403,7 +375,7 @@ private slots:
         QVERIFY2(accept.code == 0, qPrintable(accept.out + accept.err));
         const QString local = writePlan(QStringLiteral("init-local"), known, {}, 2, 2, {}, QStringLiteral("local"));
         for (const QString &plan : {remote, local})
-            QVERIFY(patchTraining(plan, {{QStringLiteral("init"), QJsonObject{{QStringLiteral("from"), weights}}}}));
+            QVERIFY(setTrainingFields(plan, {{QStringLiteral("init"), QJsonObject{{QStringLiteral("from"), weights}}}}));
         const Result run = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), remote, QStringLiteral("--quiet")});
         QVERIFY2(run.code == 0, qPrintable(run.out + run.err));
         const auto there = losses(QStringLiteral("last"));
