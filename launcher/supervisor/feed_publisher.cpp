@@ -1,6 +1,7 @@
 // See feed_publisher.h.
 #include "launcher/supervisor/feed_publisher.h"
 
+#include <QScopeGuard>
 #include <QtGlobal>
 
 #include <algorithm>
@@ -53,8 +54,11 @@ void FeedPublisher::telemetry(const proto::Envelope &envelope)
         ++m_seq; // lost on the way, as far as a subscriber can tell
         return;
     }
+    // Borrowed, not copied (one deep copy per message at 40,000 a second): the envelope is lent to
+    // the message for the send and taken back before the message goes.
     proto::FeedMessage m;
-    *m.mutable_telemetry() = envelope;
+    m.unsafe_arena_set_allocated_telemetry(const_cast<proto::Envelope *>(&envelope));
+    const auto giveBack = qScopeGuard([&m] { (void)m.unsafe_arena_release_telemetry(); });
     send(m);
 }
 
