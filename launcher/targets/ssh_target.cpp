@@ -425,17 +425,18 @@ QString SshTarget::stageNode(Node &node, const StageInput &input, const QByteArr
         staged.training.data.path = (dir + QStringLiteral("/data-") + data.fileName()).toStdString();
     }
     if (const QString from = QString::fromStdString(input.plan.training.init.from); !from.isEmpty()) {
-        // The weights to start from, beside the plan like the data.
-        const Result madeInit = ssh(node, QStringLiteral("mkdir -m 700 -p %1").arg(shellQuote(dir + QStringLiteral("/init"))));
-        if (madeInit.exitCode != 0)
-            return QStringLiteral("%1: cannot create %2/init: %3").arg(node.host, dir, firstLine(madeInit.err));
+        // The weights to start from, beside the plan like the data; streamed through tar (a model
+        // can be tens of gigabytes).
+        QStringList tarArguments{QStringLiteral("-c"), QStringLiteral("-f"), QStringLiteral("-"), QStringLiteral("-C"), from};
         for (const char *name : kInitFromFiles) {
-            QFile f(QDir(from).filePath(QString::fromLatin1(name)));
-            if (!f.open(QIODevice::ReadOnly))
-                return QStringLiteral("cannot read %1 to stage training.init.from: %2").arg(f.fileName(), f.errorString());
-            if (const QString e = put(QStringLiteral("init/") + QString::fromLatin1(name), f.readAll(), false); !e.isEmpty())
-                return e;
+            const QFileInfo file(QDir(from).filePath(QString::fromLatin1(name)));
+            if (!file.isFile() || !file.isReadable())
+                return QStringLiteral("cannot read %1 to stage training.init.from").arg(file.absoluteFilePath());
+            tarArguments << QString::fromLatin1(name);
         }
+        const QString remote = QStringLiteral("mkdir -m 700 -p %1 && tar -xf - --no-same-owner -C %1").arg(shellQuote(dir + QStringLiteral("/init")));
+        if (const QString e = tarPipe(node, remote, tarArguments, false, 1800000); !e.isEmpty())
+            return QStringLiteral("cannot stage training.init.from: %1").arg(e);
         staged.training.init.from = (dir + QStringLiteral("/init")).toStdString();
     }
     staged.training.checkpoint.dir = (dir + QStringLiteral("/checkpoints")).toStdString();
