@@ -417,11 +417,14 @@ QString SshTarget::stageNode(Node &node, const StageInput &input, const QByteArr
     plan::Plan staged = input.plan;
     const QFileInfo data(QString::fromStdString(input.plan.training.data.path));
     if (input.plan.training.data.source != "synthetic" && !input.plan.training.data.path.empty()) {
-        QFile f(data.absoluteFilePath());
-        if (!f.open(QIODevice::ReadOnly))
-            return QStringLiteral("cannot read the data file %1 to stage it: %2").arg(data.absoluteFilePath(), f.errorString());
-        if (const QString e = put(QStringLiteral("data-") + data.fileName(), f.readAll(), false); !e.isEmpty())
-            return e;
+        // Streamed through tar (token shards can be large), renamed data-NAME on the way.
+        if (!data.isFile() || !data.isReadable())
+            return QStringLiteral("cannot read the data file %1 to stage it").arg(data.absoluteFilePath());
+        const QString remote = QStringLiteral("tar -xf - --no-same-owner -C %1").arg(shellQuote(dir));
+        const QStringList tarArguments{QStringLiteral("-c"), QStringLiteral("-f"), QStringLiteral("-"), QStringLiteral("-C"), data.absolutePath(),
+                                       QStringLiteral("--transform=s|^|data-|"), QStringLiteral("--"), data.fileName()};
+        if (const QString e = tarPipe(node, remote, tarArguments, false, 1800000); !e.isEmpty())
+            return QStringLiteral("cannot stage the data file %1: %2").arg(data.absoluteFilePath(), e);
         staged.training.data.path = (dir + QStringLiteral("/data-") + data.fileName()).toStdString();
     }
     if (const QString from = QString::fromStdString(input.plan.training.init.from); !from.isEmpty()) {
