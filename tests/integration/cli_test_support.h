@@ -13,6 +13,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <cmath>
 #include <map>
 
 namespace trellis::test {
@@ -80,6 +81,21 @@ inline bool setTrainingFields(const QString &planPath, const QJsonObject &fields
     return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(QJsonDocument(root).toJson()) > 0;
 }
 
+// "" when `there` has every step of `here` with a loss within 1e-6 (relative), else the first
+// step that differs, `where` naming the other side ("over ssh", "under Slurm").
+template <typename Step>
+inline QString lossesDiffer(const std::map<Step, double> &there, const std::map<Step, double> &here, const QString &where)
+{
+    for (const auto &[step, loss] : here) {
+        const auto it = there.find(step);
+        if (it == there.end())
+            return QStringLiteral("step %1: missing %2").arg(step).arg(where);
+        if (std::abs(it->second - loss) > 1e-6 * std::abs(loss))
+            return QStringLiteral("step %1: %2 %3, %4 here").arg(step).arg(it->second, 0, 'g', 10).arg(where).arg(loss, 0, 'g', 10);
+    }
+    return {};
+}
+
 // Step → loss as `rank` reported it, from `trellis-cli export RUN --table steps` (CSV) in `db`.
 inline std::map<int, double> lossesOf(const QString &db, const QString &run, int rank)
 {
@@ -125,6 +141,32 @@ inline QString restartPlan(const QTemporaryDir &dir, const QString &name, int st
                 .arg(dir.filePath(name + QStringLiteral("-ckpt")), restart)
                 .toUtf8());
     return path;
+}
+
+// Transformers-layout weights to start from: `sourcePlan` (an 8-step local plan) run with a
+// checkpoint at its end into `dir`/init-ckpt and exported to `dir`/init-weights (returned), or ""
+// with `error` saying what failed; `losses` gets the source run's losses (rank 3's).
+inline QString trainAndExportWeights(const QString &db, const QString &sourcePlan, const QString &dir, std::map<int, double> &losses,
+                                     QString &error)
+{
+    if (!setTrainingFields(sourcePlan, {{QStringLiteral("checkpoint"), QJsonObject{{QStringLiteral("every"), 8},
+                                                                                   {QStringLiteral("dir"), dir + QStringLiteral("/init-ckpt")}}}})) {
+        error = QStringLiteral("cannot rewrite ") + sourcePlan;
+        return {};
+    }
+    const Result trained = cli({QStringLiteral("--db"), db, QStringLiteral("run"), sourcePlan, QStringLiteral("--quiet")});
+    if (trained.code != 0) {
+        error = trained.out + trained.err;
+        return {};
+    }
+    losses = lossesOf(db, QStringLiteral("last"), 3);
+    const QString weights = dir + QStringLiteral("/init-weights");
+    const Result exported = cli({QStringLiteral("--db"), db, QStringLiteral("export-model"), QStringLiteral("last"), QStringLiteral("--out"), weights});
+    if (exported.code != 0) {
+        error = exported.out + exported.err;
+        return {};
+    }
+    return weights;
 }
 
 } // namespace trellis::test

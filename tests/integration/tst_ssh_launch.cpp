@@ -204,27 +204,11 @@ private slots:
         const QString local = writePlan(QStringLiteral("two-hosts-local"), known, {}, 2, 2, {}, QStringLiteral("local"));
         const Result localRun = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), local, QStringLiteral("--quiet")});
         QVERIFY2(localRun.code == 0, qPrintable(localRun.out + localRun.err));
-        auto losses = [&](const QString &which) {
-            const Result s = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), which, QStringLiteral("--format"), QStringLiteral("csv"),
-                                  QStringLiteral("--table"), QStringLiteral("steps")});
-            QStringList lines = s.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-            const int lossColumn = lines.isEmpty() ? -1 : int(lines.first().split(QLatin1Char(',')).indexOf(QStringLiteral("loss")));
-            std::map<int, double> out;
-            const int rankColumn = lines.isEmpty() ? -1 : int(lines.first().split(QLatin1Char(',')).indexOf(QStringLiteral("rank")));
-            const int stepColumn = lines.isEmpty() ? -1 : int(lines.first().split(QLatin1Char(',')).indexOf(QStringLiteral("step")));
-            for (int i = 1; i < lines.size(); ++i) {
-                const QStringList f = lines[i].split(QLatin1Char(','));
-                if (f.value(rankColumn) == QLatin1String("3")) // the last stage reports the loss
-                    out[f.value(stepColumn).toInt()] = f.value(lossColumn).toDouble();
-            }
-            return out;
-        };
-        const auto remote = losses(runId), here = losses(QStringLiteral("last"));
+        const auto remote = lossesOf(m_db, runId, 3), here = lossesOf(m_db, QStringLiteral("last"), 3); // the last stage reports the loss
         QCOMPARE(remote.size(), std::size_t(8));
         QCOMPARE(here.size(), std::size_t(8));
-        for (const auto &[step, loss] : here)
-            QVERIFY2(std::abs(remote.at(step) - loss) <= 1e-6 * std::abs(loss),
-                     qPrintable(QStringLiteral("step %1: %2 over ssh, %3 here").arg(step).arg(remote.at(step), 0, 'g', 10).arg(loss, 0, 'g', 10)));
+        const QString differ = lossesDiffer(remote, here, QStringLiteral("over ssh"));
+        QVERIFY2(differ.isEmpty(), qPrintable(differ));
         // Leave the hosts' run folders empty for the failure cases below.
         QDir(m_dir.filePath(QStringLiteral("h1/runs/") + runId)).removeRecursively();
         QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();
@@ -331,9 +315,8 @@ private slots:
                 lossB[row.step] = row.loss;
         QCOMPARE(lossA.size(), std::size_t(steps));
         QCOMPARE(lossB.size(), std::size_t(steps));
-        for (const auto &[step, loss] : lossA)
-            QVERIFY2(std::abs(lossB.at(step) - loss) <= 1e-6 * std::abs(loss),
-                     qPrintable(QStringLiteral("step %1: %2 over ssh, %3 here").arg(step).arg(lossB.at(step), 0, 'g', 10).arg(loss, 0, 'g', 10)));
+        const QString differ = lossesDiffer(lossB, lossA, QStringLiteral("over ssh"));
+        QVERIFY2(differ.isEmpty(), qPrintable(differ));
         // The final checkpoint is here, whole: meta.json and the four shards from both hosts.
         const QString final = m_dir.filePath(QStringLiteral("restart-ckpt/step-%1").arg(steps, 8, 10, QLatin1Char('0')));
         QStringList story;
@@ -358,17 +341,12 @@ private slots:
     void initFromWeightsAreStagedOnEveryHost()
     {
         const QString known = m_dir.filePath(QStringLiteral("known_hosts_init"));
-        auto losses = [&](const QString &run) { return lossesOf(m_db, run, 3); }; // the last stage reports the loss
         // The weights: 8 steps here, checkpointed, exported.
-        const QString source = writePlan(QStringLiteral("init-source"), known, {}, 2, 2, {}, QStringLiteral("local"));
-        QVERIFY(setTrainingFields(source, {{QStringLiteral("checkpoint"), QJsonObject{{QStringLiteral("every"), 8},
-                                                                                  {QStringLiteral("dir"), m_dir.filePath(QStringLiteral("init-source-ckpt"))}}}}));
-        const Result trained = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), source, QStringLiteral("--quiet")});
-        QVERIFY2(trained.code == 0, qPrintable(trained.out + trained.err));
-        const auto before = losses(QStringLiteral("last"));
-        const QString weights = m_dir.filePath(QStringLiteral("init-weights"));
-        const Result exported = cli({QStringLiteral("--db"), m_db, QStringLiteral("export-model"), QStringLiteral("last"), QStringLiteral("--out"), weights});
-        QVERIFY2(exported.code == 0, qPrintable(exported.out + exported.err));
+        std::map<int, double> before;
+        QString error;
+        const QString weights = trainAndExportWeights(m_db, writePlan(QStringLiteral("init-source"), known, {}, 2, 2, {}, QStringLiteral("local")),
+                                                      m_dir.path(), before, error);
+        QVERIFY2(!weights.isEmpty(), qPrintable(error));
         // The same start over ssh and here.
         const QString remote = writePlan(QStringLiteral("init-hosts"), known);
         const Result accept = cli({QStringLiteral("preflight"), remote, QStringLiteral("--accept-host-key"), m_addresses.join(QLatin1Char(','))});
@@ -378,7 +356,7 @@ private slots:
             QVERIFY(setTrainingFields(plan, {{QStringLiteral("init"), QJsonObject{{QStringLiteral("from"), weights}}}}));
         const Result run = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), remote, QStringLiteral("--quiet")});
         QVERIFY2(run.code == 0, qPrintable(run.out + run.err));
-        const auto there = losses(QStringLiteral("last"));
+        const auto there = lossesOf(m_db, QStringLiteral("last"), 3);
         QString runId;
         for (const QString &h : {QStringLiteral("h1"), QStringLiteral("h2")}) {
             const QDir runs(m_dir.filePath(h + QStringLiteral("/runs")));
@@ -393,12 +371,11 @@ private slots:
         }
         const Result localRun = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), local, QStringLiteral("--quiet")});
         QVERIFY2(localRun.code == 0, qPrintable(localRun.out + localRun.err));
-        const auto here = losses(QStringLiteral("last"));
+        const auto here = lossesOf(m_db, QStringLiteral("last"), 3);
         QCOMPARE(there.size(), std::size_t(8));
         QCOMPARE(here.size(), std::size_t(8));
-        for (const auto &[step, loss] : here)
-            QVERIFY2(std::abs(there.at(step) - loss) <= 1e-6 * std::abs(loss),
-                     qPrintable(QStringLiteral("step %1: %2 over ssh, %3 here").arg(step).arg(there.at(step), 0, 'g', 10).arg(loss, 0, 'g', 10)));
+        const QString differ = lossesDiffer(there, here, QStringLiteral("over ssh"));
+        QVERIFY2(differ.isEmpty(), qPrintable(differ));
         QVERIFY2(there.at(1) < before.at(1) - 0.05, qPrintable(QStringLiteral("started at %1, the source run at %2").arg(there.at(1)).arg(before.at(1))));
         QDir(m_dir.filePath(QStringLiteral("h1/runs/") + runId)).removeRecursively();
         QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();
