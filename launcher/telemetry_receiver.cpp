@@ -5,15 +5,23 @@
 
 #include <zmq.hpp>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <optional>
 #include <thread>
 
 namespace trellis::launcher {
 
-TelemetryReceiver::TelemetryReceiver() = default;
+TelemetryReceiver::TelemetryReceiver() : m_wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
-TelemetryReceiver::~TelemetryReceiver() { stop(); }
+TelemetryReceiver::~TelemetryReceiver()
+{
+    stop();
+    if (m_wake >= 0)
+        ::close(m_wake);
+}
 
 QString TelemetryReceiver::start(const std::string &expectedRunId, quint32 worldSize, const std::string &bindEndpoint,
                                  std::map<quint32, quint64> nextSeq)
@@ -54,6 +62,9 @@ void TelemetryReceiver::acknowledge(quint64 generation, const std::map<quint32, 
         return;
     for (const auto &[rank, next] : nextSeq)
         m_pendingAcks[rank] = std::max(m_pendingAcks[rank], next);
+    const std::uint64_t one = 1; // the receiver thread sends them now, not at its next idle wake-up
+    if (m_wake >= 0)
+        (void)::write(m_wake, &one, sizeof one);
 }
 
 EnvelopeBatch TelemetryReceiver::drain()
@@ -146,8 +157,10 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
     std::vector<std::string_view> parts; // the envelopes of one frame
     EnvelopeBatch decoded;               // this round's, to accept under one lock
     std::vector<bool> accepted;
-    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-    const int itemCount = zap ? 2 : 1;
+    // The socket, the wake-up descriptor acknowledge() signals, and the ZAP handler's socket.
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, m_wake, ZMQ_POLLIN, 0},
+                               {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+    const int itemCount = zap ? 3 : 2;
     // ZAP (RFC 27): version, request id, domain, address, identity, mechanism, credentials; the
     // reply is version, request id, status code, status text, user id, metadata.
     auto answerZap = [&] {
@@ -198,18 +211,22 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
             // Held back: acknowledgements still go out below, nothing more comes in.
             m_throttledAtMs = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
             items[0].revents = 0;
-            items[1].revents = ZMQ_POLLIN; // still answer handshakes (answerZap does not wait)
+            items[2].revents = ZMQ_POLLIN; // still answer handshakes (answerZap does not wait)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         } else {
             try {
-                // Idle, the thread wakes ten times a second (acknowledgements wait for the next
-                // wake-up): on a machine whose cores the ranks fill, each wake-up is taken from them.
+                // Idle, the thread wakes ten times a second, or when acknowledgements are due: on a
+                // machine whose cores the ranks fill, each wake-up is taken from them.
                 zmq::poll(items, itemCount, std::chrono::milliseconds(100));
             } catch (const zmq::error_t &) {
                 continue;
             }
         }
-        if (zap && (items[1].revents & ZMQ_POLLIN))
+        if (items[1].revents & ZMQ_POLLIN) {
+            std::uint64_t signalled = 0;
+            (void)::read(m_wake, &signalled, sizeof signalled);
+        }
+        if (zap && (items[2].revents & ZMQ_POLLIN))
             answerZap();
         std::map<quint32, quint64> resends;
         // Take everything available before notifying, so the owner sees one batch; decode outside

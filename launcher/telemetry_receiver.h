@@ -95,6 +95,7 @@ private:
     std::function<bool()> m_overloaded;
     std::atomic<qint64> m_throttledAtMs{-1}; // steady clock ms
     std::thread m_thread;
+    int m_wake = -1; // eventfd: acknowledge() wakes the receiver thread's poll
     mutable std::mutex m_mutex;
     EnvelopeBatch m_inbox;                    // guarded by m_mutex
     ReceiverStats m_stats;                    // guarded by m_mutex
