@@ -16,6 +16,7 @@
 #include <QFile>
 
 #include <sqlite3.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 namespace trellis::launcher {
@@ -362,7 +363,10 @@ QString HistoryWriter::start()
         return {};
     std::promise<QString> opened;
     auto result = opened.get_future();
-    m_thread = std::thread([this, p = std::move(opened)]() mutable { run(std::move(p)); });
+    m_thread = std::thread([this, p = std::move(opened)]() mutable {
+        pthread_setname_np(pthread_self(), "trellis-history");
+        run(std::move(p));
+    });
     const QString error = result.get();
     if (!error.isEmpty()) {
         m_thread.join();

@@ -6,6 +6,7 @@
 #include <zmq.hpp>
 
 #include <sys/eventfd.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -41,7 +42,10 @@ QString TelemetryReceiver::start(const std::string &expectedRunId, quint32 world
     }
     std::promise<QString> ready;
     auto result = ready.get_future();
-    m_thread = std::thread([this, bindEndpoint, &ready] { run(bindEndpoint, &ready); });
+    m_thread = std::thread([this, bindEndpoint, &ready] {
+        pthread_setname_np(pthread_self(), "trellis-receive");
+        run(bindEndpoint, &ready);
+    });
     const QString error = result.get();
     if (!error.isEmpty())
         m_thread.join();
@@ -201,6 +205,7 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
             }
         }
     };
+    bool drained = true; // the last round took everything the socket had
     while (!m_stop.load()) {
         bool full = false;
         {
@@ -222,6 +227,13 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
                 continue;
             }
         }
+        if ((items[0].revents & ZMQ_POLLIN) && drained) {
+            // Messages after a quiet spell are the start of a burst (the ranks end a step within
+            // a millisecond of each other): let the burst arrive and take it in one round, one
+            // wake-up here and in the owner instead of one per rank. Under load the socket is never
+            // drained and nothing waits.
+            std::this_thread::sleep_for(kGather);
+        }
         if (items[1].revents & ZMQ_POLLIN) {
             std::uint64_t signalled = 0;
             (void)::read(m_wake, &signalled, sizeof signalled);
@@ -238,13 +250,16 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
             ++rejected;
             lastRejection = std::move(why);
         };
+        drained = (items[0].revents & ZMQ_POLLIN) == 0;
         for (int i = 0; (items[0].revents & ZMQ_POLLIN) && i < 10000; ++i) {
             zmq::message_t identity, message;
             zmq::recv_result_t got;
             try {
                 got = socket.recv(identity, zmq::recv_flags::dontwait);
-                if (!got)
+                if (!got) {
+                    drained = true;
                     break;
+                }
                 if (!identity.more())
                     continue; // a routing id always comes with a body
                 if (!socket.recv(message, zmq::recv_flags::none))

@@ -19,6 +19,7 @@
 #include <QString>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <map>
@@ -62,6 +63,8 @@ public:
     // keep what is not acknowledged (their links hold it), so memory here stays bounded and
     // nothing is lost. Called on the receiver's thread.
     static constexpr std::size_t kMaxInbox = 200000;
+    // How long a burst that follows a quiet socket is given to arrive before it is read.
+    static constexpr std::chrono::milliseconds kGather{20};
     void setOverloaded(std::function<bool()> overloaded) { m_overloaded = std::move(overloaded); }
     // Milliseconds since reading was last held back (-1: never), for judges that must not take a
     // backlog of their own for silence of the ranks (the hang detector).

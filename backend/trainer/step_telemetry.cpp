@@ -52,9 +52,12 @@ void publishHello(TelemetryPublisher &telemetry, int worldSize, const plan::Mesh
 void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std::vector<Communicator *> &groups,
                  const std::vector<TimelineSpan> *spans)
 {
+    // The step's collectives, spans and report go out together: one wake-up of the sender thread
+    // and one frame on the wire instead of one per message.
+    std::vector<proto::Envelope> out;
     for (Communicator *group : groups) {
         for (const auto &rec : group->takeRecords()) {
-            proto::Envelope ce;
+            proto::Envelope &ce = out.emplace_back();
             auto *c = ce.mutable_collective();
             c->set_step(f.step);
             c->set_group(group->name());
@@ -64,25 +67,21 @@ void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std:
             c->set_count(rec.count);
             const double algGBps = rec.ms > 0 ? rec.bytes / (rec.ms * 1e6) : 0.0;
             c->set_bus_gbps(algGBps * busBandwidthFactor(rec.op, group->size()));
-            telemetry.publish(std::move(ce));
         }
     }
     if (spans) {
-        proto::Envelope se;
-        auto *batch = se.mutable_spans();
+        auto *batch = out.emplace_back().mutable_spans();
         batch->set_step(f.step);
         for (const auto &sp : *spans) {
-            auto *out = batch->add_spans();
-            out->set_name(sp.name);
-            out->set_start_ns(sp.startNs);
-            out->set_end_ns(sp.endNs);
-            out->set_micro_batch(sp.microBatch);
-            out->set_stage(sp.chunk);
+            auto *span = batch->add_spans();
+            span->set_name(sp.name);
+            span->set_start_ns(sp.startNs);
+            span->set_end_ns(sp.endNs);
+            span->set_micro_batch(sp.microBatch);
+            span->set_stage(sp.chunk);
         }
-        telemetry.publish(std::move(se));
     }
-    proto::Envelope e;
-    auto *r = e.mutable_step();
+    auto *r = out.emplace_back().mutable_step();
     r->set_step(f.step);
     r->set_total_steps(f.totalSteps);
     r->set_step_ms(f.stepMs);
@@ -111,7 +110,7 @@ void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std:
         x->set_dropped(f.experts.dropped);
         x->set_aux_loss(f.experts.auxTerms > 0 ? f.experts.auxLoss / static_cast<double>(f.experts.auxTerms) : 0.0);
     }
-    telemetry.publish(std::move(e));
+    telemetry.publish(out);
 }
 
 int publishFailure(TelemetryPublisher &telemetry, int rank, int code, const std::string &message, std::uint64_t step)

@@ -7,6 +7,9 @@
 
 #include <zmq.hpp>
 
+#include <pthread.h>
+
+#include <algorithm>
 #include <chrono>
 
 namespace trellis::trainer {
@@ -14,7 +17,10 @@ namespace trellis::trainer {
 TelemetryPublisher::TelemetryPublisher(Options options) : m_options(std::move(options))
 {
     if (enabled())
-        m_thread = std::thread([this] { run(); });
+        m_thread = std::thread([this] {
+            pthread_setname_np(pthread_self(), "trellis-publish");
+            run();
+        });
 }
 
 TelemetryPublisher::~TelemetryPublisher()
@@ -38,17 +44,24 @@ void TelemetryPublisher::stamp(proto::Envelope &e)
 
 void TelemetryPublisher::publish(proto::Envelope envelope)
 {
-    if (!enabled())
+    publish(std::span(&envelope, 1));
+}
+
+void TelemetryPublisher::publish(std::span<proto::Envelope> envelopes)
+{
+    if (!enabled() || envelopes.empty())
         return;
     {
         std::lock_guard lock(m_mutex);
-        if (m_stopping || m_queue.size() >= m_options.queueCapacity) {
-            ++m_dropped; // no sequence number is spent: the count travels in later envelopes
-            return;
+        for (proto::Envelope &envelope : envelopes) {
+            if (m_stopping || m_queue.size() >= m_options.queueCapacity) {
+                ++m_dropped; // no sequence number is spent: the count travels in later envelopes
+                continue;
+            }
+            stamp(envelope);
+            m_goodbyeQueued = m_goodbyeQueued || envelope.has_goodbye();
+            m_queue.emplace_back(envelope.seq(), proto::encodeEnvelope(envelope));
         }
-        stamp(envelope);
-        m_goodbyeQueued = m_goodbyeQueued || envelope.has_goodbye();
-        m_queue.emplace_back(envelope.seq(), proto::encodeEnvelope(envelope));
     }
     m_wake.notify_one();
 }
@@ -105,12 +118,14 @@ void TelemetryPublisher::run()
         bool stopping = false;
         {
             std::unique_lock lock(m_mutex);
-            // Wake for new messages, the next heartbeat, and every 100 ms to read acknowledgements
-            // while anything is held (they only free memory: no hurry, and every wake-up is CPU
-            // taken from training on a busy node).
+            // Wake for new messages and the next heartbeat. Acknowledgements are read on those
+            // wake-ups: they only free memory, and every wake-up is CPU taken from training on a
+            // busy node. While anything is held the link is also pumped at half the resend delay
+            // (a stalled supervisor is noticed in time whatever the heartbeat interval) and, once
+            // closing, every 100 ms to see the last acknowledgements.
             auto wakeAt = nextHeartbeat;
             if (link.held() > 0)
-                wakeAt = std::min(wakeAt, Clock::now() + std::chrono::milliseconds(100));
+                wakeAt = std::min(wakeAt, Clock::now() + std::chrono::milliseconds(m_stopping ? 100 : std::max(50, m_options.resendAfterMs / 2)));
             m_wake.wait_until(lock, wakeAt, [&] { return !m_queue.empty() || (m_stopping && link.held() == 0); });
             batch.swap(m_queue);
             stopping = m_stopping;

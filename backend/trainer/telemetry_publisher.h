@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -42,6 +43,9 @@ public:
 
     // Thread-safe, non-blocking. Fills run_id, rank, seq, sent_ns, protocol_version, dropped.
     void publish(proto::Envelope envelope);
+    // The same for several envelopes at once (a step's reports): one lock and one wake-up of the
+    // sender thread, which sends them as one frame.
+    void publish(std::span<proto::Envelope> envelopes);
     // Cheap state for heartbeats, set by the training thread.
     void setProgress(std::uint64_t step, const char *phase);
     // Sends Goodbye, delivers what it can within closeTimeoutMs and stops the sender thread.

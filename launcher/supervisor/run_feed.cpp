@@ -13,6 +13,8 @@
 
 #include <zmq.hpp>
 
+#include <pthread.h>
+
 #include <map>
 #include <set>
 
@@ -93,7 +95,10 @@ void RunFeed::attach(const QString &runId, const QString &endpoint, const QStrin
         m_message.clear();
     }
     m_stop = false;
-    m_thread = std::thread([this, runId, e = endpoint.toStdString(), database] { run(runId, e, database); });
+    m_thread = std::thread([this, runId, e = endpoint.toStdString(), database] {
+        pthread_setname_np(pthread_self(), "trellis-feed");
+        run(runId, e, database);
+    });
 }
 
 void RunFeed::detach()
