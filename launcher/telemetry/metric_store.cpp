@@ -144,8 +144,12 @@ void MetricStore::append(std::span<const StepRow> rows)
             for (auto &[rank, series] : m_series)
                 for (auto &s : series)
                     s.coarsen(m_width, width);
+            // Every bucket is another now, and each merged one holds data: all changed (a stamp of
+            // 0 would read as "never had data" and leave the run's past out of the bands).
+            const auto factor = static_cast<std::size_t>(width / m_width);
             m_width = width;
-            m_bucketChanged.clear(); // every bucket is another now
+            ++m_version;
+            m_bucketChanged.assign((m_bucketChanged.size() + factor - 1) / factor, m_version);
             m_bands.clear();
         }
         if (!perMetric || row.rank != lastRank) {

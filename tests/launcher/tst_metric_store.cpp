@@ -6,6 +6,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace trellis::launcher;
@@ -183,6 +184,47 @@ private slots:
         QCOMPARE(out[0].rank, 7);
         QVERIFY(std::abs(out[0].deviation - 0.98) < 0.02); // 200 against a median of 101
         QVERIFY(std::abs(out[1].deviation) < 0.02);
+    }
+
+    // A run that outgrew the capacity (the bucket width doubled, once or many times) still has its
+    // whole length in the band, from step 1 to the last, one point per bucket, each the median of
+    // the ranks' bucket means: the buckets merged by a doubling are no less data than new ones.
+    void bandCoversTheWholeRun_data()
+    {
+        QTest::addColumn<int>("world");
+        QTest::addColumn<int>("steps");
+        QTest::newRow("8 ranks, within capacity") << 8 << 1000;
+        QTest::newRow("8 ranks, doubled once") << 8 << 6000;
+        QTest::newRow("64 ranks, doubled 3 times") << 64 << 7000;
+        QTest::newRow("1024 ranks, doubled 4 times") << 1024 << 1200;
+    }
+    void bandCoversTheWholeRun()
+    {
+        QFETCH(int, world);
+        QFETCH(int, steps);
+        MetricStore store(world);
+        for (qint64 s = 1; s <= steps; ++s) {
+            for (int r = 0; r < world; ++r)
+                store.append(row(r, s, static_cast<double>(r) + 0.001 * static_cast<double>(s)));
+            if (s % 97 == 0)
+                (void)store.band(Metric::Loss); // asked as the run goes, across the doublings
+        }
+        const qint64 width = store.width();
+        const auto band = store.band(Metric::Loss);
+        QCOMPARE(static_cast<qint64>(band.size()), (steps + width - 1) / width);
+        QCOMPARE(band.front().step, std::min<qint64>(width, steps));
+        QCOMPARE(band.back().step, static_cast<qint64>(steps));
+        for (std::size_t i = 0; i < band.size(); i += std::max<std::size_t>(1, band.size() / 7)) {
+            double median = 0;
+            std::vector<double> means;
+            for (int r = 0; r < world; ++r)
+                means.push_back(store.series(Metric::Loss, r)[i].mean);
+            std::sort(means.begin(), means.end());
+            median = world % 2 ? means[world / 2] : (means[world / 2 - 1] + means[world / 2]) / 2;
+            QCOMPARE(band[i].median, median);
+            QCOMPARE(band[i].ranks, world);
+            QCOMPARE(band[i].maxRank, world - 1);
+        }
     }
 
     // Bands are kept between calls and only the buckets appended to since are computed again: asked
