@@ -587,14 +587,14 @@
         <translation>Schritt</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+28"/>
         <source>rank %1</source>
         <translation>Rank %1</translation>
     </message>
     <message>
         <location line="+14"/>
-        <source>max</source>
-        <translation>max</translation>
+        <source>min – max</source>
+        <translation>min – max</translation>
     </message>
     <message>
         <location line="+4"/>
@@ -602,7 +602,7 @@
         <translation>min</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>median of %1 ranks</source>
         <translation>Median von %1 Ranks</translation>
     </message>
@@ -756,7 +756,7 @@
 <context>
     <name>trellis::ui::Dashboard</name>
     <message>
-        <location filename="../ui/dashboard.cpp" line="+17"/>
+        <location filename="../ui/dashboard.cpp" line="+18"/>
         <source>Loss</source>
         <translation>Loss</translation>
     </message>
@@ -1338,7 +1338,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schritt %1 in den Diagrammen markiert</translation>
     </message>
     <message>
-        <location line="+31"/>
+        <location line="+33"/>
         <source>Report written to %1</source>
         <translation>Bericht nach %1 geschrieben</translation>
     </message>
@@ -2457,7 +2457,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Rank</translation>
     </message>
     <message>
-        <location line="+72"/>
+        <location line="+52"/>
         <source>rank %1 %2%3%</source>
         <translation>Rank %1 %2%3 %</translation>
     </message>
@@ -2561,7 +2561,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-87"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-99"/>
         <source>loss</source>
         <translation>Loss</translation>
     </message>

@@ -587,14 +587,14 @@
         <translation>步</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+28"/>
         <source>rank %1</source>
         <translation>rank %1</translation>
     </message>
     <message>
         <location line="+14"/>
-        <source>max</source>
-        <translation>最大值</translation>
+        <source>min – max</source>
+        <translation>最小值 – 最大值</translation>
     </message>
     <message>
         <location line="+4"/>
@@ -602,7 +602,7 @@
         <translation>最小值</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>median of %1 ranks</source>
         <translation>%1 个 rank 的中位数</translation>
     </message>
@@ -756,7 +756,7 @@
 <context>
     <name>trellis::ui::Dashboard</name>
     <message>
-        <location filename="../ui/dashboard.cpp" line="+17"/>
+        <location filename="../ui/dashboard.cpp" line="+18"/>
         <source>Loss</source>
         <translation>损失</translation>
     </message>
@@ -1337,7 +1337,7 @@ Add it to the known hosts?</source>
         <translation>已在图表中标记第 %1 步</translation>
     </message>
     <message>
-        <location line="+31"/>
+        <location line="+33"/>
         <source>Report written to %1</source>
         <translation>报告已写入 %1</translation>
     </message>
@@ -2453,7 +2453,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>rank</translation>
     </message>
     <message>
-        <location line="+72"/>
+        <location line="+52"/>
         <source>rank %1 %2%3%</source>
         <translation>rank %1 %2%3%</translation>
     </message>
@@ -2557,7 +2557,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-87"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-99"/>
         <source>loss</source>
         <translation>损失</translation>
     </message>

@@ -2,6 +2,7 @@
 #include "ui/dashboard.h"
 
 #include "ui/dashboards/panel.h"
+#include "ui/estimate/estimate_format.h"
 
 #include <qcustomplot.h>
 
@@ -23,6 +24,7 @@ Dashboard::Dashboard(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     auto *top = new QHBoxLayout;
     m_state->setTextFormat(Qt::RichText);
+    m_state->setWordWrap(true); // a failed run's reason wraps instead of widening the window
     top->addWidget(m_state, 1);
     top->addWidget(m_progress, 1);
     layout->addLayout(top);
@@ -93,7 +95,7 @@ void Dashboard::drain()
                              .arg(p.step)
                              .arg(p.totalSteps)
                              .arg(p.loss, 0, 'f', 4)
-                             .arg(p.tokensPerS, 0, 'f', 0)
+                             .arg(estimate::rate(p.tokensPerS))
                              .arg(p.stepMs, 0, 'f', 1)
                              .arg(p.ranksReporting));
 }

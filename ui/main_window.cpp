@@ -95,7 +95,8 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     connect(m_estimate, &EstimatePanel::pinnedPlanChosen, this, [this](const plan::Plan &pinned) {
         m_document->replacePlan(pinned, tr("Use pinned plan"));
     });
-    dock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock")->setMinimumWidth(300);
+    auto *historyDock = dock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock");
+    historyDock->setMinimumWidth(300);
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
     m_log->setFont(QFont(QStringLiteral("monospace"), 8));
@@ -217,7 +218,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     createFileActions();
     createActions();
     updateActions();
-    // The arrangement a person left (docks moved, tabbed, hidden).
+    // Room for the plan editor's fields on the left and the dashboard in the middle at 1280 px
+    // (the right side took what was left); then the arrangement a person left (docks moved,
+    // tabbed, hidden), if any.
+    resizeDocks({editorDock, historyDock}, {430, 430}, Qt::Horizontal);
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());

@@ -9,21 +9,23 @@
 # ratios, with a 95% confidence interval from order statistics (distribution-free: a run disturbed
 # by something else on the machine moves it no more than any other run).
 # Target: telemetry on costs at most 1% — met when the interval's upper end is at most 1%.
-# Usage: tests/bench/bench_telemetry_overhead.sh [PAIRS] [STEPS] [RANKS]
+# Usage: tests/bench/bench_telemetry_overhead.sh [PAIRS (20)] [STEPS (200)] [RANKS (cores)]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-pairs="${1:-12}"
+pairs="${1:-20}"
 steps="${2:-200}"
 ranks="${3:-$(nproc)}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# The bare run uses the launch flags trellis-cli uses (launcher/mpi_command.cpp), without an endpoint.
-mpi=(mpirun -np "$ranks" --oversubscribe --bind-to none --tag-output --mca btl_vader_single_copy_mechanism none
-     -x OPENBLAS_NUM_THREADS=1)
+# The bare run uses the launch flags trellis-cli uses (buildLocalCommand in launcher/mpi_command.cpp),
+# without an endpoint: ranks bound to cores by Open MPI's default unless there are more ranks than cores.
+mpi=(mpirun -np "$ranks")
+[ "$ranks" -gt "$(nproc)" ] && mpi+=(--oversubscribe --bind-to none)
 if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   mpi+=(--allow-run-as-root)
 fi
+mpi+=(--tag-output --mca btl_vader_single_copy_mechanism none -x OPENBLAS_NUM_THREADS=1)
 export OMPI_MCA_rmaps_base_oversubscribe=1
 sed -e "s/\"steps\": 200/\"steps\": $steps/" -e "s/\"dp\": 4/\"dp\": $ranks/" \
     -e "s/{\"preset\": \"cpu-local\"}/{\"nodes\": [{\"host\": \"localhost\", \"slots\": $ranks}]}/" \

@@ -106,8 +106,20 @@ private slots:
                  qPrintable(names.join(QLatin1Char('|'))));
         // The band spans the slowest rank: max = rank 63's step time.
         const QCPGraph *maxGraph = panel.plot()->graph(0);
-        QCOMPARE(maxGraph->name(), QStringLiteral("max"));
+        QCOMPARE(maxGraph->name(), QStringLiteral("min – max"));
         QVERIFY(std::abs(maxGraph->data()->at(0)->value - (30.0 + 3 * 63 + 3.5)) < 1e-3);
+        // The legend: one entry for the band (the min line has none), under the axes rather than
+        // over the lines, as many entries side by side as the width holds.
+        QCPLegend *legend = panel.plot()->legend;
+        QCOMPARE(legend->itemCount(), panel.plot()->graphCount() - 1);
+        QCOMPARE(legend->layout(), static_cast<QCPLayout *>(panel.plot()->plotLayout()));
+        panel.plot()->resize(900, 300);
+        panel.plot()->replot();
+        QCOMPARE(legend->wrap(), legend->itemCount()); // one row
+        panel.plot()->resize(220, 300);
+        panel.plot()->replot();
+        QVERIFY2(legend->wrap() < legend->itemCount(), qPrintable(QString::number(legend->wrap())));
+        QVERIFY(legend->outerRect().right() <= panel.plot()->width());
 
         HeatMapPanel heat;
         heat.show(snapshot);

@@ -204,6 +204,29 @@ private slots:
         QVERIFY(!mesh->grab().isNull());
     }
 
+    // The window fits a 1280 × 800 screen with its default arrangement: no dock's minimum pushes
+    // it wider (the mesh's five degree boxes and checkbox in one row made it 1303 pixels).
+    void windowFitsA1280PixelScreen()
+    {
+        QTemporaryDir dir;
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        QVERIFY(window.loadPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json")));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        // A failed run with a long reason on the dashboard's state line.
+        launcher::RunData run;
+        run.run.runId = QStringLiteral("20261125-042932-091f");
+        run.run.status = QStringLiteral("failed");
+        run.run.error = QStringLiteral("rank 3 on node-017 exited with code 134 (SIGABRT) at step 4512 while in the "
+                                       "pipeline all-reduce of stage 2: see rank-3.log for its last lines");
+        window.dashboard()->showRun(run);
+        QTest::qWait(300); // the mesh sets its minimum once laid out
+        QVERIFY2(window.minimumSizeHint().width() <= 1280, qPrintable(QString::number(window.minimumSizeHint().width())));
+        QVERIFY2(window.width() <= 1280, qPrintable(QString::number(window.width())));
+        // The left side's tabs share one width: the mesh's minimum is the side's minimum.
+        QVERIFY2(window.meshCanvas()->minimumSizeHint().width() <= 400, qPrintable(QString::number(window.meshCanvas()->minimumSizeHint().width())));
+    }
+
     // A file that does not parse is not opened and changes nothing; a plan that parses but is not
     // valid opens, with its problems shown, and cannot be launched.
     // A dashboard behind another's tab draws nothing (Qt still calls it visible); raising its tab

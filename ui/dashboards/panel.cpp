@@ -3,6 +3,8 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 namespace trellis::ui::dashboards {
 
 QString metricLabel(launcher::telemetry::Metric metric)
@@ -40,6 +42,30 @@ QColor rankColour(int rank)
     return palette[((rank % 8) + 8) % 8];
 }
 
+namespace {
+
+// As many legend entries side by side as the plot's width holds (the widest sets the column
+// width), the rest wrapped onto further rows. Called before every replot: a dozen entries at most.
+void fitLegend(QCustomPlot *plot)
+{
+    QCPLegend *legend = plot->legend;
+    const int count = legend->itemCount();
+    if (count == 0)
+        return;
+    int widest = 1;
+    for (int i = 0; i < count; ++i)
+        if (QCPAbstractLegendItem *item = legend->item(i))
+            widest = std::max(widest, item->minimumOuterSizeHint().width());
+    const int available = plot->width() - legend->margins().left() - legend->margins().right();
+    const int columns = std::clamp((available + legend->columnSpacing()) / (widest + legend->columnSpacing()), 1, count);
+    if (legend->wrap() != columns) {
+        legend->setWrap(columns);
+        legend->setFillOrder(legend->fillOrder(), true); // rearranges the entries to the new wrap
+    }
+}
+
+} // namespace
+
 QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *parent)
 {
     auto *plot = new QCustomPlot(parent);
@@ -47,9 +73,19 @@ QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *pare
     plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(QStringLiteral("sans"), 10, QFont::Bold)));
     plot->xAxis->setLabel(QObject::tr("step"));
     plot->yAxis->setLabel(yLabel);
+    // The legend in a row of its own under the axes, its entries side by side: inside the axes it
+    // hid the lines it named.
     plot->legend->setVisible(true);
     plot->legend->setFont(QFont(QStringLiteral("sans"), 8));
-    plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    plot->legend->setBorderPen(Qt::NoPen);
+    plot->legend->setBrush(Qt::NoBrush);
+    plot->legend->setIconSize(18, 8);
+    plot->legend->setRowSpacing(0);
+    plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot->legend->setWrap(4);
+    plot->plotLayout()->addElement(2, 0, plot->legend);
+    plot->plotLayout()->setRowStretchFactor(2, 0.001);
+    QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { fitLegend(plot); });
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     plot->setMinimumHeight(160);
     plot->setNoAntialiasingOnDrag(true);
@@ -78,13 +114,14 @@ void drawMetric(QCustomPlot *plot, const MetricView &view, const QString &name)
             hi << p.max;
         }
         QCPGraph *maxG = plot->addGraph();
-        maxG->setName(QObject::tr("max"));
+        maxG->setName(QObject::tr("min – max"));
         maxG->setPen(QPen(QColor(0xd6, 0x27, 0x28, 160), 1));
         maxG->setData(x, hi, true);
         QCPGraph *minG = plot->addGraph();
         minG->setName(QObject::tr("min"));
         minG->setPen(QPen(QColor(0x1f, 0x77, 0xb4, 160), 1));
         minG->setData(x, lo, true);
+        minG->removeFromLegend(); // the band has one entry
         maxG->setBrush(QBrush(QColor(0x1f, 0x77, 0xb4, 40)));
         maxG->setChannelFillGraph(minG);
         QCPGraph *medianG = plot->addGraph();

@@ -8,6 +8,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QScrollArea>
@@ -126,7 +127,10 @@ MeshCanvas::MeshCanvas(launcher::document::PlanDocument *document, QWidget *pare
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
 
-    auto *degrees = new QHBoxLayout;
+    // Three to a row, with "keep the world size" after the last: in one row they made the left
+    // dock (and the window) wider than a 1280-pixel screen.
+    auto *degrees = new QGridLayout;
+    int column = 0;
     for (const char *name : kAxes) {
         const QString axis = QString::fromLatin1(name);
         auto *spin = new DegreeSpinBox([this, axis] { return offeredDegrees(m_document->plan(), axis, m_keepWorld->isChecked()); }, this);
@@ -142,12 +146,13 @@ MeshCanvas::MeshCanvas(launcher::document::PlanDocument *document, QWidget *pare
                 changeDegree(axis, v);
         });
         m_steppers.insert(axis, spin);
-        degrees->addWidget(spin);
+        degrees->addWidget(spin, column / 3, column % 3);
+        ++column;
     }
     m_keepWorld->setChecked(true);
     m_keepWorld->setToolTip(tr("Changing tp, pp or cp sets dp so that the ranks fill the same devices"));
-    degrees->addWidget(m_keepWorld);
-    degrees->addStretch(1);
+    degrees->addWidget(m_keepWorld, column / 3, column % 3, 1, 2);
+    degrees->setColumnStretch(3, 1);
     layout->addLayout(degrees);
 
     auto *view = new QHBoxLayout;
