@@ -25,8 +25,9 @@ Dashboard::Dashboard(QWidget *parent)
     auto *top = new QHBoxLayout;
     m_state->setTextFormat(Qt::RichText);
     m_state->setWordWrap(true); // a failed run's reason wraps instead of widening the window
-    top->addWidget(m_state, 1);
+    top->addWidget(m_state, 3);
     top->addWidget(m_progress, 1);
+    m_progress->setMinimumWidth(80);
     layout->addLayout(top);
     layout->addWidget(m_stats);
     layout->addWidget(m_loss, 1);

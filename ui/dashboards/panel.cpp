@@ -142,6 +142,11 @@ void drawMetric(QCustomPlot *plot, const MetricView &view, const QString &name)
     }
     plot->yAxis->setLabel(name);
     plot->rescaleAxes();
+    // 5% of room above and below: a line along the range's edge (the band's max, a flat
+    // median) would hide in the axis.
+    const QCPRange range = plot->yAxis->range();
+    const double pad = 0.05 * (range.size() > 0 ? range.size() : std::max(1e-9, std::abs(range.center())));
+    plot->yAxis->setRange(range.lower - pad, range.upper + pad);
     plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
