@@ -82,7 +82,6 @@ QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *pare
     plot->legend->setIconSize(18, 8);
     plot->legend->setRowSpacing(0);
     plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    plot->legend->setWrap(4);
     plot->plotLayout()->addElement(2, 0, plot->legend);
     plot->plotLayout()->setRowStretchFactor(2, 0.001);
     QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { fitLegend(plot); });
