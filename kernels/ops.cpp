@@ -26,4 +26,15 @@ void unavailable(const Stream &stream, const char *op)
 #endif
 }
 
+void unavailable(const Stream &stream, const char *op, DType type)
+{
+#if defined(TRELLIS_HAVE_CUDA)
+    throw std::runtime_error(std::string("kernel ") + op + " (" + toString(type) + ") on cuda:" +
+                             std::to_string(stream.index) + ": no CUDA kernel for it in this build");
+#else
+    (void)type;
+    unavailable(stream, op);
+#endif
+}
+
 } // namespace trellis::kernels

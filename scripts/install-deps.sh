@@ -11,6 +11,8 @@ packages=(
   libzmq3-dev cppzmq-dev
   libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libopenblas-dev nlohmann-json3-dev poppler-utils
+  # bf16 GEMMs on CPUs with AVX512-BF16/AMX (kernels/cpu/half_gemm.cpp)
+  libdnnl-dev
   xvfb xauth fonts-dejavu-core fonts-wqy-microhei qt6-translations-l10n
   prometheus
   # the ssh and slurm launch tests: real sshd hosts in network namespaces, a real Slurm with munge

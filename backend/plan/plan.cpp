@@ -50,6 +50,8 @@ const char *toString(Recompute r)
     }
     return "none";
 }
+const char *toString(GradReduce g) { return g == GradReduce::Bf16 ? "bf16" : "fp32"; }
+
 const char *toString(Precision p)
 {
     switch (p) {

@@ -94,7 +94,27 @@ enum class Recompute { None, Selective, Full };
 // or skip the step's update (at most 10 in a row) and go on. Either way it names the step, the
 // rank and the first tensor that went non-finite.
 enum class NonFinitePolicy { Stop, Skip };
+// fp32; or mixed precision (bf16, fp16): 16-bit parameter copies and activations, fp32 master
+// weights, Adam moments, gradient accumulation, norm statistics, softmaxes and loss.
 enum class Precision { Fp32, Bf16, Fp16 };
+// The element type data-parallel gradients are reduced in (Megatron-LM's
+// accumulate-allreduce-grads-in-fp32, DeepSpeed's communication_data_type): fp32, or bf16 (half
+// the bytes, with mixed precision only). Gradients accumulate in fp32 either way.
+enum class GradReduce { Fp32, Bf16 };
+// fp16's dynamic loss scaling (Micikevicius et al. 2018; apex, Megatron-LM): the loss is multiplied
+// by the scale before backward and the gradients divided by it after; a step whose gradients
+// overflow is skipped (every rank alike) and the scale multiplied by backoff; after
+// growth_interval steps without one it is multiplied by growth. More than max_skipped skipped
+// steps in a row stop the run naming the first non-finite tensor.
+struct LossScaleSpec {
+    double initial = 65536.0; // 2^16
+    int growthInterval = 1000;
+    double growth = 2.0;
+    double backoff = 0.5;
+    double minScale = 1.0;
+    int maxSkipped = 10;
+    bool operator==(const LossScaleSpec &) const = default;
+};
 // Whose implementation the memory accounting follows (cost_model.h). auto: trellis-trainer's where
 // it runs the plan (CPU nodes), else Megatron-LM's, or DeepSpeed's for ZeRO stages 2 and 3 (which
 // Megatron-LM's distributed optimizer does not have).
@@ -126,6 +146,8 @@ struct ParallelSpec {
     bool overlapGradReduce = true;       // reduce buckets during backward (false: all after it)
     Recompute recompute = Recompute::None;
     Precision precision = Precision::Fp32;
+    GradReduce gradReduce = GradReduce::Fp32;
+    LossScaleSpec lossScale; // fp16 only
     Framework framework = Framework::Auto;
     AttentionKernel attention = AttentionKernel::Auto;
     CpLayout cpLayout = CpLayout::Zigzag;
@@ -272,6 +294,7 @@ const char *toString(DeviceKind kind);
 const char *toString(Recompute recompute);
 const char *toString(NonFinitePolicy policy);
 const char *toString(Precision precision);
+const char *toString(GradReduce gradReduce);
 const char *toString(Framework framework);
 const char *toString(AttentionKernel attention);
 const char *toString(CpLayout layout);

@@ -348,6 +348,15 @@ void readParallel(ObjectReader r, ParallelSpec &p)
                {{"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}});
     r.readEnum("precision", p.precision,
                {{"fp32", Precision::Fp32}, {"bf16", Precision::Bf16}, {"fp16", Precision::Fp16}});
+    r.readEnum("grad_reduce", p.gradReduce, {{"fp32", GradReduce::Fp32}, {"bf16", GradReduce::Bf16}});
+    ObjectReader scale = r.child("loss_scale");
+    scale.read("initial", p.lossScale.initial);
+    scale.read("growth_interval", p.lossScale.growthInterval);
+    scale.read("growth", p.lossScale.growth);
+    scale.read("backoff", p.lossScale.backoff);
+    scale.read("min", p.lossScale.minScale);
+    scale.read("max_skipped", p.lossScale.maxSkipped);
+    scale.finish();
     r.readEnum("framework", p.framework,
                {{"auto", Framework::Auto}, {"trellis", Framework::Trellis}, {"megatron", Framework::Megatron},
                 {"deepspeed", Framework::DeepSpeed}});
@@ -582,6 +591,15 @@ std::string planToJson(const Plan &p, int indent)
                      {"framework", toString(q.framework)},
                      {"attention", toString(q.attention)},
                      {"cp_layout", toString(q.cpLayout)}};
+    if (q.gradReduce != GradReduce::Fp32)
+        j["parallel"]["grad_reduce"] = toString(q.gradReduce);
+    if (q.precision == Precision::Fp16 || q.lossScale != LossScaleSpec{})
+        j["parallel"]["loss_scale"] = {{"initial", q.lossScale.initial},
+                                       {"growth_interval", q.lossScale.growthInterval},
+                                       {"growth", q.lossScale.growth},
+                                       {"backoff", q.lossScale.backoff},
+                                       {"min", q.lossScale.minScale},
+                                       {"max_skipped", q.lossScale.maxSkipped}};
     if (q.bucketMb)
         j["parallel"]["bucket_mb"] = *q.bucketMb;
     if (q.firstBucketMb)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -137,6 +138,25 @@ void checkParallel(const Plan &plan, Checker &c)
         else if (p.zero >= 2)
             c.warning(field, "is not used at ZeRO stage " + str(p.zero) + ", which reduces gradients one layer at a time");
     }
+    if (p.gradReduce == GradReduce::Bf16 && p.precision == Precision::Fp32)
+        c.error("parallel.grad_reduce", "bf16 reductions need mixed precision (parallel.precision bf16 or fp16); fp32 "
+                                        "training reduces its gradients in fp32");
+    const LossScaleSpec &ls = p.lossScale;
+    if (!(ls.initial > 0) || !std::isfinite(ls.initial))
+        c.error("parallel.loss_scale.initial", "must be a finite number greater than 0");
+    if (ls.growthInterval < 1)
+        c.error("parallel.loss_scale.growth_interval", "must be at least 1 step, got " + str(ls.growthInterval));
+    if (!(ls.growth >= 1) || !std::isfinite(ls.growth))
+        c.error("parallel.loss_scale.growth", "must be a finite factor of at least 1");
+    if (!(ls.backoff > 0 && ls.backoff < 1))
+        c.error("parallel.loss_scale.backoff", "must lie between 0 and 1 (the scale shrinks on overflow)");
+    if (!(ls.minScale > 0) || !std::isfinite(ls.minScale) || ls.minScale > ls.initial)
+        c.error("parallel.loss_scale.min", "must be greater than 0 and at most parallel.loss_scale.initial");
+    if (ls.maxSkipped < 1)
+        c.error("parallel.loss_scale.max_skipped", "must be at least 1 step, got " + str(ls.maxSkipped));
+    if (ls != LossScaleSpec{} && p.precision != Precision::Fp16)
+        c.warning("parallel.loss_scale", "is used by fp16 training only (parallel.precision is " +
+                                             std::string(toString(p.precision)) + ")");
     if (std::find(std::begin(kKnownSchedules), std::end(kKnownSchedules), p.schedule) == std::end(kKnownSchedules))
         c.error("parallel.schedule", "unknown schedule '" + p.schedule + "' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
     if (!ok)
@@ -415,7 +435,9 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");
     if (p.ep > 1 && p.zero > 0)
         unsupported("parallel.zero", "ZeRO with expert parallelism (the experts' gradients reduce over expert_dp)");
-    if (p.precision != Precision::Fp32) unsupported("parallel.precision", std::string(toString(p.precision)) + " training");
+    // Mixed precision runs on CPUs (kernels/cpu/half_ops.h); the CUDA kernels are fp32 only so far.
+    if (p.precision != Precision::Fp32 && !plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)
+        unsupported("parallel.precision", std::string(toString(p.precision)) + " training on CUDA devices (the GPU kernels are fp32)");
     if (plan.model.moe.experts > 0 && p.cp > 1)
         unsupported("parallel.cp", "context parallelism with a mixture of experts (per-sequence routing statistics)");
     if (plan.model.moe.experts > 0 && p.pp > 1 && p.schedule == "zb-h1")

@@ -16,7 +16,7 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-double allReduceSeconds(Communicator &world, std::size_t floats, int iterations)
+double allReduceSeconds(DeviceCommunicator &world, std::size_t floats, int iterations)
 {
     std::vector<float> data(floats, 1.0f);
     world.allReduce(data.data(), floats, ReduceOp::Sum); // warm-up
@@ -29,8 +29,10 @@ double allReduceSeconds(Communicator &world, std::size_t floats, int iterations)
 
 } // namespace
 
-Calibration runCalibration(Communicator &world)
+Calibration runCalibration(MpiCommunicator &comm)
 {
+    DeviceCommunicator &world = comm;
+    HostCommunicator &host = comm;
     Calibration c;
     c.ranks = world.size();
     // The "tiny" preset at 4 sequences a micro-batch: what the CPU plans in resources/plans run.
@@ -72,8 +74,7 @@ Calibration runCalibration(Communicator &world)
     // The slowest rank's rate: in training every step waits for the slowest rank at its
     // collectives, so that is the rate a step runs at.
     const double rate = 3 * forward * iterations / seconds / 1e9;
-    std::vector<double> rates(static_cast<std::size_t>(world.size()));
-    world.allGather(&rate, rates.data(), 1, DataType::F64);
+    const std::vector<double> rates = host.allGather(rate);
     c.gflopsPerRank = *std::min_element(rates.begin(), rates.end());
 
     // The update: zero the gradients and sum their squares (all parameters), then AdamW (all
@@ -106,8 +107,7 @@ Calibration runCalibration(Communicator &world)
         std::sort(zeroAndNorm.begin(), zeroAndNorm.end());
         std::sort(update.begin(), update.end());
         double perParameter[2] = {zeroAndNorm[zeroAndNorm.size() / 2], update[update.size() / 2]};
-        std::vector<double> all(2 * static_cast<std::size_t>(world.size()));
-        world.allGather(perParameter, all.data(), 2, DataType::F64);
+        const std::vector<double> all = host.allGather(std::span<const double>(perParameter, 2));
         for (int r = 0; r < world.size(); ++r) {
             c.gradientNsPerParameter = std::max(c.gradientNsPerParameter, all[2 * static_cast<std::size_t>(r)]);
             c.optimizerNsPerParameter = std::max(c.optimizerNsPerParameter, all[2 * static_cast<std::size_t>(r) + 1]);
@@ -118,8 +118,8 @@ Calibration runCalibration(Communicator &world)
         // t = latency + bytes · 2(n−1)/n / bandwidth, fitted through a small and a large message.
         const std::size_t small = 1024, large = 1u << 20; // floats: 4 KiB and 4 MiB
         double ts = allReduceSeconds(world, small, 200), tl = allReduceSeconds(world, large, 20);
-        world.allReduce(&ts, 1, ReduceOp::Avg);
-        world.allReduce(&tl, 1, ReduceOp::Avg);
+        ts = host.allReduce(ts, ReduceOp::Avg);
+        tl = host.allReduce(tl, ReduceOp::Avg);
         const double factor = 2.0 * (world.size() - 1) / world.size();
         const double perByte = std::max(1e-15, (tl - ts) / ((large - small) * 4.0 * factor));
         c.bandwidthGBps = 1.0 / perByte / 1e9;

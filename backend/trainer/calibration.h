@@ -8,13 +8,13 @@
 #pragma once
 
 #include "plan/calibration.h"
-#include "trainer/comm/communicator.h"
+#include "trainer/comm/mpi_communicator.h"
 
 namespace trellis::trainer {
 
 // The entry the cost model reads (plan/calibration.h).
 using Calibration = plan::CalibrationEntry;
 
-Calibration runCalibration(Communicator &world);
+Calibration runCalibration(MpiCommunicator &world);
 
 } // namespace trellis::trainer

@@ -168,7 +168,7 @@ std::uint64_t fnv1a64(const void *data, std::size_t bytes, std::uint64_t seed)
     return h;
 }
 
-std::string saveCheckpoint(Communicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
+std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
                            std::uint64_t parameterCount, int keep)
 {
     const int rank = world.rank();
@@ -186,7 +186,7 @@ std::string saveCheckpoint(Communicator &world, const std::string &dir, const pl
             error = partialDir.string() + ": cannot be created (" + ec.message() + ")";
         }
     }
-    world.broadcast(&failed, 1, DataType::I32, 0);
+    world.broadcast(std::span<std::int32_t>(&failed, 1), 0);
     if (failed)
         return rank == 0 ? error : partialDir.string() + ": cannot be created";
     if (rank != 0) {
@@ -222,15 +222,13 @@ std::string saveCheckpoint(Communicator &world, const std::string &dir, const pl
     put(bytes, fnv1a64(bytes.data(), bytes.size()));
     const fs::path shard = partialDir / shardName(rank);
     std::int32_t myFailure = writeDurably(shard, bytes) ? 0 : 1;
-    std::int32_t anyFailure = myFailure;
-    world.allReduce(&anyFailure, &anyFailure, 1, DataType::I32, ReduceOp::Sum);
+    const std::int32_t anyFailure = world.allReduce(myFailure, ReduceOp::Sum);
     if (anyFailure)
         return myFailure ? shard.string() + ": write failed" : "checkpoint at step " + std::to_string(state.step) +
                                                                    ": another rank failed to write its shard";
 
-    std::vector<std::uint64_t> mine = {bytes.size(), fnv1a64(bytes.data(), bytes.size())};
-    std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(world.size()));
-    world.allGather(mine.data(), all.data(), 2, DataType::I64);
+    const std::uint64_t mine[2] = {bytes.size(), fnv1a64(bytes.data(), bytes.size())};
+    const std::vector<std::uint64_t> all = world.allGather(std::span<const std::uint64_t>(mine, 2));
     if (rank == 0) {
         nlohmann::json meta;
         meta["format"] = kCheckpointFormat;
@@ -242,6 +240,9 @@ std::string saveCheckpoint(Communicator &world, const std::string &dir, const pl
         meta["pp"] = plan.parallel.pp;
         meta["zero"] = plan.parallel.zero;
         meta["seed"] = plan.training.seed;
+        meta["precision"] = state.precision;
+        if (state.lossScale > 0)
+            meta["loss_scale"] = {{"scale", state.lossScale}, {"clean_steps", state.lossScaleClean}};
         meta["files"] = nlohmann::json::array();
         for (int r = 0; r < world.size(); ++r)
             meta["files"].push_back({{"name", shardName(r)}, {"bytes", all[2 * r]}, {"fnv1a64", hex(all[2 * r + 1])}});
@@ -276,7 +277,7 @@ std::string saveCheckpoint(Communicator &world, const std::string &dir, const pl
                 fs::remove_all(complete[i], ec);
         }
     }
-    world.broadcast(&failed, 1, DataType::I32, 0);
+    world.broadcast(std::span<std::int32_t>(&failed, 1), 0);
     if (failed)
         return rank == 0 ? error : "checkpoint at step " + std::to_string(state.step) + " failed on rank 0";
     return {};
@@ -372,6 +373,17 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
         state = {};
         state.step = shards.front().step;
         state.adamStep = shards.front().adamStep;
+        state.precision = meta.value("precision", std::string("fp32"));
+        if (meta.contains("loss_scale") && meta["loss_scale"].is_object()) {
+            const auto &ls = meta["loss_scale"];
+            const nlohmann::json scale = ls.value("scale", nlohmann::json()), clean = ls.value("clean_steps", nlohmann::json());
+            if (!scale.is_number() || !(scale.get<double>() > 0) || !clean.is_number_integer() || clean.get<std::int64_t>() < 0) {
+                result.error = metaPath.string() + ": loss_scale must hold a positive scale and a clean_steps count";
+                return result;
+            }
+            state.lossScale = scale.get<double>();
+            state.lossScaleClean = static_cast<int>(std::min<std::int64_t>(clean.get<std::int64_t>(), 1 << 30));
+        }
         for (auto &s : shards)
             if (s.parameters.size() == parameterCount)
                 state.parameters = s.parameters;

@@ -5,7 +5,10 @@
 // through a temporary file and renames the directory into place, so a checkpoint either is
 // complete or is ignored, and an existing complete one is never overwritten by a failed save.
 // Shards record the parameter ranges they hold, so a checkpoint written at one DP degree and
-// ZeRO stage loads at another: each rank picks the ranges it now owns (resharding).
+// ZeRO stage loads at another: each rank picks the ranges it now owns (resharding). Parameters and
+// moments are fp32 whatever the run's precision (mixed precision saves its master weights; the
+// 16-bit compute copies are remade from them), so a run resumes in another precision too; meta.json
+// names the precision it was written in and fp16's loss-scaler state.
 #pragma once
 
 #include "plan/plan.h"
@@ -28,10 +31,13 @@ struct TrainingState {
     std::vector<float> rangeParameters;   // saving at ZeRO-3: the parameters of `ranges`, concatenated
     std::vector<float> m, v;              // moments for `ranges`, concatenated
     std::uint64_t adamStep = 0;
+    std::string precision = "fp32"; // the run's precision when saved (informational)
+    double lossScale = 0;           // fp16: the dynamic loss scale (0: none)
+    int lossScaleClean = 0;         // fp16: clean steps since the scale last changed
 };
 
 // Collective over `world` (every rank calls it). Returns "" or a message naming the file.
-std::string saveCheckpoint(Communicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
+std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
                            std::uint64_t parameterCount, int keep);
 
 struct LoadResult {

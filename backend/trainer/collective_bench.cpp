@@ -11,7 +11,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void runOnce(Communicator &c, const std::string &op, std::vector<float> &a, std::vector<float> &b, std::size_t count)
+void runOnce(DeviceCommunicator &c, const std::string &op, std::vector<float> &a, std::vector<float> &b, std::size_t count)
 {
     const int n = c.size();
     const std::size_t per = std::max<std::size_t>(1, count / static_cast<std::size_t>(n));
@@ -42,7 +42,7 @@ void runOnce(Communicator &c, const std::string &op, std::vector<float> &a, std:
 
 } // namespace
 
-std::vector<CollectiveBenchRow> runCollectiveBench(Communicator &c, const CollectiveBenchOptions &o, std::FILE *out)
+std::vector<CollectiveBenchRow> runCollectiveBench(DeviceCommunicator &c, const CollectiveBenchOptions &o, std::FILE *out)
 {
     std::vector<CollectiveBenchRow> rows;
     const int n = c.size();

@@ -32,7 +32,7 @@ struct CollectiveBenchRow {
 };
 
 // Collective over `comm`; every rank must call it. Rank 0 prints the table to `out` (may be null).
-std::vector<CollectiveBenchRow> runCollectiveBench(Communicator &comm, const CollectiveBenchOptions &options,
+std::vector<CollectiveBenchRow> runCollectiveBench(DeviceCommunicator &comm, const CollectiveBenchOptions &options,
                                                    std::FILE *out);
 
 } // namespace trellis::trainer

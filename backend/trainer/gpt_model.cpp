@@ -114,12 +114,12 @@ GptModel<T>::GptModel(const GptConfig &config, bool allocate, Device &device) : 
     if (llama) {
         // Rotary angles pos·theta^(−2i/hs), computed in double once.
         const int half = hs / 2;
-        std::vector<T> cosT(static_cast<std::size_t>(maxT) * half), sinT(cosT.size());
+        std::vector<G> cosT(static_cast<std::size_t>(maxT) * half), sinT(cosT.size());
         for (int t = 0; t < maxT; ++t)
             for (int i = 0; i < half; ++i) {
                 const double angle = t * std::pow(config.ropeTheta, -2.0 * i / hs);
-                cosT[static_cast<std::size_t>(t) * half + i] = static_cast<T>(std::cos(angle));
-                sinT[static_cast<std::size_t>(t) * half + i] = static_cast<T>(std::sin(angle));
+                cosT[static_cast<std::size_t>(t) * half + i] = static_cast<G>(std::cos(angle));
+                sinT[static_cast<std::size_t>(t) * half + i] = static_cast<G>(std::sin(angle));
             }
         m_ropeCos.assignFromHost(cosT.data(), cosT.size());
         m_ropeSin.assignFromHost(sinT.data(), sinT.size());
@@ -197,7 +197,7 @@ void GptModel<T>::initialize(std::uint64_t seed)
                                   t.name.ends_with("experts.proj.weight");
             const double s = residual ? stdResidual : std0;
             for (std::size_t i = 0; i < t.size; ++i)
-                p[i] = static_cast<T>(rng.normal() * s);
+                p[i] = kernels::convertTo<T>(rng.normal() * s);
         }
     }
     m_params.assignFromHost(host.data(), host.size());
@@ -221,54 +221,63 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const std::int64_t C = m_config.hidden, F = m_F, Fin = m_Fin, V = m_V, NH = m_NH, Cq = m_Cq, QKV = m_QKV;
     const std::int64_t bt = std::max(BT, m_capacityBT);
     const int tCap = std::max(seqLen, m_capacityT);
-    // The attention probabilities (heads·T² a sequence), or with ring attention only each row's
-    // log-sum-exp.
-    const std::int64_t att = cp() ? NH * bt : NH * bt * tCap;
+    // The attention probabilities (heads·T² a sequence, T), or with ring attention only each
+    // row's log-sum-exp (G).
+    const std::int64_t att = cp() ? 0 : NH * bt * tCap, lse = cp() ? NH * bt : 0;
     // Selective recompute drops the probabilities; ring attention keeps none to drop.
     const bool sharedAtt = m_recompute == Recompute::Selective && !cp();
-    // Inner activations of one layer (everything but its output, residual3): a norm keeps its
-    // mean (LayerNorm) and reciprocal deviation per row; q, k, v (rotated with llama), the
-    // attention output and probabilities; the MLP keeps its first linear's output (gate and up
-    // with SwiGLU) and the activation.
+    // Inner activations of one layer (everything but its output, residual3), T: the norms'
+    // outputs; q, k, v (rotated with llama), the attention output and probabilities; the MLP's
+    // first linear's output (gate and up with SwiGLU) and the activation; the two branches'
+    // outputs and residual2. G: a norm's mean (LayerNorm) and reciprocal deviation per row.
     const std::int64_t r = rows(static_cast<int>(bt)); // rows of the norm and residual regions
     const std::int64_t stats = m_config.llama ? r : 2 * r;
     // A mixture-of-experts MLP keeps its routing and rows apart (model/moe.cpp).
     const std::int64_t mlpActs = moe() ? 0 : bt * Fin + bt * F;
-    const std::int64_t inner = r * C + stats + bt * QKV + bt * Cq + att + r * C * 2 + r * C + stats + mlpActs + r * C;
+    const std::int64_t innerT = r * C + bt * QKV + bt * Cq + att + r * C * 2 + r * C + mlpActs + r * C;
+    const std::int64_t innerG = stats + lse + stats;
     const int first = m_stage.firstLayer, end = m_stage.endLayer, layers = end - first;
     // Full recompute: one set of inner activations for every layer; selective: one set of
     // attention probabilities.
-    const std::int64_t layersInner = layers == 0                              ? 0
-                                     : m_recompute == Recompute::Full      ? inner
-                                     : sharedAtt                           ? (inner - att) * layers + att
-                                                                           : inner * layers;
-    const std::int64_t headSize = m_stage.head ? bt * C + stats + bt * V * 2 + bt : 0;
-    const std::int64_t total = r * C + layersInner + r * C * layers + headSize;
-    m_acts.assign(static_cast<std::size_t>(total));
+    const bool full = m_recompute == Recompute::Full;
+    const std::int64_t layersT = layers == 0 ? 0 : full ? innerT : sharedAtt ? (innerT - att) * layers + att : innerT * layers;
+    const std::int64_t layersG = layers == 0 ? 0 : full ? innerG : innerG * layers;
+    // The head: the final norm's output (every row) and the logits (T); its statistics, the
+    // probabilities and the per-position losses (G).
+    const std::int64_t headT = m_stage.head ? bt * C + bt * V : 0, headG = m_stage.head ? stats + bt * V + bt : 0;
+    m_acts.assign(static_cast<std::size_t>(r * C + layersT + r * C * layers + headT));
+    m_stats.assign(static_cast<std::size_t>(layersG + headG));
     T *cursor = m_acts.data();
+    G *statCursor = m_stats.data();
     auto take = [&](std::int64_t n) {
         T *p = cursor;
         cursor += n;
+        return p;
+    };
+    auto takeG = [&](std::int64_t n) {
+        G *p = statCursor;
+        statCursor += n;
         return p;
     };
     m_encoded = take(r * C);
     m_layerActs.assign(static_cast<std::size_t>(m_config.layers), LayerActs{});
     for (int l = first; l < end; ++l) {
         LayerActs &a = m_layerActs[l];
-        if (m_recompute == Recompute::Full && l > first) {
+        if (full && l > first) {
             a = m_layerActs[first]; // shared inner activations
         } else {
             a.ln1 = take(r * C);
-            a.ln1Mean = m_config.llama ? nullptr : take(r);
-            a.ln1Rstd = take(r);
+            a.ln1Mean = m_config.llama ? nullptr : takeG(r);
+            a.ln1Rstd = takeG(r);
             a.qkv = take(bt * QKV);
             a.atty = take(bt * Cq);
-            a.att = sharedAtt && l > first ? m_layerActs[first].att : take(att);
+            a.att = cp() ? nullptr : sharedAtt && l > first ? m_layerActs[first].att : take(att);
+            a.lse = cp() ? takeG(lse) : nullptr;
             a.attproj = take(r * C);
             a.residual2 = take(r * C);
             a.ln2 = take(r * C);
-            a.ln2Mean = m_config.llama ? nullptr : take(r);
-            a.ln2Rstd = take(r);
+            a.ln2Mean = m_config.llama ? nullptr : takeG(r);
+            a.ln2Rstd = takeG(r);
             a.fch = moe() ? nullptr : take(bt * Fin);
             a.fchGelu = moe() ? nullptr : take(bt * F);
             a.fcproj = take(r * C);
@@ -278,11 +287,11 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
         m_layerActs[l].residual3 = take(r * C); // every layer's output is kept
     if (m_stage.head) {
         m_lnf = take(bt * C);
-        m_lnfMean = m_config.llama ? nullptr : take(r);
-        m_lnfRstd = take(r);
+        m_lnfMean = m_config.llama ? nullptr : takeG(r);
+        m_lnfRstd = takeG(r);
         m_logits = take(bt * V);
-        m_probs = take(bt * V);
-        m_losses = take(bt);
+        m_probs = takeG(bt * V);
+        m_losses = takeG(bt);
     }
     m_capacityBT = static_cast<int>(bt);
     m_capacityT = tCap;
@@ -299,7 +308,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     m_dFch.assign(moe() ? 0 : static_cast<std::size_t>(bt * Fin));
     m_dFchGelu.assign(moe() ? 0 : static_cast<std::size_t>(bt * F));
     m_dLogits.assign(m_stage.head ? static_cast<std::size_t>(bt * V) : 0);
-    m_dAttScratch.assign(cp() ? 0 : static_cast<std::size_t>(tCap) * tCap, T(0));
+    m_dAttScratch.assign(cp() ? 0 : static_cast<std::size_t>(tCap) * tCap, G(0));
 }
 
 template <typename T>
@@ -315,7 +324,7 @@ void GptModel<T>::setStage(const StageRange &stage)
 }
 
 template <typename T>
-T GptModel<T>::forward(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen)
+typename GptModel<T>::G GptModel<T>::forward(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen)
 {
     if (!m_stage.embed || !m_stage.head)
         throw std::logic_error("GptModel::forward: this instance is a pipeline stage; use forwardStage");
@@ -323,7 +332,7 @@ T GptModel<T>::forward(const std::int32_t *tokens, const std::int32_t *targets, 
 }
 
 template <typename T>
-void GptModel<T>::backward(T lossScale)
+void GptModel<T>::backward(G lossScale)
 {
     backwardStage(nullptr, lossScale, true);
 }
@@ -335,7 +344,7 @@ const T *GptModel<T>::output() const
 }
 
 template <typename T>
-T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targets, const T *input, int batch, int seqLen)
+typename GptModel<T>::G GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targets, const T *input, int batch, int seqLen)
 {
     if (static_cast<std::int64_t>(seqLen) * m_config.cp > m_config.maxSeqLen || seqLen <= 0 || batch <= 0)
         throw std::invalid_argument("GptModel::forward: sequence length outside 1..maxSeqLen");
@@ -407,7 +416,7 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
     if (!m_stage.head) {
         if (m_stage.embed)
             release(0, Pass::Forward);
-        return T(0);
+        return G(0);
     }
     if (!m_stage.embed && tiedHead())
         acquire(0, Pass::Forward); // the tied head
@@ -426,7 +435,7 @@ T GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targ
         ops::crossEntropyForward(stream(), m_losses, m_probs, m_logits, m_targets.data(), BT, V);
     else
         vocabParallelCrossEntropy(BT);
-    return static_cast<T>(ops::sum(stream(), m_losses, BT) / BT);
+    return static_cast<G>(ops::sum(stream(), m_losses, BT) / BT);
 }
 
 template <typename T>
@@ -446,7 +455,7 @@ void GptModel<T>::layerForward(int l, const T *x)
     if (m_config.llama)
         applyRope(a.qkv, false);
     if (cp())
-        ringAttentionForward(a.atty, a.att, a.qkv);
+        ringAttentionForward(a.atty, a.lse, a.qkv);
     else
         ops::attentionForward(stream(), a.atty, a.att, a.qkv, batch, seqLen, Cq, NH, m_KVH);
     rowParallelForward(a.attproj, a.atty, L.projw, L.projb, BT, Cq);
@@ -505,6 +514,8 @@ void GptModel<T>::applyRope(T *qkv, bool inverse)
 
 template class GptModel<float>;
 template class GptModel<double>;
+template class GptModel<kernels::bf16>;
+template class GptModel<kernels::f16>;
 
 std::vector<bool> weightDecayMask(const std::vector<ParamTensor> &tensors, std::size_t count)
 {

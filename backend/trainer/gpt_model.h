@@ -4,10 +4,17 @@
 // their gradients live in one flat buffer each; every layer's tensors are contiguous, so later
 // sharding (ZeRO, pipeline stages) can cut the buffer by layer. Every buffer is a DeviceBuffer of
 // the model's device and every computation a kernels/ops.h op on its stream, so the same code runs
-// wherever the kernels do. Templated on the scalar: float trains, double checks gradients by
-// finite differences. Threading: one model, one thread.
+// wherever the kernels do. Templated on the element type T of parameters and activations: float
+// trains in fp32, bf16 and f16 in mixed precision, double checks gradients by finite differences.
+// What must stay precise is G = acc_t<T> (fp32 for the 16-bit types): weight gradients (the
+// flat gradient buffer accumulates in fp32 across micro-batches), norm statistics, attention and
+// router softmaxes, probabilities, the loss. The parameters a 16-bit model uses are compute
+// copies of fp32 master weights kept by the parallel strategies (parallel/); the activations and
+// their gradients are T, so tensor-, sequence- and context-parallel partial sums are reduced in T.
+// Threading: one model, one thread.
 #pragma once
 
+#include "kernels/dtype.h"
 #include "trainer/comm/communicator.h"
 #include "trainer/device/buffer.h"
 
@@ -97,6 +104,14 @@ struct ParamUnit {
 // parameters only; Backward computes weight gradients too.
 enum class Pass { Forward, BackwardInput, Backward };
 
+// Activation recompute. Full: keep only each layer's output (the residual stream) and one
+// shared set of a layer's inner activations; backward re-runs each layer's forward first;
+// activation memory drops by about (layers−1)/layers of the per-layer part. Selective
+// (Korthikanti et al. 2022): keep everything but the attention probabilities (heads·B·T·T a
+// layer), which one buffer shared by the layers holds; backward recomputes them from the
+// kept q, k, v just before the attention backward. Gradients are bit for bit the same either way.
+enum class Recompute { None, Selective, Full };
+
 // Where a unit's parameters and gradients are while the model uses them. Without hooks the model
 // uses its own flat buffers. With hooks (ZeRO-2/3) the model asks for each unit before it touches
 // it and hands it back after; the pointers returned are indexed from the unit's begin. acquire for
@@ -106,8 +121,8 @@ template <typename T>
 class UnitHooks {
 public:
     struct View {
-        T *params = nullptr;
-        T *grads = nullptr;
+        T *params = nullptr;                // compute copy (T)
+        kernels::acc_t<T> *grads = nullptr; // accumulation type
     };
     virtual ~UnitHooks() = default;
     virtual View acquire(int unit, Pass pass) = 0;
@@ -137,6 +152,8 @@ std::vector<bool> weightDecayMask(const std::vector<ParamTensor> &tensors, std::
 template <typename T>
 class GptModel {
 public:
+    using G = kernels::acc_t<T>; // gradients, statistics, probabilities, the loss
+
     // allocate = false: no flat buffers (the layout only, or an instance whose unit hooks own the
     // storage).
     explicit GptModel(const GptConfig &config, bool allocate = true, Device &device = Device::cpu());
@@ -148,17 +165,17 @@ public:
     // The model's own flat buffers (device memory; host-readable on the CPU device).
     std::span<T> parameters() { return {m_params.data(), m_count}; }
     std::span<const T> parameters() const { return {m_params.data(), m_count}; }
-    std::span<T> gradients() { return {m_grads.data(), m_count}; }
-    std::span<const T> gradients() const { return {m_grads.data(), m_count}; }
+    std::span<G> gradients() { return {m_grads.data(), m_count}; }
+    std::span<const G> gradients() const { return {m_grads.data(), m_count}; }
 
     // GPT-2 initialisation (both architectures): weights N(0, 0.02), residual projections
     // N(0, 0.02/sqrt(2·layers)), biases 0, norm gains 1. Deterministic for a seed, in tensor order.
     void initialize(std::uint64_t seed);
 
     // tokens, targets: batch·seqLen each (seqLen ≤ maxSeqLen). Returns the mean cross-entropy.
-    T forward(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen);
+    G forward(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen);
     // Adds d(lossScale · mean loss)/dθ of the last forward to gradients().
-    void backward(T lossScale = T(1));
+    void backward(G lossScale = G(1));
 
     // Pipeline stages. setStage before the first forward; the instance then only touches the
     // units of its stage. forwardStage takes tokens (with embed) or the previous stage's output
@@ -166,13 +183,13 @@ public:
     // with head (else 0) and leaves the stage's output activations in output().
     void setStage(const StageRange &stage);
     const StageRange &stage() const { return m_stage; }
-    T forwardStage(const std::int32_t *tokens, const std::int32_t *targets, const T *input, int batch, int seqLen);
+    G forwardStage(const std::int32_t *tokens, const std::int32_t *targets, const T *input, int batch, int seqLen);
     const T *output() const;
     // dOutput: the gradient of output() (unused with head). weights = true adds the weight
     // gradients too; false computes only the gradient of the stage input (zero-bubble "B") and
     // keeps the output gradients of every weight-bearing op for backwardWeights() ("W"), which
     // adds exactly what the fused backward would have. inputGradient(): d loss / d input.
-    void backwardStage(const T *dOutput, T lossScale, bool weights = true);
+    void backwardStage(const T *dOutput, G lossScale, bool weights = true);
     void backwardWeights();
     const T *inputGradient() const { return m_dResidual.data(); }
     void zeroGradients();
@@ -193,13 +210,7 @@ public:
     // Kept activations: the layers' buffer plus the mixture-of-experts layers' routing and rows.
     std::size_t activationBytes() const;
 
-    // Activation recompute. Full: keep only each layer's output (the residual stream) and one
-    // shared set of a layer's inner activations; backward re-runs each layer's forward first;
-    // activation memory drops by about (layers−1)/layers of the per-layer part. Selective
-    // (Korthikanti et al. 2022): keep everything but the attention probabilities (heads·B·T·T a
-    // layer), which one buffer shared by the layers holds; backward recomputes them from the
-    // kept q, k, v just before the attention backward. Gradients are bit for bit the same either way.
-    enum class Recompute { None, Selective, Full };
+    using Recompute = trainer::Recompute;
     void setRecompute(Recompute recompute)
     {
         m_recompute = recompute;
@@ -208,12 +219,14 @@ public:
     Recompute recompute() const { return m_recompute; }
     const T *logits() const { return m_logits; } // device memory
 
-    // The group the tp ranks all-reduce activations and gradients over (required when tp > 1).
-    void setTensorParallelGroup(Communicator *group);
+    // The group the tp ranks all-reduce activations and gradients over (required when tp > 1);
+    // host: the same ranks for host values (gatherWhole), may be null.
+    void setTensorParallelGroup(DeviceCommunicator *group, HostCommunicator *host = nullptr);
     // The ring of context-parallel ranks (required when cp > 1).
-    void setContextParallelGroup(Communicator *group);
-    // The ranks splitting the experts (required when ep > 1).
-    void setExpertParallelGroup(Communicator *group);
+    void setContextParallelGroup(DeviceCommunicator *group);
+    // The ranks splitting the experts (required when ep > 1); host: the same ranks for the
+    // dropless routing's row counts (host values; required when ep > 1).
+    void setExpertParallelGroup(DeviceCommunicator *group, HostCommunicator *host = nullptr);
     // Routing statistics of the forwards since the last call (empty for a dense model).
     ExpertLoad takeExpertLoad();
     // The load-balancing loss of the last forward, summed over its layers: what backward adds
@@ -231,7 +244,8 @@ public:
     // Where rank `rank`'s elements of tensor i sit in that tensor of the whole (tp = 1) model:
     // (offset, count) runs in the order of the local tensor.
     std::vector<std::pair<std::size_t, std::size_t>> shardRuns(std::size_t tensor, int rank) const;
-    // The whole model's flat vector (tp = 1 layout) from every rank's `local` one (collective).
+    // The whole model's flat vector (tp = 1 layout) from every rank's host vector `local`
+    // (collective over the host tp group).
     std::vector<T> gatherWhole(const T *local);
     // This rank's flat vector cut from the whole model's (tp = 1 layout) one.
     std::vector<T> sliceOfWhole(const T *whole) const;
@@ -244,16 +258,22 @@ private:
         std::size_t ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcprojw, fcprojb, router;
     };
     struct LayerActs {
-        T *ln1, *ln1Mean, *ln1Rstd, *qkv, *atty, *att, *attproj, *residual2, *ln2, *ln2Mean, *ln2Rstd, *fch, *fchGelu,
-            *fcproj, *residual3;
+        T *ln1, *qkv, *atty, *att, *attproj, *residual2, *ln2, *fch, *fchGelu, *fcproj, *residual3;
+        G *ln1Mean, *ln1Rstd, *ln2Mean, *ln2Rstd;
+        G *lse; // ring attention (cp > 1): the log-sum-exp per (row, head) it keeps instead of att
     };
 
     std::size_t addTensor(const std::string &name, std::vector<int> shape);
     void layerForward(int l, const T *x);
     T *stash(std::size_t slot, const T *data, std::size_t n);
-    void tpAllReduce(T *data, std::size_t n);
+    template <typename U>
+    void tpAllReduce(U *data, std::size_t n);
     const kernels::Stream &stream() const { return m_device->stream(); }
-    void zero(T *data, std::size_t n) { kernels::fill(stream(), data, static_cast<std::int64_t>(n), T(0)); }
+    template <typename U>
+    void zero(U *data, std::size_t n)
+    {
+        kernels::fill(stream(), data, static_cast<std::int64_t>(n), U(0));
+    }
     GptConfig wholeConfig() const;
     void embeddingBackward(const T *dEncoded);
     void vocabParallelCrossEntropy(int BT);
@@ -265,8 +285,8 @@ private:
     const T *gatheredRows(const T *local, int BT);
     void scatterRows(T *full, T *local, int BT); // reduce-scatter of partial sums
     // LayerNorm (gpt) or RMSNorm (llama: b is kNone, mean unused).
-    void normForward(T *out, T *mean, T *rstd, const T *in, std::size_t w, std::size_t b, int n);
-    void normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const T *mean, const T *rstd,
+    void normForward(T *out, G *mean, G *rstd, const T *in, std::size_t w, std::size_t b, int n);
+    void normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const G *mean, const G *rstd,
                       int n, bool weights);
     // A row-parallel linear of `width` inputs to hidden outputs whose partial sums the tp group adds
     // (all-reduced, or reduce-scattered to this rank's rows with sequence parallelism).
@@ -279,8 +299,8 @@ private:
     void addPositionRows(T *rows, int first, int count); // gpt: wpe of each row's position
     // Ring attention over the cp group: out = attention of this rank's queries over every rank's
     // keys and values, lse[B,NH,T] kept for backward; backward adds dq, dk, dv into dqkv.
-    void ringAttentionForward(T *out, T *lse, const T *qkv);
-    void ringAttentionBackward(T *dqkv, const T *dOut, const T *out, const T *lse, const T *qkv);
+    void ringAttentionForward(T *out, G *lse, const T *qkv);
+    void ringAttentionBackward(T *dqkv, const T *dOut, const T *out, const G *lse, const T *qkv);
     bool cp() const { return m_config.cp > 1; }
     // Mixture of experts. moeForward: out (partial sums over tp, every row) of the MoE MLP on the
     // gathered rows x; moeBackward adds the partial input gradient into dx (every row) from the
@@ -292,7 +312,8 @@ private:
     // outputs that came back (in send-buffer order); rows per (peer, local expert) both ways.
     struct MoeActs {
         explicit MoeActs(Device &d) : probs(d), gates(d), xin(d), h(d), act(d), ySent(d), slot(d) {}
-        DeviceBuffer<T> probs, gates, xin, h, act, ySent;
+        DeviceBuffer<G> probs, gates;
+        DeviceBuffer<T> xin, h, act, ySent;
         DeviceBuffer<std::int32_t> slot;
         std::vector<std::int32_t> expert;
         std::vector<std::size_t> sendRows, recvRows;
@@ -303,7 +324,7 @@ private:
     void moeExchange(const T *send, const std::vector<std::size_t> &sendRows, T *recv,
                      const std::vector<std::size_t> &recvRows);
     void moeForward(int l, T *out, const T *x);
-    void moeBackward(int l, T *dx, const T *dOut, const T *x, T lossScale);
+    void moeBackward(int l, T *dx, const T *dOut, const T *x, G lossScale);
     void allocateActivations(int batch, int seqLen);
     void acquire(int unit, Pass pass);
     void release(int unit, Pass pass);
@@ -314,8 +335,8 @@ private:
         return m_unitParams[static_cast<std::size_t>(u)] + (offset - m_units[static_cast<std::size_t>(u)].begin);
     }
     T *paramOrNull(std::size_t offset) { return offset == kNone ? nullptr : param(offset); }
-    T *gradOrNull(std::size_t offset) { return offset == kNone ? nullptr : grad(offset); }
-    T *grad(std::size_t offset)
+    G *gradOrNull(std::size_t offset) { return offset == kNone ? nullptr : grad(offset); }
+    G *grad(std::size_t offset)
     {
         const int u = unitOf(offset);
         return m_unitGrads[static_cast<std::size_t>(u)] + (offset - m_units[static_cast<std::size_t>(u)].begin);
@@ -326,35 +347,41 @@ private:
     // This tensor-parallel rank's vocabulary, q width, heads, kv heads, kv width, qkv row width,
     // MLP width, and the MLP's first linear's width (2·F with SwiGLU's gate and up).
     int m_V = 0, m_Cq = 0, m_NH = 0, m_KVH = 0, m_Ckv = 0, m_QKV = 0, m_F = 0, m_Fin = 0;
-    Communicator *m_tpGroup = nullptr;
-    Communicator *m_cpGroup = nullptr;
-    Communicator *m_epGroup = nullptr;
+    DeviceCommunicator *m_tpGroup = nullptr;
+    HostCommunicator *m_tpHost = nullptr;
+    DeviceCommunicator *m_cpGroup = nullptr;
+    DeviceCommunicator *m_epGroup = nullptr;
+    HostCommunicator *m_epHost = nullptr;
     int m_El = 0; // experts this ep rank holds
     std::vector<std::unique_ptr<MoeActs>> m_moeActs; // per layer (one shared under full recompute)
-    // Scratch: router logits (then their gradient), rows in flight, gathered input rows, and the
-    // routing's device copies of gate gradients and router-probability gradients.
+    // Scratch: router logits (then their gradient; in G for the softmax), rows in flight, gathered
+    // input rows, and the routing's device copies of gate gradients and router-probability gradients.
     DeviceBuffer<T> m_moeLogits{*m_device}, m_moeSend{*m_device}, m_moeRecv{*m_device}, m_moeX{*m_device},
-        m_moeDGates{*m_device}, m_moeDProbs{*m_device}, m_moeH{*m_device}, m_moeDx{*m_device};
+        m_moeH{*m_device}, m_moeDx{*m_device};
+    DeviceBuffer<G> m_moeLogitsAcc{*m_device}, m_moeDGates{*m_device}, m_moeDProbs{*m_device};
     DeviceBuffer<std::int32_t> m_moeRowOf{*m_device};
     ExpertLoad m_expertLoad;
     double m_lastAuxLoss = 0;
     bool m_recomputing = false; // a full-recompute forward inside backward: routing not counted again
     std::vector<ParamTensor> m_tensors;
     DeviceBuffer<T> m_params{*m_device};
-    DeviceBuffer<T> m_grads{*m_device};
+    DeviceBuffer<G> m_grads{*m_device};
     std::size_t m_count = 0;
     std::size_t m_wte = 0, m_wpe = kNone, m_lnfw = 0, m_lnfb = kNone, m_lmHead = kNone;
-    DeviceBuffer<T> m_ropeCos{*m_device}, m_ropeSin{*m_device}; // llama: [maxSeqLen, head size / 2]
+    DeviceBuffer<G> m_ropeCos{*m_device}, m_ropeSin{*m_device}; // llama: [maxSeqLen, head size / 2]
     std::vector<Layer> m_layers;
     std::vector<ParamUnit> m_units;
-    std::vector<T *> m_unitParams, m_unitGrads; // valid between acquire and release
+    std::vector<T *> m_unitParams; // valid between acquire and release
+    std::vector<G *> m_unitGrads;
     UnitHooks<T> *m_hooks = nullptr;
 
-    // Activations of the last forward, carved out of one buffer.
+    // Activations of the last forward, carved out of one buffer of T and one of G (statistics,
+    // probabilities, losses).
     DeviceBuffer<T> m_acts{*m_device};
+    DeviceBuffer<G> m_stats{*m_device};
     std::vector<LayerActs> m_layerActs;
-    T *m_encoded = nullptr, *m_lnf = nullptr, *m_lnfMean = nullptr, *m_lnfRstd = nullptr, *m_logits = nullptr,
-      *m_probs = nullptr, *m_losses = nullptr;
+    T *m_encoded = nullptr, *m_lnf = nullptr, *m_logits = nullptr;
+    G *m_lnfMean = nullptr, *m_lnfRstd = nullptr, *m_probs = nullptr, *m_losses = nullptr;
     std::vector<std::int32_t> m_hostTokens, m_hostTargets;       // validated on the host
     DeviceBuffer<std::int32_t> m_tokens{*m_device}, m_targets{*m_device};
     int m_batch = 0, m_seqLen = 0, m_capacityBT = 0, m_capacityT = 0;
@@ -367,22 +394,29 @@ private:
 
     // Backward scratch.
     DeviceBuffer<T> m_dResidual{*m_device}, m_dLn{*m_device}, m_dQkv{*m_device}, m_dAtty{*m_device}, m_dFch{*m_device},
-        m_dFchGelu{*m_device}, m_dLogits{*m_device}, m_dAttScratch{*m_device};
+        m_dFchGelu{*m_device}, m_dLogits{*m_device};
+    DeviceBuffer<G> m_dAttScratch{*m_device};
     // Sequence parallelism: gathered rows and partial sums before their reduce-scatter; the final
     // norm's local output (m_lnf then holds all rows, gathered for the head).
-    DeviceBuffer<T> m_gathered{*m_device}, m_partial{*m_device}, m_lnfLocal{*m_device}, m_normGrads{*m_device};
+    DeviceBuffer<T> m_gathered{*m_device}, m_partial{*m_device}, m_lnfLocal{*m_device};
+    DeviceBuffer<G> m_normGrads{*m_device};
     // Context parallelism: every cp rank's positions (cp·T, rank-major; host and device), the
     // ring's key/value blocks (this step's and the next), the running softmax statistics, and
     // backward's dK/dV partial sums (computed, in flight out, arriving) and softmax row terms.
     std::vector<std::int32_t> m_positionsHost;
     DeviceBuffer<std::int32_t> m_positions{*m_device};
-    DeviceBuffer<T> m_kvBlocks{*m_device}, m_ringStats{*m_device}, m_dkvBlocks{*m_device};
+    // With a 16-bit T the attention output and dq are summed in G (m_ringAcc) and rounded once;
+    // dK/dV travel the ring as G partial sums.
+    DeviceBuffer<T> m_kvBlocks{*m_device};
+    DeviceBuffer<G> m_ringStats{*m_device}, m_dkvBlocks{*m_device}, m_ringAcc{*m_device};
     // Vocabulary-parallel cross-entropy: this rank's row maxima, every rank's, the global ones and
     // the (sum, target logit) pairs.
-    DeviceBuffer<T> m_ceMax{*m_device}, m_ceAllMax{*m_device}, m_ceGlobalMax{*m_device}, m_ceSums{*m_device};
+    DeviceBuffer<G> m_ceMax{*m_device}, m_ceAllMax{*m_device}, m_ceGlobalMax{*m_device}, m_ceSums{*m_device};
 };
 
 extern template class GptModel<float>;
 extern template class GptModel<double>;
+extern template class GptModel<kernels::bf16>;
+extern template class GptModel<kernels::f16>;
 
 } // namespace trellis::trainer

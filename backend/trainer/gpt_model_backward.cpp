@@ -22,7 +22,7 @@ T *GptModel<T>::stash(std::size_t slot, const T *data, std::size_t n)
 }
 
 template <typename T>
-void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
+void GptModel<T>::backwardStage(const T *dOutput, G lossScale, bool weights)
 {
     if (m_batch == 0)
         throw std::logic_error("GptModel::backward called before forward");
@@ -39,7 +39,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
     const std::size_t btq = static_cast<std::size_t>(BT) * Cq;
     const std::size_t btqkv = static_cast<std::size_t>(BT) * m_QKV;
     // Weight gradients now (fused) or later from stashed output gradients (split: backwardWeights).
-    auto wg = [&](std::size_t offset) -> T * { return weights ? gradOrNull(offset) : nullptr; };
+    auto wg = [&](std::size_t offset) -> G * { return weights ? gradOrNull(offset) : nullptr; };
     const Pass pass = weights ? Pass::Backward : Pass::BackwardInput;
     std::size_t slot = 0;
     auto keep = [&](const T *data, std::size_t n) {
@@ -73,10 +73,10 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         acquire(last, pass);
         // Mean over BT positions: each position's loss has weight lossScale / BT.
         if (m_config.tp == 1)
-            ops::crossEntropyBackward(stream(), m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<T>(BT), BT, V);
+            ops::crossEntropyBackward(stream(), m_dLogits.data(), m_probs, m_targets.data(), lossScale / static_cast<G>(BT), BT, V);
         else // softmax over the whole vocabulary minus the one-hot target, this rank's columns
             ops::crossEntropyRangeBackward(stream(), m_dLogits.data(), m_probs, m_targets.data(), m_config.tpRank * V,
-                                           lossScale / static_cast<T>(BT), BT, V);
+                                           lossScale / static_cast<G>(BT), BT, V);
         ops::linearBackward<T>(stream(), inputGradTarget(), wg(headw), nullptr, m_dLogits.data(), m_lnf, param(headw), BT, C, V);
         finishInputGrad();
         zero(m_dResidual.data(), rc);
@@ -140,7 +140,7 @@ void GptModel<T>::backwardStage(const T *dOutput, T lossScale, bool weights)
         ops::linearBackward(stream(), m_dAtty.data(), wg(L.projw), wg(L.projb), dOut2, a.atty, param(L.projw), BT, Cq, C);
         zero(m_dQkv.data(), btqkv);
         if (cp()) {
-            ringAttentionBackward(m_dQkv.data(), m_dAtty.data(), a.atty, a.att, a.qkv);
+            ringAttentionBackward(m_dQkv.data(), m_dAtty.data(), a.atty, a.lse, a.qkv);
         } else {
             if (m_recompute == Recompute::Selective) // this layer's probabilities (a.atty comes out the same)
                 ops::attentionForward(stream(), a.atty, a.att, a.qkv, B, Tn, Cq, NH, m_KVH);
@@ -224,10 +224,12 @@ void GptModel<T>::backwardWeights()
 
 #define TRELLIS_GPT_BACKWARD_MEMBERS(T)                                                                            \
     template T *GptModel<T>::stash(std::size_t, const T *, std::size_t);                                            \
-    template void GptModel<T>::backwardStage(const T *, T, bool);                                                   \
+    template void GptModel<T>::backwardStage(const T *, typename GptModel<T>::G, bool);                             \
     template void GptModel<T>::backwardWeights();
 TRELLIS_GPT_BACKWARD_MEMBERS(float)
 TRELLIS_GPT_BACKWARD_MEMBERS(double)
+TRELLIS_GPT_BACKWARD_MEMBERS(kernels::bf16)
+TRELLIS_GPT_BACKWARD_MEMBERS(kernels::f16)
 #undef TRELLIS_GPT_BACKWARD_MEMBERS
 
 } // namespace trellis::trainer

@@ -104,14 +104,15 @@ std::vector<T> GptModel<T>::gatherWhole(const T *local)
         throw std::logic_error("GptModel::gatherWhole gathers over tp only (ep = 1)");
     if (m_config.tp == 1)
         return {local, local + m_count};
+    if (!m_tpHost)
+        throw std::logic_error("GptModel::gatherWhole needs the host tensor-parallel group");
     const GptModel<T> whole(wholeConfig(), false);
     std::vector<T> out(whole.parameterCount());
-    const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
     std::vector<T> all;
     for (std::size_t i = 0; i < m_tensors.size(); ++i) {
         const ParamTensor &t = m_tensors[i];
         all.resize(t.size * static_cast<std::size_t>(m_config.tp));
-        m_tpGroup->allGather(local + t.offset, all.data(), t.size, type);
+        m_tpHost->hostAllGather(local + t.offset, all.data(), t.size, dataTypeOf<T>());
         for (int r = 0; r < m_config.tp; ++r) {
             std::size_t at = static_cast<std::size_t>(r) * t.size;
             for (const auto &[offset, n] : shardRuns(i, r)) {
@@ -141,7 +142,7 @@ std::vector<T> GptModel<T>::sliceOfWhole(const T *whole) const
 }
 
 template <typename T>
-void GptModel<T>::normForward(T *out, T *mean, T *rstd, const T *in, std::size_t w, std::size_t b, int n)
+void GptModel<T>::normForward(T *out, G *mean, G *rstd, const T *in, std::size_t w, std::size_t b, int n)
 {
     if (m_config.llama)
         ops::rmsNormForward(stream(), out, rstd, in, param(w), n, m_config.hidden);
@@ -150,12 +151,12 @@ void GptModel<T>::normForward(T *out, T *mean, T *rstd, const T *in, std::size_t
 }
 
 template <typename T>
-void GptModel<T>::normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const T *mean,
-                               const T *rstd, int n, bool weights)
+void GptModel<T>::normBackward(T *dx, std::size_t w, std::size_t b, const T *dOut, const T *in, const G *mean,
+                               const G *rstd, int n, bool weights)
 {
     const int C = m_config.hidden;
     const bool rms = m_config.llama;
-    auto run = [&](T *dGamma, T *dBeta) {
+    auto run = [&](G *dGamma, G *dBeta) {
         if (rms)
             ops::rmsNormBackward(stream(), dx, dGamma, dOut, in, param(w), rstd, n, C);
         else
@@ -187,31 +188,31 @@ const T *GptModel<T>::gatheredRows(const T *local, int BT)
 template <typename T>
 void GptModel<T>::gatherRows(const T *local, T *full, int BT)
 {
-    m_tpGroup->allGather(local, full, static_cast<std::size_t>(rows(BT)) * m_config.hidden,
-                         std::is_same_v<T, float> ? DataType::F32 : DataType::F64);
+    m_tpGroup->allGather(local, full, static_cast<std::size_t>(rows(BT)) * m_config.hidden);
 }
 
 template <typename T>
 void GptModel<T>::scatterRows(T *full, T *local, int BT)
 {
-    m_tpGroup->reduceScatter(full, local, static_cast<std::size_t>(rows(BT)) * m_config.hidden,
-                             std::is_same_v<T, float> ? DataType::F32 : DataType::F64, ReduceOp::Sum);
+    m_tpGroup->reduceScatter(full, local, static_cast<std::size_t>(rows(BT)) * m_config.hidden, ReduceOp::Sum);
 }
 
 template <typename T>
-void GptModel<T>::setTensorParallelGroup(Communicator *group)
+void GptModel<T>::setTensorParallelGroup(DeviceCommunicator *group, HostCommunicator *host)
 {
     if (m_config.tp > 1 && (!group || group->size() != m_config.tp || group->rank() != m_config.tpRank))
         throw std::invalid_argument("GptModel: the tensor-parallel group does not match tp / tpRank");
     m_tpGroup = group;
+    m_tpHost = host;
 }
 
 template <typename T>
-void GptModel<T>::tpAllReduce(T *data, std::size_t n)
+template <typename U>
+void GptModel<T>::tpAllReduce(U *data, std::size_t n)
 {
     if (m_config.tp == 1)
         return;
-    m_tpGroup->allReduce(data, data, n, std::is_same_v<T, float> ? DataType::F32 : DataType::F64, ReduceOp::Sum);
+    m_tpGroup->allReduce(data, data, n, ReduceOp::Sum);
 }
 
 template <typename T>
@@ -239,14 +240,13 @@ void GptModel<T>::vocabParallelCrossEntropy(int BT)
     // Logits are split by vocabulary: the row maximum, the sum of exponentials and the target's
     // logit each come from the whole group (Megatron-LM's vocabulary-parallel cross-entropy).
     const int V = m_V, tp = m_config.tp, from = m_config.tpRank * V;
-    const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
     const auto n = static_cast<std::size_t>(BT);
     m_ceMax.ensure(n);
     m_ceAllMax.ensure(n * static_cast<std::size_t>(tp));
     m_ceGlobalMax.ensure(n);
     m_ceSums.ensure(2 * n);
     ops::rowMax(stream(), m_ceMax.data(), m_logits, BT, V);
-    m_tpGroup->allGather(m_ceMax.data(), m_ceAllMax.data(), n, type);
+    m_tpGroup->allGather(m_ceMax.data(), m_ceAllMax.data(), n);
     ops::maxOverBlocks(stream(), m_ceGlobalMax.data(), m_ceAllMax.data(), tp, BT);
     ops::softmaxPartials(stream(), m_probs, m_ceSums.data(), m_logits, m_ceGlobalMax.data(), m_targets.data(), from, BT, V);
     tpAllReduce(m_ceSums.data(), m_ceSums.size());
@@ -260,17 +260,23 @@ void GptModel<T>::vocabParallelCrossEntropy(int BT)
     template GptConfig GptModel<T>::wholeConfig() const;                                                          \
     template std::vector<T> GptModel<T>::gatherWhole(const T *);                                                   \
     template std::vector<T> GptModel<T>::sliceOfWhole(const T *) const;                                            \
-    template void GptModel<T>::normForward(T *, T *, T *, const T *, std::size_t, std::size_t, int);               \
-    template void GptModel<T>::normBackward(T *, std::size_t, std::size_t, const T *, const T *, const T *, const T *, int, bool); \
+    template void GptModel<T>::normForward(T *, typename GptModel<T>::G *, typename GptModel<T>::G *, const T *,   \
+                                           std::size_t, std::size_t, int);                                        \
+    template void GptModel<T>::normBackward(T *, std::size_t, std::size_t, const T *, const T *,                   \
+                                            const typename GptModel<T>::G *, const typename GptModel<T>::G *, int, bool); \
     template const T *GptModel<T>::gatheredRows(const T *, int);                                                   \
     template void GptModel<T>::gatherRows(const T *, T *, int);                                                    \
     template void GptModel<T>::scatterRows(T *, T *, int);                                                         \
-    template void GptModel<T>::setTensorParallelGroup(Communicator *);                                             \
-    template void GptModel<T>::tpAllReduce(T *, std::size_t);                                                      \
+    template void GptModel<T>::setTensorParallelGroup(DeviceCommunicator *, HostCommunicator *);                   \
+    template void GptModel<T>::tpAllReduce<T>(T *, std::size_t);                                                   \
     template void GptModel<T>::embeddingBackward(const T *);                                                       \
     template void GptModel<T>::vocabParallelCrossEntropy(int);
 TRELLIS_GPT_PARALLEL_MEMBERS(float)
 TRELLIS_GPT_PARALLEL_MEMBERS(double)
+TRELLIS_GPT_PARALLEL_MEMBERS(kernels::bf16)
+TRELLIS_GPT_PARALLEL_MEMBERS(kernels::f16)
+template void GptModel<kernels::bf16>::tpAllReduce<float>(float *, std::size_t);
+template void GptModel<kernels::f16>::tpAllReduce<float>(float *, std::size_t);
 #undef TRELLIS_GPT_PARALLEL_MEMBERS
 
 } // namespace trellis::trainer

@@ -32,12 +32,11 @@ int firstNonFinite(ParallelStack &stack, bool gradients)
 
 } // namespace
 
-std::string diagnoseNonFinite(ParallelStack &stack, Communicator &world, std::uint64_t step, double loss,
+std::string diagnoseNonFinite(ParallelStack &stack, HostCommunicator &world, std::uint64_t step, double loss,
                               double gradNorm, bool localLossFinite)
 {
     const std::int32_t mine[3] = {localLossFinite ? 0 : 1, firstNonFinite(stack, false), firstNonFinite(stack, true)};
-    std::vector<std::int32_t> all(3 * static_cast<std::size_t>(world.size()));
-    world.allGather(mine, all.data(), 3, DataType::I32);
+    const std::vector<std::int32_t> all = world.allGather(std::span<const std::int32_t>(mine, 3));
     const auto &tensors = stack.tensors();
     auto name = [&](int t) { return t >= 0 && static_cast<std::size_t>(t) < tensors.size() ? tensors[t].name : "?"; };
     std::string what = std::isfinite(loss) ? "non-finite gradients (norm " + std::to_string(gradNorm) + ")"

@@ -15,7 +15,7 @@
 
 namespace trellis::trainer {
 
-std::string diagnoseNonFinite(ParallelStack &stack, Communicator &world, std::uint64_t step, double loss,
+std::string diagnoseNonFinite(ParallelStack &stack, HostCommunicator &world, std::uint64_t step, double loss,
                               double gradNorm, bool localLossFinite);
 
 } // namespace trellis::trainer

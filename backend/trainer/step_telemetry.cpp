@@ -30,7 +30,8 @@ std::string hostName()
 }
 
 void publishHello(TelemetryPublisher &telemetry, int worldSize, const plan::MeshCoordinates &coords,
-                  std::uint64_t parameters, const std::string &device)
+                  std::uint64_t parameters, const std::string &device, const std::string &precision,
+                  const std::string &kernels)
 {
     proto::Envelope e;
     auto *hello = e.mutable_hello();
@@ -46,16 +47,18 @@ void publishHello(TelemetryPublisher &telemetry, int worldSize, const plan::Mesh
     hello->set_trainer_version(TRELLIS_VERSION);
     hello->set_threads(static_cast<std::uint32_t>(openblas_get_num_threads()));
     hello->set_parameters(parameters);
+    hello->set_precision(precision);
+    hello->set_kernels(kernels);
     telemetry.publish(std::move(e));
 }
 
-void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std::vector<Communicator *> &groups,
+void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std::vector<DeviceCommunicator *> &groups,
                  const std::vector<TimelineSpan> *spans)
 {
     // The step's collectives, spans and report go out together: one wake-up of the sender thread
     // and one frame on the wire instead of one per message.
     std::vector<proto::Envelope> out;
-    for (Communicator *group : groups) {
+    for (DeviceCommunicator *group : groups) {
         for (const auto &rec : group->takeRecords()) {
             proto::Envelope &ce = out.emplace_back();
             auto *c = ce.mutable_collective();
@@ -101,6 +104,10 @@ void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std:
     mem->set_activations(f.activationBytes);
     mem->set_comm_buffers(f.bufferBytes);
     mem->set_peak_rss(peakRssBytes());
+    mem->set_master_weights(f.masterBytes);
+    r->set_loss_scale(f.lossScale);
+    r->set_skipped_steps(f.skippedSteps);
+    r->set_update_skipped(f.updateSkipped);
     if (!f.experts.tokens.empty()) {
         auto *x = r->mutable_experts();
         x->set_layers(static_cast<std::uint32_t>(f.experts.layers));

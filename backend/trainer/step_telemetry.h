@@ -16,20 +16,26 @@ namespace trellis::trainer {
 
 std::string hostName();
 
+// precision: "fp32", "bf16", "fp16"; kernels: how this rank's kernels run it (empty: say nothing).
 void publishHello(TelemetryPublisher &telemetry, int worldSize, const plan::MeshCoordinates &coords,
-                  std::uint64_t parameters, const std::string &device = "cpu");
+                  std::uint64_t parameters, const std::string &device = "cpu", const std::string &precision = "fp32",
+                  const std::string &kernels = {});
 
 struct StepFigures {
     std::uint64_t step = 0, totalSteps = 0, tokens = 0;
     double stepMs = 0, bubbleMs = 0, commMs = 0, exposedMs = 0;
     double loss = 0, gradNorm = 0, lr = 0;
-    std::uint64_t parameterBytes = 0, gradientBytes = 0, optimizerBytes = 0, activationBytes = 0, bufferBytes = 0;
+    std::uint64_t parameterBytes = 0, masterBytes = 0, gradientBytes = 0, optimizerBytes = 0, activationBytes = 0,
+                  bufferBytes = 0;
+    double lossScale = 0;              // fp16 only
+    std::uint64_t skippedSteps = 0;    // fp16: overflow skips so far
+    bool updateSkipped = false;
     ExpertLoad experts; // empty: none reported
 };
 
 // The step report, the collectives each group recorded since the last call (taken from them) and,
 // when `spans` is not null, the timeline.
-void publishStep(TelemetryPublisher &telemetry, const StepFigures &figures, const std::vector<Communicator *> &groups,
+void publishStep(TelemetryPublisher &telemetry, const StepFigures &figures, const std::vector<DeviceCommunicator *> &groups,
                  const std::vector<TimelineSpan> *spans);
 
 // A failure Event (NaN/inf, or any failure) and Goodbye with the exit code; returns the code.

@@ -9,8 +9,10 @@
 #include "trainer/comm/process_groups.h"
 #include "trainer/data_loader.h"
 #include "trainer/interop/hf_layout.h"
+#include "kernels/cpu/half_gemm.h"
 #include "trainer/non_finite.h"
 #include "trainer/parallel/parallel_stack.h"
+#include "trainer/precision/loss_scaler.h"
 #include "trainer/step_telemetry.h"
 #include "trainer/telemetry_publisher.h"
 #include "trainer/trainer_error.h"
@@ -57,13 +59,32 @@ DataLoader openData(const plan::Plan &plan, const std::string &planDir)
     return std::move(loaded).value();
 }
 
+// How this rank's kernels run the plan's precision (Hello, and rank 0's start-up line): for the
+// 16-bit types, which GEMM backend, and whether the CPU computes bf16 natively.
+std::string kernelsNote(plan::Precision precision, const Device &device)
+{
+    if (precision == plan::Precision::Fp32 || device.kind() != kernels::Device::Cpu)
+        return {};
+    if (precision == plan::Precision::Fp16)
+        return std::string("fp16 GEMMs: ") + kernels::cpu::gemm16Backend(kernels::DType::F16);
+    std::string note = std::string("bf16 GEMMs: ") + kernels::cpu::gemm16Backend(kernels::DType::BF16);
+    if (!kernels::cpu::nativeBf16Gemm())
+        note += "; this CPU has no AVX512-BF16 or AMX, so bf16 runs slower than it could";
+    return note;
+}
+
 // Every range this rank owns, its parameters and moments; ranges in the whole model's index.
-void saveState(Communicator &world, ParallelStack &stack, const AdamW &optimizer, const plan::Plan &plan,
-               const std::string &dir, std::uint64_t step)
+void saveState(HostCommunicator &world, ParallelStack &stack, const AdamW &optimizer, const LossScaler &scaler,
+               const plan::Plan &plan, const std::string &dir, std::uint64_t step)
 {
     TrainingState state;
     state.step = step;
     state.adamStep = optimizer.stepCount();
+    state.precision = plan::toString(plan.parallel.precision);
+    if (scaler.enabled()) {
+        state.lossScale = scaler.scale();
+        state.lossScaleClean = scaler.cleanSteps();
+    }
     const std::vector<float> m = optimizer.firstMoments(), v = optimizer.secondMoments();
     for (const CheckpointPiece &p : stack.checkpointPieces()) {
         const std::size_t n = p.whole.end - p.whole.begin;
@@ -96,7 +117,7 @@ void dump(const std::string &path, int rank, const void *data, std::size_t bytes
 
 } // namespace
 
-Trainer::Trainer(plan::Plan plan, TrainerOptions options, Communicator &world)
+Trainer::Trainer(plan::Plan plan, TrainerOptions options, MpiCommunicator &world)
     : m_plan(std::move(plan)), m_options(std::move(options)), m_world(world)
 {
 }
@@ -133,7 +154,12 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
     const plan::MeshCoordinates coords = mesh.coordinatesOf(rank);
     ProcessGroups groups(m_world, mesh);
     ParallelStack stack(m_plan, groups, {m_options.overlap && ps.overlapGradReduce});
-    publishHello(telemetry, m_world.size(), coords, stack.parameterCount(), stack.device().name());
+    const std::string kernelsLine = kernelsNote(ps.precision, stack.device());
+    publishHello(telemetry, m_world.size(), coords, stack.parameterCount(), stack.device().name(),
+                 plan::toString(ps.precision), kernelsLine);
+    if (rank == 0 && !m_options.quiet && !kernelsLine.empty())
+        std::printf("precision %s: %s\n", plan::toString(ps.precision), kernelsLine.c_str());
+    LossScaler scaler(ps.lossScale, ps.precision == plan::Precision::Fp16);
     const DataLoader data = openData(m_plan, m_options.planDir);
 
     std::vector<ParamRange> owned;
@@ -158,6 +184,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
             resumed = true;
             stack.setParameters(restored.parameters);
             optimizer.restore(restored.m, restored.v, restored.adamStep);
+            scaler.restore(restored.lossScale, restored.lossScaleClean);
             firstStep = static_cast<int>(restored.step);
             if (rank == 0)
                 std::printf("resumed from %s (step %d)\n", loaded.path.c_str(), firstStep);
@@ -171,8 +198,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         }
         // Every rank must resume from the same step: folders that differ between hosts are refused.
         const std::int64_t mine = loaded.found ? static_cast<std::int64_t>(restored.step) : -1;
-        std::vector<std::int64_t> every(static_cast<std::size_t>(m_world.size()));
-        m_world.allGather(&mine, every.data(), 1, DataType::I64);
+        const std::vector<std::int64_t> every = m_world.host().allGather(mine);
         for (std::size_t r = 0; r < every.size(); ++r)
             if (every[r] != every[0]) {
                 auto what = [](std::int64_t s) { return s < 0 ? std::string("no checkpoint") : "step " + std::to_string(s); };
@@ -211,7 +237,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
             stack.poison(stack.tensors().front().name);
         const auto t0 = Clock::now();
         double blockingMs = 0;
-        for (const Communicator *g : groups.all())
+        for (const DeviceCommunicator *g : groups.all())
             blockingMs -= g->totalMs();
         // This dp replica's share of the global batch; every pipeline stage takes the same.
         std::vector<Batch> batches;
@@ -230,10 +256,14 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         }
 
         stack.beginStep();
-        const StepOutput out = stack.run(micro, [&](const char *phase) { telemetry.setProgress(stepNumber, phase); });
+        const double lossScale = scaler.scale();
+        const StepOutput out =
+            stack.run(micro, [&](const char *phase) { telemetry.setProgress(stepNumber, phase); }, lossScale);
         faults.afterCompute();
         telemetry.setProgress(stepNumber, "comm");
         stack.reduceGradients();
+        if (scaler.enabled())
+            stack.scaleGradients(1.0 / lossScale); // back to the loss's own gradients
         const double localLoss = faults.loss(out.hasLoss ? out.loss : 0.0, stepNumber);
         const double loss = stack.globalLoss(localLoss);
         if (step == firstStep && !m_options.dumpGradsPath.empty())
@@ -242,7 +272,25 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         telemetry.setProgress(stepNumber, "optimizer");
         const double lr = schedule.at(step);
         const double gradNorm = stack.gradientNorm();
-        if (!std::isfinite(loss) || !std::isfinite(gradNorm)) {
+        // fp16: an overflow anywhere (every rank's verdict, agreed over the world) skips the update
+        // and backs the scale off — expected now and then, counted and reported, not an error.
+        bool skipped = false;
+        if (scaler.enabled()) {
+            const std::int32_t overflow =
+                m_world.host().allReduce(std::int32_t(std::isfinite(gradNorm) && std::isfinite(loss) ? 0 : 1), ReduceOp::Max);
+            skipped = scaler.update(overflow != 0);
+            if (skipped && scaler.tooManySkipped())
+                throw TrainerError(proto::kExitNonFinite,
+                                   diagnoseNonFinite(stack, m_world, stepNumber, loss, gradNorm, std::isfinite(localLoss)) +
+                                       "; " + std::to_string(scaler.skippedInARow()) +
+                                       " steps in a row overflowed in fp16 (parallel.loss_scale.max_skipped " +
+                                       std::to_string(ps.lossScale.maxSkipped) + ", scale now " +
+                                       std::to_string(scaler.scale()) + ")");
+            if (skipped && rank == 0 && !m_options.quiet)
+                std::fprintf(stderr, "trellis-trainer: step %llu overflowed in fp16: update skipped, loss scale %g\n",
+                             static_cast<unsigned long long>(stepNumber), scaler.scale());
+        }
+        if (!skipped && (!std::isfinite(loss) || !std::isfinite(gradNorm))) {
             // Name the step, the rank and the first tensor; stop, or skip the update (on_non_finite).
             const std::string why = diagnoseNonFinite(stack, m_world, stepNumber, loss, gradNorm,
                                                       std::isfinite(localLoss));
@@ -262,26 +310,28 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
             }
             continue;
         }
-        skippedInARow = 0;
-        std::vector<std::span<float>> grads;
-        std::vector<float *> params;
-        std::vector<const float *> gradPointers;
-        for (const OwnedRange &o : stack.owned()) {
-            grads.emplace_back(o.grads, o.range.end - o.range.begin);
-            params.push_back(o.params);
-            gradPointers.push_back(o.grads);
+        if (!skipped) {
+            skippedInARow = 0;
+            std::vector<std::span<float>> grads;
+            std::vector<float *> params;
+            std::vector<const float *> gradPointers;
+            for (const OwnedRange &o : stack.owned()) {
+                grads.emplace_back(o.grads, o.range.end - o.range.begin);
+                params.push_back(o.params);
+                gradPointers.push_back(o.grads);
+            }
+            clipToNorm(grads, gradNorm, ts.gradClip, stack.device());
+            optimizer.step(params, gradPointers, lr);
         }
-        clipToNorm(grads, gradNorm, ts.gradClip, stack.device());
-        optimizer.step(params, gradPointers, lr);
         telemetry.setProgress(stepNumber, "comm");
-        stack.afterOptimizerStep();
+        stack.afterOptimizerStep(); // skipped: the gathers only refresh the same values
         const auto t1 = Clock::now();
         losses.push_back(loss);
 
         if (ts.checkpoint.every > 0 && !checkpointDir.empty() &&
             (stepNumber % static_cast<std::uint64_t>(ts.checkpoint.every) == 0 || step + 1 == ts.steps)) {
             telemetry.setProgress(stepNumber, "checkpoint");
-            saveState(m_world, stack, optimizer, m_plan, checkpointDir, stepNumber);
+            saveState(m_world, stack, optimizer, scaler, m_plan, checkpointDir, stepNumber);
             proto::Envelope e;
             e.mutable_event()->set_kind(proto::Event::CHECKPOINT);
             e.mutable_event()->set_step(stepNumber);
@@ -291,7 +341,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
 
         // Blocking time in every group's calls beyond the async reductions' waits; pipeline
         // receive waits are bubble, not communication.
-        for (const Communicator *g : groups.all())
+        for (const DeviceCommunicator *g : groups.all())
             blockingMs += g->totalMs();
         blockingMs = std::max(0.0, blockingMs - out.bubbleMs - stack.asyncExposedMs());
         StepFigures f;
@@ -306,6 +356,10 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         f.gradNorm = gradNorm;
         f.lr = lr;
         f.parameterBytes = stack.parameterBytes();
+        f.masterBytes = stack.masterBytes();
+        f.lossScale = scaler.enabled() ? lossScale : 0.0;
+        f.skippedSteps = scaler.skippedTotal();
+        f.updateSkipped = skipped;
         f.gradientBytes = stack.gradientBytes();
         f.optimizerBytes = optimizer.stateBytes();
         f.activationBytes = stack.activationBytes();

@@ -7,7 +7,7 @@
 
 #include "plan/plan.h"
 #include "protocol/curve_keys.h"
-#include "trainer/comm/communicator.h"
+#include "trainer/comm/mpi_communicator.h"
 #include "trainer/faults/fault_injection.h"
 
 #include <cstdint>
@@ -34,7 +34,7 @@ struct TrainerOptions {
 
 class Trainer {
 public:
-    Trainer(plan::Plan plan, TrainerOptions options, Communicator &world);
+    Trainer(plan::Plan plan, TrainerOptions options, MpiCommunicator &world);
     // Trains to completion; returns a proto::ExitCode.
     int run();
 
@@ -43,7 +43,7 @@ private:
 
     plan::Plan m_plan;
     TrainerOptions m_options;
-    Communicator &m_world;
+    MpiCommunicator &m_world;
 };
 
 } // namespace trellis::trainer

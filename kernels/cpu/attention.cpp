@@ -79,7 +79,7 @@ void attentionForward(T *out, T *att, const T *qkv, int B, int T_, int C, int NH
 }
 
 template <typename T>
-void attentionBackward(T *dqkv, T *scratchTT, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH,
+void attentionBackward(T *dqkv, acc_t<T> *scratchTT, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH,
                        int KVH)
 {
     const int hs = C / NH, group = NH / KVH;

@@ -19,32 +19,33 @@ void encoderForward(T *out, const std::int32_t *tokens, const T *wte, const T *w
             const T *p = wpe + (i % T_) * C;
             T *o = out + i * C;
             for (int c = 0; c < C; ++c)
-                o[c] = e[c] + p[c];
+                o[c] = fromAcc<T>(toAcc(e[c]) + toAcc(p[c]));
         }
     };
     const std::int64_t BT = static_cast<std::int64_t>(B) * T_;
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (!std::is_same_v<T, double>)
         parallelRange(BT, std::max(1, 16384 / std::max(1, C)), run);
     else
         run(0, BT);
 }
 
 template <typename T>
-void encoderBackward(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C)
+void encoderBackward(acc_t<T> *dwte, acc_t<T> *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C)
 {
+    using A = acc_t<T>;
     const std::int64_t BT = static_cast<std::int64_t>(B) * T_;
     auto run = [&](int c0, int c1) {
         for (std::int64_t i = 0; i < BT; ++i) {
-            T *e = dwte + static_cast<std::int64_t>(tokens[i]) * C;
-            T *p = dwpe + (i % T_) * C;
+            A *e = dwte + static_cast<std::int64_t>(tokens[i]) * C;
+            A *p = dwpe + (i % T_) * C;
             const T *d = dOut + i * C;
             for (int c = c0; c < c1; ++c) {
-                e[c] += d[c];
-                p[c] += d[c];
+                e[c] += toAcc(d[c]);
+                p[c] += toAcc(d[c]);
             }
         }
     };
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (!std::is_same_v<T, double>) {
         const int slice = 64;
         parallelFor((C + slice - 1) / slice, [&](int s) { run(s * slice, std::min(C, (s + 1) * slice)); });
     } else {
@@ -56,5 +57,11 @@ template void encoderForward<float>(float *, const std::int32_t *, const float *
 template void encoderForward<double>(double *, const std::int32_t *, const double *, const double *, int, int, int);
 template void encoderBackward<float>(float *, float *, const float *, const std::int32_t *, int, int, int);
 template void encoderBackward<double>(double *, double *, const double *, const std::int32_t *, int, int, int);
+#define TRELLIS_EMBEDDING_16(T)                                                                                     \
+    template void encoderForward<T>(T *, const std::int32_t *, const T *, const T *, int, int, int);                \
+    template void encoderBackward<T>(float *, float *, const T *, const std::int32_t *, int, int, int);
+TRELLIS_EMBEDDING_16(bf16)
+TRELLIS_EMBEDDING_16(f16)
+#undef TRELLIS_EMBEDDING_16
 
 } // namespace trellis::kernels::cpu

@@ -1,6 +1,7 @@
 // The llama architecture's kernels: RMSNorm, SwiGLU and rotary position embeddings; see ops.h.
-// Plain loops for both scalars (float rows spread over the kernel threads); per-row results do
-// not depend on the thread count, and dGamma is summed over rows in row order.
+// Plain loops for every element type (rows spread over the kernel threads); per-row results do
+// not depend on the thread count, and dGamma is summed over rows in row order. The 16-bit types
+// compute in fp32 (kernels/dtype.h).
 #include "kernels/cpu/ops.h"
 
 #include "kernels/cpu/parallel.h"
@@ -31,31 +32,34 @@ T sigmoid(T x)
 
 } // namespace
 
+// Loads widen to A = acc_t<T> and stores round back (identities for float and double).
 template <typename T>
-void rmsNormForward(T *out, T *rstd, const T *in, const T *gamma, int N, int C, T eps)
+void rmsNormForward(T *out, acc_t<T> *rstd, const T *in, const T *gamma, int N, int C, acc_t<T> eps)
 {
+    using A = acc_t<T>;
     forRows(N, [&](int i) {
         const T *x = in + static_cast<std::int64_t>(i) * C;
-        T ss = 0;
+        A ss = 0;
         for (int c = 0; c < C; ++c)
-            ss += x[c] * x[c];
-        const T s = T(1) / std::sqrt(ss / static_cast<T>(C) + eps);
+            ss += toAcc(x[c]) * toAcc(x[c]);
+        const A s = A(1) / std::sqrt(ss / static_cast<A>(C) + eps);
         T *y = out + static_cast<std::int64_t>(i) * C;
         for (int c = 0; c < C; ++c)
-            y[c] = x[c] * s * gamma[c];
+            y[c] = fromAcc<T>(toAcc(x[c]) * s * toAcc(gamma[c]));
         rstd[i] = s;
     });
 }
 
 template <typename T>
-void rmsNormBackward(T *dIn, T *dGamma, const T *dOut, const T *in, const T *gamma, const T *rstd, int N, int C)
+void rmsNormBackward(T *dIn, acc_t<T> *dGamma, const T *dOut, const T *in, const T *gamma, const acc_t<T> *rstd, int N, int C)
 {
+    using A = acc_t<T>;
     if (dGamma)
         for (int i = 0; i < N; ++i) {
             const T *x = in + static_cast<std::int64_t>(i) * C;
             const T *dy = dOut + static_cast<std::int64_t>(i) * C;
             for (int c = 0; c < C; ++c)
-                dGamma[c] += dy[c] * x[c] * rstd[i];
+                dGamma[c] += toAcc(dy[c]) * toAcc(x[c]) * rstd[i];
         }
     if (!dIn)
         return;
@@ -63,14 +67,14 @@ void rmsNormBackward(T *dIn, T *dGamma, const T *dOut, const T *in, const T *gam
     forRows(N, [&](int i) {
         const T *x = in + static_cast<std::int64_t>(i) * C;
         const T *dy = dOut + static_cast<std::int64_t>(i) * C;
-        const T s = rstd[i];
-        T dot = 0;
+        const A s = rstd[i];
+        A dot = 0;
         for (int c = 0; c < C; ++c)
-            dot += dy[c] * gamma[c] * x[c];
-        const T k = s * s * s * dot / static_cast<T>(C);
+            dot += toAcc(dy[c]) * toAcc(gamma[c]) * toAcc(x[c]);
+        const A k = s * s * s * dot / static_cast<A>(C);
         T *dx = dIn + static_cast<std::int64_t>(i) * C;
         for (int c = 0; c < C; ++c)
-            dx[c] += s * dy[c] * gamma[c] - x[c] * k;
+            dx[c] = fromAcc<T>(toAcc(dx[c]) + (s * toAcc(dy[c]) * toAcc(gamma[c]) - toAcc(x[c]) * k));
     });
 }
 
@@ -82,13 +86,14 @@ void swigluForward(T *out, const T *in, int N, int F)
         const T *u = g + F;
         T *y = out + static_cast<std::int64_t>(i) * F;
         for (int j = 0; j < F; ++j)
-            y[j] = g[j] * sigmoid(g[j]) * u[j];
+            y[j] = fromAcc<T>(toAcc(g[j]) * sigmoid(toAcc(g[j])) * toAcc(u[j]));
     });
 }
 
 template <typename T>
 void swigluBackward(T *dIn, const T *in, const T *dOut, int N, int F)
 {
+    using A = acc_t<T>;
     forRows(N, [&](int i) {
         const T *g = in + static_cast<std::int64_t>(i) * 2 * F;
         const T *u = g + F;
@@ -96,46 +101,50 @@ void swigluBackward(T *dIn, const T *in, const T *dOut, int N, int F)
         T *dg = dIn + static_cast<std::int64_t>(i) * 2 * F;
         T *du = dg + F;
         for (int j = 0; j < F; ++j) {
-            const T sg = sigmoid(g[j]);
-            const T silu = g[j] * sg;
-            dg[j] += dy[j] * u[j] * sg * (T(1) + g[j] * (T(1) - sg));
-            du[j] += dy[j] * silu;
+            const A gj = toAcc(g[j]), uj = toAcc(u[j]), dyj = toAcc(dy[j]);
+            const A sg = sigmoid(gj);
+            const A silu = gj * sg;
+            dg[j] = fromAcc<T>(toAcc(dg[j]) + dyj * uj * sg * (A(1) + gj * (A(1) - sg)));
+            du[j] = fromAcc<T>(toAcc(du[j]) + dyj * silu);
         }
     });
 }
 
 template <typename T>
-void rope(T *x, const T *cosTable, const T *sinTable, int N, int seqLen, int firstPos, int ld, int heads, int hs,
-          bool inverse)
+void rope(T *x, const acc_t<T> *cosTable, const acc_t<T> *sinTable, int N, int seqLen, int firstPos, int ld, int heads,
+          int hs, bool inverse)
 {
+    using A = acc_t<T>;
     const int half = hs / 2;
-    const T sign = inverse ? T(-1) : T(1);
+    const A sign = inverse ? A(-1) : A(1);
     forRows(N, [&](int i) {
         const std::int64_t pos = firstPos + i % seqLen;
-        const T *cs = cosTable + pos * half;
-        const T *sn = sinTable + pos * half;
+        const A *cs = cosTable + pos * half;
+        const A *sn = sinTable + pos * half;
         T *row = x + static_cast<std::int64_t>(i) * ld;
         for (int h = 0; h < heads; ++h) {
             T *a = row + static_cast<std::int64_t>(h) * hs;
             T *b = a + half;
             for (int j = 0; j < half; ++j) {
-                const T c = cs[j], s = sign * sn[j];
-                const T x1 = a[j], x2 = b[j];
-                a[j] = x1 * c - x2 * s;
-                b[j] = x2 * c + x1 * s;
+                const A c = cs[j], s = sign * sn[j];
+                const A x1 = toAcc(a[j]), x2 = toAcc(b[j]);
+                a[j] = fromAcc<T>(x1 * c - x2 * s);
+                b[j] = fromAcc<T>(x2 * c + x1 * s);
             }
         }
     });
 }
 
 #define TRELLIS_LLAMA_KERNELS(T)                                                                                    \
-    template void rmsNormForward<T>(T *, T *, const T *, const T *, int, int, T);                                   \
-    template void rmsNormBackward<T>(T *, T *, const T *, const T *, const T *, const T *, int, int);                \
+    template void rmsNormForward<T>(T *, acc_t<T> *, const T *, const T *, int, int, acc_t<T>);                     \
+    template void rmsNormBackward<T>(T *, acc_t<T> *, const T *, const T *, const T *, const acc_t<T> *, int, int); \
     template void swigluForward<T>(T *, const T *, int, int);                                                       \
     template void swigluBackward<T>(T *, const T *, const T *, int, int);                                           \
-    template void rope<T>(T *, const T *, const T *, int, int, int, int, int, int, bool);
+    template void rope<T>(T *, const acc_t<T> *, const acc_t<T> *, int, int, int, int, int, int, bool);
 TRELLIS_LLAMA_KERNELS(float)
 TRELLIS_LLAMA_KERNELS(double)
+TRELLIS_LLAMA_KERNELS(bf16)
+TRELLIS_LLAMA_KERNELS(f16)
 #undef TRELLIS_LLAMA_KERNELS
 
 } // namespace trellis::kernels::cpu

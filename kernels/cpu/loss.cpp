@@ -12,7 +12,7 @@
 namespace trellis::kernels::cpu {
 
 template <typename T>
-void crossEntropyForward(T *losses, T *probs, const T *logits, const std::int32_t *targets, int BT, int V)
+void crossEntropyForward(acc_t<T> *losses, acc_t<T> *probs, const T *logits, const std::int32_t *targets, int BT, int V)
 {
     if constexpr (std::is_same_v<T, float>) {
         const auto &k = simd::active();
@@ -42,7 +42,7 @@ void crossEntropyForward(T *losses, T *probs, const T *logits, const std::int32_
 }
 
 template <typename T>
-void crossEntropyBackward(T *dLogits, const T *probs, const std::int32_t *targets, T scale, int BT, int V)
+void crossEntropyBackward(T *dLogits, const acc_t<T> *probs, const std::int32_t *targets, acc_t<T> scale, int BT, int V)
 {
     // A scaled copy: simple enough for the compiler to vectorise at the baseline ISA.
     const int rows = std::max(1, 16384 / std::max(1, V));

@@ -60,7 +60,8 @@ void layerNormBackwardFloat(float *dIn, float *dGamma, float *dBeta, const float
 } // namespace
 
 template <typename T>
-void layerNormForward(T *out, T *mean, T *rstd, const T *in, const T *gamma, const T *beta, int N, int C, T eps)
+void layerNormForward(T *out, acc_t<T> *mean, acc_t<T> *rstd, const T *in, const T *gamma, const T *beta, int N, int C,
+                      acc_t<T> eps)
 {
     if constexpr (std::is_same_v<T, float>) {
         layerNormForwardFloat(out, mean, rstd, in, gamma, beta, N, C, eps);
@@ -86,8 +87,8 @@ void layerNormForward(T *out, T *mean, T *rstd, const T *in, const T *gamma, con
 }
 
 template <typename T>
-void layerNormBackward(T *dIn, T *dGamma, T *dBeta, const T *dOut, const T *in, const T *gamma, const T *mean,
-                       const T *rstd, int N, int C)
+void layerNormBackward(T *dIn, acc_t<T> *dGamma, acc_t<T> *dBeta, const T *dOut, const T *in, const T *gamma,
+                       const acc_t<T> *mean, const acc_t<T> *rstd, int N, int C)
 {
     if constexpr (std::is_same_v<T, float>) {
         layerNormBackwardFloat(dIn, dGamma, dBeta, dOut, in, gamma, mean, rstd, N, C);

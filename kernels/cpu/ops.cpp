@@ -134,7 +134,8 @@ void linearForward(T *out, const T *in, const T *weight, const T *bias, int BT, 
 }
 
 template <typename T>
-void linearBackward(T *dIn, T *dWeight, T *dBias, const T *dOut, const T *in, const T *weight, int BT, int C, int OC)
+void linearBackward(T *dIn, acc_t<T> *dWeight, acc_t<T> *dBias, const T *dOut, const T *in, const T *weight, int BT, int C,
+                    int OC)
 {
     if (dIn)
         gemm<T>(false, false, BT, C, OC, T(1), dOut, OC, weight, C, T(1), dIn, C);
@@ -173,7 +174,7 @@ void residualForward(T *out, const T *a, const T *b, std::int64_t n)
     template void gemm<T>(bool, bool, int, int, int, T, const T *, const T *, T, T *);                      \
     template void gemm<T>(bool, bool, int, int, int, T, const T *, int, const T *, int, T, T *, int);       \
     template void linearForward<T>(T *, const T *, const T *, const T *, int, int, int);                    \
-    template void linearBackward<T>(T *, T *, T *, const T *, const T *, const T *, int, int, int);         \
+    template void linearBackward<T>(T *, acc_t<T> *, acc_t<T> *, const T *, const T *, const T *, int, int, int); \
     template void residualForward<T>(T *, const T *, const T *, std::int64_t);
 
 TRELLIS_INSTANTIATE(float)

@@ -7,6 +7,8 @@
 // bit-identical outputs); the kernels other than GEMM give the same bits for any thread count.
 #pragma once
 
+#include "kernels/dtype.h"
+
 #include <cstdint>
 
 namespace trellis::kernels::cpu {
@@ -26,17 +28,18 @@ template <typename T>
 void linearForward(T *out, const T *in, const T *weight, const T *bias, int BT, int C, int OC);
 // dIn[BT,C] += dOut·W; dWeight[OC,C] += dOutᵀ·in; dBias[OC] += Σ dOut (dIn, dBias may be null).
 template <typename T>
-void linearBackward(T *dIn, T *dWeight, T *dBias, const T *dOut, const T *in, const T *weight, int BT, int C, int OC);
+void linearBackward(T *dIn, acc_t<T> *dWeight, acc_t<T> *dBias, const T *dOut, const T *in, const T *weight, int BT, int C,
+                    int OC);
 
 // out[N,C] = (in[N,C] − mean)·rstd·gamma[C] + beta[C] per row, rstd = 1/sqrt(var + eps) with the
 // biased variance; keeps mean[N] and rstd[N] for backward.
 template <typename T>
-void layerNormForward(T *out, T *mean, T *rstd, const T *in, const T *gamma, const T *beta, int N, int C,
-                      T eps = T(1e-5));
+void layerNormForward(T *out, acc_t<T> *mean, acc_t<T> *rstd, const T *in, const T *gamma, const T *beta, int N, int C,
+                      acc_t<T> eps = acc_t<T>(1e-5));
 // dIn[N,C], dGamma[C], dBeta[C] accumulate; dOut, in [N,C]; mean, rstd [N] from the forward.
 template <typename T>
-void layerNormBackward(T *dIn, T *dGamma, T *dBeta, const T *dOut, const T *in, const T *gamma, const T *mean,
-                       const T *rstd, int N, int C);
+void layerNormBackward(T *dIn, acc_t<T> *dGamma, acc_t<T> *dBeta, const T *dOut, const T *in, const T *gamma,
+                       const acc_t<T> *mean, const acc_t<T> *rstd, int N, int C);
 
 // out[n] = GELU(in[n]), tanh approximation (as GPT-2).
 template <typename T>
@@ -54,8 +57,8 @@ void attentionForward(T *out, T *att, const T *qkv, int B, int T_, int C, int NH
 // dqkv (qkv's shape) accumulates; dOut[B,T,C]; att as left by the forward. scratch needs T·T
 // elements (one (batch, head) pair's dpreatt at a time: the softmax gradient is formed in place).
 template <typename T>
-void attentionBackward(T *dqkv, T *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C, int NH,
-                       int KVH);
+void attentionBackward(T *dqkv, acc_t<T> *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C,
+                       int NH, int KVH);
 
 // Ring attention (context parallelism, Liu et al. 2023): causal attention of this rank's queries
 // against one block of keys and values at a time, the blocks merged by the online-softmax rule
@@ -64,22 +67,25 @@ void attentionBackward(T *dqkv, T *scratch, const T *dOut, const T *qkv, const T
 // qPos[Tq] and kPos[Tk] are the rows' positions in the whole sequence: query t sees key u when
 // kPos[u] ≤ qPos[t]. out[B,Tq,NH·hs] accumulates the unnormalised sum of values, rowMax and
 // rowSum[B,NH,Tq] the running maximum score (start −inf) and sum of exponentials (start 0).
+// The accumulators are acc_t<T>.
 template <typename T>
-void ringAttentionBlockForward(T *out, T *rowMax, T *rowSum, const T *q, int ldq, const T *kv, const std::int32_t *qPos,
-                               const std::int32_t *kPos, int B, int Tq, int Tk, int NH, int KVH, int hs);
-// After the last block: out /= rowSum, lse = rowMax + log(rowSum) (kept for backward instead of
-// the probabilities).
+void ringAttentionBlockForward(acc_t<T> *out, acc_t<T> *rowMax, acc_t<T> *rowSum, const T *q, int ldq, const T *kv,
+                               const std::int32_t *qPos, const std::int32_t *kPos, int B, int Tq, int Tk, int NH, int KVH,
+                               int hs);
+// After the last block: out = acc / rowSum (acc may be out itself when the types agree),
+// lse = rowMax + log(rowSum) (kept for backward instead of the probabilities).
 template <typename T>
-void ringAttentionFinish(T *out, T *lse, const T *rowMax, const T *rowSum, int B, int Tq, int NH, int hs);
+void ringAttentionFinish(T *out, acc_t<T> *lse, const acc_t<T> *acc, const acc_t<T> *rowMax, const acc_t<T> *rowSum, int B,
+                         int Tq, int NH, int hs);
 // delta[B,NH,Tq] = Σ over a head's columns of dOut·out (the softmax backward's row term).
 template <typename T>
-void ringAttentionDelta(T *delta, const T *dOut, const T *out, int B, int Tq, int NH, int hs);
-// One block's gradients, added: dq (rows of ldq, like q) and dkv (kv's shape), from dOut[B,Tq,NH·hs],
-// the forward's lse and delta; the probabilities are recomputed from q, k and lse.
+void ringAttentionDelta(acc_t<T> *delta, const T *dOut, const T *out, int B, int Tq, int NH, int hs);
+// One block's gradients, added: dq (rows of ldq) and dkv (kv's shape), both acc_t<T>, from
+// dOut[B,Tq,NH·hs], the forward's lse and delta; the probabilities are recomputed from q, k and lse.
 template <typename T>
-void ringAttentionBlockBackward(T *dq, int ldq, T *dkv, const T *dOut, const T *q, const T *kv, const T *lse,
-                                const T *delta, const std::int32_t *qPos, const std::int32_t *kPos, int B, int Tq, int Tk,
-                                int NH, int KVH, int hs);
+void ringAttentionBlockBackward(acc_t<T> *dq, int ldq, acc_t<T> *dkv, const T *dOut, const T *q, const T *kv,
+                                const acc_t<T> *lse, const acc_t<T> *delta, const std::int32_t *qPos,
+                                const std::int32_t *kPos, int B, int Tq, int Tk, int NH, int KVH, int hs);
 
 // dst[r, 0:cols) = src[r, 0:cols) for `rows` rows of leading dimensions ldDst and ldSrc (the k and
 // v columns of qkv rows to and from a ring block).
@@ -98,12 +104,12 @@ template <typename T>
 void selectRows(T *dst, const T *src, const std::int32_t *rowOf, int n, int C);
 // out[t] = Σ_j gates[t,j]·rows[slot[t,j]] over the k choices of each of N rows (combine).
 template <typename T>
-void combineRows(T *out, const T *rows, const std::int32_t *slot, const T *gates, int N, int k, int C);
+void combineRows(T *out, const T *rows, const std::int32_t *slot, const acc_t<T> *gates, int N, int k, int C);
 // The combine's backward: dRows[slot[t,j]] = gates[t,j]·dOut[t] (other rows untouched) and
 // dGates[t,j] = dOut[t]·rows[slot[t,j]] (0 where dropped).
 template <typename T>
-void combineRowsBackward(T *dRows, T *dGates, const T *dOut, const T *rows, const std::int32_t *slot, const T *gates,
-                         int N, int k, int C);
+void combineRowsBackward(T *dRows, acc_t<T> *dGates, const T *dOut, const T *rows, const std::int32_t *slot,
+                         const acc_t<T> *gates, int N, int k, int C);
 // dx[t] += Σ_j rows[slot[t,j]] (the dispatch's backward).
 template <typename T>
 void addSelectedRows(T *dx, const T *rows, const std::int32_t *slot, int N, int k, int C);
@@ -111,10 +117,10 @@ void addSelectedRows(T *dx, const T *rows, const std::int32_t *slot, int N, int 
 // RMSNorm (Zhang & Sennrich 2019, llama): out[N,C] = in·rstd·gamma[C], rstd = 1/sqrt(mean(in²) +
 // eps) per row, kept in rstd[N] for backward.
 template <typename T>
-void rmsNormForward(T *out, T *rstd, const T *in, const T *gamma, int N, int C, T eps = T(1e-5));
+void rmsNormForward(T *out, acc_t<T> *rstd, const T *in, const T *gamma, int N, int C, acc_t<T> eps = acc_t<T>(1e-5));
 // dIn[N,C] and dGamma[C] accumulate (either may be null); rows are summed into dGamma in order.
 template <typename T>
-void rmsNormBackward(T *dIn, T *dGamma, const T *dOut, const T *in, const T *gamma, const T *rstd, int N, int C);
+void rmsNormBackward(T *dIn, acc_t<T> *dGamma, const T *dOut, const T *in, const T *gamma, const acc_t<T> *rstd, int N, int C);
 
 // SwiGLU (Shazeer 2020): in[N,2F] holds the gate (columns 0..F) and the up projection (F..2F);
 // out[N,F] = silu(gate)·up, silu(x) = x·sigmoid(x).
@@ -129,8 +135,8 @@ void swigluBackward(T *dIn, const T *in, const T *dOut, int N, int F);
 // (i, i + hs/2) turns by angle pos·theta^(−2i/hs), pos = firstPos + row mod seqLen; cos/sin
 // tables [maxPos, hs/2]. In place; inverse = true turns back (the backward of the forward).
 template <typename T>
-void rope(T *x, const T *cosTable, const T *sinTable, int N, int seqLen, int firstPos, int ld, int heads, int hs,
-          bool inverse);
+void rope(T *x, const acc_t<T> *cosTable, const acc_t<T> *sinTable, int N, int seqLen, int firstPos, int ld, int heads,
+          int hs, bool inverse);
 
 // out[n] = a[n] + b[n] (the residual connection; its backward is a plain copy of dOut).
 template <typename T>
@@ -139,17 +145,17 @@ void residualForward(T *out, const T *a, const T *b, std::int64_t n);
 // Softmax of logits[BT,V] into probs[BT,V] (max-subtracted, so stable for large logits);
 // losses[i] = −log probs[i, targets[i]] = logsumexp(logits[i]) − logits[i, targets[i]].
 template <typename T>
-void crossEntropyForward(T *losses, T *probs, const T *logits, const std::int32_t *targets, int BT, int V);
+void crossEntropyForward(acc_t<T> *losses, acc_t<T> *probs, const T *logits, const std::int32_t *targets, int BT, int V);
 // dLogits[BT,V] = (probs − onehot(target))·scale (overwritten).
 template <typename T>
-void crossEntropyBackward(T *dLogits, const T *probs, const std::int32_t *targets, T scale, int BT, int V);
+void crossEntropyBackward(T *dLogits, const acc_t<T> *probs, const std::int32_t *targets, acc_t<T> scale, int BT, int V);
 
 // out[B,T,C]: out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]; wte[V,C], wpe[maxT,C], tokens[B,T].
 template <typename T>
 void encoderForward(T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_, int C);
 // dwte[V,C], dwpe[maxT,C] accumulate the rows picked by the forward.
 template <typename T>
-void encoderBackward(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C);
+void encoderBackward(acc_t<T> *dwte, acc_t<T> *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C);
 
 // Threads for the float kernels, GEMMs included: above 1, a GEMM is split into single-threaded
 // OpenBLAS calls on the kernel threads. 0, the default, follows openblas_get_num_threads() (i.e.

@@ -39,6 +39,12 @@ struct Kernels {
     void (*attentionBackward)(float *dq, float *dk, float *dv, const float *dOut, std::int64_t ldo,
                               const float *att, const float *q, const float *k, const float *v, std::int64_t ld,
                               int T, int hs, float scale, float *work);
+    // 16-bit storage (kernels/dtype.h): dst[i] = src[i] widened to float, or rounded to nearest
+    // even (NaN kept, overflow to inf) from float; n elements of raw 16-bit words.
+    void (*bf16ToFloat)(float *dst, const std::uint16_t *src, std::int64_t n);
+    void (*floatToBf16)(std::uint16_t *dst, const float *src, std::int64_t n);
+    void (*f16ToFloat)(float *dst, const std::uint16_t *src, std::int64_t n);
+    void (*floatToF16)(std::uint16_t *dst, const float *src, std::int64_t n);
 };
 
 const Kernels &sse2();

@@ -7,6 +7,10 @@
 
 #include "kernels/cpu/simd.h"
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 #include <cstdint>
 #include <utility>
 
@@ -508,6 +512,113 @@ void attentionBackward(float *dq, float *dk, float *dv, const float *dOut, i64 l
         cols.template operator()<1>(u0);
 }
 
+// 16-bit conversions. bf16 is fp32's upper half: widening is a shift, narrowing adds the
+// round-to-nearest-even bias before the shift (NaN made quiet instead). fp16 uses F16C where the
+// file is built with it (avx2, avx512), else the scalar conversions below.
+typedef std::uint32_t vu __attribute__((vector_size(W * sizeof(float))));
+typedef std::uint16_t vh __attribute__((vector_size(W * sizeof(std::uint16_t))));
+
+// Scalar conversions, kept here (internal linkage) rather than taken from kernels/dtype.h: an
+// inline function of a shared header compiled with -mavx512f could be the copy the linker keeps.
+inline float bitsToFloat(std::uint32_t u)
+{
+    float f;
+    __builtin_memcpy(&f, &u, sizeof f);
+    return f;
+}
+inline std::uint32_t floatToBits(float f)
+{
+    std::uint32_t u;
+    __builtin_memcpy(&u, &f, sizeof u);
+    return u;
+}
+inline std::uint16_t scalarToBf16(float f)
+{
+    const std::uint32_t u = floatToBits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return static_cast<std::uint16_t>((u >> 16) | 0x40u);
+    return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+inline float scalarF16ToFloat(std::uint16_t h)
+{
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    if (exp == 0x1f)
+        return bitsToFloat(sign | 0x7f800000u | (man << 13) | (man ? 0x400000u : 0u));
+    if (exp != 0)
+        return bitsToFloat(sign | ((exp + 112u) << 23) | (man << 13));
+    const float v = static_cast<float>(man) * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+}
+inline std::uint16_t scalarToF16(float f)
+{
+    const std::uint32_t u = floatToBits(f);
+    const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
+    const std::uint32_t a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+        return static_cast<std::uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+    if (a >= 0x477ff000u)
+        return static_cast<std::uint16_t>(sign | 0x7c00u);
+    if (a >= 0x38800000u)
+        return static_cast<std::uint16_t>(sign | ((a + 0xfffu + ((a >> 13) & 1u) - (112u << 23)) >> 13));
+    if (a < 0x33000000u)
+        return sign;
+    const std::uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u, shift = 126u - e;
+    const std::uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    return static_cast<std::uint16_t>(sign | (q + ((rem > half || (rem == half && (q & 1u))) ? 1u : 0u)));
+}
+
+void bf16ToFloat(float *dst, const std::uint16_t *src, i64 n)
+{
+    i64 i = 0;
+    for (; i + W <= n; i += W) {
+        vh h;
+        __builtin_memcpy(&h, src + i, sizeof h);
+        const vu u = __builtin_convertvector(h, vu) << 16;
+        __builtin_memcpy(dst + i, &u, sizeof u);
+    }
+    for (; i < n; ++i)
+        dst[i] = bitsToFloat(static_cast<std::uint32_t>(src[i]) << 16);
+}
+
+void floatToBf16(std::uint16_t *dst, const float *src, i64 n)
+{
+    i64 i = 0;
+    for (; i + W <= n; i += W) {
+        vu u;
+        __builtin_memcpy(&u, src + i, sizeof u);
+        const vu rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        const vu quiet = (u >> 16) | 0x40u;
+        const vu isNan = (vu)((u & 0x7fffffffu) > 0x7f800000u); // all ones where NaN
+        const vh h = __builtin_convertvector((quiet & isNan) | (rounded & ~isNan), vh);
+        __builtin_memcpy(dst + i, &h, sizeof h);
+    }
+    for (; i < n; ++i)
+        dst[i] = scalarToBf16(src[i]);
+}
+
+void f16ToFloat(float *dst, const std::uint16_t *src, i64 n)
+{
+    i64 i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i))));
+#endif
+    for (; i < n; ++i)
+        dst[i] = scalarF16ToFloat(src[i]);
+}
+
+void floatToF16(std::uint16_t *dst, const float *src, i64 n)
+{
+    i64 i = 0;
+#if defined(__F16C__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+#endif
+    for (; i < n; ++i)
+        dst[i] = scalarToF16(src[i]);
+}
+
 trellis::kernels::cpu::simd::Kernels makeTable(const char *name)
 {
     return {name,
@@ -520,7 +631,11 @@ trellis::kernels::cpu::simd::Kernels makeTable(const char *name)
             layerNormBackward,
             crossEntropyForward,
             attentionForward,
-            attentionBackward};
+            attentionBackward,
+            bf16ToFloat,
+            floatToBf16,
+            f16ToFloat,
+            floatToF16};
 }
 
 } // namespace

@@ -39,7 +39,7 @@ double sum(const T *data, std::int64_t n)
 {
     double s = 0;
     for (std::int64_t i = 0; i < n; ++i)
-        s += static_cast<double>(data[i]);
+        s += static_cast<double>(toAcc(data[i]));
     return s;
 }
 
@@ -48,7 +48,7 @@ double sumSquares(const T *data, std::int64_t n)
 {
     double s = 0;
     for (std::int64_t i = 0; i < n; ++i)
-        s += static_cast<double>(data[i]) * data[i];
+        s += static_cast<double>(toAcc(data[i])) * static_cast<double>(toAcc(data[i]));
     return s;
 }
 
@@ -72,36 +72,40 @@ void addPositions(T *out, const T *wpe, int firstRow, int rows, int seqLen, int 
         const T *p = wpe + static_cast<std::int64_t>((firstRow + i) % seqLen) * C;
         T *row = out + static_cast<std::int64_t>(i) * C;
         for (int c = 0; c < C; ++c)
-            row[c] += p[c];
+            row[c] = fromAcc<T>(toAcc(row[c]) + toAcc(p[c]));
     }
 }
 
 template <typename T>
-void embeddingRangeBackward(T *dwte, T *dwpe, const T *dOut, const std::int32_t *tokens, int first, int V, int BT,
-                            int seqLen, int C)
+void embeddingRangeBackward(acc_t<T> *dwte, acc_t<T> *dwpe, const T *dOut, const std::int32_t *tokens, int first, int V,
+                            int BT, int seqLen, int C)
 {
+    using A = acc_t<T>;
     for (int i = 0; i < BT; ++i) {
         const T *d = dOut + static_cast<std::int64_t>(i) * C;
         const int tok = tokens[i] - first;
         if (tok >= 0 && tok < V) {
-            T *w = dwte + static_cast<std::int64_t>(tok) * C;
+            A *w = dwte + static_cast<std::int64_t>(tok) * C;
             for (int c = 0; c < C; ++c)
-                w[c] += d[c];
+                w[c] += toAcc(d[c]);
         }
         if (!dwpe)
             continue; // no learned positions (rotary ones live in attention)
-        T *p = dwpe + static_cast<std::int64_t>(i % seqLen) * C;
+        A *p = dwpe + static_cast<std::int64_t>(i % seqLen) * C;
         for (int c = 0; c < C; ++c)
-            p[c] += d[c];
+            p[c] += toAcc(d[c]);
     }
 }
 
 template <typename T>
-void rowMax(T *out, const T *logits, int BT, int V)
+void rowMax(acc_t<T> *out, const T *logits, int BT, int V)
 {
     for (int i = 0; i < BT; ++i) {
         const T *row = logits + static_cast<std::int64_t>(i) * V;
-        out[i] = *std::max_element(row, row + V);
+        acc_t<T> mx = toAcc(row[0]);
+        for (int v = 1; v < V; ++v)
+            mx = std::max(mx, toAcc(row[v]));
+        out[i] = mx;
     }
 }
 
@@ -117,20 +121,21 @@ void maxOverBlocks(T *out, const T *blocks, int count, int BT)
 }
 
 template <typename T>
-void softmaxPartials(T *probs, T *partial, const T *logits, const T *globalMax, const std::int32_t *targets, int first,
-                     int BT, int V)
+void softmaxPartials(acc_t<T> *probs, acc_t<T> *partial, const T *logits, const acc_t<T> *globalMax,
+                     const std::int32_t *targets, int first, int BT, int V)
 {
+    using A = acc_t<T>;
     for (int i = 0; i < BT; ++i) {
         const T *row = logits + static_cast<std::int64_t>(i) * V;
-        T *prob = probs + static_cast<std::int64_t>(i) * V;
-        T s = 0;
+        A *prob = probs + static_cast<std::int64_t>(i) * V;
+        A s = 0;
         for (int v = 0; v < V; ++v) {
-            prob[v] = std::exp(row[v] - globalMax[i]);
+            prob[v] = std::exp(toAcc(row[v]) - globalMax[i]);
             s += prob[v];
         }
         const int t = targets[i] - first;
         partial[2 * i] = s;
-        partial[2 * i + 1] = t >= 0 && t < V ? row[t] : T(0);
+        partial[2 * i + 1] = t >= 0 && t < V ? toAcc(row[t]) : A(0);
     }
 }
 
@@ -147,12 +152,14 @@ void softmaxFinish(T *probs, T *losses, const T *sums, const T *globalMax, int B
 }
 
 template <typename T>
-void crossEntropyRangeBackward(T *dLogits, const T *probs, const std::int32_t *targets, int first, T scale, int BT, int V)
+void crossEntropyRangeBackward(T *dLogits, const acc_t<T> *probs, const std::int32_t *targets, int first, acc_t<T> scale,
+                               int BT, int V)
 {
+    using A = acc_t<T>;
     for (int i = 0; i < BT; ++i)
         for (int v = 0; v < V; ++v) {
             const std::int64_t at = static_cast<std::int64_t>(i) * V + v;
-            dLogits[at] = (probs[at] - (targets[i] == first + v ? T(1) : T(0))) * scale;
+            dLogits[at] = fromAcc<T>((probs[at] - (targets[i] == first + v ? A(1) : A(0))) * scale);
         }
 }
 
@@ -170,23 +177,31 @@ void adamw(float *params, const float *grads, float *m, float *v, const std::uin
 }
 
 #define TRELLIS_INSTANTIATE(T)                                                                                   \
-    template void fill<T>(T *, std::int64_t, T);                                                                  \
-    template void copy<T>(T *, const T *, std::int64_t);                                                          \
     template void accumulate<T>(T *, const T *, std::int64_t);                                                    \
     template void scale<T>(T *, std::int64_t, T);                                                                 \
+    template void maxOverBlocks<T>(T *, const T *, int, int);                                                     \
+    template void softmaxFinish<T>(T *, T *, const T *, const T *, int, int);                                     \
+    TRELLIS_INSTANTIATE_ANY(T)
+// The kernels 16-bit types share with float (loads widen, stores round).
+#define TRELLIS_INSTANTIATE_ANY(T)                                                                               \
+    template void fill<T>(T *, std::int64_t, T);                                                                  \
+    template void copy<T>(T *, const T *, std::int64_t);                                                          \
     template double sum<T>(const T *, std::int64_t);                                                              \
     template double sumSquares<T>(const T *, std::int64_t);                                                       \
     template void embeddingRangeForward<T>(T *, const std::int32_t *, const T *, int, int, int, int);             \
     template void addPositions<T>(T *, const T *, int, int, int, int);                                            \
-    template void embeddingRangeBackward<T>(T *, T *, const T *, const std::int32_t *, int, int, int, int, int);  \
-    template void rowMax<T>(T *, const T *, int, int);                                                            \
-    template void maxOverBlocks<T>(T *, const T *, int, int);                                                     \
-    template void softmaxPartials<T>(T *, T *, const T *, const T *, const std::int32_t *, int, int, int);        \
-    template void softmaxFinish<T>(T *, T *, const T *, const T *, int, int);                                     \
-    template void crossEntropyRangeBackward<T>(T *, const T *, const std::int32_t *, int, T, int, int);
+    template void embeddingRangeBackward<T>(acc_t<T> *, acc_t<T> *, const T *, const std::int32_t *, int, int, int, \
+                                            int, int);                                                            \
+    template void rowMax<T>(acc_t<T> *, const T *, int, int);                                                     \
+    template void softmaxPartials<T>(acc_t<T> *, acc_t<T> *, const T *, const acc_t<T> *, const std::int32_t *,   \
+                                     int, int, int);                                                              \
+    template void crossEntropyRangeBackward<T>(T *, const acc_t<T> *, const std::int32_t *, int, acc_t<T>, int, int);
 
 TRELLIS_INSTANTIATE(float)
 TRELLIS_INSTANTIATE(double)
+TRELLIS_INSTANTIATE_ANY(bf16)
+TRELLIS_INSTANTIATE_ANY(f16)
+#undef TRELLIS_INSTANTIATE_ANY
 template void fill<std::int32_t>(std::int32_t *, std::int64_t, std::int32_t);
 template void copy<std::int32_t>(std::int32_t *, const std::int32_t *, std::int64_t);
 template void fill<std::uint8_t>(std::uint8_t *, std::int64_t, std::uint8_t);

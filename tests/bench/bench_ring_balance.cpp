@@ -63,7 +63,7 @@ Result measure(int cp, bool zigzag, int seq, int heads, int hs)
             result.rankMs[static_cast<std::size_t>(r)] += ms;
             slowest[static_cast<std::size_t>(step)] = std::max(slowest[static_cast<std::size_t>(step)], ms);
         }
-        cpu::ringAttentionFinish(out.data(), lse.data(), rowMax.data(), rowSum.data(), 1, local, heads, hs);
+        cpu::ringAttentionFinish(out.data(), lse.data(), out.data(), rowMax.data(), rowSum.data(), 1, local, heads, hs);
         cpu::ringAttentionDelta(delta.data(), dOut.data(), out.data(), 1, local, heads, hs);
         for (int step = 0; step < cp; ++step) {
             const int owner = (r - step + cp) % cp;

@@ -14,7 +14,7 @@ namespace trellis::testing {
 
 inline int g_passed = 0, g_failed = 0;
 
-inline void check(trainer::Communicator &world, const std::string &what, double error, double bound)
+inline void check(trainer::DeviceCommunicator &world, const std::string &what, double error, double bound)
 {
     double worst = error;
     world.allReduce(&worst, 1, trainer::ReduceOp::Sum);

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <stdexcept>
+#include <type_traits>
 
 namespace trellis::trainer {
 namespace {
@@ -30,8 +31,61 @@ MPI_Datatype mpiType(DataType t)
     case DataType::F64: return MPI_DOUBLE;
     case DataType::I32: return MPI_INT32_T;
     case DataType::I64: return MPI_INT64_T;
+    case DataType::BF16:
+    case DataType::F16: return MPI_UINT16_T; // reduced by the user operations below
     }
     return MPI_BYTE;
+}
+
+// The 16-bit floating-point reductions: every element added (or compared) in fp32 and rounded back.
+template <typename H, int Kind> // Kind: 0 sum, 1 max, 2 min
+void reduce16(void *in, void *inout, int *len, MPI_Datatype *)
+{
+    const auto *a = static_cast<const H *>(in);
+    auto *b = static_cast<H *>(inout);
+    for (int i = 0; i < *len; ++i) {
+        const float x = static_cast<float>(a[i]), y = static_cast<float>(b[i]);
+        const float r = Kind == 0 ? x + y : Kind == 1 ? (x > y || x != x ? x : y) : (x < y || x != x ? x : y);
+        b[i] = H(r);
+    }
+}
+
+MPI_Op makeOp(MPI_User_function *f)
+{
+    MPI_Op op;
+    TRELLIS_MPI_CHECK(MPI_Op_create(f, 1, &op));
+    return op; // lives until MPI_Finalize frees it
+}
+
+MPI_Op mpiOp(DataType t, ReduceOp op)
+{
+    const int kind = op == ReduceOp::Max ? 1 : op == ReduceOp::Min ? 2 : 0;
+    if (t == DataType::BF16) {
+        static const MPI_Op ops[3] = {makeOp(reduce16<kernels::bf16, 0>), makeOp(reduce16<kernels::bf16, 1>),
+                                      makeOp(reduce16<kernels::bf16, 2>)};
+        return ops[kind];
+    }
+    if (t == DataType::F16) {
+        static const MPI_Op ops[3] = {makeOp(reduce16<kernels::f16, 0>), makeOp(reduce16<kernels::f16, 1>),
+                                      makeOp(reduce16<kernels::f16, 2>)};
+        return ops[kind];
+    }
+    return kind == 1 ? MPI_MAX : kind == 2 ? MPI_MIN : MPI_SUM;
+}
+
+template <typename T>
+void divideAs(void *data, std::size_t count, int n)
+{
+    auto *p = static_cast<T *>(data);
+    if constexpr (std::is_integral_v<T>) {
+        for (std::size_t i = 0; i < count; ++i)
+            p[i] /= n;
+    } else {
+        using A = kernels::acc_t<T>;
+        const A s = A(1) / static_cast<A>(n);
+        for (std::size_t i = 0; i < count; ++i)
+            p[i] = kernels::convertTo<T>(kernels::convertTo<A>(p[i]) * s);
+    }
 }
 
 // Divides count elements by n in place (ReduceOp::Avg; MPI only sums).
@@ -40,26 +94,12 @@ void divide(void *data, std::size_t count, DataType t, int n)
     if (n <= 1)
         return;
     switch (t) {
-    case DataType::F32: {
-        const float s = 1.0f / static_cast<float>(n);
-        for (auto *p = static_cast<float *>(data), *e = p + count; p != e; ++p)
-            *p *= s;
-        break;
-    }
-    case DataType::F64: {
-        const double s = 1.0 / n;
-        for (auto *p = static_cast<double *>(data), *e = p + count; p != e; ++p)
-            *p *= s;
-        break;
-    }
-    case DataType::I32:
-        for (auto *p = static_cast<std::int32_t *>(data), *e = p + count; p != e; ++p)
-            *p /= n;
-        break;
-    case DataType::I64:
-        for (auto *p = static_cast<std::int64_t *>(data), *e = p + count; p != e; ++p)
-            *p /= n;
-        break;
+    case DataType::F32: divideAs<float>(data, count, n); break;
+    case DataType::F64: divideAs<double>(data, count, n); break;
+    case DataType::I32: divideAs<std::int32_t>(data, count, n); break;
+    case DataType::I64: divideAs<std::int64_t>(data, count, n); break;
+    case DataType::BF16: divideAs<kernels::bf16>(data, count, n); break;
+    case DataType::F16: divideAs<kernels::f16>(data, count, n); break;
     }
 }
 
@@ -131,22 +171,6 @@ private:
 
 } // namespace
 
-std::size_t sizeOf(DataType t)
-{
-    return t == DataType::F32 || t == DataType::I32 ? 4 : 8;
-}
-
-const char *toString(DataType t)
-{
-    switch (t) {
-    case DataType::F32: return "f32";
-    case DataType::F64: return "f64";
-    case DataType::I32: return "i32";
-    case DataType::I64: return "i64";
-    }
-    return "?";
-}
-
 double busBandwidthFactor(const std::string &op, int n)
 {
     if (n <= 1)
@@ -199,7 +223,7 @@ void MpiCommunicator::allReduce(const void *send, void *recv, std::size_t count,
     while (done < count) {
         const int chunk = static_cast<int>(std::min<std::size_t>(count - done, INT_MAX));
         TRELLIS_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, static_cast<char *>(recv) + done * elem, chunk, mpiType(type),
-                                        MPI_SUM, m_comm));
+                                        mpiOp(type, op), m_comm));
         done += static_cast<std::size_t>(chunk);
     }
     if (op == ReduceOp::Avg)
@@ -218,13 +242,13 @@ void MpiCommunicator::reduceScatter(const void *send, void *recv, std::size_t re
     if (send == recv) {
         // In place: the full input is in the buffer; rank r's block ends up at offset r.
         std::vector<char> staging(recvCount * elem);
-        TRELLIS_MPI_CHECK(MPI_Reduce_scatter_block(send, staging.data(), n, mpiType(type), MPI_SUM, m_comm));
+        TRELLIS_MPI_CHECK(MPI_Reduce_scatter_block(send, staging.data(), n, mpiType(type), mpiOp(type, op), m_comm));
         std::memcpy(static_cast<char *>(recv) + static_cast<std::size_t>(m_rank) * recvCount * elem, staging.data(),
                     staging.size());
         if (op == ReduceOp::Avg)
             divide(static_cast<char *>(recv) + static_cast<std::size_t>(m_rank) * recvCount * elem, recvCount, type, m_size);
     } else {
-        TRELLIS_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, n, mpiType(type), MPI_SUM, m_comm));
+        TRELLIS_MPI_CHECK(MPI_Reduce_scatter_block(send, recv, n, mpiType(type), mpiOp(type, op), m_comm));
         if (op == ReduceOp::Avg)
             divide(recv, recvCount, type, m_size);
     }
@@ -337,7 +361,7 @@ std::unique_ptr<CommHandle> MpiCommunicator::allReduceAsync(const void *send, vo
 {
     MPI_Request request;
     TRELLIS_MPI_CHECK(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, checkedCount(count), mpiType(type),
-                                     MPI_SUM, m_comm, &request));
+                                     mpiOp(type, op), m_comm, &request));
     auto handle = std::make_unique<MpiHandle>(*this, "all_reduce", count * sizeOf(type), std::vector<MPI_Request>{request});
     if (op == ReduceOp::Avg)
         handle->setCompletion([recv, count, type, n = m_size] { divide(recv, count, type, n); });
@@ -355,7 +379,7 @@ std::unique_ptr<CommHandle> MpiCommunicator::reduceScatterAsync(const void *send
         staging.resize(recvCount * elem);
         target = staging.data();
     }
-    TRELLIS_MPI_CHECK(MPI_Ireduce_scatter_block(send, target, checkedCount(recvCount), mpiType(type), MPI_SUM, m_comm,
+    TRELLIS_MPI_CHECK(MPI_Ireduce_scatter_block(send, target, checkedCount(recvCount), mpiType(type), mpiOp(type, op), m_comm,
                                                 &request));
     auto handle = std::make_unique<MpiHandle>(*this, "reduce_scatter", recvCount * elem * static_cast<std::size_t>(m_size),
                                               std::vector<MPI_Request>{request});
@@ -398,13 +422,33 @@ std::unique_ptr<CommHandle> MpiCommunicator::recvAsync(void *data, std::size_t c
     return std::make_unique<MpiHandle>(*this, "recv", count * sizeOf(type), std::vector<MPI_Request>{request});
 }
 
-std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key, const std::string &name)
+std::unique_ptr<MpiCommunicator> MpiCommunicator::split(int color, int key, const std::string &name)
 {
     MPI_Comm sub = MPI_COMM_NULL;
     TRELLIS_MPI_CHECK(MPI_Comm_split(m_comm, color < 0 ? MPI_UNDEFINED : color, key, &sub));
     if (sub == MPI_COMM_NULL)
         return nullptr;
     return std::make_unique<MpiCommunicator>(sub, name, true);
+}
+
+void MpiCommunicator::hostAllReduce(void *data, std::size_t count, DataType type, ReduceOp op)
+{
+    allReduce(data, data, count, type, op);
+}
+
+void MpiCommunicator::hostAllGather(const void *send, void *recv, std::size_t sendCount, DataType type)
+{
+    allGather(send, recv, sendCount, type);
+}
+
+void MpiCommunicator::hostBroadcast(void *data, std::size_t count, DataType type, int root)
+{
+    broadcast(data, count, type, root);
+}
+
+void MpiCommunicator::hostAllToAll(const void *send, void *recv, std::size_t countPerRank, DataType type)
+{
+    allToAll(send, recv, countPerRank, type);
 }
 
 void MpiCommunicator::record(const char *op, std::uint64_t bytes, double ms)

@@ -1,6 +1,9 @@
-// Communicator over an MPI communicator on host buffers. Blocking calls map to MPI collectives;
-// asynchronous ones to their non-blocking forms (MPI_Iallreduce, ...), progressed by test() and
-// completed by wait(). Counts above INT_MAX are split into chunks for blocking calls.
+// Both communicator interfaces over one MPI communicator on host memory: the device one for the
+// tensors of CPU ranks and the host one for scalars of every rank. Blocking calls map to MPI
+// collectives; asynchronous ones to their non-blocking forms (MPI_Iallreduce, ...), progressed by
+// test() and completed by wait(). Counts above INT_MAX are split into chunks for blocking calls.
+// bf16 and fp16 travel as 16-bit words and are reduced by user-defined MPI operations that add
+// (or compare) in fp32 and round to nearest even, the same in blocking and non-blocking calls.
 #pragma once
 
 #include "trainer/comm/communicator.h"
@@ -12,7 +15,7 @@
 
 namespace trellis::trainer {
 
-class MpiCommunicator final : public Communicator {
+class MpiCommunicator final : public DeviceCommunicator, public HostCommunicator {
 public:
     // Wraps `comm`; frees it on destruction when `owned`.
     MpiCommunicator(MPI_Comm comm, std::string name, bool owned = false);
@@ -42,7 +45,18 @@ public:
     std::unique_ptr<CommHandle> sendAsync(const void *data, std::size_t count, DataType type, int peer, int tag) override;
     std::unique_ptr<CommHandle> recvAsync(void *data, std::size_t count, DataType type, int peer, int tag) override;
 
-    std::unique_ptr<Communicator> split(int color, int key, const std::string &name) override;
+    // Ranks with the same color form a new group, ordered by key (then by old rank). Collective
+    // over this communicator; a rank passing a negative color joins no group and gets nullptr.
+    std::unique_ptr<MpiCommunicator> split(int color, int key, const std::string &name);
+
+    void hostAllReduce(void *data, std::size_t count, DataType type, ReduceOp op) override;
+    void hostAllGather(const void *send, void *recv, std::size_t sendCount, DataType type) override;
+    void hostBroadcast(void *data, std::size_t count, DataType type, int root) override;
+    void hostAllToAll(const void *send, void *recv, std::size_t countPerRank, DataType type) override;
+    void hostBarrier() override { barrier(); }
+    // The interfaces' typed forms (each interface's own; these make them reachable here too).
+    DeviceCommunicator &device() { return *this; }
+    HostCommunicator &host() { return *this; }
 
     std::vector<CollectiveRecord> takeRecords() override;
     double totalMs() const override { return m_totalMs; }

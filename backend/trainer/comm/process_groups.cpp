@@ -14,7 +14,7 @@ std::vector<int> groupMembers(const plan::Mesh &mesh, int rank, plan::GroupKind 
     return members;
 }
 
-ProcessGroups::ProcessGroups(Communicator &world, const plan::Mesh &mesh) : m_world(world)
+ProcessGroups::ProcessGroups(MpiCommunicator &world, const plan::Mesh &mesh) : m_world(world)
 {
     if (world.size() != mesh.worldSize())
         throw std::invalid_argument("ProcessGroups: the world has " + std::to_string(world.size()) +
@@ -23,7 +23,7 @@ ProcessGroups::ProcessGroups(Communicator &world, const plan::Mesh &mesh) : m_wo
     for (plan::GroupKind kind : kGroupKinds) {
         std::vector<int> members = groupMembers(mesh, world.rank(), kind);
         const std::string name = plan::toString(kind);
-        Communicator *group = nullptr;
+        MpiCommunicator *group = nullptr;
         if (static_cast<int>(members.size()) == world.size() && world.name() == name) {
             group = &world; // the world is this group already (every rank takes this branch alike)
         } else if (kind == plan::GroupKind::DpCp && members == m_members[index(plan::GroupKind::Dp)]) {

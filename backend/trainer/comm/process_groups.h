@@ -3,12 +3,14 @@
 // embedding group (the first and last pipeline stage of a column, which hold the tied
 // embedding) and dp_cp (dp × cp: the ranks reducing the same gradients). A group whose members are the whole world and whose name the world already has
 // (the world of a purely data-parallel plan is "dp") is the world itself, so its collectives are
-// recorded once. Construction is collective over the world.
+// recorded once. Construction is collective over the world. Each group is one MPI communicator
+// seen through both interfaces: tensors go through the device one (dp(), tp(), …), host values
+// through host(kind) / hostWorld().
 // Threading: training thread only.
 #pragma once
 
 #include "plan/mesh.h"
-#include "trainer/comm/communicator.h"
+#include "trainer/comm/mpi_communicator.h"
 
 #include <array>
 #include <memory>
@@ -28,34 +30,37 @@ std::vector<int> groupMembers(const plan::Mesh &mesh, int rank, plan::GroupKind 
 
 class ProcessGroups {
 public:
-    ProcessGroups(Communicator &world, const plan::Mesh &mesh);
+    ProcessGroups(MpiCommunicator &world, const plan::Mesh &mesh);
 
-    Communicator &world() { return m_world; }
+    DeviceCommunicator &world() { return m_world; }
+    HostCommunicator &hostWorld() { return m_world; }
     // The group of that kind; nullptr only for the embedding group of a middle stage.
-    Communicator *group(plan::GroupKind kind) { return m_groups[index(kind)]; }
-    Communicator &tp() { return *group(plan::GroupKind::Tp); }
-    Communicator &cp() { return *group(plan::GroupKind::Cp); }
-    Communicator &dp() { return *group(plan::GroupKind::Dp); }
-    Communicator &pp() { return *group(plan::GroupKind::Pp); }
-    Communicator &ep() { return *group(plan::GroupKind::Ep); }
-    Communicator &expertDp() { return *group(plan::GroupKind::ExpertDp); }
-    Communicator *embedding() { return group(plan::GroupKind::Embedding); }
+    DeviceCommunicator *group(plan::GroupKind kind) { return m_groups[index(kind)]; }
+    // Host values over the group of that kind (null where group(kind) is).
+    HostCommunicator *host(plan::GroupKind kind) { return m_groups[index(kind)]; }
+    DeviceCommunicator &tp() { return *group(plan::GroupKind::Tp); }
+    DeviceCommunicator &cp() { return *group(plan::GroupKind::Cp); }
+    DeviceCommunicator &dp() { return *group(plan::GroupKind::Dp); }
+    DeviceCommunicator &pp() { return *group(plan::GroupKind::Pp); }
+    DeviceCommunicator &ep() { return *group(plan::GroupKind::Ep); }
+    DeviceCommunicator &expertDp() { return *group(plan::GroupKind::ExpertDp); }
+    DeviceCommunicator *embedding() { return group(plan::GroupKind::Embedding); }
     // The gradient replicas: dp × cp ranks (the dp group itself when cp = 1).
-    Communicator &dpCp() { return *group(plan::GroupKind::DpCp); }
+    DeviceCommunicator &dpCp() { return *group(plan::GroupKind::DpCp); }
     const std::vector<int> &members(plan::GroupKind kind) const { return m_members[index(kind)]; }
 
     // Every distinct communicator, the world first: what telemetry takes records from and
     // sums blocking time over.
-    const std::vector<Communicator *> &all() const { return m_all; }
+    const std::vector<DeviceCommunicator *> &all() const { return m_all; }
 
 private:
     static std::size_t index(plan::GroupKind kind) { return static_cast<std::size_t>(kind); }
 
-    Communicator &m_world;
-    std::vector<std::unique_ptr<Communicator>> m_owned;
-    std::array<Communicator *, kGroupKinds.size()> m_groups{};
+    MpiCommunicator &m_world;
+    std::vector<std::unique_ptr<MpiCommunicator>> m_owned;
+    std::array<MpiCommunicator *, kGroupKinds.size()> m_groups{};
     std::array<std::vector<int>, kGroupKinds.size()> m_members;
-    std::vector<Communicator *> m_all;
+    std::vector<DeviceCommunicator *> m_all;
 };
 
 } // namespace trellis::trainer

@@ -82,11 +82,13 @@ bool GptModel<T>::isExpert(std::size_t tensor) const
 }
 
 template <typename T>
-void GptModel<T>::setExpertParallelGroup(Communicator *group)
+void GptModel<T>::setExpertParallelGroup(DeviceCommunicator *group, HostCommunicator *host)
 {
-    if (m_config.ep > 1 && (!group || group->size() != m_config.ep || group->rank() != m_config.epRank))
+    if (m_config.ep > 1 && (!group || group->size() != m_config.ep || group->rank() != m_config.epRank || !host ||
+                            host->size() != m_config.ep || host->rank() != m_config.epRank))
         throw std::invalid_argument("GptModel: the expert-parallel group does not match ep / epRank");
     m_epGroup = group;
+    m_epHost = host;
 }
 
 template <typename T>
@@ -109,11 +111,11 @@ std::vector<std::int32_t> GptModel<T>::routing(int l) const
 template <typename T>
 std::size_t GptModel<T>::activationBytes() const
 {
-    std::size_t bytes = m_acts.size() * sizeof(T);
+    std::size_t bytes = m_acts.size() * sizeof(T) + m_stats.size() * sizeof(G);
     for (const auto &a : m_moeActs)
         if (a)
-            bytes += (a->probs.size() + a->gates.size() + a->xin.size() + a->h.size() + a->act.size() + a->ySent.size()) *
-                         sizeof(T) +
+            bytes += (a->probs.size() + a->gates.size()) * sizeof(G) +
+                     (a->xin.size() + a->h.size() + a->act.size() + a->ySent.size()) * sizeof(T) +
                      (a->slot.size() + a->expert.size()) * sizeof(std::int32_t);
     return bytes;
 }
@@ -136,9 +138,8 @@ void GptModel<T>::moeExchange(const T *send, const std::vector<std::size_t> &sen
 {
     const int ep = m_config.ep, El = m_El;
     const auto C = static_cast<std::size_t>(m_config.hidden);
-    const DataType type = std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
     if (m_config.capacity > 0) { // fixed blocks: El·(batch·capacity) rows for every peer
-        m_epGroup->allToAll(send, recv, sendRows.front() * static_cast<std::size_t>(El) * C, type);
+        m_epGroup->allToAll(send, recv, sendRows.front() * static_cast<std::size_t>(El) * C);
         return;
     }
     std::vector<std::size_t> sendCounts(static_cast<std::size_t>(ep), 0), recvCounts(sendCounts);
@@ -147,7 +148,7 @@ void GptModel<T>::moeExchange(const T *send, const std::vector<std::size_t> &sen
             sendCounts[static_cast<std::size_t>(r)] += sendRows[static_cast<std::size_t>(r * El + e)] * C;
             recvCounts[static_cast<std::size_t>(r)] += recvRows[static_cast<std::size_t>(r * El + e)] * C;
         }
-    m_epGroup->allToAllV(send, sendCounts, recv, recvCounts, type);
+    m_epGroup->allToAllV(send, sendCounts, recv, recvCounts);
 }
 
 template <typename T>
@@ -163,16 +164,25 @@ void GptModel<T>::moeForward(int l, T *out, const T *x)
     grow(m_moeLogits, bte);
     grow(a.probs, bte);
     ops::linearForward<T>(stream(), m_moeLogits.data(), x, param(L.router), nullptr, BT, C, E);
-    ops::softmaxRows(stream(), a.probs.data(), m_moeLogits.data(), BT, E);
-    std::vector<T> probs(bte);
-    m_device->toHost(probs.data(), a.probs.data(), bte * sizeof(T));
+    // The router's softmax in G (the logits widened first when T is narrower).
+    const G *logits = nullptr;
+    if constexpr (std::is_same_v<T, G>) {
+        logits = m_moeLogits.data();
+    } else {
+        grow(m_moeLogitsAcc, bte);
+        ops::convert(stream(), m_moeLogitsAcc.data(), m_moeLogits.data(), static_cast<std::int64_t>(bte));
+        logits = m_moeLogitsAcc.data();
+    }
+    ops::softmaxRows(stream(), a.probs.data(), logits, BT, E);
+    std::vector<G> probs(bte);
+    m_device->toHost(probs.data(), a.probs.data(), bte * sizeof(G));
 
     // Top-k choices and their gates.
     a.expert.assign(btk, 0);
-    std::vector<T> gates(btk);
+    std::vector<G> gates(btk);
     std::vector<int> order(static_cast<std::size_t>(E));
     for (int t = 0; t < BT; ++t) {
-        const T *p = probs.data() + static_cast<std::size_t>(t) * E;
+        const G *p = probs.data() + static_cast<std::size_t>(t) * E;
         std::iota(order.begin(), order.end(), 0);
         std::partial_sort(order.begin(), order.begin() + k, order.end(),
                           [p](int i, int j) { return p[i] > p[j] || (p[i] == p[j] && i < j); });
@@ -217,7 +227,7 @@ void GptModel<T>::moeForward(int l, T *out, const T *x)
             rowOf[static_cast<std::size_t>(slot[i])] = static_cast<std::int32_t>(i / static_cast<std::size_t>(k));
     a.slot.assignFromHost(slot.data(), btk);
     grow(a.gates, btk);
-    m_device->fromHost(a.gates.data(), gates.data(), btk * sizeof(T));
+    m_device->fromHost(a.gates.data(), gates.data(), btk * sizeof(G));
     m_moeRowOf.assignFromHost(rowOf.data(), rowOf.size());
 
     // The load-balancing loss of this layer, per sequence, averaged over the micro-batch.
@@ -266,8 +276,8 @@ void GptModel<T>::moeForward(int l, T *out, const T *x)
         if (cap > 0) {
             std::fill(a.recvRows.begin(), a.recvRows.end(), a.sendRows.front());
         } else { // the counts first: El per peer
-            std::vector<std::int32_t> sendCounts(a.sendRows.begin(), a.sendRows.end()), recvCounts(sendCounts.size());
-            m_epGroup->allToAll(sendCounts.data(), recvCounts.data(), static_cast<std::size_t>(El), DataType::I32);
+            const std::vector<std::int32_t> sendCounts(a.sendRows.begin(), a.sendRows.end());
+            const std::vector<std::int32_t> recvCounts = m_epHost->allToAll(std::span<const std::int32_t>(sendCounts));
             for (std::size_t i = 0; i < recvCounts.size(); ++i)
                 a.recvRows[i] = static_cast<std::size_t>(recvCounts[i]);
         }
@@ -308,7 +318,7 @@ void GptModel<T>::moeForward(int l, T *out, const T *x)
 }
 
 template <typename T>
-void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, T lossScale)
+void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, G lossScale)
 {
     const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, E = m_config.experts, k = m_config.topK,
               El = m_El, ep = m_config.ep, F = m_F, Fin = m_Fin;
@@ -346,8 +356,8 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, T lo
     zero(m_moeDx.data(), a.received * Cz);
     T *dAct = m_moeH.data(), *dH = m_moeH.data() + a.received * F;
     forEachExpertBlock(a.recvRows, El, [&](std::size_t e, std::size_t at, int rows) {
-        T *db2 = L.fcprojb == kNone ? nullptr : grad(L.fcprojb) + e * Cz;
-        T *db1 = L.fcb == kNone ? nullptr : grad(L.fcb) + e * F;
+        G *db2 = L.fcprojb == kNone ? nullptr : grad(L.fcprojb) + e * Cz;
+        G *db1 = L.fcb == kNone ? nullptr : grad(L.fcb) + e * F;
         ops::linearBackward<T>(stream(), dAct + at * F, grad(L.fcprojw) + e * Cz * F, db2, dy + at * Cz, a.act.data() + at * F,
                                param(L.fcprojw) + e * Cz * F, rows, F, C);
         if (m_config.llama)
@@ -365,8 +375,8 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, T lo
     ops::addSelectedRows(stream(), dx, dxSent, a.slot.data(), BT, k, C);
 
     // The router: the gates' gradients and the load-balancing loss's, through the softmax.
-    std::vector<T> dGates(btk), dProbs(bte, T(0));
-    m_device->toHost(dGates.data(), m_moeDGates.data(), btk * sizeof(T));
+    std::vector<G> dGates(btk), dProbs(bte, G(0));
+    m_device->toHost(dGates.data(), m_moeDGates.data(), btk * sizeof(G));
     for (std::size_t i = 0; i < btk; ++i)
         dProbs[i / static_cast<std::size_t>(k) * E + static_cast<std::size_t>(a.expert[i])] += dGates[i];
     if (m_config.auxLossCoef > 0) {
@@ -377,7 +387,7 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, T lo
                 count[static_cast<std::size_t>(a.expert[i])] += 1;
             for (int e = 0; e < E; ++e) {
                 // d/dp[t,e] of coef·E·fₑ·mean_t p[t,e] / B, every t of the sequence.
-                const T g = static_cast<T>(static_cast<double>(lossScale) * m_config.auxLossCoef * E *
+                const G g = static_cast<G>(static_cast<double>(lossScale) * m_config.auxLossCoef * E *
                                            (count[static_cast<std::size_t>(e)] / (Tn * k)) / Tn / B);
                 for (int t = b * Tn; t < (b + 1) * Tn; ++t)
                     dProbs[static_cast<std::size_t>(t) * E + e] += g;
@@ -385,9 +395,16 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, T lo
         }
     }
     grow(m_moeDProbs, bte);
-    m_device->fromHost(m_moeDProbs.data(), dProbs.data(), bte * sizeof(T));
+    m_device->fromHost(m_moeDProbs.data(), dProbs.data(), bte * sizeof(G));
     grow(m_moeLogits, bte);
-    ops::softmaxRowsBackward(stream(), m_moeLogits.data(), a.probs.data(), m_moeDProbs.data(), BT, E);
+    // The logits' gradient in G, then (when T is narrower) rounded for the router's GEMMs.
+    if constexpr (std::is_same_v<T, G>) {
+        ops::softmaxRowsBackward(stream(), m_moeLogits.data(), a.probs.data(), m_moeDProbs.data(), BT, E);
+    } else {
+        grow(m_moeLogitsAcc, bte);
+        ops::softmaxRowsBackward(stream(), m_moeLogitsAcc.data(), a.probs.data(), m_moeDProbs.data(), BT, E);
+        ops::convert(stream(), m_moeLogits.data(), m_moeLogitsAcc.data(), static_cast<std::int64_t>(bte));
+    }
     // Every tp rank computes the router's gradients alike; its input gradient is added once.
     ops::linearBackward<T>(stream(), m_config.tpRank == 0 ? dx : nullptr, grad(L.router), nullptr, m_moeLogits.data(), x,
                            param(L.router), BT, C, E);
@@ -396,16 +413,18 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, T lo
 #define TRELLIS_MOE_MEMBERS(T)                                                                                         \
     template bool GptModel<T>::isExpert(std::size_t) const;                                                            \
     template std::vector<std::int32_t> GptModel<T>::routing(int) const;                                                \
-    template void GptModel<T>::setExpertParallelGroup(Communicator *);                                                 \
+    template void GptModel<T>::setExpertParallelGroup(DeviceCommunicator *, HostCommunicator *);                       \
     template ExpertLoad GptModel<T>::takeExpertLoad();                                                                 \
     template std::size_t GptModel<T>::activationBytes() const;                                                         \
     template GptModel<T>::MoeActs &GptModel<T>::moeActs(int);                                                          \
     template void GptModel<T>::moeExchange(const T *, const std::vector<std::size_t> &, T *,                           \
                                            const std::vector<std::size_t> &);                                          \
     template void GptModel<T>::moeForward(int, T *, const T *);                                                        \
-    template void GptModel<T>::moeBackward(int, T *, const T *, const T *, T);
+    template void GptModel<T>::moeBackward(int, T *, const T *, const T *, typename GptModel<T>::G);
 TRELLIS_MOE_MEMBERS(float)
 TRELLIS_MOE_MEMBERS(double)
+TRELLIS_MOE_MEMBERS(kernels::bf16)
+TRELLIS_MOE_MEMBERS(kernels::f16)
 #undef TRELLIS_MOE_MEMBERS
 
 } // namespace trellis::trainer

@@ -38,15 +38,10 @@ std::vector<std::int32_t> contextPositions(int cp, int rank, int local, bool zig
 
 namespace {
 constexpr int kKvTag = 41, kDkvTag = 42;
-template <typename T>
-constexpr DataType dataType()
-{
-    return std::is_same_v<T, float> ? DataType::F32 : DataType::F64;
-}
 } // namespace
 
 template <typename T>
-void GptModel<T>::setContextParallelGroup(Communicator *group)
+void GptModel<T>::setContextParallelGroup(DeviceCommunicator *group)
 {
     if (m_config.cp > 1 && (!group || group->size() != m_config.cp || group->rank() != m_config.cpRank))
         throw std::invalid_argument("GptModel: the context-parallel group does not match cp / cpRank");
@@ -85,7 +80,7 @@ void GptModel<T>::addPositionRows(T *rows, int first, int count)
 }
 
 template <typename T>
-void GptModel<T>::ringAttentionForward(T *out, T *lse, const T *qkv)
+void GptModel<T>::ringAttentionForward(T *out, G *lse, const T *qkv)
 {
     const int B = m_batch, Tn = m_seqLen, BT = B * Tn, hs = m_config.hidden / m_config.heads;
     const int cp = m_config.cp, rank = m_config.cpRank, next = (rank + 1) % cp, prev = (rank + cp - 1) % cp;
@@ -94,10 +89,19 @@ void GptModel<T>::ringAttentionForward(T *out, T *lse, const T *qkv)
     m_kvBlocks.ensure(2 * block);
     m_ringStats.ensure(2 * stats);
     T *held = m_kvBlocks.data(), *arriving = held + block;
-    T *rowMax = m_ringStats.data(), *rowSum = rowMax + stats;
+    G *rowMax = m_ringStats.data(), *rowSum = rowMax + stats;
+    // The running output is summed in G: in `out` itself when T is G, else in an accumulator
+    // rounded into `out` once at the end.
+    G *acc = nullptr;
+    if constexpr (std::is_same_v<T, G>) {
+        acc = out;
+    } else {
+        m_ringAcc.ensure(static_cast<std::size_t>(BT) * m_Cq);
+        acc = m_ringAcc.data();
+    }
     ops::copyColumns(stream(), held, width, qkv + m_Cq, m_QKV, BT, width);
-    zero(out, static_cast<std::size_t>(BT) * m_Cq);
-    ops::fill(stream(), rowMax, static_cast<std::int64_t>(stats), -std::numeric_limits<T>::infinity());
+    zero(acc, static_cast<std::size_t>(BT) * m_Cq);
+    ops::fill(stream(), rowMax, static_cast<std::int64_t>(stats), -std::numeric_limits<G>::infinity());
     zero(rowSum, stats);
     const std::int32_t *positions = m_positions.data();
     for (int step = 0; step < cp; ++step) {
@@ -105,10 +109,10 @@ void GptModel<T>::ringAttentionForward(T *out, T *lse, const T *qkv)
         std::unique_ptr<CommHandle> sent, received;
         if (step + 1 < cp) {
             m_device->synchronize();
-            sent = m_cpGroup->sendAsync(held, block, dataType<T>(), next, kKvTag);
-            received = m_cpGroup->recvAsync(arriving, block, dataType<T>(), prev, kKvTag);
+            sent = m_cpGroup->sendAsync(held, block, next, kKvTag);
+            received = m_cpGroup->recvAsync(arriving, block, prev, kKvTag);
         }
-        ops::ringAttentionBlockForward(stream(), out, rowMax, rowSum, qkv, m_QKV, held, positions + rank * Tn,
+        ops::ringAttentionBlockForward(stream(), acc, rowMax, rowSum, qkv, m_QKV, held, positions + rank * Tn,
                                        positions + owner * Tn, B, Tn, Tn, m_NH, m_KVH, hs);
         if (sent) {
             sent->wait();
@@ -116,11 +120,11 @@ void GptModel<T>::ringAttentionForward(T *out, T *lse, const T *qkv)
             std::swap(held, arriving);
         }
     }
-    ops::ringAttentionFinish(stream(), out, lse, rowMax, rowSum, B, Tn, m_NH, hs);
+    ops::ringAttentionFinish(stream(), out, lse, acc, rowMax, rowSum, B, Tn, m_NH, hs);
 }
 
 template <typename T>
-void GptModel<T>::ringAttentionBackward(T *dqkv, const T *dOut, const T *out, const T *lse, const T *qkv)
+void GptModel<T>::ringAttentionBackward(T *dqkv, const T *dOut, const T *out, const G *lse, const T *qkv)
 {
     const int B = m_batch, Tn = m_seqLen, BT = B * Tn, hs = m_config.hidden / m_config.heads;
     const int cp = m_config.cp, rank = m_config.cpRank, next = (rank + 1) % cp, prev = (rank + cp - 1) % cp;
@@ -130,10 +134,21 @@ void GptModel<T>::ringAttentionBackward(T *dqkv, const T *dOut, const T *out, co
     m_ringStats.ensure(2 * stats);
     m_dkvBlocks.ensure(3 * block);
     T *held = m_kvBlocks.data(), *arriving = held + block;
-    // dK/dV: this step's contribution (then the running sum), the sum in flight to the next rank,
-    // the previous rank's sum arriving.
-    T *mine = m_dkvBlocks.data(), *outgoing = mine + block, *incoming = outgoing + block;
-    T *delta = m_ringStats.data();
+    // dK/dV in G: this step's contribution (then the running sum), the sum in flight to the next
+    // rank, the previous rank's sum arriving.
+    G *mine = m_dkvBlocks.data(), *outgoing = mine + block, *incoming = outgoing + block;
+    G *delta = m_ringStats.data();
+    // dq is summed in G: straight into dqkv's q columns when T is G, else in an accumulator.
+    G *dq = nullptr;
+    int ldq = m_QKV;
+    if constexpr (std::is_same_v<T, G>) {
+        dq = dqkv;
+    } else {
+        m_ringAcc.ensure(static_cast<std::size_t>(BT) * m_Cq);
+        dq = m_ringAcc.data();
+        ldq = m_Cq;
+        zero(dq, static_cast<std::size_t>(BT) * m_Cq);
+    }
     ops::ringAttentionDelta(stream(), delta, dOut, out, B, Tn, m_NH, hs);
     ops::copyColumns(stream(), held, width, qkv + m_Cq, m_QKV, BT, width);
     const std::int32_t *positions = m_positions.data();
@@ -143,11 +158,11 @@ void GptModel<T>::ringAttentionBackward(T *dqkv, const T *dOut, const T *out, co
         std::unique_ptr<CommHandle> sent, received;
         if (step + 1 < cp) {
             m_device->synchronize();
-            sent = m_cpGroup->sendAsync(held, block, dataType<T>(), next, kKvTag);
-            received = m_cpGroup->recvAsync(arriving, block, dataType<T>(), prev, kKvTag);
+            sent = m_cpGroup->sendAsync(held, block, next, kKvTag);
+            received = m_cpGroup->recvAsync(arriving, block, prev, kKvTag);
         }
         zero(mine, block);
-        ops::ringAttentionBlockBackward(stream(), dqkv, m_QKV, mine, dOut, qkv, held, lse, delta, positions + rank * Tn,
+        ops::ringAttentionBlockBackward(stream(), dq, ldq, mine, dOut, qkv, held, lse, delta, positions + rank * Tn,
                                         positions + owner * Tn, B, Tn, Tn, m_NH, m_KVH, hs);
         if (gradReceived) { // the ranks before added theirs to this block
             gradReceived->wait();
@@ -157,8 +172,8 @@ void GptModel<T>::ringAttentionBackward(T *dqkv, const T *dOut, const T *out, co
             gradSent->wait();
         std::swap(mine, outgoing);
         m_device->synchronize();
-        gradSent = m_cpGroup->sendAsync(outgoing, block, dataType<T>(), next, kDkvTag);
-        gradReceived = m_cpGroup->recvAsync(incoming, block, dataType<T>(), prev, kDkvTag);
+        gradSent = m_cpGroup->sendAsync(outgoing, block, next, kDkvTag);
+        gradReceived = m_cpGroup->recvAsync(incoming, block, prev, kDkvTag);
         if (sent) {
             sent->wait();
             received->wait();
@@ -168,16 +183,21 @@ void GptModel<T>::ringAttentionBackward(T *dqkv, const T *dOut, const T *out, co
     gradReceived->wait(); // this rank's own block, complete
     gradSent->wait();
     ops::copyColumns(stream(), dqkv + m_Cq, m_QKV, incoming, width, BT, width);
+    if constexpr (!std::is_same_v<T, G>)
+        ops::copyColumns(stream(), dqkv, m_QKV, dq, m_Cq, BT, m_Cq); // dqkv's q columns were zero
 }
 
 #define TRELLIS_RING_MEMBERS(T)                                                                                        \
-    template void GptModel<T>::setContextParallelGroup(Communicator *);                                                \
+    template void GptModel<T>::setContextParallelGroup(DeviceCommunicator *);                                                \
     template void GptModel<T>::forEachPositionRun(int, int, const std::function<void(int, int, int)> &) const;         \
     template void GptModel<T>::addPositionRows(T *, int, int);                                                         \
-    template void GptModel<T>::ringAttentionForward(T *, T *, const T *);                                              \
-    template void GptModel<T>::ringAttentionBackward(T *, const T *, const T *, const T *, const T *);
+    template void GptModel<T>::ringAttentionForward(T *, typename GptModel<T>::G *, const T *);                       \
+    template void GptModel<T>::ringAttentionBackward(T *, const T *, const T *, const typename GptModel<T>::G *,       \
+                                                     const T *);
 TRELLIS_RING_MEMBERS(float)
 TRELLIS_RING_MEMBERS(double)
+TRELLIS_RING_MEMBERS(kernels::bf16)
+TRELLIS_RING_MEMBERS(kernels::f16)
 #undef TRELLIS_RING_MEMBERS
 
 } // namespace trellis::trainer

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace trellis::trainer {
@@ -54,10 +55,13 @@ double unionMs(std::vector<std::pair<std::chrono::steady_clock::time_point, std:
     return total;
 }
 
-BucketReducer::BucketReducer(Communicator &dp, float *gradients, std::vector<Bucket> buckets, Mode mode, bool overlap)
+BucketReducer::BucketReducer(DeviceCommunicator &dp, float *gradients, std::vector<Bucket> buckets, Mode mode, bool overlap,
+                             Device &device, DType wire)
     : m_dp(dp), m_gradients(gradients), m_buckets(std::move(buckets)), m_mode(mode), m_overlap(overlap),
-      m_inFlight(m_buckets.size())
+      m_inFlight(m_buckets.size()), m_stream(device.stream()), m_device(device), m_wire(wire)
 {
+    if (wire != DType::F32 && wire != DType::BF16)
+        throw std::invalid_argument(std::string("BucketReducer: gradients reduce in fp32 or bf16, not ") + kernels::toString(wire));
 }
 
 void BucketReducer::beginStep()
@@ -67,6 +71,7 @@ void BucketReducer::beginStep()
     m_next = 0;
     m_commMs = 0;
     m_exposedMs = 0;
+    m_staging = 0;
 }
 
 Bucket BucketReducer::ownedChunk(std::size_t i) const
@@ -77,7 +82,7 @@ Bucket BucketReducer::ownedChunk(std::size_t i) const
     return {start, start + chunk};
 }
 
-void BucketReducer::setExpertRanges(std::vector<Bucket> ranges, Communicator &expertDp, int ep, const kernels::Stream &stream)
+void BucketReducer::setExpertRanges(std::vector<Bucket> ranges, DeviceCommunicator &expertDp, int ep, const kernels::Stream &stream)
 {
     if (m_mode != Mode::AllReduce)
         throw std::logic_error("BucketReducer: expert ranges need the all-reduce mode (ZeRO 0)");
@@ -93,22 +98,41 @@ void BucketReducer::launch(std::size_t i)
     auto &f = m_inFlight[i];
     f.start = Clock::now();
     f.handles.clear();
+    f.staged.clear();
+    // fp32 on the wire: the gradients themselves; bf16: a rounded copy, widened back by complete().
+    auto stage = [&](std::size_t begin, std::size_t end, std::size_t result, std::size_t count) -> void * {
+        if (m_wire == DType::F32)
+            return m_gradients + begin;
+        Staged s{begin, end, result, count, std::make_unique<ComputeBuffer>(m_wire, m_device)};
+        s.copy->ensure(end - begin);
+        s.copy->fromMasters(0, m_gradients + begin, end - begin);
+        m_staging += s.copy->bytes();
+        m_peakStaging = std::max(m_peakStaging, m_staging);
+        void *data = s.copy->data();
+        f.staged.push_back(std::move(s));
+        return data;
+    };
     auto reduce = [&](std::size_t begin, std::size_t end, bool expert) {
         if (begin >= end)
             return;
-        float *data = m_gradients + begin;
         if (!expert) {
-            f.handles.push_back(m_dp.allReduceAsync(data, data, end - begin, DataType::F32, ReduceOp::Avg));
+            void *data = stage(begin, end, 0, end - begin);
+            f.handles.push_back(m_dp.allReduceAsync(data, data, end - begin, m_wire, ReduceOp::Avg));
             return;
         }
-        kernels::scale(m_stream, data, static_cast<std::int64_t>(end - begin), 1.0f / static_cast<float>(m_ep));
-        if (m_expertDp->size() > 1)
-            f.handles.push_back(m_expertDp->allReduceAsync(data, data, end - begin, DataType::F32, ReduceOp::Avg));
+        kernels::scale(m_stream, m_gradients + begin, static_cast<std::int64_t>(end - begin), 1.0f / static_cast<float>(m_ep));
+        if (m_expertDp->size() > 1) {
+            void *data = stage(begin, end, 0, end - begin);
+            f.handles.push_back(m_expertDp->allReduceAsync(data, data, end - begin, m_wire, ReduceOp::Avg));
+        }
     };
     if (m_mode == Mode::ReduceScatter) {
-        float *data = m_gradients + b.begin;
-        f.handles.push_back(m_dp.reduceScatterAsync(data, data, b.size() / static_cast<std::size_t>(m_dp.size()),
-                                                    DataType::F32, ReduceOp::Avg));
+        const std::size_t chunk = b.size() / static_cast<std::size_t>(m_dp.size());
+        const Bucket mine = ownedChunk(i);
+        void *data = stage(b.begin, b.end, mine.begin - b.begin, chunk);
+        f.handles.push_back(m_dp.reduceScatterAsync(data, data, chunk, m_wire, ReduceOp::Avg));
+        if (m_wire != DType::F32) // the staged result lands at this rank's chunk
+            f.staged.back().begin = mine.begin;
         return;
     }
     std::size_t at = b.begin;
@@ -123,6 +147,16 @@ void BucketReducer::launch(std::size_t i)
     reduce(at, b.end, false);
 }
 
+void BucketReducer::complete(std::size_t i)
+{
+    for (Staged &s : m_inFlight[i].staged) {
+        s.copy->toMasters(s.result, m_gradients + s.begin, s.count);
+        m_staging -= s.copy->bytes();
+        s.copy.reset();
+    }
+    m_inFlight[i].staged.clear();
+}
+
 void BucketReducer::poll()
 {
     // MPI makes progress on non-blocking collectives mostly inside MPI calls: testing here, between
@@ -132,6 +166,7 @@ void BucketReducer::poll()
         if (!f.done && std::all_of(f.handles.begin(), f.handles.end(), [](auto &h) { return h->test(); })) {
             f.done = true;
             f.end = Clock::now();
+            complete(i);
         }
     }
 }
@@ -150,12 +185,14 @@ void BucketReducer::finish()
     const auto start = Clock::now();
     while (m_next < m_buckets.size())
         launch(m_next++);
-    for (auto &f : m_inFlight) {
+    for (std::size_t i = 0; i < m_inFlight.size(); ++i) {
+        auto &f = m_inFlight[i];
         if (!f.done) {
             for (auto &h : f.handles)
                 h->wait();
             f.done = true;
             f.end = Clock::now();
+            complete(i);
         }
     }
     m_exposedMs = msBetween(start, Clock::now());

@@ -4,13 +4,16 @@
 // bucket's non-blocking reduction starts as soon as its gradients are final (during the last
 // backward) or at finish(). AllReduce averages whole buckets; ReduceScatter leaves each rank the
 // average of its own contiguous chunk of every bucket. comm_ms is the union of the buckets'
-// lifetimes, exposed_ms the time finish() waited.
+// lifetimes, exposed_ms the time finish() waited. The gradients are fp32; `wire` bf16 (the plan's
+// parallel.grad_reduce) reduces a bf16 copy of each bucket instead and widens the result back —
+// half the bytes, a sum rounded at every step of the algorithm.
 // Threading: training thread only.
 #pragma once
 
 #include "kernels/ops.h"
 #include "trainer/comm/communicator.h"
 #include "trainer/parallel/model_state.h"
+#include "trainer/precision/compute_copy.h"
 
 #include <chrono>
 #include <cstddef>
@@ -36,7 +39,8 @@ class BucketReducer {
 public:
     enum class Mode { AllReduce, ReduceScatter };
 
-    BucketReducer(Communicator &dp, float *gradients, std::vector<Bucket> buckets, Mode mode, bool overlap);
+    BucketReducer(DeviceCommunicator &dp, float *gradients, std::vector<Bucket> buckets, Mode mode, bool overlap,
+                  Device &device, DType wire = DType::F32);
 
     void beginStep();
     // Gradients in local [offset, end of their segment) and every later segment are final.
@@ -49,36 +53,49 @@ public:
     // `expertDp` (after a 1/ep scale, so the result is the sum over all dp ranks' contributions
     // / dp, like the rest) instead of over dp; the other parts as before. A bucket then takes
     // one call per part.
-    void setExpertRanges(std::vector<Bucket> ranges, Communicator &expertDp, int ep, const kernels::Stream &stream);
+    void setExpertRanges(std::vector<Bucket> ranges, DeviceCommunicator &expertDp, int ep, const kernels::Stream &stream);
 
     // This rank's chunk of bucket i in ReduceScatter mode.
     Bucket ownedChunk(std::size_t i) const;
     const std::vector<Bucket> &buckets() const { return m_buckets; }
     double commMs() const { return m_commMs; }
     double exposedMs() const { return m_exposedMs; }
+    // Peak bytes of the bf16 staging copies in flight (0 with fp32 on the wire).
+    std::uint64_t stagingBytes() const { return m_peakStaging; }
 
 private:
     void launch(std::size_t i);
     void poll();
+    void complete(std::size_t i); // widens staged results back into the gradients
 
     using Clock = std::chrono::steady_clock;
+    // A reduction of gradients [begin, end) staged in the wire type: `result` is where the
+    // reduced values land in the staging copy (the whole slice, or this rank's chunk).
+    struct Staged {
+        std::size_t begin = 0, end = 0, result = 0, count = 0;
+        std::unique_ptr<ComputeBuffer> copy;
+    };
     struct InFlight {
         std::vector<std::unique_ptr<CommHandle>> handles;
+        std::vector<Staged> staged;
         Clock::time_point start;
         Clock::time_point end;
         bool done = false;
     };
 
-    Communicator &m_dp;
+    DeviceCommunicator &m_dp;
     float *m_gradients;
     std::vector<Bucket> m_buckets;
     Mode m_mode;
     bool m_overlap;
     std::vector<InFlight> m_inFlight; // per bucket
     std::vector<Bucket> m_expertRanges;
-    Communicator *m_expertDp = nullptr;
+    DeviceCommunicator *m_expertDp = nullptr;
     int m_ep = 1;
     kernels::Stream m_stream;
+    Device &m_device;
+    DType m_wire;
+    std::uint64_t m_staging = 0, m_peakStaging = 0;
     std::size_t m_next = 0;           // next bucket to launch (in backward order)
     double m_commMs = 0;
     double m_exposedMs = 0;

@@ -10,30 +10,58 @@ std::size_t elements(double mb) { return static_cast<std::size_t>(mb * 1024.0 * 
 
 } // namespace
 
-DataParallel::DataParallel(Communicator &dp, const GptModel<float> &model, const std::vector<int> &held,
-                           bool separateFirstUnit, const BucketOptions &options)
-    : DataParallel(dp, model, held, separateFirstUnit, options, BucketReducer::Mode::AllReduce)
+DataParallel::DataParallel(DeviceCommunicator &dp, const GptModel<float> &model, const std::vector<int> &held,
+                           bool separateFirstUnit, const BucketOptions &options, DType compute)
+    : DataParallel(dp, model, held, separateFirstUnit, options, compute, BucketReducer::Mode::AllReduce, true)
 {
+    setParameters(model.parameters().data());
 }
 
-DataParallel::DataParallel(Communicator &dp, const GptModel<float> &model, const std::vector<int> &held,
-                           bool separateFirstUnit, const BucketOptions &options, BucketReducer::Mode mode)
-    : m_dp(dp), m_state(model.units(), held, static_cast<std::size_t>(dp.size()), separateFirstUnit, model.device())
+DataParallel::DataParallel(DeviceCommunicator &dp, const GptModel<float> &model, const std::vector<int> &held,
+                           bool separateFirstUnit, const BucketOptions &options, DType compute, BucketReducer::Mode mode,
+                           bool masters)
+    : GradientSharding(compute), m_dp(dp),
+      m_state(model.units(), held, static_cast<std::size_t>(dp.size()), separateFirstUnit, model.device(),
+              {masters, true}),
+      m_copy(compute, model.device())
 {
-    m_state.load(model.parameters().data());
+    if (mixed())
+        m_copy.assign(m_state.size());
     const auto n = static_cast<std::size_t>(dp.size());
     m_reducer = std::make_unique<BucketReducer>(
         dp, m_state.grads(), makeBuckets(m_state.segments(), elements(options.bucketMb), elements(options.firstBucketMb), n),
-        mode, options.overlap);
+        mode, options.overlap, model.device(), options.wire);
 }
 
-UnitHooks<float>::View DataParallel::acquire(int unit, Pass)
+GradientSharding::RawView DataParallel::acquireRaw(int unit, Pass)
 {
     const std::size_t local = m_state.unit(unit).local;
-    return {m_state.params() + local, m_state.grads() + local};
+    void *params = mixed() ? m_copy.at(local) : static_cast<void *>(m_state.params() + local);
+    return {params, m_state.grads() + local};
 }
 
-void DataParallel::setExpertParallel(Communicator &expertDp, int ep, const std::vector<ParamRange> &experts,
+void DataParallel::setParameters(const float *model)
+{
+    m_state.load(model);
+    if (mixed())
+        m_copy.fromMasters(0, m_state.params(), m_state.size());
+}
+
+void DataParallel::afterOptimizerStep()
+{
+    // Every rank updated every master it holds: the compute copy follows (padding stays zero).
+    if (mixed())
+        m_copy.fromMasters(0, m_state.params(), m_state.size());
+}
+
+std::uint64_t DataParallel::parameterBytes() const
+{
+    return mixed() ? m_copy.bytes() : m_state.size() * sizeof(float);
+}
+
+std::uint64_t DataParallel::masterBytes() const { return mixed() ? m_state.size() * sizeof(float) : 0; }
+
+void DataParallel::setExpertParallel(DeviceCommunicator &expertDp, int ep, const std::vector<ParamRange> &experts,
                                      const kernels::Stream &stream)
 {
     std::vector<Bucket> local;
@@ -57,15 +85,10 @@ void DataParallel::onGradientsReady(std::size_t offset) { m_reducer->onGradients
 
 void DataParallel::reduceGradients() { m_reducer->finish(); }
 
-std::vector<OwnedRange> DataParallel::ownedIn(std::size_t begin, std::size_t end)
+std::vector<OwnedRange> DataParallel::owned()
 {
-    std::vector<OwnedRange> out;
-    for (const auto &[range, local] : m_state.modelRanges(begin, end))
-        out.push_back({range, m_state.params() + local, m_state.grads() + local});
-    return out;
+    return ownedIn(0, m_state.size(), [this](std::size_t local) { return m_state.params() + local; });
 }
-
-std::vector<OwnedRange> DataParallel::owned() { return ownedIn(0, m_state.size()); }
 
 std::vector<std::span<float>> DataParallel::reducedGradients(int unit)
 {

@@ -5,7 +5,7 @@
 
 namespace trellis::trainer {
 
-ExpertParallel::ExpertParallel(Communicator &ep, const GptConfig &config) : m_ep(ep)
+ExpertParallel::ExpertParallel(DeviceCommunicator &ep, const GptConfig &config) : m_ep(ep)
 {
     const GptModel<float> layout(config, false);
     std::size_t at = 0;

@@ -18,15 +18,15 @@ namespace trellis::trainer {
 
 class ExpertParallel final : public Strategy {
 public:
-    ExpertParallel(Communicator &ep, const GptConfig &config);
+    ExpertParallel(DeviceCommunicator &ep, const GptConfig &config);
     const char *name() const override { return "expert_parallel"; }
     void removeCopies(std::vector<ParamRange> &ranges) const override;
-    void normGroups(std::vector<Communicator *> &groups) override { groups.push_back(&m_ep); }
+    void normGroups(std::vector<plan::GroupKind> &groups) override { groups.push_back(plan::GroupKind::Ep); }
     // The expert tensors of this rank's model, in model-index order.
     const std::vector<ParamRange> &expertRanges() const { return m_experts; }
 
 private:
-    Communicator &m_ep;
+    DeviceCommunicator &m_ep;
     std::vector<ParamRange> m_experts, m_replicated; // replicated: everything else (counted on ep rank 0)
 };
 

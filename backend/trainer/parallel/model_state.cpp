@@ -8,7 +8,7 @@
 namespace trellis::trainer {
 
 ModelState::ModelState(const std::vector<ParamUnit> &units, const std::vector<int> &held, std::size_t multiple,
-                       bool separateFirstUnit, Device &device)
+                       bool separateFirstUnit, Device &device, Buffers buffers)
     : m_device(device)
 {
     if (multiple == 0)
@@ -28,8 +28,11 @@ ModelState::ModelState(const std::vector<ParamUnit> &units, const std::vector<in
             segmentStart = at;
         }
     }
-    m_params.assign(at);
-    m_grads.assign(at);
+    m_size = at;
+    if (buffers.params)
+        m_params.assign(at);
+    if (buffers.grads)
+        m_grads.assign(at);
 }
 
 void ModelState::zeroGradients() { m_grads.zero(); }

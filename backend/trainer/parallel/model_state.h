@@ -3,6 +3,8 @@
 // model order, cut into segments each padded to a multiple of the dp degree so reduce-scatter
 // buckets split evenly. With a pipeline the tied embedding (unit 0) is a segment of its own, so
 // the first and the last stage cut it into the same buckets and their reduced copies line up.
+// Either buffer may be left out (ZeRO-2 keeps no whole gradients; mixed-precision ZeRO-1 keeps its
+// fp32 masters apart), the layout alone still serving.
 // Threading: training thread only.
 #pragma once
 
@@ -28,10 +30,14 @@ public:
     };
 
     // units: the model's; held: the units this rank holds, ascending; multiple: the dp degree.
+    struct Buffers {
+        bool params;
+        bool grads;
+    };
     ModelState(const std::vector<ParamUnit> &units, const std::vector<int> &held, std::size_t multiple,
-               bool separateFirstUnit, Device &device = Device::cpu());
+               bool separateFirstUnit, Device &device = Device::cpu(), Buffers buffers = {true, true});
 
-    std::size_t size() const { return m_params.size(); } // padded
+    std::size_t size() const { return m_size; } // padded
     float *params() { return m_params.data(); }
     float *grads() { return m_grads.data(); }
     const float *params() const { return m_params.data(); }
@@ -56,6 +62,7 @@ private:
     std::vector<Segment> m_segments;
     Device &m_device;
     DeviceBuffer<float> m_params{m_device}, m_grads{m_device};
+    std::size_t m_size = 0;
 };
 
 } // namespace trellis::trainer

@@ -22,6 +22,16 @@
 namespace trellis::trainer {
 namespace {
 
+DType computeTypeOf(plan::Precision precision)
+{
+    switch (precision) {
+    case plan::Precision::Bf16: return DType::BF16;
+    case plan::Precision::Fp16: return DType::F16;
+    case plan::Precision::Fp32: break;
+    }
+    return DType::F32;
+}
+
 GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank, int epRank)
 {
     const plan::ModelSpec &ms = plan.model;
@@ -88,7 +98,8 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
     : m_groups(groups), m_device(&deviceFor(plan, groups.world().rank())), m_config(configOf(plan, groups.tp().rank(), groups.cp().rank(), groups.ep().rank())), m_whole(m_config)
 {
     const plan::ParallelSpec &ps = plan.parallel;
-    // The model every layout starts from: this tp rank's slice of the seed's initialisation.
+    // The model every layout starts from: this tp rank's slice of the seed's initialisation (fp32:
+    // the master weights of mixed precision, from which the compute copies are made).
     GptModel<float> reference(m_config, true, *m_device);
     reference.initialize(plan.training.seed);
     m_localCount = reference.parameterCount();
@@ -104,23 +115,24 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
         m_schedule = std::move(generated).value();
         if (const auto problems = plan::validateSchedule(*m_schedule); !problems.empty())
             throw TrainerError(proto::kExitPlanInvalid, "schedule " + ps.schedule + " failed validation: " + problems.front());
-        held = Pipeline::heldUnits(plan.model, *m_schedule, groups.pp().rank());
+        held = pipelineHeldUnits(plan.model, *m_schedule, groups.pp().rank());
     }
 
     // Data parallelism: where the parameters live and how gradients are reduced over dp. With a
     // pipeline the reduction waits for the schedule to end (every micro-batch's backward).
+    const DType compute = computeTypeOf(ps.precision);
+    const DType wire = ps.gradReduce == plan::GradReduce::Bf16 ? DType::BF16 : DType::F32;
     const double bucketMb = ps.bucketMb.value_or(25.0);
-    const BucketOptions buckets{bucketMb, ps.firstBucketMb.value_or(bucketMb), options.overlap && ps.pp == 1};
+    const BucketOptions buckets{bucketMb, ps.firstBucketMb.value_or(bucketMb), options.overlap && ps.pp == 1, wire};
     const bool separateEmbedding = ps.pp > 1;
     if (ps.zero == 0)
-        m_storage = std::make_unique<DataParallel>(groups.dpCp(), reference, held, separateEmbedding, buckets);
+        m_storage = std::make_unique<DataParallel>(groups.dpCp(), reference, held, separateEmbedding, buckets, compute);
     else if (ps.zero == 1)
-        m_storage = std::make_unique<Zero1>(groups.dpCp(), reference, held, separateEmbedding, buckets);
+        m_storage = std::make_unique<Zero1>(groups.dpCp(), reference, held, separateEmbedding, buckets, compute);
     else
-        m_storage = std::make_unique<Sharded>(groups.dpCp(), reference, held, ps.zero, options.overlap);
+        m_storage = std::make_unique<Sharded>(groups.dpCp(), reference, held, ps.zero, options.overlap, compute, wire);
     m_strategies.push_back(m_storage.get());
 
-    using Recompute = GptModel<float>::Recompute;
     const Recompute recompute = ps.recompute == plan::Recompute::Full        ? Recompute::Full
                                 : ps.recompute == plan::Recompute::Selective ? Recompute::Selective
                                                                              : Recompute::None;
@@ -134,15 +146,24 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
         m_strategies.push_back(experts.get());
         m_owned.push_back(std::move(experts));
     }
-    const ModelGroups modelGroups{&groups.tp(), &groups.cp(), &groups.ep()};
-    if (ps.pp > 1) {
-        auto pipeline = std::make_unique<Pipeline>(m_config, plan.model, *m_schedule, groups.pp(), *m_storage,
-                                                   groups.embedding(), recompute, modelGroups, *m_device);
-        m_strategies.push_back(pipeline.get());
-        m_executor = std::move(pipeline);
-    } else {
-        m_executor = std::make_unique<Sequential>(m_config, *m_storage, recompute, modelGroups, *m_device);
-    }
+    const ModelGroups modelGroups{&groups.tp(), &groups.cp(), &groups.ep(), groups.host(plan::GroupKind::Tp),
+                                  groups.host(plan::GroupKind::Ep)};
+    auto build = [&]<typename T>(T *) {
+        if (ps.pp > 1) {
+            auto pipeline = std::make_unique<Pipeline<T>>(m_config, plan.model, *m_schedule, groups.pp(), *m_storage,
+                                                          groups.embedding(), recompute, modelGroups, *m_device);
+            m_strategies.push_back(pipeline.get());
+            m_executor = std::move(pipeline);
+        } else {
+            m_executor = std::make_unique<Sequential<T>>(m_config, *m_storage, recompute, modelGroups, *m_device);
+        }
+    };
+    if (compute == DType::BF16)
+        build(static_cast<kernels::bf16 *>(nullptr));
+    else if (compute == DType::F16)
+        build(static_cast<kernels::f16 *>(nullptr));
+    else
+        build(static_cast<float *>(nullptr));
     if (ps.tp > 1) {
         m_owned.push_back(std::make_unique<TensorParallel>(groups.tp(), m_config));
         m_strategies.push_back(m_owned.back().get());
@@ -183,9 +204,9 @@ void ParallelStack::beginStep()
         s->beginStep();
 }
 
-StepOutput ParallelStack::run(const std::vector<MicroBatch> &batches, const Executor::Phase &phase)
+StepOutput ParallelStack::run(const std::vector<MicroBatch> &batches, const Executor::Phase &phase, double lossScale)
 {
-    return m_executor->run(m_context ? m_context->localBatches(batches) : batches, phase);
+    return m_executor->run(m_context ? m_context->localBatches(batches) : batches, phase, lossScale);
 }
 
 void ParallelStack::reduceGradients()
@@ -197,9 +218,7 @@ void ParallelStack::reduceGradients()
 double ParallelStack::globalLoss(double local)
 {
     // Ranks without the head add 0; every tp rank of a head holds the same loss.
-    double loss = local;
-    m_groups.world().allReduce(&loss, 1, ReduceOp::Sum);
-    return loss / m_lossRanks;
+    return m_groups.hostWorld().allReduce(local, ReduceOp::Sum) / m_lossRanks;
 }
 
 double ParallelStack::gradientNorm()
@@ -213,12 +232,19 @@ double ParallelStack::gradientNorm()
             sumSquares += kernels::sumSquares(m_device->stream(), o.grads + (r.begin - o.range.begin),
                                               static_cast<std::int64_t>(r.end - r.begin));
     }
-    std::vector<Communicator *> groups;
+    std::vector<plan::GroupKind> groups;
     for (Strategy *s : m_strategies)
         s->normGroups(groups);
-    for (Communicator *g : groups)
-        g->allReduce(&sumSquares, 1, ReduceOp::Sum);
+    for (plan::GroupKind g : groups)
+        sumSquares = m_groups.host(g)->allReduce(sumSquares, ReduceOp::Sum);
     return std::sqrt(sumSquares);
+}
+
+void ParallelStack::scaleGradients(double factor)
+{
+    for (const OwnedRange &o : owned())
+        kernels::scale(m_device->stream(), o.grads, static_cast<std::int64_t>(o.range.end - o.range.begin),
+                       static_cast<float>(factor));
 }
 
 void ParallelStack::afterOptimizerStep()
@@ -294,8 +320,8 @@ std::vector<float> ParallelStack::assemble(const std::vector<std::pair<ParamRang
         for (std::size_t i = r.begin; i < r.end; ++i)
             ++holders[i];
     }
-    m_groups.world().allReduce(values.data(), values.data(), n, DataType::F32, ReduceOp::Sum);
-    m_groups.world().allReduce(holders.data(), holders.data(), n, DataType::I32, ReduceOp::Sum);
+    m_groups.hostWorld().allReduce(std::span<float>(values), ReduceOp::Sum);
+    m_groups.hostWorld().allReduce(std::span<std::int32_t>(holders), ReduceOp::Sum);
     for (std::size_t i = 0; i < n; ++i)
         if (holders[i] != 1)
             throw std::logic_error("parallel stack: whole-model element " + std::to_string(i) + " has " +

@@ -4,7 +4,10 @@
 // The trainer's step loop talks to this stack only, and the stack runs each phase over its
 // strategies in order (dp, pp, tp), so no code outside parallel/ branches on a kind of
 // parallelism. Ranges called "whole" are in the whole model's index (tp = 1 layout): checkpoints
-// and dumps use it, so they are independent of the parallel layout.
+// and dumps use it, so they are independent of the parallel layout. The plan's precision picks the
+// model's element type (float, bf16, f16): the executor and its model instances are built for it,
+// and the storage keeps fp32 masters and the compute copy (strategy.h); everything this stack
+// hands the optimizer, the norm and checkpoints is fp32.
 // Threading: training thread only.
 #pragma once
 
@@ -40,6 +43,7 @@ public:
     ~ParallelStack();
 
     const GptConfig &config() const { return m_config; }
+    DType computeType() const { return m_storage->computeType(); }
     Device &device() const { return *m_device; }
     std::uint64_t parameterCount() const { return m_localCount; } // this rank's model
     std::uint64_t wholeParameterCount() const { return m_whole.wholeCount(); }
@@ -52,16 +56,20 @@ public:
 
     // The step.
     void beginStep();
-    StepOutput run(const std::vector<MicroBatch> &batches, const Executor::Phase &phase);
+    // lossScale multiplies the loss before backward (fp16's dynamic loss scale; 1 otherwise).
+    StepOutput run(const std::vector<MicroBatch> &batches, const Executor::Phase &phase, double lossScale = 1.0);
     void reduceGradients();
     // The mean loss over the global batch from this rank's part (0 where it has no head; collective).
     double globalLoss(double local);
     double gradientNorm();                    // the global L2 norm of the reduced gradients (collective)
+    // Multiplies the reduced gradients this rank updates by `factor` (fp16: 1 / loss scale).
+    void scaleGradients(double factor);
     std::vector<OwnedRange> owned() { return m_storage->owned(); }
     void afterOptimizerStep();
 
     // Measurements.
     std::uint64_t parameterBytes() const { return m_storage->parameterBytes(); }
+    std::uint64_t masterBytes() const { return m_storage->masterBytes(); }
     std::uint64_t gradientBytes() const { return m_storage->gradientBytes(); }
     std::uint64_t bufferBytes() const { return m_storage->bufferBytes(); }
     std::uint64_t activationBytes() const { return m_executor->activationBytes(); }

@@ -17,7 +17,7 @@ double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_cl
 
 } // namespace
 
-std::vector<int> Pipeline::heldUnits(const plan::ModelSpec &model, const plan::Schedule &schedule, int stage)
+std::vector<int> pipelineHeldUnits(const plan::ModelSpec &model, const plan::Schedule &schedule, int stage)
 {
     const int p = schedule.stages, chunks = p * schedule.virtualStages, lastUnit = model.layers + 1;
     const std::vector<int> bounds = plan::stageLayerBounds(model, chunks);
@@ -37,8 +37,10 @@ std::vector<int> Pipeline::heldUnits(const plan::ModelSpec &model, const plan::S
     return units;
 }
 
-Pipeline::Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
-                   GradientSharding &storage, Communicator *embedding, GptModel<float>::Recompute recompute, const ModelGroups &groups, Device &device)
+template <typename T>
+Pipeline<T>::Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule,
+                      DeviceCommunicator &pp, GradientSharding &storage, DeviceCommunicator *embedding, Recompute recompute,
+                      const ModelGroups &groups, Device &device)
     : m_schedule(schedule), m_pp(pp), m_storage(storage), m_embedding(embedding), m_groups(groups), m_recompute(recompute),
       m_config(config), m_device(device)
 {
@@ -48,47 +50,52 @@ Pipeline::Pipeline(const GptConfig &config, const plan::ModelSpec &model, const 
                                     " ranks, the schedule " + std::to_string(p) + " stages");
     m_chunks = p * v;
     m_bounds = plan::stageLayerBounds(model, m_chunks);
-    const GptModel<float> layout(config, false);
+    const GptModel<T> layout(config, false);
     m_embeddingRange = {layout.units().front().begin, layout.units().front().end};
 }
 
-Pipeline::~Pipeline()
+template <typename T>
+Pipeline<T>::~Pipeline()
 {
     waitSends();
 }
 
-DeviceBuffer<float> &Pipeline::buffer(std::map<Key, DeviceBuffer<float>> &map, const Key &key)
+template <typename T>
+DeviceBuffer<T> &Pipeline<T>::buffer(std::map<Key, DeviceBuffer<T>> &map, const Key &key)
 {
     return map.try_emplace(key, m_device).first->second;
 }
 
-std::int64_t Pipeline::nowNs() const
+template <typename T>
+std::int64_t Pipeline<T>::nowNs() const
 {
     // Wall clock, so spans of ranks on different hosts line up (to NTP precision) in one trace.
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-GptModel<float> *Pipeline::instance(int microBatch, int chunk)
+template <typename T>
+GptModel<T> *Pipeline<T>::instance(int microBatch, int chunk)
 {
     auto &pool = m_pool[chunk];
-    std::unique_ptr<GptModel<float>> model;
+    std::unique_ptr<GptModel<T>> model;
     if (!pool.empty()) {
         model = std::move(pool.back());
         pool.pop_back();
     } else {
-        model = std::make_unique<GptModel<float>>(m_config, false, m_device);
+        model = std::make_unique<GptModel<T>>(m_config, false, m_device);
         model->setStage({m_bounds[chunk], m_bounds[chunk + 1], chunk == 0, chunk == m_chunks - 1});
         model->setRecompute(m_recompute);
-        model->setUnitHooks(&m_storage);
+        model->setUnitHooks(&m_storage.hooks<T>());
         m_groups.attach(*model);
     }
-    GptModel<float> *raw = model.get();
+    GptModel<T> *raw = model.get();
     m_active[{microBatch, chunk}] = std::move(model);
     m_peakInstances = std::max(m_peakInstances, m_active.size());
     return raw;
 }
 
-void Pipeline::retire(int microBatch, int chunk)
+template <typename T>
+void Pipeline<T>::retire(int microBatch, int chunk)
 {
     auto it = m_active.find({microBatch, chunk});
     if (it == m_active.end())
@@ -98,7 +105,8 @@ void Pipeline::retire(int microBatch, int chunk)
     m_active.erase(it);
 }
 
-std::size_t Pipeline::messageCount() const
+template <typename T>
+std::size_t Pipeline<T>::messageCount() const
 {
     // The residual stream between stages: every row, or this tp rank's rows with sequence parallelism.
     std::size_t rows = static_cast<std::size_t>(m_lastBatch) * static_cast<std::size_t>(m_lastSeqLen);
@@ -107,32 +115,36 @@ std::size_t Pipeline::messageCount() const
     return rows * static_cast<std::size_t>(m_config.hidden);
 }
 
-int Pipeline::tag(bool gradient, int microBatch, int chunk) const
+template <typename T>
+int Pipeline<T>::tag(bool gradient, int microBatch, int chunk) const
 {
     // Unique per message of a step; MPI guarantees tags up to 32767, Open MPI far more.
     return (gradient ? 1 : 0) + 2 * (chunk + m_chunks * microBatch);
 }
 
-void Pipeline::send(bool gradient, int microBatch, int chunk, int peer, const float *data)
+template <typename T>
+void Pipeline<T>::send(bool gradient, int microBatch, int chunk, int peer, const T *data)
 {
     const std::size_t count = messageCount();
-    PendingSend s{DeviceBuffer<float>(m_device), nullptr};
+    PendingSend s{DeviceBuffer<T>(m_device), nullptr};
     s.buffer.assignFromDevice(data, count);
-    s.handle = m_pp.sendAsync(s.buffer.data(), count, DataType::F32, peer, tag(gradient, microBatch, chunk));
+    s.handle = m_pp.sendAsync(s.buffer.data(), count, peer, tag(gradient, microBatch, chunk));
     m_sends.push_back(std::move(s));
 }
 
-void Pipeline::receive(bool gradient, int microBatch, int chunk, int peer)
+template <typename T>
+void Pipeline<T>::receive(bool gradient, int microBatch, int chunk, int peer)
 {
     const std::size_t count = messageCount();
-    DeviceBuffer<float> &target = buffer(gradient ? m_receivedGrad : m_received, {microBatch, chunk});
+    DeviceBuffer<T> &target = buffer(gradient ? m_receivedGrad : m_received, {microBatch, chunk});
     target.ensure(count);
     const auto start = Clock::now();
-    m_pp.recv(target.data(), count, DataType::F32, peer, tag(gradient, microBatch, chunk));
+    m_pp.recv(target.data(), count, peer, tag(gradient, microBatch, chunk));
     m_bubbleMs += msBetween(start, Clock::now());
 }
 
-void Pipeline::waitSends()
+template <typename T>
+void Pipeline<T>::waitSends()
 {
     const auto start = Clock::now();
     for (auto &s : m_sends)
@@ -141,7 +153,8 @@ void Pipeline::waitSends()
     m_bubbleMs += msBetween(start, Clock::now());
 }
 
-StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &phase)
+template <typename T>
+StepOutput Pipeline<T>::run(const std::vector<MicroBatch> &batches, const Phase &phase, double lossScale)
 {
     using plan::ActionKind;
     m_bubbleMs = 0;
@@ -151,7 +164,8 @@ StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &ph
     const int m = m_schedule.microBatches;
     if (static_cast<int>(batches.size()) != m)
         throw std::invalid_argument("Pipeline::runSchedule: expected " + std::to_string(m) + " micro-batches");
-    const float scale = 1.0f / static_cast<float>(m);
+    using G = typename GptModel<T>::G;
+    const G scale = static_cast<G>(lossScale) / static_cast<G>(m);
     double loss = 0;
     const auto &actions = m_schedule.ranks[static_cast<std::size_t>(m_pp.rank())];
     for (const plan::Action &a : actions) {
@@ -161,8 +175,8 @@ StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &ph
         TimelineSpan span{plan::toString(a.kind), a.microBatch, a.chunk, nowNs(), 0};
         switch (a.kind) {
         case ActionKind::Forward: {
-            GptModel<float> *model = instance(a.microBatch, a.chunk);
-            const float *input = nullptr;
+            GptModel<T> *model = instance(a.microBatch, a.chunk);
+            const T *input = nullptr;
             if (a.chunk > 0) {
                 // From the previous chunk: received, or on this very rank (one stage, v > 1).
                 auto it = m_received.find({a.microBatch, a.chunk});
@@ -176,7 +190,7 @@ StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &ph
                     input = local->second->output();
                 }
             }
-            const float l = model->forwardStage(mb.tokens, mb.targets, input, mb.batch, mb.seqLen);
+            const G l = model->forwardStage(mb.tokens, mb.targets, input, mb.batch, mb.seqLen);
             m_received.erase({a.microBatch, a.chunk});
             if (a.chunk == m_chunks - 1)
                 loss += static_cast<double>(l) / m;
@@ -188,7 +202,7 @@ StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &ph
             if (it == m_active.end())
                 throw std::logic_error("pipeline: backward of micro-batch " + std::to_string(a.microBatch) +
                                        " on chunk " + std::to_string(a.chunk) + " without its forward");
-            const float *dOutput = nullptr;
+            const T *dOutput = nullptr;
             if (a.chunk < m_chunks - 1) {
                 auto g = m_receivedGrad.find({a.microBatch, a.chunk});
                 if (g != m_receivedGrad.end()) {
@@ -205,7 +219,7 @@ StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &ph
             if (a.chunk > 0) {
                 // The gradient of the chunk's input: for the previous chunk on this rank (one stage,
                 // v > 1) or, copied now so the instance can be reused, for a SendGradient.
-                const float *g = it->second->inputGradient();
+                const T *g = it->second->inputGradient();
                 const std::size_t n = messageCount();
                 const bool local = (a.chunk - 1) % m_schedule.stages == m_pp.rank();
                 (local ? buffer(m_localGrad, {a.microBatch, a.chunk - 1}) : buffer(m_outGrad, {a.microBatch, a.chunk}))
@@ -264,7 +278,8 @@ StepOutput Pipeline::run(const std::vector<MicroBatch> &batches, const Phase &ph
     return out;
 }
 
-void Pipeline::reduceGradients()
+template <typename T>
+void Pipeline<T>::reduceGradients()
 {
     // The tied embedding: its two copies' reduced gradients are summed (a + b == b + a, so the
     // copies stay bit for bit equal), laid out alike on both ends (model_state.h, sharded.h).
@@ -272,11 +287,12 @@ void Pipeline::reduceGradients()
         return;
     const std::int64_t start = nowNs();
     for (std::span<float> g : m_storage.reducedGradients(0))
-        m_embedding->allReduce(g.data(), g.data(), g.size(), DataType::F32, ReduceOp::Sum);
+        m_embedding->allReduce(g.data(), g.data(), g.size(), ReduceOp::Sum);
     m_spans.push_back({"embedding_all_reduce", -1, -1, start, nowNs()});
 }
 
-void Pipeline::removeCopies(std::vector<ParamRange> &ranges) const
+template <typename T>
+void Pipeline<T>::removeCopies(std::vector<ParamRange> &ranges) const
 {
     if (m_schedule.stages < 2 || m_pp.rank() != m_schedule.stages - 1 || m_config.llama)
         return;
@@ -290,7 +306,8 @@ void Pipeline::removeCopies(std::vector<ParamRange> &ranges) const
     ranges = std::move(kept);
 }
 
-ExpertLoad Pipeline::takeExpertLoad()
+template <typename T>
+ExpertLoad Pipeline<T>::takeExpertLoad()
 {
     ExpertLoad load;
     for (auto &[chunk, pool] : m_pool)
@@ -301,7 +318,8 @@ ExpertLoad Pipeline::takeExpertLoad()
     return load;
 }
 
-std::uint64_t Pipeline::activationBytes() const
+template <typename T>
+std::uint64_t Pipeline<T>::activationBytes() const
 {
     std::uint64_t n = 0;
     for (const auto &[chunk, pool] : m_pool)
@@ -309,5 +327,9 @@ std::uint64_t Pipeline::activationBytes() const
             n += model->activationBytes();
     return n;
 }
+
+template class Pipeline<float>;
+template class Pipeline<kernels::bf16>;
+template class Pipeline<kernels::f16>;
 
 } // namespace trellis::trainer

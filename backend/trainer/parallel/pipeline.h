@@ -8,8 +8,9 @@
 //
 // Each micro-batch in flight on a chunk gets its own model instance (its own activations); all
 // instances share the rank's parameters and gradients through the data-parallel strategy's unit
-// hooks, so dp, ZeRO-1 and ZeRO-2/3 compose with the pipeline unchanged. Activations and their
-// gradients travel with non-blocking sends and blocking receives; the time spent waiting in
+// hooks, so dp, ZeRO-1 and ZeRO-2/3 compose with the pipeline unchanged. Templated on the model's
+// element type T: activations and their gradients travel in T, with non-blocking sends and
+// blocking receives; the time spent waiting in
 // receives and for sends to drain is the measured bubble. Every executed action is a span.
 // Threading: training thread only.
 #pragma once
@@ -25,22 +26,24 @@
 
 namespace trellis::trainer {
 
+// The model units pipeline rank `stage` holds: its chunks' layers, the embeddings on the first
+// and the last stage (the head is tied), the final norm on the last.
+std::vector<int> pipelineHeldUnits(const plan::ModelSpec &model, const plan::Schedule &schedule, int stage);
+
+template <typename T>
 class Pipeline final : public Strategy, public Executor {
 public:
-    // The model units pipeline rank `stage` holds: its chunks' layers, the embeddings on the first
-    // and the last stage (the head is tied), the final norm on the last.
-    static std::vector<int> heldUnits(const plan::ModelSpec &model, const plan::Schedule &schedule, int stage);
-
     // pp: this rank's pipeline group (rank = stage); storage: the data-parallel strategy whose
     // hooks every model instance uses; embedding: the embedding group (null on middle stages);
     // groups: the tensor- and context-parallel groups the instances talk over.
-    Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, Communicator &pp,
-             GradientSharding &storage, Communicator *embedding, GptModel<float>::Recompute recompute, const ModelGroups &groups, Device &device);
+    Pipeline(const GptConfig &config, const plan::ModelSpec &model, const plan::Schedule &schedule, DeviceCommunicator &pp,
+             GradientSharding &storage, DeviceCommunicator *embedding, Recompute recompute, const ModelGroups &groups,
+             Device &device);
     ~Pipeline() override;
     const char *name() const override { return "pipeline"; }
 
     // Executor
-    StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase) override;
+    StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase, double lossScale) override;
     std::uint64_t activationBytes() const override;
     ExpertLoad takeExpertLoad() override;
     const std::vector<TimelineSpan> &spans() const override { return m_spans; }
@@ -49,7 +52,7 @@ public:
     // stage's copy left out of the norm and the checkpoint; the norm summed over the pipeline.
     void reduceGradients() override;
     void removeCopies(std::vector<ParamRange> &ranges) const override;
-    void normGroups(std::vector<Communicator *> &groups) override { groups.push_back(&m_pp); }
+    void normGroups(std::vector<plan::GroupKind> &groups) override { groups.push_back(plan::GroupKind::Pp); }
 
     std::size_t peakInFlight() const { return m_peakInstances; }
 
@@ -59,43 +62,43 @@ private:
         int microBatch, chunk;
         bool operator<(const Key &o) const { return microBatch != o.microBatch ? microBatch < o.microBatch : chunk < o.chunk; }
     };
-    GptModel<float> *instance(int microBatch, int chunk);
+    GptModel<T> *instance(int microBatch, int chunk);
     void retire(int microBatch, int chunk);
     int tag(bool gradient, int microBatch, int chunk) const;
     std::size_t messageCount() const;
-    void send(bool gradient, int microBatch, int chunk, int peer, const float *data);
+    void send(bool gradient, int microBatch, int chunk, int peer, const T *data);
     void receive(bool gradient, int microBatch, int chunk, int peer);
     void waitSends();
     std::int64_t nowNs() const;
 
     const plan::Schedule &m_schedule;
-    Communicator &m_pp;
+    DeviceCommunicator &m_pp;
     GradientSharding &m_storage;
-    Communicator *m_embedding;
+    DeviceCommunicator *m_embedding;
     ModelGroups m_groups;
-    GptModel<float>::Recompute m_recompute;
+    Recompute m_recompute;
     GptConfig m_config;
     int m_chunks = 0; // pp · v
     std::vector<int> m_bounds;
     ParamRange m_embeddingRange; // unit 0 in the model index
-    std::map<int, std::vector<std::unique_ptr<GptModel<float>>>> m_pool; // free instances per chunk
-    std::map<Key, std::unique_ptr<GptModel<float>>> m_active;
+    std::map<int, std::vector<std::unique_ptr<GptModel<T>>>> m_pool; // free instances per chunk
+    std::map<Key, std::unique_ptr<GptModel<T>>> m_active;
     std::size_t m_peakInstances = 0;
     // Activation and gradient messages live in device buffers of the rank's device.
-    DeviceBuffer<float> &buffer(std::map<Key, DeviceBuffer<float>> &map, const Key &key);
+    DeviceBuffer<T> &buffer(std::map<Key, DeviceBuffer<T>> &map, const Key &key);
     Device &m_device;
-    std::map<Key, DeviceBuffer<float>> m_received; // activations (F) and gradients (B) by target
-    std::map<Key, DeviceBuffer<float>> m_receivedGrad;
+    std::map<Key, DeviceBuffer<T>> m_received; // activations (F) and gradients (B) by target
+    std::map<Key, DeviceBuffer<T>> m_receivedGrad;
     struct PendingSend {
-        DeviceBuffer<float> buffer;
+        DeviceBuffer<T> buffer;
         std::unique_ptr<CommHandle> handle;
     };
     std::vector<PendingSend> m_sends;
     double m_bubbleMs = 0;
     std::vector<TimelineSpan> m_spans;
     int m_lastBatch = 0, m_lastSeqLen = 0;         // shape of the micro-batch being worked on
-    std::map<Key, DeviceBuffer<float>> m_localGrad; // input gradients handed to a chunk on this rank
-    std::map<Key, DeviceBuffer<float>> m_outGrad;   // input gradients waiting for their SendGradient
+    std::map<Key, DeviceBuffer<T>> m_localGrad; // input gradients handed to a chunk on this rank
+    std::map<Key, DeviceBuffer<T>> m_outGrad;   // input gradients waiting for their SendGradient
     std::set<Key> m_finished;                       // instances whose gradients are complete
 };
 

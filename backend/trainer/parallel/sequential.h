@@ -11,17 +11,20 @@
 
 namespace trellis::trainer {
 
+// T: the model's element type (the storage's compute type).
+template <typename T>
 class Sequential final : public Executor {
 public:
-    Sequential(const GptConfig &config, GradientSharding &storage, GptModel<float>::Recompute recompute, const ModelGroups &groups, Device &device);
-    StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase) override;
+    Sequential(const GptConfig &config, GradientSharding &storage, Recompute recompute, const ModelGroups &groups,
+               Device &device);
+    StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase, double lossScale) override;
     std::uint64_t activationBytes() const override { return m_model->activationBytes(); }
     const std::vector<TimelineSpan> &spans() const override { return m_spans; }
     ExpertLoad takeExpertLoad() override { return m_model->takeExpertLoad(); }
 
 private:
     GradientSharding &m_storage;
-    std::unique_ptr<GptModel<float>> m_model;
+    std::unique_ptr<GptModel<T>> m_model;
     std::vector<TimelineSpan> m_spans; // none: only pipelines trace their actions
 };
 

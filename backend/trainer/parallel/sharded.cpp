@@ -16,13 +16,18 @@ double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_cl
 
 } // namespace
 
-Sharded::Sharded(Communicator &dp, const GptModel<float> &model, const std::vector<int> &held, int stage, bool overlap)
-    : m_dp(dp), m_stage(stage), m_overlap(overlap), m_held(held), m_device(model.device()),
-      m_full(model.units(), stage == 2 ? held : std::vector<int>{}, 1, false, model.device()), m_paramShard(m_device),
-      m_gradShard(m_device)
+Sharded::Sharded(DeviceCommunicator &dp, const GptModel<float> &model, const std::vector<int> &held, int stage,
+                 bool overlap, DType compute, DType wire)
+    : GradientSharding(compute), m_dp(dp), m_stage(stage), m_overlap(overlap), m_held(held), m_device(model.device()),
+      m_wire(wire),
+      m_full(model.units(), stage == 2 ? held : std::vector<int>{}, 1, false, model.device(),
+             {stage == 2 && !isMixed(compute), false}),
+      m_copyFull(compute, m_device), m_paramShard(m_device), m_copyShard(compute, m_device), m_gradShard(m_device)
 {
     if (stage != 2 && stage != 3)
         throw std::invalid_argument("Sharded: ZeRO stage must be 2 or 3");
+    if (wire != DType::F32 && wire != DType::BF16)
+        throw std::invalid_argument(std::string("Sharded: gradients reduce in fp32 or bf16, not ") + kernels::toString(wire));
     const auto n = static_cast<std::size_t>(dp.size());
     m_units.resize(model.units().size());
     std::size_t offset = 0;
@@ -40,11 +45,17 @@ Sharded::Sharded(Communicator &dp, const GptModel<float> &model, const std::vect
     }
     m_gradShard.assign(offset);
     for (std::size_t u = 0; u < m_units.size(); ++u) {
-        m_gathers.push_back({DeviceBuffer<float>(m_device), nullptr, {}});
+        m_gathers.push_back({ComputeBuffer(compute, m_device), nullptr, {}});
         m_unitGrads.emplace_back(m_device);
     }
-    if (m_stage == 3)
+    // The shard of masters: stage 3 always (the parameters live only there), stage 2 in mixed
+    // precision (beside the whole compute copy).
+    if (m_stage == 3 || mixed())
         m_paramShard.assign(offset);
+    if (m_stage == 3 && mixed())
+        m_copyShard.assign(offset);
+    if (m_stage == 2 && mixed())
+        m_copyFull.assign(m_full.size());
     setParameters(model.parameters().data());
 }
 
@@ -56,7 +67,7 @@ Sharded::~Sharded()
 
 void Sharded::setParameters(const float *model)
 {
-    if (m_stage == 2) {
+    if (m_stage == 2 && !mixed()) {
         m_full.load(model);
         return;
     }
@@ -67,15 +78,23 @@ void Sharded::setParameters(const float *model)
         kernels::fill(m_device.stream(), m_paramShard.data() + s.offset, static_cast<std::int64_t>(s.chunk), 0.0f);
         kernels::copy(m_device.stream(), m_paramShard.data() + s.offset, model + s.begin + from,
                       static_cast<std::int64_t>(to - from));
+        if (m_stage == 2) // mixed: the whole unit's compute copy
+            m_copyFull.fromMasters(s.local, model + s.begin, s.size);
     }
+    if (m_stage == 3 && mixed())
+        m_copyShard.fromMasters(0, m_paramShard.data(), m_paramShard.size());
     for (std::size_t u = 0; u < m_units.size(); ++u)
         freeGathered(static_cast<int>(u));
 }
 
 std::uint64_t Sharded::parameterBytes() const
 {
-    return m_stage == 3 ? m_paramShard.size() * sizeof(float) : m_full.size() * sizeof(float);
+    if (m_stage == 3)
+        return mixed() ? m_copyShard.bytes() : m_paramShard.size() * sizeof(float);
+    return mixed() ? m_copyFull.bytes() : m_full.size() * sizeof(float);
 }
+
+std::uint64_t Sharded::masterBytes() const { return mixed() ? m_paramShard.size() * sizeof(float) : 0; }
 
 std::vector<OwnedRange> Sharded::owned()
 {
@@ -86,7 +105,7 @@ std::vector<OwnedRange> Sharded::owned()
         const std::size_t from = std::min(s.size, r * s.chunk), to = std::min(s.size, (r + 1) * s.chunk);
         if (from >= to)
             continue;
-        float *params = m_stage == 3 ? m_paramShard.data() + s.offset : m_full.params() + s.local + from;
+        float *params = m_stage == 3 || mixed() ? m_paramShard.data() + s.offset : m_full.params() + s.local + from;
         out.push_back({{s.begin + from, s.begin + to}, params, m_gradShard.data() + s.offset});
     }
     return out;
@@ -137,12 +156,14 @@ void Sharded::prefetch(int unit)
         return; // resident or in flight
     const UnitShard &s = m_units[static_cast<std::size_t>(unit)];
     g.buffer.ensure(s.chunk * static_cast<std::size_t>(m_dp.size()));
-    addBuffer(static_cast<std::int64_t>(g.buffer.size() * sizeof(float)));
+    addBuffer(static_cast<std::int64_t>(g.buffer.bytes()));
     g.start = Clock::now();
-    g.handle = m_dp.allGatherAsync(m_paramShard.data() + s.offset, g.buffer.data(), s.chunk, DataType::F32);
+    // The compute type's shard: the masters themselves in fp32, the compute copy's shard else.
+    const void *shard = mixed() ? m_copyShard.at(s.offset) : static_cast<const void *>(m_paramShard.data() + s.offset);
+    g.handle = m_dp.allGatherAsync(shard, g.buffer.data(), s.chunk, computeType());
 }
 
-float *Sharded::gathered(int unit)
+void *Sharded::gathered(int unit)
 {
     prefetch(unit);
     Gather &g = m_gathers[static_cast<std::size_t>(unit)];
@@ -161,17 +182,17 @@ void Sharded::freeGathered(int unit)
         g.handle->wait();
         g.handle.reset();
     }
-    addBuffer(-static_cast<std::int64_t>(g.buffer.size() * sizeof(float)));
+    addBuffer(-static_cast<std::int64_t>(g.buffer.bytes()));
     g.buffer.release();
 }
 
-UnitHooks<float>::View Sharded::acquire(int unit, Pass pass)
+GradientSharding::RawView Sharded::acquireRaw(int unit, Pass pass)
 {
     poll();
     const UnitShard &s = m_units[static_cast<std::size_t>(unit)];
     if (!s.held)
         throw std::logic_error("ZeRO: unit " + std::to_string(unit) + " is not held by this rank");
-    View view;
+    RawView view;
     if (m_stage == 3) {
         view.params = gathered(unit);
         // Prefetch the unit the model asks for next: forward walks up, backward down (after the
@@ -184,7 +205,7 @@ UnitHooks<float>::View Sharded::acquire(int unit, Pass pass)
         else if (unit > 1)
             prefetch(nextHeld(unit, -1) > 0 ? nextHeld(unit, -1) : -1);
     } else {
-        view.params = m_full.params() + s.local;
+        view.params = mixed() ? m_copyFull.at(s.local) : static_cast<void *>(m_full.params() + s.local);
     }
     if (pass == Pass::Backward) {
         auto &buffer = m_unitGrads[static_cast<std::size_t>(unit)];
@@ -195,7 +216,7 @@ UnitHooks<float>::View Sharded::acquire(int unit, Pass pass)
     return view;
 }
 
-void Sharded::release(int unit, Pass pass)
+void Sharded::releaseRaw(int unit, Pass pass)
 {
     if (pass == Pass::Backward)
         launchReduction(unit);
@@ -207,12 +228,21 @@ void Sharded::release(int unit, Pass pass)
 void Sharded::launchReduction(int unit)
 {
     const UnitShard &s = m_units[static_cast<std::size_t>(unit)];
-    Reduction r{unit, DeviceBuffer<float>(m_device), nullptr, {}, false};
+    Reduction r{unit, DeviceBuffer<float>(m_device), nullptr, nullptr, {}, false};
     r.buffer = std::move(m_unitGrads[static_cast<std::size_t>(unit)]);
     m_unitGrads[static_cast<std::size_t>(unit)] = DeviceBuffer<float>(m_device);
     r.start = Clock::now();
-    // In place: this rank's averaged chunk lands at its own block of the buffer.
-    r.handle = m_dp.reduceScatterAsync(r.buffer.data(), r.buffer.data(), s.chunk, DataType::F32, ReduceOp::Avg);
+    // In place: this rank's averaged chunk lands at its own block of the buffer (or of its bf16
+    // copy when gradients reduce in bf16).
+    if (m_wire == DType::F32) {
+        r.handle = m_dp.reduceScatterAsync(r.buffer.data(), r.buffer.data(), s.chunk, ReduceOp::Avg);
+    } else {
+        r.staged = std::make_unique<ComputeBuffer>(m_wire, m_device);
+        r.staged->ensure(r.buffer.size());
+        r.staged->fromMasters(0, r.buffer.data(), r.buffer.size());
+        addBuffer(static_cast<std::int64_t>(r.staged->bytes()));
+        r.handle = m_dp.reduceScatterAsync(r.staged->data(), r.staged->data(), s.chunk, m_wire, ReduceOp::Avg);
+    }
     m_reductions.push_back(std::move(r));
     if (!m_overlap) {
         wait(*m_reductions.back().handle);
@@ -224,8 +254,16 @@ void Sharded::launchReduction(int unit)
 void Sharded::complete(Reduction &r)
 {
     const UnitShard &s = m_units[static_cast<std::size_t>(r.unit)];
-    const float *mine = r.buffer.data() + s.chunk * static_cast<std::size_t>(m_dp.rank());
-    kernels::accumulate(m_device.stream(), m_gradShard.data() + s.offset, mine, static_cast<std::int64_t>(s.chunk));
+    const std::size_t mine = s.chunk * static_cast<std::size_t>(m_dp.rank());
+    float *shard = m_gradShard.data() + s.offset;
+    if (r.staged) {
+        const auto *staged = static_cast<const kernels::bf16 *>(r.staged->at(mine));
+        kernels::accumulate(m_device.stream(), shard, staged, static_cast<std::int64_t>(s.chunk));
+        addBuffer(-static_cast<std::int64_t>(r.staged->bytes()));
+        r.staged.reset();
+    } else {
+        kernels::accumulate(m_device.stream(), shard, r.buffer.data() + mine, static_cast<std::int64_t>(s.chunk));
+    }
     addBuffer(-static_cast<std::int64_t>(r.buffer.size() * sizeof(float)));
 }
 
@@ -264,26 +302,34 @@ void Sharded::reduceGradients()
 void Sharded::afterOptimizerStep()
 {
     if (m_stage == 3) {
+        // The compute copy's shard follows the updated masters; the next forward gathers it.
+        if (mixed())
+            m_copyShard.fromMasters(0, m_paramShard.data(), m_paramShard.size());
         for (std::size_t u = 0; u < m_units.size(); ++u)
             freeGathered(static_cast<int>(u));
         return;
     }
-    // Stage 2: every rank updated its chunks in the whole buffer; gather each unit's chunks. The
-    // unit's last chunk may hang over its end (padding), so each goes through a staging buffer.
-    DeviceBuffer<float> unit(m_device), chunk(m_device);
+    // Stage 2: every rank updated its chunks; gather each unit's chunks (fp32 parameters, or the
+    // compute copy made from the master shard). The unit's last chunk may hang over its end
+    // (padding), so each goes through a staging buffer.
+    ComputeBuffer unit(computeType(), m_device), chunk(computeType(), m_device);
     const auto r = static_cast<std::size_t>(m_dp.rank());
-    const kernels::Stream &stream = m_device.stream();
     for (int u : m_held) {
         const UnitShard &s = m_units[static_cast<std::size_t>(u)];
-        float *params = m_full.params() + s.local;
         unit.ensure(s.chunk * static_cast<std::size_t>(m_dp.size()));
         chunk.assign(s.chunk);
-        const std::int64_t staged = static_cast<std::int64_t>((unit.size() + chunk.size()) * sizeof(float));
+        const std::int64_t staged = static_cast<std::int64_t>(unit.bytes() + chunk.bytes());
         addBuffer(staged);
-        const std::size_t from = std::min(s.size, s.chunk * r);
-        kernels::copy(stream, chunk.data(), params + from, static_cast<std::int64_t>(std::min(s.size, from + s.chunk) - from));
-        m_dp.allGather(chunk.data(), unit.data(), s.chunk, DataType::F32);
-        kernels::copy(stream, params, unit.data(), static_cast<std::int64_t>(s.size));
+        const std::size_t from = std::min(s.size, s.chunk * r), count = std::min(s.size, from + s.chunk) - from;
+        if (mixed())
+            chunk.fromMasters(0, m_paramShard.data() + s.offset, count);
+        else
+            chunk.fromMasters(0, m_full.params() + s.local + from, count);
+        m_dp.allGather(chunk.data(), unit.data(), s.chunk, computeType());
+        if (mixed())
+            m_copyFull.copyFrom(s.local, unit, 0, s.size);
+        else
+            unit.toMasters(0, m_full.params() + s.local, s.size);
         addBuffer(-staged);
     }
 }

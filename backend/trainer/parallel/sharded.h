@@ -12,6 +12,9 @@
 // next held unit in pass order is prefetched. The embeddings and the final norm ("root" units:
 // the tied head needs the embedding at both ends) stay gathered until the optimizer step.
 // Stage 2 keeps the held parameters whole and all-gathers each unit's updated chunks after it.
+// Mixed precision: the fp32 masters are sharded like the gradients (stage 2: a master shard beside
+// the whole compute copy; stage 3: the parameter shard is the masters, with a compute-copy shard
+// beside it), and what is gathered is the compute copy — half the bytes of fp32.
 // Threading: training thread only.
 #pragma once
 
@@ -26,27 +29,30 @@ namespace trellis::trainer {
 
 class Sharded final : public GradientSharding {
 public:
-    Sharded(Communicator &dp, const GptModel<float> &model, const std::vector<int> &held, int stage, bool overlap);
+    Sharded(DeviceCommunicator &dp, const GptModel<float> &model, const std::vector<int> &held, int stage, bool overlap,
+            DType compute, DType wire = DType::F32);
     ~Sharded() override;
     const char *name() const override { return m_stage == 3 ? "zero3" : "zero2"; }
-
-    View acquire(int unit, Pass pass) override;
-    void release(int unit, Pass pass) override;
 
     void beginStep() override;
     void reduceGradients() override; // waits for every reduce-scatter
     void afterOptimizerStep() override;
     std::vector<OwnedRange> owned() override;
     bool shardsOverDp() const override { return true; }
-    void normGroups(std::vector<Communicator *> &groups) override { groups.push_back(&m_dp); }
+    void normGroups(std::vector<plan::GroupKind> &groups) override { groups.push_back(plan::GroupKind::DpCp); }
     std::vector<std::span<float>> reducedGradients(int unit) override;
     void setParameters(const float *model) override;
 
     std::uint64_t parameterBytes() const override;
+    std::uint64_t masterBytes() const override;
     std::uint64_t gradientBytes() const override { return m_gradShard.size() * sizeof(float); }
     std::uint64_t bufferBytes() const override { return m_peakBuffers; }
     double commMs() const override;
     double exposedMs() const override { return m_exposedMs; }
+
+protected:
+    RawView acquireRaw(int unit, Pass pass) override;
+    void releaseRaw(int unit, Pass pass) override;
 
 private:
     using Clock = std::chrono::steady_clock;
@@ -59,13 +65,14 @@ private:
         std::size_t local = 0;  // in the stage-2 parameter buffer
     };
     struct Gather {
-        DeviceBuffer<float> buffer; // padded unit, valid once `handle` completed
+        ComputeBuffer buffer; // padded unit (compute type), valid once `handle` completed
         std::unique_ptr<CommHandle> handle;
         Clock::time_point start;
     };
     struct Reduction {
         int unit = 0;
         DeviceBuffer<float> buffer;
+        std::unique_ptr<ComputeBuffer> staged; // grad_reduce bf16: the rounded copy reduced instead
         std::unique_ptr<CommHandle> handle;
         Clock::time_point start;
         bool done = false;
@@ -73,7 +80,7 @@ private:
 
     bool isRoot(int unit) const { return unit == 0 || unit == static_cast<int>(m_units.size()) - 1; }
     int nextHeld(int unit, int direction) const;
-    float *gathered(int unit);
+    void *gathered(int unit);
     void prefetch(int unit);
     void freeGathered(int unit);
     void launchReduction(int unit);
@@ -82,14 +89,17 @@ private:
     void wait(CommHandle &handle);
     void addBuffer(std::int64_t bytes);
 
-    Communicator &m_dp;
+    DeviceCommunicator &m_dp;
     int m_stage;
     bool m_overlap;
     std::vector<UnitShard> m_units;  // every model unit; held ones have shards
     std::vector<int> m_held;
     Device &m_device;
-    ModelState m_full;                // stage 2: the held units' parameters, whole
-    DeviceBuffer<float> m_paramShard; // stage 3
+    DType m_wire;
+    ModelState m_full;                // stage 2: the held units' fp32 parameters, whole (fp32 precision)
+    ComputeBuffer m_copyFull;         // stage 2, mixed: the compute copy, whole
+    DeviceBuffer<float> m_paramShard; // stage 3: the parameter shard (the masters); stage 2 mixed: the master shard
+    ComputeBuffer m_copyShard;        // stage 3, mixed: the compute copy's shard
     DeviceBuffer<float> m_gradShard;
     std::vector<Gather> m_gathers;
     std::vector<DeviceBuffer<float>> m_unitGrads;

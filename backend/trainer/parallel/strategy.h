@@ -6,26 +6,35 @@
 //                   the optimizer step.
 //   GradientSharding — the data-parallel family (data_parallel, zero1, sharded): where this rank's
 //                   parameters and gradients live (it serves the model's unit hooks), how they are
-//                   reduced over the dp group, and which ranges this rank updates.
+//                   reduced over the dp group, and which ranges this rank updates. In mixed
+//                   precision it keeps the fp32 master weights of the ranges it updates and the
+//                   16-bit compute copy the model reads (precision/compute_copy.h), and makes the
+//                   copy from the masters after each optimizer step, sharded and gathered as its
+//                   ZeRO stage shards and gathers the parameters.
 //   Executor      — runs the micro-batches of a step through the model: sequential (gradient
 //                   accumulation) or a pipeline schedule.
 // Ranges are in the flat index of this rank's model (its tensor-parallel shard of the whole
 // model). Threading: training thread only.
 #pragma once
 
+#include "plan/mesh.h"
 #include "trainer/adamw.h"
 #include "trainer/comm/communicator.h"
 #include "trainer/gpt_model.h"
+#include "trainer/precision/compute_copy.h"
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
+#include <type_traits>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace trellis::trainer {
 
-// A range this rank updates, with where its parameters and reduced gradients live.
+// A range this rank updates, with where its fp32 parameters (the master weights in mixed
+// precision) and reduced gradients live.
 struct OwnedRange {
     ParamRange range;
     float *params = nullptr; // range.begin's parameter
@@ -43,14 +52,23 @@ public:
     // (global norm, checkpoint shards): replicated tensors on tp ranks > 0, the last stage's
     // copy of the tied embedding.
     virtual void removeCopies(std::vector<ParamRange> &ranges) const { (void)ranges; }
-    // The groups the squared gradient norm is summed over, appended in order.
-    virtual void normGroups(std::vector<Communicator *> &groups) { (void)groups; }
+    // The groups the squared gradient norm (a host value) is summed over, appended in order.
+    virtual void normGroups(std::vector<plan::GroupKind> &groups) { (void)groups; }
     // After the optimizer updated the owned ranges.
     virtual void afterOptimizerStep() {}
 };
 
-class GradientSharding : public Strategy, public UnitHooks<float> {
+class GradientSharding : public Strategy {
 public:
+    // compute: the element type the model computes in — F32 (the model reads the fp32 parameters
+    // themselves), BF16 or F16 (it reads a compute copy of them).
+    explicit GradientSharding(DType compute) : m_compute(compute) {}
+    DType computeType() const { return m_compute; }
+    bool mixed() const { return isMixed(m_compute); }
+    // The unit hooks for a model of element type T (T must be the compute type).
+    template <typename T>
+    UnitHooks<T> &hooks();
+
     // What this rank updates (reduced gradients and their parameters), in index order.
     virtual std::vector<OwnedRange> owned() = 0;
     // Whether each dp rank owns a different part (ZeRO ≥ 1): then the norm is summed over dp and
@@ -64,24 +82,72 @@ public:
     // Replaces the held parameters from a vector in this rank's model index (resume).
     virtual void setParameters(const float *model) = 0;
 
-    virtual std::uint64_t parameterBytes() const = 0;
+    virtual std::uint64_t parameterBytes() const = 0; // what the model reads (the compute copy when mixed)
+    virtual std::uint64_t masterBytes() const = 0;    // fp32 master weights beside it (0 in fp32)
     virtual std::uint64_t gradientBytes() const = 0;
     virtual std::uint64_t bufferBytes() const = 0; // communication buffers (peak)
     // Time with a non-blocking reduction in flight (union) and time waited for them, this step.
     virtual double commMs() const = 0;
     virtual double exposedMs() const = 0;
+
+protected:
+    // A unit's parameters (of the compute type) and gradient buffer, as UnitHooks<T> hands them out.
+    struct RawView {
+        void *params = nullptr;
+        float *grads = nullptr;
+    };
+    virtual RawView acquireRaw(int unit, Pass pass) = 0;
+    virtual void releaseRaw(int unit, Pass pass) = 0;
+
+private:
+    template <typename T>
+    class Hooks final : public UnitHooks<T> {
+    public:
+        explicit Hooks(GradientSharding &owner) : m_owner(owner) {}
+        typename UnitHooks<T>::View acquire(int unit, Pass pass) override
+        {
+            const RawView raw = m_owner.acquireRaw(unit, pass);
+            return {static_cast<T *>(raw.params), raw.grads};
+        }
+        void release(int unit, Pass pass) override { m_owner.releaseRaw(unit, pass); }
+
+    private:
+        GradientSharding &m_owner;
+    };
+    DType m_compute;
+    Hooks<float> m_f32{*this};
+    Hooks<kernels::bf16> m_bf16{*this};
+    Hooks<kernels::f16> m_f16{*this};
 };
 
-// The groups a model instance talks over inside its layers: tensor, context and expert parallelism.
+template <typename T>
+UnitHooks<T> &GradientSharding::hooks()
+{
+    if (kernels::dtypeOf<T>() != m_compute)
+        throw std::logic_error(std::string("GradientSharding: a ") + kernels::toString(kernels::dtypeOf<T>()) +
+                               " model on " + kernels::toString(m_compute) + " parameters");
+    if constexpr (std::is_same_v<T, float>)
+        return m_f32;
+    else if constexpr (std::is_same_v<T, kernels::bf16>)
+        return m_bf16;
+    else
+        return m_f16;
+}
+
+// The groups a model instance talks over inside its layers: tensor, context and expert
+// parallelism (and the host sides of tp and ep for host values).
 struct ModelGroups {
-    Communicator *tp = nullptr;
-    Communicator *cp = nullptr;
-    Communicator *ep = nullptr;
-    void attach(GptModel<float> &model) const
+    DeviceCommunicator *tp = nullptr;
+    DeviceCommunicator *cp = nullptr;
+    DeviceCommunicator *ep = nullptr;
+    HostCommunicator *tpHost = nullptr;
+    HostCommunicator *epHost = nullptr;
+    template <typename T>
+    void attach(GptModel<T> &model) const
     {
-        model.setTensorParallelGroup(tp);
+        model.setTensorParallelGroup(tp, tpHost);
         model.setContextParallelGroup(cp);
-        model.setExpertParallelGroup(ep);
+        model.setExpertParallelGroup(ep, epHost);
     }
 };
 
@@ -111,8 +177,9 @@ class Executor {
 public:
     using Phase = std::function<void(const char *)>;
     virtual ~Executor() = default;
-    // Forward and backward of every micro-batch of a step; gradients accumulate with weight 1/m.
-    virtual StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase) = 0;
+    // Forward and backward of every micro-batch of a step; gradients accumulate with weight
+    // lossScale/m (lossScale: fp16's dynamic loss scale, else 1).
+    virtual StepOutput run(const std::vector<MicroBatch> &batches, const Phase &phase, double lossScale) = 0;
     virtual std::uint64_t activationBytes() const = 0;
     virtual const std::vector<TimelineSpan> &spans() const = 0;
     // The mixture-of-experts routing statistics of the step's forwards (empty for a dense model).

@@ -62,7 +62,7 @@ std::vector<ParamRange> subtractRanges(const std::vector<ParamRange> &ranges, co
     return out;
 }
 
-TensorParallel::TensorParallel(Communicator &tp, const GptConfig &config) : m_tp(tp)
+TensorParallel::TensorParallel(DeviceCommunicator &tp, const GptConfig &config) : m_tp(tp)
 {
     if (config.tpRank == 0)
         return;

@@ -30,13 +30,13 @@ private:
 
 class TensorParallel final : public Strategy {
 public:
-    TensorParallel(Communicator &tp, const GptConfig &config);
+    TensorParallel(DeviceCommunicator &tp, const GptConfig &config);
     const char *name() const override { return "tensor_parallel"; }
     void removeCopies(std::vector<ParamRange> &ranges) const override;
-    void normGroups(std::vector<Communicator *> &groups) override { groups.push_back(&m_tp); }
+    void normGroups(std::vector<plan::GroupKind> &groups) override { groups.push_back(plan::GroupKind::Tp); }
 
 private:
-    Communicator &m_tp;
+    DeviceCommunicator &m_tp;
     std::vector<ParamRange> m_replicated; // sorted; counted on tp rank 0
 };
 

@@ -42,7 +42,7 @@ bool close(T got, double want, int ranks)
         return std::abs(static_cast<double>(got) - want) <= 1e-6 * ranks * (1.0 + std::abs(want));
 }
 
-void report(Communicator &c, const std::string &name, long long wrong)
+void report(DeviceCommunicator &c, const std::string &name, long long wrong)
 {
     long long total = wrong;
     MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG_LONG, MPI_SUM, static_cast<MpiCommunicator &>(c).handle());
@@ -68,7 +68,7 @@ DataType typeOf()
 }
 
 template <typename T>
-void sweep(Communicator &c, const std::vector<std::size_t> &sizes, bool fractional)
+void sweep(DeviceCommunicator &c, const std::vector<std::size_t> &sizes, bool fractional)
 {
     const int n = c.size(), me = c.rank();
     const DataType type = typeOf<T>();

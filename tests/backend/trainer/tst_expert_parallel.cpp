@@ -96,7 +96,7 @@ void run(MpiCommunicator &world, const std::string &name, int topK, int capacity
                 expected[j] = all[j];
 
     GptModel<double> part(shard);
-    part.setExpertParallelGroup(&world);
+    part.setExpertParallelGroup(&world, &world);
     const std::vector<double> mine = part.sliceOfWhole(dense.parameters().data());
     std::copy(mine.begin(), mine.end(), part.parameters().begin());
     const Batch b = batchOf(world.rank(), BT);

@@ -22,7 +22,7 @@ namespace {
 
 int g_passed = 0, g_failed = 0;
 
-void report(Communicator &world, const std::string &what, bool wrong)
+void report(DeviceCommunicator &world, const std::string &what, bool wrong)
 {
     int bad = wrong ? 1 : 0;
     world.allReduce(&bad, &bad, 1, DataType::I32, ReduceOp::Sum);
@@ -71,7 +71,7 @@ int main(int argc, char **argv)
             ProcessGroups groups(world, mesh);
             for (plan::GroupKind kind : kGroupKinds) {
                 const std::vector<int> want = groupMembers(mesh, world.rank(), kind);
-                Communicator *group = groups.group(kind);
+                DeviceCommunicator *group = groups.group(kind);
                 bool wrong = want.empty() != (group == nullptr);
                 if (group && !want.empty()) {
                     // Which world rank sits at each group rank.

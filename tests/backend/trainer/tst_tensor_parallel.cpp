@@ -55,7 +55,7 @@ void run(MpiCommunicator &world, bool sequenceParallel)
     dense.backward(1.0);
 
     GptModel<double> part(shard);
-    part.setTensorParallelGroup(&world);
+    part.setTensorParallelGroup(&world, &world);
     for (std::size_t i = 0; i < part.tensors().size(); ++i) {
         std::size_t at = part.tensors()[i].offset;
         for (const auto &[offset, n] : part.shardRuns(i, world.rank()))
