@@ -249,8 +249,14 @@ int cmdExportModel(const Args &a, const QString &dbPath)
     }
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer"),
-            {QStringLiteral("--export-model"), checkpoints, QStringLiteral("--out"), a.options[QStringLiteral("--out")]});
+    QStringList args{QStringLiteral("--export-model"), checkpoints, QStringLiteral("--out"), a.options[QStringLiteral("--out")]};
+    if (a.options.contains(QStringLiteral("--dtype"))) {
+        const QString dtype = a.options[QStringLiteral("--dtype")];
+        if (dtype != QLatin1String("fp32") && dtype != QLatin1String("bf16") && dtype != QLatin1String("fp16"))
+            return usageError(QStringLiteral("--dtype takes fp32, bf16 or fp16, not '%1'").arg(dtype));
+        args << QStringLiteral("--dtype") << dtype;
+    }
+    p.start(QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer"), args);
     if (!p.waitForStarted(10000))
         return fail(QStringLiteral("cannot start trellis-trainer beside trellis-cli: %1").arg(p.errorString()));
     p.waitForFinished(-1);
@@ -473,7 +479,7 @@ int runCli(const QStringList &arguments)
         return a.error.isEmpty() ? cmdExport(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("export-model")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});
+        const Args a = parseArgs(rest, {QStringLiteral("--out"), QStringLiteral("--dtype")}, {});
         return a.error.isEmpty() ? cmdExportModel(a, dbPath) : usageError(a.error);
     }
     if (command == QLatin1String("experts")) {

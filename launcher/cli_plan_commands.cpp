@@ -347,6 +347,13 @@ int cmdSearch(const Args &a)
                      .arg(QString::number(static_cast<double>(peak) / 1e9, 'f', 1), 8)
                      .arg(QString::fromStdString(c.reason));
     }
+    // What trellis-trainer cannot launch yet (plans for other trainers are estimates only).
+    rank = 1;
+    for (const auto &c : r.best) {
+        if (!c.notLaunchable.empty())
+            out() << QStringLiteral("#%1 is not launchable by trellis-trainer yet: %2\n").arg(rank).arg(QString::fromStdString(c.notLaunchable));
+        ++rank;
+    }
     out().flush();
     return 0;
 }

@@ -115,6 +115,12 @@ const char *const kSchemaV6[] = {
 const char *const kSchemaV7[] = {
     "ALTER TABLE step_blocks ADD COLUMN encoding INTEGER NOT NULL DEFAULT 0",
 };
+// Schema 8: blocks written from now on hold 22 fields a record (encoding 2: the master weights'
+// bytes and fp16's loss scale and skipped updates); nothing stored changes, but a Trellis of
+// schema 7 must not read such blocks, so the version says so.
+const char *const kSchemaV8[] = {
+    "SELECT 1",
+};
 
 } // namespace
 
@@ -284,7 +290,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;

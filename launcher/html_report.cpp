@@ -226,7 +226,8 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
                              : trellis::launcher::svgLineChart(title, xLabel, yLabel, series);
     };
     const RunSummary &r = run.run;
-    QMap<int, ChartSeries> loss, gradNorm, throughput, stepTime;
+    QMap<int, ChartSeries> loss, gradNorm, throughput, stepTime, lossScale;
+    qint64 skippedUpdates = 0;
     struct RankAgg {
         qint64 steps = 0;
         double stepMs = 0, tokensPerS = 0, commMs = 0, lastLoss = 0;
@@ -237,10 +238,15 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
         const QString name = QStringLiteral("rank %1").arg(s.rank);
         loss[s.rank].name = name;
         loss[s.rank].points.append(QPointF(s.step, s.loss));
-        if (s.rank == 0) { // every rank reports the same global norm
+        if (s.rank == 0) { // every rank reports the same global norm (and fp16's loss scale)
             gradNorm[0].name = QStringLiteral("grad norm");
             gradNorm[0].points.append(QPointF(s.step, s.gradNorm));
+            if (s.lossScale > 0) {
+                lossScale[0].name = QStringLiteral("loss scale");
+                lossScale[0].points.append(QPointF(s.step, s.lossScale));
+            }
         }
+        skippedUpdates = std::max(skippedUpdates, s.skippedSteps);
         throughput[s.rank].name = name;
         throughput[s.rank].points.append(QPointF(s.step, s.tokensPerS));
         stepTime[s.rank].name = name;
@@ -376,9 +382,10 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
                                   : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
                                                    "<code>trellis-cli calibrate</code> for this machine's.</p>");
         if (predicted.known) {
-            qint64 mp = 0, mg = 0, mo = 0, ma = 0, mc = 0;
+            qint64 mp = 0, mm = 0, mg = 0, mo = 0, ma = 0, mc = 0;
             for (const StepRow &s : run.steps) {
                 mp = std::max(mp, s.memParameters);
+                mm = std::max(mm, s.memMaster);
                 mg = std::max(mg, s.memGradients);
                 mo = std::max(mo, s.memOptimizer);
                 ma = std::max(ma, s.memActivations);
@@ -388,13 +395,18 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
                                 "</th></tr>");
             const std::tuple<QString, QString, qint64> rows[] = {
                 {QStringLiteral("parameters"), QStringLiteral("parameters"), mp},
+                {QStringLiteral("master weights (fp32)"), QStringLiteral("master weights"), mm},
                 {QStringLiteral("gradients"), QStringLiteral("gradients"), mg},
                 {QStringLiteral("optimizer"), QStringLiteral("optimizer"), mo},
                 {QStringLiteral("activations"), QStringLiteral("activations"), ma},
                 {QStringLiteral("communication buffers"), QStringLiteral("communication"), mc}};
-            for (const auto &[name, category, value] : rows)
-                h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>")
-                         .arg(esc(name), bytes(static_cast<qint64>(predicted.memoryBytes.at(category))), bytes(value));
+            for (const auto &[name, category, value] : rows) {
+                const auto it = predicted.memoryBytes.find(category);
+                const qint64 expected = it == predicted.memoryBytes.end() ? 0 : static_cast<qint64>(it->second);
+                if (category == QLatin1String("master weights") && expected == 0 && value == 0)
+                    continue; // fp32: the parameters are the masters
+                h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>").arg(esc(name), bytes(expected), bytes(value));
+            }
             h += QStringLiteral("</table>");
         }
         h += QStringLiteral("<div class='charts'>");
@@ -449,6 +461,9 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
     h += svgLineChart(QStringLiteral("Throughput per rank"), QStringLiteral("step"), QStringLiteral("tokens/s"),
                       throughput.values());
     h += svgLineChart(QStringLiteral("Step time per rank"), QStringLiteral("step"), QStringLiteral("ms"), stepTime.values());
+    if (!lossScale.isEmpty())
+        h += svgLineChart(QStringLiteral("Loss scale (fp16): %1 update%2 skipped for overflow").arg(skippedUpdates).arg(skippedUpdates == 1 ? "" : "s"),
+                          QStringLiteral("step"), QStringLiteral("scale"), lossScale.values());
     h += QStringLiteral("</div>");
 
     h += QStringLiteral("<h2>Ranks</h2><table><tr><th>rank</th><th class='l'>host</th><th>pid</th><th class='l'>device</th>"

@@ -16,7 +16,7 @@ QByteArray exportCsv(const RunData &run)
 {
     QByteArray out = "run_id,rank,step,loss,step_ms,tokens_per_s,compute_ms,comm_ms,comm_exposed_ms,bubble_ms,"
                      "idle_ms,tokens,grad_norm,lr,mem_parameters,mem_gradients,mem_optimizer,mem_activations,"
-                     "mem_comm,peak_rss\n";
+                     "mem_comm,peak_rss,mem_master,loss_scale,skipped_steps,update_skipped\n";
     const QByteArray runId = run.run.runId.toUtf8();
     for (const StepRow &s : run.steps) {
         out += runId + ',' + QByteArray::number(s.rank) + ',' + QByteArray::number(s.step) + ',' +
@@ -28,7 +28,9 @@ QByteArray exportCsv(const RunData &run)
                QByteArray::number(s.lr, 'g', 6) + ',' + QByteArray::number(s.memParameters) + ',' +
                QByteArray::number(s.memGradients) + ',' + QByteArray::number(s.memOptimizer) + ',' +
                QByteArray::number(s.memActivations) + ',' + QByteArray::number(s.memComm) + ',' +
-               QByteArray::number(s.peakRss) + '\n';
+               QByteArray::number(s.peakRss) + ',' + QByteArray::number(s.memMaster) + ',' +
+               QByteArray::number(s.lossScale, 'g', 9) + ',' + QByteArray::number(s.skippedSteps) + ',' +
+               (s.updateSkipped ? "1" : "0") + '\n';
     }
     return out;
 }
@@ -75,7 +77,11 @@ QByteArray exportJson(const RunData &run)
                                  {QStringLiteral("tokens"), s.tokens},
                                  {QStringLiteral("grad_norm"), s.gradNorm},
                                  {QStringLiteral("lr"), s.lr},
-                                 {QStringLiteral("peak_rss"), s.peakRss}});
+                                 {QStringLiteral("peak_rss"), s.peakRss},
+                                 {QStringLiteral("mem_master"), s.memMaster},
+                                 {QStringLiteral("loss_scale"), s.lossScale},
+                                 {QStringLiteral("skipped_steps"), s.skippedSteps},
+                                 {QStringLiteral("update_skipped"), s.updateSkipped}});
     root[QStringLiteral("steps")] = steps;
     QJsonArray events;
     for (const EventRow &e : run.events)
@@ -101,15 +107,17 @@ bool exportTable(const QString &name, const RunData &run, const QList<Collective
     using V = QVariant;
     if (name == QLatin1String("steps")) {
         cols({"rank", "step", "loss", "step_ms", "tokens_per_s", "compute_ms", "comm_ms", "comm_exposed_ms", "bubble_ms", "idle_ms",
-              "tokens", "grad_norm", "lr"});
+              "tokens", "grad_norm", "lr", "loss_scale", "skipped_steps", "update_skipped"});
         for (const StepRow &s : run.steps)
             out.rows.append({runId, V(s.rank), V(s.step), V(s.loss), V(s.stepMs), V(s.tokensPerS), V(s.computeMs), V(s.commMs),
-                             V(s.commExposedMs), V(s.bubbleMs), V(s.idleMs), V(s.tokens), V(s.gradNorm), V(s.lr)});
+                             V(s.commExposedMs), V(s.bubbleMs), V(s.idleMs), V(s.tokens), V(s.gradNorm), V(s.lr),
+                             V(s.lossScale), V(s.skippedSteps), V(s.updateSkipped ? 1 : 0)});
     } else if (name == QLatin1String("memory")) {
-        cols({"rank", "step", "parameters", "gradients", "optimizer", "activations", "communication", "peak_rss"});
+        cols({"rank", "step", "parameters", "master_weights", "gradients", "optimizer", "activations", "communication",
+              "peak_rss"});
         for (const StepRow &s : run.steps)
-            out.rows.append({runId, V(s.rank), V(s.step), V(s.memParameters), V(s.memGradients), V(s.memOptimizer),
-                             V(s.memActivations), V(s.memComm), V(s.peakRss)});
+            out.rows.append({runId, V(s.rank), V(s.step), V(s.memParameters), V(s.memMaster), V(s.memGradients),
+                             V(s.memOptimizer), V(s.memActivations), V(s.memComm), V(s.peakRss)});
     } else if (name == QLatin1String("collectives")) {
         cols({"rank", "step", "group", "op", "bytes", "ms", "bus_gbps", "count"});
         for (const CollectiveRow &c : collectives)

@@ -51,6 +51,12 @@ struct StepRow {
     qint64 tokens = 0;
     double tokensPerS = 0, loss = 0, gradNorm = 0, lr = 0;
     qint64 memParameters = 0, memGradients = 0, memOptimizer = 0, memActivations = 0, memComm = 0, peakRss = 0;
+    // Mixed precision: fp32 master weights beside the 16-bit parameters; fp16: the loss scale the
+    // step ran with (0: none), updates skipped for overflow so far, and whether this one was.
+    qint64 memMaster = 0;
+    double lossScale = 0;
+    qint64 skippedSteps = 0;
+    bool updateSkipped = false;
 };
 
 // Where a mixture-of-experts model's routers sent one rank's tokens in one step (its StepReport's

@@ -33,10 +33,12 @@ std::array<quint64, kStepRecordFields> fieldsOf(const StepRow &s)
     return {i(s.step),          d(s.stepMs),          d(s.computeMs),    d(s.commMs),         d(s.commExposedMs),
             d(s.bubbleMs),      d(s.idleMs),          i(s.tokens),       d(s.tokensPerS),     d(s.loss),
             d(s.gradNorm),      d(s.lr),              i(s.memParameters), i(s.memGradients), i(s.memOptimizer),
-            i(s.memActivations), i(s.memComm),        i(s.peakRss)};
+            i(s.memActivations), i(s.memComm),        i(s.peakRss),      i(s.memMaster),      d(s.lossScale),
+            i(s.skippedSteps),  i(s.updateSkipped ? 1 : 0)};
 }
-constexpr bool kIntegerField[kStepRecordFields] = {true,  false, false, false, false, false, false, true, false,
-                                                   false, false, false, true,  true,  true,  true,  true, true};
+constexpr bool kIntegerField[kStepRecordFields] = {true,  false, false, false, false, false, false, true,
+                                                   false, false, false, false, true,  true,  true,  true,
+                                                   true,  true,  true,  false, true,  true};
 
 StepRow rowOf(int rank, const std::array<quint64, kStepRecordFields> &f)
 {
@@ -62,6 +64,10 @@ StepRow rowOf(int rank, const std::array<quint64, kStepRecordFields> &f)
     s.memActivations = i(15);
     s.memComm = i(16);
     s.peakRss = i(17);
+    s.memMaster = i(18);
+    s.lossScale = d(19);
+    s.skippedSteps = i(20);
+    s.updateSkipped = i(21) != 0;
     return s;
 }
 
@@ -76,8 +82,9 @@ void packStepRecord(const StepRow &s, QByteArray &blob)
     const qsizetype at = blob.size();
     blob.resize(at + kStepRecordBytes);
     char *p = blob.data() + at;
-    for (quint64 v : fieldsOf(s))
-        putInt(p, static_cast<qint64>(v));
+    const auto f = fieldsOf(s);
+    for (int k = 0; k < kStepRecordFields7; ++k)
+        putInt(p, static_cast<qint64>(f[static_cast<std::size_t>(k)]));
 }
 
 void StepBlockEncoder::clear()
@@ -136,15 +143,16 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
             return corrupt(QStringLiteral("%1 bytes for %2 records of %3 bytes").arg(blob.size()).arg(count).arg(kStepRecordBytes));
         const char *p = blob.constData();
         for (qint64 i = 0; i < count; ++i) {
-            std::array<quint64, kStepRecordFields> f;
-            for (quint64 &v : f)
-                v = static_cast<quint64>(getInt(p));
+            std::array<quint64, kStepRecordFields> f{};
+            for (int k = 0; k < kStepRecordFields7; ++k)
+                f[static_cast<std::size_t>(k)] = static_cast<quint64>(getInt(p));
             out.append(rowOf(rank, f));
         }
         return true;
     }
-    if (encoding != StepEncoding::Delta)
+    if (encoding != StepEncoding::Delta && encoding != StepEncoding::Delta22)
         return corrupt(QStringLiteral("unknown encoding %1").arg(static_cast<int>(encoding)));
+    const int fields = encoding == StepEncoding::Delta ? kStepRecordFields7 : kStepRecordFields;
     const auto *p = reinterpret_cast<const unsigned char *>(blob.constData());
     const auto *const begin = p, *const end = p + blob.size();
     auto at = [&] { return static_cast<qint64>(p - begin); };
@@ -154,9 +162,9 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
             return corrupt(QStringLiteral("record %1 of %2 cut short at byte %3").arg(i + 1).arg(count).arg(at()));
         const quint32 mask = p[0] | quint32(p[1]) << 8 | quint32(p[2]) << 16;
         p += 3;
-        if (mask >> kStepRecordFields)
+        if (mask >> fields)
             return corrupt(QStringLiteral("record %1 names fields that do not exist").arg(i + 1));
-        for (int k = 0; k < kStepRecordFields; ++k) {
+        for (int k = 0; k < fields; ++k) {
             if (!(mask & (1u << k)))
                 continue;
             if (kIntegerField[k]) {

@@ -1,15 +1,18 @@
-// How the history stores step reports (schema 5, records encoded since schema 7): packed, one
+// How the history stores step reports (schema 5, records encoded since schema 7, 22 fields since
+// schema 8): packed, one
 // `step_blocks` row per rank and writer transaction, holding every step report of that rank the
 // transaction commits. A row per report (`step_metrics`, schema 1–4) cost SQLite an index insert
 // per message, which capped the ingest at ~220k messages/s on two cores; a block costs one insert
 // per rank per transaction. Databases from before keep their `step_metrics` rows and are read
 // together with the blocks.
 //
-// A block's `rows` blob holds `n` records of the kStepRecordFields fields of StepRow in its order
-// (step, the six times in ms, tokens, tokens/s, loss, grad norm, lr, the six memory categories),
-// integers as int64 and the rest as IEEE doubles, in the block's `encoding`:
-//  - 0 (fixed, schema 5–6): each field as 8 little-endian bytes, 144 bytes a record;
-//  - 1 (delta, schema 7): each record against the one before it in the block (the first against
+// A block's `rows` blob holds `n` records of the fields of StepRow in its order (step, the six
+// times in ms, tokens, tokens/s, loss, grad norm, lr, the six memory categories; since encoding 2
+// also the master weights' bytes, the loss scale, the skipped updates so far and whether this one
+// was skipped), integers as int64 and the rest as IEEE doubles, in the block's `encoding`:
+//  - 0 (fixed, schema 5–6): each of the first 18 fields as 8 little-endian bytes, 144 bytes a record;
+//  - 1 (delta, schema 7) and 2 (delta, 22 fields, schema 8): each record against the one before
+//    it in the block (the first against
 //    all zeros): 3 bytes, little-endian, with bit k set when field k's 64 bits differ, then for
 //    each such field in order an integer's difference (two's complement, wrapping) zigzag-encoded
 //    as a LEB128 varint, or a double's bits XOR the previous bits as one byte (leading zero bytes
@@ -36,15 +39,16 @@
 
 namespace trellis::launcher {
 
-inline constexpr int kStepRecordFields = 18;
-inline constexpr int kStepRecordBytes = kStepRecordFields * 8; // a fixed record
+inline constexpr int kStepRecordFields = 22;   // encoding 2
+inline constexpr int kStepRecordFields7 = 18;  // encodings 0 and 1
+inline constexpr int kStepRecordBytes = kStepRecordFields7 * 8; // a fixed record
 
-enum class StepEncoding : int { Fixed = 0, Delta = 1 };
+enum class StepEncoding : int { Fixed = 0, Delta = 1, Delta22 = 2 };
 
-// Appends one fixed record to `blob`.
+// Appends one fixed record (18 fields: schema 5–6, for tests of old databases) to `blob`.
 void packStepRecord(const StepRow &row, QByteArray &blob);
 
-// One block's blob in the delta encoding, record by record.
+// One block's blob in the delta encoding of all 22 fields (encoding 2), record by record.
 class StepBlockEncoder {
 public:
     void add(const StepRow &row);

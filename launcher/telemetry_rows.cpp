@@ -26,6 +26,10 @@ StepRow stepRowFrom(const proto::Envelope &e)
     r.memActivations = static_cast<qint64>(s.memory().activations());
     r.memComm = static_cast<qint64>(s.memory().comm_buffers());
     r.peakRss = static_cast<qint64>(s.memory().peak_rss());
+    r.memMaster = static_cast<qint64>(s.memory().master_weights());
+    r.lossScale = s.loss_scale();
+    r.skippedSteps = static_cast<qint64>(s.skipped_steps());
+    r.updateSkipped = s.update_skipped();
     return r;
 }
 

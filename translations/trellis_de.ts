@@ -235,6 +235,71 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>bf16/fp16: 16-bit weights and activations, fp32 master weights, gradients and Adam moments; fp16 also scales the loss</source>
+        <translation>bf16/fp16: 16-Bit-Gewichte und -Aktivierungen, fp32-Master-Gewichte, -Gradienten und -Adam-Momente; fp16 skaliert zudem den Verlust</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Gradient reduction in</source>
+        <translation>Gradientenreduktion in</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>bf16: data-parallel gradients travel as bf16 (half the bytes, rounded); mixed precision only</source>
+        <translation>bf16: datenparallele Gradienten werden als bf16 übertragen (halbe Bytes, gerundet); nur mit gemischter Präzision</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>fp16 initial loss scale</source>
+        <translation>fp16-Anfangsskalierung des Verlusts</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The loss is multiplied by it before backward (65536 = 2^16)</source>
+        <translation>Der Verlust wird vor dem Rückwärtsschritt damit multipliziert (65536 = 2^16)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>fp16 scale growth interval</source>
+        <translation>fp16-Wachstumsintervall der Skalierung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Steps without overflow after which the scale grows</source>
+        <translation>Schritte ohne Überlauf, nach denen die Skalierung wächst</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>fp16 scale growth factor</source>
+        <translation>fp16-Wachstumsfaktor der Skalierung</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>fp16 scale backoff</source>
+        <translation>fp16-Rücknahme der Skalierung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The factor the scale shrinks by when a step overflows (and is skipped)</source>
+        <translation>Der Faktor, um den die Skalierung schrumpft, wenn ein Schritt überläuft (und übersprungen wird)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>fp16 minimum scale</source>
+        <translation>fp16-Mindestskalierung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>fp16 skipped steps in a row</source>
+        <translation>fp16: übersprungene Schritte in Folge</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>More overflowing steps in a row than this stop the run</source>
+        <translation>Mehr überlaufende Schritte in Folge beenden den Lauf</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Memory accounting of</source>
         <translation>Speicherbilanz nach</translation>
     </message>
@@ -582,7 +647,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="+48"/>
+        <location filename="../ui/dashboards/panel.cpp" line="+76"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
@@ -762,28 +827,28 @@
     </message>
     <message>
         <location line="+0"/>
-        <location line="+90"/>
+        <location line="+92"/>
         <source>loss</source>
         <translation>Loss</translation>
     </message>
     <message>
-        <location line="-89"/>
+        <location line="-91"/>
         <source>Throughput per rank</source>
         <translation>Durchsatz pro Rank</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+91"/>
+        <location line="+93"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
     <message>
-        <location line="-90"/>
+        <location line="-92"/>
         <source>No run</source>
         <translation>Kein Lauf</translation>
     </message>
     <message>
-        <location line="+73"/>
+        <location line="+75"/>
         <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
         <translation>Schritt %1 / %2 · Loss %3 · %4 tokens/s · Schritt %5 ms · %6 Ranks</translation>
     </message>
@@ -1076,7 +1141,19 @@
         <translation>Suche läuft…</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+34"/>
+        <source>%1 — not launchable by trellis-trainer yet</source>
+        <translation>%1 — von trellis-trainer noch nicht startbar</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1
+trellis-trainer cannot launch it yet: %2</source>
+        <translation>%1
+trellis-trainer kann ihn noch nicht starten: %2</translation>
+    </message>
+    <message>
+        <location line="+6"/>
         <source>No plan fits: more devices, a smaller micro-batch or a smaller model.</source>
         <translation>Kein Plan passt: mehr Geräte, ein kleinerer Micro-Batch oder ein kleineres Modell.</translation>
     </message>
@@ -1308,7 +1385,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Laufhistorie</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>all ranks</source>
         <translation>alle Ranks</translation>
     </message>
@@ -1344,13 +1421,13 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location line="+20"/>
-        <location line="+103"/>
+        <location line="+106"/>
         <location line="+159"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-249"/>
+        <location line="-252"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>Lauf %1: Neustart (Versuch %2)</translation>
     </message>
@@ -1365,7 +1442,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Neustart: %1</translation>
     </message>
     <message>
-        <location line="+87"/>
+        <location line="+90"/>
         <source>following</source>
         <translation>wird verfolgt</translation>
     </message>
@@ -2517,8 +2594,21 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <source>model FLOPs (MFU)</source>
         <translation>Modell-FLOPs (MFU)</translation>
     </message>
+    <message numerus="yes">
+        <location line="+26"/>
+        <source>loss scale (fp16): %n update(s) skipped for overflow</source>
+        <translation>
+            <numerusform>Verlustskalierung (fp16): %n Aktualisierung wegen Überlauf übersprungen</numerusform>
+            <numerusform>Verlustskalierung (fp16): %n Aktualisierungen wegen Überlauf übersprungen</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+28"/>
+        <location line="+2"/>
+        <source>loss scale: none (only fp16 training scales its loss)</source>
+        <translation>Verlustskalierung: keine (nur fp16-Training skaliert den Verlust)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>total (right axis)</source>
         <translation>gesamt (rechte Achse)</translation>
     </message>
@@ -2561,7 +2651,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-99"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-125"/>
         <source>loss</source>
         <translation>Loss</translation>
     </message>
@@ -2639,6 +2729,16 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+1"/>
         <source>peak RSS bytes</source>
         <translation>Spitzen-RSS-Bytes</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>master weight bytes</source>
+        <translation>Bytes der Master-Gewichte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>loss scale (fp16)</source>
+        <translation>Verlustskalierung (fp16)</translation>
     </message>
 </context>
 <context>
@@ -2811,12 +2911,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::plan_editor::MeshCanvas</name>
     <message>
-        <location filename="../ui/plan/mesh_canvas.cpp" line="+123"/>
+        <location filename="../ui/plan/mesh_canvas.cpp" line="+124"/>
         <source>keep the world size</source>
         <translation>World Size beibehalten</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+15"/>
         <source>Data-parallel degree: replicas of the model</source>
         <translation>Datenparallelgrad: Replikate des Modells</translation>
     </message>
@@ -2841,7 +2941,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Expertenparallelgrad: teilt dp und die Anzahl der Experten</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>Changing tp, pp or cp sets dp so that the ranks fill the same devices</source>
         <translation>Eine Änderung von tp, pp oder cp passt dp so an, dass die Ranks dieselben Geräte füllen</translation>
     </message>
@@ -2957,7 +3057,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         </translation>
     </message>
     <message>
-        <location line="+64"/>
+        <location line="+71"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 Ranks (dp %3 · tp %4 · pp %5 · cp %6) auf &lt;span style=&apos;color:%7&apos;&gt;%8 Slots&lt;/span&gt; von %9 Knoten · globaler Batch %10 Sequenzen × %11 Tokens</translation>
     </message>

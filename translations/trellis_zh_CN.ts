@@ -235,6 +235,71 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>bf16/fp16: 16-bit weights and activations, fp32 master weights, gradients and Adam moments; fp16 also scales the loss</source>
+        <translation>bf16/fp16：16 位权重和激活，fp32 主权重、梯度和 Adam 矩；fp16 还会缩放损失</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Gradient reduction in</source>
+        <translation>梯度归约精度</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>bf16: data-parallel gradients travel as bf16 (half the bytes, rounded); mixed precision only</source>
+        <translation>bf16：数据并行梯度以 bf16 传输（字节减半，经舍入）；仅用于混合精度</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>fp16 initial loss scale</source>
+        <translation>fp16 初始损失缩放</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The loss is multiplied by it before backward (65536 = 2^16)</source>
+        <translation>反向传播前损失乘以该值（65536 = 2^16）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>fp16 scale growth interval</source>
+        <translation>fp16 缩放增长间隔</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Steps without overflow after which the scale grows</source>
+        <translation>无溢出达到该步数后缩放增大</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>fp16 scale growth factor</source>
+        <translation>fp16 缩放增长因子</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>fp16 scale backoff</source>
+        <translation>fp16 缩放回退</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The factor the scale shrinks by when a step overflows (and is skipped)</source>
+        <translation>某步溢出（并被跳过）时缩放乘以的缩小因子</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>fp16 minimum scale</source>
+        <translation>fp16 最小缩放</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>fp16 skipped steps in a row</source>
+        <translation>fp16 连续跳过步数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>More overflowing steps in a row than this stop the run</source>
+        <translation>连续溢出步数超过此值时停止运行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Memory accounting of</source>
         <translation>内存核算依据</translation>
     </message>
@@ -582,7 +647,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="+48"/>
+        <location filename="../ui/dashboards/panel.cpp" line="+76"/>
         <source>step</source>
         <translation>步</translation>
     </message>
@@ -762,28 +827,28 @@
     </message>
     <message>
         <location line="+0"/>
-        <location line="+90"/>
+        <location line="+92"/>
         <source>loss</source>
         <translation>损失</translation>
     </message>
     <message>
-        <location line="-89"/>
+        <location line="-91"/>
         <source>Throughput per rank</source>
         <translation>每 rank 吞吐量</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+91"/>
+        <location line="+93"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
     <message>
-        <location line="-90"/>
+        <location line="-92"/>
         <source>No run</source>
         <translation>无运行</translation>
     </message>
     <message>
-        <location line="+73"/>
+        <location line="+75"/>
         <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
         <translation>第 %1 / %2 步 · 损失 %3 · %4 tokens/s · 单步 %5 ms · %6 个 rank</translation>
     </message>
@@ -1075,7 +1140,19 @@
         <translation>正在搜索…</translation>
     </message>
     <message>
-        <location line="+35"/>
+        <location line="+34"/>
+        <source>%1 — not launchable by trellis-trainer yet</source>
+        <translation>%1 — trellis-trainer 尚不能启动</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1
+trellis-trainer cannot launch it yet: %2</source>
+        <translation>%1
+trellis-trainer 尚不能启动它：%2</translation>
+    </message>
+    <message>
+        <location line="+6"/>
         <source>No plan fits: more devices, a smaller micro-batch or a smaller model.</source>
         <translation>没有可行的方案：请增加设备、减小微批次或换用更小的模型。</translation>
     </message>
@@ -1307,7 +1384,7 @@ Add it to the known hosts?</source>
         <translation>运行历史</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>all ranks</source>
         <translation>所有 rank</translation>
     </message>
@@ -1343,13 +1420,13 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location line="+20"/>
-        <location line="+103"/>
+        <location line="+106"/>
         <location line="+159"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
     <message>
-        <location line="-249"/>
+        <location line="-252"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
     </message>
@@ -1364,7 +1441,7 @@ Add it to the known hosts?</source>
         <translation>正在重启：%1</translation>
     </message>
     <message>
-        <location line="+87"/>
+        <location line="+90"/>
         <source>following</source>
         <translation>跟踪中</translation>
     </message>
@@ -2513,8 +2590,20 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <source>model FLOPs (MFU)</source>
         <translation>模型 FLOPs (MFU)</translation>
     </message>
+    <message numerus="yes">
+        <location line="+26"/>
+        <source>loss scale (fp16): %n update(s) skipped for overflow</source>
+        <translation>
+            <numerusform>损失缩放 (fp16)：%n 次更新因溢出被跳过</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+28"/>
+        <location line="+2"/>
+        <source>loss scale: none (only fp16 training scales its loss)</source>
+        <translation>损失缩放：无（仅 fp16 训练缩放损失）</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>total (right axis)</source>
         <translation>总计 (右轴)</translation>
     </message>
@@ -2557,7 +2646,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-99"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-125"/>
         <source>loss</source>
         <translation>损失</translation>
     </message>
@@ -2635,6 +2724,16 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+1"/>
         <source>peak RSS bytes</source>
         <translation>峰值 RSS 字节数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>master weight bytes</source>
+        <translation>主权重字节</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>loss scale (fp16)</source>
+        <translation>损失缩放 (fp16)</translation>
     </message>
 </context>
 <context>
@@ -2807,12 +2906,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::plan_editor::MeshCanvas</name>
     <message>
-        <location filename="../ui/plan/mesh_canvas.cpp" line="+123"/>
+        <location filename="../ui/plan/mesh_canvas.cpp" line="+124"/>
         <source>keep the world size</source>
         <translation>保持 world size 不变</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+15"/>
         <source>Data-parallel degree: replicas of the model</source>
         <translation>数据并行度：模型副本数</translation>
     </message>
@@ -2837,7 +2936,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>专家并行度：需整除 dp 和专家数</translation>
     </message>
     <message>
-        <location line="+9"/>
+        <location line="+10"/>
         <source>Changing tp, pp or cp sets dp so that the ranks fill the same devices</source>
         <translation>修改 tp、pp 或 cp 时会相应调整 dp，使各 rank 仍占满相同的设备</translation>
     </message>
@@ -2952,7 +3051,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         </translation>
     </message>
     <message>
-        <location line="+64"/>
+        <location line="+71"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 个 rank (dp %3 · tp %4 · pp %5 · cp %6)，使用 %9 个节点上的 &lt;span style=&apos;color:%7&apos;&gt;%8 个槽位&lt;/span&gt; · 全局批次 %10 条序列 × %11 个 token</translation>
     </message>

@@ -384,8 +384,14 @@ void EstimatePanel::showSearch()
         item->setText(9, QString::fromLatin1(plan::toString(p.recompute)));
         item->setText(10, rate(c.estimate.tokensPerS));
         item->setText(11, estimate::gigabytes(static_cast<double>(peak)));
-        item->setText(12, QString::fromStdString(c.reason));
-        item->setToolTip(12, QString::fromStdString(c.reason));
+        if (c.notLaunchable.empty()) {
+            item->setText(12, QString::fromStdString(c.reason));
+            item->setToolTip(12, QString::fromStdString(c.reason));
+        } else {
+            item->setText(12, tr("%1 — not launchable by trellis-trainer yet").arg(QString::fromStdString(c.reason)));
+            item->setToolTip(12, tr("%1\ntrellis-trainer cannot launch it yet: %2")
+                                     .arg(QString::fromStdString(c.reason), QString::fromStdString(c.notLaunchable)));
+        }
     }
     if (m_search.best.empty()) {
         auto *item = new QTreeWidgetItem(m_results);

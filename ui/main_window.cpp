@@ -116,7 +116,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     // The dashboards: one dock per panel, drawn from the run's snapshots.
     using launcher::telemetry::Metric;
     m_panels = {new dashboards::MetricPanel(tr("Loss, grad norm, learning rate"), QStringLiteral("training"),
-                                            {Metric::Loss, Metric::GradNorm, Metric::Lr}, false, this),
+                                            {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::LossScale}, false, this),
                 new dashboards::MetricPanel(tr("Throughput and step time"), QStringLiteral("throughput"),
                                             {Metric::TokensPerS, Metric::StepMs}, true, this),
                 new dashboards::BreakdownPanel(this),

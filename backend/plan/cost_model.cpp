@@ -75,6 +75,9 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const double gradBytes = !mixed ? 4 : megatron && p.precision == Precision::Bf16 ? 4 : 2;
     const double optBytes = !mixed ? 8 : megatron && p.precision == Precision::Fp16 ? 16 : 12;
     const double elem = mixed ? 2 : 4; // bytes of an activation or gradient element
+    // trellis-trainer's mixed precision (parallel/strategy.h): activations and the parameters the
+    // model reads in 16 bits, fp32 gradients, master weights and moments, statistics and softmaxes.
+    const std::uint64_t tBytes = mixed ? 2 : 4;
     e.parametersTotal = parameterCount(m);
     e.parametersActive = activeParameterCount(m);
     const std::uint64_t local = localParameterCount(m, tp, ep);
@@ -100,30 +103,36 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                                   : m.moe.capacityFactor ? sh.E * static_cast<std::uint64_t>(p.microBatchSize) *
                                                                static_cast<std::uint64_t>(expertCapacity(m.moe, m.seqLen))
                                                          : bt * choices;
-    auto trainerInstance = [&](std::uint64_t layers, bool head) -> std::uint64_t { // gpt_model.cpp, fp32
+    auto trainerInstance = [&](std::uint64_t layers, bool head) -> std::uint64_t { // gpt_model.cpp
         // A norm's per-row statistics (LayerNorm: mean and 1/σ; RMSNorm: 1/rms); q, k, v; the
         // MLP's first linear output (gate and up with SwiGLU) and its activation.
         // The attention probabilities (heads · local tokens · local tokens) or, with ring attention
         // (cp > 1), each row's log-sum-exp only.
-        const std::uint64_t C = sh.C, att = cp > 1 ? sh.NHl * bt : sh.NHl * bt * (sh.S / static_cast<std::uint64_t>(cp)),
-                            stats = (sh.llama ? 1 : 2) * rows;
+        // The model's elements of T (activations) and of fp32 (statistics, the log-sum-exp, the
+        // probabilities and losses; the router's probabilities and gates, the slot and expert
+        // indices) are two buffers (gpt_model.cpp allocateActivations).
+        const std::uint64_t C = sh.C, att = cp > 1 ? 0 : sh.NHl * bt * (sh.S / static_cast<std::uint64_t>(cp)),
+                            lse = cp > 1 ? sh.NHl * bt : 0, stats = (sh.llama ? 1 : 2) * rows;
         const std::uint64_t mlpIn = (sh.llama ? 2 : 1) * sh.Fl;
         // A mixture-of-experts MLP (model/moe.cpp) keeps the router's probabilities, each choice's
         // gate, slot and expert (4 bytes each), the rows its experts received, their hidden
         // activations and the outputs that came back (moeRows each way: capacity — every expert's
         // slots, padding included; dropless — every choice, as a balanced router sends them).
-        const std::uint64_t mlpActs = moe ? bt * sh.E + 3 * bt * choices + moeRows * (C + mlpIn + sh.Fl) + moeRows * C
-                                          : bt * (mlpIn + sh.Fl);
-        const std::uint64_t inner = rows * C + stats + bt * (sh.Cq + 2 * sh.Kq) + bt * sh.Cq + att + 2 * rows * C +
-                                    rows * C + stats + mlpActs + rows * C;
+        const std::uint64_t mlpActs = moe ? moeRows * (C + mlpIn + sh.Fl) + moeRows * C : bt * (mlpIn + sh.Fl);
+        const std::uint64_t routing = moe ? bt * sh.E + 3 * bt * choices : 0; // 4 bytes each
+        const std::uint64_t innerT = rows * C + bt * (sh.Cq + 2 * sh.Kq) + bt * sh.Cq + att + 2 * rows * C + rows * C + mlpActs +
+                                     rows * C;
+        const std::uint64_t inner4 = stats + lse + stats + routing;
         // Full recompute shares one set of inner activations, selective one of attention
         // probabilities (ring attention keeps none to drop).
-        const std::uint64_t layersInner = layers == 0                                          ? 0
-                                          : p.recompute == Recompute::Full                ? inner
-                                          : p.recompute == Recompute::Selective && cp == 1 ? (inner - att) * layers + att
-                                                                                          : inner * layers;
-        const std::uint64_t headFloats = head ? bt * C + stats + 2 * bt * sh.Vl + bt : 0;
-        return (rows * C + layersInner + rows * C * layers + headFloats) * 4;
+        const bool full = p.recompute == Recompute::Full;
+        const std::uint64_t layersT = layers == 0                                          ? 0
+                                      : full                                            ? innerT
+                                      : p.recompute == Recompute::Selective && cp == 1 ? (innerT - att) * layers + att
+                                                                                      : innerT * layers;
+        const std::uint64_t layers4 = layers == 0 ? 0 : full ? inner4 : inner4 * layers;
+        const std::uint64_t headT = head ? bt * C + bt * sh.Vl : 0, head4 = head ? stats + bt * sh.Vl + bt : 0;
+        return (rows * C + layersT + rows * C * layers + headT) * tBytes + (layers4 + head4) * 4;
     };
     // A Megatron-style layer's activations for one micro-batch, and what full recompute keeps.
     const double repRows = sp ? 1.0 / tp : 1.0;
@@ -255,6 +264,14 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             // The in-place reduce-scatter stages this rank's chunk of each bucket.
             // (Megatron-LM's distributed optimizer reduce-scatters in its gradient buffer itself.)
             mem.commBuffers = p.zero == 1 && !megatron ? paddedTotal(buckets) / dp * 4 : 0;
+            if (trainerLayout && mixed) {
+                // The compute copy of the whole buffer; fp32 masters of all of it (ZeRO 0) or of
+                // this rank's chunks (ZeRO 1); gradients fp32; reduced in bf16: a bf16 copy.
+                mem.parameters = paddedTotal(buckets) * tBytes;
+                mem.masterWeights = (p.zero == 1 ? paddedTotal(buckets) / dp : paddedTotal(buckets)) * 4;
+                if (p.gradReduce == GradReduce::Bf16)
+                    mem.commBuffers += paddedTotal(buckets) * 2;
+            }
         }
         if (pp == 1) {
             if (p.zero >= 2) {
@@ -266,6 +283,10 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 mem.parameters = (p.zero == 3 ? chunks : local) * 4;
                 mem.gradients = chunks * 4;
                 mem.optimizer = owned * 8;
+                if (trainerLayout && mixed) { // the compute copy (whole, or its shard) and the master shard
+                    mem.parameters = (p.zero == 3 ? chunks : local) * tBytes;
+                    mem.masterWeights = chunks * 4;
+                }
                 // Transient buffers, at worst: every unit's gradients of every micro-batch in
                 // flight (a reduce-scatter may not complete before the backward ends, MPI
                 // progressing only inside calls, and they complete in launch order); at stage 3
@@ -273,9 +294,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 std::uint64_t all = 0;
                 for (std::uint64_t size : units)
                     all += padded(size);
-                mem.commBuffers = all * static_cast<std::uint64_t>(p.microBatches) * 4;
-                if (p.zero == 3)
-                    mem.commBuffers += (padded(units.front()) + padded(units.back()) + 2 * padded(sh.layer())) * 4;
+                // Reduced in bf16, each unit's fp32 gradients have a bf16 copy beside them.
+                const std::uint64_t gradBuffer = p.gradReduce == GradReduce::Bf16 ? 6 : 4;
+                mem.commBuffers = all * static_cast<std::uint64_t>(p.microBatches) * gradBuffer;
+                if (p.zero == 3) // gathered in the compute type
+                    mem.commBuffers += (padded(units.front()) + padded(units.back()) + 2 * padded(sh.layer())) * tBytes;
                 if (!trainerLayout) // DeepSpeed's and FSDP's bounded buckets
                     mem.commBuffers = shardedFrameworkBuffers(units);
             }
@@ -288,12 +311,16 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             if (p.zero >= 2) {
                 std::uint64_t all = 0;
                 for (std::uint64_t size : units) {
-                    mem.parameters += (p.zero == 3 ? padded(size) / dp : size) * 4;
+                    mem.parameters += (p.zero == 3 ? padded(size) / dp : size) * (trainerLayout ? tBytes : 4);
                     mem.gradients += padded(size) / dp * 4;
                     mem.optimizer += ownedOfUnit(size, dp, 0) * 8;
+                    if (trainerLayout && mixed)
+                        mem.masterWeights += padded(size) / dp * 4;
                     all += padded(size);
                 }
-                mem.commBuffers = all * static_cast<std::uint64_t>(p.microBatches) * 4 + (p.zero == 3 ? all * 4 : 0);
+                const std::uint64_t gradBuffer = p.gradReduce == GradReduce::Bf16 ? 6 : 4;
+                mem.commBuffers = all * static_cast<std::uint64_t>(p.microBatches) * gradBuffer +
+                                  (p.zero == 3 ? all * (trainerLayout ? tBytes : 4) : 0);
                 if (!trainerLayout)
                     mem.commBuffers = shardedFrameworkBuffers(units);
             }
@@ -323,7 +350,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             }
             mem.activations += recomputeWorkingSet;
         }
-        if (mixed) { // bf16/fp16 weights and gradients, fp32 master weights with the moments
+        if (mixed && !trainerLayout) { // bf16/fp16 weights and gradients, fp32 master weights with the moments
             mem.parameters = mem.parameters / 4 * static_cast<std::uint64_t>(paramBytes);
             mem.gradients = mem.gradients / 4 * static_cast<std::uint64_t>(gradBytes);
             mem.optimizer = mem.optimizer / 8 * static_cast<std::uint64_t>(optBytes);
@@ -333,7 +360,9 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         if (device.memoryGB > 0 && static_cast<double>(mem.total()) > device.memoryGB * 1e9)
             e.warnings.push_back({Severity::Warning, "parallel",
                                   "stage " + std::to_string(stage) + " ranks need " + str(mem.total() / 1e9) +
-                                      " GB (parameters " + str(mem.parameters / 1e9) + ", gradients " +
+                                      " GB (parameters " + str(mem.parameters / 1e9) +
+                                      (mem.masterWeights > 0 ? ", master weights " + str(mem.masterWeights / 1e9) : std::string()) +
+                                      ", gradients " +
                                       str(mem.gradients / 1e9) + ", optimizer " + str(mem.optimizer / 1e9) +
                                       ", activations " + str(mem.activations / 1e9) + ", communication buffers " +
                                       str(mem.commBuffers / 1e9) + ") but a " + device.name + " has " +
@@ -377,7 +406,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     // the critical path.
     const double peak = (mixed ? device.peakTflopsBf16 : device.peakTflopsFp32) * 1e12 * std::max(device.efficiency, 1e-3);
     const double B = static_cast<double>(bt);
-    const double rowBytes = B * sh.C * (trainerLayout ? 4.0 : elem); // a micro-batch's hidden states, all rows
+    const double rowBytes = B * sh.C * (trainerLayout ? static_cast<double>(tBytes) : elem); // a micro-batch's hidden states, all rows
     const double layerFlops = 2.0 * B * (sh.C * (sh.Cq + 2.0 * sh.Kq) + sh.Cq * sh.C) + 2.0 * mats * B * sh.C * sh.Fl * topK +
                               4.0 * B * sh.S * sh.Cq;
     const double coreFlops = 4.0 * B * sh.S * sh.Cq;
@@ -478,6 +507,8 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         return ms;
     };
     const double scalar = 8; // a double: the loss, a squared norm
+    // fp16 in trellis-trainer: every step the ranks agree on the overflow verdict (an int over the world).
+    const bool overflowVote = trainerLayout && p.precision == Precision::Fp16;
     // Without tp and pp the world is the DP group: the loss (and the sharded norm) go there.
     const bool worldIsDp = tp == 1 && pp == 1 && cp == 1;
     for (int stage = 0; stage < pp; ++stage) {
@@ -515,9 +546,12 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
             double layersHere = 0;
             for (int c = stage; c < chunks; c += pp)
                 layersHere += bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
-            const double perLayer = (recompute ? 2.0 : 1.0) * (cp - 1) + (cp - 1) + cp;
+            // The k/v blocks travel in the activations' type, the dK/dV partial sums in fp32.
+            const double kvSends = (recompute ? 2.0 : 1.0) * (cp - 1) + (cp - 1), dkvSends = cp;
+            const double block = static_cast<double>(bt) * 2.0 * static_cast<double>(sh.Kq);
             Calls ring;
-            ring.add(m_ * layersHere * perLayer, static_cast<double>(bt) * 2.0 * static_cast<double>(sh.Kq) * 4.0);
+            ring.add(m_ * layersHere * kvSends, block * static_cast<double>(tBytes));
+            ring.add(m_ * layersHere * dkvSends, block * 4.0);
             emit(st, "cp", "send", ring, cp, cpLink, cpInter);
             emit(st, "cp", "recv", ring, cp, cpLink, cpInter);
         } else if (cp > 1) {
@@ -537,7 +571,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 layersHere += bounds[static_cast<std::size_t>(c) + 1] - bounds[static_cast<std::size_t>(c)];
             const double forwards = recompute ? 2.0 : 1.0;
             Calls a2a, norm;
-            a2a.add(m_ * layersHere * 2.0 * (forwards + 1.0), static_cast<double>(moeRows * sh.C) * 4.0);
+            a2a.add(m_ * layersHere * 2.0 * (forwards + 1.0), static_cast<double>(moeRows * sh.C * tBytes));
             if (!m.moe.capacityFactor)
                 a2a.add(m_ * layersHere * forwards, static_cast<double>(sh.E) * 4.0);
             norm.add(1, scalar);
@@ -550,7 +584,10 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         }
         // Data parallelism: gradient reduction (ZeRO: reduce-scatter and the parameters'
         // all-gather), and the scalars.
-        const double g = trainerLayout ? 4.0 : gradBytes;
+        // Gradients on the wire (fp32, or bf16 with grad_reduce bf16) and the parameters ZeRO
+        // gathers (the compute copy: the activations' type).
+        const double g = trainerLayout ? (p.gradReduce == GradReduce::Bf16 ? 2.0 : 4.0) : gradBytes;
+        const double gp = trainerLayout ? static_cast<double>(tBytes) : gradBytes;
         const std::string dpName = cp > 1 ? "dp_cp" : "dp"; // the gradient replicas: dp × cp ranks
         double dpMs = 0;
         if (p.zero <= 1) {
@@ -582,13 +619,20 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 scalars.add(1, scalar); // the loss
             if (p.zero == 1)
                 scalars.add(1, scalar); // the norm of the owned gradients
+            if (worldIsDp && overflowVote)
+                scalars.add(1, 4);
             if (p.zero == 0) {
-                Calls all = reduce;
-                all.add(scalars.calls, scalar);
+                Calls all = reduce; // the buckets and the scalars share the dp group's all-reduce
+                all.calls += scalars.calls;
+                all.bytes += scalars.bytes;
                 dpMs += emit(st, dpName, "all_reduce", all, dp, dpLink, dpInter);
             } else {
+                Calls gatherParams; // the same buckets, the parameters' element size
+                for (const detail::BucketPart &part : detail::bucketParts(buckets, segments.size() - 1, experts))
+                    if (!part.expert)
+                        gatherParams.add(1, static_cast<double>(part.elements) * gp);
                 dpMs += emit(st, dpName, "reduce_scatter", reduce, dp, dpLink, dpInter);
-                dpMs += emit(st, dpName, "all_gather", reduce, dp, dpLink, dpInter);
+                dpMs += emit(st, dpName, "all_gather", gatherParams, dp, dpLink, dpInter);
                 dpMs += emit(st, dpName, "all_reduce", scalars, dp, dpLink, dpInter);
             }
         } else {
@@ -609,16 +653,18 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
                 reduce.add(m_, static_cast<double>(padded(size)) * g); // every micro-batch
             if (p.zero == 2) {
                 for (std::uint64_t size : units)
-                    gather.add(1, static_cast<double>(padded(size)) * g);
+                    gather.add(1, static_cast<double>(padded(size)) * gp);
             } else {
                 if (holdsEmbedding)
-                    gather.add(1, static_cast<double>(padded(sh.embedding())) * g);
+                    gather.add(1, static_cast<double>(padded(sh.embedding())) * gp);
                 if (holdsFinal)
-                    gather.add(1, static_cast<double>(padded(sh.final())) * g);
+                    gather.add(1, static_cast<double>(padded(sh.final())) * gp);
                 const double passes = split ? 3.0 : 2.0;
-                gather.add(passes * m_ * static_cast<double>(layerUnits), static_cast<double>(padded(sh.layer())) * g);
+                gather.add(passes * m_ * static_cast<double>(layerUnits), static_cast<double>(padded(sh.layer())) * gp);
             }
             scalars.add(worldIsDp ? 2 : 1, scalar);
+            if (worldIsDp && overflowVote)
+                scalars.add(1, 4);
             const double reduceMs = emit(st, dpName, "reduce_scatter", reduce, dp, dpLink, dpInter);
             dpMs += reduceMs;
             // Outside trellis-trainer (GPU streams progress on their own) the reduce-scatters of
@@ -630,14 +676,15 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         }
         // The tied embedding's two copies: their reduced gradients summed between the end stages.
         if (pp > 1 && !sh.llama && (stage == 0 || stage == pp - 1)) {
-            Calls sum;
+            Calls sum; // the reduced gradients: fp32 in trellis-trainer whatever went over the wire
+            const double ge = trainerLayout ? 4.0 : gradBytes;
             if (p.zero == 0)
-                sum.add(1, static_cast<double>(padded(sh.embedding())) * g);
+                sum.add(1, static_cast<double>(padded(sh.embedding())) * ge);
             else if (p.zero == 1)
                 for (const auto &b : trainerBuckets({sh.embedding()}, dp, p)) // its own segment, cut alike
-                    sum.add(1, static_cast<double>(b.size / static_cast<std::uint64_t>(dp)) * g);
+                    sum.add(1, static_cast<double>(b.size / static_cast<std::uint64_t>(dp)) * ge);
             else
-                sum.add(1, static_cast<double>(padded(sh.embedding()) / static_cast<std::uint64_t>(dp)) * g);
+                sum.add(1, static_cast<double>(padded(sh.embedding()) / static_cast<std::uint64_t>(dp)) * ge);
             dpMs += emit(stage, "embedding", "all_reduce", sum, 2, ppLink, ppInter);
         }
         dpMsOfStage[static_cast<std::size_t>(stage)] = dpMs;
@@ -655,6 +702,8 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
         if (!worldIsDp) {
             Calls loss;
             loss.add(1, scalar);
+            if (overflowVote)
+                loss.add(1, 4);
             emit(st, "world", "all_reduce", loss, p.worldSize(), p.worldSize() > perNode ? inter : intra, p.worldSize() > perNode);
         }
     }

@@ -48,8 +48,11 @@ DeviceSpec deviceFor(const ClusterSpec &cluster);
 
 struct StageMemory {
     int stage = 0;
-    std::uint64_t parameters = 0, gradients = 0, optimizer = 0, activations = 0, commBuffers = 0;
-    std::uint64_t total() const { return parameters + gradients + optimizer + activations + commBuffers; }
+    // parameters: what the model reads (16-bit copies in trellis-trainer's mixed precision);
+    // masterWeights: trellis-trainer's fp32 masters beside them (0 in fp32, and for Megatron-LM and
+    // DeepSpeed accounting, which count their masters with the optimizer states).
+    std::uint64_t parameters = 0, masterWeights = 0, gradients = 0, optimizer = 0, activations = 0, commBuffers = 0;
+    std::uint64_t total() const { return parameters + masterWeights + gradients + optimizer + activations + commBuffers; }
 };
 
 struct CollectiveEstimate {

@@ -66,6 +66,7 @@ const json &fullShape()
         p.cluster.interNode = {1, 1};
         p.parallel.bucketMb = 25;
         p.parallel.firstBucketMb = 25;
+        p.parallel.precision = Precision::Fp16; // writes parallel.loss_scale
         json j = documentOf(p);
         j["cluster"]["node_count"] = 1; // read by the loader with a preset, never written
         return j;

@@ -588,11 +588,10 @@ std::string planToJson(const Plan &p, int indent)
                      {"overlap_grad_reduce", q.overlapGradReduce},
                      {"recompute", toString(q.recompute)},
                      {"precision", toString(q.precision)},
+                     {"grad_reduce", toString(q.gradReduce)},
                      {"framework", toString(q.framework)},
                      {"attention", toString(q.attention)},
                      {"cp_layout", toString(q.cpLayout)}};
-    if (q.gradReduce != GradReduce::Fp32)
-        j["parallel"]["grad_reduce"] = toString(q.gradReduce);
     if (q.precision == Precision::Fp16 || q.lossScale != LossScaleSpec{})
         j["parallel"]["loss_scale"] = {{"initial", q.lossScale.initial},
                                        {"growth_interval", q.lossScale.growthInterval},

@@ -168,8 +168,16 @@ SearchResult searchPlans(const SearchRequest &request)
     });
     if (static_cast<int>(all.size()) > request.top)
         all.resize(static_cast<std::size_t>(std::max(0, request.top)));
-    for (auto &c : all)
+    for (auto &c : all) {
         c.reason = reasonFor(c.plan, c.estimate, device);
+        // Whether trellis-trainer launches it as it stands (precision is no reason any more; a GPU
+        // plan of several ranks is, until the NCCL communicator lands).
+        for (const Diagnostic &d : checkTrainerSupport(c.plan))
+            if (d.severity == Severity::Error) {
+                c.notLaunchable = d.toString();
+                break;
+            }
+    }
     result.best = std::move(all);
     return result;
 }

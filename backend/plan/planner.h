@@ -24,6 +24,9 @@ struct Candidate {
     Plan plan;
     Estimate estimate;
     std::string reason; // e.g. "tp=8 keeps the all-reduce on NVLink; 9% bubble with zb-h1; 61 of 80 GB"
+    // Empty when trellis-trainer launches the plan; else why not yet (the first of
+    // checkTrainerSupport's errors, naming the field).
+    std::string notLaunchable;
 };
 
 struct SearchResult {

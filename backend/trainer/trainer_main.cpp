@@ -4,7 +4,7 @@
 //                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
 //   trellis-trainer --calibrate        (this machine's compute rate and link, as one JSON line)
-//   trellis-trainer --export-model CHECKPOINT_DIR --out DIR   (transformers layout; no MPI)
+//   trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype D]   (transformers layout; no MPI)
 // Exit codes: protocol/exit_codes.h.
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
@@ -37,9 +37,10 @@ void usage(std::FILE *to)
                  "  --dump-params/--dump-grads FILE.safetensors: in transformers' layout instead of raw float32\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
                  "       trellis-trainer --calibrate\n"
-                 "       trellis-trainer --export-model CHECKPOINT_DIR --out DIR\n"
+                 "       trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype fp32|bf16|fp16]\n"
                  "         the newest complete checkpoint there (any layout) as model.safetensors and config.json\n"
-                 "         in Hugging Face transformers' layout (GPT-2 or Llama); one process, no mpirun\n"
+                 "         in Hugging Face transformers' layout (GPT-2 or Llama); one process, no mpirun;\n"
+                 "         tensors in the precision the run trained in unless --dtype says otherwise\n"
                  "Runs one rank of the training described by PLAN; start it under mpirun -np N.\n"
                  "--telemetry-keys: a 0600 file of CURVE keys (server_public, client_public, client_secret);\n"
                  "  telemetry then goes to the endpoint encrypted and authenticated.\n");
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
     trainer::TrainerOptions options;
     bool benchCollectives = false;
     bool calibrate = false;
-    std::string exportFrom, exportTo;
+    std::string exportFrom, exportTo, exportDtype;
     trainer::CollectiveBenchOptions benchOptions;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -104,6 +105,7 @@ int main(int argc, char **argv)
         else if (arg == "--calibrate") calibrate = true;
         else if (arg == "--export-model") exportFrom = value("--export-model");
         else if (arg == "--out") exportTo = value("--out");
+        else if (arg == "--dtype") exportDtype = value("--dtype");
         else if (arg == "--ops") {
             benchOptions.ops.clear();
             std::string list = value("--ops");
@@ -147,14 +149,14 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "trellis-trainer: --export-model and --out go together\n");
             return proto::kExitUsage;
         }
-        const trainer::ExportResult r = trainer::exportCheckpointModel(exportFrom, exportTo);
+        const trainer::ExportResult r = trainer::exportCheckpointModel(exportFrom, exportTo, exportDtype);
         if (!r.error.empty()) {
             std::fprintf(stderr, "trellis-trainer: %s\n", r.error.c_str());
             return proto::kExitCheckpointError;
         }
-        std::printf("exported %s (step %llu, %s, %llu parameters) to %s\n", r.checkpoint.c_str(),
+        std::printf("exported %s (step %llu, %s, %llu parameters, %s) to %s\n", r.checkpoint.c_str(),
                     static_cast<unsigned long long>(r.step), r.arch.c_str(), static_cast<unsigned long long>(r.parameters),
-                    exportTo.c_str());
+                    r.dtype.c_str(), exportTo.c_str());
         return proto::kExitOk;
     }
     if (planPath.empty() && !benchCollectives && !calibrate) {

@@ -19,6 +19,8 @@ void SnapshotBuilder::reset(int worldSize)
     m_health = {};
     m_step = m_totalSteps = 0;
     m_worldSize = worldSize;
+    m_skippedUpdates = 0;
+    m_lossScaled = false;
 }
 
 void SnapshotBuilder::setWorldSize(int worldSize)
@@ -119,8 +121,10 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
     s->ranksReporting = static_cast<int>(ranks.size());
     s->step = m_step;
     s->totalSteps = m_totalSteps;
+    s->lossScaled = m_lossScaled;
+    s->skippedUpdates = m_skippedUpdates;
     const bool perRank = ranks.size() <= static_cast<std::size_t>(kMaxRankLines);
-    for (Metric m : {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::TokensPerS, Metric::StepMs}) {
+    for (Metric m : {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::TokensPerS, Metric::StepMs, Metric::LossScale}) {
         MetricView v;
         v.perRank = perRank;
         if (perRank) {
@@ -191,12 +195,13 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
                 s->mfu.push_back(tokens * flopsPerToken / peak);
         }
     }
-    for (auto [m, name] : {std::pair{Metric::MemParameters, "parameters"}, std::pair{Metric::MemGradients, "gradients"},
-                           std::pair{Metric::MemOptimizer, "optimizer"}, std::pair{Metric::MemActivations, "activations"},
-                           std::pair{Metric::MemComm, "communication"}, std::pair{Metric::PeakRss, "peak RSS"}}) {
+    for (auto [m, name] : {std::pair{Metric::MemParameters, "parameters"}, std::pair{Metric::MemMaster, "master weights"},
+                           std::pair{Metric::MemGradients, "gradients"}, std::pair{Metric::MemOptimizer, "optimizer"},
+                           std::pair{Metric::MemActivations, "activations"}, std::pair{Metric::MemComm, "communication"},
+                           std::pair{Metric::PeakRss, "peak RSS"}}) {
         const auto band = m_store.band(m);
-        if (band.empty())
-            continue;
+        if (band.empty() || (m == Metric::MemMaster && band.back().max <= 0))
+            continue; // fp32 runs keep no masters apart
         s->memory.push_back({QString::fromLatin1(name), band.back().median, band.back().max, band.back().maxRank});
     }
     // Collectives: per (group, op), means over ranks of their latest report, the slowest link named.
@@ -258,6 +263,7 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
         if (m.total() >= busiest.total())
             busiest = m;
     out.memoryBytes = {{QStringLiteral("parameters"), static_cast<double>(busiest.parameters)},
+                       {QStringLiteral("master weights"), static_cast<double>(busiest.masterWeights)},
                        {QStringLiteral("gradients"), static_cast<double>(busiest.gradients)},
                        {QStringLiteral("optimizer"), static_cast<double>(busiest.optimizer)},
                        {QStringLiteral("activations"), static_cast<double>(busiest.activations)},

@@ -15,6 +15,7 @@
 #include <QString>
 
 #include <map>
+#include <algorithm>
 #include <memory>
 #include <tuple>
 #include <vector>
@@ -117,6 +118,8 @@ struct DashboardSnapshot {
     HealthView health;
     Prediction prediction;
     ExpertView experts;                   // layers 0: a dense model
+    bool lossScaled = false;              // fp16 with dynamic loss scaling
+    qint64 skippedUpdates = 0;            // updates skipped for overflow so far (fp16)
 };
 
 // The heat map's rows in a snapshot: more ranks are grouped here, on the feed's thread, so that
@@ -129,7 +132,12 @@ public:
     void reset(int worldSize);
     void setWorldSize(int worldSize);
     MetricStore &store() { return m_store; }
-    void addStep(const StepRow &row) { m_store.append(row); }
+    void addStep(const StepRow &row)
+    {
+        m_store.append(row);
+        m_skippedUpdates = std::max(m_skippedUpdates, row.skippedSteps);
+        m_lossScaled = m_lossScaled || row.lossScale > 0;
+    }
     void addCollective(const CollectiveRow &row);
     void addEvent(const EventRow &event);
     // A rank's routing report; one of another shape than the first seen is ignored.
@@ -161,6 +169,8 @@ private:
     ExpertView m_experts;
     qint64 m_step = 0, m_totalSteps = 0;
     int m_worldSize = 0;
+    qint64 m_skippedUpdates = 0; // fp16: updates skipped for overflow (the most any rank reported)
+    bool m_lossScaled = false;   // fp16: some rank reported a loss scale
 };
 
 // The prediction for a run's recorded plan (JSON); calibrationPath "" or missing: default rates.

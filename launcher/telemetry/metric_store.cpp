@@ -12,7 +12,8 @@ const char *metricName(Metric metric)
     static const char *const names[] = {"loss", "grad norm", "learning rate", "tokens/s", "step ms", "compute ms",
                                         "communication ms", "exposed communication ms", "bubble ms", "idle ms",
                                         "parameter bytes", "gradient bytes", "optimizer bytes", "activation bytes",
-                                        "communication buffer bytes", "peak RSS bytes"};
+                                        "communication buffer bytes", "peak RSS bytes", "master weight bytes",
+                                        "loss scale"};
     const int i = static_cast<int>(metric);
     return i >= 0 && i < kMetricCount ? names[i] : "?";
 }
@@ -36,6 +37,8 @@ double metricOf(const StepRow &r, Metric metric)
     case Metric::MemActivations: return static_cast<double>(r.memActivations);
     case Metric::MemComm: return static_cast<double>(r.memComm);
     case Metric::PeakRss: return static_cast<double>(r.peakRss);
+    case Metric::MemMaster: return static_cast<double>(r.memMaster);
+    case Metric::LossScale: return r.lossScale;
     case Metric::Count: break;
     }
     return 0;

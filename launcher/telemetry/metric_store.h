@@ -25,13 +25,14 @@ namespace trellis::launcher::telemetry {
 enum class Metric : int {
     Loss, GradNorm, Lr, TokensPerS, StepMs, ComputeMs, CommMs, CommExposedMs, BubbleMs, IdleMs,
     MemParameters, MemGradients, MemOptimizer, MemActivations, MemComm, PeakRss,
+    MemMaster, LossScale, // mixed precision's fp32 masters; fp16's dynamic loss scale
     Count
 };
 inline constexpr int kMetricCount = static_cast<int>(Metric::Count);
 const char *metricName(Metric metric);
 double metricOf(const StepRow &row, Metric metric);
 
-struct Bucket { // 24 bytes: 1024 ranks × 16 metrics × 128 buckets stay near 50 MB
+struct Bucket { // 24 bytes: 1024 ranks × 18 metrics × 128 buckets stay near 57 MB
     std::int32_t lastStep = 0; // the newest step seen in it
     std::int32_t count = 0;
     float min = 0, max = 0, mean = 0, last = 0;

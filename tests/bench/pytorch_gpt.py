@@ -3,7 +3,9 @@
 biases, learned positions, tanh GELU, LM head tied to the token embedding), the same batch and
 AdamW, in PyTorch on the CPU with a fixed thread count. Prints the mean step time (ms) and tokens/s
 over the steps after warm-up, and their median step time. Uses Debian's python3-torch (or PyTorch from PyPI if that is what is
-installed); prints which version ran."""
+installed); prints which version ran. --bf16: the forward under torch.autocast('cpu', bfloat16) (its
+linear layers and matmuls in bf16, softmax/norms/loss in fp32 as autocast decides), the optimizer in
+fp32."""
 import argparse
 import math
 import time
@@ -66,6 +68,7 @@ def main():
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--bf16", action="store_true", help="forward and loss under torch.autocast('cpu', bfloat16)")
     a = p.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
@@ -77,7 +80,8 @@ def main():
         tgt = torch.randint(0, a.vocab, (a.batch, a.seq))
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = model(idx, tgt)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            loss = model(idx, tgt)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -86,7 +90,7 @@ def main():
     ms = 1000 * sum(measured) / len(measured)
     n = len(measured)
     median = 1000 * (measured[n // 2] if n % 2 else (measured[n // 2 - 1] + measured[n // 2]) / 2)
-    print(f"pytorch {torch.__version__} threads {a.threads}: {ms:.2f} ms/step, {a.batch * a.seq / ms * 1000:.0f} tokens/s"
+    print(f"pytorch {torch.__version__} {'bf16 autocast' if a.bf16 else 'fp32'} threads {a.threads}: {ms:.2f} ms/step, {a.batch * a.seq / ms * 1000:.0f} tokens/s"
           f" (mean of steps {a.warmup + 1}-{a.steps}; median {median:.2f} ms)")
 
 

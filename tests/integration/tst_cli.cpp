@@ -322,6 +322,18 @@ private slots:
         QTest::newRow("moe dp2 ep2 pp2 1f1b capacity") << R"("dp": 2, "ep": 2, "pp": 2, "schedule": "1f1b", "micro_batches": 3)" << 4 << 4 << capacity;
         QTest::newRow("moe dp2 zero3 dropless") << R"("dp": 2, "zero": 3, "micro_batches": 2)" << 2 << 4 << dropless;
         QTest::newRow("llama moe tp2 dropless") << R"("tp": 2, "micro_batch_size": 2)" << 2 << 4 << (llama + dropless);
+        // Mixed precision: 16-bit parameters and activations (tp, SP, pipeline and ring messages,
+        // ZeRO's parameter gathers in bf16), fp32 gradients and their reductions (or bf16 with
+        // grad_reduce), the fp32 masters beside the parameters.
+        QTest::newRow("bf16 dp2 zero1") << R"("dp": 2, "zero": 1, "precision": "bf16", "micro_batches": 2)" << 2 << 4 << QString();
+        QTest::newRow("bf16 dp2 grad_reduce bf16") << R"("dp": 2, "precision": "bf16", "grad_reduce": "bf16", "micro_batches": 2)" << 2 << 4 << QString();
+        QTest::newRow("bf16 tp2 sp selective") << R"("tp": 2, "sequence_parallel": true, "recompute": "selective", "precision": "bf16", "micro_batch_size": 2)" << 2 << 4 << QString();
+        QTest::newRow("bf16 dp2 pp2 1f1b") << R"("dp": 2, "pp": 2, "schedule": "1f1b", "precision": "bf16", "micro_batches": 3)" << 4 << 4 << QString();
+        QTest::newRow("bf16 dp2 zero3 m2") << R"("dp": 2, "zero": 3, "precision": "bf16", "micro_batches": 2)" << 2 << 4 << QString();
+        QTest::newRow("fp16 dp2") << R"("dp": 2, "precision": "fp16", "micro_batches": 2)" << 2 << 4 << QString();
+        QTest::newRow("fp16 dp2 pp2 zero2") << R"("dp": 2, "pp": 2, "zero": 2, "precision": "fp16", "micro_batches": 2)" << 4 << 4 << QString();
+        QTest::newRow("bf16 llama cp2 zero1") << R"("cp": 2, "dp": 2, "zero": 1, "precision": "bf16", "micro_batches": 2)" << 4 << 4 << llama;
+        QTest::newRow("bf16 moe dp2 ep2 capacity") << R"("dp": 2, "ep": 2, "precision": "bf16", "micro_batches": 2)" << 2 << 4 << capacity;
     }
 
     void collectivesAndMemoryAsTheTrainerRecords()
@@ -394,6 +406,7 @@ private slots:
                 continue;
             const auto &m = estimate.memory[size_t(p.parallel.pp > 1 ? s.rank / perStage : 0)];
             QCOMPARE(s.memParameters, qint64(m.parameters));
+            QCOMPARE(s.memMaster, qint64(m.masterWeights));
             QCOMPARE(s.memGradients, qint64(m.gradients));
             QCOMPARE(s.memOptimizer, qint64(m.optimizer));
             QCOMPARE(s.memActivations, qint64(m.activations));

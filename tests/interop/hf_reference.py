@@ -7,6 +7,9 @@ For a small random GPT-2 and a small random Llama with grouped-query attention:
   (a) a checkpoint written by a multi-rank run (tp 2) exported with trellis-trainer --export-model
       loads into transformers with no missing or unexpected tensor (checked with the safetensors
       package too) and gives the loss trellis-trainer computes when it resumes from that checkpoint;
+  (c) a bf16 run's checkpoint exports as bf16 (its fp32 masters rounded to nearest even, the weights
+      its model computed with): transformers loads every tensor as bfloat16, bit for bit the file's
+      and bit for bit the same checkpoint exported as fp32 then rounded by torch;
   and a c_proj / o_proj weight transposed on purpose (a square matrix, so the shapes still fit)
       makes the losses differ: the comparison can fail.
 Usage: hf_reference.py TRELLIS_TRAINER CORPUS
@@ -179,11 +182,41 @@ def export_check(arch, work):
           "trellis %.9f, transformers %.9f (%.2g relative)" % (ours, theirs, abs(ours - theirs) / abs(theirs)))
 
 
+def bf16_export_check(arch, work):
+    from safetensors.torch import load_file as load_torch
+    ckpt = os.path.join(work, arch + "-bf16-ckpt")
+    plan = os.path.join(work, arch + "-bf16.json")
+    write_plan(plan, arch, 2, {"dp": 2, "precision": "bf16", "zero": 1}, {"steps": 2, "checkpoint": {"every": 2, "dir": ckpt}})
+    trainer(2, ["--plan", plan])
+    out16, out32 = os.path.join(work, arch + "-bf16-exported"), os.path.join(work, arch + "-fp32-exported")
+    r = subprocess.run([TRAINER, "--export-model", ckpt, "--out", out16], capture_output=True, text=True, timeout=120)
+    check(arch + " (c) bf16 export", r.returncode == 0 and "bf16" in r.stdout, (r.stdout + r.stderr).strip())
+    r = subprocess.run([TRAINER, "--export-model", ckpt, "--out", out32, "--dtype", "fp32"], capture_output=True, text=True,
+                       timeout=120)
+    check(arch + " (c) fp32 export of the same checkpoint", r.returncode == 0, (r.stdout + r.stderr).strip())
+    if not os.path.exists(os.path.join(out16, "model.safetensors")):
+        return
+    with open(os.path.join(out16, "config.json")) as f:
+        check(arch + " (c) config says bfloat16", json.load(f).get("torch_dtype") == "bfloat16", "torch_dtype")
+    file16, file32 = load_torch(os.path.join(out16, "model.safetensors")), load_torch(os.path.join(out32, "model.safetensors"))
+    check(arch + " (c) tensors stored as bf16", all(t.dtype == torch.bfloat16 for t in file16.values()),
+          str(sorted({str(t.dtype) for t in file16.values()})))
+    cls = GPT2LMHeadModel if arch == "gpt" else LlamaForCausalLM
+    model = cls.from_pretrained(out16, torch_dtype="auto")
+    state = model.state_dict()
+    differ = [k for k, t in file16.items() if k not in state or state[k].dtype != torch.bfloat16
+              or not torch.equal(state[k].view(torch.int16), t.view(torch.int16))]
+    check(arch + " (c) transformers holds the file's bf16 bits", not differ, "differing: %s" % differ[:3])
+    rounded = [k for k, t in file16.items() if not torch.equal(file32[k].to(torch.bfloat16).view(torch.int16), t.view(torch.int16))]
+    check(arch + " (c) bf16 = the fp32 masters rounded to nearest even", not rounded, "differing: %s" % rounded[:3])
+
+
 torch.set_num_threads(1)
 with tempfile.TemporaryDirectory() as work:
     for arch in ("gpt", "llama"):
         import_check(arch, work)
         export_check(arch, work)
+        bf16_export_check(arch, work)
 checks = sum(1 for _ in CHECKS)
 print("%d passed, %d failed" % (checks - len(failures), len(failures)))
 sys.exit(1 if failures else 0)

@@ -326,6 +326,10 @@ private slots:
                 s.lr = 3e-4;
                 s.memParameters = 1 << 24;
                 s.peakRss = (1ll << 28) + (i / 7) * 4096;
+                s.memMaster = 1 << 25;
+                s.lossScale = i < 3 ? 0 : std::ldexp(1.0, 16 - (i % 5 == 0 ? 1 : 0)); // fp16's scale backing off
+                s.skippedSteps = i / 5;
+                s.updateSkipped = i % 5 == 0;
                 rows.append(s);
             }
             return rows;
@@ -346,6 +350,10 @@ private slots:
         odd.memParameters = -1;
         odd.memComm = std::numeric_limits<qint64>::max();
         odd.peakRss = 1;
+        odd.memMaster = std::numeric_limits<qint64>::min();
+        odd.lossScale = std::numeric_limits<double>::quiet_NaN();
+        odd.skippedSteps = -7;
+        odd.updateSkipped = true;
         StepRow back = odd;
         back.step = std::numeric_limits<qint64>::min(); // the difference wraps
         back.tokens = std::numeric_limits<qint64>::max();
@@ -365,13 +373,17 @@ private slots:
         QCOMPARE(encoder.count(), rows.size());
         QList<StepRow> back;
         QString error;
-        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Delta, back, &error), qPrintable(error));
+        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Delta22, back, &error), qPrintable(error));
         QCOMPARE(back.size(), rows.size());
         for (qsizetype i = 0; i < rows.size(); ++i) {
             QByteArray fixedIn, fixedOut;
             packStepRecord(rows[i], fixedIn);
             packStepRecord(back[i], fixedOut);
-            QCOMPARE(fixedOut.toHex(), fixedIn.toHex()); // every field, bit for bit
+            QCOMPARE(fixedOut.toHex(), fixedIn.toHex()); // the first 18 fields, bit for bit
+            QCOMPARE(back[i].memMaster, rows[i].memMaster); // and the 4 of schema 8
+            QCOMPARE(std::bit_cast<quint64>(back[i].lossScale), std::bit_cast<quint64>(rows[i].lossScale));
+            QCOMPARE(back[i].skippedSteps, rows[i].skippedSteps);
+            QCOMPARE(back[i].updateSkipped, rows[i].updateSkipped);
             QCOMPARE(back[i].rank, 3);
         }
         if (rows.size() > 10) // unchanged fields cost nothing: well below the fixed 144 bytes
@@ -397,6 +409,7 @@ private slots:
         QTest::newRow("mask cut") << one.left(2) << qint64(1) << 1 << QStringLiteral("cut short") << 0;
         QTest::newRow("field cut") << one.left(one.size() - 1) << qint64(1) << 1 << QStringLiteral("cut") << 0;
         QTest::newRow("a field past the 18") << QByteArray::fromHex("000004") << qint64(1) << 1 << QStringLiteral("do not exist") << 0;
+        QTest::newRow("a field past the 22") << QByteArray::fromHex("000040") << qint64(1) << 2 << QStringLiteral("do not exist") << 0;
         QTest::newRow("bad double header") << QByteArray::fromHex("020000" "44") << qint64(1) << 1 << QStringLiteral("bad field header") << 0;
         QTest::newRow("overlong number") << QByteArray::fromHex("010000" "ffffffffffffffffffff01") << qint64(1) << 1
                                          << QStringLiteral("overlong") << 0;
@@ -468,7 +481,7 @@ private slots:
         QCOMPARE(q.value(0).toInt(), 0);
         QCOMPARE(q.value(1).toInt(), 2);
         QVERIFY(q.next());
-        QCOMPARE(q.value(0).toInt(), 1);
+        QCOMPARE(q.value(0).toInt(), 2);
         const auto data = db.loadRun(db.findRun(QStringLiteral("six"))->id);
         QCOMPARE(db.lastError(), QString());
         QCOMPARE(data->steps.size(), 7);
@@ -476,6 +489,57 @@ private slots:
         QCOMPARE(data->steps[5].loss, 0.5);
         QCOMPARE(data->steps[5].peakRss, qint64(1003));
         QCOMPARE(data->steps[6].loss, 0.25);
+    }
+
+    // A schema-7 history (delta records of 18 fields) migrates to 8 and reads its blocks beside
+    // the new ones of 22 fields (the loss scale, the master weights' bytes, skipped updates).
+    void deltaBlocksOfSchemaSeven()
+    {
+        QTemporaryDir dir;
+        const QString path = filledHistory(dir.filePath(QStringLiteral("v7.sqlite")), QStringLiteral("seven"), 1, 2);
+        QVERIFY(!path.isEmpty());
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path, false), QString());
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec(QStringLiteral("DELETE FROM step_blocks")));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=7")));
+            StepBlockEncoder e; // records without the new fields encode as schema 7 wrote them
+            for (int st = 1; st <= 2; ++st) {
+                StepRow s;
+                s.step = st;
+                s.loss = 3.0 - st;
+                s.memParameters = 4096;
+                e.add(s);
+            }
+            q.prepare(QStringLiteral("INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows, encoding)"
+                                     " VALUES((SELECT id FROM runs), 0, 1, 2, 1.0, 2, ?, 1)"));
+            q.addBindValue(e.bytes());
+            QVERIFY(q.exec());
+        }
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        StepRow next;
+        next.step = 3;
+        next.loss = 0.5;
+        next.lossScale = 32768;
+        next.skippedSteps = 2;
+        next.updateSkipped = true;
+        next.memMaster = 8192;
+        writer.enqueue(StepOp{QStringLiteral("seven"), {next}});
+        QVERIFY(writer.flush());
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        const auto data = db.loadRun(db.findRun(QStringLiteral("seven"))->id);
+        QCOMPARE(db.lastError(), QString());
+        QCOMPARE(data->steps.size(), 3);
+        QCOMPARE(data->steps[1].loss, 1.0);
+        QCOMPARE(data->steps[1].memParameters, qint64(4096));
+        QCOMPARE(data->steps[1].lossScale, 0.0);
+        QCOMPARE(data->steps[2].lossScale, 32768.0);
+        QCOMPARE(data->steps[2].skippedSteps, qint64(2));
+        QVERIFY(data->steps[2].updateSkipped);
+        QCOMPARE(data->steps[2].memMaster, qint64(8192));
     }
 
     // A run whose launcher died stays "running" in nobody's hands: the next open closes it as

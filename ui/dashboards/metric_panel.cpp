@@ -43,7 +43,12 @@ void MetricPanel::show(const std::shared_ptr<const DashboardSnapshot> &shared)
     const auto it = snapshot.metrics.find(metric);
     if (it == snapshot.metrics.end())
         return;
-    drawMetric(m_plot, it->second, metricLabel(metric));
+    QString label = metricLabel(metric);
+    if (metric == Metric::LossScale) // with the overflows it answered; nothing to draw without fp16
+        label = snapshot.lossScaled ? tr("loss scale (fp16): %n update(s) skipped for overflow", nullptr,
+                                         static_cast<int>(snapshot.skippedUpdates))
+                                    : tr("loss scale: none (only fp16 training scales its loss)");
+    drawMetric(m_plot, it->second, label);
     if (m_total && metric == Metric::TokensPerS && !snapshot.totalTokensPerS.empty()) {
         // The whole job's tokens/s, on the right axis.
         QCPGraph *g = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);

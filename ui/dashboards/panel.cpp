@@ -27,6 +27,8 @@ QString metricLabel(launcher::telemetry::Metric metric)
     case Metric::MemActivations: return Panel::tr("activation bytes");
     case Metric::MemComm: return Panel::tr("communication buffer bytes");
     case Metric::PeakRss: return Panel::tr("peak RSS bytes");
+    case Metric::MemMaster: return Panel::tr("master weight bytes");
+    case Metric::LossScale: return Panel::tr("loss scale (fp16)");
     case Metric::Count: break;
     }
     return QString::fromLatin1(launcher::telemetry::metricName(metric));

@@ -102,7 +102,24 @@ const std::vector<Field> &fields()
         {QStringLiteral("parallel.recompute"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Recompute"), K::Choice, 0, 0,
          {QStringLiteral("none"), QStringLiteral("selective"), QStringLiteral("full")}},
         {QStringLiteral("parallel.precision"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Precision"), K::Choice, 0, 0,
-         {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")}},
+         {QStringLiteral("fp32"), QStringLiteral("bf16"), QStringLiteral("fp16")},
+         QT_TRANSLATE_NOOP("PlanFields", "bf16/fp16: 16-bit weights and activations, fp32 master weights, gradients and Adam "
+                                         "moments; fp16 also scales the loss")},
+        {QStringLiteral("parallel.grad_reduce"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Gradient reduction in"), K::Choice, 0,
+         0, {QStringLiteral("fp32"), QStringLiteral("bf16")},
+         QT_TRANSLATE_NOOP("PlanFields", "bf16: data-parallel gradients travel as bf16 (half the bytes, rounded); mixed precision only")},
+        {QStringLiteral("parallel.loss_scale.initial"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "fp16 initial loss scale"),
+         K::Number, 0, 0, {}, QT_TRANSLATE_NOOP("PlanFields", "The loss is multiplied by it before backward (65536 = 2^16)")},
+        {QStringLiteral("parallel.loss_scale.growth_interval"), S::Parallel,
+         QT_TRANSLATE_NOOP("PlanFields", "fp16 scale growth interval"), K::Integer, 1, 1 << 30, {},
+         QT_TRANSLATE_NOOP("PlanFields", "Steps without overflow after which the scale grows")},
+        {QStringLiteral("parallel.loss_scale.growth"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "fp16 scale growth factor"),
+         K::Number},
+        {QStringLiteral("parallel.loss_scale.backoff"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "fp16 scale backoff"), K::Number,
+         0, 0, {}, QT_TRANSLATE_NOOP("PlanFields", "The factor the scale shrinks by when a step overflows (and is skipped)")},
+        {QStringLiteral("parallel.loss_scale.min"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "fp16 minimum scale"), K::Number},
+        {QStringLiteral("parallel.loss_scale.max_skipped"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "fp16 skipped steps in a row"),
+         K::Integer, 1, 1 << 20, {}, QT_TRANSLATE_NOOP("PlanFields", "More overflowing steps in a row than this stop the run")},
         {QStringLiteral("parallel.framework"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Memory accounting of"), K::Choice, 0, 0,
          {QStringLiteral("auto"), QStringLiteral("trellis"), QStringLiteral("megatron"), QStringLiteral("deepspeed")},
          QT_TRANSLATE_NOOP("PlanFields", "auto: trellis-trainer on CPUs, Megatron-LM on GPUs (DeepSpeed with ZeRO 2/3)")},
@@ -207,6 +224,8 @@ QString controlPathFor(const QString &diagnosticPath)
         return fieldAt(diagnosticPath) ? diagnosticPath : QStringLiteral("cluster.links.inter_node.bandwidth_gbps");
     if (diagnosticPath == QLatin1String("model.moe"))
         return QStringLiteral("model.moe.experts");
+    if (diagnosticPath == QLatin1String("parallel.loss_scale"))
+        return QStringLiteral("parallel.loss_scale.initial");
     if (diagnosticPath == QLatin1String("parallel")) // the rank count against the slots
         return QStringLiteral("parallel.dp");
     return fieldAt(diagnosticPath) ? diagnosticPath : QString();

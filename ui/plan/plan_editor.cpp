@@ -291,6 +291,13 @@ void PlanEditor::refresh()
         }
     }
     refreshNodes();
+    // Loss scaling is fp16's; reducing gradients in bf16 needs mixed precision.
+    for (const Field &field : fields()) {
+        if (QWidget *control = m_controls.value(field.path); control && field.path.startsWith(QLatin1String("parallel.loss_scale.")))
+            control->setEnabled(p.parallel.precision == plan::Precision::Fp16);
+    }
+    if (QWidget *control = m_controls.value(QStringLiteral("parallel.grad_reduce")))
+        control->setEnabled(p.parallel.precision != plan::Precision::Fp32 || p.parallel.gradReduce != plan::GradReduce::Fp32);
     m_refreshing = false;
 
     const auto &q = p.parallel;

@@ -15,7 +15,7 @@
 
 namespace trellis::trainer {
 
-ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::string &outDir)
+ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::string &outDir, const std::string &dtype)
 {
     namespace fs = std::filesystem;
     ExportResult result;
@@ -118,8 +118,16 @@ ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::
     result.step = state.step;
     result.arch = plan.model.arch;
     result.parameters = count;
+    result.dtype = dtype.empty() ? state.precision : dtype;
+    if (result.dtype != "fp32" && result.dtype != "bf16" && result.dtype != "fp16") {
+        result.error = (dtype.empty() ? root.string() + ": meta.json's precision '" : std::string("--dtype '")) + result.dtype +
+                       "' is not fp32, bf16 or fp16";
+        return result;
+    }
+    const std::string fileType = result.dtype == "bf16" ? "BF16" : result.dtype == "fp16" ? "F16" : "F32";
     result.error = exportHuggingFace(config, state.parameters, outDir,
-                                     "trellis-trainer checkpoint " + result.checkpoint + " (step " + std::to_string(state.step) + ")");
+                                     "trellis-trainer checkpoint " + result.checkpoint + " (step " + std::to_string(state.step) + ")",
+                                     fileType);
     return result;
 }
 

@@ -98,7 +98,12 @@ std::string shapeText(const std::vector<std::int64_t> &shape)
     return s + "]";
 }
 
-nlohmann::json configOf(const GptConfig &c)
+const char *torchDtypeOf(const std::string &dtype)
+{
+    return dtype == "BF16" ? "bfloat16" : dtype == "F16" ? "float16" : "float32";
+}
+
+nlohmann::json configOf(const GptConfig &c, const std::string &dtype)
 {
     if (!c.llama)
         return {{"architectures", {"GPT2LMHeadModel"}}, {"model_type", "gpt2"},          {"vocab_size", c.vocab},
@@ -106,7 +111,7 @@ nlohmann::json configOf(const GptConfig &c)
                 {"n_layer", c.layers},                 {"n_head", c.heads},              {"n_inner", c.ffn},
                 {"activation_function", "gelu_new"},   {"layer_norm_epsilon", 1e-5},     {"resid_pdrop", 0.0},
                 {"embd_pdrop", 0.0},                   {"attn_pdrop", 0.0},              {"scale_attn_weights", true},
-                {"tie_word_embeddings", true},         {"torch_dtype", "float32"}};
+                {"tie_word_embeddings", true},         {"torch_dtype", torchDtypeOf(dtype)}};
     return {{"architectures", {"LlamaForCausalLM"}},
             {"model_type", "llama"},
             {"vocab_size", c.vocab},
@@ -121,7 +126,7 @@ nlohmann::json configOf(const GptConfig &c)
             {"hidden_act", "silu"},
             {"attention_bias", false},
             {"tie_word_embeddings", false},
-            {"torch_dtype", "float32"}};
+            {"torch_dtype", torchDtypeOf(dtype)}};
 }
 
 std::string checkConfig(const GptConfig &c, const std::string &path)
@@ -192,7 +197,7 @@ std::string checkConfig(const GptConfig &c, const std::string &path)
 } // namespace
 
 std::string writeHuggingFaceTensors(const GptConfig &config, const std::vector<float> &whole, const std::string &path,
-                                    const std::string &note)
+                                    const std::string &note, const std::string &dtype)
 {
     if (config.experts > 0)
         return "a mixture-of-experts model has no transformers layout in this version (model.moe)";
@@ -206,6 +211,7 @@ std::string writeHuggingFaceTensors(const GptConfig &config, const std::vector<f
     for (const Mapping &m : mappings) {
         SafeTensor t;
         t.shape = shapeOf(m);
+        t.dtype = dtype;
         const std::int64_t cols = m.cols == 0 ? 1 : m.cols;
         t.values.resize(static_cast<std::size_t>(m.rows * cols));
         for (std::int64_t i = 0; i < m.rows; ++i)
@@ -218,17 +224,18 @@ std::string writeHuggingFaceTensors(const GptConfig &config, const std::vector<f
 }
 
 std::string exportHuggingFace(const GptConfig &config, const std::vector<float> &whole, const std::string &dir,
-                              const std::string &note)
+                              const std::string &note, const std::string &dtype)
 {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec)
         return dir + ": " + ec.message();
-    if (std::string e = writeHuggingFaceTensors(config, whole, (fs::path(dir) / "model.safetensors").string(), note); !e.empty())
+    if (std::string e = writeHuggingFaceTensors(config, whole, (fs::path(dir) / "model.safetensors").string(), note, dtype);
+        !e.empty())
         return e;
     const std::string configPath = (fs::path(dir) / "config.json").string();
     std::ofstream out(configPath + ".partial", std::ios::trunc);
-    out << configOf(config).dump(2) << "\n";
+    out << configOf(config, dtype).dump(2) << "\n";
     out.close();
     if (!out)
         return configPath + ": cannot be written";

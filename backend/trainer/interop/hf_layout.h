@@ -16,13 +16,15 @@
 namespace trellis::trainer {
 
 // Writes DIR/model.safetensors and DIR/config.json (DIR is created). `note` goes into the
-// safetensors metadata (where the weights came from). Returns "" or the reason.
+// safetensors metadata (where the weights came from). dtype: the tensors' type in the file, "F32",
+// "BF16" or "F16" (rounded to nearest even), and config.json's torch_dtype ("float32",
+// "bfloat16", "float16"), so transformers loads them in that type. Returns "" or the reason.
 std::string exportHuggingFace(const GptConfig &config, const std::vector<float> &whole, const std::string &dir,
-                              const std::string &note);
+                              const std::string &note, const std::string &dtype = "F32");
 
 // Only the tensors file (any whole-model vector: parameters or gradients), at `path`.
 std::string writeHuggingFaceTensors(const GptConfig &config, const std::vector<float> &whole, const std::string &path,
-                                    const std::string &note);
+                                    const std::string &note, const std::string &dtype = "F32");
 
 // Reads DIR/model.safetensors into `whole` (the layout `config` gives), after checking
 // DIR/config.json (when present) against `config`. Every tensor the model needs must be there with

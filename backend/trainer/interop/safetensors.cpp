@@ -1,6 +1,8 @@
 // See safetensors.h.
 #include "trainer/interop/safetensors.h"
 
+#include "kernels/dtype.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -139,6 +141,7 @@ std::string readSafetensors(const std::string &path, SafetensorsFile &out)
             }
         }
         spans.push_back({begin, end, name});
+        t.dtype = dtype;
         out.tensors[name] = std::move(t);
     }
     // The data is the tensors, back to back: no overlaps, no gaps.
@@ -165,8 +168,11 @@ std::string writeSafetensors(const std::string &path, const SafetensorsFile &fil
             count *= static_cast<std::uint64_t>(d);
         if (count != t.values.size())
             return path + ": tensor " + name + " has " + std::to_string(t.values.size()) + " values for its shape";
-        header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {at, at + count * 4}}};
-        at += count * 4;
+        const std::uint64_t width = t.dtype == "F32" ? 4 : t.dtype == "BF16" || t.dtype == "F16" ? 2 : 0;
+        if (width == 0)
+            return path + ": tensor " + name + ": dtype " + t.dtype + " cannot be written (F32, BF16 or F16)";
+        header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {at, at + count * width}}};
+        at += count * width;
     }
     if (!file.metadata.empty())
         header["__metadata__"] = file.metadata;
@@ -182,8 +188,16 @@ std::string writeSafetensors(const std::string &path, const SafetensorsFile &fil
             length[i] = static_cast<unsigned char>(static_cast<std::uint64_t>(text.size()) >> (8 * i));
         o.write(reinterpret_cast<const char *>(length), 8);
         o.write(text.data(), static_cast<std::streamsize>(text.size()));
-        for (const auto &[name, t] : file.tensors) // little-endian floats: this machine's order
-            o.write(reinterpret_cast<const char *>(t.values.data()), static_cast<std::streamsize>(t.values.size() * 4));
+        for (const auto &[name, t] : file.tensors) { // little-endian: this machine's order
+            if (t.dtype == "F32") {
+                o.write(reinterpret_cast<const char *>(t.values.data()), static_cast<std::streamsize>(t.values.size() * 4));
+                continue;
+            }
+            std::vector<std::uint16_t> half(t.values.size());
+            for (std::size_t i = 0; i < half.size(); ++i)
+                half[i] = t.dtype == "BF16" ? kernels::bf16::fromFloat(t.values[i]) : kernels::f16::fromFloat(t.values[i]);
+            o.write(reinterpret_cast<const char *>(half.data()), static_cast<std::streamsize>(half.size() * 2));
+        }
         if (!o.flush())
             return path + ": writing failed (disk full?)";
     }

@@ -4,8 +4,9 @@
 // to the end of the header. Reading checks everything a writer could get wrong or a damaged file
 // could hold (the header's length and JSON, each tensor's dtype, shape, offsets inside the data and
 // matching the shape, no overlaps or gaps) and names the file and the tensor; F32, F64, F16 and
-// BF16 tensors read as float. Writing produces F32 tensors in name order, through a temporary
-// file renamed into place.
+// BF16 tensors read as float (the file's dtype kept beside). Writing produces each tensor in its
+// dtype (F32, BF16 or F16: the float values rounded to nearest even), in name order, through a
+// temporary file renamed into place.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@ namespace trellis::trainer {
 struct SafeTensor {
     std::vector<std::int64_t> shape;
     std::vector<float> values; // row-major
+    std::string dtype = "F32"; // in the file: F32, F64, BF16 or F16 (writing: F32, BF16 or F16)
 };
 
 struct SafetensorsFile {

@@ -58,10 +58,17 @@ double unionMs(std::vector<std::pair<std::chrono::steady_clock::time_point, std:
 BucketReducer::BucketReducer(DeviceCommunicator &dp, float *gradients, std::vector<Bucket> buckets, Mode mode, bool overlap,
                              Device &device, DType wire)
     : m_dp(dp), m_gradients(gradients), m_buckets(std::move(buckets)), m_mode(mode), m_overlap(overlap),
-      m_inFlight(m_buckets.size()), m_stream(device.stream()), m_device(device), m_wire(wire)
+      m_inFlight(m_buckets.size()), m_stream(device.stream()), m_wire(wire)
 {
     if (wire != DType::F32 && wire != DType::BF16)
         throw std::invalid_argument(std::string("BucketReducer: gradients reduce in fp32 or bf16, not ") + kernels::toString(wire));
+    if (wire != DType::F32) {
+        std::size_t end = 0;
+        for (const Bucket &b : m_buckets)
+            end = std::max(end, b.end);
+        m_wireCopy = std::make_unique<ComputeBuffer>(wire, device);
+        m_wireCopy->assign(end);
+    }
 }
 
 void BucketReducer::beginStep()
@@ -71,7 +78,6 @@ void BucketReducer::beginStep()
     m_next = 0;
     m_commMs = 0;
     m_exposedMs = 0;
-    m_staging = 0;
 }
 
 Bucket BucketReducer::ownedChunk(std::size_t i) const
@@ -99,40 +105,34 @@ void BucketReducer::launch(std::size_t i)
     f.start = Clock::now();
     f.handles.clear();
     f.staged.clear();
-    // fp32 on the wire: the gradients themselves; bf16: a rounded copy, widened back by complete().
-    auto stage = [&](std::size_t begin, std::size_t end, std::size_t result, std::size_t count) -> void * {
+    // fp32 on the wire: the gradients themselves; bf16: the wire copy's slice, rounded from them
+    // now and widened back by complete() (result: the part of the slice the reduction fills).
+    auto stage = [&](std::size_t begin, std::size_t end, std::size_t resultAt, std::size_t count) -> void * {
         if (m_wire == DType::F32)
             return m_gradients + begin;
-        Staged s{begin, end, result, count, std::make_unique<ComputeBuffer>(m_wire, m_device)};
-        s.copy->ensure(end - begin);
-        s.copy->fromMasters(0, m_gradients + begin, end - begin);
-        m_staging += s.copy->bytes();
-        m_peakStaging = std::max(m_peakStaging, m_staging);
-        void *data = s.copy->data();
-        f.staged.push_back(std::move(s));
-        return data;
+        m_wireCopy->fromMasters(begin, m_gradients + begin, end - begin);
+        f.staged.push_back({resultAt, count});
+        return m_wireCopy->at(begin);
     };
     auto reduce = [&](std::size_t begin, std::size_t end, bool expert) {
         if (begin >= end)
             return;
         if (!expert) {
-            void *data = stage(begin, end, 0, end - begin);
+            void *data = stage(begin, end, begin, end - begin);
             f.handles.push_back(m_dp.allReduceAsync(data, data, end - begin, m_wire, ReduceOp::Avg));
             return;
         }
         kernels::scale(m_stream, m_gradients + begin, static_cast<std::int64_t>(end - begin), 1.0f / static_cast<float>(m_ep));
         if (m_expertDp->size() > 1) {
-            void *data = stage(begin, end, 0, end - begin);
+            void *data = stage(begin, end, begin, end - begin);
             f.handles.push_back(m_expertDp->allReduceAsync(data, data, end - begin, m_wire, ReduceOp::Avg));
         }
     };
     if (m_mode == Mode::ReduceScatter) {
         const std::size_t chunk = b.size() / static_cast<std::size_t>(m_dp.size());
-        const Bucket mine = ownedChunk(i);
-        void *data = stage(b.begin, b.end, mine.begin - b.begin, chunk);
+        const Bucket mine = ownedChunk(i); // the reduced chunk lands at this rank's block
+        void *data = stage(b.begin, b.end, mine.begin, chunk);
         f.handles.push_back(m_dp.reduceScatterAsync(data, data, chunk, m_wire, ReduceOp::Avg));
-        if (m_wire != DType::F32) // the staged result lands at this rank's chunk
-            f.staged.back().begin = mine.begin;
         return;
     }
     std::size_t at = b.begin;
@@ -149,11 +149,8 @@ void BucketReducer::launch(std::size_t i)
 
 void BucketReducer::complete(std::size_t i)
 {
-    for (Staged &s : m_inFlight[i].staged) {
-        s.copy->toMasters(s.result, m_gradients + s.begin, s.count);
-        m_staging -= s.copy->bytes();
-        s.copy.reset();
-    }
+    for (const Staged &s : m_inFlight[i].staged)
+        m_wireCopy->toMasters(s.at, m_gradients + s.at, s.count);
     m_inFlight[i].staged.clear();
 }
 

@@ -5,8 +5,9 @@
 // backward) or at finish(). AllReduce averages whole buckets; ReduceScatter leaves each rank the
 // average of its own contiguous chunk of every bucket. comm_ms is the union of the buckets'
 // lifetimes, exposed_ms the time finish() waited. The gradients are fp32; `wire` bf16 (the plan's
-// parallel.grad_reduce) reduces a bf16 copy of each bucket instead and widens the result back —
-// half the bytes, a sum rounded at every step of the algorithm.
+// parallel.grad_reduce) reduces a bf16 copy of each bucket instead (one bf16 buffer the size of
+// the gradients, kept) and widens the result back — half the bytes, a sum rounded at every step
+// of the algorithm.
 // Threading: training thread only.
 #pragma once
 
@@ -60,8 +61,8 @@ public:
     const std::vector<Bucket> &buckets() const { return m_buckets; }
     double commMs() const { return m_commMs; }
     double exposedMs() const { return m_exposedMs; }
-    // Peak bytes of the bf16 staging copies in flight (0 with fp32 on the wire).
-    std::uint64_t stagingBytes() const { return m_peakStaging; }
+    // Bytes of the bf16 copy of the gradients (0 with fp32 on the wire).
+    std::uint64_t stagingBytes() const { return m_wireCopy ? m_wireCopy->bytes() : 0; }
 
 private:
     void launch(std::size_t i);
@@ -69,11 +70,10 @@ private:
     void complete(std::size_t i); // widens staged results back into the gradients
 
     using Clock = std::chrono::steady_clock;
-    // A reduction of gradients [begin, end) staged in the wire type: `result` is where the
-    // reduced values land in the staging copy (the whole slice, or this rank's chunk).
+    // A reduction of gradients staged in the wire copy: the `count` reduced values at `at` in the
+    // copy (and in the gradients) are widened back.
     struct Staged {
-        std::size_t begin = 0, end = 0, result = 0, count = 0;
-        std::unique_ptr<ComputeBuffer> copy;
+        std::size_t at = 0, count = 0;
     };
     struct InFlight {
         std::vector<std::unique_ptr<CommHandle>> handles;
@@ -93,9 +93,8 @@ private:
     DeviceCommunicator *m_expertDp = nullptr;
     int m_ep = 1;
     kernels::Stream m_stream;
-    Device &m_device;
     DType m_wire;
-    std::uint64_t m_staging = 0, m_peakStaging = 0;
+    std::unique_ptr<ComputeBuffer> m_wireCopy; // the gradients in the wire type (bf16 only)
     std::size_t m_next = 0;           // next bucket to launch (in backward order)
     double m_commMs = 0;
     double m_exposedMs = 0;

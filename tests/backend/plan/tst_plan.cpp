@@ -373,14 +373,23 @@ private slots:
     {
         json j = basePlan();
         j["model"] = {{"preset", "llama2-7b"}};
-        j["parallel"] = {{"dp", 2}, {"cp", 2}, {"tp", 2}, {"precision", "bf16"}}; // context parallelism runs, bf16 not yet
+        j["parallel"] = {{"dp", 2}, {"cp", 2}, {"tp", 2}, {"precision", "bf16"}}; // context parallelism and bf16 run
         auto p = parsePlan(j.dump());
         QVERIFY2(p.ok(), p.errorText().c_str());
         QCOMPARE(p.value().model.arch, std::string("llama"));
+        QVERIFY(checkTrainerSupport(p.value()).empty());
+        // On CUDA devices bf16 is not yet (the GPU kernels are fp32), nor several ranks.
+        json gpu = j;
+        gpu["cluster"] = {{"nodes", {{{"host", "localhost"}, {"slots", 8}, {"device", "cuda"}, {"gpu_model", "h100"}}}}};
+        p = parsePlan(gpu.dump());
+        QVERIFY2(p.ok(), p.errorText().c_str());
         QStringList messages;
         for (const auto &d : checkTrainerSupport(p.value()))
             messages << QString::fromStdString(d.toString());
-        QVERIFY2(messages == QStringList{QStringLiteral("parallel.precision: bf16 training is not supported by this version of trellis-trainer yet")},
+        QVERIFY2(messages == (QStringList{QStringLiteral("parallel.precision: bf16 training on CUDA devices (the GPU kernels are fp32) is "
+                                                         "not supported by this version of trellis-trainer yet"),
+                                          QStringLiteral("cluster.nodes[0].device: the CUDA device with more than one rank (one rank on "
+                                                         "one GPU runs) is not supported by this version of trellis-trainer yet")}),
                  qPrintable(messages.join(QStringLiteral(" | "))));
         j["parallel"] = {{"dp", 4}}; // the llama architecture runs
         p = parsePlan(j.dump());
