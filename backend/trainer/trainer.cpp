@@ -285,10 +285,10 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
                                        "; " + std::to_string(scaler.skippedInARow()) +
                                        " steps in a row overflowed in fp16 (parallel.loss_scale.max_skipped " +
                                        std::to_string(ps.lossScale.maxSkipped) + ", scale now " +
-                                       std::to_string(scaler.scale()) + ")");
+                                       formatScale(scaler.scale()) + ")");
             if (skipped && rank == 0 && !m_options.quiet)
-                std::fprintf(stderr, "trellis-trainer: step %llu overflowed in fp16: update skipped, loss scale %g\n",
-                             static_cast<unsigned long long>(stepNumber), scaler.scale());
+                std::fprintf(stderr, "trellis-trainer: step %llu overflowed in fp16: update skipped, loss scale %s\n",
+                             static_cast<unsigned long long>(stepNumber), formatScale(scaler.scale()).c_str());
         }
         if (!skipped && (!std::isfinite(loss) || !std::isfinite(gradNorm))) {
             // Name the step, the rank and the first tensor; stop, or skip the update (on_non_finite).

@@ -89,9 +89,11 @@ void gemmFp32(bool transA, bool transB, int M, int N, int K, const T *A, int lda
     } else if (bias) {
         biasF.resize(static_cast<std::size_t>(N));
         rowsToFloat(biasF.data(), bias, N);
+        // The calling thread's converted bias (inside a chunk, `biasF` would name the worker's own).
+        const float *biasRow = biasF.data();
         parallelRange(M, std::max(1, 16384 / std::max(1, N)), [&](i64 r0, i64 r1) {
             for (i64 r = r0; r < r1; ++r)
-                std::memcpy(out + r * ldo, biasF.data(), sizeof(float) * static_cast<std::size_t>(N));
+                std::memcpy(out + r * ldo, biasRow, sizeof(float) * static_cast<std::size_t>(N));
         });
         beta = 1.0f;
     }

@@ -85,9 +85,8 @@ long firstDifference(const std::vector<float> &got, const std::vector<float> &wa
 
 // The op families, each run for H (bf16, f16) and for float on the widened inputs.
 template <typename H>
-void linearLayer(bool bias)
+void linearLayer(bool bias, int BT, int C, int OC)
 {
-    const int BT = 37, C = 24, OC = 19;
     const auto in = random<H>(size_t(BT) * C, 1), w = random<H>(size_t(OC) * C, 2), b = random<H>(OC, 3);
     std::vector<H> out(size_t(BT) * OC);
     std::vector<float> outF(out.size());
@@ -520,14 +519,28 @@ private slots:
     void linear_data()
     {
         QTest::addColumn<bool>("bias");
-        QTest::newRow("with bias") << true;
-        QTest::newRow("without bias") << false;
+        QTest::addColumn<int>("threads");
+        QTest::addColumn<int>("rows");
+        QTest::newRow("with bias") << true << 1 << 37;
+        QTest::newRow("without bias") << false << 1 << 37;
+        // Enough rows that the bias fill and the rounding of the output split over the threads.
+        QTest::newRow("with bias, 3 threads") << true << 3 << 4096;
+        QTest::newRow("without bias, 3 threads") << false << 3 << 4096;
     }
     void linear()
     {
         QFETCH(bool, bias);
-        linearLayer<bf16>(bias);
-        linearLayer<f16>(bias);
+        QFETCH(int, threads);
+        QFETCH(int, rows);
+        cpu::setKernelThreads(threads);
+        linearLayer<bf16>(bias, rows, 24, 19);
+        linearLayer<f16>(bias, rows, 24, 19);
+        // Which thread runs which chunk is up to the pool: several calls, so the workers get some.
+        for (int repeat = 0; repeat < (threads > 1 ? 8 : 1); ++repeat) {
+            linearLayer<bf16>(bias, rows, 64, 96);
+            linearLayer<f16>(bias, rows, 64, 96);
+        }
+        cpu::setKernelThreads(0);
     }
     void normalisation()
     {

@@ -2,6 +2,8 @@
 #include "trainer/precision/loss_scaler.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace trellis::trainer {
 
@@ -35,6 +37,16 @@ void LossScaler::restore(double scale, int cleanSteps)
         m_scale = scale;
         m_clean = std::max(0, cleanSteps);
     }
+}
+
+std::string formatScale(double scale)
+{
+    char text[64];
+    if (std::isfinite(scale) && scale == std::floor(scale) && std::fabs(scale) < 9.0e15)
+        std::snprintf(text, sizeof text, "%.0f", scale);
+    else
+        std::snprintf(text, sizeof text, "%g", scale);
+    return text;
 }
 
 } // namespace trellis::trainer

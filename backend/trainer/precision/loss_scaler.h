@@ -9,6 +9,7 @@
 #include "plan/plan.h"
 
 #include <cstdint>
+#include <string>
 
 namespace trellis::trainer {
 
@@ -36,5 +37,8 @@ private:
     int m_inARow = 0;
     std::uint64_t m_skipped = 0;
 };
+
+// A scale as people read it: a whole number as such (65536, 137438953472), else %g.
+std::string formatScale(double scale);
 
 } // namespace trellis::trainer
