@@ -22,7 +22,7 @@ void unavailable(const Stream &stream, const char *op)
                              ": the CUDA kernels are float only");
 #else
     throw std::runtime_error(std::string("kernel ") + op + " on cuda:" + std::to_string(stream.index) +
-                             ": this build has no CUDA kernels (configure with -DTRELLIS_ENABLE_CUDA=ON)");
+                             ": this program is linked with the CPU kernels only (trellis_kernels; trellis_kernels_cuda has the CUDA ones)");
 #endif
 }
 

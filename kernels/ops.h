@@ -6,8 +6,9 @@
 // double, bf16, f16), acc_t<T> the type of what is accumulated or kept at full precision —
 // statistics, weight gradients, probabilities and the loss. The 16-bit CPU kernels
 // (kernels/cpu/half_ops.h) compute in fp32 and round once on store.
-// Pointers are device pointers of that device. In a build without CUDA (TRELLIS_ENABLE_CUDA off),
-// or for a type the CUDA kernels lack, an op on a CUDA stream throws std::runtime_error naming the
+// Pointers are device pointers of that device. In a program linked with the CPU-only kernels
+// (trellis_kernels, not trellis_kernels_cuda), or for a type the CUDA kernels lack, an op on a CUDA
+// stream throws std::runtime_error naming the
 // op and the type (the trainer reports it as an Event and an exit code).
 // Threading: an op runs on the calling thread (CPU) or is queued on the stream (CUDA).
 #pragma once

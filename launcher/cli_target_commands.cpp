@@ -21,7 +21,7 @@ int cmdPreflight(const Args &a)
         return 1;
     QTemporaryDir work(QDir::tempPath() + QStringLiteral("/trellis-preflight-XXXXXX"));
     TargetOptions options;
-    options.trainerPath = RunController::defaultTrainerPath();
+    options.trainerPath = RunController::defaultTrainerPath(&*thePlan);
     options.workDir = work.path();
     QString error;
     auto target = makeLaunchTarget(*thePlan, options, error);

@@ -33,7 +33,7 @@ QString RunController::adopt(const QString &runId, const QString &runDir, qint64
     m_runId = runId;
     m_runDir = runDir;
     m_options = options;
-    m_trainer = options.trainerPath.isEmpty() ? defaultTrainerPath() : options.trainerPath;
+    m_trainer = options.trainerPath.isEmpty() ? defaultTrainerPath(&m_plan) : options.trainerPath;
     m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : m_plan.launch.hangTimeoutS;
     m_attempt = attempt;
     m_story.clear();

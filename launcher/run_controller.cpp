@@ -71,12 +71,17 @@ RunController::~RunController()
     m_receiver->stop();
 }
 
-QString RunController::defaultTrainerPath()
+QString RunController::defaultTrainerPath(const plan::Plan *forPlan)
 {
     const QString env = qEnvironmentVariable("TRELLIS_TRAINER");
     if (!env.isEmpty())
         return env;
-    return QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer");
+    const QString dir = QCoreApplication::applicationDirPath();
+    // A plan on CUDA devices takes the CUDA build of the trainer where one was built beside.
+    if (forPlan && !forPlan->cluster.nodes.empty() && forPlan->cluster.nodes.front().device == plan::DeviceKind::Cuda &&
+        QFileInfo(dir + QStringLiteral("/trellis-trainer-cuda")).isExecutable())
+        return dir + QStringLiteral("/trellis-trainer-cuda");
+    return dir + QStringLiteral("/trellis-trainer");
 }
 
 plan::Plan RunController::withAbsolutePaths(const plan::Plan &thePlan, const QString &planPath)
@@ -120,7 +125,7 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     m_partial[0].clear();
     m_partial[1].clear();
     m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : thePlan.launch.hangTimeoutS;
-    const QString trainer = options.trainerPath.isEmpty() ? defaultTrainerPath() : options.trainerPath;
+    const QString trainer = options.trainerPath.isEmpty() ? defaultTrainerPath(&thePlan) : options.trainerPath;
     if (options.jobProgram.isEmpty() && !QFileInfo(trainer).isExecutable())
         return QStringLiteral("trainer not found or not executable: %1").arg(trainer);
 

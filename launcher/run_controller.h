@@ -101,7 +101,9 @@ public:
     // Trouble with the history file (locked, removed), from the writer: an event and an alert.
     void historyNotice(const QString &kind, const QString &message);
 
-    static QString defaultTrainerPath();
+    // $TRELLIS_TRAINER, else trellis-trainer beside this program — trellis-trainer-cuda for a plan
+    // on CUDA devices when it was built beside.
+    static QString defaultTrainerPath(const plan::Plan *forPlan = nullptr);
     // The plan with its relative data and checkpoint paths made absolute against planPath's folder
     // (the current folder when planPath is ""), so it can be written and read anywhere.
     static plan::Plan withAbsolutePaths(const plan::Plan &plan, const QString &planPath);

@@ -397,7 +397,7 @@ void MainWindow::launch()
     if (m_plan->launch.target != plan::LaunchTarget::Local) {
         // Runs that leave this machine go through the launch dialog: target, preflight table, keys.
         auto *dialog = new ui::LaunchDialog(*m_plan,
-                                            m_runOptions.trainerPath.isEmpty() ? launcher::RunController::defaultTrainerPath()
+                                            m_runOptions.trainerPath.isEmpty() ? launcher::RunController::defaultTrainerPath(&*m_plan)
                                                                                : m_runOptions.trainerPath,
                                             this);
         dialog->setAttribute(Qt::WA_DeleteOnClose);

@@ -85,7 +85,7 @@ void Device::setErrorContext(const std::string &) {}
 Device &Device::cuda(int index)
 {
     throw std::runtime_error("cuda:" + std::to_string(index) +
-                             ": this build of trellis has no CUDA kernels (configure with -DTRELLIS_ENABLE_CUDA=ON)");
+                             ": this is the CPU build of the trainer (trellis-trainer-cuda has the CUDA kernels)");
 }
 
 #endif

@@ -79,7 +79,8 @@ Device &deviceFor(const plan::Plan &plan, int rank)
     const int count = Device::cudaCount();
     if (count < 0)
         throw TrainerError(proto::kExitDeviceError, "the plan runs on CUDA devices (cluster.nodes[0].device) but "
-                                                     "this trellis-trainer was built without CUDA (-DTRELLIS_ENABLE_CUDA=ON)");
+                                                     "this is the CPU trellis-trainer: run trellis-trainer-cuda (built beside it when CMake finds "
+                                                     "a CUDA compiler, -DTRELLIS_ENABLE_CUDA=AUTO or ON)");
     if (local >= count)
         throw TrainerError(proto::kExitDeviceError,
                            "the plan runs on CUDA devices (cluster.nodes[0].device) but this host has " +
