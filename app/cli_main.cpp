@@ -1,6 +1,6 @@
 // trellis-cli: the headless twin of the workbench. Composition root only; the commands live in
 // launcher/cli_commands.
-#include "launcher/cli_commands.h"
+#include "launcher/cli/cli_commands.h"
 
 #include <QCoreApplication>
 #include <QGuiApplication>

@@ -1,6 +1,6 @@
 // trellis: the workbench. Composition root only: application settings, the main window, the
 // plan to open (argument, or the quick-start plan).
-#include "launcher/history_database.h"
+#include "launcher/history/history_database.h"
 #include "ui/language.h"
 #include "ui/main_window.h"
 

@@ -104,7 +104,7 @@ struct RunData {
     QList<EventRow> events;
 };
 
-// Counts of the telemetry receiver (launcher/telemetry_receiver.h) for one run.
+// Counts of the telemetry receiver (launcher/ingest/telemetry_receiver.h) for one run.
 struct ReceiverStats {
     quint64 received = 0;   // frames accepted
     quint64 rejected = 0;   // frames that failed validation

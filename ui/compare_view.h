@@ -3,7 +3,7 @@
 // the history reader prepares off the GUI thread.
 #pragma once
 
-#include "launcher/run_comparison.h"
+#include "launcher/report/run_comparison.h"
 
 #include <QDialog>
 

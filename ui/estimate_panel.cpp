@@ -1,8 +1,8 @@
 // See estimate_panel.h.
 #include "ui/estimate_panel.h"
 
-#include "launcher/calibration_file.h"
-#include "launcher/telemetry/timeline.h"
+#include "launcher/document/calibration_file.h"
+#include "launcher/metrics/timeline.h"
 #include "ui/estimate/estimate_format.h"
 #include "ui/estimate/plan_comparison.h"
 #include "ui/timeline_chart.h"

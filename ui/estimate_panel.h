@@ -15,7 +15,7 @@
 
 #include <optional>
 
-#include "launcher/telemetry/timeline.h"
+#include "launcher/metrics/timeline.h"
 
 class QCustomPlot;
 class QLabel;

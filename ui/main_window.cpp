@@ -3,7 +3,7 @@
 
 #include "plan/plan_json.h"
 #include "plan/plan_validate.h"
-#include "launcher/calibration_file.h"
+#include "launcher/document/calibration_file.h"
 #include "ui/compare_view.h"
 #include "ui/dashboard.h"
 #include "ui/estimate_panel.h"

@@ -5,8 +5,8 @@
 // so closing or killing the window leaves the run going, and opening it again reattaches.
 #pragma once
 
-#include "launcher/history_reader.h"
-#include "launcher/run_controller.h"
+#include "launcher/history/history_reader.h"
+#include "launcher/run/run_controller.h"
 #include "launcher/supervisor/run_feed.h"
 #include "plan/plan.h"
 

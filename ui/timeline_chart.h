@@ -1,4 +1,4 @@
-// The Gantt chart of a pipeline step (launcher/telemetry/timeline.h): one lane per stage, forward /
+// The Gantt chart of a pipeline step (launcher/metrics/timeline.h): one lane per stage, forward /
 // backward / weight-gradient / send-receive bars in their colours, each lane's idle time hatched as
 // bubble, its bubble fraction beside it, and a section title with the step's length and overall
 // bubble. It takes either timeline — the trainer's measured step (Watch) or the schedule
@@ -7,7 +7,7 @@
 // step; hovering a bar names the action. Painting is bounded by lanes × bars of one step.
 #pragma once
 
-#include "launcher/telemetry/timeline.h"
+#include "launcher/metrics/timeline.h"
 
 #include <QWidget>
 

@@ -1,5 +1,5 @@
 // The cost model; see cost_model.h. Formulas: parameter and activation counts mirror
-// backend/trainer/gpt_model.cpp on CPUs (Korthikanti et al. 2022 on GPUs); FLOPs per token as
+// backend/trainer/model/gpt_model.cpp on CPUs (Korthikanti et al. 2022 on GPUs); FLOPs per token as
 // Narayanan et al. 2021 §5.1, generalised to grouped-query attention, SwiGLU and experts; ZeRO
 // shares as Rajbhandari et al. 2020 (fp32: 4 + 4 + 8 bytes a parameter; mixed precision:
 // 2 + 2 + 12). Collective counting lives in collective_model.h, calibration in calibration.h.

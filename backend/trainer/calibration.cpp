@@ -2,7 +2,7 @@
 #include "trainer/calibration.h"
 
 #include "trainer/adamw.h"
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 #include "trainer/rng.h"
 
 #include <algorithm>

@@ -1,11 +1,11 @@
 // See run_feed.h.
 #include "launcher/supervisor/run_feed.h"
 
-#include "launcher/arena_batch.h"
-#include "launcher/calibration_file.h"
-#include "launcher/history_database.h"
+#include "launcher/ingest/arena_batch.h"
+#include "launcher/document/calibration_file.h"
+#include "launcher/history/history_database.h"
 #include "launcher/supervisor/run_registry.h"
-#include "launcher/telemetry_rows.h"
+#include "launcher/ingest/telemetry_rows.h"
 #include "protocol/feed.pb.h"
 
 #include <QElapsedTimer>

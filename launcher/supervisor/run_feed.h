@@ -8,10 +8,10 @@
 // grows with the message rate happen on the feed thread.
 #pragma once
 
-#include "launcher/run_controller.h" // RunProgress
+#include "launcher/run/run_controller.h" // RunProgress
 #include "launcher/run_types.h"
-#include "launcher/series_store.h"
-#include "launcher/telemetry/dashboard_snapshot.h"
+#include "launcher/metrics/series_store.h"
+#include "launcher/metrics/dashboard_snapshot.h"
 
 #include <QObject>
 #include <QString>

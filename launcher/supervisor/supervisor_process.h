@@ -3,7 +3,7 @@
 // caller follows the run through its live feed (RunFeed) and the run registry.
 #pragma once
 
-#include "launcher/run_controller.h" // RunOptions
+#include "launcher/run/run_controller.h" // RunOptions
 #include "plan/plan.h"
 
 #include <QString>

@@ -7,7 +7,7 @@
 // Threading: preflight() and stage() block (seconds, hosts in parallel): never on a GUI thread.
 #pragma once
 
-#include "launcher/mpi_command.h"
+#include "launcher/targets/mpi_command.h"
 #include "plan/plan.h"
 #include "protocol/curve_keys.h"
 

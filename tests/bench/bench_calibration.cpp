@@ -4,7 +4,7 @@
 // median step time the trainer measures (slowest rank, steps 6-45; a miss is tried once more,
 // freshly calibrated), and the predicted activation bytes of each pipeline stage are exactly what
 // its first rank reports. Real mpirun, real runs.
-#include "launcher/history_database.h"
+#include "launcher/history/history_database.h"
 
 #include <QDir>
 #include <QFile>

@@ -6,7 +6,7 @@
 // tensor parallelism (dp following); median and worst.
 // Usage: QT_QPA_PLATFORM=offscreen build/bin/bench_edit_estimate
 #include "launcher/document/plan_document.h"
-#include "launcher/telemetry/timeline.h"
+#include "launcher/metrics/timeline.h"
 #include "plan/cost_model.h"
 #include "ui/estimate_panel.h"
 #include "ui/main_window.h"

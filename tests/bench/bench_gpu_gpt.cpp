@@ -6,7 +6,7 @@
 // device call: tests/bench/torch_gpt_gpu.py. Usage: bench_gpu_gpt [--batch B] [--steps N] [--tf32]
 #include "kernels/cuda/cuda_ops.h"
 #include "trainer/adamw.h"
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 
 #include <chrono>
 #include <cstdio>

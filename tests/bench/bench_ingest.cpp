@@ -5,11 +5,11 @@
 // a bare ZeroMQ PUSH/PULL loop moving the same encoded messages over the same transport (ipc://)
 // in the same run.
 // Usage: bench_ingest [RANKS=64] [MESSAGES_PER_RANK=20000] [REPS=3]: the two sides alternate REPS times; medians.
-#include "launcher/history_database.h"
-#include "launcher/history_writer.h"
-#include "launcher/telemetry/metric_store.h"
-#include "launcher/telemetry_receiver.h"
-#include "launcher/telemetry_rows.h"
+#include "launcher/history/history_database.h"
+#include "launcher/history/history_writer.h"
+#include "launcher/metrics/metric_store.h"
+#include "launcher/ingest/telemetry_receiver.h"
+#include "launcher/ingest/telemetry_rows.h"
 #include "protocol/framing.h"
 #include "protocol/rank_link.h"
 

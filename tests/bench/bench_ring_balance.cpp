@@ -7,7 +7,7 @@
 // is Σ over steps of the slowest rank's block (every step waits for the exchange).
 //   build/bin/bench_ring_balance [seq_len] [heads] [head_size]
 #include "kernels/cpu/ops.h"
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 
 #include <algorithm>
 #include <chrono>

@@ -17,7 +17,7 @@ steps="${2:-200}"
 ranks="${3:-$(nproc)}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# The bare run uses the launch flags trellis-cli uses (buildLocalCommand in launcher/mpi_command.cpp),
+# The bare run uses the launch flags trellis-cli uses (buildLocalCommand in launcher/targets/mpi_command.cpp),
 # without an endpoint: ranks bound to cores by Open MPI's default unless there are more ranks than cores.
 mpi=(mpirun -np "$ranks")
 [ "$ranks" -gt "$(nproc)" ] && mpi+=(--oversubscribe --bind-to none)

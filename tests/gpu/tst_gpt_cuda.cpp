@@ -5,7 +5,7 @@
 #include "gpu_check.h"
 #include "kernels/cuda/cuda_ops.h"
 #include "trainer/adamw.h"
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 
 #include <cstdio>
 

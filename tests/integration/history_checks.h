@@ -3,7 +3,7 @@
 // telemetry message in sequence, nothing dropped or lost, SQLite intact).
 #pragma once
 
-#include "launcher/history_database.h"
+#include "launcher/history/history_database.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>

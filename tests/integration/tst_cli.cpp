@@ -3,7 +3,7 @@
 // crash becomes a failed run with its exit code and stderr; bad plans and bad database paths get
 // clear messages; memory and collectives as the trainer records them. (Comparisons, exports and
 // the reports of real runs: tst_reports.)
-#include "launcher/history_database.h"
+#include "launcher/history/history_database.h"
 #include "plan/cost_model.h"
 #include "plan/plan_json.h"
 #include "cli_test_support.h"

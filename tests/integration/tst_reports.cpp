@@ -3,9 +3,9 @@
 // memory, Chrome trace, step timeline beside the prediction and its reports with the pipeline
 // section. Split from tst_cli (the runs and what the trainer records).
 #include "cli_test_support.h"
-#include "launcher/history_database.h"
-#include "launcher/run_export.h"
-#include "launcher/telemetry/dashboard_snapshot.h"
+#include "launcher/history/history_database.h"
+#include "launcher/report/run_export.h"
+#include "launcher/metrics/dashboard_snapshot.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

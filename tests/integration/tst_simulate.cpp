@@ -3,7 +3,7 @@
 // straggler, a silent one a hang, a crashing one the cause of the failure; steps the live feed
 // skips reach a follower from the history.
 #include "cli_test_support.h"
-#include "launcher/history_database.h"
+#include "launcher/history/history_database.h"
 #include "launcher/supervisor/run_feed.h"
 #include "launcher/supervisor/run_registry.h"
 

@@ -7,7 +7,7 @@
 // naming the host and the reason, and nothing starts. Skips (saying why) where namespaces or sshd
 // are not available; removes every namespace, link and sshd it made, also after a failure.
 #include "cli_test_support.h"
-#include "launcher/history_database.h"
+#include "launcher/history/history_database.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -5,7 +5,7 @@
 // by a real Prometheus server. Who owns a run (followers, the workbench and supervisors killed,
 // one supervisor per run, a history in trouble) is tst_run_ownership.
 #include "cli_test_support.h"
-#include "launcher/history_database.h"
+#include "launcher/history/history_database.h"
 
 #include <QElapsedTimer>
 #include <QFile>

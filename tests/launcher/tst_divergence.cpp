@@ -2,7 +2,7 @@
 // nothing, nor does an epoch-to-epoch wobble of 1.5x on a small, overfitted corpus (seen in a
 // 58,000-step clean run); a curve whose last 20 losses sit at twice its lowest stretch raises one
 // alert, naming both; NaN is left to the trainer's own check.
-#include "launcher/supervision/alerts.h"
+#include "launcher/detectors/alerts.h"
 
 #include <QTest>
 

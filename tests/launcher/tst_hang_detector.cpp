@@ -1,7 +1,7 @@
 // The hang detector on recorded heartbeats (no processes): silent ranks and ranks holding up a
 // collective are named with their hosts and the call the others wait in; slow-but-together
 // collectives, finished ranks and ranks busy writing a checkpoint (within the patience) are not.
-#include "launcher/supervision/hang_detector.h"
+#include "launcher/detectors/hang_detector.h"
 
 #include <QTest>
 

@@ -1,11 +1,11 @@
 // The SQLite run history: migrations, batched writes from the writer thread, queries, exports,
 // and clear refusals for files that are not (or not yet) ours — without changing them.
-#include "launcher/history_database.h"
-#include "launcher/history_writer.h"
-#include "launcher/html_report.h"
-#include "launcher/run_export.h"
-#include "launcher/step_blocks.h"
-#include "launcher/telemetry/dashboard_snapshot.h"
+#include "launcher/history/history_database.h"
+#include "launcher/history/history_writer.h"
+#include "launcher/report/html_report.h"
+#include "launcher/report/run_export.h"
+#include "launcher/history/step_blocks.h"
+#include "launcher/metrics/dashboard_snapshot.h"
 
 #include <QCryptographicHash>
 #include <QCoreApplication>
@@ -256,7 +256,7 @@ private slots:
         QCOMPARE(data->steps[3].loss, 3.8);
     }
 
-    // Step reports are stored packed (launcher/step_blocks.h): read back in (step, rank) order, the
+    // Step reports are stored packed (launcher/history/step_blocks.h): read back in (step, rank) order, the
     // newest copy of a report repeated after a restart wins, a rank's range reads alone, and a
     // damaged block is reported without hiding the others.
     void packedStepReports()
@@ -305,7 +305,7 @@ private slots:
         QVERIFY(data->steps.size() > 0 && data->steps.size() < 3 * 6 + 1);
     }
 
-    // The delta encoding of step records (launcher/step_blocks.h) gives back every field bit for
+    // The delta encoding of step records (launcher/history/step_blocks.h) gives back every field bit for
     // bit, whatever the values: extremes, NaN with a payload, −0, infinities, integers wrapping.
     void stepRecordsRoundTrip_data()
     {

@@ -2,7 +2,7 @@
 // minimum, maximum, mean and count of what was appended survive; the capacity follows the world
 // size; bands over ranks (min / median / max with the extreme ranks named), the heat map and the
 // outlier ranks; memory bounded at 1024 ranks.
-#include "launcher/telemetry/metric_store.h"
+#include "launcher/metrics/metric_store.h"
 
 #include <QTest>
 

@@ -1,5 +1,5 @@
 // The local mpirun command: an argument list (no shell), oversubscription and root handling.
-#include "launcher/mpi_command.h"
+#include "launcher/targets/mpi_command.h"
 
 #include <QTest>
 

@@ -1,7 +1,7 @@
 // The straggler detector on recorded compute times: a rank 2x slower is flagged once, named with
 // how much slower, within the window; noisy but even ranks and a single slow step are not; a
 // recovered rank is cleared and can be flagged again.
-#include "launcher/supervision/straggler_detector.h"
+#include "launcher/detectors/straggler_detector.h"
 
 #include <QTest>
 

@@ -7,7 +7,15 @@ set(rules
   "backend/trainer|^<Q|^<qcustomplot|launcher/|ui/|^<sqlite|Qt module, launcher, ui or SQL"
   "kernels|^<Q|^<qcustomplot|plan/|protocol/|trainer/|launcher/|ui/|^<zmq|^<mpi|Qt module, plan, protocol, trainer, launcher, ui, zmq or MPI"
   "launcher|^<QtWidgets|^<QWidget|^<QApplication|^<QMainWindow|^<QDialog|^<QMessageBox|^<qcustomplot|ui/|trainer/|kernels/|^<mpi|Qt Widgets, QCustomPlot, ui, trainer, kernels or MPI"
-  "ui|^<zmq|^<QSql|^<QtSql|^<sqlite|trainer/|kernels/|protocol/|^<mpi|zmq, SQL, trainer, kernels, protocol or MPI"
+  "ui|^<zmq|^<QSql|^<QtSql|^<sqlite|trainer/|kernels/|protocol/|^<mpi|launcher/cli/|zmq, SQL, trainer, kernels, protocol, MPI or the CLI's commands"
+  # Inside the launcher: the leaves know no other launcher folder (run_types.h is shared by all);
+  # what stores and shows runs never reaches up to what owns and launches them.
+  "launcher/document|launcher/cli/|launcher/run/|launcher/targets/|launcher/ingest/|launcher/detectors/|launcher/supervisor/|launcher/metrics/|launcher/history/|launcher/report/|another launcher folder (the document is a leaf)"
+  "launcher/detectors|launcher/cli/|launcher/run/|launcher/targets/|launcher/ingest/|launcher/supervisor/|launcher/metrics/|launcher/history/|launcher/report/|launcher/document/|another launcher folder (detectors are fed rows, they fetch nothing)"
+  "launcher/ingest|launcher/cli/|launcher/run/|launcher/targets/|launcher/detectors/|launcher/supervisor/|launcher/metrics/|launcher/history/|launcher/report/|launcher/document/|another launcher folder (the receiver knows the protocol and its rows only)"
+  "launcher/history|launcher/cli/|launcher/run/|launcher/targets/|launcher/ingest/|launcher/detectors/|the CLI, the run's owner, targets, ingest or detectors"
+  "launcher/metrics|launcher/cli/|launcher/run/|launcher/targets/|launcher/ingest/|launcher/detectors/|launcher/supervisor/|launcher/history/|the CLI, the run's owner, targets, ingest, detectors, the supervisor or the history"
+  "launcher/report|launcher/cli/|launcher/run/|launcher/targets/|launcher/ingest/|launcher/detectors/|launcher/supervisor/|launcher/history/|the CLI, the run's owner, targets, ingest, detectors, the supervisor or the history"
 )
 set(violations "")
 foreach(rule IN LISTS rules)

@@ -3,8 +3,8 @@
 // category, one row per collective, every event (choosing one marks its step), the heat map's
 // size, telemetry health; per pipeline stage the breakdown and the bubble against the simulator's,
 // the step timeline measured beside the predicted one, the model FLOPs achieved.
-#include "launcher/run_comparison.h"
-#include "launcher/telemetry/dashboard_snapshot.h"
+#include "launcher/report/run_comparison.h"
+#include "launcher/metrics/dashboard_snapshot.h"
 #include "ui/compare_view.h"
 #include "ui/dashboards/breakdown_panel.h"
 #include "ui/dashboards/communication_panel.h"

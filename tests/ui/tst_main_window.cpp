@@ -6,7 +6,7 @@
 // parallelism.
 #include "plan/cost_model.h"
 #include "plan/plan_json.h"
-#include "launcher/telemetry/dashboard_snapshot.h"
+#include "launcher/metrics/dashboard_snapshot.h"
 #include "ui/dashboard.h"
 #include "ui/dashboards/metric_panel.h"
 #include "ui/estimate_panel.h"

@@ -1,10 +1,10 @@
-// One dashboard panel: a widget that draws a DashboardSnapshot (launcher/telemetry/
+// One dashboard panel: a widget that draws a DashboardSnapshot (launcher/metrics/
 // dashboard_snapshot.h), which was computed off the GUI thread. show() does work bounded by the
 // snapshot's size, never by the message rate or the run's length. Each panel lives in its own
 // dock, which a person can move, tab and hide; the arrangement is saved with the window.
 #pragma once
 
-#include "launcher/telemetry/dashboard_snapshot.h"
+#include "launcher/metrics/dashboard_snapshot.h"
 
 #include <QString>
 #include <QWidget>

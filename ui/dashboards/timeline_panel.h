@@ -5,7 +5,7 @@
 // painting is the only work here.
 #pragma once
 
-#include "launcher/telemetry/timeline.h"
+#include "launcher/metrics/timeline.h"
 #include "ui/dashboards/panel.h"
 
 class QLabel;

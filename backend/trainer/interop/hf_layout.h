@@ -8,7 +8,7 @@
 // Mixtures of experts have no layout here yet (refused by name).
 #pragma once
 
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 
 #include <string>
 #include <vector>

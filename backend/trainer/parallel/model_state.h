@@ -10,7 +10,7 @@
 
 #include "trainer/adamw.h"
 #include "trainer/device/buffer.h"
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 
 #include <cstddef>
 #include <vector>

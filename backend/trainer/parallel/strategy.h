@@ -20,7 +20,7 @@
 #include "plan/mesh.h"
 #include "trainer/adamw.h"
 #include "trainer/comm/communicator.h"
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 #include "trainer/precision/compute_copy.h"
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 // with a capacity, and a router that sends every token to expert 0 (zero weights: ties go to the
 // lowest index) dropless and with a capacity — rank 0 then receives every row and the others
 // none, which must still be exact. Prints one line per failure and "N passed, M failed" on rank 0.
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 #include "trainer/comm/mpi_communicator.h"
 #include "trainer/rng.h"
 #include "support/mpi_checks.h"

@@ -1,7 +1,7 @@
 // The hand-written backward pass against central finite differences, in double precision, for
 // every element of every parameter tensor of a tiny model; plus gradient accumulation and
 // float/double agreement.
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 #include "trainer/rng.h"
 
 #include <QTest>

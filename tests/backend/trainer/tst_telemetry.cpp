@@ -2,7 +2,7 @@
 // receiver. Ordering and sequence numbers, heartbeats from the publisher's own thread, publish()
 // never blocking when nobody listens (drops are counted and the count travels in later
 // messages), and the receiver rejecting malformed or foreign frames.
-#include "launcher/telemetry_receiver.h"
+#include "launcher/ingest/telemetry_receiver.h"
 #include "protocol/framing.h"
 #include "trainer/telemetry_publisher.h"
 

@@ -6,7 +6,7 @@
 // their biases, the vocabulary-parallel embedding, the replicated norms and positions — the
 // gathered gradient equals the dense one (1e-10 relative, double). With and without sequence
 // parallelism. Prints one line per failure and "N passed, M failed" on rank 0.
-#include "trainer/gpt_model.h"
+#include "trainer/model/gpt_model.h"
 #include "trainer/comm/mpi_communicator.h"
 #include "trainer/rng.h"
 #include "support/mpi_checks.h"

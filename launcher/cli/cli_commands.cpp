@@ -1,0 +1,500 @@
+// See cli_commands.h.
+#include "launcher/cli/cli_commands.h"
+
+#include "launcher/document/calibration_file.h"
+#include "launcher/cli/cli_support.h"
+#include "launcher/history/history_database.h"
+#include "launcher/report/html_report.h"
+#include "launcher/report/pdf_report.h"
+#include "launcher/report/run_comparison.h"
+#include "launcher/report/run_export.h"
+#include "launcher/metrics/simulator.h"
+#include "launcher/supervisor/job_keeper.h"
+#include "launcher/targets/slurm_target.h"
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QProcess>
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTextStream>
+
+#include <map>
+
+
+#include <cstdio>
+#include <optional>
+
+namespace trellis::launcher {
+
+using namespace cli;
+
+QString cli::writeReport(HistoryDatabase &db, const RunSummary &run, const QString &path)
+{
+    auto data = db.loadRun(run.id);
+    if (!data)
+        return QStringLiteral("cannot load run %1: %2").arg(run.runId, db.lastError());
+    return writeFileAtomically(
+        path, renderHtmlReport(*data, db.collectivesOf(run.id), defaultCalibrationPath(QFileInfo(db.path()).absoluteFilePath()), {},
+                               db.spansOfLastTracedStep(run.id))
+                  .toUtf8());
+}
+
+int cli::openExisting(HistoryDatabase &db, const QString &dbPath)
+{
+    if (!QFileInfo::exists(dbPath))
+        return fail(QStringLiteral("history database %1: no such file (no runs recorded yet, or use --db)").arg(dbPath));
+    if (const QString e = db.open(dbPath, false); !e.isEmpty())
+        return fail(e);
+    return 0;
+}
+
+std::optional<RunSummary> cli::findExistingRun(HistoryDatabase &db, const QString &dbPath, const QString &reference)
+{
+    if (!db.isOpen() && openExisting(db, dbPath) != 0) // compare looks up several runs in one database
+        return std::nullopt;
+    auto run = db.findRun(reference);
+    if (!run)
+        fail(db.lastError());
+    return run;
+}
+
+namespace {
+
+int cmdRuns(const Args &a, const QString &dbPath)
+{
+    HistoryDatabase db;
+    if (int rc = openExisting(db, dbPath))
+        return rc;
+    const int limit = a.options.value(QStringLiteral("--limit"), QStringLiteral("50")).toInt();
+    const auto runs = db.listRuns(limit > 0 ? limit : 50);
+    out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
+                 .arg(QStringLiteral("#"), 4)
+                 .arg(QStringLiteral("run id"), -20)
+                 .arg(QStringLiteral("name"), -16)
+                 .arg(QStringLiteral("status"), -10)
+                 .arg(QStringLiteral("ranks"), 5)
+                 .arg(QStringLiteral("steps"), 11)
+                 .arg(QStringLiteral("last loss"), 9);
+    for (const auto &r : runs)
+        out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
+                     .arg(r.id, 4)
+                     .arg(r.runId, -20)
+                     .arg(r.name.left(16), -16)
+                     .arg(r.status, -10)
+                     .arg(r.worldSize, 5)
+                     .arg(QStringLiteral("%1/%2").arg(r.stepsDone).arg(r.totalSteps), 11)
+                     .arg(r.stepsDone ? QString::number(r.lastLoss, 'f', 4) : QStringLiteral("-"), 9);
+    if (runs.isEmpty())
+        out() << "(no runs recorded in " << dbPath << ")\n";
+    out().flush();
+    return 0;
+}
+
+int cmdExport(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("export takes one RUN"));
+    const QString format = a.options.value(QStringLiteral("--format"));
+    if (format != QLatin1String("csv") && format != QLatin1String("json"))
+        return usageError(QStringLiteral("--format must be csv or json"));
+    HistoryDatabase db;
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
+    if (!run)
+        return 1;
+    auto data = db.loadRun(run->id);
+    if (!data)
+        return fail(db.lastError());
+    QByteArray bytes;
+    if (a.options.contains(QStringLiteral("--table"))) {
+        const QString name = a.options[QStringLiteral("--table")];
+        ExportTable table;
+        const bool needsCollectives = name == QLatin1String("collectives"), needsSpans = name == QLatin1String("spans");
+        if (!exportTable(name, *data, needsCollectives ? db.collectivesOf(run->id) : QList<CollectiveRow>{},
+                         needsSpans ? db.spansOf(run->id) : QList<SpanRow>{}, table)) {
+            QStringList names;
+            for (const char *t : kExportTables)
+                names << QString::fromLatin1(t);
+            return usageError(QStringLiteral("--table '%1': one of %2").arg(name, names.join(QStringLiteral(", "))));
+        }
+        bytes = format == QLatin1String("csv") ? tableCsv(table) : tableJson(table);
+    } else {
+        bytes = format == QLatin1String("csv") ? exportCsv(*data) : exportJson(*data);
+    }
+    if (a.options.contains(QStringLiteral("--out"))) {
+        if (const QString e = writeFileAtomically(a.options[QStringLiteral("--out")], bytes); !e.isEmpty())
+            return fail(e);
+    } else {
+        std::fwrite(bytes.constData(), 1, static_cast<size_t>(bytes.size()), stdout);
+        std::fflush(stdout);
+    }
+    return 0;
+}
+
+// experts: where a mixture-of-experts run's routers sent the tokens (expert_load rows).
+int cmdExperts(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("experts takes one RUN"));
+    HistoryDatabase db;
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
+    if (!run)
+        return 1;
+    const QList<ExpertLoadRow> rows = db.expertLoadOf(run->id);
+    if (rows.isEmpty())
+        return fail(QStringLiteral("run %1 recorded no expert routing (a dense model, or no step finished)").arg(run->runId));
+    qint64 step = rows.back().step;
+    if (a.options.contains(QStringLiteral("--step"))) {
+        bool ok = false;
+        step = a.options[QStringLiteral("--step")].toLongLong(&ok);
+        if (!ok || step < 1)
+            return usageError(QStringLiteral("--step must be a step number (1 or more), got '%1'").arg(a.options[QStringLiteral("--step")]));
+    }
+    const int layers = rows.front().layers, experts = rows.front().experts;
+    std::vector<qint64> tokens(static_cast<std::size_t>(layers) * experts, 0);
+    qint64 dropped = 0, choices = 0;
+    double aux = 0;
+    int reports = 0;
+    for (const ExpertLoadRow &r : rows) {
+        if (r.step != step || r.layers != layers || r.experts != experts)
+            continue;
+        for (std::size_t i = 0; i < tokens.size(); ++i)
+            tokens[i] += r.tokens[i];
+        dropped += r.dropped;
+        aux += r.auxLoss;
+        ++reports;
+    }
+    if (reports == 0)
+        return fail(QStringLiteral("run %1 has no expert routing at step %2 (steps %3 to %4 recorded)")
+                        .arg(run->runId)
+                        .arg(step)
+                        .arg(rows.front().step)
+                        .arg(rows.back().step));
+    for (qint64 n : tokens)
+        choices += n;
+    auto imbalanceOf = [&](int l) {
+        qint64 total = 0, most = 0;
+        for (int e = 0; e < experts; ++e) {
+            total += tokens[static_cast<std::size_t>(l) * experts + e];
+            most = std::max(most, tokens[static_cast<std::size_t>(l) * experts + e]);
+        }
+        return total > 0 ? static_cast<double>(most) * experts / static_cast<double>(total) : 0.0;
+    };
+    if (a.flags.contains(QStringLiteral("--json"))) {
+        QJsonArray perLayer;
+        for (int l = 0; l < layers; ++l) {
+            QJsonArray counts;
+            for (int e = 0; e < experts; ++e)
+                counts.append(tokens[static_cast<std::size_t>(l) * experts + e]);
+            perLayer.append(QJsonObject{{QStringLiteral("layer"), l}, {QStringLiteral("tokens"), counts},
+                                        {QStringLiteral("imbalance"), imbalanceOf(l)}});
+        }
+        const QJsonObject doc{{QStringLiteral("run_id"), run->runId}, {QStringLiteral("step"), step},
+                              {QStringLiteral("ranks_reporting"), reports}, {QStringLiteral("layers"), perLayer},
+                              {QStringLiteral("dropped"), dropped}, {QStringLiteral("choices"), choices},
+                              {QStringLiteral("aux_loss"), aux / reports}};
+        out() << QJsonDocument(doc).toJson(QJsonDocument::Indented);
+        return 0;
+    }
+    out() << QStringLiteral("run %1, step %2: %3 layers × %4 experts, %5 rank%6 reporting\n")
+                 .arg(run->runId)
+                 .arg(step)
+                 .arg(layers)
+                 .arg(experts)
+                 .arg(reports)
+                 .arg(reports == 1 ? QString() : QStringLiteral("s"));
+    QString header = QStringLiteral("layer");
+    for (int e = 0; e < experts && e < 16; ++e)
+        header += QStringLiteral("%1").arg(QStringLiteral("e%1").arg(e), 8);
+    out() << header << (experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  busiest/mean\n");
+    for (int l = 0; l < layers; ++l) {
+        QString line = QStringLiteral("%1").arg(l, 5);
+        for (int e = 0; e < experts && e < 16; ++e)
+            line += QStringLiteral("%1").arg(tokens[static_cast<std::size_t>(l) * experts + e], 8);
+        out() << line << (experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  %1\n").arg(imbalanceOf(l), 12, 'f', 2);
+    }
+    out() << QStringLiteral("dropped for capacity: %1 of %2 choices (%3%); load-balancing loss %4\n")
+                 .arg(dropped)
+                 .arg(choices)
+                 .arg(choices > 0 ? 100.0 * static_cast<double>(dropped) / static_cast<double>(choices) : 0.0, 0, 'f', 2)
+                 .arg(aux / reports, 0, 'g', 5)
+          << Qt::flush;
+    return 0;
+}
+
+// export-model: a run's newest checkpoint (or a checkpoint folder) in transformers' layout, by
+// trellis-trainer --export-model (the trainer reads its own checkpoints).
+int cmdExportModel(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1 || !a.options.contains(QStringLiteral("--out")))
+        return usageError(QStringLiteral("export-model takes one RUN or CHECKPOINT_DIR and --out DIR"));
+    QString checkpoints = a.positional.first();
+    if (!QFileInfo(checkpoints).isDir()) {
+        HistoryDatabase db;
+        const auto run = findExistingRun(db, dbPath, checkpoints);
+        if (!run)
+            return 1;
+        const auto data = db.loadRun(run->id);
+        if (!data)
+            return fail(db.lastError());
+        const auto plan = plan::parsePlan(data->planJson.toStdString());
+        if (!plan || plan.value().training.checkpoint.dir.empty())
+            return fail(QStringLiteral("run %1 wrote no checkpoints (training.checkpoint.dir is not set in its plan)").arg(run->runId));
+        checkpoints = QString::fromStdString(plan.value().training.checkpoint.dir);
+    }
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    QStringList args{QStringLiteral("--export-model"), checkpoints, QStringLiteral("--out"), a.options[QStringLiteral("--out")]};
+    if (a.options.contains(QStringLiteral("--dtype"))) {
+        const QString dtype = a.options[QStringLiteral("--dtype")];
+        if (dtype != QLatin1String("fp32") && dtype != QLatin1String("bf16") && dtype != QLatin1String("fp16"))
+            return usageError(QStringLiteral("--dtype takes fp32, bf16 or fp16, not '%1'").arg(dtype));
+        args << QStringLiteral("--dtype") << dtype;
+    }
+    p.start(QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer"), args);
+    if (!p.waitForStarted(10000))
+        return fail(QStringLiteral("cannot start trellis-trainer beside trellis-cli: %1").arg(p.errorString()));
+    p.waitForFinished(-1);
+    const QString text = QString::fromUtf8(p.readAll()).trimmed();
+    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+        return fail(text.startsWith(QStringLiteral("trellis-trainer: ")) ? text.mid(17) : text);
+    out() << text << Qt::endl;
+    return 0;
+}
+
+// compare: two or more runs side by side (summary, plan differences; curves in the report).
+int cmdCompare(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() < 2)
+        return usageError(QStringLiteral("compare takes two or more runs"));
+    HistoryDatabase db;
+    QList<RunData> runs;
+    QList<RunFigures> figures;
+    for (const QString &reference : a.positional) {
+        const auto summary = findExistingRun(db, dbPath, reference);
+        if (!summary)
+            return 1;
+        const auto data = db.loadRun(summary->id);
+        if (!data)
+            return fail(QStringLiteral("cannot load run %1: %2").arg(summary->runId, db.lastError()));
+        runs << *data;
+        figures << figuresOf(*data, db.collectivesOf(summary->id));
+    }
+    const auto differences = planDifferences(runs);
+    out() << compareText(figures, differences);
+    if (a.options.contains(QStringLiteral("--report"))) {
+        const QString path = a.options[QStringLiteral("--report")];
+        const QString suffix = QFileInfo(path).suffix().toLower();
+        QString e;
+        if (suffix == QLatin1String("pdf"))
+            e = writeComparisonPdf(runs, figures, differences, path);
+        else if (suffix == QLatin1String("html") || suffix == QLatin1String("htm"))
+            e = writeFileAtomically(path, renderComparisonHtml(runs, figures, differences).toUtf8());
+        else
+            return usageError(QStringLiteral("--report %1: the report's format comes from the extension, .html or .pdf").arg(path));
+        if (!e.isEmpty())
+            return fail(e);
+        out() << "report " << QFileInfo(path).absoluteFilePath() << Qt::endl;
+    }
+    return 0;
+}
+
+int cmdReport(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1 || !a.options.contains(QStringLiteral("--out")))
+        return usageError(QStringLiteral("report takes one RUN and --out FILE"));
+    HistoryDatabase db;
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
+    if (!run)
+        return 1;
+    const QString path = a.options[QStringLiteral("--out")];
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("pdf")) {
+        const auto data = db.loadRun(run->id);
+        if (!data)
+            return fail(QStringLiteral("cannot load run %1: %2").arg(run->runId, db.lastError()));
+        if (const QString e = writePdfReport(*data, db.collectivesOf(run->id),
+                                             defaultCalibrationPath(QFileInfo(dbPath).absoluteFilePath()), path,
+                                             db.spansOfLastTracedStep(run->id));
+            !e.isEmpty())
+            return fail(e);
+    } else if (suffix == QLatin1String("html") || suffix == QLatin1String("htm")) {
+        if (const QString e = writeReport(db, *run, path); !e.isEmpty())
+            return fail(e);
+    } else {
+        return usageError(QStringLiteral("--out %1: the report's format comes from the extension, .html or .pdf").arg(path));
+    }
+    out() << "report " << QFileInfo(path).absoluteFilePath() << Qt::endl;
+    return 0;
+}
+
+int cmdTrace(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1 || !a.options.contains(QStringLiteral("--out")))
+        return usageError(QStringLiteral("trace takes one RUN and --out FILE"));
+    HistoryDatabase db;
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
+    if (!run)
+        return 1;
+    auto data = db.loadRun(run->id);
+    if (!data)
+        return fail(db.lastError());
+    const QList<SpanRow> spans = db.spansOf(run->id);
+    if (spans.isEmpty())
+        return fail(QStringLiteral("run %1 has no timeline spans: set telemetry.trace_every in its plan "
+                                   "(spans are recorded for pipeline-parallel runs)")
+                        .arg(run->runId));
+    const QString path = a.options[QStringLiteral("--out")];
+    if (const QString e = writeFileAtomically(path, exportTrace(*data, spans)); !e.isEmpty())
+        return fail(e);
+    out() << "trace " << QFileInfo(path).absoluteFilePath() << " (" << spans.size() << " spans)" << Qt::endl;
+    return 0;
+}
+
+} // namespace
+
+int runCli(const QStringList &arguments)
+{
+    QStringList rest = arguments;
+    QString dbPath = HistoryDatabase::defaultPath();
+    while (!rest.isEmpty() && rest.first().startsWith(QLatin1String("--"))) {
+        const QString option = rest.takeFirst();
+        if (option == QLatin1String("--db")) {
+            if (rest.isEmpty())
+                return usageError(QStringLiteral("--db needs a path"));
+            dbPath = rest.takeFirst();
+        } else if (option == QLatin1String("--help") || option == QLatin1String("-h")) {
+            out() << usageText() << Qt::flush;
+            return 0;
+        } else if (option == QLatin1String("--version")) {
+            out() << "trellis-cli " << QCoreApplication::applicationVersion() << Qt::endl;
+            return 0;
+        } else {
+            return usageError(QStringLiteral("unknown option %1").arg(option));
+        }
+    }
+    if (rest.isEmpty())
+        return usageError(QStringLiteral("no command given"));
+    const QString command = rest.takeFirst();
+    // The keeper's arguments after "--" are the job's own: never read as ours.
+    if (command == QLatin1String("job-keeper") && !(rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"))))
+        return runJobKeeper(rest);
+    if (command == QLatin1String("slurm-job"))
+        return runSlurmJob(rest); // its own --help
+    if (command == QLatin1String("simulate-ranks") && !(rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"))))
+        return telemetry::simulateRanks(rest);
+    if (rest.contains(QStringLiteral("--help")) || rest.contains(QStringLiteral("-h"))) {
+        // The command's own lines of the usage.
+        const QStringList lines = usageText().split(QLatin1Char('\n'));
+        bool inCommand = false;
+        QStringList mine;
+        for (const QString &line : lines) {
+            if (line.startsWith(QStringLiteral("  ") + command + QLatin1Char(' ')) || line == QStringLiteral("  ") + command)
+                inCommand = true;
+            else if (line.startsWith(QStringLiteral("  ")) && !line.startsWith(QStringLiteral("    ")))
+                inCommand = false;
+            else if (!line.startsWith(QStringLiteral("    ")))
+                inCommand = false;
+            if (inCommand)
+                mine << line;
+        }
+        if (mine.isEmpty())
+            return usageError(QStringLiteral("unknown command '%1'").arg(command));
+        out() << "usage: trellis-cli [--db PATH]\n" << mine.join(QLatin1Char('\n')) << "\n" << Qt::flush;
+        return 0;
+    }
+    if (command == QLatin1String("plan"))
+        return cmdPlan(rest);
+    if (command == QLatin1String("validate")) {
+        const Args a = parseArgs(rest, {}, {});
+        return a.error.isEmpty() ? cmdValidate(a) : usageError(a.error);
+    }
+    if (command == QLatin1String("estimate")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--calibration")}, {QStringLiteral("--json")});
+        return a.error.isEmpty() ? cmdEstimate(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("convert")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--to"), QStringLiteral("--from"), QStringLiteral("--base"), QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdConvert(a) : usageError(a.error);
+    }
+    if (command == QLatin1String("calibrate")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--ranks"), QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdCalibrate(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("search")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--model"), QStringLiteral("--cluster"), QStringLiteral("--nodes"),
+                                        QStringLiteral("--global-batch"), QStringLiteral("--top")},
+                                 {});
+        return a.error.isEmpty() ? cmdSearch(a) : usageError(a.error);
+    }
+    if (command == QLatin1String("run")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout"),
+                                        QStringLiteral("--metrics-port"), QStringLiteral("--run-id"), QStringLiteral("--hostfile")},
+                                 {QStringLiteral("--quiet"), QStringLiteral("--detach")});
+        return a.error.isEmpty() ? cmdRun(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("preflight")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--accept-host-key"), QStringLiteral("--hostfile")}, {QStringLiteral("--json")});
+        return a.error.isEmpty() ? cmdPreflight(a) : usageError(a.error);
+    }
+    if (command == QLatin1String("attach")) {
+        const Args a = parseArgs(rest, {}, {});
+        return a.error.isEmpty() ? cmdAttach(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("simulate")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--ranks"), QStringLiteral("--hz"), QStringLiteral("--seconds"),
+                                        QStringLiteral("--pp"), QStringLiteral("--slow"), QStringLiteral("--silent"), QStringLiteral("--crash"),
+                                        QStringLiteral("--run-id"), QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")},
+                                 {QStringLiteral("--quiet"), QStringLiteral("--detach")});
+        return a.error.isEmpty() ? cmdSimulate(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("adopt")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")}, {QStringLiteral("--quiet")});
+        return a.error.isEmpty() ? cmdAdopt(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("compare")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--report")}, {});
+        return a.error.isEmpty() ? cmdCompare(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("ps")) {
+        const Args a = parseArgs(rest, {}, {});
+        return a.error.isEmpty() ? (a.positional.isEmpty() ? cmdPs() : usageError(QStringLiteral("ps takes no arguments")))
+                                 : usageError(a.error);
+    }
+    if (command == QLatin1String("stop")) {
+        const Args a = parseArgs(rest, {}, {});
+        return a.error.isEmpty() ? cmdStop(a) : usageError(a.error);
+    }
+    if (command == QLatin1String("runs")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--limit")}, {});
+        return a.error.isEmpty() ? cmdRuns(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("export")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--format"), QStringLiteral("--table"), QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdExport(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("export-model")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--out"), QStringLiteral("--dtype")}, {});
+        return a.error.isEmpty() ? cmdExportModel(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("experts")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--step")}, {QStringLiteral("--json")});
+        return a.error.isEmpty() ? cmdExperts(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("report")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdReport(a, dbPath) : usageError(a.error);
+    }
+    if (command == QLatin1String("trace")) {
+        const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});
+        return a.error.isEmpty() ? cmdTrace(a, dbPath) : usageError(a.error);
+    }
+    return usageError(QStringLiteral("unknown command '%1'").arg(command));
+}
+
+} // namespace trellis::launcher

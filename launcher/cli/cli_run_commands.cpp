@@ -1,0 +1,485 @@
+// trellis-cli's commands that supervise or follow runs: run (and --detach), simulate, adopt,
+// attach, ps, stop. The run's supervisor is this process while one of them runs (see
+// launcher/supervisor/). Split from cli_commands.cpp, which keeps the history and report commands.
+#include "launcher/cli/cli_support.h"
+#include "launcher/history/history_database.h"
+#include "launcher/history/history_writer.h"
+#include "launcher/run/run_controller.h"
+#include "launcher/supervisor/feed_publisher.h"
+#include "launcher/supervisor/run_feed.h"
+#include "launcher/supervisor/run_registry.h"
+#include "launcher/supervisor/supervisor_process.h"
+#include "launcher/metrics/simulator.h"
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSocketNotifier>
+#include <QThread>
+
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <functional>
+#include <map>
+#include <optional>
+#include <unistd.h>
+
+namespace trellis::launcher::cli {
+namespace {
+
+QString formatEta(double seconds)
+{
+    if (!(seconds >= 0) || seconds > 1e7)
+        return QStringLiteral("--:--");
+    const int s = static_cast<int>(seconds + 0.5);
+    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+// run --detach: the same command in a process of its own session (it owns the run: the receiver,
+// the history writes, the restarts, the detectors), started through setsid so it outlives this
+// shell, its terminal and whoever asked; this process prints the run id once the owner has one.
+int cmdRunDetached(const QString &dbPath)
+{
+    QStringList args = QCoreApplication::arguments().mid(1);
+    args.removeAll(QStringLiteral("--detach"));
+    if (!args.contains(QStringLiteral("--quiet")))
+        args << QStringLiteral("--quiet");
+    const QString logPath = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/detached-%1-%2.log")
+                                                                .arg(QDateTime::currentMSecsSinceEpoch())
+                                                                .arg(QCoreApplication::applicationPid());
+    QDir().mkpath(QFileInfo(logPath).absolutePath());
+    QProcess owner;
+    owner.setProgram(QStringLiteral("/usr/bin/setsid"));
+    owner.setArguments(QStringList{QCoreApplication::applicationFilePath()} + args);
+    owner.setStandardInputFile(QProcess::nullDevice());
+    owner.setStandardOutputFile(logPath);
+    owner.setStandardErrorFile(logPath, QIODevice::Append);
+    qint64 pid = 0;
+    if (!owner.startDetached(&pid))
+        return fail(QStringLiteral("cannot start the run's owner process (setsid %1)").arg(QCoreApplication::applicationFilePath()));
+    // Wait for "run <id>" (or its failure) in the owner's output.
+    QElapsedTimer waited;
+    waited.start();
+    while (waited.elapsed() < 30000) {
+        QFile log(logPath);
+        if (log.open(QIODevice::ReadOnly)) {
+            const QString text = QString::fromUtf8(log.readAll());
+            static const QRegularExpression id(QStringLiteral("^run (\\S+)$"), QRegularExpression::MultilineOption);
+            if (const auto m = id.match(text); m.hasMatch()) {
+                out() << "run " << m.captured(1) << "\nowner pid " << pid << "; follow it with: trellis-cli attach "
+                      << m.captured(1) << "\nlog " << logPath << Qt::endl;
+                return 0;
+            }
+            if (!QFile::exists(QStringLiteral("/proc/%1").arg(pid)))
+                return fail(QStringLiteral("the run did not start: %1").arg(text.trimmed()));
+        }
+        QThread::msleep(50);
+    }
+    return fail(QStringLiteral("the run's owner (pid %1) printed no run id within 30 s; see %2").arg(pid).arg(logPath));
+}
+
+// Stops the event loop's owner gracefully on SIGTERM, SIGINT and SIGHUP: the handler only writes
+// a byte to a pipe; the loop reads it and calls `onSignal` on the main thread.
+class SignalBridge {
+public:
+    explicit SignalBridge(std::function<void(int)> onSignal) : m_onSignal(std::move(onSignal))
+    {
+        if (::pipe2(s_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+            return;
+        m_notifier = std::make_unique<QSocketNotifier>(s_pipe[0], QSocketNotifier::Read);
+        QObject::connect(m_notifier.get(), &QSocketNotifier::activated, m_notifier.get(), [this] {
+            unsigned char signo = 0;
+            while (::read(s_pipe[0], &signo, 1) == 1)
+                m_onSignal(signo);
+        });
+        struct sigaction sa {};
+        sa.sa_handler = [](int signo) {
+            const unsigned char b = static_cast<unsigned char>(signo);
+            [[maybe_unused]] const auto n = ::write(s_pipe[1], &b, 1);
+        };
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        for (int signo : {SIGTERM, SIGINT, SIGHUP})
+            ::sigaction(signo, &sa, nullptr);
+    }
+    ~SignalBridge()
+    {
+        for (int signo : {SIGTERM, SIGINT, SIGHUP})
+            ::signal(signo, SIG_DFL);
+    }
+
+private:
+    static inline int s_pipe[2] = {-1, -1};
+    std::function<void(int)> m_onSignal;
+    std::unique_ptr<QSocketNotifier> m_notifier;
+};
+
+// The run a reference (id, row number, "last") names, and where its supervisor's feed is ("" when
+// no supervisor owns it any more).
+std::optional<std::pair<QString, QString>> resolveRun(const QString &reference, const QString &dbPath)
+{
+    if (const auto live = RunRegistry::find(reference))
+        return std::make_pair(live->runId, live->feedEndpoint());
+    HistoryDatabase db;
+    // A run just started may reach the history a moment after its id was printed: wait for it.
+    std::optional<RunSummary> run;
+    for (int tries = 0; tries < 20 && !run; ++tries) {
+        if (QFileInfo::exists(dbPath) && (db.isOpen() || db.open(dbPath, false).isEmpty()))
+            run = db.findRun(reference);
+        if (!run) {
+            if (const auto live = RunRegistry::find(reference))
+                return std::make_pair(live->runId, live->feedEndpoint());
+            QThread::msleep(250);
+        }
+    }
+    if (!run && !(run = findExistingRun(db, dbPath, reference)))
+        return std::nullopt;
+    const auto live = RunRegistry::find(run->runId);
+    return std::make_pair(run->runId, live ? live->feedEndpoint() : QString());
+}
+
+} // namespace
+
+// attach: follows a run through its supervisor's live feed, after what the history holds, until
+// it ends; a run no supervisor owns is shown from the history. Reading only: stopping (or killing)
+// this command changes nothing for the run.
+int cmdAttach(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("attach takes one run"));
+    const auto target = resolveRun(a.positional.first(), dbPath);
+    if (!target)
+        return 1;
+    const auto &[runId, endpoint] = *target;
+    out() << "run " << runId << (endpoint.isEmpty() ? QStringLiteral(" (from the history)") : QStringLiteral(" (live)"))
+          << Qt::endl;
+    RunFeed feed;
+    feed.setKeepRows(true);
+    qint64 shownStep = 0;
+    quint64 version = 0;
+    std::map<qint64, int> ranksAt;
+    std::map<qint64, double> lossAt;
+    int exitCode = 1;
+    QObject::connect(&feed, &RunFeed::event, &feed, [](const EventRow &e) {
+        if (e.kind != QLatin1String("checkpoint"))
+            out() << "event " << e.kind << " at step " << e.step << (e.rank >= 0 ? QStringLiteral(" (rank %1)").arg(e.rank) : QString())
+                  << ": " << e.message << Qt::endl;
+    });
+    QObject::connect(&feed, &RunFeed::alert, &feed, [](const QString &kind, const QString &message) {
+        if (kind == QLatin1String("history"))
+            out() << "event history: " << message << Qt::endl;
+    });
+    QObject::connect(&feed, &RunFeed::stepsArrived, &feed, [&] {
+        for (const StepRow &row : feed.series().rowsSince(version, &version)) {
+            ++ranksAt[row.step];
+            if (row.rank == 0)
+                lossAt[row.step] = row.loss;
+        }
+        const int world = std::max(1, feed.worldSize());
+        const qint64 total = feed.progress().totalSteps;
+        for (auto it = ranksAt.begin(); it != ranksAt.end() && it->second >= world;) {
+            if (it->first > shownStep) {
+                out() << "step " << it->first << "/" << total << " loss " << QString::number(lossAt[it->first], 'f', 4) << Qt::endl;
+                shownStep = it->first;
+            }
+            lossAt.erase(it->first);
+            it = ranksAt.erase(it);
+        }
+    });
+    QObject::connect(&feed, &RunFeed::finished, &feed, [&](RunState state, int, const QString &message) {
+        out() << "run " << runId << " " << toString(state) << (message.isEmpty() ? QString() : QStringLiteral(": ") + message)
+              << Qt::endl;
+        exitCode = state == RunState::Completed ? 0 : 1;
+        QCoreApplication::quit();
+    });
+    SignalBridge bridge([](int) { QCoreApplication::quit(); });
+    feed.attach(runId, endpoint, QFileInfo(dbPath).absoluteFilePath());
+    QCoreApplication::exec();
+    return exitCode;
+}
+
+// ps: the runs a supervisor owns now, on this machine, for this user.
+int cmdPs()
+{
+    QString error;
+    if (RunRegistry::directory(&error).isEmpty())
+        return fail(error);
+    const auto runs = RunRegistry::running();
+    const auto orphans = RunRegistry::orphaned();
+    for (const RunRecord &r : orphans)
+        out() << "run " << r.runId << " has no supervisor (it died) but its job goes on (keeper pid " << r.keeperPid
+              << "): trellis-cli adopt " << r.runId << Qt::endl;
+    if (runs.isEmpty()) {
+        out() << "no runs are going" << (orphans.isEmpty() ? "" : " under a supervisor") << Qt::endl;
+        return 0;
+    }
+    out() << QStringLiteral("%1  %2  %3  %4").arg(QStringLiteral("RUN"), -22).arg(QStringLiteral("PID"), 8).arg(QStringLiteral("STARTED"), -20).arg(QStringLiteral("HISTORY"))
+          << Qt::endl;
+    for (const RunRecord &r : runs)
+        out() << QStringLiteral("%1  %2  %3  %4")
+                     .arg(r.runId, -22)
+                     .arg(r.pid, 8)
+                     .arg(r.startedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), -20)
+                     .arg(r.database)
+              << Qt::endl;
+    return 0;
+}
+
+// stop: asks a run's supervisor to stop it (SIGTERM to the supervisor, which ends the job and
+// records the run as stopped).
+int cmdStop(const Args &a)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("stop takes one run id"));
+    if (const QString e = stopSupervisedRun(a.positional.first()); !e.isEmpty())
+        return fail(e + QStringLiteral(" (see trellis-cli ps)"));
+    out() << "asked the supervisor of " << a.positional.first() << " to stop it" << Qt::endl;
+    return 0;
+}
+
+int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
+                 const std::function<QString(RunController &, const RunOptions &)> &begin);
+
+int cmdRun(const Args &a, const QString &dbPath)
+{
+    if (a.flags.contains(QStringLiteral("--detach")))
+        return cmdRunDetached(dbPath);
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("run takes one plan file"));
+    const QString path = a.positional.first();
+    auto loaded = loadValidPlan(path, a.options.value(QStringLiteral("--hostfile"))); // prints warnings and errors
+    if (!loaded)
+        return 1;
+    const auto unsupported = plan::checkTrainerSupport(loaded.value());
+    if (!unsupported.empty()) {
+        for (const auto &d : unsupported)
+            err() << path << ": " << QString::fromStdString(d.toString()) << "\n";
+        err().flush();
+        return 1;
+    }
+
+    // The run is claimed before anything starts: two supervisors never own the same run.
+    QString runId = a.options.value(QStringLiteral("--run-id"));
+    if (runId.isEmpty())
+        runId = RunController::newRunId();
+    else if (!RunRegistry::validRunId(runId))
+        return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
+    RunRecord record;
+    record.runId = runId;
+    record.database = QFileInfo(dbPath).absoluteFilePath();
+    record.planPath = QFileInfo(path).absoluteFilePath();
+    return superviseRun(a, dbPath, record, [&](RunController &controller, const RunOptions &options) {
+        return controller.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options);
+    });
+}
+
+// simulate: a supervised run whose ranks are the telemetry generator (simulator.h): the real
+// protocol, sockets, receiver, detectors, history and feed, at any number of ranks.
+int cmdSimulate(const Args &a, const QString &dbPath)
+{
+    if (a.flags.contains(QStringLiteral("--detach")))
+        return cmdRunDetached(dbPath);
+    if (!a.positional.isEmpty())
+        return usageError(QStringLiteral("simulate takes options only"));
+    telemetry::SimulationOptions sim;
+    if (const QString e = telemetry::parseSimulation(a.options, sim); !e.isEmpty())
+        return usageError(e);
+    const plan::Plan thePlan = telemetry::simulatedPlan(sim);
+    if (const plan::Diagnostics d = plan::validatePlan(thePlan); plan::hasErrors(d))
+        return fail(QStringLiteral("simulated plan: %1").arg(QString::fromStdString(d.front().toString())));
+    const QString dir = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/simulated");
+    QDir().mkpath(dir);
+    QString runId = a.options.value(QStringLiteral("--run-id"));
+    if (runId.isEmpty())
+        runId = RunController::newRunId();
+    else if (!RunRegistry::validRunId(runId))
+        return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
+    const QString planPath = dir + QLatin1Char('/') + runId + QStringLiteral(".plan.json");
+    if (auto saved = plan::savePlanFile(thePlan, planPath.toStdString()); !saved)
+        return fail(QString::fromStdString(saved.errorText()));
+    RunRecord record;
+    record.runId = runId;
+    record.database = QFileInfo(dbPath).absoluteFilePath();
+    record.planPath = planPath;
+    return superviseRun(a, dbPath, record, [&](RunController &controller, const RunOptions &given) {
+        RunOptions options = given;
+        options.jobProgram = supervisorProgram();
+        options.jobArguments = QStringList{QStringLiteral("simulate-ranks")} + telemetry::simulationArguments(sim);
+        return controller.start(thePlan, planPath, options);
+    });
+}
+
+// adopt: a new supervisor for a run whose supervisor died while its job goes on.
+int cmdAdopt(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("adopt takes one run id"));
+    const QString runId = a.positional.first();
+    std::optional<RunRecord> orphan;
+    for (const RunRecord &r : RunRegistry::orphaned())
+        if (r.runId == runId)
+            orphan = r;
+    if (!orphan) {
+        if (const auto owned = RunRegistry::find(runId))
+            return fail(QStringLiteral("run %1 is already owned by its supervisor (pid %2); attach to it instead").arg(runId).arg(owned->pid));
+        return fail(QStringLiteral("no job of a run '%1' is going without a supervisor (see trellis-cli ps)").arg(runId));
+    }
+    Q_UNUSED(dbPath); // the run's own history, as its first supervisor recorded it
+    const QString database = orphan->database;
+    const RunRecord record = *orphan;
+    return superviseRun(a, database, record, [&](RunController &controller, const RunOptions &options) -> QString {
+        HistoryDatabase db;
+        if (const QString e = db.open(database, false); !e.isEmpty())
+            return e;
+        const auto summary = db.findRun(runId);
+        if (!summary)
+            return QStringLiteral("run %1 is not in %2").arg(runId, database);
+        const auto data = db.loadRun(summary->id);
+        if (!data)
+            return QStringLiteral("cannot read run %1 from %2: %3").arg(runId, database, db.lastError());
+        return controller.adopt(runId, orphan->runDir, orphan->keeperPid, orphan->attempt, *data, options);
+    });
+}
+
+// Supervises one run in this process until it ends: claims it (two supervisors never own the
+// same run), publishes its live feed, writes its history, and prints progress; `begin` starts or
+// adopts the run once everything is in place.
+int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
+                 const std::function<QString(RunController &, const RunOptions &)> &begin)
+{
+    telemetry::raiseOpenFileLimit(); // a connection per rank
+    QString claimError;
+    const auto claim = RunRegistry::claim(record, &claimError);
+    if (!claim)
+        return fail(claimError);
+    FeedPublisher feed;
+    if (const QString e = feed.bind(record.feedEndpoint().toStdString()); !e.isEmpty())
+        return fail(e);
+
+    HistoryWriter writer(dbPath);
+    if (const QString e = writer.start(); !e.isEmpty())
+        return fail(e);
+    RunController controller(&writer);
+    controller.setFeed(&feed);
+    QObject::connect(&controller, &RunController::jobStarted, &controller,
+                     [&](qint64 keeperPid, int attempt) { claim->jobStarted(keeperPid, controller.runDirectory(), attempt); });
+    SignalBridge bridge([&](int) { controller.stop(); });
+    RunOptions options;
+    options.runId = record.runId;
+    options.telemetryEndpoint = record.telemetryEndpoint().toStdString();
+    if (a.options.contains(QStringLiteral("--inject")))
+        options.extraTrainerArgs << QStringLiteral("--inject") << a.options[QStringLiteral("--inject")];
+    if (a.options.contains(QStringLiteral("--hang-timeout")))
+        options.hangTimeoutS = a.options[QStringLiteral("--hang-timeout")].toInt();
+    if (a.options.contains(QStringLiteral("--metrics-port"))) {
+        bool ok = false;
+        const int port = a.options[QStringLiteral("--metrics-port")].toInt(&ok);
+        if (!ok || port < 0 || port > 65535)
+            return usageError(QStringLiteral("--metrics-port expects a port 0-65535 (0: any free one), got '%1'")
+                                  .arg(a.options[QStringLiteral("--metrics-port")]));
+        options.metricsPort = port;
+    }
+    const bool quiet = a.flags.contains(QStringLiteral("--quiet"));
+    const bool tty = isatty(fileno(stderr));
+
+    QElapsedTimer clock;
+    clock.start();
+    int lastPrintedDecile = -1;
+    QObject::connect(&controller, &RunController::stepsArrived, &controller, [&] {
+        if (quiet)
+            return;
+        const RunProgress p = controller.progress();
+        if (p.step <= 0)
+            return;
+        const double fraction = p.totalSteps > 0 ? double(p.step) / p.totalSteps : 0;
+        const double eta = p.step > 0 ? clock.elapsed() / 1000.0 * (1.0 / std::max(fraction, 1e-9) - 1.0) : -1;
+        const int width = 28;
+        const int filled = static_cast<int>(fraction * width);
+        const QString line = QStringLiteral("[%1%2] step %3/%4  loss %5  %6 tok/s  ETA %7")
+                                 .arg(QString(filled, QLatin1Char('#')), QString(width - filled, QLatin1Char('.')))
+                                 .arg(p.step)
+                                 .arg(p.totalSteps)
+                                 .arg(p.loss, 0, 'f', 4)
+                                 .arg(p.tokensPerS, 0, 'f', 0)
+                                 .arg(formatEta(eta));
+        if (tty) {
+            err() << "\r" << line << "\x1b[K" << Qt::flush;
+        } else {
+            const int decile = static_cast<int>(fraction * 10);
+            if (decile != lastPrintedDecile) {
+                lastPrintedDecile = decile;
+                err() << line << Qt::endl;
+            }
+        }
+    });
+    QObject::connect(&controller, &RunController::finished, &controller,
+                     [&](RunState, int, const QString &) { QCoreApplication::quit(); });
+    QObject::connect(&controller, &RunController::alert, &controller, [&](const QString &kind, const QString &message) {
+        // Restarts print as they start and failures (hangs included) at the end.
+        if (kind != QLatin1String("restart") && kind != QLatin1String("failure") && kind != QLatin1String("hang"))
+            err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
+    });
+    QObject::connect(&controller, &RunController::restarting, &controller, [&](int, const QString &message) {
+        err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
+    });
+    QObject::connect(&controller, &RunController::batchJobChanged, &controller, [&](const QString &, const QString &text) {
+        if (!quiet)
+            err() << (tty ? "\n" : "") << text << Qt::endl;
+    });
+
+    if (const QString e = begin(controller, options); !e.isEmpty())
+        return fail(e);
+    out() << "run " << controller.runId() << Qt::endl;
+    if (controller.metricsPort() > 0)
+        out() << "metrics http://127.0.0.1:" << controller.metricsPort() << "/metrics" << Qt::endl;
+    if (!quiet)
+        err() << "command: " << controller.commandLine() << "\nlogs: " << controller.runDirectory() << Qt::endl;
+    QCoreApplication::exec();
+    if (tty && !quiet)
+        err() << Qt::endl;
+
+    if (!writer.flush(15000))
+        err() << "history: the database is still locked; some rows may not be written" << Qt::endl;
+    const RunProgress p = controller.progress();
+    const double seconds = clock.elapsed() / 1000.0;
+    if (controller.firstTelemetryMs() >= 0 && !quiet)
+        err() << "first telemetry " << controller.firstTelemetryMs() << " ms after launch" << Qt::endl;
+    if (controller.state() == RunState::Completed) {
+        out() << "completed " << p.step << " steps in " << QString::number(seconds, 'f', 1) << " s; final loss "
+              << QString::number(p.loss, 'f', 4) << "; " << QString::number(p.tokensPerS, 'f', 0) << " tokens/s"
+              << Qt::endl;
+    } else {
+        err() << "run " << controller.runId() << " " << toString(controller.state()) << ": " << controller.failureMessage()
+              << Qt::endl;
+    }
+    const ReceiverStats stats = controller.receiverStats();
+    if (stats.rejected > 0 || stats.lost > 0)
+        err() << "telemetry: " << stats.received << " messages, " << stats.lost << " lost, " << stats.rejected
+              << " rejected" << (stats.lastRejection.isEmpty() ? QString() : QStringLiteral(" (") + stats.lastRejection + ')')
+              << Qt::endl;
+    if (!writer.lastError().isEmpty())
+        err() << "history: " << writer.lastError() << Qt::endl;
+    writer.stop();
+
+    if (a.options.contains(QStringLiteral("--report"))) {
+        HistoryDatabase db;
+        const auto run = findExistingRun(db, dbPath, controller.runId());
+        if (!run)
+            return 1;
+        const QString reportPath = a.options[QStringLiteral("--report")];
+        if (const QString e = writeReport(db, *run, reportPath); !e.isEmpty())
+            return fail(e);
+        out() << "report " << QFileInfo(reportPath).absoluteFilePath() << Qt::endl;
+    }
+    return controller.state() == RunState::Completed ? 0 : 1;
+}
+
+} // namespace trellis::launcher::cli

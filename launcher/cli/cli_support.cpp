@@ -1,0 +1,177 @@
+// See cli_support.h.
+#include "launcher/cli/cli_support.h"
+
+#include "launcher/history/history_database.h"
+#include "plan/hostfile.h"
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+
+#include <cstdio>
+
+namespace trellis::launcher::cli {
+namespace {
+
+const char *kUsage =
+    "usage: trellis-cli [--db PATH] COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  plan new [--model PRESET] [--cluster PRESET] [--nodes N] [--name NAME] [--out FILE]\n"
+    "                                     a new plan: every slot a data-parallel rank (default: tiny on\n"
+    "                                     cpu-local); printed, or written to FILE\n"
+    "  plan set PLAN FIELD=VALUE... [--out FILE] [--check]\n"
+    "                                     set fields by path (parallel.tp=2, cluster.node_count=16,\n"
+    "                                     model.preset=gpt2-124m, parallel.bucket_mb=null); prints what\n"
+    "                                     changed and any problem; writes PLAN (or FILE) unless a value is\n"
+    "                                     refused, or --check and the result would not be valid\n"
+    "  plan get PLAN FIELD...             the fields' values as JSON\n"
+    "  plan diff PLAN PLAN                the fields that differ (exit 1 when any does, as diff)\n"
+    "  validate PLAN                      check a plan; errors name the field\n"
+    "  estimate PLAN [--json] [--calibration FILE]\n"
+    "                                     predicted memory per rank, step time, tokens/s, MFU, cost\n"
+    "  convert PLAN --to deepspeed|megatron\n"
+    "                                     the plan as a DeepSpeed config or a Megatron-LM argument line\n"
+    "  convert --from deepspeed|megatron FILE --base PLAN [--out PLAN]\n"
+    "                                     a DeepSpeed config or Megatron-LM arguments read into a plan\n"
+    "  calibrate [--ranks 1,2,4] [--out FILE]\n"
+    "                                     measure this machine's compute rate and links for estimates\n"
+    "  search --model PRESET --cluster PRESET --nodes N [--global-batch B] [--top K]\n"
+    "  search PLAN [--top K]              the fastest plans that fit, with why\n"
+    "  preflight PLAN [--hostfile FILE] [--accept-host-key HOST[=SHA256:FP],...] [--json]\n"
+    "                                     check the plan's launch target before anything starts: for ssh,\n"
+    "                                     every node in parallel (host key, key login, trainer build, Open\n"
+    "                                     MPI, cores, clock, disk); for slurm, the controller, partition,\n"
+    "                                     shared folder and trainer; exit 1 when a check fails. With\n"
+    "                                     --accept-host-key, first add those hosts' keys to known_hosts;\n"
+    "                                     --hostfile: cluster.nodes from a hostfile (\"host slots=N ...\")\n"
+    "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--inject KIND@RANK:STEP] [--metrics-port P]\n"
+    "           [--run-id ID] [--hostfile FILE]\n"
+    "                                     supervise the plan under mpirun on its launch.target (local;\n"
+    "                                     ssh: preflight, staging, then mpirun over ssh; slurm: preflight,\n"
+    "                                     then a batch job followed to its end), restarting it as\n"
+    "                                     launch.restart says; prints the run id first (and the\n"
+    "                                     Prometheus endpoint); SIGTERM/SIGINT stop the run cleanly\n"
+    "  run PLAN --detach [OPTIONS]        the same in a process of its own session, which owns the run\n"
+    "                                     and outlives this shell; prints the run id and returns\n"
+    "  attach RUN                         follow a run live (what the history holds, then its\n"
+    "                                     supervisor's feed) until it ends; leaving changes nothing\n"
+    "  adopt RUN [--quiet]                supervise a run whose supervisor died while its job went on\n"
+    "                                     (the ranks resend the telemetry it never stored)\n"
+    "  simulate [--ranks N] [--hz H] [--seconds S] [--pp P] [--slow R[@STEP]] [--silent R@SEC] [--crash R@SEC]\n"
+    "           [--run-id ID] [--quiet] [--detach]\n"
+    "                                     a supervised run of N simulated ranks sending realistic telemetry\n"
+    "                                     (H steps/s each) through the real protocol, receiver, detectors,\n"
+    "                                     history and live feed; a rank made slow, silent or crashing\n"
+    "  simulate-ranks --endpoint E --run-id ID [SIMULATE OPTIONS]\n"
+    "                                     (started by simulate) the simulated ranks themselves\n"
+    "  compare RUN RUN... [--report FILE] runs side by side: throughput, step-time breakdown, bubble,\n"
+    "                                     bandwidth, final loss, memory, and the plan fields that differ;\n"
+    "                                     the report (HTML or PDF by extension) adds their curves by step\n"
+    "  ps                                 the runs a supervisor owns now, and jobs without one\n"
+    "  job-keeper DIR -- PROGRAM [ARGS]   (started by a supervisor) run the job, its output to the\n"
+    "                                     supervisor and DIR/job.out|err, its end to DIR/job.status\n"
+    "  slurm-job --dir DIR --name NAME --nodes N --tasks-per-node K [SBATCH OPTIONS] -- PROGRAM [ARGS]\n"
+    "                                     (started by a supervisor) one launch attempt as a Slurm batch\n"
+    "                                     job: submit, follow, cancel on SIGTERM, exit as the job ended\n"
+    "  stop RUN                           ask a run's supervisor to stop it\n"
+    "  runs [--limit N]                   list recorded runs, newest first\n"
+    "  export RUN --format csv|json [--table NAME] [--out FILE]\n"
+    "                                     one row per rank per step (csv) or everything (json); with\n"
+    "                                     --table one table: steps, memory, collectives, events, spans, ranks\n"
+    "  export-model RUN|CHECKPOINT_DIR --out DIR [--dtype fp32|bf16|fp16]\n"
+    "                                     the run's newest checkpoint (any dp, tp, pp, ZeRO) as one model\n"
+    "                                     in Hugging Face transformers' layout: model.safetensors and\n"
+    "                                     config.json (GPT-2 for arch gpt, Llama for llama), in the\n"
+    "                                     precision the run trained in unless --dtype says otherwise\n"
+    "  experts RUN [--step N] [--json]   a mixture-of-experts run's routing: per layer the tokens each\n"
+    "                                     expert got (summed over ranks, the last step or step N), its\n"
+    "                                     load imbalance (busiest / mean), drops and load-balancing loss\n"
+    "  report RUN --out FILE.html|FILE.pdf\n"
+    "                                     the run's report (plan, prediction and measurement, charts,\n"
+    "                                     ranks, collectives, telemetry, events), HTML or PDF by extension\n"
+    "  trace RUN --out FILE               write the sampled timeline (telemetry.trace_every) as a\n"
+    "                                     Chrome/Perfetto trace, one track per rank\n"
+    "\n"
+    "RUN is a run id, a row number from 'runs', or 'last'.\n"
+    "--db defaults to %1\n";
+
+} // namespace
+
+QString usageText() { return QString::fromUtf8(kUsage).arg(HistoryDatabase::defaultPath()); }
+
+QTextStream &out()
+{
+    static QTextStream s(stdout);
+    return s;
+}
+QTextStream &err()
+{
+    static QTextStream s(stderr);
+    return s;
+}
+
+int fail(const QString &message)
+{
+    err() << "trellis-cli: " << message << Qt::endl;
+    return 1;
+}
+
+int usageError(const QString &message)
+{
+    err() << "trellis-cli: " << message << "\n" << usageText() << Qt::flush;
+    return 2;
+}
+
+Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QString> &flags)
+{
+    Args a;
+    for (int i = 0; i < in.size(); ++i) {
+        const QString &s = in[i];
+        if (s.startsWith(QLatin1String("--"))) {
+            if (valued.contains(s)) {
+                if (i + 1 >= in.size()) {
+                    a.error = s + QStringLiteral(" needs a value");
+                    return a;
+                }
+                a.options[s] = in[++i];
+            } else if (flags.contains(s)) {
+                a.flags.insert(s);
+            } else {
+                a.error = QStringLiteral("unknown option %1").arg(s);
+                return a;
+            }
+        } else {
+            a.positional << s;
+        }
+    }
+    return a;
+}
+
+// Loads and validates a plan for a command; prints the problems and returns nullopt if invalid.
+std::optional<plan::Plan> loadValidPlan(const QString &path, const QString &hostfile)
+{
+    auto loaded = plan::loadPlanFile(path.toStdString());
+    if (!loaded) {
+        for (const auto &e : loaded.errors())
+            err() << path << ": " << QString::fromStdString(e.toString()) << "\n";
+        err().flush();
+        return std::nullopt;
+    }
+    if (!hostfile.isEmpty()) {
+        if (const std::string why = plan::applyHostfile(loaded.value(), hostfile.toStdString()); !why.empty()) {
+            err() << "--hostfile: " << QString::fromStdString(why) << "\n";
+            err().flush();
+            return std::nullopt;
+        }
+    }
+    const auto diagnostics = plan::validatePlan(loaded.value());
+    for (const auto &d : diagnostics)
+        err() << path << ": " << QString::fromStdString(d.toString()) << "\n";
+    err().flush();
+    if (plan::hasErrors(diagnostics))
+        return std::nullopt;
+    return std::move(loaded).value();
+}
+
+QString mb(std::uint64_t bytes) { return QString::number(static_cast<double>(bytes) / (1024.0 * 1024.0), 'f', 2); }
+
+} // namespace trellis::launcher::cli

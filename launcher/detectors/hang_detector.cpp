@@ -1,0 +1,177 @@
+// See hang_detector.h.
+#include "launcher/detectors/hang_detector.h"
+
+#include "plan/mesh.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <tuple>
+
+namespace trellis::launcher {
+namespace {
+
+std::string seconds(double s)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s", s);
+    return text;
+}
+
+std::string rankList(const std::vector<int> &ranks)
+{
+    std::string out;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+        if (i)
+            out += ',';
+        out += std::to_string(ranks[i]);
+    }
+    return out;
+}
+
+} // namespace
+
+HangDetector::HangDetector(const plan::Plan &plan, int heartbeatMs, std::int64_t patienceMs)
+    : m_plan(plan), m_worldSize(plan.parallel.worldSize()), m_silentMs(3LL * std::max(1, heartbeatMs)),
+      m_waitMs(std::max<std::int64_t>(2000, 4LL * std::max(1, heartbeatMs))), m_patienceMs(patienceMs)
+{
+}
+
+void HangDetector::hello(int rank, const std::string &host) { m_ranks[rank].host = host; }
+
+void HangDetector::seen(int rank, std::int64_t nowMs) { m_ranks[rank].lastSeenMs = nowMs; }
+
+void HangDetector::heartbeat(int rank, std::int64_t nowMs, const RankPulse &pulse)
+{
+    Rank &r = m_ranks[rank];
+    const bool moved = r.lastChangeMs < 0 || r.pulse.step != pulse.step || r.pulse.phase != pulse.phase ||
+                       r.pulse.inCollective != pulse.inCollective || r.pulse.call != pulse.call || r.pulse.group != pulse.group;
+    if (moved)
+        r.lastChangeMs = nowMs;
+    r.lastSeenMs = nowMs;
+    r.pulse = pulse;
+}
+
+void HangDetector::goodbye(int rank) { m_ranks[rank].done = true; }
+
+std::string HangDetector::where(int rank) const
+{
+    const auto it = m_ranks.find(rank);
+    const std::string host = it == m_ranks.end() || it->second.host.empty() ? "an unknown host" : it->second.host;
+    return "rank " + std::to_string(rank) + " on " + host;
+}
+
+std::string HangDetector::waitText(const std::vector<int> &ranks, const RankPulse &p, std::int64_t nowWallNs) const
+{
+    return (ranks.size() == 1 ? "rank " : "ranks ") + rankList(ranks) + " wait" + (ranks.size() == 1 ? "s" : "") + " in " +
+           p.group + " " + p.op + " #" + std::to_string(p.call) + " since " +
+           seconds(std::max<double>(0.0, static_cast<double>(nowWallNs - p.sinceNs) / 1e9));
+}
+
+std::vector<int> HangDetector::membersOf(int rank, const std::string &group) const
+{
+    if (group == "world") {
+        std::vector<int> all(static_cast<std::size_t>(m_worldSize));
+        for (int r = 0; r < m_worldSize; ++r)
+            all[static_cast<std::size_t>(r)] = r;
+        return all;
+    }
+    const plan::Mesh mesh(m_plan.parallel);
+    for (plan::GroupKind kind : {plan::GroupKind::Tp, plan::GroupKind::Cp, plan::GroupKind::Dp, plan::GroupKind::Pp,
+                                 plan::GroupKind::Ep, plan::GroupKind::ExpertDp, plan::GroupKind::Embedding,
+                                 plan::GroupKind::DpCp})
+        if (group == plan::toString(kind))
+            return mesh.groupOf(rank, kind);
+    // The world of a purely data-parallel plan is named "dp" and is its dp group anyway.
+    return {rank};
+}
+
+std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t nowWallNs) const
+{
+    // Who waits where: (group, op, call) -> ranks, among live ranks inside a collective.
+    using Call = std::tuple<std::string, std::string, std::uint64_t>;
+    std::map<Call, std::vector<int>> waits;
+    std::vector<int> silent;
+    for (const auto &[rank, r] : m_ranks) {
+        if (r.done || r.lastSeenMs < 0)
+            continue;
+        if (nowMs - r.lastSeenMs > m_silentMs)
+            silent.push_back(rank);
+        else if (r.pulse.inCollective)
+            waits[{r.pulse.group, r.pulse.op, r.pulse.call}].push_back(rank);
+    }
+    // The call most ranks wait in, for the context of a report.
+    const auto busiest = std::max_element(waits.begin(), waits.end(), [](const auto &a, const auto &b) {
+        return a.second.size() < b.second.size();
+    });
+
+    if (!silent.empty()) {
+        HangReport report;
+        report.silent = true;
+        report.culprits = silent;
+        report.silentMs = nowMs - m_ranks.at(silent.front()).lastSeenMs;
+        const double quiet = static_cast<double>(report.silentMs) / 1000.0;
+        for (std::size_t i = 0; i < silent.size(); ++i)
+            report.message += (i ? ", " : "") + where(silent[i]);
+        report.message += (silent.size() == 1 ? " stopped responding" : " stopped responding") +
+                          std::string(" (no heartbeat for ") + seconds(quiet) + ")";
+        if (busiest != waits.end()) {
+            report.waiting = busiest->second;
+            report.message += "; " + waitText(busiest->second, m_ranks.at(busiest->second.front()).pulse, nowWallNs);
+        }
+        return report;
+    }
+
+    // A call some ranks have waited in for too long: the members of their group not in it hold
+    // them up.
+    for (const auto &[call, ranks] : waits) {
+        const RankPulse &p = m_ranks.at(ranks.front()).pulse;
+        std::int64_t longest = 0;
+        for (int r : ranks)
+            longest = std::max(longest, nowWallNs - m_ranks.at(r).pulse.sinceNs);
+        if (longest / 1000000 <= m_waitMs)
+            continue;
+        std::set<int> members;
+        for (int r : ranks)
+            for (int m : membersOf(r, p.group))
+                members.insert(m);
+        std::vector<int> culprits;
+        bool moving = false;
+        for (int m : members) {
+            if (std::find(ranks.begin(), ranks.end(), m) != ranks.end())
+                continue;
+            // A member still moving (a new phase, step or call lately) is slow, not stuck.
+            const auto it = m_ranks.find(m);
+            if (it != m_ranks.end() && it->second.lastChangeMs >= 0 && nowMs - it->second.lastChangeMs <= m_waitMs)
+                moving = true;
+            else
+                culprits.push_back(m);
+        }
+        if (culprits.empty() || moving)
+            continue; // everyone is in the call, or someone is on the way: slow, not hung
+        // A member loading data or writing a checkpoint is slow by nature: wait longer for it.
+        const bool patient = std::any_of(culprits.begin(), culprits.end(), [&](int c) {
+            const auto it = m_ranks.find(c);
+            return it != m_ranks.end() && (it->second.pulse.phase == "init" || it->second.pulse.phase == "checkpoint");
+        });
+        if (patient && longest / 1000000 <= m_patienceMs)
+            continue;
+        HangReport report;
+        report.culprits = culprits;
+        report.waiting = ranks;
+        for (std::size_t i = 0; i < culprits.size(); ++i) {
+            const auto it = m_ranks.find(culprits[i]);
+            report.message += (i ? ", " : "") + where(culprits[i]);
+            if (it != m_ranks.end() && it->second.lastSeenMs >= 0) {
+                const RankPulse &c = it->second.pulse;
+                report.message += c.inCollective ? " (waiting in " + c.group + " " + c.op + " #" + std::to_string(c.call) + ")"
+                                                 : " (in " + c.phase + " of step " + std::to_string(c.step) + ")";
+            }
+        }
+        report.message += " stopped making progress; " + waitText(ranks, p, nowWallNs);
+        return report;
+    }
+    return std::nullopt;
+}
+
+} // namespace trellis::launcher

@@ -1,0 +1,539 @@
+// SQLite history: schema, migrations and read queries. See history_database.h.
+#include "launcher/history/history_database.h"
+
+#include "launcher/history/step_blocks.h"
+
+#include "launcher/supervisor/run_registry.h"
+
+#include <QAtomicInteger>
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QSysInfo>
+#include <QtEndian>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSet>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QVariant>
+
+#include <csignal>
+#include <cerrno>
+#include <span>
+#include <utility>
+
+namespace trellis::launcher {
+namespace {
+
+QAtomicInteger<quint64> g_connectionCounter;
+
+const char *const kSchemaV1[] = {
+    "CREATE TABLE runs("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " run_id TEXT NOT NULL UNIQUE,"
+    " name TEXT,"
+    " plan_json TEXT NOT NULL,"
+    " target TEXT,"
+    " status TEXT NOT NULL,"
+    " world_size INTEGER,"
+    " total_steps INTEGER,"
+    " started_at TEXT,"
+    " ended_at TEXT,"
+    " exit_code INTEGER,"
+    " error TEXT)",
+    "CREATE TABLE ranks("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL,"
+    " host TEXT, pid INTEGER, device TEXT,"
+    " dp INTEGER, tp INTEGER, pp INTEGER, cp INTEGER,"
+    " exit_code INTEGER, dropped INTEGER DEFAULT 0,"
+    " PRIMARY KEY(run, rank))",
+    "CREATE TABLE step_metrics("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, step INTEGER NOT NULL,"
+    " step_ms REAL, compute_ms REAL, comm_ms REAL, comm_exposed_ms REAL, bubble_ms REAL, idle_ms REAL,"
+    " tokens INTEGER, tokens_per_s REAL, loss REAL, grad_norm REAL, lr REAL,"
+    " mem_parameters INTEGER, mem_gradients INTEGER, mem_optimizer INTEGER, mem_activations INTEGER,"
+    " mem_comm INTEGER, peak_rss INTEGER,"
+    " PRIMARY KEY(run, rank, step))",
+    "CREATE TABLE collective_stats("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, step INTEGER NOT NULL, grp TEXT, op TEXT,"
+    " bytes INTEGER, ms REAL, bus_gbps REAL, count INTEGER)",
+    "CREATE INDEX collective_stats_run ON collective_stats(run, step)",
+    "CREATE TABLE events("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER, step INTEGER, kind TEXT, message TEXT, at TEXT)",
+    "CREATE INDEX events_run ON events(run)",
+};
+
+const char *const kSchemaV2[] = {
+    "CREATE TABLE spans("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, step INTEGER NOT NULL, name TEXT,"
+    " start_ns INTEGER, end_ns INTEGER, micro_batch INTEGER, stage INTEGER)",
+    "CREATE INDEX spans_run ON spans(run, rank, start_ns)",
+};
+
+// Which process launched a run, so a run whose launcher is gone is not left "running" forever.
+const char *const kSchemaV3[] = {
+    "ALTER TABLE runs ADD COLUMN launcher_host TEXT",
+    "ALTER TABLE runs ADD COLUMN launcher_pid INTEGER",
+};
+
+// How much of each rank's telemetry is stored: complete when received_seq = goodbye_seq + 1.
+const char *const kSchemaV4[] = {
+    "ALTER TABLE ranks ADD COLUMN received_seq INTEGER DEFAULT 0",
+    "ALTER TABLE ranks ADD COLUMN goodbye_seq INTEGER",
+    "ALTER TABLE ranks ADD COLUMN lost INTEGER DEFAULT 0",
+};
+
+// Step reports packed per rank and writer transaction (launcher/history/step_blocks.h); step_metrics keeps
+// what earlier versions wrote and is read together with the blocks.
+const char *const kSchemaV5[] = {
+    "CREATE TABLE step_blocks("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL, last_loss REAL,"
+    " n INTEGER NOT NULL, rows BLOB NOT NULL)",
+    "CREATE INDEX step_blocks_run ON step_blocks(run, last_step, rank)",
+    "CREATE INDEX step_blocks_rank ON step_blocks(run, rank, last_step)",
+};
+
+// Mixture-of-experts routing, one row per rank and step (tokens: packCounts).
+const char *const kSchemaV6[] = {
+    "CREATE TABLE expert_load("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, step INTEGER NOT NULL, layers INTEGER NOT NULL, experts INTEGER NOT NULL,"
+    " tokens BLOB NOT NULL, dropped INTEGER, aux_loss REAL,"
+    " PRIMARY KEY(run, step, rank))",
+};
+// Schema 7: step blocks say how their records are encoded (launcher/history/step_blocks.h); the blocks
+// written before are fixed records.
+const char *const kSchemaV7[] = {
+    "ALTER TABLE step_blocks ADD COLUMN encoding INTEGER NOT NULL DEFAULT 0",
+};
+// Schema 8: blocks written from now on hold 22 fields a record (encoding 2: the master weights'
+// bytes and fp16's loss scale and skipped updates); nothing stored changes, but a Trellis of
+// schema 7 must not read such blocks, so the version says so.
+const char *const kSchemaV8[] = {
+    "SELECT 1",
+};
+
+} // namespace
+
+QByteArray packCounts(const std::vector<qint64> &counts)
+{
+    QByteArray out(static_cast<qsizetype>(counts.size() * 8), Qt::Uninitialized);
+    for (std::size_t i = 0; i < counts.size(); ++i)
+        qToLittleEndian<qint64>(counts[i], out.data() + i * 8);
+    return out;
+}
+
+std::vector<qint64> unpackCounts(const QByteArray &bytes)
+{
+    std::vector<qint64> out(static_cast<std::size_t>(bytes.size() / 8));
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = qFromLittleEndian<qint64>(bytes.constData() + i * 8);
+    return out;
+}
+
+QString toString(RunState state)
+{
+    switch (state) {
+    case RunState::Idle: return QStringLiteral("idle");
+    case RunState::Launching: return QStringLiteral("launching");
+    case RunState::Running: return QStringLiteral("running");
+    case RunState::Completed: return QStringLiteral("completed");
+    case RunState::Failed: return QStringLiteral("failed");
+    case RunState::Stopped: return QStringLiteral("stopped");
+    }
+    return QStringLiteral("idle");
+}
+
+RunState runStateFromString(const QString &text)
+{
+    for (RunState s : {RunState::Idle, RunState::Launching, RunState::Running, RunState::Completed, RunState::Failed,
+                       RunState::Stopped})
+        if (toString(s) == text)
+            return s;
+    return RunState::Idle;
+}
+
+HistoryDatabase::HistoryDatabase()
+    : m_connectionName(QStringLiteral("trellis-history-%1").arg(g_connectionCounter.fetchAndAddRelaxed(1)))
+{
+}
+
+HistoryDatabase::~HistoryDatabase()
+{
+    if (m_db.isValid()) {
+        m_db.close();
+        m_db = QSqlDatabase();
+        QSqlDatabase::removeDatabase(m_connectionName);
+    }
+}
+
+QString HistoryDatabase::defaultPath()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/history.sqlite");
+}
+
+bool HistoryDatabase::isOpen() const { return m_db.isValid() && m_db.isOpen(); }
+
+QString HistoryDatabase::open(const QString &path, bool create)
+{
+    m_path = path;
+    if (path.isEmpty())
+        return QStringLiteral("history database: no path given");
+    const QFileInfo info(path);
+    if (info.exists() && info.isDir())
+        return QStringLiteral("history database %1: is a directory").arg(path);
+    if (!info.exists()) {
+        if (!create)
+            return QStringLiteral("history database %1: no such file").arg(path);
+        if (!QDir().mkpath(info.absolutePath()))
+            return QStringLiteral("history database %1: cannot create folder %2").arg(path, info.absolutePath());
+        QFile probe(path);
+        if (!probe.open(QIODevice::WriteOnly))
+            return QStringLiteral("history database %1: cannot be created (%2)").arg(path, probe.errorString());
+        probe.close();
+    } else if (!info.isReadable()) {
+        return QStringLiteral("history database %1: not readable").arg(path);
+    }
+    m_db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connectionName);
+    m_db.setDatabaseName(path);
+    m_db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+    if (!m_db.open())
+        return QStringLiteral("history database %1: cannot open (%2)").arg(path, m_db.lastError().text());
+    QSqlQuery q(m_db);
+    // A file that is not SQLite fails on its first real read, not on open().
+    if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master"))) {
+        const QString why = q.lastError().text();
+        m_db.close();
+        return QStringLiteral("history database %1: not a SQLite database (%2)").arg(path, why);
+    }
+    q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
+    q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+    q.exec(QStringLiteral("PRAGMA foreign_keys=ON"));
+    // Step rows arrive step by step across ranks while the primary key runs rank by rank: at 1024
+    // ranks every insert lands on another index page. A 64 MiB page cache keeps those pages in
+    // memory (SQLite's default, 2 MiB, made the writer 4x slower at 1024 ranks × 20 Hz).
+    q.exec(QStringLiteral("PRAGMA cache_size=-65536"));
+    const QString error = migrate();
+    if (!error.isEmpty()) {
+        m_db.close();
+        return QStringLiteral("history database %1: %2").arg(path, error);
+    }
+    closeAbandonedRuns();
+    return {};
+}
+
+int HistoryDatabase::closeAbandonedRuns()
+{
+    // Runs still launching or running whose launcher was on this host and is gone (or, from before
+    // schema 3, is unknown: no older Trellis writes a newer database) end as failed. Runs launched
+    // from another host sharing the file are left to it. A reused pid keeps a run open: rare, and
+    // never closes a live one.
+    QSqlQuery q(m_db);
+    if (!q.exec(QStringLiteral("SELECT id, launcher_host, launcher_pid, run_id FROM runs WHERE status IN ('launching', 'running')")))
+        return 0;
+    QSet<QString> liveJobs;
+    for (const RunRecord &r : RunRegistry::orphaned())
+        liveJobs.insert(r.runId);
+    const QString host = QSysInfo::machineHostName();
+    QList<std::pair<qint64, QString>> abandoned;
+    while (q.next()) {
+        const QString launcherHost = q.value(1).toString();
+        const qint64 pid = q.value(2).isNull() ? 0 : q.value(2).toLongLong();
+        if (liveJobs.contains(q.value(3).toString()))
+            continue; // its supervisor died but its job goes on: someone may adopt it
+        if (q.value(2).isNull())
+            abandoned.append({q.value(0).toLongLong(), QStringLiteral("its launcher is unknown and no longer writes to this history")});
+        else if (launcherHost == host && !RunRegistry::processAlive(pid))
+            abandoned.append({q.value(0).toLongLong(),
+                              QStringLiteral("its launcher (%1, pid %2) ended while the run was going; how the ranks ended is unknown")
+                                  .arg(launcherHost)
+                                  .arg(pid)});
+    }
+    QSqlQuery update(m_db);
+    update.prepare(QStringLiteral("UPDATE runs SET status = 'failed', ended_at = coalesce(ended_at, ?), error = ? WHERE id = ?"));
+    int closed = 0;
+    for (const auto &[id, why] : abandoned) {
+        update.addBindValue(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
+        update.addBindValue(why);
+        update.addBindValue(id);
+        closed += update.exec() ? 1 : 0;
+    }
+    return closed;
+}
+
+QString HistoryDatabase::migrate()
+{
+    QSqlQuery q(m_db);
+    if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next())
+        return QStringLiteral("cannot read schema version (%1)").arg(q.lastError().text());
+    const int version = q.value(0).toInt();
+    if (version > kHistorySchemaVersion)
+        return QStringLiteral("schema version %1 is newer than this Trellis understands (%2); refusing to touch it")
+            .arg(version)
+            .arg(kHistorySchemaVersion);
+    if (version == kHistorySchemaVersion)
+        return {};
+    if (version == 0) {
+        q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master WHERE type='table'"));
+        if (q.next() && q.value(0).toInt() > 0)
+            return QStringLiteral("holds tables but no Trellis schema version; not a Trellis history database");
+    }
+    if (!m_db.transaction())
+        return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
+    // Each step brings version N−1 to N; a database is taken from where it is to the newest.
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}};
+    for (const auto &[target, statements] : steps) {
+        if (version >= target)
+            continue;
+        for (const char *statement : statements) {
+            if (!q.exec(QString::fromUtf8(statement))) {
+                const QString why = q.lastError().text();
+                m_db.rollback();
+                return QStringLiteral("migration to version %1 failed (%2)").arg(target).arg(why);
+            }
+        }
+    }
+    q.exec(QStringLiteral("PRAGMA user_version=%1").arg(kHistorySchemaVersion));
+    if (!m_db.commit())
+        return QStringLiteral("migration commit failed (%1)").arg(m_db.lastError().text());
+    return {};
+}
+
+namespace {
+const char *kSummarySelect =
+    "SELECT r.id, r.run_id, r.name, r.target, r.status, r.world_size, r.total_steps, r.started_at, r.ended_at,"
+    " r.exit_code, r.error,"
+    " max(coalesce((SELECT max(step) FROM step_metrics s WHERE s.run = r.id), 0),"
+    "     coalesce((SELECT max(last_step) FROM step_blocks b WHERE b.run = r.id), 0)),"
+    " coalesce((SELECT last_loss FROM step_blocks b WHERE b.run = r.id ORDER BY last_step DESC, rank, b.rowid DESC LIMIT 1),"
+    "          (SELECT loss FROM step_metrics s WHERE s.run = r.id ORDER BY step DESC, rank LIMIT 1))"
+    " FROM runs r ";
+}
+
+RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
+{
+    RunSummary s;
+    s.id = q.value(0).toLongLong();
+    s.runId = q.value(1).toString();
+    s.name = q.value(2).toString();
+    s.target = q.value(3).toString();
+    s.status = q.value(4).toString();
+    s.worldSize = q.value(5).toInt();
+    s.totalSteps = q.value(6).toLongLong();
+    s.startedAt = QDateTime::fromString(q.value(7).toString(), Qt::ISODateWithMs);
+    s.endedAt = QDateTime::fromString(q.value(8).toString(), Qt::ISODateWithMs);
+    s.exitCode = q.value(9).toInt();
+    s.error = q.value(10).toString();
+    s.stepsDone = q.value(11).toLongLong();
+    s.lastLoss = q.value(12).toDouble();
+    return s;
+}
+
+QList<RunSummary> HistoryDatabase::listRuns(int limit)
+{
+    QList<RunSummary> runs;
+    QSqlQuery q(m_db);
+    q.prepare(QString::fromUtf8(kSummarySelect) + QStringLiteral("ORDER BY r.id DESC LIMIT ?"));
+    q.addBindValue(limit);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return runs;
+    }
+    while (q.next())
+        runs.append(summaryFrom(q));
+    return runs;
+}
+
+std::optional<RunSummary> HistoryDatabase::findRun(const QString &reference)
+{
+    QSqlQuery q(m_db);
+    if (reference == QLatin1String("last")) {
+        q.prepare(QString::fromUtf8(kSummarySelect) + QStringLiteral("ORDER BY r.id DESC LIMIT 1"));
+    } else {
+        bool numeric = false;
+        const qint64 id = reference.toLongLong(&numeric);
+        q.prepare(QString::fromUtf8(kSummarySelect) +
+                  (numeric ? QStringLiteral("WHERE r.id = ?") : QStringLiteral("WHERE r.run_id = ?")));
+        if (numeric)
+            q.addBindValue(id);
+        else
+            q.addBindValue(reference);
+    }
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return std::nullopt;
+    }
+    if (!q.next()) {
+        m_lastError = QStringLiteral("no run '%1' in %2").arg(reference, m_path);
+        return std::nullopt;
+    }
+    return summaryFrom(q);
+}
+
+std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
+{
+    auto summary = findRun(QString::number(id));
+    if (!summary)
+        return std::nullopt;
+    RunData data;
+    data.run = *summary;
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT plan_json FROM runs WHERE id = ?"));
+    q.addBindValue(id);
+    if (q.exec() && q.next())
+        data.planJson = q.value(0).toString();
+
+    q.prepare(QStringLiteral("SELECT rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, received_seq, goodbye_seq, lost"
+                             " FROM ranks WHERE run = ? ORDER BY rank"));
+    q.addBindValue(id);
+    if (q.exec()) {
+        while (q.next()) {
+            RankRow r;
+            r.rank = q.value(0).toInt();
+            r.host = q.value(1).toString();
+            r.pid = q.value(2).toLongLong();
+            r.device = q.value(3).toString();
+            r.dp = q.value(4).toInt();
+            r.tp = q.value(5).toInt();
+            r.pp = q.value(6).toInt();
+            r.cp = q.value(7).toInt();
+            r.exitCode = q.value(8).isNull() ? -1 : q.value(8).toInt();
+            r.dropped = q.value(9).toLongLong();
+            r.receivedSeq = q.value(10).toLongLong();
+            r.goodbyeSeq = q.value(11).isNull() ? -1 : q.value(11).toLongLong();
+            r.lost = q.value(12).toLongLong();
+            data.ranks.append(r);
+        }
+    }
+    if (!withSteps)
+        return data;
+
+    if (QString why; !readStepRows(m_db, id, data.steps, &why))
+        m_lastError = why;
+
+    q.prepare(QStringLiteral("SELECT rank, step, kind, message, at FROM events WHERE run = ? ORDER BY id"));
+    q.addBindValue(id);
+    if (q.exec()) {
+        while (q.next()) {
+            EventRow e;
+            e.rank = q.value(0).toInt();
+            e.step = q.value(1).toLongLong();
+            e.kind = q.value(2).toString();
+            e.message = q.value(3).toString();
+            e.at = QDateTime::fromString(q.value(4).toString(), Qt::ISODateWithMs);
+            data.events.append(e);
+        }
+    }
+    return data;
+}
+
+QList<StepRow> HistoryDatabase::stepsBetween(qint64 id, int rank, qint64 fromStep, qint64 toStep)
+{
+    QList<StepRow> rows;
+    if (QString why; !readStepRows(m_db, id, rows, &why, rank, fromStep, toStep))
+        m_lastError = why;
+    return rows;
+}
+
+QList<ExpertLoadRow> HistoryDatabase::expertLoadOf(qint64 id)
+{
+    QList<ExpertLoadRow> rows;
+    QSqlQuery q(m_db);
+    q.setForwardOnly(true);
+    q.prepare(QStringLiteral("SELECT rank, step, layers, experts, tokens, dropped, aux_loss FROM expert_load WHERE run = ?"
+                             " ORDER BY step, rank"));
+    q.addBindValue(id);
+    if (!q.exec())
+        return rows;
+    while (q.next()) {
+        ExpertLoadRow r;
+        r.rank = q.value(0).toInt();
+        r.step = q.value(1).toLongLong();
+        r.layers = q.value(2).toInt();
+        r.experts = q.value(3).toInt();
+        r.tokens = unpackCounts(q.value(4).toByteArray());
+        r.dropped = q.value(5).toLongLong();
+        r.auxLoss = q.value(6).toDouble();
+        if (r.layers <= 0 || r.experts <= 0 || r.tokens.size() != static_cast<std::size_t>(r.layers) * r.experts)
+            continue; // a damaged row: skipped, the rest still read
+        rows.append(std::move(r));
+    }
+    return rows;
+}
+
+QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)
+{
+    QList<CollectiveRow> rows;
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT rank, step, grp, op, bytes, ms, bus_gbps, count FROM collective_stats"
+                             " WHERE run = ? ORDER BY step, rank"));
+    q.addBindValue(id);
+    if (!q.exec())
+        return rows;
+    while (q.next()) {
+        CollectiveRow c;
+        c.rank = q.value(0).toInt();
+        c.step = q.value(1).toLongLong();
+        c.group = q.value(2).toString();
+        c.op = q.value(3).toString();
+        c.bytes = q.value(4).toLongLong();
+        c.ms = q.value(5).toDouble();
+        c.busGBps = q.value(6).toDouble();
+        c.count = q.value(7).toInt();
+        rows.append(c);
+    }
+    return rows;
+}
+
+namespace {
+
+QList<SpanRow> spanRows(QSqlQuery &q)
+{
+    QList<SpanRow> rows;
+    if (!q.exec())
+        return rows;
+    while (q.next()) {
+        SpanRow r;
+        r.rank = q.value(0).toInt();
+        r.step = q.value(1).toLongLong();
+        r.name = q.value(2).toString();
+        r.startNs = q.value(3).toLongLong();
+        r.endNs = q.value(4).toLongLong();
+        r.microBatch = q.value(5).toInt();
+        r.stage = q.value(6).toInt();
+        rows.append(r);
+    }
+    return rows;
+}
+
+} // namespace
+
+QList<SpanRow> HistoryDatabase::spansOf(qint64 id)
+{
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT rank, step, name, start_ns, end_ns, micro_batch, stage FROM spans"
+                             " WHERE run = ? ORDER BY rank, start_ns"));
+    q.addBindValue(id);
+    return spanRows(q);
+}
+
+QList<SpanRow> HistoryDatabase::spansOfLastTracedStep(qint64 id)
+{
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT rank, step, name, start_ns, end_ns, micro_batch, stage FROM spans"
+                             " WHERE run = ? AND step = (SELECT max(step) FROM spans WHERE run = ?) ORDER BY rank, start_ns"));
+    q.addBindValue(id);
+    q.addBindValue(id);
+    return spanRows(q);
+}
+
+} // namespace trellis::launcher

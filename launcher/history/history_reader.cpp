@@ -1,0 +1,162 @@
+// See history_reader.h.
+#include "launcher/history/history_reader.h"
+
+#include "launcher/document/calibration_file.h"
+
+#include "launcher/metrics/dashboard_snapshot.h"
+
+#include "launcher/history/history_database.h"
+#include "launcher/report/html_report.h"
+#include "launcher/report/run_export.h"
+
+#include <QFileInfo>
+
+namespace trellis::launcher {
+
+HistoryReader::HistoryReader(QString path) : m_path(std::move(path))
+{
+    qRegisterMetaType<RunSummary>();
+    qRegisterMetaType<RunData>();
+    qRegisterMetaType<QList<RunSummary>>();
+    qRegisterMetaType<std::shared_ptr<const telemetry::DashboardSnapshot>>();
+    qRegisterMetaType<Comparison>();
+    qRegisterMetaType<telemetry::TimelineView>();
+    qRegisterMetaType<QList<qint64>>();
+}
+
+HistoryReader::~HistoryReader()
+{
+    if (m_thread.isRunning()) {
+        // Close the connection on its own thread, then stop the thread.
+        QMetaObject::invokeMethod(this, [this] { m_db.reset(); }, Qt::BlockingQueuedConnection);
+        m_thread.quit();
+        m_thread.wait();
+    }
+}
+
+void HistoryReader::startThread()
+{
+    m_thread.setObjectName(QStringLiteral("history-reader"));
+    moveToThread(&m_thread);
+    m_thread.start();
+}
+
+bool HistoryReader::ensureOpen()
+{
+    if (m_db && m_db->isOpen())
+        return true;
+    if (!QFileInfo::exists(m_path))
+        return false; // nothing recorded yet: not an error
+    m_db = std::make_unique<HistoryDatabase>();
+    const QString error = m_db->open(m_path, false);
+    if (!error.isEmpty()) {
+        m_db.reset();
+        emit failed(error);
+        return false;
+    }
+    return true;
+}
+
+void HistoryReader::requestRuns()
+{
+    if (!ensureOpen()) {
+        emit runsReady({});
+        return;
+    }
+    emit runsReady(m_db->listRuns());
+}
+
+void HistoryReader::requestRun(qint64 id)
+{
+    if (!ensureOpen())
+        return;
+    if (auto data = m_db->loadRun(id)) {
+        emit runReady(*data);
+        // The dashboards' view of it, built here rather than on the GUI thread.
+        emit runSnapshotReady(telemetry::snapshotOf(*data, m_db->collectivesOf(id), telemetry::Metric::StepMs,
+                                                    defaultCalibrationPath(m_path), m_db->expertLoadOf(id)));
+        requestTimeline(id);
+    } else
+        emit failed(m_db->lastError());
+}
+
+void HistoryReader::requestRunOf(const QString &reference)
+{
+    if (!ensureOpen())
+        return;
+    if (const auto summary = m_db->findRun(reference))
+        requestRun(summary->id);
+    else
+        emit failed(QStringLiteral("no run '%1' in %2").arg(reference, m_path));
+}
+
+void HistoryReader::requestReport(qint64 id, const QString &path)
+{
+    if (!ensureOpen()) {
+        emit reportWritten(path, QStringLiteral("no run history at %1").arg(m_path));
+        return;
+    }
+    auto data = m_db->loadRun(id);
+    if (!data) {
+        emit reportWritten(path, m_db->lastError());
+        return;
+    }
+    emit reportWritten(path, writeFileAtomically(path, renderHtmlReport(*data, m_db->collectivesOf(id), defaultCalibrationPath(m_path), {},
+                                                                                m_db->spansOfLastTracedStep(id))
+                                                               .toUtf8()));
+}
+
+void HistoryReader::requestComparison(const QList<qint64> &ids)
+{
+    if (!ensureOpen())
+        return;
+    QList<RunData> runs;
+    QList<QList<CollectiveRow>> collectives;
+    for (qint64 id : ids) {
+        auto data = m_db->loadRun(id);
+        if (!data) {
+            emit failed(m_db->lastError());
+            return;
+        }
+        runs << *data;
+        collectives << m_db->collectivesOf(id);
+    }
+    emit comparisonReady(compareRuns(runs, collectives));
+}
+
+void HistoryReader::requestComparisonOf(const QStringList &references)
+{
+    if (!ensureOpen())
+        return;
+    QList<qint64> ids;
+    for (const QString &reference : references) {
+        const auto summary = m_db->findRun(reference);
+        if (!summary) {
+            emit failed(QStringLiteral("no run '%1' in %2").arg(reference, m_path));
+            return;
+        }
+        ids << summary->id;
+    }
+    requestComparison(ids);
+}
+
+void HistoryReader::requestTimeline(qint64 id)
+{
+    if (!ensureOpen())
+        return;
+    const auto data = m_db->loadRun(id, false);
+    if (!data)
+        return;
+    const telemetry::Prediction p = telemetry::predictionFor(data->planJson, defaultCalibrationPath(m_path));
+    emit timelineReady(telemetry::timelineOf(data->ranks, m_db->spansOfLastTracedStep(id), p.timeline, p.bubbleFraction));
+}
+
+void HistoryReader::requestTimelineOf(const QString &runId)
+{
+    if (!ensureOpen())
+        return;
+    if (const auto summary = m_db->findRun(runId))
+        requestTimeline(summary->id);
+}
+
+} // namespace trellis::launcher

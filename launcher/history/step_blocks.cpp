@@ -1,0 +1,279 @@
+// Packed step reports; see step_blocks.h.
+#include "launcher/history/step_blocks.h"
+
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QVariant>
+#include <QtEndian>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace trellis::launcher {
+namespace {
+
+void putInt(char *&at, qint64 v)
+{
+    qToLittleEndian(v, at);
+    at += 8;
+}
+qint64 getInt(const char *&at)
+{
+    const qint64 v = qFromLittleEndian<qint64>(at);
+    at += 8;
+    return v;
+}
+
+// StepRow's fields in the record's order, as 64-bit patterns; which of them are integers.
+std::array<quint64, kStepRecordFields> fieldsOf(const StepRow &s)
+{
+    auto d = [](double v) { return std::bit_cast<quint64>(v); };
+    auto i = [](qint64 v) { return static_cast<quint64>(v); };
+    return {i(s.step),          d(s.stepMs),          d(s.computeMs),    d(s.commMs),         d(s.commExposedMs),
+            d(s.bubbleMs),      d(s.idleMs),          i(s.tokens),       d(s.tokensPerS),     d(s.loss),
+            d(s.gradNorm),      d(s.lr),              i(s.memParameters), i(s.memGradients), i(s.memOptimizer),
+            i(s.memActivations), i(s.memComm),        i(s.peakRss),      i(s.memMaster),      d(s.lossScale),
+            i(s.skippedSteps),  i(s.updateSkipped ? 1 : 0)};
+}
+constexpr bool kIntegerField[kStepRecordFields] = {true,  false, false, false, false, false, false, true,
+                                                   false, false, false, false, true,  true,  true,  true,
+                                                   true,  true,  true,  false, true,  true};
+
+StepRow rowOf(int rank, const std::array<quint64, kStepRecordFields> &f)
+{
+    auto d = [&](int k) { return std::bit_cast<double>(f[k]); };
+    auto i = [&](int k) { return static_cast<qint64>(f[k]); };
+    StepRow s;
+    s.rank = rank;
+    s.step = i(0);
+    s.stepMs = d(1);
+    s.computeMs = d(2);
+    s.commMs = d(3);
+    s.commExposedMs = d(4);
+    s.bubbleMs = d(5);
+    s.idleMs = d(6);
+    s.tokens = i(7);
+    s.tokensPerS = d(8);
+    s.loss = d(9);
+    s.gradNorm = d(10);
+    s.lr = d(11);
+    s.memParameters = i(12);
+    s.memGradients = i(13);
+    s.memOptimizer = i(14);
+    s.memActivations = i(15);
+    s.memComm = i(16);
+    s.peakRss = i(17);
+    s.memMaster = i(18);
+    s.lossScale = d(19);
+    s.skippedSteps = i(20);
+    s.updateSkipped = i(21) != 0;
+    return s;
+}
+
+const char *const kLegacySelect =
+    "SELECT rank, step, step_ms, compute_ms, comm_ms, comm_exposed_ms, bubble_ms, idle_ms, tokens, tokens_per_s, loss,"
+    " grad_norm, lr, mem_parameters, mem_gradients, mem_optimizer, mem_activations, mem_comm, peak_rss FROM step_metrics";
+
+} // namespace
+
+void packStepRecord(const StepRow &s, QByteArray &blob)
+{
+    const qsizetype at = blob.size();
+    blob.resize(at + kStepRecordBytes);
+    char *p = blob.data() + at;
+    const auto f = fieldsOf(s);
+    for (int k = 0; k < kStepRecordFields7; ++k)
+        putInt(p, static_cast<qint64>(f[static_cast<std::size_t>(k)]));
+}
+
+void StepBlockEncoder::clear()
+{
+    m_previous.fill(0);
+    m_bytes.resize(0);
+    m_count = 0;
+}
+
+void StepBlockEncoder::add(const StepRow &row)
+{
+    const std::array<quint64, kStepRecordFields> f = fieldsOf(row);
+    unsigned char out[3 + kStepRecordFields * 10];
+    unsigned char *p = out + 3;
+    quint32 mask = 0;
+    for (int k = 0; k < kStepRecordFields; ++k) {
+        if (f[k] == m_previous[k])
+            continue;
+        mask |= 1u << k;
+        if (kIntegerField[k]) {
+            const auto d = static_cast<qint64>(f[k] - m_previous[k]);
+            quint64 z = (static_cast<quint64>(d) << 1) ^ static_cast<quint64>(d >> 63);
+            while (z >= 0x80) {
+                *p++ = static_cast<unsigned char>(z | 0x80);
+                z >>= 7;
+            }
+            *p++ = static_cast<unsigned char>(z);
+        } else {
+            const quint64 x = f[k] ^ m_previous[k];
+            const int lead = std::countl_zero(x) / 8, trail = std::countr_zero(x) / 8;
+            *p++ = static_cast<unsigned char>(lead << 4 | trail);
+            for (int b = trail; b < 8 - lead; ++b)
+                *p++ = static_cast<unsigned char>(x >> (8 * b));
+        }
+    }
+    out[0] = static_cast<unsigned char>(mask);
+    out[1] = static_cast<unsigned char>(mask >> 8);
+    out[2] = static_cast<unsigned char>(mask >> 16);
+    m_bytes.append(reinterpret_cast<const char *>(out), p - out);
+    m_previous = f;
+    ++m_count;
+}
+
+bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncoding encoding, QList<StepRow> &out,
+                     QString *error)
+{
+    auto corrupt = [&](const QString &why) {
+        if (error)
+            *error = QStringLiteral("a step block of rank %1 is corrupt (%2)").arg(rank).arg(why);
+        return false;
+    };
+    if (count < 0)
+        return corrupt(QStringLiteral("%1 records").arg(count));
+    if (encoding == StepEncoding::Fixed) {
+        if (blob.size() % kStepRecordBytes != 0 || blob.size() / kStepRecordBytes != count)
+            return corrupt(QStringLiteral("%1 bytes for %2 records of %3 bytes").arg(blob.size()).arg(count).arg(kStepRecordBytes));
+        const char *p = blob.constData();
+        for (qint64 i = 0; i < count; ++i) {
+            std::array<quint64, kStepRecordFields> f{};
+            for (int k = 0; k < kStepRecordFields7; ++k)
+                f[static_cast<std::size_t>(k)] = static_cast<quint64>(getInt(p));
+            out.append(rowOf(rank, f));
+        }
+        return true;
+    }
+    if (encoding != StepEncoding::Delta && encoding != StepEncoding::Delta22)
+        return corrupt(QStringLiteral("unknown encoding %1").arg(static_cast<int>(encoding)));
+    const int fields = encoding == StepEncoding::Delta ? kStepRecordFields7 : kStepRecordFields;
+    const auto *p = reinterpret_cast<const unsigned char *>(blob.constData());
+    const auto *const begin = p, *const end = p + blob.size();
+    auto at = [&] { return static_cast<qint64>(p - begin); };
+    std::array<quint64, kStepRecordFields> f{};
+    for (qint64 i = 0; i < count; ++i) {
+        if (end - p < 3)
+            return corrupt(QStringLiteral("record %1 of %2 cut short at byte %3").arg(i + 1).arg(count).arg(at()));
+        const quint32 mask = p[0] | quint32(p[1]) << 8 | quint32(p[2]) << 16;
+        p += 3;
+        if (mask >> fields)
+            return corrupt(QStringLiteral("record %1 names fields that do not exist").arg(i + 1));
+        for (int k = 0; k < fields; ++k) {
+            if (!(mask & (1u << k)))
+                continue;
+            if (kIntegerField[k]) {
+                quint64 z = 0;
+                for (int shift = 0;; shift += 7) {
+                    if (p == end || shift > 63)
+                        return corrupt(QStringLiteral("record %1 has a cut or overlong number at byte %2").arg(i + 1).arg(at()));
+                    const unsigned char b = *p++;
+                    z |= static_cast<quint64>(b & 0x7F) << shift;
+                    if (!(b & 0x80))
+                        break;
+                }
+                const auto d = static_cast<qint64>((z >> 1) ^ (~(z & 1) + 1));
+                f[k] += static_cast<quint64>(d);
+            } else {
+                if (p == end)
+                    return corrupt(QStringLiteral("record %1 cut short at byte %2").arg(i + 1).arg(at()));
+                const int lead = *p >> 4, trail = *p & 0x0F;
+                ++p;
+                if (lead + trail > 7)
+                    return corrupt(QStringLiteral("record %1 has a bad field header at byte %2").arg(i + 1).arg(at() - 1));
+                if (end - p < 8 - lead - trail)
+                    return corrupt(QStringLiteral("record %1 cut short at byte %2").arg(i + 1).arg(at()));
+                quint64 x = 0;
+                for (int b = trail; b < 8 - lead; ++b)
+                    x |= static_cast<quint64>(*p++) << (8 * b);
+                f[k] ^= x;
+            }
+        }
+        out.append(rowOf(rank, f));
+    }
+    if (p != end)
+        return corrupt(QStringLiteral("%1 bytes after its %2 records").arg(end - p).arg(count));
+    return true;
+}
+
+bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *error, std::optional<int> rank,
+                  qint64 fromStep, qint64 toStep)
+{
+    bool ok = true;
+    auto fail = [&](const QString &why) {
+        if (error && ok)
+            *error = why;
+        ok = false;
+    };
+    // Read order is age order: legacy rows, then blocks by rowid; a later copy of a (rank, step)
+    // replaces an earlier one below.
+    QList<StepRow> rows;
+    QSqlQuery q(db);
+    q.setForwardOnly(true);
+    q.prepare(QString::fromLatin1(kLegacySelect) + QStringLiteral(" WHERE run = ?") +
+              (rank ? QStringLiteral(" AND rank = ? AND step BETWEEN ? AND ?") : QString()));
+    q.addBindValue(run);
+    if (rank) {
+        q.addBindValue(*rank);
+        q.addBindValue(fromStep);
+        q.addBindValue(toStep);
+    }
+    if (!q.exec()) {
+        fail(q.lastError().text());
+    } else {
+        while (q.next()) {
+            StepRow s;
+            s.rank = q.value(0).toInt();
+            s.step = q.value(1).toLongLong();
+            double *doubles[] = {&s.stepMs, &s.computeMs, &s.commMs, &s.commExposedMs, &s.bubbleMs, &s.idleMs};
+            for (int i = 0; i < 6; ++i)
+                *doubles[i] = q.value(2 + i).toDouble();
+            s.tokens = q.value(8).toLongLong();
+            double *more[] = {&s.tokensPerS, &s.loss, &s.gradNorm, &s.lr};
+            for (int i = 0; i < 4; ++i)
+                *more[i] = q.value(9 + i).toDouble();
+            qint64 *memory[] = {&s.memParameters, &s.memGradients, &s.memOptimizer, &s.memActivations, &s.memComm, &s.peakRss};
+            for (int i = 0; i < 6; ++i)
+                *memory[i] = q.value(13 + i).toLongLong();
+            rows.append(s);
+        }
+    }
+    QSqlQuery b(db);
+    b.setForwardOnly(true);
+    b.prepare(QStringLiteral("SELECT rank, n, rows, encoding FROM step_blocks WHERE run = ?") +
+              (rank ? QStringLiteral(" AND rank = ? AND last_step >= ? AND first_step <= ?") : QString()) +
+              QStringLiteral(" ORDER BY rowid"));
+    b.addBindValue(run);
+    if (rank) {
+        b.addBindValue(*rank);
+        b.addBindValue(fromStep);
+        b.addBindValue(toStep);
+    }
+    if (!b.exec()) {
+        fail(b.lastError().text());
+    } else {
+        while (b.next()) {
+            QString why;
+            if (!unpackStepBlock(b.value(0).toInt(), b.value(2).toByteArray(), b.value(1).toLongLong(),
+                                 static_cast<StepEncoding>(b.value(3).toInt()), rows, &why))
+                fail(why);
+        }
+    }
+    if (rank)
+        rows.removeIf([&](const StepRow &s) { return s.step < fromStep || s.step > toStep; });
+    // Newest copy of each (step, rank): a stable sort keeps age order among equals; take the last.
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const StepRow &x, const StepRow &y) { return x.step != y.step ? x.step < y.step : x.rank < y.rank; });
+    out.reserve(out.size() + rows.size());
+    for (qsizetype i = 0; i < rows.size(); ++i)
+        if (i + 1 == rows.size() || rows[i + 1].step != rows[i].step || rows[i + 1].rank != rows[i].rank)
+            out.append(rows[i]);
+    return ok;
+}
+
+} // namespace trellis::launcher

@@ -1,0 +1,382 @@
+// See telemetry_receiver.h.
+#include "launcher/ingest/telemetry_receiver.h"
+
+#include "protocol/framing.h"
+
+#include <zmq.hpp>
+
+#include <sys/eventfd.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <thread>
+
+namespace trellis::launcher {
+
+TelemetryReceiver::TelemetryReceiver() : m_wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+
+TelemetryReceiver::~TelemetryReceiver()
+{
+    stop();
+    if (m_wake >= 0)
+        ::close(m_wake);
+}
+
+QString TelemetryReceiver::start(const std::string &expectedRunId, quint32 worldSize, const std::string &bindEndpoint,
+                                 std::map<quint32, quint64> nextSeq)
+{
+    stop();
+    m_runId = expectedRunId;
+    m_worldSize = worldSize;
+    m_stop = false;
+    m_throttledAtMs = -1;
+    {
+        std::lock_guard lock(m_mutex);
+        ++m_generation;
+        m_nextSeq = std::move(nextSeq);
+        m_lost.clear();
+        m_pendingAcks.clear();
+        m_inbox.clear();
+    }
+    std::promise<QString> ready;
+    auto result = ready.get_future();
+    m_thread = std::thread([this, bindEndpoint, &ready] {
+        pthread_setname_np(pthread_self(), "trellis-receive");
+        run(bindEndpoint, &ready);
+    });
+    const QString error = result.get();
+    if (!error.isEmpty())
+        m_thread.join();
+    return error;
+}
+
+void TelemetryReceiver::stop()
+{
+    m_stop = true;
+    if (m_thread.joinable())
+        m_thread.join();
+}
+
+void TelemetryReceiver::acknowledge(quint64 generation, const std::map<quint32, quint64> &nextSeq)
+{
+    std::lock_guard lock(m_mutex);
+    if (generation != m_generation.load())
+        return;
+    for (const auto &[rank, next] : nextSeq)
+        m_pendingAcks[rank] = std::max(m_pendingAcks[rank], next);
+    const std::uint64_t one = 1; // the receiver thread sends them now, not at its next idle wake-up
+    if (m_wake >= 0)
+        (void)::write(m_wake, &one, sizeof one);
+}
+
+EnvelopeBatch TelemetryReceiver::drain()
+{
+    std::lock_guard lock(m_mutex);
+    EnvelopeBatch out;
+    std::swap(out, m_inbox);
+    return out;
+}
+
+ReceiverStats TelemetryReceiver::stats() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_stats;
+}
+
+std::map<quint32, quint64> TelemetryReceiver::lostByRank() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_lost;
+}
+
+std::map<quint32, quint64> TelemetryReceiver::cursor() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_nextSeq;
+}
+
+void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *ready)
+{
+    using Clock = std::chrono::steady_clock;
+    zmq::context_t context(1);
+    zmq::socket_t socket(context, zmq::socket_type::router);
+    // Per connection: while this receiver holds back, at most this many messages a rank wait here;
+    // the rest wait in the rank's own link (bounded memory here at any world size).
+    socket.set(zmq::sockopt::rcvhwm, 1000);
+    socket.set(zmq::sockopt::sndhwm, 100000);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(proto::kMaxFrameBytes));
+    // CURVE: the ZAP handler's socket must exist before a peer can connect.
+    std::optional<zmq::socket_t> zap;
+    std::string allowedKey; // the run's client public key, 32 bytes
+    if (m_curve.hasServer()) {
+        allowedKey.resize(32);
+        if (!zmq_z85_decode(reinterpret_cast<std::uint8_t *>(allowedKey.data()), m_curve.clientPublic.c_str())) {
+            ready->set_value(QStringLiteral("telemetry: the run's client key is not a Z85 key"));
+            return;
+        }
+        try {
+            zap.emplace(context, zmq::socket_type::rep);
+            zap->set(zmq::sockopt::linger, 0);
+            zap->bind("inproc://zeromq.zap.01");
+            socket.set(zmq::sockopt::curve_server, 1);
+            socket.set(zmq::sockopt::curve_secretkey, m_curve.serverSecret);
+            socket.set(zmq::sockopt::zap_domain, "trellis");
+        } catch (const zmq::error_t &e) {
+            ready->set_value(QStringLiteral("telemetry: cannot set up CURVE (%1)").arg(QString::fromUtf8(e.what())));
+            return;
+        }
+    }
+    try {
+        socket.bind(bindEndpoint);
+        m_endpoint = socket.get(zmq::sockopt::last_endpoint);
+    } catch (const zmq::error_t &e) {
+        ready->set_value(QStringLiteral("telemetry: cannot bind %1 (%2)")
+                             .arg(QString::fromStdString(bindEndpoint), QString::fromUtf8(e.what())));
+        return;
+    }
+    ready->set_value(QString());
+
+    std::map<quint32, std::string> peer;                 // rank -> routing id of its connection
+    std::map<quint32, quint64> acked;                    // rank -> next_seq last acknowledged
+    std::map<quint32, Clock::time_point> resendAskedAt;  // rank -> when a resend was last asked for
+    auto sendAck = [&](quint32 rank, quint64 next, bool resend, quint64 resendFrom) {
+        const auto it = peer.find(rank);
+        if (it == peer.end())
+            return;
+        proto::Ack ack;
+        ack.set_run_id(m_runId);
+        ack.set_next_seq(next);
+        ack.set_resend(resend);
+        ack.set_resend_from(resendFrom);
+        try {
+            socket.send(zmq::buffer(it->second), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+            socket.send(zmq::buffer(proto::encodeAck(ack)), zmq::send_flags::dontwait);
+        } catch (const zmq::error_t &) {
+        }
+    };
+
+    std::vector<std::string_view> parts; // the envelopes of one frame
+    EnvelopeBatch decoded;               // this round's, to accept under one lock
+    std::vector<bool> accepted;
+    // The socket, the wake-up descriptor acknowledge() signals, and the ZAP handler's socket.
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, m_wake, ZMQ_POLLIN, 0},
+                               {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+    const int itemCount = zap ? 3 : 2;
+    // ZAP (RFC 27): version, request id, domain, address, identity, mechanism, credentials; the
+    // reply is version, request id, status code, status text, user id, metadata.
+    auto answerZap = [&] {
+        for (int round = 0; round < 100; ++round) {
+            std::vector<zmq::message_t> request;
+            try {
+                zmq::message_t part;
+                if (!zap->recv(part, zmq::recv_flags::dontwait))
+                    return;
+                request.push_back(std::move(part));
+                while (request.back().more()) {
+                    zmq::message_t next;
+                    (void)zap->recv(next, zmq::recv_flags::none);
+                    request.push_back(std::move(next));
+                }
+            } catch (const zmq::error_t &) {
+                return;
+            }
+            const bool wellFormed = request.size() >= 7 && request[5].to_string_view() == "CURVE";
+            const bool allowed = wellFormed && request[6].to_string_view() == allowedKey;
+            if (!allowed) {
+                std::lock_guard lock(m_mutex);
+                ++m_stats.refused;
+                ++m_stats.rejected;
+                m_stats.lastRejection = QStringLiteral("a connection from %1 with an unknown key was refused")
+                                            .arg(request.size() > 3 ? QString::fromStdString(request[3].to_string()) : QStringLiteral("?"));
+            }
+            try {
+                const std::string id = request.size() > 1 ? request[1].to_string() : std::string();
+                zap->send(zmq::buffer(std::string_view("1.0")), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(id), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(std::string_view(allowed ? "200" : "400")), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(std::string_view(allowed ? "OK" : "unknown key")), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(std::string_view()), zmq::send_flags::sndmore);
+                zap->send(zmq::buffer(std::string_view()), zmq::send_flags::none);
+            } catch (const zmq::error_t &) {
+                return;
+            }
+        }
+    };
+    bool drained = true; // the last round took everything the socket had
+    while (!m_stop.load()) {
+        bool full = false;
+        {
+            std::lock_guard lock(m_mutex);
+            full = m_inbox.size() >= kMaxInbox;
+        }
+        if (full || (m_overloaded && m_overloaded())) {
+            // Held back: acknowledgements still go out below, nothing more comes in.
+            m_throttledAtMs = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+            items[0].revents = 0;
+            items[2].revents = ZMQ_POLLIN; // still answer handshakes (answerZap does not wait)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        } else {
+            try {
+                // Idle, the thread wakes ten times a second, or when acknowledgements are due: on a
+                // machine whose cores the ranks fill, each wake-up is taken from them.
+                zmq::poll(items, itemCount, std::chrono::milliseconds(100));
+            } catch (const zmq::error_t &) {
+                continue;
+            }
+        }
+        if ((items[0].revents & ZMQ_POLLIN) && drained) {
+            // Messages after a quiet spell are the start of a burst (the ranks end a step within
+            // a millisecond of each other): let the burst arrive and take it in one round, one
+            // wake-up here and in the owner instead of one per rank. Under load the socket is never
+            // drained and nothing waits.
+            std::this_thread::sleep_for(kGather);
+        }
+        if (items[1].revents & ZMQ_POLLIN) {
+            std::uint64_t signalled = 0;
+            (void)::read(m_wake, &signalled, sizeof signalled);
+        }
+        if (zap && (items[2].revents & ZMQ_POLLIN))
+            answerZap();
+        std::map<quint32, quint64> resends;
+        // Take everything available before notifying, so the owner sees one batch; decode outside
+        // the lock, then accept what was decoded under one lock.
+        decoded.clear();
+        std::uint64_t rejected = 0;
+        std::string lastRejection;
+        auto reject = [&](std::string why) {
+            ++rejected;
+            lastRejection = std::move(why);
+        };
+        drained = (items[0].revents & ZMQ_POLLIN) == 0;
+        for (int i = 0; (items[0].revents & ZMQ_POLLIN) && i < 10000; ++i) {
+            zmq::message_t identity, message;
+            zmq::recv_result_t got;
+            try {
+                got = socket.recv(identity, zmq::recv_flags::dontwait);
+                if (!got) {
+                    drained = true;
+                    break;
+                }
+                if (!identity.more())
+                    continue; // a routing id always comes with a body
+                if (!socket.recv(message, zmq::recv_flags::none))
+                    break;
+                const bool multipart = message.more(); // a multi-part body is not ours: drop it whole
+                for (bool more = multipart; more;) {
+                    zmq::message_t rest;
+                    more = socket.recv(rest, zmq::recv_flags::none) && rest.more();
+                }
+                if (multipart) {
+                    reject("a multi-part message");
+                    continue;
+                }
+            } catch (const zmq::error_t &) {
+                break;
+            }
+            const auto split = proto::splitFrame(std::string_view(static_cast<const char *>(message.data()), message.size()), parts);
+            if (!split.ok) {
+                reject(split.error);
+                continue;
+            }
+            for (const std::string_view part : parts) {
+                proto::Envelope *envelope = decoded.add();
+                auto result = proto::decodeEnvelope(part, *envelope, m_worldSize);
+                if (result.ok && !m_runId.empty() && envelope->run_id() != m_runId)
+                    result = {false, "run_id '" + envelope->run_id() + "' does not belong to this run"};
+                if (!result.ok) {
+                    decoded.removeLast();
+                    reject(std::move(result.error));
+                    continue;
+                }
+                const std::string_view id(static_cast<const char *>(identity.data()), identity.size());
+                if (auto &known = peer[envelope->rank()]; known != id)
+                    known.assign(id);
+            }
+        }
+        if (!decoded.empty() || rejected > 0) {
+            std::lock_guard lock(m_mutex);
+            m_stats.rejected += rejected;
+            if (rejected > 0)
+                m_stats.lastRejection = QString::fromStdString(lastRejection);
+            accepted.assign(decoded.size(), false);
+            for (std::size_t i = 0; i < decoded.size(); ++i) {
+                quint64 resendFrom = 0;
+                accepted[i] = acceptLocked(decoded[i], &resendFrom);
+                if (!accepted[i] && resendFrom != ~0ull)
+                    resends.emplace(decoded[i].rank(), resendFrom); // the first gap of the round
+            }
+            m_inbox.appendSome(std::move(decoded), accepted); // the round's arenas go with what was accepted
+        }
+        // Gaps: ask once per 300 ms per rank for everything from the first missing message.
+        const auto now = Clock::now();
+        for (const auto &[rank, from] : resends) {
+            auto &asked = resendAskedAt[rank];
+            if (now - asked < std::chrono::milliseconds(300))
+                continue;
+            asked = now;
+            sendAck(rank, acked[rank], true, from);
+        }
+        std::map<quint32, quint64> acks;
+        bool notify = false;
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_autoAck)
+                for (const auto &[rank, next] : m_nextSeq)
+                    m_pendingAcks[rank] = std::max(m_pendingAcks[rank], next);
+            acks.swap(m_pendingAcks);
+            notify = !m_inbox.empty();
+        }
+        for (const auto &[rank, next] : acks)
+            if (next > acked[rank] || !peer.count(rank)) {
+                acked[rank] = next;
+                sendAck(rank, next, false, 0);
+            }
+        if (notify && m_notify)
+            m_notify();
+    }
+    socket.close();
+}
+
+qint64 TelemetryReceiver::msSinceThrottled() const
+{
+    const qint64 at = m_throttledAtMs.load();
+    if (at < 0)
+        return -1;
+    const qint64 now =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return now - at;
+}
+
+bool TelemetryReceiver::acceptLocked(const proto::Envelope &envelope, quint64 *resendFrom)
+{
+    *resendFrom = ~0ull;
+    const quint32 rank = envelope.rank();
+    quint64 &expected = m_nextSeq[rank];
+    if (envelope.has_skip()) {
+        // The rank holds nothing below next_seq any more: what is missing there is lost.
+        if (envelope.skip().next_seq() > expected) {
+            m_stats.lost += envelope.skip().next_seq() - expected;
+            m_lost[rank] += envelope.skip().next_seq() - expected;
+            expected = envelope.skip().next_seq();
+        }
+        return false;
+    }
+    const quint64 seq = envelope.seq();
+    if (seq < expected) {
+        ++m_stats.duplicates;
+        return false;
+    }
+    if (seq > expected) {
+        ++m_stats.outOfOrder;
+        *resendFrom = expected;
+        return false;
+    }
+    expected = seq + 1;
+    ++m_stats.received;
+    return true;
+}
+
+} // namespace trellis::launcher

@@ -1,0 +1,301 @@
+// See dashboard_snapshot.h.
+#include "launcher/metrics/dashboard_snapshot.h"
+
+#include "launcher/document/calibration_file.h"
+#include "launcher/report/run_comparison.h"
+#include "plan/cost_model.h"
+#include "plan/plan_json.h"
+#include "plan/plan_validate.h"
+
+#include <algorithm>
+
+namespace trellis::launcher::telemetry {
+
+void SnapshotBuilder::reset(int worldSize)
+{
+    m_store.clear(worldSize);
+    m_collectives.clear();
+    m_events.clear();
+    m_health = {};
+    m_step = m_totalSteps = 0;
+    m_worldSize = worldSize;
+    m_skippedUpdates = 0;
+    m_lossScaled = false;
+}
+
+void SnapshotBuilder::setWorldSize(int worldSize)
+{
+    m_store.setWorldSize(worldSize);
+    m_worldSize = worldSize;
+}
+
+void SnapshotBuilder::addCollective(const CollectiveRow &row) { m_collectives[{row.group, row.op, row.rank}] = row; }
+
+void SnapshotBuilder::addEvent(const EventRow &event)
+{
+    m_events.push_back(event);
+    if (m_events.size() > 500)
+        m_events.erase(m_events.begin(), m_events.begin() + static_cast<std::ptrdiff_t>(m_events.size() - 500));
+}
+
+void SnapshotBuilder::setProgress(qint64 step, qint64 totalSteps, int worldSize)
+{
+    m_step = step;
+    m_totalSteps = totalSteps;
+    if (worldSize > 0)
+        m_worldSize = worldSize;
+}
+
+void SnapshotBuilder::addExpertLoad(const ExpertLoadRow &row)
+{
+    if (row.layers <= 0 || row.experts <= 0 || row.tokens.size() != static_cast<std::size_t>(row.layers) * row.experts)
+        return;
+    if (m_experts.layers == 0) {
+        m_experts.layers = row.layers;
+        m_experts.experts = row.experts;
+    } else if (row.layers != m_experts.layers || row.experts != m_experts.experts) {
+        return;
+    }
+    if (!m_experts.steps.empty() && row.step <= static_cast<qint64>(m_experts.steps.back()))
+        return; // a step already finished (a late or repeated report)
+    ExpertStep &s = m_expertPending[row.step];
+    if (s.tokens.empty())
+        s.tokens.assign(row.tokens.size(), 0);
+    for (std::size_t i = 0; i < row.tokens.size(); ++i)
+        s.tokens[i] += row.tokens[i];
+    s.dropped += row.dropped;
+    s.auxLoss += row.auxLoss;
+    ++s.reports;
+    // Ranks report a step at about the same time: two steps back is complete.
+    while (m_expertPending.size() > 2) {
+        const auto oldest = m_expertPending.begin();
+        finishExpertStep(m_experts, oldest->first, oldest->second);
+        m_expertPending.erase(oldest);
+    }
+}
+
+void SnapshotBuilder::finishExperts()
+{
+    for (const auto &[step, sum] : m_expertPending)
+        finishExpertStep(m_experts, step, sum);
+    m_expertPending.clear();
+}
+
+void SnapshotBuilder::finishExpertStep(ExpertView &v, qint64 step, const ExpertStep &sum)
+{
+    const auto E = static_cast<std::size_t>(v.experts);
+    double worst = 0, total = 0;
+    v.share.assign(sum.tokens.size(), 0.0);
+    for (std::size_t l = 0; l < static_cast<std::size_t>(v.layers); ++l) {
+        qint64 layerTotal = 0, most = 0;
+        for (std::size_t e = 0; e < E; ++e) {
+            layerTotal += sum.tokens[l * E + e];
+            most = std::max(most, sum.tokens[l * E + e]);
+        }
+        if (layerTotal == 0)
+            continue; // a layer no rank routed (none reported it)
+        total += static_cast<double>(layerTotal);
+        worst = std::max(worst, static_cast<double>(most) * static_cast<double>(E) / static_cast<double>(layerTotal));
+        for (std::size_t e = 0; e < E; ++e)
+            v.share[l * E + e] = static_cast<double>(sum.tokens[l * E + e]) / static_cast<double>(layerTotal);
+    }
+    v.step = step;
+    v.steps.push_back(static_cast<double>(step));
+    v.imbalance.push_back(worst);
+    v.droppedFraction.push_back(total > 0 ? static_cast<double>(sum.dropped) / total : 0.0);
+    v.auxLoss.push_back(sum.reports > 0 ? sum.auxLoss / sum.reports : 0.0);
+    if (v.steps.size() > kMaxExpertSteps)
+        for (auto *series : {&v.steps, &v.imbalance, &v.droppedFraction, &v.auxLoss})
+            series->erase(series->begin(), series->begin() + static_cast<std::ptrdiff_t>(series->size() - kMaxExpertSteps));
+}
+
+std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetric) const
+{
+    auto s = std::make_shared<DashboardSnapshot>();
+    s->experts = m_experts; // bounded (kMaxExpertSteps)
+    if (m_expertPending.size() > 1) // the older pending step is all but complete: show it too
+        finishExpertStep(s->experts, m_expertPending.begin()->first, m_expertPending.begin()->second);
+    s->version = m_store.version();
+    const std::vector<int> ranks = m_store.ranks();
+    s->worldSize = std::max(m_worldSize, static_cast<int>(ranks.size()));
+    s->ranksReporting = static_cast<int>(ranks.size());
+    s->step = m_step;
+    s->totalSteps = m_totalSteps;
+    s->lossScaled = m_lossScaled;
+    s->skippedUpdates = m_skippedUpdates;
+    const bool perRank = ranks.size() <= static_cast<std::size_t>(kMaxRankLines);
+    for (Metric m : {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::TokensPerS, Metric::StepMs, Metric::LossScale}) {
+        MetricView v;
+        v.perRank = perRank;
+        if (perRank) {
+            for (int r : ranks) {
+                Line line;
+                line.rank = r;
+                for (const Bucket &b : m_store.series(m, r)) {
+                    line.steps.push_back(b.lastStep);
+                    line.values.push_back(b.mean);
+                }
+                v.lines.push_back(std::move(line));
+            }
+        } else {
+            v.band = m_store.band(m);
+            v.outliers = m_store.outliers(m, 3);
+        }
+        s->metrics[m] = std::move(v);
+    }
+    {
+        const auto tokens = m_store.band(Metric::TokensPerS);
+        for (const BandPoint &p : tokens) {
+            s->bucketSteps.push_back(static_cast<double>(p.step));
+            s->totalTokensPerS.push_back(p.median * p.ranks);
+        }
+    }
+    {
+        const auto compute = m_store.band(Metric::ComputeMs);
+        const auto exposed = m_store.band(Metric::CommExposedMs);
+        const auto bubble = m_store.band(Metric::BubbleMs);
+        const auto idle = m_store.band(Metric::IdleMs);
+        for (std::size_t i = 0; i < compute.size(); ++i)
+            s->breakdown.push_back({compute[i].step, compute[i].median, i < exposed.size() ? exposed[i].median : 0,
+                                    i < bubble.size() ? bubble[i].median : 0, i < idle.size() ? idle[i].median : 0});
+    }
+    // Per pipeline stage: medians over its ranks of their latest window.
+    if (!m_stageOf.empty()) {
+        std::map<Metric, std::map<int, double>> means;
+        for (Metric m : {Metric::StepMs, Metric::ComputeMs, Metric::CommExposedMs, Metric::BubbleMs, Metric::IdleMs})
+            means[m] = m_store.windowMeans(m);
+        std::map<int, std::map<Metric, std::vector<double>>> byStage;
+        for (const auto &[m, valueOf] : means)
+            for (const auto &[rank, value] : valueOf)
+                if (const auto it = m_stageOf.find(rank); it != m_stageOf.end())
+                    byStage[it->second][m].push_back(value);
+        for (auto &[stage, values] : byStage) {
+            StageBreakdown b;
+            b.stage = stage;
+            b.ranks = static_cast<int>(values[Metric::StepMs].size());
+            b.stepMs = medianOf(values[Metric::StepMs]);
+            b.computeMs = medianOf(values[Metric::ComputeMs]);
+            b.exposedCommMs = medianOf(values[Metric::CommExposedMs]);
+            b.bubbleMs = medianOf(values[Metric::BubbleMs]);
+            b.idleMs = medianOf(values[Metric::IdleMs]);
+            b.bubbleFraction = b.stepMs > 0 ? b.bubbleMs / b.stepMs : 0;
+            if (stage >= 0 && static_cast<std::size_t>(stage) < m_prediction.stageBubbleFraction.size())
+                b.predictedBubbleFraction = m_prediction.stageBubbleFraction[static_cast<std::size_t>(stage)];
+            if (b.ranks > 0)
+                s->stages.push_back(b);
+        }
+    }
+    // Model FLOPs achieved: the job's tokens/s × the model's FLOPs per token.
+    if (m_prediction.known && m_prediction.tokensPerStep > 0) {
+        const double flopsPerToken = m_prediction.modelFlopsPerStep / m_prediction.tokensPerStep;
+        const double peak = m_prediction.peakFlopsPerDevice * std::max(1, m_prediction.devices);
+        for (double tokens : s->totalTokensPerS) {
+            s->achievedTflops.push_back(tokens * flopsPerToken / 1e12);
+            if (peak > 0)
+                s->mfu.push_back(tokens * flopsPerToken / peak);
+        }
+    }
+    for (auto [m, name] : {std::pair{Metric::MemParameters, "parameters"}, std::pair{Metric::MemMaster, "master weights"},
+                           std::pair{Metric::MemGradients, "gradients"}, std::pair{Metric::MemOptimizer, "optimizer"},
+                           std::pair{Metric::MemActivations, "activations"}, std::pair{Metric::MemComm, "communication"},
+                           std::pair{Metric::PeakRss, "peak RSS"}}) {
+        const auto band = m_store.band(m);
+        if (band.empty() || (m == Metric::MemMaster && band.back().max <= 0))
+            continue; // fp32 runs keep no masters apart
+        s->memory.push_back({QString::fromLatin1(name), band.back().median, band.back().max, band.back().maxRank});
+    }
+    // Collectives: per (group, op), means over ranks of their latest report, the slowest link named.
+    std::map<std::pair<QString, QString>, CollectiveView> views;
+    for (const auto &[key, row] : m_collectives) {
+        CollectiveView &v = views[{row.group, row.op}];
+        v.group = row.group;
+        v.op = row.op;
+        v.bytes += static_cast<double>(row.bytes);
+        v.ms += row.ms;
+        v.busGbps += row.busGBps;
+        if (v.ranks == 0 || row.busGBps < v.minBusGbps) {
+            v.minBusGbps = row.busGBps;
+            v.slowestRank = row.rank;
+        }
+        ++v.ranks;
+    }
+    for (auto &[key, v] : views) {
+        v.bytes /= v.ranks;
+        v.ms /= v.ranks;
+        v.busGbps /= v.ranks;
+        s->collectives.push_back(v);
+    }
+    s->heatMetric = heatMetric;
+    s->heat = groupRanks(m_store.heatMap(heatMetric), kHeatMapRows);
+    s->events = m_events;
+    s->health = m_health;
+    s->prediction = m_prediction;
+    return s;
+}
+
+Prediction predictionFor(const QString &planJson, const QString &calibrationPath)
+{
+    Prediction out;
+    auto parsed = plan::parsePlan(planJson.toStdString());
+    if (!parsed || plan::hasErrors(plan::validatePlan(parsed.value())))
+        return out;
+    plan::Plan p = parsed.value();
+    plan::DeviceSpec device = plan::deviceFor(p.cluster);
+    if (!calibrationPath.isEmpty())
+        applyCalibrationFile(calibrationPath, false, p, device, out.calibrated);
+    const plan::Estimate e = plan::estimatePlan(p, device);
+    out.known = true;
+    out.bubbleFraction = p.parallel.pp > 1 ? e.bubbleFraction : -1;
+    out.stageBubbleFraction = e.stageBubbleFraction;
+    out.timeline = predictedLanes(e);
+    out.modelFlopsPerStep = e.modelFlopsPerStep;
+    out.tokensPerStep = e.tokensPerStep;
+    const bool cpu = device.name == "cpu";
+    out.peakFlopsPerDevice =
+        cpu ? 0.0 : (p.parallel.precision == plan::Precision::Fp32 ? device.peakTflopsFp32 : device.peakTflopsBf16) * 1e12;
+    out.devices = p.parallel.worldSize();
+    out.stepMs = e.stepMs;
+    out.computeMs = e.computeMs;
+    out.exposedCommMs = e.exposedCommMs;
+    out.bubbleMs = e.bubbleMs;
+    plan::StageMemory busiest;
+    for (const auto &m : e.memory)
+        if (m.total() >= busiest.total())
+            busiest = m;
+    out.memoryBytes = {{QStringLiteral("parameters"), static_cast<double>(busiest.parameters)},
+                       {QStringLiteral("master weights"), static_cast<double>(busiest.masterWeights)},
+                       {QStringLiteral("gradients"), static_cast<double>(busiest.gradients)},
+                       {QStringLiteral("optimizer"), static_cast<double>(busiest.optimizer)},
+                       {QStringLiteral("activations"), static_cast<double>(busiest.activations)},
+                       {QStringLiteral("communication"), static_cast<double>(busiest.commBuffers)}};
+    return out;
+}
+
+std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives, Metric heatMetric,
+                                                    const QString &calibrationPath, const QList<ExpertLoadRow> &experts)
+{
+    SnapshotBuilder b(run.run.worldSize);
+    b.setPrediction(predictionFor(run.planJson, calibrationPath));
+    for (const RankRow &r : run.ranks)
+        b.setRankStage(r.rank, r.pp);
+    for (const StepRow &row : run.steps)
+        b.addStep(row);
+    for (const CollectiveRow &c : collectives)
+        b.addCollective(c);
+    for (const EventRow &e : run.events)
+        b.addEvent(e);
+    for (const ExpertLoadRow &x : experts)
+        b.addExpertLoad(x);
+    b.finishExperts();
+    HealthView h;
+    for (const RankRow &r : run.ranks) {
+        h.received += static_cast<quint64>(std::max<qint64>(0, r.receivedSeq));
+        h.lost += static_cast<quint64>(std::max<qint64>(0, r.lost));
+        h.dropped += static_cast<quint64>(std::max<qint64>(0, r.dropped));
+    }
+    b.setHealth(h);
+    b.setProgress(run.run.stepsDone, run.run.totalSteps, run.run.worldSize);
+    return b.build(heatMetric);
+}
+
+} // namespace trellis::launcher::telemetry

@@ -1,0 +1,323 @@
+// See simulator.h.
+#include "launcher/metrics/simulator.h"
+
+#include "plan/schedule.h"
+#include "protocol/framing.h"
+#include "protocol/rank_link.h"
+
+#include <QMap>
+#include <QRegularExpression>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <thread>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <vector>
+
+namespace trellis::launcher::telemetry {
+namespace {
+
+// "R@X" -> (R, X); "R" -> (R, fallback).
+bool rankAt(const QString &text, int &rank, double &at, double fallback)
+{
+    static const QRegularExpression pattern(QStringLiteral("^(\\d+)(?:@(\\d+(?:\\.\\d+)?))?$"));
+    const auto m = pattern.match(text);
+    if (!m.hasMatch())
+        return false;
+    rank = m.captured(1).toInt();
+    at = m.captured(2).isEmpty() ? fallback : m.captured(2).toDouble();
+    return true;
+}
+
+} // namespace
+
+QString parseSimulation(const QMap<QString, QString> &o, SimulationOptions &out)
+{
+    bool ok = true;
+    if (o.contains(QStringLiteral("--ranks"))) {
+        out.ranks = o[QStringLiteral("--ranks")].toInt(&ok);
+        if (!ok || out.ranks < 1 || out.ranks > 65536)
+            return QStringLiteral("--ranks expects 1 to 65536, got '%1'").arg(o[QStringLiteral("--ranks")]);
+    }
+    if (o.contains(QStringLiteral("--hz"))) {
+        out.hz = o[QStringLiteral("--hz")].toDouble(&ok);
+        if (!ok || !(out.hz > 0) || out.hz > 1000)
+            return QStringLiteral("--hz expects steps per second in (0, 1000], got '%1'").arg(o[QStringLiteral("--hz")]);
+    }
+    if (o.contains(QStringLiteral("--seconds"))) {
+        out.seconds = o[QStringLiteral("--seconds")].toDouble(&ok);
+        if (!ok || !(out.seconds > 0) || out.seconds > 7 * 86400)
+            return QStringLiteral("--seconds expects a duration in (0, 604800], got '%1'").arg(o[QStringLiteral("--seconds")]);
+    }
+    if (o.contains(QStringLiteral("--pp"))) {
+        out.pp = o[QStringLiteral("--pp")].toInt(&ok);
+        if (!ok || out.pp < 1 || out.pp > 64 || out.ranks % out.pp != 0)
+            return QStringLiteral("--pp expects 1 to 64 pipeline stages dividing --ranks (%1), got '%2'")
+                .arg(out.ranks)
+                .arg(o[QStringLiteral("--pp")]);
+    }
+    auto rankOption = [&](const char *name, int &rank, double &at, double fallback) -> QString {
+        const QString key = QString::fromLatin1(name);
+        if (!o.contains(key))
+            return {};
+        if (!rankAt(o[key], rank, at, fallback) || rank >= out.ranks)
+            return QStringLiteral("%1 expects RANK or RANK@VALUE with a rank below %2, got '%3'").arg(key).arg(out.ranks).arg(o[key]);
+        return {};
+    };
+    double slowFrom = 5;
+    if (QString e = rankOption("--slow", out.slowRank, slowFrom, 5); !e.isEmpty())
+        return e;
+    out.slowFromStep = static_cast<qint64>(slowFrom);
+    if (QString e = rankOption("--silent", out.silentRank, out.silentAfterS, 1); !e.isEmpty())
+        return e;
+    if (QString e = rankOption("--crash", out.crashRank, out.crashAfterS, 1); !e.isEmpty())
+        return e;
+    return {};
+}
+
+QStringList simulationArguments(const SimulationOptions &s)
+{
+    QStringList a{QStringLiteral("--ranks"), QString::number(s.ranks), QStringLiteral("--hz"), QString::number(s.hz),
+                  QStringLiteral("--seconds"), QString::number(s.seconds)};
+    if (s.pp > 1)
+        a << QStringLiteral("--pp") << QString::number(s.pp);
+    if (s.slowRank >= 0)
+        a << QStringLiteral("--slow") << QStringLiteral("%1@%2").arg(s.slowRank).arg(s.slowFromStep);
+    if (s.silentRank >= 0)
+        a << QStringLiteral("--silent") << QStringLiteral("%1@%2").arg(s.silentRank).arg(s.silentAfterS);
+    if (s.crashRank >= 0)
+        a << QStringLiteral("--crash") << QStringLiteral("%1@%2").arg(s.crashRank).arg(s.crashAfterS);
+    return a;
+}
+
+plan::Plan simulatedPlan(const SimulationOptions &s)
+{
+    plan::Plan p;
+    p.name = "simulated-" + std::to_string(s.ranks);
+    p.model.preset = "tiny";
+    p.model.layers = std::max(2, s.pp);
+    p.model.hidden = 64;
+    p.model.heads = 4;
+    p.model.kvHeads = 4;
+    p.model.ffn = 256;
+    p.model.seqLen = 64;
+    p.model.vocab = 256;
+    for (int first = 0, node = 0; first < s.ranks; first += 8, ++node) {
+        char host[32];
+        std::snprintf(host, sizeof host, "sim-node-%03d", node);
+        p.cluster.nodes.push_back({host, std::min(8, s.ranks - first), plan::DeviceKind::Cpu, {}, {}, 0, {}, {}});
+    }
+    p.parallel.dp = s.ranks / std::max(1, s.pp);
+    p.parallel.pp = s.pp;
+    p.parallel.microBatches = s.pp > 1 ? s.microBatches : 1;
+    if (s.pp > 1)
+        p.telemetry.traceEvery = s.traceEvery;
+    p.training.steps = static_cast<int>(s.steps());
+    p.training.data.source = "synthetic";
+    p.telemetry.heartbeatMs = 500;
+    return p;
+}
+
+void raiseOpenFileLimit()
+{
+    rlimit limit {};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}
+
+int simulateRanks(const QStringList &args)
+{
+    raiseOpenFileLimit();
+    QMap<QString, QString> o;
+    for (int i = 0; i + 1 < args.size(); i += 2)
+        o[args[i]] = args[i + 1];
+    SimulationOptions s;
+    if (const QString e = parseSimulation(o, s); !e.isEmpty() || !o.contains(QStringLiteral("--endpoint")) ||
+                                                  !o.contains(QStringLiteral("--run-id"))) {
+        std::fprintf(stderr, "usage: trellis-cli simulate-ranks --endpoint E --run-id ID [--ranks N] [--hz H] [--seconds S]\n"
+                             "       [--slow R@STEP] [--silent R@SEC] [--crash R@SEC]\n(started by trellis-cli simulate)%s%s\n",
+                     e.isEmpty() ? "" : "\n", qPrintable(e));
+        return 2;
+    }
+    const std::string endpoint = o[QStringLiteral("--endpoint")].toStdString();
+    const std::string runId = o[QStringLiteral("--run-id")].toStdString();
+    const qint64 steps = s.steps();
+    zmq::context_t context(2);
+    context.set(zmq::ctxopt::max_sockets, s.ranks + 64); // ZeroMQ's default is 1023 per context
+    std::vector<std::unique_ptr<proto::RankLink>> links;
+    std::vector<std::uint64_t> seq(static_cast<std::size_t>(s.ranks), 0);
+    for (int r = 0; r < s.ranks; ++r)
+        links.push_back(std::make_unique<proto::RankLink>(
+            context, proto::RankLink::Options{endpoint, runId, static_cast<std::uint32_t>(r), 65536, 2000, {}}));
+    auto send = [&](int r, proto::Envelope &e) {
+        e.set_run_id(runId);
+        e.set_rank(static_cast<std::uint32_t>(r));
+        e.set_seq(seq[r]++);
+        e.set_sent_ns(proto::nowNs());
+        e.set_protocol_version(proto::kProtocolVersion);
+        e.set_dropped(links[r]->dropped());
+        links[r]->push(e.seq(), proto::encodeEnvelope(e));
+    };
+    auto host = [](int r) {
+        char h[32];
+        std::snprintf(h, sizeof h, "sim-node-%03d", r / 8);
+        return std::string(h);
+    };
+    // The pipeline: the 1f1b schedule simulated with equal costs gives each stage's actions (as
+    // fractions of the compute window) and the bubble every stage reports.
+    const int perStage = s.ranks / std::max(1, s.pp);
+    plan::Simulation pipeline;
+    if (s.pp > 1)
+        if (auto schedule = plan::generateSchedule("1f1b", s.pp, s.microBatches, 1))
+            pipeline = plan::simulateSchedule(schedule.value(), plan::ScheduleCosts::uniform(schedule.value(), 1, 2, 0));
+    const double bubbleShare = pipeline.completed ? pipeline.bubbleFraction : 0.0;
+    for (int r = 0; r < s.ranks; ++r) {
+        proto::Envelope e;
+        auto *h = e.mutable_hello();
+        h->set_host(host(r));
+        h->set_pid(static_cast<std::uint32_t>(::getpid()));
+        h->set_device("cpu (simulated)");
+        h->set_world_size(static_cast<std::uint32_t>(s.ranks));
+        h->mutable_coords()->set_dp(static_cast<std::uint32_t>(r % perStage));
+        h->mutable_coords()->set_pp(static_cast<std::uint32_t>(r / perStage));
+        h->set_trainer_version("simulated");
+        h->set_parameters(1'000'000);
+        send(r, e);
+    }
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    const auto period = std::chrono::duration<double>(1.0 / s.hz);
+    auto nextHeartbeat = start;
+    std::mt19937 rng(7);
+    std::normal_distribution<double> noise(0.0, 1.0);
+    const double stepMs = 1000.0 / s.hz;
+    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+    auto silent = [&](int r) { return r == s.silentRank && elapsed() >= s.silentAfterS; };
+
+    for (qint64 step = 1; step <= steps; ++step) {
+        const auto due = start + std::chrono::duration_cast<Clock::duration>(period * static_cast<double>(step));
+        // Pump while waiting, so acknowledgements are read and resends go out on time.
+        while (Clock::now() < due) {
+            for (auto &l : links)
+                l->pump();
+            if (Clock::now() >= nextHeartbeat) {
+                for (int r = 0; r < s.ranks; ++r) {
+                    if (silent(r))
+                        continue;
+                    proto::Envelope hb;
+                    hb.mutable_heartbeat()->set_step(static_cast<std::uint64_t>(step - 1));
+                    hb.mutable_heartbeat()->set_phase("forward");
+                    send(r, hb);
+                }
+                nextHeartbeat += std::chrono::milliseconds(500);
+            }
+            std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(5)));
+        }
+        if (s.crashRank >= 0 && elapsed() >= s.crashAfterS) {
+            std::fprintf(stderr, "prterun noticed that process rank %d with PID 0 on node %s exited on signal 9 (Killed).\n",
+                         s.crashRank, host(s.crashRank).c_str());
+            for (auto &l : links)
+                l->pump();
+            return 137;
+        }
+        const std::int64_t stepOrigin = proto::nowNs(); // the traced step's start, shared by its stages
+        const double loss = 2.0 + 3.5 * std::exp(-3.0 * static_cast<double>(step) / static_cast<double>(steps)) + 0.02 * noise(rng);
+        for (int r = 0; r < s.ranks; ++r) {
+            if (silent(r))
+                continue;
+            const double slow = r == s.slowRank && step >= s.slowFromStep ? 2.0 : 1.0;
+            const double jitter = 1.0 + 0.03 * noise(rng);
+            // A pipeline's bubble takes its share of the step; compute fills the rest of 60 %.
+            const double bubble = stepMs * 0.6 * bubbleShare;
+            const double compute = (stepMs * 0.6 - bubble) * jitter * slow;
+            const double comm = stepMs * 0.25;
+            proto::Envelope e;
+            auto *st = e.mutable_step();
+            st->set_step(static_cast<std::uint64_t>(step));
+            st->set_step_ms(std::max(stepMs, compute + bubble + comm * 0.3));
+            st->set_compute_ms(compute);
+            st->set_comm_ms(comm);
+            st->set_comm_exposed_ms(comm * 0.3);
+            st->set_bubble_ms(bubble);
+            st->set_idle_ms(std::max(0.0, stepMs - compute - bubble - comm * 0.3));
+            st->set_tokens(8192);
+            st->set_tokens_per_s(8192 / (st->step_ms() / 1000.0));
+            st->set_loss(loss);
+            st->set_grad_norm(1.0 + 0.5 * std::exp(-static_cast<double>(step) / 50.0));
+            st->set_lr(3e-4);
+            st->set_total_steps(static_cast<std::uint64_t>(steps));
+            auto *m = st->mutable_memory();
+            m->set_parameters(4'000'000);
+            m->set_gradients(4'000'000);
+            m->set_optimizer(8'000'000);
+            m->set_activations(12'000'000);
+            m->set_comm_buffers(1'000'000);
+            m->set_peak_rss(64'000'000);
+            send(r, e);
+            proto::Envelope c;
+            auto *cs = c.mutable_collective();
+            cs->set_step(static_cast<std::uint64_t>(step));
+            cs->set_group("dp");
+            cs->set_op("all_reduce");
+            cs->set_bytes(16'000'000);
+            cs->set_ms(comm);
+            cs->set_bus_gbps(2.0 * (s.ranks - 1) / s.ranks * 16e6 / (comm / 1000.0) / 1e9);
+            cs->set_count(1);
+            send(r, c);
+            // A traced step: the first rank of each stage sends its actions' spans, the simulated
+            // schedule scaled to this step's compute window.
+            const int stage = r / perStage;
+            if (pipeline.completed && r % perStage == 0 && step % s.traceEvery == 0 &&
+                static_cast<std::size_t>(stage) < pipeline.timeline.size()) {
+                const double scale = stepMs * 0.6 * slow / std::max(1e-9, pipeline.makespan) * 1e6; // ns per unit
+                proto::Envelope t;
+                auto *batch = t.mutable_spans();
+                batch->set_step(static_cast<std::uint64_t>(step));
+                for (const plan::TimedAction &a : pipeline.timeline[static_cast<std::size_t>(stage)]) {
+                    if (a.action.kind == plan::ActionKind::OptimizerStep)
+                        continue;
+                    auto *span = batch->add_spans();
+                    span->set_name(plan::toString(a.action.kind));
+                    span->set_micro_batch(a.action.microBatch);
+                    span->set_stage(a.action.chunk);
+                    span->set_start_ns(stepOrigin + static_cast<std::int64_t>(a.start * scale));
+                    span->set_end_ns(stepOrigin + static_cast<std::int64_t>(a.end * scale));
+                }
+                send(r, t);
+            }
+        }
+        for (auto &l : links)
+            l->pump();
+    }
+    for (int r = 0; r < s.ranks; ++r) {
+        if (silent(r))
+            continue;
+        proto::Envelope e;
+        e.mutable_goodbye()->set_exit_code(0);
+        e.mutable_goodbye()->set_reason("completed");
+        e.mutable_goodbye()->set_steps_done(static_cast<std::uint64_t>(steps));
+        send(r, e);
+    }
+    // Everything acknowledged, or 120 s: a supervisor behind by a backlog (it holds the ranks back
+    // while its history catches up) takes a while to take the last of it.
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
+    for (;;) {
+        std::size_t held = 0;
+        for (auto &l : links) {
+            l->pump();
+            held += l->held();
+        }
+        if (held == 0 || Clock::now() >= deadline)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return 0;
+}
+
+} // namespace trellis::launcher::telemetry

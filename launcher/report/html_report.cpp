@@ -1,0 +1,549 @@
+// HTML report rendering; see html_report.h. Charts are plain SVG polylines with "nice" axis
+// ticks; long runs are thinned to at most ~600 points per series so reports stay small.
+#include "launcher/report/html_report.h"
+
+#include "launcher/report/run_comparison.h"
+#include "launcher/metrics/dashboard_snapshot.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <QLocale>
+#include <QMap>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace trellis::launcher {
+namespace {
+
+const char *const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+QString esc(const QString &s) { return s.toHtmlEscaped(); }
+
+} // namespace
+
+double niceStep(double range, int targetTicks)
+{
+    if (!(range > 0))
+        return 1;
+    const double raw = range / targetTicks;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    const double fraction = raw / magnitude;
+    const double nice = fraction < 1.5 ? 1 : fraction < 3 ? 2 : fraction < 7 ? 5 : 10;
+    return nice * magnitude;
+}
+
+namespace {
+
+QString fmt(double v)
+{
+    if (std::abs(v) >= 10000)
+        return QString::number(v, 'g', 4);
+    return QString::number(v, 'g', 5);
+}
+
+QString bytes(qint64 b)
+{
+    return QLocale::c().formattedDataSize(b, 1, QLocale::DataSizeIecFormat);
+}
+
+} // namespace
+
+QString svgLineChart(const QString &title, const QString &xLabel, const QString &yLabel,
+                     const QList<ChartSeries> &series, int width, int height)
+{
+    const double left = 64, right = 110, top = 30, bottom = 44;
+    const double plotW = width - left - right, plotH = height - top - bottom;
+    double xMin = std::numeric_limits<double>::max(), xMax = std::numeric_limits<double>::lowest();
+    double yMin = xMin, yMax = xMax;
+    for (const auto &s : series)
+        for (const auto &p : s.points) {
+            if (!std::isfinite(p.y()))
+                continue;
+            xMin = std::min(xMin, p.x());
+            xMax = std::max(xMax, p.x());
+            yMin = std::min(yMin, p.y());
+            yMax = std::max(yMax, p.y());
+        }
+    QString svg;
+    svg += QStringLiteral("<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2' viewBox='0 0 %1 %2' "
+                          "font-family='sans-serif' font-size='11'>")
+               .arg(width)
+               .arg(height);
+    svg += QStringLiteral("<rect width='100%' height='100%' fill='white'/>");
+    svg += QStringLiteral("<text x='%1' y='18' font-size='13' font-weight='bold'>%2</text>").arg(left).arg(esc(title));
+    if (xMin > xMax) {
+        svg += QStringLiteral("<text x='%1' y='%2' fill='#888'>no data</text></svg>").arg(width / 2 - 20).arg(height / 2);
+        return svg;
+    }
+    if (xMax == xMin)
+        xMax = xMin + 1;
+    if (yMax == yMin) {
+        yMax += std::max(1e-9, std::abs(yMax) * 0.05);
+        yMin -= std::max(1e-9, std::abs(yMin) * 0.05);
+    }
+    const double yStep = niceStep(yMax - yMin, 5);
+    yMin = std::floor(yMin / yStep) * yStep;
+    yMax = std::ceil(yMax / yStep) * yStep;
+    const double xStep = niceStep(xMax - xMin, 6);
+    auto X = [&](double x) { return left + (x - xMin) / (xMax - xMin) * plotW; };
+    auto Y = [&](double y) { return top + (1.0 - (y - yMin) / (yMax - yMin)) * plotH; };
+
+    for (double y = yMin; y <= yMax + yStep * 0.5; y += yStep) {
+        svg += QStringLiteral("<line x1='%1' x2='%2' y1='%3' y2='%3' stroke='#e5e5e5'/>")
+                   .arg(left)
+                   .arg(left + plotW)
+                   .arg(Y(y), 0, 'f', 1);
+        svg += QStringLiteral("<text x='%1' y='%2' text-anchor='end'>%3</text>")
+                   .arg(left - 6)
+                   .arg(Y(y) + 4, 0, 'f', 1)
+                   .arg(fmt(y));
+    }
+    for (double x = std::ceil(xMin / xStep) * xStep; x <= xMax + 1e-9; x += xStep) {
+        svg += QStringLiteral("<line x1='%1' x2='%1' y1='%2' y2='%3' stroke='#f0f0f0'/>")
+                   .arg(X(x), 0, 'f', 1)
+                   .arg(top)
+                   .arg(top + plotH);
+        svg += QStringLiteral("<text x='%1' y='%2' text-anchor='middle'>%3</text>")
+                   .arg(X(x), 0, 'f', 1)
+                   .arg(top + plotH + 16)
+                   .arg(fmt(x));
+    }
+    svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='none' stroke='#888'/>")
+               .arg(left)
+               .arg(top)
+               .arg(plotW)
+               .arg(plotH);
+    svg += QStringLiteral("<text x='%1' y='%2' text-anchor='middle'>%3</text>")
+               .arg(left + plotW / 2)
+               .arg(height - 8)
+               .arg(esc(xLabel));
+    svg += QStringLiteral("<text transform='translate(14 %1) rotate(-90)' text-anchor='middle'>%2</text>")
+               .arg(top + plotH / 2)
+               .arg(esc(yLabel));
+
+    for (int i = 0; i < series.size(); ++i) {
+        const auto &s = series[i];
+        const QString colour = QString::fromLatin1(kPalette[i % 10]);
+        const int stride = std::max<int>(1, static_cast<int>(s.points.size() / 600));
+        QString points;
+        for (int k = 0; k < s.points.size(); k += stride) {
+            const QPointF &p = s.points[k];
+            if (std::isfinite(p.y()))
+                points += QStringLiteral("%1,%2 ").arg(X(p.x()), 0, 'f', 1).arg(Y(p.y()), 0, 'f', 1);
+        }
+        svg += QStringLiteral("<polyline fill='none' stroke='%1' stroke-width='1.5' points='%2'/>").arg(colour, points);
+        const double ly = top + 12 + i * 16;
+        svg += QStringLiteral("<line x1='%1' x2='%2' y1='%3' y2='%3' stroke='%4' stroke-width='2'/>")
+                   .arg(left + plotW + 10)
+                   .arg(left + plotW + 28)
+                   .arg(ly)
+                   .arg(colour);
+        svg += QStringLiteral("<text x='%1' y='%2'>%3</text>").arg(left + plotW + 32).arg(ly + 4).arg(esc(s.name));
+    }
+    svg += QStringLiteral("</svg>");
+    return svg;
+}
+
+QString svgTimeline(const telemetry::TimelineView &v, int width)
+{
+    const int label = 170, laneH = 20, titleH = 34;
+    int height = 10;
+    bool predictedSeen = false, measuredSeen = false;
+    for (const auto &lane : v.lanes) {
+        bool &seen = lane.predicted ? predictedSeen : measuredSeen;
+        if (!seen)
+            height += titleH;
+        seen = true;
+        height += laneH;
+    }
+    if (v.lanes.empty())
+        return QStringLiteral("<p>%1</p>").arg(esc(v.note));
+    QString svg = QStringLiteral("<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2' font-family='sans-serif' "
+                                 "font-size='11'><rect width='100%' height='100%' fill='white'/>")
+                      .arg(width)
+                      .arg(height + 6);
+    const double plotW = width - label - 12;
+    int y = 10;
+    predictedSeen = measuredSeen = false;
+    for (const auto &lane : v.lanes) {
+        bool &seen = lane.predicted ? predictedSeen : measuredSeen;
+        const double span = lane.predicted ? v.predictedMs : v.measuredMs;
+        const double scale = span > 0 ? plotW / span : 0;
+        if (!seen) {
+            const double bubble = lane.predicted ? v.predictedBubble : v.measuredBubble;
+            const QString title = lane.predicted ? QStringLiteral("Predicted by the schedule simulator: %1 ms, bubble %2%")
+                                                       .arg(fmt(span), QString::number(bubble * 100, 'f', 1))
+                                                 : QStringLiteral("Measured, step %1: %2 ms, bubble %3%")
+                                                       .arg(QString::number(v.step), fmt(span), QString::number(bubble * 100, 'f', 1));
+            svg += QStringLiteral("<text x='4' y='%1' font-weight='bold' font-size='12'>%2</text>").arg(y + 14).arg(esc(title));
+            if (span > 0) {
+                const double tick = niceStep(span, 8);
+                for (double t = 0; t <= span + 1e-9; t += tick)
+                    svg += QStringLiteral("<text x='%1' y='%2' fill='#888' font-size='9'>%3</text>")
+                               .arg(label + t * scale, 0, 'f', 1)
+                               .arg(y + titleH - 4)
+                               .arg(QString::number(t, 'g', 4));
+            }
+            y += titleH;
+        }
+        seen = true;
+        svg += QStringLiteral("<text x='4' y='%1'>%2 (%3%)</text>")
+                   .arg(y + 13)
+                   .arg(esc(lane.label))
+                   .arg(lane.bubbleFraction * 100, 0, 'f', 0);
+        svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='#f4f4f4'/>").arg(label).arg(y).arg(plotW, 0, 'f', 1).arg(laneH - 4);
+        for (const auto &b : lane.bars) {
+            const char *colour = telemetry::timelineColour(b.kind);
+            const double h = b.compute ? laneH - 4 : (laneH - 4) / 3.0;
+            svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>%6 micro-batch %7, %8–%9 ms</title></rect>")
+                       .arg(label + b.startMs * scale, 0, 'f', 2)
+                       .arg(y + (laneH - 4) - h, 0, 'f', 1)
+                       .arg(std::max(0.8, (b.endMs - b.startMs) * scale), 0, 'f', 2)
+                       .arg(h, 0, 'f', 1)
+                       .arg(QString::fromLatin1(colour), esc(b.kind))
+                       .arg(b.microBatch)
+                       .arg(b.startMs, 0, 'f', 3)
+                       .arg(b.endMs, 0, 'f', 3);
+        }
+        y += laneH;
+    }
+    svg += QStringLiteral("</svg>");
+    return svg;
+}
+
+QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
+                         const ChartRenderer &chartRenderer, const QList<SpanRow> &spans, const TimelineRenderer &timelineRenderer)
+{
+    auto svgLineChart = [&](const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
+        return chartRenderer ? chartRenderer(title, xLabel, yLabel, series)
+                             : trellis::launcher::svgLineChart(title, xLabel, yLabel, series);
+    };
+    const RunSummary &r = run.run;
+    QMap<int, ChartSeries> loss, gradNorm, throughput, stepTime, lossScale;
+    qint64 skippedUpdates = 0;
+    struct RankAgg {
+        qint64 steps = 0;
+        double stepMs = 0, tokensPerS = 0, commMs = 0, lastLoss = 0;
+        qint64 peakRss = 0;
+    };
+    QMap<int, RankAgg> agg;
+    for (const StepRow &s : run.steps) {
+        const QString name = QStringLiteral("rank %1").arg(s.rank);
+        loss[s.rank].name = name;
+        loss[s.rank].points.append(QPointF(s.step, s.loss));
+        if (s.rank == 0) { // every rank reports the same global norm (and fp16's loss scale)
+            gradNorm[0].name = QStringLiteral("grad norm");
+            gradNorm[0].points.append(QPointF(s.step, s.gradNorm));
+            if (s.lossScale > 0) {
+                lossScale[0].name = QStringLiteral("loss scale");
+                lossScale[0].points.append(QPointF(s.step, s.lossScale));
+            }
+        }
+        skippedUpdates = std::max(skippedUpdates, s.skippedSteps);
+        throughput[s.rank].name = name;
+        throughput[s.rank].points.append(QPointF(s.step, s.tokensPerS));
+        stepTime[s.rank].name = name;
+        stepTime[s.rank].points.append(QPointF(s.step, s.stepMs));
+        auto &a = agg[s.rank];
+        ++a.steps;
+        a.stepMs += s.stepMs;
+        a.tokensPerS += s.tokensPerS;
+        a.commMs += s.commMs;
+        a.lastLoss = s.loss;
+        a.peakRss = std::max(a.peakRss, s.peakRss);
+    }
+
+    const QJsonObject plan = QJsonDocument::fromJson(run.planJson.toUtf8()).object();
+    const QJsonObject model = plan.value(QStringLiteral("model")).toObject();
+    const QJsonObject parallel = plan.value(QStringLiteral("parallel")).toObject();
+    const QJsonObject training = plan.value(QStringLiteral("training")).toObject();
+
+    QString h;
+    h += QStringLiteral("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Trellis run %1</title><style>"
+                        "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}"
+                        "table{border-collapse:collapse;margin:8px 0 20px}"
+                        "td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}"
+                        "th{background:#f3f3f3}td.l,th.l{text-align:left}"
+                        ".failed{color:#b00020}.completed{color:#0a7d28}pre{background:#f7f7f7;padding:8px;"
+                        "white-space:pre-wrap}.charts svg{margin:6px 12px 6px 0;border:1px solid #ddd}"
+                        "</style></head><body>")
+             .arg(esc(r.runId));
+    h += QStringLiteral("<h1>Trellis run %1</h1>").arg(esc(r.runId));
+    h += QStringLiteral("<p>Plan <b>%1</b> · target %2 · %3 ranks · status <b class='%4'>%4</b>")
+             .arg(esc(r.name.isEmpty() ? QStringLiteral("(unnamed)") : r.name), esc(r.target))
+             .arg(r.worldSize)
+             .arg(esc(r.status));
+    if (r.startedAt.isValid())
+        h += QStringLiteral(" · started %1").arg(r.startedAt.toString(Qt::ISODate));
+    if (r.endedAt.isValid() && r.startedAt.isValid())
+        h += QStringLiteral(" · %1 s").arg(r.startedAt.msecsTo(r.endedAt) / 1000.0, 0, 'f', 1);
+    h += QStringLiteral("</p>");
+    if (!r.error.isEmpty())
+        h += QStringLiteral("<h2>Failure</h2><pre class='failed'>%1</pre>").arg(esc(r.error));
+
+    h += QStringLiteral("<h2>Plan</h2><table>");
+    auto row = [&](const QString &k, const QString &v) {
+        h += QStringLiteral("<tr><th class='l'>%1</th><td class='l'>%2</td></tr>").arg(esc(k), esc(v));
+    };
+    row(QStringLiteral("model"), QStringLiteral("%1 layers, hidden %2, %3 heads, ffn %4, seq %5, vocab %6")
+                                     .arg(model.value(QStringLiteral("layers")).toInt())
+                                     .arg(model.value(QStringLiteral("hidden")).toInt())
+                                     .arg(model.value(QStringLiteral("heads")).toInt())
+                                     .arg(model.value(QStringLiteral("ffn")).toInt())
+                                     .arg(model.value(QStringLiteral("seq_len")).toInt())
+                                     .arg(model.value(QStringLiteral("vocab")).toInt()));
+    row(QStringLiteral("parallel"), QStringLiteral("dp %1 · tp %2 · pp %3 · cp %4 · ZeRO %5 · %6")
+                                        .arg(parallel.value(QStringLiteral("dp")).toInt())
+                                        .arg(parallel.value(QStringLiteral("tp")).toInt())
+                                        .arg(parallel.value(QStringLiteral("pp")).toInt())
+                                        .arg(parallel.value(QStringLiteral("cp")).toInt())
+                                        .arg(parallel.value(QStringLiteral("zero")).toInt())
+                                        .arg(parallel.value(QStringLiteral("precision")).toString()));
+    row(QStringLiteral("batch"), QStringLiteral("micro-batch %1 × %2 micro-batches × dp %3")
+                                     .arg(parallel.value(QStringLiteral("micro_batch_size")).toInt())
+                                     .arg(parallel.value(QStringLiteral("micro_batches")).toInt())
+                                     .arg(parallel.value(QStringLiteral("dp")).toInt()));
+    row(QStringLiteral("training"), QStringLiteral("%1 steps, lr %2 (warm-up %3, min %4), seed %5")
+                                        .arg(training.value(QStringLiteral("steps")).toInt())
+                                        .arg(training.value(QStringLiteral("lr")).toDouble())
+                                        .arg(training.value(QStringLiteral("warmup_steps")).toInt())
+                                        .arg(training.value(QStringLiteral("min_lr")).toDouble())
+                                        .arg(training.value(QStringLiteral("seed")).toVariant().toString()));
+    h += QStringLiteral("</table>");
+
+    // Loss summary: first and last step of rank 0 (every DP rank reports the global mean).
+    if (!run.steps.isEmpty()) {
+        const StepRow &first = run.steps.first();
+        const StepRow &last = run.steps.last();
+        h += QStringLiteral("<p>Loss %1 at step %2 → <b>%3</b> at step %4.</p>")
+                 .arg(first.loss, 0, 'f', 4)
+                 .arg(first.step)
+                 .arg(last.loss, 0, 'f', 4)
+                 .arg(last.step);
+    }
+
+    // Prediction (the cost model, for the plan as run) beside the measurement: the step-time parts
+    // (medians over steps of the median rank; the busiest rank for the prediction) and memory by
+    // category (the largest rank against the busiest stage).
+    {
+        std::map<qint64, std::vector<const StepRow *>> byStep;
+        for (const StepRow &s : run.steps)
+            byStep[s.step].push_back(&s);
+        ChartSeries computeLine{QStringLiteral("compute"), {}}, exposedLine{QStringLiteral("exposed communication"), {}},
+            bubbleLine{QStringLiteral("pipeline bubble"), {}}, idleLine{QStringLiteral("idle"), {}};
+        for (const auto &[step, rows] : byStep) {
+            std::vector<double> c, e, b, i;
+            for (const StepRow *s : rows) {
+                c.push_back(s->computeMs);
+                e.push_back(s->commExposedMs);
+                b.push_back(s->bubbleMs);
+                i.push_back(s->idleMs);
+            }
+            computeLine.points.append(QPointF(step, medianOf(c)));
+            exposedLine.points.append(QPointF(step, medianOf(e)));
+            bubbleLine.points.append(QPointF(step, medianOf(b)));
+            idleLine.points.append(QPointF(step, medianOf(i)));
+        }
+        const RunFigures measured = figuresOf(run, collectives);
+        const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
+        h += QStringLiteral("<h2>Prediction and measurement</h2><table><tr><th class='l'>per step</th><th>predicted ms</th>"
+                            "<th>measured ms (median)</th></tr>");
+        auto line = [&](const QString &what, double p, double m) {
+            h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>")
+                     .arg(esc(what), predicted.known ? QString::number(p, 'f', 1) : QStringLiteral("–"), QString::number(m, 'f', 1));
+        };
+        line(QStringLiteral("compute"), predicted.computeMs, measured.computeMs);
+        line(QStringLiteral("exposed communication"), predicted.exposedCommMs, measured.exposedCommMs);
+        line(QStringLiteral("pipeline bubble"), predicted.bubbleMs, measured.bubbleMs);
+        line(QStringLiteral("step (slowest rank)"), predicted.stepMs, measured.stepMs);
+        if (predicted.known && predicted.tokensPerStep > 0 && predicted.stepMs > 0) {
+            // Model FLOPs per second of the job: the plan's FLOPs per token × tokens/s.
+            const double perToken = predicted.modelFlopsPerStep / predicted.tokensPerStep;
+            const double predictedTflops = predicted.modelFlopsPerStep / (predicted.stepMs / 1000.0) / 1e12;
+            const double measuredTflops = measured.tokensPerS * perToken / 1e12;
+            h += QStringLiteral("<tr><th class='l'>model TFLOP/s (job)</th><td>%1</td><td>%2</td></tr>")
+                     .arg(predictedTflops, 0, 'g', 4)
+                     .arg(measuredTflops, 0, 'g', 4);
+            const double peak = predicted.peakFlopsPerDevice * predicted.devices;
+            if (peak > 0)
+                h += QStringLiteral("<tr><th class='l'>MFU</th><td>%1%</td><td>%2%</td></tr>")
+                         .arg(predictedTflops * 1e12 / peak * 100, 0, 'f', 1)
+                         .arg(measuredTflops * 1e12 / peak * 100, 0, 'f', 1);
+        }
+        h += QStringLiteral("</table>");
+        h += predicted.calibrated ? QStringLiteral("<p>Predicted with this machine's calibration (%1).</p>").arg(esc(calibrationPath))
+                                  : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
+                                                   "<code>trellis-cli calibrate</code> for this machine's.</p>");
+        if (predicted.known) {
+            qint64 mp = 0, mm = 0, mg = 0, mo = 0, ma = 0, mc = 0;
+            for (const StepRow &s : run.steps) {
+                mp = std::max(mp, s.memParameters);
+                mm = std::max(mm, s.memMaster);
+                mg = std::max(mg, s.memGradients);
+                mo = std::max(mo, s.memOptimizer);
+                ma = std::max(ma, s.memActivations);
+                mc = std::max(mc, s.memComm);
+            }
+            h += QStringLiteral("<table><tr><th class='l'>memory</th><th>predicted (busiest stage)</th><th>measured (largest rank)"
+                                "</th></tr>");
+            const std::tuple<QString, QString, qint64> rows[] = {
+                {QStringLiteral("parameters"), QStringLiteral("parameters"), mp},
+                {QStringLiteral("master weights (fp32)"), QStringLiteral("master weights"), mm},
+                {QStringLiteral("gradients"), QStringLiteral("gradients"), mg},
+                {QStringLiteral("optimizer"), QStringLiteral("optimizer"), mo},
+                {QStringLiteral("activations"), QStringLiteral("activations"), ma},
+                {QStringLiteral("communication buffers"), QStringLiteral("communication"), mc}};
+            for (const auto &[name, category, value] : rows) {
+                const auto it = predicted.memoryBytes.find(category);
+                const qint64 expected = it == predicted.memoryBytes.end() ? 0 : static_cast<qint64>(it->second);
+                if (category == QLatin1String("master weights") && expected == 0 && value == 0)
+                    continue; // fp32: the parameters are the masters
+                h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>").arg(esc(name), bytes(expected), bytes(value));
+            }
+            h += QStringLiteral("</table>");
+        }
+        h += QStringLiteral("<div class='charts'>");
+        h += svgLineChart(QStringLiteral("Step time breakdown (median rank)"), QStringLiteral("step"), QStringLiteral("ms"),
+                          {computeLine, exposedLine, bubbleLine, idleLine});
+        h += QStringLiteral("</div>");
+    }
+
+    // The pipeline: each stage's bubble measured (medians over its ranks and steps) against the
+    // schedule simulator's, and the newest traced step's timeline beside the predicted one.
+    if (parallel.value(QStringLiteral("pp")).toInt() > 1) {
+        const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
+        std::map<int, int> stageOf;
+        for (const RankRow &k : run.ranks)
+            stageOf[k.rank] = k.pp;
+        std::map<int, std::map<int, std::vector<double>>> fractions; // stage -> rank -> bubble / step
+        std::map<int, std::map<int, std::vector<double>>> stepMs;
+        for (const StepRow &s : run.steps)
+            if (const auto it = stageOf.find(s.rank); it != stageOf.end() && s.stepMs > 0) {
+                fractions[it->second][s.rank].push_back(s.bubbleMs / s.stepMs);
+                stepMs[it->second][s.rank].push_back(s.stepMs);
+            }
+        h += QStringLiteral("<h2>Pipeline</h2><table><tr><th>stage</th><th>ranks</th><th>step ms (median)</th>"
+                            "<th>bubble measured</th><th>bubble predicted</th></tr>");
+        for (const auto &[stage, byRank] : fractions) {
+            std::vector<double> f, ms;
+            for (const auto &[rank, values] : byRank) {
+                f.push_back(medianOf(values));
+                ms.push_back(medianOf(stepMs[stage][rank]));
+            }
+            const bool known = stage >= 0 && static_cast<std::size_t>(stage) < predicted.stageBubbleFraction.size();
+            h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4%</td><td>%5</td></tr>")
+                     .arg(stage)
+                     .arg(byRank.size())
+                     .arg(medianOf(ms), 0, 'f', 1)
+                     .arg(medianOf(f) * 100, 0, 'f', 1)
+                     .arg(known ? QString::number(predicted.stageBubbleFraction[static_cast<std::size_t>(stage)] * 100, 'f', 1) +
+                                      QLatin1Char('%')
+                                : QStringLiteral("–"));
+        }
+        h += QStringLiteral("</table>");
+        const telemetry::TimelineView timeline = telemetry::timelineOf(run.ranks, spans, predicted.timeline, predicted.bubbleFraction);
+        h += QStringLiteral("<p>Step timeline: one lane per stage (its lowest rank), forward blue, backward green, weight "
+                            "gradients purple, sends and receives grey; each part scaled to its own length.</p>");
+        h += timelineRenderer ? timelineRenderer(timeline) : svgTimeline(timeline);
+    }
+
+    h += QStringLiteral("<h2>Charts</h2><div class='charts'>");
+    h += svgLineChart(QStringLiteral("Loss"), QStringLiteral("step"), QStringLiteral("loss"), loss.values());
+    h += svgLineChart(QStringLiteral("Gradient norm (before clipping)"), QStringLiteral("step"), QStringLiteral("norm"),
+                      gradNorm.values());
+    h += svgLineChart(QStringLiteral("Throughput per rank"), QStringLiteral("step"), QStringLiteral("tokens/s"),
+                      throughput.values());
+    h += svgLineChart(QStringLiteral("Step time per rank"), QStringLiteral("step"), QStringLiteral("ms"), stepTime.values());
+    if (!lossScale.isEmpty())
+        h += svgLineChart(QStringLiteral("Loss scale (fp16): %1 update%2 skipped for overflow").arg(skippedUpdates).arg(skippedUpdates == 1 ? "" : "s"),
+                          QStringLiteral("step"), QStringLiteral("scale"), lossScale.values());
+    h += QStringLiteral("</div>");
+
+    h += QStringLiteral("<h2>Ranks</h2><table><tr><th>rank</th><th class='l'>host</th><th>pid</th><th class='l'>device</th>"
+                        "<th>dp</th><th>steps</th><th>final loss</th><th>mean step ms</th><th>mean tokens/s</th>"
+                        "<th>mean comm ms</th><th>peak RSS</th><th>exit</th><th>dropped</th></tr>");
+    QMap<int, RankRow> ranks;
+    for (const RankRow &k : run.ranks)
+        ranks[k.rank] = k;
+    for (int rank = 0; rank < std::max(r.worldSize, static_cast<int>(ranks.size())); ++rank) {
+        const RankRow k = ranks.value(rank);
+        const RankAgg a = agg.value(rank);
+        const double n = std::max<qint64>(1, a.steps);
+        h += QStringLiteral("<tr><td>%1</td><td class='l'>%2</td><td>%3</td><td class='l'>%4</td><td>%5</td><td>%6</td>"
+                            "<td>%7</td><td>%8</td><td>%9</td><td>%10</td><td>%11</td><td>%12</td><td>%13</td></tr>")
+                 .arg(rank)
+                 .arg(esc(k.host), k.pid ? QString::number(k.pid) : QString(), esc(k.device))
+                 .arg(k.dp)
+                 .arg(a.steps)
+                 .arg(a.steps ? QString::number(a.lastLoss, 'f', 4) : QString())
+                 .arg(a.stepMs / n, 0, 'f', 1)
+                 .arg(a.tokensPerS / n, 0, 'f', 0)
+                 .arg(a.commMs / n, 0, 'f', 2)
+                 .arg(a.peakRss ? bytes(a.peakRss) : QString())
+                 .arg(k.exitCode < 0 ? QStringLiteral("–") : QString::number(k.exitCode))
+                 .arg(k.dropped);
+    }
+    h += QStringLiteral("</table>");
+
+    if (!collectives.isEmpty()) {
+        struct CollAgg {
+            qint64 bytes = 0;
+            double ms = 0, bus = 0;
+            int n = 0;
+        };
+        QMap<QString, CollAgg> byOp;
+        for (const auto &c : collectives) {
+            auto &a = byOp[c.group + QLatin1Char('/') + c.op];
+            a.bytes += c.bytes;
+            a.ms += c.ms;
+            a.bus += c.busGBps;
+            ++a.n;
+        }
+        h += QStringLiteral("<h2>Collectives</h2><table><tr><th class='l'>group/op</th><th>records</th><th>total bytes</th>"
+                            "<th>total ms</th><th>mean bus GB/s</th></tr>");
+        for (auto it = byOp.begin(); it != byOp.end(); ++it)
+            h += QStringLiteral("<tr><td class='l'>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td></tr>")
+                     .arg(esc(it.key()))
+                     .arg(it->n)
+                     .arg(bytes(it->bytes))
+                     .arg(it->ms, 0, 'f', 1)
+                     .arg(it->n ? it->bus / it->n : 0.0, 0, 'f', 2);
+        h += QStringLiteral("</table>");
+    }
+
+    // Telemetry health: how much of each rank's telemetry reached the history.
+    h += QStringLiteral("<h2>Telemetry</h2><table><tr><th>rank</th><th>messages stored in sequence</th><th>Goodbye seq</th>"
+                        "<th>dropped at the rank</th><th>given up (lost)</th><th class='l'>complete</th></tr>");
+    for (const RankRow &k : run.ranks)
+        h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td class='l'>%6</td></tr>")
+                 .arg(k.rank)
+                 .arg(k.receivedSeq)
+                 .arg(k.goodbyeSeq < 0 ? QStringLiteral("–") : QString::number(k.goodbyeSeq))
+                 .arg(k.dropped)
+                 .arg(k.lost)
+                 .arg(k.goodbyeSeq >= 0 && k.receivedSeq == k.goodbyeSeq + 1 && k.dropped == 0 && k.lost == 0 ? QStringLiteral("yes")
+                                                                                                            : QStringLiteral("no"));
+    h += QStringLiteral("</table>");
+
+    if (!run.events.isEmpty()) {
+        h += QStringLiteral("<h2>Events</h2><table><tr><th>rank</th><th>step</th><th class='l'>kind</th>"
+                            "<th class='l'>message</th></tr>");
+        for (const EventRow &e : run.events)
+            h += QStringLiteral("<tr><td>%1</td><td>%2</td><td class='l'>%3</td><td class='l'>%4</td></tr>")
+                     .arg(e.rank < 0 ? QStringLiteral("–") : QString::number(e.rank))
+                     .arg(e.step)
+                     .arg(esc(e.kind), esc(e.message).replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+        h += QStringLiteral("</table>");
+    }
+    h += QStringLiteral("<p style='color:#888'>Generated by Trellis.</p></body></html>\n");
+    return h;
+}
+
+} // namespace trellis::launcher

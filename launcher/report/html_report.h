@@ -1,0 +1,43 @@
+// The HTML report of a run: plan summary, per-rank table, events and the loss and throughput
+// charts drawn as inline SVG, so the report is one self-contained file that renders the same in
+// any browser and needs no display to produce (the CLI writes it on headless nodes).
+#pragma once
+
+#include "launcher/run_types.h"
+#include "launcher/metrics/timeline.h"
+
+#include <QPointF>
+#include <QString>
+#include <QVector>
+
+#include <functional>
+
+namespace trellis::launcher {
+
+struct ChartSeries {
+    QString name;
+    QVector<QPointF> points;
+};
+
+// A round tick spacing (1, 2 or 5 × 10^n) giving about targetTicks ticks over range.
+double niceStep(double range, int targetTicks);
+
+QString svgLineChart(const QString &title, const QString &xLabel, const QString &yLabel,
+                     const QList<ChartSeries> &series, int width = 640, int height = 320);
+
+// calibrationPath: this machine's calibration (trellis-cli calibrate) for the prediction beside
+// the measurement; "" or a missing file: the cost model's default rates, said so in the report.
+// How a chart goes into the report: by default inline SVG (svgLineChart); the PDF report draws
+// images instead.
+using ChartRenderer = std::function<QString(const QString &title, const QString &xLabel, const QString &yLabel,
+                                            const QList<ChartSeries> &series)>;
+// The step timeline (measured beside predicted) as inline SVG; the PDF draws an image instead.
+QString svgTimeline(const telemetry::TimelineView &timeline, int width = 900);
+using TimelineRenderer = std::function<QString(const telemetry::TimelineView &timeline)>;
+// spans: the newest traced step's (HistoryDatabase::spansOfLastTracedStep), for the pipeline
+// section's timeline; empty: the prediction alone.
+QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath = {},
+                         const ChartRenderer &chart = {}, const QList<SpanRow> &spans = {},
+                         const TimelineRenderer &timelineRenderer = {});
+
+} // namespace trellis::launcher

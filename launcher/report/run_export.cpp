@@ -1,0 +1,243 @@
+// CSV and JSON exports; see run_export.h.
+#include "launcher/report/run_export.h"
+
+
+#include <algorithm>
+#include <limits>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+
+namespace trellis::launcher {
+
+QByteArray exportCsv(const RunData &run)
+{
+    QByteArray out = "run_id,rank,step,loss,step_ms,tokens_per_s,compute_ms,comm_ms,comm_exposed_ms,bubble_ms,"
+                     "idle_ms,tokens,grad_norm,lr,mem_parameters,mem_gradients,mem_optimizer,mem_activations,"
+                     "mem_comm,peak_rss,mem_master,loss_scale,skipped_steps,update_skipped\n";
+    const QByteArray runId = run.run.runId.toUtf8();
+    for (const StepRow &s : run.steps) {
+        out += runId + ',' + QByteArray::number(s.rank) + ',' + QByteArray::number(s.step) + ',' +
+               QByteArray::number(s.loss, 'g', 9) + ',' + QByteArray::number(s.stepMs, 'f', 3) + ',' +
+               QByteArray::number(s.tokensPerS, 'f', 1) + ',' + QByteArray::number(s.computeMs, 'f', 3) + ',' +
+               QByteArray::number(s.commMs, 'f', 3) + ',' + QByteArray::number(s.commExposedMs, 'f', 3) + ',' +
+               QByteArray::number(s.bubbleMs, 'f', 3) + ',' + QByteArray::number(s.idleMs, 'f', 3) + ',' +
+               QByteArray::number(s.tokens) + ',' + QByteArray::number(s.gradNorm, 'g', 6) + ',' +
+               QByteArray::number(s.lr, 'g', 6) + ',' + QByteArray::number(s.memParameters) + ',' +
+               QByteArray::number(s.memGradients) + ',' + QByteArray::number(s.memOptimizer) + ',' +
+               QByteArray::number(s.memActivations) + ',' + QByteArray::number(s.memComm) + ',' +
+               QByteArray::number(s.peakRss) + ',' + QByteArray::number(s.memMaster) + ',' +
+               QByteArray::number(s.lossScale, 'g', 9) + ',' + QByteArray::number(s.skippedSteps) + ',' +
+               (s.updateSkipped ? "1" : "0") + '\n';
+    }
+    return out;
+}
+
+QByteArray exportJson(const RunData &run)
+{
+    QJsonObject root;
+    const RunSummary &r = run.run;
+    root[QStringLiteral("run")] = QJsonObject{{QStringLiteral("id"), r.id},
+                                              {QStringLiteral("run_id"), r.runId},
+                                              {QStringLiteral("name"), r.name},
+                                              {QStringLiteral("target"), r.target},
+                                              {QStringLiteral("status"), r.status},
+                                              {QStringLiteral("world_size"), r.worldSize},
+                                              {QStringLiteral("total_steps"), r.totalSteps},
+                                              {QStringLiteral("started_at"), r.startedAt.toString(Qt::ISODateWithMs)},
+                                              {QStringLiteral("ended_at"), r.endedAt.toString(Qt::ISODateWithMs)},
+                                              {QStringLiteral("exit_code"), r.exitCode},
+                                              {QStringLiteral("error"), r.error}};
+    root[QStringLiteral("plan")] = QJsonDocument::fromJson(run.planJson.toUtf8()).object();
+    QJsonArray ranks;
+    for (const RankRow &k : run.ranks)
+        ranks.append(QJsonObject{{QStringLiteral("rank"), k.rank},
+                                 {QStringLiteral("host"), k.host},
+                                 {QStringLiteral("pid"), k.pid},
+                                 {QStringLiteral("device"), k.device},
+                                 {QStringLiteral("coords"), QJsonObject{{QStringLiteral("dp"), k.dp},
+                                                                        {QStringLiteral("tp"), k.tp},
+                                                                        {QStringLiteral("pp"), k.pp},
+                                                                        {QStringLiteral("cp"), k.cp}}},
+                                 {QStringLiteral("exit_code"), k.exitCode},
+                                 {QStringLiteral("dropped"), k.dropped}});
+    root[QStringLiteral("ranks")] = ranks;
+    QJsonArray steps;
+    for (const StepRow &s : run.steps)
+        steps.append(QJsonObject{{QStringLiteral("rank"), s.rank},
+                                 {QStringLiteral("step"), s.step},
+                                 {QStringLiteral("loss"), s.loss},
+                                 {QStringLiteral("step_ms"), s.stepMs},
+                                 {QStringLiteral("tokens_per_s"), s.tokensPerS},
+                                 {QStringLiteral("compute_ms"), s.computeMs},
+                                 {QStringLiteral("comm_ms"), s.commMs},
+                                 {QStringLiteral("comm_exposed_ms"), s.commExposedMs},
+                                 {QStringLiteral("tokens"), s.tokens},
+                                 {QStringLiteral("grad_norm"), s.gradNorm},
+                                 {QStringLiteral("lr"), s.lr},
+                                 {QStringLiteral("peak_rss"), s.peakRss},
+                                 {QStringLiteral("mem_master"), s.memMaster},
+                                 {QStringLiteral("loss_scale"), s.lossScale},
+                                 {QStringLiteral("skipped_steps"), s.skippedSteps},
+                                 {QStringLiteral("update_skipped"), s.updateSkipped}});
+    root[QStringLiteral("steps")] = steps;
+    QJsonArray events;
+    for (const EventRow &e : run.events)
+        events.append(QJsonObject{{QStringLiteral("rank"), e.rank},
+                                  {QStringLiteral("step"), e.step},
+                                  {QStringLiteral("kind"), e.kind},
+                                  {QStringLiteral("message"), e.message},
+                                  {QStringLiteral("at"), e.at.toString(Qt::ISODateWithMs)}});
+    root[QStringLiteral("events")] = events;
+    return QJsonDocument(root).toJson(QJsonDocument::Indented);
+}
+
+bool exportTable(const QString &name, const RunData &run, const QList<CollectiveRow> &collectives, const QList<SpanRow> &spans,
+                 ExportTable &out)
+{
+    out = {};
+    const QString runId = run.run.runId;
+    auto cols = [&](std::initializer_list<const char *> names) {
+        out.columns << QStringLiteral("run_id");
+        for (const char *n : names)
+            out.columns << QString::fromLatin1(n);
+    };
+    using V = QVariant;
+    if (name == QLatin1String("steps")) {
+        cols({"rank", "step", "loss", "step_ms", "tokens_per_s", "compute_ms", "comm_ms", "comm_exposed_ms", "bubble_ms", "idle_ms",
+              "tokens", "grad_norm", "lr", "loss_scale", "skipped_steps", "update_skipped"});
+        for (const StepRow &s : run.steps)
+            out.rows.append({runId, V(s.rank), V(s.step), V(s.loss), V(s.stepMs), V(s.tokensPerS), V(s.computeMs), V(s.commMs),
+                             V(s.commExposedMs), V(s.bubbleMs), V(s.idleMs), V(s.tokens), V(s.gradNorm), V(s.lr),
+                             V(s.lossScale), V(s.skippedSteps), V(s.updateSkipped ? 1 : 0)});
+    } else if (name == QLatin1String("memory")) {
+        cols({"rank", "step", "parameters", "master_weights", "gradients", "optimizer", "activations", "communication",
+              "peak_rss"});
+        for (const StepRow &s : run.steps)
+            out.rows.append({runId, V(s.rank), V(s.step), V(s.memParameters), V(s.memMaster), V(s.memGradients),
+                             V(s.memOptimizer), V(s.memActivations), V(s.memComm), V(s.peakRss)});
+    } else if (name == QLatin1String("collectives")) {
+        cols({"rank", "step", "group", "op", "bytes", "ms", "bus_gbps", "count"});
+        for (const CollectiveRow &c : collectives)
+            out.rows.append({runId, V(c.rank), V(c.step), c.group, c.op, V(c.bytes), V(c.ms), V(c.busGBps), V(c.count)});
+    } else if (name == QLatin1String("events")) {
+        cols({"rank", "step", "kind", "message", "at"});
+        for (const EventRow &e : run.events)
+            out.rows.append({runId, V(e.rank), V(e.step), e.kind, e.message, e.at.toString(Qt::ISODateWithMs)});
+    } else if (name == QLatin1String("spans")) {
+        cols({"rank", "step", "name", "start_ns", "end_ns", "micro_batch", "chunk"});
+        for (const SpanRow &s : spans)
+            out.rows.append({runId, V(s.rank), V(s.step), s.name, V(s.startNs), V(s.endNs), V(s.microBatch), V(s.stage)});
+    } else if (name == QLatin1String("ranks")) {
+        cols({"rank", "host", "pid", "device", "dp", "tp", "pp", "cp", "exit_code", "dropped", "received_seq", "goodbye_seq", "lost"});
+        for (const RankRow &k : run.ranks)
+            out.rows.append({runId, V(k.rank), k.host, V(k.pid), k.device, V(k.dp), V(k.tp), V(k.pp), V(k.cp),
+                             k.exitCode < 0 ? V() : V(k.exitCode), V(k.dropped), V(k.receivedSeq),
+                             k.goodbyeSeq < 0 ? V() : V(k.goodbyeSeq), V(k.lost)});
+    } else {
+        return false;
+    }
+    return true;
+}
+
+namespace {
+
+QByteArray csvField(const QVariant &v)
+{
+    if (v.isNull())
+        return {};
+    switch (v.typeId()) {
+    case QMetaType::Double:
+        return QByteArray::number(v.toDouble(), 'g', 10);
+    case QMetaType::Int:
+    case QMetaType::LongLong:
+        return QByteArray::number(v.toLongLong());
+    default: {
+        QByteArray text = v.toString().toUtf8();
+        if (text.contains(',') || text.contains('"') || text.contains('\n') || text.contains('\r'))
+            text = '"' + text.replace('"', "\"\"") + '"';
+        return text;
+    }
+    }
+}
+
+} // namespace
+
+QByteArray tableCsv(const ExportTable &table)
+{
+    QByteArray out = table.columns.join(QLatin1Char(',')).toUtf8() + '\n';
+    for (const QVariantList &row : table.rows) {
+        for (int i = 0; i < row.size(); ++i) {
+            if (i)
+                out += ',';
+            out += csvField(row[i]);
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+QByteArray tableJson(const ExportTable &table)
+{
+    QJsonArray rows;
+    for (const QVariantList &row : table.rows) {
+        QJsonObject o;
+        for (int i = 0; i < row.size() && i < table.columns.size(); ++i)
+            o.insert(table.columns[i], QJsonValue::fromVariant(row[i]));
+        rows.append(o);
+    }
+    return QJsonDocument(rows).toJson(QJsonDocument::Indented);
+}
+
+QString writeFileAtomically(const QString &path, const QByteArray &contents)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return QStringLiteral("%1: cannot be written (%2)").arg(path, file.errorString());
+    file.write(contents);
+    if (!file.commit())
+        return QStringLiteral("%1: write failed (%2)").arg(path, file.errorString());
+    return {};
+}
+
+QByteArray exportTrace(const RunData &run, const QList<SpanRow> &spans)
+{
+    QJsonArray events;
+    events.append(QJsonObject{{QStringLiteral("ph"), QStringLiteral("M")},
+                              {QStringLiteral("name"), QStringLiteral("process_name")},
+                              {QStringLiteral("pid"), 0},
+                              {QStringLiteral("args"), QJsonObject{{QStringLiteral("name"),
+                                                                    QStringLiteral("%1 (%2)").arg(run.run.name, run.run.runId)}}}});
+    for (const RankRow &r : run.ranks)
+        events.append(QJsonObject{
+            {QStringLiteral("ph"), QStringLiteral("M")},
+            {QStringLiteral("name"), QStringLiteral("thread_name")},
+            {QStringLiteral("pid"), 0},
+            {QStringLiteral("tid"), r.rank},
+            {QStringLiteral("args"),
+             QJsonObject{{QStringLiteral("name"), QStringLiteral("rank %1 (pp %2, dp %3, tp %4)").arg(r.rank).arg(r.pp).arg(r.dp).arg(r.tp)}}}});
+    qint64 origin = std::numeric_limits<qint64>::max();
+    for (const SpanRow &s : spans)
+        origin = std::min(origin, s.startNs);
+    for (const SpanRow &s : spans) {
+        QString label = s.name;
+        if (s.microBatch >= 0)
+            label += QStringLiteral(" %1").arg(s.microBatch);
+        events.append(QJsonObject{{QStringLiteral("ph"), QStringLiteral("X")},
+                                  {QStringLiteral("name"), label},
+                                  {QStringLiteral("cat"), s.name},
+                                  {QStringLiteral("pid"), 0},
+                                  {QStringLiteral("tid"), s.rank},
+                                  {QStringLiteral("ts"), double(s.startNs - origin) / 1000.0},
+                                  {QStringLiteral("dur"), double(s.endNs - s.startNs) / 1000.0},
+                                  {QStringLiteral("args"), QJsonObject{{QStringLiteral("step"), s.step},
+                                                                       {QStringLiteral("micro_batch"), s.microBatch},
+                                                                       {QStringLiteral("chunk"), s.stage}}}});
+    }
+    QJsonObject root{{QStringLiteral("traceEvents"), events}, {QStringLiteral("displayTimeUnit"), QStringLiteral("ms")}};
+    return QJsonDocument(root).toJson(QJsonDocument::Compact);
+}
+
+} // namespace trellis::launcher
