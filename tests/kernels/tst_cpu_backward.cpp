@@ -337,6 +337,28 @@ private slots:
         setKernelThreads(0);
     }
 
+    // Which vector ISAs the float checks below ran for: each one this CPU lacks is reported as
+    // skipped (ctest's summary and test.sh list it), never left out silently.
+    void vectorIsasChecked_data()
+    {
+        QTest::addColumn<QString>("isa");
+        for (const char *name : {"sse2", "avx2", "avx512"})
+            QTest::newRow(name) << QString::fromLatin1(name);
+    }
+    void vectorIsasChecked()
+    {
+        QFETCH(QString, isa);
+        const std::vector<const char *> here = isas();
+        const bool has = std::any_of(here.begin(), here.end(), [&](const char *n) { return isa == QLatin1String(n); });
+        if (!has)
+            QSKIP(qPrintable(QStringLiteral("this CPU has no %1: the float kernels were checked for the other ISAs only")
+                                 .arg(isa)));
+        const std::string original = kernelIsa();
+        QVERIFY(setKernelIsa(isa.toLatin1().constData()));
+        QCOMPARE(QString::fromLatin1(kernelIsa()), isa);
+        setKernelIsa(original.c_str());
+    }
+
     // ---- double precision against finite differences
 
     void linearFiniteDifferences()
