@@ -1,8 +1,8 @@
 // CPU kernels for the GPT trainer: row-major, templated on the scalar (float for training,
 // double for finite-difference gradient checks). GEMMs go through OpenBLAS. The float kernels are
 // vectorised (SSE2/AVX2/AVX-512 picked at run time, simd.h) and spread over the kernel threads
-// (parallel.h); the double ones are the plain reference loops (future CUDA kernels are checked
-// against these). "Accumulate" outputs are added to, so gradients of several micro-batches sum
+// (parallel.h); the double ones are the plain reference loops (the CUDA kernels, kernels/cuda/, are
+// checked against these). 16-bit GEMMs and conversions: half_gemm.h, half_ops.h. "Accumulate" outputs are added to, so gradients of several micro-batches sum
 // without extra buffers. Results are deterministic (the same inputs and thread count give
 // bit-identical outputs); the kernels other than GEMM give the same bits for any thread count.
 #pragma once

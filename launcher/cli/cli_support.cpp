@@ -43,7 +43,7 @@ const char *kUsage =
     "                                     shared folder and trainer; exit 1 when a check fails. With\n"
     "                                     --accept-host-key, first add those hosts' keys to known_hosts;\n"
     "                                     --hostfile: cluster.nodes from a hostfile (\"host slots=N ...\")\n"
-    "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--inject KIND@RANK:STEP] [--metrics-port P]\n"
+    "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--inject KIND@RANK:STEP[/ATTEMPT|/*]] [--metrics-port P]\n"
     "           [--run-id ID] [--hostfile FILE]\n"
     "                                     supervise the plan under mpirun on its launch.target (local;\n"
     "                                     ssh: preflight, staging, then mpirun over ssh; slurm: preflight,\n"

@@ -1,5 +1,6 @@
 // SQLite history: schema, migrations and read queries. See history_database.h.
 #include "launcher/history/history_database.h"
+#include "launcher/owner_only.h"
 
 #include "launcher/history/step_blocks.h"
 
@@ -194,10 +195,12 @@ QString HistoryDatabase::open(const QString &path, bool create)
     if (!info.exists()) {
         if (!create)
             return QStringLiteral("history database %1: no such file").arg(path);
-        if (!QDir().mkpath(info.absolutePath()))
+        // Owner-only whatever the umask: the history holds plans, hosts and output of the owner's
+        // runs (SQLite gives its -wal and -shm files the database's mode).
+        if (!makeOwnerOnlyPath(info.absolutePath()))
             return QStringLiteral("history database %1: cannot create folder %2").arg(path, info.absolutePath());
         QFile probe(path);
-        if (!probe.open(QIODevice::WriteOnly))
+        if (!probe.open(QIODevice::WriteOnly, QFile::ReadOwner | QFile::WriteOwner))
             return QStringLiteral("history database %1: cannot be created (%2)").arg(path, probe.errorString());
         probe.close();
     } else if (!info.isReadable()) {

@@ -1,5 +1,5 @@
-// Live series for the dashboards: per-rank ring buffers of step metrics, appended by the run
-// controller and read by charts. Threading: all methods are thread-safe (one mutex); readers
+// Live series for the dashboards: per-rank ring buffers of step metrics, appended by the live
+// feed (supervisor/run_feed.h, from the run's supervisor) and read by charts. Threading: all methods are thread-safe (one mutex); readers
 // copy what they need since a version they remember, so a replot never holds the lock long.
 #pragma once
 

@@ -27,101 +27,17 @@ QString RunController::adopt(const QString &runId, const QString &runDir, qint64
     auto loaded = plan::loadPlanFile(frozenPath.toStdString());
     if (!loaded)
         return QStringLiteral("cannot adopt run %1: %2").arg(runId, QString::fromStdString(loaded.errorText()));
-    m_plan = loaded.value();
+    const QString trainer = options.trainerPath.isEmpty() ? defaultTrainerPath(&loaded.value()) : options.trainerPath;
+    if (const QString e = beginSession(loaded.value(), runId, runDir, options, trainer); !e.isEmpty())
+        return e;
     m_frozenPlan = m_plan;
     m_frozenPath = frozenPath;
-    m_runId = runId;
-    m_runDir = runDir;
-    m_options = options;
-    m_trainer = options.trainerPath.isEmpty() ? defaultTrainerPath(&m_plan) : options.trainerPath;
-    m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : m_plan.launch.hangTimeoutS;
     m_attempt = attempt;
-    m_story.clear();
-    m_restartPending = false;
-    m_stopRequested = false;
-    m_exitCode = 0;
-    m_failure.clear();
-    m_stderrTail.clear();
-    m_logs.clear();
-    m_partial[0].clear();
-    m_partial[1].clear();
-    m_resumedFrom = 0;
-    m_lastCheckpointStep = 0;
-    for (const EventRow &e : history.events)
-        if (e.kind == QLatin1String("checkpoint"))
-            m_lastCheckpointStep = std::max(m_lastCheckpointStep, e.step);
-    m_alertSink.configure(m_plan.launch.alerts, m_runId);
-    m_divergence = DivergenceDetector();
-    m_progress = {};
-    m_progress.totalSteps = m_plan.training.steps;
-    std::map<int, StepRow> newest;
-    for (const StepRow &row : history.steps)
-        if (row.step >= newest[row.rank].step)
-            newest[row.rank] = row;
-    m_metrics.reset();
-    if (options.metricsPort >= 0) {
-        m_metrics = std::make_unique<MetricsEndpoint>([this] { return metricsText(); }, this);
-        if (const QString error = m_metrics->listen(static_cast<quint16>(options.metricsPort)); !error.isEmpty())
-            return error;
-    }
+    if (const QString e = reconnectTelemetry(history); !e.isEmpty())
+        return e;
+    resetDetectors();
+    restoreFromHistory(history);
 
-    // The receiver takes up where the history's committed telemetry ends; the ranks resend the rest.
-    std::map<quint32, quint64> cursor;
-    for (const RankRow &r : history.ranks)
-        cursor[static_cast<quint32>(r.rank)] = static_cast<quint64>(std::max<qint64>(0, r.receivedSeq));
-    // A remote run's receiver: the same address and keys as before (the ranks know only those).
-    m_target.reset();
-    m_telemetryBind.clear();
-    m_receiver->setCurve({});
-    if (m_plan.launch.target != plan::LaunchTarget::Local) {
-        QFile endpointFile(runDir + QStringLiteral("/telemetry.endpoint"));
-        std::string keyError;
-        const auto keys = proto::readCurveKeys((runDir + QStringLiteral("/telemetry.keys")).toStdString(), keyError);
-        if (!keys || !endpointFile.open(QIODevice::ReadOnly))
-            return QStringLiteral("cannot adopt run %1: %2").arg(runId, keys ? QStringLiteral("its telemetry endpoint is unknown") : QString::fromStdString(keyError));
-        m_receiver->setCurve(*keys);
-        m_options.telemetryEndpoint = QString::fromUtf8(endpointFile.readAll()).trimmed().toStdString();
-        m_telemetryBind = m_options.telemetryEndpoint;
-    }
-    {
-        QString error;
-        m_target = makeLaunchTarget(m_plan, targetOptionsFor(m_trainer, options, runDir), error);
-        if (!m_target)
-            return QStringLiteral("cannot adopt run %1: %2").arg(runId, error);
-        if (const QString e = m_target->reattach(runId); !e.isEmpty())
-            raiseEvent(QStringLiteral("warning"), -1, 0, e); // the job goes on; only a restart would need them
-        if (m_target->gathersCheckpoints())
-            m_lastCheckpointStep = newestCompleteCheckpoint(localCheckpointDir()); // what a restart can put back
-    }
-    const QString receiverError =
-        m_options.telemetryEndpoint.empty()
-            ? QStringLiteral("cannot adopt run %1: its telemetry endpoint is unknown").arg(runId)
-            : m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()),
-                                m_options.telemetryEndpoint, cursor);
-    if (!receiverError.isEmpty())
-        return receiverError;
-    m_hangs = std::make_unique<HangDetector>(m_plan, m_plan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
-    m_stragglers = std::make_unique<StragglerDetector>();
-    m_pids.clear();
-    m_latest = newest;
-    m_phase.clear();
-    m_silentSinceMs = -1;
-    m_clock.start();
-    for (const RankRow &r : history.ranks) {
-        m_hangs->hello(r.rank, r.host.toStdString());
-        m_stragglers->hello(r.rank, r.host.toStdString());
-        m_hosts[r.rank] = r.host;
-        m_pids[r.rank] = r.pid;
-        m_hangs->seen(r.rank, m_clock.elapsed());
-    }
-    if (!newest.empty()) {
-        qint64 minStep = std::numeric_limits<qint64>::max();
-        for (const auto &[rank, row] : newest)
-            minStep = std::min(minStep, row.step);
-        m_progress.step = minStep;
-        m_progress.loss = newest.begin()->second.loss;
-        m_progress.ranksReporting = static_cast<int>(newest.size());
-    }
     m_commandLine = QStringLiteral("(adopted: job keeper pid %1)").arg(keeperPid);
     m_settled = false;
     m_job = std::make_unique<JobProcess>();
@@ -138,6 +54,66 @@ QString RunController::adopt(const QString &runId, const QString &runDir, qint64
     m_sinceProgress.start();
     m_watchdog.start();
     return {};
+}
+
+QString RunController::reconnectTelemetry(const RunData &history)
+{
+    // The receiver takes up where the history's committed telemetry ends; the ranks resend the rest.
+    std::map<quint32, quint64> cursor;
+    for (const RankRow &r : history.ranks)
+        cursor[static_cast<quint32>(r.rank)] = static_cast<quint64>(std::max<qint64>(0, r.receivedSeq));
+    // A remote run's receiver: the same address and keys as before (the ranks know only those).
+    m_target.reset();
+    m_telemetryBind.clear();
+    m_receiver->setCurve({});
+    if (m_plan.launch.target != plan::LaunchTarget::Local) {
+        QFile endpointFile(m_runDir + QStringLiteral("/telemetry.endpoint"));
+        std::string keyError;
+        const auto keys = proto::readCurveKeys((m_runDir + QStringLiteral("/telemetry.keys")).toStdString(), keyError);
+        if (!keys || !endpointFile.open(QIODevice::ReadOnly))
+            return QStringLiteral("cannot adopt run %1: %2")
+                .arg(m_runId, keys ? QStringLiteral("its telemetry endpoint is unknown") : QString::fromStdString(keyError));
+        m_receiver->setCurve(*keys);
+        m_options.telemetryEndpoint = QString::fromUtf8(endpointFile.readAll()).trimmed().toStdString();
+        m_telemetryBind = m_options.telemetryEndpoint;
+    }
+    QString error;
+    m_target = makeLaunchTarget(m_plan, targetOptionsFor(m_trainer, m_options, m_runDir), error);
+    if (!m_target)
+        return QStringLiteral("cannot adopt run %1: %2").arg(m_runId, error);
+    if (const QString e = m_target->reattach(m_runId); !e.isEmpty())
+        raiseEvent(QStringLiteral("warning"), -1, 0, e); // the job goes on; only a restart would need them
+    if (m_options.telemetryEndpoint.empty())
+        return QStringLiteral("cannot adopt run %1: its telemetry endpoint is unknown").arg(m_runId);
+    return m_receiver->start(m_runId.toStdString(), static_cast<quint32>(m_plan.parallel.worldSize()),
+                             m_options.telemetryEndpoint, cursor);
+}
+
+void RunController::restoreFromHistory(const RunData &history)
+{
+    for (const EventRow &e : history.events)
+        if (e.kind == QLatin1String("checkpoint"))
+            m_lastCheckpointStep = std::max(m_lastCheckpointStep, e.step);
+    if (m_target->gathersCheckpoints())
+        m_lastCheckpointStep = newestCompleteCheckpoint(localCheckpointDir()); // what a restart can put back
+    for (const StepRow &row : history.steps)
+        if (row.step >= m_latest[row.rank].step)
+            m_latest[row.rank] = row;
+    for (const RankRow &r : history.ranks) {
+        m_hangs->hello(r.rank, r.host.toStdString());
+        m_stragglers->hello(r.rank, r.host.toStdString());
+        m_hosts[r.rank] = r.host;
+        m_pids[r.rank] = r.pid;
+        m_hangs->seen(r.rank, m_clock.elapsed());
+    }
+    if (!m_latest.empty()) {
+        qint64 minStep = std::numeric_limits<qint64>::max();
+        for (const auto &[rank, row] : m_latest)
+            minStep = std::min(minStep, row.step);
+        m_progress.step = minStep;
+        m_progress.loss = m_latest.begin()->second.loss;
+        m_progress.ranksReporting = static_cast<int>(m_latest.size());
+    }
 }
 
 } // namespace trellis::launcher

@@ -1,5 +1,7 @@
 // See run_controller.h.
 #include "launcher/run/run_controller.h"
+#include "launcher/run/injected_fault.h"
+#include "launcher/owner_only.h"
 #include "launcher/targets/launch_target.h"
 
 #include "launcher/ingest/telemetry_receiver.h"
@@ -110,66 +112,33 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
     if (const plan::Diagnostics unsupported = plan::checkTrainerSupport(thePlan); !unsupported.empty())
         return QString::fromStdString(unsupported.front().toString()) +
                (unsupported.size() > 1 ? QStringLiteral(" (and %1 more)").arg(unsupported.size() - 1) : QString());
-
-    m_plan = thePlan;
-    m_runId = options.runId.isEmpty() ? newRunId() : options.runId;
-    m_stderrTail.clear();
-    m_latest.clear();
-    m_phase.clear();
-    m_logs.clear();
-    m_progress = {};
-    m_progress.totalSteps = thePlan.training.steps;
-    m_exitCode = 0;
-    m_failure.clear();
-    m_stopRequested = false;
-    m_partial[0].clear();
-    m_partial[1].clear();
-    m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : thePlan.launch.hangTimeoutS;
     const QString trainer = options.trainerPath.isEmpty() ? defaultTrainerPath(&thePlan) : options.trainerPath;
     if (options.jobProgram.isEmpty() && !QFileInfo(trainer).isExecutable())
         return QStringLiteral("trainer not found or not executable: %1").arg(trainer);
+    if (QString error; trainerArgsForAttempt(options.extraTrainerArgs, 1, error), !error.isEmpty())
+        return error;
 
-    // The ranks read a frozen copy of the plan, with relative data paths made absolute, so
-    // editing the plan during a run changes nothing and the history keeps what really ran.
     // Run folders live beside the history database they belong to.
     QString runsDir = options.runsDirectory;
     if (runsDir.isEmpty())
         runsDir = (m_writer ? QFileInfo(m_writer->path()).absolutePath()
                             : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)) +
                   QStringLiteral("/runs");
-    m_runDir = runsDir + QLatin1Char('/') + m_runId;
-    if (!QDir().mkpath(m_runDir))
+    const QString runId = options.runId.isEmpty() ? newRunId() : options.runId;
+    if (const QString e = beginSession(thePlan, runId, runsDir + QLatin1Char('/') + runId, options, trainer); !e.isEmpty())
+        return e;
+    // The ranks read a frozen copy of the plan, with relative data paths made absolute, so
+    // editing the plan during a run changes nothing and the history keeps what really ran.
+    if (!makeOwnerOnlyPath(m_runDir))
         return QStringLiteral("cannot create run folder %1").arg(m_runDir);
     const plan::Plan frozen = withAbsolutePaths(thePlan, planPath);
     const QString frozenPath = m_runDir + QStringLiteral("/plan.json");
+    prepareOwnerOnlyFile(frozenPath);
     if (auto saved = plan::savePlanFile(frozen, frozenPath.toStdString()); !saved)
         return QString::fromStdString(saved.errorText());
-
-    m_options = options;
-    m_trainer = trainer;
     m_frozenPath = frozenPath;
     m_frozenPlan = frozen;
-    m_attempt = 0;
-    m_story.clear();
-    m_restartPending = false;
-    m_lastCheckpointStep = 0;
-    if (m_gathering.valid())
-        m_gathering.wait();
-    m_gathering = {};
-    m_gatheringStep = 0;
-    m_gatherNext = 0;
-    m_resumedFrom = 0;
-    m_firstTelemetryMs = -1;
-    m_alertCounts.clear();
-    m_busGbps.clear();
-    m_divergence = DivergenceDetector();
-    m_alertSink.configure(thePlan.launch.alerts, m_runId);
-    m_metrics.reset();
-    if (options.metricsPort >= 0) {
-        m_metrics = std::make_unique<MetricsEndpoint>([this] { return metricsText(); }, this);
-        if (const QString error = m_metrics->listen(static_cast<quint16>(options.metricsPort)); !error.isEmpty())
-            return error;
-    }
+
     // The launch target checks its hosts and puts the run's files there before anything starts.
     if (const QString e = prepareTarget(frozen, trainer, options); !e.isEmpty())
         return e;
@@ -183,6 +152,62 @@ QString RunController::start(const plan::Plan &thePlan, const QString &planPath,
         return error;
     }
     return {};
+}
+
+QString RunController::beginSession(const plan::Plan &thePlan, const QString &runId, const QString &runDir,
+                                    const RunOptions &options, const QString &trainer)
+{
+    ownerOnlyUmask(); // what the run and its processes write is the owner's alone
+    m_plan = thePlan;
+    m_runId = runId;
+    m_runDir = runDir;
+    m_options = options;
+    m_trainer = trainer;
+    m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : thePlan.launch.hangTimeoutS;
+    m_stderrTail.clear();
+    m_latest.clear();
+    m_phase.clear();
+    m_logs.clear();
+    m_partial[0].clear();
+    m_partial[1].clear();
+    m_progress = {};
+    m_progress.totalSteps = thePlan.training.steps;
+    m_exitCode = 0;
+    m_failure.clear();
+    m_stopRequested = false;
+    m_attempt = 0;
+    m_story.clear();
+    m_restartPending = false;
+    m_lastCheckpointStep = 0;
+    m_resumedFrom = 0;
+    if (m_gathering.valid())
+        m_gathering.wait();
+    m_gathering = {};
+    m_gatheringStep = 0;
+    m_gatherNext = 0;
+    m_firstTelemetryMs = -1;
+    m_alertCounts.clear();
+    m_busGbps.clear();
+    m_divergence = DivergenceDetector();
+    m_alertSink.configure(thePlan.launch.alerts, m_runId);
+    m_metrics.reset();
+    if (options.metricsPort >= 0) {
+        m_metrics = std::make_unique<MetricsEndpoint>([this] { return metricsText(); }, this);
+        if (const QString error = m_metrics->listen(static_cast<quint16>(options.metricsPort)); !error.isEmpty())
+            return error;
+    }
+    return {};
+}
+
+void RunController::resetDetectors()
+{
+    m_hangs = std::make_unique<HangDetector>(m_plan, m_plan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
+    m_stragglers = std::make_unique<StragglerDetector>();
+    m_pids.clear();
+    m_latest.clear();
+    m_phase.clear();
+    m_silentSinceMs = -1;
+    m_clock.start();
 }
 
 TargetOptions RunController::targetOptionsFor(const QString &trainer, const RunOptions &options, const QString &runDir)
@@ -212,7 +237,7 @@ QString RunController::prepareTarget(const plan::Plan &frozen, const QString &tr
         return {}; // mpirun here (checked at its start), telemetry on the run's private socket
     const Preflight preflight = m_target->preflight();
     QFile table(m_runDir + QStringLiteral("/preflight.txt"));
-    if (table.open(QIODevice::WriteOnly | QIODevice::Truncate))
+    if (table.open(QIODevice::WriteOnly | QIODevice::Truncate, kOwnerOnlyFile))
         table.write(preflight.table().toUtf8());
     if (!preflight.passed())
         return QStringLiteral("preflight failed, nothing was started:\n%1").arg(preflight.failures());
@@ -246,17 +271,11 @@ QString RunController::launchAttempt(bool resume)
         // A remote run's endpoint (its port chosen now), for a supervisor that adopts the run.
         m_telemetryBind = m_receiver->endpoint();
         QFile endpointFile(m_runDir + QStringLiteral("/telemetry.endpoint"));
-        if (endpointFile.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        if (endpointFile.open(QIODevice::WriteOnly | QIODevice::Truncate, kOwnerOnlyFile))
             endpointFile.write(QByteArray::fromStdString(m_telemetryBind) + '\n');
     }
-    m_hangs = std::make_unique<HangDetector>(m_plan, m_plan.telemetry.heartbeatMs, qint64(m_hangTimeoutS) * 1000);
-    m_stragglers = std::make_unique<StragglerDetector>();
+    resetDetectors();
     m_batchJob = {};
-    m_pids.clear();
-    m_latest.clear();
-    m_phase.clear();
-    m_silentSinceMs = -1;
-    m_clock.start();
 
     LaunchRequest request;
     request.mpirunPath = m_options.mpirunPath;
@@ -264,7 +283,9 @@ QString RunController::launchAttempt(bool resume)
     request.planPath = m_frozenPath;
     request.runId = m_runId;
     request.endpoint = QString::fromStdString(m_receiver->endpoint());
-    request.extraTrainerArgs = m_options.extraTrainerArgs;
+    // An injected fault reaches the attempts it names (the first only, unless it says otherwise).
+    QString injectError;
+    request.extraTrainerArgs = trainerArgsForAttempt(m_options.extraTrainerArgs, m_attempt + 1, injectError);
     if (resume)
         request.extraTrainerArgs << QStringLiteral("--resume");
     request.availableCores = QThread::idealThreadCount();
@@ -368,7 +389,7 @@ void RunController::handleLine(const QString &rawLine, bool isStderr, bool repla
     auto &log = m_logs[rank];
     if (!log) {
         log = std::make_unique<QFile>(m_runDir + (rank < 0 ? QStringLiteral("/mpirun.log") : QStringLiteral("/rank-%1.log").arg(rank)));
-        if (!log->open(QIODevice::WriteOnly | QIODevice::Append))
+        if (!log->open(QIODevice::WriteOnly | QIODevice::Append, kOwnerOnlyFile))
             log.reset();
     }
     if (log)

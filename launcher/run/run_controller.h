@@ -28,6 +28,10 @@
 #include <tuple>
 #include <memory>
 
+namespace trellis::proto {
+class Envelope;
+}
+
 namespace trellis::launcher {
 
 class TelemetryReceiver;
@@ -39,7 +43,7 @@ struct RunOptions {
     QString trainerPath;              // default: trellis-trainer beside the application
     QString mpirunPath = QStringLiteral("mpirun");
     QString runsDirectory;            // default: runs/ beside the history database
-    QStringList extraTrainerArgs;     // e.g. fault injection for tests
+    QStringList extraTrainerArgs;     // e.g. {"--inject", "crash@1:5"}: see injected_fault.h
     int hangTimeoutS = 0;             // 0: the plan's launch.hang_timeout_s
     int metricsPort = -1;             // Prometheus endpoint on 127.0.0.1: -1 none, 0 any free port
     QString runId;                    // "" : a new one (newRunId())
@@ -127,12 +131,29 @@ signals:
 private:
     void setState(RunState state);
     void drainTelemetry();
+    // One batch's messages, by kind (run_telemetry.cpp).
+    void onHello(int rank, const proto::Envelope &e);
+    StepRow onStep(int rank, const proto::Envelope &e);
+    void onCollective(int rank, const proto::Envelope &e);
+    void onSpans(int rank, const proto::Envelope &e);
+    void onRankEvent(int rank, const proto::Envelope &e);
+    void onHeartbeat(int rank, const proto::Envelope &e);
+    void onGoodbye(int rank, const proto::Envelope &e);
+    void updateProgress();
+    void acknowledgeAfterCommit();
     void connectJob();
     void onOutput(bool isStderr, const QByteArray &data, bool replay);
     void onProcessFinished(int exitCode, bool crashed);
     void checkWatchdog();
     void terminateJob(const QString &message); // a hang found by the old watchdog: restart or fail
     QString launchAttempt(bool resume);
+    // What start() and adopt() share: the session's plan, folder and options, everything a previous
+    // run left cleared, the alert sink and metrics endpoint set up. "" or why not.
+    QString beginSession(const plan::Plan &plan, const QString &runId, const QString &runDir, const RunOptions &options,
+                         const QString &trainer);
+    void resetDetectors(); // fresh hang and straggler detectors, per-rank state cleared, the clock started
+    void restoreFromHistory(const RunData &history); // adopt(): checkpoints, newest steps, progress
+    QString reconnectTelemetry(const RunData &history); // adopt(): the target and the receiver where the ranks send
     // The plan's launch target (none for local runs): preflight, telemetry keys, staging. "" or why not.
     static TargetOptions targetOptionsFor(const QString &trainer, const RunOptions &options, const QString &runDir);
     QString prepareTarget(const plan::Plan &frozen, const QString &trainer, const RunOptions &options);        // starts mpirun (and the receiver) for this attempt

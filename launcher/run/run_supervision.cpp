@@ -3,6 +3,7 @@
 // elastic shrinking), alerts and the Prometheus exposition. Split from run_controller.cpp, which
 // keeps the launch, the telemetry and the process plumbing.
 #include "launcher/run/run_controller.h"
+#include "launcher/owner_only.h"
 #include "launcher/supervisor/feed_publisher.h"
 #include "launcher/supervisor/job_process.h"
 
@@ -243,6 +244,7 @@ QString RunController::shrinkAroundNodeOf(int rank)
     if (plan::hasErrors(plan::validatePlan(next)))
         return {};
     const QString path = m_runDir + QStringLiteral("/plan-attempt-%1.json").arg(m_attempt);
+    prepareOwnerOnlyFile(path);
     if (auto saved = plan::savePlanFile(next, path.toStdString()); !saved)
         return {};
     const QString note = QStringLiteral("node %1 (%2) excluded; dp %3 -> %4, micro-batches %5 -> %6")

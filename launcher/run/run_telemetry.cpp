@@ -30,147 +30,183 @@ void RunController::drainTelemetry()
         if (m_hangs)
             m_hangs->seen(rank, m_clock.elapsed());
         switch (e.payload_case()) {
-        case proto::Envelope::kHello: {
-            const auto &h = e.hello();
-            if (m_hangs)
-                m_hangs->hello(rank, h.host());
-            m_hosts[rank] = QString::fromStdString(h.host());
-            if (m_stragglers)
-                m_stragglers->hello(rank, h.host());
-            m_pids[rank] = h.pid();
-            RankRow r;
-            r.rank = rank;
-            r.host = QString::fromStdString(h.host());
-            r.pid = h.pid();
-            r.device = QString::fromStdString(h.device());
-            r.dp = static_cast<int>(h.coords().dp());
-            r.tp = static_cast<int>(h.coords().tp());
-            r.pp = static_cast<int>(h.coords().pp());
-            r.cp = static_cast<int>(h.coords().cp());
-            record(RankOp{m_runId, r});
-            if (m_state == RunState::Launching)
-                setState(RunState::Running);
-            m_sinceProgress.restart();
+        case proto::Envelope::kHello:
+            onHello(rank, e);
             break;
-        }
-        case proto::Envelope::kStep: {
-            const StepRow row = stepRowFrom(e);
-            stepRows.rows.push_back(row);
-            if (auto experts = expertLoadFrom(e))
-                record(ExpertLoadOp{m_runId, std::move(*experts)});
-            m_latest[rank] = row;
-            if (m_stragglers)
-                for (const StragglerReport &report : m_stragglers->step(rank, row.step, row.computeMs))
-                    raiseEvent(QStringLiteral("straggler"), report.rank, report.step, QString::fromStdString(report.message));
-            if (rank == 0)
-                if (const auto diverging = m_divergence.loss(row.step, row.loss))
-                    raiseEvent(QStringLiteral("divergence"), rank, row.step, *diverging);
+        case proto::Envelope::kStep:
+            stepRows.rows.push_back(onStep(rank, e));
             ++steps;
-            if (m_state == RunState::Launching)
-                setState(RunState::Running);
-            m_progress.loss = row.loss;
             break;
-        }
-        case proto::Envelope::kCollective: {
-            const auto &c = e.collective();
-            m_busGbps[{rank, QString::fromStdString(c.group()), QString::fromStdString(c.op())}] = c.bus_gbps();
-            record(CollectiveOp{m_runId, CollectiveRow{rank, static_cast<qint64>(c.step()), QString::fromStdString(c.group()),
-                                                       QString::fromStdString(c.op()), static_cast<qint64>(c.bytes()),
-                                                       c.ms(), c.bus_gbps(), static_cast<int>(c.count())}});
+        case proto::Envelope::kCollective:
+            onCollective(rank, e);
             break;
-        }
-        case proto::Envelope::kSpans: {
-            SpansOp op{m_runId, {}};
-            for (const auto &sp : e.spans().spans())
-                op.rows.append(SpanRow{rank, static_cast<qint64>(e.spans().step()), QString::fromStdString(sp.name()),
-                                       sp.start_ns(), sp.end_ns(), sp.micro_batch(), sp.stage()});
-            record(std::move(op));
+        case proto::Envelope::kSpans:
+            onSpans(rank, e);
             break;
-        }
-        case proto::Envelope::kEvent: {
-            const auto &ev = e.event();
-            if (ev.kind() == proto::Event::CHECKPOINT) {
-                if (m_target && m_target->gathersCheckpoints())
-                    gatherCheckpoint(static_cast<qint64>(ev.step())); // counts once it is here
-                else
-                    m_lastCheckpointStep = std::max<qint64>(m_lastCheckpointStep, static_cast<qint64>(ev.step()));
-            }
-            if (ev.kind() == proto::Event::RESTART)
-                m_resumedFrom = static_cast<qint64>(ev.step()); // what the trainer really resumed from
-            if (ev.kind() == proto::Event::NON_FINITE && rank == 0)
-                raise(QStringLiteral("nan"), static_cast<qint64>(ev.step()), QString::fromStdString(ev.message()));
-            record(EventOp{m_runId, EventRow{rank, static_cast<qint64>(ev.step()), eventKind(ev.kind()),
-                                             QString::fromStdString(ev.message()), QDateTime::currentDateTimeUtc()}});
+        case proto::Envelope::kEvent:
+            onRankEvent(rank, e);
             break;
-        }
-        case proto::Envelope::kHeartbeat: {
-            const auto &hb = e.heartbeat();
-            m_phase[rank] = QString::fromStdString(hb.phase());
-            if (m_hangs) {
-                RankPulse pulse;
-                pulse.step = hb.step();
-                pulse.phase = hb.phase();
-                pulse.inCollective = !hb.collective_op().empty();
-                pulse.group = hb.collective_group();
-                pulse.op = hb.collective_op();
-                pulse.call = hb.collective_call();
-                pulse.bytes = hb.collective_bytes();
-                pulse.sinceNs = hb.collective_since_ns();
-                m_hangs->heartbeat(rank, m_clock.elapsed(), pulse);
-            }
+        case proto::Envelope::kHeartbeat:
+            onHeartbeat(rank, e);
             break;
-        }
-        case proto::Envelope::kGoodbye: {
-            RankRow r;
-            r.rank = rank;
-            r.goodbyeSeq = static_cast<qint64>(e.seq());
-            r.exitCode = e.goodbye().exit_code();
-            r.dropped = static_cast<qint64>(e.dropped());
-            record(RankOp{m_runId, r});
-            if (m_hangs)
-                m_hangs->goodbye(rank);
+        case proto::Envelope::kGoodbye:
+            onGoodbye(rank, e);
             break;
-        }
         default:
             break;
         }
     }
-    // Progress, once per batch (not per message: the work would grow with ranks × rate): the step
-    // every rank has finished; throughput summed over ranks.
-    if (steps > 0) {
-        const qint64 previous = m_progress.step;
-        qint64 minStep = std::numeric_limits<qint64>::max();
-        double tokens = 0, slowest = 0;
-        for (const auto &[r, s] : m_latest) {
-            minStep = std::min(minStep, s.step);
-            tokens += s.tokensPerS;
-            slowest = std::max(slowest, s.stepMs);
-        }
-        m_progress.step = minStep;
-        m_progress.tokensPerS = tokens;
-        m_progress.stepMs = slowest;
-        m_progress.ranksReporting = static_cast<int>(m_latest.size());
-        if (m_progress.step != previous)
-            m_sinceProgress.restart();
-    }
+    if (steps > 0)
+        updateProgress();
     if (!stepRows.rows.empty())
         record(std::move(stepRows));
-    // Acknowledge to the ranks once all of the above is committed (they keep it until then).
-    if (m_writer && !envelopes.empty()) {
-        const auto cursor = m_receiver->cursor();
-        CursorOp op{m_runId, {}, {}, false, {}};
-        for (const auto &[rank, next] : cursor)
-            op.nextSeq[static_cast<int>(rank)] = next;
-        for (const auto &[rank, lost] : m_receiver->lostByRank())
-            op.lost[static_cast<int>(rank)] = lost;
-        op.afterCommit = [receiver = std::weak_ptr<TelemetryReceiver>(m_receiver), generation = m_receiver->generation(), cursor] {
-            if (const auto r = receiver.lock())
-                r->acknowledge(generation, cursor);
-        };
-        record(std::move(op));
-    }
+    if (m_writer && !envelopes.empty())
+        acknowledgeAfterCommit();
     if (steps > 0)
         emit stepsArrived(steps);
+}
+
+void RunController::onHello(int rank, const proto::Envelope &e)
+{
+    const auto &h = e.hello();
+    if (m_hangs)
+        m_hangs->hello(rank, h.host());
+    m_hosts[rank] = QString::fromStdString(h.host());
+    if (m_stragglers)
+        m_stragglers->hello(rank, h.host());
+    m_pids[rank] = h.pid();
+    RankRow r;
+    r.rank = rank;
+    r.host = QString::fromStdString(h.host());
+    r.pid = h.pid();
+    r.device = QString::fromStdString(h.device());
+    r.dp = static_cast<int>(h.coords().dp());
+    r.tp = static_cast<int>(h.coords().tp());
+    r.pp = static_cast<int>(h.coords().pp());
+    r.cp = static_cast<int>(h.coords().cp());
+    record(RankOp{m_runId, r});
+    if (m_state == RunState::Launching)
+        setState(RunState::Running);
+    m_sinceProgress.restart();
+}
+
+StepRow RunController::onStep(int rank, const proto::Envelope &e)
+{
+    const StepRow row = stepRowFrom(e);
+    if (auto experts = expertLoadFrom(e))
+        record(ExpertLoadOp{m_runId, std::move(*experts)});
+    m_latest[rank] = row;
+    if (m_stragglers)
+        for (const StragglerReport &report : m_stragglers->step(rank, row.step, row.computeMs))
+            raiseEvent(QStringLiteral("straggler"), report.rank, report.step, QString::fromStdString(report.message));
+    if (rank == 0)
+        if (const auto diverging = m_divergence.loss(row.step, row.loss))
+            raiseEvent(QStringLiteral("divergence"), rank, row.step, *diverging);
+    if (m_state == RunState::Launching)
+        setState(RunState::Running);
+    m_progress.loss = row.loss;
+    return row;
+}
+
+void RunController::onCollective(int rank, const proto::Envelope &e)
+{
+    const auto &c = e.collective();
+    m_busGbps[{rank, QString::fromStdString(c.group()), QString::fromStdString(c.op())}] = c.bus_gbps();
+    record(CollectiveOp{m_runId, CollectiveRow{rank, static_cast<qint64>(c.step()), QString::fromStdString(c.group()),
+                                               QString::fromStdString(c.op()), static_cast<qint64>(c.bytes()), c.ms(),
+                                               c.bus_gbps(), static_cast<int>(c.count())}});
+}
+
+void RunController::onSpans(int rank, const proto::Envelope &e)
+{
+    SpansOp op{m_runId, {}};
+    for (const auto &sp : e.spans().spans())
+        op.rows.append(SpanRow{rank, static_cast<qint64>(e.spans().step()), QString::fromStdString(sp.name()), sp.start_ns(),
+                               sp.end_ns(), sp.micro_batch(), sp.stage()});
+    record(std::move(op));
+}
+
+void RunController::onRankEvent(int rank, const proto::Envelope &e)
+{
+    const auto &ev = e.event();
+    if (ev.kind() == proto::Event::CHECKPOINT) {
+        if (m_target && m_target->gathersCheckpoints())
+            gatherCheckpoint(static_cast<qint64>(ev.step())); // counts once it is here
+        else
+            m_lastCheckpointStep = std::max<qint64>(m_lastCheckpointStep, static_cast<qint64>(ev.step()));
+    }
+    if (ev.kind() == proto::Event::RESTART)
+        m_resumedFrom = static_cast<qint64>(ev.step()); // what the trainer really resumed from
+    if (ev.kind() == proto::Event::NON_FINITE && rank == 0)
+        raise(QStringLiteral("nan"), static_cast<qint64>(ev.step()), QString::fromStdString(ev.message()));
+    record(EventOp{m_runId, EventRow{rank, static_cast<qint64>(ev.step()), eventKind(ev.kind()),
+                                     QString::fromStdString(ev.message()), QDateTime::currentDateTimeUtc()}});
+}
+
+void RunController::onHeartbeat(int rank, const proto::Envelope &e)
+{
+    const auto &hb = e.heartbeat();
+    m_phase[rank] = QString::fromStdString(hb.phase());
+    if (!m_hangs)
+        return;
+    RankPulse pulse;
+    pulse.step = hb.step();
+    pulse.phase = hb.phase();
+    pulse.inCollective = !hb.collective_op().empty();
+    pulse.group = hb.collective_group();
+    pulse.op = hb.collective_op();
+    pulse.call = hb.collective_call();
+    pulse.bytes = hb.collective_bytes();
+    pulse.sinceNs = hb.collective_since_ns();
+    m_hangs->heartbeat(rank, m_clock.elapsed(), pulse);
+}
+
+void RunController::onGoodbye(int rank, const proto::Envelope &e)
+{
+    RankRow r;
+    r.rank = rank;
+    r.goodbyeSeq = static_cast<qint64>(e.seq());
+    r.exitCode = e.goodbye().exit_code();
+    r.dropped = static_cast<qint64>(e.dropped());
+    record(RankOp{m_runId, r});
+    if (m_hangs)
+        m_hangs->goodbye(rank);
+}
+
+void RunController::updateProgress()
+{
+    // Once per batch (not per message: the work would grow with ranks × rate): the step every
+    // rank has finished; throughput summed over ranks.
+    const qint64 previous = m_progress.step;
+    qint64 minStep = std::numeric_limits<qint64>::max();
+    double tokens = 0, slowest = 0;
+    for (const auto &[r, s] : m_latest) {
+        minStep = std::min(minStep, s.step);
+        tokens += s.tokensPerS;
+        slowest = std::max(slowest, s.stepMs);
+    }
+    m_progress.step = minStep;
+    m_progress.tokensPerS = tokens;
+    m_progress.stepMs = slowest;
+    m_progress.ranksReporting = static_cast<int>(m_latest.size());
+    if (m_progress.step != previous)
+        m_sinceProgress.restart();
+}
+
+void RunController::acknowledgeAfterCommit()
+{
+    // Acknowledged to the ranks once all of the batch is committed (they keep it until then).
+    const auto cursor = m_receiver->cursor();
+    CursorOp op{m_runId, {}, {}, false, {}};
+    for (const auto &[rank, next] : cursor)
+        op.nextSeq[static_cast<int>(rank)] = next;
+    for (const auto &[rank, lost] : m_receiver->lostByRank())
+        op.lost[static_cast<int>(rank)] = lost;
+    op.afterCommit = [receiver = std::weak_ptr<TelemetryReceiver>(m_receiver), generation = m_receiver->generation(), cursor] {
+        if (const auto r = receiver.lock())
+            r->acknowledge(generation, cursor);
+    };
+    record(std::move(op));
 }
 
 void RunController::setFeed(FeedPublisher *feed)

@@ -1,5 +1,6 @@
 // See supervisor_process.h.
 #include "launcher/supervisor/supervisor_process.h"
+#include "launcher/owner_only.h"
 
 #include "launcher/supervisor/run_registry.h"
 #include "plan/plan_json.h"
@@ -32,12 +33,14 @@ SupervisorStart startSupervisor(const plan::Plan &thePlan, const QString &planPa
     }
     s.runId = RunController::newRunId();
     const QString runsDir = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/supervisors");
-    if (!QDir().mkpath(runsDir)) {
+    if (!makeOwnerOnlyPath(runsDir)) {
         s.error = QStringLiteral("cannot create %1").arg(runsDir);
         return s;
     }
     s.planPath = runsDir + QLatin1Char('/') + s.runId + QStringLiteral(".plan.json");
     s.logPath = runsDir + QLatin1Char('/') + s.runId + QStringLiteral(".log");
+    prepareOwnerOnlyFile(s.planPath);
+    prepareOwnerOnlyFile(s.logPath); // the supervisor's output lands in it (QProcess keeps the mode)
     if (auto saved = plan::savePlanFile(RunController::withAbsolutePaths(thePlan, planPath), s.planPath.toStdString()); !saved) {
         s.error = QString::fromStdString(saved.errorText());
         return s;
@@ -70,8 +73,9 @@ SupervisorStart adoptOrphan(const QString &runId, const QString &databasePath)
     s.runId = runId;
     const QString program = supervisorProgram();
     const QString runsDir = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/supervisors");
-    QDir().mkpath(runsDir);
+    makeOwnerOnlyPath(runsDir);
     s.logPath = runsDir + QLatin1Char('/') + runId + QStringLiteral(".adopt.log");
+    prepareOwnerOnlyFile(s.logPath);
     QProcess process;
     process.setProgram(QStringLiteral("/usr/bin/setsid"));
     process.setArguments({program, QStringLiteral("adopt"), runId, QStringLiteral("--quiet")});

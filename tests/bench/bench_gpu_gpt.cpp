@@ -1,9 +1,10 @@
 // GPT-2 124M training steps on GPU 0 (issue #16's benchmark): vocabulary 50304, sequence 1024,
 // 12 layers of 768 with 12 heads, fp32 parameters and activations (TF32 GEMMs with --tf32), AdamW.
-// Prints tokens/s, the model FLOP utilisation against the device's peak for that math, peak device
-// memory, the loss of every step, and a time table of one step by op family (CUDA events around
-// each op family, a separate profiled step). The PyTorch baseline runs beside it in the same
-// device call: tests/bench/torch_gpt_gpu.py. Usage: bench_gpu_gpt [--batch B] [--steps N] [--tf32]
+// Prints tokens/s, peak device memory, the loss of every step, and the model FLOP utilisation
+// against the device's dense peak for that math: from the table below for the devices it names
+// (datasheet figures), from --peak-tflops otherwise, and left out when neither knows it. The
+// PyTorch baseline runs beside it in the same device call: tests/bench/torch_gpt_gpu.py.
+// Usage: bench_gpu_gpt [--batch B] [--steps N] [--tf32] [--peak-tflops T]
 #include "kernels/cuda/cuda_ops.h"
 #include "trainer/adamw.h"
 #include "trainer/model/gpt_model.h"
@@ -19,15 +20,38 @@
 using namespace trellis;
 using namespace trellis::trainer;
 
+namespace {
+
+// Dense peak TFLOP/s (fp32 without tensor cores, TF32 with), from NVIDIA's datasheets; 0: unknown.
+double datasheetPeakTflops(const std::string &device, bool tf32)
+{
+    struct Peak {
+        const char *name; // a part of the CUDA device name
+        double fp32, tf32;
+    };
+    static const Peak peaks[] = {
+        {"H200", 66.9, 494.7},      {"H100 80GB HBM3", 66.9, 494.7}, {"H100 SXM", 66.9, 494.7},
+        {"H100 PCIe", 51.2, 378.0}, {"A100", 19.5, 156.0},
+    };
+    for (const Peak &p : peaks)
+        if (device.find(p.name) != std::string::npos)
+            return tf32 ? p.tf32 : p.fp32;
+    return 0.0;
+}
+
+} // namespace
+
 int main(int argc, char **argv)
 {
     int batch = 8, steps = 10;
     bool tf32 = false;
+    double peakTflops = 0.0;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help") {
-            std::printf("usage: bench_gpu_gpt [--batch B] [--steps N] [--tf32]\n"
-                        "GPT-2 124M (V 50304, T 1024) fp32 training steps on GPU 0; prints tokens/s, MFU, peak memory.\n");
+            std::printf("usage: bench_gpu_gpt [--batch B] [--steps N] [--tf32] [--peak-tflops T]\n"
+                        "GPT-2 124M (V 50304, T 1024) fp32 training steps on GPU 0; prints tokens/s, peak memory and\n"
+                        "MFU against the device's dense peak (H100, H200, A100 known; others need --peak-tflops).\n");
             return 0;
         }
         if (a == "--batch" && i + 1 < argc)
@@ -36,6 +60,8 @@ int main(int argc, char **argv)
             steps = std::atoi(argv[++i]);
         else if (a == "--tf32")
             tf32 = true;
+        else if (a == "--peak-tflops" && i + 1 < argc)
+            peakTflops = std::atof(argv[++i]);
         else {
             std::fprintf(stderr, "bench_gpu_gpt: unknown argument %s (see --help)\n", a.c_str());
             return 2;
@@ -91,10 +117,15 @@ int main(int argc, char **argv)
     // Model FLOPs per token (PaLM's count, as llm.c): 6·N + 12·L·C·T (attention scores).
     const double flopsPerToken = 6.0 * static_cast<double>(n) + 12.0 * cfg.layers * cfg.hidden * T;
     const double achieved = flopsPerToken * tokensPerSecond;
-    const double peak = tf32 ? 494.7e12 : 66.9e12; // H100 SXM dense TF32 tensor / fp32 non-tensor
-    std::printf("RESULT trellis %s batch %d: %.1f ms/step, %.0f tokens/s, %.1f TFLOP/s, MFU %.1f%% of %.0f TFLOP/s, "
+    const double peak = 1e12 * (peakTflops > 0 ? peakTflops : datasheetPeakTflops(gpu.name(), tf32));
+    char mfu[96];
+    if (peak > 0)
+        std::snprintf(mfu, sizeof mfu, "MFU %.1f%% of %.0f TFLOP/s", 100.0 * achieved / peak, peak / 1e12);
+    else
+        std::snprintf(mfu, sizeof mfu, "MFU unknown (no peak for this device: --peak-tflops)");
+    std::printf("RESULT trellis %s batch %d: %.1f ms/step, %.0f tokens/s, %.1f TFLOP/s, %s, "
                 "peak memory %.2f GiB (+%.2f GiB kernel scratch)\n",
-                tf32 ? "tf32" : "fp32", batch, ms, tokensPerSecond, achieved / 1e12, 100.0 * achieved / peak, peak / 1e12,
-                gpu.peakBytes() / 1073741824.0, kernels::cuda::scratchBytes() / 1073741824.0);
+                tf32 ? "tf32" : "fp32", batch, ms, tokensPerSecond, achieved / 1e12, mfu, gpu.peakBytes() / 1073741824.0,
+                kernels::cuda::scratchBytes() / 1073741824.0);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -119,6 +120,50 @@ private slots:
                                     "<h2>Collectives</h2>", "<h2>Telemetry</h2>", "Step time breakdown (median rank)"})
             QVERIFY2(text.contains(section), section);
         QCOMPARE(text.count("<td class='l'>yes</td>"), 4);
+    }
+
+    // What a run writes for its owner is owner-only whatever the umask: started under umask 022,
+    // the history database and the folders created for it, the run folder and every file in it
+    // (plan, logs), the checkpoint folders and shards.
+    void ownerOnlyFilesWhateverTheUmask()
+    {
+        const mode_t previous = ::umask(022); // what trellis-cli inherits
+        const auto restoreUmask = qScopeGuard([previous] { ::umask(previous); });
+        const QString home = m_dir.filePath(QStringLiteral("shared-node/history"));
+        const QString database = home + QStringLiteral("/history.sqlite");
+        const QString plan = trellis::test::restartPlan(m_dir, QStringLiteral("private"), 4, 2, QStringLiteral(R"("max_restarts": 0)"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const QString runId = r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        const auto ownerOnly = [&](const QString &path) {
+            struct stat st {};
+            QVERIFY2(::stat(path.toLocal8Bit().constData(), &st) == 0, qPrintable(path));
+            QVERIFY2((st.st_mode & 077) == 0, qPrintable(QStringLiteral("%1: mode %2").arg(path).arg(st.st_mode & 0777, 0, 8)));
+        };
+        ownerOnly(m_dir.filePath(QStringLiteral("shared-node")));
+        ownerOnly(home);
+        ownerOnly(database);
+        ownerOnly(home + QStringLiteral("/runs"));
+        const QString runDir = home + QStringLiteral("/runs/") + runId;
+        ownerOnly(runDir);
+        ownerOnly(runDir + QStringLiteral("/plan.json"));
+        int files = 0;
+        for (const QFileInfo &f : QDir(runDir).entryInfoList(QDir::Files)) {
+            ownerOnly(f.absoluteFilePath());
+            ++files;
+        }
+        QVERIFY(files >= 1);
+        const QString checkpoints = m_dir.filePath(QStringLiteral("private-ckpt"));
+        ownerOnly(checkpoints);
+        int shards = 0;
+        for (const QFileInfo &step : QDir(checkpoints).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+            ownerOnly(step.absoluteFilePath());
+            for (const QFileInfo &f : QDir(step.absoluteFilePath()).entryInfoList(QDir::Files)) {
+                ownerOnly(f.absoluteFilePath());
+                ++shards;
+            }
+        }
+        QVERIFY2(shards >= 8, qPrintable(QString::number(shards))); // 2 checkpoints × 4 ranks at least
     }
 
     void crashBecomesFailedRun()

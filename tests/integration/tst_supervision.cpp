@@ -410,20 +410,51 @@ private slots:
             const QString shard = QStringLiteral("/step-%1/rank-%2.bin").arg(steps, 8, 10, QLatin1Char('0')).arg(r, 5, 10, QLatin1Char('0'));
             QFile fa(m_dir.filePath(QStringLiteral("straight-ckpt")) + shard), fb(m_dir.filePath(QStringLiteral("killed-ckpt")) + shard);
             QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
-            const QByteArray a = fa.readAll(), b = fb.readAll();
+            const QByteArray straightShard = fa.readAll(), killedShard = fb.readAll();
             // Rank 0 writes the model and its moments (dp without ZeRO: the others hold copies and
             // write their own state only); an empty or missing pair would compare equal.
-            QVERIFY2(!a.isEmpty() && (r > 0 || a.size() > 100000), qPrintable(shard + QStringLiteral(": %1 bytes").arg(a.size())));
-            QVERIFY2(a == b, qPrintable(shard));
+            QVERIFY2(!straightShard.isEmpty() && (r > 0 || straightShard.size() > 100000),
+                     qPrintable(shard + QStringLiteral(": %1 bytes").arg(straightShard.size())));
+            QVERIFY2(straightShard == killedShard, qPrintable(shard));
         }
     }
 
-    // The same failure every attempt: after max_restarts the run fails with the whole story.
+    // A fault injected once fires once: the first attempt crashes at step 5, the restart resumes
+    // past it and the run completes after exactly one restart. Bad syntax starts nothing.
+    void injectedFaultFiresInTheFirstAttemptOnly()
+    {
+        const QString plan = restartPlan(m_dir, QStringLiteral("once"), 12, 2, QStringLiteral(R"("max_restarts": 2, "backoff_s": 0.1)"));
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
+                              QStringLiteral("crash@1:5"), QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("restart 1/2 after crash in step 5")), qPrintable(r.err));
+        QVERIFY2(!r.err.contains(QStringLiteral("restart 2/2")), qPrintable(r.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(db(), false), QString());
+        const auto data = h.loadRun(h.findRun(r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed())->id);
+        QVERIFY(data);
+        QCOMPARE(data->run.status, QStringLiteral("completed"));
+        int crashes = 0;
+        for (const auto &e : data->events)
+            crashes += e.kind == QStringLiteral("restart") && e.message.startsWith(QStringLiteral("restart "));
+        QCOMPARE(crashes, 1);
+
+        const int runsBefore = h.listRuns().size();
+        for (const QString &bad : {QStringLiteral("crash@1:5/0"), QStringLiteral("crash@1:5/x"), QStringLiteral("boom@1:5"),
+                                  QStringLiteral("crash@1:0"), QStringLiteral("crash@1;rm -rf /:5")}) {
+            const Result refused = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"), bad,
+                                        QStringLiteral("--quiet")});
+            QVERIFY2(refused.code != 0 && refused.err.contains(QStringLiteral("--inject")), qPrintable(bad + QStringLiteral(": ") + refused.err));
+        }
+        QCOMPARE(h.listRuns().size(), runsBefore); // nothing was started or recorded
+    }
+
+    // The same failure every attempt (/*): after max_restarts the run fails with the whole story.
     void restartBudgetExhausted()
     {
         const QString plan = restartPlan(m_dir, QStringLiteral("doomed"), 20, 2, QStringLiteral(R"("max_restarts": 2, "backoff_s": 0.1)"));
         const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), plan, QStringLiteral("--inject"),
-                              QStringLiteral("crash@1:5"), QStringLiteral("--quiet")});
+                              QStringLiteral("crash@1:5/*"), QStringLiteral("--quiet")});
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains(QStringLiteral("restart 1/2 after crash in step 5")), qPrintable(r.err));
         QVERIFY2(r.err.contains(QStringLiteral("restart 2/2 after crash in step 5")), qPrintable(r.err));
