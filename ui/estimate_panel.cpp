@@ -231,30 +231,42 @@ void EstimatePanel::showEstimate(const Computed &c)
     const plan::Estimate &e = c.estimate;
     // The change against what was shown before, as a person editing wants to read it.
     m_change.clear();
-    if (m_estimate) {
-        const plan::Estimate &b = *m_estimate;
-        QStringList parts;
-        auto percent = [&parts](const QString &what, double before, double after) {
-            if (const QString change = estimate::percentChange(before, after); !change.isEmpty())
-                parts << what + QLatin1Char(' ') + change;
-        };
-        percent(tr("tokens/s"), b.tokensPerS, e.tokensPerS);
-        percent(tr("step time"), b.stepMs, e.stepMs);
-        for (std::size_t i = 0; i < e.memory.size() && i < b.memory.size(); ++i) {
-            const double delta = (static_cast<double>(e.memory[i].total()) - static_cast<double>(b.memory[i].total())) / 1e9;
-            if (std::abs(delta) >= 0.0005)
-                parts << tr("stage %1 memory %2%3 GB").arg(i).arg(delta >= 0 ? QStringLiteral("+") : QStringLiteral("−"))
-                             .arg(std::abs(delta), 0, 'f', std::abs(delta) < 1 ? 3 : 2);
-        }
-        if (e.memory.size() != b.memory.size())
-            parts << tr("%1 → %2 pipeline stages").arg(b.memory.size()).arg(e.memory.size());
-        m_change = parts.join(QStringLiteral(", "));
-    }
+    if (m_estimate)
+        m_change = changeSince(*m_estimate, e);
     m_estimate = e;
     setCurrent(true);
     m_timeline->setTimeline(c.timeline);
     m_comparison->showCurrent(m_plan, m_estimate, true);
     m_comparison->setPinnable(true);
+    showHeadline(c);
+    showMemoryChart(c);
+    showCollectives(e);
+    emit estimateShown();
+}
+
+QString EstimatePanel::changeSince(const plan::Estimate &b, const plan::Estimate &e) const
+{
+    QStringList parts;
+    auto percent = [&parts](const QString &what, double before, double after) {
+        if (const QString change = estimate::percentChange(before, after); !change.isEmpty())
+            parts << what + QLatin1Char(' ') + change;
+    };
+    percent(tr("tokens/s"), b.tokensPerS, e.tokensPerS);
+    percent(tr("step time"), b.stepMs, e.stepMs);
+    for (std::size_t i = 0; i < e.memory.size() && i < b.memory.size(); ++i) {
+        const double delta = (static_cast<double>(e.memory[i].total()) - static_cast<double>(b.memory[i].total())) / 1e9;
+        if (std::abs(delta) >= 0.0005)
+            parts << tr("stage %1 memory %2%3 GB").arg(i).arg(delta >= 0 ? QStringLiteral("+") : QStringLiteral("−"))
+                         .arg(std::abs(delta), 0, 'f', std::abs(delta) < 1 ? 3 : 2);
+    }
+    if (e.memory.size() != b.memory.size())
+        parts << tr("%1 → %2 pipeline stages").arg(b.memory.size()).arg(e.memory.size());
+    return parts.join(QStringLiteral(", "));
+}
+
+void EstimatePanel::showHeadline(const Computed &c)
+{
+    const plan::Estimate &e = c.estimate;
     QString text = tr("<b>%1 tokens/s</b> &nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)<br>"
                       "MFU %7 &nbsp; %8 parameters &nbsp; cost %9 a run &nbsp; <small>%10%11</small>")
                        .arg(rate(e.tokensPerS), duration(e.stepMs), duration(e.computeMs), duration(e.exposedCommMs),
@@ -270,8 +282,12 @@ void EstimatePanel::showEstimate(const Computed &c)
     if (!m_change.isEmpty())
         text += QStringLiteral("<br><span style='color:#1f4e8c'>%1</span>").arg(tr("Since the last estimate: %1").arg(m_change).toHtmlEscaped());
     m_headline->setText(text);
+}
 
-    // Memory per stage, stacked by category.
+// Memory per stage, stacked by category.
+void EstimatePanel::showMemoryChart(const Computed &c)
+{
+    const plan::Estimate &e = c.estimate;
     m_memory->clearPlottables();
     m_memory->clearItems();
     const struct {
@@ -323,7 +339,10 @@ void EstimatePanel::showEstimate(const Computed &c)
     ticker->setTickStep(std::max(1.0, std::ceil(e.memory.size() / 16.0)));
     m_memory->xAxis->setTicker(ticker);
     m_memory->replot();
+}
 
+void EstimatePanel::showCollectives(const plan::Estimate &e)
+{
     m_collectives->clear();
     for (const auto &col : e.collectives) {
         if (col.op == "recv")
@@ -340,7 +359,6 @@ void EstimatePanel::showEstimate(const Computed &c)
         for (int i = 2; i <= 4; ++i)
             item->setTextAlignment(i, Qt::AlignRight | Qt::AlignVCenter);
     }
-    emit estimateShown();
 }
 
 void EstimatePanel::search()

@@ -80,6 +80,11 @@ private:
         quint64 generation = 0; // which request it answers
     };
     void showEstimate(const Computed &c);
+    // showEstimate()'s steps. The change from estimate b to e, as a person editing wants to read it.
+    QString changeSince(const plan::Estimate &b, const plan::Estimate &e) const;
+    void showHeadline(const Computed &c); // tokens/s, the step's breakdown, MFU, cost, warnings
+    void showMemoryChart(const Computed &c);
+    void showCollectives(const plan::Estimate &e);
     void showSearch();
     void setCurrent(bool current);
 

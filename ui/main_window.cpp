@@ -67,25 +67,52 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     resize(1280, 800);
     setCentralWidget(m_dashboard);
 
-    auto dock = [this](QWidget *w, const QString &title, Qt::DockWidgetArea area, const char *name) {
-        auto *d = new QDockWidget(title, this);
-        if (name)
-            d->setObjectName(QString::fromLatin1(name));
-        d->setWidget(w);
-        addDockWidget(area, d);
-        return d;
-    };
+    QDockWidget *editorDock = createPlanDocks();
+    connectPlanEditing();
+    auto *historyDock = addDock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock");
+    historyDock->setMinimumWidth(300);
+    createLogDock();
+    createDashboardPanels();
+    connectHistoryReader();
+    connectRunFeed();
+
+    createFileActions();
+    createActions();
+    updateActions();
+    restoreWindowLayout(editorDock, historyDock);
+    startHistoryRefresh();
+    // Runs that outlived an earlier window: follow the newest again.
+    QTimer::singleShot(0, this, [this] { reattachRunning(); });
+}
+
+QDockWidget *MainWindow::addDock(QWidget *widget, const QString &title, Qt::DockWidgetArea area, const char *name)
+{
+    auto *d = new QDockWidget(title, this);
+    if (name)
+        d->setObjectName(QString::fromLatin1(name));
+    d->setWidget(widget);
+    addDockWidget(area, d);
+    return d;
+}
+
+QDockWidget *MainWindow::createPlanDocks()
+{
     // The editor, the mesh, the plan's summary and the estimate share the left side as tabs.
-    auto *editorDock = dock(m_editor, tr("Edit plan"), Qt::LeftDockWidgetArea, "editorDock");
+    auto *editorDock = addDock(m_editor, tr("Edit plan"), Qt::LeftDockWidgetArea, "editorDock");
     editorDock->setMinimumWidth(380);
-    m_meshDock = dock(m_meshCanvas, tr("Mesh"), Qt::LeftDockWidgetArea, "meshDock");
-    m_planDock = dock(m_planPanel, tr("Plan"), Qt::LeftDockWidgetArea, "planDock");
+    m_meshDock = addDock(m_meshCanvas, tr("Mesh"), Qt::LeftDockWidgetArea, "meshDock");
+    m_planDock = addDock(m_planPanel, tr("Plan"), Qt::LeftDockWidgetArea, "planDock");
     m_planDock->setMinimumWidth(360);
-    m_estimateDock = dock(m_estimate, tr("Estimate"), Qt::LeftDockWidgetArea, "estimateDock");
+    m_estimateDock = addDock(m_estimate, tr("Estimate"), Qt::LeftDockWidgetArea, "estimateDock");
     tabifyDockWidget(editorDock, m_meshDock);
     tabifyDockWidget(m_meshDock, m_planDock);
     tabifyDockWidget(m_planDock, m_estimateDock);
     editorDock->raise();
+    return editorDock;
+}
+
+void MainWindow::connectPlanEditing()
+{
     auto refused = [this](const QString &message) {
         statusBar()->showMessage(tr("Not changed: %1").arg(message.section(QLatin1Char('\n'), 0, 0)), 8000);
     };
@@ -95,8 +122,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     connect(m_estimate, &EstimatePanel::pinnedPlanChosen, this, [this](const plan::Plan &pinned) {
         m_document->replacePlan(pinned, tr("Use pinned plan"));
     });
-    auto *historyDock = dock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock");
-    historyDock->setMinimumWidth(300);
+}
+
+void MainWindow::createLogDock()
+{
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
     m_log->setFont(QFont(QStringLiteral("monospace"), 8));
@@ -111,8 +140,11 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     logLayout->addWidget(m_rankFilter, 0, Qt::AlignLeft);
     logLayout->addWidget(m_log, 1);
     connect(m_rankFilter, &QComboBox::currentIndexChanged, this, [this] { refilterLog(); });
-    dock(logBox, tr("Rank output"), Qt::BottomDockWidgetArea, "logDock")->setMaximumHeight(220);
+    addDock(logBox, tr("Rank output"), Qt::BottomDockWidgetArea, "logDock")->setMaximumHeight(220);
+}
 
+void MainWindow::createDashboardPanels()
+{
     // The dashboards: one dock per panel, drawn from the run's snapshots.
     using launcher::telemetry::Metric;
     m_panels = {new dashboards::MetricPanel(tr("Loss, grad norm, learning rate"), QStringLiteral("training"),
@@ -129,7 +161,7 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
                 new dashboards::HealthPanel(this)};
     QDockWidget *first = nullptr;
     for (dashboards::Panel *panel : m_panels) {
-        auto *d = dock(panel, panel->title(), Qt::RightDockWidgetArea, nullptr);
+        auto *d = addDock(panel, panel->title(), Qt::RightDockWidgetArea, nullptr);
         d->setObjectName(QStringLiteral("panel-") + panel->objectId());
         // A panel behind a tab or hidden draws nothing; it catches up when it shows.
         connect(d, &QDockWidget::visibilityChanged, this, [this, panel](bool visible) {
@@ -159,7 +191,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
             if (panel->isVisible() && !panel->visibleRegion().isEmpty())
                 panel->show(snapshot);
     });
+}
 
+void MainWindow::connectHistoryReader()
+{
     m_reader->startThread();
     connect(m_reader.get(), &launcher::HistoryReader::runsReady, m_history, &HistoryPanel::setRuns);
     connect(m_reader.get(), &launcher::HistoryReader::runReady, this, [this](const launcher::RunData &run) {
@@ -194,7 +229,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         if (!following())
             m_dashboard->showSnapshot(snapshot);
     });
+}
 
+void MainWindow::connectRunFeed()
+{
     connect(m_feed, &launcher::RunFeed::stateChanged, this, [this](RunState state) {
         m_dashboard->setState(tr("Run %1: %2").arg(m_feed->runId(), launcher::toString(state)));
         statusBar()->showMessage(launcher::toString(state));
@@ -214,10 +252,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
         appendLog(tr("[supervisor] %1").arg(message));
         statusBar()->showMessage(tr("Restarting: %1").arg(message.section(QLatin1Char(':'), 0, 0)), 10000);
     });
+}
 
-    createFileActions();
-    createActions();
-    updateActions();
+void MainWindow::restoreWindowLayout(QDockWidget *editorDock, QDockWidget *historyDock)
+{
     // Room for the plan editor's fields on the left and the dashboard in the middle at 1280 px
     // (the right side took what was left); then the arrangement a person left (docks moved,
     // tabbed, hidden), if any.
@@ -225,6 +263,10 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+}
+
+void MainWindow::startHistoryRefresh()
+{
     QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
     // While a run is followed, the history list catches up every few seconds (a query on the
     // reader's thread).
@@ -239,8 +281,6 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
             QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), id = m_feed->runId()] { reader->requestTimelineOf(id); });
     });
     refresh->start();
-    // Runs that outlived an earlier window: follow the newest again.
-    QTimer::singleShot(0, this, [this] { reattachRunning(); });
 }
 
 void MainWindow::openRun(const QString &reference)

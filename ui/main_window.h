@@ -21,6 +21,8 @@
 
 class QAction;
 class QComboBox;
+class QDockWidget;
+class QMenu;
 class QPlainTextEdit;
 class QSystemTrayIcon;
 
@@ -92,6 +94,17 @@ public:
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
 
 private:
+    // A dock holding `widget` in `area`, named `name` (for saveState) when given.
+    QDockWidget *addDock(QWidget *widget, const QString &title, Qt::DockWidgetArea area, const char *name);
+    // The constructor's steps, in the order it takes them.
+    QDockWidget *createPlanDocks(); // editor, mesh, plan, estimate as tabs on the left; returns the editor's
+    void connectPlanEditing();
+    void createLogDock();
+    void createDashboardPanels();
+    void connectHistoryReader();
+    void connectRunFeed();
+    void restoreWindowLayout(QDockWidget *editorDock, QDockWidget *historyDock);
+    void startHistoryRefresh();
     void createActions();
     void startRun(const plan::Plan &thePlan); // its supervisor, for this plan as it stands
     void updateActions();
@@ -105,6 +118,13 @@ private:
     void usePlan(const plan::Plan &plan);
     void savePlanAs();
     void createFileActions(); // main_window_document.cpp: File and Edit menus
+    // createFileActions()'s steps, in the order it takes them.
+    void createFileMenu();
+    void fillImportMenu(QMenu *menu);
+    void fillExportMenu(QMenu *menu);
+    void createEditMenu();
+    void createLanguageMenu(); // Settings › Language
+    void connectDocument(); // the title, the modified mark, recent files and the debounced re-estimate
     void documentChanged();
     void addRecentFile(const QString &path);
     void updateRecentMenu();

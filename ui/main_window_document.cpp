@@ -47,6 +47,17 @@ plan::Plan localStarter()
 
 void MainWindow::createFileActions()
 {
+    createFileMenu();
+    createEditMenu();
+    createLanguageMenu();
+    connectDocument();
+    updateRecentMenu();
+    m_document->newDocument(localStarter());
+    setWindowTitle(tr("%1[*] — Trellis").arg(m_document->displayName()));
+}
+
+void MainWindow::createFileMenu()
+{
     QMenu *file = menuBar()->addMenu(tr("&File"));
     file->addAction(style()->standardIcon(QStyle::SP_FileIcon), tr("&New plan"), QKeySequence::New, this, &MainWindow::newPlan);
     m_openAction = file->addAction(style()->standardIcon(QStyle::SP_DialogOpenButton), tr("&Open plan…"), QKeySequence::Open, this, [this] {
@@ -62,7 +73,14 @@ void MainWindow::createFileActions()
                                    [this] { savePlan(); });
     file->addAction(tr("Save plan &as…"), QKeySequence::SaveAs, this, &MainWindow::savePlanAs);
     file->addSeparator();
-    QMenu *importMenu = file->addMenu(tr("&Import"));
+    fillImportMenu(file->addMenu(tr("&Import")));
+    fillExportMenu(file->addMenu(tr("E&xport plan as")));
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+void MainWindow::fillImportMenu(QMenu *menu)
+{
     // A configuration file read (up to `limit` bytes) and imported.
     auto importFile = [this](const QString &kind, const QString &title, const QString &filter, qint64 limit) {
         const QString path = QFileDialog::getOpenFileName(this, title, {}, filter);
@@ -75,10 +93,10 @@ void MainWindow::createFileActions()
         }
         importConfig(kind, f.readAll());
     };
-    importMenu->addAction(tr("DeepSpeed config file…"), this, [importFile, this] {
+    menu->addAction(tr("DeepSpeed config file…"), this, [importFile, this] {
         importFile(QStringLiteral("deepspeed"), tr("Import a DeepSpeed config"), tr("JSON (*.json);;All files (*)"), 16 << 20);
     });
-    importMenu->addAction(tr("Megatron-LM arguments (paste)…"), this, [this] {
+    menu->addAction(tr("Megatron-LM arguments (paste)…"), this, [this] {
         bool ok = false;
         const QString line = QInputDialog::getMultiLineText(this, tr("Import Megatron-LM arguments"),
                                                             tr("The launch line or its arguments (continuations, comments and "
@@ -87,10 +105,13 @@ void MainWindow::createFileActions()
         if (ok && !line.trimmed().isEmpty())
             importConfig(QStringLiteral("megatron"), line.toUtf8());
     });
-    importMenu->addAction(tr("Megatron-LM arguments file…"), this, [importFile, this] {
+    menu->addAction(tr("Megatron-LM arguments file…"), this, [importFile, this] {
         importFile(QStringLiteral("megatron"), tr("Import Megatron-LM arguments"), tr("All files (*)"), 1 << 20);
     });
-    QMenu *exportMenu = file->addMenu(tr("E&xport plan as"));
+}
+
+void MainWindow::fillExportMenu(QMenu *menu)
+{
     auto exportText = [this](const QString &title, const QString &filter, const QString &text) {
         const QString path = QFileDialog::getSaveFileName(this, title, {}, filter);
         if (path.isEmpty())
@@ -101,15 +122,16 @@ void MainWindow::createFileActions()
         else
             statusBar()->showMessage(tr("Could not write %1: %2").arg(path, f.errorString()), 8000);
     };
-    exportMenu->addAction(tr("DeepSpeed config…"), this, [this, exportText] {
+    menu->addAction(tr("DeepSpeed config…"), this, [this, exportText] {
         exportText(tr("Export as a DeepSpeed config"), tr("JSON (*.json)"), m_document->exportDeepSpeed());
     });
-    exportMenu->addAction(tr("Megatron-LM arguments…"), this, [this, exportText] {
+    menu->addAction(tr("Megatron-LM arguments…"), this, [this, exportText] {
         exportText(tr("Export as Megatron-LM arguments"), tr("Text (*.txt *.sh);;All files (*)"), m_document->exportMegatron());
     });
-    file->addSeparator();
-    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
 
+void MainWindow::createEditMenu()
+{
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     QAction *undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
@@ -117,7 +139,10 @@ void MainWindow::createFileActions()
     redo->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence::Redo});
     edit->addAction(undo);
     edit->addAction(redo);
+}
 
+void MainWindow::createLanguageMenu()
+{
     // Settings › Language: the system's, or one the workbench ships; it applies at the next start.
     QMenu *language = menuBar()->addMenu(tr("&Settings"))->addMenu(tr("&Language"));
     auto *languages = new QActionGroup(this);
@@ -135,7 +160,10 @@ void MainWindow::createFileActions()
             statusBar()->showMessage(tr("The language changes the next time Trellis starts."), 8000);
         });
     }
+}
 
+void MainWindow::connectDocument()
+{
     connect(m_document, &launcher::document::PlanDocument::changed, this, &MainWindow::documentChanged);
     connect(m_document, &launcher::document::PlanDocument::modifiedChanged, this, &QWidget::setWindowModified);
     connect(m_document, &launcher::document::PlanDocument::filePathChanged, this, [this](const QString &path) {
@@ -156,9 +184,6 @@ void MainWindow::createFileActions()
             m_estimate->showPlan(m_document->plan());
         }
     });
-    updateRecentMenu();
-    m_document->newDocument(localStarter());
-    setWindowTitle(tr("%1[*] — Trellis").arg(m_document->displayName()));
 }
 
 void MainWindow::documentChanged()

@@ -6,6 +6,8 @@
 #include <QCoreApplication>
 #include <QRegularExpression>
 
+#include <iterator>
+
 // The table below leaves out trailing members (limits, choices, tips) where a field has none.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
@@ -28,16 +30,13 @@ QStringList schedules()
     return out;
 }
 
-} // namespace
+// The table by section, in the order the editor shows the sections.
+using K = Kind;
+using S = Section;
 
-QString Field::labelText() const { return QCoreApplication::translate("PlanFields", label); }
-QString Field::tipText() const { return tip ? QCoreApplication::translate("PlanFields", tip) : QString(); }
-
-const std::vector<Field> &fields()
+std::vector<Field> modelFields()
 {
-    using K = Kind;
-    using S = Section;
-    static const std::vector<Field> table = {
+    return {
         {QStringLiteral("name"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Plan name"), K::Text},
         {QStringLiteral("model.preset"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Model preset"), K::Choice, 0, 0,
          QStringList{QString()} + names(plan::modelPresetNames()),
@@ -61,7 +60,12 @@ const std::vector<Field> &fields()
                                          "experts tokens of a sequence; the rest are dropped")},
         {QStringLiteral("model.moe.aux_loss_coef"), S::Model, QT_TRANSLATE_NOOP("PlanFields", "Load-balancing loss weight"),
          K::Number, 0, 0, {}, QT_TRANSLATE_NOOP("PlanFields", "Switch Transformer's auxiliary loss, per sequence")},
+    };
+}
 
+std::vector<Field> clusterFields()
+{
+    return {
         {QStringLiteral("cluster.preset"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Cluster preset"), K::Choice, 0, 0,
          QStringList{QString()} + names(plan::clusterPresetNames()),
          QT_TRANSLATE_NOOP("PlanFields", "Choosing a preset makes every node and link the preset's, keeping the node count")},
@@ -78,7 +82,12 @@ const std::vector<Field> &fields()
          K::OptionalNumber},
         {QStringLiteral("cluster.price_per_device_hour"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Price per device-hour"),
          K::Number},
+    };
+}
 
+std::vector<Field> parallelFields()
+{
+    return {
         {QStringLiteral("parallel.dp"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Data parallel (dp)"), K::Integer, 1, 1 << 20},
         {QStringLiteral("parallel.tp"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Tensor parallel (tp)"), K::Choice, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "Offered: the divisors of the attention heads")},
@@ -132,7 +141,12 @@ const std::vector<Field> &fields()
          K::OptionalNumber, 0, 0, {}, QT_TRANSLATE_NOOP("PlanFields", "Empty: the bucket size")},
         {QStringLiteral("parallel.overlap_grad_reduce"), S::Parallel, QT_TRANSLATE_NOOP("PlanFields", "Overlap gradient reduction"),
          K::Flag},
+    };
+}
 
+std::vector<Field> trainingFields()
+{
+    return {
         {QStringLiteral("training.steps"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Steps"), K::Integer, 1, 1 << 30},
         {QStringLiteral("training.lr"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Learning rate"), K::Number},
         {QStringLiteral("training.min_lr"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Minimum learning rate"), K::Number},
@@ -156,13 +170,23 @@ const std::vector<Field> &fields()
         {QStringLiteral("training.init.from"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Start from weights"), K::Text, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "A folder with model.safetensors and config.json in transformers' layout (trellis-cli "
                                          "export-model writes one); empty: the seed's initialisation")},
+    };
+}
 
+std::vector<Field> telemetryFields()
+{
+    return {
         {QStringLiteral("telemetry.endpoint"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Endpoint"), K::Text, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "Empty: the launcher chooses a private one")},
         {QStringLiteral("telemetry.heartbeat_ms"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Heartbeat ms"), K::Integer, 0, 600000},
         {QStringLiteral("telemetry.trace_every"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Trace every (steps)"), K::Integer, 0,
          1 << 30, {}, QT_TRANSLATE_NOOP("PlanFields", "Spans for the step timeline every so many steps; 0: none")},
+    };
+}
 
+std::vector<Field> launchFields()
+{
+    return {
         {QStringLiteral("launch.target"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Target"), K::Choice, 0, 0,
          {QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}},
         {QStringLiteral("launch.ssh.user"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "SSH user"), K::Text},
@@ -196,6 +220,23 @@ const std::vector<Field> &fields()
          QT_TRANSLATE_NOOP("PlanFields", "A JSON list: the program and its arguments, never a shell line")},
         {QStringLiteral("launch.alerts.webhook"), S::Launch, QT_TRANSLATE_NOOP("PlanFields", "Alert webhook"), K::Text},
     };
+}
+
+} // namespace
+
+QString Field::labelText() const { return QCoreApplication::translate("PlanFields", label); }
+QString Field::tipText() const { return tip ? QCoreApplication::translate("PlanFields", tip) : QString(); }
+
+const std::vector<Field> &fields()
+{
+    static const std::vector<Field> table = [] {
+        std::vector<Field> all;
+        for (auto section : {modelFields, clusterFields, parallelFields, trainingFields, telemetryFields, launchFields}) {
+            std::vector<Field> part = section();
+            all.insert(all.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+        }
+        return all;
+    }();
     return table;
 }
 

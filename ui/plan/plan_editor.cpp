@@ -84,6 +84,20 @@ void PlanEditor::build()
     m_scroll = new QScrollArea(this);
     m_scroll->setWidgetResizable(true);
     m_scroll->setFrameShape(QFrame::NoFrame);
+    m_scroll->setWidget(createSections());
+    layout->addWidget(m_scroll, 1);
+
+    auto *problemsTitle = new QLabel(tr("<b>Problems</b>"), this);
+    layout->addWidget(problemsTitle);
+    m_problems = new QListWidget(this);
+    m_problems->setMaximumHeight(120);
+    connect(m_problems, &QListWidget::itemClicked, this,
+            [this](QListWidgetItem *item) { focusField(item->data(Qt::UserRole).toString()); });
+    layout->addWidget(m_problems);
+}
+
+QWidget *PlanEditor::createSections()
+{
     auto *content = new QWidget(m_scroll);
     auto *sections = new QVBoxLayout(content);
     sections->setContentsMargins(0, 0, 0, 0);
@@ -97,128 +111,135 @@ void PlanEditor::build()
             sections->addWidget(box);
             forms.insert(static_cast<int>(field.section), form);
         }
-        auto *cell = new QWidget(content);
-        auto *cellLayout = new QVBoxLayout(cell);
-        cellLayout->setContentsMargins(0, 0, 0, 0);
-        cellLayout->setSpacing(1);
-        QWidget *control = nullptr;
-        const QString path = field.path;
-        switch (field.kind) {
-        case Kind::Integer: {
-            auto *spin = new QSpinBox(cell);
-            spin->setRange(field.minimum, field.maximum);
-            spin->setKeyboardTracking(false); // one edit when typing ends, not one per digit
-            spin->setAccelerated(true);
-            connect(spin, &QSpinBox::valueChanged, this, [this, path](int v) { commit(path, QString::number(v)); });
-            control = spin;
-            break;
-        }
-        case Kind::Number:
-        case Kind::OptionalNumber:
-        case Kind::Text:
-        case Kind::JsonText: {
-            auto *edit = new QLineEdit(cell);
-            const Kind kind = field.kind;
-            connect(edit, &QLineEdit::editingFinished, this, [this, path, edit, kind] {
-                const QString text = edit->text().trimmed();
-                if (kind == Kind::Text)
-                    commit(path, jsonString(edit->text()));
-                else if (kind == Kind::OptionalNumber && text.isEmpty())
-                    commit(path, QStringLiteral("null"));
-                else if (kind == Kind::JsonText && text.isEmpty())
-                    commit(path, QStringLiteral("[]"));
-                else
-                    commit(path, text.isEmpty() ? QStringLiteral("\"\"") : text);
-            });
-            control = edit;
-            break;
-        }
-        case Kind::Choice: {
-            auto *combo = new QComboBox(cell);
-            combo->addItems(field.choices);
-            if (path == QLatin1String("model.preset") || path == QLatin1String("cluster.preset"))
-                combo->setItemText(0, tr("(custom)"));
-            connect(combo, &QComboBox::activated, this, [this, path, combo](int index) {
-                const QString value = combo->itemData(index).isValid() ? combo->itemData(index).toString() : combo->itemText(index);
-                commit(path, index == 0 && (path == QLatin1String("model.preset") || path == QLatin1String("cluster.preset"))
-                                 ? QStringLiteral("null")
-                                 : choiceJson(value));
-            });
-            control = combo;
-            break;
-        }
-        case Kind::Flag: {
-            auto *check = new QCheckBox(cell);
-            connect(check, &QCheckBox::toggled, this, [this, path](bool on) { commit(path, on ? QStringLiteral("true") : QStringLiteral("false")); });
-            control = check;
-            break;
-        }
-        case Kind::Nodes: {
-            auto *box = new QWidget(cell);
-            auto *nodesLayout = new QVBoxLayout(box);
-            nodesLayout->setContentsMargins(0, 0, 0, 0);
-            m_nodes = new QTableWidget(0, 4, box);
-            m_nodes->setHorizontalHeaderLabels({tr("Host"), tr("Slots"), tr("Device"), tr("GPU model")});
-            m_nodes->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-            m_nodes->verticalHeader()->setDefaultSectionSize(20);
-            m_nodes->setMinimumHeight(110);
-            m_nodes->setSelectionBehavior(QAbstractItemView::SelectRows);
-            connect(m_nodes, &QTableWidget::itemChanged, this, [this](QTableWidgetItem *item) {
-                if (m_refreshing)
-                    return;
-                static const char *keys[] = {"host", "slots", "device", "gpu_model"};
-                const QString text = item->text().trimmed();
-                const QString value = item->column() == 1 ? (text.isEmpty() ? QStringLiteral("0") : text) : jsonString(text);
-                commit(QStringLiteral("cluster.nodes[%1].%2").arg(item->row()).arg(QLatin1String(keys[item->column()])),
-                       item->column() == 3 && text.isEmpty() ? QStringLiteral("null") : value);
-            });
-            auto *buttons = new QHBoxLayout;
-            m_addCount = new QSpinBox(box);
-            m_addCount->setRange(1, 4096);
-            m_addCount->setValue(1);
-            auto *add = new QPushButton(tr("Add nodes"), box);
-            add->setToolTip(tr("Copies of the last node, as many as the count beside: one undo step"));
-            connect(add, &QPushButton::clicked, this, [this] { addNodes(m_addCount->value()); });
-            auto *remove = new QPushButton(tr("Remove node"), box);
-            connect(remove, &QPushButton::clicked, this, [this] {
-                const int row = m_nodes->currentRow();
-                if (row < 0 || !m_document->removeNode(row))
-                    emit editRefused(tr("Select a node to remove (the last node stays)"));
-            });
-            buttons->addWidget(m_addCount);
-            buttons->addWidget(add);
-            buttons->addWidget(remove);
-            buttons->addStretch(1);
-            nodesLayout->addWidget(m_nodes);
-            nodesLayout->addLayout(buttons);
-            control = box;
-            break;
-        }
-        }
-        control->setObjectName(path);
-        if (const QString tip = field.tipText(); !tip.isEmpty())
-            control->setToolTip(tip);
-        auto *message = new QLabel(cell);
-        message->setWordWrap(true);
-        message->setTextFormat(Qt::RichText);
-        message->hide();
-        cellLayout->addWidget(control);
-        cellLayout->addWidget(message);
-        form->addRow(field.labelText(), cell);
-        m_controls.insert(path, control);
-        m_messages.insert(path, message);
+        addFieldRow(field, form, content);
     }
     sections->addStretch(1);
-    m_scroll->setWidget(content);
-    layout->addWidget(m_scroll, 1);
+    return content;
+}
 
-    auto *problemsTitle = new QLabel(tr("<b>Problems</b>"), this);
-    layout->addWidget(problemsTitle);
-    m_problems = new QListWidget(this);
-    m_problems->setMaximumHeight(120);
-    connect(m_problems, &QListWidget::itemClicked, this,
-            [this](QListWidgetItem *item) { focusField(item->data(Qt::UserRole).toString()); });
-    layout->addWidget(m_problems);
+void PlanEditor::addFieldRow(const Field &field, QFormLayout *form, QWidget *content)
+{
+    auto *cell = new QWidget(content);
+    auto *cellLayout = new QVBoxLayout(cell);
+    cellLayout->setContentsMargins(0, 0, 0, 0);
+    cellLayout->setSpacing(1);
+    const QString path = field.path;
+    QWidget *control = createControl(field, cell);
+    control->setObjectName(path);
+    if (const QString tip = field.tipText(); !tip.isEmpty())
+        control->setToolTip(tip);
+    auto *message = new QLabel(cell);
+    message->setWordWrap(true);
+    message->setTextFormat(Qt::RichText);
+    message->hide();
+    cellLayout->addWidget(control);
+    cellLayout->addWidget(message);
+    form->addRow(field.labelText(), cell);
+    m_controls.insert(path, control);
+    m_messages.insert(path, message);
+}
+
+QWidget *PlanEditor::createControl(const Field &field, QWidget *cell)
+{
+    QWidget *control = nullptr;
+    const QString path = field.path;
+    switch (field.kind) {
+    case Kind::Integer: {
+        auto *spin = new QSpinBox(cell);
+        spin->setRange(field.minimum, field.maximum);
+        spin->setKeyboardTracking(false); // one edit when typing ends, not one per digit
+        spin->setAccelerated(true);
+        connect(spin, &QSpinBox::valueChanged, this, [this, path](int v) { commit(path, QString::number(v)); });
+        control = spin;
+        break;
+    }
+    case Kind::Number:
+    case Kind::OptionalNumber:
+    case Kind::Text:
+    case Kind::JsonText: {
+        auto *edit = new QLineEdit(cell);
+        const Kind kind = field.kind;
+        connect(edit, &QLineEdit::editingFinished, this, [this, path, edit, kind] {
+            const QString text = edit->text().trimmed();
+            if (kind == Kind::Text)
+                commit(path, jsonString(edit->text()));
+            else if (kind == Kind::OptionalNumber && text.isEmpty())
+                commit(path, QStringLiteral("null"));
+            else if (kind == Kind::JsonText && text.isEmpty())
+                commit(path, QStringLiteral("[]"));
+            else
+                commit(path, text.isEmpty() ? QStringLiteral("\"\"") : text);
+        });
+        control = edit;
+        break;
+    }
+    case Kind::Choice: {
+        auto *combo = new QComboBox(cell);
+        combo->addItems(field.choices);
+        if (path == QLatin1String("model.preset") || path == QLatin1String("cluster.preset"))
+            combo->setItemText(0, tr("(custom)"));
+        connect(combo, &QComboBox::activated, this, [this, path, combo](int index) {
+            const QString value = combo->itemData(index).isValid() ? combo->itemData(index).toString() : combo->itemText(index);
+            commit(path, index == 0 && (path == QLatin1String("model.preset") || path == QLatin1String("cluster.preset"))
+                             ? QStringLiteral("null")
+                             : choiceJson(value));
+        });
+        control = combo;
+        break;
+    }
+    case Kind::Flag: {
+        auto *check = new QCheckBox(cell);
+        connect(check, &QCheckBox::toggled, this, [this, path](bool on) { commit(path, on ? QStringLiteral("true") : QStringLiteral("false")); });
+        control = check;
+        break;
+    }
+    case Kind::Nodes:
+        control = createNodeTable(cell);
+        break;
+    }
+    return control;
+}
+
+QWidget *PlanEditor::createNodeTable(QWidget *cell)
+{
+    auto *box = new QWidget(cell);
+    auto *nodesLayout = new QVBoxLayout(box);
+    nodesLayout->setContentsMargins(0, 0, 0, 0);
+    m_nodes = new QTableWidget(0, 4, box);
+    m_nodes->setHorizontalHeaderLabels({tr("Host"), tr("Slots"), tr("Device"), tr("GPU model")});
+    m_nodes->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_nodes->verticalHeader()->setDefaultSectionSize(20);
+    m_nodes->setMinimumHeight(110);
+    m_nodes->setSelectionBehavior(QAbstractItemView::SelectRows);
+    connect(m_nodes, &QTableWidget::itemChanged, this, [this](QTableWidgetItem *item) {
+        if (m_refreshing)
+            return;
+        static const char *keys[] = {"host", "slots", "device", "gpu_model"};
+        const QString text = item->text().trimmed();
+        const QString value = item->column() == 1 ? (text.isEmpty() ? QStringLiteral("0") : text) : jsonString(text);
+        commit(QStringLiteral("cluster.nodes[%1].%2").arg(item->row()).arg(QLatin1String(keys[item->column()])),
+               item->column() == 3 && text.isEmpty() ? QStringLiteral("null") : value);
+    });
+    auto *buttons = new QHBoxLayout;
+    m_addCount = new QSpinBox(box);
+    m_addCount->setRange(1, 4096);
+    m_addCount->setValue(1);
+    auto *add = new QPushButton(tr("Add nodes"), box);
+    add->setToolTip(tr("Copies of the last node, as many as the count beside: one undo step"));
+    connect(add, &QPushButton::clicked, this, [this] { addNodes(m_addCount->value()); });
+    auto *remove = new QPushButton(tr("Remove node"), box);
+    connect(remove, &QPushButton::clicked, this, [this] {
+        const int row = m_nodes->currentRow();
+        if (row < 0 || !m_document->removeNode(row))
+            emit editRefused(tr("Select a node to remove (the last node stays)"));
+    });
+    buttons->addWidget(m_addCount);
+    buttons->addWidget(add);
+    buttons->addWidget(remove);
+    buttons->addStretch(1);
+    nodesLayout->addWidget(m_nodes);
+    nodesLayout->addLayout(buttons);
+    return box;
 }
 
 void PlanEditor::commit(const QString &path, const QString &jsonValue)

@@ -12,6 +12,7 @@
 
 #include <vector>
 
+class QFormLayout;
 class QLabel;
 class QListWidget;
 class QScrollArea;
@@ -23,6 +24,8 @@ class PlanDocument;
 }
 
 namespace trellis::ui::plan_editor {
+
+struct Field;
 
 class PlanEditor : public QWidget {
     Q_OBJECT
@@ -47,6 +50,11 @@ signals:
 
 private:
     void build();
+    // build()'s steps: the scroll area's content, a group box per section with a row per field.
+    QWidget *createSections();
+    void addFieldRow(const Field &field, QFormLayout *form, QWidget *content);
+    QWidget *createControl(const Field &field, QWidget *cell); // the field's control, wired to commit()
+    QWidget *createNodeTable(QWidget *cell); // the node table with its add and remove buttons
     void refresh();
     void refreshNodes();
     void showDiagnostics();
