@@ -24,7 +24,6 @@ namespace {
 
 QString iso(const QDateTime &t) { return t.isValid() ? t.toString(Qt::ISODateWithMs) : QString(); }
 
-// Applies one operation; runIds maps user-facing run ids to row ids (filled by NewRunOp).
 // The two rows that come at the telemetry rate (a step and a collective per rank per step) go
 // through SQLite's own prepared statements, prepared once per connection: QSqlQuery's per-row
 // prepare and binding conversions cost several times the insert itself at 1024 ranks.
@@ -147,175 +146,220 @@ private:
     sqlite3_stmt *m_collective = nullptr;
 };
 
-bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, QString &error, FastRows *fast)
+// What applying one operation needs: the connection, the run row ids known so far (filled by
+// NewRunOp), SQLite's own statements (null: none), the query whose error is reported, and where
+// an error of the operation's own goes.
+struct ApplyContext {
+    QSqlDatabase &db;
+    QHash<QString, qint64> &runIds;
+    FastRows *fast;
+    QSqlQuery &q;
+    QString &error;
+};
+
+// The row id of a run; -1 (and `error` says so) when there is none.
+qint64 runRowId(ApplyContext &c, const QString &runId)
 {
-    QSqlQuery q(db);
-    auto rowId = [&](const QString &runId) -> qint64 {
-        if (auto it = runIds.find(runId); it != runIds.end())
-            return *it;
-        QSqlQuery find(db);
+    qint64 id = -1;
+    if (auto it = c.runIds.find(runId); it != c.runIds.end()) {
+        id = *it;
+    } else {
+        QSqlQuery find(c.db);
         find.prepare(QStringLiteral("SELECT id FROM runs WHERE run_id = ?"));
         find.addBindValue(runId);
         if (find.exec() && find.next()) {
-            runIds.insert(runId, find.value(0).toLongLong());
-            return find.value(0).toLongLong();
+            c.runIds.insert(runId, find.value(0).toLongLong());
+            id = find.value(0).toLongLong();
         }
-        return -1;
-    };
-    auto run = [&](qint64 id, const QString &runId) {
-        if (id < 0)
-            error = QStringLiteral("unknown run %1").arg(runId);
-        return id >= 0;
-    };
-    bool ok = true;
-    std::visit(
-        [&](const auto &o) {
-            using T = std::decay_t<decltype(o)>;
-            if constexpr (std::is_same_v<T, NewRunOp>) {
-                q.prepare(QStringLiteral("INSERT INTO runs(run_id, name, plan_json, target, status, world_size,"
-                                         " total_steps, started_at, launcher_host, launcher_pid) VALUES(?,?,?,?,?,?,?,?,?,?)"));
-                q.addBindValue(o.runId);
-                q.addBindValue(o.name);
-                q.addBindValue(o.planJson);
-                q.addBindValue(o.target);
-                q.addBindValue(toString(RunState::Launching));
-                q.addBindValue(o.worldSize);
-                q.addBindValue(o.totalSteps);
-                q.addBindValue(iso(o.startedAt));
-                q.addBindValue(QSysInfo::machineHostName());
-                q.addBindValue(QCoreApplication::applicationPid());
-                ok = q.exec();
-                if (ok)
-                    runIds.insert(o.runId, q.lastInsertId().toLongLong());
-            } else if constexpr (std::is_same_v<T, RunStatusOp>) {
-                q.prepare(QStringLiteral("UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, error = ?"
-                                         " WHERE run_id = ?"));
-                q.addBindValue(o.status);
-                q.addBindValue(o.endedAt.isValid() ? QVariant(iso(o.endedAt)) : QVariant());
-                q.addBindValue(o.exitCode);
-                q.addBindValue(o.error);
-                q.addBindValue(o.runId);
-                ok = q.exec();
-            } else if constexpr (std::is_same_v<T, RankOp>) {
-                const qint64 id = rowId(o.runId);
-                if (!(ok = run(id, o.runId)))
-                    return;
-                const RankRow &r = o.row;
-                q.prepare(QStringLiteral(
-                    "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, goodbye_seq)"
-                    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
-                    " goodbye_seq = coalesce(excluded.goodbye_seq, goodbye_seq),"
-                    " host = coalesce(nullif(excluded.host, ''), host), pid = coalesce(nullif(excluded.pid, 0), pid),"
-                    " device = coalesce(nullif(excluded.device, ''), device),"
-                    // Coordinates come with Hello (which carries a host); Goodbye updates leave them.
-                    " dp = iif(coalesce(excluded.host, '') = '', dp, excluded.dp), tp = iif(coalesce(excluded.host, '') = '', tp, excluded.tp),"
-                    " pp = iif(coalesce(excluded.host, '') = '', pp, excluded.pp), cp = iif(coalesce(excluded.host, '') = '', cp, excluded.cp),"
-                    " exit_code = coalesce(excluded.exit_code, exit_code),"
-                    " dropped = max(dropped, excluded.dropped)"));
-                q.addBindValue(id);
-                q.addBindValue(r.rank);
-                q.addBindValue(r.host);
-                q.addBindValue(r.pid);
-                q.addBindValue(r.device);
-                q.addBindValue(r.dp);
-                q.addBindValue(r.tp);
-                q.addBindValue(r.pp);
-                q.addBindValue(r.cp);
-                q.addBindValue(r.exitCode < 0 ? QVariant() : QVariant(r.exitCode));
-                q.addBindValue(r.dropped);
-                q.addBindValue(r.goodbyeSeq < 0 ? QVariant() : QVariant(r.goodbyeSeq));
-                ok = q.exec();
-            } else if constexpr (std::is_same_v<T, StepOp>) {
-                const qint64 id = rowId(o.runId);
-                if (!(ok = run(id, o.runId)))
-                    return;
-                if (fast && fast->ready()) {
-                    for (const StepRow &row : o.rows)
-                        fast->step(id, row);
-                    return;
-                }
-                error = QStringLiteral("step reports cannot be stored: SQLite's statement for step_blocks could not be prepared");
-                ok = false;
-            } else if constexpr (std::is_same_v<T, CollectiveOp>) {
-                const qint64 id = rowId(o.runId);
-                if (!(ok = run(id, o.runId)))
-                    return;
-                if (fast && fast->ready()) {
-                    ok = fast->collective(id, o.row, error);
-                    return;
-                }
-                const CollectiveRow &c = o.row;
-                q.prepare(QStringLiteral("INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps,"
-                                         " count) VALUES(?,?,?,?,?,?,?,?,?)"));
-                for (const QVariant &v : {QVariant(id), QVariant(c.rank), QVariant(c.step), QVariant(c.group),
-                                          QVariant(c.op), QVariant(c.bytes), QVariant(c.ms), QVariant(c.busGBps),
-                                          QVariant(c.count)})
-                    q.addBindValue(v);
-                ok = q.exec();
-            } else if constexpr (std::is_same_v<T, ExpertLoadOp>) {
-                const qint64 id = rowId(o.runId);
-                if (!(ok = run(id, o.runId)))
-                    return;
-                const ExpertLoadRow &r = o.row;
-                q.prepare(QStringLiteral("INSERT OR REPLACE INTO expert_load(run, rank, step, layers, experts, tokens, dropped,"
-                                         " aux_loss) VALUES(?,?,?,?,?,?,?,?)"));
-                for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.layers),
-                                          QVariant(r.experts), QVariant(packCounts(r.tokens)), QVariant(r.dropped),
-                                          QVariant(r.auxLoss)})
-                    q.addBindValue(v);
-                ok = q.exec();
-            } else if constexpr (std::is_same_v<T, SpansOp>) {
-                const qint64 id = rowId(o.runId);
-                if (!(ok = run(id, o.runId)))
-                    return;
-                q.prepare(QStringLiteral("INSERT INTO spans(run, rank, step, name, start_ns, end_ns, micro_batch, stage)"
-                                         " VALUES(?,?,?,?,?,?,?,?)"));
-                for (const SpanRow &r : o.rows) {
-                    int at = 0;
-                    for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.name),
-                                              QVariant(r.startNs), QVariant(r.endNs), QVariant(r.microBatch),
-                                              QVariant(r.stage)})
-                        q.bindValue(at++, v);
-                    if (!(ok = q.exec()))
-                        break;
-                }
-            } else if constexpr (std::is_same_v<T, EventOp>) {
-                const qint64 id = rowId(o.runId);
-                if (!(ok = run(id, o.runId)))
-                    return;
-                q.prepare(QStringLiteral("INSERT INTO events(run, rank, step, kind, message, at) VALUES(?,?,?,?,?,?)"));
-                q.addBindValue(id);
-                q.addBindValue(o.row.rank);
-                q.addBindValue(o.row.step);
-                q.addBindValue(o.row.kind);
-                q.addBindValue(o.row.message);
-                q.addBindValue(iso(o.row.at.isValid() ? o.row.at : QDateTime::currentDateTimeUtc()));
-                ok = q.exec();
-            } else if constexpr (std::is_same_v<T, CursorOp>) {
-                const qint64 id = rowId(o.runId);
-                if (!(ok = run(id, o.runId)))
-                    return;
-                if (o.reset) {
-                    q.prepare(QStringLiteral("UPDATE ranks SET received_seq = 0, goodbye_seq = NULL, lost = 0 WHERE run = ?"));
-                    q.addBindValue(id);
-                    ok = q.exec();
-                    return;
-                }
-                q.prepare(QStringLiteral("INSERT INTO ranks(run, rank, received_seq, lost) VALUES(?,?,?,?) ON CONFLICT(run, rank)"
-                                         " DO UPDATE SET received_seq = excluded.received_seq,"
-                                         " lost = max(coalesce(lost, 0), excluded.lost)"));
-                for (const auto &[rank, next] : o.nextSeq) {
-                    q.bindValue(0, id);
-                    q.bindValue(1, rank);
-                    q.bindValue(2, static_cast<qint64>(next));
-                    const auto lost = o.lost.find(rank);
-                    q.bindValue(3, static_cast<qint64>(lost == o.lost.end() ? 0 : lost->second));
-                    if (!(ok = q.exec()))
-                        break;
-                }
-            }
-        },
-        op);
+    }
+    if (id < 0)
+        c.error = QStringLiteral("unknown run %1").arg(runId);
+    return id;
+}
+
+bool applyOp(ApplyContext &c, const NewRunOp &o)
+{
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT INTO runs(run_id, name, plan_json, target, status, world_size,"
+                             " total_steps, started_at, launcher_host, launcher_pid) VALUES(?,?,?,?,?,?,?,?,?,?)"));
+    q.addBindValue(o.runId);
+    q.addBindValue(o.name);
+    q.addBindValue(o.planJson);
+    q.addBindValue(o.target);
+    q.addBindValue(toString(RunState::Launching));
+    q.addBindValue(o.worldSize);
+    q.addBindValue(o.totalSteps);
+    q.addBindValue(iso(o.startedAt));
+    q.addBindValue(QSysInfo::machineHostName());
+    q.addBindValue(QCoreApplication::applicationPid());
+    const bool ok = q.exec();
+    if (ok)
+        c.runIds.insert(o.runId, q.lastInsertId().toLongLong());
+    return ok;
+}
+
+bool applyOp(ApplyContext &c, const RunStatusOp &o)
+{
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, error = ?"
+                             " WHERE run_id = ?"));
+    q.addBindValue(o.status);
+    q.addBindValue(o.endedAt.isValid() ? QVariant(iso(o.endedAt)) : QVariant());
+    q.addBindValue(o.exitCode);
+    q.addBindValue(o.error);
+    q.addBindValue(o.runId);
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const RankOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    const RankRow &r = o.row;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral(
+        "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, goodbye_seq)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
+        " goodbye_seq = coalesce(excluded.goodbye_seq, goodbye_seq),"
+        " host = coalesce(nullif(excluded.host, ''), host), pid = coalesce(nullif(excluded.pid, 0), pid),"
+        " device = coalesce(nullif(excluded.device, ''), device),"
+        // Coordinates come with Hello (which carries a host); Goodbye updates leave them.
+        " dp = iif(coalesce(excluded.host, '') = '', dp, excluded.dp), tp = iif(coalesce(excluded.host, '') = '', tp, excluded.tp),"
+        " pp = iif(coalesce(excluded.host, '') = '', pp, excluded.pp), cp = iif(coalesce(excluded.host, '') = '', cp, excluded.cp),"
+        " exit_code = coalesce(excluded.exit_code, exit_code),"
+        " dropped = max(dropped, excluded.dropped)"));
+    q.addBindValue(id);
+    q.addBindValue(r.rank);
+    q.addBindValue(r.host);
+    q.addBindValue(r.pid);
+    q.addBindValue(r.device);
+    q.addBindValue(r.dp);
+    q.addBindValue(r.tp);
+    q.addBindValue(r.pp);
+    q.addBindValue(r.cp);
+    q.addBindValue(r.exitCode < 0 ? QVariant() : QVariant(r.exitCode));
+    q.addBindValue(r.dropped);
+    q.addBindValue(r.goodbyeSeq < 0 ? QVariant() : QVariant(r.goodbyeSeq));
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const StepOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    if (c.fast && c.fast->ready()) {
+        for (const StepRow &row : o.rows)
+            c.fast->step(id, row);
+        return true;
+    }
+    c.error = QStringLiteral("step reports cannot be stored: SQLite's statement for step_blocks could not be prepared");
+    return false;
+}
+
+bool applyOp(ApplyContext &c, const CollectiveOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    if (c.fast && c.fast->ready())
+        return c.fast->collective(id, o.row, c.error);
+    const CollectiveRow &r = o.row;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps,"
+                             " count) VALUES(?,?,?,?,?,?,?,?,?)"));
+    for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.group),
+                              QVariant(r.op), QVariant(r.bytes), QVariant(r.ms), QVariant(r.busGBps),
+                              QVariant(r.count)})
+        q.addBindValue(v);
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const ExpertLoadOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    const ExpertLoadRow &r = o.row;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT OR REPLACE INTO expert_load(run, rank, step, layers, experts, tokens, dropped,"
+                             " aux_loss) VALUES(?,?,?,?,?,?,?,?)"));
+    for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.layers),
+                              QVariant(r.experts), QVariant(packCounts(r.tokens)), QVariant(r.dropped),
+                              QVariant(r.auxLoss)})
+        q.addBindValue(v);
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const SpansOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT INTO spans(run, rank, step, name, start_ns, end_ns, micro_batch, stage)"
+                             " VALUES(?,?,?,?,?,?,?,?)"));
+    for (const SpanRow &r : o.rows) {
+        int at = 0;
+        for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.name),
+                                  QVariant(r.startNs), QVariant(r.endNs), QVariant(r.microBatch),
+                                  QVariant(r.stage)})
+            q.bindValue(at++, v);
+        if (!q.exec())
+            return false;
+    }
+    return true;
+}
+
+bool applyOp(ApplyContext &c, const EventOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT INTO events(run, rank, step, kind, message, at) VALUES(?,?,?,?,?,?)"));
+    q.addBindValue(id);
+    q.addBindValue(o.row.rank);
+    q.addBindValue(o.row.step);
+    q.addBindValue(o.row.kind);
+    q.addBindValue(o.row.message);
+    q.addBindValue(iso(o.row.at.isValid() ? o.row.at : QDateTime::currentDateTimeUtc()));
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const CursorOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    QSqlQuery &q = c.q;
+    if (o.reset) {
+        q.prepare(QStringLiteral("UPDATE ranks SET received_seq = 0, goodbye_seq = NULL, lost = 0 WHERE run = ?"));
+        q.addBindValue(id);
+        return q.exec();
+    }
+    q.prepare(QStringLiteral("INSERT INTO ranks(run, rank, received_seq, lost) VALUES(?,?,?,?) ON CONFLICT(run, rank)"
+                             " DO UPDATE SET received_seq = excluded.received_seq,"
+                             " lost = max(coalesce(lost, 0), excluded.lost)"));
+    for (const auto &[rank, next] : o.nextSeq) {
+        q.bindValue(0, id);
+        q.bindValue(1, rank);
+        q.bindValue(2, static_cast<qint64>(next));
+        const auto lost = o.lost.find(rank);
+        q.bindValue(3, static_cast<qint64>(lost == o.lost.end() ? 0 : lost->second));
+        if (!q.exec())
+            return false;
+    }
+    return true;
+}
+
+// Applies one operation; runIds maps user-facing run ids to row ids (filled by NewRunOp).
+bool apply(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, QString &error, FastRows *fast)
+{
+    QSqlQuery q(db);
+    ApplyContext c{db, runIds, fast, q, error};
+    const bool ok = std::visit([&](const auto &o) { return applyOp(c, o); }, op);
     if (!ok && error.isEmpty())
         error = q.lastError().text();
     return ok;
@@ -445,174 +489,236 @@ bool isBusy(const QSqlError &e)
     return code == QLatin1String("5") || code == QLatin1String("6") || e.text().contains(QLatin1String("locked"));
 }
 
+struct TransactionOutcome {
+    bool busy = false; // the database is locked: roll back and keep the batch
+    QString firstError;
+    qint64 rows = 0;
+};
+
+// Begins a transaction on `c`, applies `batch` in write order and commits it.
+TransactionOutcome writeTransaction(QSqlDatabase &c, QHash<QString, qint64> &runIds, FastRows &fast,
+                                    const std::deque<WriteOp> &batch)
+{
+    TransactionOutcome out;
+    out.busy = !c.transaction() && isBusy(c.lastError());
+    if (fast.ready())
+        fast.begin();
+    std::deque<WriteOp> coalesced;
+    const std::vector<const WriteOp *> order = inWriteOrder(batch, coalesced);
+    for (const WriteOp *op : order) {
+        if (out.busy)
+            break;
+        QString e;
+        if (apply(c, runIds, *op, e, &fast)) {
+            out.rows += std::holds_alternative<StepOp>(*op) ? static_cast<qint64>(std::get<StepOp>(*op).rows.size()) : 1;
+        } else {
+            const QSqlError last = c.lastError();
+            if (e.contains(QLatin1String("locked")) || isBusy(last)) {
+                out.busy = true;
+                break;
+            }
+            if (out.firstError.isEmpty())
+                out.firstError = e;
+        }
+    }
+    if (QString e; !out.busy && fast.ready() && !fast.writeSteps(e)) {
+        if (e.contains(QLatin1String("locked")))
+            out.busy = true;
+        else if (out.firstError.isEmpty())
+            out.firstError = e;
+    }
+    if (!out.busy && !c.commit()) {
+        out.busy = isBusy(c.lastError());
+        out.firstError = c.lastError().text();
+    }
+    return out;
+}
+
 } // namespace
 
-void HistoryWriter::run(std::promise<QString> opened)
-{
-    auto db = std::make_unique<HistoryDatabase>();
-    const QString error = db->open(m_path);
-    opened.set_value(error);
-    if (!error.isEmpty())
-        return;
-    FileIdentity identity = identityOf(m_path);
-    auto fast = std::make_unique<FastRows>(db->connection());
+// The writer thread's connection and what it keeps between transactions; on that thread only.
+struct HistoryWriter::WriterState {
+    std::unique_ptr<HistoryDatabase> db;
+    FileIdentity identity;
+    std::unique_ptr<FastRows> fast;
     QHash<QString, qint64> runIds;
     std::map<QString, NewRunOp> newRuns;       // every run this writer created, to recreate a removed file
     std::map<QString, RunStatusOp> lastStatus; // and the status it last wrote for each
     std::deque<WriteOp> kept;                  // a batch the locked database refused, retried first
     QElapsedTimer lockedFor;
     QElapsedTimer stoppingFor;
-    auto notice = [&](const QString &kind, const QString &message) {
-        if (m_notice)
-            m_notice(kind, message);
-    };
+    std::chrono::milliseconds interval{0};
+    std::chrono::steady_clock::time_point nextStart;
+};
+
+void HistoryWriter::run(std::promise<QString> opened)
+{
+    WriterState st;
+    st.db = std::make_unique<HistoryDatabase>();
+    const QString error = st.db->open(m_path);
+    opened.set_value(error);
+    if (!error.isEmpty())
+        return;
+    st.identity = identityOf(m_path);
+    st.fast = std::make_unique<FastRows>(st.db->connection());
     // Transactions start at most every m_flushIntervalMs, counted from the start of the previous
     // one: a writer whose transaction took longer than that (it is behind) starts the next at once
     // instead of sleeping with a full queue.
-    const auto interval = std::chrono::milliseconds(m_flushIntervalMs);
-    auto nextStart = std::chrono::steady_clock::now() + interval;
+    st.interval = std::chrono::milliseconds(m_flushIntervalMs);
+    st.nextStart = std::chrono::steady_clock::now() + st.interval;
     for (;;) {
-        std::deque<WriteOp> batch;
         bool stopping = false;
-        {
-            std::unique_lock lock(m_mutex);
-            m_wake.wait_until(lock, nextStart, [&] { return m_stop || m_flushRequested; });
-            nextStart = std::chrono::steady_clock::now() + interval;
-            batch.swap(m_queue);
-            stopping = m_stop;
-            m_flushRequested = false;
+        std::deque<WriteOp> batch = takeBatch(st, stopping);
+        if (!reopenIfReplaced(st, batch)) {
+            st.kept = std::move(batch);
+            if (stopping)
+                break;
+            continue;
         }
-        if (!kept.empty()) {
-            batch.insert(batch.begin(), std::make_move_iterator(kept.begin()), std::make_move_iterator(kept.end()));
-            kept.clear();
-        }
-        // The file was removed or replaced under us: SQLite would go on writing into the unlinked
-        // inode and lose everything at the end. Write a new database at the path instead.
-        if (const FileIdentity now = identityOf(m_path); !(now == identity)) {
-            auto fresh = std::make_unique<HistoryDatabase>();
-            const QString e = fresh->open(m_path);
-            if (e.isEmpty()) {
-                fast.reset(); // its statements belong to the old connection
-                db = std::move(fresh);
-                fast = std::make_unique<FastRows>(db->connection());
-                identity = identityOf(m_path);
-                runIds.clear();
-                std::deque<WriteOp> replay;
-                for (const auto &[runId, op] : newRuns)
-                    replay.emplace_back(op);
-                for (const auto &[runId, op] : lastStatus)
-                    replay.emplace_back(op);
-                batch.insert(batch.begin(), std::make_move_iterator(replay.begin()), std::make_move_iterator(replay.end()));
-                notice(QStringLiteral("recreated"),
-                       QStringLiteral("the history database %1 was removed or replaced while the run was going; a new one "
-                                      "was created there and the run goes on writing to it (the rows written before are "
-                                      "gone with the old file)")
-                           .arg(m_path));
-            } else {
-                notice(QStringLiteral("failing"), QStringLiteral("the history database %1 is gone and cannot be created "
-                                                                 "again (%2); the run goes on, rows are kept in memory")
-                                                      .arg(m_path, e));
-                kept = std::move(batch);
-                if (stopping)
-                    break;
-                continue;
-            }
-        }
-        if (!batch.empty()) {
-            QSqlDatabase &c = db->connection();
-            QElapsedTimer attempt; // a locked database is found only after SQLite's busy timeout
-            attempt.start();
-            bool busy = !c.transaction() && isBusy(c.lastError());
-            QString firstError;
-            qint64 rows = 0;
-            if (fast->ready())
-                fast->begin();
-            std::deque<WriteOp> coalesced;
-            const std::vector<const WriteOp *> order = inWriteOrder(batch, coalesced);
-            for (const WriteOp *op : order) {
-                if (busy)
-                    break;
-                QString e;
-                if (apply(c, runIds, *op, e, fast.get())) {
-                    rows += std::holds_alternative<StepOp>(*op) ? static_cast<qint64>(std::get<StepOp>(*op).rows.size()) : 1;
-                } else {
-                    const QSqlError last = c.lastError();
-                    if (e.contains(QLatin1String("locked")) || isBusy(last)) {
-                        busy = true;
-                        break;
-                    }
-                    if (firstError.isEmpty())
-                        firstError = e;
-                }
-            }
-            if (QString e; !busy && fast->ready() && !fast->writeSteps(e)) {
-                if (e.contains(QLatin1String("locked")))
-                    busy = true;
-                else if (firstError.isEmpty())
-                    firstError = e;
-            }
-            if (!busy && !c.commit()) {
-                busy = isBusy(c.lastError());
-                firstError = c.lastError().text();
-            }
-            if (busy) {
-                nextStart = std::chrono::steady_clock::now() + interval; // a locked file: wait a whole interval
-                c.rollback();
-                runIds.clear(); // ids inserted in the rolled-back transaction are gone
-                if (!lockedFor.isValid()) {
-                    lockedFor = attempt;
-                    notice(QStringLiteral("locked"), QStringLiteral("the history database %1 is locked by another process; "
-                                                                    "the run goes on and its rows wait in memory")
-                                                         .arg(m_path));
-                }
-                // Keep the batch (bounded: the oldest rows go first when memory would run away).
-                while (batch.size() > kMaxKeptOps)
-                    batch.pop_front();
-                kept = std::move(batch);
-            } else {
-                if (lockedFor.isValid()) {
-                    notice(QStringLiteral("unlocked"),
-                           QStringLiteral("the history database %1 is writable again after %2 s; nothing was lost")
-                               .arg(m_path)
-                               .arg(lockedFor.elapsed() / 1000.0, 0, 'f', 1));
-                    lockedFor.invalidate();
-                }
-                m_rowsWritten += rows;
-                for (const auto &op : batch) {
-                    if (const auto *n = std::get_if<NewRunOp>(&op))
-                        newRuns[n->runId] = *n;
-                    else if (const auto *st = std::get_if<RunStatusOp>(&op))
-                        lastStatus[st->runId] = *st;
-                    else if (const auto *cursor = std::get_if<CursorOp>(&op); cursor && cursor->afterCommit)
-                        cursor->afterCommit();
-                }
-                std::lock_guard lock(m_mutex);
-                if (!firstError.isEmpty())
-                    m_lastError = firstError;
-            }
-        }
+        if (!batch.empty())
+            writeBatch(st, batch);
         {
             std::lock_guard lock(m_mutex);
-            if (kept.empty())
+            if (st.kept.empty())
                 m_committed = m_enqueued - m_queue.size();
         }
         m_flushed.notify_all();
-        if (stopping) {
-            // A locked database gets 10 s more at the end; then what is kept is given up, said so.
-            if (!stoppingFor.isValid())
-                stoppingFor.start();
-            std::lock_guard lock(m_mutex);
-            if (m_queue.empty() && (kept.empty() || stoppingFor.elapsed() > 10000)) {
-                if (!kept.empty())
-                    m_lastError = QStringLiteral("the history database %1 stayed locked; %2 rows were not written")
-                                      .arg(m_path)
-                                      .arg(kept.size());
-                break;
-            }
-        }
+        if (stopping && doneStopping(st))
+            break;
     }
-    fast.reset(); // before the connection closes
+    st.fast.reset(); // before the connection closes
     m_flushed.notify_all();
+}
+
+void HistoryWriter::sendNotice(const QString &kind, const QString &message)
+{
+    if (m_notice)
+        m_notice(kind, message);
+}
+
+// Waits for the next transaction's time (or a flush or stop) and takes the queue, after what
+// was kept from before; `stopping` says whether stop() was called.
+std::deque<WriteOp> HistoryWriter::takeBatch(WriterState &st, bool &stopping)
+{
+    std::deque<WriteOp> batch;
+    {
+        std::unique_lock lock(m_mutex);
+        m_wake.wait_until(lock, st.nextStart, [&] { return m_stop || m_flushRequested; });
+        st.nextStart = std::chrono::steady_clock::now() + st.interval;
+        batch.swap(m_queue);
+        stopping = m_stop;
+        m_flushRequested = false;
+    }
+    if (!st.kept.empty()) {
+        batch.insert(batch.begin(), std::make_move_iterator(st.kept.begin()), std::make_move_iterator(st.kept.end()));
+        st.kept.clear();
+    }
+    return batch;
+}
+
+// The file was removed or replaced under us: SQLite would go on writing into the unlinked
+// inode and lose everything at the end. Write a new database at the path instead, the runs this
+// writer created put first in `batch`. False when that database cannot be created.
+bool HistoryWriter::reopenIfReplaced(WriterState &st, std::deque<WriteOp> &batch)
+{
+    if (const FileIdentity now = identityOf(m_path); now == st.identity)
+        return true;
+    auto fresh = std::make_unique<HistoryDatabase>();
+    const QString e = fresh->open(m_path);
+    if (!e.isEmpty()) {
+        sendNotice(QStringLiteral("failing"), QStringLiteral("the history database %1 is gone and cannot be created "
+                                                             "again (%2); the run goes on, rows are kept in memory")
+                                                  .arg(m_path, e));
+        return false;
+    }
+    st.fast.reset(); // its statements belong to the old connection
+    st.db = std::move(fresh);
+    st.fast = std::make_unique<FastRows>(st.db->connection());
+    st.identity = identityOf(m_path);
+    st.runIds.clear();
+    std::deque<WriteOp> replay;
+    for (const auto &[runId, op] : st.newRuns)
+        replay.emplace_back(op);
+    for (const auto &[runId, op] : st.lastStatus)
+        replay.emplace_back(op);
+    batch.insert(batch.begin(), std::make_move_iterator(replay.begin()), std::make_move_iterator(replay.end()));
+    sendNotice(QStringLiteral("recreated"),
+               QStringLiteral("the history database %1 was removed or replaced while the run was going; a new one "
+                              "was created there and the run goes on writing to it (the rows written before are "
+                              "gone with the old file)")
+                   .arg(m_path));
+    return true;
+}
+
+// Writes `batch` in one transaction; a locked database keeps it for the next.
+void HistoryWriter::writeBatch(WriterState &st, std::deque<WriteOp> &batch)
+{
+    QSqlDatabase &c = st.db->connection();
+    QElapsedTimer attempt; // a locked database is found only after SQLite's busy timeout
+    attempt.start();
+    const TransactionOutcome outcome = writeTransaction(c, st.runIds, *st.fast, batch);
+    if (outcome.busy)
+        keepLockedBatch(st, batch, attempt);
+    else
+        finishCommittedBatch(st, batch, outcome.rows, outcome.firstError);
+}
+
+void HistoryWriter::keepLockedBatch(WriterState &st, std::deque<WriteOp> &batch, const QElapsedTimer &attempt)
+{
+    st.nextStart = std::chrono::steady_clock::now() + st.interval; // a locked file: wait a whole interval
+    st.db->connection().rollback();
+    st.runIds.clear(); // ids inserted in the rolled-back transaction are gone
+    if (!st.lockedFor.isValid()) {
+        st.lockedFor = attempt;
+        sendNotice(QStringLiteral("locked"), QStringLiteral("the history database %1 is locked by another process; "
+                                                            "the run goes on and its rows wait in memory")
+                                                 .arg(m_path));
+    }
+    // Keep the batch (bounded: the oldest rows go first when memory would run away).
+    while (batch.size() > kMaxKeptOps)
+        batch.pop_front();
+    st.kept = std::move(batch);
+}
+
+void HistoryWriter::finishCommittedBatch(WriterState &st, const std::deque<WriteOp> &batch, qint64 rows,
+                                         const QString &firstError)
+{
+    if (st.lockedFor.isValid()) {
+        sendNotice(QStringLiteral("unlocked"),
+                   QStringLiteral("the history database %1 is writable again after %2 s; nothing was lost")
+                       .arg(m_path)
+                       .arg(st.lockedFor.elapsed() / 1000.0, 0, 'f', 1));
+        st.lockedFor.invalidate();
+    }
+    m_rowsWritten += rows;
+    for (const auto &op : batch) {
+        if (const auto *n = std::get_if<NewRunOp>(&op))
+            st.newRuns[n->runId] = *n;
+        else if (const auto *status = std::get_if<RunStatusOp>(&op))
+            st.lastStatus[status->runId] = *status;
+        else if (const auto *cursor = std::get_if<CursorOp>(&op); cursor && cursor->afterCommit)
+            cursor->afterCommit();
+    }
+    std::lock_guard lock(m_mutex);
+    if (!firstError.isEmpty())
+        m_lastError = firstError;
+}
+
+// After stop(): true once everything is written, or what is kept is given up.
+bool HistoryWriter::doneStopping(WriterState &st)
+{
+    // A locked database gets 10 s more at the end; then what is kept is given up, said so.
+    if (!st.stoppingFor.isValid())
+        st.stoppingFor.start();
+    std::lock_guard lock(m_mutex);
+    if (m_queue.empty() && (st.kept.empty() || st.stoppingFor.elapsed() > 10000)) {
+        if (!st.kept.empty())
+            m_lastError = QStringLiteral("the history database %1 stayed locked; %2 rows were not written")
+                              .arg(m_path)
+                              .arg(st.kept.size());
+        return true;
+    }
+    return false;
 }
 
 } // namespace trellis::launcher

@@ -25,6 +25,8 @@
 #include <variant>
 #include <vector>
 
+class QElapsedTimer;
+
 namespace trellis::launcher {
 
 struct NewRunOp {
@@ -101,7 +103,16 @@ public:
     QString path() const { return m_path; }
 
 private:
+    // The writer thread's work, in steps sharing its connection (history_writer.cpp).
+    struct WriterState;
     void run(std::promise<QString> opened);
+    std::deque<WriteOp> takeBatch(WriterState &st, bool &stopping);
+    bool reopenIfReplaced(WriterState &st, std::deque<WriteOp> &batch);
+    void writeBatch(WriterState &st, std::deque<WriteOp> &batch);
+    void keepLockedBatch(WriterState &st, std::deque<WriteOp> &batch, const QElapsedTimer &attempt);
+    void finishCommittedBatch(WriterState &st, const std::deque<WriteOp> &batch, qint64 rows, const QString &firstError);
+    bool doneStopping(WriterState &st);
+    void sendNotice(const QString &kind, const QString &message);
 
     QString m_path;
     int m_flushIntervalMs;

@@ -14,6 +14,11 @@
 #include <thread>
 
 namespace trellis::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+} // namespace
 
 TelemetryReceiver::TelemetryReceiver() : m_wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
@@ -97,247 +102,308 @@ std::map<quint32, quint64> TelemetryReceiver::cursor() const
     return m_nextSeq;
 }
 
-void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *ready)
-{
-    using Clock = std::chrono::steady_clock;
-    zmq::context_t context(1);
-    zmq::socket_t socket(context, zmq::socket_type::router);
-    // Per connection: while this receiver holds back, at most this many messages a rank wait here;
-    // the rest wait in the rank's own link (bounded memory here at any world size).
-    socket.set(zmq::sockopt::rcvhwm, 1000);
-    socket.set(zmq::sockopt::sndhwm, 100000);
-    socket.set(zmq::sockopt::linger, 0);
-    socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(proto::kMaxFrameBytes));
-    // CURVE: the ZAP handler's socket must exist before a peer can connect.
+// The receiver thread's sockets and what it knows of each rank's connection; made, used and
+// closed on that thread only.
+struct TelemetryReceiver::RouterState {
+    zmq::context_t context{1};
+    zmq::socket_t socket{context, zmq::socket_type::router};
     std::optional<zmq::socket_t> zap;
     std::string allowedKey; // the run's client public key, 32 bytes
-    if (m_curve.hasServer()) {
-        allowedKey.resize(32);
-        if (!zmq_z85_decode(reinterpret_cast<std::uint8_t *>(allowedKey.data()), m_curve.clientPublic.c_str())) {
-            ready->set_value(QStringLiteral("telemetry: the run's client key is not a Z85 key"));
-            return;
-        }
-        try {
-            zap.emplace(context, zmq::socket_type::rep);
-            zap->set(zmq::sockopt::linger, 0);
-            zap->bind("inproc://zeromq.zap.01");
-            socket.set(zmq::sockopt::curve_server, 1);
-            socket.set(zmq::sockopt::curve_secretkey, m_curve.serverSecret);
-            socket.set(zmq::sockopt::zap_domain, "trellis");
-        } catch (const zmq::error_t &e) {
-            ready->set_value(QStringLiteral("telemetry: cannot set up CURVE (%1)").arg(QString::fromUtf8(e.what())));
-            return;
-        }
-    }
-    try {
-        socket.bind(bindEndpoint);
-        m_endpoint = socket.get(zmq::sockopt::last_endpoint);
-    } catch (const zmq::error_t &e) {
-        ready->set_value(QStringLiteral("telemetry: cannot bind %1 (%2)")
-                             .arg(QString::fromStdString(bindEndpoint), QString::fromUtf8(e.what())));
-        return;
-    }
-    ready->set_value(QString());
+    // The socket, the wake-up descriptor acknowledge() signals, and the ZAP handler's socket.
+    zmq::pollitem_t items[3] = {};
+    int itemCount = 2;
+    bool drained = true; // the last round took everything the socket had
 
-    std::map<quint32, std::string> peer;                 // rank -> routing id of its connection
-    std::map<quint32, quint64> acked;                    // rank -> next_seq last acknowledged
-    std::map<quint32, Clock::time_point> resendAskedAt;  // rank -> when a resend was last asked for
-    auto sendAck = [&](quint32 rank, quint64 next, bool resend, quint64 resendFrom) {
-        const auto it = peer.find(rank);
-        if (it == peer.end())
-            return;
-        proto::Ack ack;
-        ack.set_run_id(m_runId);
-        ack.set_next_seq(next);
-        ack.set_resend(resend);
-        ack.set_resend_from(resendFrom);
-        try {
-            socket.send(zmq::buffer(it->second), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-            socket.send(zmq::buffer(proto::encodeAck(ack)), zmq::send_flags::dontwait);
-        } catch (const zmq::error_t &) {
-        }
-    };
+    std::map<quint32, std::string> peer;                // rank -> routing id of its connection
+    std::map<quint32, quint64> acked;                   // rank -> next_seq last acknowledged
+    std::map<quint32, Clock::time_point> resendAskedAt; // rank -> when a resend was last asked for
 
     std::vector<std::string_view> parts; // the envelopes of one frame
     EnvelopeBatch decoded;               // this round's, to accept under one lock
     std::vector<bool> accepted;
-    // The socket, the wake-up descriptor acknowledge() signals, and the ZAP handler's socket.
-    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {nullptr, m_wake, ZMQ_POLLIN, 0},
-                               {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-    const int itemCount = zap ? 3 : 2;
-    // ZAP (RFC 27): version, request id, domain, address, identity, mechanism, credentials; the
-    // reply is version, request id, status code, status text, user id, metadata.
-    auto answerZap = [&] {
-        for (int round = 0; round < 100; ++round) {
-            std::vector<zmq::message_t> request;
-            try {
-                zmq::message_t part;
-                if (!zap->recv(part, zmq::recv_flags::dontwait))
-                    return;
-                request.push_back(std::move(part));
-                while (request.back().more()) {
-                    zmq::message_t next;
-                    (void)zap->recv(next, zmq::recv_flags::none);
-                    request.push_back(std::move(next));
-                }
-            } catch (const zmq::error_t &) {
-                return;
-            }
-            const bool wellFormed = request.size() >= 7 && request[5].to_string_view() == "CURVE";
-            const bool allowed = wellFormed && request[6].to_string_view() == allowedKey;
-            if (!allowed) {
-                std::lock_guard lock(m_mutex);
-                ++m_stats.refused;
-                ++m_stats.rejected;
-                m_stats.lastRejection = QStringLiteral("a connection from %1 with an unknown key was refused")
-                                            .arg(request.size() > 3 ? QString::fromStdString(request[3].to_string()) : QStringLiteral("?"));
-            }
-            try {
-                const std::string id = request.size() > 1 ? request[1].to_string() : std::string();
-                zap->send(zmq::buffer(std::string_view("1.0")), zmq::send_flags::sndmore);
-                zap->send(zmq::buffer(id), zmq::send_flags::sndmore);
-                zap->send(zmq::buffer(std::string_view(allowed ? "200" : "400")), zmq::send_flags::sndmore);
-                zap->send(zmq::buffer(std::string_view(allowed ? "OK" : "unknown key")), zmq::send_flags::sndmore);
-                zap->send(zmq::buffer(std::string_view()), zmq::send_flags::sndmore);
-                zap->send(zmq::buffer(std::string_view()), zmq::send_flags::none);
-            } catch (const zmq::error_t &) {
-                return;
-            }
-        }
-    };
-    bool drained = true; // the last round took everything the socket had
+    std::uint64_t rejected = 0; // this round's
+    std::string lastRejection;
+
+    void reject(std::string why)
+    {
+        ++rejected;
+        lastRejection = std::move(why);
+    }
+};
+
+void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *ready)
+{
+    RouterState st;
+    const QString error = openSockets(st, bindEndpoint);
+    ready->set_value(error);
+    if (!error.isEmpty())
+        return;
+
+    st.items[0] = {st.socket.handle(), 0, ZMQ_POLLIN, 0};
+    st.items[1] = {nullptr, m_wake, ZMQ_POLLIN, 0};
+    st.items[2] = {st.zap ? st.zap->handle() : nullptr, 0, ZMQ_POLLIN, 0};
+    st.itemCount = st.zap ? 3 : 2;
     while (!m_stop.load()) {
-        bool full = false;
-        {
-            std::lock_guard lock(m_mutex);
-            full = m_inbox.size() >= kMaxInbox;
-        }
-        if (full || (m_overloaded && m_overloaded())) {
-            // Held back: acknowledgements still go out below, nothing more comes in.
-            m_throttledAtMs = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
-            items[0].revents = 0;
-            items[2].revents = ZMQ_POLLIN; // still answer handshakes (answerZap does not wait)
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        } else {
-            try {
-                // Idle, the thread wakes ten times a second, or when acknowledgements are due: on a
-                // machine whose cores the ranks fill, each wake-up is taken from them.
-                zmq::poll(items, itemCount, std::chrono::milliseconds(100));
-            } catch (const zmq::error_t &) {
-                continue;
-            }
-        }
-        if ((items[0].revents & ZMQ_POLLIN) && drained) {
-            // Messages after a quiet spell are the start of a burst (the ranks end a step within
-            // a millisecond of each other): let the burst arrive and take it in one round, one
-            // wake-up here and in the owner instead of one per rank. Under load the socket is never
-            // drained and nothing waits.
-            std::this_thread::sleep_for(kGather);
-        }
-        if (items[1].revents & ZMQ_POLLIN) {
-            std::uint64_t signalled = 0;
-            (void)::read(m_wake, &signalled, sizeof signalled);
-        }
-        if (zap && (items[2].revents & ZMQ_POLLIN))
-            answerZap();
-        std::map<quint32, quint64> resends;
+        if (!waitForWork(st))
+            continue;
         // Take everything available before notifying, so the owner sees one batch; decode outside
         // the lock, then accept what was decoded under one lock.
-        decoded.clear();
-        std::uint64_t rejected = 0;
-        std::string lastRejection;
-        auto reject = [&](std::string why) {
-            ++rejected;
-            lastRejection = std::move(why);
-        };
-        drained = (items[0].revents & ZMQ_POLLIN) == 0;
-        for (int i = 0; (items[0].revents & ZMQ_POLLIN) && i < 10000; ++i) {
-            zmq::message_t identity, message;
-            zmq::recv_result_t got;
-            try {
-                got = socket.recv(identity, zmq::recv_flags::dontwait);
-                if (!got) {
-                    drained = true;
-                    break;
-                }
-                if (!identity.more())
-                    continue; // a routing id always comes with a body
-                if (!socket.recv(message, zmq::recv_flags::none))
-                    break;
-                const bool multipart = message.more(); // a multi-part body is not ours: drop it whole
-                for (bool more = multipart; more;) {
-                    zmq::message_t rest;
-                    more = socket.recv(rest, zmq::recv_flags::none) && rest.more();
-                }
-                if (multipart) {
-                    reject("a multi-part message");
-                    continue;
-                }
-            } catch (const zmq::error_t &) {
-                break;
-            }
-            const auto split = proto::splitFrame(std::string_view(static_cast<const char *>(message.data()), message.size()), parts);
-            if (!split.ok) {
-                reject(split.error);
-                continue;
-            }
-            for (const std::string_view part : parts) {
-                proto::Envelope *envelope = decoded.add();
-                auto result = proto::decodeEnvelope(part, *envelope, m_worldSize);
-                if (result.ok && !m_runId.empty() && envelope->run_id() != m_runId)
-                    result = {false, "run_id '" + envelope->run_id() + "' does not belong to this run"};
-                if (!result.ok) {
-                    decoded.removeLast();
-                    reject(std::move(result.error));
-                    continue;
-                }
-                const std::string_view id(static_cast<const char *>(identity.data()), identity.size());
-                if (auto &known = peer[envelope->rank()]; known != id)
-                    known.assign(id);
-            }
-        }
-        if (!decoded.empty() || rejected > 0) {
-            std::lock_guard lock(m_mutex);
-            m_stats.rejected += rejected;
-            if (rejected > 0)
-                m_stats.lastRejection = QString::fromStdString(lastRejection);
-            accepted.assign(decoded.size(), false);
-            for (std::size_t i = 0; i < decoded.size(); ++i) {
-                quint64 resendFrom = 0;
-                accepted[i] = acceptLocked(decoded[i], &resendFrom);
-                if (!accepted[i] && resendFrom != ~0ull)
-                    resends.emplace(decoded[i].rank(), resendFrom); // the first gap of the round
-            }
-            m_inbox.appendSome(std::move(decoded), accepted); // the round's arenas go with what was accepted
-        }
-        // Gaps: ask once per 300 ms per rank for everything from the first missing message.
-        const auto now = Clock::now();
-        for (const auto &[rank, from] : resends) {
-            auto &asked = resendAskedAt[rank];
-            if (now - asked < std::chrono::milliseconds(300))
-                continue;
-            asked = now;
-            sendAck(rank, acked[rank], true, from);
-        }
-        std::map<quint32, quint64> acks;
-        bool notify = false;
-        {
-            std::lock_guard lock(m_mutex);
-            if (m_autoAck)
-                for (const auto &[rank, next] : m_nextSeq)
-                    m_pendingAcks[rank] = std::max(m_pendingAcks[rank], next);
-            acks.swap(m_pendingAcks);
-            notify = !m_inbox.empty();
-        }
-        for (const auto &[rank, next] : acks)
-            if (next > acked[rank] || !peer.count(rank)) {
-                acked[rank] = next;
-                sendAck(rank, next, false, 0);
-            }
-        if (notify && m_notify)
+        readRound(st);
+        const std::map<quint32, quint64> resends = acceptRound(st);
+        askForResends(st, resends);
+        if (sendDueAcks(st) && m_notify)
             m_notify();
     }
-    socket.close();
+    st.socket.close();
+}
+
+// Sets up the ROUTER socket (and, with CURVE, the ZAP handler) and binds it; "" or the reason.
+QString TelemetryReceiver::openSockets(RouterState &st, const std::string &bindEndpoint)
+{
+    // Per connection: while this receiver holds back, at most this many messages a rank wait here;
+    // the rest wait in the rank's own link (bounded memory here at any world size).
+    st.socket.set(zmq::sockopt::rcvhwm, 1000);
+    st.socket.set(zmq::sockopt::sndhwm, 100000);
+    st.socket.set(zmq::sockopt::linger, 0);
+    st.socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(proto::kMaxFrameBytes));
+    // CURVE: the ZAP handler's socket must exist before a peer can connect.
+    if (m_curve.hasServer()) {
+        st.allowedKey.resize(32);
+        if (!zmq_z85_decode(reinterpret_cast<std::uint8_t *>(st.allowedKey.data()), m_curve.clientPublic.c_str()))
+            return QStringLiteral("telemetry: the run's client key is not a Z85 key");
+        try {
+            st.zap.emplace(st.context, zmq::socket_type::rep);
+            st.zap->set(zmq::sockopt::linger, 0);
+            st.zap->bind("inproc://zeromq.zap.01");
+            st.socket.set(zmq::sockopt::curve_server, 1);
+            st.socket.set(zmq::sockopt::curve_secretkey, m_curve.serverSecret);
+            st.socket.set(zmq::sockopt::zap_domain, "trellis");
+        } catch (const zmq::error_t &e) {
+            return QStringLiteral("telemetry: cannot set up CURVE (%1)").arg(QString::fromUtf8(e.what()));
+        }
+    }
+    try {
+        st.socket.bind(bindEndpoint);
+        m_endpoint = st.socket.get(zmq::sockopt::last_endpoint);
+    } catch (const zmq::error_t &e) {
+        return QStringLiteral("telemetry: cannot bind %1 (%2)").arg(QString::fromStdString(bindEndpoint), QString::fromUtf8(e.what()));
+    }
+    return QString();
+}
+
+// Waits for messages, acknowledgements to send or handshakes to answer (or, held back, a little);
+// false when the poll failed.
+bool TelemetryReceiver::waitForWork(RouterState &st)
+{
+    bool full = false;
+    {
+        std::lock_guard lock(m_mutex);
+        full = m_inbox.size() >= kMaxInbox;
+    }
+    if (full || (m_overloaded && m_overloaded())) {
+        // Held back: acknowledgements still go out below, nothing more comes in.
+        m_throttledAtMs = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+        st.items[0].revents = 0;
+        st.items[2].revents = ZMQ_POLLIN; // still answer handshakes (answerZap does not wait)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    } else {
+        try {
+            // Idle, the thread wakes ten times a second, or when acknowledgements are due: on a
+            // machine whose cores the ranks fill, each wake-up is taken from them.
+            zmq::poll(st.items, st.itemCount, std::chrono::milliseconds(100));
+        } catch (const zmq::error_t &) {
+            return false;
+        }
+    }
+    if ((st.items[0].revents & ZMQ_POLLIN) && st.drained) {
+        // Messages after a quiet spell are the start of a burst (the ranks end a step within
+        // a millisecond of each other): let the burst arrive and take it in one round, one
+        // wake-up here and in the owner instead of one per rank. Under load the socket is never
+        // drained and nothing waits.
+        std::this_thread::sleep_for(kGather);
+    }
+    if (st.items[1].revents & ZMQ_POLLIN) {
+        std::uint64_t signalled = 0;
+        (void)::read(m_wake, &signalled, sizeof signalled);
+    }
+    if (st.zap && (st.items[2].revents & ZMQ_POLLIN))
+        answerZap(st);
+    return true;
+}
+
+// ZAP (RFC 27): version, request id, domain, address, identity, mechanism, credentials; the
+// reply is version, request id, status code, status text, user id, metadata.
+void TelemetryReceiver::answerZap(RouterState &st)
+{
+    for (int round = 0; round < 100; ++round) {
+        std::vector<zmq::message_t> request;
+        try {
+            zmq::message_t part;
+            if (!st.zap->recv(part, zmq::recv_flags::dontwait))
+                return;
+            request.push_back(std::move(part));
+            while (request.back().more()) {
+                zmq::message_t next;
+                (void)st.zap->recv(next, zmq::recv_flags::none);
+                request.push_back(std::move(next));
+            }
+        } catch (const zmq::error_t &) {
+            return;
+        }
+        const bool wellFormed = request.size() >= 7 && request[5].to_string_view() == "CURVE";
+        const bool allowed = wellFormed && request[6].to_string_view() == st.allowedKey;
+        if (!allowed) {
+            std::lock_guard lock(m_mutex);
+            ++m_stats.refused;
+            ++m_stats.rejected;
+            m_stats.lastRejection = QStringLiteral("a connection from %1 with an unknown key was refused")
+                                        .arg(request.size() > 3 ? QString::fromStdString(request[3].to_string()) : QStringLiteral("?"));
+        }
+        try {
+            const std::string id = request.size() > 1 ? request[1].to_string() : std::string();
+            st.zap->send(zmq::buffer(std::string_view("1.0")), zmq::send_flags::sndmore);
+            st.zap->send(zmq::buffer(id), zmq::send_flags::sndmore);
+            st.zap->send(zmq::buffer(std::string_view(allowed ? "200" : "400")), zmq::send_flags::sndmore);
+            st.zap->send(zmq::buffer(std::string_view(allowed ? "OK" : "unknown key")), zmq::send_flags::sndmore);
+            st.zap->send(zmq::buffer(std::string_view()), zmq::send_flags::sndmore);
+            st.zap->send(zmq::buffer(std::string_view()), zmq::send_flags::none);
+        } catch (const zmq::error_t &) {
+            return;
+        }
+    }
+}
+
+// Reads what the socket has (up to 10000 messages) into st.decoded, counting what is rejected.
+void TelemetryReceiver::readRound(RouterState &st)
+{
+    st.decoded.clear();
+    st.rejected = 0;
+    st.lastRejection.clear();
+    st.drained = (st.items[0].revents & ZMQ_POLLIN) == 0;
+    for (int i = 0; (st.items[0].revents & ZMQ_POLLIN) && i < 10000; ++i) {
+        zmq::message_t identity, message;
+        zmq::recv_result_t got;
+        try {
+            got = st.socket.recv(identity, zmq::recv_flags::dontwait);
+            if (!got) {
+                st.drained = true;
+                break;
+            }
+            if (!identity.more())
+                continue; // a routing id always comes with a body
+            if (!st.socket.recv(message, zmq::recv_flags::none))
+                break;
+            const bool multipart = message.more(); // a multi-part body is not ours: drop it whole
+            for (bool more = multipart; more;) {
+                zmq::message_t rest;
+                more = st.socket.recv(rest, zmq::recv_flags::none) && rest.more();
+            }
+            if (multipart) {
+                st.reject("a multi-part message");
+                continue;
+            }
+        } catch (const zmq::error_t &) {
+            break;
+        }
+        decodeFrame(st, std::string_view(static_cast<const char *>(identity.data()), identity.size()),
+                    std::string_view(static_cast<const char *>(message.data()), message.size()));
+    }
+}
+
+// One frame's envelopes into st.decoded; the sender's routing id is remembered for each rank.
+void TelemetryReceiver::decodeFrame(RouterState &st, std::string_view identity, std::string_view frame)
+{
+    const auto split = proto::splitFrame(frame, st.parts);
+    if (!split.ok) {
+        st.reject(split.error);
+        return;
+    }
+    for (const std::string_view part : st.parts) {
+        proto::Envelope *envelope = st.decoded.add();
+        auto result = proto::decodeEnvelope(part, *envelope, m_worldSize);
+        if (result.ok && !m_runId.empty() && envelope->run_id() != m_runId)
+            result = {false, "run_id '" + envelope->run_id() + "' does not belong to this run"};
+        if (!result.ok) {
+            st.decoded.removeLast();
+            st.reject(std::move(result.error));
+            continue;
+        }
+        if (auto &known = st.peer[envelope->rank()]; known != identity)
+            known.assign(identity);
+    }
+}
+
+// Accepts the round's envelopes into the inbox under one lock; per rank, the first gap of the
+// round (where a resend should start).
+std::map<quint32, quint64> TelemetryReceiver::acceptRound(RouterState &st)
+{
+    std::map<quint32, quint64> resends;
+    if (st.decoded.empty() && st.rejected == 0)
+        return resends;
+    std::lock_guard lock(m_mutex);
+    m_stats.rejected += st.rejected;
+    if (st.rejected > 0)
+        m_stats.lastRejection = QString::fromStdString(st.lastRejection);
+    st.accepted.assign(st.decoded.size(), false);
+    for (std::size_t i = 0; i < st.decoded.size(); ++i) {
+        quint64 resendFrom = 0;
+        st.accepted[i] = acceptLocked(st.decoded[i], &resendFrom);
+        if (!st.accepted[i] && resendFrom != ~0ull)
+            resends.emplace(st.decoded[i].rank(), resendFrom); // the first gap of the round
+    }
+    m_inbox.appendSome(std::move(st.decoded), st.accepted); // the round's arenas go with what was accepted
+    return resends;
+}
+
+// Gaps: ask once per 300 ms per rank for everything from the first missing message.
+void TelemetryReceiver::askForResends(RouterState &st, const std::map<quint32, quint64> &resends)
+{
+    const auto now = Clock::now();
+    for (const auto &[rank, from] : resends) {
+        auto &asked = st.resendAskedAt[rank];
+        if (now - asked < std::chrono::milliseconds(300))
+            continue;
+        asked = now;
+        sendAck(st, rank, st.acked[rank], true, from);
+    }
+}
+
+// Sends the acknowledgements that are due; true when the inbox holds something for the owner.
+bool TelemetryReceiver::sendDueAcks(RouterState &st)
+{
+    std::map<quint32, quint64> acks;
+    bool notify = false;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_autoAck)
+            for (const auto &[rank, next] : m_nextSeq)
+                m_pendingAcks[rank] = std::max(m_pendingAcks[rank], next);
+        acks.swap(m_pendingAcks);
+        notify = !m_inbox.empty();
+    }
+    for (const auto &[rank, next] : acks)
+        if (next > st.acked[rank] || !st.peer.count(rank)) {
+            st.acked[rank] = next;
+            sendAck(st, rank, next, false, 0);
+        }
+    return notify;
+}
+
+void TelemetryReceiver::sendAck(RouterState &st, quint32 rank, quint64 next, bool resend, quint64 resendFrom)
+{
+    const auto it = st.peer.find(rank);
+    if (it == st.peer.end())
+        return;
+    proto::Ack ack;
+    ack.set_run_id(m_runId);
+    ack.set_next_seq(next);
+    ack.set_resend(resend);
+    ack.set_resend_from(resendFrom);
+    try {
+        st.socket.send(zmq::buffer(it->second), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+        st.socket.send(zmq::buffer(proto::encodeAck(ack)), zmq::send_flags::dontwait);
+    } catch (const zmq::error_t &) {
+    }
 }
 
 qint64 TelemetryReceiver::msSinceThrottled() const

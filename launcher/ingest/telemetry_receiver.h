@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -82,7 +83,18 @@ public:
     std::map<quint32, quint64> lostByRank() const;
 
 private:
+    // The receiver thread's work, in steps sharing its sockets (telemetry_receiver.cpp).
+    struct RouterState;
     void run(std::string bindEndpoint, std::promise<QString> *ready);
+    QString openSockets(RouterState &st, const std::string &bindEndpoint);
+    bool waitForWork(RouterState &st);
+    void answerZap(RouterState &st);
+    void readRound(RouterState &st);
+    void decodeFrame(RouterState &st, std::string_view identity, std::string_view frame);
+    std::map<quint32, quint64> acceptRound(RouterState &st);
+    void askForResends(RouterState &st, const std::map<quint32, quint64> &resends);
+    bool sendDueAcks(RouterState &st);
+    void sendAck(RouterState &st, quint32 rank, quint64 next, bool resend, quint64 resendFrom);
     // Returns true when the envelope is next in its rank's sequence (it goes to the inbox); may ask
     // for a resend through `resendFrom`. Called with m_mutex held.
     bool acceptLocked(const proto::Envelope &envelope, quint64 *resendFrom);

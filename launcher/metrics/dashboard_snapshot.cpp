@@ -123,6 +123,23 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
     s->totalSteps = m_totalSteps;
     s->lossScaled = m_lossScaled;
     s->skippedUpdates = m_skippedUpdates;
+    addMetricViews(*s, ranks);
+    addThroughput(*s);
+    addStageBreakdown(*s);
+    addAchievedFlops(*s);
+    addMemory(*s);
+    addCollectiveViews(*s);
+    s->heatMetric = heatMetric;
+    s->heat = groupRanks(m_store.heatMap(heatMetric), kHeatMapRows);
+    s->events = m_events;
+    s->health = m_health;
+    s->prediction = m_prediction;
+    return s;
+}
+
+// Each metric's lines (one per rank), or its band and outliers past kMaxRankLines ranks.
+void SnapshotBuilder::addMetricViews(DashboardSnapshot &s, const std::vector<int> &ranks) const
+{
     const bool perRank = ranks.size() <= static_cast<std::size_t>(kMaxRankLines);
     for (Metric m : {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::TokensPerS, Metric::StepMs, Metric::LossScale}) {
         MetricView v;
@@ -141,60 +158,75 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
             v.band = m_store.band(m);
             v.outliers = m_store.outliers(m, 3);
         }
-        s->metrics[m] = std::move(v);
+        s.metrics[m] = std::move(v);
     }
+}
+
+// The job's tokens/s per bucket, and the step's breakdown (medians over ranks).
+void SnapshotBuilder::addThroughput(DashboardSnapshot &s) const
+{
     {
         const auto tokens = m_store.band(Metric::TokensPerS);
         for (const BandPoint &p : tokens) {
-            s->bucketSteps.push_back(static_cast<double>(p.step));
-            s->totalTokensPerS.push_back(p.median * p.ranks);
+            s.bucketSteps.push_back(static_cast<double>(p.step));
+            s.totalTokensPerS.push_back(p.median * p.ranks);
         }
     }
-    {
-        const auto compute = m_store.band(Metric::ComputeMs);
-        const auto exposed = m_store.band(Metric::CommExposedMs);
-        const auto bubble = m_store.band(Metric::BubbleMs);
-        const auto idle = m_store.band(Metric::IdleMs);
-        for (std::size_t i = 0; i < compute.size(); ++i)
-            s->breakdown.push_back({compute[i].step, compute[i].median, i < exposed.size() ? exposed[i].median : 0,
-                                    i < bubble.size() ? bubble[i].median : 0, i < idle.size() ? idle[i].median : 0});
+    const auto compute = m_store.band(Metric::ComputeMs);
+    const auto exposed = m_store.band(Metric::CommExposedMs);
+    const auto bubble = m_store.band(Metric::BubbleMs);
+    const auto idle = m_store.band(Metric::IdleMs);
+    for (std::size_t i = 0; i < compute.size(); ++i)
+        s.breakdown.push_back({compute[i].step, compute[i].median, i < exposed.size() ? exposed[i].median : 0,
+                               i < bubble.size() ? bubble[i].median : 0, i < idle.size() ? idle[i].median : 0});
+}
+
+// Per pipeline stage: medians over its ranks of their latest window.
+void SnapshotBuilder::addStageBreakdown(DashboardSnapshot &s) const
+{
+    if (m_stageOf.empty())
+        return;
+    std::map<Metric, std::map<int, double>> means;
+    for (Metric m : {Metric::StepMs, Metric::ComputeMs, Metric::CommExposedMs, Metric::BubbleMs, Metric::IdleMs})
+        means[m] = m_store.windowMeans(m);
+    std::map<int, std::map<Metric, std::vector<double>>> byStage;
+    for (const auto &[m, valueOf] : means)
+        for (const auto &[rank, value] : valueOf)
+            if (const auto it = m_stageOf.find(rank); it != m_stageOf.end())
+                byStage[it->second][m].push_back(value);
+    for (auto &[stage, values] : byStage) {
+        StageBreakdown b;
+        b.stage = stage;
+        b.ranks = static_cast<int>(values[Metric::StepMs].size());
+        b.stepMs = medianOf(values[Metric::StepMs]);
+        b.computeMs = medianOf(values[Metric::ComputeMs]);
+        b.exposedCommMs = medianOf(values[Metric::CommExposedMs]);
+        b.bubbleMs = medianOf(values[Metric::BubbleMs]);
+        b.idleMs = medianOf(values[Metric::IdleMs]);
+        b.bubbleFraction = b.stepMs > 0 ? b.bubbleMs / b.stepMs : 0;
+        if (stage >= 0 && static_cast<std::size_t>(stage) < m_prediction.stageBubbleFraction.size())
+            b.predictedBubbleFraction = m_prediction.stageBubbleFraction[static_cast<std::size_t>(stage)];
+        if (b.ranks > 0)
+            s.stages.push_back(b);
     }
-    // Per pipeline stage: medians over its ranks of their latest window.
-    if (!m_stageOf.empty()) {
-        std::map<Metric, std::map<int, double>> means;
-        for (Metric m : {Metric::StepMs, Metric::ComputeMs, Metric::CommExposedMs, Metric::BubbleMs, Metric::IdleMs})
-            means[m] = m_store.windowMeans(m);
-        std::map<int, std::map<Metric, std::vector<double>>> byStage;
-        for (const auto &[m, valueOf] : means)
-            for (const auto &[rank, value] : valueOf)
-                if (const auto it = m_stageOf.find(rank); it != m_stageOf.end())
-                    byStage[it->second][m].push_back(value);
-        for (auto &[stage, values] : byStage) {
-            StageBreakdown b;
-            b.stage = stage;
-            b.ranks = static_cast<int>(values[Metric::StepMs].size());
-            b.stepMs = medianOf(values[Metric::StepMs]);
-            b.computeMs = medianOf(values[Metric::ComputeMs]);
-            b.exposedCommMs = medianOf(values[Metric::CommExposedMs]);
-            b.bubbleMs = medianOf(values[Metric::BubbleMs]);
-            b.idleMs = medianOf(values[Metric::IdleMs]);
-            b.bubbleFraction = b.stepMs > 0 ? b.bubbleMs / b.stepMs : 0;
-            if (stage >= 0 && static_cast<std::size_t>(stage) < m_prediction.stageBubbleFraction.size())
-                b.predictedBubbleFraction = m_prediction.stageBubbleFraction[static_cast<std::size_t>(stage)];
-            if (b.ranks > 0)
-                s->stages.push_back(b);
-        }
+}
+
+// Model FLOPs achieved: the job's tokens/s × the model's FLOPs per token.
+void SnapshotBuilder::addAchievedFlops(DashboardSnapshot &s) const
+{
+    if (!m_prediction.known || m_prediction.tokensPerStep <= 0)
+        return;
+    const double flopsPerToken = m_prediction.modelFlopsPerStep / m_prediction.tokensPerStep;
+    const double peak = m_prediction.peakFlopsPerDevice * std::max(1, m_prediction.devices);
+    for (double tokens : s.totalTokensPerS) {
+        s.achievedTflops.push_back(tokens * flopsPerToken / 1e12);
+        if (peak > 0)
+            s.mfu.push_back(tokens * flopsPerToken / peak);
     }
-    // Model FLOPs achieved: the job's tokens/s × the model's FLOPs per token.
-    if (m_prediction.known && m_prediction.tokensPerStep > 0) {
-        const double flopsPerToken = m_prediction.modelFlopsPerStep / m_prediction.tokensPerStep;
-        const double peak = m_prediction.peakFlopsPerDevice * std::max(1, m_prediction.devices);
-        for (double tokens : s->totalTokensPerS) {
-            s->achievedTflops.push_back(tokens * flopsPerToken / 1e12);
-            if (peak > 0)
-                s->mfu.push_back(tokens * flopsPerToken / peak);
-        }
-    }
+}
+
+void SnapshotBuilder::addMemory(DashboardSnapshot &s) const
+{
     for (auto [m, name] : {std::pair{Metric::MemParameters, "parameters"}, std::pair{Metric::MemMaster, "master weights"},
                            std::pair{Metric::MemGradients, "gradients"}, std::pair{Metric::MemOptimizer, "optimizer"},
                            std::pair{Metric::MemActivations, "activations"}, std::pair{Metric::MemComm, "communication"},
@@ -202,9 +234,13 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
         const auto band = m_store.band(m);
         if (band.empty() || (m == Metric::MemMaster && band.back().max <= 0))
             continue; // fp32 runs keep no masters apart
-        s->memory.push_back({QString::fromLatin1(name), band.back().median, band.back().max, band.back().maxRank});
+        s.memory.push_back({QString::fromLatin1(name), band.back().median, band.back().max, band.back().maxRank});
     }
-    // Collectives: per (group, op), means over ranks of their latest report, the slowest link named.
+}
+
+// Collectives: per (group, op), means over ranks of their latest report, the slowest link named.
+void SnapshotBuilder::addCollectiveViews(DashboardSnapshot &s) const
+{
     std::map<std::pair<QString, QString>, CollectiveView> views;
     for (const auto &[key, row] : m_collectives) {
         CollectiveView &v = views[{row.group, row.op}];
@@ -223,14 +259,8 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
         v.bytes /= v.ranks;
         v.ms /= v.ranks;
         v.busGbps /= v.ranks;
-        s->collectives.push_back(v);
+        s.collectives.push_back(v);
     }
-    s->heatMetric = heatMetric;
-    s->heat = groupRanks(m_store.heatMap(heatMetric), kHeatMapRows);
-    s->events = m_events;
-    s->health = m_health;
-    s->prediction = m_prediction;
-    return s;
 }
 
 Prediction predictionFor(const QString &planJson, const QString &calibrationPath)

@@ -150,6 +150,14 @@ public:
     std::shared_ptr<const DashboardSnapshot> build(Metric heatMetric) const;
 
 private:
+    // build()'s steps, each filling its part of the snapshot.
+    void addMetricViews(DashboardSnapshot &s, const std::vector<int> &ranks) const;
+    void addThroughput(DashboardSnapshot &s) const;
+    void addStageBreakdown(DashboardSnapshot &s) const;
+    void addAchievedFlops(DashboardSnapshot &s) const;
+    void addMemory(DashboardSnapshot &s) const;
+    void addCollectiveViews(DashboardSnapshot &s) const;
+
     MetricStore m_store;
     std::map<std::tuple<QString, QString, int>, CollectiveRow> m_collectives; // (group, op, rank) -> latest
     std::vector<EventRow> m_events;

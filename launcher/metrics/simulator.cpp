@@ -33,6 +33,200 @@ bool rankAt(const QString &text, int &rank, double &at, double fallback)
     return true;
 }
 
+using Clock = std::chrono::steady_clock;
+
+std::string simulatedHost(int rank)
+{
+    char h[32];
+    std::snprintf(h, sizeof h, "sim-node-%03d", rank / 8);
+    return std::string(h);
+}
+
+// The simulated ranks of simulateRanks(): their links to the receiver and what their reports
+// are made from.
+struct SimulatedRanks {
+    SimulatedRanks(const SimulationOptions &options, std::string id)
+        : s(options), runId(std::move(id)), seq(static_cast<std::size_t>(options.ranks), 0),
+          perStage(options.ranks / std::max(1, options.pp)), stepMs(1000.0 / options.hz)
+    {
+        context.set(zmq::ctxopt::max_sockets, s.ranks + 64); // ZeroMQ's default is 1023 per context
+    }
+
+    double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
+    bool silent(int r) const { return r == s.silentRank && elapsed() >= s.silentAfterS; }
+    void pumpAll()
+    {
+        for (auto &l : links)
+            l->pump();
+    }
+    void send(int r, proto::Envelope &e)
+    {
+        e.set_run_id(runId);
+        e.set_rank(static_cast<std::uint32_t>(r));
+        e.set_seq(seq[r]++);
+        e.set_sent_ns(proto::nowNs());
+        e.set_protocol_version(proto::kProtocolVersion);
+        e.set_dropped(links[r]->dropped());
+        links[r]->push(e.seq(), proto::encodeEnvelope(e));
+    }
+
+    const SimulationOptions &s;
+    std::string runId;
+    zmq::context_t context{2};
+    std::vector<std::unique_ptr<proto::RankLink>> links;
+    std::vector<std::uint64_t> seq;
+    int perStage;
+    plan::Simulation pipeline;
+    double bubbleShare = 0;
+    double stepMs;
+    Clock::time_point start;
+    Clock::time_point nextHeartbeat;
+    std::mt19937 rng{7};
+    std::normal_distribution<double> noise{0.0, 1.0};
+};
+
+void sendHellos(SimulatedRanks &sim)
+{
+    const SimulationOptions &s = sim.s;
+    for (int r = 0; r < s.ranks; ++r) {
+        proto::Envelope e;
+        auto *h = e.mutable_hello();
+        h->set_host(simulatedHost(r));
+        h->set_pid(static_cast<std::uint32_t>(::getpid()));
+        h->set_device("cpu (simulated)");
+        h->set_world_size(static_cast<std::uint32_t>(s.ranks));
+        h->mutable_coords()->set_dp(static_cast<std::uint32_t>(r % sim.perStage));
+        h->mutable_coords()->set_pp(static_cast<std::uint32_t>(r / sim.perStage));
+        h->set_trainer_version("simulated");
+        h->set_parameters(1'000'000);
+        sim.send(r, e);
+    }
+}
+
+// Pump while waiting, so acknowledgements are read and resends go out on time; heartbeats every
+// 500 ms from the ranks that are not silent.
+void pumpUntil(SimulatedRanks &sim, Clock::time_point due, qint64 step)
+{
+    while (Clock::now() < due) {
+        sim.pumpAll();
+        if (Clock::now() >= sim.nextHeartbeat) {
+            for (int r = 0; r < sim.s.ranks; ++r) {
+                if (sim.silent(r))
+                    continue;
+                proto::Envelope hb;
+                hb.mutable_heartbeat()->set_step(static_cast<std::uint64_t>(step - 1));
+                hb.mutable_heartbeat()->set_phase("forward");
+                sim.send(r, hb);
+            }
+            sim.nextHeartbeat += std::chrono::milliseconds(500);
+        }
+        std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(5)));
+    }
+}
+
+// A traced step: the first rank of each stage sends its actions' spans, the simulated
+// schedule scaled to this step's compute window.
+void sendSpans(SimulatedRanks &sim, int r, qint64 step, double slow, std::int64_t stepOrigin)
+{
+    const int stage = r / sim.perStage;
+    if (!sim.pipeline.completed || r % sim.perStage != 0 || step % sim.s.traceEvery != 0 ||
+        static_cast<std::size_t>(stage) >= sim.pipeline.timeline.size())
+        return;
+    const double scale = sim.stepMs * 0.6 * slow / std::max(1e-9, sim.pipeline.makespan) * 1e6; // ns per unit
+    proto::Envelope t;
+    auto *batch = t.mutable_spans();
+    batch->set_step(static_cast<std::uint64_t>(step));
+    for (const plan::TimedAction &a : sim.pipeline.timeline[static_cast<std::size_t>(stage)]) {
+        if (a.action.kind == plan::ActionKind::OptimizerStep)
+            continue;
+        auto *span = batch->add_spans();
+        span->set_name(plan::toString(a.action.kind));
+        span->set_micro_batch(a.action.microBatch);
+        span->set_stage(a.action.chunk);
+        span->set_start_ns(stepOrigin + static_cast<std::int64_t>(a.start * scale));
+        span->set_end_ns(stepOrigin + static_cast<std::int64_t>(a.end * scale));
+    }
+    sim.send(r, t);
+}
+
+// One rank's reports for a step: the step, its all-reduce, and on a traced step its spans.
+void sendStepReports(SimulatedRanks &sim, int r, qint64 step, double loss, std::int64_t stepOrigin)
+{
+    const SimulationOptions &s = sim.s;
+    const double stepMs = sim.stepMs;
+    const qint64 steps = s.steps();
+    const double slow = r == s.slowRank && step >= s.slowFromStep ? 2.0 : 1.0;
+    const double jitter = 1.0 + 0.03 * sim.noise(sim.rng);
+    // A pipeline's bubble takes its share of the step; compute fills the rest of 60 %.
+    const double bubble = stepMs * 0.6 * sim.bubbleShare;
+    const double compute = (stepMs * 0.6 - bubble) * jitter * slow;
+    const double comm = stepMs * 0.25;
+    proto::Envelope e;
+    auto *st = e.mutable_step();
+    st->set_step(static_cast<std::uint64_t>(step));
+    st->set_step_ms(std::max(stepMs, compute + bubble + comm * 0.3));
+    st->set_compute_ms(compute);
+    st->set_comm_ms(comm);
+    st->set_comm_exposed_ms(comm * 0.3);
+    st->set_bubble_ms(bubble);
+    st->set_idle_ms(std::max(0.0, stepMs - compute - bubble - comm * 0.3));
+    st->set_tokens(8192);
+    st->set_tokens_per_s(8192 / (st->step_ms() / 1000.0));
+    st->set_loss(loss);
+    st->set_grad_norm(1.0 + 0.5 * std::exp(-static_cast<double>(step) / 50.0));
+    st->set_lr(3e-4);
+    st->set_total_steps(static_cast<std::uint64_t>(steps));
+    auto *m = st->mutable_memory();
+    m->set_parameters(4'000'000);
+    m->set_gradients(4'000'000);
+    m->set_optimizer(8'000'000);
+    m->set_activations(12'000'000);
+    m->set_comm_buffers(1'000'000);
+    m->set_peak_rss(64'000'000);
+    sim.send(r, e);
+    proto::Envelope c;
+    auto *cs = c.mutable_collective();
+    cs->set_step(static_cast<std::uint64_t>(step));
+    cs->set_group("dp");
+    cs->set_op("all_reduce");
+    cs->set_bytes(16'000'000);
+    cs->set_ms(comm);
+    cs->set_bus_gbps(2.0 * (s.ranks - 1) / s.ranks * 16e6 / (comm / 1000.0) / 1e9);
+    cs->set_count(1);
+    sim.send(r, c);
+    sendSpans(sim, r, step, slow, stepOrigin);
+}
+
+void sendGoodbyes(SimulatedRanks &sim)
+{
+    for (int r = 0; r < sim.s.ranks; ++r) {
+        if (sim.silent(r))
+            continue;
+        proto::Envelope e;
+        e.mutable_goodbye()->set_exit_code(0);
+        e.mutable_goodbye()->set_reason("completed");
+        e.mutable_goodbye()->set_steps_done(static_cast<std::uint64_t>(sim.s.steps()));
+        sim.send(r, e);
+    }
+}
+
+// Everything acknowledged, or 120 s: a supervisor behind by a backlog (it holds the ranks back
+// while its history catches up) takes a while to take the last of it.
+void waitForAcknowledgements(SimulatedRanks &sim)
+{
+    const auto deadline = Clock::now() + std::chrono::seconds(120);
+    for (;;) {
+        std::size_t held = 0;
+        for (auto &l : sim.links) {
+            l->pump();
+            held += l->held();
+        }
+        if (held == 0 || Clock::now() >= deadline)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
+
 } // namespace
 
 QString parseSimulation(const QMap<QString, QString> &o, SimulationOptions &out)
@@ -146,177 +340,40 @@ int simulateRanks(const QStringList &args)
         return 2;
     }
     const std::string endpoint = o[QStringLiteral("--endpoint")].toStdString();
-    const std::string runId = o[QStringLiteral("--run-id")].toStdString();
     const qint64 steps = s.steps();
-    zmq::context_t context(2);
-    context.set(zmq::ctxopt::max_sockets, s.ranks + 64); // ZeroMQ's default is 1023 per context
-    std::vector<std::unique_ptr<proto::RankLink>> links;
-    std::vector<std::uint64_t> seq(static_cast<std::size_t>(s.ranks), 0);
+    SimulatedRanks sim(s, o[QStringLiteral("--run-id")].toStdString());
     for (int r = 0; r < s.ranks; ++r)
-        links.push_back(std::make_unique<proto::RankLink>(
-            context, proto::RankLink::Options{endpoint, runId, static_cast<std::uint32_t>(r), 65536, 2000, {}}));
-    auto send = [&](int r, proto::Envelope &e) {
-        e.set_run_id(runId);
-        e.set_rank(static_cast<std::uint32_t>(r));
-        e.set_seq(seq[r]++);
-        e.set_sent_ns(proto::nowNs());
-        e.set_protocol_version(proto::kProtocolVersion);
-        e.set_dropped(links[r]->dropped());
-        links[r]->push(e.seq(), proto::encodeEnvelope(e));
-    };
-    auto host = [](int r) {
-        char h[32];
-        std::snprintf(h, sizeof h, "sim-node-%03d", r / 8);
-        return std::string(h);
-    };
+        sim.links.push_back(std::make_unique<proto::RankLink>(
+            sim.context, proto::RankLink::Options{endpoint, sim.runId, static_cast<std::uint32_t>(r), 65536, 2000, {}}));
     // The pipeline: the 1f1b schedule simulated with equal costs gives each stage's actions (as
     // fractions of the compute window) and the bubble every stage reports.
-    const int perStage = s.ranks / std::max(1, s.pp);
-    plan::Simulation pipeline;
     if (s.pp > 1)
         if (auto schedule = plan::generateSchedule("1f1b", s.pp, s.microBatches, 1))
-            pipeline = plan::simulateSchedule(schedule.value(), plan::ScheduleCosts::uniform(schedule.value(), 1, 2, 0));
-    const double bubbleShare = pipeline.completed ? pipeline.bubbleFraction : 0.0;
-    for (int r = 0; r < s.ranks; ++r) {
-        proto::Envelope e;
-        auto *h = e.mutable_hello();
-        h->set_host(host(r));
-        h->set_pid(static_cast<std::uint32_t>(::getpid()));
-        h->set_device("cpu (simulated)");
-        h->set_world_size(static_cast<std::uint32_t>(s.ranks));
-        h->mutable_coords()->set_dp(static_cast<std::uint32_t>(r % perStage));
-        h->mutable_coords()->set_pp(static_cast<std::uint32_t>(r / perStage));
-        h->set_trainer_version("simulated");
-        h->set_parameters(1'000'000);
-        send(r, e);
-    }
-    using Clock = std::chrono::steady_clock;
-    const auto start = Clock::now();
+            sim.pipeline = plan::simulateSchedule(schedule.value(), plan::ScheduleCosts::uniform(schedule.value(), 1, 2, 0));
+    sim.bubbleShare = sim.pipeline.completed ? sim.pipeline.bubbleFraction : 0.0;
+    sendHellos(sim);
+    sim.start = Clock::now();
+    sim.nextHeartbeat = sim.start;
     const auto period = std::chrono::duration<double>(1.0 / s.hz);
-    auto nextHeartbeat = start;
-    std::mt19937 rng(7);
-    std::normal_distribution<double> noise(0.0, 1.0);
-    const double stepMs = 1000.0 / s.hz;
-    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-    auto silent = [&](int r) { return r == s.silentRank && elapsed() >= s.silentAfterS; };
 
     for (qint64 step = 1; step <= steps; ++step) {
-        const auto due = start + std::chrono::duration_cast<Clock::duration>(period * static_cast<double>(step));
-        // Pump while waiting, so acknowledgements are read and resends go out on time.
-        while (Clock::now() < due) {
-            for (auto &l : links)
-                l->pump();
-            if (Clock::now() >= nextHeartbeat) {
-                for (int r = 0; r < s.ranks; ++r) {
-                    if (silent(r))
-                        continue;
-                    proto::Envelope hb;
-                    hb.mutable_heartbeat()->set_step(static_cast<std::uint64_t>(step - 1));
-                    hb.mutable_heartbeat()->set_phase("forward");
-                    send(r, hb);
-                }
-                nextHeartbeat += std::chrono::milliseconds(500);
-            }
-            std::this_thread::sleep_until(std::min(due, Clock::now() + std::chrono::milliseconds(5)));
-        }
-        if (s.crashRank >= 0 && elapsed() >= s.crashAfterS) {
+        const auto due = sim.start + std::chrono::duration_cast<Clock::duration>(period * static_cast<double>(step));
+        pumpUntil(sim, due, step);
+        if (s.crashRank >= 0 && sim.elapsed() >= s.crashAfterS) {
             std::fprintf(stderr, "prterun noticed that process rank %d with PID 0 on node %s exited on signal 9 (Killed).\n",
-                         s.crashRank, host(s.crashRank).c_str());
-            for (auto &l : links)
-                l->pump();
+                         s.crashRank, simulatedHost(s.crashRank).c_str());
+            sim.pumpAll();
             return 137;
         }
         const std::int64_t stepOrigin = proto::nowNs(); // the traced step's start, shared by its stages
-        const double loss = 2.0 + 3.5 * std::exp(-3.0 * static_cast<double>(step) / static_cast<double>(steps)) + 0.02 * noise(rng);
-        for (int r = 0; r < s.ranks; ++r) {
-            if (silent(r))
-                continue;
-            const double slow = r == s.slowRank && step >= s.slowFromStep ? 2.0 : 1.0;
-            const double jitter = 1.0 + 0.03 * noise(rng);
-            // A pipeline's bubble takes its share of the step; compute fills the rest of 60 %.
-            const double bubble = stepMs * 0.6 * bubbleShare;
-            const double compute = (stepMs * 0.6 - bubble) * jitter * slow;
-            const double comm = stepMs * 0.25;
-            proto::Envelope e;
-            auto *st = e.mutable_step();
-            st->set_step(static_cast<std::uint64_t>(step));
-            st->set_step_ms(std::max(stepMs, compute + bubble + comm * 0.3));
-            st->set_compute_ms(compute);
-            st->set_comm_ms(comm);
-            st->set_comm_exposed_ms(comm * 0.3);
-            st->set_bubble_ms(bubble);
-            st->set_idle_ms(std::max(0.0, stepMs - compute - bubble - comm * 0.3));
-            st->set_tokens(8192);
-            st->set_tokens_per_s(8192 / (st->step_ms() / 1000.0));
-            st->set_loss(loss);
-            st->set_grad_norm(1.0 + 0.5 * std::exp(-static_cast<double>(step) / 50.0));
-            st->set_lr(3e-4);
-            st->set_total_steps(static_cast<std::uint64_t>(steps));
-            auto *m = st->mutable_memory();
-            m->set_parameters(4'000'000);
-            m->set_gradients(4'000'000);
-            m->set_optimizer(8'000'000);
-            m->set_activations(12'000'000);
-            m->set_comm_buffers(1'000'000);
-            m->set_peak_rss(64'000'000);
-            send(r, e);
-            proto::Envelope c;
-            auto *cs = c.mutable_collective();
-            cs->set_step(static_cast<std::uint64_t>(step));
-            cs->set_group("dp");
-            cs->set_op("all_reduce");
-            cs->set_bytes(16'000'000);
-            cs->set_ms(comm);
-            cs->set_bus_gbps(2.0 * (s.ranks - 1) / s.ranks * 16e6 / (comm / 1000.0) / 1e9);
-            cs->set_count(1);
-            send(r, c);
-            // A traced step: the first rank of each stage sends its actions' spans, the simulated
-            // schedule scaled to this step's compute window.
-            const int stage = r / perStage;
-            if (pipeline.completed && r % perStage == 0 && step % s.traceEvery == 0 &&
-                static_cast<std::size_t>(stage) < pipeline.timeline.size()) {
-                const double scale = stepMs * 0.6 * slow / std::max(1e-9, pipeline.makespan) * 1e6; // ns per unit
-                proto::Envelope t;
-                auto *batch = t.mutable_spans();
-                batch->set_step(static_cast<std::uint64_t>(step));
-                for (const plan::TimedAction &a : pipeline.timeline[static_cast<std::size_t>(stage)]) {
-                    if (a.action.kind == plan::ActionKind::OptimizerStep)
-                        continue;
-                    auto *span = batch->add_spans();
-                    span->set_name(plan::toString(a.action.kind));
-                    span->set_micro_batch(a.action.microBatch);
-                    span->set_stage(a.action.chunk);
-                    span->set_start_ns(stepOrigin + static_cast<std::int64_t>(a.start * scale));
-                    span->set_end_ns(stepOrigin + static_cast<std::int64_t>(a.end * scale));
-                }
-                send(r, t);
-            }
-        }
-        for (auto &l : links)
-            l->pump();
+        const double loss = 2.0 + 3.5 * std::exp(-3.0 * static_cast<double>(step) / static_cast<double>(steps)) + 0.02 * sim.noise(sim.rng);
+        for (int r = 0; r < s.ranks; ++r)
+            if (!sim.silent(r))
+                sendStepReports(sim, r, step, loss, stepOrigin);
+        sim.pumpAll();
     }
-    for (int r = 0; r < s.ranks; ++r) {
-        if (silent(r))
-            continue;
-        proto::Envelope e;
-        e.mutable_goodbye()->set_exit_code(0);
-        e.mutable_goodbye()->set_reason("completed");
-        e.mutable_goodbye()->set_steps_done(static_cast<std::uint64_t>(steps));
-        send(r, e);
-    }
-    // Everything acknowledged, or 120 s: a supervisor behind by a backlog (it holds the ranks back
-    // while its history catches up) takes a while to take the last of it.
-    const auto deadline = Clock::now() + std::chrono::seconds(120);
-    for (;;) {
-        std::size_t held = 0;
-        for (auto &l : links) {
-            l->pump();
-            held += l->held();
-        }
-        if (held == 0 || Clock::now() >= deadline)
-            break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    sendGoodbyes(sim);
+    waitForAcknowledgements(sim);
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QSaveFile>
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -38,6 +39,81 @@ bool writeAll(int fd, const char *data, ssize_t size)
         size -= n;
     }
     return true;
+}
+
+// In the forked child: the job's stdout and stderr go to the pipes, then PROGRAM replaces us.
+[[noreturn]] void execJob(int outPipe, int errPipe, std::vector<char *> &argv)
+{
+    ::dup2(outPipe, STDOUT_FILENO);
+    ::dup2(errPipe, STDERR_FILENO);
+    std::signal(SIGPIPE, SIG_DFL);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "job-keeper: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+}
+
+// SIGTERM, SIGINT and SIGHUP sent to the keeper go on to the job.
+void forwardSignalsTo(pid_t child)
+{
+    g_child = child;
+    struct sigaction sa {};
+    sa.sa_handler = forward;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int signo : {SIGTERM, SIGINT, SIGHUP})
+        ::sigaction(signo, &sa, nullptr);
+}
+
+// Copy until both pipes close. Our own stdout/stderr may be gone (supervisor died): ignored.
+// `pipes` and `files`: the job's stdout then stderr.
+void copyOutput(std::array<int, 2> pipes, std::array<int, 2> files)
+{
+    pollfd fds[2] = {{pipes[0], POLLIN, 0}, {pipes[1], POLLIN, 0}};
+    const int relays[2] = {STDOUT_FILENO, STDERR_FILENO};
+    bool relayOk[2] = {true, true};
+    int open = 2;
+    char buffer[65536];
+    while (open > 0) {
+        if (::poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                ::close(fds[i].fd);
+                fds[i].fd = -1;
+                --open;
+                continue;
+            }
+            writeAll(files[i], buffer, n);
+            if (relayOk[i])
+                relayOk[i] = writeAll(relays[i], buffer, n);
+        }
+    }
+}
+
+// The job's wait status.
+int waitForExit(pid_t child)
+{
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+}
+
+void writeJobStatus(const QString &dir, bool signalled, int code)
+{
+    QSaveFile statusFile(dir + QStringLiteral("/job.status"));
+    if (statusFile.open(QIODevice::WriteOnly)) {
+        statusFile.write(QByteArray(signalled ? "signal " : "exit ") + QByteArray::number(code) + '\n');
+        statusFile.commit();
+    }
 }
 
 } // namespace
@@ -98,66 +174,19 @@ int runJobKeeper(const QStringList &args)
         std::perror("job-keeper: fork");
         return 12;
     }
-    if (child == 0) {
-        ::dup2(outPipe[1], STDOUT_FILENO);
-        ::dup2(errPipe[1], STDERR_FILENO);
-        std::signal(SIGPIPE, SIG_DFL);
-        ::execvp(argv[0], argv.data());
-        std::fprintf(stderr, "job-keeper: cannot run %s: %s\n", argv[0], std::strerror(errno));
-        ::_exit(127);
-    }
-    g_child = child;
-    struct sigaction sa {};
-    sa.sa_handler = forward;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    for (int signo : {SIGTERM, SIGINT, SIGHUP})
-        ::sigaction(signo, &sa, nullptr);
+    if (child == 0)
+        execJob(outPipe[1], errPipe[1], argv);
+    forwardSignalsTo(child);
     ::close(outPipe[1]);
     ::close(errPipe[1]);
 
-    // Copy until both pipes close. Our own stdout/stderr may be gone (supervisor died): ignored.
-    pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
-    const int files[2] = {outFile, errFile};
-    const int relays[2] = {STDOUT_FILENO, STDERR_FILENO};
-    bool relayOk[2] = {true, true};
-    int open = 2;
-    char buffer[65536];
-    while (open > 0) {
-        if (::poll(fds, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                ::close(fds[i].fd);
-                fds[i].fd = -1;
-                --open;
-                continue;
-            }
-            writeAll(files[i], buffer, n);
-            if (relayOk[i])
-                relayOk[i] = writeAll(relays[i], buffer, n);
-        }
-    }
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    copyOutput({outPipe[0], errPipe[0]}, {outFile, errFile});
+    const int status = waitForExit(child);
     ::close(outFile);
     ::close(errFile);
     const bool signalled = WIFSIGNALED(status);
     const int code = signalled ? WTERMSIG(status) : WEXITSTATUS(status);
-    QSaveFile statusFile(dir + QStringLiteral("/job.status"));
-    if (statusFile.open(QIODevice::WriteOnly)) {
-        statusFile.write(QByteArray(signalled ? "signal " : "exit ") + QByteArray::number(code) + '\n');
-        statusFile.commit();
-    }
+    writeJobStatus(dir, signalled, code);
     if (signalled) { // end the way the job did, so the supervisor sees a crash
         std::signal(code, SIG_DFL);
         ::raise(code);

@@ -22,6 +22,12 @@
 #include <thread>
 #include <variant>
 
+namespace trellis::proto {
+class Envelope;
+class FeedMessage;
+class RunStatus;
+} // namespace trellis::proto
+
 namespace trellis::launcher {
 
 class RunFeed : public QObject {
@@ -74,7 +80,21 @@ private:
     struct SnapshotNote {};
     using Note = std::variant<StateNote, StepsNote, OutputNote, AlertNote, EventNote, RestartNote, FinishedNote, SnapshotNote>;
 
+    // The feed thread's work, in steps sharing a FeedState (run_feed.cpp).
+    struct FeedState;
     void run(QString runId, std::string endpoint, QString database);
+    bool backfillFromHistory(FeedState &st, bool final);
+    void catchUpWithHistory(FeedState &st);
+    void followFeed(FeedState &st);
+    bool handleFeedMessage(FeedState &st, const proto::FeedMessage &m);
+    void handleTelemetry(FeedState &st, const proto::Envelope &e);
+    bool handleStatus(FeedState &st, const proto::RunStatus &s);
+    void addStepRow(FeedState &st, const StepRow &row);
+    void refillMissing(FeedState &st, bool force);
+    void updateProgress(const FeedState &st);
+    void postNewSteps(FeedState &st);
+    void publishSnapshot(FeedState &st, bool force);
+    void setState(RunState s);
     void post(Note note); // feed thread
     void deliver();       // owner thread
 
