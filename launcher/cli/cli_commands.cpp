@@ -29,6 +29,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <vector>
 
 namespace trellis::launcher {
 
@@ -356,12 +357,61 @@ int cmdTrace(const Args &a, const QString &dbPath)
     return 0;
 }
 
-} // namespace
+// A subcommand that takes parsed arguments: the options that take a value, the flags, and what
+// runs it (with the history database's path).
+struct Subcommand {
+    QString name;
+    QSet<QString> valued;
+    QSet<QString> flags;
+    int (*handler)(const Args &a, const QString &dbPath);
+};
 
-int runCli(const QStringList &arguments)
+const std::vector<Subcommand> &subcommands()
 {
-    QStringList rest = arguments;
-    QString dbPath = HistoryDatabase::defaultPath();
+    static const std::vector<Subcommand> table = {
+        {QStringLiteral("validate"), {}, {}, [](const Args &a, const QString &) { return cmdValidate(a); }},
+        {QStringLiteral("estimate"), {QStringLiteral("--calibration")}, {QStringLiteral("--json")}, cmdEstimate},
+        {QStringLiteral("convert"), {QStringLiteral("--to"), QStringLiteral("--from"), QStringLiteral("--base"), QStringLiteral("--out")}, {},
+         [](const Args &a, const QString &) { return cmdConvert(a); }},
+        {QStringLiteral("calibrate"), {QStringLiteral("--ranks"), QStringLiteral("--out")}, {}, cmdCalibrate},
+        {QStringLiteral("search"),
+         {QStringLiteral("--model"), QStringLiteral("--cluster"), QStringLiteral("--nodes"), QStringLiteral("--global-batch"),
+          QStringLiteral("--top")},
+         {},
+         [](const Args &a, const QString &) { return cmdSearch(a); }},
+        {QStringLiteral("run"),
+         {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout"), QStringLiteral("--metrics-port"),
+          QStringLiteral("--run-id"), QStringLiteral("--hostfile")},
+         {QStringLiteral("--quiet"), QStringLiteral("--detach")},
+         cmdRun},
+        {QStringLiteral("preflight"), {QStringLiteral("--accept-host-key"), QStringLiteral("--hostfile")}, {QStringLiteral("--json")},
+         [](const Args &a, const QString &) { return cmdPreflight(a); }},
+        {QStringLiteral("attach"), {}, {}, cmdAttach},
+        {QStringLiteral("simulate"),
+         {QStringLiteral("--ranks"), QStringLiteral("--hz"), QStringLiteral("--seconds"), QStringLiteral("--pp"), QStringLiteral("--slow"),
+          QStringLiteral("--silent"), QStringLiteral("--crash"), QStringLiteral("--run-id"), QStringLiteral("--metrics-port"),
+          QStringLiteral("--hang-timeout")},
+         {QStringLiteral("--quiet"), QStringLiteral("--detach")},
+         cmdSimulate},
+        {QStringLiteral("adopt"), {QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")}, {QStringLiteral("--quiet")}, cmdAdopt},
+        {QStringLiteral("compare"), {QStringLiteral("--report")}, {}, cmdCompare},
+        {QStringLiteral("ps"), {}, {},
+         [](const Args &a, const QString &) { return a.positional.isEmpty() ? cmdPs() : usageError(QStringLiteral("ps takes no arguments")); }},
+        {QStringLiteral("stop"), {}, {}, [](const Args &a, const QString &) { return cmdStop(a); }},
+        {QStringLiteral("runs"), {QStringLiteral("--limit")}, {}, cmdRuns},
+        {QStringLiteral("export"), {QStringLiteral("--format"), QStringLiteral("--table"), QStringLiteral("--out")}, {}, cmdExport},
+        {QStringLiteral("export-model"), {QStringLiteral("--out"), QStringLiteral("--dtype")}, {}, cmdExportModel},
+        {QStringLiteral("experts"), {QStringLiteral("--step")}, {QStringLiteral("--json")}, cmdExperts},
+        {QStringLiteral("report"), {QStringLiteral("--out")}, {}, cmdReport},
+        {QStringLiteral("trace"), {QStringLiteral("--out")}, {}, cmdTrace},
+    };
+    return table;
+}
+
+// The options before the command (--db, --help, --version), taken off the front of `rest`.
+// Returns the exit code when the process is done already; nothing when a command should follow.
+std::optional<int> takeGlobalOptions(QStringList &rest, QString &dbPath)
+{
     while (!rest.isEmpty() && rest.first().startsWith(QLatin1String("--"))) {
         const QString option = rest.takeFirst();
         if (option == QLatin1String("--db")) {
@@ -378,122 +428,63 @@ int runCli(const QStringList &arguments)
             return usageError(QStringLiteral("unknown option %1").arg(option));
         }
     }
+    return std::nullopt;
+}
+
+bool isHelpAlone(const QStringList &rest)
+{
+    return rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"));
+}
+
+// `trellis-cli COMMAND --help`: the command's own lines of the usage.
+int printCommandHelp(const QString &command)
+{
+    const QStringList lines = usageText().split(QLatin1Char('\n'));
+    bool inCommand = false;
+    QStringList mine;
+    for (const QString &line : lines) {
+        if (line.startsWith(QStringLiteral("  ") + command + QLatin1Char(' ')) || line == QStringLiteral("  ") + command)
+            inCommand = true;
+        else if (line.startsWith(QStringLiteral("  ")) && !line.startsWith(QStringLiteral("    ")))
+            inCommand = false;
+        else if (!line.startsWith(QStringLiteral("    ")))
+            inCommand = false;
+        if (inCommand)
+            mine << line;
+    }
+    if (mine.isEmpty())
+        return usageError(QStringLiteral("unknown command '%1'").arg(command));
+    out() << "usage: trellis-cli [--db PATH]\n" << mine.join(QLatin1Char('\n')) << "\n" << Qt::flush;
+    return 0;
+}
+
+} // namespace
+
+int runCli(const QStringList &arguments)
+{
+    QStringList rest = arguments;
+    QString dbPath = HistoryDatabase::defaultPath();
+    if (const std::optional<int> code = takeGlobalOptions(rest, dbPath))
+        return *code;
     if (rest.isEmpty())
         return usageError(QStringLiteral("no command given"));
     const QString command = rest.takeFirst();
     // The keeper's arguments after "--" are the job's own: never read as ours.
-    if (command == QLatin1String("job-keeper") && !(rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"))))
+    if (command == QLatin1String("job-keeper") && !isHelpAlone(rest))
         return runJobKeeper(rest);
     if (command == QLatin1String("slurm-job"))
         return runSlurmJob(rest); // its own --help
-    if (command == QLatin1String("simulate-ranks") && !(rest.size() == 1 && (rest[0] == QLatin1String("--help") || rest[0] == QLatin1String("-h"))))
+    if (command == QLatin1String("simulate-ranks") && !isHelpAlone(rest))
         return telemetry::simulateRanks(rest);
-    if (rest.contains(QStringLiteral("--help")) || rest.contains(QStringLiteral("-h"))) {
-        // The command's own lines of the usage.
-        const QStringList lines = usageText().split(QLatin1Char('\n'));
-        bool inCommand = false;
-        QStringList mine;
-        for (const QString &line : lines) {
-            if (line.startsWith(QStringLiteral("  ") + command + QLatin1Char(' ')) || line == QStringLiteral("  ") + command)
-                inCommand = true;
-            else if (line.startsWith(QStringLiteral("  ")) && !line.startsWith(QStringLiteral("    ")))
-                inCommand = false;
-            else if (!line.startsWith(QStringLiteral("    ")))
-                inCommand = false;
-            if (inCommand)
-                mine << line;
-        }
-        if (mine.isEmpty())
-            return usageError(QStringLiteral("unknown command '%1'").arg(command));
-        out() << "usage: trellis-cli [--db PATH]\n" << mine.join(QLatin1Char('\n')) << "\n" << Qt::flush;
-        return 0;
-    }
+    if (rest.contains(QStringLiteral("--help")) || rest.contains(QStringLiteral("-h")))
+        return printCommandHelp(command);
     if (command == QLatin1String("plan"))
         return cmdPlan(rest);
-    if (command == QLatin1String("validate")) {
-        const Args a = parseArgs(rest, {}, {});
-        return a.error.isEmpty() ? cmdValidate(a) : usageError(a.error);
-    }
-    if (command == QLatin1String("estimate")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--calibration")}, {QStringLiteral("--json")});
-        return a.error.isEmpty() ? cmdEstimate(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("convert")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--to"), QStringLiteral("--from"), QStringLiteral("--base"), QStringLiteral("--out")}, {});
-        return a.error.isEmpty() ? cmdConvert(a) : usageError(a.error);
-    }
-    if (command == QLatin1String("calibrate")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--ranks"), QStringLiteral("--out")}, {});
-        return a.error.isEmpty() ? cmdCalibrate(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("search")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--model"), QStringLiteral("--cluster"), QStringLiteral("--nodes"),
-                                        QStringLiteral("--global-batch"), QStringLiteral("--top")},
-                                 {});
-        return a.error.isEmpty() ? cmdSearch(a) : usageError(a.error);
-    }
-    if (command == QLatin1String("run")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout"),
-                                        QStringLiteral("--metrics-port"), QStringLiteral("--run-id"), QStringLiteral("--hostfile")},
-                                 {QStringLiteral("--quiet"), QStringLiteral("--detach")});
-        return a.error.isEmpty() ? cmdRun(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("preflight")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--accept-host-key"), QStringLiteral("--hostfile")}, {QStringLiteral("--json")});
-        return a.error.isEmpty() ? cmdPreflight(a) : usageError(a.error);
-    }
-    if (command == QLatin1String("attach")) {
-        const Args a = parseArgs(rest, {}, {});
-        return a.error.isEmpty() ? cmdAttach(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("simulate")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--ranks"), QStringLiteral("--hz"), QStringLiteral("--seconds"),
-                                        QStringLiteral("--pp"), QStringLiteral("--slow"), QStringLiteral("--silent"), QStringLiteral("--crash"),
-                                        QStringLiteral("--run-id"), QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")},
-                                 {QStringLiteral("--quiet"), QStringLiteral("--detach")});
-        return a.error.isEmpty() ? cmdSimulate(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("adopt")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--metrics-port"), QStringLiteral("--hang-timeout")}, {QStringLiteral("--quiet")});
-        return a.error.isEmpty() ? cmdAdopt(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("compare")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--report")}, {});
-        return a.error.isEmpty() ? cmdCompare(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("ps")) {
-        const Args a = parseArgs(rest, {}, {});
-        return a.error.isEmpty() ? (a.positional.isEmpty() ? cmdPs() : usageError(QStringLiteral("ps takes no arguments")))
-                                 : usageError(a.error);
-    }
-    if (command == QLatin1String("stop")) {
-        const Args a = parseArgs(rest, {}, {});
-        return a.error.isEmpty() ? cmdStop(a) : usageError(a.error);
-    }
-    if (command == QLatin1String("runs")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--limit")}, {});
-        return a.error.isEmpty() ? cmdRuns(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("export")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--format"), QStringLiteral("--table"), QStringLiteral("--out")}, {});
-        return a.error.isEmpty() ? cmdExport(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("export-model")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--out"), QStringLiteral("--dtype")}, {});
-        return a.error.isEmpty() ? cmdExportModel(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("experts")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--step")}, {QStringLiteral("--json")});
-        return a.error.isEmpty() ? cmdExperts(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("report")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});
-        return a.error.isEmpty() ? cmdReport(a, dbPath) : usageError(a.error);
-    }
-    if (command == QLatin1String("trace")) {
-        const Args a = parseArgs(rest, {QStringLiteral("--out")}, {});
-        return a.error.isEmpty() ? cmdTrace(a, dbPath) : usageError(a.error);
-    }
+    for (const Subcommand &sub : subcommands())
+        if (command == sub.name) {
+            const Args a = parseArgs(rest, sub.valued, sub.flags);
+            return a.error.isEmpty() ? sub.handler(a, dbPath) : usageError(a.error);
+        }
     return usageError(QStringLiteral("unknown command '%1'").arg(command));
 }
 

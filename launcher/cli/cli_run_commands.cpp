@@ -349,6 +349,134 @@ int cmdAdopt(const Args &a, const QString &dbPath)
     });
 }
 
+namespace {
+
+// What a supervised run prints to the terminal, and since when it runs.
+struct RunConsole {
+    bool quiet = false;
+    bool tty = false;
+    QElapsedTimer clock;
+    int lastPrintedDecile = -1;
+};
+
+// The run's options from the command's: its id and telemetry endpoint, an injected fault, the
+// hang timeout, the metrics port. Returns the exit code when an option is malformed.
+std::optional<int> readRunOptions(const Args &a, const RunRecord &record, RunOptions &options)
+{
+    options.runId = record.runId;
+    options.telemetryEndpoint = record.telemetryEndpoint().toStdString();
+    if (a.options.contains(QStringLiteral("--inject")))
+        options.extraTrainerArgs << QStringLiteral("--inject") << a.options[QStringLiteral("--inject")];
+    if (a.options.contains(QStringLiteral("--hang-timeout")))
+        options.hangTimeoutS = a.options[QStringLiteral("--hang-timeout")].toInt();
+    if (a.options.contains(QStringLiteral("--metrics-port"))) {
+        bool ok = false;
+        const int port = a.options[QStringLiteral("--metrics-port")].toInt(&ok);
+        if (!ok || port < 0 || port > 65535)
+            return usageError(QStringLiteral("--metrics-port expects a port 0-65535 (0: any free one), got '%1'")
+                                  .arg(a.options[QStringLiteral("--metrics-port")]));
+        options.metricsPort = port;
+    }
+    return std::nullopt;
+}
+
+// The progress line: redrawn in place on a terminal, else printed once per tenth of the run.
+void printProgress(const RunController &controller, RunConsole &console)
+{
+    if (console.quiet)
+        return;
+    const RunProgress p = controller.progress();
+    if (p.step <= 0)
+        return;
+    const double fraction = p.totalSteps > 0 ? double(p.step) / p.totalSteps : 0;
+    const double eta = p.step > 0 ? console.clock.elapsed() / 1000.0 * (1.0 / std::max(fraction, 1e-9) - 1.0) : -1;
+    const int width = 28;
+    const int filled = static_cast<int>(fraction * width);
+    const QString line = QStringLiteral("[%1%2] step %3/%4  loss %5  %6 tok/s  ETA %7")
+                             .arg(QString(filled, QLatin1Char('#')), QString(width - filled, QLatin1Char('.')))
+                             .arg(p.step)
+                             .arg(p.totalSteps)
+                             .arg(p.loss, 0, 'f', 4)
+                             .arg(p.tokensPerS, 0, 'f', 0)
+                             .arg(formatEta(eta));
+    if (console.tty) {
+        err() << "\r" << line << "\x1b[K" << Qt::flush;
+    } else {
+        const int decile = static_cast<int>(fraction * 10);
+        if (decile != console.lastPrintedDecile) {
+            console.lastPrintedDecile = decile;
+            err() << line << Qt::endl;
+        }
+    }
+}
+
+// Progress, alerts, restarts and batch-job changes to the terminal; the event loop ends with the run.
+void connectConsole(RunController &controller, RunConsole &console)
+{
+    RunController *const c = &controller;
+    RunConsole *const con = &console;
+    QObject::connect(c, &RunController::stepsArrived, c, [c, con] { printProgress(*c, *con); });
+    QObject::connect(c, &RunController::finished, c, [](RunState, int, const QString &) { QCoreApplication::quit(); });
+    QObject::connect(c, &RunController::alert, c, [con](const QString &kind, const QString &message) {
+        // Restarts print as they start and failures (hangs included) at the end.
+        if (kind != QLatin1String("restart") && kind != QLatin1String("failure") && kind != QLatin1String("hang"))
+            err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
+    });
+    QObject::connect(c, &RunController::restarting, c, [con](int, const QString &message) {
+        err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
+    });
+    QObject::connect(c, &RunController::batchJobChanged, c, [con](const QString &, const QString &text) {
+        if (!con->quiet)
+            err() << (con->tty ? "\n" : "") << text << Qt::endl;
+    });
+}
+
+// After the event loop: flushes and stops the history writer, and says how the run ended and
+// what its telemetry lost.
+void printRunEnd(const RunController &controller, HistoryWriter &writer, const RunConsole &console)
+{
+    if (console.tty && !console.quiet)
+        err() << Qt::endl;
+
+    if (!writer.flush(15000))
+        err() << "history: the database is still locked; some rows may not be written" << Qt::endl;
+    const RunProgress p = controller.progress();
+    const double seconds = console.clock.elapsed() / 1000.0;
+    if (controller.firstTelemetryMs() >= 0 && !console.quiet)
+        err() << "first telemetry " << controller.firstTelemetryMs() << " ms after launch" << Qt::endl;
+    if (controller.state() == RunState::Completed) {
+        out() << "completed " << p.step << " steps in " << QString::number(seconds, 'f', 1) << " s; final loss "
+              << QString::number(p.loss, 'f', 4) << "; " << QString::number(p.tokensPerS, 'f', 0) << " tokens/s"
+              << Qt::endl;
+    } else {
+        err() << "run " << controller.runId() << " " << toString(controller.state()) << ": " << controller.failureMessage()
+              << Qt::endl;
+    }
+    const ReceiverStats stats = controller.receiverStats();
+    if (stats.rejected > 0 || stats.lost > 0)
+        err() << "telemetry: " << stats.received << " messages, " << stats.lost << " lost, " << stats.rejected
+              << " rejected" << (stats.lastRejection.isEmpty() ? QString() : QStringLiteral(" (") + stats.lastRejection + ')')
+              << Qt::endl;
+    if (!writer.lastError().isEmpty())
+        err() << "history: " << writer.lastError() << Qt::endl;
+    writer.stop();
+}
+
+// run --report FILE: the finished run's HTML report. Returns 0, or the exit code of a failure.
+int writeRunReport(const QString &reportPath, const QString &dbPath, const QString &runId)
+{
+    HistoryDatabase db;
+    const auto run = findExistingRun(db, dbPath, runId);
+    if (!run)
+        return 1;
+    if (const QString e = writeReport(db, *run, reportPath); !e.isEmpty())
+        return fail(e);
+    out() << "report " << QFileInfo(reportPath).absoluteFilePath() << Qt::endl;
+    return 0;
+}
+
+} // namespace
+
 // Supervises one run in this process until it ends: claims it (two supervisors never own the
 // same run), publishes its live feed, writes its history, and prints progress; `begin` starts or
 // adopts the run once everything is in place.
@@ -373,112 +501,28 @@ int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
                      [&](qint64 keeperPid, int attempt) { claim->jobStarted(keeperPid, controller.runDirectory(), attempt); });
     SignalBridge bridge([&](int) { controller.stop(); });
     RunOptions options;
-    options.runId = record.runId;
-    options.telemetryEndpoint = record.telemetryEndpoint().toStdString();
-    if (a.options.contains(QStringLiteral("--inject")))
-        options.extraTrainerArgs << QStringLiteral("--inject") << a.options[QStringLiteral("--inject")];
-    if (a.options.contains(QStringLiteral("--hang-timeout")))
-        options.hangTimeoutS = a.options[QStringLiteral("--hang-timeout")].toInt();
-    if (a.options.contains(QStringLiteral("--metrics-port"))) {
-        bool ok = false;
-        const int port = a.options[QStringLiteral("--metrics-port")].toInt(&ok);
-        if (!ok || port < 0 || port > 65535)
-            return usageError(QStringLiteral("--metrics-port expects a port 0-65535 (0: any free one), got '%1'")
-                                  .arg(a.options[QStringLiteral("--metrics-port")]));
-        options.metricsPort = port;
-    }
-    const bool quiet = a.flags.contains(QStringLiteral("--quiet"));
-    const bool tty = isatty(fileno(stderr));
+    if (const std::optional<int> code = readRunOptions(a, record, options))
+        return *code;
+    RunConsole console;
+    console.quiet = a.flags.contains(QStringLiteral("--quiet"));
+    console.tty = isatty(fileno(stderr));
 
-    QElapsedTimer clock;
-    clock.start();
-    int lastPrintedDecile = -1;
-    QObject::connect(&controller, &RunController::stepsArrived, &controller, [&] {
-        if (quiet)
-            return;
-        const RunProgress p = controller.progress();
-        if (p.step <= 0)
-            return;
-        const double fraction = p.totalSteps > 0 ? double(p.step) / p.totalSteps : 0;
-        const double eta = p.step > 0 ? clock.elapsed() / 1000.0 * (1.0 / std::max(fraction, 1e-9) - 1.0) : -1;
-        const int width = 28;
-        const int filled = static_cast<int>(fraction * width);
-        const QString line = QStringLiteral("[%1%2] step %3/%4  loss %5  %6 tok/s  ETA %7")
-                                 .arg(QString(filled, QLatin1Char('#')), QString(width - filled, QLatin1Char('.')))
-                                 .arg(p.step)
-                                 .arg(p.totalSteps)
-                                 .arg(p.loss, 0, 'f', 4)
-                                 .arg(p.tokensPerS, 0, 'f', 0)
-                                 .arg(formatEta(eta));
-        if (tty) {
-            err() << "\r" << line << "\x1b[K" << Qt::flush;
-        } else {
-            const int decile = static_cast<int>(fraction * 10);
-            if (decile != lastPrintedDecile) {
-                lastPrintedDecile = decile;
-                err() << line << Qt::endl;
-            }
-        }
-    });
-    QObject::connect(&controller, &RunController::finished, &controller,
-                     [&](RunState, int, const QString &) { QCoreApplication::quit(); });
-    QObject::connect(&controller, &RunController::alert, &controller, [&](const QString &kind, const QString &message) {
-        // Restarts print as they start and failures (hangs included) at the end.
-        if (kind != QLatin1String("restart") && kind != QLatin1String("failure") && kind != QLatin1String("hang"))
-            err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
-    });
-    QObject::connect(&controller, &RunController::restarting, &controller, [&](int, const QString &message) {
-        err() << (tty && !quiet ? "\n" : "") << message << Qt::endl;
-    });
-    QObject::connect(&controller, &RunController::batchJobChanged, &controller, [&](const QString &, const QString &text) {
-        if (!quiet)
-            err() << (tty ? "\n" : "") << text << Qt::endl;
-    });
+    console.clock.start();
+    connectConsole(controller, console);
 
     if (const QString e = begin(controller, options); !e.isEmpty())
         return fail(e);
     out() << "run " << controller.runId() << Qt::endl;
     if (controller.metricsPort() > 0)
         out() << "metrics http://127.0.0.1:" << controller.metricsPort() << "/metrics" << Qt::endl;
-    if (!quiet)
+    if (!console.quiet)
         err() << "command: " << controller.commandLine() << "\nlogs: " << controller.runDirectory() << Qt::endl;
     QCoreApplication::exec();
-    if (tty && !quiet)
-        err() << Qt::endl;
+    printRunEnd(controller, writer, console);
 
-    if (!writer.flush(15000))
-        err() << "history: the database is still locked; some rows may not be written" << Qt::endl;
-    const RunProgress p = controller.progress();
-    const double seconds = clock.elapsed() / 1000.0;
-    if (controller.firstTelemetryMs() >= 0 && !quiet)
-        err() << "first telemetry " << controller.firstTelemetryMs() << " ms after launch" << Qt::endl;
-    if (controller.state() == RunState::Completed) {
-        out() << "completed " << p.step << " steps in " << QString::number(seconds, 'f', 1) << " s; final loss "
-              << QString::number(p.loss, 'f', 4) << "; " << QString::number(p.tokensPerS, 'f', 0) << " tokens/s"
-              << Qt::endl;
-    } else {
-        err() << "run " << controller.runId() << " " << toString(controller.state()) << ": " << controller.failureMessage()
-              << Qt::endl;
-    }
-    const ReceiverStats stats = controller.receiverStats();
-    if (stats.rejected > 0 || stats.lost > 0)
-        err() << "telemetry: " << stats.received << " messages, " << stats.lost << " lost, " << stats.rejected
-              << " rejected" << (stats.lastRejection.isEmpty() ? QString() : QStringLiteral(" (") + stats.lastRejection + ')')
-              << Qt::endl;
-    if (!writer.lastError().isEmpty())
-        err() << "history: " << writer.lastError() << Qt::endl;
-    writer.stop();
-
-    if (a.options.contains(QStringLiteral("--report"))) {
-        HistoryDatabase db;
-        const auto run = findExistingRun(db, dbPath, controller.runId());
-        if (!run)
-            return 1;
-        const QString reportPath = a.options[QStringLiteral("--report")];
-        if (const QString e = writeReport(db, *run, reportPath); !e.isEmpty())
-            return fail(e);
-        out() << "report " << QFileInfo(reportPath).absoluteFilePath() << Qt::endl;
-    }
+    if (a.options.contains(QStringLiteral("--report")))
+        if (const int rc = writeRunReport(a.options[QStringLiteral("--report")], dbPath, controller.runId()))
+            return rc;
     return controller.state() == RunState::Completed ? 0 : 1;
 }
 

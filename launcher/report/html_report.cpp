@@ -218,40 +218,55 @@ QString svgTimeline(const telemetry::TimelineView &v, int width)
     return svg;
 }
 
-QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
-                         const ChartRenderer &chartRenderer, const QList<SpanRow> &spans, const TimelineRenderer &timelineRenderer)
-{
-    auto svgLineChart = [&](const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
-        return chartRenderer ? chartRenderer(title, xLabel, yLabel, series)
-                             : trellis::launcher::svgLineChart(title, xLabel, yLabel, series);
-    };
-    const RunSummary &r = run.run;
+namespace {
+
+// Per-rank sums over the run's steps, for the ranks table.
+struct RankAgg {
+    qint64 steps = 0;
+    double stepMs = 0, tokensPerS = 0, commMs = 0, lastLoss = 0;
+    qint64 peakRss = 0;
+};
+
+// The chart series and per-rank sums gathered in one pass over the steps.
+struct StepSeries {
     QMap<int, ChartSeries> loss, gradNorm, throughput, stepTime, lossScale;
     qint64 skippedUpdates = 0;
-    struct RankAgg {
-        qint64 steps = 0;
-        double stepMs = 0, tokensPerS = 0, commMs = 0, lastLoss = 0;
-        qint64 peakRss = 0;
-    };
     QMap<int, RankAgg> agg;
+};
+
+// The plan's sections, parsed once from the run's plan JSON.
+struct PlanSections {
+    QJsonObject model, parallel, training;
+};
+
+QString renderChart(const ChartRenderer &chartRenderer, const QString &title, const QString &xLabel, const QString &yLabel,
+                    const QList<ChartSeries> &series)
+{
+    return chartRenderer ? chartRenderer(title, xLabel, yLabel, series)
+                         : trellis::launcher::svgLineChart(title, xLabel, yLabel, series);
+}
+
+StepSeries collectStepSeries(const RunData &run)
+{
+    StepSeries out;
     for (const StepRow &s : run.steps) {
         const QString name = QStringLiteral("rank %1").arg(s.rank);
-        loss[s.rank].name = name;
-        loss[s.rank].points.append(QPointF(s.step, s.loss));
+        out.loss[s.rank].name = name;
+        out.loss[s.rank].points.append(QPointF(s.step, s.loss));
         if (s.rank == 0) { // every rank reports the same global norm (and fp16's loss scale)
-            gradNorm[0].name = QStringLiteral("grad norm");
-            gradNorm[0].points.append(QPointF(s.step, s.gradNorm));
+            out.gradNorm[0].name = QStringLiteral("grad norm");
+            out.gradNorm[0].points.append(QPointF(s.step, s.gradNorm));
             if (s.lossScale > 0) {
-                lossScale[0].name = QStringLiteral("loss scale");
-                lossScale[0].points.append(QPointF(s.step, s.lossScale));
+                out.lossScale[0].name = QStringLiteral("loss scale");
+                out.lossScale[0].points.append(QPointF(s.step, s.lossScale));
             }
         }
-        skippedUpdates = std::max(skippedUpdates, s.skippedSteps);
-        throughput[s.rank].name = name;
-        throughput[s.rank].points.append(QPointF(s.step, s.tokensPerS));
-        stepTime[s.rank].name = name;
-        stepTime[s.rank].points.append(QPointF(s.step, s.stepMs));
-        auto &a = agg[s.rank];
+        out.skippedUpdates = std::max(out.skippedUpdates, s.skippedSteps);
+        out.throughput[s.rank].name = name;
+        out.throughput[s.rank].points.append(QPointF(s.step, s.tokensPerS));
+        out.stepTime[s.rank].name = name;
+        out.stepTime[s.rank].points.append(QPointF(s.step, s.stepMs));
+        auto &a = out.agg[s.rank];
         ++a.steps;
         a.stepMs += s.stepMs;
         a.tokensPerS += s.tokensPerS;
@@ -259,13 +274,18 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
         a.lastLoss = s.loss;
         a.peakRss = std::max(a.peakRss, s.peakRss);
     }
+    return out;
+}
 
-    const QJsonObject plan = QJsonDocument::fromJson(run.planJson.toUtf8()).object();
-    const QJsonObject model = plan.value(QStringLiteral("model")).toObject();
-    const QJsonObject parallel = plan.value(QStringLiteral("parallel")).toObject();
-    const QJsonObject training = plan.value(QStringLiteral("training")).toObject();
+PlanSections parsePlanSections(const QString &planJson)
+{
+    const QJsonObject plan = QJsonDocument::fromJson(planJson.toUtf8()).object();
+    return {plan.value(QStringLiteral("model")).toObject(), plan.value(QStringLiteral("parallel")).toObject(),
+            plan.value(QStringLiteral("training")).toObject()};
+}
 
-    QString h;
+void writeHeaderSection(QString &h, const RunSummary &r)
+{
     h += QStringLiteral("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Trellis run %1</title><style>"
                         "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}"
                         "table{border-collapse:collapse;margin:8px 0 20px}"
@@ -287,7 +307,13 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
     h += QStringLiteral("</p>");
     if (!r.error.isEmpty())
         h += QStringLiteral("<h2>Failure</h2><pre class='failed'>%1</pre>").arg(esc(r.error));
+}
 
+void writePlanSection(QString &h, const PlanSections &plan)
+{
+    const QJsonObject &model = plan.model;
+    const QJsonObject &parallel = plan.parallel;
+    const QJsonObject &training = plan.training;
     h += QStringLiteral("<h2>Plan</h2><table>");
     auto row = [&](const QString &k, const QString &v) {
         h += QStringLiteral("<tr><th class='l'>%1</th><td class='l'>%2</td></tr>").arg(esc(k), esc(v));
@@ -317,155 +343,189 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
                                         .arg(training.value(QStringLiteral("min_lr")).toDouble())
                                         .arg(training.value(QStringLiteral("seed")).toVariant().toString()));
     h += QStringLiteral("</table>");
+}
 
-    // Loss summary: first and last step of rank 0 (every DP rank reports the global mean).
-    if (!run.steps.isEmpty()) {
-        const StepRow &first = run.steps.first();
-        const StepRow &last = run.steps.last();
-        h += QStringLiteral("<p>Loss %1 at step %2 → <b>%3</b> at step %4.</p>")
-                 .arg(first.loss, 0, 'f', 4)
-                 .arg(first.step)
-                 .arg(last.loss, 0, 'f', 4)
-                 .arg(last.step);
+// Loss summary: first and last step of rank 0 (every DP rank reports the global mean).
+void writeLossSummary(QString &h, const RunData &run)
+{
+    if (run.steps.isEmpty())
+        return;
+    const StepRow &first = run.steps.first();
+    const StepRow &last = run.steps.last();
+    h += QStringLiteral("<p>Loss %1 at step %2 → <b>%3</b> at step %4.</p>")
+             .arg(first.loss, 0, 'f', 4)
+             .arg(first.step)
+             .arg(last.loss, 0, 'f', 4)
+             .arg(last.step);
+}
+
+// The step-time parts per step, each the median over that step's ranks.
+QList<ChartSeries> stepBreakdownSeries(const RunData &run)
+{
+    std::map<qint64, std::vector<const StepRow *>> byStep;
+    for (const StepRow &s : run.steps)
+        byStep[s.step].push_back(&s);
+    ChartSeries computeLine{QStringLiteral("compute"), {}}, exposedLine{QStringLiteral("exposed communication"), {}},
+        bubbleLine{QStringLiteral("pipeline bubble"), {}}, idleLine{QStringLiteral("idle"), {}};
+    for (const auto &[step, rows] : byStep) {
+        std::vector<double> c, e, b, i;
+        for (const StepRow *s : rows) {
+            c.push_back(s->computeMs);
+            e.push_back(s->commExposedMs);
+            b.push_back(s->bubbleMs);
+            i.push_back(s->idleMs);
+        }
+        computeLine.points.append(QPointF(step, medianOf(c)));
+        exposedLine.points.append(QPointF(step, medianOf(e)));
+        bubbleLine.points.append(QPointF(step, medianOf(b)));
+        idleLine.points.append(QPointF(step, medianOf(i)));
     }
+    return {computeLine, exposedLine, bubbleLine, idleLine};
+}
 
-    // Prediction (the cost model, for the plan as run) beside the measurement: the step-time parts
-    // (medians over steps of the median rank; the busiest rank for the prediction) and memory by
-    // category (the largest rank against the busiest stage).
-    {
-        std::map<qint64, std::vector<const StepRow *>> byStep;
-        for (const StepRow &s : run.steps)
-            byStep[s.step].push_back(&s);
-        ChartSeries computeLine{QStringLiteral("compute"), {}}, exposedLine{QStringLiteral("exposed communication"), {}},
-            bubbleLine{QStringLiteral("pipeline bubble"), {}}, idleLine{QStringLiteral("idle"), {}};
-        for (const auto &[step, rows] : byStep) {
-            std::vector<double> c, e, b, i;
-            for (const StepRow *s : rows) {
-                c.push_back(s->computeMs);
-                e.push_back(s->commExposedMs);
-                b.push_back(s->bubbleMs);
-                i.push_back(s->idleMs);
-            }
-            computeLine.points.append(QPointF(step, medianOf(c)));
-            exposedLine.points.append(QPointF(step, medianOf(e)));
-            bubbleLine.points.append(QPointF(step, medianOf(b)));
-            idleLine.points.append(QPointF(step, medianOf(i)));
-        }
-        const RunFigures measured = figuresOf(run, collectives);
-        const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
-        h += QStringLiteral("<h2>Prediction and measurement</h2><table><tr><th class='l'>per step</th><th>predicted ms</th>"
-                            "<th>measured ms (median)</th></tr>");
-        auto line = [&](const QString &what, double p, double m) {
-            h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>")
-                     .arg(esc(what), predicted.known ? QString::number(p, 'f', 1) : QStringLiteral("–"), QString::number(m, 'f', 1));
-        };
-        line(QStringLiteral("compute"), predicted.computeMs, measured.computeMs);
-        line(QStringLiteral("exposed communication"), predicted.exposedCommMs, measured.exposedCommMs);
-        line(QStringLiteral("pipeline bubble"), predicted.bubbleMs, measured.bubbleMs);
-        line(QStringLiteral("step (slowest rank)"), predicted.stepMs, measured.stepMs);
-        if (predicted.known && predicted.tokensPerStep > 0 && predicted.stepMs > 0) {
-            // Model FLOPs per second of the job: the plan's FLOPs per token × tokens/s.
-            const double perToken = predicted.modelFlopsPerStep / predicted.tokensPerStep;
-            const double predictedTflops = predicted.modelFlopsPerStep / (predicted.stepMs / 1000.0) / 1e12;
-            const double measuredTflops = measured.tokensPerS * perToken / 1e12;
-            h += QStringLiteral("<tr><th class='l'>model TFLOP/s (job)</th><td>%1</td><td>%2</td></tr>")
-                     .arg(predictedTflops, 0, 'g', 4)
-                     .arg(measuredTflops, 0, 'g', 4);
-            const double peak = predicted.peakFlopsPerDevice * predicted.devices;
-            if (peak > 0)
-                h += QStringLiteral("<tr><th class='l'>MFU</th><td>%1%</td><td>%2%</td></tr>")
-                         .arg(predictedTflops * 1e12 / peak * 100, 0, 'f', 1)
-                         .arg(measuredTflops * 1e12 / peak * 100, 0, 'f', 1);
-        }
-        h += QStringLiteral("</table>");
-        h += predicted.calibrated ? QStringLiteral("<p>Predicted with this machine's calibration (%1).</p>").arg(esc(calibrationPath))
-                                  : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
-                                                   "<code>trellis-cli calibrate</code> for this machine's.</p>");
-        if (predicted.known) {
-            qint64 mp = 0, mm = 0, mg = 0, mo = 0, ma = 0, mc = 0;
-            for (const StepRow &s : run.steps) {
-                mp = std::max(mp, s.memParameters);
-                mm = std::max(mm, s.memMaster);
-                mg = std::max(mg, s.memGradients);
-                mo = std::max(mo, s.memOptimizer);
-                ma = std::max(ma, s.memActivations);
-                mc = std::max(mc, s.memComm);
-            }
-            h += QStringLiteral("<table><tr><th class='l'>memory</th><th>predicted (busiest stage)</th><th>measured (largest rank)"
-                                "</th></tr>");
-            const std::tuple<QString, QString, qint64> rows[] = {
-                {QStringLiteral("parameters"), QStringLiteral("parameters"), mp},
-                {QStringLiteral("master weights (fp32)"), QStringLiteral("master weights"), mm},
-                {QStringLiteral("gradients"), QStringLiteral("gradients"), mg},
-                {QStringLiteral("optimizer"), QStringLiteral("optimizer"), mo},
-                {QStringLiteral("activations"), QStringLiteral("activations"), ma},
-                {QStringLiteral("communication buffers"), QStringLiteral("communication"), mc}};
-            for (const auto &[name, category, value] : rows) {
-                const auto it = predicted.memoryBytes.find(category);
-                const qint64 expected = it == predicted.memoryBytes.end() ? 0 : static_cast<qint64>(it->second);
-                if (category == QLatin1String("master weights") && expected == 0 && value == 0)
-                    continue; // fp32: the parameters are the masters
-                h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>").arg(esc(name), bytes(expected), bytes(value));
-            }
-            h += QStringLiteral("</table>");
-        }
-        h += QStringLiteral("<div class='charts'>");
-        h += svgLineChart(QStringLiteral("Step time breakdown (median rank)"), QStringLiteral("step"), QStringLiteral("ms"),
-                          {computeLine, exposedLine, bubbleLine, idleLine});
-        h += QStringLiteral("</div>");
+void writeStepTimeTable(QString &h, const telemetry::Prediction &predicted, const RunFigures &measured)
+{
+    h += QStringLiteral("<h2>Prediction and measurement</h2><table><tr><th class='l'>per step</th><th>predicted ms</th>"
+                        "<th>measured ms (median)</th></tr>");
+    auto line = [&](const QString &what, double p, double m) {
+        h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>")
+                 .arg(esc(what), predicted.known ? QString::number(p, 'f', 1) : QStringLiteral("–"), QString::number(m, 'f', 1));
+    };
+    line(QStringLiteral("compute"), predicted.computeMs, measured.computeMs);
+    line(QStringLiteral("exposed communication"), predicted.exposedCommMs, measured.exposedCommMs);
+    line(QStringLiteral("pipeline bubble"), predicted.bubbleMs, measured.bubbleMs);
+    line(QStringLiteral("step (slowest rank)"), predicted.stepMs, measured.stepMs);
+    if (predicted.known && predicted.tokensPerStep > 0 && predicted.stepMs > 0) {
+        // Model FLOPs per second of the job: the plan's FLOPs per token × tokens/s.
+        const double perToken = predicted.modelFlopsPerStep / predicted.tokensPerStep;
+        const double predictedTflops = predicted.modelFlopsPerStep / (predicted.stepMs / 1000.0) / 1e12;
+        const double measuredTflops = measured.tokensPerS * perToken / 1e12;
+        h += QStringLiteral("<tr><th class='l'>model TFLOP/s (job)</th><td>%1</td><td>%2</td></tr>")
+                 .arg(predictedTflops, 0, 'g', 4)
+                 .arg(measuredTflops, 0, 'g', 4);
+        const double peak = predicted.peakFlopsPerDevice * predicted.devices;
+        if (peak > 0)
+            h += QStringLiteral("<tr><th class='l'>MFU</th><td>%1%</td><td>%2%</td></tr>")
+                     .arg(predictedTflops * 1e12 / peak * 100, 0, 'f', 1)
+                     .arg(measuredTflops * 1e12 / peak * 100, 0, 'f', 1);
     }
+    h += QStringLiteral("</table>");
+}
 
-    // The pipeline: each stage's bubble measured (medians over its ranks and steps) against the
-    // schedule simulator's, and the newest traced step's timeline beside the predicted one.
-    if (parallel.value(QStringLiteral("pp")).toInt() > 1) {
-        const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
-        std::map<int, int> stageOf;
-        for (const RankRow &k : run.ranks)
-            stageOf[k.rank] = k.pp;
-        std::map<int, std::map<int, std::vector<double>>> fractions; // stage -> rank -> bubble / step
-        std::map<int, std::map<int, std::vector<double>>> stepMs;
-        for (const StepRow &s : run.steps)
-            if (const auto it = stageOf.find(s.rank); it != stageOf.end() && s.stepMs > 0) {
-                fractions[it->second][s.rank].push_back(s.bubbleMs / s.stepMs);
-                stepMs[it->second][s.rank].push_back(s.stepMs);
-            }
-        h += QStringLiteral("<h2>Pipeline</h2><table><tr><th>stage</th><th>ranks</th><th>step ms (median)</th>"
-                            "<th>bubble measured</th><th>bubble predicted</th></tr>");
-        for (const auto &[stage, byRank] : fractions) {
-            std::vector<double> f, ms;
-            for (const auto &[rank, values] : byRank) {
-                f.push_back(medianOf(values));
-                ms.push_back(medianOf(stepMs[stage][rank]));
-            }
-            const bool known = stage >= 0 && static_cast<std::size_t>(stage) < predicted.stageBubbleFraction.size();
-            h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4%</td><td>%5</td></tr>")
-                     .arg(stage)
-                     .arg(byRank.size())
-                     .arg(medianOf(ms), 0, 'f', 1)
-                     .arg(medianOf(f) * 100, 0, 'f', 1)
-                     .arg(known ? QString::number(predicted.stageBubbleFraction[static_cast<std::size_t>(stage)] * 100, 'f', 1) +
-                                      QLatin1Char('%')
-                                : QStringLiteral("–"));
-        }
-        h += QStringLiteral("</table>");
-        const telemetry::TimelineView timeline = telemetry::timelineOf(run.ranks, spans, predicted.timeline, predicted.bubbleFraction);
-        h += QStringLiteral("<p>Step timeline: one lane per stage (its lowest rank), forward blue, backward green, weight "
-                            "gradients purple, sends and receives grey; each part scaled to its own length.</p>");
-        h += timelineRenderer ? timelineRenderer(timeline) : svgTimeline(timeline);
+// Memory by category: the largest rank's measurement against the busiest stage's prediction.
+void writeMemoryTable(QString &h, const RunData &run, const telemetry::Prediction &predicted)
+{
+    qint64 mp = 0, mm = 0, mg = 0, mo = 0, ma = 0, mc = 0;
+    for (const StepRow &s : run.steps) {
+        mp = std::max(mp, s.memParameters);
+        mm = std::max(mm, s.memMaster);
+        mg = std::max(mg, s.memGradients);
+        mo = std::max(mo, s.memOptimizer);
+        ma = std::max(ma, s.memActivations);
+        mc = std::max(mc, s.memComm);
     }
+    h += QStringLiteral("<table><tr><th class='l'>memory</th><th>predicted (busiest stage)</th><th>measured (largest rank)"
+                        "</th></tr>");
+    const std::tuple<QString, QString, qint64> rows[] = {
+        {QStringLiteral("parameters"), QStringLiteral("parameters"), mp},
+        {QStringLiteral("master weights (fp32)"), QStringLiteral("master weights"), mm},
+        {QStringLiteral("gradients"), QStringLiteral("gradients"), mg},
+        {QStringLiteral("optimizer"), QStringLiteral("optimizer"), mo},
+        {QStringLiteral("activations"), QStringLiteral("activations"), ma},
+        {QStringLiteral("communication buffers"), QStringLiteral("communication"), mc}};
+    for (const auto &[name, category, value] : rows) {
+        const auto it = predicted.memoryBytes.find(category);
+        const qint64 expected = it == predicted.memoryBytes.end() ? 0 : static_cast<qint64>(it->second);
+        if (category == QLatin1String("master weights") && expected == 0 && value == 0)
+            continue; // fp32: the parameters are the masters
+        h += QStringLiteral("<tr><th class='l'>%1</th><td>%2</td><td>%3</td></tr>").arg(esc(name), bytes(expected), bytes(value));
+    }
+    h += QStringLiteral("</table>");
+}
 
-    h += QStringLiteral("<h2>Charts</h2><div class='charts'>");
-    h += svgLineChart(QStringLiteral("Loss"), QStringLiteral("step"), QStringLiteral("loss"), loss.values());
-    h += svgLineChart(QStringLiteral("Gradient norm (before clipping)"), QStringLiteral("step"), QStringLiteral("norm"),
-                      gradNorm.values());
-    h += svgLineChart(QStringLiteral("Throughput per rank"), QStringLiteral("step"), QStringLiteral("tokens/s"),
-                      throughput.values());
-    h += svgLineChart(QStringLiteral("Step time per rank"), QStringLiteral("step"), QStringLiteral("ms"), stepTime.values());
-    if (!lossScale.isEmpty())
-        h += svgLineChart(QStringLiteral("Loss scale (fp16): %1 update%2 skipped for overflow").arg(skippedUpdates).arg(skippedUpdates == 1 ? "" : "s"),
-                          QStringLiteral("step"), QStringLiteral("scale"), lossScale.values());
+// Prediction (the cost model, for the plan as run) beside the measurement: the step-time parts
+// (medians over steps of the median rank; the busiest rank for the prediction) and memory by
+// category (the largest rank against the busiest stage).
+void writePredictionSection(QString &h, const RunData &run, const QList<CollectiveRow> &collectives,
+                            const QString &calibrationPath, const ChartRenderer &chartRenderer)
+{
+    const QList<ChartSeries> breakdown = stepBreakdownSeries(run);
+    const RunFigures measured = figuresOf(run, collectives);
+    const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
+    writeStepTimeTable(h, predicted, measured);
+    h += predicted.calibrated ? QStringLiteral("<p>Predicted with this machine's calibration (%1).</p>").arg(esc(calibrationPath))
+                              : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
+                                               "<code>trellis-cli calibrate</code> for this machine's.</p>");
+    if (predicted.known)
+        writeMemoryTable(h, run, predicted);
+    h += QStringLiteral("<div class='charts'>");
+    h += renderChart(chartRenderer, QStringLiteral("Step time breakdown (median rank)"), QStringLiteral("step"),
+                     QStringLiteral("ms"), breakdown);
     h += QStringLiteral("</div>");
+}
 
+// The pipeline: each stage's bubble measured (medians over its ranks and steps) against the
+// schedule simulator's, and the newest traced step's timeline beside the predicted one.
+void writePipelineSection(QString &h, const RunData &run, const QString &calibrationPath, const QList<SpanRow> &spans,
+                          const TimelineRenderer &timelineRenderer)
+{
+    const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
+    std::map<int, int> stageOf;
+    for (const RankRow &k : run.ranks)
+        stageOf[k.rank] = k.pp;
+    std::map<int, std::map<int, std::vector<double>>> fractions; // stage -> rank -> bubble / step
+    std::map<int, std::map<int, std::vector<double>>> stepMs;
+    for (const StepRow &s : run.steps)
+        if (const auto it = stageOf.find(s.rank); it != stageOf.end() && s.stepMs > 0) {
+            fractions[it->second][s.rank].push_back(s.bubbleMs / s.stepMs);
+            stepMs[it->second][s.rank].push_back(s.stepMs);
+        }
+    h += QStringLiteral("<h2>Pipeline</h2><table><tr><th>stage</th><th>ranks</th><th>step ms (median)</th>"
+                        "<th>bubble measured</th><th>bubble predicted</th></tr>");
+    for (const auto &[stage, byRank] : fractions) {
+        std::vector<double> f, ms;
+        for (const auto &[rank, values] : byRank) {
+            f.push_back(medianOf(values));
+            ms.push_back(medianOf(stepMs[stage][rank]));
+        }
+        const bool known = stage >= 0 && static_cast<std::size_t>(stage) < predicted.stageBubbleFraction.size();
+        h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4%</td><td>%5</td></tr>")
+                 .arg(stage)
+                 .arg(byRank.size())
+                 .arg(medianOf(ms), 0, 'f', 1)
+                 .arg(medianOf(f) * 100, 0, 'f', 1)
+                 .arg(known ? QString::number(predicted.stageBubbleFraction[static_cast<std::size_t>(stage)] * 100, 'f', 1) +
+                                  QLatin1Char('%')
+                            : QStringLiteral("–"));
+    }
+    h += QStringLiteral("</table>");
+    const telemetry::TimelineView timeline = telemetry::timelineOf(run.ranks, spans, predicted.timeline, predicted.bubbleFraction);
+    h += QStringLiteral("<p>Step timeline: one lane per stage (its lowest rank), forward blue, backward green, weight "
+                        "gradients purple, sends and receives grey; each part scaled to its own length.</p>");
+    h += timelineRenderer ? timelineRenderer(timeline) : svgTimeline(timeline);
+}
+
+void writeChartsSection(QString &h, const StepSeries &series, const ChartRenderer &chartRenderer)
+{
+    const qint64 skippedUpdates = series.skippedUpdates;
+    h += QStringLiteral("<h2>Charts</h2><div class='charts'>");
+    h += renderChart(chartRenderer, QStringLiteral("Loss"), QStringLiteral("step"), QStringLiteral("loss"), series.loss.values());
+    h += renderChart(chartRenderer, QStringLiteral("Gradient norm (before clipping)"), QStringLiteral("step"),
+                     QStringLiteral("norm"), series.gradNorm.values());
+    h += renderChart(chartRenderer, QStringLiteral("Throughput per rank"), QStringLiteral("step"), QStringLiteral("tokens/s"),
+                     series.throughput.values());
+    h += renderChart(chartRenderer, QStringLiteral("Step time per rank"), QStringLiteral("step"), QStringLiteral("ms"),
+                     series.stepTime.values());
+    if (!series.lossScale.isEmpty())
+        h += renderChart(chartRenderer,
+                         QStringLiteral("Loss scale (fp16): %1 update%2 skipped for overflow").arg(skippedUpdates).arg(skippedUpdates == 1 ? "" : "s"),
+                         QStringLiteral("step"), QStringLiteral("scale"), series.lossScale.values());
+    h += QStringLiteral("</div>");
+}
+
+void writeRanksSection(QString &h, const RunData &run, const QMap<int, RankAgg> &agg)
+{
+    const RunSummary &r = run.run;
     h += QStringLiteral("<h2>Ranks</h2><table><tr><th>rank</th><th class='l'>host</th><th>pid</th><th class='l'>device</th>"
                         "<th>dp</th><th>steps</th><th>final loss</th><th>mean step ms</th><th>mean tokens/s</th>"
                         "<th>mean comm ms</th><th>peak RSS</th><th>exit</th><th>dropped</th></tr>");
@@ -491,34 +551,40 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
                  .arg(k.dropped);
     }
     h += QStringLiteral("</table>");
+}
 
-    if (!collectives.isEmpty()) {
-        struct CollAgg {
-            qint64 bytes = 0;
-            double ms = 0, bus = 0;
-            int n = 0;
-        };
-        QMap<QString, CollAgg> byOp;
-        for (const auto &c : collectives) {
-            auto &a = byOp[c.group + QLatin1Char('/') + c.op];
-            a.bytes += c.bytes;
-            a.ms += c.ms;
-            a.bus += c.busGBps;
-            ++a.n;
-        }
-        h += QStringLiteral("<h2>Collectives</h2><table><tr><th class='l'>group/op</th><th>records</th><th>total bytes</th>"
-                            "<th>total ms</th><th>mean bus GB/s</th></tr>");
-        for (auto it = byOp.begin(); it != byOp.end(); ++it)
-            h += QStringLiteral("<tr><td class='l'>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td></tr>")
-                     .arg(esc(it.key()))
-                     .arg(it->n)
-                     .arg(bytes(it->bytes))
-                     .arg(it->ms, 0, 'f', 1)
-                     .arg(it->n ? it->bus / it->n : 0.0, 0, 'f', 2);
-        h += QStringLiteral("</table>");
+void writeCollectivesSection(QString &h, const QList<CollectiveRow> &collectives)
+{
+    if (collectives.isEmpty())
+        return;
+    struct CollAgg {
+        qint64 bytes = 0;
+        double ms = 0, bus = 0;
+        int n = 0;
+    };
+    QMap<QString, CollAgg> byOp;
+    for (const auto &c : collectives) {
+        auto &a = byOp[c.group + QLatin1Char('/') + c.op];
+        a.bytes += c.bytes;
+        a.ms += c.ms;
+        a.bus += c.busGBps;
+        ++a.n;
     }
+    h += QStringLiteral("<h2>Collectives</h2><table><tr><th class='l'>group/op</th><th>records</th><th>total bytes</th>"
+                        "<th>total ms</th><th>mean bus GB/s</th></tr>");
+    for (auto it = byOp.begin(); it != byOp.end(); ++it)
+        h += QStringLiteral("<tr><td class='l'>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td></tr>")
+                 .arg(esc(it.key()))
+                 .arg(it->n)
+                 .arg(bytes(it->bytes))
+                 .arg(it->ms, 0, 'f', 1)
+                 .arg(it->n ? it->bus / it->n : 0.0, 0, 'f', 2);
+    h += QStringLiteral("</table>");
+}
 
-    // Telemetry health: how much of each rank's telemetry reached the history.
+// Telemetry health: how much of each rank's telemetry reached the history.
+void writeTelemetrySection(QString &h, const RunData &run)
+{
     h += QStringLiteral("<h2>Telemetry</h2><table><tr><th>rank</th><th>messages stored in sequence</th><th>Goodbye seq</th>"
                         "<th>dropped at the rank</th><th>given up (lost)</th><th class='l'>complete</th></tr>");
     for (const RankRow &k : run.ranks)
@@ -531,17 +597,42 @@ QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collect
                  .arg(k.goodbyeSeq >= 0 && k.receivedSeq == k.goodbyeSeq + 1 && k.dropped == 0 && k.lost == 0 ? QStringLiteral("yes")
                                                                                                             : QStringLiteral("no"));
     h += QStringLiteral("</table>");
+}
 
-    if (!run.events.isEmpty()) {
-        h += QStringLiteral("<h2>Events</h2><table><tr><th>rank</th><th>step</th><th class='l'>kind</th>"
-                            "<th class='l'>message</th></tr>");
-        for (const EventRow &e : run.events)
-            h += QStringLiteral("<tr><td>%1</td><td>%2</td><td class='l'>%3</td><td class='l'>%4</td></tr>")
-                     .arg(e.rank < 0 ? QStringLiteral("–") : QString::number(e.rank))
-                     .arg(e.step)
-                     .arg(esc(e.kind), esc(e.message).replace(QLatin1Char('\n'), QStringLiteral("<br>")));
-        h += QStringLiteral("</table>");
-    }
+void writeEventsSection(QString &h, const RunData &run)
+{
+    if (run.events.isEmpty())
+        return;
+    h += QStringLiteral("<h2>Events</h2><table><tr><th>rank</th><th>step</th><th class='l'>kind</th>"
+                        "<th class='l'>message</th></tr>");
+    for (const EventRow &e : run.events)
+        h += QStringLiteral("<tr><td>%1</td><td>%2</td><td class='l'>%3</td><td class='l'>%4</td></tr>")
+                 .arg(e.rank < 0 ? QStringLiteral("–") : QString::number(e.rank))
+                 .arg(e.step)
+                 .arg(esc(e.kind), esc(e.message).replace(QLatin1Char('\n'), QStringLiteral("<br>")));
+    h += QStringLiteral("</table>");
+}
+
+} // namespace
+
+QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
+                         const ChartRenderer &chartRenderer, const QList<SpanRow> &spans, const TimelineRenderer &timelineRenderer)
+{
+    const StepSeries series = collectStepSeries(run);
+    const PlanSections plan = parsePlanSections(run.planJson);
+
+    QString h;
+    writeHeaderSection(h, run.run);
+    writePlanSection(h, plan);
+    writeLossSummary(h, run);
+    writePredictionSection(h, run, collectives, calibrationPath, chartRenderer);
+    if (plan.parallel.value(QStringLiteral("pp")).toInt() > 1)
+        writePipelineSection(h, run, calibrationPath, spans, timelineRenderer);
+    writeChartsSection(h, series, chartRenderer);
+    writeRanksSection(h, run, series.agg);
+    writeCollectivesSection(h, collectives);
+    writeTelemetrySection(h, run);
+    writeEventsSection(h, run);
     h += QStringLiteral("<p style='color:#888'>Generated by Trellis.</p></body></html>\n");
     return h;
 }

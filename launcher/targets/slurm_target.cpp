@@ -28,6 +28,18 @@ QString quoted(const QString &text)
     return QLatin1Char('\'') + QString(text).replace(QLatin1Char('\''), QStringLiteral("'\\''")) + QLatin1Char('\'');
 }
 
+// The line of `sinfo -h -o %P|%a|%D|%c|%G` output for `partition`, or for the default partition
+// when that is empty; "" when sinfo did not list it.
+QString sinfoPartitionLine(const QByteArray &sinfoOut, const std::string &partition)
+{
+    for (const QString &line : QString::fromUtf8(sinfoOut).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+        const QString name = line.section(QLatin1Char('|'), 0, 0); // the default partition's ends in '*'
+        if (partition.empty() ? name.endsWith(QLatin1Char('*')) : QString(name).remove(QLatin1Char('*')) == QString::fromStdString(partition))
+            return line;
+    }
+    return {};
+}
+
 } // namespace
 
 SlurmTarget::SlurmTarget(const plan::Plan &plan, TargetOptions options) : m_plan(plan), m_options(std::move(options)) {}
@@ -52,42 +64,67 @@ QString SlurmTarget::jobDirFor(const QString &runId) const
 Preflight SlurmTarget::preflight(const std::function<void(int, int)> &progress)
 {
     Preflight p;
-    const plan::SlurmSpec &s = m_plan.launch.slurm;
     const int total = 5;
     int done = 0;
     auto step = [&] {
         if (progress)
             progress(++done, total);
     };
-    // 1. Slurm's programs.
+    // The first two checks stop the preflight when they fail: without Slurm's programs or its
+    // controller the rest cannot be asked.
+    p.checks.push_back(checkSlurmPrograms());
+    if (p.checks.back().status == Status::Failed) {
+        if (progress)
+            progress(total, total);
+        return p;
+    }
+    step();
+    p.checks.push_back(checkController());
+    if (p.checks.back().status == Status::Failed) {
+        if (progress)
+            progress(total, total);
+        return p;
+    }
+    step();
+    p.checks.push_back(checkPartition());
+    step();
+    p.checks.push_back(checkSharedFolder());
+    step();
+    p.checks.push_back(checkTrainer());
+    step();
+    return p;
+}
+
+// 1. Slurm's programs.
+PreflightCheck SlurmTarget::checkSlurmPrograms() const
+{
     QStringList missing;
     for (const QString &program : {QStringLiteral("sbatch"), QStringLiteral("squeue"), QStringLiteral("scontrol"), QStringLiteral("scancel"),
                                    QStringLiteral("sinfo")})
         if (QStandardPaths::findExecutable(program).isEmpty())
             missing << program;
-    if (!missing.isEmpty()) {
-        p.checks.push_back({{}, QStringLiteral("slurm"), Status::Failed, QStringLiteral("not found on PATH: %1").arg(missing.join(QStringLiteral(", "))),
-                            QStringLiteral("install Slurm's client programs (Debian: slurm-client) and set SLURM_CONF if the cluster needs it")});
-        if (progress)
-            progress(total, total);
-        return p;
-    }
-    p.checks.push_back({{}, QStringLiteral("slurm"), Status::Ok, QStringLiteral("sbatch, squeue, scontrol, scancel and sinfo found")});
-    step();
-    // 2. The controller.
+    if (!missing.isEmpty())
+        return {{}, QStringLiteral("slurm"), Status::Failed, QStringLiteral("not found on PATH: %1").arg(missing.join(QStringLiteral(", "))),
+                QStringLiteral("install Slurm's client programs (Debian: slurm-client) and set SLURM_CONF if the cluster needs it")};
+    return {{}, QStringLiteral("slurm"), Status::Ok, QStringLiteral("sbatch, squeue, scontrol, scancel and sinfo found")};
+}
+
+// 2. The controller.
+PreflightCheck SlurmTarget::checkController() const
+{
     const SlurmCall ping = callSlurm(QStringLiteral("scontrol"), {QStringLiteral("ping")});
     const QString pingText = firstLine(ping.out).isEmpty() ? firstLine(ping.err) : firstLine(ping.out);
-    if (ping.exitCode != 0 || !pingText.contains(QLatin1String("UP"))) {
-        p.checks.push_back({{}, QStringLiteral("controller"), Status::Failed,
-                            pingText.isEmpty() ? QStringLiteral("slurmctld does not answer") : pingText,
-                            QStringLiteral("check that slurmctld runs and that SLURM_CONF (or /etc/slurm/slurm.conf) names it")});
-        if (progress)
-            progress(total, total);
-        return p;
-    }
-    p.checks.push_back({{}, QStringLiteral("controller"), Status::Ok, pingText});
-    step();
-    // 3. The partition: up, enough nodes with enough CPUs (and GPUs).
+    if (ping.exitCode != 0 || !pingText.contains(QLatin1String("UP")))
+        return {{}, QStringLiteral("controller"), Status::Failed,
+                pingText.isEmpty() ? QStringLiteral("slurmctld does not answer") : pingText,
+                QStringLiteral("check that slurmctld runs and that SLURM_CONF (or /etc/slurm/slurm.conf) names it")};
+    return {{}, QStringLiteral("controller"), Status::Ok, pingText};
+}
+
+// 3. The partition: up, enough nodes with enough CPUs (and GPUs).
+PreflightCheck SlurmTarget::checkPartition() const
+{
+    const plan::SlurmSpec &s = m_plan.launch.slurm;
     QStringList sinfoArgs{QStringLiteral("-h"), QStringLiteral("-o"), QStringLiteral("%P|%a|%D|%c|%G")};
     if (!s.partition.empty())
         sinfoArgs << QStringLiteral("-p") << QString::fromStdString(s.partition);
@@ -95,76 +132,70 @@ Preflight SlurmTarget::preflight(const std::function<void(int, int)> &progress)
     const int nodesWanted = static_cast<int>(m_plan.cluster.nodes.size());
     const int perNode = m_plan.cluster.nodes.empty() ? 0 : m_plan.cluster.nodes.front().slotCount;
     const bool gpus = !m_plan.cluster.nodes.empty() && m_plan.cluster.nodes.front().device == plan::DeviceKind::Cuda;
-    QString partitionLine;
-    for (const QString &line : QString::fromUtf8(info.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
-        const QString name = line.section(QLatin1Char('|'), 0, 0); // the default partition's ends in '*'
-        if (s.partition.empty() ? name.endsWith(QLatin1Char('*')) : QString(name).remove(QLatin1Char('*')) == QString::fromStdString(s.partition)) {
-            partitionLine = line;
-            break;
-        }
-    }
+    const QString partitionLine = sinfoPartitionLine(info.out, s.partition);
     const QString partitionName = s.partition.empty() ? QStringLiteral("the default partition") : QStringLiteral("partition %1").arg(QString::fromStdString(s.partition));
-    if (info.exitCode != 0 || partitionLine.isEmpty()) {
-        p.checks.push_back({{}, QStringLiteral("partition"), Status::Failed,
-                            info.exitCode != 0 ? QStringLiteral("sinfo failed: %1").arg(firstLine(info.err))
-                                               : QStringLiteral("%1 does not exist on this cluster").arg(partitionName),
-                            QStringLiteral("set launch.slurm.partition to one `sinfo -s` lists")});
-    } else {
-        const QStringList f = partitionLine.split(QLatin1Char('|'));
-        const QString avail = f.value(1), gres = f.value(4);
-        const int nodeCount = f.value(2).toInt();
-        const int cpus = f.value(3).remove(QLatin1Char('+')).toInt();
-        if (avail != QLatin1String("up"))
-            p.checks.push_back({{}, QStringLiteral("partition"), Status::Failed, QStringLiteral("%1 is %2").arg(partitionName, avail),
-                                QStringLiteral("ask the cluster's administrators, or choose another partition")});
-        else if (nodeCount < nodesWanted)
-            p.checks.push_back({{}, QStringLiteral("partition"), Status::Failed,
-                                QStringLiteral("%1 has %2 nodes; the plan asks for %3").arg(partitionName).arg(nodeCount).arg(nodesWanted),
-                                QStringLiteral("use fewer nodes (cluster.nodes) or a larger partition")});
-        else if (cpus > 0 && cpus < perNode)
-            p.checks.push_back({{}, QStringLiteral("partition"), Status::Failed,
-                                QStringLiteral("%1's nodes have %2 CPUs; the plan puts %3 ranks on each").arg(partitionName).arg(cpus).arg(perNode),
-                                QStringLiteral("lower cluster.nodes[].perNode to %1 or use more nodes").arg(cpus)});
-        else if (gpus && !gres.contains(QLatin1String("gpu")))
-            p.checks.push_back({{}, QStringLiteral("partition"), Status::Failed, QStringLiteral("%1's nodes offer no GPUs (gres %2)").arg(partitionName, gres),
-                                QStringLiteral("choose a GPU partition")});
-        else
-            p.checks.push_back({{}, QStringLiteral("partition"), Status::Ok,
-                                QStringLiteral("%1 is up: %2 nodes of %3 CPUs%4; the job asks for %5 × %6 tasks")
-                                    .arg(partitionName)
-                                    .arg(nodeCount)
-                                    .arg(cpus)
-                                    .arg(gres.isEmpty() || gres == QLatin1String("(null)") ? QString() : QStringLiteral(", gres ") + gres)
-                                    .arg(nodesWanted)
-                                    .arg(perNode)});
-    }
-    step();
-    // 4. The job folder, on the filesystem the nodes share.
+    if (info.exitCode != 0 || partitionLine.isEmpty())
+        return {{}, QStringLiteral("partition"), Status::Failed,
+                info.exitCode != 0 ? QStringLiteral("sinfo failed: %1").arg(firstLine(info.err))
+                                   : QStringLiteral("%1 does not exist on this cluster").arg(partitionName),
+                QStringLiteral("set launch.slurm.partition to one `sinfo -s` lists")};
+    const QStringList f = partitionLine.split(QLatin1Char('|'));
+    const QString avail = f.value(1), gres = f.value(4);
+    const int nodeCount = f.value(2).toInt();
+    const int cpus = f.value(3).remove(QLatin1Char('+')).toInt();
+    if (avail != QLatin1String("up"))
+        return {{}, QStringLiteral("partition"), Status::Failed, QStringLiteral("%1 is %2").arg(partitionName, avail),
+                QStringLiteral("ask the cluster's administrators, or choose another partition")};
+    if (nodeCount < nodesWanted)
+        return {{}, QStringLiteral("partition"), Status::Failed,
+                QStringLiteral("%1 has %2 nodes; the plan asks for %3").arg(partitionName).arg(nodeCount).arg(nodesWanted),
+                QStringLiteral("use fewer nodes (cluster.nodes) or a larger partition")};
+    if (cpus > 0 && cpus < perNode)
+        return {{}, QStringLiteral("partition"), Status::Failed,
+                QStringLiteral("%1's nodes have %2 CPUs; the plan puts %3 ranks on each").arg(partitionName).arg(cpus).arg(perNode),
+                QStringLiteral("lower cluster.nodes[].perNode to %1 or use more nodes").arg(cpus)};
+    if (gpus && !gres.contains(QLatin1String("gpu")))
+        return {{}, QStringLiteral("partition"), Status::Failed, QStringLiteral("%1's nodes offer no GPUs (gres %2)").arg(partitionName, gres),
+                QStringLiteral("choose a GPU partition")};
+    return {{}, QStringLiteral("partition"), Status::Ok,
+            QStringLiteral("%1 is up: %2 nodes of %3 CPUs%4; the job asks for %5 × %6 tasks")
+                .arg(partitionName)
+                .arg(nodeCount)
+                .arg(cpus)
+                .arg(gres.isEmpty() || gres == QLatin1String("(null)") ? QString() : QStringLiteral(", gres ") + gres)
+                .arg(nodesWanted)
+                .arg(perNode)};
+}
+
+// 4. The job folder, on the filesystem the nodes share.
+PreflightCheck SlurmTarget::checkSharedFolder() const
+{
+    const plan::SlurmSpec &s = m_plan.launch.slurm;
     const QString base = s.sharedDir.empty() ? m_options.workDir : QString::fromStdString(s.sharedDir);
     const QFileInfo baseInfo(base);
     if (base.isEmpty() || !baseInfo.isDir() || !baseInfo.isWritable())
-        p.checks.push_back({{}, QStringLiteral("shared folder"), Status::Failed,
-                            QStringLiteral("%1 is not a writable folder here").arg(base.isEmpty() ? QStringLiteral("(none)") : base),
-                            QStringLiteral("create it, or set launch.slurm.shared_dir to a folder the nodes and this machine share")});
-    else
-        p.checks.push_back({{}, QStringLiteral("shared folder"), s.sharedDir.empty() ? Status::Warning : Status::Ok,
-                            s.sharedDir.empty() ? QStringLiteral("the run folder %1 is used; the nodes must see it at the same path").arg(base)
-                                                : QStringLiteral("%1 is writable here").arg(base),
-                            s.sharedDir.empty() ? QStringLiteral("set launch.slurm.shared_dir to a folder on the cluster's shared filesystem") : QString()});
-    step();
-    // 5. The trainer, as the nodes will find it.
+        return {{}, QStringLiteral("shared folder"), Status::Failed,
+                QStringLiteral("%1 is not a writable folder here").arg(base.isEmpty() ? QStringLiteral("(none)") : base),
+                QStringLiteral("create it, or set launch.slurm.shared_dir to a folder the nodes and this machine share")};
+    return {{}, QStringLiteral("shared folder"), s.sharedDir.empty() ? Status::Warning : Status::Ok,
+            s.sharedDir.empty() ? QStringLiteral("the run folder %1 is used; the nodes must see it at the same path").arg(base)
+                                : QStringLiteral("%1 is writable here").arg(base),
+            s.sharedDir.empty() ? QStringLiteral("set launch.slurm.shared_dir to a folder on the cluster's shared filesystem") : QString()};
+}
+
+// 5. The trainer, as the nodes will find it.
+PreflightCheck SlurmTarget::checkTrainer() const
+{
+    const plan::SlurmSpec &s = m_plan.launch.slurm;
     const QString trainer = s.trainer.empty() ? QFileInfo(m_options.trainerPath).absoluteFilePath() : QString::fromStdString(s.trainer);
     if (QFileInfo(trainer).isExecutable())
-        p.checks.push_back({{}, QStringLiteral("trainer"), Status::Ok, QStringLiteral("%1 (the nodes run it at this path)").arg(trainer)});
-    else if (!s.trainer.empty())
-        p.checks.push_back({{}, QStringLiteral("trainer"), Status::Warning,
-                            QStringLiteral("%1 is not here; the job will look for it on the nodes").arg(trainer),
-                            QStringLiteral("make sure every node has it at that path")});
-    else
-        p.checks.push_back({{}, QStringLiteral("trainer"), Status::Failed, QStringLiteral("%1 is not an executable file").arg(trainer),
-                            QStringLiteral("build trellis-trainer or set launch.slurm.trainer")});
-    step();
-    return p;
+        return {{}, QStringLiteral("trainer"), Status::Ok, QStringLiteral("%1 (the nodes run it at this path)").arg(trainer)};
+    if (!s.trainer.empty())
+        return {{}, QStringLiteral("trainer"), Status::Warning,
+                QStringLiteral("%1 is not here; the job will look for it on the nodes").arg(trainer),
+                QStringLiteral("make sure every node has it at that path")};
+    return {{}, QStringLiteral("trainer"), Status::Failed, QStringLiteral("%1 is not an executable file").arg(trainer),
+            QStringLiteral("build trellis-trainer or set launch.slurm.trainer")};
 }
 
 QString SlurmTarget::prepareTelemetry(TelemetryRoute &route)

@@ -41,6 +41,12 @@ public:
 
 private:
     QString jobDirFor(const QString &runId) const;
+    // The preflight's checks, in the order it runs them.
+    PreflightCheck checkSlurmPrograms() const;
+    PreflightCheck checkController() const;
+    PreflightCheck checkPartition() const;
+    PreflightCheck checkSharedFolder() const;
+    PreflightCheck checkTrainer() const;
 
     plan::Plan m_plan;
     TargetOptions m_options;

@@ -67,6 +67,8 @@ private:
     Result run(const QString &program, const QStringList &arguments, const QByteArray &input = {}, int timeoutMs = 30000) const;
     QString keyName(const Node &node) const; // as known_hosts names it: host or [host]:port
     std::vector<PreflightCheck> checkNode(Node &node, const struct LocalFacts &here) const;
+    PreflightCheck checkHostKey(const Node &node) const;   // "host key" Ok, or the failure that stops checkNode
+    PreflightCheck unknownHostKey(const Node &node) const; // the host's offered keys, or that it does not answer
     QString stageNode(Node &node, const StageInput &input, const QByteArray &keyBytes) const;
     // `remoteCommand` on `node` with a local `tar tarArguments` on the other end of its stdout
     // (fromNode) or stdin; "" or why not.
