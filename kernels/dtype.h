@@ -1,4 +1,4 @@
-// The element types of tensors (DESIGN.md §11, "precision and memory space are types"): fp32 and
+// The element types of tensors (docs/architecture.md §12, "precision and memory space are types"): fp32 and
 // fp64 as the C++ types, bf16 and fp16 as 16-bit storage types whose arithmetic is done in fp32
 // (load → float, compute, round to nearest even on store), as tensor cores and AVX512-BF16 do.
 // acc_t<T> is the type a kernel accumulates T in and keeps statistics, weight gradients and the

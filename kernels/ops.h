@@ -1,4 +1,4 @@
-// The one op interface the model and the optimizer call (DESIGN.md §5, §10, §11). Every op runs on
+// The one op interface the model and the optimizer call (docs/architecture.md §12). Every op runs on
 // the device of the Stream it is given and has the contract of its CPU reference (kernels/cpu/ops.h
 // for the layer kernels, kernels/cpu/tensor_ops.h for the rest); the CUDA kernels (float) sit in
 // kernels/cuda/, each family beside its CPU reference and tested against it (tst_cuda_kernels).

@@ -1,4 +1,4 @@
-// Predictions for the loaded plan before anything runs (DESIGN.md §4): memory per pipeline stage
+// Predictions for the loaded plan before anything runs (docs/architecture.md §5): memory per pipeline stage
 // by category against the device's memory, the step-time breakdown, tokens/s, MFU and cost, the
 // collectives per group; the predicted step as a Gantt chart (ui/timeline_chart.h); the plan
 // compared with a pinned one (ui/estimate/plan_comparison.h); and the planner's search for faster

@@ -1,4 +1,4 @@
-// The cost model (DESIGN.md §4): for a validated plan, per pipeline stage (ranks of one stage hold
+// The cost model (docs/architecture.md §5): for a validated plan, per pipeline stage (ranks of one stage hold
 // the same up to their ZeRO chunk) the bytes held by category, the FLOPs, the communication per
 // group and collective, the pipeline bubble from the schedule simulator, and from them the step
 // time, tokens/s, MFU and the cost of the run. No Qt; the CLI, the GUI and the planner share it.

@@ -1,4 +1,4 @@
-// The trellis.plan/1 document: the single description of a run (DESIGN.md §3).
+// The trellis.plan/1 document: the single description of a run (docs/architecture.md §4).
 // The GUI edits it, the CLI reads it, the launcher hands it to every rank and the trainer builds
 // its process groups from it. Plain data; loading, validation and presets live beside it.
 #pragma once

@@ -1,4 +1,4 @@
-// Planner search (DESIGN.md §4): every valid plan for a model, a cluster and a global batch —
+// Planner search (docs/architecture.md §5): every valid plan for a model, a cluster and a global batch —
 // dp × tp × pp filling the cluster, ZeRO stage, schedule and virtual stages, micro-batch size,
 // recompute — estimated with the cost model's fast path, those that do not fit in the devices'
 // memory dropped, the rest ranked by predicted tokens/s. Each candidate says why it is where it is.

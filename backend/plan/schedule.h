@@ -1,4 +1,4 @@
-// Pipeline schedules as data (DESIGN.md §4): for p stages, m micro-batches and v virtual stages
+// Pipeline schedules as data (docs/architecture.md §5): for p stages, m micro-batches and v virtual stages
 // per rank, one list of actions per pipeline rank. The trainer executes these lists, the cost
 // model simulates them and the GUI draws them, so a predicted timeline and a measured one come
 // from the same schedule.

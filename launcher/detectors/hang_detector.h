@@ -1,4 +1,4 @@
-// Names a hung rank and where the others wait (DESIGN.md §6, §10): fed every heartbeat (and every
+// Names a hung rank and where the others wait (docs/architecture.md §7, §9): fed every heartbeat (and every
 // other message, which proves a rank alive), it finds within a few heartbeats
 //   * a silent rank — no message for 3 heartbeat intervals (stopped by SIGSTOP, swapped out,
 //     frozen) — "rank 2 on node-b stopped responding (no heartbeat for 1.6 s); ranks 0,1,3 wait

@@ -1,4 +1,4 @@
-// Names a slow rank (DESIGN.md §10): from each rank's compute time a step — not its wall step time,
+// Names a slow rank (docs/architecture.md §7): from each rank's compute time a step — not its wall step time,
 // which the collectives equalise (everyone waits for the slowest) — over a sliding window. A
 // rank whose median compute over the last `window` steps is at least `ratio` times the median of
 // all ranks' medians — and at least `minExcessMs` slower, so scheduling noise on steps of a few

@@ -1,5 +1,5 @@
 // The plan being edited in the workbench: one trellis.plan/1 document, its file and its undo
-// history (DESIGN.md §10, launcher/document). Every edit is an undo command on this document: one
+// history (docs/architecture.md §4, launcher/document). Every edit is an undo command on this document: one
 // generic "set a field" command in Tiled's manner (a field path and a value, merged while the same
 // field is edited in a row, as typing into a spin box does), and one structural command for what
 // changes more than a field (a planner result applied, an import, a node removed). Commands keep the

@@ -1,4 +1,4 @@
-// One connection to the SQLite run history (DESIGN.md §7): opening with clear errors, schema
+// One connection to the SQLite run history (docs/architecture.md §10): opening with clear errors, schema
 // migrations by PRAGMA user_version, and the queries behind the history view, compare, exports
 // and reports. Threading: an instance is created, used and destroyed on one thread (a
 // QSqlDatabase connection never crosses threads); other threads open their own instance.

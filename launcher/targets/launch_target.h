@@ -1,4 +1,4 @@
-// Where a run's ranks are started, behind one interface (DESIGN.md §10): `local` (mpirun on this
+// Where a run's ranks are started, behind one interface (docs/architecture.md §6): `local` (mpirun on this
 // machine) and `ssh` (mpirun reaching cluster.nodes over ssh). Each checks what it needs before
 // anything starts (preflight), puts the run's files where the ranks will read them (stage), says
 // where the telemetry receiver binds and with which keys, and builds the launch command as an

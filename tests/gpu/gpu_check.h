@@ -20,19 +20,40 @@ inline int &failures()
     return n;
 }
 
-// max |a − b| / max(max |ref|, floor): relative to the tensor's scale.
-inline double relativeError(const std::vector<float> &got, const std::vector<float> &ref, double floor = 1e-6)
+// Element by element: max over i of |got_i − ref_i| / (|ref_i| + rms(ref) + floor). Each element
+// is held to its own size, with the tensor's root mean square as the floor for elements near zero
+// (where an fp32 sum in another order differs by its terms' scale, not its own), so an error in a
+// small element counts — dividing by the tensor's largest value would hide it. NaN fails.
+inline double relativeError(const std::vector<float> &got, const std::vector<float> &ref, double floor = 1e-12)
 {
     if (got.size() != ref.size())
         return INFINITY;
-    double diff = 0.0, scale = floor;
+    double squares = 0.0;
+    for (float r : ref)
+        squares += static_cast<double>(r) * r;
+    const double rms = ref.empty() ? 0.0 : std::sqrt(squares / static_cast<double>(ref.size()));
+    double worst = 0.0;
     for (std::size_t i = 0; i < ref.size(); ++i) {
         const double d = std::abs(static_cast<double>(got[i]) - ref[i]);
-        if (!(d <= diff)) // NaN counts as a failure
-            diff = std::isnan(d) ? INFINITY : d;
-        scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
+        const double e = d / (std::abs(static_cast<double>(ref[i])) + rms + floor);
+        if (!(e <= worst)) // NaN counts as a failure
+            worst = std::isnan(e) ? INFINITY : e;
     }
-    return diff / scale;
+    return worst;
+}
+
+// The metric itself, on the CPU (run before any GPU is looked for). A softmax row (one 1.0, the
+// rest 1e-4): an element off by 100% of its own size must count — divided by the tensor's largest
+// value it read 1e-4 and passed the attention bound; now 3e-3. NaN fails; equal tensors give 0.
+inline bool relativeErrorSelfCheck()
+{
+    std::vector<float> ref(1000, 1e-4f);
+    ref[0] = 1.0f;
+    std::vector<float> got = ref;
+    got[1] = 2e-4f;
+    std::vector<float> withNan = ref;
+    withNan[5] = NAN;
+    return relativeError(got, ref) > 1e-3 && relativeError(ref, ref) == 0.0 && std::isinf(relativeError(withNan, ref));
 }
 
 inline void check(bool ok, const std::string &what, double value, double bound)

@@ -339,6 +339,10 @@ int main(int argc, char **argv)
                     "(skipped) without a GPU.\n");
         return 0;
     }
+    if (!relativeErrorSelfCheck()) {
+        std::printf("FAIL the error metric (gpu_check.h relativeError) misjudges its own examples\n");
+        return 1;
+    }
     if (cuda::deviceCount() == 0) {
         std::printf("SKIP: no CUDA device on this machine (the GPU checks run where one is lent)\n");
         return kSkip;

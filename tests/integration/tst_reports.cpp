@@ -28,6 +28,7 @@ class TstReports : public QObject {
     Q_OBJECT
 private:
     QTemporaryDir m_dir;
+    QString m_runId; // the shared history's run, named by id (not by row number or "last")
     QString db() const { return m_dir.filePath(QStringLiteral("history.sqlite")); }
 
 private slots:
@@ -36,6 +37,8 @@ private slots:
     {
         const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("run"), kPlan, QStringLiteral("--quiet")});
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        m_runId = r.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        QVERIFY2(!m_runId.isEmpty(), qPrintable(r.out));
     }
 
     // Two real runs of different layouts compared: the summary of each, the plan fields that
@@ -96,7 +99,7 @@ private slots:
     void pdfReportHasEverySection()
     {
         const QString pdf = m_dir.filePath(QStringLiteral("report.pdf"));
-        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), QStringLiteral("last"), QStringLiteral("--out"), pdf});
+        const Result r = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), m_runId, QStringLiteral("--out"), pdf});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         QFile file(pdf);
         QVERIFY(file.open(QIODevice::ReadOnly));
@@ -114,7 +117,7 @@ private slots:
         QVERIFY(images.waitForFinished(30000));
         const QStringList rows = QString::fromUtf8(images.readAllStandardOutput()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         QVERIFY2(rows.size() - 2 >= 4, qPrintable(rows.join(QLatin1Char('\n')))); // two header lines
-        const Result bad = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), QStringLiteral("last"), QStringLiteral("--out"),
+        const Result bad = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), m_runId, QStringLiteral("--out"),
                                 m_dir.filePath(QStringLiteral("report.docx"))});
         QCOMPARE(bad.code, 2);
         QVERIFY2(bad.err.contains(QStringLiteral(".html or .pdf")), qPrintable(bad.err));
@@ -127,14 +130,14 @@ private slots:
         QVERIFY(runs.out.contains(QStringLiteral("dp4-short")));
         QVERIFY(runs.out.contains(QStringLiteral("completed")));
 
-        const Result csv = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("last"),
+        const Result csv = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), m_runId,
                                 QStringLiteral("--format"), QStringLiteral("csv")});
         QCOMPARE(csv.code, 0);
         const QStringList lines = csv.out.trimmed().split(QLatin1Char('\n'));
         QCOMPARE(lines.size(), 1 + 4 * 12);
         QVERIFY(lines[0].startsWith(QStringLiteral("run_id,rank,step,loss,step_ms,tokens_per_s")));
 
-        const Result json = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("1"),
+        const Result json = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), m_runId,
                                  QStringLiteral("--format"), QStringLiteral("json")});
         QCOMPARE(json.code, 0);
         QVERIFY(json.out.contains(QStringLiteral("\"steps\"")));
@@ -143,7 +146,7 @@ private slots:
         const QMap<QString, int> rows{{QStringLiteral("steps"), 4 * 12}, {QStringLiteral("memory"), 4 * 12}, {QStringLiteral("ranks"), 4}};
         for (const char *table : kExportTables) {
             const QString name = QString::fromLatin1(table);
-            const Result t = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"),
+            const Result t = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), m_runId, QStringLiteral("--format"),
                                   QStringLiteral("csv"), QStringLiteral("--table"), name});
             QVERIFY2(t.code == 0, qPrintable(t.err));
             const QStringList csvLines = t.out.trimmed().split(QLatin1Char('\n'));
@@ -152,14 +155,14 @@ private slots:
                 QCOMPARE(csvLines.size(), 1 + rows[name]);
             if (name == QLatin1String("collectives"))
                 QVERIFY2(csvLines.size() > 12 && csvLines[1].contains(QStringLiteral(",dp,all_reduce,")), qPrintable(t.out.left(400)));
-            const Result j = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"),
+            const Result j = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), m_runId, QStringLiteral("--format"),
                                   QStringLiteral("json"), QStringLiteral("--table"), name});
             QVERIFY2(j.code == 0, qPrintable(j.err));
             const QJsonDocument doc = QJsonDocument::fromJson(j.out.toUtf8());
             QVERIFY2(doc.isArray(), table);
             QCOMPARE(doc.array().size(), csvLines.size() - 1);
         }
-        const Result badTable = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"),
+        const Result badTable = cli({QStringLiteral("--db"), db(), QStringLiteral("export"), m_runId, QStringLiteral("--format"),
                                      QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("gpus")});
         QCOMPARE(badTable.code, 2);
         QVERIFY2(badTable.err.contains(QStringLiteral("--table 'gpus': one of steps, memory")), qPrintable(badTable.err));
@@ -168,7 +171,7 @@ private slots:
         QCOMPARE(tableCsv(quoted), QByteArray("run_id,message\nr,\"a, \"\"b\"\"\nc\"\n"));
 
         const QString out = m_dir.filePath(QStringLiteral("again.html"));
-        const Result report = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), QStringLiteral("last"),
+        const Result report = cli({QStringLiteral("--db"), db(), QStringLiteral("report"), m_runId,
                                    QStringLiteral("--out"), out});
         QCOMPARE(report.code, 0);
         QVERIFY(QFile::exists(out));
@@ -212,8 +215,9 @@ private slots:
         const auto predicted = predictedMemory(plan);
         QCOMPARE(predicted.size(), size_t(2));
         for (const auto &s : data->steps) {
-            QVERIFY(s.bubbleMs >= 0);
-            QVERIFY(s.stepMs >= s.bubbleMs);
+            // Every stage of a 1f1b pipeline waits for its first activation or gradient each step.
+            QVERIFY2(s.bubbleMs > 0, qPrintable(QStringLiteral("rank %1 step %2: bubble %3 ms").arg(s.rank).arg(s.step).arg(s.bubbleMs)));
+            QVERIFY(s.stepMs > s.bubbleMs);
             if (s.step != 4)
                 continue;
             params[s.rank] = s.memParameters;
@@ -296,7 +300,7 @@ private slots:
             QVERIFY2(words.contains(QString::fromLatin1(section)), section);
 
         // A run without a traced timeline says how to get one.
-        const Result none = cli({QStringLiteral("--db"), db(), QStringLiteral("trace"), QStringLiteral("1"), QStringLiteral("--out"), trace});
+        const Result none = cli({QStringLiteral("--db"), db(), QStringLiteral("trace"), m_runId, QStringLiteral("--out"), trace});
         QCOMPARE(none.code, 1);
         QVERIFY2(none.err.contains(QStringLiteral("has no timeline spans: set telemetry.trace_every")), qPrintable(none.err));
     }

@@ -177,11 +177,14 @@ private slots:
         QVERIFY2(accept.code == 0, qPrintable(accept.out + accept.err));
         QVERIFY2(accept.out.contains(QStringLiteral("passed")), qPrintable(accept.out));
 
+        const int runsBefore = recordedRuns(); // the suite shares one history: whatever ran before
         const Result run = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
         QVERIFY2(run.code == 0, qPrintable(run.out + run.err));
-        QCOMPARE(recordedRuns(), 1);
+        QCOMPARE(recordedRuns(), runsBefore + 1);
+        const QString recordedId = run.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        QVERIFY2(!recordedId.isEmpty(), qPrintable(run.out));
         // Every rank's telemetry reached the history, from the host it ran on.
-        const Result ranks = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), QStringLiteral("last"), QStringLiteral("--format"),
+        const Result ranks = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), recordedId, QStringLiteral("--format"),
                                   QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("ranks")});
         QCOMPARE(ranks.code, 0);
         const QStringList rows = ranks.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
@@ -192,7 +195,7 @@ private slots:
             QCOMPARE(f[2], r < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
             QCOMPARE(f.last(), QStringLiteral("0")); // nothing lost
         }
-        const Result steps = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), QStringLiteral("last"), QStringLiteral("--format"),
+        const Result steps = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), recordedId, QStringLiteral("--format"),
                                   QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("steps")});
         QCOMPARE(steps.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 1 + 4 * 8);
         // Each host got its own run folder with the plan, the keys (0600) and the data.
@@ -201,6 +204,7 @@ private slots:
             const QDir runs(m_dir.filePath(h + QStringLiteral("/runs")));
             runId = onlyRunFolder(runs);
             QVERIFY2(!runId.isEmpty(), qPrintable(h + QStringLiteral(" holds other than one run folder")));
+            QCOMPARE(runId, recordedId);
             for (const QString &name : {QStringLiteral("plan.json"), QStringLiteral("rank.keys"), QStringLiteral("data-licenses.txt")})
                 QVERIFY2(QFile::exists(runs.filePath(runId + QLatin1Char('/') + name)), qPrintable(h + QLatin1Char('/') + name));
             QCOMPARE(QFile::permissions(runs.filePath(runId + QStringLiteral("/rank.keys"))) & (QFile::ReadGroup | QFile::ReadOther),
@@ -210,7 +214,8 @@ private slots:
         const QString local = writePlan(QStringLiteral("two-hosts-local"), known, {}, 2, 2, {}, QStringLiteral("local"));
         const Result localRun = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), local, QStringLiteral("--quiet")});
         QVERIFY2(localRun.code == 0, qPrintable(localRun.out + localRun.err));
-        const auto remote = lossesOf(m_db, runId, 3), here = lossesOf(m_db, QStringLiteral("last"), 3); // the last stage reports the loss
+        const QString localId = localRun.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        const auto remote = lossesOf(m_db, runId, 3), here = lossesOf(m_db, localId, 3); // the last stage reports the loss
         QCOMPARE(remote.size(), std::size_t(8));
         QCOMPARE(here.size(), std::size_t(8));
         const QString differ = lossesDiffer(remote, here, QStringLiteral("over ssh"));

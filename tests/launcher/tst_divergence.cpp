@@ -33,21 +33,30 @@ private slots:
             alerts += d.loss(step, (step / 300) % 2 ? 0.73 : 0.49).has_value(); // 1.5x, epoch to epoch
         QCOMPARE(alerts, 0);
     }
-    void sustainedRiseFiresOnce()
+    // Falls to 2.01 at step 99, then rises by 0.1 a step. The lowest median of 20 is 2.1 (the
+    // window ending at step 100); the loss itself first exceeds twice that (4.2) at step 123, and
+    // a median of 20 follows a steady rise within half a window: the alert must come at step
+    // 123 to 133 — not before the loss is high, not a window late — once, naming both figures.
+    void sustainedRiseFiresOnceAndOnTime()
     {
         DivergenceDetector d;
         int alerts = 0;
+        qint64 firedAt = 0;
         QString message;
         for (int step = 1; step <= 200; ++step) {
             const double loss = step < 100 ? 3.0 - step * 0.01 : 2.0 + (step - 100) * 0.1;
             if (const auto m = d.loss(step, loss)) {
                 ++alerts;
+                firedAt = step;
                 message = *m;
             }
-            d.loss(step, std::nan(""));
+            QVERIFY(!d.loss(step, std::nan(""))); // NaN is the trainer's to report
         }
         QCOMPARE(alerts, 1);
-        QVERIFY2(message.startsWith(QStringLiteral("loss diverging: ")) && message.contains(QStringLiteral("its lowest")), qPrintable(message));
+        QVERIFY2(firedAt >= 123 && firedAt <= 133, qPrintable(QStringLiteral("fired at step %1").arg(firedAt)));
+        QVERIFY2(message.startsWith(QStringLiteral("loss diverging: ")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("at step %1,").arg(firedAt)), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("its lowest (2.1000 at step 100)")), qPrintable(message));
     }
 };
 

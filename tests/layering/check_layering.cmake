@@ -1,4 +1,4 @@
-# Layering check (DESIGN.md §2): fails when a folder includes what its row forbids.
+# Layering check (docs/architecture.md §2): fails when a folder includes what its row forbids.
 # Run as: cmake -DSOURCE_DIR=<repo root> -P check_layering.cmake
 # Each rule is: folder | regex of forbidden #include targets | why.
 set(rules
@@ -57,6 +57,6 @@ foreach(rule IN LISTS rules)
   endforeach()
 endforeach()
 if(violations)
-  message(FATAL_ERROR "Layering violations (DESIGN.md §2):\n${violations}")
+  message(FATAL_ERROR "Layering violations (docs/architecture.md §2):\n${violations}")
 endif()
 message(STATUS "Layering check: no violations")

@@ -130,7 +130,10 @@ private slots:
         QSignalSpy finished(window.feed(), &launcher::RunFeed::finished);
         QTRY_COMPARE_WITH_TIMEOUT(window.feed()->runId(), runId, 10000);
         QVERIFY(window.feed()->isAttached());
-        QVERIFY(window.stopAction()->isEnabled() || !finished.isEmpty());
+        // 1500 steps outlast the attach by far: the run is live, and the window can stop it.
+        QTRY_VERIFY_WITH_TIMEOUT(window.feed()->state() == launcher::RunState::Running, 30000);
+        QVERIFY2(finished.isEmpty(), "the run ended before the window attached to it");
+        QVERIFY(window.stopAction()->isEnabled());
         QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 180000);
         QVERIFY(finished.first().at(0).value<launcher::RunState>() == launcher::RunState::Completed);
         QCOMPARE(window.dashboard()->lossPointCount(), 4 * steps);
@@ -201,7 +204,29 @@ private slots:
                         seen.insert(r);
             QCOMPARE(int(seen.size()), 128);
         }
-        QVERIFY(!mesh->grab().isNull());
+        // What is painted is what it says: each sampled rank's cell in its stage's colour, the
+        // stages apart (a view of its own: inside the window, painting lets its dock lay it out).
+        ui::MeshView alone;
+        alone.setPlan(*window.plan());
+        for (int width : {360, 900}) {
+            alone.resize(width, alone.heightForWidth(width));
+            QVERIFY(!alone.showsNodeTiles());
+            QImage painted(alone.size(), QImage::Format_ARGB32);
+            painted.fill(Qt::transparent);
+            alone.render(&painted);
+            QCOMPARE(alone.width(), width);
+            QVERIFY(alone.colorOf(0) != alone.colorOf(37));
+            for (int rank : {0, 37, 69, 127}) {
+                const QRect cell = alone.rankRect(rank);
+                QVERIFY2(!cell.isEmpty(), qPrintable(QStringLiteral("rank %1 at width %2").arg(rank).arg(width)));
+                int matching = 0;
+                for (int y = cell.top() + 1; y < cell.bottom(); ++y)
+                    for (int x = cell.left() + 1; x < cell.right(); ++x)
+                        matching += painted.pixelColor(x, y).rgb() == alone.colorOf(rank).rgb();
+                QVERIFY2(matching * 4 > cell.width() * cell.height(),
+                         qPrintable(QStringLiteral("rank %1: %2 of %3 pixels in its colour").arg(rank).arg(matching).arg(cell.width() * cell.height())));
+            }
+        }
     }
 
     // The window fits a 1280 × 800 screen with its default arrangement: no dock's minimum pushes

@@ -1,4 +1,4 @@
-// Which collective this process is inside right now, for the heartbeat (DESIGN.md §6): the
+// Which collective this process is inside right now, for the heartbeat (docs/architecture.md §9): the
 // training thread enters and leaves as its communicators block in a call or wait for a handle;
 // the telemetry thread reads a consistent snapshot every heartbeat. What names a hung rank: the
 // others' heartbeats say "dp all_reduce #412 since 2.1 s", the hung one's something else (or

@@ -1,4 +1,4 @@
-// The communicator interfaces every parallel strategy talks to (DESIGN.md §5, §11), typed by
+// The communicator interfaces every parallel strategy talks to (docs/architecture.md §12), typed by
 // memory space:
 //   DeviceCommunicator — tensors in the memory of the rank's device (parameters, gradients,
 //     activations): MPI on CPUs today, NCCL on GPUs next. Element types are kernels::DType

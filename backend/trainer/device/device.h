@@ -1,4 +1,4 @@
-// Where a rank's tensors live and its kernels run (DESIGN.md §5): the CPU now, a CUDA GPU next.
+// Where a rank's tensors live and its kernels run (docs/architecture.md §12): the CPU now, a CUDA GPU next.
 // A Device allocates and frees its memory, copies between it and the host, and owns the stream
 // its kernels (kernels/ops.h) are queued on. Parameters, gradients, optimizer state, activations
 // and communication buffers are DeviceBuffers (buffer.h) of the rank's device.

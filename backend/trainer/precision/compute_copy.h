@@ -1,4 +1,4 @@
-// Mixed precision's two copies of the parameters (DESIGN.md §11): the fp32 master weights that the
+// Mixed precision's two copies of the parameters (docs/architecture.md §12): the fp32 master weights that the
 // optimizer updates, checkpoints hold and ZeRO shards, and the compute copy in the run's element
 // type (bf16 or fp16) that the model reads. ComputeBuffer is the compute copy's storage: a device
 // buffer whose element type is chosen at run time (the plan's precision), with the conversions
