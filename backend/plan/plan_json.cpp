@@ -532,27 +532,31 @@ Result<Plan> loadAndValidatePlanFile(const std::string &path, Diagnostics *warni
     return plan;
 }
 
-std::string planToJson(const Plan &p, int indent)
+namespace {
+
+// ordered_json keeps the schema's section order, so saved plans read top-down like the docs.
+using OrderedJson = nlohmann::ordered_json;
+
+OrderedJson modelToJson(const ModelSpec &m)
 {
-    // ordered_json keeps the schema's section order, so saved plans read top-down like the docs.
-    using json = nlohmann::ordered_json;
-    json j;
-    j["schema"] = p.schema;
-    j["name"] = p.name;
-    const ModelSpec &m = p.model;
-    j["model"] = {{"arch", m.arch}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
-                  {"ffn", m.ffn},       {"seq_len", m.seqLen}, {"vocab", m.vocab}};
+    OrderedJson j = {{"arch", m.arch}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
+                     {"ffn", m.ffn},       {"seq_len", m.seqLen}, {"vocab", m.vocab}};
     if (!m.preset.empty())
-        j["model"]["preset"] = m.preset; // explicit fields below override it on load
+        j["preset"] = m.preset; // explicit fields below override it on load
     if (m.moe.experts > 0)
     {
-        j["model"]["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.topK}, {"aux_loss_coef", m.moe.auxLossCoef}};
+        j["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.topK}, {"aux_loss_coef", m.moe.auxLossCoef}};
         if (m.moe.capacityFactor)
-            j["model"]["moe"]["capacity_factor"] = *m.moe.capacityFactor;
+            j["moe"]["capacity_factor"] = *m.moe.capacityFactor;
     }
-    json nodes = json::array();
-    for (const auto &n : p.cluster.nodes) {
-        json node = {{"host", n.host}, {"slots", n.slotCount}, {"device", toString(n.device)}};
+    return j;
+}
+
+OrderedJson clusterToJson(const ClusterSpec &cluster)
+{
+    OrderedJson nodes = OrderedJson::array();
+    for (const auto &n : cluster.nodes) {
+        OrderedJson node = {{"host", n.host}, {"slots", n.slotCount}, {"device", toString(n.device)}};
         if (!n.gpuModel.empty())
             node["gpu_model"] = n.gpuModel;
         if (!n.user.empty())
@@ -566,15 +570,19 @@ std::string planToJson(const Plan &p, int indent)
         nodes.push_back(node);
     }
     // A link tier with no bandwidth is unknown (the cost model assumes one): it is left out.
-    json links = json::object();
-    for (auto [name, link] : {std::pair{"intra_node", &p.cluster.intraNode}, std::pair{"inter_node", &p.cluster.interNode}})
+    OrderedJson links = OrderedJson::object();
+    for (auto [name, link] : {std::pair{"intra_node", &cluster.intraNode}, std::pair{"inter_node", &cluster.interNode}})
         if (link->bandwidthGBps > 0)
             links[name] = {{"bandwidth_gbps", link->bandwidthGBps}, {"latency_us", link->latencyUs}};
-    j["cluster"] = {{"nodes", nodes}, {"links", links}, {"price_per_device_hour", p.cluster.pricePerDeviceHour}};
-    if (!p.cluster.preset.empty())
-        j["cluster"]["preset"] = p.cluster.preset;
-    const ParallelSpec &q = p.parallel;
-    j["parallel"] = {{"dp", q.dp},
+    OrderedJson j = {{"nodes", nodes}, {"links", links}, {"price_per_device_hour", cluster.pricePerDeviceHour}};
+    if (!cluster.preset.empty())
+        j["preset"] = cluster.preset;
+    return j;
+}
+
+OrderedJson parallelToJson(const ParallelSpec &q)
+{
+    OrderedJson j = {{"dp", q.dp},
                      {"tp", q.tp},
                      {"pp", q.pp},
                      {"cp", q.cp},
@@ -593,65 +601,86 @@ std::string planToJson(const Plan &p, int indent)
                      {"attention", toString(q.attention)},
                      {"cp_layout", toString(q.cpLayout)}};
     if (q.precision == Precision::Fp16 || q.lossScale != LossScaleSpec{})
-        j["parallel"]["loss_scale"] = {{"initial", q.lossScale.initial},
-                                       {"growth_interval", q.lossScale.growthInterval},
-                                       {"growth", q.lossScale.growth},
-                                       {"backoff", q.lossScale.backoff},
-                                       {"min", q.lossScale.minScale},
-                                       {"max_skipped", q.lossScale.maxSkipped}};
+        j["loss_scale"] = {{"initial", q.lossScale.initial},
+                           {"growth_interval", q.lossScale.growthInterval},
+                           {"growth", q.lossScale.growth},
+                           {"backoff", q.lossScale.backoff},
+                           {"min", q.lossScale.minScale},
+                           {"max_skipped", q.lossScale.maxSkipped}};
     if (q.bucketMb)
-        j["parallel"]["bucket_mb"] = *q.bucketMb;
+        j["bucket_mb"] = *q.bucketMb;
     if (q.firstBucketMb)
-        j["parallel"]["first_bucket_mb"] = *q.firstBucketMb;
-    const TrainingSpec &t = p.training;
-    j["training"] = {{"steps", t.steps},
-                     {"lr", t.lr},
-                     {"min_lr", t.minLr},
-                     {"warmup_steps", t.warmupSteps},
-                     {"weight_decay", t.weightDecay},
-                     {"beta1", t.beta1},
-                     {"beta2", t.beta2},
-                     {"eps", t.eps},
-                     {"grad_clip", t.gradClip},
-                     {"on_non_finite", toString(t.onNonFinite)},
-                     {"seed", t.seed},
-                     {"data", {{"source", t.data.source}, {"path", t.data.path}}},
-                     {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}}},
-                     {"init", {{"from", t.init.from}}}};
+        j["first_bucket_mb"] = *q.firstBucketMb;
+    return j;
+}
+
+OrderedJson trainingToJson(const TrainingSpec &t)
+{
+    return {{"steps", t.steps},
+            {"lr", t.lr},
+            {"min_lr", t.minLr},
+            {"warmup_steps", t.warmupSteps},
+            {"weight_decay", t.weightDecay},
+            {"beta1", t.beta1},
+            {"beta2", t.beta2},
+            {"eps", t.eps},
+            {"grad_clip", t.gradClip},
+            {"on_non_finite", toString(t.onNonFinite)},
+            {"seed", t.seed},
+            {"data", {{"source", t.data.source}, {"path", t.data.path}}},
+            {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}}},
+            {"init", {{"from", t.init.from}}}};
+}
+
+OrderedJson launchToJson(const LaunchSpec &l)
+{
+    return {{"target", toString(l.target)},
+            {"ssh",
+             {{"user", l.ssh.user},
+              {"port", l.ssh.port},
+              {"identity_file", l.ssh.identityFile},
+              {"known_hosts", l.ssh.knownHosts},
+              {"remote_dir", l.ssh.remoteDir},
+              {"trainer", l.ssh.trainer},
+              {"stage_trainer", l.ssh.stageTrainer},
+              {"shared_remote_dir", l.ssh.sharedRemoteDir},
+              {"mpi_interface", l.ssh.mpiInterface},
+              {"telemetry_address", l.ssh.telemetryAddress}}},
+            {"slurm",
+             {{"partition", l.slurm.partition},
+              {"account", l.slurm.account},
+              {"qos", l.slurm.qos},
+              {"time", l.slurm.time},
+              {"shared_dir", l.slurm.sharedDir},
+              {"trainer", l.slurm.trainer},
+              {"mpi_interface", l.slurm.mpiInterface},
+              {"telemetry_address", l.slurm.telemetryAddress}}},
+            {"hang_timeout_s", l.hangTimeoutS},
+            {"restart",
+             {{"max_restarts", l.restart.maxRestarts},
+              {"backoff_s", l.restart.backoffS},
+              {"on_crash", l.restart.onCrash},
+              {"on_hang", l.restart.onHang},
+              {"on_node_loss", l.restart.onNodeLoss},
+              {"elastic", l.restart.elastic}}},
+            {"alerts", {{"command", l.alerts.command}, {"webhook", l.alerts.webhook}}}};
+}
+
+} // namespace
+
+std::string planToJson(const Plan &p, int indent)
+{
+    OrderedJson j;
+    j["schema"] = p.schema;
+    j["name"] = p.name;
+    j["model"] = modelToJson(p.model);
+    j["cluster"] = clusterToJson(p.cluster);
+    j["parallel"] = parallelToJson(p.parallel);
+    j["training"] = trainingToJson(p.training);
     j["telemetry"] = {{"endpoint", p.telemetry.endpoint},
                       {"heartbeat_ms", p.telemetry.heartbeatMs},
                       {"trace_every", p.telemetry.traceEvery}};
-    const LaunchSpec &l = p.launch;
-    j["launch"] = {{"target", toString(l.target)},
-                   {"ssh",
-                    {{"user", l.ssh.user},
-                     {"port", l.ssh.port},
-                     {"identity_file", l.ssh.identityFile},
-                     {"known_hosts", l.ssh.knownHosts},
-                     {"remote_dir", l.ssh.remoteDir},
-                     {"trainer", l.ssh.trainer},
-                     {"stage_trainer", l.ssh.stageTrainer},
-                     {"shared_remote_dir", l.ssh.sharedRemoteDir},
-                     {"mpi_interface", l.ssh.mpiInterface},
-                     {"telemetry_address", l.ssh.telemetryAddress}}},
-                   {"slurm",
-                    {{"partition", l.slurm.partition},
-                     {"account", l.slurm.account},
-                     {"qos", l.slurm.qos},
-                     {"time", l.slurm.time},
-                     {"shared_dir", l.slurm.sharedDir},
-                     {"trainer", l.slurm.trainer},
-                     {"mpi_interface", l.slurm.mpiInterface},
-                     {"telemetry_address", l.slurm.telemetryAddress}}},
-                   {"hang_timeout_s", l.hangTimeoutS},
-                   {"restart",
-                    {{"max_restarts", l.restart.maxRestarts},
-                     {"backoff_s", l.restart.backoffS},
-                     {"on_crash", l.restart.onCrash},
-                     {"on_hang", l.restart.onHang},
-                     {"on_node_loss", l.restart.onNodeLoss},
-                     {"elastic", l.restart.elastic}}},
-                   {"alerts", {{"command", l.alerts.command}, {"webhook", l.alerts.webhook}}}};
+    j["launch"] = launchToJson(p.launch);
     return j.dump(indent);
 }
 

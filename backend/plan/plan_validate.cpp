@@ -111,20 +111,9 @@ void checkCluster(const ClusterSpec &cl, Checker &c)
         c.error("cluster.price_per_device_hour", "must not be negative");
 }
 
-void checkParallel(const Plan &plan, Checker &c)
+// Gradient bucket sizes: positive, at most the model's fp32 gradients, unused at ZeRO 2/3.
+void checkBuckets(const ParallelSpec &p, const ModelSpec &m, Checker &c)
 {
-    const ParallelSpec &p = plan.parallel;
-    const ModelSpec &m = plan.model;
-    bool ok = c.positive("parallel.dp", p.dp) & c.positive("parallel.tp", p.tp) & c.positive("parallel.pp", p.pp) &
-              c.positive("parallel.cp", p.cp) & c.positive("parallel.ep", p.ep) &
-              c.positive("parallel.virtual_stages", p.virtualStages) &
-              c.positive("parallel.micro_batch_size", p.microBatchSize) &
-              c.positive("parallel.micro_batches", p.microBatches);
-    if (p.zero < 0 || p.zero > 3)
-        c.error("parallel.zero", "stage must be 0, 1, 2 or 3, got " + str(p.zero));
-    if (p.framework == Framework::Megatron && p.zero >= 2)
-        c.error("parallel.framework", "Megatron-LM shards at most the optimizer states (its distributed optimizer: zero 1); "
-                                      "ZeRO stage " + str(p.zero) + " is DeepSpeed's (framework deepspeed or auto)");
     const double gradientMb = m.layers > 0 && m.hidden > 0 && m.vocab > 0 && m.seqLen > 0 && m.ffn > 0
                                   ? static_cast<double>(parameterCount(m)) * 4.0 / (1024.0 * 1024.0)
                                   : 0.0;
@@ -138,6 +127,11 @@ void checkParallel(const Plan &plan, Checker &c)
         else if (p.zero >= 2)
             c.warning(field, "is not used at ZeRO stage " + str(p.zero) + ", which reduces gradients one layer at a time");
     }
+}
+
+// Mixed precision: bf16 reductions and fp16's dynamic loss scale.
+void checkPrecision(const ParallelSpec &p, Checker &c)
+{
     if (p.gradReduce == GradReduce::Bf16 && p.precision == Precision::Fp32)
         c.error("parallel.grad_reduce", "bf16 reductions need mixed precision (parallel.precision bf16 or fp16); fp32 "
                                         "training reduces its gradients in fp32");
@@ -157,15 +151,12 @@ void checkParallel(const Plan &plan, Checker &c)
     if (ls != LossScaleSpec{} && p.precision != Precision::Fp16)
         c.warning("parallel.loss_scale", "is used by fp16 training only (parallel.precision is " +
                                              std::string(toString(p.precision)) + ")");
-    if (std::find(std::begin(kKnownSchedules), std::end(kKnownSchedules), p.schedule) == std::end(kKnownSchedules))
-        c.error("parallel.schedule", "unknown schedule '" + p.schedule + "' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
-    if (!ok)
-        return;
-    const long long world = 1LL * p.dp * p.tp * p.pp * p.cp;
-    if (world > 1'000'000) {
-        c.error("parallel", "dp·tp·pp·cp = " + str(world) + " ranks is more than Trellis supports");
-        return;
-    }
+}
+
+// Each degree against what it splits: tp the heads, vocabulary and MLP width, pp (and the virtual
+// stages) the layers, cp the sequence, ep the dp ranks and the experts; the schedule's needs.
+void checkDegreesDivide(const ParallelSpec &p, const ModelSpec &m, Checker &c)
+{
     if (m.heads > 0 && m.heads % p.tp != 0)
         c.error("parallel.tp", str(p.tp) + " does not divide model.heads (" + str(m.heads) + ")");
     else if (m.kvHeads > 0 && m.kvHeads % p.tp != 0)
@@ -203,6 +194,33 @@ void checkParallel(const Plan &plan, Checker &c)
     else if (p.sequenceParallel && m.seqLen > 0 && m.seqLen % p.tp != 0)
         c.error("parallel.sequence_parallel", "model.seq_len (" + str(m.seqLen) + ") is not a multiple of parallel.tp (" +
                                                   str(p.tp) + "), which sequence parallelism splits it by");
+}
+
+void checkParallel(const Plan &plan, Checker &c)
+{
+    const ParallelSpec &p = plan.parallel;
+    bool ok = c.positive("parallel.dp", p.dp) & c.positive("parallel.tp", p.tp) & c.positive("parallel.pp", p.pp) &
+              c.positive("parallel.cp", p.cp) & c.positive("parallel.ep", p.ep) &
+              c.positive("parallel.virtual_stages", p.virtualStages) &
+              c.positive("parallel.micro_batch_size", p.microBatchSize) &
+              c.positive("parallel.micro_batches", p.microBatches);
+    if (p.zero < 0 || p.zero > 3)
+        c.error("parallel.zero", "stage must be 0, 1, 2 or 3, got " + str(p.zero));
+    if (p.framework == Framework::Megatron && p.zero >= 2)
+        c.error("parallel.framework", "Megatron-LM shards at most the optimizer states (its distributed optimizer: zero 1); "
+                                      "ZeRO stage " + str(p.zero) + " is DeepSpeed's (framework deepspeed or auto)");
+    checkBuckets(p, plan.model, c);
+    checkPrecision(p, c);
+    if (std::find(std::begin(kKnownSchedules), std::end(kKnownSchedules), p.schedule) == std::end(kKnownSchedules))
+        c.error("parallel.schedule", "unknown schedule '" + p.schedule + "' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
+    if (!ok)
+        return;
+    const long long world = 1LL * p.dp * p.tp * p.pp * p.cp;
+    if (world > 1'000'000) {
+        c.error("parallel", "dp·tp·pp·cp = " + str(world) + " ranks is more than Trellis supports");
+        return;
+    }
+    checkDegreesDivide(p, plan.model, c);
 
     const int slots = plan.cluster.totalSlots();
     if (!plan.cluster.nodes.empty() && slots > 0 && world != slots)

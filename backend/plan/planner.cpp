@@ -60,26 +60,18 @@ std::string reasonFor(const Plan &plan, const Estimate &e, const DeviceSpec &dev
     return out;
 }
 
-} // namespace
+// The part of a plan the search's outer loops choose: the degrees that fill the world, the
+// micro-batch size and count for the global batch, and the model (the vocabulary padded as
+// Megatron-LM pads it where tp does not divide it).
+struct Shape {
+    ModelSpec model;
+    int tp = 1, cp = 1, pp = 1, dp = 1, ep = 1, microBatchSize = 1, microBatches = 1;
+};
 
-SearchResult searchPlans(const SearchRequest &request)
+// Every shape, in the search's order: tp, then cp, pp, ep, micro-batch size.
+std::vector<Shape> shapesFor(const ModelSpec &m, int world, int globalBatch, bool cuda)
 {
-    SearchResult result;
-    const ModelSpec &m = request.model;
-    const int world = request.cluster.totalSlots();
-    const DeviceSpec device = deviceFor(request.cluster);
-    const bool cuda = !request.cluster.nodes.empty() && request.cluster.nodes.front().device == DeviceKind::Cuda;
-    const int globalBatch = request.globalBatch > 0 ? request.globalBatch : 4 * world;
-    std::vector<Candidate> all;
-
-    Plan base;
-    base.name = "search";
-    base.model = m;
-    base.cluster = request.cluster;
-    base.training = request.training;
-    if (base.training.data.source != "synthetic" && base.training.data.path.empty())
-        base.training.data.source = "synthetic";
-
+    std::vector<Shape> shapes;
     for (int tp : divisors(world)) {
         if (m.heads % tp || (m.kvHeads > 0 && m.kvHeads % tp) || m.ffn % tp)
             continue;
@@ -105,58 +97,72 @@ SearchResult searchPlans(const SearchRequest &request)
                     for (int mbs : {1, 2, 4, 8}) {
                         if (globalBatch % (mbs * dp))
                             continue;
-                        const int micro = globalBatch / (mbs * dp);
-                        struct Pipe {
-                            const char *schedule;
-                            int v;
-                        };
-                        const std::vector<Pipe> pipes = pp > 1 ? std::vector<Pipe>{{"1f1b", 1}, {"interleaved-1f1b", 2}, {"interleaved-1f1b", 4}, {"zb-h1", 1}, {"gpipe", 1}}
-                                                               : std::vector<Pipe>{{"1f1b", 1}};
-                        for (const Pipe &pipe : pipes) {
-                            const int v = pipe.v;
-                            if (v > 1 && (micro % pp || pp * v > m.layers))
-                                continue;
-                            for (int zero : {0, 1, 2, 3}) {
-                                if (pp > 1 && zero > 1)
-                                    continue; // stage-held units are reduced after the flush: ZeRO 0 or 1
-                                if (zero > 0 && dp * cp == 1)
-                                    continue; // nothing to shard over
-                                for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full}) {
-                                    ++result.considered;
-                                    Plan plan = base;
-                                    plan.model = model;
-                                    ParallelSpec &p = plan.parallel;
-                                    p.dp = dp;
-                                    p.tp = tp;
-                                    p.pp = pp;
-                                    p.cp = cp;
-                                    p.ep = ep;
-                                    p.zero = zero;
-                                    p.schedule = pipe.schedule;
-                                    p.virtualStages = v;
-                                    p.microBatchSize = mbs;
-                                    p.microBatches = micro;
-                                    p.recompute = recompute;
-                                    p.sequenceParallel = tp > 1 && m.seqLen % tp == 0;
-                                    p.precision = cuda ? Precision::Bf16 : Precision::Fp32;
-                                    if (hasErrors(validatePlan(plan)))
-                                        continue;
-                                    ++result.valid;
-                                    Estimate e = estimatePlan(plan, device, false);
-                                    if (!e.warnings.empty())
-                                        continue; // does not fit
-                                    ++result.fitting;
-                                    all.push_back({std::move(plan), std::move(e), {}});
-                                }
-                            }
-                        }
+                        shapes.push_back({model, tp, cp, pp, dp, ep, mbs, globalBatch / (mbs * dp)});
                     }
                 }
             }
         }
     }
-    // Fastest first; plans within 0.1% of each other are a tie, which the one needing less memory
-    // a rank wins (more headroom for the same speed).
+    return shapes;
+}
+
+// A shape's plans — pipeline schedule and virtual stages, ZeRO stage, recompute — estimated with
+// the fast path; those valid and fitting in memory are added to `fitting`, the counts to `result`.
+void searchShape(const Shape &shape, const Plan &base, const DeviceSpec &device, bool cuda, SearchResult &result,
+                 std::vector<Candidate> &fitting)
+{
+    const ModelSpec &m = base.model;
+    const int tp = shape.tp, cp = shape.cp, pp = shape.pp, dp = shape.dp, micro = shape.microBatches;
+    struct Pipe {
+        const char *schedule;
+        int v;
+    };
+    const std::vector<Pipe> pipes = pp > 1 ? std::vector<Pipe>{{"1f1b", 1}, {"interleaved-1f1b", 2}, {"interleaved-1f1b", 4}, {"zb-h1", 1}, {"gpipe", 1}}
+                                           : std::vector<Pipe>{{"1f1b", 1}};
+    for (const Pipe &pipe : pipes) {
+        const int v = pipe.v;
+        if (v > 1 && (micro % pp || pp * v > m.layers))
+            continue;
+        for (int zero : {0, 1, 2, 3}) {
+            if (pp > 1 && zero > 1)
+                continue; // stage-held units are reduced after the flush: ZeRO 0 or 1
+            if (zero > 0 && dp * cp == 1)
+                continue; // nothing to shard over
+            for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full}) {
+                ++result.considered;
+                Plan plan = base;
+                plan.model = shape.model;
+                ParallelSpec &p = plan.parallel;
+                p.dp = dp;
+                p.tp = tp;
+                p.pp = pp;
+                p.cp = cp;
+                p.ep = shape.ep;
+                p.zero = zero;
+                p.schedule = pipe.schedule;
+                p.virtualStages = v;
+                p.microBatchSize = shape.microBatchSize;
+                p.microBatches = micro;
+                p.recompute = recompute;
+                p.sequenceParallel = tp > 1 && m.seqLen % tp == 0;
+                p.precision = cuda ? Precision::Bf16 : Precision::Fp32;
+                if (hasErrors(validatePlan(plan)))
+                    continue;
+                ++result.valid;
+                Estimate e = estimatePlan(plan, device, false);
+                if (!e.warnings.empty())
+                    continue; // does not fit
+                ++result.fitting;
+                fitting.push_back({std::move(plan), std::move(e), {}, {}});
+            }
+        }
+    }
+}
+
+// Fastest first; plans within 0.1% of each other are a tie, which the one needing less memory
+// a rank wins (more headroom for the same speed). At most `top` are kept.
+void rankCandidates(std::vector<Candidate> &all, int top)
+{
     auto peak = [](const Candidate &c) { return c.estimate.peakMemory(); };
     // (Speeds fall into 0.1%-wide bands, so the order is a strict weak one.)
     auto band = [](const Candidate &c) { return std::floor(std::log(std::max(c.estimate.tokensPerS, 1e-9)) / std::log(1.001)); };
@@ -166,18 +172,47 @@ SearchResult searchPlans(const SearchRequest &request)
             return x > y;
         return peak(a) < peak(b);
     });
-    if (static_cast<int>(all.size()) > request.top)
-        all.resize(static_cast<std::size_t>(std::max(0, request.top)));
-    for (auto &c : all) {
+    if (static_cast<int>(all.size()) > top)
+        all.resize(static_cast<std::size_t>(std::max(0, top)));
+}
+
+// Why each is where it is, and whether trellis-trainer launches it as it stands (precision is no
+// reason any more; a GPU plan of several ranks is, until the NCCL communicator lands).
+void explainCandidates(std::vector<Candidate> &best, const DeviceSpec &device)
+{
+    for (auto &c : best) {
         c.reason = reasonFor(c.plan, c.estimate, device);
-        // Whether trellis-trainer launches it as it stands (precision is no reason any more; a GPU
-        // plan of several ranks is, until the NCCL communicator lands).
         for (const Diagnostic &d : checkTrainerSupport(c.plan))
             if (d.severity == Severity::Error) {
                 c.notLaunchable = d.toString();
                 break;
             }
     }
+}
+
+} // namespace
+
+SearchResult searchPlans(const SearchRequest &request)
+{
+    SearchResult result;
+    const int world = request.cluster.totalSlots();
+    const DeviceSpec device = deviceFor(request.cluster);
+    const bool cuda = !request.cluster.nodes.empty() && request.cluster.nodes.front().device == DeviceKind::Cuda;
+    const int globalBatch = request.globalBatch > 0 ? request.globalBatch : 4 * world;
+
+    Plan base;
+    base.name = "search";
+    base.model = request.model;
+    base.cluster = request.cluster;
+    base.training = request.training;
+    if (base.training.data.source != "synthetic" && base.training.data.path.empty())
+        base.training.data.source = "synthetic";
+
+    std::vector<Candidate> all;
+    for (const Shape &shape : shapesFor(request.model, world, globalBatch, cuda))
+        searchShape(shape, base, device, cuda, result, all);
+    rankCandidates(all, request.top);
+    explainCandidates(all, device);
     result.best = std::move(all);
     return result;
 }

@@ -251,126 +251,166 @@ ScheduleCosts ScheduleCosts::uniform(const Schedule &schedule, double f, double 
     return c;
 }
 
-Simulation simulateSchedule(const Schedule &schedule, const ScheduleCosts &costs)
-{
-    const int p = schedule.stages, chunks = schedule.chunks();
-    Simulation sim;
-    sim.busy.assign(static_cast<std::size_t>(p), 0.0);
-    sim.bubble.assign(static_cast<std::size_t>(p), 0.0);
-    sim.peakInFlight.assign(static_cast<std::size_t>(p), 0);
-    sim.peakAwaitingW.assign(static_cast<std::size_t>(p), 0);
-    sim.timeline.assign(static_cast<std::size_t>(p), {});
-    using Key = std::tuple<int, int>; // micro-batch, chunk
-    std::map<Key, double> fDone, bDone, actArrives, gradArrives, actReceived, gradReceived;
-    std::vector<std::size_t> pos(static_cast<std::size_t>(p), 0);
-    std::vector<double> free(static_cast<std::size_t>(p), 0.0);
-    std::vector<int> inFlight(static_cast<std::size_t>(p), 0), awaitingW(static_cast<std::size_t>(p), 0);
-    auto rankOf = [p](int chunk) { return chunk % p; };
-    auto find = [](const std::map<Key, double> &m, int mb, int c, double &t) {
+namespace {
+
+using ActionKey = std::tuple<int, int>; // micro-batch, chunk
+
+// One pass of the simulation: every rank runs its list in order, each action as soon as what it
+// depends on has happened (on its own rank, or arrived from another).
+class ScheduleRun {
+public:
+    ScheduleRun(const Schedule &schedule, const ScheduleCosts &costs, Simulation &sim)
+        : m_schedule(schedule), m_costs(costs), m_sim(sim), m_p(schedule.stages), m_chunks(schedule.chunks()),
+          m_pos(static_cast<std::size_t>(m_p), 0), m_free(static_cast<std::size_t>(m_p), 0.0),
+          m_inFlight(static_cast<std::size_t>(m_p), 0), m_awaitingW(static_cast<std::size_t>(m_p), 0)
+    {
+    }
+    // Runs every rank as far as it can; false when none could move.
+    bool advance()
+    {
+        bool progress = false;
+        for (int r = 0; r < m_p; ++r)
+            progress = runRank(r) || progress;
+        return progress;
+    }
+    // Makespan, bubbles and, for ranks that could not finish, where they stuck.
+    void finish();
+
+private:
+    bool runRank(int r);
+    // When the action's inputs are there (`t`); false while it waits for another rank.
+    bool inputsReady(const Action &a, int r, double &t) const;
+    void complete(const Action &a, std::size_t R, double end);
+    int rankOf(int chunk) const { return chunk % m_p; }
+    static bool find(const std::map<ActionKey, double> &m, int mb, int c, double &t)
+    {
         const auto it = m.find({mb, c});
         if (it == m.end())
             return false;
         t = it->second;
         return true;
-    };
+    }
 
-    bool progress = true;
-    while (progress) {
-        progress = false;
-        for (int r = 0; r < p; ++r) {
-            const auto R = static_cast<std::size_t>(r);
-            const auto &list = schedule.ranks[R];
-            while (pos[R] < list.size()) {
-                const Action &a = list[pos[R]];
-                const int mb = a.microBatch, c = a.chunk;
-                double ready = free[R], t = 0;
-                bool ok = true;
-                switch (a.kind) {
-                case ActionKind::Forward:
-                    if (c > 0)
-                        ok = rankOf(c - 1) == r ? find(fDone, mb, c - 1, t) : find(actReceived, mb, c, t);
-                    break;
-                case ActionKind::Backward:
-                case ActionKind::BackwardInput:
-                    ok = find(fDone, mb, c, t);
-                    if (ok && c < chunks - 1) {
-                        double g = 0;
-                        ok = rankOf(c + 1) == r ? find(bDone, mb, c + 1, g) : find(gradReceived, mb, c, g);
-                        t = std::max(t, g);
-                    }
-                    break;
-                case ActionKind::BackwardWeight: ok = find(bDone, mb, c, t); break;
-                case ActionKind::SendActivation: ok = find(fDone, mb, c, t); break;
-                case ActionKind::SendGradient: ok = find(bDone, mb, c, t); break;
-                case ActionKind::RecvActivation: ok = find(actArrives, mb, c, t); break;
-                case ActionKind::RecvGradient: ok = find(gradArrives, mb, c, t); break;
-                case ActionKind::OptimizerStep: break;
-                }
-                if (!ok)
-                    break; // waits for another rank (or for something that never comes)
-                const double start = std::max(ready, t);
-                const double end = start + computeCost(a, costs);
-                switch (a.kind) {
-                case ActionKind::Forward:
-                    fDone[{mb, c}] = end;
-                    sim.peakInFlight[R] = std::max(sim.peakInFlight[R], ++inFlight[R]);
-                    break;
-                case ActionKind::Backward:
-                    bDone[{mb, c}] = end;
-                    --inFlight[R];
-                    break;
-                case ActionKind::BackwardInput:
-                    bDone[{mb, c}] = end;
-                    --inFlight[R];
-                    sim.peakAwaitingW[R] = std::max(sim.peakAwaitingW[R], ++awaitingW[R]);
-                    break;
-                case ActionKind::BackwardWeight: --awaitingW[R]; break;
-                case ActionKind::SendActivation: actArrives[{mb, c + 1}] = end + costs.transfer; break;
-                case ActionKind::SendGradient: gradArrives[{mb, c - 1}] = end + costs.transfer; break;
-                case ActionKind::RecvActivation: actReceived[{mb, c}] = end; break;
-                case ActionKind::RecvGradient: gradReceived[{mb, c}] = end; break;
-                case ActionKind::OptimizerStep: break;
-                }
-                if (isCompute(a.kind))
-                    sim.busy[R] += end - start;
-                sim.timeline[R].push_back({a, start, end});
-                free[R] = end;
-                ++pos[R];
-                progress = true;
-            }
+    const Schedule &m_schedule;
+    const ScheduleCosts &m_costs;
+    Simulation &m_sim;
+    const int m_p, m_chunks;
+    std::map<ActionKey, double> m_fDone, m_bDone, m_actArrives, m_gradArrives, m_actReceived, m_gradReceived;
+    std::vector<std::size_t> m_pos;
+    std::vector<double> m_free;
+    std::vector<int> m_inFlight, m_awaitingW;
+};
+
+bool ScheduleRun::inputsReady(const Action &a, int r, double &t) const
+{
+    const int mb = a.microBatch, c = a.chunk;
+    bool ok = true;
+    switch (a.kind) {
+    case ActionKind::Forward:
+        if (c > 0)
+            ok = rankOf(c - 1) == r ? find(m_fDone, mb, c - 1, t) : find(m_actReceived, mb, c, t);
+        break;
+    case ActionKind::Backward:
+    case ActionKind::BackwardInput:
+        ok = find(m_fDone, mb, c, t);
+        if (ok && c < m_chunks - 1) {
+            double g = 0;
+            ok = rankOf(c + 1) == r ? find(m_bDone, mb, c + 1, g) : find(m_gradReceived, mb, c, g);
+            t = std::max(t, g);
         }
+        break;
+    case ActionKind::BackwardWeight: ok = find(m_bDone, mb, c, t); break;
+    case ActionKind::SendActivation: ok = find(m_fDone, mb, c, t); break;
+    case ActionKind::SendGradient: ok = find(m_bDone, mb, c, t); break;
+    case ActionKind::RecvActivation: ok = find(m_actArrives, mb, c, t); break;
+    case ActionKind::RecvGradient: ok = find(m_gradArrives, mb, c, t); break;
+    case ActionKind::OptimizerStep: break;
     }
-    sim.completed = true;
-    for (int r = 0; r < p; ++r) {
-        const auto R = static_cast<std::size_t>(r);
-        if (pos[R] < schedule.ranks[R].size()) {
-            sim.completed = false;
-            sim.stuck.push_back("rank " + str(r) + " at action " + str(static_cast<int>(pos[R])) + " (" +
-                                describe(schedule.ranks[R][pos[R]]) + ")");
-        }
-        sim.makespan = std::max(sim.makespan, free[R]);
-    }
-    double idle = 0;
-    for (int r = 0; r < p; ++r) {
-        sim.bubble[static_cast<std::size_t>(r)] = sim.makespan - sim.busy[static_cast<std::size_t>(r)];
-        idle += sim.bubble[static_cast<std::size_t>(r)];
-    }
-    sim.bubbleFraction = sim.makespan > 0 ? idle / (p * sim.makespan) : 0.0;
-    return sim;
+    return ok;
 }
 
-std::vector<std::string> validateSchedule(const Schedule &s)
+void ScheduleRun::complete(const Action &a, std::size_t R, double end)
 {
-    std::vector<std::string> problems;
-    const int p = s.stages, m = s.microBatches, chunks = s.chunks();
-    if (static_cast<int>(s.ranks.size()) != p) {
-        problems.push_back("the schedule has " + str(static_cast<int>(s.ranks.size())) + " rank lists for " + str(p) + " stages");
-        return problems;
+    const int mb = a.microBatch, c = a.chunk;
+    switch (a.kind) {
+    case ActionKind::Forward:
+        m_fDone[{mb, c}] = end;
+        m_sim.peakInFlight[R] = std::max(m_sim.peakInFlight[R], ++m_inFlight[R]);
+        break;
+    case ActionKind::Backward:
+        m_bDone[{mb, c}] = end;
+        --m_inFlight[R];
+        break;
+    case ActionKind::BackwardInput:
+        m_bDone[{mb, c}] = end;
+        --m_inFlight[R];
+        m_sim.peakAwaitingW[R] = std::max(m_sim.peakAwaitingW[R], ++m_awaitingW[R]);
+        break;
+    case ActionKind::BackwardWeight: --m_awaitingW[R]; break;
+    case ActionKind::SendActivation: m_actArrives[{mb, c + 1}] = end + m_costs.transfer; break;
+    case ActionKind::SendGradient: m_gradArrives[{mb, c - 1}] = end + m_costs.transfer; break;
+    case ActionKind::RecvActivation: m_actReceived[{mb, c}] = end; break;
+    case ActionKind::RecvGradient: m_gradReceived[{mb, c}] = end; break;
+    case ActionKind::OptimizerStep: break;
     }
+}
+
+bool ScheduleRun::runRank(int r)
+{
+    const auto R = static_cast<std::size_t>(r);
+    const auto &list = m_schedule.ranks[R];
+    bool progress = false;
+    while (m_pos[R] < list.size()) {
+        const Action &a = list[m_pos[R]];
+        double ready = m_free[R], t = 0;
+        if (!inputsReady(a, r, t))
+            break; // waits for another rank (or for something that never comes)
+        const double start = std::max(ready, t);
+        const double end = start + computeCost(a, m_costs);
+        complete(a, R, end);
+        if (isCompute(a.kind))
+            m_sim.busy[R] += end - start;
+        m_sim.timeline[R].push_back({a, start, end});
+        m_free[R] = end;
+        ++m_pos[R];
+        progress = true;
+    }
+    return progress;
+}
+
+void ScheduleRun::finish()
+{
+    m_sim.completed = true;
+    for (int r = 0; r < m_p; ++r) {
+        const auto R = static_cast<std::size_t>(r);
+        if (m_pos[R] < m_schedule.ranks[R].size()) {
+            m_sim.completed = false;
+            m_sim.stuck.push_back("rank " + str(r) + " at action " + str(static_cast<int>(m_pos[R])) + " (" +
+                                  describe(m_schedule.ranks[R][m_pos[R]]) + ")");
+        }
+        m_sim.makespan = std::max(m_sim.makespan, m_free[R]);
+    }
+    double idle = 0;
+    for (int r = 0; r < m_p; ++r) {
+        m_sim.bubble[static_cast<std::size_t>(r)] = m_sim.makespan - m_sim.busy[static_cast<std::size_t>(r)];
+        idle += m_sim.bubble[static_cast<std::size_t>(r)];
+    }
+    m_sim.bubbleFraction = m_sim.makespan > 0 ? idle / (m_p * m_sim.makespan) : 0.0;
+}
+
+// validateSchedule's tallies: compute actions per (kind, micro-batch, chunk); sends and receives
+// per (kind, micro-batch, target chunk, from, to).
+struct ActionCounts {
+    std::map<std::tuple<ActionKind, int, int>, int> compute;
+    std::map<std::tuple<ActionKind, int, int, int, int>, int> sends, recvs;
+};
+
+// Each action of each rank's list: in range, on its chunk's rank, the backward kind the schedule
+// uses, a peer that holds the chunk on the other side; the optimizer step last. Counts them.
+void checkRankLists(const Schedule &s, ActionCounts &counts, std::vector<std::string> &problems)
+{
+    const int p = s.stages, m = s.microBatches, chunks = s.chunks();
     const bool split = s.name == "zb-h1";
-    // Each compute action once per micro-batch and chunk, on the chunk's rank.
-    std::map<std::tuple<ActionKind, int, int>, int> count;
-    std::map<std::tuple<ActionKind, int, int, int, int>, int> sends, recvs; // kind, mb, target chunk, from, to
     for (int r = 0; r < p; ++r) {
         const auto &list = s.ranks[static_cast<std::size_t>(r)];
         for (std::size_t i = 0; i < list.size(); ++i) {
@@ -394,7 +434,7 @@ std::vector<std::string> validateSchedule(const Schedule &s)
                     problems.push_back(where + ": zb-h1 splits every backward into B and W");
                 if (!split && (a.kind == ActionKind::BackwardInput || a.kind == ActionKind::BackwardWeight))
                     problems.push_back(where + ": " + s.name + " uses combined backwards");
-                ++count[{a.kind, a.microBatch, a.chunk}];
+                ++counts.compute[{a.kind, a.microBatch, a.chunk}];
                 continue;
             }
             const bool activation = a.kind == ActionKind::SendActivation || a.kind == ActionKind::RecvActivation;
@@ -407,45 +447,55 @@ std::vector<std::string> validateSchedule(const Schedule &s)
             }
             const ActionKind kind = activation ? ActionKind::SendActivation : ActionKind::SendGradient;
             const int target = isSend ? other : a.chunk;
-            (isSend ? sends : recvs)[{kind, a.microBatch, target, isSend ? r : a.peer, isSend ? a.peer : r}]++;
+            (isSend ? counts.sends : counts.recvs)[{kind, a.microBatch, target, isSend ? r : a.peer, isSend ? a.peer : r}]++;
         }
         if (list.empty() || list.back().kind != ActionKind::OptimizerStep)
             problems.push_back("rank " + str(r) + ": the list must end with the optimizer step");
     }
+}
+
+// Each compute action once per micro-batch and chunk, on the chunk's rank.
+void checkComputeOnce(const Schedule &s, ActionCounts &counts, std::vector<std::string> &problems)
+{
+    const int p = s.stages, m = s.microBatches, chunks = s.chunks();
+    const bool split = s.name == "zb-h1";
     const std::vector<ActionKind> needed = split ? std::vector<ActionKind>{ActionKind::Forward, ActionKind::BackwardInput,
                                                                            ActionKind::BackwardWeight}
                                                  : std::vector<ActionKind>{ActionKind::Forward, ActionKind::Backward};
     for (int c = 0; c < chunks; ++c)
         for (int mb = 0; mb < m; ++mb)
             for (ActionKind k : needed) {
-                const int n = count[{k, mb, c}];
+                const int n = counts.compute[{k, mb, c}];
                 if (n != 1)
                     problems.push_back(std::string(toString(k)) + " of micro-batch " + str(mb) + " on chunk " + str(c) +
                                        " runs " + str(n) + " times on rank " + str(c % p) + " (expected once)");
             }
-    for (const auto &[key, n] : sends) {
+}
+
+// Every send matched by one receive, and no receive of what is never sent.
+void checkSendsMatched(const ActionCounts &counts, std::vector<std::string> &problems)
+{
+    for (const auto &[key, n] : counts.sends) {
         const auto &[kind, mb, chunk, from, to] = key;
-        const int got = recvs.count(key) ? recvs.at(key) : 0;
+        const int got = counts.recvs.count(key) ? counts.recvs.at(key) : 0;
         if (got != n)
             problems.push_back(std::string(kind == ActionKind::SendActivation ? "activation" : "gradient") +
                                " of micro-batch " + str(mb) + " for chunk " + str(chunk) + " from rank " + str(from) +
                                " to rank " + str(to) + ": sent " + str(n) + " times, received " + str(got));
     }
-    for (const auto &[key, n] : recvs)
-        if (!sends.count(key)) {
+    for (const auto &[key, n] : counts.recvs)
+        if (!counts.sends.count(key)) {
             const auto &[kind, mb, chunk, from, to] = key;
             problems.push_back(std::string(kind == ActionKind::SendActivation ? "activation" : "gradient") +
                                " of micro-batch " + str(mb) + " for chunk " + str(chunk) + " is received by rank " +
                                str(to) + " but never sent by rank " + str(from));
         }
-    // Run it (when every action is there once): dependencies hold and nothing deadlocks.
-    if (problems.empty()) {
-        const Simulation sim = simulateSchedule(s, ScheduleCosts::uniform(s));
-        if (!sim.completed)
-            for (const auto &stuck : sim.stuck)
-                problems.push_back("deadlock: " + stuck + " waits for what never comes");
-    }
-    // Warm-up: forwards before the first backward.
+}
+
+// Warm-up: forwards before the first backward, as the schedule defines them.
+void checkWarmup(const Schedule &s, std::vector<std::string> &problems)
+{
+    const int p = s.stages, m = s.microBatches;
     for (int r = 0; r < p; ++r) {
         int forwards = 0;
         for (const Action &a : s.ranks[static_cast<std::size_t>(r)]) {
@@ -464,6 +514,46 @@ std::vector<std::string> validateSchedule(const Schedule &s)
             problems.push_back("rank " + str(r) + ": " + str(forwards) + " forwards before the first backward, " + s.name +
                                " runs " + str(expected));
     }
+}
+
+} // namespace
+
+Simulation simulateSchedule(const Schedule &schedule, const ScheduleCosts &costs)
+{
+    const int p = schedule.stages;
+    Simulation sim;
+    sim.busy.assign(static_cast<std::size_t>(p), 0.0);
+    sim.bubble.assign(static_cast<std::size_t>(p), 0.0);
+    sim.peakInFlight.assign(static_cast<std::size_t>(p), 0);
+    sim.peakAwaitingW.assign(static_cast<std::size_t>(p), 0);
+    sim.timeline.assign(static_cast<std::size_t>(p), {});
+    ScheduleRun run(schedule, costs, sim);
+    while (run.advance()) {
+    }
+    run.finish();
+    return sim;
+}
+
+std::vector<std::string> validateSchedule(const Schedule &s)
+{
+    std::vector<std::string> problems;
+    const int p = s.stages;
+    if (static_cast<int>(s.ranks.size()) != p) {
+        problems.push_back("the schedule has " + str(static_cast<int>(s.ranks.size())) + " rank lists for " + str(p) + " stages");
+        return problems;
+    }
+    ActionCounts counts;
+    checkRankLists(s, counts, problems);
+    checkComputeOnce(s, counts, problems);
+    checkSendsMatched(counts, problems);
+    // Run it (when every action is there once): dependencies hold and nothing deadlocks.
+    if (problems.empty()) {
+        const Simulation sim = simulateSchedule(s, ScheduleCosts::uniform(s));
+        if (!sim.completed)
+            for (const auto &stuck : sim.stuck)
+                problems.push_back("deadlock: " + stuck + " waits for what never comes");
+    }
+    checkWarmup(s, problems);
     return problems;
 }
 

@@ -155,26 +155,22 @@ bool readFile(const fs::path &path, std::string &out)
     return true;
 }
 
-} // namespace
-
-std::uint64_t fnv1a64(const void *data, std::size_t bytes, std::uint64_t seed)
+// The step folders of `root` (complete or not), by name.
+std::vector<fs::path> stepDirs(const fs::path &root, std::error_code &ec)
 {
-    std::uint64_t h = seed;
-    const auto *p = static_cast<const unsigned char *>(data);
-    for (std::size_t i = 0; i < bytes; ++i) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
+    std::vector<fs::path> dirs;
+    static const std::regex name("step-[0-9]{8}");
+    for (const auto &entry : fs::directory_iterator(root, ec))
+        if (entry.is_directory() && std::regex_match(entry.path().filename().string(), name))
+            dirs.push_back(entry.path());
+    return dirs;
 }
 
-std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
-                           std::uint64_t parameterCount, int keep)
+// Rank 0 makes the step's ".partial" folder (an earlier failed save's removed); every rank learns
+// whether it could. Returns "" or why not.
+std::string makePartialDir(HostCommunicator &world, const fs::path &root, const fs::path &partialDir)
 {
     const int rank = world.rank();
-    const fs::path root(dir);
-    const fs::path finalDir = root / stepDirName(state.step);
-    const fs::path partialDir = root / (stepDirName(state.step) + ".partial");
     std::int32_t failed = 0;
     std::string error;
     if (rank == 0) {
@@ -196,9 +192,13 @@ std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, cons
         if (!fs::is_directory(partialDir, ec))
             fs::create_directories(partialDir, ec);
     }
+    return {};
+}
 
-    // Shard: header, ranges, parameters (all on rank 0 — they are identical on every rank — or, at
-    // ZeRO-3, each rank those of its ranges), moments.
+// Shard: header, ranges, parameters (all on rank 0 — they are identical on every rank — or, at
+// ZeRO-3, each rank those of its ranges), moments, checksum.
+std::string shardBytes(const TrainingState &state, int rank, int worldSize, std::uint64_t parameterCount)
+{
     std::string bytes;
     const std::uint32_t version = 1, rangeCount = static_cast<std::uint32_t>(state.ranges.size());
     const std::vector<float> &params = state.rangeParameters.empty() ? state.parameters : state.rangeParameters;
@@ -206,7 +206,7 @@ std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, cons
     bytes.append(kMagic, sizeof kMagic);
     put(bytes, version);
     put(bytes, static_cast<std::uint32_t>(rank));
-    put(bytes, static_cast<std::uint32_t>(world.size()));
+    put(bytes, static_cast<std::uint32_t>(worldSize));
     put(bytes, state.step);
     put(bytes, parameterCount);
     put(bytes, state.adamStep);
@@ -220,6 +220,255 @@ std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, cons
     putFloats(bytes, state.m);
     putFloats(bytes, state.v);
     put(bytes, fnv1a64(bytes.data(), bytes.size()));
+    return bytes;
+}
+
+// meta.json: the model and layout the checkpoint belongs to, and every shard's size and checksum
+// (`files`: bytes and checksum per rank, in rank order).
+nlohmann::json metaJson(const plan::Plan &plan, const TrainingState &state, std::uint64_t parameterCount, int worldSize,
+                        const std::vector<std::uint64_t> &files)
+{
+    nlohmann::json meta;
+    meta["format"] = kCheckpointFormat;
+    meta["step"] = state.step;
+    meta["parameter_count"] = parameterCount;
+    meta["model"] = modelJson(plan.model);
+    meta["dp"] = plan.parallel.dp;
+    meta["tp"] = plan.parallel.tp;
+    meta["pp"] = plan.parallel.pp;
+    meta["zero"] = plan.parallel.zero;
+    meta["seed"] = plan.training.seed;
+    meta["precision"] = state.precision;
+    if (state.lossScale > 0)
+        meta["loss_scale"] = {{"scale", state.lossScale}, {"clean_steps", state.lossScaleClean}};
+    meta["files"] = nlohmann::json::array();
+    for (int r = 0; r < worldSize; ++r)
+        meta["files"].push_back({{"name", shardName(r)}, {"bytes", files[2 * r]}, {"fnv1a64", hex(files[2 * r + 1])}});
+    return meta;
+}
+
+// Rank 0: meta.json last into the partial folder, then the folder in place of the step's (an
+// older checkpoint of the same step replaced only once the new one is complete). "" or why not.
+std::string completeCheckpoint(const fs::path &root, const fs::path &partialDir, const fs::path &finalDir, std::uint64_t step,
+                               const nlohmann::json &meta)
+{
+    std::error_code ec;
+    if (!writeDurably(partialDir / "meta.json.tmp", meta.dump(2) + "\n"))
+        return (partialDir / "meta.json.tmp").string() + ": write failed";
+    fs::rename(partialDir / "meta.json.tmp", partialDir / "meta.json", ec);
+    const fs::path old = root / (stepDirName(step) + ".old");
+    fs::remove_all(old, ec);
+    if (fs::exists(finalDir))
+        fs::rename(finalDir, old, ec);
+    fs::rename(partialDir, finalDir, ec);
+    std::string error;
+    if (ec)
+        error = finalDir.string() + ": cannot be put in place (" + ec.message() + ")";
+    fs::remove_all(old, ec);
+    return error;
+}
+
+// Keep the newest `keep` complete checkpoints.
+void removeOldCheckpoints(const fs::path &root, int keep)
+{
+    std::error_code ec;
+    std::vector<fs::path> complete;
+    for (const fs::path &dir : stepDirs(root, ec))
+        if (fs::exists(dir / "meta.json"))
+            complete.push_back(dir);
+    std::sort(complete.begin(), complete.end());
+    for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < complete.size(); ++i)
+        fs::remove_all(complete[i], ec);
+}
+
+// A candidate's meta.json, read and checked against the plan: Skip (incomplete or unreadable: try
+// an older one), Refuse (another format or model: result.error says why) or Use.
+enum class MetaVerdict { Skip, Refuse, Use };
+
+MetaVerdict readMeta(const fs::path &metaPath, const plan::Plan &plan, std::uint64_t parameterCount, nlohmann::json &meta,
+                     LoadResult &result)
+{
+    std::string text;
+    if (!readFile(metaPath, text)) {
+        result.skipped.push_back(metaPath.string() + ": missing (incomplete checkpoint)");
+        return MetaVerdict::Skip;
+    }
+    try {
+        meta = nlohmann::json::parse(text);
+    } catch (const std::exception &) {
+        result.skipped.push_back(metaPath.string() + ": not valid JSON");
+        return MetaVerdict::Skip;
+    }
+    const std::string format = meta.value("format", "");
+    if (format != kCheckpointFormat) {
+        result.error = metaPath.string() + ": format '" + format + "' is not the one this trainer reads ('" +
+                       kCheckpointFormat + "')";
+        return MetaVerdict::Refuse;
+    }
+    const nlohmann::json expected = modelJson(plan.model);
+    // Checkpoints from before the llama architecture name neither: gpt, kv_heads = heads.
+    if (meta["model"].is_object() && !meta["model"].contains("arch"))
+        meta["model"]["arch"] = plan::kArchGpt;
+    if (meta["model"].is_object() && !meta["model"].contains("kv_heads") && meta["model"].contains("heads"))
+        meta["model"]["kv_heads"] = meta["model"]["heads"];
+    if (meta["model"].is_object() && !meta["model"].contains("experts")) // before mixtures of experts: dense
+        meta["model"]["experts"] = 0;
+    for (const auto &[key, value] : expected.items()) {
+        if (!meta["model"].contains(key) || meta["model"][key] != value) {
+            result.error = metaPath.string() + ": model." + key + " is " + meta["model"].value(key, nlohmann::json()).dump() +
+                           " in the checkpoint but " + value.dump() + " in the plan";
+            return MetaVerdict::Refuse;
+        }
+    }
+    if (meta.value("parameter_count", std::uint64_t(0)) != parameterCount) {
+        result.error = metaPath.string() + ": parameter_count differs from the model's (" + std::to_string(parameterCount) + ")";
+        return MetaVerdict::Refuse;
+    }
+    return MetaVerdict::Use;
+}
+
+// Every shard meta.json lists: present, the right size, the recorded checksum. "" or the problem.
+std::string readShards(const fs::path &cdir, const fs::path &metaPath, nlohmann::json &meta, std::vector<Shard> &shards)
+{
+    for (const auto &file : meta["files"]) {
+        const fs::path path = cdir / file.value("name", "");
+        std::string bytes;
+        if (!readFile(path, bytes))
+            return path.string() + ": missing";
+        if (bytes.size() != file.value("bytes", std::uint64_t(0)))
+            return path.string() + ": " + std::to_string(bytes.size()) + " bytes, expected " +
+                   std::to_string(file.value("bytes", std::uint64_t(0))) + " (truncated)";
+        if (hex(fnv1a64(bytes.data(), bytes.size())) != file.value("fnv1a64", ""))
+            return path.string() + ": checksum mismatch (the file is corrupt)";
+        Shard s;
+        if (const std::string why = parseShard(bytes, s); !why.empty())
+            return path.string() + ": " + why;
+        shards.push_back(std::move(s));
+    }
+    if (shards.empty())
+        return metaPath.string() + ": lists no shards";
+    return {};
+}
+
+// fp16's loss scale, when the checkpoint has one. "" or why it is unusable.
+std::string readLossScale(const nlohmann::json &meta, const fs::path &metaPath, TrainingState &state)
+{
+    if (!meta.contains("loss_scale") || !meta["loss_scale"].is_object())
+        return {};
+    const auto &ls = meta["loss_scale"];
+    const nlohmann::json scale = ls.value("scale", nlohmann::json()), clean = ls.value("clean_steps", nlohmann::json());
+    if (!scale.is_number() || !(scale.get<double>() > 0) || !clean.is_number_integer() || clean.get<std::int64_t>() < 0)
+        return metaPath.string() + ": loss_scale must hold a positive scale and a clean_steps count";
+    state.lossScale = scale.get<double>();
+    state.lossScaleClean = static_cast<int>(std::min<std::int64_t>(clean.get<std::int64_t>(), 1 << 30));
+    return {};
+}
+
+// The whole model's parameters: from the shard that has them all or, at ZeRO-3, from every
+// shard's ranges together. False when they do not cover every parameter.
+bool assembleParameters(const std::vector<Shard> &shards, std::uint64_t parameterCount, TrainingState &state)
+{
+    for (auto &s : shards)
+        if (s.parameters.size() == parameterCount)
+            state.parameters = s.parameters;
+    if (state.parameters.size() == parameterCount)
+        return true;
+    state.parameters.assign(parameterCount, 0.0f);
+    std::vector<bool> seen(parameterCount, false);
+    std::size_t found = 0;
+    for (const auto &s : shards) {
+        if (s.parameters.empty())
+            continue;
+        std::size_t at = 0;
+        for (const auto &have : s.ranges) {
+            for (std::size_t i = have.begin; i < have.end; ++i, ++at) {
+                state.parameters[i] = s.parameters[at];
+                if (!seen[i]) {
+                    seen[i] = true;
+                    ++found;
+                }
+            }
+        }
+    }
+    return found == parameterCount;
+}
+
+// The moments of the ranges this rank owns now, from whichever shards hold them (any layout).
+// False when the shards do not cover every element.
+bool assembleMoments(const std::vector<Shard> &shards, const std::vector<ParamRange> &owned, TrainingState &state)
+{
+    state.ranges = owned;
+    std::size_t total = 0;
+    for (const auto &r : owned)
+        total += r.end - r.begin;
+    state.m.assign(total, 0.0f);
+    state.v.assign(total, 0.0f);
+    // Every shard range, sorted, so each wanted range finds its sources by binary search.
+    struct Source {
+        std::size_t begin, end;
+        const Shard *shard;
+        std::size_t offset; // of the range's moments in the shard
+    };
+    std::vector<Source> sources;
+    for (const auto &s : shards) {
+        std::size_t sOffset = 0;
+        for (const auto &have : s.ranges) {
+            sources.push_back({have.begin, have.end, &s, sOffset});
+            sOffset += have.end - have.begin;
+        }
+    }
+    std::sort(sources.begin(), sources.end(), [](const Source &a, const Source &b) { return a.begin < b.begin; });
+    std::vector<bool> filled(total, false);
+    std::size_t covered = 0, offset = 0;
+    for (const auto &want : owned) {
+        auto it = std::upper_bound(sources.begin(), sources.end(), want.begin,
+                                   [](std::size_t b, const Source &src) { return b < src.begin; });
+        // Ranges starting before want.begin may still reach into it: step back over them.
+        while (it != sources.begin() && std::prev(it)->end > want.begin)
+            --it;
+        for (; it != sources.end() && it->begin < want.end; ++it) {
+            const std::size_t begin = std::max(want.begin, it->begin), end = std::min(want.end, it->end);
+            if (begin >= end)
+                continue;
+            std::copy_n(it->shard->m.begin() + static_cast<long>(it->offset + begin - it->begin), end - begin,
+                        state.m.begin() + static_cast<long>(offset + begin - want.begin));
+            std::copy_n(it->shard->v.begin() + static_cast<long>(it->offset + begin - it->begin), end - begin,
+                        state.v.begin() + static_cast<long>(offset + begin - want.begin));
+            for (std::size_t i = offset + begin - want.begin; i < offset + end - want.begin; ++i)
+                if (!filled[i]) {
+                    filled[i] = true;
+                    ++covered;
+                }
+        }
+        offset += want.end - want.begin;
+    }
+    return covered == total;
+}
+
+} // namespace
+
+std::uint64_t fnv1a64(const void *data, std::size_t bytes, std::uint64_t seed)
+{
+    std::uint64_t h = seed;
+    const auto *p = static_cast<const unsigned char *>(data);
+    for (std::size_t i = 0; i < bytes; ++i) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
+                           std::uint64_t parameterCount, int keep)
+{
+    const int rank = world.rank();
+    const fs::path root(dir);
+    const fs::path finalDir = root / stepDirName(state.step);
+    const fs::path partialDir = root / (stepDirName(state.step) + ".partial");
+    if (const std::string error = makePartialDir(world, root, partialDir); !error.empty())
+        return error;
+
+    const std::string bytes = shardBytes(state, rank, world.size(), parameterCount);
     const fs::path shard = partialDir / shardName(rank);
     std::int32_t myFailure = writeDurably(shard, bytes) ? 0 : 1;
     const std::int32_t anyFailure = world.allReduce(myFailure, ReduceOp::Sum);
@@ -229,53 +478,13 @@ std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, cons
 
     const std::uint64_t mine[2] = {bytes.size(), fnv1a64(bytes.data(), bytes.size())};
     const std::vector<std::uint64_t> all = world.allGather(std::span<const std::uint64_t>(mine, 2));
+    std::int32_t failed = 0;
+    std::string error;
     if (rank == 0) {
-        nlohmann::json meta;
-        meta["format"] = kCheckpointFormat;
-        meta["step"] = state.step;
-        meta["parameter_count"] = parameterCount;
-        meta["model"] = modelJson(plan.model);
-        meta["dp"] = plan.parallel.dp;
-        meta["tp"] = plan.parallel.tp;
-        meta["pp"] = plan.parallel.pp;
-        meta["zero"] = plan.parallel.zero;
-        meta["seed"] = plan.training.seed;
-        meta["precision"] = state.precision;
-        if (state.lossScale > 0)
-            meta["loss_scale"] = {{"scale", state.lossScale}, {"clean_steps", state.lossScaleClean}};
-        meta["files"] = nlohmann::json::array();
-        for (int r = 0; r < world.size(); ++r)
-            meta["files"].push_back({{"name", shardName(r)}, {"bytes", all[2 * r]}, {"fnv1a64", hex(all[2 * r + 1])}});
-        std::error_code ec;
-        if (!writeDurably(partialDir / "meta.json.tmp", meta.dump(2) + "\n")) {
-            failed = 1;
-            error = (partialDir / "meta.json.tmp").string() + ": write failed";
-        } else {
-            fs::rename(partialDir / "meta.json.tmp", partialDir / "meta.json", ec);
-            // Replace an older checkpoint of the same step only once the new one is complete.
-            const fs::path old = root / (stepDirName(state.step) + ".old");
-            fs::remove_all(old, ec);
-            if (fs::exists(finalDir))
-                fs::rename(finalDir, old, ec);
-            fs::rename(partialDir, finalDir, ec);
-            if (ec) {
-                failed = 1;
-                error = finalDir.string() + ": cannot be put in place (" + ec.message() + ")";
-            }
-            fs::remove_all(old, ec);
-        }
-        // Keep the newest `keep` complete checkpoints.
-        if (!failed) {
-            std::vector<fs::path> complete;
-            static const std::regex name("step-[0-9]{8}");
-            for (const auto &entry : fs::directory_iterator(root, ec))
-                if (entry.is_directory() && std::regex_match(entry.path().filename().string(), name) &&
-                    fs::exists(entry.path() / "meta.json"))
-                    complete.push_back(entry.path());
-            std::sort(complete.begin(), complete.end());
-            for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < complete.size(); ++i)
-                fs::remove_all(complete[i], ec);
-        }
+        error = completeCheckpoint(root, partialDir, finalDir, state.step, metaJson(plan, state, parameterCount, world.size(), all));
+        failed = error.empty() ? 0 : 1;
+        if (!failed)
+            removeOldCheckpoints(root, keep);
     }
     world.broadcast(std::span<std::int32_t>(&failed, 1), 0);
     if (failed)
@@ -291,81 +500,19 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
     std::error_code ec;
     if (!fs::is_directory(root, ec))
         return result;
-    std::vector<fs::path> candidates;
-    static const std::regex name("step-[0-9]{8}");
-    for (const auto &entry : fs::directory_iterator(root, ec))
-        if (entry.is_directory() && std::regex_match(entry.path().filename().string(), name))
-            candidates.push_back(entry.path());
+    std::vector<fs::path> candidates = stepDirs(root, ec);
     std::sort(candidates.rbegin(), candidates.rend());
 
     for (const auto &cdir : candidates) {
         const fs::path metaPath = cdir / "meta.json";
-        std::string text;
-        if (!readFile(metaPath, text)) {
-            result.skipped.push_back(metaPath.string() + ": missing (incomplete checkpoint)");
-            continue;
-        }
         nlohmann::json meta;
-        try {
-            meta = nlohmann::json::parse(text);
-        } catch (const std::exception &) {
-            result.skipped.push_back(metaPath.string() + ": not valid JSON");
+        const MetaVerdict verdict = readMeta(metaPath, plan, parameterCount, meta, result);
+        if (verdict == MetaVerdict::Refuse)
+            return result;
+        if (verdict == MetaVerdict::Skip)
             continue;
-        }
-        const std::string format = meta.value("format", "");
-        if (format != kCheckpointFormat) {
-            result.error = metaPath.string() + ": format '" + format + "' is not the one this trainer reads ('" +
-                           kCheckpointFormat + "')";
-            return result;
-        }
-        const nlohmann::json expected = modelJson(plan.model);
-        // Checkpoints from before the llama architecture name neither: gpt, kv_heads = heads.
-        if (meta["model"].is_object() && !meta["model"].contains("arch"))
-            meta["model"]["arch"] = plan::kArchGpt;
-        if (meta["model"].is_object() && !meta["model"].contains("kv_heads") && meta["model"].contains("heads"))
-            meta["model"]["kv_heads"] = meta["model"]["heads"];
-        if (meta["model"].is_object() && !meta["model"].contains("experts")) // before mixtures of experts: dense
-            meta["model"]["experts"] = 0;
-        for (const auto &[key, value] : expected.items()) {
-            if (!meta["model"].contains(key) || meta["model"][key] != value) {
-                result.error = metaPath.string() + ": model." + key + " is " + meta["model"].value(key, nlohmann::json()).dump() +
-                               " in the checkpoint but " + value.dump() + " in the plan";
-                return result;
-            }
-        }
-        if (meta.value("parameter_count", std::uint64_t(0)) != parameterCount) {
-            result.error = metaPath.string() + ": parameter_count differs from the model's (" + std::to_string(parameterCount) + ")";
-            return result;
-        }
-        // Every shard present, the right size, the recorded checksum.
         std::vector<Shard> shards;
-        std::string problem;
-        for (const auto &file : meta["files"]) {
-            const fs::path path = cdir / file.value("name", "");
-            std::string bytes;
-            if (!readFile(path, bytes)) {
-                problem = path.string() + ": missing";
-                break;
-            }
-            if (bytes.size() != file.value("bytes", std::uint64_t(0))) {
-                problem = path.string() + ": " + std::to_string(bytes.size()) + " bytes, expected " +
-                          std::to_string(file.value("bytes", std::uint64_t(0))) + " (truncated)";
-                break;
-            }
-            if (hex(fnv1a64(bytes.data(), bytes.size())) != file.value("fnv1a64", "")) {
-                problem = path.string() + ": checksum mismatch (the file is corrupt)";
-                break;
-            }
-            Shard s;
-            if (const std::string why = parseShard(bytes, s); !why.empty()) {
-                problem = path.string() + ": " + why;
-                break;
-            }
-            shards.push_back(std::move(s));
-        }
-        if (problem.empty() && shards.empty())
-            problem = metaPath.string() + ": lists no shards";
-        if (!problem.empty()) {
+        if (const std::string problem = readShards(cdir, metaPath, meta, shards); !problem.empty()) {
             result.skipped.push_back(problem);
             continue;
         }
@@ -374,89 +521,15 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
         state.step = shards.front().step;
         state.adamStep = shards.front().adamStep;
         state.precision = meta.value("precision", std::string("fp32"));
-        if (meta.contains("loss_scale") && meta["loss_scale"].is_object()) {
-            const auto &ls = meta["loss_scale"];
-            const nlohmann::json scale = ls.value("scale", nlohmann::json()), clean = ls.value("clean_steps", nlohmann::json());
-            if (!scale.is_number() || !(scale.get<double>() > 0) || !clean.is_number_integer() || clean.get<std::int64_t>() < 0) {
-                result.error = metaPath.string() + ": loss_scale must hold a positive scale and a clean_steps count";
-                return result;
-            }
-            state.lossScale = scale.get<double>();
-            state.lossScaleClean = static_cast<int>(std::min<std::int64_t>(clean.get<std::int64_t>(), 1 << 30));
+        if (const std::string why = readLossScale(meta, metaPath, state); !why.empty()) {
+            result.error = why;
+            return result;
         }
-        for (auto &s : shards)
-            if (s.parameters.size() == parameterCount)
-                state.parameters = s.parameters;
-        if (state.parameters.size() != parameterCount) {
-            // ZeRO-3: every shard holds the parameters of its ranges; together they cover all.
-            state.parameters.assign(parameterCount, 0.0f);
-            std::vector<bool> seen(parameterCount, false);
-            std::size_t found = 0;
-            for (const auto &s : shards) {
-                if (s.parameters.empty())
-                    continue;
-                std::size_t at = 0;
-                for (const auto &have : s.ranges) {
-                    for (std::size_t i = have.begin; i < have.end; ++i, ++at) {
-                        state.parameters[i] = s.parameters[at];
-                        if (!seen[i]) {
-                            seen[i] = true;
-                            ++found;
-                        }
-                    }
-                }
-            }
-            if (found != parameterCount) {
-                result.skipped.push_back(cdir.string() + ": the shards do not hold every parameter");
-                continue;
-            }
+        if (!assembleParameters(shards, parameterCount, state)) {
+            result.skipped.push_back(cdir.string() + ": the shards do not hold every parameter");
+            continue;
         }
-        state.ranges = owned;
-        std::size_t total = 0;
-        for (const auto &r : owned)
-            total += r.end - r.begin;
-        state.m.assign(total, 0.0f);
-        state.v.assign(total, 0.0f);
-        // Every shard range, sorted, so each wanted range finds its sources by binary search.
-        struct Source {
-            std::size_t begin, end;
-            const Shard *shard;
-            std::size_t offset; // of the range's moments in the shard
-        };
-        std::vector<Source> sources;
-        for (const auto &s : shards) {
-            std::size_t sOffset = 0;
-            for (const auto &have : s.ranges) {
-                sources.push_back({have.begin, have.end, &s, sOffset});
-                sOffset += have.end - have.begin;
-            }
-        }
-        std::sort(sources.begin(), sources.end(), [](const Source &a, const Source &b) { return a.begin < b.begin; });
-        std::vector<bool> filled(total, false);
-        std::size_t covered = 0, offset = 0;
-        for (const auto &want : owned) {
-            auto it = std::upper_bound(sources.begin(), sources.end(), want.begin,
-                                       [](std::size_t b, const Source &src) { return b < src.begin; });
-            // Ranges starting before want.begin may still reach into it: step back over them.
-            while (it != sources.begin() && std::prev(it)->end > want.begin)
-                --it;
-            for (; it != sources.end() && it->begin < want.end; ++it) {
-                const std::size_t begin = std::max(want.begin, it->begin), end = std::min(want.end, it->end);
-                if (begin >= end)
-                    continue;
-                std::copy_n(it->shard->m.begin() + static_cast<long>(it->offset + begin - it->begin), end - begin,
-                            state.m.begin() + static_cast<long>(offset + begin - want.begin));
-                std::copy_n(it->shard->v.begin() + static_cast<long>(it->offset + begin - it->begin), end - begin,
-                            state.v.begin() + static_cast<long>(offset + begin - want.begin));
-                for (std::size_t i = offset + begin - want.begin; i < offset + end - want.begin; ++i)
-                    if (!filled[i]) {
-                        filled[i] = true;
-                        ++covered;
-                    }
-            }
-            offset += want.end - want.begin;
-        }
-        if (covered != total) {
+        if (!assembleMoments(shards, owned, state)) {
             result.skipped.push_back(cdir.string() + ": shards do not cover every optimizer state element");
             continue;
         }

@@ -115,6 +115,339 @@ void dump(const std::string &path, int rank, const void *data, std::size_t bytes
         throw TrainerError(proto::kExitIoError, target + ": cannot be written");
 }
 
+// The dumps for comparisons that hold the whole model: gathered over the world (collective), in
+// transformers' layout where the path ends in .safetensors (rank 0 writes it), else raw float32.
+void dumpWhole(ParallelStack &stack, int rank, const std::string &path, const std::vector<float> &values)
+{
+    if (!path.ends_with(".safetensors")) {
+        dump(path, rank, values.data(), values.size() * sizeof(float));
+        return;
+    }
+    GptConfig whole = stack.config();
+    whole.tp = whole.cp = whole.ep = 1;
+    whole.tpRank = whole.cpRank = whole.epRank = 0;
+    if (rank == 0)
+        if (const std::string e = writeHuggingFaceTensors(whole, values, path, "trellis-trainer dump"); !e.empty())
+            throw TrainerError(proto::kExitIoError, e);
+}
+
+// A step's forward and backward, reduced: the loss over every rank and this rank's own.
+struct StepPass {
+    StepOutput out;
+    double localLoss = 0, loss = 0;
+};
+
+// The steps of one rank's run, over the parts Trainer::train sets up: where it starts (a
+// checkpoint, or transformers-layout weights), each step, and the dumps at the end.
+class TrainingRun {
+public:
+    TrainingRun(const plan::Plan &plan, const TrainerOptions &options, MpiCommunicator &world, TelemetryPublisher &telemetry,
+                const plan::MeshCoordinates &coords, ProcessGroups &groups, ParallelStack &stack, AdamW &optimizer,
+                LossScaler &scaler, const DataLoader &data)
+        : m_plan(plan), m_options(options), m_world(world), m_telemetry(telemetry), m_coords(coords), m_groups(groups),
+          m_stack(stack), m_optimizer(optimizer), m_scaler(scaler), m_data(data), m_rank(world.rank()),
+          m_checkpointDir(resolve(options.planDir, plan.training.checkpoint.dir)), m_faults(options.inject, m_rank),
+          m_schedule{plan.training.lr, plan.training.minLr, plan.training.warmupSteps, plan.training.steps},
+          m_tokensPerStep(static_cast<std::uint64_t>(plan.parallel.microBatchSize) * plan.parallel.microBatches *
+                          static_cast<std::uint64_t>(plan.model.seqLen))
+    {
+    }
+
+    // Resume: parameters, moments and step from the newest complete checkpoint (any layout); else a
+    // fresh start, from transformers-layout weights when training.init.from names them. Returns the
+    // first step to run.
+    int start()
+    {
+        const bool resumed = m_options.resume && !m_checkpointDir.empty() && resume();
+        if (!resumed && !m_plan.training.init.from.empty())
+            initialiseFromWeights();
+        return m_firstStep;
+    }
+    void runStep(int step, std::uint64_t stepNumber);
+    void dumpResults();
+
+private:
+    bool resume();
+    void requireSameCheckpoint(bool found, std::uint64_t step);
+    void initialiseFromWeights();
+    std::vector<Batch> loadBatches(int step);
+    StepPass forwardBackward(int step, std::uint64_t stepNumber, const std::vector<Batch> &batches, double lossScale);
+    bool overflowed(std::uint64_t stepNumber, const StepPass &pass, double gradNorm);
+    void skipNonFinite(std::uint64_t stepNumber, const StepPass &pass, double gradNorm);
+    void update(double gradNorm, double lr);
+    void checkpointIfDue(int step, std::uint64_t stepNumber);
+    void publishEvent(proto::Event::Kind kind, std::uint64_t step, const std::string &message);
+
+    const plan::Plan &m_plan;
+    const TrainerOptions &m_options;
+    MpiCommunicator &m_world;
+    TelemetryPublisher &m_telemetry;
+    const plan::MeshCoordinates &m_coords;
+    ProcessGroups &m_groups;
+    ParallelStack &m_stack;
+    AdamW &m_optimizer;
+    LossScaler &m_scaler;
+    const DataLoader &m_data;
+    const int m_rank;
+    const std::string m_checkpointDir;
+    FaultInjector m_faults;
+    const LrSchedule m_schedule;
+    const std::uint64_t m_tokensPerStep;
+    int m_firstStep = 0;
+    std::vector<double> m_losses;
+    int m_skippedInARow = 0;
+};
+
+void TrainingRun::publishEvent(proto::Event::Kind kind, std::uint64_t step, const std::string &message)
+{
+    proto::Envelope e;
+    e.mutable_event()->set_kind(kind);
+    e.mutable_event()->set_step(step);
+    e.mutable_event()->set_message(message);
+    m_telemetry.publish(std::move(e));
+}
+
+bool TrainingRun::resume()
+{
+    TrainingState restored;
+    const LoadResult loaded = loadCheckpoint(m_checkpointDir, m_plan, m_stack.wholeParameterCount(), m_stack.ownedWhole(), restored);
+    for (const auto &why : loaded.skipped)
+        if (m_rank == 0)
+            std::fprintf(stderr, "trellis-trainer: skipping checkpoint: %s\n", why.c_str());
+    if (!loaded.error.empty())
+        throw TrainerError(proto::kExitCheckpointError, loaded.error);
+    if (loaded.found) {
+        m_stack.setParameters(restored.parameters);
+        m_optimizer.restore(restored.m, restored.v, restored.adamStep);
+        m_scaler.restore(restored.lossScale, restored.lossScaleClean);
+        m_firstStep = static_cast<int>(restored.step);
+        if (m_rank == 0)
+            std::printf("resumed from %s (step %d)\n", loaded.path.c_str(), m_firstStep);
+        publishEvent(proto::Event::RESTART, restored.step, "resumed from " + loaded.path);
+    } else if (m_rank == 0) {
+        std::printf("no checkpoint in %s: starting at step 0\n", m_checkpointDir.c_str());
+    }
+    requireSameCheckpoint(loaded.found, restored.step);
+    return loaded.found;
+}
+
+// Every rank must resume from the same step: folders that differ between hosts are refused.
+void TrainingRun::requireSameCheckpoint(bool found, std::uint64_t step)
+{
+    const std::int64_t mine = found ? static_cast<std::int64_t>(step) : -1;
+    const std::vector<std::int64_t> every = m_world.host().allGather(mine);
+    for (std::size_t r = 0; r < every.size(); ++r)
+        if (every[r] != every[0]) {
+            auto what = [](std::int64_t s) { return s < 0 ? std::string("no checkpoint") : "step " + std::to_string(s); };
+            throw TrainerError(proto::kExitCheckpointError,
+                               "ranks found different checkpoints in " + m_checkpointDir + ": rank 0 " + what(every[0]) + ", rank " +
+                                   std::to_string(r) + " " + what(every[r]) +
+                                   " (every rank must see the same checkpoints: a folder every host shares, or the copies "
+                                   "the ssh target puts on each host before a restart)");
+        }
+}
+
+// A fresh start from transformers-layout weights (training.init.from), cut onto this layout.
+void TrainingRun::initialiseFromWeights()
+{
+    const std::string from = resolve(m_options.planDir, m_plan.training.init.from);
+    GptConfig whole = m_stack.config();
+    whole.tp = whole.cp = whole.ep = 1;
+    whole.tpRank = whole.cpRank = whole.epRank = 0;
+    std::vector<float> weights;
+    if (const std::string e = importHuggingFace(whole, from, weights); !e.empty())
+        throw TrainerError(proto::kExitPlanInvalid, "training.init.from: " + e);
+    m_stack.setParameters(weights);
+    if (m_rank == 0 && !m_options.quiet)
+        std::printf("initialised from %s\n", from.c_str());
+}
+
+// This dp replica's share of the global batch; every pipeline stage takes the same. Rank 0 dumps
+// its first step's micro-batches when asked to.
+std::vector<Batch> TrainingRun::loadBatches(int step)
+{
+    const plan::ParallelSpec &ps = m_plan.parallel;
+    std::vector<Batch> batches;
+    for (int mb = 0; mb < ps.microBatches; ++mb)
+        batches.push_back(m_data.batch(static_cast<std::uint64_t>(step), m_coords.dp, ps.dp, mb, ps.microBatches, ps.microBatchSize));
+    if (step == m_firstStep && m_rank == 0 && !m_options.dumpBatchPath.empty()) {
+        std::vector<std::int32_t> all;
+        for (const Batch &b : batches) {
+            all.insert(all.end(), b.tokens.begin(), b.tokens.end());
+            all.insert(all.end(), b.targets.begin(), b.targets.end());
+        }
+        dump(m_options.dumpBatchPath, 0, all.data(), all.size() * sizeof(std::int32_t));
+    }
+    return batches;
+}
+
+// Forward and backward of the step's micro-batches, the gradients reduced (and unscaled), the
+// loss over every rank.
+StepPass TrainingRun::forwardBackward(int step, std::uint64_t stepNumber, const std::vector<Batch> &batches, double lossScale)
+{
+    std::vector<MicroBatch> micro;
+    for (const Batch &b : batches)
+        micro.push_back({b.tokens.data(), b.targets.data(), b.batch, b.seqLen});
+    StepPass pass;
+    pass.out = m_stack.run(micro, [&](const char *phase) { m_telemetry.setProgress(stepNumber, phase); }, lossScale);
+    m_faults.afterCompute();
+    m_telemetry.setProgress(stepNumber, "comm");
+    m_stack.reduceGradients();
+    if (m_scaler.enabled())
+        m_stack.scaleGradients(1.0 / lossScale); // back to the loss's own gradients
+    pass.localLoss = m_faults.loss(pass.out.hasLoss ? pass.out.loss : 0.0, stepNumber);
+    pass.loss = m_stack.globalLoss(pass.localLoss);
+    if (step == m_firstStep && !m_options.dumpGradsPath.empty())
+        m_stack.captureGradients();
+    return pass;
+}
+
+// fp16: an overflow anywhere (every rank's verdict, agreed over the world) skips the update
+// and backs the scale off — expected now and then, counted and reported, not an error.
+bool TrainingRun::overflowed(std::uint64_t stepNumber, const StepPass &pass, double gradNorm)
+{
+    if (!m_scaler.enabled())
+        return false;
+    const std::int32_t overflow =
+        m_world.host().allReduce(std::int32_t(std::isfinite(gradNorm) && std::isfinite(pass.loss) ? 0 : 1), ReduceOp::Max);
+    const bool skipped = m_scaler.update(overflow != 0);
+    if (skipped && m_scaler.tooManySkipped())
+        throw TrainerError(proto::kExitNonFinite,
+                           diagnoseNonFinite(m_stack, m_world, stepNumber, pass.loss, gradNorm, std::isfinite(pass.localLoss)) +
+                               "; " + std::to_string(m_scaler.skippedInARow()) +
+                               " steps in a row overflowed in fp16 (parallel.loss_scale.max_skipped " +
+                               std::to_string(m_plan.parallel.lossScale.maxSkipped) + ", scale now " +
+                               formatScale(m_scaler.scale()) + ")");
+    if (skipped && m_rank == 0 && !m_options.quiet)
+        std::fprintf(stderr, "trellis-trainer: step %llu overflowed in fp16: update skipped, loss scale %s\n",
+                     static_cast<unsigned long long>(stepNumber), formatScale(m_scaler.scale()).c_str());
+    return skipped;
+}
+
+// Name the step, the rank and the first tensor; stop, or skip the update (on_non_finite).
+void TrainingRun::skipNonFinite(std::uint64_t stepNumber, const StepPass &pass, double gradNorm)
+{
+    const std::string why = diagnoseNonFinite(m_stack, m_world, stepNumber, pass.loss, gradNorm, std::isfinite(pass.localLoss));
+    if (m_plan.training.onNonFinite == plan::NonFinitePolicy::Stop)
+        throw TrainerError(proto::kExitNonFinite, why);
+    if (++m_skippedInARow > 10)
+        throw TrainerError(proto::kExitNonFinite, why + "; 10 steps in a row were skipped already");
+    m_stack.afterOptimizerStep(); // nothing was updated: the gathers only refresh the same values
+    if (m_rank == 0) {
+        std::fprintf(stderr, "trellis-trainer: skipping the update of step %llu: %s\n",
+                     static_cast<unsigned long long>(stepNumber), why.c_str());
+        publishEvent(proto::Event::NON_FINITE, stepNumber,
+                     "skipped the update of step " + std::to_string(stepNumber) + ": " + why);
+    }
+}
+
+// Clipping to the global norm, then AdamW over the ranges this rank owns.
+void TrainingRun::update(double gradNorm, double lr)
+{
+    m_skippedInARow = 0;
+    std::vector<std::span<float>> grads;
+    std::vector<float *> params;
+    std::vector<const float *> gradPointers;
+    for (const OwnedRange &o : m_stack.owned()) {
+        grads.emplace_back(o.grads, o.range.end - o.range.begin);
+        params.push_back(o.params);
+        gradPointers.push_back(o.grads);
+    }
+    clipToNorm(grads, gradNorm, m_plan.training.gradClip, m_stack.device());
+    m_optimizer.step(params, gradPointers, lr);
+}
+
+void TrainingRun::checkpointIfDue(int step, std::uint64_t stepNumber)
+{
+    const plan::TrainingSpec &ts = m_plan.training;
+    if (ts.checkpoint.every > 0 && !m_checkpointDir.empty() &&
+        (stepNumber % static_cast<std::uint64_t>(ts.checkpoint.every) == 0 || step + 1 == ts.steps)) {
+        m_telemetry.setProgress(stepNumber, "checkpoint");
+        saveState(m_world, m_stack, m_optimizer, m_scaler, m_plan, m_checkpointDir, stepNumber);
+        publishEvent(proto::Event::CHECKPOINT, stepNumber, "checkpoint at step " + std::to_string(stepNumber));
+    }
+}
+
+void TrainingRun::runStep(int step, std::uint64_t stepNumber)
+{
+    const plan::TrainingSpec &ts = m_plan.training;
+    m_faults.beforeStep(stepNumber, m_telemetry);
+    if (m_faults.poisonAt(stepNumber) && !m_stack.poison("lnf.weight") && !m_stack.tensors().empty())
+        m_stack.poison(m_stack.tensors().front().name);
+    const auto t0 = Clock::now();
+    double blockingMs = 0;
+    for (const DeviceCommunicator *g : m_groups.all())
+        blockingMs -= g->totalMs();
+    const std::vector<Batch> batches = loadBatches(step);
+
+    m_stack.beginStep();
+    const double lossScale = m_scaler.scale();
+    const StepPass pass = forwardBackward(step, stepNumber, batches, lossScale);
+
+    m_telemetry.setProgress(stepNumber, "optimizer");
+    const double lr = m_schedule.at(step);
+    const double gradNorm = m_stack.gradientNorm();
+    const bool skipped = overflowed(stepNumber, pass, gradNorm);
+    if (!skipped && (!std::isfinite(pass.loss) || !std::isfinite(gradNorm))) {
+        skipNonFinite(stepNumber, pass, gradNorm);
+        return;
+    }
+    if (!skipped)
+        update(gradNorm, lr);
+    m_telemetry.setProgress(stepNumber, "comm");
+    m_stack.afterOptimizerStep(); // skipped: the gathers only refresh the same values
+    const auto t1 = Clock::now();
+    m_losses.push_back(pass.loss);
+    checkpointIfDue(step, stepNumber);
+
+    // Blocking time in every group's calls beyond the async reductions' waits; pipeline
+    // receive waits are bubble, not communication.
+    for (const DeviceCommunicator *g : m_groups.all())
+        blockingMs += g->totalMs();
+    blockingMs = std::max(0.0, blockingMs - pass.out.bubbleMs - m_stack.asyncExposedMs());
+    StepFigures f;
+    f.step = stepNumber;
+    f.totalSteps = static_cast<std::uint64_t>(ts.steps);
+    f.tokens = m_tokensPerStep;
+    f.stepMs = msBetween(t0, t1);
+    f.bubbleMs = pass.out.bubbleMs;
+    f.commMs = m_stack.asyncCommMs() + blockingMs;
+    f.exposedMs = m_stack.asyncExposedMs() + blockingMs;
+    f.loss = pass.loss;
+    f.gradNorm = gradNorm;
+    f.lr = lr;
+    f.parameterBytes = m_stack.parameterBytes();
+    f.masterBytes = m_stack.masterBytes();
+    f.lossScale = m_scaler.enabled() ? lossScale : 0.0;
+    f.skippedSteps = m_scaler.skippedTotal();
+    f.updateSkipped = skipped;
+    f.gradientBytes = m_stack.gradientBytes();
+    f.optimizerBytes = m_optimizer.stateBytes();
+    f.activationBytes = m_stack.activationBytes();
+    f.bufferBytes = m_stack.bufferBytes();
+    ExpertLoad load = m_stack.takeExpertLoad(); // taken every step; tp ranks > 0 route alike and stay quiet
+    if (m_groups.tp().rank() == 0)
+        f.experts = std::move(load);
+    const bool traced = m_plan.telemetry.traceEvery > 0 && !m_stack.spans().empty() &&
+                        stepNumber % static_cast<std::uint64_t>(m_plan.telemetry.traceEvery) == 0;
+    publishStep(m_telemetry, f, m_groups.all(), traced ? &m_stack.spans() : nullptr);
+    if (m_rank == 0 && !m_options.quiet)
+        std::printf("step %5llu/%d  loss %.4f  lr %.2e  %.1f ms  %.0f tok/s/rank\n", static_cast<unsigned long long>(stepNumber),
+                    ts.steps, pass.loss, lr, f.stepMs, static_cast<double>(m_tokensPerStep) / (f.stepMs / 1000.0));
+    std::fflush(stdout);
+}
+
+// Dumps for comparisons: whole-model vectors, assembled over the world (collective); rank 0's losses.
+void TrainingRun::dumpResults()
+{
+    if (!m_options.dumpParamsPath.empty())
+        dumpWhole(m_stack, m_rank, m_options.dumpParamsPath, m_stack.gatherParameters());
+    if (!m_options.dumpGradsPath.empty() && !m_losses.empty())
+        dumpWhole(m_stack, m_rank, m_options.dumpGradsPath, m_stack.gatherCapturedGradients());
+    if (m_rank == 0 && !m_options.dumpLossesPath.empty())
+        dump(m_options.dumpLossesPath, 0, m_losses.data(), m_losses.size() * sizeof(double));
+}
+
 } // namespace
 
 Trainer::Trainer(plan::Plan plan, TrainerOptions options, MpiCommunicator &world)
@@ -168,235 +501,12 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
     AdamW optimizer(owned, {ts.beta1, ts.beta2, ts.eps, ts.weightDecay}, stack.device());
     optimizer.setDecayMask(stack.decayMask());
 
-    // Resume: parameters, moments and step from the newest complete checkpoint (any layout).
-    const std::string checkpointDir = resolve(m_options.planDir, ts.checkpoint.dir);
-    int firstStep = 0;
-    bool resumed = false;
-    if (m_options.resume && !checkpointDir.empty()) {
-        TrainingState restored;
-        const LoadResult loaded = loadCheckpoint(checkpointDir, m_plan, stack.wholeParameterCount(), stack.ownedWhole(), restored);
-        for (const auto &why : loaded.skipped)
-            if (rank == 0)
-                std::fprintf(stderr, "trellis-trainer: skipping checkpoint: %s\n", why.c_str());
-        if (!loaded.error.empty())
-            throw TrainerError(proto::kExitCheckpointError, loaded.error);
-        if (loaded.found) {
-            resumed = true;
-            stack.setParameters(restored.parameters);
-            optimizer.restore(restored.m, restored.v, restored.adamStep);
-            scaler.restore(restored.lossScale, restored.lossScaleClean);
-            firstStep = static_cast<int>(restored.step);
-            if (rank == 0)
-                std::printf("resumed from %s (step %d)\n", loaded.path.c_str(), firstStep);
-            proto::Envelope e;
-            e.mutable_event()->set_kind(proto::Event::RESTART);
-            e.mutable_event()->set_step(restored.step);
-            e.mutable_event()->set_message("resumed from " + loaded.path);
-            telemetry.publish(std::move(e));
-        } else if (rank == 0) {
-            std::printf("no checkpoint in %s: starting at step 0\n", checkpointDir.c_str());
-        }
-        // Every rank must resume from the same step: folders that differ between hosts are refused.
-        const std::int64_t mine = loaded.found ? static_cast<std::int64_t>(restored.step) : -1;
-        const std::vector<std::int64_t> every = m_world.host().allGather(mine);
-        for (std::size_t r = 0; r < every.size(); ++r)
-            if (every[r] != every[0]) {
-                auto what = [](std::int64_t s) { return s < 0 ? std::string("no checkpoint") : "step " + std::to_string(s); };
-                throw TrainerError(proto::kExitCheckpointError,
-                                   "ranks found different checkpoints in " + checkpointDir + ": rank 0 " + what(every[0]) + ", rank " +
-                                       std::to_string(r) + " " + what(every[r]) +
-                                       " (every rank must see the same checkpoints: a folder every host shares, or the copies "
-                                       "the ssh target puts on each host before a restart)");
-            }
-    }
-
-    // A fresh start from transformers-layout weights (training.init.from), cut onto this layout.
-    if (!resumed && !ts.init.from.empty()) {
-        const std::string from = resolve(m_options.planDir, ts.init.from);
-        GptConfig whole = stack.config();
-        whole.tp = whole.cp = whole.ep = 1;
-        whole.tpRank = whole.cpRank = whole.epRank = 0;
-        std::vector<float> weights;
-        if (const std::string e = importHuggingFace(whole, from, weights); !e.empty())
-            throw TrainerError(proto::kExitPlanInvalid, "training.init.from: " + e);
-        stack.setParameters(weights);
-        if (rank == 0 && !m_options.quiet)
-            std::printf("initialised from %s\n", from.c_str());
-    }
-
-    FaultInjector faults(m_options.inject, rank);
-    const LrSchedule schedule{ts.lr, ts.minLr, ts.warmupSteps, ts.steps};
-    const std::uint64_t tokensPerStep = static_cast<std::uint64_t>(ps.microBatchSize) * ps.microBatches *
-                                        static_cast<std::uint64_t>(m_plan.model.seqLen);
-    std::vector<double> losses;
-    int skippedInARow = 0;
-    for (int step = firstStep; step < ts.steps; ++step) {
+    TrainingRun run(m_plan, m_options, m_world, telemetry, coords, groups, stack, optimizer, scaler, data);
+    for (int step = run.start(); step < ts.steps; ++step) {
         stepNumber = static_cast<std::uint64_t>(step) + 1;
-        faults.beforeStep(stepNumber, telemetry);
-        if (faults.poisonAt(stepNumber) && !stack.poison("lnf.weight") && !stack.tensors().empty())
-            stack.poison(stack.tensors().front().name);
-        const auto t0 = Clock::now();
-        double blockingMs = 0;
-        for (const DeviceCommunicator *g : groups.all())
-            blockingMs -= g->totalMs();
-        // This dp replica's share of the global batch; every pipeline stage takes the same.
-        std::vector<Batch> batches;
-        std::vector<MicroBatch> micro;
-        for (int mb = 0; mb < ps.microBatches; ++mb)
-            batches.push_back(data.batch(static_cast<std::uint64_t>(step), coords.dp, ps.dp, mb, ps.microBatches, ps.microBatchSize));
-        for (const Batch &b : batches)
-            micro.push_back({b.tokens.data(), b.targets.data(), b.batch, b.seqLen});
-        if (step == firstStep && rank == 0 && !m_options.dumpBatchPath.empty()) {
-            std::vector<std::int32_t> all;
-            for (const Batch &b : batches) {
-                all.insert(all.end(), b.tokens.begin(), b.tokens.end());
-                all.insert(all.end(), b.targets.begin(), b.targets.end());
-            }
-            dump(m_options.dumpBatchPath, 0, all.data(), all.size() * sizeof(std::int32_t));
-        }
-
-        stack.beginStep();
-        const double lossScale = scaler.scale();
-        const StepOutput out =
-            stack.run(micro, [&](const char *phase) { telemetry.setProgress(stepNumber, phase); }, lossScale);
-        faults.afterCompute();
-        telemetry.setProgress(stepNumber, "comm");
-        stack.reduceGradients();
-        if (scaler.enabled())
-            stack.scaleGradients(1.0 / lossScale); // back to the loss's own gradients
-        const double localLoss = faults.loss(out.hasLoss ? out.loss : 0.0, stepNumber);
-        const double loss = stack.globalLoss(localLoss);
-        if (step == firstStep && !m_options.dumpGradsPath.empty())
-            stack.captureGradients();
-
-        telemetry.setProgress(stepNumber, "optimizer");
-        const double lr = schedule.at(step);
-        const double gradNorm = stack.gradientNorm();
-        // fp16: an overflow anywhere (every rank's verdict, agreed over the world) skips the update
-        // and backs the scale off — expected now and then, counted and reported, not an error.
-        bool skipped = false;
-        if (scaler.enabled()) {
-            const std::int32_t overflow =
-                m_world.host().allReduce(std::int32_t(std::isfinite(gradNorm) && std::isfinite(loss) ? 0 : 1), ReduceOp::Max);
-            skipped = scaler.update(overflow != 0);
-            if (skipped && scaler.tooManySkipped())
-                throw TrainerError(proto::kExitNonFinite,
-                                   diagnoseNonFinite(stack, m_world, stepNumber, loss, gradNorm, std::isfinite(localLoss)) +
-                                       "; " + std::to_string(scaler.skippedInARow()) +
-                                       " steps in a row overflowed in fp16 (parallel.loss_scale.max_skipped " +
-                                       std::to_string(ps.lossScale.maxSkipped) + ", scale now " +
-                                       formatScale(scaler.scale()) + ")");
-            if (skipped && rank == 0 && !m_options.quiet)
-                std::fprintf(stderr, "trellis-trainer: step %llu overflowed in fp16: update skipped, loss scale %s\n",
-                             static_cast<unsigned long long>(stepNumber), formatScale(scaler.scale()).c_str());
-        }
-        if (!skipped && (!std::isfinite(loss) || !std::isfinite(gradNorm))) {
-            // Name the step, the rank and the first tensor; stop, or skip the update (on_non_finite).
-            const std::string why = diagnoseNonFinite(stack, m_world, stepNumber, loss, gradNorm,
-                                                      std::isfinite(localLoss));
-            if (ts.onNonFinite == plan::NonFinitePolicy::Stop)
-                throw TrainerError(proto::kExitNonFinite, why);
-            if (++skippedInARow > 10)
-                throw TrainerError(proto::kExitNonFinite, why + "; 10 steps in a row were skipped already");
-            stack.afterOptimizerStep(); // nothing was updated: the gathers only refresh the same values
-            if (rank == 0) {
-                std::fprintf(stderr, "trellis-trainer: skipping the update of step %llu: %s\n",
-                             static_cast<unsigned long long>(stepNumber), why.c_str());
-                proto::Envelope e;
-                e.mutable_event()->set_kind(proto::Event::NON_FINITE);
-                e.mutable_event()->set_step(stepNumber);
-                e.mutable_event()->set_message("skipped the update of step " + std::to_string(stepNumber) + ": " + why);
-                telemetry.publish(std::move(e));
-            }
-            continue;
-        }
-        if (!skipped) {
-            skippedInARow = 0;
-            std::vector<std::span<float>> grads;
-            std::vector<float *> params;
-            std::vector<const float *> gradPointers;
-            for (const OwnedRange &o : stack.owned()) {
-                grads.emplace_back(o.grads, o.range.end - o.range.begin);
-                params.push_back(o.params);
-                gradPointers.push_back(o.grads);
-            }
-            clipToNorm(grads, gradNorm, ts.gradClip, stack.device());
-            optimizer.step(params, gradPointers, lr);
-        }
-        telemetry.setProgress(stepNumber, "comm");
-        stack.afterOptimizerStep(); // skipped: the gathers only refresh the same values
-        const auto t1 = Clock::now();
-        losses.push_back(loss);
-
-        if (ts.checkpoint.every > 0 && !checkpointDir.empty() &&
-            (stepNumber % static_cast<std::uint64_t>(ts.checkpoint.every) == 0 || step + 1 == ts.steps)) {
-            telemetry.setProgress(stepNumber, "checkpoint");
-            saveState(m_world, stack, optimizer, scaler, m_plan, checkpointDir, stepNumber);
-            proto::Envelope e;
-            e.mutable_event()->set_kind(proto::Event::CHECKPOINT);
-            e.mutable_event()->set_step(stepNumber);
-            e.mutable_event()->set_message("checkpoint at step " + std::to_string(stepNumber));
-            telemetry.publish(std::move(e));
-        }
-
-        // Blocking time in every group's calls beyond the async reductions' waits; pipeline
-        // receive waits are bubble, not communication.
-        for (const DeviceCommunicator *g : groups.all())
-            blockingMs += g->totalMs();
-        blockingMs = std::max(0.0, blockingMs - out.bubbleMs - stack.asyncExposedMs());
-        StepFigures f;
-        f.step = stepNumber;
-        f.totalSteps = static_cast<std::uint64_t>(ts.steps);
-        f.tokens = tokensPerStep;
-        f.stepMs = msBetween(t0, t1);
-        f.bubbleMs = out.bubbleMs;
-        f.commMs = stack.asyncCommMs() + blockingMs;
-        f.exposedMs = stack.asyncExposedMs() + blockingMs;
-        f.loss = loss;
-        f.gradNorm = gradNorm;
-        f.lr = lr;
-        f.parameterBytes = stack.parameterBytes();
-        f.masterBytes = stack.masterBytes();
-        f.lossScale = scaler.enabled() ? lossScale : 0.0;
-        f.skippedSteps = scaler.skippedTotal();
-        f.updateSkipped = skipped;
-        f.gradientBytes = stack.gradientBytes();
-        f.optimizerBytes = optimizer.stateBytes();
-        f.activationBytes = stack.activationBytes();
-        f.bufferBytes = stack.bufferBytes();
-        ExpertLoad load = stack.takeExpertLoad(); // taken every step; tp ranks > 0 route alike and stay quiet
-        if (groups.tp().rank() == 0)
-            f.experts = std::move(load);
-        const bool traced = m_plan.telemetry.traceEvery > 0 && !stack.spans().empty() &&
-                            stepNumber % static_cast<std::uint64_t>(m_plan.telemetry.traceEvery) == 0;
-        publishStep(telemetry, f, groups.all(), traced ? &stack.spans() : nullptr);
-        if (rank == 0 && !m_options.quiet)
-            std::printf("step %5llu/%d  loss %.4f  lr %.2e  %.1f ms  %.0f tok/s/rank\n",
-                        static_cast<unsigned long long>(stepNumber), ts.steps, loss, lr, f.stepMs,
-                        static_cast<double>(tokensPerStep) / (f.stepMs / 1000.0));
-        std::fflush(stdout);
+        run.runStep(step, stepNumber);
     }
-
-    // Dumps for comparisons: whole-model vectors, assembled over the world (collective).
-    // A path ending in .safetensors gets the vector in transformers' layout (rank 0 writes it).
-    auto dumpWhole = [&](const std::string &path, const std::vector<float> &values) {
-        if (!path.ends_with(".safetensors")) {
-            dump(path, rank, values.data(), values.size() * sizeof(float));
-            return;
-        }
-        GptConfig whole = stack.config();
-        whole.tp = whole.cp = whole.ep = 1;
-        whole.tpRank = whole.cpRank = whole.epRank = 0;
-        if (rank == 0)
-            if (const std::string e = writeHuggingFaceTensors(whole, values, path, "trellis-trainer dump"); !e.empty())
-                throw TrainerError(proto::kExitIoError, e);
-    };
-    if (!m_options.dumpParamsPath.empty())
-        dumpWhole(m_options.dumpParamsPath, stack.gatherParameters());
-    if (!m_options.dumpGradsPath.empty() && !losses.empty())
-        dumpWhole(m_options.dumpGradsPath, stack.gatherCapturedGradients());
-    if (rank == 0 && !m_options.dumpLossesPath.empty())
-        dump(m_options.dumpLossesPath, 0, losses.data(), losses.size() * sizeof(double));
+    run.dumpResults();
     telemetry.setProgress(static_cast<std::uint64_t>(ts.steps), "done");
     telemetry.close(proto::kExitOk, "completed", static_cast<std::uint64_t>(ts.steps));
     return proto::kExitOk;

@@ -22,7 +22,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -59,20 +61,34 @@ int finish(int code)
     return code;
 }
 
-} // namespace
-
-int main(int argc, char **argv)
-{
-    // A peer rank that died closes its connections: writing to one must be an error Open MPI
-    // reports, not a SIGPIPE that kills this rank too (mpirun would then name this rank, killed by
-    // signal 13, as the job's first failure instead of the one that died).
-    std::signal(SIGPIPE, SIG_IGN);
+// The command line: a plan to train, or one of the other modes.
+struct Arguments {
     std::string planPath;
     trainer::TrainerOptions options;
     bool benchCollectives = false;
     bool calibrate = false;
     std::string exportFrom, exportTo, exportDtype;
     trainer::CollectiveBenchOptions benchOptions;
+};
+
+// "a,b,,c" -> {a, b, c}.
+std::vector<std::string> commaList(const std::string &list)
+{
+    std::vector<std::string> out;
+    for (std::size_t start = 0; start <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', start), list.size());
+        if (comma > start)
+            out.push_back(list.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
+
+// Fills `a` from argv; an exit code when the program should end now (bad usage, --help,
+// --version), nullopt to go on.
+std::optional<int> parseArguments(int argc, char **argv, Arguments &a)
+{
+    trainer::TrainerOptions &options = a.options;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto value = [&](const char *name) -> std::string {
@@ -82,7 +98,7 @@ int main(int argc, char **argv)
             }
             return argv[++i];
         };
-        if (arg == "--plan") planPath = value("--plan");
+        if (arg == "--plan") a.planPath = value("--plan");
         else if (arg == "--run-id") options.runId = value("--run-id");
         else if (arg == "--endpoint") options.endpoint = value("--endpoint");
         else if (arg == "--telemetry-keys") {
@@ -101,25 +117,16 @@ int main(int argc, char **argv)
         else if (arg == "--resume") options.resume = true;
         else if (arg == "--dump-losses") options.dumpLossesPath = value("--dump-losses");
         else if (arg == "--dump-batch") options.dumpBatchPath = value("--dump-batch");
-        else if (arg == "--bench-collectives") benchCollectives = true;
-        else if (arg == "--calibrate") calibrate = true;
-        else if (arg == "--export-model") exportFrom = value("--export-model");
-        else if (arg == "--out") exportTo = value("--out");
-        else if (arg == "--dtype") exportDtype = value("--dtype");
-        else if (arg == "--ops") {
-            benchOptions.ops.clear();
-            std::string list = value("--ops");
-            for (std::size_t start = 0; start <= list.size();) {
-                const std::size_t comma = std::min(list.find(',', start), list.size());
-                if (comma > start)
-                    benchOptions.ops.push_back(list.substr(start, comma - start));
-                start = comma + 1;
-            }
-        }
+        else if (arg == "--bench-collectives") a.benchCollectives = true;
+        else if (arg == "--calibrate") a.calibrate = true;
+        else if (arg == "--export-model") a.exportFrom = value("--export-model");
+        else if (arg == "--out") a.exportTo = value("--out");
+        else if (arg == "--dtype") a.exportDtype = value("--dtype");
+        else if (arg == "--ops") a.benchOptions.ops = commaList(value("--ops"));
         else if (arg == "--max-bytes") {
             const std::string v = value("--max-bytes");
             try {
-                benchOptions.maxBytes = std::stoull(v);
+                a.benchOptions.maxBytes = std::stoull(v);
             } catch (const std::exception &) {
                 std::fprintf(stderr, "trellis-trainer: --max-bytes expects a byte count, got '%s'\n", v.c_str());
                 return proto::kExitUsage;
@@ -144,55 +151,53 @@ int main(int argc, char **argv)
             return proto::kExitUsage;
         }
     }
-    if (!exportFrom.empty() || !exportTo.empty()) {
-        if (exportFrom.empty() || exportTo.empty()) {
-            std::fprintf(stderr, "trellis-trainer: --export-model and --out go together\n");
-            return proto::kExitUsage;
-        }
-        const trainer::ExportResult r = trainer::exportCheckpointModel(exportFrom, exportTo, exportDtype);
-        if (!r.error.empty()) {
-            std::fprintf(stderr, "trellis-trainer: %s\n", r.error.c_str());
-            return proto::kExitCheckpointError;
-        }
-        std::printf("exported %s (step %llu, %s, %llu parameters, %s) to %s\n", r.checkpoint.c_str(),
-                    static_cast<unsigned long long>(r.step), r.arch.c_str(), static_cast<unsigned long long>(r.parameters),
-                    r.dtype.c_str(), exportTo.c_str());
-        return proto::kExitOk;
-    }
-    if (planPath.empty() && !benchCollectives && !calibrate) {
-        usage(stderr);
+    return std::nullopt;
+}
+
+// --export-model CHECKPOINT_DIR --out DIR (no MPI).
+int exportModel(const Arguments &a)
+{
+    if (a.exportFrom.empty() || a.exportTo.empty()) {
+        std::fprintf(stderr, "trellis-trainer: --export-model and --out go together\n");
         return proto::kExitUsage;
     }
-
-    int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-    if (benchCollectives) {
-        {
-            trainer::MpiCommunicator world(MPI_COMM_WORLD, "world");
-            trainer::runCollectiveBench(world, benchOptions, stdout);
-        }
-        return finish(proto::kExitOk);
+    const trainer::ExportResult r = trainer::exportCheckpointModel(a.exportFrom, a.exportTo, a.exportDtype);
+    if (!r.error.empty()) {
+        std::fprintf(stderr, "trellis-trainer: %s\n", r.error.c_str());
+        return proto::kExitCheckpointError;
     }
-    if (calibrate) {
-        {
-            trainer::MpiCommunicator world(MPI_COMM_WORLD, "world");
-            const trainer::Calibration c = trainer::runCalibration(world);
-            if (world.rank() == 0)
-                std::printf("%s\n", plan::calibrationEntryJson(c).c_str());
-            std::fflush(stdout);
-        }
-        return finish(proto::kExitOk);
-    }
-    int rank = 0, size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::printf("exported %s (step %llu, %s, %llu parameters, %s) to %s\n", r.checkpoint.c_str(),
+                static_cast<unsigned long long>(r.step), r.arch.c_str(), static_cast<unsigned long long>(r.parameters),
+                r.dtype.c_str(), a.exportTo.c_str());
+    return proto::kExitOk;
+}
 
+// --bench-collectives or --calibrate, under MPI.
+int measure(const Arguments &a)
+{
+    trainer::MpiCommunicator world(MPI_COMM_WORLD, "world");
+    if (a.benchCollectives) {
+        trainer::runCollectiveBench(world, a.benchOptions, stdout);
+        return proto::kExitOk;
+    }
+    const trainer::Calibration c = trainer::runCalibration(world);
+    if (world.rank() == 0)
+        std::printf("%s\n", plan::calibrationEntryJson(c).c_str());
+    std::fflush(stdout);
+    return proto::kExitOk;
+}
+
+// The plan every rank trains: valid, one trellis-trainer runs, for the world mpirun started.
+// nullopt (and the exit code in `code`, said once by rank 0) when not.
+std::optional<plan::Plan> planToTrain(const std::string &planPath, int rank, int size, int &code)
+{
     // Every rank validates the same file; only rank 0 prints, so errors appear once.
     auto loaded = plan::loadAndValidatePlanFile(planPath);
     if (!loaded) {
         if (rank == 0)
             std::fprintf(stderr, "trellis-trainer: %s\n", loaded.errorText().c_str());
-        return finish(proto::kExitPlanInvalid);
+        code = proto::kExitPlanInvalid;
+        return std::nullopt;
     }
     plan::Plan thePlan = loaded.value();
     const auto unsupported = plan::checkTrainerSupport(thePlan);
@@ -200,27 +205,66 @@ int main(int argc, char **argv)
         if (rank == 0)
             for (const auto &d : unsupported)
                 std::fprintf(stderr, "trellis-trainer: %s\n", d.toString().c_str());
-        return finish(proto::kExitUnsupported);
+        code = proto::kExitUnsupported;
+        return std::nullopt;
     }
     if (size != thePlan.parallel.worldSize()) {
         if (rank == 0)
             std::fprintf(stderr, "trellis-trainer: parallel: the plan needs %d ranks (dp·tp·pp·cp) but mpirun started %d\n",
                          thePlan.parallel.worldSize(), size);
-        return finish(proto::kExitWorldMismatch);
+        code = proto::kExitWorldMismatch;
+        return std::nullopt;
     }
-    options.planDir = std::filesystem::absolute(planPath).parent_path().string();
+    return thePlan;
+}
 
+// One rank of the plan's training, under MPI.
+int train(const Arguments &a)
+{
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     int code = proto::kExitOk;
+    const std::optional<plan::Plan> thePlan = planToTrain(a.planPath, rank, size, code);
+    if (!thePlan)
+        return code;
+    trainer::TrainerOptions options = a.options;
+    options.planDir = std::filesystem::absolute(a.planPath).parent_path().string();
     try {
         // The world is the DP group of a purely data-parallel plan; otherwise its own group.
-        const auto &ps = thePlan.parallel;
+        const auto &ps = thePlan->parallel;
         trainer::MpiCommunicator world(MPI_COMM_WORLD, ps.tp == 1 && ps.pp == 1 && ps.cp == 1 ? "dp" : "world");
-        trainer::Trainer t(thePlan, options, world);
+        trainer::Trainer t(*thePlan, options, world);
         code = t.run(); // reports its own failures (Event, exit code) and catches everything
     } catch (const std::exception &e) {
         // Only what happens outside the training loop reaches here (setting up the world).
         std::fprintf(stderr, "trellis-trainer: rank %d: internal error: %s\n", rank, e.what());
         code = proto::kExitInternalError;
     }
-    return finish(code);
+    return code;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    // A peer rank that died closes its connections: writing to one must be an error Open MPI
+    // reports, not a SIGPIPE that kills this rank too (mpirun would then name this rank, killed by
+    // signal 13, as the job's first failure instead of the one that died).
+    std::signal(SIGPIPE, SIG_IGN);
+    Arguments a;
+    if (const std::optional<int> code = parseArguments(argc, argv, a))
+        return *code;
+    if (!a.exportFrom.empty() || !a.exportTo.empty())
+        return exportModel(a);
+    if (a.planPath.empty() && !a.benchCollectives && !a.calibrate) {
+        usage(stderr);
+        return proto::kExitUsage;
+    }
+
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    if (a.benchCollectives || a.calibrate)
+        return finish(measure(a));
+    return finish(train(a));
 }

@@ -15,49 +15,53 @@
 
 namespace trellis::trainer {
 
-ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::string &outDir, const std::string &dtype)
+namespace {
+
+namespace fs = std::filesystem;
+
+// A folder removed with everything in it when the export ends.
+struct TemporaryRoot {
+    fs::path path;
+    ~TemporaryRoot()
+    {
+        std::error_code ignored;
+        if (!path.empty())
+            fs::remove_all(path, ignored);
+    }
+};
+
+// The folder loadCheckpoint reads: a step folder is read alone (through a temporary folder
+// holding a link to it); a checkpoint folder gives its newest complete checkpoint. "" or why not.
+std::string checkpointRoot(const std::string &checkpointDir, fs::path &root, TemporaryRoot &only)
 {
-    namespace fs = std::filesystem;
-    ExportResult result;
-    // A step folder is read alone (through a temporary folder holding a link to it); a checkpoint
-    // folder gives its newest complete checkpoint.
-    fs::path root = fs::path(checkpointDir).lexically_normal();
+    root = fs::path(checkpointDir).lexically_normal();
     if (!root.has_filename()) // a trailing slash
         root = root.parent_path();
     std::error_code ec;
-    struct TemporaryRoot {
-        fs::path path;
-        ~TemporaryRoot()
-        {
-            std::error_code ignored;
-            if (!path.empty())
-                fs::remove_all(path, ignored);
-        }
-    } only;
     if (fs::exists(root / "meta.json")) {
         const fs::path step = fs::absolute(root, ec);
         only.path = fs::temp_directory_path(ec) / ("trellis-export-" + std::to_string(::getpid()));
         fs::create_directories(only.path, ec);
         fs::create_directory_symlink(step, only.path / step.filename(), ec);
-        if (ec) {
-            result.error = checkpointDir + ": cannot be read alone (" + ec.message() + ")";
-            return result;
-        }
+        if (ec)
+            return checkpointDir + ": cannot be read alone (" + ec.message() + ")";
         root = only.path;
     }
-    if (!fs::is_directory(root, ec)) {
-        result.error = checkpointDir + ": not a checkpoint folder";
-        return result;
-    }
-    // The model as the newest readable meta.json records it.
+    if (!fs::is_directory(root, ec))
+        return checkpointDir + ": not a checkpoint folder";
+    return {};
+}
+
+// The model as the newest readable meta.json records it; false when none does.
+bool newestModel(const fs::path &root, plan::ModelSpec &spec)
+{
+    std::error_code ec;
     std::vector<fs::path> steps;
     static const std::regex name("step-[0-9]{8}");
     for (const auto &entry : fs::directory_iterator(root, ec))
         if (entry.is_directory() && std::regex_match(entry.path().filename().string(), name))
             steps.push_back(entry.path());
     std::sort(steps.rbegin(), steps.rend());
-    plan::Plan plan;
-    bool haveModel = false;
     for (const fs::path &s : steps) {
         std::ifstream in(s / "meta.json");
         nlohmann::json meta;
@@ -69,7 +73,6 @@ ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::
         const nlohmann::json &m = meta["model"];
         if (!m.is_object())
             continue;
-        plan::ModelSpec &spec = plan.model;
         spec.arch = m.value("arch", std::string(plan::kArchGpt));
         spec.layers = m.value("layers", 0);
         spec.hidden = m.value("hidden", 0);
@@ -79,10 +82,36 @@ ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::
         spec.seqLen = m.value("seq_len", 0);
         spec.vocab = m.value("vocab", 0);
         spec.moe.experts = m.value("experts", 0);
-        haveModel = true;
-        break;
+        return true;
     }
-    if (!haveModel) {
+    return false;
+}
+
+GptConfig wholeModelConfig(const plan::ModelSpec &model)
+{
+    GptConfig config;
+    config.vocab = model.vocab;
+    config.maxSeqLen = model.seqLen;
+    config.layers = model.layers;
+    config.hidden = model.hidden;
+    config.heads = model.heads;
+    config.kvHeads = model.kvHeads;
+    config.ffn = model.ffn;
+    config.llama = model.arch == plan::kArchLlama;
+    return config;
+}
+
+} // namespace
+
+ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::string &outDir, const std::string &dtype)
+{
+    ExportResult result;
+    fs::path root;
+    TemporaryRoot only;
+    if ((result.error = checkpointRoot(checkpointDir, root, only)); !result.error.empty())
+        return result;
+    plan::Plan plan;
+    if (!newestModel(root, plan.model)) {
         result.error = root.string() + ": no complete checkpoint (step-NNNNNNNN/meta.json) to export";
         return result;
     }
@@ -90,15 +119,7 @@ ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::
         result.error = root.string() + ": a mixture-of-experts model has no transformers layout in this version (model.moe)";
         return result;
     }
-    GptConfig config;
-    config.vocab = plan.model.vocab;
-    config.maxSeqLen = plan.model.seqLen;
-    config.layers = plan.model.layers;
-    config.hidden = plan.model.hidden;
-    config.heads = plan.model.heads;
-    config.kvHeads = plan.model.kvHeads;
-    config.ffn = plan.model.ffn;
-    config.llama = plan.model.arch == plan::kArchLlama;
+    const GptConfig config = wholeModelConfig(plan.model);
     std::uint64_t count = 0;
     try {
         count = GptModel<float>(config, false).parameterCount();
@@ -114,6 +135,7 @@ ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::
                                                    (loaded.skipped.empty() ? std::string() : " (" + loaded.skipped.front() + ")");
         return result;
     }
+    std::error_code ec;
     result.checkpoint = only.path.empty() ? loaded.path : fs::absolute(fs::path(checkpointDir), ec).lexically_normal().string();
     result.step = state.step;
     result.arch = plan.model.arch;

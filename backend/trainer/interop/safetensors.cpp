@@ -41,21 +41,14 @@ float halfToFloat(std::uint16_t h)
     return f;
 }
 
-} // namespace
-
-std::string readSafetensors(const std::string &path, SafetensorsFile &out)
+// The 8-byte little-endian header length, then the JSON header (an object). "" or why not.
+std::string readHeader(std::ifstream &in, const std::string &path, std::uint64_t fileSize, std::uint64_t &headerBytes,
+                       nlohmann::json &header)
 {
-    out = {};
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return path + ": cannot be opened";
-    in.seekg(0, std::ios::end);
-    const auto fileSize = static_cast<std::uint64_t>(in.tellg());
-    in.seekg(0);
     unsigned char lengthBytes[8] = {};
     if (fileSize < 8 || !in.read(reinterpret_cast<char *>(lengthBytes), 8))
         return path + ": too short for a safetensors file (" + std::to_string(fileSize) + " bytes)";
-    std::uint64_t headerBytes = 0;
+    headerBytes = 0;
     for (int i = 7; i >= 0; --i)
         headerBytes = headerBytes << 8 | lengthBytes[i];
     if (headerBytes > kMaxHeaderBytes || headerBytes > fileSize - 8)
@@ -63,7 +56,6 @@ std::string readSafetensors(const std::string &path, SafetensorsFile &out)
                " bytes)";
     std::string text(headerBytes, '\0');
     in.read(text.data(), static_cast<std::streamsize>(headerBytes));
-    nlohmann::json header;
     try {
         header = nlohmann::json::parse(text);
     } catch (const std::exception &) {
@@ -71,80 +63,87 @@ std::string readSafetensors(const std::string &path, SafetensorsFile &out)
     }
     if (!header.is_object())
         return path + ": the header is not a JSON object";
-    const std::uint64_t dataBytes = fileSize - 8 - headerBytes;
-    struct Span {
-        std::uint64_t begin, end;
-        std::string name;
-    };
-    std::vector<Span> spans;
-    for (const auto &[name, entry] : header.items()) {
-        if (name == "__metadata__") {
-            if (!entry.is_object())
-                return path + ": __metadata__ is not an object";
-            for (const auto &[key, value] : entry.items())
-                if (value.is_string())
-                    out.metadata[key] = value.get<std::string>();
-            continue;
-        }
-        const std::string where = path + ": tensor " + name;
-        if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets") ||
-            !entry["dtype"].is_string() || !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
-            entry["data_offsets"].size() != 2)
-            return where + ": needs dtype, shape and two data_offsets";
-        const std::string dtype = entry["dtype"].get<std::string>();
-        const std::uint64_t width = dtype == "F32" ? 4 : dtype == "F64" ? 8 : dtype == "F16" || dtype == "BF16" ? 2 : 0;
-        if (width == 0)
-            return where + ": dtype " + dtype + " is not a floating-point type this reader takes (F32, F64, F16, BF16)";
-        SafeTensor t;
-        std::uint64_t count = 1;
-        for (const auto &d : entry["shape"]) {
-            if (!d.is_number_unsigned())
-                return where + ": shape holds a negative or non-integer size";
-            const auto n = d.get<std::uint64_t>();
-            if (n != 0 && count > std::numeric_limits<std::uint64_t>::max() / 8 / n)
-                return where + ": shape too large";
-            count *= n;
-            t.shape.push_back(static_cast<std::int64_t>(n));
-        }
-        const auto &offsets = entry["data_offsets"];
-        if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
-            return where + ": data_offsets must be non-negative integers";
-        const auto begin = offsets[0].get<std::uint64_t>(), end = offsets[1].get<std::uint64_t>();
-        if (begin > end || end > dataBytes)
-            return where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] lie outside the " +
-                   std::to_string(dataBytes) + " bytes of data";
-        if (end - begin != count * width)
-            return where + ": " + std::to_string(end - begin) + " bytes of data for shape of " + std::to_string(count) + " " + dtype +
-                   " values (" + std::to_string(count * width) + " bytes)";
-        std::string raw(end - begin, '\0');
-        in.seekg(static_cast<std::streamoff>(8 + headerBytes + begin));
-        if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
-            return where + ": cannot read its data";
-        t.values.resize(count);
-        for (std::uint64_t i = 0; i < count; ++i) {
-            const char *p = raw.data() + i * width;
-            if (width == 4) {
-                std::memcpy(&t.values[i], p, 4);
-            } else if (width == 8) {
-                double d;
-                std::memcpy(&d, p, 8);
-                t.values[i] = static_cast<float>(d);
+    return {};
+}
+
+// `count` values of `width` bytes (F32, F64, F16 or BF16) as floats.
+void decodeValues(const std::string &raw, std::uint64_t width, const std::string &dtype, std::uint64_t count,
+                  std::vector<float> &values)
+{
+    values.resize(count);
+    for (std::uint64_t i = 0; i < count; ++i) {
+        const char *p = raw.data() + i * width;
+        if (width == 4) {
+            std::memcpy(&values[i], p, 4);
+        } else if (width == 8) {
+            double d;
+            std::memcpy(&d, p, 8);
+            values[i] = static_cast<float>(d);
+        } else {
+            std::uint16_t h;
+            std::memcpy(&h, p, 2);
+            if (dtype == "BF16") {
+                const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
+                std::memcpy(&values[i], &bits, 4);
             } else {
-                std::uint16_t h;
-                std::memcpy(&h, p, 2);
-                if (dtype == "BF16") {
-                    const std::uint32_t bits = static_cast<std::uint32_t>(h) << 16;
-                    std::memcpy(&t.values[i], &bits, 4);
-                } else {
-                    t.values[i] = halfToFloat(h);
-                }
+                values[i] = halfToFloat(h);
             }
         }
-        spans.push_back({begin, end, name});
-        t.dtype = dtype;
-        out.tensors[name] = std::move(t);
     }
-    // The data is the tensors, back to back: no overlaps, no gaps.
+}
+
+// Where a tensor's bytes lie in the data (after the header).
+struct Span {
+    std::uint64_t begin, end;
+    std::string name;
+};
+
+// One tensor's header entry checked and its data read (`dataStart`: the data's offset in the file,
+// `dataBytes` its size). "" or why not.
+std::string readTensor(std::ifstream &in, const std::string &where, const nlohmann::json &entry, std::uint64_t dataStart,
+                       std::uint64_t dataBytes, SafeTensor &t, Span &span)
+{
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets") ||
+        !entry["dtype"].is_string() || !entry["shape"].is_array() || !entry["data_offsets"].is_array() ||
+        entry["data_offsets"].size() != 2)
+        return where + ": needs dtype, shape and two data_offsets";
+    const std::string dtype = entry["dtype"].get<std::string>();
+    const std::uint64_t width = dtype == "F32" ? 4 : dtype == "F64" ? 8 : dtype == "F16" || dtype == "BF16" ? 2 : 0;
+    if (width == 0)
+        return where + ": dtype " + dtype + " is not a floating-point type this reader takes (F32, F64, F16, BF16)";
+    std::uint64_t count = 1;
+    for (const auto &d : entry["shape"]) {
+        if (!d.is_number_unsigned())
+            return where + ": shape holds a negative or non-integer size";
+        const auto n = d.get<std::uint64_t>();
+        if (n != 0 && count > std::numeric_limits<std::uint64_t>::max() / 8 / n)
+            return where + ": shape too large";
+        count *= n;
+        t.shape.push_back(static_cast<std::int64_t>(n));
+    }
+    const auto &offsets = entry["data_offsets"];
+    if (!offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
+        return where + ": data_offsets must be non-negative integers";
+    const auto begin = offsets[0].get<std::uint64_t>(), end = offsets[1].get<std::uint64_t>();
+    if (begin > end || end > dataBytes)
+        return where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] lie outside the " +
+               std::to_string(dataBytes) + " bytes of data";
+    if (end - begin != count * width)
+        return where + ": " + std::to_string(end - begin) + " bytes of data for shape of " + std::to_string(count) + " " + dtype +
+               " values (" + std::to_string(count * width) + " bytes)";
+    std::string raw(end - begin, '\0');
+    in.seekg(static_cast<std::streamoff>(dataStart + begin));
+    if (!in.read(raw.data(), static_cast<std::streamsize>(raw.size())))
+        return where + ": cannot read its data";
+    decodeValues(raw, width, dtype, count, t.values);
+    t.dtype = dtype;
+    span = {begin, end, {}};
+    return {};
+}
+
+// The data is the tensors, back to back: no overlaps, no gaps. "" or where not.
+std::string checkBackToBack(std::vector<Span> spans, std::uint64_t dataBytes, const std::string &path)
+{
     std::sort(spans.begin(), spans.end(), [](const Span &a, const Span &b) { return a.begin < b.begin; });
     std::uint64_t at = 0;
     for (const Span &s : spans) {
@@ -156,6 +155,43 @@ std::string readSafetensors(const std::string &path, SafetensorsFile &out)
     if (at != dataBytes)
         return path + ": " + std::to_string(dataBytes - at) + " bytes of data after the last tensor";
     return {};
+}
+
+} // namespace
+
+std::string readSafetensors(const std::string &path, SafetensorsFile &out)
+{
+    out = {};
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return path + ": cannot be opened";
+    in.seekg(0, std::ios::end);
+    const auto fileSize = static_cast<std::uint64_t>(in.tellg());
+    in.seekg(0);
+    std::uint64_t headerBytes = 0;
+    nlohmann::json header;
+    if (const std::string e = readHeader(in, path, fileSize, headerBytes, header); !e.empty())
+        return e;
+    const std::uint64_t dataBytes = fileSize - 8 - headerBytes;
+    std::vector<Span> spans;
+    for (const auto &[name, entry] : header.items()) {
+        if (name == "__metadata__") {
+            if (!entry.is_object())
+                return path + ": __metadata__ is not an object";
+            for (const auto &[key, value] : entry.items())
+                if (value.is_string())
+                    out.metadata[key] = value.get<std::string>();
+            continue;
+        }
+        SafeTensor t;
+        Span span;
+        if (const std::string e = readTensor(in, path + ": tensor " + name, entry, 8 + headerBytes, dataBytes, t, span); !e.empty())
+            return e;
+        span.name = name;
+        spans.push_back(std::move(span));
+        out.tensors[name] = std::move(t);
+    }
+    return checkBackToBack(std::move(spans), dataBytes, path);
 }
 
 std::string writeSafetensors(const std::string &path, const SafetensorsFile &file)

@@ -295,7 +295,15 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     }
     m_capacityBT = static_cast<int>(bt);
     m_capacityT = tCap;
+    allocateBackwardScratch(r, bt, tCap);
+}
 
+// Backward's scratch for `r` rows of the norm and residual regions, `bt` rows and sequences of up
+// to `tCap` positions.
+template <typename T>
+void GptModel<T>::allocateBackwardScratch(std::int64_t r, std::int64_t bt, int tCap)
+{
+    const std::int64_t C = m_config.hidden, F = m_F, Fin = m_Fin, V = m_V, Cq = m_Cq, QKV = m_QKV;
     m_dResidual.assign(static_cast<std::size_t>(r * C));
     m_dLn.assign(static_cast<std::size_t>(r * C));
     if (sp()) {

@@ -325,7 +325,31 @@ private:
                      const std::vector<std::size_t> &recvRows);
     void moeForward(int l, T *out, const T *x);
     void moeBackward(int l, T *dx, const T *dOut, const T *x, G lossScale);
+    // moeForward's steps: the router's probabilities (on the host too), the rows to the ranks of
+    // their experts, the local experts' MLPs on what they received, the routing's statistics.
+    std::vector<G> moeRouterProbs(int l, const T *x, MoeActs &a);
+    void moeDispatch(MoeActs &a, const T *x);
+    void moeRunExperts(int l, MoeActs &a);
+    void recordExpertLoad(int l, const std::vector<std::size_t> &choices, std::uint64_t dropped, double aux);
+    // One backward pass (gpt_model_backward.cpp): fused (weight gradients now) or split (every
+    // weight-bearing op's output gradient stashed, in order, for backwardWeights).
+    struct BackwardPass {
+        bool weights = true;
+        Pass pass = Pass::Backward;
+        G lossScale = G(1);
+        std::size_t slot = 0; // the next stash slot
+    };
+    G *weightGrad(const BackwardPass &bp, std::size_t offset) { return bp.weights ? gradOrNull(offset) : nullptr; }
+    void keepForWeights(BackwardPass &bp, const T *data, std::size_t n);
+    // A column-parallel layer's input gradient: its target (zeroed), then the group's partial sums
+    // added (reduce-scattered to this rank's rows with sequence parallelism, else all-reduced).
+    T *inputGradTarget();
+    void finishInputGrad();
+    void headBackward(BackwardPass &bp);
+    void mlpBackward(int l, BackwardPass &bp); // into m_dResidual: from residual3's gradient to residual2's
+    void attentionBranchBackward(int l, const T *x, BackwardPass &bp); // from residual2's to x's
     void allocateActivations(int batch, int seqLen);
+    void allocateBackwardScratch(std::int64_t rows, std::int64_t bt, int tCap);
     void acquire(int unit, Pass pass);
     void release(int unit, Pass pass);
     int unitOf(std::size_t offset) const;

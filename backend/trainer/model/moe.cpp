@@ -56,6 +56,92 @@ void forEachExpertBlock(const std::vector<std::size_t> &recvRows, int El, F f)
     }
 }
 
+// Each row's top-k experts (ties to the lower index) into `expert`, their probabilities (the
+// gates) returned; probs: BT rows of E.
+template <typename G>
+std::vector<G> topKChoices(const std::vector<G> &probs, int BT, int E, int k, std::vector<std::int32_t> &expert)
+{
+    const auto btk = static_cast<std::size_t>(BT) * k;
+    expert.assign(btk, 0);
+    std::vector<G> gates(btk);
+    std::vector<int> order(static_cast<std::size_t>(E));
+    for (int t = 0; t < BT; ++t) {
+        const G *p = probs.data() + static_cast<std::size_t>(t) * E;
+        std::iota(order.begin(), order.end(), 0);
+        std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                          [p](int i, int j) { return p[i] > p[j] || (p[i] == p[j] && i < j); });
+        for (int j = 0; j < k; ++j) {
+            expert[static_cast<std::size_t>(t) * k + j] = order[static_cast<std::size_t>(j)];
+            gates[static_cast<std::size_t>(t) * k + j] = p[order[static_cast<std::size_t>(j)]];
+        }
+    }
+    return gates;
+}
+
+// Where each choice goes in the send buffer, experts in order: capacity — `cap` slots per expert
+// per sequence, filled by the earliest positions (the rest dropped, slot −1); dropless — every
+// choice, in row order. perExpert: the buffer's rows per expert; choices: the choices per expert.
+struct Slots {
+    std::vector<std::int32_t> slot;
+    std::vector<std::size_t> perExpert, choices;
+    std::uint64_t dropped = 0;
+};
+
+Slots assignSlots(const std::vector<std::int32_t> &expert, int B, int Tn, int E, int k, int cap)
+{
+    const std::size_t btk = expert.size();
+    Slots s;
+    s.slot.assign(btk, -1);
+    s.perExpert.assign(static_cast<std::size_t>(E), 0);
+    s.choices = s.perExpert;
+    for (std::size_t i = 0; i < btk; ++i)
+        ++s.choices[static_cast<std::size_t>(expert[i])];
+    if (cap > 0) {
+        const std::size_t S = static_cast<std::size_t>(B) * cap;
+        std::fill(s.perExpert.begin(), s.perExpert.end(), S);
+        std::vector<int> used(static_cast<std::size_t>(E));
+        for (int b = 0; b < B; ++b) {
+            std::fill(used.begin(), used.end(), 0);
+            for (std::size_t i = static_cast<std::size_t>(b) * Tn * k; i < static_cast<std::size_t>(b + 1) * Tn * k; ++i) {
+                const auto e = static_cast<std::size_t>(expert[i]);
+                if (used[e] < cap)
+                    s.slot[i] = static_cast<std::int32_t>(e * S + static_cast<std::size_t>(b) * cap + used[e]++);
+                else
+                    ++s.dropped;
+            }
+        }
+    } else {
+        s.perExpert = s.choices;
+        std::vector<std::size_t> next(static_cast<std::size_t>(E), 0);
+        std::exclusive_scan(s.perExpert.begin(), s.perExpert.end(), next.begin(), std::size_t{0});
+        for (std::size_t i = 0; i < btk; ++i)
+            s.slot[i] = static_cast<std::int32_t>(next[static_cast<std::size_t>(expert[i])]++);
+    }
+    return s;
+}
+
+// The layer's load-balancing loss, per sequence, averaged over the micro-batch.
+template <typename G>
+double balanceLoss(const std::vector<G> &probs, const std::vector<std::int32_t> &expert, int B, int Tn, int E, int k, double coef)
+{
+    double aux = 0;
+    std::vector<double> count(static_cast<std::size_t>(E)), mean(static_cast<std::size_t>(E));
+    for (int b = 0; b < B; ++b) {
+        std::fill(count.begin(), count.end(), 0.0);
+        std::fill(mean.begin(), mean.end(), 0.0);
+        for (int t = b * Tn; t < (b + 1) * Tn; ++t) {
+            for (int j = 0; j < k; ++j)
+                count[static_cast<std::size_t>(expert[static_cast<std::size_t>(t) * k + j])] += 1;
+            for (int e = 0; e < E; ++e)
+                mean[static_cast<std::size_t>(e)] += probs[static_cast<std::size_t>(t) * E + e];
+        }
+        for (int e = 0; e < E; ++e)
+            aux += E * (count[static_cast<std::size_t>(e)] / (Tn * k)) * (mean[static_cast<std::size_t>(e)] / Tn);
+    }
+    aux *= coef / B;
+    return aux;
+}
+
 } // namespace
 
 void ExpertLoad::add(const ExpertLoad &other)
@@ -151,19 +237,15 @@ void GptModel<T>::moeExchange(const T *send, const std::vector<std::size_t> &sen
     m_epGroup->allToAllV(send, sendCounts, recv, recvCounts);
 }
 
+// Router: softmax(x·routerᵀ) on the device (kept for backward) and on the host.
 template <typename T>
-void GptModel<T>::moeForward(int l, T *out, const T *x)
+std::vector<typename GptModel<T>::G> GptModel<T>::moeRouterProbs(int l, const T *x, MoeActs &a)
 {
-    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, E = m_config.experts, k = m_config.topK,
-              El = m_El, ep = m_config.ep, cap = m_config.capacity, F = m_F, Fin = m_Fin;
-    const Layer &L = m_layers[l];
-    MoeActs &a = moeActs(l);
-    const auto bte = static_cast<std::size_t>(BT) * E, btk = static_cast<std::size_t>(BT) * k;
-
-    // Router.
+    const int BT = m_batch * m_seqLen, C = m_config.hidden, E = m_config.experts;
+    const auto bte = static_cast<std::size_t>(BT) * E;
     grow(m_moeLogits, bte);
     grow(a.probs, bte);
-    ops::linearForward<T>(stream(), m_moeLogits.data(), x, param(L.router), nullptr, BT, C, E);
+    ops::linearForward<T>(stream(), m_moeLogits.data(), x, param(m_layers[l].router), nullptr, BT, C, E);
     // The router's softmax in G (the logits widened first when T is narrower).
     const G *logits = nullptr;
     if constexpr (std::is_same_v<T, G>) {
@@ -176,117 +258,65 @@ void GptModel<T>::moeForward(int l, T *out, const T *x)
     ops::softmaxRows(stream(), a.probs.data(), logits, BT, E);
     std::vector<G> probs(bte);
     m_device->toHost(probs.data(), a.probs.data(), bte * sizeof(G));
+    return probs;
+}
 
-    // Top-k choices and their gates.
-    a.expert.assign(btk, 0);
-    std::vector<G> gates(btk);
-    std::vector<int> order(static_cast<std::size_t>(E));
-    for (int t = 0; t < BT; ++t) {
-        const G *p = probs.data() + static_cast<std::size_t>(t) * E;
-        std::iota(order.begin(), order.end(), 0);
-        std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                          [p](int i, int j) { return p[i] > p[j] || (p[i] == p[j] && i < j); });
-        for (int j = 0; j < k; ++j) {
-            a.expert[static_cast<std::size_t>(t) * k + j] = order[static_cast<std::size_t>(j)];
-            gates[static_cast<std::size_t>(t) * k + j] = p[order[static_cast<std::size_t>(j)]];
-        }
+// Statistics: the router's choices and the load-balancing loss (not again in a recompute).
+template <typename T>
+void GptModel<T>::recordExpertLoad(int l, const std::vector<std::size_t> &choices, std::uint64_t dropped, double aux)
+{
+    const int E = m_config.experts;
+    m_lastAuxLoss += aux;
+    if (m_expertLoad.tokens.empty()) {
+        m_expertLoad.layers = m_config.layers;
+        m_expertLoad.experts = E;
+        m_expertLoad.tokens.assign(static_cast<std::size_t>(m_config.layers) * E, 0);
     }
+    for (int e = 0; e < E; ++e)
+        m_expertLoad.tokens[static_cast<std::size_t>(l) * E + e] += choices[static_cast<std::size_t>(e)];
+    m_expertLoad.dropped += dropped;
+    m_expertLoad.auxLoss += aux;
+    ++m_expertLoad.auxTerms;
+}
 
-    // Slots in the send buffer, experts in order.
-    std::vector<std::int32_t> slot(btk, -1);
-    std::vector<std::size_t> perExpert(static_cast<std::size_t>(E), 0), choices(perExpert);
-    for (std::size_t i = 0; i < btk; ++i)
-        ++choices[static_cast<std::size_t>(a.expert[i])];
-    std::uint64_t dropped = 0;
-    if (cap > 0) {
-        const std::size_t S = static_cast<std::size_t>(B) * cap;
-        std::fill(perExpert.begin(), perExpert.end(), S);
-        std::vector<int> used(static_cast<std::size_t>(E));
-        for (int b = 0; b < B; ++b) {
-            std::fill(used.begin(), used.end(), 0);
-            for (std::size_t i = static_cast<std::size_t>(b) * Tn * k; i < static_cast<std::size_t>(b + 1) * Tn * k; ++i) {
-                const auto e = static_cast<std::size_t>(a.expert[i]);
-                if (used[e] < cap)
-                    slot[i] = static_cast<std::int32_t>(e * S + static_cast<std::size_t>(b) * cap + used[e]++);
-                else
-                    ++dropped;
-            }
-        }
-    } else {
-        perExpert = choices;
-        std::vector<std::size_t> next(static_cast<std::size_t>(E), 0);
-        std::exclusive_scan(perExpert.begin(), perExpert.end(), next.begin(), std::size_t{0});
-        for (std::size_t i = 0; i < btk; ++i)
-            slot[i] = static_cast<std::int32_t>(next[static_cast<std::size_t>(a.expert[i])]++);
-    }
-    a.sent = std::accumulate(perExpert.begin(), perExpert.end(), std::size_t{0});
-    a.sendRows = perExpert; // (peer, local expert) is the expert's index
-    std::vector<std::int32_t> rowOf(a.sent, -1);
-    for (std::size_t i = 0; i < btk; ++i)
-        if (slot[i] >= 0)
-            rowOf[static_cast<std::size_t>(slot[i])] = static_cast<std::int32_t>(i / static_cast<std::size_t>(k));
-    a.slot.assignFromHost(slot.data(), btk);
-    grow(a.gates, btk);
-    m_device->fromHost(a.gates.data(), gates.data(), btk * sizeof(G));
-    m_moeRowOf.assignFromHost(rowOf.data(), rowOf.size());
-
-    // The load-balancing loss of this layer, per sequence, averaged over the micro-batch.
-    double aux = 0;
-    {
-        std::vector<double> count(static_cast<std::size_t>(E)), mean(static_cast<std::size_t>(E));
-        for (int b = 0; b < B; ++b) {
-            std::fill(count.begin(), count.end(), 0.0);
-            std::fill(mean.begin(), mean.end(), 0.0);
-            for (int t = b * Tn; t < (b + 1) * Tn; ++t) {
-                for (int j = 0; j < k; ++j)
-                    count[static_cast<std::size_t>(a.expert[static_cast<std::size_t>(t) * k + j])] += 1;
-                for (int e = 0; e < E; ++e)
-                    mean[static_cast<std::size_t>(e)] += probs[static_cast<std::size_t>(t) * E + e];
-            }
-            for (int e = 0; e < E; ++e)
-                aux += E * (count[static_cast<std::size_t>(e)] / (Tn * k)) * (mean[static_cast<std::size_t>(e)] / Tn);
-        }
-        aux *= m_config.auxLossCoef / B;
-    }
-    if (!m_recomputing) { // statistics: the router's choices and the load-balancing loss
-        m_lastAuxLoss += aux;
-        if (m_expertLoad.tokens.empty()) {
-            m_expertLoad.layers = m_config.layers;
-            m_expertLoad.experts = E;
-            m_expertLoad.tokens.assign(static_cast<std::size_t>(m_config.layers) * E, 0);
-        }
-        for (int e = 0; e < E; ++e)
-            m_expertLoad.tokens[static_cast<std::size_t>(l) * E + e] += choices[static_cast<std::size_t>(e)];
-        m_expertLoad.dropped += dropped;
-        m_expertLoad.auxLoss += aux;
-        ++m_expertLoad.auxTerms;
-    }
-
-    // Dispatch: this rank's rows into expert order, then to the experts' ranks.
+// Dispatch: this rank's rows into expert order, then to the experts' ranks (the counts first when
+// dropless); a.xin gets the rows this rank's experts received.
+template <typename T>
+void GptModel<T>::moeDispatch(MoeActs &a, const T *x)
+{
+    const int C = m_config.hidden, ep = m_config.ep, cap = m_config.capacity;
     const auto Cz = static_cast<std::size_t>(C);
     if (ep == 1) {
         a.recvRows = a.sendRows;
         a.received = a.sent;
         grow(a.xin, a.received * Cz);
         ops::selectRows(stream(), a.xin.data(), x, m_moeRowOf.data(), static_cast<int>(a.sent), C);
-    } else {
-        grow(m_moeSend, a.sent * Cz);
-        ops::selectRows(stream(), m_moeSend.data(), x, m_moeRowOf.data(), static_cast<int>(a.sent), C);
-        a.recvRows.assign(a.sendRows.size(), 0);
-        if (cap > 0) {
-            std::fill(a.recvRows.begin(), a.recvRows.end(), a.sendRows.front());
-        } else { // the counts first: El per peer
-            const std::vector<std::int32_t> sendCounts(a.sendRows.begin(), a.sendRows.end());
-            const std::vector<std::int32_t> recvCounts = m_epHost->allToAll(std::span<const std::int32_t>(sendCounts));
-            for (std::size_t i = 0; i < recvCounts.size(); ++i)
-                a.recvRows[i] = static_cast<std::size_t>(recvCounts[i]);
-        }
-        a.received = std::accumulate(a.recvRows.begin(), a.recvRows.end(), std::size_t{0});
-        grow(a.xin, a.received * Cz);
-        moeExchange(m_moeSend.data(), a.sendRows, a.xin.data(), a.recvRows);
+        return;
     }
+    grow(m_moeSend, a.sent * Cz);
+    ops::selectRows(stream(), m_moeSend.data(), x, m_moeRowOf.data(), static_cast<int>(a.sent), C);
+    a.recvRows.assign(a.sendRows.size(), 0);
+    if (cap > 0) {
+        std::fill(a.recvRows.begin(), a.recvRows.end(), a.sendRows.front());
+    } else { // the counts first: El per peer
+        const std::vector<std::int32_t> sendCounts(a.sendRows.begin(), a.sendRows.end());
+        const std::vector<std::int32_t> recvCounts = m_epHost->allToAll(std::span<const std::int32_t>(sendCounts));
+        for (std::size_t i = 0; i < recvCounts.size(); ++i)
+            a.recvRows[i] = static_cast<std::size_t>(recvCounts[i]);
+    }
+    a.received = std::accumulate(a.recvRows.begin(), a.recvRows.end(), std::size_t{0});
+    grow(a.xin, a.received * Cz);
+    moeExchange(m_moeSend.data(), a.sendRows, a.xin.data(), a.recvRows);
+}
 
-    // This rank's experts on the rows they received, block by block ([source][local expert]).
+// This rank's experts on the rows they received, block by block ([source][local expert]); their
+// outputs go to a.ySent without expert parallelism, else to m_moeRecv to be sent back.
+template <typename T>
+void GptModel<T>::moeRunExperts(int l, MoeActs &a)
+{
+    const int C = m_config.hidden, El = m_El, ep = m_config.ep, F = m_F, Fin = m_Fin;
+    const auto Cz = static_cast<std::size_t>(C);
+    const Layer &L = m_layers[l];
     grow(a.h, a.received * static_cast<std::size_t>(Fin));
     grow(a.act, a.received * static_cast<std::size_t>(F));
     T *y = nullptr;
@@ -308,8 +338,40 @@ void GptModel<T>::moeForward(int l, T *out, const T *x)
             ops::geluForward(stream(), act, h, static_cast<std::int64_t>(rows) * F);
         ops::linearForward<T>(stream(), y + at * Cz, act, param(L.fcprojw) + e * Cz * F, b2, rows, F, C);
     });
+}
+
+template <typename T>
+void GptModel<T>::moeForward(int l, T *out, const T *x)
+{
+    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, E = m_config.experts, k = m_config.topK,
+              ep = m_config.ep, cap = m_config.capacity;
+    MoeActs &a = moeActs(l);
+    const auto btk = static_cast<std::size_t>(BT) * k;
+
+    const std::vector<G> probs = moeRouterProbs(l, x, a);
+    const std::vector<G> gates = topKChoices(probs, BT, E, k, a.expert);
+
+    // Slots in the send buffer, experts in order.
+    const Slots s = assignSlots(a.expert, B, Tn, E, k, cap);
+    a.sent = std::accumulate(s.perExpert.begin(), s.perExpert.end(), std::size_t{0});
+    a.sendRows = s.perExpert; // (peer, local expert) is the expert's index
+    std::vector<std::int32_t> rowOf(a.sent, -1);
+    for (std::size_t i = 0; i < btk; ++i)
+        if (s.slot[i] >= 0)
+            rowOf[static_cast<std::size_t>(s.slot[i])] = static_cast<std::int32_t>(i / static_cast<std::size_t>(k));
+    a.slot.assignFromHost(s.slot.data(), btk);
+    grow(a.gates, btk);
+    m_device->fromHost(a.gates.data(), gates.data(), btk * sizeof(G));
+    m_moeRowOf.assignFromHost(rowOf.data(), rowOf.size());
+
+    const double aux = balanceLoss(probs, a.expert, B, Tn, E, k, m_config.auxLossCoef);
+    if (!m_recomputing)
+        recordExpertLoad(l, s.choices, s.dropped, aux);
+
+    moeDispatch(a, x);
+    moeRunExperts(l, a);
     if (ep > 1) {
-        grow(a.ySent, a.sent * Cz);
+        grow(a.ySent, a.sent * static_cast<std::size_t>(C));
         moeExchange(m_moeRecv.data(), a.recvRows, a.ySent.data(), a.sendRows);
     }
 
@@ -420,6 +482,10 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, G lo
     template void GptModel<T>::moeExchange(const T *, const std::vector<std::size_t> &, T *,                           \
                                            const std::vector<std::size_t> &);                                          \
     template void GptModel<T>::moeForward(int, T *, const T *);                                                        \
+    template std::vector<typename GptModel<T>::G> GptModel<T>::moeRouterProbs(int, const T *, typename GptModel<T>::MoeActs &); \
+    template void GptModel<T>::moeDispatch(typename GptModel<T>::MoeActs &, const T *);                               \
+    template void GptModel<T>::moeRunExperts(int, typename GptModel<T>::MoeActs &);                                   \
+    template void GptModel<T>::recordExpertLoad(int, const std::vector<std::size_t> &, std::uint64_t, double);         \
     template void GptModel<T>::moeBackward(int, T *, const T *, const T *, typename GptModel<T>::G);
 TRELLIS_MOE_MEMBERS(float)
 TRELLIS_MOE_MEMBERS(double)

@@ -154,6 +154,99 @@ void Pipeline<T>::waitSends()
 }
 
 template <typename T>
+void Pipeline<T>::runForward(const plan::Action &a, const MicroBatch &mb, double &loss)
+{
+    const int m = m_schedule.microBatches;
+    GptModel<T> *model = instance(a.microBatch, a.chunk);
+    const T *input = nullptr;
+    if (a.chunk > 0) {
+        // From the previous chunk: received, or on this very rank (one stage, v > 1).
+        auto it = m_received.find({a.microBatch, a.chunk});
+        if (it != m_received.end()) {
+            input = it->second.data();
+        } else {
+            auto local = m_active.find({a.microBatch, a.chunk - 1});
+            if (local == m_active.end())
+                throw std::logic_error("pipeline: forward of micro-batch " + std::to_string(a.microBatch) + " on chunk " +
+                                       std::to_string(a.chunk) + " before its input arrived");
+            input = local->second->output();
+        }
+    }
+    const auto l = model->forwardStage(mb.tokens, mb.targets, input, mb.batch, mb.seqLen);
+    m_received.erase({a.microBatch, a.chunk});
+    if (a.chunk == m_chunks - 1)
+        loss += static_cast<double>(l) / m;
+}
+
+template <typename T>
+void Pipeline<T>::runBackward(const plan::Action &a, typename GptModel<T>::G scale)
+{
+    using plan::ActionKind;
+    auto it = m_active.find({a.microBatch, a.chunk});
+    if (it == m_active.end())
+        throw std::logic_error("pipeline: backward of micro-batch " + std::to_string(a.microBatch) + " on chunk " +
+                               std::to_string(a.chunk) + " without its forward");
+    const T *dOutput = nullptr;
+    if (a.chunk < m_chunks - 1) {
+        auto g = m_receivedGrad.find({a.microBatch, a.chunk});
+        if (g != m_receivedGrad.end()) {
+            dOutput = g->second.data();
+        } else {
+            if (m_localGrad.count({a.microBatch, a.chunk}) == 0)
+                throw std::logic_error("pipeline: backward of micro-batch " + std::to_string(a.microBatch) + " on chunk " +
+                                       std::to_string(a.chunk) + " before its gradient arrived");
+            dOutput = buffer(m_localGrad, {a.microBatch, a.chunk}).data();
+        }
+    }
+    it->second->backwardStage(dOutput, scale, a.kind == ActionKind::Backward);
+    m_receivedGrad.erase({a.microBatch, a.chunk});
+    if (a.chunk > 0) {
+        // The gradient of the chunk's input: for the previous chunk on this rank (one stage,
+        // v > 1) or, copied now so the instance can be reused, for a SendGradient.
+        const T *g = it->second->inputGradient();
+        const std::size_t n = messageCount();
+        const bool local = (a.chunk - 1) % m_schedule.stages == m_pp.rank();
+        (local ? buffer(m_localGrad, {a.microBatch, a.chunk - 1}) : buffer(m_outGrad, {a.microBatch, a.chunk}))
+            .assignFromDevice(g, n);
+    }
+    m_localGrad.erase({a.microBatch, a.chunk});
+    if (a.kind == ActionKind::Backward)
+        m_finished.insert({a.microBatch, a.chunk});
+}
+
+template <typename T>
+void Pipeline<T>::runBackwardWeights(const plan::Action &a)
+{
+    auto it = m_active.find({a.microBatch, a.chunk});
+    if (it == m_active.end())
+        throw std::logic_error("pipeline: weight gradient of micro-batch " + std::to_string(a.microBatch) + " on chunk " +
+                               std::to_string(a.chunk) + " without its backward");
+    it->second->backwardWeights();
+    m_finished.insert({a.microBatch, a.chunk});
+}
+
+template <typename T>
+void Pipeline<T>::sendGradient(const plan::Action &a)
+{
+    auto g = m_outGrad.find({a.microBatch, a.chunk});
+    if (g == m_outGrad.end())
+        throw std::logic_error("pipeline: gradient of micro-batch " + std::to_string(a.microBatch) + " on chunk " +
+                               std::to_string(a.chunk) + " sent before its backward");
+    send(true, a.microBatch, a.chunk - 1, a.peer, g->second.data());
+    m_outGrad.erase(g);
+}
+
+template <typename T>
+void Pipeline<T>::retireFinished()
+{
+    // An instance is free once its gradients are complete and what it sends has been copied.
+    for (auto it = m_finished.begin(); it != m_finished.end();) {
+        retire(it->microBatch, it->chunk);
+        it = m_finished.erase(it);
+    }
+}
+
+template <typename T>
 StepOutput Pipeline<T>::run(const std::vector<MicroBatch> &batches, const Phase &phase, double lossScale)
 {
     using plan::ActionKind;
@@ -174,99 +267,21 @@ StepOutput Pipeline<T>::run(const std::vector<MicroBatch> &batches, const Phase 
         m_lastSeqLen = mb.seqLen;
         TimelineSpan span{plan::toString(a.kind), a.microBatch, a.chunk, nowNs(), 0};
         switch (a.kind) {
-        case ActionKind::Forward: {
-            GptModel<T> *model = instance(a.microBatch, a.chunk);
-            const T *input = nullptr;
-            if (a.chunk > 0) {
-                // From the previous chunk: received, or on this very rank (one stage, v > 1).
-                auto it = m_received.find({a.microBatch, a.chunk});
-                if (it != m_received.end()) {
-                    input = it->second.data();
-                } else {
-                    auto local = m_active.find({a.microBatch, a.chunk - 1});
-                    if (local == m_active.end())
-                        throw std::logic_error("pipeline: forward of micro-batch " + std::to_string(a.microBatch) +
-                                               " on chunk " + std::to_string(a.chunk) + " before its input arrived");
-                    input = local->second->output();
-                }
-            }
-            const G l = model->forwardStage(mb.tokens, mb.targets, input, mb.batch, mb.seqLen);
-            m_received.erase({a.microBatch, a.chunk});
-            if (a.chunk == m_chunks - 1)
-                loss += static_cast<double>(l) / m;
-            break;
-        }
+        case ActionKind::Forward: runForward(a, mb, loss); break;
         case ActionKind::Backward:
-        case ActionKind::BackwardInput: {
-            auto it = m_active.find({a.microBatch, a.chunk});
-            if (it == m_active.end())
-                throw std::logic_error("pipeline: backward of micro-batch " + std::to_string(a.microBatch) +
-                                       " on chunk " + std::to_string(a.chunk) + " without its forward");
-            const T *dOutput = nullptr;
-            if (a.chunk < m_chunks - 1) {
-                auto g = m_receivedGrad.find({a.microBatch, a.chunk});
-                if (g != m_receivedGrad.end()) {
-                    dOutput = g->second.data();
-                } else {
-                    if (m_localGrad.count({a.microBatch, a.chunk}) == 0)
-                        throw std::logic_error("pipeline: backward of micro-batch " + std::to_string(a.microBatch) +
-                                               " on chunk " + std::to_string(a.chunk) + " before its gradient arrived");
-                    dOutput = buffer(m_localGrad, {a.microBatch, a.chunk}).data();
-                }
-            }
-            it->second->backwardStage(dOutput, scale, a.kind == ActionKind::Backward);
-            m_receivedGrad.erase({a.microBatch, a.chunk});
-            if (a.chunk > 0) {
-                // The gradient of the chunk's input: for the previous chunk on this rank (one stage,
-                // v > 1) or, copied now so the instance can be reused, for a SendGradient.
-                const T *g = it->second->inputGradient();
-                const std::size_t n = messageCount();
-                const bool local = (a.chunk - 1) % m_schedule.stages == m_pp.rank();
-                (local ? buffer(m_localGrad, {a.microBatch, a.chunk - 1}) : buffer(m_outGrad, {a.microBatch, a.chunk}))
-                    .assignFromDevice(g, n);
-            }
-            m_localGrad.erase({a.microBatch, a.chunk});
-            if (a.kind == ActionKind::Backward)
-                m_finished.insert({a.microBatch, a.chunk});
-            break;
-        }
-        case ActionKind::BackwardWeight: {
-            auto it = m_active.find({a.microBatch, a.chunk});
-            if (it == m_active.end())
-                throw std::logic_error("pipeline: weight gradient of micro-batch " + std::to_string(a.microBatch) +
-                                       " on chunk " + std::to_string(a.chunk) + " without its backward");
-            it->second->backwardWeights();
-            m_finished.insert({a.microBatch, a.chunk});
-            break;
-        }
+        case ActionKind::BackwardInput: runBackward(a, scale); break;
+        case ActionKind::BackwardWeight: runBackwardWeights(a); break;
         case ActionKind::SendActivation:
             send(false, a.microBatch, a.chunk + 1, a.peer, m_active.at({a.microBatch, a.chunk})->output());
             break;
-        case ActionKind::RecvActivation:
-            receive(false, a.microBatch, a.chunk, a.peer);
-            break;
-        case ActionKind::SendGradient: {
-            auto g = m_outGrad.find({a.microBatch, a.chunk});
-            if (g == m_outGrad.end())
-                throw std::logic_error("pipeline: gradient of micro-batch " + std::to_string(a.microBatch) + " on chunk " +
-                                       std::to_string(a.chunk) + " sent before its backward");
-            send(true, a.microBatch, a.chunk - 1, a.peer, g->second.data());
-            m_outGrad.erase(g);
-            break;
-        }
-        case ActionKind::RecvGradient:
-            receive(true, a.microBatch, a.chunk, a.peer);
-            break;
-        case ActionKind::OptimizerStep:
-            break;
+        case ActionKind::RecvActivation: receive(false, a.microBatch, a.chunk, a.peer); break;
+        case ActionKind::SendGradient: sendGradient(a); break;
+        case ActionKind::RecvGradient: receive(true, a.microBatch, a.chunk, a.peer); break;
+        case ActionKind::OptimizerStep: break;
         }
         span.endNs = nowNs();
         m_spans.push_back(span);
-        // An instance is free once its gradients are complete and what it sends has been copied.
-        for (auto it = m_finished.begin(); it != m_finished.end();) {
-            retire(it->microBatch, it->chunk);
-            it = m_finished.erase(it);
-        }
+        retireFinished();
     }
     waitSends();
     if (!m_active.empty())

@@ -70,6 +70,13 @@ private:
     void receive(bool gradient, int microBatch, int chunk, int peer);
     void waitSends();
     std::int64_t nowNs() const;
+    // The schedule's actions: a forward (its share of the loss into `loss` on the last chunk), a
+    // backward (whole, or its input half), a weight-gradient half, a gradient sent back.
+    void runForward(const plan::Action &a, const MicroBatch &mb, double &loss);
+    void runBackward(const plan::Action &a, typename GptModel<T>::G scale);
+    void runBackwardWeights(const plan::Action &a);
+    void sendGradient(const plan::Action &a);
+    void retireFinished(); // instances whose gradients are complete go back to their pool
 
     const plan::Schedule &m_schedule;
     DeviceCommunicator &m_pp;
