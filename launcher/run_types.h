@@ -29,6 +29,7 @@ struct RunSummary {
     QString error;
     qint64 stepsDone = 0;   // highest step any rank reported
     double lastLoss = 0;
+    QStringList launchCommands; // each attempt's exact launch command, the first attempt first
 };
 
 struct RankRow {

@@ -31,7 +31,8 @@ struct CostInputs {
     Framework framework = Framework::Trellis;
     bool flash = false;
     bool megatron = false;
-    // Bytes a parameter of the model states. Mixed precision: DeepSpeed (and trellis) keep 16-bit
+    // Bytes a parameter of the model states outside trellis-trainer's own layout (trainerLayout,
+    // whose fp32 gradients are counted where it is). Mixed precision: DeepSpeed keeps 16-bit
     // parameters and gradients and fp32 master weights with the two moments, 2 + 2 + 12
     // (Rajbhandari et al. 2020, K = 12). Megatron-LM keeps main gradients in fp32 with bf16 (2 + 4
     // + 12 = 18; 6 + 12/dp with its distributed optimizer) and with fp16 16-bit gradients plus an

@@ -19,6 +19,7 @@
 #include <mpi.h>
 
 #include <csignal>
+#include <sys/stat.h>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -262,6 +263,10 @@ int main(int argc, char **argv)
         return proto::kExitUsage;
     }
 
+    // What a run writes (checkpoints, dumps) is its owner's alone whatever the umask it was started
+    // with: weights and optimizer state on a shared node (docs/launching.md). An export above is a
+    // file made to be handed on, and keeps the caller's umask.
+    ::umask(077);
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     if (a.benchCollectives || a.calibrate)

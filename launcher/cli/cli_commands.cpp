@@ -67,11 +67,42 @@ std::optional<RunSummary> cli::findExistingRun(HistoryDatabase &db, const QStrin
 
 namespace {
 
+// One run's record: what it was, how it ended and each attempt's exact launch command.
+int showRun(HistoryDatabase &db, const QString &reference)
+{
+    const auto r = db.findRun(reference);
+    if (!r) {
+        err() << db.lastError() << "\n";
+        return 1;
+    }
+    out() << "run " << r->runId << " (#" << r->id << "): " << (r->name.isEmpty() ? QStringLiteral("(unnamed)") : r->name) << ", "
+          << r->target << ", " << r->worldSize << " ranks\n";
+    out() << "status " << r->status << ", step " << r->stepsDone << " of " << r->totalSteps;
+    if (r->stepsDone > 0)
+        out() << ", last loss " << QString::number(r->lastLoss, 'f', 4);
+    out() << "\n";
+    if (r->startedAt.isValid())
+        out() << "started " << r->startedAt.toString(Qt::ISODate)
+              << (r->endedAt.isValid() ? QStringLiteral(", ended %1").arg(r->endedAt.toString(Qt::ISODate)) : QString()) << "\n";
+    if (!r->error.isEmpty())
+        out() << "error: " << r->error << "\n";
+    for (qsizetype i = 0; i < r->launchCommands.size(); ++i)
+        out() << "launch command (attempt " << i + 1 << "): " << r->launchCommands[i] << "\n";
+    if (r->launchCommands.isEmpty())
+        out() << "launch command: not recorded (a run recorded before Trellis kept it)\n";
+    out().flush();
+    return 0;
+}
+
 int cmdRuns(const Args &a, const QString &dbPath)
 {
     HistoryDatabase db;
     if (int rc = openExisting(db, dbPath))
         return rc;
+    if (a.positional.size() > 1)
+        return usageError(QStringLiteral("runs takes at most one run"));
+    if (a.positional.size() == 1)
+        return showRun(db, a.positional.front());
     const int limit = a.options.value(QStringLiteral("--limit"), QStringLiteral("50")).toInt();
     const auto runs = db.listRuns(limit > 0 ? limit : 50);
     out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")

@@ -74,6 +74,7 @@ const char *kUsage =
     "                                     job: submit, follow, cancel on SIGTERM, exit as the job ended\n"
     "  stop RUN                           ask a run's supervisor to stop it\n"
     "  runs [--limit N]                   list recorded runs, newest first\n"
+    "  runs RUN                           one run's record: status, steps, error, each attempt's launch command\n"
     "  export RUN --format csv|json [--table NAME] [--out FILE]\n"
     "                                     one row per rank per step (csv) or everything (json); with\n"
     "                                     --table one table: steps, memory, collectives, events, spans, ranks\n"

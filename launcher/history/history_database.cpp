@@ -122,6 +122,11 @@ const char *const kSchemaV7[] = {
 const char *const kSchemaV8[] = {
     "SELECT 1",
 };
+// Schema 9: each attempt's exact launch command (the program and its arguments as started, one
+// attempt a line), so a run can be reproduced or audited from its record.
+const char *const kSchemaV9[] = {
+    "ALTER TABLE runs ADD COLUMN launch_command TEXT",
+};
 
 } // namespace
 
@@ -293,7 +298,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;
@@ -318,7 +323,8 @@ const char *kSummarySelect =
     " max(coalesce((SELECT max(step) FROM step_metrics s WHERE s.run = r.id), 0),"
     "     coalesce((SELECT max(last_step) FROM step_blocks b WHERE b.run = r.id), 0)),"
     " coalesce((SELECT last_loss FROM step_blocks b WHERE b.run = r.id ORDER BY last_step DESC, rank, b.rowid DESC LIMIT 1),"
-    "          (SELECT loss FROM step_metrics s WHERE s.run = r.id ORDER BY step DESC, rank LIMIT 1))"
+    "          (SELECT loss FROM step_metrics s WHERE s.run = r.id ORDER BY step DESC, rank LIMIT 1)),"
+    " r.launch_command"
     " FROM runs r ";
 }
 
@@ -338,6 +344,8 @@ RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
     s.error = q.value(10).toString();
     s.stepsDone = q.value(11).toLongLong();
     s.lastLoss = q.value(12).toDouble();
+    if (const QString commands = q.value(13).toString(); !commands.isEmpty())
+        s.launchCommands = commands.split(QLatin1Char('\n'));
     return s;
 }
 

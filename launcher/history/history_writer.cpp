@@ -211,6 +211,15 @@ bool applyOp(ApplyContext &c, const RunStatusOp &o)
     return q.exec();
 }
 
+bool applyOp(ApplyContext &c, const LaunchCommandOp &o)
+{
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("UPDATE runs SET launch_command = coalesce(launch_command || char(10), '') || ? WHERE run_id = ?"));
+    q.addBindValue(QString(o.commandLine).replace(QLatin1Char('\n'), QLatin1Char(' ')));
+    q.addBindValue(o.runId);
+    return q.exec();
+}
+
 bool applyOp(ApplyContext &c, const RankOp &o)
 {
     const qint64 id = runRowId(c, o.runId);

@@ -44,6 +44,10 @@ struct RankOp {
     QString runId;
     RankRow row;
 };
+// An attempt's exact launch command, appended to the run's record (one attempt a line).
+struct LaunchCommandOp {
+    QString runId, commandLine;
+};
 struct StepOp { // the step reports of one drained batch (one queue entry, not one per report)
     QString runId;
     std::vector<StepRow> rows;
@@ -74,7 +78,7 @@ struct CursorOp {
     bool reset = false; // a new launch attempt: every rank's sequence starts again at 0
     std::map<int, quint64> lost; // per rank, given up by the rank (this attempt, so far)
 };
-using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, StepOp, CollectiveOp, ExpertLoadOp, SpansOp, EventOp, CursorOp>;
+using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, LaunchCommandOp, StepOp, CollectiveOp, ExpertLoadOp, SpansOp, EventOp, CursorOp>;
 
 class HistoryWriter {
 public:

@@ -307,6 +307,11 @@ void writeHeaderSection(QString &h, const RunSummary &r)
     h += QStringLiteral("</p>");
     if (!r.error.isEmpty())
         h += QStringLiteral("<h2>Failure</h2><pre class='failed'>%1</pre>").arg(esc(r.error));
+    if (!r.launchCommands.isEmpty()) {
+        h += QStringLiteral("<h2>Launch command</h2>");
+        for (qsizetype i = 0; i < r.launchCommands.size(); ++i)
+            h += QStringLiteral("<p>attempt %1</p><pre>%2</pre>").arg(i + 1).arg(esc(r.launchCommands[i]));
+    }
 }
 
 void writePlanSection(QString &h, const PlanSections &plan)

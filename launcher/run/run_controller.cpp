@@ -297,6 +297,7 @@ QString RunController::launchAttempt(bool resume)
         command.arguments << QStringLiteral("--endpoint") << request.endpoint << QStringLiteral("--run-id") << m_runId;
     }
     m_commandLine = command.displayString();
+    record(LaunchCommandOp{m_runId, m_commandLine}); // the run's record keeps what each attempt ran
 
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (auto it = command.environment.begin(); it != command.environment.end(); ++it)

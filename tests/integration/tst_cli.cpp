@@ -96,6 +96,11 @@ private slots:
         QVERIFY(run.has_value());
         QCOMPARE(run->status, QStringLiteral("completed"));
         QCOMPARE(run->worldSize, 4);
+        // The record keeps the exact command: mpirun, 4 ranks, the trainer on the run's frozen plan.
+        QCOMPARE(run->launchCommands.size(), 1);
+        for (const QString &part : {QStringLiteral("mpirun "), QStringLiteral(" -np 4 "), QStringLiteral("trellis-trainer"),
+                                    QStringLiteral("/runs/") + runId + QStringLiteral("/plan.json")})
+            QVERIFY2(run->launchCommands.front().contains(part), qPrintable(part + QStringLiteral(" in ") + run->launchCommands.front()));
         auto data = h.loadRun(run->id);
         QCOMPARE(data->ranks.size(), 4);
         QCOMPARE(data->steps.size(), 4 * 12);
@@ -116,7 +121,7 @@ private slots:
         QVERIFY(text.contains("<svg"));
         QVERIFY(text.contains(runId.toUtf8()));
         // Every section, the prediction beside the measurement, every rank's telemetry complete.
-        for (const char *section : {"<h2>Plan</h2>", "<h2>Prediction and measurement</h2>", "<h2>Charts</h2>", "<h2>Ranks</h2>",
+        for (const char *section : {"<h2>Plan</h2>", "<h2>Launch command</h2>", "<h2>Prediction and measurement</h2>", "<h2>Charts</h2>", "<h2>Ranks</h2>",
                                     "<h2>Collectives</h2>", "<h2>Telemetry</h2>", "Step time breakdown (median rank)"})
             QVERIFY2(text.contains(section), section);
         QCOMPARE(text.count("<td class='l'>yes</td>"), 4);

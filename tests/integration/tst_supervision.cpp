@@ -434,6 +434,17 @@ private slots:
         const auto data = h.loadRun(h.findRun(r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed())->id);
         QVERIFY(data);
         QCOMPARE(data->run.status, QStringLiteral("completed"));
+        // The record holds each attempt's exact command: the fault in the first, --resume in the second.
+        QCOMPARE(data->run.launchCommands.size(), 2);
+        QVERIFY2(data->run.launchCommands[0].contains(QStringLiteral(" --inject crash@1:5")) &&
+                     !data->run.launchCommands[0].contains(QStringLiteral("--resume")),
+                 qPrintable(data->run.launchCommands[0]));
+        QVERIFY2(data->run.launchCommands[1].contains(QStringLiteral(" --resume")) &&
+                     !data->run.launchCommands[1].contains(QStringLiteral("--inject")),
+                 qPrintable(data->run.launchCommands[1]));
+        const Result shown = cli({QStringLiteral("--db"), db(), QStringLiteral("runs"), data->run.runId});
+        QCOMPARE(shown.code, 0);
+        QVERIFY2(shown.out.contains(QStringLiteral("launch command (attempt 2): ") + data->run.launchCommands[1]), qPrintable(shown.out));
         int crashes = 0;
         for (const auto &e : data->events)
             crashes += e.kind == QStringLiteral("restart") && e.message.startsWith(QStringLiteral("restart "));

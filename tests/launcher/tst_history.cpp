@@ -90,6 +90,11 @@ private slots:
         writer.flush();
         QCOMPARE(writer.lastError(), QString());
         QCOMPARE(writer.rowsWritten(), qint64(1 + 8 + 100 + 1 + 1 + 4 + 6 + 1));
+        // Each attempt's exact launch command, in order; a newline cannot split one into two.
+        writer.enqueue(LaunchCommandOp{QStringLiteral("run-a"), QStringLiteral("mpirun -np 4 trellis-trainer --plan 'a b.json'")});
+        writer.enqueue(LaunchCommandOp{QStringLiteral("run-a"), QStringLiteral("mpirun -np 4 trellis-trainer --resume\n--x")});
+        writer.flush();
+        QCOMPARE(writer.lastError(), QString());
 
         HistoryDatabase db;
         QCOMPARE(db.open(path, false), QString());
@@ -106,6 +111,10 @@ private slots:
         QCOMPARE(runs[1].status, QStringLiteral("completed"));
         QCOMPARE(db.findRun(QStringLiteral("last"))->runId, QStringLiteral("run-b"));
         QCOMPARE(db.findRun(QStringLiteral("run-a"))->worldSize, 4);
+        QCOMPARE(db.findRun(QStringLiteral("run-a"))->launchCommands,
+                 (QStringList{QStringLiteral("mpirun -np 4 trellis-trainer --plan 'a b.json'"),
+                              QStringLiteral("mpirun -np 4 trellis-trainer --resume --x")}));
+        QVERIFY(db.findRun(QStringLiteral("run-b"))->launchCommands.isEmpty());
         QCOMPARE(db.findRun(QString::number(runs[1].id))->runId, QStringLiteral("run-a"));
         QVERIFY(!db.findRun(QStringLiteral("nope")).has_value());
         QCOMPARE(db.lastError(), QStringLiteral("no run 'nope' in %1").arg(path));
@@ -234,6 +243,7 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN received_seq")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN goodbye_seq")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN lost")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
         }
         HistoryDatabase db;
@@ -245,7 +255,9 @@ private slots:
         QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM expert_load")) && q.next());
         QVERIFY(q.exec(QStringLiteral("SELECT launcher_host, launcher_pid FROM runs")));
         QVERIFY(q.exec(QStringLiteral("SELECT received_seq, goodbye_seq FROM ranks")));
+        QVERIFY(q.exec(QStringLiteral("SELECT launch_command FROM runs")));
         QCOMPARE(db.listRuns().size(), 1);
+        QVERIFY(db.listRuns().first().launchCommands.isEmpty());
         QCOMPARE(db.listRuns().first().runId, QStringLiteral("old-run"));
         QCOMPARE(db.listRuns().first().stepsDone, qint64(5));
         QCOMPARE(db.listRuns().first().lastLoss, 4.5);
@@ -445,6 +457,7 @@ private slots:
             QSqlQuery q(db.connection());
             QVERIFY(q.exec(QStringLiteral("DELETE FROM step_blocks")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN encoding")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=6")));
             // As schema 6 wrote them: fixed records, no encoding column.
             for (int r = 0; r < 2; ++r) {
@@ -503,6 +516,7 @@ private slots:
             QCOMPARE(db.open(path, false), QString());
             QSqlQuery q(db.connection());
             QVERIFY(q.exec(QStringLiteral("DELETE FROM step_blocks")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=7")));
             StepBlockEncoder e; // records without the new fields encode as schema 7 wrote them
             for (int st = 1; st <= 2; ++st) {
