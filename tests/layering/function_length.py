@@ -104,6 +104,17 @@ def func_name(pre):
             return ''.join(vals[start:k])
     return '?'
 
+def closing_brace(toks, i):
+    """Index of the '}' that closes the '{' at toks[i] (len(toks) when the file ends first)."""
+    d = 0; j = i
+    while j < len(toks):
+        if toks[j][1] == '{' and toks[j][0] == 'op': d += 1
+        elif toks[j][1] == '}' and toks[j][0] == 'op':
+            d -= 1
+            if d == 0: break
+        j += 1
+    return j
+
 def scan(path):
     text = open(path, encoding='utf-8', errors='replace').read()
     toks = list(lex(text))
@@ -140,13 +151,7 @@ def scan(path):
                     continue
                 start_line = pre[0][2] if pre else line
                 name = func_name(pre)
-                d = 0; j = i
-                while j < len(toks):
-                    if toks[j][1] == '{' and toks[j][0] == 'op': d += 1
-                    elif toks[j][1] == '}' and toks[j][0] == 'op':
-                        d -= 1
-                        if d == 0: break
-                    j += 1
+                j = closing_brace(toks, i)
                 end_line = toks[j][2] if j < len(toks) else toks[-1][2]
                 out.append((name, start_line, end_line, end_line - start_line + 1,
                             end_line - line + 1))
@@ -154,13 +159,7 @@ def scan(path):
             if c == 'scope':
                 stack.append('scope'); pre = []; i += 1; continue
             # initializer or other block at scope level: skip it balanced, it ends a declaration
-            d = 0; j = i
-            while j < len(toks):
-                if toks[j][1] == '{' and toks[j][0] == 'op': d += 1
-                elif toks[j][1] == '}' and toks[j][0] == 'op':
-                    d -= 1
-                    if d == 0: break
-                j += 1
+            j = closing_brace(toks, i)
             # a long initializer (e.g. lambda-valued variable) is reported too, marked
             sl = pre[0][2] if pre else line
             el = toks[j][2] if j < len(toks) else line
