@@ -1,0 +1,277 @@
+// See history_rows.h.
+#include "launcher/history/history_rows.h"
+#include "launcher/history/history_database.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QSysInfo>
+
+namespace trellis::launcher {
+namespace {
+
+QString iso(const QDateTime &t) { return t.isValid() ? t.toString(Qt::ISODateWithMs) : QString(); }
+
+
+// What applying one operation needs: the connection, the run row ids known so far (filled by
+// NewRunOp), SQLite's own statements (null: none), the query whose error is reported, and where
+// an error of the operation's own goes.
+struct ApplyContext {
+    QSqlDatabase &db;
+    QHash<QString, qint64> &runIds;
+    FastRows *fast;
+    QSqlQuery &q;
+    QString &error;
+};
+
+// The row id of a run; -1 (and `error` says so) when there is none.
+qint64 runRowId(ApplyContext &c, const QString &runId)
+{
+    qint64 id = -1;
+    if (auto it = c.runIds.find(runId); it != c.runIds.end()) {
+        id = *it;
+    } else {
+        QSqlQuery find(c.db);
+        find.prepare(QStringLiteral("SELECT id FROM runs WHERE run_id = ?"));
+        find.addBindValue(runId);
+        if (find.exec() && find.next()) {
+            c.runIds.insert(runId, find.value(0).toLongLong());
+            id = find.value(0).toLongLong();
+        }
+    }
+    if (id < 0)
+        c.error = QStringLiteral("unknown run %1").arg(runId);
+    return id;
+}
+
+bool applyOp(ApplyContext &c, const NewRunOp &o)
+{
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT INTO runs(run_id, name, plan_json, target, status, world_size,"
+                             " total_steps, started_at, launcher_host, launcher_pid) VALUES(?,?,?,?,?,?,?,?,?,?)"));
+    q.addBindValue(o.runId);
+    q.addBindValue(o.name);
+    q.addBindValue(o.planJson);
+    q.addBindValue(o.target);
+    q.addBindValue(toString(RunState::Launching));
+    q.addBindValue(o.worldSize);
+    q.addBindValue(o.totalSteps);
+    q.addBindValue(iso(o.startedAt));
+    q.addBindValue(QSysInfo::machineHostName());
+    q.addBindValue(QCoreApplication::applicationPid());
+    const bool ok = q.exec();
+    if (ok)
+        c.runIds.insert(o.runId, q.lastInsertId().toLongLong());
+    return ok;
+}
+
+bool applyOp(ApplyContext &c, const RunStatusOp &o)
+{
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, error = ?"
+                             " WHERE run_id = ?"));
+    q.addBindValue(o.status);
+    q.addBindValue(o.endedAt.isValid() ? QVariant(iso(o.endedAt)) : QVariant());
+    q.addBindValue(o.exitCode);
+    q.addBindValue(o.error);
+    q.addBindValue(o.runId);
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const LaunchCommandOp &o)
+{
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("UPDATE runs SET launch_command = coalesce(launch_command || char(10), '') || ? WHERE run_id = ?"));
+    q.addBindValue(QString(o.commandLine).replace(QLatin1Char('\n'), QLatin1Char(' ')));
+    q.addBindValue(o.runId);
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const RankOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    const RankRow &r = o.row;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral(
+        "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, goodbye_seq)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
+        " goodbye_seq = coalesce(excluded.goodbye_seq, goodbye_seq),"
+        " host = coalesce(nullif(excluded.host, ''), host), pid = coalesce(nullif(excluded.pid, 0), pid),"
+        " device = coalesce(nullif(excluded.device, ''), device),"
+        // Coordinates come with Hello (which carries a host); Goodbye updates leave them.
+        " dp = iif(coalesce(excluded.host, '') = '', dp, excluded.dp), tp = iif(coalesce(excluded.host, '') = '', tp, excluded.tp),"
+        " pp = iif(coalesce(excluded.host, '') = '', pp, excluded.pp), cp = iif(coalesce(excluded.host, '') = '', cp, excluded.cp),"
+        " exit_code = coalesce(excluded.exit_code, exit_code),"
+        " dropped = max(dropped, excluded.dropped)"));
+    q.addBindValue(id);
+    q.addBindValue(r.rank);
+    q.addBindValue(r.host);
+    q.addBindValue(r.pid);
+    q.addBindValue(r.device);
+    q.addBindValue(r.dp);
+    q.addBindValue(r.tp);
+    q.addBindValue(r.pp);
+    q.addBindValue(r.cp);
+    q.addBindValue(r.exitCode < 0 ? QVariant() : QVariant(r.exitCode));
+    q.addBindValue(r.dropped);
+    q.addBindValue(r.goodbyeSeq < 0 ? QVariant() : QVariant(r.goodbyeSeq));
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const StepOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    if (c.fast && c.fast->ready()) {
+        for (const StepRow &row : o.rows)
+            c.fast->step(id, row);
+        return true;
+    }
+    c.error = QStringLiteral("step reports cannot be stored: SQLite's statement for step_blocks could not be prepared");
+    return false;
+}
+
+bool applyOp(ApplyContext &c, const CollectiveOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    if (c.fast && c.fast->ready())
+        return c.fast->collective(id, o.row, c.error);
+    const CollectiveRow &r = o.row;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps,"
+                             " count) VALUES(?,?,?,?,?,?,?,?,?)"));
+    for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.group),
+                              QVariant(r.op), QVariant(r.bytes), QVariant(r.ms), QVariant(r.busGBps),
+                              QVariant(r.count)})
+        q.addBindValue(v);
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const ExpertLoadOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    const ExpertLoadRow &r = o.row;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT OR REPLACE INTO expert_load(run, rank, step, layers, experts, tokens, dropped,"
+                             " aux_loss) VALUES(?,?,?,?,?,?,?,?)"));
+    for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.layers),
+                              QVariant(r.experts), QVariant(packCounts(r.tokens)), QVariant(r.dropped),
+                              QVariant(r.auxLoss)})
+        q.addBindValue(v);
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const SpansOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT INTO spans(run, rank, step, name, start_ns, end_ns, micro_batch, stage)"
+                             " VALUES(?,?,?,?,?,?,?,?)"));
+    for (const SpanRow &r : o.rows) {
+        int at = 0;
+        for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.name),
+                                  QVariant(r.startNs), QVariant(r.endNs), QVariant(r.microBatch),
+                                  QVariant(r.stage)})
+            q.bindValue(at++, v);
+        if (!q.exec())
+            return false;
+    }
+    return true;
+}
+
+bool applyOp(ApplyContext &c, const EventOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT INTO events(run, rank, step, kind, message, at) VALUES(?,?,?,?,?,?)"));
+    q.addBindValue(id);
+    q.addBindValue(o.row.rank);
+    q.addBindValue(o.row.step);
+    q.addBindValue(o.row.kind);
+    q.addBindValue(o.row.message);
+    q.addBindValue(iso(o.row.at.isValid() ? o.row.at : QDateTime::currentDateTimeUtc()));
+    return q.exec();
+}
+
+bool applyOp(ApplyContext &c, const CursorOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    QSqlQuery &q = c.q;
+    if (o.reset) {
+        q.prepare(QStringLiteral("UPDATE ranks SET received_seq = 0, goodbye_seq = NULL, lost = 0 WHERE run = ?"));
+        q.addBindValue(id);
+        return q.exec();
+    }
+    q.prepare(QStringLiteral("INSERT INTO ranks(run, rank, received_seq, lost) VALUES(?,?,?,?) ON CONFLICT(run, rank)"
+                             " DO UPDATE SET received_seq = excluded.received_seq,"
+                             " lost = max(coalesce(lost, 0), excluded.lost)"));
+    for (const auto &[rank, next] : o.nextSeq) {
+        q.bindValue(0, id);
+        q.bindValue(1, rank);
+        q.bindValue(2, static_cast<qint64>(next));
+        const auto lost = o.lost.find(rank);
+        q.bindValue(3, static_cast<qint64>(lost == o.lost.end() ? 0 : lost->second));
+        if (!q.exec())
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+// Applies one operation; runIds maps user-facing run ids to row ids (filled by NewRunOp).
+bool applyWriteOp(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, QString &error, FastRows *fast)
+{
+    QSqlQuery q(db);
+    ApplyContext c{db, runIds, fast, q, error};
+    const bool ok = std::visit([&](const auto &o) { return applyOp(c, o); }, op);
+    if (!ok && error.isEmpty())
+        error = q.lastError().text();
+    return ok;
+}
+
+// The operations of a batch in the order they are written. Acknowledgement cursors come with
+// every drained batch: only the furthest of each run is written, once, after the rest (a reset —
+// a new launch attempt — first writes what came before it). Merged cursors live in `merged`.
+std::vector<const WriteOp *> inWriteOrder(const std::deque<WriteOp> &batch, std::deque<WriteOp> &merged)
+{
+    std::vector<const WriteOp *> order;
+    order.reserve(batch.size());
+    std::map<QString, CursorOp> cursors;
+    for (const auto &op : batch) {
+        const auto *cursor = std::get_if<CursorOp>(&op);
+        if (cursor && !cursor->reset) {
+            CursorOp &m = cursors.try_emplace(cursor->runId, CursorOp{cursor->runId, {}, {}, false, {}}).first->second;
+            for (const auto &[rank, next] : cursor->nextSeq)
+                m.nextSeq[rank] = std::max(m.nextSeq[rank], next);
+            for (const auto &[rank, lost] : cursor->lost)
+                m.lost[rank] = std::max(m.lost[rank], lost);
+            continue;
+        }
+        if (cursor)
+            if (const auto before = cursors.find(cursor->runId); before != cursors.end()) {
+                order.push_back(&merged.emplace_back(std::move(before->second)));
+                cursors.erase(before);
+            }
+        order.push_back(&op);
+    }
+    for (auto &[runId, m] : cursors)
+        order.push_back(&merged.emplace_back(std::move(m)));
+    return order;
+}
+
+} // namespace trellis::launcher

@@ -1,0 +1,153 @@
+// The rows a history writer transaction writes: each WriteOp applied as SQL, and the two rows
+// that come at the telemetry rate through SQLite's own prepared statements (FastRows). Internal to
+// launcher/history/: used by the writer thread (history_writer.cpp) only, on its own connection.
+#pragma once
+
+#include "launcher/history/history_writer.h"
+#include "launcher/history/step_blocks.h"
+
+#include <QHash>
+#include <QSqlDatabase>
+#include <QSqlDriver>
+#include <QString>
+#include <QVariant>
+
+#include <sqlite3.h>
+
+#include <deque>
+#include <map>
+#include <vector>
+
+namespace trellis::launcher {
+
+// The two rows that come at the telemetry rate (a step and a collective per rank per step) go
+// through SQLite's own prepared statements, prepared once per connection: QSqlQuery's per-row
+// prepare and binding conversions cost several times the insert itself at 1024 ranks.
+class FastRows {
+public:
+    explicit FastRows(QSqlDatabase &db)
+    {
+        const QVariant v = db.driver()->handle();
+        if (v.isValid() && qstrcmp(v.typeName(), "sqlite3*") == 0)
+            m_db = *static_cast<sqlite3 *const *>(v.constData());
+        if (!m_db)
+            return;
+        sqlite3_prepare_v2(m_db,
+                           "INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows, encoding)"
+                           " VALUES(?,?,?,?,?,?,?,2)",
+                           -1, &m_step, nullptr);
+        sqlite3_prepare_v2(m_db,
+                           "INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps, count)"
+                           " VALUES(?,?,?,?,?,?,?,?,?)",
+                           -1, &m_collective, nullptr);
+    }
+    ~FastRows()
+    {
+        sqlite3_finalize(m_step);
+        sqlite3_finalize(m_collective);
+    }
+    FastRows(const FastRows &) = delete;
+    FastRows &operator=(const FastRows &) = delete;
+    bool ready() const { return m_step && m_collective; }
+
+    // Step reports are packed (launcher/history/step_blocks.h): step() adds a report to its rank's block,
+    // writeSteps() stores the blocks before the transaction commits, begin() forgets blocks of a
+    // transaction that was rolled back.
+    // A rank's block keeps its buffer from one transaction to the next (emptied, not freed): at a
+    // high rate a block holds hundreds of kilobytes, and allocating them afresh every transaction
+    // cost page faults.
+    void begin()
+    {
+        for (auto &[key, b] : m_blocks)
+            b.rows.clear();
+    }
+    void step(qint64 run, const StepRow &s)
+    {
+        Block &b = m_blocks[{run, s.rank}];
+        if (b.rows.count() == 0) {
+            b.first = b.last = s.step;
+            b.lastLoss = s.loss;
+        }
+        b.first = std::min(b.first, s.step);
+        if (s.step >= b.last) {
+            b.last = s.step;
+            b.lastLoss = s.loss;
+        }
+        b.rows.add(s);
+    }
+    bool writeSteps(QString &error)
+    {
+        for (auto &[key, b] : m_blocks) {
+            if (b.rows.count() == 0) {
+                ++b.idle;
+                continue;
+            }
+            b.idle = 0;
+            sqlite3_stmt *q = m_step;
+            sqlite3_reset(q);
+            sqlite3_bind_int64(q, 1, key.first);
+            sqlite3_bind_int64(q, 2, key.second);
+            sqlite3_bind_int64(q, 3, b.first);
+            sqlite3_bind_int64(q, 4, b.last);
+            sqlite3_bind_double(q, 5, b.lastLoss);
+            sqlite3_bind_int64(q, 6, b.rows.count());
+            sqlite3_bind_blob(q, 7, b.rows.bytes().constData(), static_cast<int>(b.rows.bytes().size()), SQLITE_STATIC);
+            if (!done(q, error))
+                return false;
+            b.rows.clear();
+        }
+        // Ranks that sent nothing for a while give their buffers back.
+        std::erase_if(m_blocks, [](const auto &entry) { return entry.second.idle > 50; });
+        return true;
+    }
+
+    bool collective(qint64 run, const CollectiveRow &c, QString &error)
+    {
+        sqlite3_stmt *q = m_collective;
+        sqlite3_reset(q);
+        const QByteArray group = c.group.toUtf8(), op = c.op.toUtf8();
+        sqlite3_bind_int64(q, 1, run);
+        sqlite3_bind_int64(q, 2, c.rank);
+        sqlite3_bind_int64(q, 3, c.step);
+        sqlite3_bind_text(q, 4, group.constData(), static_cast<int>(group.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_text(q, 5, op.constData(), static_cast<int>(op.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_int64(q, 6, c.bytes);
+        sqlite3_bind_double(q, 7, c.ms);
+        sqlite3_bind_double(q, 8, c.busGBps);
+        sqlite3_bind_int64(q, 9, c.count);
+        return done(q, error);
+    }
+
+private:
+    bool done(sqlite3_stmt *q, QString &error)
+    {
+        const int rc = sqlite3_step(q);
+        if (rc == SQLITE_DONE)
+            return true;
+        error = QString::fromUtf8(sqlite3_errmsg(m_db));
+        if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+            error += QStringLiteral(" (database is locked)");
+        return false;
+    }
+
+    struct Block {
+        qint64 first = 0, last = 0;
+        double lastLoss = 0;
+        StepBlockEncoder rows;
+        int idle = 0; // transactions in a row without a report of this rank
+    };
+    std::map<std::pair<qint64, int>, Block> m_blocks; // (run row id, rank)
+    sqlite3 *m_db = nullptr;
+    sqlite3_stmt *m_step = nullptr;
+    sqlite3_stmt *m_collective = nullptr;
+};
+
+// Applies one operation; runIds maps user-facing run ids to row ids (filled by NewRunOp). False
+// with `error` saying why.
+bool applyWriteOp(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, QString &error, FastRows *fast);
+
+// The operations of a batch in the order they are written (acknowledgement cursors merged per
+// run, after the rest); merged cursors live in `merged`.
+std::vector<const WriteOp *> inWriteOrder(const std::deque<WriteOp> &batch, std::deque<WriteOp> &merged);
+
+} // namespace trellis::launcher
