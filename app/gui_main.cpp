@@ -1,8 +1,9 @@
-// trellis: the workbench. Composition root only: application settings, the main window, the
-// plan to open (argument, or the quick-start plan).
+// trellis: the workbench. Composition root only: application settings, the theme, the main
+// window, the plan to open (an argument; without one the start page shows).
 #include "launcher/history/history_database.h"
 #include "ui/language.h"
 #include "ui/main_window.h"
+#include "ui/workspace/theme.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -30,8 +31,8 @@ int main(int argc, char **argv)
     QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search for faster plans right away (Estimate tab)."));
     QCommandLineOption panel(QStringLiteral("panel"),
                              QStringLiteral("Bring a panel to the front: editor, mesh, plan, estimate (or one of its tabs: "
-                                            "estimate.memory, .timeline, .collectives, .compare, .search); the dashboards "
-                                            "training, throughput, breakdown, memory, timeline, communication, heatmap, events, health."),
+                                            "estimate.memory, .timeline, .collectives, .compare, .search), summary; the dashboards "
+                                            "training, throughput, breakdown, heatmap, timeline, communication, memory, experts, health, events."),
                              QStringLiteral("id"));
     QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Show a recorded run: its id, its row number or 'last'."),
                            QStringLiteral("run"));
@@ -41,6 +42,13 @@ int main(int argc, char **argv)
                                 QStringLiteral("Language of the workbench for this run: en, de or zh_CN (default: Settings › "
                                                "Language, else the system's)."),
                                 QStringLiteral("code"));
+    QCommandLineOption theme(QStringLiteral("theme"),
+                             QStringLiteral("Palette for this run: light, dark or system (default: View › Theme)."),
+                             QStringLiteral("name"));
+    QCommandLineOption mode(QStringLiteral("mode"), QStringLiteral("Open in a mode: start, plan, run or history."),
+                            QStringLiteral("mode"));
+    parser.addOption(theme);
+    parser.addOption(mode);
     parser.addOption(language);
     parser.addOption(db);
     parser.addOption(run);
@@ -53,12 +61,14 @@ int main(int argc, char **argv)
     // UI strings: translations/trellis_<code>.ts, built in under :/i18n (ui/language.h).
     trellis::ui::installTranslations(parser.isSet(language) ? parser.value(language) : trellis::ui::languageSetting());
 
-    QString planPath = parser.positionalArguments().value(0);
-    if (planPath.isEmpty())
-        planPath = QStringLiteral(TRELLIS_RESOURCE_DIR "/plans/quickstart.json");
+    trellis::ui::workspace::applyTheme(parser.isSet(theme) ? parser.value(theme) : trellis::ui::workspace::themeSetting());
 
+    const QString planPath = parser.positionalArguments().value(0);
     trellis::ui::MainWindow window(parser.value(db));
-    const bool loaded = QFileInfo::exists(planPath) && window.loadPlan(planPath);
+    window.setExamplesDirectory(QStringLiteral(TRELLIS_RESOURCE_DIR "/plans"));
+    if (!planPath.isEmpty() && !QFileInfo::exists(planPath))
+        qWarning("no plan file '%s'", qPrintable(planPath));
+    const bool loaded = !planPath.isEmpty() && QFileInfo::exists(planPath) && window.loadPlan(planPath);
     window.show();
     if (loaded && parser.isSet(search))
         window.searchPlans();
@@ -68,6 +78,8 @@ int main(int argc, char **argv)
         window.openRun(parser.value(run));
     if (parser.isSet(compare))
         window.compareRuns(parser.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts));
+    if (parser.isSet(mode) && !window.raisePanel(parser.value(mode)))
+        qWarning("unknown mode '%s' (start, plan, run, history)", qPrintable(parser.value(mode)));
     for (const QString &id : parser.values(panel))
         if (!window.raisePanel(id))
             qWarning("unknown panel '%s'", qPrintable(id));

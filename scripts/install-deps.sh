@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   cmake ninja-build ccache g++ pkg-config git
   qt6-base-dev qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools libqt6sql6-sqlite qt6-qpa-plugins
+  # charts saved as SVG (ui/workspace/panel_frame.cpp)
+  qt6-svg-dev
   libqcustomplot-dev
   libopenmpi-dev openmpi-bin
   libzmq3-dev cppzmq-dev
@@ -14,6 +16,8 @@ packages=(
   # bf16 GEMMs on CPUs with AVX512-BF16/AMX (kernels/cpu/half_gemm.cpp)
   libdnnl-dev
   xvfb xauth fonts-dejavu-core fonts-wqy-microhei qt6-translations-l10n
+  # scripts/screenshot.sh: ImageMagick's import grabs the Xvfb screen
+  imagemagick
   prometheus
   # the ssh and slurm launch tests: real sshd hosts in network namespaces, a real Slurm with munge
   openssh-server openssh-client iproute2 munge slurmctld slurmd slurm-client

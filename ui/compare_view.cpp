@@ -6,6 +6,7 @@
 #include <qcustomplot.h>
 
 #include <QHeaderView>
+#include <QLabel>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -13,13 +14,20 @@
 namespace trellis::ui {
 
 CompareView::CompareView(QWidget *parent)
-    : QDialog(parent), m_loss(dashboards::makePlot(tr("Loss (rank 0)"), tr("loss"), this)),
-      m_tokens(dashboards::makePlot(tr("Throughput (job)"), tr("tokens/s"), this)), m_table(new QTableWidget(this))
+    : QWidget(parent), m_loss(dashboards::makePlot(tr("Loss (rank 0)"), tr("loss"), this)),
+      m_tokens(dashboards::makePlot(tr("Throughput (job)"), tr("tokens/s"), this)), m_table(new QTableWidget(this)),
+      m_hint(new QLabel(tr("Select two or more runs in the list (Ctrl+click) and press Compare: their losses and "
+                           "throughput overlaid, and a table of what differs."), this))
 {
-    setWindowTitle(tr("Trellis — runs compared"));
-    resize(1000, 760);
     auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_hint->setWordWrap(true);
+    m_hint->setAlignment(Qt::AlignCenter);
+    m_hint->setForegroundRole(QPalette::PlaceholderText);
+    layout->addWidget(m_hint, 1);
     auto *split = new QSplitter(Qt::Vertical, this);
+    m_split = split;
+    split->hide();
     auto *charts = new QWidget(split);
     auto *chartLayout = new QHBoxLayout(charts);
     chartLayout->setContentsMargins(0, 0, 0, 0);
@@ -35,6 +43,8 @@ CompareView::CompareView(QWidget *parent)
 
 void CompareView::show(const launcher::Comparison &c)
 {
+    m_hint->hide();
+    m_split->show();
     auto overlay = [](QCustomPlot *plot, const QList<launcher::OverlaySeries> &series) {
         plot->clearGraphs();
         for (int i = 0; i < series.size(); ++i) {

@@ -5,14 +5,15 @@
 
 #include "launcher/report/run_comparison.h"
 
-#include <QDialog>
+#include <QWidget>
 
 class QCustomPlot;
+class QLabel;
 class QTableWidget;
 
 namespace trellis::ui {
 
-class CompareView : public QDialog {
+class CompareView : public QWidget {
     Q_OBJECT
 public:
     explicit CompareView(QWidget *parent = nullptr);
@@ -24,6 +25,8 @@ private:
     QCustomPlot *m_loss;
     QCustomPlot *m_tokens;
     QTableWidget *m_table;
+    QLabel *m_hint;
+    QWidget *m_split;
 };
 
 } // namespace trellis::ui

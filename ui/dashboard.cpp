@@ -15,13 +15,13 @@ using dashboards::makePlot;
 
 Dashboard::Dashboard(QWidget *parent)
     : QWidget(parent),
-      m_loss(makePlot(tr("Loss"), tr("loss"), this)),
-      m_throughput(makePlot(tr("Throughput per rank"), tr("tokens/s"), this)),
-      m_state(new QLabel(tr("No run"), this)),
+      m_state(new QLabel(tr("No run open: launch the plan (Ctrl+R) or open a run from the history."), this)),
       m_stats(new LiveText(this)),
       m_progress(new QProgressBar(this))
 {
     auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(8, 4, 8, 2);
+    layout->setSpacing(2);
     auto *top = new QHBoxLayout;
     m_state->setTextFormat(Qt::RichText);
     m_state->setWordWrap(true); // a failed run's reason wraps instead of widening the window
@@ -30,8 +30,6 @@ Dashboard::Dashboard(QWidget *parent)
     m_progress->setMinimumWidth(80);
     layout->addLayout(top);
     layout->addWidget(m_stats);
-    layout->addWidget(m_loss, 1);
-    layout->addWidget(m_throughput, 1);
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
     m_timer.setInterval(100);
@@ -43,11 +41,11 @@ void Dashboard::attach(launcher::RunFeed *feed)
     if (m_feed)
         disconnect(m_feed, nullptr, this, nullptr);
     m_feed = feed;
-    clearPlots();
+    clear();
     m_progress->setRange(0, static_cast<int>(std::max<qint64>(1, feed->progress().totalSteps)));
     m_progress->setValue(0);
-    // Drawn from the feed's snapshots (built off this thread, at most 4 a second): the work here is
-    // bounded by their size, whatever the message rate.
+    // Passed on from the feed's snapshots (built off this thread, at most 4 a second): the work
+    // here is bounded by their size, whatever the message rate.
     connect(feed, &launcher::RunFeed::snapshotReady, this, [this] {
         if (m_feed)
             showSnapshot(m_feed->snapshot());
@@ -72,12 +70,12 @@ void Dashboard::setState(const QString &state, const QString &detail)
                                       : QStringLiteral("<b>%1</b> — %2").arg(state.toHtmlEscaped(), detail.toHtmlEscaped()));
 }
 
-void Dashboard::clearPlots()
+QString Dashboard::stateText() const { return m_state->text(); }
+
+void Dashboard::clear()
 {
-    m_loss->clearGraphs();
-    m_throughput->clearGraphs();
     m_stats->setText({});
-    replot();
+    emit snapshotShown(nullptr);
 }
 
 void Dashboard::drain()
@@ -103,14 +101,8 @@ void Dashboard::drain()
 
 void Dashboard::showSnapshot(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot)
 {
-    if (!snapshot)
-        return;
-    using launcher::telemetry::Metric;
-    if (const auto it = snapshot->metrics.find(Metric::Loss); it != snapshot->metrics.end())
-        dashboards::drawMetric(m_loss, it->second, tr("loss"));
-    if (const auto it = snapshot->metrics.find(Metric::TokensPerS); it != snapshot->metrics.end())
-        dashboards::drawMetric(m_throughput, it->second, tr("tokens/s"));
-    emit snapshotShown(snapshot);
+    if (snapshot)
+        emit snapshotShown(snapshot);
 }
 
 void Dashboard::showRun(const launcher::RunData &run)
@@ -125,33 +117,7 @@ void Dashboard::showRun(const launcher::RunData &run)
     if (!run.steps.isEmpty())
         m_stats->setText(tr("%1 steps · final loss %2 · %3 ranks").arg(run.run.stepsDone).arg(run.steps.last().loss, 0, 'f', 4).arg(run.run.worldSize));
     else
-        m_stats->setText({});
-    if (run.steps.isEmpty())
-        clearPlots();
-}
-
-void Dashboard::replot()
-{
-    for (QCustomPlot *plot : {m_loss, m_throughput}) {
-        plot->rescaleAxes();
-        plot->replot(QCustomPlot::rpQueuedReplot);
-    }
-}
-
-int Dashboard::lossPointCount() const
-{
-    int n = 0;
-    for (int i = 0; i < m_loss->graphCount(); ++i)
-        n += m_loss->graph(i)->dataCount();
-    return n;
-}
-
-int Dashboard::throughputPointCount() const
-{
-    int n = 0;
-    for (int i = 0; i < m_throughput->graphCount(); ++i)
-        n += m_throughput->graph(i)->dataCount();
-    return n;
+        clear(); // its snapshot, if any, follows from the history reader
 }
 
 } // namespace trellis::ui

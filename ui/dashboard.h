@@ -1,8 +1,8 @@
-// The run overview (central): state, progress, and the loss and tokens/s charts (a line per rank
-// up to 8 ranks, bands beyond). Live, it draws the feed's snapshots (computed off the GUI thread,
-// at most 4 a second) and reads the progress counters on a short timer; a finished run from the
-// history is drawn from the snapshot the history reader builds. The other panels
-// (ui/dashboards/) get the same snapshots through snapshotShown().
+// The run's header in Run mode: its state, progress and newest figures. Live, it passes the
+// feed's snapshots on (computed off the GUI thread, at most 4 a second) and reads the progress
+// counters on a short timer; a finished run from the history passes on the snapshot the history
+// reader builds. The dashboard grid (ui/workspace/dashboard_grid.h) draws them: snapshotShown()
+// with nullptr when there is nothing to draw (a new run attached, a run with no steps).
 #pragma once
 
 #include "launcher/supervisor/run_feed.h"
@@ -12,7 +12,6 @@
 #include <QTimer>
 #include <QWidget>
 
-class QCustomPlot;
 class QLabel;
 class QProgressBar;
 
@@ -29,21 +28,15 @@ public:
     void showSnapshot(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot);
     void setState(const QString &state, const QString &detail = {});
 
-    int lossPointCount() const;
-    int throughputPointCount() const;
-    QCustomPlot *lossPlot() const { return m_loss; }
-    QCustomPlot *throughputPlot() const { return m_throughput; }
+    QString stateText() const;
 
 signals:
     void snapshotShown(const std::shared_ptr<const trellis::launcher::telemetry::DashboardSnapshot> &snapshot);
 
 private:
     void drain();
-    void clearPlots();
-    void replot();
+    void clear();
 
-    QCustomPlot *m_loss;
-    QCustomPlot *m_throughput;
     QLabel *m_state;
     LiveText *m_stats; // changes ten times a second: repaints itself only
     QProgressBar *m_progress;

@@ -20,6 +20,8 @@ public:
     QList<qint64> selectedRunIds() const;
     int rowCount() const;
     void selectRow(int row);
+    QTableWidget *table() const { return m_table; }
+    QPushButton *compareButton() const { return m_compare; }
 
 signals:
     void runSelected(qint64 id);

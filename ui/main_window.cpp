@@ -24,10 +24,18 @@
 #include "launcher/supervisor/run_registry.h"
 #include "launcher/supervisor/supervisor_process.h"
 #include "ui/launch_dialog.h"
+#include "ui/workspace/dashboard_grid.h"
+#include "ui/workspace/start_page.h"
 
 #include <QAction>
 #include <QApplication>
-#include <QDockWidget>
+#include <QActionGroup>
+#include <QLabel>
+#include <QMenuBar>
+#include <QScreen>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTabWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QCloseEvent>
@@ -63,52 +71,58 @@ MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     m_document = new launcher::document::PlanDocument(this);
     m_editor = new plan_editor::PlanEditor(m_document, this);
     m_meshCanvas = new plan_editor::MeshCanvas(m_document, this);
+    m_compare = new CompareView(this);
+    m_startPage = new workspace::StartPage(this);
+    m_grid = new workspace::DashboardGrid(this);
     setWindowTitle(tr("Trellis"));
     resize(1280, 800);
-    setCentralWidget(m_dashboard);
+    m_pages = new QStackedWidget(this);
+    m_pages->addWidget(m_startPage);
+    m_pages->addWidget(createPlanPage());
+    m_pages->addWidget(createRunPage());
+    m_pages->addWidget(createHistoryPage());
+    setCentralWidget(m_pages);
+    m_statusLine = new QLabel(this);
+    statusBar()->addPermanentWidget(m_statusLine);
 
-    QDockWidget *editorDock = createPlanDocks();
     connectPlanEditing();
-    auto *historyDock = addDock(m_history, tr("Run history"), Qt::RightDockWidgetArea, "historyDock");
-    historyDock->setMinimumWidth(300);
-    createLogDock();
     createDashboardPanels();
+    connectStartPage();
     connectHistoryReader();
     connectRunFeed();
 
     createFileActions();
+    createModeBar();
     createActions();
     updateActions();
-    restoreWindowLayout(editorDock, historyDock);
+    restoreWindowLayout();
+    setMode(Mode::Start);
     startHistoryRefresh();
     // Runs that outlived an earlier window: follow the newest again.
     QTimer::singleShot(0, this, [this] { reattachRunning(); });
 }
 
-QDockWidget *MainWindow::addDock(QWidget *widget, const QString &title, Qt::DockWidgetArea area, const char *name)
+QWidget *MainWindow::createPlanPage()
 {
-    auto *d = new QDockWidget(title, this);
-    if (name)
-        d->setObjectName(QString::fromLatin1(name));
-    d->setWidget(widget);
-    addDockWidget(area, d);
-    return d;
-}
-
-QDockWidget *MainWindow::createPlanDocks()
-{
-    // The editor, the mesh, the plan's summary and the estimate share the left side as tabs.
-    auto *editorDock = addDock(m_editor, tr("Edit plan"), Qt::LeftDockWidgetArea, "editorDock");
-    editorDock->setMinimumWidth(380);
-    m_meshDock = addDock(m_meshCanvas, tr("Mesh"), Qt::LeftDockWidgetArea, "meshDock");
-    m_planDock = addDock(m_planPanel, tr("Plan"), Qt::LeftDockWidgetArea, "planDock");
-    m_planDock->setMinimumWidth(360);
-    m_estimateDock = addDock(m_estimate, tr("Estimate"), Qt::LeftDockWidgetArea, "estimateDock");
-    tabifyDockWidget(editorDock, m_meshDock);
-    tabifyDockWidget(m_meshDock, m_planDock);
-    tabifyDockWidget(m_planDock, m_estimateDock);
-    editorDock->raise();
-    return editorDock;
+    // The editor's fields on the left, the mesh filling the centre, the estimate (and the plan's
+    // summary) on the right.
+    m_planSplit = new QSplitter(Qt::Horizontal, this);
+    m_planSplit->setObjectName(QStringLiteral("planSplit"));
+    m_planSplit->setChildrenCollapsible(false);
+    m_editor->setMinimumWidth(340);
+    m_planTabs = new QTabWidget(m_planSplit);
+    m_planTabs->setObjectName(QStringLiteral("planTabs"));
+    m_planTabs->addTab(m_estimate, tr("Estimate"));
+    m_planTabs->addTab(m_planPanel, tr("Plan"));
+    m_planTabs->setMinimumWidth(340);
+    m_planSplit->addWidget(m_editor);
+    m_planSplit->addWidget(m_meshCanvas);
+    m_planSplit->addWidget(m_planTabs);
+    m_planSplit->setStretchFactor(0, 0);
+    m_planSplit->setStretchFactor(1, 1);
+    m_planSplit->setStretchFactor(2, 0);
+    m_planSplit->setSizes({400, 480, 420});
+    return m_planSplit;
 }
 
 void MainWindow::connectPlanEditing()
@@ -124,7 +138,26 @@ void MainWindow::connectPlanEditing()
     });
 }
 
-void MainWindow::createLogDock()
+QWidget *MainWindow::createRunPage()
+{
+    // The run's header (state, progress, figures), then the dashboards over the rank output.
+    auto *page = new QWidget(this);
+    auto *layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addWidget(m_dashboard);
+    m_runSplit = new QSplitter(Qt::Vertical, page);
+    m_runSplit->setObjectName(QStringLiteral("runSplit"));
+    m_runSplit->addWidget(m_grid);
+    m_runSplit->addWidget(createLogPane());
+    m_runSplit->setStretchFactor(0, 1);
+    m_runSplit->setStretchFactor(1, 0);
+    m_runSplit->setSizes({600, 110});
+    layout->addWidget(m_runSplit, 1);
+    return page;
+}
+
+QWidget *MainWindow::createLogPane()
 {
     m_log->setReadOnly(true);
     m_log->setMaximumBlockCount(5000);
@@ -132,71 +165,154 @@ void MainWindow::createLogDock()
     // Rank output with a filter: every rank, one rank, or mpirun and the workbench's own lines.
     auto *logBox = new QWidget(this);
     auto *logLayout = new QVBoxLayout(logBox);
-    logLayout->setContentsMargins(0, 0, 0, 0);
+    logLayout->setContentsMargins(4, 2, 4, 2);
+    logLayout->setSpacing(2);
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Rank output"), logBox));
     m_rankFilter = new QComboBox(logBox);
     m_rankFilter->addItem(tr("all ranks"), -2);
     m_rankFilter->addItem(tr("mpirun and workbench"), -1);
     m_rankFilter->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    logLayout->addWidget(m_rankFilter, 0, Qt::AlignLeft);
+    bar->addWidget(m_rankFilter);
+    bar->addStretch(1);
+    logLayout->addLayout(bar);
     logLayout->addWidget(m_log, 1);
     connect(m_rankFilter, &QComboBox::currentIndexChanged, this, [this] { refilterLog(); });
-    addDock(logBox, tr("Rank output"), Qt::BottomDockWidgetArea, "logDock")->setMaximumHeight(220);
+    return logBox;
 }
 
 void MainWindow::createDashboardPanels()
 {
-    // The dashboards: one dock per panel, drawn from the run's snapshots.
+    // The dashboards, in sections on the Run mode's grid, drawn from the run's snapshots.
     using launcher::telemetry::Metric;
-    m_panels = {new dashboards::MetricPanel(tr("Loss, grad norm, learning rate"), QStringLiteral("training"),
-                                            {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::LossScale}, false, this),
-                new dashboards::MetricPanel(tr("Throughput and step time"), QStringLiteral("throughput"),
-                                            {Metric::TokensPerS, Metric::StepMs}, true, this),
-                new dashboards::BreakdownPanel(this),
-                new dashboards::TimelinePanel(this),
-                new dashboards::MemoryPanel(this),
-                new dashboards::CommunicationPanel(this),
-                new dashboards::HeatMapPanel(this),
-                new dashboards::ExpertsPanel(this),
-                new dashboards::EventsPanel(this),
-                new dashboards::HealthPanel(this)};
-    QDockWidget *first = nullptr;
-    for (dashboards::Panel *panel : m_panels) {
-        auto *d = addDock(panel, panel->title(), Qt::RightDockWidgetArea, nullptr);
-        d->setObjectName(QStringLiteral("panel-") + panel->objectId());
-        // A panel behind a tab or hidden draws nothing; it catches up when it shows.
-        connect(d, &QDockWidget::visibilityChanged, this, [this, panel](bool visible) {
-            if (visible && m_lastSnapshot)
-                panel->show(m_lastSnapshot);
-        });
-        if (first)
-            tabifyDockWidget(first, d);
-        else
-            first = d;
-        connect(panel, &dashboards::Panel::stepChosen, this, [this](qint64 step) {
-            for (dashboards::Panel *p : m_panels)
-                p->markStep(step);
-            statusBar()->showMessage(tr("Step %1 marked on the charts").arg(step), 5000);
-        });
+    auto *training = new dashboards::MetricPanel(tr("Loss, grad norm, learning rate"), QStringLiteral("training"),
+                                                 {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::LossScale}, false, this);
+    auto *throughput = new dashboards::MetricPanel(tr("Throughput and step time"), QStringLiteral("throughput"),
+                                                   {Metric::TokensPerS, Metric::StepMs}, true, this);
+    auto *heat = new dashboards::HeatMapPanel(this);
+    auto *timeline = new dashboards::TimelinePanel(this);
+    const std::vector<std::pair<QString, std::vector<dashboards::Panel *>>> sections = {
+        {tr("Training"), {training}},
+        {tr("Throughput"), {throughput}},
+        {tr("Step time"), {new dashboards::BreakdownPanel(this), heat}},
+        {tr("Pipeline"), {timeline}},
+        {tr("Communication"), {new dashboards::CommunicationPanel(this)}},
+        {tr("Memory"), {new dashboards::MemoryPanel(this)}},
+        {tr("Experts"), {new dashboards::ExpertsPanel(this)}},
+        {tr("Health"), {new dashboards::HealthPanel(this)}},
+        {tr("Events"), {new dashboards::EventsPanel(this)}},
+    };
+    static const char *const ids[] = {"training", "throughput", "steptime", "pipeline", "communication", "memory", "experts", "health", "events"};
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+        const QString id = QString::fromLatin1(ids[i]);
+        m_grid->addSection(id, sections[i].first);
+        for (dashboards::Panel *panel : sections[i].second) {
+            m_panels.push_back(panel);
+            m_grid->addPanel(id, panel);
+            connect(panel, &dashboards::Panel::stepChosen, this, [this](qint64 step) {
+                for (dashboards::Panel *p : m_panels)
+                    p->markStep(step);
+                statusBar()->showMessage(tr("Step %1 marked on the charts").arg(step), 5000);
+            });
+        }
     }
-    if (first)
-        first->raise();
-    for (dashboards::Panel *panel : m_panels)
-        if (auto *heat = qobject_cast<dashboards::HeatMapPanel *>(panel))
-            connect(heat, &dashboards::HeatMapPanel::metricChosen, this, [this](Metric m) { m_feed->setHeatMetric(m); });
+    connect(heat, &dashboards::HeatMapPanel::metricChosen, this, [this](Metric m) { m_feed->setHeatMetric(m); });
+    connect(m_grid, &workspace::DashboardGrid::cursorMoved, this, [this](qint64 step) {
+        if (step >= 0)
+            statusBar()->showMessage(tr("step %1").arg(step), 2000);
+    });
     connect(m_dashboard, &Dashboard::snapshotShown, this, [this](const auto &snapshot) {
         m_lastSnapshot = snapshot;
-        // Only what is on screen: a dock behind another's tab is still "visible" to Qt, with an
-        // empty visible region (drawing all ten panels each frame took half of the GUI thread).
-        for (dashboards::Panel *panel : m_panels)
-            if (panel->isVisible() && !panel->visibleRegion().isEmpty())
-                panel->show(snapshot);
+        m_grid->showSnapshot(snapshot); // only the panels on screen draw
     });
+    connect(m_reader.get(), &launcher::HistoryReader::timelineReady, this, [this, timeline](const auto &view) {
+        timeline->showTimeline(view);
+        m_grid->refreshEmptyStates();
+    });
+}
+
+QWidget *MainWindow::createHistoryPage()
+{
+    m_historySplit = new QSplitter(Qt::Horizontal, this);
+    m_historySplit->setObjectName(QStringLiteral("historySplit"));
+    m_historySplit->addWidget(m_history);
+    m_historySplit->addWidget(m_compare);
+    m_historySplit->setStretchFactor(1, 1);
+    m_historySplit->setSizes({560, 700});
+    return m_historySplit;
+}
+
+void MainWindow::connectStartPage()
+{
+    connect(m_startPage, &workspace::StartPage::newPlanRequested, this, &MainWindow::newPlan);
+    connect(m_startPage, &workspace::StartPage::openPlanRequested, this, [this] { m_openAction->trigger(); });
+    connect(m_startPage, &workspace::StartPage::planChosen, this, [this](const QString &path) {
+        if (maybeSave())
+            loadPlan(path);
+    });
+    connect(m_startPage, &workspace::StartPage::runChosen, this, [this](const QString &runId) { openRun(runId); });
+}
+
+void MainWindow::setExamplesDirectory(const QString &directory) { m_startPage->setExamplesDirectory(directory); }
+
+void MainWindow::createModeBar()
+{
+    // Qt Creator's way: the modes down the left edge, one click (or Ctrl+1…4) each.
+    auto *bar = new QToolBar(tr("Modes"), this);
+    bar->setObjectName(QStringLiteral("modeBar"));
+    bar->setMovable(false);
+    bar->setToolButtonStyle(Qt::ToolButtonTextUnderIcon);
+    bar->setIconSize(QSize(22, 22));
+    addToolBar(Qt::LeftToolBarArea, bar);
+    auto *group = new QActionGroup(this);
+    const std::pair<QStyle::StandardPixmap, QString> modes[] = {{QStyle::SP_DirHomeIcon, tr("Start")},
+                                                                {QStyle::SP_FileDialogDetailedView, tr("Plan")},
+                                                                {QStyle::SP_MediaPlay, tr("Run")},
+                                                                {QStyle::SP_FileDialogContentsView, tr("History")}};
+    auto *view = menuBar()->addMenu(tr("&View"));
+    for (int i = 0; i < 4; ++i) {
+        QAction *a = bar->addAction(style()->standardIcon(modes[i].first), modes[i].second);
+        a->setCheckable(true);
+        a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
+        a->setToolTip(tr("%1 mode (Ctrl+%2)").arg(modes[i].second).arg(i + 1));
+        group->addAction(a);
+        view->addAction(a);
+        connect(a, &QAction::triggered, this, [this, i] { setMode(static_cast<Mode>(i)); });
+        m_modeActions[i] = a;
+    }
+    view->addSeparator();
+    view->addAction(tr("Reset the dashboard layout"), this, [this] { m_grid->resetLayout(); });
+    view->addAction(tr("Reset zoom of the step charts"), this, [this] { m_grid->resetStepRange(); });
+}
+
+void MainWindow::setMode(Mode mode)
+{
+    m_mode = mode;
+    m_pages->setCurrentIndex(static_cast<int>(mode));
+    if (QAction *a = m_modeActions[static_cast<int>(mode)])
+        a->setChecked(true);
+}
+
+void MainWindow::updateTitle()
+{
+    QString run;
+    if (!m_shownRun.isEmpty())
+        run = tr(" · run %1 (%2)").arg(m_shownRun, m_shownRunState);
+    setWindowTitle(tr("%1[*]%2 — Trellis").arg(m_document->displayName(), run));
+    m_statusLine->setText(statusLine());
+}
+
+QString MainWindow::statusLine() const
+{
+    const QString plan = tr("Plan: %1%2").arg(m_document->displayName(), m_document->isModified() ? QStringLiteral("*") : QString());
+    return m_shownRun.isEmpty() ? tr("%1 · no run open").arg(plan) : tr("%1 · Run: %2, %3").arg(plan, m_shownRun, m_shownRunState);
 }
 
 void MainWindow::connectHistoryReader()
 {
     m_reader->startThread();
     connect(m_reader.get(), &launcher::HistoryReader::runsReady, m_history, &HistoryPanel::setRuns);
+    connect(m_reader.get(), &launcher::HistoryReader::runsReady, m_startPage, &workspace::StartPage::setRecentRuns);
     connect(m_reader.get(), &launcher::HistoryReader::runReady, this, [this](const launcher::RunData &run) {
         // A run still going is followed live (backfill from the history, then its feed).
         if (run.run.status == QLatin1String("running") || run.run.status == QLatin1String("launching")) {
@@ -205,25 +321,35 @@ void MainWindow::connectHistoryReader()
                 return;
             }
         }
-        if (!following())
+        if (!following()) {
             m_dashboard->showRun(run);
+            m_shownRun = run.run.runId;
+            m_shownRunState = run.run.status;
+            updateTitle();
+            if (m_mode != Mode::Run)
+                statusBar()->showMessage(tr("Run %1 opened: its dashboards are in Run mode (Ctrl+3)").arg(run.run.runId), 6000);
+        }
     });
     connect(m_reader.get(), &launcher::HistoryReader::failed, this,
             [this](const QString &message) { statusBar()->showMessage(message, 10000); });
+    connect(m_reader.get(), &launcher::HistoryReader::runMissing, this, [this](const QString &message) {
+        // A run deleted while shown (or never there): the dashboards say so rather than keep it.
+        if (following())
+            return;
+        m_dashboard->setState(tr("No run open"), message);
+        m_grid->showSnapshot(nullptr);
+        m_shownRun.clear();
+        updateTitle();
+        QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns); // the list without it
+    });
     connect(m_reader.get(), &launcher::HistoryReader::reportWritten, this, [this](const QString &path, const QString &error) {
         statusBar()->showMessage(error.isEmpty() ? tr("Report written to %1").arg(path) : error, 10000);
     });
     connect(m_history, &HistoryPanel::runSelected, m_reader.get(), &launcher::HistoryReader::requestRun);
-    for (dashboards::Panel *panel : m_panels)
-        if (auto *timeline = qobject_cast<dashboards::TimelinePanel *>(panel))
-            connect(m_reader.get(), &launcher::HistoryReader::timelineReady, timeline, &dashboards::TimelinePanel::showTimeline);
     connect(m_history, &HistoryPanel::compareRequested, m_reader.get(), &launcher::HistoryReader::requestComparison);
     connect(m_reader.get(), &launcher::HistoryReader::comparisonReady, this, [this](const launcher::Comparison &comparison) {
-        if (!m_compare)
-            m_compare = new CompareView(this);
         m_compare->show(comparison);
-        m_compare->QDialog::show();
-        m_compare->raise();
+        setMode(Mode::History);
     });
     connect(m_reader.get(), &launcher::HistoryReader::runSnapshotReady, this, [this](const auto &snapshot) {
         if (!following())
@@ -236,6 +362,9 @@ void MainWindow::connectRunFeed()
     connect(m_feed, &launcher::RunFeed::stateChanged, this, [this](RunState state) {
         m_dashboard->setState(tr("Run %1: %2").arg(m_feed->runId(), launcher::toString(state)));
         statusBar()->showMessage(launcher::toString(state));
+        m_shownRun = m_feed->runId();
+        m_shownRunState = launcher::toString(state);
+        updateTitle();
         updateActions();
         if (state == RunState::Running) // after the supervisor's writer has committed the new state
             QTimer::singleShot(600, m_reader.get(), &launcher::HistoryReader::requestRuns);
@@ -254,15 +383,40 @@ void MainWindow::connectRunFeed()
     });
 }
 
-void MainWindow::restoreWindowLayout(QDockWidget *editorDock, QDockWidget *historyDock)
+void MainWindow::restoreWindowLayout()
 {
-    // Room for the plan editor's fields on the left and the dashboard in the middle at 1280 px
-    // (the right side took what was left); then the arrangement a person left (docks moved,
-    // tabbed, hidden), if any.
-    resizeDocks({editorDock, historyDock}, {430, 430}, Qt::Horizontal);
+    // What a person left: the window's size and each mode's arrangement. A layout saved by an
+    // older version (its docks), or one that does not restore, leaves the default; a window
+    // bigger than this screen is fitted into it.
     QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    settings.remove(QStringLiteral("window")); // version 1: docks, which this window no longer has
+    if (settings.value(QStringLiteral("workbench/version")).toInt() == 2) {
+        restoreGeometry(settings.value(QStringLiteral("workbench/geometry")).toByteArray());
+        for (QSplitter *split : {m_planSplit, m_runSplit, m_historySplit}) {
+            const QList<int> before = split->sizes();
+            if (!split->restoreState(settings.value(QStringLiteral("workbench/") + split->objectName()).toByteArray()))
+                split->setSizes(before);
+        }
+        m_grid->restoreLayout(settings);
+    }
+    if (const QScreen *screen = this->screen()) {
+        const QRect available = screen->availableGeometry();
+        if (width() > available.width() || height() > available.height()) {
+            showNormal();
+            resize(std::min(width(), available.width()), std::min(height(), available.height()));
+            move(available.topLeft());
+        }
+    }
+}
+
+void MainWindow::saveWindowLayout() const
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("workbench/version"), 2);
+    settings.setValue(QStringLiteral("workbench/geometry"), saveGeometry());
+    for (QSplitter *split : {m_planSplit, m_runSplit, m_historySplit})
+        settings.setValue(QStringLiteral("workbench/") + split->objectName(), split->saveState());
+    m_grid->saveLayout(settings);
 }
 
 void MainWindow::startHistoryRefresh()
@@ -277,34 +431,51 @@ void MainWindow::startHistoryRefresh()
             return;
         QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
         // The newest traced step of the run followed, while its timeline is on screen.
-        if (auto *d = findChild<QDockWidget *>(QStringLiteral("panel-timeline")); d && d->isVisible() && !d->visibleRegion().isEmpty())
+        if (m_grid->isOnScreen(m_grid->frame(QStringLiteral("timeline"))))
             QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), id = m_feed->runId()] { reader->requestTimelineOf(id); });
     });
     refresh->start();
+    // The grid's arrangement is saved as it changes (a crash keeps it too).
+    connect(m_grid, &workspace::DashboardGrid::layoutChanged, this, [this] {
+        QSettings settings;
+        settings.setValue(QStringLiteral("workbench/version"), 2);
+        m_grid->saveLayout(settings);
+    });
 }
 
 void MainWindow::openRun(const QString &reference)
 {
+    setMode(Mode::Run);
     QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), reference] { reader->requestRunOf(reference); });
 }
 
 void MainWindow::compareRuns(const QStringList &references)
 {
+    setMode(Mode::History);
     QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), references] { reader->requestComparisonOf(references); });
 }
 
 bool MainWindow::raisePanel(const QString &id)
 {
-    // Dashboard panels by their id; the plan's docks as editor, mesh, plan, estimate (and an
-    // Estimate tab as estimate.timeline, estimate.compare, …).
-    if (id.startsWith(QLatin1String("estimate.")) && !m_estimate->showTab(id.mid(9)))
-        return false;
-    auto *d = findChild<QDockWidget *>(QStringLiteral("panel-") + id.section(QLatin1Char('.'), 0, 0));
-    if (!d && !id.isEmpty() && !id.contains(QLatin1Char('-')))
-        d = findChild<QDockWidget *>(id.section(QLatin1Char('.'), 0, 0) + QStringLiteral("Dock")); // notr: an object name
-    if (d) {
-        d->show();
-        d->raise();
+    const QString head = id.section(QLatin1Char('.'), 0, 0);
+    static const QStringList modes = {QStringLiteral("start"), QStringLiteral("plan"), QStringLiteral("run"), QStringLiteral("history")};
+    if (m_grid->frame(head)) {
+        setMode(Mode::Run);
+        return m_grid->reveal(head);
+    }
+    if (head == QLatin1String("editor") || head == QLatin1String("mesh")) {
+        setMode(Mode::Plan);
+        return true;
+    }
+    if (head == QLatin1String("estimate") || head == QLatin1String("summary")) {
+        if (id.startsWith(QLatin1String("estimate.")) && !m_estimate->showTab(id.mid(9)))
+            return false;
+        setMode(Mode::Plan);
+        m_planTabs->setCurrentWidget(head == QLatin1String("summary") ? static_cast<QWidget *>(m_planPanel) : m_estimate);
+        return true;
+    }
+    if (const int mode = modes.indexOf(head); mode >= 0) {
+        setMode(static_cast<Mode>(mode));
         return true;
     }
     return false;
@@ -316,9 +487,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
         event->ignore();
         return;
     }
-    QSettings settings;
-    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
+    saveWindowLayout();
     QMainWindow::closeEvent(event);
 }
 
@@ -343,6 +512,10 @@ void MainWindow::attachRun(const QString &runId)
     m_feed->attach(runId, live ? live->feedEndpoint() : QString(), m_databasePath);
     m_dashboard->attach(m_feed);
     m_dashboard->setState(tr("Run %1: %2").arg(runId, live ? tr("following") : tr("from the history")));
+    m_shownRun = runId;
+    m_shownRunState = live ? tr("following") : tr("from the history");
+    updateTitle();
+    setMode(Mode::Run);
     appendLog(live ? tr("[workbench] following run %1 (supervisor pid %2)").arg(runId).arg(live->pid)
                    : tr("[workbench] run %1 is not supervised any more; showing the history").arg(runId));
     updateActions();
@@ -470,6 +643,10 @@ void MainWindow::startRun(const plan::Plan &thePlan)
     m_launchLog = started.logPath;
     m_dashboard->attach(m_feed);
     m_dashboard->setState(tr("Run %1: launching").arg(started.runId));
+    m_shownRun = started.runId;
+    m_shownRunState = tr("launching");
+    updateTitle();
+    setMode(Mode::Run); // launching switches to the run's dashboards
     updateActions();
 }
 
@@ -503,6 +680,8 @@ void MainWindow::onRunFinished(RunState state, int exitCode, const QString &theM
     m_dashboard->detach();
     m_dashboard->setState(tr("Run %1: %2").arg(m_feed->runId(), launcher::toString(state)),
                           state == RunState::Completed ? message : message.section(QLatin1Char('\n'), 0, 0));
+    m_shownRunState = launcher::toString(state);
+    updateTitle();
     if (state == RunState::Failed) {
         appendLog(tr("Run failed (exit %1): %2").arg(exitCode).arg(message));
         auto *box = new QMessageBox(QMessageBox::Warning, tr("Run failed"), message, QMessageBox::Ok, this);
@@ -524,9 +703,17 @@ void MainWindow::exportReport()
     }
     const QString path = QFileDialog::getSaveFileName(this, tr("Export report"), QStringLiteral("trellis-report.html"),
                                                       tr("HTML (*.html)"));
-    if (path.isEmpty())
-        return;
+    if (!path.isEmpty())
+        exportReportTo(path);
+}
+
+bool MainWindow::exportReportTo(const QString &path)
+{
+    const qint64 id = m_history->selectedRunId();
+    if (id <= 0)
+        return false;
     QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), id, path] { reader->requestReport(id, path); });
+    return true;
 }
 
 void MainWindow::appendLog(const QString &line, int rank)

@@ -1,6 +1,9 @@
-// The workbench window. It only wires docks and actions together: the plan panel and the
-// estimate panel (left), the live dashboard (centre), the run history (right) and rank output
-// (bottom), around one asynchronous HistoryReader and one RunFeed. Runs belong to their
+// The workbench window, in modes (the bar on the left, Ctrl+1…4): Start (nothing open yet: new,
+// examples, recent plans and runs), Plan (the editor, the mesh as the central canvas, the
+// estimate beside it), Run (the followed or opened run: its header, the dashboard grid, rank
+// output) and History (the runs, their comparison, reports). Each mode's arrangement is saved;
+// launching switches to Run; the title and the status line name the plan and the run. It only
+// wires these together around one asynchronous HistoryReader and one RunFeed. Runs belong to their
 // supervisors (trellis-cli run, started detached): the window follows one through its live feed,
 // so closing or killing the window leaves the run going, and opening it again reattaches.
 #pragma once
@@ -21,10 +24,13 @@
 
 class QAction;
 class QComboBox;
-class QDockWidget;
+class QLabel;
 class QMenu;
 class QPlainTextEdit;
+class QSplitter;
+class QStackedWidget;
 class QSystemTrayIcon;
+class QTabWidget;
 
 namespace trellis::launcher::document {
 class PlanDocument;
@@ -43,12 +49,17 @@ class MeshCanvas;
 class EstimatePanel;
 class HistoryPanel;
 class PlanPanel;
+namespace workspace {
+class DashboardGrid;
+class StartPage;
+}
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     // The wait after an edit for the next one before re-estimating (a spin box held down is one estimate).
     static constexpr int kEstimateDebounceMs = 50;
+    enum class Mode { Start, Plan, Run, History };
     explicit MainWindow(const QString &databasePath, QWidget *parent = nullptr);
     ~MainWindow() override;
 
@@ -86,26 +97,42 @@ public:
     QStringList reattachRunning();
     QAction *launchAction() const { return m_launchAction; }
     const std::vector<dashboards::Panel *> &panels() const { return m_panels; }
-    // Brings a dashboard panel's dock to the front (ids: training, throughput, breakdown, memory,
-    // communication, heatmap, events, health); false for an unknown id.
+    // Shows a panel in its mode: a dashboard (training, throughput, breakdown, heatmap, timeline,
+    // communication, memory, experts, health, events) in Run; editor, mesh, plan, estimate (or an
+    // Estimate tab as estimate.timeline, …) in Plan; or a mode by name (start, plan, run,
+    // history). False for an unknown id.
     bool raisePanel(const QString &id);
+    void setMode(Mode mode);
+    Mode mode() const { return m_mode; }
+    workspace::DashboardGrid *grid() const { return m_grid; }
+    workspace::StartPage *startPage() const { return m_startPage; }
+    class CompareView *compareView() const { return m_compare; }
+    QString statusLine() const; // the plan and the run, as the status bar shows them
+    void setExamplesDirectory(const QString &directory);
     void openRun(const QString &reference); // show a recorded run (or follow it, if it is going)
     void compareRuns(const QStringList &references); // open the comparison of recorded runs
+    // Writes the report of the run selected in the history (exactly one) to `path`, off this thread;
+    // false when no single run is selected.
+    bool exportReportTo(const QString &path);
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
 
 private:
-    // A dock holding `widget` in `area`, named `name` (for saveState) when given.
-    QDockWidget *addDock(QWidget *widget, const QString &title, Qt::DockWidgetArea area, const char *name);
     // The constructor's steps, in the order it takes them.
-    QDockWidget *createPlanDocks(); // editor, mesh, plan, estimate as tabs on the left; returns the editor's
+    QWidget *createPlanPage(); // editor | mesh | estimate and plan summary
     void connectPlanEditing();
-    void createLogDock();
+    QWidget *createRunPage();  // run header, dashboard grid, rank output
+    QWidget *createLogPane();
     void createDashboardPanels();
+    QWidget *createHistoryPage(); // runs | comparison
+    void connectStartPage();
     void connectHistoryReader();
     void connectRunFeed();
-    void restoreWindowLayout(QDockWidget *editorDock, QDockWidget *historyDock);
+    void restoreWindowLayout();
+    void saveWindowLayout() const;
     void startHistoryRefresh();
+    void createModeBar();
     void createActions();
+    void updateTitle(); // the window title and the status line: plan, run and its state
     void startRun(const plan::Plan &thePlan); // its supervisor, for this plan as it stands
     void updateActions();
     void onRunFinished(launcher::RunState state, int exitCode, const QString &message);
@@ -147,9 +174,15 @@ private:
     PlanPanel *m_planPanel;
     EstimatePanel *m_estimate;
     plan_editor::MeshCanvas *m_meshCanvas = nullptr;
-    class QDockWidget *m_meshDock = nullptr;
-    class QDockWidget *m_planDock = nullptr;
-    class QDockWidget *m_estimateDock = nullptr;
+    Mode m_mode = Mode::Start;
+    QStackedWidget *m_pages = nullptr;
+    workspace::StartPage *m_startPage = nullptr;
+    workspace::DashboardGrid *m_grid = nullptr;
+    QSplitter *m_planSplit = nullptr, *m_runSplit = nullptr, *m_historySplit = nullptr;
+    QTabWidget *m_planTabs = nullptr;
+    QAction *m_modeActions[4] = {};
+    QLabel *m_statusLine = nullptr;
+    QString m_shownRun, m_shownRunState; // the run the Run mode shows, and its state
     Dashboard *m_dashboard;
     HistoryPanel *m_history;
     QPlainTextEdit *m_log;

@@ -9,10 +9,13 @@
 #include "ui/estimate_panel.h"
 #include "ui/language.h"
 #include "ui/plan_panel.h"
+#include "ui/workspace/start_page.h"
+#include "ui/workspace/theme.h"
+
+#include <QLabel>
 
 #include <QAction>
 #include <QActionGroup>
-#include <QDockWidget>
 #include <QFileDialog>
 #include <QFile>
 #include <QFileInfo>
@@ -53,7 +56,7 @@ void MainWindow::createFileActions()
     connectDocument();
     updateRecentMenu();
     m_document->newDocument(localStarter());
-    setWindowTitle(tr("%1[*] — Trellis").arg(m_document->displayName()));
+    updateTitle();
 }
 
 void MainWindow::createFileMenu()
@@ -144,7 +147,8 @@ void MainWindow::createEditMenu()
 void MainWindow::createLanguageMenu()
 {
     // Settings › Language: the system's, or one the workbench ships; it applies at the next start.
-    QMenu *language = menuBar()->addMenu(tr("&Settings"))->addMenu(tr("&Language"));
+    QMenu *settingsMenu = menuBar()->addMenu(tr("&Settings"));
+    QMenu *language = settingsMenu->addMenu(tr("&Language"));
     auto *languages = new QActionGroup(this);
     const QString chosen = languageSetting();
     QStringList codes{QString()};
@@ -160,14 +164,33 @@ void MainWindow::createLanguageMenu()
             statusBar()->showMessage(tr("The language changes the next time Trellis starts."), 8000);
         });
     }
+    // Settings › Theme: light, dark or the system's; it applies at the next start (or --theme).
+    QMenu *theme = settingsMenu->addMenu(tr("&Theme"));
+    auto *themes = new QActionGroup(this);
+    const std::pair<QString, QString> names[] = {{QStringLiteral("system"), tr("System default")},
+                                                 {QStringLiteral("light"), tr("Light")},
+                                                 {QStringLiteral("dark"), tr("Dark")}};
+    for (const auto &[code, name] : names) {
+        QAction *action = theme->addAction(name);
+        action->setCheckable(true);
+        action->setChecked(code == workspace::themeSetting());
+        themes->addAction(action);
+        connect(action, &QAction::triggered, this, [this, code = code] {
+            workspace::setThemeSetting(code);
+            statusBar()->showMessage(tr("The theme changes the next time Trellis starts."), 8000);
+        });
+    }
 }
 
 void MainWindow::connectDocument()
 {
     connect(m_document, &launcher::document::PlanDocument::changed, this, &MainWindow::documentChanged);
-    connect(m_document, &launcher::document::PlanDocument::modifiedChanged, this, &QWidget::setWindowModified);
+    connect(m_document, &launcher::document::PlanDocument::modifiedChanged, this, [this](bool modified) {
+        setWindowModified(modified);
+        m_statusLine->setText(statusLine());
+    });
     connect(m_document, &launcher::document::PlanDocument::filePathChanged, this, [this](const QString &path) {
-        setWindowTitle(tr("%1[*] — Trellis").arg(m_document->displayName()));
+        updateTitle();
         if (!path.isEmpty())
             addRecentFile(path);
     });
@@ -220,6 +243,8 @@ bool MainWindow::loadPlan(const QString &path)
         return false;
     }
     m_estimate->clearSearch(); // results of the previous plan's search do not belong to this one
+    if (m_mode == Mode::Start)
+        setMode(Mode::Plan);
     statusBar()->showMessage(m_document->hasErrors() ? tr("Opened %1 — it has problems to fix before it can run").arg(path)
                                                      : tr("Opened %1").arg(path),
                              5000);
@@ -232,7 +257,8 @@ void MainWindow::newPlan()
         return;
     m_document->newDocument(localStarter());
     m_estimate->clearSearch();
-    setWindowTitle(tr("%1[*] — Trellis").arg(m_document->displayName()));
+    updateTitle();
+    setMode(Mode::Plan);
 }
 
 bool MainWindow::savePlan()
@@ -294,6 +320,7 @@ void MainWindow::updateRecentMenu()
                 loadPlan(path);
         })->setToolTip(path);
     m_recentMenu->setEnabled(!recent.isEmpty());
+    m_startPage->setRecentPlans(recent);
 }
 
 bool MainWindow::importConfig(const QString &kind, const QByteArray &text, QStringList *messages)
@@ -327,7 +354,7 @@ bool MainWindow::importConfig(const QString &kind, const QByteArray &text, QStri
 
 void MainWindow::searchPlans()
 {
-    m_estimateDock->raise();
+    raisePanel(QStringLiteral("estimate"));
     m_estimate->search();
 }
 

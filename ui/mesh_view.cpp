@@ -168,7 +168,8 @@ int MeshView::nodeCount() const { return m_plan ? static_cast<int>(m_plan->clust
 void MeshView::relayout()
 {
     m_layoutWidth = -1;
-    const Layout l = layoutFor(std::max(width(), 200));
+    // The minimum is the smallest cells' (fitting grows them with the view, never the reverse).
+    const Layout l = m_zoom < 0 ? layoutAtLevel(std::max(width(), 200), 3) : layoutFor(std::max(width(), 200));
     setMinimumWidth(l.tiles ? 0 : l.nodeWidth + 2 * kMargin);
     updateGeometry();
     update();
@@ -177,6 +178,7 @@ void MeshView::relayout()
 MeshView::Layout MeshView::layoutAtLevel(int width, int level) const
 {
     Layout l;
+    l.left = kMargin;
     if (!m_plan || m_plan->cluster.nodes.empty())
         return l;
     const int nodes = nodeCount();
@@ -211,11 +213,12 @@ MeshView::Layout MeshView::layoutFor(int width) const
         return {};
     if (m_zoom >= 0)
         return layoutAtLevel(width, m_zoom);
-    // Fit: the largest rank cell (34 px down to 7) at which the cluster fits the height, else the
-    // largest node tile (40 px down to 6), else 6 px tiles and a scroll bar.
+    // Fit: the largest rank cell (96 px down to 7) at which the cluster fits the height, else the
+    // largest node tile (40 px down to 6), else 6 px tiles and a scroll bar. A small mesh fills
+    // the canvas: 2 ranks are two large cells in the middle, not two boxes in a corner.
     Layout l = layoutAtLevel(width, 3); // 7 px cells: the shape at any cell size
     const int usable = std::max(60, width - 2 * kMargin);
-    const int largest = std::clamp((usable - 2 * kPad) / l.slotColumns - 2, 7, 34);
+    const int largest = std::clamp((usable - 2 * kPad) / l.slotColumns - 2, 7, 96);
     for (int cell = largest; cell >= 7; --cell) {
         const int nodeWidth = l.slotColumns * (cell + 2) + 2 * kPad;
         const int slotRows = (l.nodeHeight - 2 * kPad - 4) / (7 + 2);
@@ -230,6 +233,8 @@ MeshView::Layout MeshView::layoutFor(int width) const
             l.nodeColumns = columns;
             l.rows = rows;
             l.height = height;
+            const int used = std::min(columns, nodeCount()) * (nodeWidth + kGap) - kGap;
+            l.left = kMargin + std::max(0, (usable - used) / 2);
             return l;
         }
     }
@@ -273,7 +278,7 @@ QRect MeshView::nodeBox(const Layout &l, int node) const
 {
     const int gap = l.tiles ? kTileGap : kGap;
     const int nx = node % l.nodeColumns, ny = node / l.nodeColumns;
-    return {kMargin + nx * (l.nodeWidth + gap), kMargin + kLegend + ny * (l.nodeHeight + gap), l.nodeWidth, l.nodeHeight};
+    return {l.left + nx * (l.nodeWidth + gap), kMargin + kLegend + ny * (l.nodeHeight + gap), l.nodeWidth, l.nodeHeight};
 }
 
 QRect MeshView::cellRect(const Layout &l, int node, int slot) const
@@ -286,10 +291,10 @@ QRect MeshView::cellRect(const Layout &l, int node, int slot) const
 int MeshView::nodeAt(const QPoint &point) const
 {
     const Layout &l = currentLayout();
-    if (l.cell == 0 || point.x() < kMargin || point.y() < kMargin + kLegend)
+    if (l.cell == 0 || point.x() < l.left || point.y() < kMargin + kLegend)
         return -1;
     const int gap = l.tiles ? kTileGap : kGap;
-    const int nx = (point.x() - kMargin) / (l.nodeWidth + gap), ny = (point.y() - kMargin - kLegend) / (l.nodeHeight + gap);
+    const int nx = (point.x() - l.left) / (l.nodeWidth + gap), ny = (point.y() - kMargin - kLegend) / (l.nodeHeight + gap);
     if (nx >= l.nodeColumns)
         return -1;
     const int node = ny * l.nodeColumns + nx;
@@ -569,7 +574,26 @@ void MeshView::paintRanks(QPainter &p, const Layout &l, const QRect &exposed, co
                 p.setBrush(Qt::NoBrush);
                 p.drawRect(cell.adjusted(1, 1, -1, -1));
             }
-            if (l.cell >= 28) {
+            if (l.cell >= 56) { // room to read a rank's place at a glance: its number, then its coordinates
+                const RankPlace &c = m_ranks[static_cast<std::size_t>(rank)];
+                QStringList coordinates{QStringLiteral("dp %1").arg(c.dp)};
+                if (m_plan->parallel.tp > 1)
+                    coordinates << QStringLiteral("tp %1").arg(c.tp);
+                if (m_plan->parallel.pp > 1)
+                    coordinates << QStringLiteral("pp %1").arg(c.pp);
+                if (m_plan->parallel.cp > 1)
+                    coordinates << QStringLiteral("cp %1").arg(c.cp);
+                p.setPen(QColor(0x20, 0x20, 0x20));
+                QFont big = p.font();
+                big.setBold(true);
+                big.setPointSizeF(big.pointSizeF() * 1.3);
+                const QFont normal = p.font();
+                p.setFont(big);
+                p.drawText(cell.adjusted(2, 4, -2, -cell.height() / 2), Qt::AlignHCenter | Qt::AlignBottom, QString::number(rank));
+                p.setFont(normal);
+                p.drawText(cell.adjusted(2, cell.height() / 2 + 2, -2, -2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
+                           coordinates.join(QLatin1Char('\n')));
+            } else if (l.cell >= 28) {
                 const RankPlace &c = m_ranks[static_cast<std::size_t>(rank)];
                 p.setPen(QColor(0x20, 0x20, 0x20));
                 p.drawText(cell.adjusted(0, 1, 0, -cell.height() / 2), Qt::AlignCenter, QString::number(rank));

@@ -86,6 +86,7 @@ private:
         int cell = 0;       // rank cell or node tile side
         int slotColumns = 1, nodeWidth = 0, nodeHeight = 0, nodeColumns = 1, rows = 0;
         int height = 0;
+        int left = 0;       // the nodes' left edge: centred in the width when they fit it
     };
     Layout layoutFor(int width) const;
     Layout layoutAtLevel(int width, int level) const;

@@ -76,6 +76,10 @@ void HistoryReader::requestRun(qint64 id)
         emit runSnapshotReady(telemetry::snapshotOf(*data, m_db->collectivesOf(id), telemetry::Metric::StepMs,
                                                     defaultCalibrationPath(m_path), m_db->expertLoadOf(id)));
         requestTimeline(id);
+    } else if (!m_db->findRun(QString::number(id))) {
+        const QString message = QStringLiteral("run #%1 is no longer in %2").arg(id).arg(m_path);
+        emit runMissing(message);
+        emit failed(message);
     } else
         emit failed(m_db->lastError());
 }
@@ -86,8 +90,10 @@ void HistoryReader::requestRunOf(const QString &reference)
         return;
     if (const auto summary = m_db->findRun(reference))
         requestRun(summary->id);
-    else
+    else {
+        emit runMissing(QStringLiteral("no run '%1' in %2").arg(reference, m_path));
         emit failed(QStringLiteral("no run '%1' in %2").arg(reference, m_path));
+    }
 }
 
 void HistoryReader::requestReport(qint64 id, const QString &path)

@@ -44,6 +44,8 @@ signals:
     void reportWritten(const QString &path, const QString &error);
     void comparisonReady(const trellis::launcher::Comparison &comparison);
     void timelineReady(const trellis::launcher::telemetry::TimelineView &timeline);
+    // A run asked for that the history does not hold (never there, or deleted since it was listed).
+    void runMissing(const QString &message);
     void failed(const QString &message);
 
 private:

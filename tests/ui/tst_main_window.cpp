@@ -15,6 +15,8 @@
 #include "ui/plan_panel.h"
 #include "ui/history_panel.h"
 #include "ui/main_window.h"
+#include "ui/workspace/dashboard_grid.h"
+#include "ui/workspace/panel_frame.h"
 #include "launcher/document/plan_document.h"
 
 #include <QAction>
@@ -46,6 +48,15 @@ QString writePlan(const QTemporaryDir &dir, int steps)
         return {};
     plan.write(text.toUtf8());
     return planPath;
+}
+
+// Points on the loss chart (the training panel, in Run mode's grid).
+int lossPoints(ui::MainWindow &window)
+{
+    for (ui::dashboards::Panel *p : window.panels())
+        if (p->objectId() == QLatin1String("training"))
+            return qobject_cast<ui::dashboards::MetricPanel *>(p)->pointCount();
+    return -1;
 }
 
 } // namespace
@@ -89,19 +100,19 @@ private slots:
         QSignalSpy finished(window.feed(), &launcher::RunFeed::finished);
         window.launchAction()->trigger();
         QVERIFY(!window.launchAction()->isEnabled());
-        QTRY_VERIFY_WITH_TIMEOUT(window.dashboard()->lossPointCount() > 0, 120000);
-        const int first = window.dashboard()->lossPointCount();
-        QTRY_VERIFY_WITH_TIMEOUT(window.dashboard()->lossPointCount() > first, 120000);
+        QTRY_VERIFY_WITH_TIMEOUT(lossPoints(window) > 0, 120000);
+        const int first = lossPoints(window);
+        QTRY_VERIFY_WITH_TIMEOUT(lossPoints(window) > first, 120000);
         QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 180000);
         QVERIFY(finished.first().at(0).value<launcher::RunState>() == launcher::RunState::Completed);
-        QCOMPARE(window.dashboard()->lossPointCount(), 4 * kSteps);
-        QCOMPARE(window.dashboard()->throughputPointCount(), 4 * kSteps);
+        QCOMPARE(lossPoints(window), 4 * kSteps);
 
         QTRY_COMPARE_WITH_TIMEOUT(window.historyPanel()->rowCount(), 1, 10000);
         window.dashboard()->showRun({}); // clear, then let the history bring the curves back
-        QCOMPARE(window.dashboard()->lossPointCount(), 0);
+        QVERIFY(!window.grid()->frame(QStringLiteral("training"))->showsPanel());
         window.historyPanel()->selectRow(0);
-        QTRY_COMPARE_WITH_TIMEOUT(window.dashboard()->lossPointCount(), 4 * kSteps, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(window.grid()->frame(QStringLiteral("training"))->showsPanel(), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(lossPoints(window), 4 * kSteps, 10000);
         QVERIFY(window.launchAction()->isEnabled());
     }
 
@@ -136,7 +147,7 @@ private slots:
         QVERIFY(window.stopAction()->isEnabled());
         QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 180000);
         QVERIFY(finished.first().at(0).value<launcher::RunState>() == launcher::RunState::Completed);
-        QCOMPARE(window.dashboard()->lossPointCount(), 4 * steps);
+        QCOMPARE(lossPoints(window), 4 * steps);
         QCOMPARE(window.feed()->progress().step, qint64(steps));
     }
 
@@ -252,11 +263,9 @@ private slots:
         QVERIFY2(window.meshCanvas()->minimumSizeHint().width() <= 400, qPrintable(QString::number(window.meshCanvas()->minimumSizeHint().width())));
     }
 
-    // A file that does not parse is not opened and changes nothing; a plan that parses but is not
-    // valid opens, with its problems shown, and cannot be launched.
-    // A dashboard behind another's tab draws nothing (Qt still calls it visible); raising its tab
-    // draws the last snapshot at once.
-    void coveredDashboardsWaitForTheirTab()
+    // A dashboard off screen (its section collapsed, or the window in another mode) draws
+    // nothing; shown again, it draws the last snapshot at once.
+    void dashboardsOffScreenWaitForTheirTurn()
     {
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
@@ -264,6 +273,7 @@ private slots:
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         QVERIFY(window.raisePanel(QStringLiteral("training")));
+        window.grid()->setCollapsed(QStringLiteral("throughput"), true);
         launcher::RunData run;
         run.run.runId = QStringLiteral("recorded");
         run.run.worldSize = 4;
@@ -286,14 +296,20 @@ private slots:
         auto *training = metricPanel(QStringLiteral("training")), *throughput = metricPanel(QStringLiteral("throughput"));
         QVERIFY(training && throughput);
         QTest::qWait(50);
-        QVERIFY(throughput->visibleRegion().isEmpty()); // behind the training tab
+        QVERIFY(throughput->visibleRegion().isEmpty()); // its section collapsed
+        window.setMode(ui::MainWindow::Mode::Plan);     // and the grid itself hidden
         window.dashboard()->showSnapshot(launcher::telemetry::snapshotOf(run, {}));
-        QVERIFY(training->pointCount() > 0);
+        QCOMPARE(training->pointCount(), 0);
         QCOMPARE(throughput->pointCount(), 0);
-        QVERIFY(window.raisePanel(QStringLiteral("throughput")));
+        window.setMode(ui::MainWindow::Mode::Run);
+        QTRY_VERIFY(training->pointCount() > 0);
+        QCOMPARE(throughput->pointCount(), 0);
+        QVERIFY(window.raisePanel(QStringLiteral("throughput"))); // expands its section
         QTRY_VERIFY(throughput->pointCount() > 0);
     }
 
+    // A file that does not parse is not opened and changes nothing; a plan that parses but is not
+    // valid opens, with its problems shown, and cannot be launched.
     void badPlanIsShownNotLaunched()
     {
         QTemporaryDir dir;

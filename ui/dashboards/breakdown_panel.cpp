@@ -39,7 +39,7 @@ void stack(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&
 } // namespace
 
 BreakdownPanel::BreakdownPanel(QWidget *parent)
-    : Panel(parent), m_mode(new QComboBox(this)), m_plot(makePlot(tr("Step time breakdown (median rank)"), tr("ms"), this))
+    : Panel(parent), m_mode(new QComboBox(this)), m_plot(makePlot(QString(), tr("ms"), this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
@@ -136,5 +136,24 @@ void BreakdownPanel::drawPerStage(const launcher::telemetry::DashboardSnapshot &
 }
 
 void BreakdownPanel::markStep(qint64 step) { markStepOn(m_plot, step); }
+
+} // namespace trellis::ui::dashboards
+
+namespace trellis::ui::dashboards {
+
+QString BreakdownPanel::emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const
+{
+    if (!snapshot)
+        return tr("Launch the plan to see where each step's time goes: compute, exposed communication, pipeline "
+                  "bubble and idle time (the median rank, or each pipeline stage).");
+    if (snapshot->breakdown.empty() && snapshot->stages.empty())
+        return tr("Waiting for the ranks' step-time breakdown (it comes with their step reports).");
+    return {};
+}
+
+QList<QCustomPlot *> BreakdownPanel::stepPlots() const
+{
+    return m_mode->currentIndex() == 0 ? QList<QCustomPlot *> {m_plot} : QList<QCustomPlot *> {};
+}
 
 } // namespace trellis::ui::dashboards

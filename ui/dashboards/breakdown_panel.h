@@ -18,6 +18,8 @@ public:
     QString objectId() const override { return QStringLiteral("breakdown"); }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
     void markStep(qint64 step) override;
+    QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
+    QList<QCustomPlot *> stepPlots() const override;
     QCustomPlot *plot() const { return m_plot; }
     void setPerStage(bool perStage);
 

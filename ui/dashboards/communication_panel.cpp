@@ -41,3 +41,17 @@ void CommunicationPanel::show(const std::shared_ptr<const launcher::telemetry::D
 }
 
 } // namespace trellis::ui::dashboards
+
+namespace trellis::ui::dashboards {
+
+QString CommunicationPanel::emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const
+{
+    if (!snapshot)
+        return tr("Launch the plan to see each collective (group, operation, bytes, time, bus bandwidth) and its slowest rank.");
+    if (snapshot->collectives.empty())
+        return snapshot->worldSize == 1 ? tr("This run has one rank: nothing to communicate.")
+                                        : tr("No collective reported yet.");
+    return {};
+}
+
+} // namespace trellis::ui::dashboards

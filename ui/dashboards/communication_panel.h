@@ -15,6 +15,7 @@ public:
     QString title() const override { return tr("Communication"); }
     QString objectId() const override { return QStringLiteral("communication"); }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
+    QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
     void setPeakGbps(double gbps) { m_peakGbps = gbps; }
     QTableWidget *table() const { return m_table; }
 

@@ -38,3 +38,17 @@ void EventsPanel::show(const std::shared_ptr<const launcher::telemetry::Dashboar
 }
 
 } // namespace trellis::ui::dashboards
+
+namespace trellis::ui::dashboards {
+
+QString EventsPanel::emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const
+{
+    if (!snapshot)
+        return tr("Launch the plan to see the run's events here: stragglers, hangs, restarts, checkpoints and alerts, "
+                  "each with its step (click one to mark it on the charts).");
+    if (snapshot->events.empty())
+        return tr("No events in this run: no straggler, hang, restart or alert so far.");
+    return {};
+}
+
+} // namespace trellis::ui::dashboards

@@ -15,6 +15,7 @@ public:
     QString title() const override { return tr("Events"); }
     QString objectId() const override { return QStringLiteral("events"); }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
+    QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
     QTreeWidget *list() const { return m_list; }
 
 private:

@@ -91,3 +91,17 @@ void ExpertsPanel::show(const std::shared_ptr<const launcher::telemetry::Dashboa
 }
 
 } // namespace trellis::ui::dashboards
+
+namespace trellis::ui::dashboards {
+
+QString ExpertsPanel::emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const
+{
+    if (!snapshot)
+        return tr("Launch a plan with experts (model › moe) to see each expert's share of the tokens and the load "
+                  "imbalance step by step.");
+    if (snapshot->experts.layers == 0)
+        return tr("This run has no experts: its model is dense. A plan with model › moe shows the routing here.");
+    return {};
+}
+
+} // namespace trellis::ui::dashboards

@@ -17,6 +17,8 @@ public:
     QString title() const override { return tr("Experts"); }
     QString objectId() const override { return QStringLiteral("experts"); }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
+    QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
+    QList<QCustomPlot *> stepPlots() const override { return {m_series}; }
     void markStep(qint64 step) override { markStepOn(m_series, step); }
 
 private:

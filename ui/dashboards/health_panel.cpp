@@ -46,3 +46,15 @@ QString HealthPanel::text() const
 }
 
 } // namespace trellis::ui::dashboards
+
+namespace trellis::ui::dashboards {
+
+QString HealthPanel::emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const
+{
+    if (!snapshot)
+        return tr("Launch the plan to see the telemetry's health: messages received, lost, duplicated, out of order, "
+                  "rejected and dropped at the ranks.");
+    return {};
+}
+
+} // namespace trellis::ui::dashboards

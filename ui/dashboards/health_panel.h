@@ -16,6 +16,7 @@ public:
     QString title() const override { return tr("Telemetry health"); }
     QString objectId() const override { return QStringLiteral("health"); }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
+    QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
     QString text() const;
 
 private:

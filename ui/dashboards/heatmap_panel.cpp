@@ -30,6 +30,10 @@ HeatMapPanel::HeatMapPanel(QWidget *parent)
             [this] { emit metricChosen(static_cast<Metric>(m_choice->currentData().toInt())); });
     m_plot->legend->setVisible(false);
     m_plot->setInteractions({});
+    QSharedPointer<QCPAxisTickerFixed> wholeRanks(new QCPAxisTickerFixed); // rank 1, 2, … never 0.5
+    wholeRanks->setTickStep(1);
+    wholeRanks->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    m_plot->yAxis->setTicker(wholeRanks);
     m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
     auto *scale = new QCPColorScale(m_plot);
     m_plot->plotLayout()->addElement(1, 1, scale);
@@ -71,6 +75,20 @@ void HeatMapPanel::show(const std::shared_ptr<const DashboardSnapshot> &snapshot
                 names << tr("rank %1 %2%3%").arg(o.rank).arg(o.deviation >= 0 ? QStringLiteral("+") : QString()).arg(o.deviation * 100, 0, 'f', 0);
     m_outliers->setText(names.isEmpty() ? tr("%1 ranks, none stands out").arg(h.rankCount)
                                         : tr("%1 ranks; furthest from the median: %2").arg(h.rankCount).arg(names.join(QStringLiteral(", "))));
+}
+
+} // namespace trellis::ui::dashboards
+
+namespace trellis::ui::dashboards {
+
+QString HeatMapPanel::emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const
+{
+    if (!snapshot)
+        return tr("Launch the plan to see every rank's step time (or another metric) step by step, one row a rank: "
+                  "a slow or stalled rank stands out as a stripe.");
+    if (snapshot->heat.ranks.empty() || snapshot->heat.steps.empty())
+        return tr("Waiting for the ranks' first steps.");
+    return {};
 }
 
 } // namespace trellis::ui::dashboards

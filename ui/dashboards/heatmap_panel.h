@@ -17,6 +17,8 @@ public:
     QString title() const override { return tr("Rank health"); }
     QString objectId() const override { return QStringLiteral("heatmap"); }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
+    QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
+    QList<QCustomPlot *> stepPlots() const override { return {m_plot}; }
     QCustomPlot *plot() const { return m_plot; }
 
 signals:

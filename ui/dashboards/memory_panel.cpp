@@ -7,7 +7,7 @@
 
 namespace trellis::ui::dashboards {
 
-MemoryPanel::MemoryPanel(QWidget *parent) : Panel(parent), m_plot(makePlot(tr("Memory per rank"), tr("MiB"), this))
+MemoryPanel::MemoryPanel(QWidget *parent) : Panel(parent), m_plot(makePlot(QString(), tr("MiB a rank"), this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
@@ -57,6 +57,20 @@ void MemoryPanel::show(const std::shared_ptr<const launcher::telemetry::Dashboar
     m_plot->xAxis->setRange(0.4, ticks.size() + 0.6);
     m_plot->yAxis->setRangeLower(0);
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace trellis::ui::dashboards
+
+namespace trellis::ui::dashboards {
+
+QString MemoryPanel::emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const
+{
+    if (!snapshot)
+        return tr("Launch the plan to see each rank's memory by category (parameters, gradients, optimizer state, "
+                  "activations, buffers) beside the cost model's prediction.");
+    if (snapshot->memory.empty())
+        return tr("This run reports no memory yet.");
+    return {};
 }
 
 } // namespace trellis::ui::dashboards

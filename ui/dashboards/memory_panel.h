@@ -14,6 +14,7 @@ public:
     QString title() const override { return tr("Memory by category"); }
     QString objectId() const override { return QStringLiteral("memory"); }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
+    QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
 
 private:
     QCustomPlot *m_plot;

@@ -97,6 +97,22 @@ void MetricPanel::drawFlops(const DashboardSnapshot &s)
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+QString MetricPanel::emptyText(const DashboardSnapshot *snapshot) const
+{
+    QStringList names;
+    for (Metric m : m_metrics)
+        if (m != Metric::LossScale)
+            names << metricLabel(m);
+    const QString what = names.join(QStringLiteral(", "));
+    if (!snapshot)
+        return tr("Launch the plan (Run › Launch) or open a run from the history to see %1 of every rank here.").arg(what);
+    const auto it = snapshot->metrics.find(m_metrics.front());
+    if (it == snapshot->metrics.end() || (it->second.lines.empty() && it->second.band.empty()))
+        return snapshot->step > 0 ? tr("This run reports no %1.").arg(metricLabel(m_metrics.front()))
+                                  : tr("Waiting for the first step: %1 appear as the ranks report.").arg(what);
+    return {};
+}
+
 void MetricPanel::choose(int index) { m_choice->setCurrentIndex(index); }
 
 void MetricPanel::markStep(qint64 step) { markStepOn(m_plot, step); }

@@ -19,6 +19,8 @@ public:
     QString objectId() const override { return m_id; }
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override;
     void markStep(qint64 step) override;
+    QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
+    QList<QCustomPlot *> stepPlots() const override { return {m_plot}; }
     QCustomPlot *plot() const { return m_plot; }
     int pointCount() const; // points drawn, over every line (tests)
     void choose(int index);   // a metric by its index, or past them the model FLOPs view

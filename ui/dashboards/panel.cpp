@@ -72,7 +72,11 @@ QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *pare
 {
     auto *plot = new QCustomPlot(parent);
     plot->plotLayout()->insertRow(0);
-    plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(QStringLiteral("sans"), 10, QFont::Bold)));
+    if (!title.isEmpty()) // else the frame's title bar names the chart, and the row stays empty
+        plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(QStringLiteral("sans"), 10, QFont::Bold)));
+    // The axes take every pixel the heading and the legend leave: a new row's stretch is 1, which
+    // gave an empty heading half of the height and squeezed the axes into the rest.
+    plot->plotLayout()->setRowStretchFactor(0, 0.001);
     plot->xAxis->setLabel(QObject::tr("step"));
     plot->yAxis->setLabel(yLabel);
     // The legend in a row of its own under the axes, its entries side by side: inside the axes it
@@ -88,11 +92,59 @@ QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *pare
     plot->plotLayout()->setRowStretchFactor(2, 0.001);
     QObject::connect(plot, &QCustomPlot::beforeReplot, plot, [plot] { fitLegend(plot); });
     plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plot->setMouseTracking(true); // hovering moves the shared step cursor
     plot->setMinimumHeight(160);
     plot->setNoAntialiasingOnDrag(true);
     if (QCPLayer *overlay = plot->layer(QStringLiteral("overlay")))
         overlay->setMode(QCPLayer::lmLogical);
+    // The shared step cursor on a buffered layer of its own: moving it repaints that layer alone.
+    plot->addLayer(QStringLiteral("cursor"), plot->layer(QStringLiteral("overlay")), QCustomPlot::limAbove);
+    plot->layer(QStringLiteral("cursor"))->setMode(QCPLayer::lmBuffered);
+    applyPalette(plot);
     return plot;
+}
+
+void applyPalette(QCustomPlot *plot)
+{
+    const QPalette palette = plot->palette();
+    const QColor text = palette.color(QPalette::WindowText), base = palette.color(QPalette::Base);
+    const bool dark = base.lightness() < 128;
+    plot->setBackground(base);
+    for (QCPAxis *axis : {plot->xAxis, plot->yAxis, plot->xAxis2, plot->yAxis2}) {
+        axis->setBasePen(QPen(text, 1));
+        axis->setTickPen(QPen(text, 1));
+        axis->setSubTickPen(QPen(text, 1));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        axis->grid()->setPen(QPen(dark ? QColor(0x50, 0x50, 0x50) : QColor(0xdc, 0xdc, 0xdc), 1, Qt::DotLine));
+        axis->grid()->setZeroLinePen(Qt::NoPen);
+    }
+    plot->legend->setTextColor(text);
+    for (int i = 0; i < plot->plotLayout()->elementCount(); ++i)
+        if (auto *title = qobject_cast<QCPTextElement *>(plot->plotLayout()->elementAt(i)))
+            title->setTextColor(text);
+}
+
+void showCursorOn(QCustomPlot *plot, double step)
+{
+    QCPItemStraightLine *line = nullptr;
+    for (int i = 0; i < plot->itemCount() && !line; ++i)
+        if (plot->item(i)->objectName() == QLatin1String("stepCursor"))
+            line = qobject_cast<QCPItemStraightLine *>(plot->item(i));
+    if (!line) {
+        if (step < 0)
+            return;
+        line = new QCPItemStraightLine(plot);
+        line->setObjectName(QStringLiteral("stepCursor"));
+        line->setLayer(QStringLiteral("cursor"));
+        line->setPen(QPen(plot->palette().color(QPalette::WindowText), 1, Qt::DotLine));
+        line->setSelectable(false);
+    }
+    line->setVisible(step >= 0);
+    line->point1->setCoords(step, 0);
+    line->point2->setCoords(step, 1);
+    if (QCPLayer *layer = plot->layer(QStringLiteral("cursor")))
+        layer->replot();
 }
 
 void drawMetric(QCustomPlot *plot, const MetricView &view, const QString &name)
@@ -130,7 +182,7 @@ void drawMetric(QCustomPlot *plot, const MetricView &view, const QString &name)
         for (const auto &p : view.band)
             ranks = std::max(ranks, p.ranks);
         medianG->setName(QObject::tr("median of %1 ranks").arg(ranks));
-        medianG->setPen(QPen(Qt::black, 1.5));
+        medianG->setPen(QPen(plot->palette().color(QPalette::WindowText), 1.5));
         medianG->setData(x, mid, true);
         for (const auto &o : view.outliers) {
             if (std::abs(o.deviation) < 0.05)

@@ -1,7 +1,8 @@
 // One dashboard panel: a widget that draws a DashboardSnapshot (launcher/metrics/
 // dashboard_snapshot.h), which was computed off the GUI thread. show() does work bounded by the
-// snapshot's size, never by the message rate or the run's length. Each panel lives in its own
-// dock, which a person can move, tab and hide; the arrangement is saved with the window.
+// snapshot's size, never by the message rate or the run's length. Panels sit in the Run mode's
+// grid (ui/workspace/dashboard_grid.h), each in a frame that shows the panel's empty state instead
+// of empty axes while it has nothing to draw.
 #pragma once
 
 #include "launcher/metrics/dashboard_snapshot.h"
@@ -21,6 +22,11 @@ public:
     virtual QString objectId() const = 0; // stable, for the saved arrangement
     virtual void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) = 0;
     virtual void markStep(qint64 step) { Q_UNUSED(step); } // an event was chosen: show its step
+    // What the panel says instead of drawing: empty while `snapshot` holds what it draws; without a
+    // snapshot (nothing followed or opened yet), what will appear here and how to get it.
+    virtual QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const = 0;
+    // The charts whose x axis is the step: they share the step cursor and the x-range.
+    virtual QList<QCustomPlot *> stepPlots() const { return {}; }
 
 signals:
     void stepChosen(qint64 step);
@@ -37,5 +43,10 @@ QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *pare
 void drawMetric(QCustomPlot *plot, const launcher::telemetry::MetricView &view, const QString &name);
 // A vertical marker at `step` on the plot (replacing the previous one).
 void markStepOn(QCustomPlot *plot, qint64 step);
+// The shared step cursor: a thin line at `step` on the plot's cursor layer (repainted alone);
+// a negative step hides it.
+void showCursorOn(QCustomPlot *plot, double step);
+// Charts follow the application's palette (light or dark): background, axes, grid and text.
+void applyPalette(QCustomPlot *plot);
 
 } // namespace trellis::ui::dashboards

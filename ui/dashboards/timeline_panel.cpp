@@ -51,3 +51,21 @@ QString TimelinePanel::summary() const
 }
 
 } // namespace trellis::ui::dashboards
+
+namespace trellis::ui::dashboards {
+
+QString TimelinePanel::emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const
+{
+    if (!timeline().lanes.empty())
+        return {};
+    if (!snapshot)
+        return tr("Launch the plan to see one traced step on every pipeline stage: forward, backward and communication "
+                  "as they ran, beside the schedule the planner predicted, and the bubble.");
+    if (!timeline().note.isEmpty())
+        return timeline().note;
+    return snapshot->stages.size() <= 1 ? tr("This run has no pipeline (pp 1): its traced steps appear here once the "
+                                             "trainer writes one (telemetry › trace_every).")
+                                        : tr("No traced step yet: the trainer traces one every few steps (telemetry › trace_every).");
+}
+
+} // namespace trellis::ui::dashboards

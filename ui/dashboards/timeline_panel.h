@@ -26,6 +26,7 @@ public:
     // Snapshots carry no spans: the timeline comes from showTimeline().
     void show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot) override { Q_UNUSED(snapshot); }
     void showTimeline(const launcher::telemetry::TimelineView &timeline);
+    QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
     const launcher::telemetry::TimelineView &timeline() const;
     QString summary() const; // the header line
 
