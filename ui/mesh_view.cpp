@@ -530,6 +530,40 @@ void MeshView::paintLegend(QPainter &p)
         p.drawText(x, y, tr("outlines: tensor-parallel groups (red: spans nodes)"));
 }
 
+void MeshView::paintRankLabel(QPainter &p, const QRect &cell, int rank, int cellSize) const
+{
+    // Its number, and from 56 px its coordinates too: a small mesh reads at a glance.
+    if (cellSize >= 56) {
+        const RankPlace &c = m_ranks[static_cast<std::size_t>(rank)];
+        QStringList coordinates{QStringLiteral("dp %1").arg(c.dp)};
+        if (m_plan->parallel.tp > 1)
+            coordinates << QStringLiteral("tp %1").arg(c.tp);
+        if (m_plan->parallel.pp > 1)
+            coordinates << QStringLiteral("pp %1").arg(c.pp);
+        if (m_plan->parallel.cp > 1)
+            coordinates << QStringLiteral("cp %1").arg(c.cp);
+        p.setPen(QColor(0x20, 0x20, 0x20));
+        QFont big = p.font();
+        big.setBold(true);
+        big.setPointSizeF(big.pointSizeF() * 1.3);
+        const QFont normal = p.font();
+        p.setFont(big);
+        p.drawText(cell.adjusted(2, 4, -2, -cell.height() / 2), Qt::AlignHCenter | Qt::AlignBottom, QString::number(rank));
+        p.setFont(normal);
+        p.drawText(cell.adjusted(2, cell.height() / 2 + 2, -2, -2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
+                   coordinates.join(QLatin1Char('\n')));
+    } else if (cellSize >= 28) {
+        const RankPlace &c = m_ranks[static_cast<std::size_t>(rank)];
+        p.setPen(QColor(0x20, 0x20, 0x20));
+        p.drawText(cell.adjusted(0, 1, 0, -cell.height() / 2), Qt::AlignCenter, QString::number(rank));
+        p.drawText(cell.adjusted(0, cell.height() / 2 - 1, 0, 0), Qt::AlignCenter,
+                   QStringLiteral("d%1").arg(c.dp) + (m_plan->parallel.tp > 1 ? QStringLiteral("t%1").arg(c.tp) : QString()));
+    } else if (cellSize >= 16) {
+        p.setPen(QColor(0x20, 0x20, 0x20));
+        p.drawText(cell, Qt::AlignCenter, QString::number(rank));
+    }
+}
+
 void MeshView::paintRanks(QPainter &p, const Layout &l, const QRect &exposed, const std::vector<int> &membership)
 {
     const QColor base = palette().color(QPalette::Base);
@@ -574,35 +608,7 @@ void MeshView::paintRanks(QPainter &p, const Layout &l, const QRect &exposed, co
                 p.setBrush(Qt::NoBrush);
                 p.drawRect(cell.adjusted(1, 1, -1, -1));
             }
-            if (l.cell >= 56) { // room to read a rank's place at a glance: its number, then its coordinates
-                const RankPlace &c = m_ranks[static_cast<std::size_t>(rank)];
-                QStringList coordinates{QStringLiteral("dp %1").arg(c.dp)};
-                if (m_plan->parallel.tp > 1)
-                    coordinates << QStringLiteral("tp %1").arg(c.tp);
-                if (m_plan->parallel.pp > 1)
-                    coordinates << QStringLiteral("pp %1").arg(c.pp);
-                if (m_plan->parallel.cp > 1)
-                    coordinates << QStringLiteral("cp %1").arg(c.cp);
-                p.setPen(QColor(0x20, 0x20, 0x20));
-                QFont big = p.font();
-                big.setBold(true);
-                big.setPointSizeF(big.pointSizeF() * 1.3);
-                const QFont normal = p.font();
-                p.setFont(big);
-                p.drawText(cell.adjusted(2, 4, -2, -cell.height() / 2), Qt::AlignHCenter | Qt::AlignBottom, QString::number(rank));
-                p.setFont(normal);
-                p.drawText(cell.adjusted(2, cell.height() / 2 + 2, -2, -2), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
-                           coordinates.join(QLatin1Char('\n')));
-            } else if (l.cell >= 28) {
-                const RankPlace &c = m_ranks[static_cast<std::size_t>(rank)];
-                p.setPen(QColor(0x20, 0x20, 0x20));
-                p.drawText(cell.adjusted(0, 1, 0, -cell.height() / 2), Qt::AlignCenter, QString::number(rank));
-                p.drawText(cell.adjusted(0, cell.height() / 2 - 1, 0, 0), Qt::AlignCenter,
-                           QStringLiteral("d%1").arg(c.dp) + (m_plan->parallel.tp > 1 ? QStringLiteral("t%1").arg(c.tp) : QString()));
-            } else if (l.cell >= 16) {
-                p.setPen(QColor(0x20, 0x20, 0x20));
-                p.drawText(cell, Qt::AlignCenter, QString::number(rank));
-            }
+            paintRankLabel(p, cell, rank, l.cell);
         }
     }
     // Tensor-parallel groups (consecutive ranks): one outline each, red when it leaves its node.

@@ -97,6 +97,7 @@ private:
     int axisSize(Axis axis) const;
     std::vector<int> groupKindsOf(int rank) const; // per rank: which group of the selection it is in (-1 none)
     void paintLegend(QPainter &p);
+    void paintRankLabel(QPainter &p, const QRect &cell, int rank, int cellSize) const;
     void paintRanks(QPainter &p, const Layout &l, const QRect &exposed, const std::vector<int> &membership);
     void paintTiles(QPainter &p, const Layout &l, const QRect &exposed, const std::vector<int> &membership);
     void relayout();
