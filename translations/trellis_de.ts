@@ -4,7 +4,7 @@
 <context>
     <name>PlanFields</name>
     <message>
-        <location filename="../ui/plan/field_table.cpp" line="+41"/>
+        <location filename="../ui/plan/field_table.cpp" line="+40"/>
         <source>Plan name</source>
         <translation>Planname</translation>
     </message>
@@ -99,7 +99,7 @@
         <translation>Hilfsverlust des Switch Transformers, je Sequenz</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+7"/>
         <source>Cluster preset</source>
         <translation>Clustervorlage</translation>
     </message>
@@ -149,7 +149,7 @@
         <translation>Preis pro Gerätestunde</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+8"/>
         <source>Data parallel (dp)</source>
         <translation>Datenparallel (dp)</translation>
     </message>
@@ -344,7 +344,7 @@
         <translation>Gradientenreduktion überlappen</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+8"/>
         <source>Steps</source>
         <translation>Schritte</translation>
     </message>
@@ -439,7 +439,7 @@
         <translation>Ein Ordner mit model.safetensors und config.json im Layout von transformers (trellis-cli export-model schreibt einen); leer: die Initialisierung aus dem Seed</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+8"/>
         <source>Endpoint</source>
         <translation>Endpunkt</translation>
     </message>
@@ -464,7 +464,7 @@
         <translation>Spans für die Schritt-Zeitleiste alle so vielen Schritte; 0: keine</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+7"/>
         <source>Target</source>
         <translation>Ziel</translation>
     </message>
@@ -614,7 +614,7 @@
         <translation>Alarm-Webhook</translation>
     </message>
     <message>
-        <location line="+38"/>
+        <location line="+57"/>
         <source>Model</source>
         <translation>Modell</translation>
     </message>
@@ -647,12 +647,12 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="+76"/>
+        <location filename="../ui/dashboards/panel.cpp" line="+80"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+76"/>
         <source>rank %1</source>
         <translation>Rank %1</translation>
     </message>
@@ -723,7 +723,7 @@
 <context>
     <name>trellis::ui::CompareView</name>
     <message>
-        <location filename="../ui/compare_view.cpp" line="+16"/>
+        <location filename="../ui/compare_view.cpp" line="+17"/>
         <source>Loss (rank 0)</source>
         <translation>Loss (Rank 0)</translation>
     </message>
@@ -743,12 +743,16 @@
         <translation>tokens/s</translation>
     </message>
     <message>
-        <location line="+2"/>
         <source>Trellis — runs compared</source>
-        <translation>Trellis — Läufe im Vergleich</translation>
+        <translation type="vanished">Trellis — Läufe im Vergleich</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+1"/>
+        <source>Select two or more runs in the list (Ctrl+click) and press Compare: their losses and throughput overlaid, and a table of what differs.</source>
+        <translation>Zwei oder mehr Läufe in der Liste auswählen (Strg+Klick) und „Ausgewählte Läufe vergleichen“ drücken: ihre Loss- und Durchsatzkurven übereinander und eine Tabelle der Unterschiede.</translation>
+    </message>
+    <message>
+        <location line="+44"/>
         <source>plan</source>
         <translation>Plan</translation>
     </message>
@@ -821,31 +825,29 @@
 <context>
     <name>trellis::ui::Dashboard</name>
     <message>
-        <location filename="../ui/dashboard.cpp" line="+18"/>
         <source>Loss</source>
-        <translation>Loss</translation>
+        <translation type="vanished">Loss</translation>
     </message>
     <message>
-        <location line="+0"/>
-        <location line="+92"/>
         <source>loss</source>
-        <translation>Loss</translation>
+        <translation type="vanished">Loss</translation>
     </message>
     <message>
-        <location line="-91"/>
         <source>Throughput per rank</source>
-        <translation>Durchsatz pro Rank</translation>
+        <translation type="vanished">Durchsatz pro Rank</translation>
     </message>
     <message>
-        <location line="+0"/>
-        <location line="+93"/>
         <source>tokens/s</source>
-        <translation>tokens/s</translation>
+        <translation type="vanished">tokens/s</translation>
     </message>
     <message>
-        <location line="-92"/>
         <source>No run</source>
-        <translation>Kein Lauf</translation>
+        <translation type="vanished">Kein Lauf</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboard.cpp" line="+18"/>
+        <source>No run open: launch the plan (Ctrl+R) or open a run from the history.</source>
+        <translation>Kein Lauf geöffnet: den Plan starten (Strg+R) oder einen Lauf aus der Historie öffnen.</translation>
     </message>
     <message>
         <location line="+75"/>
@@ -853,7 +855,7 @@
         <translation>Schritt %1 / %2 · Loss %3 · %4 tokens/s · Schritt %5 ms · %6 Ranks</translation>
     </message>
     <message>
-        <location line="+29"/>
+        <location line="+23"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
@@ -867,12 +869,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+334"/>
+        <location line="+352"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
     </message>
     <message>
-        <location line="-333"/>
+        <location line="-351"/>
         <source>Use selected plan</source>
         <translation>Ausgewählten Plan übernehmen</translation>
     </message>
@@ -1046,7 +1048,7 @@
         <translation>Eine Pipeline-Stufe: kein Schedule und keine Bubble. pp auf mehr als 1 setzen, um die Zeitleiste der Pipeline zu sehen.</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+30"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
@@ -1066,7 +1068,7 @@
         <translation>%1 → %2 Pipeline-Stufen</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+7"/>
         <source>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)&lt;br&gt;MFU %7 &amp;nbsp; %8 parameters &amp;nbsp; cost %9 a run &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</source>
         <translation>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; Schritt %2 = Rechnen %3 + nicht überdeckte Kommunikation %4 + Bubble %5 (%6 %)&lt;br&gt;MFU %7 &amp;nbsp; %8 Parameter &amp;nbsp; Kosten %9 pro Lauf &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</translation>
     </message>
@@ -1091,7 +1093,7 @@
         <translation>Seit der letzten Schätzung: %1</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+15"/>
         <source>parameters</source>
         <translation>Parameter</translation>
     </message>
@@ -1121,7 +1123,7 @@
         <translation>%1 %2 GB</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+21"/>
         <source> (stage %1)</source>
         <translation> (Stufe %1)</translation>
     </message>
@@ -1136,7 +1138,7 @@
         <translation>innerhalb des Knotens</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+17"/>
         <source>Searching…</source>
         <translation>Suche läuft…</translation>
     </message>
@@ -1345,32 +1347,31 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+66"/>
+        <location filename="../ui/main_window.cpp" line="+77"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
     <message>
-        <location line="+13"/>
         <source>Edit plan</source>
-        <translation>Plan bearbeiten</translation>
+        <translation type="vanished">Plan bearbeiten</translation>
     </message>
     <message>
-        <location line="+2"/>
         <source>Mesh</source>
-        <translation>Mesh</translation>
+        <translation type="vanished">Mesh</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+39"/>
+        <location line="+153"/>
         <source>Plan</source>
         <translation>Plan</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-154"/>
         <source>Estimate</source>
         <translation>Schätzung</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+16"/>
         <source>Not changed: %1</source>
         <translation>Nicht geändert: %1</translation>
     </message>
@@ -1380,12 +1381,11 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Angehefteten Plan übernehmen</translation>
     </message>
     <message>
-        <location line="+2"/>
         <source>Run history</source>
-        <translation>Laufhistorie</translation>
+        <translation type="vanished">Laufhistorie</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+36"/>
         <source>all ranks</source>
         <translation>alle Ranks</translation>
     </message>
@@ -1395,12 +1395,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>mpirun und Workbench</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="-3"/>
         <source>Rank output</source>
         <translation>Rank-Ausgabe</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+17"/>
         <source>Loss, grad norm, learning rate</source>
         <translation>Loss, Gradientennorm, Lernrate</translation>
     </message>
@@ -1410,24 +1410,24 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Durchsatz und Schrittzeit</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+25"/>
         <source>Step %1 marked on the charts</source>
         <translation>Schritt %1 in den Diagrammen markiert</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+131"/>
         <source>Report written to %1</source>
         <translation>Bericht nach %1 geschrieben</translation>
     </message>
     <message>
-        <location line="+20"/>
-        <location line="+106"/>
-        <location line="+159"/>
+        <location line="+17"/>
+        <location line="+151"/>
+        <location line="+167"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-252"/>
+        <location line="-302"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>Lauf %1: Neustart (Versuch %2)</translation>
     </message>
@@ -1442,17 +1442,19 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Neustart: %1</translation>
     </message>
     <message>
-        <location line="+90"/>
+        <location line="+132"/>
+        <location line="+2"/>
         <source>following</source>
         <translation>wird verfolgt</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="-2"/>
+        <location line="+2"/>
         <source>from the history</source>
         <translation>aus der Historie</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>[workbench] following run %1 (supervisor pid %2)</source>
         <translation>[workbench] verfolge Lauf %1 (Supervisor-PID %2)</translation>
     </message>
@@ -1497,12 +1499,133 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Aktive Läufe:</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="-296"/>
+        <location line="+303"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
+        <location line="-378"/>
+        <source>Training</source>
+        <translation>Training</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Throughput</source>
+        <translation>Durchsatz</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Step time</source>
+        <translation>Schrittzeit</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pipeline</source>
+        <translation>Pipeline</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Communication</source>
+        <translation>Kommunikation</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Memory</source>
+        <translation>Speicher</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Experts</source>
+        <translation>Experten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Health</source>
+        <translation>Zustand</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Events</source>
+        <translation>Ereignisse</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>step %1</source>
+        <translation>Schritt %1</translation>
+    </message>
+    <message>
+        <location line="+39"/>
+        <source>Modes</source>
+        <translation>Modi</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Start</source>
+        <translation>Start</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>History</source>
+        <translation>Historie</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;View</source>
+        <translation>&amp;Ansicht</translation>
+    </message>
+    <message>
         <location line="+5"/>
+        <source>%1 mode (Ctrl+%2)</source>
+        <translation>Modus „%1“ (Strg+%2)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Reset the dashboard layout</source>
+        <translation>Dashboard-Layout zurücksetzen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Reset zoom of the step charts</source>
+        <translation>Zoom der Schritt-Diagramme zurücksetzen</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source> · run %1 (%2)</source>
+        <translation> · Lauf %1 (%2)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1[*]%2 — Trellis</source>
+        <translation>%1[*]%2 — Trellis</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Plan: %1%2</source>
+        <translation>Plan: %1%2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 · no run open</source>
+        <translation>%1 · kein Lauf geöffnet</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 · Run: %2, %3</source>
+        <translation>%1 · Lauf: %2, %3</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
+        <translation>Lauf %1 geöffnet: seine Dashboards sind im Modus „Lauf“ (Strg+3)</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>No run open</source>
+        <translation>Kein Lauf geöffnet</translation>
+    </message>
+    <message>
+        <location line="+239"/>
         <source>Launch</source>
         <translation>Starten</translation>
     </message>
@@ -1558,7 +1681,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Lauf %1: wird gestartet</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+2"/>
+        <source>launching</source>
+        <translation>wird gestartet</translation>
+    </message>
+    <message>
+        <location line="+9"/>
         <source>[alert: %1] %2</source>
         <translation>[alert: %1] %2</translation>
     </message>
@@ -1573,7 +1701,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Trellis: %1</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+23"/>
         <source>Run failed (exit %1): %2</source>
         <translation>Lauf fehlgeschlagen (Exit-Code %1): %2</translation>
     </message>
@@ -1598,12 +1726,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>HTML (*.html)</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+25"/>
         <source>rank %1</source>
         <translation>Rank %1</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_document.cpp" line="+50"/>
+        <location filename="../ui/main_window_document.cpp" line="+64"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -1624,12 +1752,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+177"/>
+        <location line="+214"/>
         <source>Plans (*.json)</source>
         <translation>Pläne (*.json)</translation>
     </message>
     <message>
-        <location line="-173"/>
+        <location line="-210"/>
         <source>Open &amp;recent</source>
         <translation>&amp;Zuletzt geöffnet</translation>
     </message>
@@ -1649,7 +1777,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>&amp;Importieren</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+15"/>
         <source>Cannot read %1 (or it is over %2 MiB)</source>
         <translation>%1 kann nicht gelesen werden (oder ist größer als %2 MiB)</translation>
     </message>
@@ -1695,12 +1823,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Alle Dateien (*)</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-32"/>
         <source>E&amp;xport plan as</source>
         <translation>Plan &amp;exportieren als</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+44"/>
         <source>Wrote %1</source>
         <translation>%1 geschrieben</translation>
     </message>
@@ -1740,12 +1868,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Text (*.txt *.sh);;Alle Dateien (*)</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="-50"/>
         <source>&amp;Quit</source>
         <translation>&amp;Beenden</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+56"/>
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
@@ -1760,34 +1888,52 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>&amp;Wiederherstellen</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+9"/>
         <source>&amp;Settings</source>
         <translation>&amp;Einstellungen</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>&amp;Language</source>
         <translation>&amp;Sprache</translation>
     </message>
     <message>
         <location line="+6"/>
+        <location line="+13"/>
         <source>System default</source>
         <translation>Systemstandard</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="-6"/>
         <source>The language changes the next time Trellis starts.</source>
         <translation>Die Sprache wechselt beim nächsten Start von Trellis.</translation>
     </message>
     <message>
-        <location line="+7"/>
-        <location line="+19"/>
-        <location line="+49"/>
         <source>%1[*] — Trellis</source>
-        <translation>%1[*] — Trellis</translation>
+        <translation type="vanished">%1[*] — Trellis</translation>
     </message>
     <message>
-        <location line="-36"/>
+        <location line="+4"/>
+        <source>&amp;Theme</source>
+        <translation>&amp;Design</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Light</source>
+        <translation>Hell</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Dark</source>
+        <translation>Dunkel</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>The theme changes the next time Trellis starts.</source>
+        <translation>Das Design wechselt beim nächsten Start von Trellis.</translation>
+    </message>
+    <message>
+        <location line="+42"/>
         <source>The plan has errors: fix them to launch (see Problems)</source>
         <translation>Der Plan hat Fehler: zum Starten beheben (siehe Probleme)</translation>
     </message>
@@ -1823,7 +1969,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 %2</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>Opened %1 — it has problems to fix before it can run</source>
         <translation>%1 geöffnet — vor dem Ausführen sind Probleme zu beheben</translation>
     </message>
@@ -1833,7 +1979,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>%1 geöffnet</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+22"/>
         <location line="+7"/>
         <source>Saved %1</source>
         <translation>%1 gespeichert</translation>
@@ -1860,7 +2006,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Der Plan %1 hat ungespeicherte Änderungen.</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+38"/>
         <source>DeepSpeed config</source>
         <translation>DeepSpeed-Konfiguration</translation>
     </message>
@@ -1946,7 +2092,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Knoten</translation>
     </message>
     <message>
-        <location line="+334"/>
+        <location line="+339"/>
         <source>rank %1 on %2</source>
         <translation>Rank %1 auf %2</translation>
     </message>
@@ -2030,7 +2176,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Umrisse: Tensorparallel-Gruppen (rot: über Knoten hinweg)</translation>
     </message>
     <message>
-        <location line="+129"/>
+        <location line="+154"/>
         <source>No plan loaded</source>
         <translation>Kein Plan geladen</translation>
     </message>
@@ -2289,12 +2435,11 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Leerlauf</translation>
     </message>
     <message>
-        <location line="+22"/>
         <source>Step time breakdown (median rank)</source>
-        <translation>Aufschlüsselung der Schrittzeit (Median-Rank)</translation>
+        <translation type="vanished">Aufschlüsselung der Schrittzeit (Median-Rank)</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+22"/>
         <source>ms</source>
         <translation>ms</translation>
     </message>
@@ -2349,6 +2494,16 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Bubble in % des Schritts</translation>
     </message>
     <message>
+        <location line="+19"/>
+        <source>Launch the plan to see where each step&apos;s time goes: compute, exposed communication, pipeline bubble and idle time (the median rank, or each pipeline stage).</source>
+        <translation>Den Plan starten, um zu sehen, wohin die Zeit jedes Schritts geht: Rechnen, nicht überdeckte Kommunikation, Pipeline-Bubble und Leerlauf (der Median-Rank oder jede Pipeline-Stufe).</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Waiting for the ranks&apos; step-time breakdown (it comes with their step reports).</source>
+        <translation>Warten auf die Aufschlüsselung der Schrittzeit der Ranks (sie kommt mit ihren Schrittberichten).</translation>
+    </message>
+    <message>
         <location filename="../ui/dashboards/breakdown_panel.h" line="+17"/>
         <source>Step time breakdown</source>
         <translation>Aufschlüsselung der Schrittzeit</translation>
@@ -2397,6 +2552,21 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>%1 (%2 % des Spitzenwerts)</translation>
     </message>
     <message>
+        <location line="+21"/>
+        <source>Launch the plan to see each collective (group, operation, bytes, time, bus bandwidth) and its slowest rank.</source>
+        <translation>Den Plan starten, um jede kollektive Operation (Gruppe, Operation, Bytes, Zeit, Bus-Bandbreite) und ihren langsamsten Rank zu sehen.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This run has one rank: nothing to communicate.</source>
+        <translation>Dieser Lauf hat einen Rank: nichts zu kommunizieren.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No collective reported yet.</source>
+        <translation>Noch keine kollektive Operation gemeldet.</translation>
+    </message>
+    <message>
         <location filename="../ui/dashboards/communication_panel.h" line="+15"/>
         <source>Communication</source>
         <translation>Kommunikation</translation>
@@ -2423,6 +2593,16 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+0"/>
         <source>message</source>
         <translation>Meldung</translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <source>Launch the plan to see the run&apos;s events here: stragglers, hangs, restarts, checkpoints and alerts, each with its step (click one to mark it on the charts).</source>
+        <translation>Den Plan starten, um hier die Ereignisse des Laufs zu sehen: Nachzügler, Hänger, Neustarts, Checkpoints und Alarme, jeweils mit ihrem Schritt (eines anklicken, um es in den Diagrammen zu markieren).</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>No events in this run: no straggler, hang, restart or alert so far.</source>
+        <translation>Keine Ereignisse in diesem Lauf: bisher kein Nachzügler, Hänger, Neustart oder Alarm.</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/events_panel.h" line="+15"/>
@@ -2471,6 +2651,16 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+32"/>
         <source>%1 layers × %2 experts. Step %3: worst layer&apos;s busiest expert %4× the mean, %5% of choices dropped, load-balancing loss %6.</source>
         <translation>%1 Schichten × %2 Experten. Schritt %3: meistgenutzter Experte der ungünstigsten Schicht %4× das Mittel, %5% der Zuweisungen verworfen, Lastausgleichsverlust %6.</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>Launch a plan with experts (model › moe) to see each expert&apos;s share of the tokens and the load imbalance step by step.</source>
+        <translation>Einen Plan mit Experten (model › moe) starten, um den Anteil jedes Experten an den Token und das Lastungleichgewicht Schritt für Schritt zu sehen.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>This run has no experts: its model is dense. A plan with model › moe shows the routing here.</source>
+        <translation>Dieser Lauf hat keine Experten: sein Modell ist dicht. Ein Plan mit model › moe zeigt hier das Routing.</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/experts_panel.h" line="+17"/>
@@ -2525,6 +2715,11 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <source>feed gaps (this window)</source>
         <translation>Lücken im Datenstrom (dieses Fenster)</translation>
     </message>
+    <message>
+        <location line="+38"/>
+        <source>Launch the plan to see the telemetry&apos;s health: messages received, lost, duplicated, out of order, rejected and dropped at the ranks.</source>
+        <translation>Den Plan starten, um den Zustand der Telemetrie zu sehen: empfangene, verlorene, doppelte, außer der Reihe eingetroffene, abgewiesene und bei den Ranks verworfene Nachrichten.</translation>
+    </message>
 </context>
 <context>
     <name>trellis::ui::dashboards::HeatMapPanel</name>
@@ -2534,7 +2729,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Rank</translation>
     </message>
     <message>
-        <location line="+52"/>
+        <location line="+56"/>
         <source>rank %1 %2%3%</source>
         <translation>Rank %1 %2%3 %</translation>
     </message>
@@ -2549,6 +2744,16 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>%1 Ranks; am weitesten vom Median entfernt: %2</translation>
     </message>
     <message>
+        <location line="+10"/>
+        <source>Launch the plan to see every rank&apos;s step time (or another metric) step by step, one row a rank: a slow or stalled rank stands out as a stripe.</source>
+        <translation>Den Plan starten, um die Schrittzeit (oder eine andere Metrik) jedes Ranks Schritt für Schritt zu sehen, eine Zeile pro Rank: ein langsamer oder hängender Rank fällt als Streifen auf.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Waiting for the ranks&apos; first steps.</source>
+        <translation>Warten auf die ersten Schritte der Ranks.</translation>
+    </message>
+    <message>
         <location filename="../ui/dashboards/heatmap_panel.h" line="+17"/>
         <source>Rank health</source>
         <translation>Rank-Zustand</translation>
@@ -2557,14 +2762,17 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::dashboards::MemoryPanel</name>
     <message>
-        <location filename="../ui/dashboards/memory_panel.cpp" line="+10"/>
         <source>Memory per rank</source>
-        <translation>Speicher pro Rank</translation>
+        <translation type="vanished">Speicher pro Rank</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>MiB</source>
-        <translation>MiB</translation>
+        <translation type="vanished">MiB</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/memory_panel.cpp" line="+10"/>
+        <source>MiB a rank</source>
+        <translation>MiB pro Rank</translation>
     </message>
     <message>
         <location line="+23"/>
@@ -2580,6 +2788,16 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+12"/>
         <source>predicted (busiest stage)</source>
         <translation>vorhergesagt (am stärksten belastete Stufe)</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Launch the plan to see each rank&apos;s memory by category (parameters, gradients, optimizer state, activations, buffers) beside the cost model&apos;s prediction.</source>
+        <translation>Den Plan starten, um den Speicher jedes Ranks nach Kategorie (Parameter, Gradienten, Optimiererzustand, Aktivierungen, Puffer) neben der Vorhersage des Kostenmodells zu sehen.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>This run reports no memory yet.</source>
+        <translation>Dieser Lauf meldet noch keinen Speicher.</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/memory_panel.h" line="+14"/>
@@ -2647,11 +2865,26 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <source>MFU: no datasheet peak for this device (CPU)</source>
         <translation>MFU: kein Datenblatt-Spitzenwert für dieses Gerät (CPU)</translation>
     </message>
+    <message>
+        <location line="+18"/>
+        <source>Launch the plan (Run › Launch) or open a run from the history to see %1 of every rank here.</source>
+        <translation>Den Plan starten (Lauf › Starten) oder einen Lauf aus der Historie öffnen, um hier %1 jedes Ranks zu sehen.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>This run reports no %1.</source>
+        <translation>Dieser Lauf meldet keine Werte für %1.</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Waiting for the first step: %1 appear as the ranks report.</source>
+        <translation>Warten auf den ersten Schritt: %1 erscheinen, sobald die Ranks melden.</translation>
+    </message>
 </context>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-125"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-177"/>
         <source>loss</source>
         <translation>Loss</translation>
     </message>
@@ -2757,6 +2990,21 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+2"/>
         <source>predicted bubble %1% (%2 ms)</source>
         <translation>vorhergesagte Bubble %1 % (%2 ms)</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Launch the plan to see one traced step on every pipeline stage: forward, backward and communication as they ran, beside the schedule the planner predicted, and the bubble.</source>
+        <translation>Den Plan starten, um einen aufgezeichneten Schritt auf jeder Pipeline-Stufe zu sehen: Forward, Backward und Kommunikation, wie sie abliefen, neben dem vom Planer vorhergesagten Schedule, und die Bubble.</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>This run has no pipeline (pp 1): its traced steps appear here once the trainer writes one (telemetry › trace_every).</source>
+        <translation>Dieser Lauf hat keine Pipeline (pp 1): seine aufgezeichneten Schritte erscheinen hier, sobald der Trainer einen schreibt (telemetry › trace_every).</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No traced step yet: the trainer traces one every few steps (telemetry › trace_every).</source>
+        <translation>Noch kein aufgezeichneter Schritt: der Trainer zeichnet alle paar Schritte einen auf (telemetry › trace_every).</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/timeline_panel.h" line="+24"/>
@@ -2999,12 +3247,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+140"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+180"/>
         <source>(custom)</source>
         <translation>(benutzerdefiniert)</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+29"/>
         <source>Host</source>
         <translation>Host</translation>
     </message>
@@ -3044,12 +3292,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Einen Knoten zum Entfernen auswählen (der letzte Knoten bleibt)</translation>
     </message>
     <message>
-        <location line="+29"/>
+        <location line="-144"/>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;Probleme&lt;/b&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="+20"/>
+        <location line="+166"/>
         <source>Set the cluster to this machine (%n core(s))</source>
         <translation>
             <numerusform>Cluster auf diesen Rechner setzen (%n Kern)</numerusform>
@@ -3075,6 +3323,206 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+10"/>
         <source>No problems: the plan is valid.</source>
         <translation>Keine Probleme: der Plan ist gültig.</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::workspace::DashboardGrid</name>
+    <message>
+        <location filename="../ui/workspace/dashboard_grid.cpp" line="+73"/>
+        <source>Click to collapse or expand; drop a panel here to move it into this section</source>
+        <translation>Klicken zum Ein- oder Ausklappen; ein Panel hier ablegen, um es in diesen Abschnitt zu verschieben</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+90"/>
+        <source>%1 (%n panel(s))</source>
+        <translation>
+            <numerusform>%1 (%n Panel)</numerusform>
+            <numerusform>%1 (%n Panels)</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::workspace::PanelFrame</name>
+    <message>
+        <location filename="../ui/workspace/panel_frame.cpp" line="+57"/>
+        <source>Drag to move the panel; double-click to maximise it (Esc returns)</source>
+        <translation>Ziehen, um das Panel zu verschieben; Doppelklick, um es zu maximieren (Esc kehrt zurück)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <location line="+47"/>
+        <source>Maximise (double-click the title; Esc returns)</source>
+        <translation>Maximieren (Doppelklick auf den Titel; Esc kehrt zurück)</translation>
+    </message>
+    <message>
+        <location line="-42"/>
+        <source>Copy or save the chart</source>
+        <translation>Diagramm kopieren oder speichern</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Copy image</source>
+        <translation>Bild kopieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save as PNG…</source>
+        <translation>Als PNG speichern…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save as SVG…</source>
+        <translation>Als SVG speichern…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Reset zoom of the step charts</source>
+        <translation>Zoom der Schritt-Diagramme zurücksetzen</translation>
+    </message>
+    <message>
+        <location line="+35"/>
+        <source>Back to the grid (Esc)</source>
+        <translation>Zurück zum Raster (Esc)</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <location line="+8"/>
+        <location line="+3"/>
+        <source>cannot write %1</source>
+        <translation>%1 kann nicht geschrieben werden</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Save the chart</source>
+        <translation>Diagramm speichern</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>SVG (*.svg)</source>
+        <translation>SVG (*.svg)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>PNG (*.png)</source>
+        <translation>PNG (*.png)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Not saved</source>
+        <translation>Nicht gespeichert</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::workspace::StartPage</name>
+    <message>
+        <location filename="../ui/workspace/start_page.cpp" line="+50"/>
+        <source>&lt;h1&gt;Trellis&lt;/h1&gt;&lt;p&gt;Plan a parallel training run, launch it, watch every rank.&lt;/p&gt;</source>
+        <translation>&lt;h1&gt;Trellis&lt;/h1&gt;&lt;p&gt;Einen parallelen Trainingslauf planen, starten und jeden Rank beobachten.&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Start</source>
+        <translation>Start</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>New plan for this machine</source>
+        <translation>Neuer Plan für diesen Rechner</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>A small GPT with one data-parallel rank per CPU core of this machine, ready to launch</source>
+        <translation>Ein kleines GPT mit einem datenparallelen Rank pro CPU-Kern dieses Rechners, startbereit</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open a plan…</source>
+        <translation>Plan öffnen…</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Examples</source>
+        <translation>Beispiele</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Recent plans</source>
+        <translation>Zuletzt geöffnete Pläne</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Recent runs</source>
+        <translation>Letzte Läufe</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>A tiny GPT on this machine&apos;s CPU, 4 data-parallel ranks: the first run to try</source>
+        <translation>Ein winziges GPT auf der CPU dieses Rechners, 4 datenparallele Ranks: der erste Lauf zum Ausprobieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Two pipeline stages with the 1F1B schedule: watch the bubble in the step timeline</source>
+        <translation>Zwei Pipeline-Stufen mit dem 1F1B-Schedule: die Bubble in der Schritt-Zeitleiste beobachten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tensor parallelism over 2 ranks with sequence parallelism</source>
+        <translation>Tensorparallelität über 2 Ranks mit Sequenzparallelität</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Context parallelism: each sequence split over 2 ranks, zigzag layout</source>
+        <translation>Kontextparallelität: jede Sequenz auf 2 Ranks aufgeteilt, zigzag-Aufteilung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Mixture of experts: 4 experts over 2 expert-parallel ranks, top-2 routing</source>
+        <translation>Mixture of Experts: 4 Experten über 2 expertenparallele Ranks, Top-2-Routing</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A small llama (RMSNorm, SwiGLU, grouped-query attention) with tensor parallelism</source>
+        <translation>Ein kleines Llama (RMSNorm, SwiGLU, Grouped-Query Attention) mit Tensorparallelität</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Llama 2 70B on 16 DGX H100 nodes (128 GPUs): estimate and search, not run here</source>
+        <translation>Llama 2 70B auf 16 DGX-H100-Knoten (128 GPUs): schätzen und suchen, hier nicht ausführen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The quick start on one CUDA GPU</source>
+        <translation>Der Schnellstart auf einer CUDA-GPU</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>A plan that does not load: %1</source>
+        <translation>Ein Plan, der sich nicht laden lässt: %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 · %2 ranks</source>
+        <translation>%1 · %2 Ranks</translation>
+    </message>
+    <message>
+        <location line="+36"/>
+        <source>No plan opened yet: start from an example or a new plan.</source>
+        <translation>Noch kein Plan geöffnet: mit einem Beispiel oder einem neuen Plan beginnen.</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>%1 · %2 · %3 · %4 ranks · %5 of %6 steps%7</source>
+        <translation>%1 · %2 · %3 · %4 Ranks · %5 von %6 Schritten%7</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source> · loss %1</source>
+        <translation> · Loss %1</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>No run in this history yet: launch a plan (Run › Launch, Ctrl+R).</source>
+        <translation>Noch kein Lauf in dieser Historie: einen Plan starten (Lauf › Starten, Strg+R).</translation>
     </message>
 </context>
 </TS>

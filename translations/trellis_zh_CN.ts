@@ -4,7 +4,7 @@
 <context>
     <name>PlanFields</name>
     <message>
-        <location filename="../ui/plan/field_table.cpp" line="+41"/>
+        <location filename="../ui/plan/field_table.cpp" line="+40"/>
         <source>Plan name</source>
         <translation>方案名称</translation>
     </message>
@@ -99,7 +99,7 @@
         <translation>Switch Transformer 的辅助损失，按序列计算</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+7"/>
         <source>Cluster preset</source>
         <translation>集群预设</translation>
     </message>
@@ -149,7 +149,7 @@
         <translation>每设备小时价格</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+8"/>
         <source>Data parallel (dp)</source>
         <translation>数据并行 (dp)</translation>
     </message>
@@ -344,7 +344,7 @@
         <translation>梯度规约与计算重叠</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+8"/>
         <source>Steps</source>
         <translation>步数</translation>
     </message>
@@ -439,7 +439,7 @@
         <translation>包含 transformers 布局的 model.safetensors 和 config.json 的文件夹 (trellis-cli export-model 会生成)；留空：按种子初始化</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="+8"/>
         <source>Endpoint</source>
         <translation>端点</translation>
     </message>
@@ -464,7 +464,7 @@
         <translation>每隔这么多步记录一次单步时间线的 span；0：不记录</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+7"/>
         <source>Target</source>
         <translation>目标</translation>
     </message>
@@ -614,7 +614,7 @@
         <translation>告警 Webhook</translation>
     </message>
     <message>
-        <location line="+38"/>
+        <location line="+57"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
@@ -647,12 +647,12 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="+76"/>
+        <location filename="../ui/dashboards/panel.cpp" line="+80"/>
         <source>step</source>
         <translation>步</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+76"/>
         <source>rank %1</source>
         <translation>rank %1</translation>
     </message>
@@ -723,7 +723,7 @@
 <context>
     <name>trellis::ui::CompareView</name>
     <message>
-        <location filename="../ui/compare_view.cpp" line="+16"/>
+        <location filename="../ui/compare_view.cpp" line="+17"/>
         <source>Loss (rank 0)</source>
         <translation>损失 (rank 0)</translation>
     </message>
@@ -743,12 +743,16 @@
         <translation>tokens/s</translation>
     </message>
     <message>
-        <location line="+2"/>
         <source>Trellis — runs compared</source>
-        <translation>Trellis — 运行对比</translation>
+        <translation type="vanished">Trellis — 运行对比</translation>
     </message>
     <message>
-        <location line="+34"/>
+        <location line="+1"/>
+        <source>Select two or more runs in the list (Ctrl+click) and press Compare: their losses and throughput overlaid, and a table of what differs.</source>
+        <translation>在列表中选择两个或更多运行 (Ctrl+单击) 并点击“比较所选运行”：叠加显示它们的损失和吞吐量，并列出差异表。</translation>
+    </message>
+    <message>
+        <location line="+44"/>
         <source>plan</source>
         <translation>方案</translation>
     </message>
@@ -821,31 +825,29 @@
 <context>
     <name>trellis::ui::Dashboard</name>
     <message>
-        <location filename="../ui/dashboard.cpp" line="+18"/>
         <source>Loss</source>
-        <translation>损失</translation>
+        <translation type="vanished">损失</translation>
     </message>
     <message>
-        <location line="+0"/>
-        <location line="+92"/>
         <source>loss</source>
-        <translation>损失</translation>
+        <translation type="vanished">损失</translation>
     </message>
     <message>
-        <location line="-91"/>
         <source>Throughput per rank</source>
-        <translation>每 rank 吞吐量</translation>
+        <translation type="vanished">每 rank 吞吐量</translation>
     </message>
     <message>
-        <location line="+0"/>
-        <location line="+93"/>
         <source>tokens/s</source>
-        <translation>tokens/s</translation>
+        <translation type="vanished">tokens/s</translation>
     </message>
     <message>
-        <location line="-92"/>
         <source>No run</source>
-        <translation>无运行</translation>
+        <translation type="vanished">无运行</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboard.cpp" line="+18"/>
+        <source>No run open: launch the plan (Ctrl+R) or open a run from the history.</source>
+        <translation>未打开运行：启动方案 (Ctrl+R) 或从历史记录中打开一个运行。</translation>
     </message>
     <message>
         <location line="+75"/>
@@ -853,7 +855,7 @@
         <translation>第 %1 / %2 步 · 损失 %3 · %4 tokens/s · 单步 %5 ms · %6 个 rank</translation>
     </message>
     <message>
-        <location line="+29"/>
+        <location line="+23"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
@@ -867,12 +869,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+334"/>
+        <location line="+352"/>
         <source>Search plans</source>
         <translation>搜索方案</translation>
     </message>
     <message>
-        <location line="-333"/>
+        <location line="-351"/>
         <source>Use selected plan</source>
         <translation>使用所选方案</translation>
     </message>
@@ -1045,7 +1047,7 @@
         <translation>只有一个流水线阶段：没有调度，也没有气泡。将 pp 设为大于 1 即可查看流水线的时间线。</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+30"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
@@ -1065,7 +1067,7 @@
         <translation>流水线阶段 %1 → %2</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+7"/>
         <source>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; step %2 = compute %3 + exposed communication %4 + bubble %5 (%6%)&lt;br&gt;MFU %7 &amp;nbsp; %8 parameters &amp;nbsp; cost %9 a run &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</source>
         <translation>&lt;b&gt;%1 tokens/s&lt;/b&gt; &amp;nbsp; 单步 %2 = 计算 %3 + 未重叠通信 %4 + 气泡 %5 (%6%)&lt;br&gt;MFU %7 &amp;nbsp; 参数量 %8 &amp;nbsp; 每次运行成本 %9 &amp;nbsp; &lt;small&gt;%10%11&lt;/small&gt;</translation>
     </message>
@@ -1090,7 +1092,7 @@
         <translation>相比上次估算：%1</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+15"/>
         <source>parameters</source>
         <translation>参数</translation>
     </message>
@@ -1120,7 +1122,7 @@
         <translation>%1 %2 GB</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+21"/>
         <source> (stage %1)</source>
         <translation> (阶段 %1)</translation>
     </message>
@@ -1135,7 +1137,7 @@
         <translation>节点内</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+17"/>
         <source>Searching…</source>
         <translation>正在搜索…</translation>
     </message>
@@ -1344,32 +1346,31 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+66"/>
+        <location filename="../ui/main_window.cpp" line="+77"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
     <message>
-        <location line="+13"/>
         <source>Edit plan</source>
-        <translation>编辑方案</translation>
+        <translation type="vanished">编辑方案</translation>
     </message>
     <message>
-        <location line="+2"/>
         <source>Mesh</source>
-        <translation>设备网格</translation>
+        <translation type="vanished">设备网格</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+39"/>
+        <location line="+153"/>
         <source>Plan</source>
         <translation>方案</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-154"/>
         <source>Estimate</source>
         <translation>估算</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+16"/>
         <source>Not changed: %1</source>
         <translation>未更改：%1</translation>
     </message>
@@ -1379,12 +1380,11 @@ Add it to the known hosts?</source>
         <translation>使用已固定的方案</translation>
     </message>
     <message>
-        <location line="+2"/>
         <source>Run history</source>
-        <translation>运行历史</translation>
+        <translation type="vanished">运行历史</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+36"/>
         <source>all ranks</source>
         <translation>所有 rank</translation>
     </message>
@@ -1394,12 +1394,12 @@ Add it to the known hosts?</source>
         <translation>mpirun 和工作台</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="-3"/>
         <source>Rank output</source>
         <translation>rank 输出</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+17"/>
         <source>Loss, grad norm, learning rate</source>
         <translation>损失、梯度范数、学习率</translation>
     </message>
@@ -1409,24 +1409,24 @@ Add it to the known hosts?</source>
         <translation>吞吐量与单步时间</translation>
     </message>
     <message>
-        <location line="+26"/>
+        <location line="+25"/>
         <source>Step %1 marked on the charts</source>
         <translation>已在图表中标记第 %1 步</translation>
     </message>
     <message>
-        <location line="+33"/>
+        <location line="+131"/>
         <source>Report written to %1</source>
         <translation>报告已写入 %1</translation>
     </message>
     <message>
-        <location line="+20"/>
-        <location line="+106"/>
-        <location line="+159"/>
+        <location line="+17"/>
+        <location line="+151"/>
+        <location line="+167"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
     <message>
-        <location line="-252"/>
+        <location line="-302"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
     </message>
@@ -1441,17 +1441,19 @@ Add it to the known hosts?</source>
         <translation>正在重启：%1</translation>
     </message>
     <message>
-        <location line="+90"/>
+        <location line="+132"/>
+        <location line="+2"/>
         <source>following</source>
         <translation>跟踪中</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="-2"/>
+        <location line="+2"/>
         <source>from the history</source>
         <translation>来自历史记录</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="+3"/>
         <source>[workbench] following run %1 (supervisor pid %2)</source>
         <translation>[workbench] 正在跟踪运行 %1 (监管进程 pid %2)</translation>
     </message>
@@ -1496,12 +1498,133 @@ Add it to the known hosts?</source>
         <translation>正在进行的运行：</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="-296"/>
+        <location line="+303"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
+        <location line="-378"/>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Step time</source>
+        <translation>单步时间</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Pipeline</source>
+        <translation>流水线</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Communication</source>
+        <translation>通信</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Memory</source>
+        <translation>内存</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Experts</source>
+        <translation>专家</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Health</source>
+        <translation>健康状况</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Events</source>
+        <translation>事件</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>step %1</source>
+        <translation>第 %1 步</translation>
+    </message>
+    <message>
+        <location line="+39"/>
+        <source>Modes</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>History</source>
+        <translation>历史记录</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
         <location line="+5"/>
+        <source>%1 mode (Ctrl+%2)</source>
+        <translation>“%1”模式 (Ctrl+%2)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Reset the dashboard layout</source>
+        <translation>重置仪表板布局</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Reset zoom of the step charts</source>
+        <translation>重置按步图表的缩放</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source> · run %1 (%2)</source>
+        <translation> · 运行 %1 (%2)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1[*]%2 — Trellis</source>
+        <translation>%1[*]%2 — Trellis</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Plan: %1%2</source>
+        <translation>方案：%1%2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1 · no run open</source>
+        <translation>%1 · 未打开运行</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 · Run: %2, %3</source>
+        <translation>%1 · 运行：%2，%3</translation>
+    </message>
+    <message>
+        <location line="+22"/>
+        <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
+        <translation>已打开运行 %1：其仪表板位于“运行”模式 (Ctrl+3)</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>No run open</source>
+        <translation>未打开运行</translation>
+    </message>
+    <message>
+        <location line="+239"/>
         <source>Launch</source>
         <translation>启动</translation>
     </message>
@@ -1557,7 +1680,12 @@ Add it to the known hosts?</source>
         <translation>运行 %1：正在启动</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+2"/>
+        <source>launching</source>
+        <translation>正在启动</translation>
+    </message>
+    <message>
+        <location line="+9"/>
         <source>[alert: %1] %2</source>
         <translation>[alert: %1] %2</translation>
     </message>
@@ -1572,7 +1700,7 @@ Add it to the known hosts?</source>
         <translation>Trellis：%1</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+23"/>
         <source>Run failed (exit %1): %2</source>
         <translation>运行失败 (退出码 %1)：%2</translation>
     </message>
@@ -1597,12 +1725,12 @@ Add it to the known hosts?</source>
         <translation>HTML (*.html)</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location line="+25"/>
         <source>rank %1</source>
         <translation>rank %1</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_document.cpp" line="+50"/>
+        <location filename="../ui/main_window_document.cpp" line="+64"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
@@ -1623,12 +1751,12 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+177"/>
+        <location line="+214"/>
         <source>Plans (*.json)</source>
         <translation>方案 (*.json)</translation>
     </message>
     <message>
-        <location line="-173"/>
+        <location line="-210"/>
         <source>Open &amp;recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
@@ -1648,7 +1776,7 @@ Add it to the known hosts?</source>
         <translation>导入(&amp;I)</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+15"/>
         <source>Cannot read %1 (or it is over %2 MiB)</source>
         <translation>无法读取 %1 (或其大小超过 %2 MiB)</translation>
     </message>
@@ -1694,12 +1822,12 @@ Add it to the known hosts?</source>
         <translation>所有文件 (*)</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="-32"/>
         <source>E&amp;xport plan as</source>
         <translation>将方案导出为(&amp;X)</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+44"/>
         <source>Wrote %1</source>
         <translation>已写入 %1</translation>
     </message>
@@ -1739,12 +1867,12 @@ Add it to the known hosts?</source>
         <translation>文本 (*.txt *.sh);;所有文件 (*)</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="-50"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+56"/>
         <source>&amp;Edit</source>
         <translation>编辑(&amp;E)</translation>
     </message>
@@ -1759,34 +1887,52 @@ Add it to the known hosts?</source>
         <translation>重做(&amp;R)</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+9"/>
         <source>&amp;Settings</source>
         <translation>设置(&amp;S)</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+1"/>
         <source>&amp;Language</source>
         <translation>语言(&amp;L)</translation>
     </message>
     <message>
         <location line="+6"/>
+        <location line="+13"/>
         <source>System default</source>
         <translation>系统默认</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="-6"/>
         <source>The language changes the next time Trellis starts.</source>
         <translation>语言将在下次启动 Trellis 时更改。</translation>
     </message>
     <message>
-        <location line="+7"/>
-        <location line="+19"/>
-        <location line="+49"/>
         <source>%1[*] — Trellis</source>
-        <translation>%1[*] — Trellis</translation>
+        <translation type="vanished">%1[*] — Trellis</translation>
     </message>
     <message>
-        <location line="-36"/>
+        <location line="+4"/>
+        <source>&amp;Theme</source>
+        <translation>主题(&amp;T)</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Light</source>
+        <translation>浅色</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Dark</source>
+        <translation>深色</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>The theme changes the next time Trellis starts.</source>
+        <translation>主题将在下次启动 Trellis 时更改。</translation>
+    </message>
+    <message>
+        <location line="+42"/>
         <source>The plan has errors: fix them to launch (see Problems)</source>
         <translation>方案有错误：修复后才能启动 (见“问题”)</translation>
     </message>
@@ -1822,7 +1968,7 @@ Add it to the known hosts?</source>
 %2</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>Opened %1 — it has problems to fix before it can run</source>
         <translation>已打开 %1 — 运行前需要先修复其中的问题</translation>
     </message>
@@ -1832,7 +1978,7 @@ Add it to the known hosts?</source>
         <translation>已打开 %1</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+22"/>
         <location line="+7"/>
         <source>Saved %1</source>
         <translation>已保存 %1</translation>
@@ -1859,7 +2005,7 @@ Add it to the known hosts?</source>
         <translation>方案 %1 有尚未保存的更改。</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+38"/>
         <source>DeepSpeed config</source>
         <translation>DeepSpeed 配置</translation>
     </message>
@@ -1944,7 +2090,7 @@ Add it to the known hosts?</source>
         <translation>节点</translation>
     </message>
     <message>
-        <location line="+334"/>
+        <location line="+339"/>
         <source>rank %1 on %2</source>
         <translation>rank %1 位于 %2</translation>
     </message>
@@ -2027,7 +2173,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>轮廓：张量并行组 (红色：跨节点)</translation>
     </message>
     <message>
-        <location line="+129"/>
+        <location line="+154"/>
         <source>No plan loaded</source>
         <translation>未加载方案</translation>
     </message>
@@ -2285,12 +2431,11 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>空闲</translation>
     </message>
     <message>
-        <location line="+22"/>
         <source>Step time breakdown (median rank)</source>
-        <translation>单步时间分解 (中位 rank)</translation>
+        <translation type="vanished">单步时间分解 (中位 rank)</translation>
     </message>
     <message>
-        <location line="+0"/>
+        <location line="+22"/>
         <source>ms</source>
         <translation>ms</translation>
     </message>
@@ -2345,6 +2490,16 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>气泡占单步的 %</translation>
     </message>
     <message>
+        <location line="+19"/>
+        <source>Launch the plan to see where each step&apos;s time goes: compute, exposed communication, pipeline bubble and idle time (the median rank, or each pipeline stage).</source>
+        <translation>启动方案即可查看每一步的时间花在哪里：计算、未重叠通信、流水线气泡和空闲时间 (中位 rank，或各流水线阶段)。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Waiting for the ranks&apos; step-time breakdown (it comes with their step reports).</source>
+        <translation>等待各 rank 的单步时间分解 (随其每步上报一同到达)。</translation>
+    </message>
+    <message>
         <location filename="../ui/dashboards/breakdown_panel.h" line="+17"/>
         <source>Step time breakdown</source>
         <translation>单步时间分解</translation>
@@ -2393,6 +2548,21 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>%1 (峰值的 %2%)</translation>
     </message>
     <message>
+        <location line="+21"/>
+        <source>Launch the plan to see each collective (group, operation, bytes, time, bus bandwidth) and its slowest rank.</source>
+        <translation>启动方案即可查看每个集合通信操作 (组、操作、字节数、时间、总线带宽) 及其最慢的 rank。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>This run has one rank: nothing to communicate.</source>
+        <translation>此运行只有一个 rank：无需通信。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No collective reported yet.</source>
+        <translation>尚未上报任何集合通信。</translation>
+    </message>
+    <message>
         <location filename="../ui/dashboards/communication_panel.h" line="+15"/>
         <source>Communication</source>
         <translation>通信</translation>
@@ -2419,6 +2589,16 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+0"/>
         <source>message</source>
         <translation>消息</translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <source>Launch the plan to see the run&apos;s events here: stragglers, hangs, restarts, checkpoints and alerts, each with its step (click one to mark it on the charts).</source>
+        <translation>启动方案即可在此查看运行的事件：掉队 rank、挂起、重启、检查点和告警，每个事件都附有其所在的步 (单击某个事件可在图表中标记它)。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>No events in this run: no straggler, hang, restart or alert so far.</source>
+        <translation>此运行中没有事件：目前没有掉队 rank、挂起、重启或告警。</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/events_panel.h" line="+15"/>
@@ -2467,6 +2647,16 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+32"/>
         <source>%1 layers × %2 experts. Step %3: worst layer&apos;s busiest expert %4× the mean, %5% of choices dropped, load-balancing loss %6.</source>
         <translation>%1 层 × %2 个专家。第 %3 步：最差层中最忙专家为平均的 %4 倍，丢弃 %5% 的选择，负载均衡损失 %6。</translation>
+    </message>
+    <message>
+        <location line="+17"/>
+        <source>Launch a plan with experts (model › moe) to see each expert&apos;s share of the tokens and the load imbalance step by step.</source>
+        <translation>启动带有专家的方案 (model › moe)，即可逐步查看每个专家分得的词元比例和负载不均衡情况。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>This run has no experts: its model is dense. A plan with model › moe shows the routing here.</source>
+        <translation>此运行没有专家：其模型为稠密模型。带有 model › moe 的方案会在此显示路由。</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/experts_panel.h" line="+17"/>
@@ -2521,6 +2711,11 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <source>feed gaps (this window)</source>
         <translation>数据流缺口 (本窗口)</translation>
     </message>
+    <message>
+        <location line="+38"/>
+        <source>Launch the plan to see the telemetry&apos;s health: messages received, lost, duplicated, out of order, rejected and dropped at the ranks.</source>
+        <translation>启动方案即可查看遥测的健康状况：已接收、丢失、重复、乱序、被拒绝以及在 rank 端丢弃的消息。</translation>
+    </message>
 </context>
 <context>
     <name>trellis::ui::dashboards::HeatMapPanel</name>
@@ -2530,7 +2725,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>rank</translation>
     </message>
     <message>
-        <location line="+52"/>
+        <location line="+56"/>
         <source>rank %1 %2%3%</source>
         <translation>rank %1 %2%3%</translation>
     </message>
@@ -2545,6 +2740,16 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>%1 个 rank；偏离中位数最远：%2</translation>
     </message>
     <message>
+        <location line="+10"/>
+        <source>Launch the plan to see every rank&apos;s step time (or another metric) step by step, one row a rank: a slow or stalled rank stands out as a stripe.</source>
+        <translation>启动方案即可逐步查看每个 rank 的单步时间 (或其他指标)，每个 rank 一行：缓慢或停滞的 rank 会显示为一条醒目的条纹。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Waiting for the ranks&apos; first steps.</source>
+        <translation>等待各 rank 的最初几步。</translation>
+    </message>
+    <message>
         <location filename="../ui/dashboards/heatmap_panel.h" line="+17"/>
         <source>Rank health</source>
         <translation>rank 健康状况</translation>
@@ -2553,14 +2758,17 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::dashboards::MemoryPanel</name>
     <message>
-        <location filename="../ui/dashboards/memory_panel.cpp" line="+10"/>
         <source>Memory per rank</source>
-        <translation>每 rank 内存</translation>
+        <translation type="vanished">每 rank 内存</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>MiB</source>
-        <translation>MiB</translation>
+        <translation type="vanished">MiB</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/memory_panel.cpp" line="+10"/>
+        <source>MiB a rank</source>
+        <translation>每 rank MiB</translation>
     </message>
     <message>
         <location line="+23"/>
@@ -2576,6 +2784,16 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+12"/>
         <source>predicted (busiest stage)</source>
         <translation>预测 (负载最重的阶段)</translation>
+    </message>
+    <message>
+        <location line="+18"/>
+        <source>Launch the plan to see each rank&apos;s memory by category (parameters, gradients, optimizer state, activations, buffers) beside the cost model&apos;s prediction.</source>
+        <translation>启动方案即可查看每个 rank 按类别划分的内存 (参数、梯度、优化器状态、激活、缓冲区)，并与成本模型的预测并列对比。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>This run reports no memory yet.</source>
+        <translation>此运行尚未上报内存。</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/memory_panel.h" line="+14"/>
@@ -2642,11 +2860,26 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <source>MFU: no datasheet peak for this device (CPU)</source>
         <translation>MFU：该设备 (CPU) 没有数据手册峰值</translation>
     </message>
+    <message>
+        <location line="+18"/>
+        <source>Launch the plan (Run › Launch) or open a run from the history to see %1 of every rank here.</source>
+        <translation>启动方案 (运行 › 启动) 或从历史记录中打开一个运行，即可在此查看每个 rank 的%1。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>This run reports no %1.</source>
+        <translation>此运行未上报%1。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Waiting for the first step: %1 appear as the ranks report.</source>
+        <translation>等待第一步：各 rank 上报后即显示%1。</translation>
+    </message>
 </context>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-125"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-177"/>
         <source>loss</source>
         <translation>损失</translation>
     </message>
@@ -2752,6 +2985,21 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+2"/>
         <source>predicted bubble %1% (%2 ms)</source>
         <translation>预测气泡 %1% (%2 ms)</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>Launch the plan to see one traced step on every pipeline stage: forward, backward and communication as they ran, beside the schedule the planner predicted, and the bubble.</source>
+        <translation>启动方案即可查看每个流水线阶段上一个被追踪的单步：实际执行的前向、反向和通信，与规划器预测的调度并列，以及气泡。</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>This run has no pipeline (pp 1): its traced steps appear here once the trainer writes one (telemetry › trace_every).</source>
+        <translation>此运行没有流水线 (pp 1)：训练程序写入追踪后，被追踪的单步会显示在此 (telemetry › trace_every)。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>No traced step yet: the trainer traces one every few steps (telemetry › trace_every).</source>
+        <translation>尚无被追踪的单步：训练程序每隔几步追踪一步 (telemetry › trace_every)。</translation>
     </message>
     <message>
         <location filename="../ui/dashboards/timeline_panel.h" line="+24"/>
@@ -2994,12 +3242,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+140"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+180"/>
         <source>(custom)</source>
         <translation>(自定义)</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+29"/>
         <source>Host</source>
         <translation>主机</translation>
     </message>
@@ -3039,12 +3287,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>请选择要移除的节点 (最后一个节点会保留)</translation>
     </message>
     <message>
-        <location line="+29"/>
+        <location line="-144"/>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;问题&lt;/b&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="+20"/>
+        <location line="+166"/>
         <source>Set the cluster to this machine (%n core(s))</source>
         <translation>
             <numerusform>将集群设为本机（%n 个核心）</numerusform>
@@ -3069,6 +3317,205 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+10"/>
         <source>No problems: the plan is valid.</source>
         <translation>没有问题：方案有效。</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::workspace::DashboardGrid</name>
+    <message>
+        <location filename="../ui/workspace/dashboard_grid.cpp" line="+73"/>
+        <source>Click to collapse or expand; drop a panel here to move it into this section</source>
+        <translation>单击可折叠或展开；将面板拖放到此处可将其移入此分区</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+90"/>
+        <source>%1 (%n panel(s))</source>
+        <translation>
+            <numerusform>%1 (%n 个面板)</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::workspace::PanelFrame</name>
+    <message>
+        <location filename="../ui/workspace/panel_frame.cpp" line="+57"/>
+        <source>Drag to move the panel; double-click to maximise it (Esc returns)</source>
+        <translation>拖动可移动面板；双击可将其最大化 (按 Esc 返回)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <location line="+47"/>
+        <source>Maximise (double-click the title; Esc returns)</source>
+        <translation>最大化 (双击标题；按 Esc 返回)</translation>
+    </message>
+    <message>
+        <location line="-42"/>
+        <source>Copy or save the chart</source>
+        <translation>复制或保存图表</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Copy image</source>
+        <translation>复制图像</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save as PNG…</source>
+        <translation>另存为 PNG…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Save as SVG…</source>
+        <translation>另存为 SVG…</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Reset zoom of the step charts</source>
+        <translation>重置按步图表的缩放</translation>
+    </message>
+    <message>
+        <location line="+35"/>
+        <source>Back to the grid (Esc)</source>
+        <translation>返回网格 (Esc)</translation>
+    </message>
+    <message>
+        <location line="+26"/>
+        <location line="+8"/>
+        <location line="+3"/>
+        <source>cannot write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source>Save the chart</source>
+        <translation>保存图表</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>SVG (*.svg)</source>
+        <translation>SVG (*.svg)</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>PNG (*.png)</source>
+        <translation>PNG (*.png)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Not saved</source>
+        <translation>未保存</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::workspace::StartPage</name>
+    <message>
+        <location filename="../ui/workspace/start_page.cpp" line="+50"/>
+        <source>&lt;h1&gt;Trellis&lt;/h1&gt;&lt;p&gt;Plan a parallel training run, launch it, watch every rank.&lt;/p&gt;</source>
+        <translation>&lt;h1&gt;Trellis&lt;/h1&gt;&lt;p&gt;规划并行训练运行，启动它，观察每一个 rank。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Start</source>
+        <translation>开始</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>New plan for this machine</source>
+        <translation>为本机新建方案</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>A small GPT with one data-parallel rank per CPU core of this machine, ready to launch</source>
+        <translation>一个小型 GPT，本机每个 CPU 核心一个数据并行 rank，可直接启动</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open a plan…</source>
+        <translation>打开方案…</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Examples</source>
+        <translation>示例</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>Recent plans</source>
+        <translation>最近的方案</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Recent runs</source>
+        <translation>最近的运行</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>A tiny GPT on this machine&apos;s CPU, 4 data-parallel ranks: the first run to try</source>
+        <translation>在本机 CPU 上运行的微型 GPT，4 个数据并行 rank：首先尝试的运行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Two pipeline stages with the 1F1B schedule: watch the bubble in the step timeline</source>
+        <translation>两个流水线阶段，采用 1F1B 调度：在单步时间线中观察气泡</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tensor parallelism over 2 ranks with sequence parallelism</source>
+        <translation>跨 2 个 rank 的张量并行，并启用序列并行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Context parallelism: each sequence split over 2 ranks, zigzag layout</source>
+        <translation>上下文并行：每条序列切分到 2 个 rank，zigzag 布局</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Mixture of experts: 4 experts over 2 expert-parallel ranks, top-2 routing</source>
+        <translation>混合专家：4 个专家分布在 2 个专家并行 rank 上，top-2 路由</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A small llama (RMSNorm, SwiGLU, grouped-query attention) with tensor parallelism</source>
+        <translation>一个小型 llama (RMSNorm、SwiGLU、分组查询注意力)，采用张量并行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Llama 2 70B on 16 DGX H100 nodes (128 GPUs): estimate and search, not run here</source>
+        <translation>Llama 2 70B，16 个 DGX H100 节点 (128 个 GPU)：仅估算和搜索，不在此运行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>The quick start on one CUDA GPU</source>
+        <translation>在单个 CUDA GPU 上快速入门</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>A plan that does not load: %1</source>
+        <translation>无法加载的方案：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 · %2 ranks</source>
+        <translation>%1 · %2 个 rank</translation>
+    </message>
+    <message>
+        <location line="+36"/>
+        <source>No plan opened yet: start from an example or a new plan.</source>
+        <translation>尚未打开任何方案：从示例或新方案开始。</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>%1 · %2 · %3 · %4 ranks · %5 of %6 steps%7</source>
+        <translation>%1 · %2 · %3 · %4 个 rank · %5 / %6 步%7</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source> · loss %1</source>
+        <translation> · 损失 %1</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>No run in this history yet: launch a plan (Run › Launch, Ctrl+R).</source>
+        <translation>此历史记录中尚无运行：启动一个方案 (运行 › 启动，Ctrl+R)。</translation>
     </message>
 </context>
 </TS>

@@ -4,15 +4,18 @@
 // queued (every panel drawn) — its p50/p99; the event-loop latency p99 (a 10 ms timer probe's
 // lateness) while following the run, beside the same probe on an idle window first (the
 // baseline); and the resident memory at the start and the end of following.
-// BENCH_GUI_WORST=1 lists the slowest frames with their GUI-thread CPU; BENCH_GUI_PANELS=all floats every
-// dashboard into a window of its own, so that each frame draws all of them (the default: the window's
-// own arrangement, the dashboards tabbed, one of them on screen).
+// BENCH_GUI_WORST=1 lists the slowest frames with their GUI-thread CPU. The window is 1280 × 800 in Run
+// mode, its dashboard grid as it comes (the panels on screen draw: two rows of two);
+// BENCH_GUI_PANELS=all makes it 1920 × 3000 so that every panel of the grid is on screen and each
+// frame draws all of them.
 // Usage: bench_gui [RANKS=1024] [HZ=20] [SECONDS=60]   (QT_QPA_PLATFORM=offscreen)
 #include "ui/dashboard.h"
 #include "ui/main_window.h"
+#include "ui/workspace/dashboard_grid.h"
+#include "ui/workspace/panel_frame.h"
+#include "ui/dashboards/panel.h"
 
 #include <QApplication>
-#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
@@ -92,7 +95,10 @@ int main(int argc, char **argv)
     qputenv("TRELLIS_CLI", cli.toUtf8());
 
     ui::MainWindow window(db);
+    const bool all = qEnvironmentVariable("BENCH_GUI_PANELS") == QLatin1String("all");
+    window.resize(all ? QSize(1920, 3000) : QSize(1280, 800));
     window.show();
+    window.setMode(ui::MainWindow::Mode::Run);
     const std::vector<double> idle = probe(3000); // the baseline: an idle window
 
     // Frames: from a snapshot arriving (this slot is connected before the dashboard's) to the end
@@ -123,29 +129,19 @@ int main(int argc, char **argv)
         window.reattachRunning();
         probe(100);
     }
-    if (qEnvironmentVariable("BENCH_GUI_PANELS") == QLatin1String("all")) {
-        // Every dashboard on screen at once: each panel's dock floated into its own 640 × 400 window
-        // (a person with a second monitor full of charts).
-        for (QDockWidget *d : window.findChildren<QDockWidget *>())
-            if (d->objectName().startsWith(QLatin1String("panel-"))) {
-                d->setFloating(true);
-                d->resize(640, 400);
-                d->show();
-            }
-    }
     probe(5000); // settle: backfill, first snapshots
     frames.clear();
     frameCpu.clear();
-    QStringList onScreen; // the dashboards a frame draws: those not hidden behind a tab
-    for (QDockWidget *d : window.findChildren<QDockWidget *>())
-        if (d->objectName().startsWith(QLatin1String("panel-")) && d->widget() && d->widget()->isVisible())
-            onScreen << d->objectName().mid(6) + (d->widget()->visibleRegion().isEmpty() ? QStringLiteral(" (covered)") : QString());
+    QStringList onScreen; // the dashboards a frame draws: those of the grid on screen
+    for (ui::dashboards::Panel *panel : window.panels())
+        if (window.grid()->isOnScreen(window.grid()->frame(panel->objectId())))
+            onScreen << panel->objectId() + (window.grid()->frame(panel->objectId())->showsPanel() ? QString() : QStringLiteral(" (empty state)"));
     const long rssStart = rssKiB();
     const std::vector<double> following = probe(seconds * 1000);
     const long rssEnd = rssKiB();
     QProcess::execute(cli, {QStringLiteral("stop"), runId});
 
-    std::printf("dashboards on screen besides loss and throughput: %s\n", qPrintable(onScreen.join(QStringLiteral(", "))));
+    std::printf("dashboards on screen: %s\n", qPrintable(onScreen.join(QStringLiteral(", "))));
     std::printf("%d ranks x %.0f Hz, followed for %d s: %zu frames, frame p50 %.1f ms, p99 %.1f ms wall (target p99 <= 16 ms);"
                 " GUI-thread CPU per frame p50 %.1f ms, p99 %.1f ms\n",
                 ranks, hz, seconds, frames.size(), percentile(frames, 0.5), percentile(frames, 0.99), percentile(frameCpu, 0.5),

@@ -97,9 +97,6 @@ QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *pare
     plot->setNoAntialiasingOnDrag(true);
     if (QCPLayer *overlay = plot->layer(QStringLiteral("overlay")))
         overlay->setMode(QCPLayer::lmLogical);
-    // The shared step cursor on a buffered layer of its own: moving it repaints that layer alone.
-    plot->addLayer(QStringLiteral("cursor"), plot->layer(QStringLiteral("overlay")), QCustomPlot::limAbove);
-    plot->layer(QStringLiteral("cursor"))->setMode(QCPLayer::lmBuffered);
     applyPalette(plot);
     return plot;
 }
@@ -136,15 +133,14 @@ void showCursorOn(QCustomPlot *plot, double step)
             return;
         line = new QCPItemStraightLine(plot);
         line->setObjectName(QStringLiteral("stepCursor"));
-        line->setLayer(QStringLiteral("cursor"));
+        line->setLayer(QStringLiteral("overlay")); // drawn with the chart: no paint buffer of its own to composite every frame
         line->setPen(QPen(plot->palette().color(QPalette::WindowText), 1, Qt::DotLine));
         line->setSelectable(false);
     }
     line->setVisible(step >= 0);
     line->point1->setCoords(step, 0);
     line->point2->setCoords(step, 1);
-    if (QCPLayer *layer = plot->layer(QStringLiteral("cursor")))
-        layer->replot();
+    plot->replot(QCustomPlot::rpQueuedReplot); // hovering: at most one replot per chart per event-loop pass
 }
 
 void drawMetric(QCustomPlot *plot, const MetricView &view, const QString &name)

@@ -43,8 +43,7 @@ QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *pare
 void drawMetric(QCustomPlot *plot, const launcher::telemetry::MetricView &view, const QString &name);
 // A vertical marker at `step` on the plot (replacing the previous one).
 void markStepOn(QCustomPlot *plot, qint64 step);
-// The shared step cursor: a thin line at `step` on the plot's cursor layer (repainted alone);
-// a negative step hides it.
+// The shared step cursor: a thin dotted line at `step` (a queued replot); a negative step hides it.
 void showCursorOn(QCustomPlot *plot, double step);
 // Charts follow the application's palette (light or dark): background, axes, grid and text.
 void applyPalette(QCustomPlot *plot);

@@ -13,7 +13,7 @@ void applyTheme(const QString &name)
 {
     if (name != QLatin1String("light") && name != QLatin1String("dark"))
         return;
-    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion"))); // notr: a style's name
     QPalette p;
     if (name == QLatin1String("dark")) {
         const QColor window(0x2b, 0x2d, 0x30), base(0x1e, 0x1f, 0x22), text(0xdf, 0xe1, 0xe5), mid(0x4e, 0x51, 0x57);
