@@ -19,6 +19,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -86,6 +87,7 @@ std::vector<double> probe(int ms)
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
+    QStandardPaths::setTestModeEnabled(true); // the window's saved arrangement is not a person's
     const int ranks = argc > 1 ? std::atoi(argv[1]) : 1024;
     const double hz = argc > 2 ? std::atof(argv[2]) : 20;
     const int seconds = argc > 3 ? std::atoi(argv[3]) : 60;
@@ -99,6 +101,13 @@ int main(int argc, char **argv)
     window.resize(all ? QSize(1920, 3000) : QSize(1280, 800));
     window.show();
     window.setMode(ui::MainWindow::Mode::Run);
+    window.grid()->resetLayout();
+    // BENCH_GUI_COLLAPSE=steptime,training: those sections collapsed (what each costs a frame).
+    for (const QString &section : qEnvironmentVariable("BENCH_GUI_COLLAPSE").split(QLatin1Char(','), Qt::SkipEmptyParts))
+        window.grid()->setCollapsed(section, true);
+    // BENCH_GUI_MOVE=heatmap:events,...: panels moved into other sections (off screen, say).
+    for (const QString &move : qEnvironmentVariable("BENCH_GUI_MOVE").split(QLatin1Char(','), Qt::SkipEmptyParts))
+        window.grid()->movePanel(move.section(QLatin1Char(':'), 0, 0), {}, move.section(QLatin1Char(':'), 1));
     const std::vector<double> idle = probe(3000); // the baseline: an idle window
 
     // Frames: from a snapshot arriving (this slot is connected before the dashboard's) to the end

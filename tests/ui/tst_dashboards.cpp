@@ -140,9 +140,11 @@ private slots:
         BreakdownPanel breakdown;
         breakdown.show(snapshot);
         QCOMPARE(breakdown.findChild<QCustomPlot *>()->plottableCount(), 4); // compute, exposed comm, bubble, idle
-        auto *exposed = qobject_cast<QCPBars *>(breakdown.findChild<QCustomPlot *>()->plottable(1));
-        QCOMPARE(exposed->name(), QStringLiteral("exposed communication"));
-        QCOMPARE(exposed->data()->at(0)->value, 2.0);
+        // Stacked areas: each part's graph holds the sum up to it, so a part is its graph less the one below.
+        QCustomPlot *parts = breakdown.findChild<QCustomPlot *>();
+        QCOMPARE(parts->graph(1)->name(), QStringLiteral("exposed communication"));
+        QCOMPARE(parts->graph(1)->data()->at(0)->value - parts->graph(0)->data()->at(0)->value, 2.0);
+        QCOMPARE(parts->graph(1)->channelFillGraph(), parts->graph(0));
 
         MemoryPanel memory;
         memory.show(snapshot);
@@ -176,9 +178,9 @@ private slots:
         QVERIFY(snapshot->prediction.memoryBytes.at(QStringLiteral("parameters")) > 0);
         BreakdownPanel breakdown;
         breakdown.show(snapshot);
-        QCOMPARE(breakdown.plot()->graphCount(), 1);
-        QCOMPARE(breakdown.plot()->graph(0)->name(), QStringLiteral("predicted step (default rates)"));
-        QCOMPARE(breakdown.plot()->graph(0)->data()->at(0)->value, snapshot->prediction.stepMs);
+        QCOMPARE(breakdown.plot()->graphCount(), 4 + 1); // the four stacked parts, then the prediction
+        QCOMPARE(breakdown.plot()->graph(4)->name(), QStringLiteral("predicted step (default rates)"));
+        QCOMPARE(breakdown.plot()->graph(4)->data()->at(0)->value, snapshot->prediction.stepMs);
         MemoryPanel memory;
         memory.show(snapshot);
         auto *plot = memory.findChild<QCustomPlot *>();
@@ -188,7 +190,7 @@ private slots:
         const auto bare = snapshotOf(recordedRun(4, 10), collectives(4));
         QVERIFY(!bare->prediction.known);
         breakdown.show(bare);
-        QCOMPARE(breakdown.plot()->graphCount(), 0);
+        QCOMPARE(breakdown.plot()->graphCount(), 4); // the parts alone
     }
 
     // Two recorded runs compared: both curves overlaid, each run's figures, the plan fields that differ.

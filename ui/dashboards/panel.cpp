@@ -95,6 +95,7 @@ QCustomPlot *makePlot(const QString &title, const QString &yLabel, QWidget *pare
     plot->setMouseTracking(true); // hovering moves the shared step cursor
     plot->setMinimumHeight(160);
     plot->setNoAntialiasingOnDrag(true);
+    plot->setPlottingHint(QCP::phFastPolylines, true); // lines of 1.5 px drawn as polylines, not segment by segment
     if (QCPLayer *overlay = plot->layer(QStringLiteral("overlay")))
         overlay->setMode(QCPLayer::lmLogical);
     applyPalette(plot);
