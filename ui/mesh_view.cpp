@@ -213,12 +213,12 @@ MeshView::Layout MeshView::layoutFor(int width) const
         return {};
     if (m_zoom >= 0)
         return layoutAtLevel(width, m_zoom);
-    // Fit: the largest rank cell (96 px down to 7) at which the cluster fits the height, else the
+    // Fit: the largest rank cell (180 px down to 7) at which the cluster fits the height, else the
     // largest node tile (40 px down to 6), else 6 px tiles and a scroll bar. A small mesh fills
     // the canvas: 2 ranks are two large cells in the middle, not two boxes in a corner.
     Layout l = layoutAtLevel(width, 3); // 7 px cells: the shape at any cell size
     const int usable = std::max(60, width - 2 * kMargin);
-    const int largest = std::clamp((usable - 2 * kPad) / l.slotColumns - 2, 7, 96);
+    const int largest = std::clamp((usable - 2 * kPad) / l.slotColumns - 2, 7, 180);
     for (int cell = largest; cell >= 7; --cell) {
         const int nodeWidth = l.slotColumns * (cell + 2) + 2 * kPad;
         const int slotRows = (l.nodeHeight - 2 * kPad - 4) / (7 + 2);
