@@ -168,9 +168,8 @@ public:
     std::span<G> gradients() { return {m_grads.data(), m_count}; }
     std::span<const G> gradients() const { return {m_grads.data(), m_count}; }
 
-    // GPT-2 initialisation (both architectures) scaled by width: weights N(0, σ) with
-    // σ = 0.02·sqrt(768/hidden) (GPT-2's 0.02 at hidden 768), residual projections
-    // N(0, σ/sqrt(2·layers)), biases 0, norm gains 1. Deterministic for a seed, in tensor order.
+    // GPT-2 initialisation (both architectures): weights N(0, 0.02), residual projections
+    // N(0, 0.02/sqrt(2·layers)), biases 0, norm gains 1. Deterministic for a seed, in tensor order.
     void initialize(std::uint64_t seed);
 
     // tokens, targets: batch·seqLen each (seqLen ≤ maxSeqLen). Returns the mean cross-entropy.
