@@ -48,6 +48,9 @@ struct ModelSpec {
     int seqLen = 0;
     int vocab = 0;
     MoeSpec moe;
+    // The weights' initial standard deviation; 0 (the default) scales GPT-2's 0.02 with the width,
+    // 0.02·sqrt(768 / hidden) (docs/trainer.md, "Initialisation").
+    double initStd = 0;
     bool operator==(const ModelSpec &) const = default;
 };
 

@@ -245,6 +245,10 @@ void readModel(ObjectReader r, ModelSpec &m, Diagnostics &d)
         m.ffn = 4 * m.hidden;
     r.read("seq_len", m.seqLen, explicitRequired);
     r.read("vocab", m.vocab, explicitRequired);
+    r.read("init_std", m.initStd);
+    if (!(m.initStd >= 0 && m.initStd < 1)) // NaN too
+        r.error("model.init_std", "must be 0 (scaled with the width) or a standard deviation above 0 and below 1, not " +
+                                      std::to_string(m.initStd));
     ObjectReader moe = r.child("moe");
     moe.read("experts", m.moe.experts);
     moe.read("top_k", m.moe.topK);
@@ -543,6 +547,8 @@ OrderedJson modelToJson(const ModelSpec &m)
                      {"ffn", m.ffn},       {"seq_len", m.seqLen}, {"vocab", m.vocab}};
     if (!m.preset.empty())
         j["preset"] = m.preset; // explicit fields below override it on load
+    if (m.initStd > 0)
+        j["init_std"] = m.initStd;
     if (m.moe.experts > 0)
     {
         j["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.topK}, {"aux_loss_coef", m.moe.auxLossCoef}};

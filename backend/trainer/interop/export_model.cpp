@@ -97,6 +97,7 @@ GptConfig wholeModelConfig(const plan::ModelSpec &model)
     config.heads = model.heads;
     config.kvHeads = model.kvHeads;
     config.ffn = model.ffn;
+    config.initStd = model.initStd;
     config.llama = model.arch == plan::kArchLlama;
     return config;
 }

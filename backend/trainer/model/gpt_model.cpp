@@ -182,8 +182,12 @@ void GptModel<T>::initialize(std::uint64_t seed)
     // Generated on the host in tensor order, then copied to the device.
     std::vector<T> host(m_count, T(0));
     Rng rng(seed);
-    const double std0 = 0.02;
-    const double stdResidual = 0.02 / std::sqrt(2.0 * m_config.layers);
+    // GPT-2's 0.02 belongs to its width 768 (0.02·√768 ≈ 0.55); keeping that fan-in-relative scale
+    // at other widths stops Adam's ±lr per-element steps, which do not depend on the weights' scale,
+    // from outgrowing the initial token signal of a narrow model within a few steps (the tiny
+    // preset's loss spike at step 15). Wide models get smaller weights, as OPT and BLOOM used.
+    const double std0 = m_config.initStd > 0 ? m_config.initStd : 0.02 * std::sqrt(768.0 / m_config.hidden);
+    const double stdResidual = std0 / std::sqrt(2.0 * m_config.layers);
     for (const auto &t : m_tensors) {
         T *p = host.data() + t.offset;
         const bool isBias = t.name.ends_with(".bias");

@@ -36,6 +36,8 @@ struct GptConfig {
     int hidden = 128;
     int heads = 4;
     int ffn = 512;
+    // The weights' initial standard deviation; 0: 0.02·sqrt(768 / hidden) (see initialize()).
+    double initStd = 0;
     // Tensor parallelism (Megatron-LM): tp ranks split the heads, the MLP's inner width and the
     // vocabulary; this instance holds rank tpRank's share.
     int tp = 1;
@@ -168,8 +170,9 @@ public:
     std::span<G> gradients() { return {m_grads.data(), m_count}; }
     std::span<const G> gradients() const { return {m_grads.data(), m_count}; }
 
-    // GPT-2 initialisation (both architectures): weights N(0, 0.02), residual projections
-    // N(0, 0.02/sqrt(2·layers)), biases 0, norm gains 1. Deterministic for a seed, in tensor order.
+    // GPT-2 initialisation (both architectures) scaled by width: weights N(0, σ) with
+    // σ = 0.02·sqrt(768/hidden) (GPT-2's 0.02 at hidden 768) unless config.initStd sets it, residual projections
+    // N(0, σ/sqrt(2·layers)), biases 0, norm gains 1. Deterministic for a seed, in tensor order.
     void initialize(std::uint64_t seed);
 
     // tokens, targets: batch·seqLen each (seqLen ≤ maxSeqLen). Returns the mean cross-entropy.

@@ -44,6 +44,7 @@ GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank, int epRank)
     c.kvHeads = ms.kvHeads;
     c.llama = ms.arch == plan::kArchLlama;
     c.ffn = ms.ffn;
+    c.initStd = ms.initStd;
     c.tp = plan.parallel.tp;
     c.tpRank = tpRank;
     c.sequenceParallel = plan.parallel.sequenceParallel;

@@ -206,6 +206,9 @@ private slots:
             "model.moe.aux_loss_coef: must not be negative, got -0.1");
         row("ep divides experts", R"({"model": {"moe": {"experts": 6, "top_k": 1}}, "parallel": {"ep": 4}})",
             "parallel.ep: 4 does not divide model.moe.experts (6)");
+        row("init std negative", R"({"model": {"init_std": -0.02}})",
+            "model.init_std: must be 0 (scaled with the width) or a standard deviation above 0 and below 1, not -0.020000");
+        row("init std string", R"({"model": {"init_std": "small"}})", "model.init_std: expected a number, got string");
     }
 
     void badPlans()
@@ -246,6 +249,12 @@ private slots:
         QCOMPARE(second.value().model.hidden, 768);
         QCOMPARE(second.value().model.preset, std::string("gpt2-124m"));
         QCOMPARE(parameterCount(second.value().model), 124439808ull); // GPT-2 small as released (tied, 1024 positions)
+        QCOMPARE(second.value().model.initStd, 0.0); // the default (scaled with the width) is not written
+        QVERIFY(planToJson(second.value()).find("init_std") == std::string::npos);
+        j["model"]["init_std"] = 0.02;
+        auto pinned = parsePlan(planToJson(parsePlan(j.dump()).value()));
+        QVERIFY2(pinned.ok(), pinned.errorText().c_str());
+        QCOMPARE(pinned.value().model.initStd, 0.02);
 
         QTemporaryDir dir;
         const std::string path = dir.filePath(QStringLiteral("p.json")).toStdString();
