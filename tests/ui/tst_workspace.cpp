@@ -198,6 +198,34 @@ private slots:
         QCOMPARE(grid->maximised(), QString());
     }
 
+    // A snapshot is drawn on two on-screen panels at most, the longest-waiting first; the rest
+    // follow with the next snapshot, or the catch-up timer when snapshots stop.
+    void snapshotsDrawTwoPanelsEach()
+    {
+        QTemporaryDir dir;
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        window.resize(1400, 900);
+        window.show();
+        window.setMode(ui::MainWindow::Mode::Run);
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        ui::workspace::DashboardGrid *grid = window.grid();
+        QTest::qWait(50);
+        QVERIFY(grid->isOnScreen(grid->frame(QStringLiteral("breakdown"))));
+        auto *training = metricPanel(window, QStringLiteral("training"));
+        auto *throughput = metricPanel(window, QStringLiteral("throughput"));
+        auto *breakdown = grid->frame(QStringLiteral("breakdown"))->panel()->findChild<QCustomPlot *>();
+        window.dashboard()->showSnapshot(snapshotOf(recordedRun(40)));
+        QCOMPARE(training->pointCount(), 4 * 40);
+        QCOMPARE(throughput->plot()->graphCount() > 0, true);
+        QCOMPARE(breakdown->graphCount(), 0); // waits its turn
+        // The next snapshot goes first to those that waited longest: training keeps 40 steps.
+        window.dashboard()->showSnapshot(snapshotOf(recordedRun(41)));
+        QVERIFY(breakdown->graphCount() > 0);
+        QCOMPARE(training->pointCount(), 4 * 40);
+        // No snapshot after it: the catch-up timer brings the rest to the newest.
+        QTRY_COMPARE_WITH_TIMEOUT(training->pointCount(), 4 * 41, 2000);
+    }
+
     void arrangementSavedRestoredAndOldOnesIgnored()
     {
         QTemporaryDir dir;

@@ -50,7 +50,11 @@ DashboardGrid::DashboardGrid(QWidget *parent)
     m_stack->addWidget(m_scroll);
     m_stack->addWidget(m_maximisedHolder);
     m_scroll->viewport()->installEventFilter(this);
-    connect(m_scroll->verticalScrollBar(), &QScrollBar::valueChanged, this, &DashboardGrid::catchUp);
+    connect(m_scroll->verticalScrollBar(), &QScrollBar::valueChanged, this, [this] { catchUp(); });
+    m_catchUpTimer = new QTimer(this);
+    m_catchUpTimer->setSingleShot(true);
+    m_catchUpTimer->setInterval(kCatchUpMs);
+    connect(m_catchUpTimer, &QTimer::timeout, this, [this] { catchUp(); });
     auto *escape = new QShortcut(QKeySequence(Qt::Key_Escape), this, this, &DashboardGrid::restoreFromMaximised);
     escape->setContext(Qt::WidgetWithChildrenShortcut);
 }
@@ -203,7 +207,7 @@ void DashboardGrid::relayout()
     for (int r = 0; r < m_grid->rowCount(); ++r)
         m_grid->setRowStretch(r, 0);
     m_grid->setRowStretch(row + 1, 1); // the sections pack at the top
-    QTimer::singleShot(0, this, &DashboardGrid::catchUp);
+    QTimer::singleShot(0, this, [this] { catchUp(); });
 }
 
 bool DashboardGrid::isOnScreen(const PanelFrame *f) const
@@ -215,7 +219,10 @@ void DashboardGrid::showSnapshot(const std::shared_ptr<const launcher::telemetry
 {
     m_snapshot = snapshot;
     ++m_generation;
-    refreshEmptyStates();
+    for (const Section &s : m_sections)
+        for (PanelFrame *f : s.frames)
+            f->setEmptyText(f->panel()->emptyText(m_snapshot.get()));
+    catchUp(kPanelsPerSnapshot);
 }
 
 void DashboardGrid::refreshEmptyStates()
@@ -226,21 +233,28 @@ void DashboardGrid::refreshEmptyStates()
     catchUp();
 }
 
-void DashboardGrid::catchUp()
+void DashboardGrid::catchUp(int budget)
 {
     if (!m_snapshot)
         return;
+    std::vector<PanelFrame *> stale; // on screen, behind the newest snapshot; the longest-waiting first
     for (const Section &s : m_sections)
-        for (PanelFrame *f : s.frames) {
-            if (!f->showsPanel() || !isOnScreen(f) || m_drawn[f] == m_generation)
-                continue;
-            f->panel()->show(m_snapshot);
-            applyRange(f->panel());
-            m_drawn[f] = m_generation;
-            if (m_cursor >= 0)
-                for (QCustomPlot *plot : f->panel()->stepPlots())
-                    dashboards::showCursorOn(plot, m_cursor);
-        }
+        for (PanelFrame *f : s.frames)
+            if (f->showsPanel() && isOnScreen(f) && m_drawn[f] != m_generation)
+                stale.push_back(f);
+    std::stable_sort(stale.begin(), stale.end(), [this](PanelFrame *a, PanelFrame *b) { return m_drawn[a] < m_drawn[b]; });
+    if (static_cast<int>(stale.size()) > budget) {
+        stale.resize(static_cast<std::size_t>(budget));
+        m_catchUpTimer->start(); // the rest, if no newer snapshot comes first
+    }
+    for (PanelFrame *f : stale) {
+        f->panel()->show(m_snapshot);
+        applyRange(f->panel());
+        m_drawn[f] = m_generation;
+        if (m_cursor >= 0)
+            for (QCustomPlot *plot : f->panel()->stepPlots())
+                dashboards::showCursorOn(plot, m_cursor);
+    }
 }
 
 void DashboardGrid::applyRange(dashboards::Panel *panel)
@@ -358,7 +372,7 @@ bool DashboardGrid::maximise(const QString &panelId)
     f->show();
     m_stack->setCurrentWidget(m_maximisedHolder);
     m_drawn.erase(f);
-    QTimer::singleShot(0, this, &DashboardGrid::catchUp);
+    QTimer::singleShot(0, this, [this] { catchUp(); });
     return true;
 }
 
@@ -466,7 +480,7 @@ bool DashboardGrid::eventFilter(QObject *watched, QEvent *event)
         if (columns != m_columns || height != m_panelHeight)
             relayout();
         else
-            QTimer::singleShot(0, this, &DashboardGrid::catchUp);
+            QTimer::singleShot(0, this, [this] { catchUp(); });
         return false;
     }
     if (auto *plot = qobject_cast<QCustomPlot *>(watched); plot && event->type() == QEvent::Leave) {
@@ -505,7 +519,7 @@ void DashboardGrid::keyPressEvent(QKeyEvent *event)
 void DashboardGrid::showEvent(QShowEvent *event)
 {
     QWidget::showEvent(event);
-    QTimer::singleShot(0, this, &DashboardGrid::catchUp);
+    QTimer::singleShot(0, this, [this] { catchUp(); });
 }
 
 } // namespace trellis::ui::workspace

@@ -6,7 +6,11 @@
 // Hovering a step on one step chart shows it on all of them (the shared cursor), and zooming or
 // dragging one step chart's x-range sets it on all of them until "Reset zoom".
 // Only panels on screen draw; one scrolled into view, expanded or maximised catches up with the
-// newest snapshot at once. A panel with nothing to draw shows its empty state.
+// newest snapshot at once. A new snapshot is drawn on at most kPanelsPerSnapshot panels, the
+// longest-waiting first: with more on screen each refreshes every other snapshot (2 Hz at the
+// feed's 4), so a frame's work stays that of two charts however many are shown; when snapshots
+// stop (the run ended), the rest catch up kCatchUpMs later. A panel with nothing to draw shows
+// its empty state.
 #pragma once
 
 #include "launcher/metrics/dashboard_snapshot.h"
@@ -35,6 +39,8 @@ class PanelFrame;
 class DashboardGrid : public QWidget {
     Q_OBJECT
 public:
+    static constexpr int kPanelsPerSnapshot = 2;
+    static constexpr int kCatchUpMs = 400;
     explicit DashboardGrid(QWidget *parent = nullptr);
 
     // Building it: sections in their default order, then each panel into its default section,
@@ -101,7 +107,9 @@ private:
     const Section *section(const QString &id) const;
     void relayout();       // sections onto the grid for the viewport's size
     void rebuildBodies();  // frames into their sections' rows
-    void catchUp();        // draws the on-screen panels that have not drawn the newest snapshot
+    // Draws on-screen panels that have not drawn the newest snapshot, longest-waiting first, at
+    // most `budget` of them; any left wait for the next snapshot or the catch-up timer.
+    void catchUp(int budget = 1 << 20);
     void watchStepPlots(PanelFrame *frame);
     void applyRange(dashboards::Panel *panel);
     void updateHeader(Section &s);
@@ -114,6 +122,7 @@ private:
     std::vector<Section> m_sections;
     std::vector<std::pair<QString, QString>> m_defaultPlaces; // (section, panel), as added
     std::shared_ptr<const launcher::telemetry::DashboardSnapshot> m_snapshot;
+    class QTimer *m_catchUpTimer = nullptr;
     quint64 m_generation = 0;                        // counts the snapshots shown
     std::map<const PanelFrame *, quint64> m_drawn;   // the generation each frame last drew
     QString m_maximised;
