@@ -652,7 +652,7 @@
         <translation>Schritt</translation>
     </message>
     <message>
-        <location line="+76"/>
+        <location line="+73"/>
         <source>rank %1</source>
         <translation>Rank %1</translation>
     </message>
@@ -2439,7 +2439,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation type="vanished">Aufschlüsselung der Schrittzeit (Median-Rank)</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+46"/>
         <source>ms</source>
         <translation>ms</translation>
     </message>
@@ -2454,7 +2454,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>pro Pipeline-Stufe (letzte Schritte)</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+36"/>
         <source>predicted step (calibrated)</source>
         <translation>vorhergesagter Schritt (kalibriert)</translation>
     </message>
@@ -2884,7 +2884,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-177"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-174"/>
         <source>loss</source>
         <translation>Loss</translation>
     </message>
@@ -3328,12 +3328,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::workspace::DashboardGrid</name>
     <message>
-        <location filename="../ui/workspace/dashboard_grid.cpp" line="+73"/>
+        <location filename="../ui/workspace/dashboard_grid.cpp" line="+79"/>
         <source>Click to collapse or expand; drop a panel here to move it into this section</source>
         <translation>Klicken zum Ein- oder Ausklappen; ein Panel hier ablegen, um es in diesen Abschnitt zu verschieben</translation>
     </message>
     <message numerus="yes">
-        <location line="+90"/>
+        <location line="+91"/>
         <source>%1 (%n panel(s))</source>
         <translation>
             <numerusform>%1 (%n Panel)</numerusform>
@@ -3350,12 +3350,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
     <message>
         <location line="+5"/>
-        <location line="+47"/>
+        <location line="+48"/>
         <source>Maximise (double-click the title; Esc returns)</source>
         <translation>Maximieren (Doppelklick auf den Titel; Esc kehrt zurück)</translation>
     </message>
     <message>
-        <location line="-42"/>
+        <location line="-43"/>
         <source>Copy or save the chart</source>
         <translation>Diagramm kopieren oder speichern</translation>
     </message>
@@ -3376,6 +3376,11 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
     <message>
         <location line="+2"/>
+        <source>Open in a window</source>
+        <translation>In einem Fenster öffnen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Reset zoom of the step charts</source>
         <translation>Zoom der Schritt-Diagramme zurücksetzen</translation>
     </message>

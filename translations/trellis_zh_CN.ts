@@ -652,7 +652,7 @@
         <translation>步</translation>
     </message>
     <message>
-        <location line="+76"/>
+        <location line="+73"/>
         <source>rank %1</source>
         <translation>rank %1</translation>
     </message>
@@ -2435,7 +2435,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation type="vanished">单步时间分解 (中位 rank)</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location line="+46"/>
         <source>ms</source>
         <translation>ms</translation>
     </message>
@@ -2450,7 +2450,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>按流水线阶段 (最近若干步)</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+36"/>
         <source>predicted step (calibrated)</source>
         <translation>预测单步时间 (已校准)</translation>
     </message>
@@ -2879,7 +2879,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-177"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-174"/>
         <source>loss</source>
         <translation>损失</translation>
     </message>
@@ -3322,12 +3322,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::workspace::DashboardGrid</name>
     <message>
-        <location filename="../ui/workspace/dashboard_grid.cpp" line="+73"/>
+        <location filename="../ui/workspace/dashboard_grid.cpp" line="+79"/>
         <source>Click to collapse or expand; drop a panel here to move it into this section</source>
         <translation>单击可折叠或展开；将面板拖放到此处可将其移入此分区</translation>
     </message>
     <message numerus="yes">
-        <location line="+90"/>
+        <location line="+91"/>
         <source>%1 (%n panel(s))</source>
         <translation>
             <numerusform>%1 (%n 个面板)</numerusform>
@@ -3343,12 +3343,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     </message>
     <message>
         <location line="+5"/>
-        <location line="+47"/>
+        <location line="+48"/>
         <source>Maximise (double-click the title; Esc returns)</source>
         <translation>最大化 (双击标题；按 Esc 返回)</translation>
     </message>
     <message>
-        <location line="-42"/>
+        <location line="-43"/>
         <source>Copy or save the chart</source>
         <translation>复制或保存图表</translation>
     </message>
@@ -3369,6 +3369,11 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     </message>
     <message>
         <location line="+2"/>
+        <source>Open in a window</source>
+        <translation>在窗口中打开</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Reset zoom of the step charts</source>
         <translation>重置按步图表的缩放</translation>
     </message>

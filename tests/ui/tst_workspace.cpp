@@ -22,6 +22,7 @@
 #include <qcustomplot.h>
 
 #include <QApplication>
+#include <QDockWidget>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QListWidget>
@@ -196,6 +197,32 @@ private slots:
         QCOMPARE(grid->maximised(), QStringLiteral("training"));
         QTest::keyClick(grid->frame(QStringLiteral("training")), Qt::Key_Escape);
         QCOMPARE(grid->maximised(), QString());
+    }
+
+    // A panel opened in a window of its own (a dock) draws there; closing it puts it back.
+    void panelInAWindowAndBack()
+    {
+        QTemporaryDir dir;
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        window.resize(1400, 900);
+        window.show();
+        window.setMode(ui::MainWindow::Mode::Run);
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        ui::workspace::DashboardGrid *grid = window.grid();
+        PanelFrame *memory = grid->frame(QStringLiteral("memory"));
+        QVERIFY(grid->openInWindow(QStringLiteral("memory")));
+        QVERIFY(!grid->openInWindow(QStringLiteral("memory"))); // once
+        auto *dock = window.findChild<QDockWidget *>(QStringLiteral("window-memory"));
+        QVERIFY(dock && dock->isFloating());
+        QCOMPARE(dock->widget(), memory);
+        QVERIFY(!grid->isAncestorOf(memory));
+        window.dashboard()->showSnapshot(snapshotOf(recordedRun()));
+        QTRY_VERIFY(memory->showsPanel() && grid->isOnScreen(memory));
+        dock->close();
+        QVERIFY(!grid->isInWindow(QStringLiteral("memory")));
+        QVERIFY(grid->isAncestorOf(memory));
+        QCOMPARE(grid->sectionOf(QStringLiteral("memory")), QStringLiteral("memory"));
+        QTRY_VERIFY(!window.findChild<QDockWidget *>(QStringLiteral("window-memory")));
     }
 
     // A snapshot is drawn on two on-screen panels at most, the longest-waiting first; the rest

@@ -4,7 +4,9 @@
 #include "ui/dashboards/panel.h"
 #include "ui/workspace/panel_frame.h"
 
+#include <QDockWidget>
 #include <QDragEnterEvent>
+#include <QMainWindow>
 #include <QKeyEvent>
 #include <QGridLayout>
 #include <QMimeData>
@@ -105,6 +107,7 @@ void DashboardGrid::addPanel(const QString &sectionId, dashboards::Panel *panel)
     });
     connect(frame, &PanelFrame::dropped, this, [this](const QString &id, PanelFrame *onto) { movePanel(id, onto->panelId()); });
     connect(frame, &PanelFrame::resetZoomRequested, this, &DashboardGrid::resetStepRange);
+    connect(frame, &PanelFrame::windowRequested, this, [this](PanelFrame *f) { openInWindow(f->panelId()); });
     s->frames.push_back(frame);
     m_defaultPlaces.emplace_back(sectionId, panel->objectId());
     frame->setEmptyText(panel->emptyText(nullptr));
@@ -180,7 +183,7 @@ void DashboardGrid::relayout()
     for (Section &s : m_sections) {
         std::vector<PanelFrame *> shown;
         for (PanelFrame *f : s.frames)
-            if (f->panelId() != m_maximised)
+            if (f->panelId() != m_maximised && !m_inWindows.contains(f->panelId()))
                 shown.push_back(f);
         const int span = s.collapsed || shown.empty() ? 1 : std::min<int>(static_cast<int>(shown.size()), m_columns);
         auto *body = static_cast<QGridLayout *>(s.body->layout());
@@ -392,6 +395,46 @@ void DashboardGrid::restoreFromMaximised()
         QTimer::singleShot(0, this, [this, f] { m_scroll->ensureWidgetVisible(f, 0, 0); });
 }
 
+bool DashboardGrid::openInWindow(const QString &panelId)
+{
+    PanelFrame *f = frame(panelId);
+    auto *main = qobject_cast<QMainWindow *>(window());
+    if (!f || !main || m_inWindows.contains(panelId))
+        return false;
+    if (m_maximised == panelId)
+        restoreFromMaximised();
+    m_inWindows.insert(panelId);
+    relayout(); // out of its section's layout
+    auto *dock = new QDockWidget(f->panel()->title(), main);
+    dock->setObjectName(QStringLiteral("window-") + panelId);
+    dock->setWidget(f);
+    dock->installEventFilter(this);
+    main->addDockWidget(Qt::RightDockWidgetArea, dock);
+    dock->setFloating(true);
+    dock->resize(720, 420);
+    dock->show();
+    f->show();
+    m_drawn.erase(f);
+    QTimer::singleShot(0, this, [this] { catchUp(); });
+    return true;
+}
+
+void DashboardGrid::backToGrid(const QString &panelId)
+{
+    if (!m_inWindows.remove(panelId))
+        return;
+    PanelFrame *f = frame(panelId);
+    auto *dock = qobject_cast<QDockWidget *>(f->parentWidget());
+    f->setParent(m_content); // taken back before the dock goes
+    relayout();
+    f->show();
+    if (dock) {
+        dock->removeEventFilter(this);
+        dock->hide();
+        dock->deleteLater();
+    }
+}
+
 bool DashboardGrid::reveal(const QString &panelId)
 {
     PanelFrame *f = frame(panelId);
@@ -481,6 +524,10 @@ bool DashboardGrid::eventFilter(QObject *watched, QEvent *event)
             relayout();
         else
             QTimer::singleShot(0, this, [this] { catchUp(); });
+        return false;
+    }
+    if (auto *dock = qobject_cast<QDockWidget *>(watched); dock && event->type() == QEvent::Close) {
+        backToGrid(dock->objectName().mid(7)); // "window-" + the panel's id
         return false;
     }
     if (auto *plot = qobject_cast<QCustomPlot *>(watched); plot && event->type() == QEvent::Leave) {

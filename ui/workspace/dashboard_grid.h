@@ -17,6 +17,7 @@
 
 #include <qcustomplot.h>
 
+#include <QSet>
 #include <QWidget>
 
 #include <memory>
@@ -76,6 +77,12 @@ public:
     void restoreFromMaximised();
     QString maximised() const { return m_maximised; }
     bool reveal(const QString &panelId); // expands its section and scrolls it into view
+    // A panel in a dock of its own (floating, or docked at any edge of the main window): for a
+    // second monitor, or an arrangement the grid does not make. Closing the dock puts the panel
+    // back in its section. Not saved: the grid's arrangement is.
+    bool openInWindow(const QString &panelId);
+    bool isInWindow(const QString &panelId) const { return m_inWindows.contains(panelId); }
+    void backToGrid(const QString &panelId);
 
     // The shared step cursor (a negative step hides it) and the linked x-range of step charts.
     void setCursorStep(double step);
@@ -126,6 +133,7 @@ private:
     quint64 m_generation = 0;                        // counts the snapshots shown
     std::map<const PanelFrame *, quint64> m_drawn;   // the generation each frame last drew
     QString m_maximised;
+    QSet<QString> m_inWindows; // panels in docks of their own
     int m_columns = 0;
     int m_panelHeight = 0;
     double m_cursor = -1;

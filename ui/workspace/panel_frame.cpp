@@ -71,6 +71,7 @@ PanelFrame::PanelFrame(dashboards::Panel *panel, QWidget *parent)
     menu->addAction(tr("Save as PNG…"), this, [this] { saveImageAs(QStringLiteral("png")); });
     menu->addAction(tr("Save as SVG…"), this, [this] { saveImageAs(QStringLiteral("svg")); });
     menu->addSeparator();
+    menu->addAction(tr("Open in a window"), this, [this] { emit windowRequested(this); });
     menu->addAction(tr("Reset zoom of the step charts"), this, &PanelFrame::resetZoomRequested);
     more->setMenu(menu);
     bar->addWidget(m_maximise);

@@ -41,6 +41,7 @@ signals:
     void maximiseToggled(PanelFrame *frame);
     void dropped(const QString &panelId, PanelFrame *onto); // a panel dragged onto this one
     void resetZoomRequested();
+    void windowRequested(PanelFrame *frame); // "Open in a window": a dock of its own
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
