@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 
 namespace trellis::ui::workspace {
 
@@ -170,13 +171,17 @@ void DashboardGrid::updateHeader(Section &s)
     s.header->setText(s.collapsed ? tr("%1 (%n panel(s))", nullptr, static_cast<int>(s.frames.size())).arg(s.title) : s.title);
 }
 
+std::pair<int, int> DashboardGrid::shapeFor(const QSize &viewport) const
+{
+    // Columns by the width; two rows of panels on screen, each under its section's header.
+    const int header = m_sections.empty() ? 24 : m_sections.front().header->sizeHint().height();
+    return {std::clamp(viewport.width() / kColumnWidth, 1, 3),
+            std::max(kMinPanelHeight, (viewport.height() - 2 * m_grid->contentsMargins().top() - 2 * header - 3 * m_grid->spacing()) / 2)};
+}
+
 void DashboardGrid::relayout()
 {
-    const QSize viewport = m_scroll->viewport()->size();
-    m_columns = std::clamp(viewport.width() / kColumnWidth, 1, 3);
-    const int header = m_sections.empty() ? 24 : m_sections.front().header->sizeHint().height();
-    // Two rows of panels on screen, each under its section's header.
-    m_panelHeight = std::max(kMinPanelHeight, (viewport.height() - 2 * m_grid->contentsMargins().top() - 2 * header - 3 * m_grid->spacing()) / 2);
+    std::tie(m_columns, m_panelHeight) = shapeFor(m_scroll->viewport()->size());
     while (m_grid->count() > 0)
         delete m_grid->takeAt(0);
     int row = 0, column = 0;
@@ -516,11 +521,7 @@ void DashboardGrid::resetLayout()
 bool DashboardGrid::eventFilter(QObject *watched, QEvent *event)
 {
     if (watched == m_scroll->viewport() && event->type() == QEvent::Resize) {
-        const QSize size = m_scroll->viewport()->size();
-        const int columns = std::clamp(size.width() / kColumnWidth, 1, 3);
-        const int header = m_sections.empty() ? 24 : m_sections.front().header->sizeHint().height();
-        const int height = std::max(kMinPanelHeight, (size.height() - 2 * m_grid->contentsMargins().top() - 2 * header - 3 * m_grid->spacing()) / 2);
-        if (columns != m_columns || height != m_panelHeight)
+        if (shapeFor(m_scroll->viewport()->size()) != std::pair(m_columns, m_panelHeight))
             relayout();
         else
             QTimer::singleShot(0, this, [this] { catchUp(); });

@@ -112,6 +112,7 @@ private:
     };
     Section *section(const QString &id);
     const Section *section(const QString &id) const;
+    std::pair<int, int> shapeFor(const QSize &viewport) const; // (columns, panel height)
     void relayout();       // sections onto the grid for the viewport's size
     void rebuildBodies();  // frames into their sections' rows
     // Draws on-screen panels that have not drawn the newest snapshot, longest-waiting first, at
