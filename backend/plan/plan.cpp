@@ -28,6 +28,16 @@ int expertCapacity(const MoeSpec &moe, int seqLen)
     return std::max(1, static_cast<int>(std::ceil(*moe.capacityFactor * seqLen * moe.topK / moe.experts)));
 }
 
+bool isReservedTrainerVariable(const std::string &name)
+{
+    static const char *const reserved[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                                           "GROUP_RANK", "TORCHELASTIC_RESTART_COUNT"};
+    for (const char *r : reserved)
+        if (name == r)
+            return true;
+    return name.rfind("TRELLIS_", 0) == 0 || name.rfind("OMPI_", 0) == 0 || name.rfind("PMIX_", 0) == 0;
+}
+
 std::uint64_t parameterCount(const ModelSpec &m)
 {
     return countParameters(m, m.moe.experts > 0 ? static_cast<std::uint64_t>(m.moe.experts) : 1);

@@ -274,9 +274,27 @@ struct LaunchSpec {
     bool operator==(const LaunchSpec &) const = default;
 };
 
+// A job that runs its own trainer (docs/pytorch.md): every rank runs `command` (an argument list,
+// never a shell line) instead of trellis-trainer, in `dir` (relative to the plan's folder), with
+// torchrun's variables, the Trellis telemetry variables and `env` set. The world size is
+// parallel's (dp alone when parallel is absent: `ranks` sets it); `model` becomes optional
+// (informative: without it there is no estimate).
+struct TrainerSpec {
+    std::vector<std::string> command; // empty: trellis-trainer reads this plan
+    std::vector<std::pair<std::string, std::string>> env;
+    std::string dir;                  // empty: the plan file's folder
+    bool hasModel = true;             // false: the plan has no model section (no estimate)
+    bool external() const { return !command.empty(); }
+    bool operator==(const TrainerSpec &) const = default;
+};
+
+// Environment names a plan's trainer.env may not set: the launcher sets them for every rank.
+bool isReservedTrainerVariable(const std::string &name);
+
 struct Plan {
     std::string schema = kPlanSchema;
     std::string name;
+    TrainerSpec trainer;
     ModelSpec model;
     ClusterSpec cluster;
     ParallelSpec parallel;

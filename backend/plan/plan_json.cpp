@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -398,6 +400,49 @@ void readTraining(ObjectReader r, TrainingSpec &t)
     r.finish();
 }
 
+// trainer: {command: [...], env: {NAME: "value"}, dir, ranks}. `ranks` sets parallel.dp when the plan
+// has no parallel section; with one it must agree with it (checked by the caller).
+void readTrainer(ObjectReader r, TrainerSpec &t, int &ranks)
+{
+    r.read("command", t.command);
+    if (r.has("command") && t.command.empty())
+        r.error("trainer.command", "is empty: give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
+    for (std::size_t i = 0; i < t.command.size(); ++i)
+        if (t.command[i].find('\0') != std::string::npos || (i == 0 && t.command[i].empty()))
+            r.error("trainer.command[" + std::to_string(i) + "]", i == 0 ? "the program is empty" : "contains a NUL byte");
+    r.read("dir", t.dir);
+    r.read("ranks", ranks);
+    if (r.has("ranks") && ranks < 1)
+        r.error("trainer.ranks", "must be at least 1, not " + std::to_string(ranks));
+    if (const json *env = r.find("env", false)) {
+        if (!env->is_object()) {
+            r.error("trainer.env", "expected an object of NAME: \"value\" pairs, got " + typeName(*env));
+        } else {
+            for (const auto &item : env->items()) {
+                const std::string path = "trainer.env." + item.key();
+                if (!item.value().is_string()) {
+                    r.error(path, "expected a string, got " + typeName(item.value()));
+                    continue;
+                }
+                const std::string &name = item.key();
+                const bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                                   std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+                if (!valid)
+                    r.error(path, "is not a variable name (letters, digits and _, not starting with a digit)");
+                else if (isReservedTrainerVariable(name))
+                    r.error(path, "is set by the launcher for every rank and cannot be overridden");
+                else if (item.value().get<std::string>().find('\0') != std::string::npos)
+                    r.error(path, "contains a NUL byte");
+                else
+                    t.env.emplace_back(name, item.value().get<std::string>());
+            }
+        }
+    }
+    if (r.present() && !r.has("command"))
+        r.error("trainer.command", "required field is missing (the program each rank runs and its arguments)");
+    r.finish();
+}
+
 void readTelemetry(ObjectReader r, TelemetrySpec &t)
 {
     r.read("endpoint", t.endpoint);
@@ -489,9 +534,22 @@ Result<Plan> parsePlan(const std::string &jsonText, const std::string &sourceNam
         d.push_back({Severity::Error, "schema",
                      "unsupported schema '" + plan.schema + "' (this version reads '" + kPlanSchema + "')"});
     r.read("name", plan.name);
-    readModel(r.child("model", true), plan.model, d);
+    int ranks = 0;
+    readTrainer(r.child("trainer"), plan.trainer, ranks);
+    // A plan that runs its own trainer may leave the model out (no estimate then).
+    plan.trainer.hasModel = r.has("model") || !plan.trainer.external();
+    if (plan.trainer.hasModel)
+        readModel(r.child("model", true), plan.model, d);
     readCluster(r.child("cluster", true), plan.cluster, d, baseDir);
     readParallel(r.child("parallel"), plan.parallel);
+    if (ranks > 0) {
+        if (!r.has("parallel"))
+            plan.parallel.dp = ranks;
+        else if (plan.parallel.worldSize() != ranks)
+            d.push_back({Severity::Error, "trainer.ranks",
+                         std::to_string(ranks) + " ranks, but parallel makes " + std::to_string(plan.parallel.worldSize()) +
+                             " (dp·tp·pp·cp): give one of them, or make them agree"});
+    }
     readTraining(r.child("training"), plan.training);
     readTelemetry(r.child("telemetry"), plan.telemetry);
     readLaunch(r.child("launch"), plan.launch);
@@ -679,7 +737,20 @@ std::string planToJson(const Plan &p, int indent)
     OrderedJson j;
     j["schema"] = p.schema;
     j["name"] = p.name;
-    j["model"] = modelToJson(p.model);
+    if (p.trainer.external()) {
+        OrderedJson t = {{"command", p.trainer.command}};
+        if (!p.trainer.env.empty()) {
+            OrderedJson env = OrderedJson::object();
+            for (const auto &[name, value] : p.trainer.env)
+                env[name] = value;
+            t["env"] = env;
+        }
+        if (!p.trainer.dir.empty())
+            t["dir"] = p.trainer.dir;
+        j["trainer"] = t;
+    }
+    if (p.trainer.hasModel || !p.trainer.external())
+        j["model"] = modelToJson(p.model);
     j["cluster"] = clusterToJson(p.cluster);
     j["parallel"] = parallelToJson(p.parallel);
     j["training"] = trainingToJson(p.training);

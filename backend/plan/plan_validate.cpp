@@ -209,7 +209,9 @@ void checkParallel(const Plan &plan, Checker &c)
     if (p.framework == Framework::Megatron && p.zero >= 2)
         c.error("parallel.framework", "Megatron-LM shards at most the optimizer states (its distributed optimizer: zero 1); "
                                       "ZeRO stage " + str(p.zero) + " is DeepSpeed's (framework deepspeed or auto)");
-    checkBuckets(p, plan.model, c);
+    const bool model = plan.trainer.hasModel || !plan.trainer.external();
+    if (model)
+        checkBuckets(p, plan.model, c);
     checkPrecision(p, c);
     if (std::find(std::begin(kKnownSchedules), std::end(kKnownSchedules), p.schedule) == std::end(kKnownSchedules))
         c.error("parallel.schedule", "unknown schedule '" + p.schedule + "' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
@@ -220,7 +222,8 @@ void checkParallel(const Plan &plan, Checker &c)
         c.error("parallel", "dp·tp·pp·cp = " + str(world) + " ranks is more than Trellis supports");
         return;
     }
-    checkDegreesDivide(p, plan.model, c);
+    if (model)
+        checkDegreesDivide(p, plan.model, c);
 
     const int slots = plan.cluster.totalSlots();
     if (!plan.cluster.nodes.empty() && slots > 0 && world != slots)
@@ -434,10 +437,12 @@ Diagnostics validatePlan(const Plan &plan)
 {
     Diagnostics d;
     Checker c(d);
-    checkModel(plan.model, c);
+    if (plan.trainer.hasModel || !plan.trainer.external())
+        checkModel(plan.model, c);
     checkCluster(plan.cluster, c);
     checkParallel(plan, c);
-    checkTraining(plan.training, c);
+    if (!plan.trainer.external()) // a job with its own trainer reads its own data and settings
+        checkTraining(plan.training, c);
     checkRest(plan, c);
     return d;
 }
@@ -445,6 +450,8 @@ Diagnostics validatePlan(const Plan &plan)
 Diagnostics checkTrainerSupport(const Plan &plan)
 {
     Diagnostics d;
+    if (plan.trainer.external())
+        return d; // trellis-trainer does not train this plan: its own command does
     auto unsupported = [&](const std::string &path, const std::string &what) {
         d.push_back({Severity::Error, path, what + " is not supported by this version of trellis-trainer yet"});
     };

@@ -19,6 +19,8 @@ enum ExitCode : int {
     kExitInternalError = 12, // any other exception: a bug in the trainer, reported with its message
     kExitDeviceError = 13,   // the plan's GPU is missing, or a CUDA call failed (rank, device, call named)
     kExitInjectedCrash = 70, // --inject crash@rank:step
+    kExitCommandNotExecutable = 126, // trainer.command: the program exists but cannot be run
+    kExitCommandNotFound = 127,      // trainer.command: no such program (or its folder is missing)
 };
 
 // Human-readable meaning of an exit code; codes above 128 are "killed by signal N-128".
@@ -39,6 +41,8 @@ inline const char *describeExitCode(int code)
     case kExitInternalError: return "internal trainer error";
     case kExitDeviceError: return "GPU missing or CUDA error";
     case kExitInjectedCrash: return "injected crash (fault injection)";
+    case kExitCommandNotExecutable: return "the command cannot be executed";
+    case kExitCommandNotFound: return "the command was not found";
     case 134: return "aborted (SIGABRT)";
     case 137: return "killed (SIGKILL)";
     case 139: return "segmentation fault (SIGSEGV)";

@@ -4,6 +4,7 @@
 //                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
 //   trellis-trainer --calibrate        (this machine's compute rate and link, as one JSON line)
+//   trellis-trainer --exec [OPTIONS] -- COMMAND...   (a rank of a job with its own trainer; no MPI)
 //   trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype D]   (transformers layout; no MPI)
 // Exit codes: protocol/exit_codes.h.
 #include "plan/plan_json.h"
@@ -12,6 +13,7 @@
 #include "protocol/exit_codes.h"
 #include "trainer/calibration.h"
 #include "trainer/collective_bench.h"
+#include "trainer/exec/exec_rank.h"
 #include "trainer/comm/mpi_communicator.h"
 #include "trainer/interop/export_model.h"
 #include "trainer/trainer.h"
@@ -40,6 +42,7 @@ void usage(std::FILE *to)
                  "  --dump-params/--dump-grads FILE.safetensors: in transformers' layout instead of raw float32\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
                  "       trellis-trainer --calibrate\n"
+                 "       trellis-trainer --exec [OPTIONS] -- COMMAND [ARGUMENT]...   (see trellis-trainer --exec --help)\n"
                  "       trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype fp32|bf16|fp16]\n"
                  "         the newest complete checkpoint there (any layout) as model.safetensors and config.json\n"
                  "         in Hugging Face transformers' layout (GPT-2 or Llama); one process, no mpirun;\n"
@@ -253,6 +256,10 @@ int main(int argc, char **argv)
     // reports, not a SIGPIPE that kills this rank too (mpirun would then name this rank, killed by
     // signal 13, as the job's first failure instead of the one that died).
     std::signal(SIGPIPE, SIG_IGN);
+    if (argc > 1 && std::strcmp(argv[1], "--exec") == 0) {
+        std::signal(SIGPIPE, SIG_DFL); // the command starts with the default disposition
+        return trainer::execRank(argc - 1, argv + 1);
+    }
     Arguments a;
     if (const std::optional<int> code = parseArguments(argc, argv, a))
         return *code;

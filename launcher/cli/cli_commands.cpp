@@ -412,8 +412,9 @@ const std::vector<Subcommand> &subcommands()
          [](const Args &a, const QString &) { return cmdSearch(a); }},
         {QStringLiteral("run"),
          {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout"), QStringLiteral("--metrics-port"),
-          QStringLiteral("--run-id"), QStringLiteral("--hostfile")},
-         {QStringLiteral("--quiet"), QStringLiteral("--detach")},
+          QStringLiteral("--run-id"), QStringLiteral("--hostfile"), QStringLiteral("--ranks"), QStringLiteral("--name"),
+          QStringLiteral("--max-restarts")},
+         {QStringLiteral("--quiet"), QStringLiteral("--detach"), QStringLiteral("--command")},
          cmdRun},
         {QStringLiteral("preflight"), {QStringLiteral("--accept-host-key"), QStringLiteral("--hostfile")}, {QStringLiteral("--json")},
          [](const Args &a, const QString &) { return cmdPreflight(a); }},
@@ -507,7 +508,9 @@ int runCli(const QStringList &arguments)
         return runSlurmJob(rest); // its own --help
     if (command == QLatin1String("simulate-ranks") && !isHelpAlone(rest))
         return telemetry::simulateRanks(rest);
-    if (rest.contains(QStringLiteral("--help")) || rest.contains(QStringLiteral("-h")))
+    // What follows a lone "--" is a command's own (run --command -- python3 train.py --help).
+    const QStringList own = rest.indexOf(QStringLiteral("--")) >= 0 ? rest.mid(0, rest.indexOf(QStringLiteral("--"))) : rest;
+    if (own.contains(QStringLiteral("--help")) || own.contains(QStringLiteral("-h")))
         return printCommandHelp(command);
     if (command == QLatin1String("plan"))
         return cmdPlan(rest);

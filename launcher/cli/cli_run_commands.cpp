@@ -248,10 +248,65 @@ int cmdStop(const Args &a)
 int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
                  const std::function<QString(RunController &, const RunOptions &)> &begin);
 
+// run --command [--ranks N] [--name NAME] [--max-restarts N] -- PROGRAM ARGS: a job with its own
+// trainer (docs/pytorch.md) without a plan file: N ranks on this machine, each running PROGRAM in
+// the current folder with torchrun's variables set, watched like any run.
+int cmdRunCommand(const Args &a, const QString &dbPath)
+{
+    if (!a.positional.isEmpty())
+        return usageError(QStringLiteral("run --command takes no plan file: the command follows --"));
+    if (a.trailing.isEmpty() || a.trailing.first().isEmpty())
+        return usageError(QStringLiteral("run --command needs the program after --, e.g. run --command --ranks 4 -- python3 train.py"));
+    bool ok = true;
+    const int ranks = a.options.value(QStringLiteral("--ranks"), QStringLiteral("1")).toInt(&ok);
+    if (!ok || ranks < 1 || ranks > 4096)
+        return usageError(QStringLiteral("--ranks needs a whole number from 1 to 4096"));
+    const int restarts = a.options.value(QStringLiteral("--max-restarts"), QStringLiteral("0")).toInt(&ok);
+    if (!ok || restarts < 0 || restarts > 1000)
+        return usageError(QStringLiteral("--max-restarts needs a whole number from 0 to 1000"));
+    plan::Plan thePlan;
+    for (const QString &word : a.trailing)
+        thePlan.trainer.command.push_back(word.toStdString());
+    thePlan.trainer.hasModel = false;
+    thePlan.name = a.options.value(QStringLiteral("--name"), QFileInfo(a.trailing.size() > 1 ? a.trailing[1] : a.trailing[0]).fileName())
+                       .toStdString();
+    thePlan.cluster.nodes.push_back({});
+    thePlan.cluster.nodes.front().host = "localhost";
+    thePlan.cluster.nodes.front().slotCount = ranks;
+    thePlan.parallel.dp = ranks;
+    thePlan.launch.restart.maxRestarts = restarts;
+    thePlan.launch.restart.backoffS = 1;
+    if (const plan::Diagnostics d = plan::validatePlan(thePlan); plan::hasErrors(d))
+        return fail(QString::fromStdString(d.front().toString()));
+    QString runId = a.options.value(QStringLiteral("--run-id"));
+    if (runId.isEmpty())
+        runId = RunController::newRunId();
+    else if (!RunRegistry::validRunId(runId))
+        return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
+    // The run's record keeps the plan it made, so adopt and compare find it like any other.
+    const QString dir = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/commands");
+    QDir().mkpath(dir);
+    const QString planPath = dir + QLatin1Char('/') + runId + QStringLiteral(".plan.json");
+    thePlan.trainer.dir = QDir::currentPath().toStdString();
+    if (auto saved = plan::savePlanFile(thePlan, planPath.toStdString()); !saved)
+        return fail(QString::fromStdString(saved.errorText()));
+    RunRecord record;
+    record.runId = runId;
+    record.database = QFileInfo(dbPath).absoluteFilePath();
+    record.planPath = planPath;
+    return superviseRun(a, dbPath, record, [&](RunController &controller, const RunOptions &options) {
+        return controller.start(thePlan, planPath, options);
+    });
+}
+
 int cmdRun(const Args &a, const QString &dbPath)
 {
     if (a.flags.contains(QStringLiteral("--detach")))
         return cmdRunDetached(dbPath);
+    if (a.flags.contains(QStringLiteral("--command")))
+        return cmdRunCommand(a, dbPath);
+    if (!a.trailing.isEmpty())
+        return usageError(QStringLiteral("a command after -- needs --command (run --command -- PROGRAM ARGS)"));
     if (a.positional.size() != 1)
         return usageError(QStringLiteral("run takes one plan file"));
     const QString path = a.positional.first();

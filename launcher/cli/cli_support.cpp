@@ -52,6 +52,12 @@ const char *kUsage =
     "                                     Prometheus endpoint); SIGTERM/SIGINT stop the run cleanly\n"
     "  run PLAN --detach [OPTIONS]        the same in a process of its own session, which owns the run\n"
     "                                     and outlives this shell; prints the run id and returns\n"
+    "  run --command [--ranks N] [--name NAME] [--max-restarts N] [OPTIONS] -- PROGRAM [ARGS]\n"
+    "                                     a job with its own trainer (a torchrun-style PyTorch script)\n"
+    "                                     without a plan file: N ranks here under mpirun, each running\n"
+    "                                     PROGRAM in this folder with RANK, WORLD_SIZE, LOCAL_RANK,\n"
+    "                                     MASTER_ADDR, MASTER_PORT and the telemetry variables set\n"
+    "                                     (docs/pytorch.md); no shell is involved\n"
     "  attach RUN                         follow a run live (what the history holds, then its\n"
     "                                     supervisor's feed) until it ends; leaving changes nothing\n"
     "  adopt RUN [--quiet]                supervise a run whose supervisor died while its job went on\n"
@@ -127,6 +133,10 @@ Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QS
     Args a;
     for (int i = 0; i < in.size(); ++i) {
         const QString &s = in[i];
+        if (s == QLatin1String("--")) {
+            a.trailing = in.mid(i + 1);
+            return a;
+        }
         if (s.startsWith(QLatin1String("--"))) {
             if (valued.contains(s)) {
                 if (i + 1 >= in.size()) {

@@ -35,6 +35,7 @@ struct Args {
     QStringList positional;
     QMap<QString, QString> options;
     QSet<QString> flags;
+    QStringList trailing; // what follows a lone "--", as it is (run --command -- PROGRAM ARGS)
     QString error;
 };
 Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QString> &flags);

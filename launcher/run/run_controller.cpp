@@ -93,6 +93,11 @@ plan::Plan RunController::withAbsolutePaths(const plan::Plan &thePlan, const QSt
     for (std::string *path : {&out.training.data.path, &out.training.checkpoint.dir, &out.training.init.from})
         if (!path->empty() && QFileInfo(QString::fromStdString(*path)).isRelative())
             *path = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(*path)).toStdString();
+    // A job with its own trainer runs in the plan's folder here (on other hosts: as the plan says,
+    // relative to the rank's run folder there).
+    if (out.trainer.external() && out.launch.target == plan::LaunchTarget::Local &&
+        QFileInfo(QString::fromStdString(out.trainer.dir)).isRelative())
+        out.trainer.dir = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(out.trainer.dir)).toStdString();
     return out;
 }
 
@@ -288,6 +293,15 @@ QString RunController::launchAttempt(bool resume)
     request.extraTrainerArgs = trainerArgsForAttempt(m_options.extraTrainerArgs, m_attempt + 1, injectError);
     if (resume)
         request.extraTrainerArgs << QStringLiteral("--resume");
+    if (m_plan.trainer.external()) {
+        // torchrun's rendezvous port, chosen again for every attempt (the last one's may linger in
+        // TIME_WAIT); the checkpoint folder the script resumes from after a restart.
+        request.masterPort = freeLocalPort();
+        request.restartCount = m_attempt;
+        request.checkpointDir = !m_plan.training.checkpoint.dir.empty() ? QString::fromStdString(m_plan.training.checkpoint.dir)
+                                : m_plan.launch.target == plan::LaunchTarget::Local ? m_runDir + QStringLiteral("/checkpoints")
+                                                                                     : QStringLiteral("checkpoints");
+    }
     request.availableCores = QThread::idealThreadCount();
     request.runningAsRoot = geteuid() == 0;
     LaunchCommand command = m_target->command(m_plan, request);

@@ -42,6 +42,18 @@ bool localProcessStopped(qint64 pid)
     return close > 0 && close + 2 < text.size() && (text[close + 2] == 'T' || text[close + 2] == 't');
 }
 
+// "python3 train.py --steps 50" (at most 80 characters), for failure messages.
+QString commandSummary(const plan::Plan &plan)
+{
+    QStringList words;
+    for (const std::string &w : plan.trainer.command)
+        words << QString::fromStdString(w);
+    QString text = words.join(QLatin1Char(' '));
+    if (text.size() > 80)
+        text = text.left(77) + QStringLiteral("...");
+    return QStringLiteral("'%1'").arg(text);
+}
+
 } // namespace
 
 QString RunController::firstFailure(int &rank) const
@@ -64,9 +76,13 @@ QString RunController::firstFailure(int &rank) const
     if (const auto m = code.match(all); m.hasMatch()) {
         rank = m.captured(1).toInt();
         const auto host = m_hosts.find(rank);
+        const int exit = m.captured(2).toInt();
+        // A job with its own trainer: the command's codes are its own, except the launcher shim's.
+        const bool own = m_plan.trainer.external() && exit != proto::kExitCommandNotFound && exit != proto::kExitCommandNotExecutable && exit < 128;
+        const QString meaning = own ? QStringLiteral("failed") : QString::fromUtf8(proto::describeExitCode(exit));
         return QStringLiteral("rank %1 on %2 exited with code %3 (%4)")
             .arg(m.captured(1), host == m_hosts.end() ? QStringLiteral("its node") : host->second, m.captured(2),
-                 QString::fromUtf8(proto::describeExitCode(m.captured(2).toInt())));
+                 m_plan.trainer.external() ? QStringLiteral("%1: %2").arg(commandSummary(m_plan), meaning) : meaning);
     }
     return {};
 }

@@ -8,7 +8,10 @@
 // 256 KiB is the largest value this BTL honoured here; 1 MiB silently fell back.
 #include "launcher/targets/mpi_command.h"
 
+#include "protocol/framing.h"
+
 #include <QRegularExpression>
+#include <QTcpServer>
 
 namespace trellis::launcher {
 
@@ -38,14 +41,65 @@ LaunchCommand buildLocalCommand(const plan::Plan &plan, const LaunchRequest &r)
     if (plan.parallel.pp > 1)
         c.arguments << QStringLiteral("--mca") << QStringLiteral("btl_vader_eager_limit") << QStringLiteral("262144");
     c.arguments << QStringLiteral("-x") << QStringLiteral("OPENBLAS_NUM_THREADS=%1").arg(r.blasThreadsPerRank);
-    c.arguments << r.trainerPath << QStringLiteral("--plan") << r.planPath;
-    if (!r.runId.isEmpty())
-        c.arguments << QStringLiteral("--run-id") << r.runId;
-    if (!r.endpoint.isEmpty())
-        c.arguments << QStringLiteral("--endpoint") << r.endpoint;
-    c.arguments << r.extraTrainerArgs;
+    c.arguments << rankArguments(plan, r, r.trainerPath, r.planPath, {}, QStringLiteral("127.0.0.1"),
+                                 QString::fromStdString(plan.trainer.dir));
     allowRunAsRoot(c, r.runningAsRoot);
     return c;
+}
+
+QStringList rankArguments(const plan::Plan &plan, const LaunchRequest &r, const QString &trainer, const QString &planPath,
+                          const QString &keysPath, const QString &masterAddr, const QString &dir)
+{
+    QStringList a{trainer};
+    if (!plan.trainer.external()) {
+        a << QStringLiteral("--plan") << planPath;
+        if (!r.runId.isEmpty())
+            a << QStringLiteral("--run-id") << r.runId;
+        if (!r.endpoint.isEmpty()) {
+            a << QStringLiteral("--endpoint") << r.endpoint;
+            if (!keysPath.isEmpty())
+                a << QStringLiteral("--telemetry-keys") << keysPath;
+        }
+        a << r.extraTrainerArgs;
+        return a;
+    }
+    a << QStringLiteral("--exec");
+    if (!r.runId.isEmpty())
+        a << QStringLiteral("--run-id") << r.runId;
+    if (!r.endpoint.isEmpty()) {
+        a << QStringLiteral("--endpoint") << r.endpoint << QStringLiteral("--protocol") << QString::number(proto::kProtocolVersion);
+        if (!keysPath.isEmpty())
+            a << QStringLiteral("--telemetry-keys") << keysPath;
+    }
+    a << QStringLiteral("--heartbeat-ms") << QString::number(plan.telemetry.heartbeatMs);
+    if (!masterAddr.isEmpty())
+        a << QStringLiteral("--master-addr") << masterAddr;
+    if (r.masterPort > 0)
+        a << QStringLiteral("--master-port") << QString::number(r.masterPort);
+    a << QStringLiteral("--restart-count") << QString::number(r.restartCount);
+    if (!r.checkpointDir.isEmpty())
+        a << QStringLiteral("--checkpoint-dir") << r.checkpointDir;
+    if (!dir.isEmpty())
+        a << QStringLiteral("--dir") << dir;
+    for (const auto &[name, value] : plan.trainer.env)
+        a << QStringLiteral("--env") << QString::fromStdString(name + "=" + value);
+    a << QStringLiteral("--");
+    for (const std::string &part : plan.trainer.command)
+        a << QString::fromStdString(part);
+    return a;
+}
+
+int freeLocalPort()
+{
+    // The kernel picks a free port for a socket bound to port 0; it is released at once and
+    // handed to the job, which binds it a moment later (a race only with another process doing
+    // the same, as torchrun's own choice has).
+    QTcpServer probe;
+    if (!probe.listen(QHostAddress::Any, 0))
+        return 0;
+    const int port = probe.serverPort();
+    probe.close();
+    return port;
 }
 
 void allowRunAsRoot(LaunchCommand &c, bool runningAsRoot)

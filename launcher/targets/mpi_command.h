@@ -21,6 +21,10 @@ struct LaunchRequest {
     int availableCores = 1;    // oversubscribe when ranks exceed this
     bool runningAsRoot = false;
     int blasThreadsPerRank = 1;
+    // A plan with its own trainer (trainer.command): what its ranks are told besides the telemetry.
+    int masterPort = 0;        // torchrun's MASTER_PORT, chosen free for every attempt
+    int restartCount = 0;      // TRELLIS_RESTART_COUNT: 0 on the first attempt
+    QString checkpointDir;     // TRELLIS_CHECKPOINT_DIR
 };
 
 struct LaunchCommand {
@@ -32,6 +36,15 @@ struct LaunchCommand {
 };
 
 LaunchCommand buildLocalCommand(const plan::Plan &plan, const LaunchRequest &request);
+// What every rank runs, after mpirun's options: `trainer --plan PLAN ...`, or for a plan with its
+// own trainer (trainer.command) `trainer --exec ... -- COMMAND...` (backend/trainer/exec), which
+// sets torchrun's variables and the telemetry's and runs the command without a shell. keysPath:
+// the ranks' CURVE key file where they run ("" none); masterAddr: rank 0's host ("" keeps the
+// MASTER_ADDR mpirun passes on); dir: the command's folder there ("" the rank's working folder).
+QStringList rankArguments(const plan::Plan &plan, const LaunchRequest &request, const QString &trainer, const QString &planPath,
+                          const QString &keysPath, const QString &masterAddr, const QString &dir);
+// A TCP port free on this machine now (0 when none could be found): a fresh MASTER_PORT per attempt.
+int freeLocalPort();
 // What Open MPI needs to start as root: the environment pair it asks for (--allow-run-as-root is
 // an argument, added by the caller where its options go).
 void allowRunAsRoot(LaunchCommand &command, bool runningAsRoot);

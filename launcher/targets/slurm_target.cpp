@@ -299,16 +299,14 @@ LaunchCommand SlurmTarget::command(const plan::Plan &plan, const LaunchRequest &
         mca(QStringLiteral("btl_tcp_if_include"), net);
     }
     c.arguments << QStringLiteral("-x") << QStringLiteral("OPENBLAS_NUM_THREADS=%1").arg(r.blasThreadsPerRank);
-    c.arguments << (s.trainer.empty() ? QFileInfo(r.trainerPath).absoluteFilePath() : QString::fromStdString(s.trainer));
-    c.arguments << QStringLiteral("--plan") << m_jobDir + QStringLiteral("/job-plan.json");
-    if (!r.runId.isEmpty())
-        c.arguments << QStringLiteral("--run-id") << r.runId;
-    if (!r.endpoint.isEmpty()) {
-        c.arguments << QStringLiteral("--endpoint") << r.endpoint;
-        if (QFileInfo::exists(m_jobDir + QStringLiteral("/rank.keys")))
-            c.arguments << QStringLiteral("--telemetry-keys") << m_jobDir + QStringLiteral("/rank.keys");
-    }
-    c.arguments << r.extraTrainerArgs;
+    // A job with its own trainer: `slurm-job` runs on the allocation's first node, where mpirun puts
+    // rank 0, and sets MASTER_ADDR to that node's name; -x hands it to every rank.
+    if (plan.trainer.external())
+        c.arguments << QStringLiteral("-x") << QStringLiteral("MASTER_ADDR");
+    const QString keys = m_jobDir + QStringLiteral("/rank.keys");
+    c.arguments << rankArguments(plan, r, s.trainer.empty() ? QFileInfo(r.trainerPath).absoluteFilePath() : QString::fromStdString(s.trainer),
+                                 m_jobDir + QStringLiteral("/job-plan.json"), QFileInfo::exists(keys) ? keys : QString(), {},
+                                 QString::fromStdString(plan.trainer.dir));
     allowRunAsRoot(c, r.runningAsRoot);
     return c;
 }
@@ -355,6 +353,8 @@ QString slurmBatchScript(const SlurmJobRequest &r)
     line(QStringLiteral("chdir"), r.dir);
     line(QStringLiteral("output"), r.dir + QStringLiteral("/slurm-%j.out"));
     line(QStringLiteral("error"), r.dir + QStringLiteral("/slurm-%j.err"));
+    // torchrun's MASTER_ADDR for a job with its own trainer (rank 0 runs on this, the first node).
+    s += QStringLiteral("MASTER_ADDR=\"${MASTER_ADDR:-$(hostname)}\"; export MASTER_ADDR\n");
     s += QStringLiteral("exec");
     for (const QString &word : QStringList{r.program} + r.arguments)
         s += QLatin1Char(' ') + quoted(word);

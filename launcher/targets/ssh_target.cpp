@@ -710,6 +710,10 @@ LaunchCommand SshTarget::command(const plan::Plan &plan, const LaunchRequest &r)
     const QString sharedTrainer = QString::fromStdString(plan.launch.ssh.trainer).isEmpty()
                                       ? QFileInfo(r.trainerPath).absoluteFilePath()
                                       : QString::fromStdString(plan.launch.ssh.trainer);
+    std::string masterHost;
+    for (const plan::NodeSpec &spec : plan.cluster.nodes)
+        if (spec.slotCount > 0 && masterHost.empty())
+            masterHost = spec.host;
     bool first = true;
     for (const plan::NodeSpec &spec : plan.cluster.nodes) {
         const auto node = std::find_if(m_nodes.begin(), m_nodes.end(), [&](const Node &n) { return n.host.toStdString() == spec.host; });
@@ -720,13 +724,10 @@ LaunchCommand SshTarget::command(const plan::Plan &plan, const LaunchRequest &r)
         first = false;
         c.arguments << QStringLiteral("-np") << QString::number(spec.slotCount) << QStringLiteral("--host")
                     << QStringLiteral("%1:%2").arg(node->alias).arg(spec.slotCount) << QStringLiteral("-wdir") << node->runDir;
-        c.arguments << (plan.launch.ssh.stageTrainer ? node->runDir + QStringLiteral("/trellis-trainer") : sharedTrainer);
-        c.arguments << QStringLiteral("--plan") << node->runDir + QStringLiteral("/plan.json");
-        if (!r.runId.isEmpty())
-            c.arguments << QStringLiteral("--run-id") << r.runId;
-        if (!r.endpoint.isEmpty())
-            c.arguments << QStringLiteral("--endpoint") << r.endpoint << QStringLiteral("--telemetry-keys") << node->runDir + QStringLiteral("/rank.keys");
-        c.arguments << r.extraTrainerArgs;
+        // A job with its own trainer: rank 0's node (the first with slots) is torchrun's MASTER_ADDR.
+        c.arguments << rankArguments(plan, r, plan.launch.ssh.stageTrainer ? node->runDir + QStringLiteral("/trellis-trainer") : sharedTrainer,
+                                     node->runDir + QStringLiteral("/plan.json"), node->runDir + QStringLiteral("/rank.keys"),
+                                     QString::fromStdString(masterHost), QString::fromStdString(plan.trainer.dir));
     }
     allowRunAsRoot(c, r.runningAsRoot);
     return c;

@@ -1,0 +1,149 @@
+// See exec_rank.h.
+#include "trainer/exec/exec_rank.h"
+
+#include "protocol/exit_codes.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace trellis::trainer {
+
+namespace {
+
+const char *env(const char *name)
+{
+    const char *v = std::getenv(name);
+    return v && *v ? v : nullptr;
+}
+
+// The first of `names` that is set.
+const char *firstEnv(std::initializer_list<const char *> names)
+{
+    for (const char *n : names)
+        if (const char *v = env(n))
+            return v;
+    return nullptr;
+}
+
+bool validName(const std::string &name)
+{
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+        return false;
+    for (char ch : name)
+        if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'))
+            return false;
+    return true;
+}
+
+int usage(const char *why)
+{
+    std::fprintf(stderr,
+                 "trellis-trainer --exec: %s\n"
+                 "usage: trellis-trainer --exec [--run-id ID] [--endpoint URL] [--telemetry-keys FILE] [--protocol N]\n"
+                 "                              [--heartbeat-ms N] [--master-addr HOST] [--master-port PORT]\n"
+                 "                              [--restart-count N] [--checkpoint-dir DIR] [--dir DIR] [--env NAME=VALUE]...\n"
+                 "                              -- COMMAND [ARGUMENT]...\n"
+                 "Runs COMMAND as this rank of a job, with RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and\n"
+                 "MASTER_PORT set as torchrun sets them (from mpirun's or Slurm's variables) and the TRELLIS_* telemetry\n"
+                 "variables the trellis_telemetry client reads. No shell is involved. Started by the launcher; see docs/pytorch.md.\n",
+                 why);
+    return proto::kExitUsage;
+}
+
+} // namespace
+
+int execRank(int argc, char **argv)
+{
+    std::vector<std::pair<std::string, std::string>> vars;
+    std::string dir, masterAddr, masterPort;
+    int first = -1;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--") {
+            first = i + 1;
+            break;
+        }
+        if (arg == "--help" || arg == "-h") {
+            usage("help");
+            return proto::kExitOk;
+        }
+        if (i + 1 >= argc)
+            return usage((arg + " needs a value").c_str());
+        const std::string value = argv[++i];
+        if (arg == "--run-id") vars.emplace_back("TRELLIS_RUN_ID", value);
+        else if (arg == "--endpoint") vars.emplace_back("TRELLIS_TELEMETRY_ENDPOINT", value);
+        else if (arg == "--telemetry-keys") vars.emplace_back("TRELLIS_TELEMETRY_KEYS", value);
+        else if (arg == "--protocol") vars.emplace_back("TRELLIS_PROTOCOL_VERSION", value);
+        else if (arg == "--heartbeat-ms") vars.emplace_back("TRELLIS_HEARTBEAT_MS", value);
+        else if (arg == "--restart-count") {
+            vars.emplace_back("TRELLIS_RESTART_COUNT", value);
+            vars.emplace_back("TORCHELASTIC_RESTART_COUNT", value);
+        } else if (arg == "--checkpoint-dir") vars.emplace_back("TRELLIS_CHECKPOINT_DIR", value);
+        else if (arg == "--master-addr") masterAddr = value;
+        else if (arg == "--master-port") masterPort = value;
+        else if (arg == "--dir") dir = value;
+        else if (arg == "--env") {
+            const auto eq = value.find('=');
+            if (eq == std::string::npos || !validName(value.substr(0, eq)))
+                return usage(("--env takes NAME=VALUE with NAME of letters, digits and _, not '" + value + "'").c_str());
+            vars.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+        } else
+            return usage(("unknown option " + arg).c_str());
+    }
+    if (first < 0 || first >= argc)
+        return usage("no command after --");
+
+    // Who this rank is: mpirun's variables, else Slurm's (srun), else torchrun's own (already set).
+    const char *rank = firstEnv({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "RANK"});
+    const char *size = firstEnv({"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "WORLD_SIZE"});
+    const char *localRank = firstEnv({"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "LOCAL_RANK"});
+    const char *localSize = firstEnv({"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE"});
+    if (!rank || !size)
+        return usage("cannot tell this process's rank: none of OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID or RANK is set "
+                     "(start it under mpirun or srun)");
+    const std::string rankText = rank, sizeText = size;
+    vars.emplace_back("RANK", rankText);
+    vars.emplace_back("WORLD_SIZE", sizeText);
+    vars.emplace_back("LOCAL_RANK", localRank ? localRank : rankText.c_str());
+    vars.emplace_back("LOCAL_WORLD_SIZE", localSize ? localSize : sizeText.c_str());
+    vars.emplace_back("GROUP_RANK", "0");
+    if (!masterAddr.empty())
+        vars.emplace_back("MASTER_ADDR", masterAddr);
+    else if (!env("MASTER_ADDR"))
+        vars.emplace_back("MASTER_ADDR", "127.0.0.1");
+    if (!masterPort.empty())
+        vars.emplace_back("MASTER_PORT", masterPort);
+    for (const auto &[name, value] : vars)
+        if (::setenv(name.c_str(), value.c_str(), 1) != 0)
+            return usage(("cannot set " + name).c_str());
+
+    if (const char *ckpt = env("TRELLIS_CHECKPOINT_DIR")) {
+        // Relative to where the rank started (its run folder), not to the command's folder.
+        std::error_code ec;
+        const std::filesystem::path absolute = std::filesystem::absolute(ckpt, ec);
+        if (!ec)
+            ::setenv("TRELLIS_CHECKPOINT_DIR", absolute.c_str(), 1);
+        std::filesystem::create_directories(absolute, ec); // the command reports it if it matters
+    }
+    if (!dir.empty() && ::chdir(dir.c_str()) != 0) {
+        std::fprintf(stderr, "trellis-trainer --exec: rank %s: cannot change to the job's folder %s: %s\n", rank, dir.c_str(),
+                     std::strerror(errno));
+        return proto::kExitCommandNotFound;
+    }
+    std::fflush(nullptr);
+    ::execvp(argv[first], argv + first);
+    const int error = errno;
+    std::fprintf(stderr, "trellis-trainer --exec: rank %s: cannot run '%s': %s\n", rank, argv[first], std::strerror(error));
+    return error == ENOENT ? proto::kExitCommandNotFound : proto::kExitCommandNotExecutable;
+}
+
+} // namespace trellis::trainer
