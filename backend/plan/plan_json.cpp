@@ -542,6 +542,9 @@ Result<Plan> parsePlan(const std::string &jsonText, const std::string &sourceNam
         readModel(r.child("model", true), plan.model, d);
     readCluster(r.child("cluster", true), plan.cluster, d, baseDir);
     readParallel(r.child("parallel"), plan.parallel);
+    // A job with its own trainer and neither ranks nor parallel: a rank per slot of the cluster.
+    if (plan.trainer.external() && ranks == 0 && !r.has("parallel") && plan.cluster.totalSlots() > 0)
+        ranks = plan.cluster.totalSlots();
     if (ranks > 0) {
         if (!r.has("parallel"))
             plan.parallel.dp = ranks;

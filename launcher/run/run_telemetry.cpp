@@ -105,6 +105,9 @@ StepRow RunController::onStep(int rank, const proto::Envelope &e)
     if (m_state == RunState::Launching)
         setState(RunState::Running);
     m_progress.loss = row.loss;
+    // A job with its own trainer says how many steps it will take (the plan may not know).
+    if (m_plan.trainer.external() && e.step().total_steps() > 0)
+        m_progress.totalSteps = static_cast<qint64>(e.step().total_steps());
     return row;
 }
 
