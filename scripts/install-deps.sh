@@ -26,6 +26,8 @@ packages=(
   # the transformers reference check (ctest label interop): Debian's CPU PyTorch; the rest from
   # PyPI into build/hf-venv (scripts/setup-hf-env.sh)
   python3-torch python3-venv python3-numpy python3-pip
+  # the Python telemetry client (python/, trellis_telemetry) and the PyTorch job tests (tests/pytorch)
+  python3-zmq python3-protobuf python3-setuptools
 )
 
 missing=()

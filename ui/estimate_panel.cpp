@@ -176,6 +176,15 @@ void EstimatePanel::showInvalid(int errorCount)
                            nullptr, errorCount));
 }
 
+void EstimatePanel::showOwnTrainer()
+{
+    showInvalid(0);
+    m_headline->setText(tr("<b>No estimate:</b> this plan runs its own trainer (trainer.command) and has no model section, "
+                           "so there is nothing to predict memory, communication or step time from. Add a model and a "
+                           "parallel section describing what the script trains to get an estimate; the run is watched "
+                           "either way."));
+}
+
 void EstimatePanel::clear()
 {
     m_plan.reset();

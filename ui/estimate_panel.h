@@ -40,6 +40,8 @@ public:
     void showPlan(const plan::Plan &plan);
     // The plan has errors: no estimate is made; the previous one is dimmed and said to be stale.
     void showInvalid(int errorCount);
+    // A plan that runs its own trainer and has no model section: nothing to estimate, and why.
+    void showOwnTrainer();
     // The plan changed and its estimate is on its way: dim what is shown at once.
     void markStale();
     void clear();

@@ -34,6 +34,21 @@ QStringList schedules()
 using K = Kind;
 using S = Section;
 
+std::vector<Field> trainerFields()
+{
+    using S = Section;
+    using K = Kind;
+    return {
+        {QStringLiteral("trainer.command"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Command of every rank"), K::JsonText, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "A JSON list, e.g. [\"python3\", \"train.py\"]: run instead of trellis-trainer, with torchrun's "
+                                         "variables set (docs/pytorch.md); never a shell line. Empty: trellis-trainer trains this plan")},
+        {QStringLiteral("trainer.env"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Its environment"), K::JsonText, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "A JSON object of NAME: \"value\" pairs added to every rank's environment")},
+        {QStringLiteral("trainer.dir"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Its folder"), K::Text, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "Where the command runs; relative to the plan's folder (empty: that folder)")},
+    };
+}
+
 std::vector<Field> modelFields()
 {
     return {
@@ -231,7 +246,7 @@ const std::vector<Field> &fields()
 {
     static const std::vector<Field> table = [] {
         std::vector<Field> all;
-        for (auto section : {modelFields, clusterFields, parallelFields, trainingFields, telemetryFields, launchFields}) {
+        for (auto section : {trainerFields, modelFields, clusterFields, parallelFields, trainingFields, telemetryFields, launchFields}) {
             std::vector<Field> part = section();
             all.insert(all.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
         }
@@ -275,6 +290,7 @@ QString controlPathFor(const QString &diagnosticPath)
 QString sectionTitle(Section section)
 {
     switch (section) {
+    case Section::Trainer: return QCoreApplication::translate("PlanFields", "Own trainer (a PyTorch or other script)");
     case Section::Model: return QCoreApplication::translate("PlanFields", "Model");
     case Section::Cluster: return QCoreApplication::translate("PlanFields", "Cluster");
     case Section::Parallel: return QCoreApplication::translate("PlanFields", "Parallelism");

@@ -12,7 +12,7 @@
 
 namespace trellis::ui::plan_editor {
 
-enum class Section { Model, Cluster, Parallel, Training, Telemetry, Launch };
+enum class Section { Trainer, Model, Cluster, Parallel, Training, Telemetry, Launch };
 enum class Kind {
     Integer,   // spin box within [minimum, maximum]
     Number,    // line edit taking a number (learning rates, bandwidths)
@@ -20,7 +20,7 @@ enum class Kind {
     Choice,    // combo box of `choices`
     Flag,      // check box
     Text,      // line edit taking a string
-    JsonText,  // line edit taking JSON (a list of strings)
+    JsonText,  // line edit taking JSON (a list of strings, or an object of strings); empty removes a trainer.* field
     Nodes,     // the cluster's node table
 };
 

@@ -11,6 +11,7 @@
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -60,6 +61,8 @@ QString displayed(const QJsonValue &v)
         return v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
     if (v.isArray())
         return QString::fromUtf8(QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact));
+    if (v.isObject())
+        return QString::fromUtf8(QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact));
     return {};
 }
 
@@ -161,12 +164,14 @@ QWidget *PlanEditor::createControl(const Field &field, QWidget *cell)
         const Kind kind = field.kind;
         connect(edit, &QLineEdit::editingFinished, this, [this, path, edit, kind] {
             const QString text = edit->text().trimmed();
-            if (kind == Kind::Text)
+            if (kind == Kind::Text && text.isEmpty() && path.startsWith(QLatin1String("trainer.")))
+                commit(path, QStringLiteral("null"));
+            else if (kind == Kind::Text)
                 commit(path, jsonString(edit->text()));
             else if (kind == Kind::OptionalNumber && text.isEmpty())
                 commit(path, QStringLiteral("null"));
             else if (kind == Kind::JsonText && text.isEmpty())
-                commit(path, QStringLiteral("[]"));
+                commit(path, path.startsWith(QLatin1String("trainer.")) ? QStringLiteral("null") : QStringLiteral("[]"));
             else
                 commit(path, text.isEmpty() ? QStringLiteral("\"\"") : text);
         });
@@ -338,6 +343,20 @@ void PlanEditor::refresh()
                            .arg(q.globalBatch())
                            .arg(p.model.seqLen) +
                        (q.ep > 1 ? tr(" · experts over ep %1 (inside dp)").arg(q.ep) : QString()));
+    if (p.trainer.external()) {
+        QStringList words;
+        for (const std::string &w : p.trainer.command)
+            words << QString::fromStdString(w);
+        m_summary->setText(tr("<b>%1</b> — runs its own trainer on %2 ranks (<span style='color:%3'>%4 slots</span> of %5 node(s)): "
+                              "<code>%6</code>%7")
+                               .arg(m_document->displayName().toHtmlEscaped())
+                               .arg(q.worldSize())
+                               .arg(fits ? QStringLiteral("#1b7a1b") : QStringLiteral("#b00020"))
+                               .arg(slotCount)
+                               .arg(p.cluster.nodes.size())
+                               .arg(words.join(QLatin1Char(' ')).toHtmlEscaped())
+                               .arg(p.trainer.hasModel ? QString() : tr(" · no model section: no estimate")));
+    }
     showDiagnostics();
 }
 

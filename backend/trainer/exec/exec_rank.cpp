@@ -3,11 +3,13 @@
 
 #include "protocol/exit_codes.h"
 
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -139,6 +141,12 @@ int execRank(int argc, char **argv)
                      std::strerror(errno));
         return proto::kExitCommandNotFound;
     }
+    // The command is no MPI program: nothing would end it when mpirun (or orted) goes — stopped,
+    // killed, or giving up on a hung job. The kernel does: this signal survives exec.
+    const pid_t launcher = ::getppid();
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != launcher) // it went before the request was in place
+        return proto::kExitUsage;
     std::fflush(nullptr);
     ::execvp(argv[first], argv + first);
     const int error = errno;
