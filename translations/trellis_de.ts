@@ -4,7 +4,37 @@
 <context>
     <name>PlanFields</name>
     <message>
-        <location filename="../ui/plan/field_table.cpp" line="+40"/>
+        <location filename="../ui/plan/field_table.cpp" line="+42"/>
+        <source>Command of every rank</source>
+        <translation>Befehl jedes Ranks</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A JSON list, e.g. [&quot;python3&quot;, &quot;train.py&quot;]: run instead of trellis-trainer, with torchrun&apos;s variables set (docs/pytorch.md); never a shell line. Empty: trellis-trainer trains this plan</source>
+        <translation>Eine JSON-Liste, z. B. [&quot;python3&quot;, &quot;train.py&quot;]: läuft statt trellis-trainer, mit den Variablen von torchrun (docs/pytorch.md); nie eine Shell-Zeile. Leer: trellis-trainer trainiert diesen Plan</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Its environment</source>
+        <translation>Seine Umgebung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A JSON object of NAME: &quot;value&quot; pairs added to every rank&apos;s environment</source>
+        <translation>Ein JSON-Objekt aus NAME: &quot;Wert&quot;-Paaren, die der Umgebung jedes Ranks hinzugefügt werden</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Its folder</source>
+        <translation>Sein Ordner</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Where the command runs; relative to the plan&apos;s folder (empty: that folder)</source>
+        <translation>Wo der Befehl läuft; relativ zum Ordner des Plans (leer: dieser Ordner)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Plan name</source>
         <translation>Planname</translation>
     </message>
@@ -615,6 +645,11 @@
     </message>
     <message>
         <location line="+57"/>
+        <source>Own trainer (a PyTorch or other script)</source>
+        <translation>Eigener Trainer (ein PyTorch- oder anderes Skript)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Model</source>
         <translation>Modell</translation>
     </message>
@@ -869,12 +904,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+352"/>
+        <location line="+361"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
     </message>
     <message>
-        <location line="-351"/>
+        <location line="-360"/>
         <source>Use selected plan</source>
         <translation>Ausgewählten Plan übernehmen</translation>
     </message>
@@ -1015,12 +1050,12 @@
     </message>
     <message>
         <location line="+68"/>
-        <location line="+49"/>
+        <location line="+58"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;Schätzung läuft… (was unten abgeblendet ist, gehört zum Plan vor dieser Änderung)&lt;/i&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="-31"/>
+        <location line="-40"/>
         <source>&lt;b&gt;No estimate:&lt;/b&gt; the plan has %n error(s) (see Problems in the editor). &lt;i&gt;What is dimmed below belongs to an earlier plan.&lt;/i&gt;</source>
         <translation>
             <numerusform>&lt;b&gt;Keine Schätzung:&lt;/b&gt; der Plan hat %n Fehler (siehe Probleme im Editor). &lt;i&gt;Was unten abgeblendet ist, gehört zu einem früheren Plan.&lt;/i&gt;</numerusform>
@@ -1028,7 +1063,12 @@
         </translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+8"/>
+        <source>&lt;b&gt;No estimate:&lt;/b&gt; this plan runs its own trainer (trainer.command) and has no model section, so there is nothing to predict memory, communication or step time from. Add a model and a parallel section describing what the script trains to get an estimate; the run is watched either way.</source>
+        <translation>&lt;b&gt;Keine Schätzung:&lt;/b&gt; Dieser Plan führt seinen eigenen Trainer aus (trainer.command) und hat keinen Modellabschnitt, daher gibt es nichts, woraus Speicher, Kommunikation oder Schrittzeit vorhergesagt werden könnten. Fügen Sie einen model- und einen parallel-Abschnitt hinzu, die beschreiben, was das Skript trainiert, um eine Schätzung zu erhalten; beobachtet wird der Lauf so oder so.</translation>
+    </message>
+    <message>
+        <location line="+12"/>
         <source>&lt;i&gt;No plan loaded.&lt;/i&gt;</source>
         <translation>&lt;i&gt;Kein Plan geladen.&lt;/i&gt;</translation>
     </message>
@@ -1360,18 +1400,18 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation type="vanished">Mesh</translation>
     </message>
     <message>
-        <location line="+39"/>
-        <location line="+153"/>
+        <location filename="../ui/main_window_modes.cpp" line="+45"/>
+        <location line="+90"/>
         <source>Plan</source>
         <translation>Plan</translation>
     </message>
     <message>
-        <location line="-154"/>
+        <location line="-91"/>
         <source>Estimate</source>
         <translation>Schätzung</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location filename="../ui/main_window.cpp" line="+31"/>
         <source>Not changed: %1</source>
         <translation>Nicht geändert: %1</translation>
     </message>
@@ -1385,7 +1425,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation type="vanished">Laufhistorie</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location filename="../ui/main_window_modes.cpp" line="+45"/>
         <source>all ranks</source>
         <translation>alle Ranks</translation>
     </message>
@@ -1400,7 +1440,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Rank-Ausgabe</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location filename="../ui/main_window.cpp" line="+8"/>
         <source>Loss, grad norm, learning rate</source>
         <translation>Loss, Gradientennorm, Lernrate</translation>
     </message>
@@ -1415,19 +1455,19 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schritt %1 in den Diagrammen markiert</translation>
     </message>
     <message>
-        <location line="+131"/>
+        <location line="+54"/>
         <source>Report written to %1</source>
         <translation>Bericht nach %1 geschrieben</translation>
     </message>
     <message>
         <location line="+17"/>
-        <location line="+151"/>
+        <location line="+89"/>
         <location line="+167"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-302"/>
+        <location line="-240"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>Lauf %1: Neustart (Versuch %2)</translation>
     </message>
@@ -1442,7 +1482,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Neustart: %1</translation>
     </message>
     <message>
-        <location line="+132"/>
+        <location line="+70"/>
         <location line="+2"/>
         <source>following</source>
         <translation>wird verfolgt</translation>
@@ -1499,13 +1539,13 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Aktive Läufe:</translation>
     </message>
     <message>
-        <location line="-296"/>
-        <location line="+303"/>
+        <location line="+7"/>
+        <location filename="../ui/main_window_modes.cpp" line="+49"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-378"/>
+        <location line="-239"/>
         <source>Training</source>
         <translation>Training</translation>
     </message>
@@ -1555,7 +1595,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schritt %1</translation>
     </message>
     <message>
-        <location line="+39"/>
+        <location filename="../ui/main_window_modes.cpp" line="-9"/>
         <source>Modes</source>
         <translation>Modi</translation>
     </message>
@@ -1615,7 +1655,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>%1 · Lauf: %2, %3</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location filename="../ui/main_window.cpp" line="+31"/>
         <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
         <translation>Lauf %1 geöffnet: seine Dashboards sind im Modus „Lauf“ (Strg+3)</translation>
     </message>
@@ -1625,7 +1665,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Kein Lauf geöffnet</translation>
     </message>
     <message>
-        <location line="+239"/>
+        <location line="+177"/>
         <source>Launch</source>
         <translation>Starten</translation>
     </message>
@@ -1752,12 +1792,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+214"/>
+        <location line="+216"/>
         <source>Plans (*.json)</source>
         <translation>Pläne (*.json)</translation>
     </message>
     <message>
-        <location line="-210"/>
+        <location line="-212"/>
         <source>Open &amp;recent</source>
         <translation>&amp;Zuletzt geöffnet</translation>
     </message>
@@ -1933,7 +1973,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Das Design wechselt beim nächsten Start von Trellis.</translation>
     </message>
     <message>
-        <location line="+42"/>
+        <location line="+44"/>
         <source>The plan has errors: fix them to launch (see Problems)</source>
         <translation>Der Plan hat Fehler: zum Starten beheben (siehe Probleme)</translation>
     </message>
@@ -3247,7 +3287,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+180"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+185"/>
         <source>(custom)</source>
         <translation>(benutzerdefiniert)</translation>
     </message>
@@ -3292,12 +3332,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Einen Knoten zum Entfernen auswählen (der letzte Knoten bleibt)</translation>
     </message>
     <message>
-        <location line="-144"/>
+        <location line="-146"/>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;Probleme&lt;/b&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="+166"/>
+        <location line="+168"/>
         <source>Set the cluster to this machine (%n core(s))</source>
         <translation>
             <numerusform>Cluster auf diesen Rechner setzen (%n Kern)</numerusform>
@@ -3315,7 +3355,17 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation> · Experten über ep %1 (innerhalb dp)</translation>
     </message>
     <message>
-        <location line="+45"/>
+        <location line="+5"/>
+        <source>&lt;b&gt;%1&lt;/b&gt; — runs its own trainer on %2 ranks (&lt;span style=&apos;color:%3&apos;&gt;%4 slots&lt;/span&gt; of %5 node(s)): &lt;code&gt;%6&lt;/code&gt;%7</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt; — führt seinen eigenen Trainer auf %2 Ranks aus (&lt;span style=&apos;color:%3&apos;&gt;%4 Slots&lt;/span&gt; von %5 Knoten): &lt;code&gt;%6&lt;/code&gt;%7</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source> · no model section: no estimate</source>
+        <translation> · kein Modellabschnitt: keine Schätzung</translation>
+    </message>
+    <message>
+        <location line="+46"/>
         <source>node %1: </source>
         <translation>Knoten %1: </translation>
     </message>
@@ -3328,7 +3378,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::workspace::DashboardGrid</name>
     <message>
-        <location filename="../ui/workspace/dashboard_grid.cpp" line="+79"/>
+        <location filename="../ui/workspace/dashboard_grid.cpp" line="+80"/>
         <source>Click to collapse or expand; drop a panel here to move it into this section</source>
         <translation>Klicken zum Ein- oder Ausklappen; ein Panel hier ablegen, um es in diesen Abschnitt zu verschieben</translation>
     </message>

@@ -4,7 +4,37 @@
 <context>
     <name>PlanFields</name>
     <message>
-        <location filename="../ui/plan/field_table.cpp" line="+40"/>
+        <location filename="../ui/plan/field_table.cpp" line="+42"/>
+        <source>Command of every rank</source>
+        <translation>每个 rank 的命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A JSON list, e.g. [&quot;python3&quot;, &quot;train.py&quot;]: run instead of trellis-trainer, with torchrun&apos;s variables set (docs/pytorch.md); never a shell line. Empty: trellis-trainer trains this plan</source>
+        <translation>一个 JSON 列表，例如 [&quot;python3&quot;, &quot;train.py&quot;]：代替 trellis-trainer 运行，并设置 torchrun 的变量（docs/pytorch.md）；绝不是 shell 命令行。留空：由 trellis-trainer 训练此计划</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Its environment</source>
+        <translation>其环境变量</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A JSON object of NAME: &quot;value&quot; pairs added to every rank&apos;s environment</source>
+        <translation>一个由 NAME: &quot;值&quot; 组成的 JSON 对象，加入每个 rank 的环境</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Its folder</source>
+        <translation>其目录</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Where the command runs; relative to the plan&apos;s folder (empty: that folder)</source>
+        <translation>命令运行的目录；相对于计划所在目录（留空：即该目录）</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Plan name</source>
         <translation>方案名称</translation>
     </message>
@@ -615,6 +645,11 @@
     </message>
     <message>
         <location line="+57"/>
+        <source>Own trainer (a PyTorch or other script)</source>
+        <translation>自带训练程序（PyTorch 或其他脚本）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
@@ -869,12 +904,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+352"/>
+        <location line="+361"/>
         <source>Search plans</source>
         <translation>搜索方案</translation>
     </message>
     <message>
-        <location line="-351"/>
+        <location line="-360"/>
         <source>Use selected plan</source>
         <translation>使用所选方案</translation>
     </message>
@@ -1015,19 +1050,24 @@
     </message>
     <message>
         <location line="+68"/>
-        <location line="+49"/>
+        <location line="+58"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;正在估算… (下方变暗的内容属于本次编辑之前的方案)&lt;/i&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="-31"/>
+        <location line="-40"/>
         <source>&lt;b&gt;No estimate:&lt;/b&gt; the plan has %n error(s) (see Problems in the editor). &lt;i&gt;What is dimmed below belongs to an earlier plan.&lt;/i&gt;</source>
         <translation>
             <numerusform>&lt;b&gt;无估算：&lt;/b&gt;方案有 %n 个错误 (见编辑器中的“问题”)。&lt;i&gt;下方变暗的内容属于之前的方案。&lt;/i&gt;</numerusform>
         </translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+8"/>
+        <source>&lt;b&gt;No estimate:&lt;/b&gt; this plan runs its own trainer (trainer.command) and has no model section, so there is nothing to predict memory, communication or step time from. Add a model and a parallel section describing what the script trains to get an estimate; the run is watched either way.</source>
+        <translation>&lt;b&gt;无估算：&lt;/b&gt;此计划运行自带的训练程序（trainer.command），且没有 model 部分，因此无法预测内存、通信或步时间。添加描述脚本所训练内容的 model 和 parallel 部分即可获得估算；无论如何都会监视该运行。</translation>
+    </message>
+    <message>
+        <location line="+12"/>
         <source>&lt;i&gt;No plan loaded.&lt;/i&gt;</source>
         <translation>&lt;i&gt;未加载方案。&lt;/i&gt;</translation>
     </message>
@@ -1359,18 +1399,18 @@ Add it to the known hosts?</source>
         <translation type="vanished">设备网格</translation>
     </message>
     <message>
-        <location line="+39"/>
-        <location line="+153"/>
+        <location filename="../ui/main_window_modes.cpp" line="+45"/>
+        <location line="+90"/>
         <source>Plan</source>
         <translation>方案</translation>
     </message>
     <message>
-        <location line="-154"/>
+        <location line="-91"/>
         <source>Estimate</source>
         <translation>估算</translation>
     </message>
     <message>
-        <location line="+16"/>
+        <location filename="../ui/main_window.cpp" line="+31"/>
         <source>Not changed: %1</source>
         <translation>未更改：%1</translation>
     </message>
@@ -1384,7 +1424,7 @@ Add it to the known hosts?</source>
         <translation type="vanished">运行历史</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location filename="../ui/main_window_modes.cpp" line="+45"/>
         <source>all ranks</source>
         <translation>所有 rank</translation>
     </message>
@@ -1399,7 +1439,7 @@ Add it to the known hosts?</source>
         <translation>rank 输出</translation>
     </message>
     <message>
-        <location line="+17"/>
+        <location filename="../ui/main_window.cpp" line="+8"/>
         <source>Loss, grad norm, learning rate</source>
         <translation>损失、梯度范数、学习率</translation>
     </message>
@@ -1414,19 +1454,19 @@ Add it to the known hosts?</source>
         <translation>已在图表中标记第 %1 步</translation>
     </message>
     <message>
-        <location line="+131"/>
+        <location line="+54"/>
         <source>Report written to %1</source>
         <translation>报告已写入 %1</translation>
     </message>
     <message>
         <location line="+17"/>
-        <location line="+151"/>
+        <location line="+89"/>
         <location line="+167"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
     <message>
-        <location line="-302"/>
+        <location line="-240"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
     </message>
@@ -1441,7 +1481,7 @@ Add it to the known hosts?</source>
         <translation>正在重启：%1</translation>
     </message>
     <message>
-        <location line="+132"/>
+        <location line="+70"/>
         <location line="+2"/>
         <source>following</source>
         <translation>跟踪中</translation>
@@ -1498,13 +1538,13 @@ Add it to the known hosts?</source>
         <translation>正在进行的运行：</translation>
     </message>
     <message>
-        <location line="-296"/>
-        <location line="+303"/>
+        <location line="+7"/>
+        <location filename="../ui/main_window_modes.cpp" line="+49"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location line="-378"/>
+        <location line="-239"/>
         <source>Training</source>
         <translation>训练</translation>
     </message>
@@ -1554,7 +1594,7 @@ Add it to the known hosts?</source>
         <translation>第 %1 步</translation>
     </message>
     <message>
-        <location line="+39"/>
+        <location filename="../ui/main_window_modes.cpp" line="-9"/>
         <source>Modes</source>
         <translation>模式</translation>
     </message>
@@ -1614,7 +1654,7 @@ Add it to the known hosts?</source>
         <translation>%1 · 运行：%2，%3</translation>
     </message>
     <message>
-        <location line="+22"/>
+        <location filename="../ui/main_window.cpp" line="+31"/>
         <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
         <translation>已打开运行 %1：其仪表板位于“运行”模式 (Ctrl+3)</translation>
     </message>
@@ -1624,7 +1664,7 @@ Add it to the known hosts?</source>
         <translation>未打开运行</translation>
     </message>
     <message>
-        <location line="+239"/>
+        <location line="+177"/>
         <source>Launch</source>
         <translation>启动</translation>
     </message>
@@ -1751,12 +1791,12 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+214"/>
+        <location line="+216"/>
         <source>Plans (*.json)</source>
         <translation>方案 (*.json)</translation>
     </message>
     <message>
-        <location line="-210"/>
+        <location line="-212"/>
         <source>Open &amp;recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
@@ -1932,7 +1972,7 @@ Add it to the known hosts?</source>
         <translation>主题将在下次启动 Trellis 时更改。</translation>
     </message>
     <message>
-        <location line="+42"/>
+        <location line="+44"/>
         <source>The plan has errors: fix them to launch (see Problems)</source>
         <translation>方案有错误：修复后才能启动 (见“问题”)</translation>
     </message>
@@ -3242,7 +3282,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+180"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+185"/>
         <source>(custom)</source>
         <translation>(自定义)</translation>
     </message>
@@ -3287,12 +3327,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>请选择要移除的节点 (最后一个节点会保留)</translation>
     </message>
     <message>
-        <location line="-144"/>
+        <location line="-146"/>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;问题&lt;/b&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="+166"/>
+        <location line="+168"/>
         <source>Set the cluster to this machine (%n core(s))</source>
         <translation>
             <numerusform>将集群设为本机（%n 个核心）</numerusform>
@@ -3309,7 +3349,17 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation> · 专家分布于 ep %1 (在 dp 内)</translation>
     </message>
     <message>
-        <location line="+45"/>
+        <location line="+5"/>
+        <source>&lt;b&gt;%1&lt;/b&gt; — runs its own trainer on %2 ranks (&lt;span style=&apos;color:%3&apos;&gt;%4 slots&lt;/span&gt; of %5 node(s)): &lt;code&gt;%6&lt;/code&gt;%7</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt; — 在 %2 个 rank 上运行自带的训练程序（%5 个节点的 &lt;span style=&apos;color:%3&apos;&gt;%4 个槽位&lt;/span&gt;）：&lt;code&gt;%6&lt;/code&gt;%7</translation>
+    </message>
+    <message>
+        <location line="+8"/>
+        <source> · no model section: no estimate</source>
+        <translation> · 无 model 部分：无估算</translation>
+    </message>
+    <message>
+        <location line="+46"/>
         <source>node %1: </source>
         <translation>节点 %1: </translation>
     </message>
@@ -3322,7 +3372,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::workspace::DashboardGrid</name>
     <message>
-        <location filename="../ui/workspace/dashboard_grid.cpp" line="+79"/>
+        <location filename="../ui/workspace/dashboard_grid.cpp" line="+80"/>
         <source>Click to collapse or expand; drop a panel here to move it into this section</source>
         <translation>单击可折叠或展开；将面板拖放到此处可将其移入此分区</translation>
     </message>

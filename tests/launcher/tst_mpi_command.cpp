@@ -52,6 +52,44 @@ private slots:
         QVERIFY(!c.arguments.contains(QStringLiteral("btl_vader_eager_limit")));
     }
 
+    // A job with its own trainer: every rank runs the shim, which execs the command; everything
+    // from the plan stays one argument each, after "--", with no shell anywhere.
+    void ownTrainerRunsTheCommandThroughTheShim()
+    {
+        plan::Plan p;
+        p.parallel.dp = 2;
+        p.trainer.command = {"python3", "train.py; rm -rf ~", "$(id)"};
+        p.trainer.env = {{"A", "b c"}};
+        p.trainer.dir = "/work dir";
+        LaunchRequest r;
+        r.trainerPath = QStringLiteral("/opt/trellis-trainer");
+        r.planPath = QStringLiteral("/run/plan.json");
+        r.runId = QStringLiteral("run1");
+        r.endpoint = QStringLiteral("ipc:///tmp/x.telemetry");
+        r.extraTrainerArgs = {QStringLiteral("--resume")};
+        r.masterPort = 29555;
+        r.restartCount = 2;
+        r.checkpointDir = QStringLiteral("/run/checkpoints");
+        const LaunchCommand c = buildLocalCommand(p, r);
+        const int trainer = static_cast<int>(c.arguments.indexOf(r.trainerPath));
+        QVERIFY(trainer > 0);
+        const QStringList a = c.arguments.mid(trainer);
+        QCOMPARE(a.at(1), QStringLiteral("--exec"));
+        QVERIFY(!a.contains(QStringLiteral("--plan")));
+        QVERIFY(!a.contains(QStringLiteral("--resume"))); // the trainer's own options are not the command's
+        auto after = [&](const char *option) { return a.value(a.indexOf(QString::fromLatin1(option)) + 1); };
+        QCOMPARE(after("--run-id"), QStringLiteral("run1"));
+        QCOMPARE(after("--endpoint"), r.endpoint);
+        QCOMPARE(after("--master-addr"), QStringLiteral("127.0.0.1"));
+        QCOMPARE(after("--master-port"), QStringLiteral("29555"));
+        QCOMPARE(after("--restart-count"), QStringLiteral("2"));
+        QCOMPARE(after("--checkpoint-dir"), r.checkpointDir);
+        QCOMPARE(after("--dir"), QStringLiteral("/work dir"));
+        QCOMPARE(after("--env"), QStringLiteral("A=b c"));
+        const int dashes = static_cast<int>(a.indexOf(QStringLiteral("--")));
+        QCOMPARE(a.mid(dashes + 1), (QStringList{QStringLiteral("python3"), QStringLiteral("train.py; rm -rf ~"), QStringLiteral("$(id)")}));
+    }
+
     void pipelineRunsSendActivationsEagerly()
     {
         plan::Plan p;

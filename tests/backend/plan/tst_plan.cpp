@@ -222,6 +222,81 @@ private slots:
                                                              .arg(expected, messages.join(QStringLiteral(" | ")))));
     }
 
+    // A plan that runs its own trainer (docs/pytorch.md): model, parallel and training optional.
+    void ownTrainer()
+    {
+        const json own = json::parse(R"({
+          "schema": "trellis.plan/1", "name": "ddp",
+          "trainer": {"command": ["python3", "train.py; rm -rf ~", "--steps", "5"], "env": {"OMP_NUM_THREADS": "1", "X": "a b"},
+                      "dir": "examples"},
+          "cluster": {"nodes": [{"host": "localhost", "slots": 4}]}
+        })");
+        auto parsed = parsePlan(own.dump(), "own.json");
+        QVERIFY2(parsed.ok(), parsed.errorText().c_str());
+        const Plan &p = parsed.value();
+        QVERIFY(p.trainer.external());
+        QVERIFY(!p.trainer.hasModel);
+        QCOMPARE(p.trainer.command.size(), std::size_t(4));
+        QCOMPARE(p.trainer.command[1], std::string("train.py; rm -rf ~")); // one argument, as written
+        QCOMPARE(p.trainer.env.size(), std::size_t(2));
+        QCOMPARE(p.parallel.worldSize(), 4); // a rank per slot when neither ranks nor parallel say
+        QVERIFY(!hasErrors(validatePlan(p)));
+        QVERIFY(checkTrainerSupport(p).empty()); // trellis-trainer does not train it
+        auto again = parsePlan(planToJson(p));
+        QVERIFY2(again.ok(), again.errorText().c_str());
+        QVERIFY(again.value() == p);
+        QVERIFY(planToJson(p).find("\"model\"") == std::string::npos); // no model invented
+
+        json ranks = own;
+        ranks["trainer"]["ranks"] = 2;
+        ranks["cluster"]["nodes"][0]["slots"] = 2;
+        QCOMPARE(parsePlan(ranks.dump()).value().parallel.dp, 2);
+        // A model given with it is checked as usual (and estimated).
+        json modelled = own;
+        modelled["model"] = basePlan()["model"];
+        modelled["model"]["heads"] = 3;
+        auto m = parsePlan(modelled.dump());
+        QVERIFY2(m.ok(), m.errorText().c_str());
+        QVERIFY(m.value().trainer.hasModel);
+        QVERIFY(hasErrors(validatePlan(m.value())));
+    }
+
+    void badOwnTrainer_data()
+    {
+        QTest::addColumn<QString>("patch");
+        QTest::addColumn<QString>("expected");
+        auto row = [](const char *name, const char *patch, const char *expected) {
+            QTest::newRow(name) << QString::fromUtf8(patch) << QString::fromUtf8(expected);
+        };
+        row("empty command", R"({"trainer": {"command": []}})",
+            "trainer.command: is empty: give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
+        row("command a string", R"({"trainer": {"command": "python3 train.py"}})", "trainer.command: expected a list of strings, got string");
+        row("no command", R"({"trainer": {"env": {"A": "1"}}})",
+            "trainer.command: required field is missing (the program each rank runs and its arguments)");
+        row("reserved variable", R"({"trainer": {"command": ["x"], "env": {"MASTER_PORT": "1"}}})",
+            "trainer.env.MASTER_PORT: is set by the launcher for every rank and cannot be overridden");
+        row("trellis variable", R"({"trainer": {"command": ["x"], "env": {"TRELLIS_RUN_ID": "1"}}})",
+            "trainer.env.TRELLIS_RUN_ID: is set by the launcher for every rank and cannot be overridden");
+        row("bad name", R"({"trainer": {"command": ["x"], "env": {"A-B": "1"}}})",
+            "trainer.env.A-B: is not a variable name (letters, digits and _, not starting with a digit)");
+        row("value a number", R"({"trainer": {"command": ["x"], "env": {"A": 1}}})", "trainer.env.A: expected a string, got integer");
+        row("ranks disagree", R"({"trainer": {"command": ["x"], "ranks": 2}})",
+            "trainer.ranks: 2 ranks, but parallel makes 4 (dp·tp·pp·cp): give one of them, or make them agree");
+        row("ranks zero", R"({"trainer": {"command": ["x"], "ranks": 0}})", "trainer.ranks: must be at least 1, not 0");
+        row("unknown key", R"({"trainer": {"command": ["x"], "args": ["y"]}})", "trainer.args: unknown key");
+    }
+
+    void badOwnTrainer()
+    {
+        QFETCH(QString, patch);
+        QFETCH(QString, expected);
+        json plan = basePlan();
+        plan.merge_patch(json::parse(patch.toStdString()));
+        const QStringList messages = messagesFor(plan.dump());
+        QVERIFY2(messages.contains(expected), qPrintable(QStringLiteral("expected \"%1\"\n got: %2")
+                                                             .arg(expected, messages.join(QStringLiteral(" | ")))));
+    }
+
     void syntaxErrorNamesLineAndColumn()
     {
         const QStringList m = messagesFor("{\n  \"schema\": \"trellis.plan/1\",\n  \"model\": {,}\n}");

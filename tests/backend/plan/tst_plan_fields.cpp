@@ -8,6 +8,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <set>
 
 using namespace trellis::plan;
@@ -131,6 +132,23 @@ private slots:
         QCOMPARE(p.model.moe.experts, 8);
         QCOMPARE(p.model.moe.topK, 2);
         QVERIFY(withPlanField(p, "model.moe", "null").value() == basePlan());
+    }
+
+    void editsTheOwnTrainerSection()
+    {
+        Plan p = withPlanField(basePlan(), "trainer.command", R"(["python3", "train.py"])").value();
+        QVERIFY(p.trainer.external());
+        QVERIFY(p.trainer.hasModel); // the model it had stays (informative: the estimate)
+        p = withPlanField(p, "trainer.env", R"({"OMP_NUM_THREADS": "1"})").value();
+        QCOMPARE(QString::fromStdString(planField(p, "trainer.env").value()), QStringLiteral(R"({"OMP_NUM_THREADS":"1"})"));
+        const auto paths = planFieldPaths(p);
+        QVERIFY(std::find(paths.begin(), paths.end(), "trainer.env") != paths.end()); // one field, not a path per name
+        QVERIFY(!withPlanField(p, "trainer.env", R"({"RANK": "3"})").ok());
+        // Clearing the command hands the plan back to trellis-trainer, section and all.
+        p = withPlanField(p, "trainer.command", "null").value();
+        QVERIFY(!p.trainer.external());
+        QVERIFY(p.trainer.env.empty());
+        QVERIFY(p == basePlan());
     }
 
     void appliesPresetsAndNodeCounts()
