@@ -176,6 +176,8 @@ void EstimatePanel::showInvalid(int errorCount)
                            nullptr, errorCount));
 }
 
+QString EstimatePanel::headlineText() const { return m_headline->text(); }
+
 void EstimatePanel::showOwnTrainer()
 {
     showInvalid(0);

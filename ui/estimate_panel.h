@@ -52,6 +52,7 @@ public:
     bool isCurrent() const { return m_current; }
     // The change against the estimate shown before ("tokens/s +12.0%, stage 0 memory −3.10 GB").
     const QString &changeText() const { return m_change; }
+    QString headlineText() const; // what the panel says above its tabs (an estimate, or why none)
 
     // For tests and scripted screenshots.
     const std::optional<plan::Estimate> &estimate() const { return m_estimate; }

@@ -13,6 +13,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -176,6 +177,48 @@ private slots:
         QCOMPARE(doc.undoStack()->count(), 1);
         doc.undoStack()->undo();
         QCOMPARE(QString::fromStdString(doc.plan().cluster.preset), QStringLiteral("dgx-h100"));
+    }
+
+    // The Own trainer section: a command typed as JSON makes the plan run it; a plan without a
+    // model says why there is no estimate; clearing the command gives the plan back to trellis-trainer.
+    void ownTrainerThroughTheEditor()
+    {
+        QTemporaryDir dir;
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        QVERIFY(window.loadPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json")));
+        auto *doc = window.document();
+        PlanEditor *editor = window.planEditor();
+        auto *command = qobject_cast<QLineEdit *>(editor->controlFor(QStringLiteral("trainer.command")));
+        auto *env = qobject_cast<QLineEdit *>(editor->controlFor(QStringLiteral("trainer.env")));
+        QVERIFY(command && env);
+        QVERIFY(command->text().isEmpty());
+        command->setText(QStringLiteral(R"(["python3", "train.py", "--steps", "5"])"));
+        emit command->editingFinished();
+        QVERIFY(doc->plan().trainer.external());
+        QCOMPARE(doc->plan().trainer.command.size(), std::size_t(4));
+        QVERIFY2(editor->summary()->text().contains(QStringLiteral("runs its own trainer")), qPrintable(editor->summary()->text()));
+        env->setText(QStringLiteral(R"({"RANK": "3"})")); // the launcher's: refused beside the field
+        emit env->editingFinished();
+        QVERIFY(doc->plan().trainer.env.empty());
+        env->setText(QStringLiteral(R"({"OMP_NUM_THREADS": "1"})"));
+        emit env->editingFinished();
+        QCOMPARE(doc->plan().trainer.env.size(), std::size_t(1));
+        command->setText(QString());
+        emit command->editingFinished();
+        QVERIFY(!doc->plan().trainer.external());
+
+        // A plan with only a trainer and a cluster: no estimate, and the panel says why.
+        const QString path = dir.filePath(QStringLiteral("own.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"schema": "trellis.plan/1", "name": "own", "trainer": {"command": ["python3", "train.py"]},
+                    "cluster": {"nodes": [{"host": "localhost", "slots": 2}]}})");
+        f.close();
+        QVERIFY(window.loadPlan(path));
+        QVERIFY(!doc->hasErrors());
+        QTRY_VERIFY2_WITH_TIMEOUT(window.estimatePanel()->headlineText().contains(QStringLiteral("runs its own trainer")),
+                                  qPrintable(window.estimatePanel()->headlineText()), 10000);
+        QVERIFY(editor->summary()->text().contains(QStringLiteral("no model section: no estimate")));
     }
 
     void saveAndReopenThroughTheWindow()
