@@ -270,6 +270,8 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
     if (!parsed || plan::hasErrors(plan::validatePlan(parsed.value())))
         return out;
     plan::Plan p = parsed.value();
+    if (p.trainer.external() && !p.trainer.hasModel)
+        return out; // a job with its own trainer and no model: nothing to predict from
     plan::DeviceSpec device = plan::deviceFor(p.cluster);
     if (!calibrationPath.isEmpty())
         applyCalibrationFile(calibrationPath, false, p, device, out.calibrated);
