@@ -13,6 +13,7 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -221,6 +222,62 @@ private slots:
         const QString differ = lossesDiffer(remote, here, QStringLiteral("over ssh"));
         QVERIFY2(differ.isEmpty(), qPrintable(differ));
         // Leave the hosts' run folders empty for the failure cases below.
+        QDir(m_dir.filePath(QStringLiteral("h1/runs/") + runId)).removeRecursively();
+        QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();
+    }
+
+    // A job with its own trainer over ssh: every rank runs the command on its host through the shim,
+    // with torchrun's variables (MASTER_ADDR: the first host), the CURVE key file staged there, and
+    // its telemetry (the Python client, CURVE over TCP) reaches the history from both hosts.
+    void ownTrainerRunsOnBothHosts()
+    {
+        const QString known = m_dir.filePath(QStringLiteral("known_hosts_own"));
+        const QString base = writePlan(QStringLiteral("own-trainer"), known);
+        QFile f(base);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        const QString out = m_dir.filePath(QStringLiteral("own-out"));
+        plan.insert(QStringLiteral("trainer"),
+                    QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("/usr/bin/python3"), QStringLiteral(TRELLIS_SOURCE_DIR "/tests/pytorch/report_rank.py"),
+                                                                       out, QStringLiteral("6")}},
+                                {QStringLiteral("env"), QJsonObject{{QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python")}}}});
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(plan).toJson());
+        f.close();
+        const Result accept = cli({QStringLiteral("preflight"), base, QStringLiteral("--accept-host-key"), m_addresses.join(QLatin1Char(','))});
+        QVERIFY2(accept.code == 0, qPrintable(accept.out + accept.err));
+        const Result run = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), base, QStringLiteral("--quiet")});
+        QVERIFY2(run.code == 0, qPrintable(run.out + run.err));
+        const QString runId = run.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        for (int r = 0; r < 4; ++r) {
+            const QJsonObject seen = QJsonDocument::fromJson(readAll(QStringLiteral("%1/rank-%2.json").arg(out).arg(r)).toUtf8()).object();
+            QVERIFY2(!seen.isEmpty(), qPrintable(QStringLiteral("rank %1 wrote nothing; %2").arg(r).arg(run.out + run.err)));
+            QCOMPARE(seen.value(QStringLiteral("WORLD_SIZE")).toString(), QStringLiteral("4"));
+            QCOMPARE(seen.value(QStringLiteral("LOCAL_RANK")).toString(), QString::number(r % 2));
+            QCOMPARE(seen.value(QStringLiteral("LOCAL_WORLD_SIZE")).toString(), QStringLiteral("2"));
+            QCOMPARE(seen.value(QStringLiteral("MASTER_ADDR")).toString(), m_addresses[0]);
+            QVERIFY(seen.value(QStringLiteral("MASTER_PORT")).toString().toInt() > 0);
+            QCOMPARE(seen.value(QStringLiteral("host")).toString(), r < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
+            QCOMPARE(seen.value(QStringLiteral("TRELLIS_RUN_ID")).toString(), runId);
+            QVERIFY(seen.value(QStringLiteral("TRELLIS_TELEMETRY_ENDPOINT")).toString().startsWith(QStringLiteral("tcp://")));
+            const QString keys = seen.value(QStringLiteral("TRELLIS_TELEMETRY_KEYS")).toString();
+            QVERIFY2(keys.startsWith(m_dir.filePath(r < 2 ? QStringLiteral("h1/runs") : QStringLiteral("h2/runs"))), qPrintable(keys));
+            QVERIFY(seen.value(QStringLiteral("active")).toBool());
+        }
+        // Every step of every rank arrived, each rank from its host, nothing lost.
+        const Result steps = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), runId, QStringLiteral("--format"),
+                                  QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("steps")});
+        QCOMPARE(steps.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 1 + 4 * 6);
+        const Result ranks = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), runId, QStringLiteral("--format"),
+                                  QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("ranks")});
+        const QStringList rows = ranks.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(rows.size(), 5);
+        for (int r = 0; r < 4; ++r) {
+            const QStringList fields = rows[r + 1].split(QLatin1Char(','));
+            QCOMPARE(fields[2], r < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
+            QCOMPARE(fields.last(), QStringLiteral("0"));
+        }
         QDir(m_dir.filePath(QStringLiteral("h1/runs/") + runId)).removeRecursively();
         QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();
     }
