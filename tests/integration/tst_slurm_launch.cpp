@@ -14,6 +14,9 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -191,6 +194,46 @@ private slots:
         QCOMPARE(here.size(), std::size_t(8));
         const QString differ = lossesDiffer(slurm, here, QStringLiteral("under Slurm"));
         QVERIFY2(differ.isEmpty(), qPrintable(differ));
+    }
+
+    // A job with its own trainer under Slurm: the batch job's mpirun runs the shim on both nodes;
+    // MASTER_ADDR is the batch host (where rank 0 runs) for every rank; the Python client's
+    // telemetry (CURVE over TCP, the key file in the job folder) reaches the history from each node.
+    void ownTrainerRunsOnTwoNodes()
+    {
+        const QString path = writePlan(QStringLiteral("own-trainer"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        const QString out = m_dir.filePath(QStringLiteral("shared/own-out"));
+        plan.insert(QStringLiteral("trainer"),
+                    QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("/usr/bin/python3"),
+                                                                       QStringLiteral(TRELLIS_SOURCE_DIR "/tests/pytorch/report_rank.py"), out,
+                                                                       QStringLiteral("6")}},
+                                {QStringLiteral("env"), QJsonObject{{QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python")}}}});
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(plan).toJson());
+        f.close();
+        const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), path, QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QString master;
+        for (int rank = 0; rank < 4; ++rank) {
+            const QJsonObject seen = QJsonDocument::fromJson(readAll(QStringLiteral("%1/rank-%2.json").arg(out).arg(rank)).toUtf8()).object();
+            QVERIFY2(!seen.isEmpty(), qPrintable(QStringLiteral("rank %1 wrote nothing; %2").arg(rank).arg(r.out + r.err)));
+            QCOMPARE(seen.value(QStringLiteral("host")).toString(), rank < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
+            QCOMPARE(seen.value(QStringLiteral("WORLD_SIZE")).toString(), QStringLiteral("4"));
+            QCOMPARE(seen.value(QStringLiteral("LOCAL_RANK")).toString(), QString::number(rank % 2));
+            if (rank == 0)
+                master = seen.value(QStringLiteral("host")).toString();
+            QCOMPARE(seen.value(QStringLiteral("MASTER_ADDR")).toString(), master); // rank 0's node, for everyone
+            QVERIFY(seen.value(QStringLiteral("MASTER_PORT")).toString().toInt() > 0);
+            QVERIFY(seen.value(QStringLiteral("TRELLIS_TELEMETRY_KEYS")).toString().endsWith(QStringLiteral("/rank.keys")));
+            QVERIFY(seen.value(QStringLiteral("active")).toBool());
+        }
+        const Result steps = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), QStringLiteral("last"), QStringLiteral("--format"),
+                                  QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("steps")});
+        QCOMPARE(steps.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 1 + 4 * 6);
     }
 
     // training.init.from under Slurm: the transformers-layout weights (exported from a local run's
