@@ -31,7 +31,7 @@ int expertCapacity(const MoeSpec &moe, int seqLen)
 bool isReservedTrainerVariable(const std::string &name)
 {
     static const char *const reserved[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-                                           "GROUP_RANK", "TORCHELASTIC_RESTART_COUNT"};
+                                           "TORCHELASTIC_RESTART_COUNT"};
     for (const char *r : reserved)
         if (name == r)
             return true;

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A small GPT trained with DistributedDataParallel: a normal torchrun script (gloo on CPUs, NCCL on
 GPUs) plus the three lines of Trellis marked below. It runs unchanged under torchrun, under
-`mpirun`-free Trellis launches (`trellis-cli run --command`, or a plan with a `trainer` section),
+Trellis (`trellis-cli run --command`, or a plan with a `trainer` section),
 or as one process:
 
-    python3 -m torch.distributed.run --nproc_per_node 4 train_ddp.py --steps 50
+    torchrun --nproc_per_node 4 train_ddp.py --steps 50          (Debian's torch 1.13 torchrun is broken on Python 3.11)
     trellis-cli run --command --ranks 4 -- python3 train_ddp.py --steps 50
+    python3 train_ddp.py --steps 50
 
 Checkpoints go to --checkpoint-dir (Trellis gives TRELLIS_CHECKPOINT_DIR) every --checkpoint-every
 steps; a restarted script resumes from the newest. The data of a step does not depend on the

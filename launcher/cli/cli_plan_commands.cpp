@@ -36,6 +36,11 @@ int cmdValidate(const Args &a)
     if (!loaded)
         return 1;
     const plan::Plan &p = *loaded;
+    if (p.trainer.external() && !p.trainer.hasModel) {
+        out() << path << ": valid — " << p.parallel.worldSize() << " ranks running their own trainer: "
+              << QString::fromStdString(p.trainer.command.front()) << " (no model section: no estimate)" << Qt::endl;
+        return 0;
+    }
     out() << path << ": valid — " << p.parallel.worldSize() << " ranks (dp " << p.parallel.dp << " · tp "
           << p.parallel.tp << " · pp " << p.parallel.pp << " · cp " << p.parallel.cp << "), global batch "
           << p.parallel.globalBatch() << " × " << p.model.seqLen << " tokens" << Qt::endl;
@@ -175,6 +180,10 @@ int cmdEstimate(const Args &a, const QString &dbPath)
     if (!loaded)
         return 1;
     plan::Plan &p = *loaded;
+    if (p.trainer.external() && !p.trainer.hasModel)
+        return fail(QStringLiteral("%1: no estimate: the plan runs its own trainer (trainer.command) and has no model section to "
+                                   "predict from; add model and parallel sections describing what the script trains")
+                        .arg(a.positional.first()));
     plan::DeviceSpec device = plan::deviceFor(p.cluster);
     bool calibrated = false;
     if (const QString error = calibrate(a, dbPath, p, device, calibrated); !error.isEmpty())

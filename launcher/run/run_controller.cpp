@@ -298,13 +298,15 @@ QString RunController::launchAttempt(bool resume)
         // TIME_WAIT); the checkpoint folder the script resumes from after a restart.
         request.masterPort = freeLocalPort();
         request.restartCount = m_attempt;
-        request.checkpointDir = !m_plan.training.checkpoint.dir.empty() ? QString::fromStdString(m_plan.training.checkpoint.dir)
+        request.checkpointDir = !m_frozenPlan.training.checkpoint.dir.empty() ? QString::fromStdString(m_frozenPlan.training.checkpoint.dir)
                                 : m_plan.launch.target == plan::LaunchTarget::Local ? m_runDir + QStringLiteral("/checkpoints")
                                                                                      : QStringLiteral("checkpoints");
     }
     request.availableCores = QThread::idealThreadCount();
     request.runningAsRoot = geteuid() == 0;
-    LaunchCommand command = m_target->command(m_plan, request);
+    // A job with its own trainer takes its folder and checkpoint folder from the frozen plan (made
+    // absolute against the plan's folder); trellis-trainer reads that plan itself.
+    LaunchCommand command = m_target->command(m_plan.trainer.external() ? m_frozenPlan : m_plan, request);
     if (!m_options.jobProgram.isEmpty()) {
         command.program = m_options.jobProgram;
         command.arguments = m_options.jobArguments;
@@ -506,7 +508,10 @@ void RunController::onProcessFinished(int exitCode, bool crashed)
             settle(RunState::Completed, 0, QStringLiteral("completed %1 steps").arg(m_progress.step));
         } else {
             const int code = exitCode;
-            QString message = QStringLiteral("exit code %1 (%2)").arg(code).arg(QString::fromUtf8(proto::describeExitCode(code)));
+            // A job with its own trainer: its codes are its own (the shim's 126/127 and signals aside).
+            const bool own = m_plan.trainer.external() && code < 126;
+            QString message = QStringLiteral("exit code %1 (%2)").arg(code).arg(own ? QStringLiteral("the command failed")
+                                                                                 : QString::fromUtf8(proto::describeExitCode(code)));
             QStringList lines;
             for (const auto &[rank, tail] : m_stderrTail) {
                 for (auto i = tail.size() > 5 ? tail.size() - 5 : 0; i < tail.size(); ++i) {

@@ -210,7 +210,7 @@ void RunController::finishGathering()
 
 QString RunController::spreadCheckpointForRestart()
 {
-    if (!m_target || !m_target->gathersCheckpoints())
+    if (!m_target || !m_target->gathersCheckpoints() || m_plan.trainer.external())
         return {};
     finishGathering();
     if (m_lastCheckpointStep <= 0)

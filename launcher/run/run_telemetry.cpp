@@ -133,7 +133,7 @@ void RunController::onRankEvent(int rank, const proto::Envelope &e)
 {
     const auto &ev = e.event();
     if (ev.kind() == proto::Event::CHECKPOINT) {
-        if (m_target && m_target->gathersCheckpoints())
+        if (m_target && m_target->gathersCheckpoints() && !m_plan.trainer.external()) // a script's checkpoints are its own
             gatherCheckpoint(static_cast<qint64>(ev.step())); // counts once it is here
         else
             m_lastCheckpointStep = std::max<qint64>(m_lastCheckpointStep, static_cast<qint64>(ev.step()));

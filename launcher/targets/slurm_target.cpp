@@ -354,7 +354,7 @@ QString slurmBatchScript(const SlurmJobRequest &r)
     line(QStringLiteral("output"), r.dir + QStringLiteral("/slurm-%j.out"));
     line(QStringLiteral("error"), r.dir + QStringLiteral("/slurm-%j.err"));
     // torchrun's MASTER_ADDR for a job with its own trainer (rank 0 runs on this, the first node).
-    s += QStringLiteral("MASTER_ADDR=\"${MASTER_ADDR:-$(hostname)}\"; export MASTER_ADDR\n");
+    s += QStringLiteral("MASTER_ADDR=\"$(hostname)\"; export MASTER_ADDR\n");
     s += QStringLiteral("exec");
     for (const QString &word : QStringList{r.program} + r.arguments)
         s += QLatin1Char(' ') + quoted(word);

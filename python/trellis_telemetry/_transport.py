@@ -4,10 +4,10 @@ _Link mirrors backend/protocol/rank_link.cpp: a ZeroMQ DEALER socket to the supe
 what waits sent in Batch frames of at most 64 KiB, every message held until an Ack covers it, a
 Skip and a resend when the receiver asks (a gap) or when acknowledgements stall.
 
-Publisher mirrors backend/trainer/telemetry_publisher.cpp: the training thread only stamps, encodes
-and appends to a bounded queue under a lock (never waits for the network); one daemon thread owns
-the socket (created, used and closed there), moves the queue into the link, pumps it and sends a
-Heartbeat every heartbeat interval.
+Publisher mirrors backend/trainer/telemetry_publisher.cpp: the training thread only numbers and
+appends to a bounded queue under a lock (never waits for the network); one daemon thread owns the
+socket (created, used and closed there), builds and encodes the queued messages, moves them into the
+link, pumps it and sends a Heartbeat every heartbeat interval.
 """
 
 import collections

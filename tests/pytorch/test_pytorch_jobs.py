@@ -199,8 +199,9 @@ class PyTorchJobs(unittest.TestCase):
         plan = {
             "schema": "trellis.plan/1",
             "name": "ddp with restarts",
-            "trainer": {"command": [PYTHON, EXAMPLE, "--steps", "20", "--checkpoint-every", "5", "--losses", losses],
-                        "env": {"OMP_NUM_THREADS": "1"}},
+            # The script named relative to `dir`, itself relative to the plan's folder.
+            "trainer": {"command": [PYTHON, "train_ddp.py", "--steps", "20", "--checkpoint-every", "5", "--losses", losses],
+                        "env": {"OMP_NUM_THREADS": "1"}, "dir": os.path.relpath(os.path.dirname(EXAMPLE), d)},
             "cluster": {"nodes": [{"host": "localhost", "slots": RANKS}]},
             "launch": {"restart": {"max_restarts": 1, "backoff_s": 0.5}},
         }

@@ -45,7 +45,7 @@ std::vector<Field> trainerFields()
         {QStringLiteral("trainer.env"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Its environment"), K::JsonText, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "A JSON object of NAME: \"value\" pairs added to every rank's environment")},
         {QStringLiteral("trainer.dir"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Its folder"), K::Text, 0, 0, {},
-         QT_TRANSLATE_NOOP("PlanFields", "Where the command runs; relative to the plan's folder (empty: that folder)")},
+         QT_TRANSLATE_NOOP("PlanFields", "Where the command runs: here relative to the plan's folder (empty: that folder); on ssh and Slurm hosts as written, relative to the rank's run folder there")},
     };
 }
 

@@ -48,16 +48,16 @@ bool validName(const std::string &name)
 
 int usage(const char *why)
 {
-    std::fprintf(stderr,
-                 "trellis-trainer --exec: %s\n"
+    if (why)
+        std::fprintf(stderr, "trellis-trainer --exec: %s\n", why);
+    std::fprintf(why ? stderr : stdout,
                  "usage: trellis-trainer --exec [--run-id ID] [--endpoint URL] [--telemetry-keys FILE] [--protocol N]\n"
                  "                              [--heartbeat-ms N] [--master-addr HOST] [--master-port PORT]\n"
                  "                              [--restart-count N] [--checkpoint-dir DIR] [--dir DIR] [--env NAME=VALUE]...\n"
                  "                              -- COMMAND [ARGUMENT]...\n"
                  "Runs COMMAND as this rank of a job, with RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and\n"
                  "MASTER_PORT set as torchrun sets them (from mpirun's or Slurm's variables) and the TRELLIS_* telemetry\n"
-                 "variables the trellis_telemetry client reads. No shell is involved. Started by the launcher; see docs/pytorch.md.\n",
-                 why);
+                 "variables the trellis_telemetry client reads. No shell is involved. Started by the launcher; see docs/pytorch.md.\n");
     return proto::kExitUsage;
 }
 
@@ -75,7 +75,7 @@ int execRank(int argc, char **argv)
             break;
         }
         if (arg == "--help" || arg == "-h") {
-            usage("help");
+            usage(nullptr);
             return proto::kExitOk;
         }
         if (i + 1 >= argc)
@@ -117,7 +117,6 @@ int execRank(int argc, char **argv)
     vars.emplace_back("WORLD_SIZE", sizeText);
     vars.emplace_back("LOCAL_RANK", localRank ? localRank : rankText.c_str());
     vars.emplace_back("LOCAL_WORLD_SIZE", localSize ? localSize : sizeText.c_str());
-    vars.emplace_back("GROUP_RANK", "0");
     if (!masterAddr.empty())
         vars.emplace_back("MASTER_ADDR", masterAddr);
     else if (!env("MASTER_ADDR"))
