@@ -177,15 +177,20 @@ double dataParallelBuckets(const CostInputs &in, const Links &links, CollectiveL
     const bool worldDp = worldIsDp(in);
     double dpMs = 0;
     const auto segments = stageSegments(in, stage);
-    const auto buckets = trainerBuckets(segments, dp, p);
+    const auto held = trainerBuckets(segments, dp, p);
+    const std::vector<TrainerBucket> &buckets = *held;
     Calls reduce, scalars, expertReduce;
     const auto experts = expertRanges(in, stage);
-    for (const BucketPart &part : bucketParts(buckets, segments.size() - 1, experts)) {
-        if (!part.expert)
-            reduce.add(1, static_cast<double>(part.elements) * g);
-        else if (p.dp / ep > 1) // a group of one makes no call
-            expertReduce.add(1, static_cast<double>(part.elements) * g);
-    }
+    if (experts.empty()) // no expert cuts: a part per bucket (bucketParts' result, without building it)
+        for (const TrainerBucket &b : buckets)
+            reduce.add(1, static_cast<double>(b.size) * g);
+    else
+        for (const BucketPart &part : bucketParts(buckets, segments.size() - 1, experts)) {
+            if (!part.expert)
+                reduce.add(1, static_cast<double>(part.elements) * g);
+            else if (p.dp / ep > 1) // a group of one makes no call
+                expertReduce.add(1, static_cast<double>(part.elements) * g);
+        }
     dpMs += log.record(st, "expert_dp", "all_reduce", expertReduce, p.dp / ep, links.dp(), links.dpInter);
     if (worldDp)
         scalars.add(1, kScalarBytes); // the loss
@@ -200,9 +205,13 @@ double dataParallelBuckets(const CostInputs &in, const Links &links, CollectiveL
         dpMs += log.record(st, dpName, "all_reduce", all, dp, links.dp(), links.dpInter);
     } else {
         Calls gatherParams; // the same buckets, the parameters' element size
-        for (const BucketPart &part : bucketParts(buckets, segments.size() - 1, experts))
-            if (!part.expert)
-                gatherParams.add(1, static_cast<double>(part.elements) * gp);
+        if (experts.empty())
+            for (const TrainerBucket &b : buckets)
+                gatherParams.add(1, static_cast<double>(b.size) * gp);
+        else
+            for (const BucketPart &part : bucketParts(buckets, segments.size() - 1, experts))
+                if (!part.expert)
+                    gatherParams.add(1, static_cast<double>(part.elements) * gp);
         dpMs += log.record(st, dpName, "reduce_scatter", reduce, dp, links.dp(), links.dpInter);
         dpMs += log.record(st, dpName, "all_gather", gatherParams, dp, links.dp(), links.dpInter);
         dpMs += log.record(st, dpName, "all_reduce", scalars, dp, links.dp(), links.dpInter);
@@ -276,7 +285,7 @@ double tiedEmbedding(const CostInputs &in, const Links &links, CollectiveLog &lo
     if (p.zero == 0)
         sum.add(1, static_cast<double>(in.padded(sh.embedding())) * ge);
     else if (p.zero == 1)
-        for (const auto &b : trainerBuckets({sh.embedding()}, dp, p)) // its own segment, cut alike
+        for (const auto &b : *trainerBuckets({sh.embedding()}, dp, p)) // its own segment, cut alike
             sum.add(1, static_cast<double>(b.size / static_cast<std::uint64_t>(dp)) * ge);
     else
         sum.add(1, static_cast<double>(in.padded(sh.embedding()) / static_cast<std::uint64_t>(dp)) * ge);

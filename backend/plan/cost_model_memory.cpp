@@ -170,7 +170,8 @@ void addBufferStates(const CostInputs &in, int stage, StageMemory &mem)
 {
     const ParallelSpec &p = in.p;
     const int dp = in.dp;
-    const auto buckets = trainerBuckets(stageSegments(in, stage), dp, p);
+    const auto held = trainerBuckets(stageSegments(in, stage), dp, p);
+    const std::vector<TrainerBucket> &buckets = *held;
     std::uint64_t real = 0;
     for (std::uint64_t size : stageSegments(in, stage))
         real += size;

@@ -4,6 +4,8 @@
 #include "plan/plan.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace trellis::plan::detail {
 namespace {
@@ -35,7 +37,8 @@ Shapes shapesOf(const ModelSpec &m, int tp, int ep)
     return s;
 }
 
-std::vector<TrainerBucket> trainerBuckets(const std::vector<std::uint64_t> &segments, int dp, const ParallelSpec &p)
+namespace {
+std::vector<TrainerBucket> makeTrainerBuckets(const std::vector<std::uint64_t> &segments, int dp, const ParallelSpec &p)
 {
     auto elements = [](double mb) { return static_cast<std::uint64_t>(mb * 1024.0 * 1024.0 / 4.0); };
     const auto n = static_cast<std::uint64_t>(dp);
@@ -54,6 +57,23 @@ std::vector<TrainerBucket> trainerBuckets(const std::vector<std::uint64_t> &segm
         }
     }
     return out;
+}
+} // namespace
+
+std::shared_ptr<const std::vector<TrainerBucket>> trainerBuckets(const std::vector<std::uint64_t> &segments, int dp,
+                                                                 const ParallelSpec &p)
+{
+    using Key = std::tuple<std::vector<std::uint64_t>, int, double, double>;
+    thread_local std::map<Key, std::shared_ptr<const std::vector<TrainerBucket>>> memo;
+    const double bucketMb = p.bucketMb.value_or(25.0);
+    Key key{segments, dp, bucketMb, p.firstBucketMb.value_or(bucketMb)};
+    if (auto it = memo.find(key); it != memo.end())
+        return it->second;
+    if (memo.size() > 64)
+        memo.clear();
+    auto made = std::make_shared<const std::vector<TrainerBucket>>(makeTrainerBuckets(segments, dp, p));
+    memo.emplace(std::move(key), made);
+    return made;
 }
 
 std::vector<BucketPart> bucketParts(const std::vector<TrainerBucket> &buckets, std::size_t layerSegment,

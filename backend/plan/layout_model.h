@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <memory>
 #include <vector>
 
 namespace trellis::plan {
@@ -47,7 +48,10 @@ struct TrainerBucket {
     std::uint64_t begin = 0, size = 0, segmentReal = 0;
     std::size_t segment = 0; // index in `segments`
 };
-std::vector<TrainerBucket> trainerBuckets(const std::vector<std::uint64_t> &segments, int dp, const ParallelSpec &p);
+// Remembered per thread (the planner asks for the same buckets for every ZeRO stage, schedule and
+// recompute of a shape: ten thousand buckets of a 70B model each time); shared, never changed.
+std::shared_ptr<const std::vector<TrainerBucket>> trainerBuckets(const std::vector<std::uint64_t> &segments, int dp,
+                                                                 const ParallelSpec &p);
 
 // Expert parallelism: the trainer's reducer (buckets.cpp setExpertRanges) cuts a bucket where it
 // crosses an expert range and reduces each part in its own call. The parts of every bucket, in

@@ -119,10 +119,18 @@ Diagnostics placementWarnings(const Plan &plan)
     if (plan.parallel.tp <= 1)
         return d;
     Mesh mesh(plan.parallel);
+    // Each rank's node, once (nodeOf per member walks the node list: ranks × nodes at 16k ranks).
+    std::vector<int> nodeOfRank(static_cast<std::size_t>(std::max(0, mesh.worldSize())), -1);
+    {
+        std::size_t rank = 0;
+        for (std::size_t node = 0; node < plan.cluster.nodes.size() && rank < nodeOfRank.size(); ++node)
+            for (int slot = 0; slot < plan.cluster.nodes[node].slotCount && rank < nodeOfRank.size(); ++slot)
+                nodeOfRank[rank++] = static_cast<int>(node);
+    }
     for (int rank = 0; rank < mesh.worldSize(); rank += plan.parallel.tp) {
         std::set<int> nodes;
         for (int member : mesh.groupOf(rank, GroupKind::Tp))
-            nodes.insert(Mesh::nodeOf(member, plan.cluster));
+            nodes.insert(nodeOfRank[static_cast<std::size_t>(member)]);
         if (nodes.size() > 1) {
             d.push_back({Severity::Warning, "parallel.tp",
                          "the tensor-parallel group of rank " + std::to_string(rank) + " spans " +

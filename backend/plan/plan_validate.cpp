@@ -196,7 +196,7 @@ void checkDegreesDivide(const ParallelSpec &p, const ModelSpec &m, Checker &c)
                                                   str(p.tp) + "), which sequence parallelism splits it by");
 }
 
-void checkParallel(const Plan &plan, Checker &c)
+void checkParallel(const Plan &plan, Checker &c, bool placement = true)
 {
     const ParallelSpec &p = plan.parallel;
     bool ok = c.positive("parallel.dp", p.dp) & c.positive("parallel.tp", p.tp) & c.positive("parallel.pp", p.pp) &
@@ -229,7 +229,7 @@ void checkParallel(const Plan &plan, Checker &c)
     if (!plan.cluster.nodes.empty() && slots > 0 && world != slots)
         c.error("parallel", "dp·tp·pp·cp = " + str(p.dp) + "·" + str(p.tp) + "·" + str(p.pp) + "·" + str(p.cp) + " = " +
                                 str(world) + " ranks, but cluster.nodes provide " + str(slots) + " slots");
-    else if (!plan.cluster.nodes.empty() && world == slots) {
+    else if (placement && !plan.cluster.nodes.empty() && world == slots) {
         for (const auto &w : placementWarnings(plan))
             c.warning(w.path, w.message);
     }
@@ -433,17 +433,22 @@ bool isValidHostName(const std::string &host)
     });
 }
 
-Diagnostics validatePlan(const Plan &plan)
+Diagnostics validatePlan(const Plan &plan) { return validatePlan(plan, ValidationParts{}); }
+
+Diagnostics validatePlan(const Plan &plan, const ValidationParts &parts)
 {
     Diagnostics d;
     Checker c(d);
-    if (plan.trainer.hasModel || !plan.trainer.external())
+    if (parts.model && (plan.trainer.hasModel || !plan.trainer.external()))
         checkModel(plan.model, c);
-    checkCluster(plan.cluster, c);
-    checkParallel(plan, c);
-    if (!plan.trainer.external()) // a job with its own trainer reads its own data and settings
+    if (parts.fixed)
+        checkCluster(plan.cluster, c);
+    if (parts.parallel)
+        checkParallel(plan, c, parts.placement);
+    if (parts.fixed && !plan.trainer.external()) // a job with its own trainer reads its own data and settings
         checkTraining(plan.training, c);
-    checkRest(plan, c);
+    if (parts.fixed)
+        checkRest(plan, c);
     return d;
 }
 

@@ -12,6 +12,19 @@ namespace trellis::plan {
 
 Diagnostics validatePlan(const Plan &plan);
 
+// The parts of validatePlan(), for callers that check thousands of plans differing only in model
+// and parallelism (the planner): `model` and `parallel` depend on those sections alone (with the
+// cluster's slot count), `fixed` on everything else (cluster, training, telemetry, launch), so
+// validatePlan(p) has errors exactly when one of them has. `placement` adds the warnings about
+// groups spanning nodes (ranks × nodes of work: warnings only, never an error).
+struct ValidationParts {
+    bool model = true;
+    bool parallel = true;
+    bool fixed = true;
+    bool placement = true;
+};
+Diagnostics validatePlan(const Plan &plan, const ValidationParts &parts);
+
 // A host name or address that may be handed to ssh/mpirun: letters, digits, '.', '-', '_' and ':'
 // (IPv6), not starting with '-' (it would be read as an option), at most 253 characters.
 bool isValidHostName(const std::string &host);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
+#include <thread>
 
 namespace trellis::plan {
 namespace {
@@ -106,12 +108,70 @@ std::vector<Shape> shapesFor(const ModelSpec &m, int world, int globalBatch, boo
     return shapes;
 }
 
-// A shape's plans — pipeline schedule and virtual stages, ZeRO stage, recompute — estimated with
-// the fast path; those valid and fitting in memory are added to `fitting`, the counts to `result`.
-void searchShape(const Shape &shape, const Plan &base, const DeviceSpec &device, bool cuda, SearchResult &result,
-                 std::vector<Candidate> &fitting)
+// The order of the result: fastest first; plans within 0.1% of each other are a tie, which the one
+// needing less memory a rank wins (more headroom for the same speed); then the order found.
+// (Speeds fall into 0.1%-wide bands, so the order is a strict weak one.)
+double speedBand(const Estimate &e) { return std::floor(std::log(std::max(e.tokensPerS, 1e-9)) / std::log(1.001)); }
+bool ranksBefore(const Estimate &a, const Estimate &b)
 {
-    const ModelSpec &m = base.model;
+    const double x = speedBand(a), y = speedBand(b);
+    if (x != y)
+        return x > y;
+    return a.peakMemory() < b.peakMemory();
+}
+
+void rankCandidates(std::vector<Candidate> &all, int top)
+{
+    std::stable_sort(all.begin(), all.end(), [](const Candidate &a, const Candidate &b) { return ranksBefore(a.estimate, b.estimate); });
+    if (static_cast<int>(all.size()) > top)
+        all.resize(static_cast<std::size_t>(std::max(0, top)));
+}
+
+// The best `top` plans seen so far, in the final order. A plan that cannot enter (not before the
+// last of a full list: a tie goes after, as found later) is neither copied nor kept; the list is
+// cut back to `top` whenever it doubles. Stable sorting keeps ties in the order found, so the
+// result is exactly that of ranking every fitting plan at the end — with a list of `top` plans in
+// memory instead of all of them (each holds the cluster: 2048 nodes at 16,384 GPUs).
+class TopPlans {
+public:
+    explicit TopPlans(int top) : m_top(std::max(0, top)) {}
+    bool wouldEnter(const Estimate &e) const
+    {
+        return m_top > 0 && (static_cast<int>(m_best.size()) < m_top || !m_full || ranksBefore(e, m_last));
+    }
+    void add(Candidate c)
+    {
+        m_best.push_back(std::move(c));
+        if (static_cast<int>(m_best.size()) >= 2 * m_top + 16)
+            cut();
+    }
+    std::vector<Candidate> take()
+    {
+        cut();
+        return std::move(m_best);
+    }
+
+private:
+    void cut()
+    {
+        rankCandidates(m_best, m_top);
+        m_full = static_cast<int>(m_best.size()) == m_top && m_top > 0;
+        if (m_full)
+            m_last = m_best.back().estimate;
+    }
+    int m_top;
+    std::vector<Candidate> m_best;
+    bool m_full = false;
+    Estimate m_last; // the last of the list at the latest cut (a bound: the list only gets better)
+};
+
+// A shape's plans — pipeline schedule and virtual stages, ZeRO stage, recompute — estimated with
+// the fast path; those valid and fitting in memory are offered to `best`, the counts go to
+// `result`. `plan` is the shape's working copy of the base plan (the cluster copied once).
+void searchShape(const Shape &shape, Plan &plan, const DeviceSpec &device, bool cuda, bool exhaustive, SearchResult &result,
+                 TopPlans &best, std::vector<Candidate> &all)
+{
+    const ModelSpec m = plan.model; // the request's model (the shape's may pad the vocabulary)
     const int tp = shape.tp, cp = shape.cp, pp = shape.pp, dp = shape.dp, micro = shape.microBatches;
     struct Pipe {
         const char *schedule;
@@ -130,7 +190,6 @@ void searchShape(const Shape &shape, const Plan &base, const DeviceSpec &device,
                 continue; // nothing to shard over
             for (Recompute recompute : {Recompute::None, Recompute::Selective, Recompute::Full}) {
                 ++result.considered;
-                Plan plan = base;
                 plan.model = shape.model;
                 ParallelSpec &p = plan.parallel;
                 p.dp = dp;
@@ -146,34 +205,21 @@ void searchShape(const Shape &shape, const Plan &base, const DeviceSpec &device,
                 p.recompute = recompute;
                 p.sequenceParallel = tp > 1 && m.seqLen % tp == 0;
                 p.precision = cuda ? Precision::Bf16 : Precision::Fp32;
-                if (hasErrors(validatePlan(plan)))
+                // The fixed sections were validated once (searchPlans); here the model and parallelism.
+                if (hasErrors(exhaustive ? validatePlan(plan) : validatePlan(plan, {true, true, false, false})))
                     continue;
                 ++result.valid;
                 Estimate e = estimatePlan(plan, device, false);
                 if (!e.warnings.empty())
                     continue; // does not fit
                 ++result.fitting;
-                fitting.push_back({std::move(plan), std::move(e), {}, {}});
+                if (exhaustive)
+                    all.push_back({plan, std::move(e), {}, {}});
+                else if (best.wouldEnter(e))
+                    best.add({plan, std::move(e), {}, {}});
             }
         }
     }
-}
-
-// Fastest first; plans within 0.1% of each other are a tie, which the one needing less memory
-// a rank wins (more headroom for the same speed). At most `top` are kept.
-void rankCandidates(std::vector<Candidate> &all, int top)
-{
-    auto peak = [](const Candidate &c) { return c.estimate.peakMemory(); };
-    // (Speeds fall into 0.1%-wide bands, so the order is a strict weak one.)
-    auto band = [](const Candidate &c) { return std::floor(std::log(std::max(c.estimate.tokensPerS, 1e-9)) / std::log(1.001)); };
-    std::stable_sort(all.begin(), all.end(), [&](const Candidate &a, const Candidate &b) {
-        const double x = band(a), y = band(b);
-        if (x != y)
-            return x > y;
-        return peak(a) < peak(b);
-    });
-    if (static_cast<int>(all.size()) > top)
-        all.resize(static_cast<std::size_t>(std::max(0, top)));
 }
 
 // Why each is where it is, and whether trellis-trainer launches it as it stands (precision is no
@@ -208,9 +254,50 @@ SearchResult searchPlans(const SearchRequest &request)
     if (base.training.data.source != "synthetic" && base.training.data.path.empty())
         base.training.data.source = "synthetic";
 
+    // The sections no candidate changes: one check for all (with errors there, none is valid).
+    const bool fixedValid = request.exhaustive || !hasErrors(validatePlan(base, {false, false, true, false}));
+    const std::vector<Shape> shapes = shapesFor(request.model, world, globalBatch, cuda);
+    // The shapes in contiguous blocks, one per thread, each with its own best list (the exhaustive
+    // search: one thread, every plan kept). Block by block, each list in the order found: ranking
+    // their union stably gives what one thread walking every shape in order would have found.
+    const int threads = request.exhaustive ? 1
+                                           : static_cast<int>(std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1,
+                                                                                      std::min<std::size_t>(8, shapes.size() / 8 + 1)));
+    struct Block {
+        SearchResult counts;
+        std::vector<Candidate> found;
+    };
+    std::vector<Block> blocks(static_cast<std::size_t>(threads));
+    auto walk = [&](int t) {
+        Block &block = blocks[static_cast<std::size_t>(t)];
+        TopPlans best(request.top);
+        Plan working = base;
+        const std::size_t from = shapes.size() * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+        const std::size_t to = shapes.size() * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+        for (std::size_t i = from; i < to; ++i) {
+            working.model = request.model;
+            searchShape(shapes[i], working, device, cuda, request.exhaustive, block.counts, best, block.found);
+        }
+        if (!request.exhaustive)
+            block.found = best.take();
+    };
+    std::vector<std::thread> workers;
+    for (int t = 1; t < threads; ++t)
+        workers.emplace_back(walk, t);
+    walk(0);
+    for (auto &w : workers)
+        w.join();
     std::vector<Candidate> all;
-    for (const Shape &shape : shapesFor(request.model, world, globalBatch, cuda))
-        searchShape(shape, base, device, cuda, result, all);
+    for (Block &block : blocks) {
+        result.considered += block.counts.considered;
+        if (fixedValid) {
+            result.valid += block.counts.valid;
+            result.fitting += block.counts.fitting;
+        }
+        std::move(block.found.begin(), block.found.end(), std::back_inserter(all));
+    }
+    if (!fixedValid)
+        return result;
     rankCandidates(all, request.top);
     explainCandidates(all, device);
     result.best = std::move(all);

@@ -2,6 +2,9 @@
 // dp × tp × pp filling the cluster, ZeRO stage, schedule and virtual stages, micro-batch size,
 // recompute — estimated with the cost model's fast path, those that do not fit in the devices'
 // memory dropped, the rest ranked by predicted tokens/s. Each candidate says why it is where it is.
+// At 16,384 GPUs it stays within seconds and megabytes: the cluster, training and launch sections
+// are validated once (candidates differ only in model and parallelism), plans are changed in one
+// working copy, and only those that can still enter the best `top` are copied and kept.
 #pragma once
 
 #include "plan/cost_model.h"
@@ -18,6 +21,9 @@ struct SearchRequest {
     int globalBatch = 0; // sequences per step; 0: 4 per device
     int top = 10;
     TrainingSpec training; // carried into the plans (steps for the cost of a run)
+    // Every plan copied, validated in full and kept until all are ranked: the plain search the
+    // fast one (the default) must agree with, plan for plan — tests compare them.
+    bool exhaustive = false;
 };
 
 struct Candidate {

@@ -408,7 +408,7 @@ const std::vector<Subcommand> &subcommands()
         {QStringLiteral("search"),
          {QStringLiteral("--model"), QStringLiteral("--cluster"), QStringLiteral("--nodes"), QStringLiteral("--global-batch"),
           QStringLiteral("--top")},
-         {},
+         {QStringLiteral("--exhaustive")},
          [](const Args &a, const QString &) { return cmdSearch(a); }},
         {QStringLiteral("run"),
          {QStringLiteral("--report"), QStringLiteral("--inject"), QStringLiteral("--hang-timeout"), QStringLiteral("--metrics-port"),

@@ -280,6 +280,7 @@ int cmdSearch(const Args &a)
     request.top = a.options.contains(QStringLiteral("--top")) ? a.options[QStringLiteral("--top")].toInt(&ok) : 10;
     if (!ok || request.top < 1)
         return usageError(QStringLiteral("--top needs a positive integer"));
+    request.exhaustive = a.flags.contains(QStringLiteral("--exhaustive"));
     if (a.positional.size() == 1) {
         const auto loaded = loadValidPlan(a.positional.first());
         if (!loaded)

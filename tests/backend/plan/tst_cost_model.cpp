@@ -520,6 +520,55 @@ private slots:
         const auto &top = result.best.front().plan.parallel;
         QVERIFY(top.tp * top.pp > 1 || top.zero == 3);
     }
+
+    // The fast search (fixed sections validated once, one working plan, only plans that can still
+    // enter the best kept, shapes split over threads) returns exactly what the plain one does —
+    // every plan copied, validated in full, all ranked at the end — plan for plan, in order, with
+    // the same counts; on clusters and models a test can afford, dense and mixture of experts,
+    // CPUs and GPUs, with more plans asked for than fit (ties and the cut at `top` included).
+    void fastSearchEqualsExhaustive_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("cluster");
+        QTest::addColumn<int>("nodes");
+        QTest::addColumn<int>("batch");
+        QTest::addColumn<int>("top");
+        QTest::newRow("llama2-7b on 4 dgx") << "llama2-7b" << "dgx-h100" << 4 << 64 << 10;
+        QTest::newRow("llama2-70b on 16 dgx") << "llama2-70b" << "dgx-h100" << 16 << 256 << 25;
+        QTest::newRow("gpt2 on cpus") << "gpt2-124m" << "cpu-local" << 1 << 8 << 1000;
+        QTest::newRow("experts") << "mixtral-8x7b" << "dgx-h100" << 8 << 128 << 40;
+    }
+    void fastSearchEqualsExhaustive()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, cluster);
+        QFETCH(int, nodes);
+        QFETCH(int, batch);
+        QFETCH(int, top);
+        const auto m = modelPreset(model.toStdString());
+        const auto c = clusterPreset(cluster.toStdString());
+        if (!m || !c)
+            QFAIL(qPrintable(QStringLiteral("no preset %1 or %2").arg(model, cluster)));
+        SearchRequest r;
+        r.model = *m;
+        r.cluster = expandCluster(*c, nodes);
+        r.globalBatch = batch;
+        r.top = top;
+        const SearchResult fast = searchPlans(r);
+        r.exhaustive = true;
+        const SearchResult all = searchPlans(r);
+        QVERIFY(all.fitting > 0);
+        QCOMPARE(fast.considered, all.considered);
+        QCOMPARE(fast.valid, all.valid);
+        QCOMPARE(fast.fitting, all.fitting);
+        QCOMPARE(fast.best.size(), all.best.size());
+        for (std::size_t i = 0; i < all.best.size(); ++i) {
+            QVERIFY2(fast.best[i].plan == all.best[i].plan, qPrintable(QStringLiteral("plan #%1 differs").arg(i + 1)));
+            QCOMPARE(fast.best[i].estimate.tokensPerS, all.best[i].estimate.tokensPerS);
+            QCOMPARE(fast.best[i].estimate.peakMemory(), all.best[i].estimate.peakMemory());
+            QCOMPARE(fast.best[i].reason, all.best[i].reason);
+        }
+    }
 };
 
 QTEST_APPLESS_MAIN(TstCostModel)
