@@ -30,8 +30,8 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>Where the command runs; relative to the plan&apos;s folder (empty: that folder)</source>
-        <translation>Wo der Befehl läuft; relativ zum Ordner des Plans (leer: dieser Ordner)</translation>
+        <source>Where the command runs: here relative to the plan&apos;s folder (empty: that folder); on ssh and Slurm hosts as written, relative to the rank&apos;s run folder there</source>
+        <translation>Wo der Befehl läuft: hier relativ zum Ordner des Plans (leer: dieser Ordner); auf ssh- und Slurm-Hosts wie angegeben, relativ zum Laufordner des Ranks dort</translation>
     </message>
     <message>
         <location line="+7"/>
@@ -904,12 +904,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+361"/>
+        <location line="+363"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
     </message>
     <message>
-        <location line="-360"/>
+        <location line="-362"/>
         <source>Use selected plan</source>
         <translation>Ausgewählten Plan übernehmen</translation>
     </message>
@@ -1050,12 +1050,12 @@
     </message>
     <message>
         <location line="+68"/>
-        <location line="+58"/>
+        <location line="+60"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;Schätzung läuft… (was unten abgeblendet ist, gehört zum Plan vor dieser Änderung)&lt;/i&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="-40"/>
+        <location line="-42"/>
         <source>&lt;b&gt;No estimate:&lt;/b&gt; the plan has %n error(s) (see Problems in the editor). &lt;i&gt;What is dimmed below belongs to an earlier plan.&lt;/i&gt;</source>
         <translation>
             <numerusform>&lt;b&gt;Keine Schätzung:&lt;/b&gt; der Plan hat %n Fehler (siehe Probleme im Editor). &lt;i&gt;Was unten abgeblendet ist, gehört zu einem früheren Plan.&lt;/i&gt;</numerusform>
@@ -1063,7 +1063,7 @@
         </translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+10"/>
         <source>&lt;b&gt;No estimate:&lt;/b&gt; this plan runs its own trainer (trainer.command) and has no model section, so there is nothing to predict memory, communication or step time from. Add a model and a parallel section describing what the script trains to get an estimate; the run is watched either way.</source>
         <translation>&lt;b&gt;Keine Schätzung:&lt;/b&gt; Dieser Plan führt seinen eigenen Trainer aus (trainer.command) und hat keinen Modellabschnitt, daher gibt es nichts, woraus Speicher, Kommunikation oder Schrittzeit vorhergesagt werden könnten. Fügen Sie einen model- und einen parallel-Abschnitt hinzu, die beschreiben, was das Skript trainiert, um eine Schätzung zu erhalten; beobachtet wird der Lauf so oder so.</translation>
     </message>

@@ -30,8 +30,8 @@
     </message>
     <message>
         <location line="+1"/>
-        <source>Where the command runs; relative to the plan&apos;s folder (empty: that folder)</source>
-        <translation>命令运行的目录；相对于计划所在目录（留空：即该目录）</translation>
+        <source>Where the command runs: here relative to the plan&apos;s folder (empty: that folder); on ssh and Slurm hosts as written, relative to the rank&apos;s run folder there</source>
+        <translation>命令运行的目录：在本机相对于计划所在目录（留空：即该目录）；在 ssh 和 Slurm 主机上按原样使用，相对于该 rank 在那里的运行目录</translation>
     </message>
     <message>
         <location line="+7"/>
@@ -904,12 +904,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+361"/>
+        <location line="+363"/>
         <source>Search plans</source>
         <translation>搜索方案</translation>
     </message>
     <message>
-        <location line="-360"/>
+        <location line="-362"/>
         <source>Use selected plan</source>
         <translation>使用所选方案</translation>
     </message>
@@ -1050,19 +1050,19 @@
     </message>
     <message>
         <location line="+68"/>
-        <location line="+58"/>
+        <location line="+60"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;正在估算… (下方变暗的内容属于本次编辑之前的方案)&lt;/i&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="-40"/>
+        <location line="-42"/>
         <source>&lt;b&gt;No estimate:&lt;/b&gt; the plan has %n error(s) (see Problems in the editor). &lt;i&gt;What is dimmed below belongs to an earlier plan.&lt;/i&gt;</source>
         <translation>
             <numerusform>&lt;b&gt;无估算：&lt;/b&gt;方案有 %n 个错误 (见编辑器中的“问题”)。&lt;i&gt;下方变暗的内容属于之前的方案。&lt;/i&gt;</numerusform>
         </translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+10"/>
         <source>&lt;b&gt;No estimate:&lt;/b&gt; this plan runs its own trainer (trainer.command) and has no model section, so there is nothing to predict memory, communication or step time from. Add a model and a parallel section describing what the script trains to get an estimate; the run is watched either way.</source>
         <translation>&lt;b&gt;无估算：&lt;/b&gt;此计划运行自带的训练程序（trainer.command），且没有 model 部分，因此无法预测内存、通信或步时间。添加描述脚本所训练内容的 model 和 parallel 部分即可获得估算；无论如何都会监视该运行。</translation>
     </message>
