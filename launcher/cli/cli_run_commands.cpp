@@ -268,8 +268,16 @@ int cmdRunCommand(const Args &a, const QString &dbPath)
     for (const QString &word : a.trailing)
         thePlan.trainer.command.push_back(word.toStdString());
     thePlan.trainer.hasModel = false;
-    thePlan.name = a.options.value(QStringLiteral("--name"), QFileInfo(a.trailing.size() > 1 ? a.trailing[1] : a.trailing[0]).fileName())
-                       .toStdString();
+    // Named after the script (python3 train.py → train.py), else the program.
+    QString named = QFileInfo(a.trailing[0]).fileName();
+    for (int i = 1; i < a.trailing.size(); ++i)
+        if (!a.trailing[i].startsWith(QLatin1Char('-'))) {
+            named = QFileInfo(a.trailing[i]).fileName();
+            break;
+        } else if (a.trailing[i] == QLatin1String("-c") || a.trailing[i] == QLatin1String("-m")) {
+            break; // python3 -c CODE / -m MODULE: the program's name says more than the code
+        }
+    thePlan.name = a.options.value(QStringLiteral("--name"), named).toStdString();
     thePlan.cluster.nodes.push_back({});
     thePlan.cluster.nodes.front().host = "localhost";
     thePlan.cluster.nodes.front().slotCount = ranks;
