@@ -5,34 +5,43 @@
 
 namespace trellis::proto {
 
+namespace {
+// A rank's (or a node's) DEALER to the supervisor; false when the endpoint or keys are unusable.
+bool connectDealer(zmq::socket_t &socket, const RankLink::Options &o)
+{
+    socket.set(zmq::sockopt::sndhwm, 10000);
+    socket.set(zmq::sockopt::rcvhwm, 10000);
+    socket.set(zmq::sockopt::linger, 0); // delivery is judged by acknowledgements, not by the socket
+    socket.set(zmq::sockopt::immediate, 0);
+    socket.set(zmq::sockopt::reconnect_ivl, 100);
+    socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
+    socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(1024));
+    try {
+        if (o.curve.hasClient()) {
+            socket.set(zmq::sockopt::curve_serverkey, o.curve.serverPublic);
+            socket.set(zmq::sockopt::curve_publickey, o.curve.clientPublic);
+            socket.set(zmq::sockopt::curve_secretkey, o.curve.clientSecret);
+        }
+        socket.connect(o.endpoint);
+        return true;
+    } catch (const zmq::error_t &) {
+        return false;
+    }
+}
+} // namespace
+
 RankLink::RankLink(zmq::context_t &context, Options options)
     : m_options(std::move(options)), m_socket(context, zmq::socket_type::dealer)
 {
-    m_socket.set(zmq::sockopt::sndhwm, 10000);
-    m_socket.set(zmq::sockopt::rcvhwm, 10000);
-    m_socket.set(zmq::sockopt::linger, 0); // delivery is judged by acknowledgements, not by the socket
-    m_socket.set(zmq::sockopt::immediate, 0);
-    m_socket.set(zmq::sockopt::reconnect_ivl, 100);
-    m_socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
-    m_socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(1024));
-    try {
-        if (m_options.curve.hasClient()) {
-            const CurveKeys &k = m_options.curve;
-            m_socket.set(zmq::sockopt::curve_serverkey, k.serverPublic);
-            m_socket.set(zmq::sockopt::curve_publickey, k.clientPublic);
-            m_socket.set(zmq::sockopt::curve_secretkey, k.clientSecret);
-        }
-        m_socket.connect(m_options.endpoint);
-        m_connected = true;
-    } catch (const zmq::error_t &) {
-        m_connected = false;
-    }
+    m_connected = connectDealer(m_socket, m_options);
 }
+
+RankLink::RankLink(zmq::socket_t &shared, Options options) : m_options(std::move(options)), m_shared(&shared), m_connected(true) {}
 
 bool RankLink::trySend(const std::string &bytes)
 {
     try {
-        return m_socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
+        return socket().send(zmq::buffer(bytes), zmq::send_flags::dontwait).has_value();
     } catch (const zmq::error_t &) {
         return false;
     }
@@ -80,7 +89,7 @@ void RankLink::readAcks()
         zmq::message_t message;
         zmq::recv_result_t got;
         try {
-            got = m_socket.recv(message, zmq::recv_flags::dontwait);
+            got = socket().recv(message, zmq::recv_flags::dontwait);
         } catch (const zmq::error_t &) {
             return;
         }
@@ -89,6 +98,13 @@ void RankLink::readAcks()
         Ack ack;
         if (!decodeAck(std::string_view(static_cast<const char *>(message.data()), message.size()), ack, m_options.runId).ok)
             continue; // not ours: ignore
+        accept(ack);
+    }
+}
+
+void RankLink::accept(const Ack &ack)
+{
+    {
         std::size_t acked = 0;
         while (acked < m_held.size() && m_held[acked].first < ack.next_seq())
             ++acked;
@@ -110,7 +126,8 @@ void RankLink::pump()
 {
     if (!m_connected)
         return;
-    readAcks();
+    if (!m_shared) // a shared connection's acknowledgements are read by its NodeLink
+        readAcks();
     // Acknowledgements stalled (the supervisor restarted, or a message was lost on a dead
     // connection): send again what is held.
     const auto now = Clock::now();
@@ -132,6 +149,50 @@ void RankLink::pump()
         m_sentIndex += n;
         m_sent += n;
     }
+}
+
+NodeLink::NodeLink(zmq::context_t &context, const RankLink::Options &common, const std::vector<std::uint32_t> &ranks)
+    : m_runId(common.runId), m_socket(context, zmq::socket_type::dealer)
+{
+    m_connected = connectDealer(m_socket, common);
+    for (std::uint32_t rank : ranks) {
+        RankLink::Options o = common;
+        o.rank = rank;
+        m_index[rank] = m_links.size();
+        m_links.push_back(std::make_unique<RankLink>(m_socket, o));
+    }
+}
+
+void NodeLink::pump()
+{
+    if (!m_connected)
+        return;
+    for (int i = 0; i < 10000; ++i) {
+        zmq::message_t message;
+        zmq::recv_result_t got;
+        try {
+            got = m_socket.recv(message, zmq::recv_flags::dontwait);
+        } catch (const zmq::error_t &) {
+            break;
+        }
+        if (!got)
+            break;
+        Ack ack;
+        if (!decodeAck(std::string_view(static_cast<const char *>(message.data()), message.size()), ack, m_runId).ok || !ack.has_rank())
+            continue; // not ours, or from a receiver that does not say the rank: the ranks resend on a stall
+        if (const auto it = m_index.find(ack.rank()); it != m_index.end())
+            m_links[it->second]->accept(ack);
+    }
+    for (auto &l : m_links)
+        l->pump();
+}
+
+std::size_t NodeLink::held() const
+{
+    std::size_t n = 0;
+    for (const auto &l : m_links)
+        n += l->held();
+    return n;
 }
 
 } // namespace trellis::proto

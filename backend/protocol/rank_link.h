@@ -13,7 +13,10 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace trellis::proto {
 
@@ -29,6 +32,9 @@ public:
     };
 
     RankLink(zmq::context_t &context, Options options);
+    // A rank on a connection it shares with others (NodeLink): sends through `shared`, and is
+    // handed the acknowledgements for it (accept()) instead of reading them itself.
+    RankLink(zmq::socket_t &shared, Options options);
     bool connected() const { return m_connected; } // false: a bad endpoint (everything is dropped)
 
     // A stamped, encoded message of sequence number `seq` (consecutive per rank). When the spool
@@ -36,6 +42,8 @@ public:
     void push(std::uint64_t seq, std::string bytes);
     // Reads acknowledgements, resends what they ask for (or what stalled), sends what is unsent.
     void pump();
+    // One acknowledgement for this rank (already decoded and checked for the run).
+    void accept(const Ack &ack);
 
     std::size_t held() const { return m_held.size(); }
     std::uint64_t dropped() const { return m_dropped; }
@@ -45,12 +53,14 @@ public:
 
 private:
     using Clock = std::chrono::steady_clock;
+    zmq::socket_t &socket() { return m_shared ? *m_shared : m_socket; }
     bool trySend(const std::string &bytes);
     void resendFrom(std::uint64_t from);
     void readAcks();
 
     Options m_options;
-    zmq::socket_t m_socket;
+    zmq::socket_t m_socket;          // its own connection (unused when shared)
+    zmq::socket_t *m_shared = nullptr;
     bool m_connected = false;
     std::deque<std::pair<std::uint64_t, std::string>> m_held; // oldest first; [0, m_unsent) went out
     std::size_t m_sentIndex = 0;
@@ -61,6 +71,26 @@ private:
     std::uint64_t m_lastResendFrom = ~0ull;
     std::string m_frame; // the batch being sent (kept: its buffer is reused)
     static constexpr std::size_t kBatchBytes = 64 * 1024;
+};
+
+// Several ranks on one connection, as a node's relay presents them to the supervisor (and as the
+// simulator does, which cannot hold a socket per rank at 16,384 ranks): one DEALER socket, a
+// RankLink per rank spooling, batching and resending on its own, acknowledgements routed to their
+// rank by Ack.rank. Threading: one thread uses it; nothing here blocks.
+class NodeLink {
+public:
+    NodeLink(zmq::context_t &context, const RankLink::Options &common, const std::vector<std::uint32_t> &ranks);
+    bool connected() const { return m_connected; }
+    RankLink &link(std::uint32_t rank) { return *m_links[m_index.at(rank)]; }
+    void pump(); // acknowledgements to their ranks, then every rank's link
+    std::size_t held() const;
+
+private:
+    std::string m_runId;
+    zmq::socket_t m_socket;
+    bool m_connected = false;
+    std::vector<std::unique_ptr<RankLink>> m_links;
+    std::map<std::uint32_t, std::size_t> m_index;
 };
 
 } // namespace trellis::proto

@@ -396,6 +396,7 @@ void TelemetryReceiver::sendAck(RouterState &st, quint32 rank, quint64 next, boo
         return;
     proto::Ack ack;
     ack.set_run_id(m_runId);
+    ack.set_rank(rank); // a connection carrying several ranks routes it by this
     ack.set_next_seq(next);
     ack.set_resend(resend);
     ack.set_resend_from(resendFrom);

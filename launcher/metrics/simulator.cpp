@@ -34,11 +34,12 @@ bool rankAt(const QString &text, int &rank, double &at, double fallback)
 }
 
 using Clock = std::chrono::steady_clock;
+constexpr int kRanksPerNode = 8; // the simulated plan's nodes (simulatedPlan) and connections
 
 std::string simulatedHost(int rank)
 {
     char h[32];
-    std::snprintf(h, sizeof h, "sim-node-%03d", rank / 8);
+    std::snprintf(h, sizeof h, "sim-node-%03d", rank / kRanksPerNode);
     return std::string(h);
 }
 
@@ -49,15 +50,15 @@ struct SimulatedRanks {
         : s(options), runId(std::move(id)), seq(static_cast<std::size_t>(options.ranks), 0),
           perStage(options.ranks / std::max(1, options.pp)), stepMs(1000.0 / options.hz)
     {
-        context.set(zmq::ctxopt::max_sockets, s.ranks + 64); // ZeroMQ's default is 1023 per context
+        context.set(zmq::ctxopt::max_sockets, s.ranks / kRanksPerNode + 64); // ZeroMQ's default is 1023 per context
     }
 
     double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
     bool silent(int r) const { return r == s.silentRank && elapsed() >= s.silentAfterS; }
     void pumpAll()
     {
-        for (auto &l : links)
-            l->pump();
+        for (auto &n : nodes)
+            n->pump();
     }
     void send(int r, proto::Envelope &e)
     {
@@ -66,14 +67,18 @@ struct SimulatedRanks {
         e.set_seq(seq[r]++);
         e.set_sent_ns(proto::nowNs());
         e.set_protocol_version(proto::kProtocolVersion);
-        e.set_dropped(links[r]->dropped());
-        links[r]->push(e.seq(), proto::encodeEnvelope(e));
+        proto::RankLink &link = linkOf(r);
+        e.set_dropped(link.dropped());
+        link.push(e.seq(), proto::encodeEnvelope(e));
     }
 
     const SimulationOptions &s;
     std::string runId;
     zmq::context_t context{2};
-    std::vector<std::unique_ptr<proto::RankLink>> links;
+    // A connection per simulated node of kRanksPerNode ranks (sim-node-NNN), as a node's relay
+    // presents its ranks to the supervisor: 16,384 ranks are 2048 connections, not 16,384.
+    std::vector<std::unique_ptr<proto::NodeLink>> nodes;
+    proto::RankLink &linkOf(int r) { return nodes[static_cast<std::size_t>(r / kRanksPerNode)]->link(static_cast<std::uint32_t>(r)); }
     std::vector<std::uint64_t> seq;
     int perStage;
     plan::Simulation pipeline;
@@ -217,9 +222,9 @@ void waitForAcknowledgements(SimulatedRanks &sim)
     const auto deadline = Clock::now() + std::chrono::seconds(120);
     for (;;) {
         std::size_t held = 0;
-        for (auto &l : sim.links) {
-            l->pump();
-            held += l->held();
+        for (auto &n : sim.nodes) {
+            n->pump();
+            held += n->held();
         }
         if (held == 0 || Clock::now() >= deadline)
             break;
@@ -342,9 +347,13 @@ int simulateRanks(const QStringList &args)
     const std::string endpoint = o[QStringLiteral("--endpoint")].toStdString();
     const qint64 steps = s.steps();
     SimulatedRanks sim(s, o[QStringLiteral("--run-id")].toStdString());
-    for (int r = 0; r < s.ranks; ++r)
-        sim.links.push_back(std::make_unique<proto::RankLink>(
-            sim.context, proto::RankLink::Options{endpoint, sim.runId, static_cast<std::uint32_t>(r), 65536, 2000, {}}));
+    for (int first = 0; first < s.ranks; first += kRanksPerNode) {
+        std::vector<std::uint32_t> ranks;
+        for (int r = first; r < std::min(s.ranks, first + kRanksPerNode); ++r)
+            ranks.push_back(static_cast<std::uint32_t>(r));
+        sim.nodes.push_back(std::make_unique<proto::NodeLink>(sim.context, proto::RankLink::Options{endpoint, sim.runId, 0, 65536, 2000, {}},
+                                                              ranks));
+    }
     // The pipeline: the 1f1b schedule simulated with equal costs gives each stage's actions (as
     // fractions of the compute window) and the bubble every stage reports.
     if (s.pp > 1)

@@ -4,6 +4,7 @@
 // messages), and the receiver rejecting malformed or foreign frames.
 #include "launcher/ingest/telemetry_receiver.h"
 #include "protocol/framing.h"
+#include "protocol/rank_link.h"
 #include "trainer/telemetry_publisher.h"
 
 #include <zmq.hpp>
@@ -13,6 +14,8 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <map>
 
 using namespace trellis;
 
@@ -301,6 +304,71 @@ private slots:
         QCOMPARE(second.stats().lost, 0ull);
         QCOMPARE(pub.droppedCount(), 0ull);
         QVERIFY(pub.resentCount() > 0);
+    }
+
+    // Several ranks on one connection (proto::NodeLink: a node's relay, the simulator's nodes): the
+    // receiver routes each acknowledgement by its rank, one rank's acknowledgement frees none of
+    // another's messages, and a receiver that restarts loses nothing of any rank.
+    void severalRanksShareOneConnection()
+    {
+        const std::string endpoint = "ipc://" + QDir::tempPath().toStdString() + "/trellis-tst-node-" +
+                                     std::to_string(QCoreApplication::applicationPid());
+        constexpr std::uint32_t kRanks = 4;
+        launcher::TelemetryReceiver first;
+        first.setAutoAck(false);
+        QCOMPARE(first.start("node", kRanks, endpoint), QString());
+        zmq::context_t context(1);
+        proto::NodeLink node(context, {endpoint, "node", 0, 65536, 300, {}}, {0, 1, 2, 3});
+        QVERIFY(node.connected());
+        std::vector<std::uint64_t> seq(kRanks, 0);
+        auto send = [&](std::uint64_t from, std::uint64_t to) {
+            for (std::uint64_t step = from; step <= to; ++step)
+                for (std::uint32_t r = 0; r < kRanks; ++r) {
+                    proto::Envelope e;
+                    e.set_run_id("node");
+                    e.set_rank(r);
+                    e.set_seq(seq[r]++);
+                    e.set_protocol_version(proto::kProtocolVersion);
+                    e.mutable_step()->set_step(step);
+                    node.link(r).push(e.seq(), proto::encodeEnvelope(e));
+                }
+            node.pump();
+        };
+        send(1, 50);
+        std::vector<proto::Envelope> before;
+        QTRY_VERIFY_WITH_TIMEOUT(([&] {
+                                     node.pump();
+                                     auto got = first.drain();
+                                     before.insert(before.end(), got.begin(), got.end());
+                                     return before.size() >= 50 * kRanks;
+                                 })(),
+                                 10000);
+        // Rank 2's first 30 messages stored and acknowledged; nothing of the others.
+        first.acknowledge(first.generation(), {{2u, 30}});
+        QTRY_VERIFY_WITH_TIMEOUT((node.pump(), node.link(2).held() == 20), 5000);
+        for (std::uint32_t r : {0u, 1u, 3u})
+            QCOMPARE(node.link(r).held(), std::size_t(50));
+        first.stop();
+
+        launcher::TelemetryReceiver second;
+        QCOMPARE(second.start("node", kRanks, endpoint, {{2u, 30}}), QString());
+        send(51, 60);
+        std::map<std::uint32_t, std::vector<std::uint64_t>> steps;
+        QTRY_VERIFY_WITH_TIMEOUT(([&] {
+                                     node.pump();
+                                     for (const auto &e : second.drain())
+                                         if (e.has_step())
+                                             steps[e.rank()].push_back(e.step().step());
+                                     return node.held() == 0;
+                                 })(),
+                                 15000);
+        for (std::uint32_t r = 0; r < kRanks; ++r) {
+            const std::uint64_t firstStep = r == 2 ? 31 : 1; // what the first receiver did not store, then the rest
+            QCOMPARE(steps[r].size(), std::size_t(60 - firstStep + 1));
+            for (std::size_t i = 0; i < steps[r].size(); ++i)
+                QCOMPARE(steps[r][i], firstStep + i);
+        }
+        QCOMPARE(second.stats().lost, 0ull);
     }
 
     void receiverRejectsBadFrames()
