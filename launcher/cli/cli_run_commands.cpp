@@ -248,6 +248,42 @@ int cmdStop(const Args &a)
 int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
                  const std::function<QString(RunController &, const RunOptions &)> &begin);
 
+namespace {
+
+// --run-id as given (checked) or a new one into `runId`; 0, or the usage error's exit code.
+int takeRunId(const Args &a, QString &runId)
+{
+    runId = a.options.value(QStringLiteral("--run-id"));
+    if (runId.isEmpty())
+        runId = RunController::newRunId();
+    else if (!RunRegistry::validRunId(runId))
+        return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
+    return 0;
+}
+
+// A supervised run of a plan made here (simulate, run --command): saved as
+// runs/SUBDIR/RUN.plan.json beside the history, where adopt and compare find it like a plan file.
+int superviseMadePlan(const Args &a, const QString &dbPath, const QString &subdir, const plan::Plan &thePlan,
+                      const std::function<QString(RunController &, const RunOptions &, const QString &)> &start)
+{
+    QString runId;
+    if (const int code = takeRunId(a, runId); code != 0)
+        return code;
+    const QString dir = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/") + subdir;
+    QDir().mkpath(dir);
+    const QString planPath = dir + QLatin1Char('/') + runId + QStringLiteral(".plan.json");
+    if (auto saved = plan::savePlanFile(thePlan, planPath.toStdString()); !saved)
+        return fail(QString::fromStdString(saved.errorText()));
+    RunRecord record;
+    record.runId = runId;
+    record.database = QFileInfo(dbPath).absoluteFilePath();
+    record.planPath = planPath;
+    return superviseRun(a, dbPath, record,
+                        [&](RunController &controller, const RunOptions &options) { return start(controller, options, planPath); });
+}
+
+} // namespace
+
 // run --command [--ranks N] [--name NAME] [--max-restarts N] -- PROGRAM ARGS: a job with its own
 // trainer (docs/pytorch.md) without a plan file: N ranks on this machine, each running PROGRAM in
 // the current folder with torchrun's variables set, watched like any run.
@@ -286,25 +322,11 @@ int cmdRunCommand(const Args &a, const QString &dbPath)
     thePlan.launch.restart.backoffS = 1;
     if (const plan::Diagnostics d = plan::validatePlan(thePlan); plan::hasErrors(d))
         return fail(QString::fromStdString(d.front().toString()));
-    QString runId = a.options.value(QStringLiteral("--run-id"));
-    if (runId.isEmpty())
-        runId = RunController::newRunId();
-    else if (!RunRegistry::validRunId(runId))
-        return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
-    // The run's record keeps the plan it made, so adopt and compare find it like any other.
-    const QString dir = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/commands");
-    QDir().mkpath(dir);
-    const QString planPath = dir + QLatin1Char('/') + runId + QStringLiteral(".plan.json");
     thePlan.trainer.dir = QDir::currentPath().toStdString();
-    if (auto saved = plan::savePlanFile(thePlan, planPath.toStdString()); !saved)
-        return fail(QString::fromStdString(saved.errorText()));
-    RunRecord record;
-    record.runId = runId;
-    record.database = QFileInfo(dbPath).absoluteFilePath();
-    record.planPath = planPath;
-    return superviseRun(a, dbPath, record, [&](RunController &controller, const RunOptions &options) {
-        return controller.start(thePlan, planPath, options);
-    });
+    return superviseMadePlan(a, dbPath, QStringLiteral("commands"), thePlan,
+                             [&](RunController &controller, const RunOptions &options, const QString &planPath) {
+                                 return controller.start(thePlan, planPath, options);
+                             });
 }
 
 int cmdRun(const Args &a, const QString &dbPath)
@@ -330,11 +352,9 @@ int cmdRun(const Args &a, const QString &dbPath)
     }
 
     // The run is claimed before anything starts: two supervisors never own the same run.
-    QString runId = a.options.value(QStringLiteral("--run-id"));
-    if (runId.isEmpty())
-        runId = RunController::newRunId();
-    else if (!RunRegistry::validRunId(runId))
-        return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
+    QString runId;
+    if (const int code = takeRunId(a, runId); code != 0)
+        return code;
     RunRecord record;
     record.runId = runId;
     record.database = QFileInfo(dbPath).absoluteFilePath();
@@ -358,26 +378,13 @@ int cmdSimulate(const Args &a, const QString &dbPath)
     const plan::Plan thePlan = telemetry::simulatedPlan(sim);
     if (const plan::Diagnostics d = plan::validatePlan(thePlan); plan::hasErrors(d))
         return fail(QStringLiteral("simulated plan: %1").arg(QString::fromStdString(d.front().toString())));
-    const QString dir = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/simulated");
-    QDir().mkpath(dir);
-    QString runId = a.options.value(QStringLiteral("--run-id"));
-    if (runId.isEmpty())
-        runId = RunController::newRunId();
-    else if (!RunRegistry::validRunId(runId))
-        return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
-    const QString planPath = dir + QLatin1Char('/') + runId + QStringLiteral(".plan.json");
-    if (auto saved = plan::savePlanFile(thePlan, planPath.toStdString()); !saved)
-        return fail(QString::fromStdString(saved.errorText()));
-    RunRecord record;
-    record.runId = runId;
-    record.database = QFileInfo(dbPath).absoluteFilePath();
-    record.planPath = planPath;
-    return superviseRun(a, dbPath, record, [&](RunController &controller, const RunOptions &given) {
-        RunOptions options = given;
-        options.jobProgram = supervisorProgram();
-        options.jobArguments = QStringList{QStringLiteral("simulate-ranks")} + telemetry::simulationArguments(sim);
-        return controller.start(thePlan, planPath, options);
-    });
+    return superviseMadePlan(a, dbPath, QStringLiteral("simulated"), thePlan,
+                             [&](RunController &controller, const RunOptions &given, const QString &planPath) {
+                                 RunOptions options = given;
+                                 options.jobProgram = supervisorProgram();
+                                 options.jobArguments = QStringList{QStringLiteral("simulate-ranks")} + telemetry::simulationArguments(sim);
+                                 return controller.start(thePlan, planPath, options);
+                             });
 }
 
 // adopt: a new supervisor for a run whose supervisor died while its job goes on.
