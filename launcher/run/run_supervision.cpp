@@ -282,10 +282,13 @@ void RunController::checkWatchdog()
         return;
     // While this supervisor holds telemetry back (its history writer is behind), heartbeats wait
     // in the ranks' links: silence then says nothing about the ranks, so hangs are not judged.
-    // Behind also while more than half a second of 1024 ranks' rows wait: after holding back, the
-    // backlog drains for a while, and the ranks' heartbeats wait in it.
+    // Behind also while more rows wait than half a second of 1024 ranks' at 20 Hz, or two steps of
+    // every rank's (a step report, a collective and a heartbeat each: at 16,384 ranks one step is
+    // 16,384 step rows, which a fixed 20,000 would call behind all the time): after holding back,
+    // the backlog drains for a while, and the ranks' heartbeats wait in it.
     const qint64 throttled = m_receiver->msSinceThrottled();
-    const bool behind = (throttled >= 0 && throttled < 15000) || (m_writer && m_writer->backlog() > 20000);
+    const std::size_t backlogLimit = std::max<std::size_t>(20000, 6 * static_cast<std::size_t>(std::max(1, m_plan.parallel.worldSize())));
+    const bool behind = (throttled >= 0 && throttled < 15000) || (m_writer && m_writer->backlog() > backlogLimit);
     if (behind && !m_behindNoted) {
         m_behindNoted = true;
         raiseEvent(QStringLiteral("backlog"), -1, m_progress.step,
