@@ -76,6 +76,13 @@ bool applyOp(ApplyContext &c, const RunStatusOp &o)
     q.addBindValue(o.exitCode);
     q.addBindValue(o.error);
     q.addBindValue(o.runId);
+    if (!q.exec())
+        return false;
+    if (o.totalSteps < 0)
+        return true;
+    q.prepare(QStringLiteral("UPDATE runs SET total_steps = ? WHERE run_id = ?"));
+    q.addBindValue(o.totalSteps);
+    q.addBindValue(o.runId);
     return q.exec();
 }
 

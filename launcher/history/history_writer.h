@@ -39,6 +39,7 @@ struct RunStatusOp {
     QString runId, status, error;
     QDateTime endedAt; // invalid: still running
     int exitCode = 0;
+    qint64 totalSteps = -1; // >= 0: the run's step count as it turned out (a job with its own trainer says it)
 };
 struct RankOp {
     QString runId;

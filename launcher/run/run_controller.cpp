@@ -552,8 +552,9 @@ void RunController::settle(RunState state, int exitCode, const QString &message)
     m_exitCode = exitCode;
     if (state != RunState::Completed)
         m_failure = message;
+    // A job with its own trainer said how many steps it takes (the plan's training.steps is a default).
     record(RunStatusOp{m_runId, toString(state), state == RunState::Completed ? QString() : message,
-                       QDateTime::currentDateTimeUtc(), exitCode});
+                       QDateTime::currentDateTimeUtc(), exitCode, m_plan.trainer.external() ? m_progress.totalSteps : -1});
     if (state == RunState::Failed) {
         EventRow e;
         e.kind = QStringLiteral("failure");

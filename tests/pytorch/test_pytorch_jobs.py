@@ -156,6 +156,8 @@ class PyTorchJobs(unittest.TestCase):
         for r in table:  # every rank reports the mean loss over ranks, as rank 0 wrote it
             self.assertAlmostEqual(float(r["loss"]), self.plain[int(r["step"])], places=5)
             self.assertGreater(int(r["tokens"]), 0)
+        # The run's record takes its step count from the script (run.step(total_steps=...)).
+        self.assertEqual(job.query("select total_steps from runs")[0][0], self.steps)
         collectives = job.query("select grp, op, sum(bytes), sum(count) from collective_stats group by grp, op")
         self.assertTrue(any(g == "world" and op == "all_reduce" and n > 0 for g, op, _, n in collectives), collectives)
 
