@@ -3,7 +3,7 @@
 // fitted to a 900 × 700 view (node tiles at 4096), zoomed to 7 px rank cells painting what a
 // 900 × 700 viewport shows, and the same zoom painting the whole mesh. Each: setPlan (per-rank
 // coordinates, layout) + render into an image, median of 30 repetitions after 3 warm-up ones.
-// Usage: QT_QPA_PLATFORM=offscreen build/bin/bench_mesh
+// Usage: QT_QPA_PLATFORM=offscreen build/bin/bench_mesh [LARGE_RANKS=4096]   (16384: Llama 3's scale)
 #include "plan/plan_json.h"
 #include "ui/mesh_view.h"
 
@@ -14,6 +14,8 @@
 #include <QImage>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <cstdio>
 #include <vector>
 
@@ -51,17 +53,19 @@ int main(int argc, char **argv)
 {
     qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
     QApplication app(argc, argv);
-    const plan::Plan small = test::gpuPlanWithRanks(128), large = test::gpuPlanWithRanks(4096);
+    const int largeRanks = argc > 1 ? std::max(256, std::atoi(argv[1])) : 4096;
+    const plan::Plan small = test::gpuPlanWithRanks(128), large = test::gpuPlanWithRanks(largeRanks);
     struct Case {
         const char *name;
         int zoom;
         bool whole;
     } cases[] = {{"fit 900x700", -1, false}, {"7 px cells, one viewport", 3, false}, {"7 px cells, whole mesh", 3, true}};
-    std::printf("%-28s %14s %14s %8s\n", "mesh layout + paint", "128 ranks ms", "4096 ranks ms", "ratio");
+    const std::string largeTitle = std::to_string(largeRanks) + " ranks ms";
+    std::printf("%-28s %14s %14s %8s\n", "mesh layout + paint", "128 ranks ms", largeTitle.c_str(), "ratio");
     for (const Case &c : cases) {
         bool tilesSmall = false, tilesLarge = false;
         const double a = measure(small, c.zoom, c.whole, &tilesSmall), b = measure(large, c.zoom, c.whole, &tilesLarge);
-        std::printf("%-28s %14.2f %14.2f %8.1f%s\n", c.name, a, b, b / a, tilesLarge ? "  (4096: node tiles)" : "");
+        std::printf("%-28s %14.2f %14.2f %8.1f%s\n", c.name, a, b, b / a, tilesLarge ? "  (large: node tiles)" : "");
     }
     return 0;
 }
