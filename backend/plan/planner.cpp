@@ -131,18 +131,19 @@ void rankCandidates(std::vector<Candidate> &all, int top)
 // last of a full list: a tie goes after, as found later) is neither copied nor kept; the list is
 // cut back to `top` whenever it doubles. Stable sorting keeps ties in the order found, so the
 // result is exactly that of ranking every fitting plan at the end — with a list of `top` plans in
-// memory instead of all of them (each holds the cluster: 2048 nodes at 16,384 GPUs).
+// memory instead of all of them (each holds the cluster: 2048 nodes at 16,384 GPUs). `keepAll`:
+// the exhaustive reference, every plan kept until take().
 class TopPlans {
 public:
-    explicit TopPlans(int top) : m_top(std::max(0, top)) {}
+    TopPlans(int top, bool keepAll) : m_top(std::max(0, top)), m_keepAll(keepAll) {}
     bool wouldEnter(const Estimate &e) const
     {
-        return m_top > 0 && (static_cast<int>(m_best.size()) < m_top || !m_full || ranksBefore(e, m_last));
+        return m_keepAll || (m_top > 0 && (static_cast<int>(m_best.size()) < m_top || !m_full || ranksBefore(e, m_last)));
     }
     void add(Candidate c)
     {
         m_best.push_back(std::move(c));
-        if (static_cast<int>(m_best.size()) >= 2 * m_top + 16)
+        if (!m_keepAll && static_cast<int>(m_best.size()) >= 2 * m_top + 16)
             cut();
     }
     std::vector<Candidate> take()
@@ -160,6 +161,7 @@ private:
             m_last = m_best.back().estimate;
     }
     int m_top;
+    bool m_keepAll;
     std::vector<Candidate> m_best;
     bool m_full = false;
     Estimate m_last; // the last of the list at the latest cut (a bound: the list only gets better)
@@ -169,7 +171,7 @@ private:
 // the fast path; those valid and fitting in memory are offered to `best`, the counts go to
 // `result`. `plan` is the shape's working copy of the base plan (the cluster copied once).
 void searchShape(const Shape &shape, Plan &plan, const DeviceSpec &device, bool cuda, bool exhaustive, SearchResult &result,
-                 TopPlans &best, std::vector<Candidate> &all)
+                 TopPlans &best)
 {
     const ModelSpec m = plan.model; // the request's model (the shape's may pad the vocabulary)
     const int tp = shape.tp, cp = shape.cp, pp = shape.pp, dp = shape.dp, micro = shape.microBatches;
@@ -213,9 +215,7 @@ void searchShape(const Shape &shape, Plan &plan, const DeviceSpec &device, bool 
                 if (!e.warnings.empty())
                     continue; // does not fit
                 ++result.fitting;
-                if (exhaustive)
-                    all.push_back({plan, std::move(e), {}, {}});
-                else if (best.wouldEnter(e))
+                if (best.wouldEnter(e))
                     best.add({plan, std::move(e), {}, {}});
             }
         }
@@ -270,16 +270,15 @@ SearchResult searchPlans(const SearchRequest &request)
     std::vector<Block> blocks(static_cast<std::size_t>(threads));
     auto walk = [&](int t) {
         Block &block = blocks[static_cast<std::size_t>(t)];
-        TopPlans best(request.top);
+        TopPlans best(request.top, request.exhaustive);
         Plan working = base;
         const std::size_t from = shapes.size() * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
         const std::size_t to = shapes.size() * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
         for (std::size_t i = from; i < to; ++i) {
             working.model = request.model;
-            searchShape(shapes[i], working, device, cuda, request.exhaustive, block.counts, best, block.found);
+            searchShape(shapes[i], working, device, cuda, request.exhaustive, block.counts, best);
         }
-        if (!request.exhaustive)
-            block.found = best.take();
+        block.found = best.take();
     };
     std::vector<std::thread> workers;
     for (int t = 1; t < threads; ++t)

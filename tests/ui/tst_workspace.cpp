@@ -74,6 +74,15 @@ ui::dashboards::MetricPanel *metricPanel(ui::MainWindow &window, const QString &
     return nullptr;
 }
 
+// The window at `size`, shown in Run mode; whether it was exposed.
+bool showInRunMode(ui::MainWindow &window, QSize size)
+{
+    window.resize(size);
+    window.show();
+    window.setMode(ui::MainWindow::Mode::Run);
+    return QTest::qWaitForWindowExposed(&window);
+}
+
 } // namespace
 
 class TstWorkspace : public QObject {
@@ -134,10 +143,7 @@ private slots:
         QFETCH(QSize, size);
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
-        window.resize(size);
-        window.show();
-        window.setMode(ui::MainWindow::Mode::Run);
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(showInRunMode(window, size));
         ui::workspace::DashboardGrid *grid = window.grid();
         QCOMPARE(grid->sectionIds(), (QStringList{QStringLiteral("training"), QStringLiteral("throughput"), QStringLiteral("steptime"),
                                                   QStringLiteral("pipeline"), QStringLiteral("communication"), QStringLiteral("memory"),
@@ -168,10 +174,7 @@ private slots:
     {
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
-        window.resize(1400, 900);
-        window.show();
-        window.setMode(ui::MainWindow::Mode::Run);
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(showInRunMode(window, {1400, 900}));
         ui::workspace::DashboardGrid *grid = window.grid();
         auto *training = metricPanel(window, QStringLiteral("training"));
         auto *throughput = metricPanel(window, QStringLiteral("throughput"));
@@ -204,10 +207,7 @@ private slots:
     {
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
-        window.resize(1400, 900);
-        window.show();
-        window.setMode(ui::MainWindow::Mode::Run);
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(showInRunMode(window, {1400, 900}));
         ui::workspace::DashboardGrid *grid = window.grid();
         PanelFrame *memory = grid->frame(QStringLiteral("memory"));
         QVERIFY(grid->openInWindow(QStringLiteral("memory")));
@@ -231,10 +231,7 @@ private slots:
     {
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
-        window.resize(1400, 900);
-        window.show();
-        window.setMode(ui::MainWindow::Mode::Run);
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(showInRunMode(window, {1400, 900}));
         ui::workspace::DashboardGrid *grid = window.grid();
         QTest::qWait(50);
         QVERIFY(grid->isOnScreen(grid->frame(QStringLiteral("breakdown"))));
@@ -315,10 +312,7 @@ private slots:
     {
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
-        window.resize(1400, 900);
-        window.show();
-        window.setMode(ui::MainWindow::Mode::Run);
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(showInRunMode(window, {1400, 900}));
         window.dashboard()->showSnapshot(snapshotOf(recordedRun(40)));
         auto *training = metricPanel(window, QStringLiteral("training"));
         auto *throughput = metricPanel(window, QStringLiteral("throughput"));
@@ -376,10 +370,7 @@ private slots:
     {
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
-        window.resize(1400, 900);
-        window.show();
-        window.setMode(ui::MainWindow::Mode::Run);
-        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(showInRunMode(window, {1400, 900}));
         window.dashboard()->showSnapshot(snapshotOf(recordedRun()));
         PanelFrame *frame = window.grid()->frame(QStringLiteral("training"));
         QTRY_VERIFY(metricPanel(window, QStringLiteral("training"))->pointCount() > 0);

@@ -209,6 +209,23 @@ private slots:
         row("init std negative", R"({"model": {"init_std": -0.02}})",
             "model.init_std: must be 0 (scaled with the width) or a standard deviation above 0 and below 1, not -0.020000");
         row("init std string", R"({"model": {"init_std": "small"}})", "model.init_std: expected a number, got string");
+        // A plan that runs its own trainer (trainer.command).
+        row("empty command", R"({"trainer": {"command": []}})",
+            "trainer.command: is empty: give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
+        row("command a string", R"({"trainer": {"command": "python3 train.py"}})", "trainer.command: expected a list of strings, got string");
+        row("no command", R"({"trainer": {"env": {"A": "1"}}})",
+            "trainer.command: required field is missing (the program each rank runs and its arguments)");
+        row("reserved variable", R"({"trainer": {"command": ["x"], "env": {"MASTER_PORT": "1"}}})",
+            "trainer.env.MASTER_PORT: is set by the launcher for every rank and cannot be overridden");
+        row("trellis variable", R"({"trainer": {"command": ["x"], "env": {"TRELLIS_RUN_ID": "1"}}})",
+            "trainer.env.TRELLIS_RUN_ID: is set by the launcher for every rank and cannot be overridden");
+        row("bad name", R"({"trainer": {"command": ["x"], "env": {"A-B": "1"}}})",
+            "trainer.env.A-B: is not a variable name (letters, digits and _, not starting with a digit)");
+        row("value a number", R"({"trainer": {"command": ["x"], "env": {"A": 1}}})", "trainer.env.A: expected a string, got integer");
+        row("ranks disagree", R"({"trainer": {"command": ["x"], "ranks": 2}})",
+            "trainer.ranks: 2 ranks, but parallel makes 4 (dp·tp·pp·cp): give one of them, or make them agree");
+        row("ranks zero", R"({"trainer": {"command": ["x"], "ranks": 0}})", "trainer.ranks: must be at least 1, not 0");
+        row("unknown key", R"({"trainer": {"command": ["x"], "args": ["y"]}})", "trainer.args: unknown key");
     }
 
     void badPlans()
@@ -259,42 +276,6 @@ private slots:
         QVERIFY2(m.ok(), m.errorText().c_str());
         QVERIFY(m.value().trainer.hasModel);
         QVERIFY(hasErrors(validatePlan(m.value())));
-    }
-
-    void badOwnTrainer_data()
-    {
-        QTest::addColumn<QString>("patch");
-        QTest::addColumn<QString>("expected");
-        auto row = [](const char *name, const char *patch, const char *expected) {
-            QTest::newRow(name) << QString::fromUtf8(patch) << QString::fromUtf8(expected);
-        };
-        row("empty command", R"({"trainer": {"command": []}})",
-            "trainer.command: is empty: give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
-        row("command a string", R"({"trainer": {"command": "python3 train.py"}})", "trainer.command: expected a list of strings, got string");
-        row("no command", R"({"trainer": {"env": {"A": "1"}}})",
-            "trainer.command: required field is missing (the program each rank runs and its arguments)");
-        row("reserved variable", R"({"trainer": {"command": ["x"], "env": {"MASTER_PORT": "1"}}})",
-            "trainer.env.MASTER_PORT: is set by the launcher for every rank and cannot be overridden");
-        row("trellis variable", R"({"trainer": {"command": ["x"], "env": {"TRELLIS_RUN_ID": "1"}}})",
-            "trainer.env.TRELLIS_RUN_ID: is set by the launcher for every rank and cannot be overridden");
-        row("bad name", R"({"trainer": {"command": ["x"], "env": {"A-B": "1"}}})",
-            "trainer.env.A-B: is not a variable name (letters, digits and _, not starting with a digit)");
-        row("value a number", R"({"trainer": {"command": ["x"], "env": {"A": 1}}})", "trainer.env.A: expected a string, got integer");
-        row("ranks disagree", R"({"trainer": {"command": ["x"], "ranks": 2}})",
-            "trainer.ranks: 2 ranks, but parallel makes 4 (dp·tp·pp·cp): give one of them, or make them agree");
-        row("ranks zero", R"({"trainer": {"command": ["x"], "ranks": 0}})", "trainer.ranks: must be at least 1, not 0");
-        row("unknown key", R"({"trainer": {"command": ["x"], "args": ["y"]}})", "trainer.args: unknown key");
-    }
-
-    void badOwnTrainer()
-    {
-        QFETCH(QString, patch);
-        QFETCH(QString, expected);
-        json plan = basePlan();
-        plan.merge_patch(json::parse(patch.toStdString()));
-        const QStringList messages = messagesFor(plan.dump());
-        QVERIFY2(messages.contains(expected), qPrintable(QStringLiteral("expected \"%1\"\n got: %2")
-                                                             .arg(expected, messages.join(QStringLiteral(" | ")))));
     }
 
     void syntaxErrorNamesLineAndColumn()

@@ -1,0 +1,201 @@
+// Writing plans: planToJson() and savePlanFile() of plan_json.h, in the schema's section order
+// (the reading half, with its field-by-field checks, is plan_json.cpp).
+#include "plan_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace trellis::plan {
+
+namespace {
+
+// ordered_json keeps the schema's section order, so saved plans read top-down like the docs.
+using OrderedJson = nlohmann::ordered_json;
+
+OrderedJson modelToJson(const ModelSpec &m)
+{
+    OrderedJson j = {{"arch", m.arch}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
+                     {"ffn", m.ffn},       {"seq_len", m.seqLen}, {"vocab", m.vocab}};
+    if (!m.preset.empty())
+        j["preset"] = m.preset; // explicit fields below override it on load
+    if (m.initStd > 0)
+        j["init_std"] = m.initStd;
+    if (m.moe.experts > 0)
+    {
+        j["moe"] = {{"experts", m.moe.experts}, {"top_k", m.moe.topK}, {"aux_loss_coef", m.moe.auxLossCoef}};
+        if (m.moe.capacityFactor)
+            j["moe"]["capacity_factor"] = *m.moe.capacityFactor;
+    }
+    return j;
+}
+
+OrderedJson clusterToJson(const ClusterSpec &cluster)
+{
+    OrderedJson nodes = OrderedJson::array();
+    for (const auto &n : cluster.nodes) {
+        OrderedJson node = {{"host", n.host}, {"slots", n.slotCount}, {"device", toString(n.device)}};
+        if (!n.gpuModel.empty())
+            node["gpu_model"] = n.gpuModel;
+        if (!n.user.empty())
+            node["user"] = n.user;
+        if (n.port != 0)
+            node["port"] = n.port;
+        if (!n.identityFile.empty())
+            node["identity_file"] = n.identityFile;
+        if (!n.remoteDir.empty())
+            node["remote_dir"] = n.remoteDir;
+        nodes.push_back(node);
+    }
+    // A link tier with no bandwidth is unknown (the cost model assumes one): it is left out.
+    OrderedJson links = OrderedJson::object();
+    for (auto [name, link] : {std::pair{"intra_node", &cluster.intraNode}, std::pair{"inter_node", &cluster.interNode}})
+        if (link->bandwidthGBps > 0)
+            links[name] = {{"bandwidth_gbps", link->bandwidthGBps}, {"latency_us", link->latencyUs}};
+    OrderedJson j = {{"nodes", nodes}, {"links", links}, {"price_per_device_hour", cluster.pricePerDeviceHour}};
+    if (!cluster.preset.empty())
+        j["preset"] = cluster.preset;
+    return j;
+}
+
+OrderedJson parallelToJson(const ParallelSpec &q)
+{
+    OrderedJson j = {{"dp", q.dp},
+                     {"tp", q.tp},
+                     {"pp", q.pp},
+                     {"cp", q.cp},
+                     {"ep", q.ep},
+                     {"zero", q.zero},
+                     {"sequence_parallel", q.sequenceParallel},
+                     {"schedule", q.schedule},
+                     {"virtual_stages", q.virtualStages},
+                     {"micro_batch_size", q.microBatchSize},
+                     {"micro_batches", q.microBatches},
+                     {"overlap_grad_reduce", q.overlapGradReduce},
+                     {"recompute", toString(q.recompute)},
+                     {"precision", toString(q.precision)},
+                     {"grad_reduce", toString(q.gradReduce)},
+                     {"framework", toString(q.framework)},
+                     {"attention", toString(q.attention)},
+                     {"cp_layout", toString(q.cpLayout)}};
+    if (q.precision == Precision::Fp16 || q.lossScale != LossScaleSpec{})
+        j["loss_scale"] = {{"initial", q.lossScale.initial},
+                           {"growth_interval", q.lossScale.growthInterval},
+                           {"growth", q.lossScale.growth},
+                           {"backoff", q.lossScale.backoff},
+                           {"min", q.lossScale.minScale},
+                           {"max_skipped", q.lossScale.maxSkipped}};
+    if (q.bucketMb)
+        j["bucket_mb"] = *q.bucketMb;
+    if (q.firstBucketMb)
+        j["first_bucket_mb"] = *q.firstBucketMb;
+    return j;
+}
+
+OrderedJson trainingToJson(const TrainingSpec &t)
+{
+    return {{"steps", t.steps},
+            {"lr", t.lr},
+            {"min_lr", t.minLr},
+            {"warmup_steps", t.warmupSteps},
+            {"weight_decay", t.weightDecay},
+            {"beta1", t.beta1},
+            {"beta2", t.beta2},
+            {"eps", t.eps},
+            {"grad_clip", t.gradClip},
+            {"on_non_finite", toString(t.onNonFinite)},
+            {"seed", t.seed},
+            {"data", {{"source", t.data.source}, {"path", t.data.path}}},
+            {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}}},
+            {"init", {{"from", t.init.from}}}};
+}
+
+OrderedJson launchToJson(const LaunchSpec &l)
+{
+    return {{"target", toString(l.target)},
+            {"ssh",
+             {{"user", l.ssh.user},
+              {"port", l.ssh.port},
+              {"identity_file", l.ssh.identityFile},
+              {"known_hosts", l.ssh.knownHosts},
+              {"remote_dir", l.ssh.remoteDir},
+              {"trainer", l.ssh.trainer},
+              {"stage_trainer", l.ssh.stageTrainer},
+              {"shared_remote_dir", l.ssh.sharedRemoteDir},
+              {"mpi_interface", l.ssh.mpiInterface},
+              {"telemetry_address", l.ssh.telemetryAddress}}},
+            {"slurm",
+             {{"partition", l.slurm.partition},
+              {"account", l.slurm.account},
+              {"qos", l.slurm.qos},
+              {"time", l.slurm.time},
+              {"shared_dir", l.slurm.sharedDir},
+              {"trainer", l.slurm.trainer},
+              {"mpi_interface", l.slurm.mpiInterface},
+              {"telemetry_address", l.slurm.telemetryAddress}}},
+            {"hang_timeout_s", l.hangTimeoutS},
+            {"restart",
+             {{"max_restarts", l.restart.maxRestarts},
+              {"backoff_s", l.restart.backoffS},
+              {"on_crash", l.restart.onCrash},
+              {"on_hang", l.restart.onHang},
+              {"on_node_loss", l.restart.onNodeLoss},
+              {"elastic", l.restart.elastic}}},
+            {"alerts", {{"command", l.alerts.command}, {"webhook", l.alerts.webhook}}}};
+}
+
+} // namespace
+
+std::string planToJson(const Plan &p, int indent)
+{
+    OrderedJson j;
+    j["schema"] = p.schema;
+    j["name"] = p.name;
+    if (p.trainer.external()) {
+        OrderedJson t = {{"command", p.trainer.command}};
+        if (!p.trainer.env.empty()) {
+            OrderedJson env = OrderedJson::object();
+            for (const auto &[name, value] : p.trainer.env)
+                env[name] = value;
+            t["env"] = env;
+        }
+        if (!p.trainer.dir.empty())
+            t["dir"] = p.trainer.dir;
+        j["trainer"] = t;
+    }
+    if (p.trainer.hasModel || !p.trainer.external())
+        j["model"] = modelToJson(p.model);
+    j["cluster"] = clusterToJson(p.cluster);
+    j["parallel"] = parallelToJson(p.parallel);
+    j["training"] = trainingToJson(p.training);
+    j["telemetry"] = {{"endpoint", p.telemetry.endpoint},
+                      {"heartbeat_ms", p.telemetry.heartbeatMs},
+                      {"trace_every", p.telemetry.traceEvery}};
+    j["launch"] = launchToJson(p.launch);
+    return j.dump(indent);
+}
+
+Result<bool> savePlanFile(const Plan &plan, const std::string &path)
+{
+    const std::string temp = path + ".tmp";
+    {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        if (!out)
+            return Result<bool>::failure("", temp + ": cannot be written");
+        out << planToJson(plan) << "\n";
+        if (!out.flush())
+            return Result<bool>::failure("", temp + ": write failed");
+    }
+    std::error_code ec;
+    std::filesystem::rename(temp, path, ec);
+    if (ec) {
+        std::filesystem::remove(temp, ec);
+        return Result<bool>::failure("", path + ": cannot replace file: " + ec.message());
+    }
+    return true;
+}
+
+} // namespace trellis::plan
