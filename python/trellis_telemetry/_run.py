@@ -47,6 +47,20 @@ class RankInfo:
         self.run_id = environ.get("TRELLIS_RUN_ID", "")
 
 
+def _take_rank_info(run, info):
+    """The attributes every run has, real or no-op: who the rank is, and what it reported last."""
+    run.rank = info.rank
+    run.world_size = info.world_size
+    run.local_rank = info.local_rank
+    run.local_world_size = info.local_world_size
+    run.restart_count = info.restart_count
+    run.checkpoint_dir = info.checkpoint_dir
+    run.run_id = info.run_id
+    run.last_step = 0     # the last step reported
+    run.last_extra = {}   # step()'s extra named numbers (not transmitted: no field in protocol 3)
+    run.parameters = 0
+
+
 class NoOpRun:
     """What init() returns outside Trellis: every method does nothing and never raises."""
 
@@ -54,17 +68,7 @@ class NoOpRun:
     _null = contextlib.nullcontext()
 
     def __init__(self, info=None):
-        info = info or RankInfo(os.environ)
-        self.rank = info.rank
-        self.world_size = info.world_size
-        self.local_rank = info.local_rank
-        self.local_world_size = info.local_world_size
-        self.restart_count = info.restart_count
-        self.checkpoint_dir = info.checkpoint_dir
-        self.run_id = info.run_id
-        self.last_step = 0
-        self.last_extra = {}
-        self.parameters = 0
+        _take_rank_info(self, info or RankInfo(os.environ))
 
     def step(self, *args, **kwargs):
         pass
@@ -209,17 +213,8 @@ class Run:
         from . import __version__
         self._pb = pb
         self._version = __version__
-        self.rank = info.rank
-        self.world_size = info.world_size
-        self.local_rank = info.local_rank
-        self.local_world_size = info.local_world_size
-        self.restart_count = info.restart_count
-        self.checkpoint_dir = info.checkpoint_dir
-        self.run_id = info.run_id
-        self.last_step = 0        # the last step reported
+        _take_rank_info(self, info)
         self.steps_reported = 0
-        self.last_extra = {}      # step()'s extra named numbers (not transmitted: no field in protocol 3)
-        self.parameters = 0
         self.precision = precision or ""
         self._tracker = tracker
         self._phase = "init"
