@@ -219,6 +219,9 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(window.estimatePanel()->headlineText().contains(QStringLiteral("runs its own trainer")),
                                   qPrintable(window.estimatePanel()->headlineText()), 10000);
         QVERIFY(editor->summary()->text().contains(QStringLiteral("no model section: no estimate")));
+        // No model: its fields are not offered (a preset still gives it one).
+        QVERIFY(!editor->controlFor(QStringLiteral("model.layers"))->isEnabled());
+        QVERIFY(editor->controlFor(QStringLiteral("model.preset"))->isEnabled());
     }
 
     void saveAndReopenThroughTheWindow()

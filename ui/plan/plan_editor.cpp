@@ -317,10 +317,18 @@ void PlanEditor::refresh()
         }
     }
     refreshNodes();
-    // Loss scaling is fp16's; reducing gradients in bf16 needs mixed precision.
+    // Loss scaling is fp16's; reducing gradients in bf16 needs mixed precision. A plan running its
+    // own trainer without a model shows no model fields to edit (their controls would show made-up
+    // values): choosing a model preset gives it one.
+    const bool noModel = p.trainer.external() && !p.trainer.hasModel;
     for (const Field &field : fields()) {
-        if (QWidget *control = m_controls.value(field.path); control && field.path.startsWith(QLatin1String("parallel.loss_scale.")))
+        QWidget *control = m_controls.value(field.path);
+        if (!control)
+            continue;
+        if (field.path.startsWith(QLatin1String("parallel.loss_scale.")))
             control->setEnabled(p.parallel.precision == plan::Precision::Fp16);
+        else if (field.path.startsWith(QLatin1String("model.")) && field.path != QLatin1String("model.preset"))
+            control->setEnabled(!noModel);
     }
     if (QWidget *control = m_controls.value(QStringLiteral("parallel.grad_reduce")))
         control->setEnabled(p.parallel.precision != plan::Precision::Fp32 || p.parallel.gradReduce != plan::GradReduce::Fp32);
