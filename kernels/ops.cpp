@@ -19,7 +19,7 @@ void unavailable(const Stream &stream, const char *op)
 {
 #if defined(TRELLIS_HAVE_CUDA)
     throw std::runtime_error(std::string("kernel ") + op + " on cuda:" + std::to_string(stream.index) +
-                             ": the CUDA kernels are float only");
+                             ": the CUDA kernels are float and bf16 only");
 #else
     throw std::runtime_error(std::string("kernel ") + op + " on cuda:" + std::to_string(stream.index) +
                              ": this program is linked with the CPU kernels only (trellis_kernels; trellis_kernels_cuda has the CUDA ones)");

@@ -47,8 +47,19 @@ bool available(Device device);
 [[noreturn]] void unavailable(const Stream &stream, const char *op, DType type);
 
 #if defined(TRELLIS_HAVE_CUDA)
+// Float and bf16 ops on a CUDA stream (each timed when cuda::setOpTiming is on).
 #define TRELLIS_CUDA_DISPATCH(name, ...)                                                                          \
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>) {                                          \
+        cuda::OpTimer trellisTimer(stream, #name);                                                                \
+        cuda::name<T>(stream, __VA_ARGS__);                                                                       \
+        return;                                                                                                   \
+    } else {                                                                                                      \
+        unavailable(stream, #name, dtypeOf<T>());                                                                 \
+    }
+// Float-only ops on a CUDA stream.
+#define TRELLIS_CUDA_DISPATCH_F32(name, ...)                                                                      \
     if constexpr (std::is_same_v<T, float>) {                                                                     \
+        cuda::OpTimer trellisTimer(stream, #name);                                                                \
         cuda::name(stream, __VA_ARGS__);                                                                          \
         return;                                                                                                   \
     } else {                                                                                                      \
@@ -56,6 +67,7 @@ bool available(Device device);
     }
 #else
 #define TRELLIS_CUDA_DISPATCH(name, ...) unavailable(stream, #name, dtypeOf<T>());
+#define TRELLIS_CUDA_DISPATCH_F32(name, ...) unavailable(stream, #name, dtypeOf<T>());
 #endif
 
 // The CPU kernel: the reference templates for float and double, the 16-bit ones for bf16/fp16.
@@ -71,6 +83,15 @@ bool available(Device device);
     {                                                                                                             \
         if (stream.device != Device::Cpu) {                                                                       \
             TRELLIS_CUDA_DISPATCH(name, args)                                                                     \
+        }                                                                                                         \
+        TRELLIS_CPU_CALL(name, args)                                                                              \
+    }
+#define TRELLIS_KERNEL_OP_F32(name, params, args)                                                                 \
+    template <typename T>                                                                                         \
+    void name(const Stream &stream, params)                                                                       \
+    {                                                                                                             \
+        if (stream.device != Device::Cpu) {                                                                       \
+            TRELLIS_CUDA_DISPATCH_F32(name, args)                                                                 \
         }                                                                                                         \
         TRELLIS_CPU_CALL(name, args)                                                                              \
     }
@@ -92,10 +113,10 @@ TRELLIS_KERNEL_OP(layerNormBackward,
                   TRELLIS_P(dIn, dGamma, dBeta, dOut, in, gamma, mean, rstd, N, C))
 TRELLIS_KERNEL_OP(geluForward, TRELLIS_P(T *out, const T *in, std::int64_t n), TRELLIS_P(out, in, n))
 TRELLIS_KERNEL_OP(geluBackward, TRELLIS_P(T *dIn, const T *in, const T *dOut, std::int64_t n), TRELLIS_P(dIn, in, dOut, n))
-TRELLIS_KERNEL_OP(attentionForward,
+TRELLIS_KERNEL_OP_F32(attentionForward,
                   TRELLIS_P(T *out, T *att, const T *qkv, int B, int T_, int C, int NH, int KVH),
                   TRELLIS_P(out, att, qkv, B, T_, C, NH, KVH))
-TRELLIS_KERNEL_OP(attentionBackward,
+TRELLIS_KERNEL_OP_F32(attentionBackward,
                   TRELLIS_P(T *dqkv, acc_t<T> *scratch, const T *dOut, const T *qkv, const T *att, int B, int T_, int C,
                             int NH, int KVH),
                   TRELLIS_P(dqkv, scratch, dOut, qkv, att, B, T_, C, NH, KVH))
@@ -124,6 +145,99 @@ TRELLIS_KERNEL_OP(encoderForward,
 TRELLIS_KERNEL_OP(encoderBackward,
                   TRELLIS_P(acc_t<T> *dwte, acc_t<T> *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C),
                   TRELLIS_P(dwte, dwpe, dOut, tokens, B, T_, C))
+
+// Fused attention (cuDNN's scaled-dot-product attention; kernels/cuda/cuda_ops.h): whether a model
+// of element type T on `stream`'s device uses it instead of attentionForward/Backward — bf16 on a
+// CUDA device in a build with cuDNN's front end. Then it keeps each row's log-sum-exp lse[B,NH,T]
+// (fp32) rather than the probabilities; the backward writes dqkv (it does not add to it).
+template <typename T>
+bool fusedAttention(const Stream &stream)
+{
+#if defined(TRELLIS_HAVE_CUDA)
+    if constexpr (std::is_same_v<T, bf16>)
+        return stream.device == Device::Cuda && cuda::fusedAttentionBuilt();
+#endif
+    (void)stream;
+    return false;
+}
+template <typename T>
+void flashAttentionForward(const Stream &stream, T *out, acc_t<T> *lse, const T *qkv, int B, int T_, int C, int NH,
+                           int KVH)
+{
+#if defined(TRELLIS_HAVE_CUDA)
+    if constexpr (std::is_same_v<T, bf16>) {
+        if (stream.device == Device::Cuda) {
+            cuda::OpTimer timer(stream, "flashAttentionForward");
+            cuda::flashAttentionForward(stream, out, lse, qkv, B, T_, C, NH, KVH);
+            return;
+        }
+    }
+#endif
+    (void)out, (void)lse, (void)qkv, (void)B, (void)T_, (void)C, (void)NH, (void)KVH;
+    unavailable(stream, "flashAttentionForward", dtypeOf<T>());
+}
+template <typename T>
+void flashAttentionBackward(const Stream &stream, T *dqkv, const T *dOut, const T *out, const T *qkv,
+                            const acc_t<T> *lse, int B, int T_, int C, int NH, int KVH)
+{
+#if defined(TRELLIS_HAVE_CUDA)
+    if constexpr (std::is_same_v<T, bf16>) {
+        if (stream.device == Device::Cuda) {
+            cuda::OpTimer timer(stream, "flashAttentionBackward");
+            cuda::flashAttentionBackward(stream, dqkv, dOut, out, qkv, lse, B, T_, C, NH, KVH);
+            return;
+        }
+    }
+#endif
+    (void)dqkv, (void)dOut, (void)out, (void)qkv, (void)lse, (void)B, (void)T_, (void)C, (void)NH, (void)KVH;
+    unavailable(stream, "flashAttentionBackward", dtypeOf<T>());
+}
+
+// The cross-entropy without probabilities (kernels/cuda/cuda_ops.h): whether a model of element
+// type T on `stream`'s device uses it (float and bf16 on a CUDA device): then it keeps each row's
+// log-sum-exp lse[BT] instead of probs[BT, V], and the backward recomputes the softmax.
+template <typename T>
+bool fusedCrossEntropy(const Stream &stream)
+{
+#if defined(TRELLIS_HAVE_CUDA)
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>)
+        return stream.device == Device::Cuda;
+#endif
+    (void)stream;
+    return false;
+}
+template <typename T>
+void crossEntropyLseForward(const Stream &stream, acc_t<T> *losses, acc_t<T> *lse, const T *logits,
+                            const std::int32_t *targets, int BT, int V)
+{
+#if defined(TRELLIS_HAVE_CUDA)
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>) {
+        if (stream.device == Device::Cuda) {
+            cuda::OpTimer timer(stream, "crossEntropyForward");
+            cuda::crossEntropyLseForward<T>(stream, losses, lse, logits, targets, BT, V);
+            return;
+        }
+    }
+#endif
+    (void)losses, (void)lse, (void)logits, (void)targets, (void)BT, (void)V;
+    unavailable(stream, "crossEntropyLseForward", dtypeOf<T>());
+}
+template <typename T>
+void crossEntropyLseBackward(const Stream &stream, T *dLogits, const T *logits, const acc_t<T> *lse,
+                             const std::int32_t *targets, acc_t<T> scale, int BT, int V)
+{
+#if defined(TRELLIS_HAVE_CUDA)
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bf16>) {
+        if (stream.device == Device::Cuda) {
+            cuda::OpTimer timer(stream, "crossEntropyBackward");
+            cuda::crossEntropyLseBackward<T>(stream, dLogits, logits, lse, targets, scale, BT, V);
+            return;
+        }
+    }
+#endif
+    (void)dLogits, (void)logits, (void)lse, (void)targets, (void)scale, (void)BT, (void)V;
+    unavailable(stream, "crossEntropyLseBackward", dtypeOf<T>());
+}
 
 // Element-wise and bookkeeping kernels (kernels/cpu/tensor_ops.h). fill and copy take any element type.
 template <typename T>
@@ -158,7 +272,9 @@ void accumulate(const Stream &stream, D *dst, const S *src, std::int64_t n)
 {
     if (stream.device != Device::Cpu) {
 #if defined(TRELLIS_HAVE_CUDA)
-        if constexpr (std::is_same_v<D, float> && std::is_same_v<S, float>) {
+        if constexpr ((std::is_same_v<D, float> && (std::is_same_v<S, float> || std::is_same_v<S, bf16>)) ||
+                      (std::is_same_v<D, bf16> && std::is_same_v<S, bf16>)) {
+            cuda::OpTimer timer(stream, "accumulate");
             cuda::accumulate(stream, dst, src, n);
             return;
         }
@@ -177,12 +293,21 @@ void convert(const Stream &stream, D *dst, const S *src, std::int64_t n)
     if constexpr (std::is_same_v<D, S>) {
         copy(stream, dst, src, n);
     } else {
-        if (stream.device != Device::Cpu)
+        if (stream.device != Device::Cpu) {
+#if defined(TRELLIS_HAVE_CUDA)
+            if constexpr ((std::is_same_v<D, bf16> && std::is_same_v<S, float>) ||
+                          (std::is_same_v<D, float> && std::is_same_v<S, bf16>)) {
+                cuda::OpTimer timer(stream, "convert");
+                cuda::convert(stream, dst, src, n);
+                return;
+            }
+#endif
             unavailable(stream, "convert", dtypeOf<S>());
+        }
         cpu::half::convert(dst, src, n);
     }
 }
-TRELLIS_KERNEL_OP(scale, TRELLIS_P(T *data, std::int64_t n, T factor), TRELLIS_P(data, n, factor))
+TRELLIS_KERNEL_OP_F32(scale, TRELLIS_P(T *data, std::int64_t n, T factor), TRELLIS_P(data, n, factor))
 TRELLIS_KERNEL_OP(embeddingRangeForward,
                   TRELLIS_P(T *out, const std::int32_t *tokens, const T *wte, int first, int V, int BT, int C),
                   TRELLIS_P(out, tokens, wte, first, V, BT, C))
@@ -193,12 +318,12 @@ TRELLIS_KERNEL_OP(embeddingRangeBackward,
                             int BT, int seqLen, int C),
                   TRELLIS_P(dwte, dwpe, dOut, tokens, first, V, BT, seqLen, C))
 TRELLIS_KERNEL_OP(rowMax, TRELLIS_P(acc_t<T> *out, const T *logits, int BT, int V), TRELLIS_P(out, logits, BT, V))
-TRELLIS_KERNEL_OP(maxOverBlocks, TRELLIS_P(T *out, const T *blocks, int count, int BT), TRELLIS_P(out, blocks, count, BT))
+TRELLIS_KERNEL_OP_F32(maxOverBlocks, TRELLIS_P(T *out, const T *blocks, int count, int BT), TRELLIS_P(out, blocks, count, BT))
 TRELLIS_KERNEL_OP(softmaxPartials,
                   TRELLIS_P(acc_t<T> *probs, acc_t<T> *partial, const T *logits, const acc_t<T> *globalMax,
                             const std::int32_t *targets, int first, int BT, int V),
                   TRELLIS_P(probs, partial, logits, globalMax, targets, first, BT, V))
-TRELLIS_KERNEL_OP(softmaxFinish, TRELLIS_P(T *probs, T *losses, const T *sums, const T *globalMax, int BT, int V),
+TRELLIS_KERNEL_OP_F32(softmaxFinish, TRELLIS_P(T *probs, T *losses, const T *sums, const T *globalMax, int BT, int V),
                   TRELLIS_P(probs, losses, sums, globalMax, BT, V))
 TRELLIS_KERNEL_OP(crossEntropyRangeBackward,
                   TRELLIS_P(T *dLogits, const acc_t<T> *probs, const std::int32_t *targets, int first, acc_t<T> scale, int BT,
@@ -259,7 +384,9 @@ TRELLIS_CPU_KERNEL_OP(addSelectedRows, TRELLIS_P(T *dx, const T *rows, const std
 #undef TRELLIS_CPU_KERNEL_OP
 
 #undef TRELLIS_KERNEL_OP
+#undef TRELLIS_KERNEL_OP_F32
 #undef TRELLIS_CUDA_DISPATCH
+#undef TRELLIS_CUDA_DISPATCH_F32
 #undef TRELLIS_CPU_CALL
 #undef TRELLIS_P
 
@@ -301,6 +428,7 @@ inline void adamw(const Stream &stream, float *params, const float *grads, float
 {
     if (stream.device != Device::Cpu) {
 #if defined(TRELLIS_HAVE_CUDA)
+        cuda::OpTimer timer(stream, "adamw");
         cuda::adamw(stream, params, grads, m, v, decay, n, step);
         return;
 #else

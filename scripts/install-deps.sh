@@ -36,20 +36,45 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-
-echo "Installing missing packages: ${missing[*]}"
-sudo_cmd=()
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    sudo_cmd=(sudo)
-  else
-    echo "error: need root or sudo to install: ${missing[*]}" >&2
-    exit 1
+install_missing() {
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "Installing missing packages: ${missing[*]}"
+  local sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo_cmd=(sudo)
+    else
+      echo "error: need root or sudo to install: ${missing[*]}" >&2
+      exit 1
+    fi
   fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# cuDNN's C++ front end, header-only, for the fused attention of the CUDA build
+# (kernels/cuda/attention_cudnn.cpp): a pinned release of the PyPI wheel nvidia-cudnn-frontend, its
+# include/ unpacked under ~/.cache/trellis, where kernels/CMakeLists.txt looks. Only where the CUDA
+# toolkit with cuDNN is installed; without it the CUDA build refuses bf16 attention by name.
+fetch_cudnn_frontend() {
+  local version=1.32.0
+  local dest="$HOME/.cache/trellis/cudnn-frontend-$version"
+  [ -e /usr/local/cuda/include/cudnn.h ] || return 0
+  [ -f "$dest/include/cudnn_frontend.h" ] && return 0
+  local tmp
+  tmp=$(mktemp -d)
+  if python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d "$tmp" \
+      "nvidia-cudnn-frontend==$version"; then
+    mkdir -p "$dest"
+    python3 -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(sys.argv[2], [n for n in z.namelist() if n.startswith("include/")])' "$(ls "$tmp"/*.whl | head -1)" "$dest"
+  else
+    echo "warning: could not fetch nvidia-cudnn-frontend $version; the CUDA build will have no fused attention" >&2
+  fi
+  rm -rf "$tmp"
+}
+
+install_missing
+fetch_cudnn_frontend

@@ -465,9 +465,9 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");
     if (p.ep > 1 && p.zero > 0)
         unsupported("parallel.zero", "ZeRO with expert parallelism (the experts' gradients reduce over expert_dp)");
-    // Mixed precision runs on CPUs (kernels/cpu/half_ops.h); the CUDA kernels are fp32 only so far.
-    if (p.precision != Precision::Fp32 && !plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)
-        unsupported("parallel.precision", std::string(toString(p.precision)) + " training on CUDA devices (the GPU kernels are fp32)");
+    // The CUDA kernels are fp32 and bf16 (kernels/cuda); fp16 with loss scaling runs on CPUs only so far.
+    if (p.precision == Precision::Fp16 && !plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)
+        unsupported("parallel.precision", "fp16 training on CUDA devices (the GPU kernels are fp32 and bf16)");
     if (plan.model.moe.experts > 0 && p.cp > 1)
         unsupported("parallel.cp", "context parallelism with a mixture of experts (per-sequence routing statistics)");
     if (plan.model.moe.experts > 0 && p.pp > 1 && p.schedule == "zb-h1")

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace trellis::kernels::cuda {
 
@@ -89,15 +90,48 @@ struct Max {
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
 };
 
+// Loads any element type as float and stores a float back rounded (kernels/dtype.h: the CPU's
+// rounding, bit for bit): the templated kernels compute in fp32 for float and bf16 alike.
+template <typename T>
+__device__ __forceinline__ float ld(T x)
+{
+    return toAcc(x);
+}
+template <typename T>
+__device__ __forceinline__ T st(float v)
+{
+    return fromAcc<T>(v);
+}
+
+// 16 bytes of elements (4 float, 8 bf16): kernels load and store whole packs where every pointer
+// is 16-byte aligned and the row length a multiple of the pack, else element by element.
+template <typename T>
+struct alignas(16) Pack {
+    static constexpr int kSize = 16 / sizeof(T);
+    T v[kSize];
+};
+
+// cuBLASLt's name for an element type.
+template <typename T>
+constexpr cudaDataType_t cudaType()
+{
+    if constexpr (std::is_same_v<T, bf16>)
+        return CUDA_R_16BF;
+    else
+        return CUDA_R_32F;
+}
+
 // Scratch device memory of at least `bytes`, valid until the next call (ops run one after another
 // on the stream, so an op may use it freely; growing it waits for the device).
 void *scratch(std::size_t bytes);
 
 // Row-major C[M,N] = alpha·op(A)·op(B) + beta·C (+ bias[N] on every row), `batch` times with
 // element strides sA, sB, sC between the matrices; op(A) is [M,K] (A is [K,M] when transA).
-void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, float alpha, const float *A, int lda,
-          long long sA, const float *B, int ldb, long long sB, float beta, float *C, int ldc, long long sC, int batch,
-          const float *bias = nullptr);
+// A and B are of type `ab`, C (and the bias) of type `c`: fp32 or bf16, accumulated in fp32
+// (bf16 on tensor cores; fp32 with TF32 tensor cores when setTf32).
+void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, float alpha, const void *A, int lda,
+          long long sA, const void *B, int ldb, long long sB, float beta, void *C, int ldc, long long sC, int batch,
+          const void *bias = nullptr, cudaDataType_t ab = CUDA_R_32F, cudaDataType_t c = CUDA_R_32F);
 
 // out[c] += Σ over rows r < N of value(r, c), for c < C, in a fixed order (deterministic).
 // Used for bias, gain and shift gradients.
@@ -121,7 +155,9 @@ __global__ void columnPartials(float *partial, int N, int C, int rowsPerChunk, F
         partial[static_cast<std::int64_t>(blockIdx.y) * C + c] = s;
     }
 }
-__global__ void columnFinish(float *out, const float *partial, int chunks, int C);
+// out[c] += Σ over k < chunks of partial[k·ld + c], for c < C: a block of 32×32 threads per 32
+// columns, each thread a fixed stride of the chunks, then the 32 in order (deterministic).
+void columnFinish(cudaStream_t stream, float *out, const float *partial, int chunks, int C, long long ld);
 
 template <typename F>
 void columnSum(cudaStream_t stream, float *out, int N, int C, F value)
@@ -133,8 +169,7 @@ void columnSum(cudaStream_t stream, float *out, int N, int C, F value)
     float *partial = static_cast<float *>(scratch(static_cast<std::size_t>(chunks) * C * sizeof(float)));
     columnPartials<<<dim3((C + 31) / 32, chunks), dim3(32, 8), 0, stream>>>(partial, N, C, rowsPerChunk, value);
     TRELLIS_CUDA_LAUNCHED(columnPartials);
-    columnFinish<<<gridFor(C, 256), 256, 0, stream>>>(out, partial, chunks, C);
-    TRELLIS_CUDA_LAUNCHED(columnFinish);
+    columnFinish(stream, out, partial, chunks, C, C);
 }
 
 } // namespace trellis::kernels::cuda

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <vector>
 
 namespace trellis::kernels::cuda {
 namespace {
@@ -29,9 +30,10 @@ struct GemmKey {
     bool bias, tf32;
     int alignment;
     bool beta;
+    int ab, c; // cudaDataType_t of A and B, of C
     auto tie() const
     {
-        return std::tie(transA, transB, M, N, K, lda, ldb, ldc, batch, sA, sB, sC, bias, tf32, alignment, beta);
+        return std::tie(transA, transB, M, N, K, lda, ldb, ldc, batch, sA, sB, sC, bias, tf32, alignment, beta, ab, c);
     }
     bool operator<(const GemmKey &o) const { return tie() < o.tie(); }
 };
@@ -52,10 +54,10 @@ int alignmentOf(std::uintptr_t v)
 }
 int alignmentOf(const void *p) { return alignmentOf(reinterpret_cast<std::uintptr_t>(p)); }
 
-cublasLtMatrixLayout_t layout(int rows, int cols, int ld, int batch, long long stride)
+cublasLtMatrixLayout_t layout(cudaDataType_t type, int rows, int cols, int ld, int batch, long long stride)
 {
     cublasLtMatrixLayout_t l = nullptr;
-    TRELLIS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, static_cast<std::uint64_t>(rows),
+    TRELLIS_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, static_cast<std::uint64_t>(rows),
                                                     static_cast<std::uint64_t>(cols), ld));
     if (batch > 1) {
         TRELLIS_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
@@ -132,7 +134,7 @@ std::string deviceDescription(int index)
 std::size_t scratchBytes()
 {
     std::lock_guard lock(g_mutex);
-    return g_scratchBytes + (g_workspace ? kWorkspaceBytes : 0);
+    return g_scratchBytes + (g_workspace ? kWorkspaceBytes : 0) + fusedAttentionWorkspaceBytes();
 }
 
 void *scratch(std::size_t bytes)
@@ -153,20 +155,35 @@ void *scratch(std::size_t bytes)
     return g_scratch;
 }
 
-__global__ void columnFinish(float *out, const float *partial, int chunks, int C)
+__global__ void columnFinishKernel(float *out, const float *partial, int chunks, int C, long long ld)
 {
-    const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= C)
-        return;
+    __shared__ float tile[32][33];
+    const int c = blockIdx.x * 32 + threadIdx.x;
     float s = 0.0f;
-    for (int k = 0; k < chunks; ++k)
-        s += partial[static_cast<std::int64_t>(k) * C + c];
-    out[c] += s;
+    if (c < C)
+        for (int k = threadIdx.y; k < chunks; k += 32)
+            s += partial[k * ld + c];
+    tile[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < C) {
+        float total = tile[0][threadIdx.x];
+        for (int y = 1; y < 32; ++y)
+            total += tile[y][threadIdx.x];
+        out[c] += total;
+    }
 }
 
-void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, float alpha, const float *A, int lda,
-          long long sA, const float *B, int ldb, long long sB, float beta, float *C, int ldc, long long sC, int batch,
-          const float *bias)
+void columnFinish(cudaStream_t stream, float *out, const float *partial, int chunks, int C, long long ld)
+{
+    if (!out || C <= 0)
+        return;
+    columnFinishKernel<<<(C + 31) / 32, dim3(32, 32), 0, stream>>>(out, partial, chunks, C, ld);
+    TRELLIS_CUDA_LAUNCHED(columnFinishKernel);
+}
+
+void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, float alpha, const void *A, int lda,
+          long long sA, const void *B, int ldb, long long sB, float beta, void *C, int ldc, long long sC, int batch,
+          const void *bias, cudaDataType_t ab, cudaDataType_t c)
 {
     if (M <= 0 || N <= 0 || batch <= 0)
         return;
@@ -174,13 +191,17 @@ void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, fl
     // What the algorithm may assume of every column's (and every batch matrix's) start: the
     // pointers, the leading dimensions and the batch strides in bytes (an odd leading dimension,
     // a vocabulary of 97 say, leaves 4 bytes).
-    auto bytes = [](long long elements) { return alignmentOf(static_cast<std::uintptr_t>(elements) * sizeof(float)); };
-    int alignment = std::min({alignmentOf(A), alignmentOf(B), alignmentOf(C), bias ? alignmentOf(bias) : 256, bytes(lda),
-                              bytes(ldb), bytes(ldc)});
+    const std::uintptr_t abSize = ab == CUDA_R_16BF ? 2 : 4, cSize = c == CUDA_R_16BF ? 2 : 4;
+    auto bytes = [](long long elements, std::uintptr_t size) {
+        return alignmentOf(static_cast<std::uintptr_t>(elements) * size);
+    };
+    int alignment = std::min({alignmentOf(A), alignmentOf(B), alignmentOf(C), bias ? alignmentOf(bias) : 256,
+                              bytes(lda, abSize), bytes(ldb, abSize), bytes(ldc, cSize)});
     if (batch > 1)
-        alignment = std::min({alignment, bytes(sA), bytes(sB), bytes(sC)});
-    const GemmKey key{transA, transB, M, N, K, lda, ldb, ldc, batch, sA, sB, sC, bias != nullptr, g_tf32, alignment,
-                      beta != 0.0f};
+        alignment = std::min({alignment, bytes(sA, abSize), bytes(sB, abSize), bytes(sC, cSize)});
+    const bool tf32 = g_tf32 && ab == CUDA_R_32F;
+    const GemmKey key{transA, transB, M, N, K, lda, ldb, ldc, batch, sA, sB, sC, bias != nullptr, tf32, alignment,
+                      beta != 0.0f, static_cast<int>(ab), static_cast<int>(c)};
     std::lock_guard lock(g_mutex);
     if (!g_lt) {
         TRELLIS_CUBLAS_CHECK(cublasLtCreate(&g_lt));
@@ -190,7 +211,7 @@ void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, fl
     if (found == g_plans.end()) {
         GemmPlan plan;
         TRELLIS_CUBLAS_CHECK(cublasLtMatmulDescCreate(
-            &plan.desc, g_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+            &plan.desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
         const cublasOperation_t opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N; // cuBLASLt's A = our B
         const cublasOperation_t opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
         TRELLIS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
@@ -201,9 +222,14 @@ void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, fl
                 cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
         }
         // Column-major shapes: ours B (N×K as op) stored [ldb]: rows = transB ? K : N.
-        plan.a = layout(transB ? K : N, transB ? N : K, ldb, batch, sB);
-        plan.b = layout(transA ? M : K, transA ? K : M, lda, batch, sA);
-        plan.c = layout(N, M, ldc, batch, sC);
+        if (bias) { // the bias is of C's type
+            const cudaDataType_t biasType = c;
+            TRELLIS_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                                                &biasType, sizeof(biasType)));
+        }
+        plan.a = layout(ab, transB ? K : N, transB ? N : K, ldb, batch, sB);
+        plan.b = layout(ab, transA ? M : K, transA ? K : M, lda, batch, sA);
+        plan.c = layout(c, N, M, ldc, batch, sC);
         cublasLtMatmulPreference_t pref = nullptr;
         TRELLIS_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
         const std::uint64_t ws = kWorkspaceBytes;
@@ -229,6 +255,84 @@ void gemm(cudaStream_t stream, bool transA, bool transB, int M, int N, int K, fl
             cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
     TRELLIS_CUBLAS_CHECK(cublasLtMatmul(g_lt, plan.desc, &alpha, B, plan.a, A, plan.b, &beta, C, plan.c, C, plan.c,
                                         &plan.algo, g_workspace, kWorkspaceBytes, stream));
+}
+
+namespace {
+
+// Op timing: a pool of CUDA events reused every take, and the ops recorded since the last one.
+struct OpRecord {
+    const char *name;
+    int start; // events[start], events[start + 1]
+};
+struct OpTiming {
+    std::mutex mutex;
+    bool enabled = false;
+    std::vector<cudaEvent_t> events;
+    std::vector<OpRecord> records;
+};
+OpTiming &timingState()
+{
+    static OpTiming t;
+    return t;
+}
+
+} // namespace
+
+void setOpTiming(bool enabled)
+{
+    OpTiming &t = timingState();
+    std::lock_guard lock(t.mutex);
+    t.enabled = enabled;
+    t.records.clear();
+}
+
+bool opTiming() { return timingState().enabled; }
+
+OpTimer::OpTimer(const Stream &s, const char *name)
+{
+    OpTiming &t = timingState();
+    if (!t.enabled)
+        return;
+    std::lock_guard lock(t.mutex);
+    const int start = static_cast<int>(t.records.size()) * 2;
+    while (static_cast<int>(t.events.size()) < start + 2) {
+        cudaEvent_t e = nullptr;
+        TRELLIS_CUDA_CHECK(cudaEventCreate(&e));
+        t.events.push_back(e);
+    }
+    t.records.push_back({name, start});
+    m_slot = start;
+    m_stream = s.handle;
+    TRELLIS_CUDA_CHECK(cudaEventRecord(t.events[static_cast<std::size_t>(start)], native(s)));
+}
+
+OpTimer::~OpTimer()
+{
+    if (m_slot < 0)
+        return;
+    OpTiming &t = timingState();
+    std::lock_guard lock(t.mutex);
+    cudaEventRecord(t.events[static_cast<std::size_t>(m_slot) + 1], static_cast<cudaStream_t>(m_stream));
+}
+
+std::vector<OpTime> takeOpTimes()
+{
+    OpTiming &t = timingState();
+    std::lock_guard lock(t.mutex);
+    std::vector<OpTime> table;
+    for (const OpRecord &r : t.records) {
+        TRELLIS_CUDA_CHECK(cudaEventSynchronize(t.events[static_cast<std::size_t>(r.start) + 1]));
+        float ms = 0.0f;
+        TRELLIS_CUDA_CHECK(cudaEventElapsedTime(&ms, t.events[static_cast<std::size_t>(r.start)],
+                                                t.events[static_cast<std::size_t>(r.start) + 1]));
+        auto found = std::find_if(table.begin(), table.end(), [&](const OpTime &o) { return o.name == r.name; });
+        if (found == table.end())
+            found = table.insert(table.end(), OpTime{r.name, 0.0, 0});
+        found->ms += ms;
+        ++found->calls;
+    }
+    t.records.clear();
+    return table;
 }
 
 void *deviceAllocate(int device, std::size_t bytes)

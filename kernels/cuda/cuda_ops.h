@@ -10,10 +10,12 @@
 #pragma once
 
 #include "kernels/cpu/tensor_ops.h"
+#include "kernels/dtype.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace trellis::kernels {
 struct Stream;
@@ -34,59 +36,136 @@ bool tf32();
 // reduction partials, the cuBLASLt workspace); not part of any DeviceBuffer.
 std::size_t scratchBytes();
 
-void linearForward(const Stream &s, float *out, const float *in, const float *weight, const float *bias, int BT, int C,
-                   int OC);
-void linearBackward(const Stream &s, float *dIn, float *dWeight, float *dBias, const float *dOut, const float *in,
-                    const float *weight, int BT, int C, int OC);
-void layerNormForward(const Stream &s, float *out, float *mean, float *rstd, const float *in, const float *gamma,
-                      const float *beta, int N, int C);
-void layerNormBackward(const Stream &s, float *dIn, float *dGamma, float *dBeta, const float *dOut, const float *in,
-                       const float *gamma, const float *mean, const float *rstd, int N, int C);
-void geluForward(const Stream &s, float *out, const float *in, std::int64_t n);
-void geluBackward(const Stream &s, float *dIn, const float *in, const float *dOut, std::int64_t n);
+// Layer kernels, for T = float and bf16 (arithmetic in fp32, one rounding on store, as the CPU's
+// 16-bit kernels; GEMMs on tensor cores with fp32 accumulation). acc_t<bf16> is float.
+template <typename T>
+void linearForward(const Stream &s, T *out, const T *in, const T *weight, const T *bias, int BT, int C, int OC);
+template <typename T>
+void linearBackward(const Stream &s, T *dIn, float *dWeight, float *dBias, const T *dOut, const T *in, const T *weight,
+                    int BT, int C, int OC);
+template <typename T>
+void layerNormForward(const Stream &s, T *out, float *mean, float *rstd, const T *in, const T *gamma, const T *beta,
+                      int N, int C);
+template <typename T>
+void layerNormBackward(const Stream &s, T *dIn, float *dGamma, float *dBeta, const T *dOut, const T *in,
+                       const T *gamma, const float *mean, const float *rstd, int N, int C);
+template <typename T>
+void geluForward(const Stream &s, T *out, const T *in, std::int64_t n);
+template <typename T>
+void geluBackward(const Stream &s, T *dIn, const T *in, const T *dOut, std::int64_t n);
+template <typename T>
+void rmsNormForward(const Stream &s, T *out, float *rstd, const T *in, const T *gamma, int N, int C);
+template <typename T>
+void rmsNormBackward(const Stream &s, T *dIn, float *dGamma, const T *dOut, const T *in, const T *gamma,
+                     const float *rstd, int N, int C);
+template <typename T>
+void swigluForward(const Stream &s, T *out, const T *in, int N, int F);
+template <typename T>
+void swigluBackward(const Stream &s, T *dIn, const T *in, const T *dOut, int N, int F);
+template <typename T>
+void rope(const Stream &s, T *x, const float *cosTable, const float *sinTable, int N, int seqLen, int firstPos, int ld,
+          int heads, int hs, bool inverse);
+template <typename T>
+void residualForward(const Stream &s, T *out, const T *a, const T *b, std::int64_t n);
+template <typename T>
+void crossEntropyForward(const Stream &s, float *losses, float *probs, const T *logits, const std::int32_t *targets,
+                         int BT, int V);
+template <typename T>
+void crossEntropyBackward(const Stream &s, T *dLogits, const float *probs, const std::int32_t *targets, float scale,
+                          int BT, int V);
+// The cross-entropy that keeps no probabilities (the model's loss on a GPU): the forward reads the
+// logits once and writes each row's loss and log-sum-exp lse[BT]; the backward recomputes the
+// softmax from the logits and lse: dLogits = (softmax − one-hot) · scale (dLogits may be the
+// logits themselves).
+template <typename T>
+void crossEntropyLseForward(const Stream &s, float *losses, float *lse, const T *logits, const std::int32_t *targets,
+                            int BT, int V);
+template <typename T>
+void crossEntropyLseBackward(const Stream &s, T *dLogits, const T *logits, const float *lse,
+                             const std::int32_t *targets, float scale, int BT, int V);
+template <typename T>
+void encoderForward(const Stream &s, T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_,
+                    int C);
+template <typename T>
+void encoderBackward(const Stream &s, float *dwte, float *dwpe, const T *dOut, const std::int32_t *tokens, int B,
+                     int T_, int C);
+
+// Materialised attention (float only): the probabilities att[B,NH,T,T] are kept for backward.
 void attentionForward(const Stream &s, float *out, float *att, const float *qkv, int B, int T, int C, int NH, int KVH);
 void attentionBackward(const Stream &s, float *dqkv, float *scratch, const float *dOut, const float *qkv,
                        const float *att, int B, int T, int C, int NH, int KVH);
-void rmsNormForward(const Stream &s, float *out, float *rstd, const float *in, const float *gamma, int N, int C);
-void rmsNormBackward(const Stream &s, float *dIn, float *dGamma, const float *dOut, const float *in, const float *gamma,
-                     const float *rstd, int N, int C);
-void swigluForward(const Stream &s, float *out, const float *in, int N, int F);
-void swigluBackward(const Stream &s, float *dIn, const float *in, const float *dOut, int N, int F);
-void rope(const Stream &s, float *x, const float *cosTable, const float *sinTable, int N, int seqLen, int firstPos,
-          int ld, int heads, int hs, bool inverse);
-void residualForward(const Stream &s, float *out, const float *a, const float *b, std::int64_t n);
-void crossEntropyForward(const Stream &s, float *losses, float *probs, const float *logits,
-                         const std::int32_t *targets, int BT, int V);
-void crossEntropyBackward(const Stream &s, float *dLogits, const float *probs, const std::int32_t *targets,
-                          float scale, int BT, int V);
-void encoderForward(const Stream &s, float *out, const std::int32_t *tokens, const float *wte, const float *wpe, int B,
-                    int T, int C);
-void encoderBackward(const Stream &s, float *dwte, float *dwpe, const float *dOut, const std::int32_t *tokens, int B,
-                     int T, int C);
+
+// Fused causal (grouped-query) attention through cuDNN's scaled-dot-product attention (bf16 only;
+// attention_cudnn.cpp): the T×T scores are never written. Forward: out[B,T,C] and each row's
+// log-sum-exp lse[B,NH,T] (fp32) from qkv[B,T,C + 2·KVH·hs]. Backward: dqkv = the gradient
+// (written, not added), from dOut, out, qkv and lse; deterministic. Throws DeviceError naming
+// the shape and cuDNN's reason when the device cannot run the graph (head size, architecture).
+// fusedAttentionBuilt: whether this build has cuDNN's front end.
+bool fusedAttentionBuilt();
+std::size_t fusedAttentionWorkspaceBytes();
+void flashAttentionForward(const Stream &s, bf16 *out, float *lse, const bf16 *qkv, int B, int T, int C, int NH,
+                           int KVH);
+void flashAttentionBackward(const Stream &s, bf16 *dqkv, const bf16 *dOut, const bf16 *out, const bf16 *qkv,
+                            const float *lse, int B, int T, int C, int NH, int KVH);
 
 // Element-wise and bookkeeping (tensor_ops.h). fill and copy take any trivially copyable element
-// of 1, 4 or 8 bytes.
+// of 1, 2, 4 or 8 bytes.
 void fillBytes(const Stream &s, void *data, std::int64_t n, const void *value, std::size_t elementSize);
 void copyBytes(const Stream &s, void *dst, const void *src, std::size_t bytes);
+// dst += src: float into float, bf16 into float, bf16 into bf16 (through fp32, rounded once).
 void accumulate(const Stream &s, float *dst, const float *src, std::int64_t n);
+void accumulate(const Stream &s, float *dst, const bf16 *src, std::int64_t n);
+void accumulate(const Stream &s, bf16 *dst, const bf16 *src, std::int64_t n);
+// dst = src converted: float to bf16 (round to nearest even, as kernels/dtype.h) and back.
+void convert(const Stream &s, bf16 *dst, const float *src, std::int64_t n);
+void convert(const Stream &s, float *dst, const bf16 *src, std::int64_t n);
 void scale(const Stream &s, float *data, std::int64_t n, float factor);
 double sum(const Stream &s, const float *data, std::int64_t n);
 double sumSquares(const Stream &s, const float *data, std::int64_t n);
-void embeddingRangeForward(const Stream &s, float *out, const std::int32_t *tokens, const float *wte, int first, int V,
-                           int BT, int C);
-void addPositions(const Stream &s, float *out, const float *wpe, int firstRow, int rows, int seqLen, int C);
-void embeddingRangeBackward(const Stream &s, float *dwte, float *dwpe, const float *dOut, const std::int32_t *tokens,
+template <typename T>
+void embeddingRangeForward(const Stream &s, T *out, const std::int32_t *tokens, const T *wte, int first, int V, int BT,
+                           int C);
+template <typename T>
+void addPositions(const Stream &s, T *out, const T *wpe, int firstRow, int rows, int seqLen, int C);
+template <typename T>
+void embeddingRangeBackward(const Stream &s, float *dwte, float *dwpe, const T *dOut, const std::int32_t *tokens,
                             int first, int V, int BT, int seqLen, int C);
-void rowMax(const Stream &s, float *out, const float *logits, int BT, int V);
+template <typename T>
+void rowMax(const Stream &s, float *out, const T *logits, int BT, int V);
 void maxOverBlocks(const Stream &s, float *out, const float *blocks, int count, int BT);
-void softmaxPartials(const Stream &s, float *probs, float *partial, const float *logits, const float *globalMax,
+template <typename T>
+void softmaxPartials(const Stream &s, float *probs, float *partial, const T *logits, const float *globalMax,
                      const std::int32_t *targets, int first, int BT, int V);
 void softmaxFinish(const Stream &s, float *probs, float *losses, const float *sums, const float *globalMax, int BT,
                    int V);
-void crossEntropyRangeBackward(const Stream &s, float *dLogits, const float *probs, const std::int32_t *targets,
-                               int first, float scale, int BT, int V);
+template <typename T>
+void crossEntropyRangeBackward(const Stream &s, T *dLogits, const float *probs, const std::int32_t *targets, int first,
+                               float scale, int BT, int V);
 void adamw(const Stream &s, float *params, const float *grads, float *m, float *v, const std::uint8_t *decay,
            std::int64_t n, const cpu::AdamWStep &step);
+
+// Times of op families from CUDA events (the benchmark's per-kernel table). While enabled, every
+// op queued through kernels/ops.h records an event pair; takeOpTimes waits for them and returns
+// the sum per op name since the last take (in first-call order).
+struct OpTime {
+    std::string name;
+    double ms = 0.0;
+    int calls = 0;
+};
+void setOpTiming(bool enabled);
+bool opTiming();
+std::vector<OpTime> takeOpTimes();
+class OpTimer {
+public:
+    OpTimer(const Stream &s, const char *name);
+    ~OpTimer();
+    OpTimer(const OpTimer &) = delete;
+    OpTimer &operator=(const OpTimer &) = delete;
+
+private:
+    int m_slot = -1;
+    void *m_stream = nullptr;
+};
 
 // Device memory and streams for trainer::CudaDevice.
 void *deviceAllocate(int device, std::size_t bytes); // zeroed; throws std::bad_alloc when out of memory

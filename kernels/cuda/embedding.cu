@@ -10,7 +10,8 @@ namespace {
     for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n);              \
          i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
-__global__ void embedKernel(float *out, const std::int32_t *tokens, const float *wte, const float *wpe, int first,
+template <typename E>
+__global__ void embedKernel(E *out, const std::int32_t *tokens, const E *wte, const E *wpe, int first,
                             int V, std::int64_t BT, int T, int C)
 {
     TRELLIS_GRID_STRIDE(i, BT * C)
@@ -18,24 +19,26 @@ __global__ void embedKernel(float *out, const std::int32_t *tokens, const float 
         const std::int64_t row = i / C;
         const int c = static_cast<int>(i % C);
         const int tok = tokens[row] - first;
-        float v = tok >= 0 && tok < V ? wte[static_cast<std::int64_t>(tok) * C + c] : 0.0f;
+        float v = tok >= 0 && tok < V ? ld(wte[static_cast<std::int64_t>(tok) * C + c]) : 0.0f;
         if (wpe)
-            v += wpe[(row % T) * C + c];
-        out[i] = v;
+            v += ld(wpe[(row % T) * C + c]);
+        out[i] = st<E>(v);
     }
 }
 
-__global__ void addPositionsKernel(float *out, const float *wpe, int firstRow, int rows, int seqLen, int C)
+template <typename T>
+__global__ void addPositionsKernel(T *out, const T *wpe, int firstRow, int rows, int seqLen, int C)
 {
     TRELLIS_GRID_STRIDE(i, static_cast<std::int64_t>(rows) * C)
     {
         const std::int64_t row = i / C;
         const int c = static_cast<int>(i % C);
-        out[i] += wpe[((firstRow + row) % seqLen) * C + c];
+        out[i] = st<T>(ld(out[i]) + ld(wpe[((firstRow + row) % seqLen) * C + c]));
     }
 }
 
-__global__ void tokenGradKernel(float *dwte, const float *dOut, const std::int32_t *tokens, int first, int V,
+template <typename T>
+__global__ void tokenGradKernel(float *dwte, const T *dOut, const std::int32_t *tokens, int first, int V,
                                 std::int64_t BT, int C)
 {
     TRELLIS_GRID_STRIDE(i, BT * C)
@@ -43,12 +46,13 @@ __global__ void tokenGradKernel(float *dwte, const float *dOut, const std::int32
         const std::int64_t row = i / C;
         const int tok = tokens[row] - first;
         if (tok >= 0 && tok < V)
-            atomicAdd(dwte + static_cast<std::int64_t>(tok) * C + i % C, dOut[i]);
+            atomicAdd(dwte + static_cast<std::int64_t>(tok) * C + i % C, ld(dOut[i]));
     }
 }
 
 // dwpe[t, c] += Σ over rows i ≡ t (mod seqLen) of dOut[i, c], in row order.
-__global__ void positionGradKernel(float *dwpe, const float *dOut, std::int64_t BT, int seqLen, int C)
+template <typename T>
+__global__ void positionGradKernel(float *dwpe, const T *dOut, std::int64_t BT, int seqLen, int C)
 {
     const std::int64_t positions = BT < seqLen ? BT : seqLen;
     TRELLIS_GRID_STRIDE(i, positions * C)
@@ -57,15 +61,15 @@ __global__ void positionGradKernel(float *dwpe, const float *dOut, std::int64_t 
         const int c = static_cast<int>(i % C);
         float acc = 0.0f;
         for (std::int64_t r = t; r < BT; r += seqLen)
-            acc += dOut[r * C + c];
+            acc += ld(dOut[r * C + c]);
         dwpe[t * C + c] += acc;
     }
 }
 
 } // namespace
 
-void encoderForward(const Stream &s, float *out, const std::int32_t *tokens, const float *wte, const float *wpe, int B,
-                    int T, int C)
+template <typename E>
+void encoderForward(const Stream &s, E *out, const std::int32_t *tokens, const E *wte, const E *wpe, int B, int T, int C)
 {
     const std::int64_t BT = static_cast<std::int64_t>(B) * T;
     if (BT <= 0)
@@ -74,23 +78,26 @@ void encoderForward(const Stream &s, float *out, const std::int32_t *tokens, con
     TRELLIS_CUDA_LAUNCHED(embedKernel);
 }
 
-void encoderBackward(const Stream &s, float *dwte, float *dwpe, const float *dOut, const std::int32_t *tokens, int B,
-                     int T, int C)
+template <typename E>
+void encoderBackward(const Stream &s, float *dwte, float *dwpe, const E *dOut, const std::int32_t *tokens, int B, int T,
+                     int C)
 {
     embeddingRangeBackward(s, dwte, dwpe, dOut, tokens, 0, 1 << 30, B * T, T, C);
 }
 
-void embeddingRangeForward(const Stream &s, float *out, const std::int32_t *tokens, const float *wte, int first, int V,
-                           int BT, int C)
+template <typename E>
+void embeddingRangeForward(const Stream &s, E *out, const std::int32_t *tokens, const E *wte, int first, int V, int BT,
+                           int C)
 {
     if (BT <= 0)
         return;
-    embedKernel<<<gridFor(static_cast<std::int64_t>(BT) * C, 256), 256, 0, native(s)>>>(out, tokens, wte, nullptr,
-                                                                                         first, V, BT, 1, C);
+    embedKernel<<<gridFor(static_cast<std::int64_t>(BT) * C, 256), 256, 0, native(s)>>>(
+        out, tokens, wte, static_cast<const E *>(nullptr), first, V, BT, 1, C);
     TRELLIS_CUDA_LAUNCHED(embedKernel);
 }
 
-void addPositions(const Stream &s, float *out, const float *wpe, int firstRow, int rows, int seqLen, int C)
+template <typename E>
+void addPositions(const Stream &s, E *out, const E *wpe, int firstRow, int rows, int seqLen, int C)
 {
     if (rows <= 0)
         return;
@@ -99,7 +106,8 @@ void addPositions(const Stream &s, float *out, const float *wpe, int firstRow, i
     TRELLIS_CUDA_LAUNCHED(addPositionsKernel);
 }
 
-void embeddingRangeBackward(const Stream &s, float *dwte, float *dwpe, const float *dOut, const std::int32_t *tokens,
+template <typename E>
+void embeddingRangeBackward(const Stream &s, float *dwte, float *dwpe, const E *dOut, const std::int32_t *tokens,
                             int first, int V, int BT, int seqLen, int C)
 {
     if (BT <= 0)
@@ -113,5 +121,16 @@ void embeddingRangeBackward(const Stream &s, float *dwte, float *dwpe, const flo
         TRELLIS_CUDA_LAUNCHED(positionGradKernel);
     }
 }
+
+#define TRELLIS_INSTANTIATE(E)                                                                                     \
+    template void encoderForward<E>(const Stream &, E *, const std::int32_t *, const E *, const E *, int, int, int); \
+    template void encoderBackward<E>(const Stream &, float *, float *, const E *, const std::int32_t *, int, int, int); \
+    template void embeddingRangeForward<E>(const Stream &, E *, const std::int32_t *, const E *, int, int, int, int); \
+    template void addPositions<E>(const Stream &, E *, const E *, int, int, int, int);                            \
+    template void embeddingRangeBackward<E>(const Stream &, float *, float *, const E *, const std::int32_t *, int, int, \
+                                            int, int, int);
+TRELLIS_INSTANTIATE(float)
+TRELLIS_INSTANTIATE(bf16)
+#undef TRELLIS_INSTANTIATE
 
 } // namespace trellis::kernels::cuda

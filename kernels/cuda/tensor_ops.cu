@@ -15,11 +15,38 @@ __global__ void fillKernel(E *data, std::int64_t n, E value)
         data[i] = value;
 }
 
-__global__ void accumulateKernel(float *dst, const float *src, std::int64_t n)
+template <typename D, typename S>
+__global__ void accumulateKernel(D *dst, const S *src, std::int64_t n)
 {
     for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-        dst[i] += src[i];
+        dst[i] = st<D>(ld(dst[i]) + ld(src[i]));
+}
+
+template <typename D, typename S>
+__global__ void convertKernel(D *dst, const S *src, std::int64_t n)
+{
+    for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+        dst[i] = st<D>(ld(src[i]));
+}
+
+template <typename D, typename S>
+void accumulateAny(const Stream &s, D *dst, const S *src, std::int64_t n)
+{
+    if (n <= 0)
+        return;
+    accumulateKernel<<<gridFor(n, 256), 256, 0, native(s)>>>(dst, src, n);
+    TRELLIS_CUDA_LAUNCHED(accumulateKernel);
+}
+
+template <typename D, typename S>
+void convertAny(const Stream &s, D *dst, const S *src, std::int64_t n)
+{
+    if (n <= 0)
+        return;
+    convertKernel<<<gridFor(n, 256), 256, 0, native(s)>>>(dst, src, n);
+    TRELLIS_CUDA_LAUNCHED(convertKernel);
 }
 
 __global__ void scaleKernel(float *data, std::int64_t n, float factor)
@@ -104,6 +131,12 @@ void fillBytes(const Stream &s, void *data, std::int64_t n, const void *value, s
         TRELLIS_CUDA_CHECK(cudaMemsetAsync(data, v, static_cast<std::size_t>(n), native(s)));
         return;
     }
+    case 2: {
+        std::uint16_t v;
+        std::memcpy(&v, value, 2);
+        fillKernel<<<grid, 256, 0, native(s)>>>(static_cast<std::uint16_t *>(data), n, v);
+        break;
+    }
     case 4: {
         std::uint32_t v;
         std::memcpy(&v, value, 4);
@@ -128,13 +161,11 @@ void copyBytes(const Stream &s, void *dst, const void *src, std::size_t bytes)
         TRELLIS_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, native(s)));
 }
 
-void accumulate(const Stream &s, float *dst, const float *src, std::int64_t n)
-{
-    if (n <= 0)
-        return;
-    accumulateKernel<<<gridFor(n, 256), 256, 0, native(s)>>>(dst, src, n);
-    TRELLIS_CUDA_LAUNCHED(accumulateKernel);
-}
+void accumulate(const Stream &s, float *dst, const float *src, std::int64_t n) { accumulateAny(s, dst, src, n); }
+void accumulate(const Stream &s, float *dst, const bf16 *src, std::int64_t n) { accumulateAny(s, dst, src, n); }
+void accumulate(const Stream &s, bf16 *dst, const bf16 *src, std::int64_t n) { accumulateAny(s, dst, src, n); }
+void convert(const Stream &s, bf16 *dst, const float *src, std::int64_t n) { convertAny(s, dst, src, n); }
+void convert(const Stream &s, float *dst, const bf16 *src, std::int64_t n) { convertAny(s, dst, src, n); }
 
 void scale(const Stream &s, float *data, std::int64_t n, float factor)
 {

@@ -45,6 +45,36 @@ inline double relativeError(const std::vector<float> &got, const std::vector<flo
 // The metric itself, on the CPU (run before any GPU is looked for). A softmax row (one 1.0, the
 // rest 1e-4): an element off by 100% of its own size must count — divided by the tensor's largest
 // value it read 1e-4 and passed the attention bound; now 3e-3. NaN fails; equal tensors give 0.
+// ‖got − ref‖₂ / ‖ref‖₂ (a tensor-wide error, for results where single elements may legitimately
+// move far: parameters after AdamW steps, bf16 gradients); ∞ for a size mismatch or a NaN.
+inline double normError(const std::vector<float> &got, const std::vector<float> &ref)
+{
+    if (got.size() != ref.size())
+        return INFINITY;
+    double d = 0.0, r = 0.0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double e = static_cast<double>(got[i]) - ref[i];
+        d += e * e;
+        r += static_cast<double>(ref[i]) * ref[i];
+    }
+    const double e = std::sqrt(d) / (std::sqrt(r) + 1e-30);
+    return std::isnan(e) ? INFINITY : e;
+}
+
+// The largest |got − ref| (∞ for a size mismatch or a NaN).
+inline double maxAbsError(const std::vector<float> &got, const std::vector<float> &ref)
+{
+    if (got.size() != ref.size())
+        return INFINITY;
+    double worst = 0.0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double e = std::abs(static_cast<double>(got[i]) - ref[i]);
+        if (!(e <= worst))
+            worst = e;
+    }
+    return worst;
+}
+
 inline bool relativeErrorSelfCheck()
 {
     std::vector<float> ref(1000, 1e-4f);

@@ -3,6 +3,7 @@
 // relative to each tensor's largest value: 1e-5 for element-wise and row kernels (different
 // summation order and expf/tanhf ulps), 2e-5 for GEMM-based kernels (cuBLASLt's blocked sums).
 // Skips (exit 77) on a machine without a GPU.
+#include "device_vector.h"
 #include "gpu_check.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/tensor_ops.h"
@@ -18,35 +19,6 @@ namespace cuda = trellis::kernels::cuda;
 namespace cpu = trellis::kernels::cpu;
 
 namespace {
-
-kernels::Stream g_stream;
-
-template <typename E>
-class Dev {
-public:
-    explicit Dev(const std::vector<E> &host) : m_n(host.size())
-    {
-        m_p = static_cast<E *>(cuda::deviceAllocate(0, bytes()));
-        cuda::fromHost(g_stream, m_p, host.data(), bytes());
-    }
-    explicit Dev(std::size_t n) : m_n(n) { m_p = static_cast<E *>(cuda::deviceAllocate(0, bytes())); }
-    ~Dev() { cuda::deviceRelease(m_p); }
-    Dev(const Dev &) = delete;
-    Dev &operator=(const Dev &) = delete;
-    E *get() { return m_p; }
-    operator E *() { return m_p; }
-    std::vector<E> host() const
-    {
-        std::vector<E> v(m_n);
-        cuda::toHost(g_stream, v.data(), m_p, bytes());
-        return v;
-    }
-
-private:
-    std::size_t bytes() const { return std::max<std::size_t>(1, m_n) * sizeof(E); }
-    E *m_p = nullptr;
-    std::size_t m_n;
-};
 
 std::mt19937 g_rng(1234);
 
@@ -68,13 +40,13 @@ void linear(int BT, int C, int OC)
         std::vector<float> out(BT * OC);
         Dev<float> din(in), dw(w), db(b), dout(BT * OC), ddOut(dOut), ddIn(dIn), ddW(dW), ddB(dB);
         cpu::linearForward(out.data(), in.data(), w.data(), withBias ? b.data() : nullptr, BT, C, OC);
-        cuda::linearForward(g_stream, dout, din, dw, withBias ? db.get() : nullptr, BT, C, OC);
+        cuda::linearForward<float>(g_stream, dout, din, dw, withBias ? db.get() : nullptr, BT, C, OC);
         const std::string tag = std::string(withBias ? " (bias" : " (no bias") + ", " + std::to_string(BT) + "x" +
                                 std::to_string(C) + "x" + std::to_string(OC) + ")";
         checkClose("linearForward" + tag, dout.host(), out, 2e-5);
         cpu::linearBackward(dIn.data(), dW.data(), withBias ? dB.data() : nullptr, dOut.data(), in.data(), w.data(), BT,
                             C, OC);
-        cuda::linearBackward(g_stream, ddIn, ddW, withBias ? ddB.get() : nullptr, ddOut, din, dw, BT, C, OC);
+        cuda::linearBackward<float>(g_stream, ddIn, ddW, withBias ? ddB.get() : nullptr, ddOut, din, dw, BT, C, OC);
         checkClose("linearBackward dIn (accumulates)" + tag, ddIn.host(), dIn, 2e-5);
         checkClose("linearBackward dWeight (accumulates)" + tag, ddW.host(), dW, 2e-5);
         if (withBias)
@@ -91,7 +63,7 @@ void norms()
         std::vector<float> out(N * C), mean(N), rstd(N);
         Dev<float> dout(N * C), dmean(N), drstd(N), din(in), dg(g), db(b), ddOut(dOut);
         cpu::layerNormForward(out.data(), mean.data(), rstd.data(), in.data(), g.data(), b.data(), N, C);
-        cuda::layerNormForward(g_stream, dout, dmean, drstd, din, dg, db, N, C);
+        cuda::layerNormForward<float>(g_stream, dout, dmean, drstd, din, dg, db, N, C);
         checkClose("layerNormForward out", dout.host(), out, 1e-5);
         checkClose("layerNormForward mean", dmean.host(), mean, 1e-5);
         checkClose("layerNormForward rstd", drstd.host(), rstd, 1e-5);
@@ -99,7 +71,7 @@ void norms()
         Dev<float> ddIn(dIn), ddG(dG), ddB(dB);
         cpu::layerNormBackward(dIn.data(), dG.data(), dB.data(), dOut.data(), in.data(), g.data(), mean.data(),
                                rstd.data(), N, C);
-        cuda::layerNormBackward(g_stream, ddIn, ddG, ddB, ddOut, din, dg, dmean, drstd, N, C);
+        cuda::layerNormBackward<float>(g_stream, ddIn, ddG, ddB, ddOut, din, dg, dmean, drstd, N, C);
         checkClose("layerNormBackward dIn", ddIn.host(), dIn, 1e-5);
         checkClose("layerNormBackward dGamma", ddG.host(), dG, 1e-5);
         checkClose("layerNormBackward dBeta", ddB.host(), dB, 1e-5);
@@ -108,13 +80,13 @@ void norms()
         std::vector<float> out(N * C), rstd(N);
         Dev<float> dout(N * C), drstd(N), din(in), dg(g), ddOut(dOut);
         cpu::rmsNormForward(out.data(), rstd.data(), in.data(), g.data(), N, C);
-        cuda::rmsNormForward(g_stream, dout, drstd, din, dg, N, C);
+        cuda::rmsNormForward<float>(g_stream, dout, drstd, din, dg, N, C);
         checkClose("rmsNormForward out", dout.host(), out, 1e-5);
         checkClose("rmsNormForward rstd", drstd.host(), rstd, 1e-5);
         auto dIn = randomVector(N * C, g_rng), dG = randomVector(C, g_rng);
         Dev<float> ddIn(dIn), ddG(dG);
         cpu::rmsNormBackward(dIn.data(), dG.data(), dOut.data(), in.data(), g.data(), rstd.data(), N, C);
-        cuda::rmsNormBackward(g_stream, ddIn, ddG, ddOut, din, dg, drstd, N, C);
+        cuda::rmsNormBackward<float>(g_stream, ddIn, ddG, ddOut, din, dg, drstd, N, C);
         checkClose("rmsNormBackward dIn", ddIn.host(), dIn, 1e-5);
         checkClose("rmsNormBackward dGamma", ddG.host(), dG, 1e-5);
     }
@@ -127,15 +99,15 @@ void elementwise()
     Dev<float> dx(x), dy(y), dd(d), dout(n);
     std::vector<float> out(n);
     cpu::geluForward(out.data(), x.data(), n);
-    cuda::geluForward(g_stream, dout, dx, n);
+    cuda::geluForward<float>(g_stream, dout, dx, n);
     checkClose("geluForward", dout.host(), out, 1e-5);
     auto dIn = randomVector(n, g_rng);
     Dev<float> ddIn(dIn);
     cpu::geluBackward(dIn.data(), x.data(), d.data(), n);
-    cuda::geluBackward(g_stream, ddIn, dx, dd, n);
+    cuda::geluBackward<float>(g_stream, ddIn, dx, dd, n);
     checkClose("geluBackward (accumulates)", ddIn.host(), dIn, 1e-5);
     cpu::residualForward(out.data(), x.data(), y.data(), n);
-    cuda::residualForward(g_stream, dout, dx, dy, n);
+    cuda::residualForward<float>(g_stream, dout, dx, dy, n);
     checkClose("residualForward", dout.host(), out, 1e-6);
 
     const int N = 37, F = 150;
@@ -143,12 +115,12 @@ void elementwise()
     Dev<float> dsin(sin), dsd(sd), dsout(N * F);
     std::vector<float> sout(N * F);
     cpu::swigluForward(sout.data(), sin.data(), N, F);
-    cuda::swigluForward(g_stream, dsout, dsin, N, F);
+    cuda::swigluForward<float>(g_stream, dsout, dsin, N, F);
     checkClose("swigluForward", dsout.host(), sout, 1e-5);
     auto sdIn = randomVector(N * 2 * F, g_rng);
     Dev<float> dsdIn(sdIn);
     cpu::swigluBackward(sdIn.data(), sin.data(), sd.data(), N, F);
-    cuda::swigluBackward(g_stream, dsdIn, dsin, dsd, N, F);
+    cuda::swigluBackward<float>(g_stream, dsdIn, dsin, dsd, N, F);
     checkClose("swigluBackward (accumulates)", dsdIn.host(), sdIn, 1e-5);
 
     // rope over 3 heads of 16 in rows of 70 (a qkv-like row), positions from 5, sequences of 9.
@@ -158,7 +130,7 @@ void elementwise()
     Dev<float> drx(rx), dcos(cosT), dsinT(sinT);
     for (bool inverse : {false, true}) {
         cpu::rope(rx.data(), cosT.data(), sinT.data(), rows, seq, first, ld, heads, hs, inverse);
-        cuda::rope(g_stream, drx, dcos, dsinT, rows, seq, first, ld, heads, hs, inverse);
+        cuda::rope<float>(g_stream, drx, dcos, dsinT, rows, seq, first, ld, heads, hs, inverse);
         checkClose(inverse ? "rope (inverse)" : "rope", drx.host(), rx, 1e-6);
     }
 }
@@ -193,13 +165,13 @@ void losses()
     Dev<std::int32_t> dtargets(targets);
     std::vector<float> probs(BT * V), loss(BT), grad(BT * V);
     cpu::crossEntropyForward(loss.data(), probs.data(), logits.data(), targets.data(), BT, V);
-    cuda::crossEntropyForward(g_stream, dloss, dprobs, dlogits, dtargets, BT, V);
+    cuda::crossEntropyForward<float>(g_stream, dloss, dprobs, dlogits, dtargets, BT, V);
     checkClose("crossEntropyForward losses", dloss.host(), loss, 1e-5);
     checkClose("crossEntropyForward probs", dprobs.host(), probs, 1e-5);
     cpu::crossEntropyBackward(grad.data(), probs.data(), targets.data(), 0.25f, BT, V);
-    cuda::crossEntropyBackward(g_stream, dgrad, dprobs, dtargets, 0.25f, BT, V);
+    cuda::crossEntropyBackward<float>(g_stream, dgrad, dprobs, dtargets, 0.25f, BT, V);
     checkClose("crossEntropyBackward", dgrad.host(), grad, 1e-5);
-    cuda::crossEntropyBackward(g_stream, dprobs, dprobs, dtargets, 0.25f, BT, V); // in place, as the model does
+    cuda::crossEntropyBackward<float>(g_stream, dprobs, dprobs, dtargets, 0.25f, BT, V); // in place, as the model does
     checkClose("crossEntropyBackward in place over probs", dprobs.host(), grad, 1e-5);
 
     // Vocabulary-parallel: this rank holds columns [400, 400 + V).
@@ -209,13 +181,13 @@ void losses()
     std::vector<float> mx(BT), blocks = randomVector(3 * BT, g_rng), mob(BT), partial(2 * BT);
     Dev<float> dmx(BT), dblocks(blocks), dmob(BT), dpartial(2 * BT);
     cpu::rowMax(mx.data(), logits.data(), BT, V);
-    cuda::rowMax(g_stream, dmx, dlogits, BT, V);
+    cuda::rowMax<float>(g_stream, dmx, dlogits, BT, V);
     checkClose("rowMax", dmx.host(), mx, 0);
     cpu::maxOverBlocks(mob.data(), blocks.data(), 3, BT);
     cuda::maxOverBlocks(g_stream, dmob, dblocks, 3, BT);
     checkClose("maxOverBlocks", dmob.host(), mob, 0);
     cpu::softmaxPartials(probs.data(), partial.data(), logits.data(), mx.data(), globalTargets.data(), first, BT, V);
-    cuda::softmaxPartials(g_stream, dprobs, dpartial, dlogits, dmx, dgt, first, BT, V);
+    cuda::softmaxPartials<float>(g_stream, dprobs, dpartial, dlogits, dmx, dgt, first, BT, V);
     checkClose("softmaxPartials probs", dprobs.host(), probs, 1e-5);
     checkClose("softmaxPartials (sum, target logit)", dpartial.host(), partial, 1e-5);
     cpu::softmaxFinish(probs.data(), loss.data(), partial.data(), mx.data(), BT, V);
@@ -223,7 +195,7 @@ void losses()
     checkClose("softmaxFinish probs", dprobs.host(), probs, 1e-5);
     checkClose("softmaxFinish losses", dloss.host(), loss, 1e-5);
     cpu::crossEntropyRangeBackward(grad.data(), probs.data(), globalTargets.data(), first, 0.5f, BT, V);
-    cuda::crossEntropyRangeBackward(g_stream, dgrad, dprobs, dgt, first, 0.5f, BT, V);
+    cuda::crossEntropyRangeBackward<float>(g_stream, dgrad, dprobs, dgt, first, 0.5f, BT, V);
     checkClose("crossEntropyRangeBackward", dgrad.host(), grad, 1e-5);
 }
 
@@ -237,25 +209,25 @@ void embeddings()
     Dev<float> dwte(wte), dwpe(wpe), dout(B * T * C), ddOut(dOut);
     std::vector<float> out(B * T * C);
     cpu::encoderForward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
-    cuda::encoderForward(g_stream, dout, dtok, dwte, dwpe, B, T, C);
+    cuda::encoderForward<float>(g_stream, dout, dtok, dwte, dwpe, B, T, C);
     checkClose("encoderForward", dout.host(), out, 1e-6);
     auto gte = randomVector(V * C, g_rng), gpe = randomVector(T * C, g_rng);
     Dev<float> dgte(gte), dgpe(gpe);
     cpu::encoderBackward(gte.data(), gpe.data(), dOut.data(), tokens.data(), B, T, C);
-    cuda::encoderBackward(g_stream, dgte, dgpe, ddOut, dtok, B, T, C);
+    cuda::encoderBackward<float>(g_stream, dgte, dgpe, ddOut, dtok, B, T, C);
     checkClose("encoderBackward dwte (accumulates)", dgte.host(), gte, 1e-6);
     checkClose("encoderBackward dwpe (accumulates)", dgpe.host(), gpe, 1e-6);
 
     cpu::embeddingRangeForward(out.data(), tokens.data(), wte.data(), first, Vr, B * T, C);
-    cuda::embeddingRangeForward(g_stream, dout, dtok, dwte, first, Vr, B * T, C);
+    cuda::embeddingRangeForward<float>(g_stream, dout, dtok, dwte, first, Vr, B * T, C);
     checkClose("embeddingRangeForward", dout.host(), out, 0);
     cpu::addPositions(out.data(), wpe.data(), 4, B * T - 4, T, C);
-    cuda::addPositions(g_stream, dout, dwpe, 4, B * T - 4, T, C);
+    cuda::addPositions<float>(g_stream, dout, dwpe, 4, B * T - 4, T, C);
     checkClose("addPositions", dout.host(), out, 1e-6);
     for (bool positions : {true, false}) {
         cpu::embeddingRangeBackward(gte.data(), positions ? gpe.data() : nullptr, dOut.data(), tokens.data(), first, Vr,
                                     B * T, T, C);
-        cuda::embeddingRangeBackward(g_stream, dgte, positions ? dgpe.get() : nullptr, ddOut, dtok, first, Vr, B * T, T,
+        cuda::embeddingRangeBackward<float>(g_stream, dgte, positions ? dgpe.get() : nullptr, ddOut, dtok, first, Vr, B * T, T,
                                      C);
         checkClose(positions ? "embeddingRangeBackward dwte" : "embeddingRangeBackward dwte (no dwpe)", dgte.host(), gte,
                    1e-6);
@@ -325,7 +297,7 @@ void errors()
         (void)cpuStream;
         check(false, "double on the GPU is refused", 0, 0);
     } catch (const std::runtime_error &e) {
-        check(std::string(e.what()).find("geluForward (double)") != std::string::npos,
+        check(std::string(e.what()).find("geluForward (f64)") != std::string::npos,
               "double on the GPU is refused, naming the op", 0, 0);
     }
 }

@@ -227,9 +227,12 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const int tCap = std::max(seqLen, m_capacityT);
     // The attention probabilities (heads·T² a sequence, T), or with ring attention only each
     // row's log-sum-exp (G).
-    const std::int64_t att = cp() ? 0 : NH * bt * tCap, lse = cp() ? NH * bt : 0;
-    // Selective recompute drops the probabilities; ring attention keeps none to drop.
-    const bool sharedAtt = m_recompute == Recompute::Selective && !cp();
+    // Fused attention (cuDNN, bf16 on a GPU) keeps the log-sum-exp too, never the probabilities.
+    m_fusedAttention = !cp() && ops::fusedAttention<T>(stream());
+    const bool keepsLse = cp() || m_fusedAttention;
+    const std::int64_t att = keepsLse ? 0 : NH * bt * tCap, lse = keepsLse ? NH * bt : 0;
+    // Selective recompute drops the probabilities; ring and fused attention keep none to drop.
+    const bool sharedAtt = m_recompute == Recompute::Selective && !keepsLse;
     // Inner activations of one layer (everything but its output, residual3), T: the norms'
     // outputs; q, k, v (rotated with llama), the attention output and probabilities; the MLP's
     // first linear's output (gate and up with SwiGLU) and the activation; the two branches'
@@ -248,7 +251,10 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const std::int64_t layersG = layers == 0 ? 0 : full ? innerG : innerG * layers;
     // The head: the final norm's output (every row) and the logits (T); its statistics, the
     // probabilities and the per-position losses (G).
-    const std::int64_t headT = m_stage.head ? bt * C + bt * V : 0, headG = m_stage.head ? stats + bt * V + bt : 0;
+    // The probabilities, or where the cross-entropy keeps none (on a GPU) each row's log-sum-exp.
+    m_fusedLoss = m_config.tp == 1 && ops::fusedCrossEntropy<T>(stream());
+    const std::int64_t probs = m_fusedLoss ? bt : bt * V;
+    const std::int64_t headT = m_stage.head ? bt * C + bt * V : 0, headG = m_stage.head ? stats + probs + bt : 0;
     m_acts.assign(static_cast<std::size_t>(r * C + layersT + r * C * layers + headT));
     m_stats.assign(static_cast<std::size_t>(layersG + headG));
     T *cursor = m_acts.data();
@@ -275,8 +281,8 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
             a.ln1Rstd = takeG(r);
             a.qkv = take(bt * QKV);
             a.atty = take(bt * Cq);
-            a.att = cp() ? nullptr : sharedAtt && l > first ? m_layerActs[first].att : take(att);
-            a.lse = cp() ? takeG(lse) : nullptr;
+            a.att = keepsLse ? nullptr : sharedAtt && l > first ? m_layerActs[first].att : take(att);
+            a.lse = keepsLse ? takeG(lse) : nullptr;
             a.attproj = take(r * C);
             a.residual2 = take(r * C);
             a.ln2 = take(r * C);
@@ -294,7 +300,7 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
         m_lnfMean = m_config.llama ? nullptr : takeG(r);
         m_lnfRstd = takeG(r);
         m_logits = take(bt * V);
-        m_probs = takeG(bt * V);
+        m_probs = takeG(probs);
         m_losses = takeG(bt);
     }
     m_capacityBT = static_cast<int>(bt);
@@ -320,7 +326,7 @@ void GptModel<T>::allocateBackwardScratch(std::int64_t r, std::int64_t bt, int t
     m_dFch.assign(moe() ? 0 : static_cast<std::size_t>(bt * Fin));
     m_dFchGelu.assign(moe() ? 0 : static_cast<std::size_t>(bt * F));
     m_dLogits.assign(m_stage.head ? static_cast<std::size_t>(bt * V) : 0);
-    m_dAttScratch.assign(cp() ? 0 : static_cast<std::size_t>(tCap) * tCap, G(0));
+    m_dAttScratch.assign(cp() || m_fusedAttention ? 0 : static_cast<std::size_t>(tCap) * tCap, G(0));
 }
 
 template <typename T>
@@ -443,7 +449,9 @@ typename GptModel<T>::G GptModel<T>::forwardStage(const std::int32_t *tokens, co
     release(last, Pass::Forward);
     if (m_stage.embed || tiedHead())
         release(0, Pass::Forward);
-    if (m_config.tp == 1)
+    if (m_fusedLoss)
+        ops::crossEntropyLseForward(stream(), m_losses, m_probs, m_logits, m_targets.data(), BT, V);
+    else if (m_config.tp == 1)
         ops::crossEntropyForward(stream(), m_losses, m_probs, m_logits, m_targets.data(), BT, V);
     else
         vocabParallelCrossEntropy(BT);
@@ -468,6 +476,8 @@ void GptModel<T>::layerForward(int l, const T *x)
         applyRope(a.qkv, false);
     if (cp())
         ringAttentionForward(a.atty, a.lse, a.qkv);
+    else if (m_fusedAttention)
+        ops::flashAttentionForward(stream(), a.atty, a.lse, a.qkv, batch, seqLen, Cq, NH, m_KVH);
     else
         ops::attentionForward(stream(), a.atty, a.att, a.qkv, batch, seqLen, Cq, NH, m_KVH);
     rowParallelForward(a.attproj, a.atty, L.projw, L.projb, BT, Cq);

@@ -423,6 +423,8 @@ private:
     DeviceBuffer<T> m_dResidual{*m_device}, m_dLn{*m_device}, m_dQkv{*m_device}, m_dAtty{*m_device}, m_dFch{*m_device},
         m_dFchGelu{*m_device}, m_dLogits{*m_device};
     DeviceBuffer<G> m_dAttScratch{*m_device};
+    bool m_fusedAttention = false; // cuDNN's fused attention (ops::fusedAttention): lse kept, no probabilities
+    bool m_fusedLoss = false;      // ops::fusedCrossEntropy: m_probs holds each row's log-sum-exp
     // Sequence parallelism: gathered rows and partial sums before their reduce-scatter; the final
     // norm's local output (m_lnf then holds all rows, gathered for the head).
     DeviceBuffer<T> m_gathered{*m_device}, m_partial{*m_device}, m_lnfLocal{*m_device};

@@ -64,7 +64,10 @@ void GptModel<T>::headBackward(BackwardPass &bp)
         acquire(0, bp.pass); // the tied head's gradient goes to wte
     acquire(last, bp.pass);
     // Mean over BT positions: each position's loss has weight lossScale / BT.
-    if (m_config.tp == 1)
+    if (m_fusedLoss)
+        ops::crossEntropyLseBackward(stream(), m_dLogits.data(), m_logits, m_probs, m_targets.data(),
+                                     bp.lossScale / static_cast<G>(BT), BT, V);
+    else if (m_config.tp == 1)
         ops::crossEntropyBackward(stream(), m_dLogits.data(), m_probs, m_targets.data(), bp.lossScale / static_cast<G>(BT), BT, V);
     else // softmax over the whole vocabulary minus the one-hot target, this rank's columns
         ops::crossEntropyRangeBackward(stream(), m_dLogits.data(), m_probs, m_targets.data(), m_config.tpRank * V,
@@ -139,9 +142,12 @@ void GptModel<T>::attentionBranchBackward(int l, const T *x, BackwardPass &bp)
     keepForWeights(bp, dOut2, btc);
     ops::linearBackward(stream(), m_dAtty.data(), weightGrad(bp, L.projw), weightGrad(bp, L.projb), dOut2, a.atty, param(L.projw),
                         BT, Cq, C);
-    zero(m_dQkv.data(), btqkv);
+    if (!m_fusedAttention) // the fused backward writes every column
+        zero(m_dQkv.data(), btqkv);
     if (cp()) {
         ringAttentionBackward(m_dQkv.data(), m_dAtty.data(), a.atty, a.lse, a.qkv);
+    } else if (m_fusedAttention) {
+        ops::flashAttentionBackward(stream(), m_dQkv.data(), m_dAtty.data(), a.atty, a.qkv, a.lse, B, Tn, Cq, NH, m_KVH);
     } else {
         if (m_recompute == Recompute::Selective) // this layer's probabilities (a.atty comes out the same)
             ops::attentionForward(stream(), a.atty, a.att, a.qkv, B, Tn, Cq, NH, m_KVH);
