@@ -164,7 +164,8 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> expertRanges(const CostInpu
 }
 
 // Data parallelism at ZeRO 0/1: buckets over the stage's segments all-reduced (ZeRO 0), or
-// reduce-scattered and the parameters all-gathered (ZeRO 1); without a pipeline the loss (and the
+// reduce-scattered and the parameters all-gathered (ZeRO 1); with local updates (parallel.dp_sync)
+// the fp32 parameters all-reduced once every inner_steps steps, counted per step; without a pipeline the loss (and the
 // norm) share the dp group when it is the world. A bucket's expert parts are averaged over
 // expert_dp, one call per part. Returns the reductions' time.
 double dataParallelBuckets(const CostInputs &in, const Links &links, CollectiveLog &log, int stage)
@@ -181,7 +182,10 @@ double dataParallelBuckets(const CostInputs &in, const Links &links, CollectiveL
     const std::vector<TrainerBucket> &buckets = *held;
     Calls reduce, scalars, expertReduce;
     const auto experts = expertRanges(in, stage);
-    if (experts.empty()) // no expert cuts: a part per bucket (bucketParts' result, without building it)
+    if (p.dpSync.local()) // local SGD, DiLoCo: no gradients; the fp32 parameters every inner_steps steps
+        for (const TrainerBucket &b : buckets)
+            reduce.add(1.0 / p.dpSync.innerSteps, static_cast<double>(b.size) * 4.0);
+    else if (experts.empty()) // no expert cuts: a part per bucket (bucketParts' result, without building it)
         for (const TrainerBucket &b : buckets)
             reduce.add(1, static_cast<double>(b.size) * g);
     else

@@ -62,6 +62,16 @@ const char *toString(Recompute r)
 }
 const char *toString(GradReduce g) { return g == GradReduce::Bf16 ? "bf16" : "fp32"; }
 
+const char *toString(DpSyncMode m)
+{
+    switch (m) {
+    case DpSyncMode::EveryStep: return "every_step";
+    case DpSyncMode::LocalSgd: return "local_sgd";
+    case DpSyncMode::DiLoCo: return "diloco";
+    }
+    return "?";
+}
+
 const char *toString(Precision p)
 {
     switch (p) {

@@ -132,6 +132,23 @@ enum class AttentionKernel { Auto, Materialized, Flash };
 // causal attention work; contiguous: chunk r of cp, the last rank doing the most.
 enum class CpLayout { Zigzag, Contiguous };
 
+// How the data-parallel replicas stay together (parallel.dp_sync). every_step: gradients are
+// averaged over dp every step. local_sgd: each replica takes inner_steps optimizer steps alone on
+// its own data (its own AdamW state), then the replicas' parameters are averaged. diloco (Douillard
+// et al. 2023): the same inner steps, then an outer SGD step with (Nesterov) momentum on the
+// averaged parameter change: Δ = anchor − mean(θ), m = μ·m + Δ, θ = anchor − outer_lr·(Nesterov ?
+// Δ + μ·m : m), anchor = θ. Communication: one parameter all-reduce every inner_steps steps.
+enum class DpSyncMode { EveryStep, LocalSgd, DiLoCo };
+struct DpSyncSpec {
+    DpSyncMode mode = DpSyncMode::EveryStep;
+    int innerSteps = 1;
+    double outerLr = 0.7;        // DiLoCo's published setting
+    double outerMomentum = 0.9;
+    bool nesterov = true;
+    bool local() const { return mode != DpSyncMode::EveryStep; }
+    bool operator==(const DpSyncSpec &) const = default;
+};
+
 struct ParallelSpec {
     int dp = 1;
     int tp = 1;
@@ -154,6 +171,7 @@ struct ParallelSpec {
     Framework framework = Framework::Auto;
     AttentionKernel attention = AttentionKernel::Auto;
     CpLayout cpLayout = CpLayout::Zigzag;
+    DpSyncSpec dpSync;
     bool operator==(const ParallelSpec &) const = default;
 
     int worldSize() const { return dp * tp * pp * cp; }
@@ -316,6 +334,7 @@ const char *toString(Recompute recompute);
 const char *toString(NonFinitePolicy policy);
 const char *toString(Precision precision);
 const char *toString(GradReduce gradReduce);
+const char *toString(DpSyncMode mode);
 const char *toString(Framework framework);
 const char *toString(AttentionKernel attention);
 const char *toString(CpLayout layout);

@@ -369,6 +369,14 @@ void readParallel(ObjectReader r, ParallelSpec &p)
     r.readEnum("attention", p.attention,
                {{"auto", AttentionKernel::Auto}, {"materialized", AttentionKernel::Materialized}, {"flash", AttentionKernel::Flash}});
     r.readEnum("cp_layout", p.cpLayout, {{"zigzag", CpLayout::Zigzag}, {"contiguous", CpLayout::Contiguous}});
+    ObjectReader sync = r.child("dp_sync");
+    sync.readEnum("mode", p.dpSync.mode,
+                  {{"every_step", DpSyncMode::EveryStep}, {"local_sgd", DpSyncMode::LocalSgd}, {"diloco", DpSyncMode::DiLoCo}});
+    sync.read("inner_steps", p.dpSync.innerSteps);
+    sync.read("outer_lr", p.dpSync.outerLr);
+    sync.read("outer_momentum", p.dpSync.outerMomentum);
+    sync.read("nesterov", p.dpSync.nesterov);
+    sync.finish();
     r.finish();
 }
 

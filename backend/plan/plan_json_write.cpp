@@ -88,6 +88,12 @@ OrderedJson parallelToJson(const ParallelSpec &q)
                            {"backoff", q.lossScale.backoff},
                            {"min", q.lossScale.minScale},
                            {"max_skipped", q.lossScale.maxSkipped}};
+    if (q.dpSync != DpSyncSpec{})
+        j["dp_sync"] = {{"mode", toString(q.dpSync.mode)},
+                        {"inner_steps", q.dpSync.innerSteps},
+                        {"outer_lr", q.dpSync.outerLr},
+                        {"outer_momentum", q.dpSync.outerMomentum},
+                        {"nesterov", q.dpSync.nesterov}};
     if (q.bucketMb)
         j["bucket_mb"] = *q.bucketMb;
     if (q.firstBucketMb)

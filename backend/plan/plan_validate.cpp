@@ -129,6 +129,28 @@ void checkBuckets(const ParallelSpec &p, const ModelSpec &m, Checker &c)
     }
 }
 
+// Local updates (local SGD, DiLoCo): the inner steps and the outer optimizer.
+void checkDpSync(const ParallelSpec &p, int steps, Checker &c)
+{
+    const DpSyncSpec &s = p.dpSync;
+    if (s.local() && s.innerSteps > 1 && steps % s.innerSteps != 0)
+        c.warning("parallel.dp_sync.inner_steps", "the last " + str(steps % s.innerSteps) + " of " + str(steps) +
+                                                     " steps come after the last outer step: the replicas end apart "
+                                                     "(dumps and exports read the first replica's parameters)");
+    if (s.innerSteps < 1)
+        c.error("parallel.dp_sync.inner_steps", "must be at least 1 step, got " + str(s.innerSteps));
+    // Each replica steps alone on its whole optimizer state: nothing may shard it over dp.
+    if (s.local() && p.zero > 0)
+        c.error("parallel.zero", std::string("ZeRO shards the optimizer state over the data-parallel replicas, but ") +
+                                     toString(s.mode) + " (parallel.dp_sync) needs each replica's whole state");
+    if (s.mode != DpSyncMode::DiLoCo)
+        return;
+    if (!(s.outerLr > 0) || !std::isfinite(s.outerLr))
+        c.error("parallel.dp_sync.outer_lr", "must be a finite number greater than 0");
+    if (!(s.outerMomentum >= 0 && s.outerMomentum < 1))
+        c.error("parallel.dp_sync.outer_momentum", "must be in [0, 1)");
+}
+
 // Mixed precision: bf16 reductions and fp16's dynamic loss scale.
 void checkPrecision(const ParallelSpec &p, Checker &c)
 {
@@ -213,6 +235,7 @@ void checkParallel(const Plan &plan, Checker &c, bool placement = true)
     if (model)
         checkBuckets(p, plan.model, c);
     checkPrecision(p, c);
+    checkDpSync(p, plan.training.steps, c);
     if (std::find(std::begin(kKnownSchedules), std::end(kKnownSchedules), p.schedule) == std::end(kKnownSchedules))
         c.error("parallel.schedule", "unknown schedule '" + p.schedule + "' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
     if (!ok)
@@ -465,6 +488,17 @@ Diagnostics checkTrainerSupport(const Plan &plan)
         unsupported("parallel.recompute", "full recompute with zb-h1 (its deferred weight gradients need the activations)");
     if (p.ep > 1 && p.zero > 0)
         unsupported("parallel.zero", "ZeRO with expert parallelism (the experts' gradients reduce over expert_dp)");
+    if (p.dpSync.local()) {
+        const std::string mode = toString(p.dpSync.mode);
+        if (p.ep > 1)
+            unsupported("parallel.dp_sync", mode + " with expert parallelism");
+        if (p.cp > 1)
+            unsupported("parallel.dp_sync", mode + " with context parallelism (its ranks share one replica's gradients)");
+        if (plan.training.checkpoint.every > 0)
+            unsupported("training.checkpoint", "checkpoints with " + mode + " (each replica's own optimizer state and the outer state)");
+        if (!plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)
+            unsupported("parallel.dp_sync", mode + " on CUDA devices");
+    }
     // The CUDA kernels are fp32 and bf16 (kernels/cuda); fp16 with loss scaling runs on CPUs only so far.
     if (p.precision == Precision::Fp16 && !plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)
         unsupported("parallel.precision", "fp16 training on CUDA devices (the GPU kernels are fp32 and bf16)");

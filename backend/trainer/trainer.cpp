@@ -177,6 +177,7 @@ private:
     void update(double gradNorm, double lr);
     void checkpointIfDue(int step, std::uint64_t stepNumber);
     void publishEvent(proto::Event::Kind kind, std::uint64_t step, const std::string &message);
+    void announceOuterStep(std::uint64_t stepNumber);
 
     const plan::Plan &m_plan;
     const TrainerOptions &m_options;
@@ -196,7 +197,26 @@ private:
     int m_firstStep = 0;
     std::vector<double> m_losses;
     int m_skippedInARow = 0;
+    std::uint64_t m_outerSteps = 0; // local updates: outer steps announced
 };
+
+// Local updates (parallel.dp_sync): rank 0 names each outer step in the run's events.
+void TrainingRun::announceOuterStep(std::uint64_t stepNumber)
+{
+    const OuterSync *outer = m_stack.outerSync();
+    if (!outer || outer->outerSteps() == m_outerSteps)
+        return;
+    m_outerSteps = outer->outerSteps();
+    if (m_rank != 0)
+        return;
+    const plan::DpSyncSpec &sync = m_plan.parallel.dpSync;
+    char mb[32];
+    std::snprintf(mb, sizeof mb, "%.1f", static_cast<double>(outer->bytesPerSync()) / (1 << 20));
+    publishEvent(proto::Event::INFO, stepNumber,
+                 std::string(plan::toString(sync.mode)) + " outer step " + std::to_string(m_outerSteps) +
+                     ": the replicas' parameters averaged over dp (" + mb + " MB a rank, after " +
+                     std::to_string(sync.innerSteps) + " steps without gradient reduction)");
+}
 
 void TrainingRun::publishEvent(proto::Event::Kind kind, std::uint64_t step, const std::string &message)
 {
@@ -397,6 +417,7 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
     m_telemetry.setProgress(stepNumber, "comm");
     m_stack.afterOptimizerStep(); // skipped: the gathers only refresh the same values
     const auto t1 = Clock::now();
+    announceOuterStep(stepNumber);
     m_losses.push_back(pass.loss);
     checkpointIfDue(step, stepNumber);
 

@@ -43,12 +43,21 @@ GradientSharding::RawView DataParallel::acquireRaw(int unit, Pass)
 void DataParallel::setParameters(const float *model)
 {
     m_state.load(model);
+    if (m_outer)
+        m_outer->reset();
     if (mixed())
         m_copy.fromMasters(0, m_state.params(), m_state.size());
 }
 
+void DataParallel::setLocalUpdates(const plan::DpSyncSpec &spec)
+{
+    m_outer = std::make_unique<OuterSync>(m_dp, spec, m_state.params(), m_state.size(), m_state.device());
+}
+
 void DataParallel::afterOptimizerStep()
 {
+    if (m_outer)
+        m_outer->afterInnerStep(); // every inner_steps steps the replicas' parameters meet
     // Every rank updated every master it holds: the compute copy follows (padding stays zero).
     if (mixed())
         m_copy.fromMasters(0, m_state.params(), m_state.size());
@@ -81,9 +90,17 @@ void DataParallel::beginStep()
     m_reducer->beginStep();
 }
 
-void DataParallel::onGradientsReady(std::size_t offset) { m_reducer->onGradientsReady(m_state.localOf(offset)); }
+void DataParallel::onGradientsReady(std::size_t offset)
+{
+    if (!m_outer) // local updates: each replica keeps its own gradients
+        m_reducer->onGradientsReady(m_state.localOf(offset));
+}
 
-void DataParallel::reduceGradients() { m_reducer->finish(); }
+void DataParallel::reduceGradients()
+{
+    if (!m_outer)
+        m_reducer->finish();
+}
 
 std::vector<OwnedRange> DataParallel::owned()
 {

@@ -10,6 +10,7 @@
 
 #include "trainer/parallel/buckets.h"
 #include "trainer/parallel/model_state.h"
+#include "trainer/parallel/outer_sync.h"
 #include "trainer/parallel/strategy.h"
 
 #include <memory>
@@ -45,6 +46,10 @@ public:
     // (see BucketReducer::setExpertRanges).
     void setExpertParallel(DeviceCommunicator &expertDp, int ep, const std::vector<ParamRange> &experts,
                            const kernels::Stream &stream);
+    // Local updates (parallel.dp_sync local_sgd or diloco): no gradient reduction over dp; the
+    // replicas step alone and meet every inner_steps steps (outer_sync.h). ZeRO stage 0 only.
+    void setLocalUpdates(const plan::DpSyncSpec &spec);
+    const OuterSync *outerSync() const { return m_outer.get(); }
 
     std::uint64_t parameterBytes() const override;
     std::uint64_t masterBytes() const override;
@@ -74,6 +79,7 @@ protected:
     ModelState m_state;
     ComputeBuffer m_copy; // mixed precision: the held units' compute copy, laid out like m_state
     std::unique_ptr<BucketReducer> m_reducer;
+    std::unique_ptr<OuterSync> m_outer; // local updates
 };
 
 } // namespace trellis::trainer

@@ -38,6 +38,7 @@ public:
                bool separateFirstUnit, Device &device = Device::cpu(), Buffers buffers = {true, true});
 
     std::size_t size() const { return m_size; } // padded
+    Device &device() const { return m_device; }
     float *params() { return m_params.data(); }
     float *grads() { return m_grads.data(); }
     const float *params() const { return m_params.data(); }

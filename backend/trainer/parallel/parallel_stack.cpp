@@ -32,35 +32,6 @@ DType computeTypeOf(plan::Precision precision)
     return DType::F32;
 }
 
-GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank, int epRank)
-{
-    const plan::ModelSpec &ms = plan.model;
-    GptConfig c;
-    c.vocab = ms.vocab;
-    c.maxSeqLen = ms.seqLen;
-    c.layers = ms.layers;
-    c.hidden = ms.hidden;
-    c.heads = ms.heads;
-    c.kvHeads = ms.kvHeads;
-    c.llama = ms.arch == plan::kArchLlama;
-    c.ffn = ms.ffn;
-    c.initStd = ms.initStd;
-    c.tp = plan.parallel.tp;
-    c.tpRank = tpRank;
-    c.sequenceParallel = plan.parallel.sequenceParallel;
-    c.cp = plan.parallel.cp;
-    c.cpRank = cpRank;
-    c.cpZigzag = plan.parallel.cpLayout == plan::CpLayout::Zigzag;
-    if (ms.moe.experts > 0) {
-        c.experts = ms.moe.experts;
-        c.topK = ms.moe.topK;
-        c.capacity = ms.moe.capacityFactor ? plan::expertCapacity(ms.moe, ms.seqLen) : 0;
-        c.auxLossCoef = ms.moe.auxLossCoef;
-        c.ep = plan.parallel.ep;
-        c.epRank = epRank;
-    }
-    return c;
-}
 
 // The rank's device: the CPU, or for a plan of CUDA nodes the GPU of its local rank (Open MPI's
 // or Slurm's local rank; one GPU per rank, never shared).
@@ -96,6 +67,36 @@ Device &deviceFor(const plan::Plan &plan, int rank)
 
 } // namespace
 
+GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank, int epRank)
+{
+    const plan::ModelSpec &ms = plan.model;
+    GptConfig c;
+    c.vocab = ms.vocab;
+    c.maxSeqLen = ms.seqLen;
+    c.layers = ms.layers;
+    c.hidden = ms.hidden;
+    c.heads = ms.heads;
+    c.kvHeads = ms.kvHeads;
+    c.llama = ms.arch == plan::kArchLlama;
+    c.ffn = ms.ffn;
+    c.initStd = ms.initStd;
+    c.tp = plan.parallel.tp;
+    c.tpRank = tpRank;
+    c.sequenceParallel = plan.parallel.sequenceParallel;
+    c.cp = plan.parallel.cp;
+    c.cpRank = cpRank;
+    c.cpZigzag = plan.parallel.cpLayout == plan::CpLayout::Zigzag;
+    if (ms.moe.experts > 0) {
+        c.experts = ms.moe.experts;
+        c.topK = ms.moe.topK;
+        c.capacity = ms.moe.capacityFactor ? plan::expertCapacity(ms.moe, ms.seqLen) : 0;
+        c.auxLossCoef = ms.moe.auxLossCoef;
+        c.ep = plan.parallel.ep;
+        c.epRank = epRank;
+    }
+    return c;
+}
+
 ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, const StackOptions &options)
     : m_groups(groups), m_device(&deviceFor(plan, groups.world().rank())), m_config(configOf(plan, groups.tp().rank(), groups.cp().rank(), groups.ep().rank())), m_whole(m_config)
 {
@@ -127,9 +128,12 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
     const double bucketMb = ps.bucketMb.value_or(25.0);
     const BucketOptions buckets{bucketMb, ps.firstBucketMb.value_or(bucketMb), options.overlap && ps.pp == 1, wire};
     const bool separateEmbedding = ps.pp > 1;
-    if (ps.zero == 0)
-        m_storage = std::make_unique<DataParallel>(groups.dpCp(), reference, held, separateEmbedding, buckets, compute);
-    else if (ps.zero == 1)
+    if (ps.zero == 0) {
+        auto dp = std::make_unique<DataParallel>(groups.dpCp(), reference, held, separateEmbedding, buckets, compute);
+        if (ps.dpSync.local()) // validation: zero 0, cp 1 (dpCp is dp), no experts
+            dp->setLocalUpdates(ps.dpSync);
+        m_storage = std::move(dp);
+    } else if (ps.zero == 1)
         m_storage = std::make_unique<Zero1>(groups.dpCp(), reference, held, separateEmbedding, buckets, compute);
     else
         m_storage = std::make_unique<Sharded>(groups.dpCp(), reference, held, ps.zero, options.overlap, compute, wire);
@@ -247,6 +251,12 @@ void ParallelStack::scaleGradients(double factor)
     for (const OwnedRange &o : owned())
         kernels::scale(m_device->stream(), o.grads, static_cast<std::int64_t>(o.range.end - o.range.begin),
                        static_cast<float>(factor));
+}
+
+const OuterSync *ParallelStack::outerSync() const
+{
+    const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());
+    return dp ? dp->outerSync() : nullptr;
 }
 
 void ParallelStack::afterOptimizerStep()

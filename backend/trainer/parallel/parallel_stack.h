@@ -14,6 +14,7 @@
 #include "plan/plan.h"
 #include "plan/schedule.h"
 #include "trainer/comm/process_groups.h"
+#include "trainer/parallel/outer_sync.h"
 #include "trainer/parallel/strategy.h"
 #include "trainer/parallel/tensor_parallel.h"
 
@@ -34,6 +35,9 @@ struct CheckpointPiece {
     const float *params = nullptr;
     std::size_t moment = 0;
 };
+
+// The model a rank of `plan` holds: tp rank tpRank's slice (and cp, ep ranks'); all 0: the whole model.
+GptConfig configOf(const plan::Plan &plan, int tpRank = 0, int cpRank = 0, int epRank = 0);
 
 class ParallelStack {
 public:
@@ -77,6 +81,8 @@ public:
     double asyncExposedMs() const { return m_storage->exposedMs(); }
     const std::vector<TimelineSpan> &spans() const { return m_executor->spans(); }
     ExpertLoad takeExpertLoad() { return m_executor->takeExpertLoad(); }
+    // Local updates (parallel.dp_sync local_sgd, diloco): the outer steps; null otherwise.
+    const OuterSync *outerSync() const;
 
     // Checkpoints: what this rank writes (each whole element by exactly one rank), what it needs
     // back (every owned range, whole, in the optimizer's compact order), and the parameters from

@@ -80,6 +80,23 @@ private slots:
             "llama2-13b, llama2-70b, llama2-7b, llama3-405b, mixtral-8x7b, tiny)");
         row("unknown cluster preset", R"({"cluster": {"preset": "tpu-pod", "nodes": null}})",
             "cluster.preset: unknown preset 'tpu-pod' (known: a100-pcie-8, cpu-local, dgx-a100, dgx-h100, h200-8)");
+        // Local updates (parallel.dp_sync): the inner steps, the outer optimizer, ZeRO.
+        row("dp_sync mode", R"({"parallel": {"dp_sync": {"mode": "async"}}})",
+            "parallel.dp_sync.mode: unknown value 'async' (expected one of: every_step, local_sgd, diloco)");
+        row("inner_steps 0", R"({"parallel": {"dp_sync": {"mode": "diloco", "inner_steps": 0}}})",
+            "parallel.dp_sync.inner_steps: must be at least 1 step, got 0");
+        row("outer_lr 0", R"({"parallel": {"dp_sync": {"mode": "diloco", "outer_lr": 0}}})",
+            "parallel.dp_sync.outer_lr: must be a finite number greater than 0");
+        row("outer_momentum 1", R"({"parallel": {"dp_sync": {"mode": "diloco", "outer_momentum": 1}}})",
+            "parallel.dp_sync.outer_momentum: must be in [0, 1)");
+        row("diloco with zero", R"({"parallel": {"zero": 1, "dp_sync": {"mode": "diloco", "inner_steps": 5}}})",
+            "parallel.zero: ZeRO shards the optimizer state over the data-parallel replicas, but diloco "
+            "(parallel.dp_sync) needs each replica's whole state");
+        row("unknown dp_sync key", R"({"parallel": {"dp_sync": {"mode": "local_sgd", "h": 4}}})",
+            "parallel.dp_sync.h: unknown key");
+        row("steps not a multiple", R"({"parallel": {"dp_sync": {"mode": "local_sgd", "inner_steps": 4}}})",
+            "warning: parallel.dp_sync.inner_steps: the last 2 of 10 steps come after the last outer step: the "
+            "replicas end apart (dumps and exports read the first replica's parameters)");
         row("bad precision", R"({"parallel": {"precision": "fp8"}})",
             "parallel.precision: unknown value 'fp8' (expected one of: fp32, bf16, fp16)");
         row("bad device", R"({"cluster": {"nodes": [{"host": "a", "slots": 4, "device": "tpu"}]}})",
@@ -237,6 +254,42 @@ private slots:
         const QStringList messages = messagesFor(plan.dump());
         QVERIFY2(messages.contains(expected), qPrintable(QStringLiteral("expected \"%1\"\n got: %2")
                                                              .arg(expected, messages.join(QStringLiteral(" | ")))));
+    }
+
+    // Local updates: a round trip keeps dp_sync; dp 1 is accepted; what trellis-trainer cannot do
+    // with them yet is named.
+    void localUpdates()
+    {
+        json j = basePlan();
+        j["parallel"]["dp_sync"] = {{"mode", "diloco"}, {"inner_steps", 5}, {"outer_lr", 0.5}, {"outer_momentum", 0.8},
+                                    {"nesterov", false}};
+        auto p = parsePlan(j.dump(), "plan.json");
+        QVERIFY2(p.ok(), p.errorText().c_str());
+        QCOMPARE(p.value().parallel.dpSync.mode, DpSyncMode::DiLoCo);
+        QCOMPARE(p.value().parallel.dpSync.innerSteps, 5);
+        QVERIFY(!p.value().parallel.dpSync.nesterov);
+        auto again = parsePlan(planToJson(p.value()), "again.json");
+        QVERIFY2(again.ok(), again.errorText().c_str());
+        QVERIFY(again.value().parallel == p.value().parallel);
+        QVERIFY(checkTrainerSupport(p.value()).empty());
+        j["parallel"]["dp"] = 1;
+        j["cluster"]["nodes"][0]["slots"] = 1;
+        QCOMPARE(messagesFor(j.dump()), QStringList());
+        j["parallel"]["cp"] = 2;
+        j["cluster"]["nodes"][0]["slots"] = 2;
+        j["training"]["checkpoint"] = {{"every", 5}, {"dir", "ck"}};
+        p = parsePlan(j.dump(), "plan.json");
+        QVERIFY2(p.ok(), p.errorText().c_str());
+        QStringList messages;
+        for (const auto &d : checkTrainerSupport(p.value()))
+            messages << QString::fromStdString(d.toString());
+        QVERIFY2(messages.contains(QStringLiteral("parallel.dp_sync: diloco with context parallelism (its ranks share one "
+                                                  "replica's gradients) is not supported by this version of trellis-trainer yet")),
+                 qPrintable(messages.join(QStringLiteral(" | "))));
+        QVERIFY2(messages.contains(QStringLiteral("training.checkpoint: checkpoints with diloco (each replica's own optimizer "
+                                                  "state and the outer state) is not supported by this version of "
+                                                  "trellis-trainer yet")),
+                 qPrintable(messages.join(QStringLiteral(" | "))));
     }
 
     // A plan that runs its own trainer (docs/pytorch.md): model, parallel and training optional.

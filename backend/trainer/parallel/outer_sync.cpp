@@ -1,0 +1,55 @@
+// See outer_sync.h.
+#include "trainer/parallel/outer_sync.h"
+
+#include <stdexcept>
+
+namespace trellis::trainer {
+
+OuterSync::OuterSync(DeviceCommunicator &dp, const plan::DpSyncSpec &spec, float *params, std::size_t n, Device &device)
+    : m_dp(dp), m_spec(spec), m_params(params), m_n(n), m_anchor(device), m_momentum(device)
+{
+    if (!device.hostAccessible())
+        throw std::logic_error("OuterSync: local updates (parallel.dp_sync) need host-accessible memory");
+    m_anchor.assign(n);
+    if (spec.mode == plan::DpSyncMode::DiLoCo)
+        m_momentum.assign(n);
+    reset();
+}
+
+void OuterSync::reset()
+{
+    for (std::size_t i = 0; i < m_n; ++i)
+        m_anchor.data()[i] = m_params[i];
+    m_momentum.zero();
+}
+
+bool OuterSync::afterInnerStep()
+{
+    if (++m_innerSteps % static_cast<std::uint64_t>(m_spec.innerSteps) != 0)
+        return false;
+    outerStep();
+    ++m_outerSteps;
+    return true;
+}
+
+void OuterSync::outerStep()
+{
+    m_dp.allReduce(m_params, m_n, ReduceOp::Avg); // every replica: mean(θ)
+    float *anchor = m_anchor.data();
+    if (m_spec.mode == plan::DpSyncMode::LocalSgd) {
+        for (std::size_t i = 0; i < m_n; ++i)
+            anchor[i] = m_params[i];
+        return;
+    }
+    const auto mu = static_cast<float>(m_spec.outerMomentum), lr = static_cast<float>(m_spec.outerLr);
+    float *momentum = m_momentum.data();
+    for (std::size_t i = 0; i < m_n; ++i) {
+        const float delta = anchor[i] - m_params[i]; // the outer gradient
+        momentum[i] = mu * momentum[i] + delta;
+        const float step = m_spec.nesterov ? delta + mu * momentum[i] : momentum[i];
+        m_params[i] += delta - lr * step; // = anchor − lr·step
+        anchor[i] = m_params[i];
+    }
+}
+
+} // namespace trellis::trainer
