@@ -172,6 +172,28 @@ double fitEfficiency(const Rows &rows, MakePlan make, bool hardware)
 class TstCostModel : public QObject {
     Q_OBJECT
 private slots:
+    // Local updates: the dp group all-reduces the fp32 parameters once every inner_steps steps,
+    // not the gradients every step — a step's data-parallel bytes fall by inner_steps (fp32
+    // gradients and parameters are the same size), and so does their time.
+    void localUpdatesCountTheirCommunication()
+    {
+        Plan p = planFor("gpt2-124m", "dgx-h100", 2, 16, 1, 1);
+        p.parallel.framework = Framework::Trellis;
+        auto dpAllReduce = [](const Estimate &e) {
+            std::uint64_t bytes = 0;
+            for (const CollectiveEstimate &c : e.collectives)
+                if (c.group == "dp" && c.op == "all_reduce")
+                    bytes += c.bytes;
+            return bytes;
+        };
+        const Estimate every = estimatePlan(p, deviceFor(p.cluster));
+        p.parallel.dpSync = {DpSyncMode::DiLoCo, 8, 0.7, 0.9, true};
+        QVERIFY(!hasErrors(validatePlan(p)));
+        const Estimate diloco = estimatePlan(p, deviceFor(p.cluster));
+        const double ratio = static_cast<double>(dpAllReduce(every)) / static_cast<double>(dpAllReduce(diloco));
+        QVERIFY2(dpAllReduce(diloco) > 0 && std::abs(ratio - 8.0) < 0.05, qPrintable(QString::number(ratio)));
+    }
+
     void finiteForEveryPresetAndCluster()
     {
         for (const auto &model : modelPresetNames()) {
