@@ -330,6 +330,41 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Data-parallel sync</source>
+        <translation>Datenparallele Synchronisation</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>local_sgd, diloco: the replicas step alone and meet every inner_steps steps</source>
+        <translation>local_sgd, diloco: Die Replikate rechnen allein und treffen sich alle inner_steps Schritte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Inner steps</source>
+        <translation>Innere Schritte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Steps each replica takes alone between outer steps</source>
+        <translation>Schritte, die jedes Replikat zwischen äußeren Schritten allein macht</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Outer learning rate</source>
+        <translation>Äußere Lernrate</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Outer momentum</source>
+        <translation>Äußeres Momentum</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Nesterov outer step</source>
+        <translation>Äußerer Nesterov-Schritt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Memory accounting of</source>
         <translation>Speicherbilanz nach</translation>
     </message>
@@ -3345,7 +3380,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         </translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+79"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 Ranks (dp %3 · tp %4 · pp %5 · cp %6) auf &lt;span style=&apos;color:%7&apos;&gt;%8 Slots&lt;/span&gt; von %9 Knoten · globaler Batch %10 Sequenzen × %11 Tokens</translation>
     </message>

@@ -330,6 +330,41 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Data-parallel sync</source>
+        <translation>数据并行同步</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>local_sgd, diloco: the replicas step alone and meet every inner_steps steps</source>
+        <translation>local_sgd、diloco：各副本独立训练，每 inner_steps 步同步一次</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Inner steps</source>
+        <translation>内部步数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Steps each replica takes alone between outer steps</source>
+        <translation>两次外部步之间每个副本独立执行的步数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Outer learning rate</source>
+        <translation>外部学习率</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Outer momentum</source>
+        <translation>外部动量</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Nesterov outer step</source>
+        <translation>Nesterov 外部步</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Memory accounting of</source>
         <translation>内存核算依据</translation>
     </message>
@@ -3339,7 +3374,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         </translation>
     </message>
     <message>
-        <location line="+71"/>
+        <location line="+79"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 个 rank (dp %3 · tp %4 · pp %5 · cp %6)，使用 %9 个节点上的 &lt;span style=&apos;color:%7&apos;&gt;%8 个槽位&lt;/span&gt; · 全局批次 %10 条序列 × %11 个 token</translation>
     </message>

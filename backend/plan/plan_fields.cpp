@@ -67,6 +67,7 @@ const json &fullShape()
         p.parallel.bucketMb = 25;
         p.parallel.firstBucketMb = 25;
         p.parallel.precision = Precision::Fp16; // writes parallel.loss_scale
+        p.parallel.dpSync.mode = DpSyncMode::DiLoCo; // writes parallel.dp_sync
         p.trainer.command = {"python3"};
         p.trainer.env = {{"NAME", "value"}};
         p.trainer.dir = "dir";

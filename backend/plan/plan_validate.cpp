@@ -491,13 +491,13 @@ Diagnostics checkTrainerSupport(const Plan &plan)
     if (p.dpSync.local()) {
         const std::string mode = toString(p.dpSync.mode);
         if (p.ep > 1)
-            unsupported("parallel.dp_sync", mode + " with expert parallelism");
+            unsupported("parallel.dp_sync.mode", mode + " with expert parallelism");
         if (p.cp > 1)
-            unsupported("parallel.dp_sync", mode + " with context parallelism (its ranks share one replica's gradients)");
+            unsupported("parallel.dp_sync.mode", mode + " with context parallelism (its ranks share one replica's gradients)");
         if (plan.training.checkpoint.every > 0)
-            unsupported("training.checkpoint", "checkpoints with " + mode + " (each replica's own optimizer state and the outer state)");
+            unsupported("training.checkpoint.every", "checkpoints with " + mode + " (each replica's own optimizer state and the outer state)");
         if (!plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)
-            unsupported("parallel.dp_sync", mode + " on CUDA devices");
+            unsupported("parallel.dp_sync.mode", mode + " on CUDA devices");
     }
     // The CUDA kernels are fp32 and bf16 (kernels/cuda); fp16 with loss scaling runs on CPUs only so far.
     if (p.precision == Precision::Fp16 && !plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)

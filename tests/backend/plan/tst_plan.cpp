@@ -283,10 +283,10 @@ private slots:
         QStringList messages;
         for (const auto &d : checkTrainerSupport(p.value()))
             messages << QString::fromStdString(d.toString());
-        QVERIFY2(messages.contains(QStringLiteral("parallel.dp_sync: diloco with context parallelism (its ranks share one "
+        QVERIFY2(messages.contains(QStringLiteral("parallel.dp_sync.mode: diloco with context parallelism (its ranks share one "
                                                   "replica's gradients) is not supported by this version of trellis-trainer yet")),
                  qPrintable(messages.join(QStringLiteral(" | "))));
-        QVERIFY2(messages.contains(QStringLiteral("training.checkpoint: checkpoints with diloco (each replica's own optimizer "
+        QVERIFY2(messages.contains(QStringLiteral("training.checkpoint.every: checkpoints with diloco (each replica's own optimizer "
                                                   "state and the outer state) is not supported by this version of "
                                                   "trellis-trainer yet")),
                  qPrintable(messages.join(QStringLiteral(" | "))));
