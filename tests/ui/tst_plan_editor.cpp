@@ -224,6 +224,25 @@ private slots:
         QVERIFY(editor->controlFor(QStringLiteral("model.preset"))->isEnabled());
     }
 
+    // Local updates' fields: inner steps with local SGD or DiLoCo, the outer optimizer with DiLoCo.
+    void dpSyncFieldsFollowTheMode()
+    {
+        QTemporaryDir dir;
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        auto *doc = window.document();
+        auto *editor = window.planEditor();
+        const QString inner = QStringLiteral("parallel.dp_sync.inner_steps"), lr = QStringLiteral("parallel.dp_sync.outer_lr");
+        QVERIFY(!editor->controlFor(inner)->isEnabled());
+        QVERIFY(!editor->controlFor(lr)->isEnabled());
+        QVERIFY(doc->setField(QStringLiteral("parallel.dp_sync.mode"), QStringLiteral("\"local_sgd\"")).isEmpty());
+        QTRY_VERIFY(editor->controlFor(inner)->isEnabled());
+        QVERIFY(!editor->controlFor(lr)->isEnabled());
+        QVERIFY(doc->setField(QStringLiteral("parallel.dp_sync.mode"), QStringLiteral("\"diloco\"")).isEmpty());
+        QTRY_VERIFY(editor->controlFor(lr)->isEnabled());
+        QVERIFY(editor->controlFor(QStringLiteral("parallel.dp_sync.nesterov"))->isEnabled());
+        QCOMPARE(doc->plan().parallel.dpSync.mode, plan::DpSyncMode::DiLoCo);
+    }
+
     void saveAndReopenThroughTheWindow()
     {
         QTemporaryDir dir;

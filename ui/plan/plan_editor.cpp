@@ -317,7 +317,8 @@ void PlanEditor::refresh()
         }
     }
     refreshNodes();
-    // Loss scaling is fp16's; reducing gradients in bf16 needs mixed precision. A plan running its
+    // Loss scaling is fp16's; reducing gradients in bf16 needs mixed precision; inner steps are
+    // local updates', the outer optimizer DiLoCo's. A plan running its
     // own trainer without a model shows no model fields to edit (their controls would show made-up
     // values): choosing a model preset gives it one.
     const bool noModel = p.trainer.external() && !p.trainer.hasModel;
@@ -327,6 +328,10 @@ void PlanEditor::refresh()
             continue;
         if (field.path.startsWith(QLatin1String("parallel.loss_scale.")))
             control->setEnabled(p.parallel.precision == plan::Precision::Fp16);
+        else if (field.path == QLatin1String("parallel.dp_sync.inner_steps")) // local updates' fields
+            control->setEnabled(p.parallel.dpSync.local());
+        else if (field.path.startsWith(QLatin1String("parallel.dp_sync.")) && field.path != QLatin1String("parallel.dp_sync.mode"))
+            control->setEnabled(p.parallel.dpSync.mode == plan::DpSyncMode::DiLoCo);
         else if (field.path.startsWith(QLatin1String("model.")) && field.path != QLatin1String("model.preset"))
             control->setEnabled(!noModel);
     }
