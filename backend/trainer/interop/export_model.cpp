@@ -3,6 +3,7 @@
 
 #include "trainer/checkpoint.h"
 #include "trainer/interop/hf_layout.h"
+#include "trainer/parallel/parallel_stack.h"
 
 #include <nlohmann/json.hpp>
 
@@ -87,21 +88,6 @@ bool newestModel(const fs::path &root, plan::ModelSpec &spec)
     return false;
 }
 
-GptConfig wholeModelConfig(const plan::ModelSpec &model)
-{
-    GptConfig config;
-    config.vocab = model.vocab;
-    config.maxSeqLen = model.seqLen;
-    config.layers = model.layers;
-    config.hidden = model.hidden;
-    config.heads = model.heads;
-    config.kvHeads = model.kvHeads;
-    config.ffn = model.ffn;
-    config.initStd = model.initStd;
-    config.llama = model.arch == plan::kArchLlama;
-    return config;
-}
-
 } // namespace
 
 ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::string &outDir, const std::string &dtype)
@@ -120,7 +106,7 @@ ExportResult exportCheckpointModel(const std::string &checkpointDir, const std::
         result.error = root.string() + ": a mixture-of-experts model has no transformers layout in this version (model.moe)";
         return result;
     }
-    const GptConfig config = wholeModelConfig(plan.model);
+    const GptConfig config = modelConfigOf(plan.model);
     std::uint64_t count = 0;
     try {
         count = GptModel<float>(config, false).parameterCount();

@@ -67,9 +67,8 @@ Device &deviceFor(const plan::Plan &plan, int rank)
 
 } // namespace
 
-GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank, int epRank)
+GptConfig modelConfigOf(const plan::ModelSpec &ms)
 {
-    const plan::ModelSpec &ms = plan.model;
     GptConfig c;
     c.vocab = ms.vocab;
     c.maxSeqLen = ms.seqLen;
@@ -80,6 +79,13 @@ GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank, int epRank)
     c.llama = ms.arch == plan::kArchLlama;
     c.ffn = ms.ffn;
     c.initStd = ms.initStd;
+    return c;
+}
+
+GptConfig configOf(const plan::Plan &plan, int tpRank, int cpRank, int epRank)
+{
+    const plan::ModelSpec &ms = plan.model;
+    GptConfig c = modelConfigOf(ms);
     c.tp = plan.parallel.tp;
     c.tpRank = tpRank;
     c.sequenceParallel = plan.parallel.sequenceParallel;

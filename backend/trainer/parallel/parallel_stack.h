@@ -36,6 +36,8 @@ struct CheckpointPiece {
     std::size_t moment = 0;
 };
 
+// The dense model a plan's model section describes (no parallelism, no experts).
+GptConfig modelConfigOf(const plan::ModelSpec &model);
 // The model a rank of `plan` holds: tp rank tpRank's slice (and cp, ep ranks'); all 0: the whole model.
 GptConfig configOf(const plan::Plan &plan, int tpRank = 0, int cpRank = 0, int epRank = 0);
 
