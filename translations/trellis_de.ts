@@ -520,6 +520,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Relay per node</source>
+        <translation>Relay je Knoten</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>on: a relay process per node carries its ranks&apos; telemetry on one connection; auto: from 64 ranks</source>
+        <translation>on: ein Relay-Prozess je Knoten bündelt die Telemetrie seiner Ränge auf einer Verbindung; auto: ab 64 Rängen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Trace every (steps)</source>
         <translation>Tracing alle (Schritte)</translation>
     </message>
@@ -3380,7 +3390,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         </translation>
     </message>
     <message>
-        <location line="+79"/>
+        <location line="+84"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 Ranks (dp %3 · tp %4 · pp %5 · cp %6) auf &lt;span style=&apos;color:%7&apos;&gt;%8 Slots&lt;/span&gt; von %9 Knoten · globaler Batch %10 Sequenzen × %11 Tokens</translation>
     </message>

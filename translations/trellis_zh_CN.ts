@@ -520,6 +520,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Relay per node</source>
+        <translation>每节点中继</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>on: a relay process per node carries its ranks&apos; telemetry on one connection; auto: from 64 ranks</source>
+        <translation>on：每个节点一个中继进程，用一条连接转发该节点各 rank 的遥测；auto：从 64 个 rank 起</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Trace every (steps)</source>
         <translation>追踪间隔 (步)</translation>
     </message>
@@ -3374,7 +3384,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         </translation>
     </message>
     <message>
-        <location line="+79"/>
+        <location line="+84"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 个 rank (dp %3 · tp %4 · pp %5 · cp %6)，使用 %9 个节点上的 &lt;span style=&apos;color:%7&apos;&gt;%8 个槽位&lt;/span&gt; · 全局批次 %10 条序列 × %11 个 token</translation>
     </message>

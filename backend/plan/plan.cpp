@@ -72,6 +72,16 @@ const char *toString(DpSyncMode m)
     return "?";
 }
 
+const char *toString(TelemetryRelay r)
+{
+    switch (r) {
+    case TelemetryRelay::Auto: return "auto";
+    case TelemetryRelay::On: return "on";
+    case TelemetryRelay::Off: return "off";
+    }
+    return "?";
+}
+
 const char *toString(Precision p)
 {
     switch (p) {

@@ -218,10 +218,17 @@ struct TrainingSpec {
     bool operator==(const TrainingSpec &) const = default;
 };
 
+// How ranks reach the supervisor: each on its own connection (off), or through one relay process
+// per node (on) that batches its node's ranks onto one connection (backend/protocol/relay.h);
+// auto: relays from kRelayAutoRanks ranks up.
+enum class TelemetryRelay { Auto, On, Off };
+inline constexpr int kRelayAutoRanks = 64;
 struct TelemetrySpec {
     std::string endpoint; // empty: the launcher chooses one (or telemetry is off for bare runs)
     int heartbeatMs = 500;
     int traceEvery = 0;
+    TelemetryRelay relay = TelemetryRelay::Auto;
+    bool relaysFor(int worldSize) const { return relay == TelemetryRelay::On || (relay == TelemetryRelay::Auto && worldSize >= kRelayAutoRanks); }
     bool operator==(const TelemetrySpec &) const = default;
 };
 
@@ -335,6 +342,7 @@ const char *toString(NonFinitePolicy policy);
 const char *toString(Precision precision);
 const char *toString(GradReduce gradReduce);
 const char *toString(DpSyncMode mode);
+const char *toString(TelemetryRelay relay);
 const char *toString(Framework framework);
 const char *toString(AttentionKernel attention);
 const char *toString(CpLayout layout);

@@ -456,6 +456,7 @@ void readTelemetry(ObjectReader r, TelemetrySpec &t)
     r.read("endpoint", t.endpoint);
     r.read("heartbeat_ms", t.heartbeatMs);
     r.read("trace_every", t.traceEvery);
+    r.readEnum("relay", t.relay, {{"auto", TelemetryRelay::Auto}, {"on", TelemetryRelay::On}, {"off", TelemetryRelay::Off}});
     r.finish();
 }
 

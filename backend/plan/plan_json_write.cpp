@@ -179,7 +179,8 @@ std::string planToJson(const Plan &p, int indent)
     j["training"] = trainingToJson(p.training);
     j["telemetry"] = {{"endpoint", p.telemetry.endpoint},
                       {"heartbeat_ms", p.telemetry.heartbeatMs},
-                      {"trace_every", p.telemetry.traceEvery}};
+                      {"trace_every", p.telemetry.traceEvery},
+                      {"relay", toString(p.telemetry.relay)}};
     j["launch"] = launchToJson(p.launch);
     return j.dump(indent);
 }

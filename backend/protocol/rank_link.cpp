@@ -5,9 +5,7 @@
 
 namespace trellis::proto {
 
-namespace {
-// A rank's (or a node's) DEALER to the supervisor; false when the endpoint or keys are unusable.
-bool connectDealer(zmq::socket_t &socket, const RankLink::Options &o)
+bool connectTelemetryDealer(zmq::socket_t &socket, const std::string &endpoint, const CurveKeys &curve)
 {
     socket.set(zmq::sockopt::sndhwm, 10000);
     socket.set(zmq::sockopt::rcvhwm, 10000);
@@ -17,23 +15,22 @@ bool connectDealer(zmq::socket_t &socket, const RankLink::Options &o)
     socket.set(zmq::sockopt::reconnect_ivl_max, 1000);
     socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(1024));
     try {
-        if (o.curve.hasClient()) {
-            socket.set(zmq::sockopt::curve_serverkey, o.curve.serverPublic);
-            socket.set(zmq::sockopt::curve_publickey, o.curve.clientPublic);
-            socket.set(zmq::sockopt::curve_secretkey, o.curve.clientSecret);
+        if (curve.hasClient()) {
+            socket.set(zmq::sockopt::curve_serverkey, curve.serverPublic);
+            socket.set(zmq::sockopt::curve_publickey, curve.clientPublic);
+            socket.set(zmq::sockopt::curve_secretkey, curve.clientSecret);
         }
-        socket.connect(o.endpoint);
+        socket.connect(endpoint);
         return true;
     } catch (const zmq::error_t &) {
         return false;
     }
 }
-} // namespace
 
 RankLink::RankLink(zmq::context_t &context, Options options)
     : m_options(std::move(options)), m_socket(context, zmq::socket_type::dealer)
 {
-    m_connected = connectDealer(m_socket, m_options);
+    m_connected = connectTelemetryDealer(m_socket, m_options.endpoint, m_options.curve);
 }
 
 RankLink::RankLink(zmq::socket_t &shared, Options options) : m_options(std::move(options)), m_shared(&shared), m_connected(true) {}
@@ -122,6 +119,22 @@ void RankLink::accept(const Ack &ack)
     }
 }
 
+bool RankLink::reconnect(zmq::context_t &context, const std::string &endpoint, const CurveKeys &curve)
+{
+    if (m_shared)
+        return false;
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    if (!connectTelemetryDealer(socket, endpoint, curve))
+        return false;
+    m_socket = std::move(socket);
+    m_options.endpoint = endpoint;
+    m_options.curve = curve;
+    m_connected = true;
+    resendFrom(0); // the receiver drops what it already has
+    m_lastAckProgress = Clock::now();
+    return true;
+}
+
 void RankLink::pump()
 {
     if (!m_connected)
@@ -154,7 +167,7 @@ void RankLink::pump()
 NodeLink::NodeLink(zmq::context_t &context, const RankLink::Options &common, const std::vector<std::uint32_t> &ranks)
     : m_runId(common.runId), m_socket(context, zmq::socket_type::dealer)
 {
-    m_connected = connectDealer(m_socket, common);
+    m_connected = connectTelemetryDealer(m_socket, common.endpoint, common.curve);
     for (std::uint32_t rank : ranks) {
         RankLink::Options o = common;
         o.rank = rank;

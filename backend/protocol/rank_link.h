@@ -20,6 +20,10 @@
 
 namespace trellis::proto {
 
+// Sets up a telemetry DEALER (high-water marks, reconnect, no linger, CURVE client keys when
+// given) and connects it; false when the endpoint or the keys are unusable.
+bool connectTelemetryDealer(zmq::socket_t &socket, const std::string &endpoint, const CurveKeys &curve);
+
 class RankLink {
 public:
     struct Options {
@@ -44,6 +48,13 @@ public:
     void pump();
     // One acknowledgement for this rank (already decoded and checked for the run).
     void accept(const Ack &ack);
+    // Its own connection moved to `endpoint` (a node's relay gone: straight to the supervisor):
+    // everything held is sent again there, after a Skip. False (nothing changed) when unusable.
+    bool reconnect(zmq::context_t &context, const std::string &endpoint, const CurveKeys &curve);
+    // Everything held sent again now, after a Skip (a relay started again in place of a dead one).
+    void resendAll() { resendFrom(0); }
+    // When an acknowledgement last took something off the spool (or the link was made).
+    std::chrono::steady_clock::time_point lastAckProgress() const { return m_lastAckProgress; }
 
     std::size_t held() const { return m_held.size(); }
     std::uint64_t dropped() const { return m_dropped; }

@@ -10,6 +10,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 
 namespace trellis::trainer {
@@ -58,6 +59,8 @@ void TelemetryPublisher::publish(std::span<proto::Envelope> envelopes)
                 ++m_dropped; // no sequence number is spent: the count travels in later envelopes
                 continue;
             }
+            if (envelope.has_hello() && !m_options.relayName.empty())
+                envelope.mutable_hello()->set_relay(m_options.relayName);
             stamp(envelope);
             m_goodbyeQueued = m_goodbyeQueued || envelope.has_goodbye();
             m_queue.emplace_back(envelope.seq(), proto::encodeEnvelope(envelope));
@@ -91,12 +94,39 @@ void TelemetryPublisher::close(int exitCode, const std::string &reason, std::uin
         m_thread.join();
 }
 
+void TelemetryPublisher::checkRelay(zmq::context_t &context, proto::RankLink &link, bool &onRelay, int &starts)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto now = Clock::now();
+    // Closing, the rank has closeTimeoutMs left to see its last messages acknowledged.
+    const auto stall = std::chrono::milliseconds(m_stopping ? 500 : 2 * m_options.resendAfterMs);
+    if (link.held() == 0 || now - link.lastAckProgress() < stall || now - m_lastRelayCheck < stall / 2)
+        return;
+    m_lastRelayCheck = now;
+    if (m_options.relayRunning && m_options.relayRunning())
+        return; // the relay is there: the supervisor is what is slow or away, as without one
+    if (starts < kRelayStarts && m_options.startRelay && m_options.startRelay()) {
+        ++starts;
+        link.resendAll();
+        std::fprintf(stderr, "trellis-trainer: rank %d: the node's telemetry relay was gone; started it again\n", m_options.rank);
+        return;
+    }
+    if (link.reconnect(context, m_options.supervisor, m_options.curve)) {
+        onRelay = false;
+        std::fprintf(stderr, "trellis-trainer: rank %d: the node's telemetry relay is gone and does not start again; "
+                             "this rank now sends to the supervisor directly\n", m_options.rank);
+    }
+}
+
 void TelemetryPublisher::run()
 {
     using Clock = std::chrono::steady_clock;
     zmq::context_t context(1);
+    const bool relay = !m_options.supervisor.empty();
     proto::RankLink link(context, {m_options.endpoint, m_options.runId, static_cast<std::uint32_t>(m_options.rank),
-                                   m_options.spoolCapacity, m_options.resendAfterMs, m_options.curve});
+                                   m_options.spoolCapacity, m_options.resendAfterMs, relay ? proto::CurveKeys{} : m_options.curve});
+    bool onRelay = relay;
+    int relayStarts = 0;
     if (!link.connected()) {
         // A bad endpoint must not stop training: everything published is counted as dropped.
         std::unique_lock lock(m_mutex);
@@ -151,6 +181,8 @@ void TelemetryPublisher::run()
         for (auto &item : batch)
             link.push(item.first, std::move(item.second));
         link.pump();
+        if (onRelay)
+            checkRelay(context, link, onRelay, relayStarts);
         // What the link gave up (its spool full) counts as dropped, like a full queue.
         m_dropped += link.dropped() - linkDropped;
         linkDropped = link.dropped();

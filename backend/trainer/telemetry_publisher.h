@@ -12,13 +12,22 @@
 #include "protocol/telemetry.pb.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
 #include <thread>
+
+namespace zmq {
+class context_t;
+}
+namespace trellis::proto {
+class RankLink;
+}
 
 namespace trellis::trainer {
 
@@ -33,8 +42,16 @@ public:
         std::size_t spoolCapacity = 65536;
         int closeTimeoutMs = 3000; // how long close() waits for what is queued to be acknowledged
         int resendAfterMs = 2000;  // no acknowledgement for this long: send again what is held
-        proto::CurveKeys curve;    // client keys: connect as a CURVE client
+        proto::CurveKeys curve;    // client keys: connect as a CURVE client (the supervisor's)
+        // Through a node's relay (trainer/node_relay.h): `endpoint` is the relay's, plain; when
+        // acknowledgements stall and no relay runs, startRelay() starts one (at most kRelayStarts
+        // times), after which the rank connects to `supervisor` itself (with `curve`).
+        std::string supervisor;
+        std::string relayName; // said in the Hello (protocol Hello.relay)
+        std::function<bool()> relayRunning;
+        std::function<bool()> startRelay;
     };
+    static constexpr int kRelayStarts = 3;
 
     explicit TelemetryPublisher(Options options);
     ~TelemetryPublisher();
@@ -59,6 +76,8 @@ public:
 
 private:
     void run();
+    // A stalled relay: started again, or left for the supervisor (relay.h). `onRelay` false after.
+    void checkRelay(zmq::context_t &context, proto::RankLink &link, bool &onRelay, int &starts);
     void stamp(proto::Envelope &envelope);
 
     Options m_options;
@@ -74,6 +93,7 @@ private:
     std::atomic<std::uint64_t> m_held{0};
     std::atomic<std::uint64_t> m_step{0};
     std::atomic<const char *> m_phase{"init"};
+    std::chrono::steady_clock::time_point m_lastRelayCheck{}; // the sender thread's
     std::thread m_thread;
 };
 

@@ -14,6 +14,7 @@
 #include "trainer/parallel/parallel_stack.h"
 #include "trainer/precision/loss_scaler.h"
 #include "trainer/step_telemetry.h"
+#include "trainer/node_relay.h"
 #include "trainer/telemetry_publisher.h"
 #include "trainer/trainer_error.h"
 
@@ -484,6 +485,16 @@ int Trainer::run()
     topt.curve = m_options.telemetryKeys;
     topt.rank = m_world.rank();
     topt.heartbeatMs = m_plan.telemetry.heartbeatMs;
+    std::optional<NodeRelay> relay;
+    if (m_options.nodeRelay && !topt.endpoint.empty())
+        relay = setUpNodeRelay(m_world.handle(), m_options.runId, topt.endpoint, m_options.telemetryKeysPath);
+    if (relay) {
+        topt.supervisor = topt.endpoint;
+        topt.relayName = relay->name;
+        topt.endpoint = relay->endpoint;
+        topt.relayRunning = [r = *relay] { return r.running(); };
+        topt.startRelay = [r = *relay] { return r.ensure(); };
+    }
     TelemetryPublisher telemetry(topt);
     std::uint64_t step = 0; // the step under way, for the failure report
     try {

@@ -22,6 +22,8 @@ struct TrainerOptions {
     std::string runId;
     std::string endpoint;      // overrides plan.telemetry.endpoint when not empty
     proto::CurveKeys telemetryKeys; // client keys: telemetry over CURVE (remote hosts)
+    std::string telemetryKeysPath;  // their file (a node relay reads it)
+    bool nodeRelay = false;         // telemetry through a relay per node (trainer/node_relay.h)
     FaultInjection inject;
     std::string dumpParamsPath; // final parameters, whole model (raw float32): rank 0 to PATH, rank r to PATH.rank<r>
     std::string dumpGradsPath;  // the first step's reduced gradients before clipping, whole model, same naming

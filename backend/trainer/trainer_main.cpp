@@ -5,6 +5,7 @@
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
 //   trellis-trainer --calibrate        (this machine's compute rate and link, as one JSON line)
 //   trellis-trainer --exec [OPTIONS] -- COMMAND...   (a rank of a job with its own trainer; no MPI)
+//   trellis-trainer --relay [OPTIONS]                (a node's telemetry relay; no MPI)
 //   trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype D]   (transformers layout; no MPI)
 // Exit codes: protocol/exit_codes.h.
 #include "plan/plan_json.h"
@@ -16,6 +17,7 @@
 #include "trainer/exec/exec_rank.h"
 #include "trainer/comm/mpi_communicator.h"
 #include "trainer/interop/export_model.h"
+#include "trainer/node_relay.h"
 #include "trainer/trainer.h"
 
 #include <mpi.h>
@@ -38,10 +40,11 @@ void usage(std::FILE *to)
     std::fprintf(to,
                  "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT] [--telemetry-keys FILE]\n"
                  "                       [--inject crash|hang|slow|nan|nanloss|throw@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
-                 "                       [--dump-losses FILE] [--dump-batch FILE] [--no-overlap] [--resume] [--quiet]\n"
+                 "                       [--dump-losses FILE] [--dump-batch FILE] [--no-overlap] [--resume] [--quiet] [--node-relay]\n"
                  "  --dump-params/--dump-grads FILE.safetensors: in transformers' layout instead of raw float32\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
                  "       trellis-trainer --calibrate\n"
+                 "       trellis-trainer --relay [OPTIONS]   (a node's telemetry relay; see trellis-trainer --relay --help)\n"
                  "       trellis-trainer --exec [OPTIONS] -- COMMAND [ARGUMENT]...   (see trellis-trainer --exec --help)\n"
                  "       trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype fp32|bf16|fp16]\n"
                  "         the newest complete checkpoint there (any layout) as model.safetensors and config.json\n"
@@ -49,7 +52,9 @@ void usage(std::FILE *to)
                  "         tensors in the precision the run trained in unless --dtype says otherwise\n"
                  "Runs one rank of the training described by PLAN; start it under mpirun -np N.\n"
                  "--telemetry-keys: a 0600 file of CURVE keys (server_public, client_public, client_secret);\n"
-                 "  telemetry then goes to the endpoint encrypted and authenticated.\n");
+                 "  telemetry then goes to the endpoint encrypted and authenticated.\n"
+                 "--node-relay: telemetry goes through one relay process per node (started by the node's ranks),\n"
+                 "  which holds the node's one connection to the endpoint.\n");
 }
 
 int finish(int code)
@@ -114,9 +119,11 @@ std::optional<int> parseArguments(int argc, char **argv, Arguments &a)
                 return proto::kExitUsage;
             }
             options.telemetryKeys = keys->forRanks();
+            options.telemetryKeysPath = argv[i];
         }
         else if (arg == "--dump-params") options.dumpParamsPath = value("--dump-params");
         else if (arg == "--dump-grads") options.dumpGradsPath = value("--dump-grads");
+        else if (arg == "--node-relay") options.nodeRelay = true;
         else if (arg == "--no-overlap") options.overlap = false;
         else if (arg == "--resume") options.resume = true;
         else if (arg == "--dump-losses") options.dumpLossesPath = value("--dump-losses");
@@ -260,6 +267,8 @@ int main(int argc, char **argv)
         std::signal(SIGPIPE, SIG_DFL); // the command starts with the default disposition
         return trainer::execRank(argc - 1, argv + 1);
     }
+    if (argc > 1 && std::strcmp(argv[1], "--relay") == 0)
+        return trainer::relayMain(argc - 1, argv + 1);
     Arguments a;
     if (const std::optional<int> code = parseArguments(argc, argv, a))
         return *code;

@@ -37,7 +37,34 @@ HangDetector::HangDetector(const plan::Plan &plan, int heartbeatMs, std::int64_t
 {
 }
 
-void HangDetector::hello(int rank, const std::string &host) { m_ranks[rank].host = host; }
+void HangDetector::hello(int rank, const std::string &host, const std::string &relay)
+{
+    m_ranks[rank].host = host;
+    m_ranks[rank].relay = relay;
+}
+
+// The relays all of whose live ranks are among `silent`, when every silent rank is behind one of
+// them; empty otherwise.
+std::vector<std::string> HangDetector::wholeRelays(const std::vector<int> &silent) const
+{
+    std::map<std::string, int> silentBehind;
+    for (int rank : silent) {
+        const std::string &relay = m_ranks.at(rank).relay;
+        if (relay.empty())
+            return {};
+        ++silentBehind[relay];
+    }
+    std::vector<std::string> out;
+    for (const auto &[relay, count] : silentBehind) {
+        int live = 0;
+        for (const auto &[rank, r] : m_ranks)
+            live += r.relay == relay && !r.done && r.lastSeenMs >= 0;
+        if (live != count)
+            return {};
+        out.push_back(relay);
+    }
+    return out;
+}
 
 void HangDetector::seen(int rank, std::int64_t nowMs) { m_ranks[rank].lastSeenMs = nowMs; }
 
@@ -115,6 +142,11 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
             report.message += (i ? ", " : "") + where(silent[i]);
         report.message += (silent.size() == 1 ? " stopped responding" : " stopped responding") +
                           std::string(" (no heartbeat for ") + seconds(quiet) + ")";
+        report.relays = wholeRelays(silent);
+        for (std::size_t i = 0; i < report.relays.size(); ++i)
+            report.message += (i ? ", " : " — every rank behind the telemetry relay of ") + report.relays[i];
+        if (!report.relays.empty())
+            report.message += " went silent together: the relay (its ranks start it again within seconds) or the node";
         if (busiest != waits.end()) {
             report.waiting = busiest->second;
             report.message += "; " + waitText(busiest->second, m_ranks.at(busiest->second.front()).pulse, nowWallNs);

@@ -37,6 +37,9 @@ struct HangReport {
     std::vector<int> waiting;  // the ranks waiting for them
     bool silent = false;       // the culprits stopped sending (else they stopped progressing)
     std::int64_t silentMs = 0; // how long the first culprit has been silent
+    // Silent culprits that are every live rank behind these node relays (Hello.relay): they went
+    // silent together, as a dead relay's ranks do until one of them has started it again.
+    std::vector<std::string> relays;
     std::string message;
 };
 
@@ -46,7 +49,7 @@ public:
     // slow by nature (init: loading data; checkpoint: writing shards) — launch.hang_timeout_s.
     HangDetector(const plan::Plan &plan, int heartbeatMs, std::int64_t patienceMs = 60000);
 
-    void hello(int rank, const std::string &host);
+    void hello(int rank, const std::string &host, const std::string &relay = {});
     // Any message from the rank at monotonic `nowMs` (it is alive).
     void seen(int rank, std::int64_t nowMs);
     void heartbeat(int rank, std::int64_t nowMs, const RankPulse &pulse);
@@ -60,12 +63,14 @@ public:
 private:
     struct Rank {
         std::string host;
+        std::string relay; // the node relay it sends through; "" direct
         std::int64_t lastSeenMs = -1;
         std::int64_t lastChangeMs = -1; // when its step, phase or collective last changed
         RankPulse pulse;
         bool done = false;
     };
     std::string where(int rank) const; // "rank 2 on node-b"
+    std::vector<std::string> wholeRelays(const std::vector<int> &silent) const;
     std::string waitText(const std::vector<int> &ranks, const RankPulse &p, std::int64_t nowWallNs) const;
     std::vector<int> membersOf(int rank, const std::string &group) const;
 

@@ -4,6 +4,10 @@
 #include "plan/schedule.h"
 #include "protocol/framing.h"
 #include "protocol/rank_link.h"
+#include "protocol/relay.h"
+
+#include <QCoreApplication>
+#include <QProcess>
 
 #include <QMap>
 #include <QRegularExpression>
@@ -50,7 +54,7 @@ struct SimulatedRanks {
         : s(options), runId(std::move(id)), seq(static_cast<std::size_t>(options.ranks), 0),
           perStage(options.ranks / std::max(1, options.pp)), stepMs(1000.0 / options.hz)
     {
-        context.set(zmq::ctxopt::max_sockets, s.ranks / kRanksPerNode + 64); // ZeroMQ's default is 1023 per context
+        context.set(zmq::ctxopt::max_sockets, s.ranks / kRanksPerNode + s.relays * kRanksPerNode + 64); // ZeroMQ's default is 1023 per context
     }
 
     double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
@@ -59,6 +63,17 @@ struct SimulatedRanks {
     {
         for (auto &n : nodes)
             n->pump();
+        for (auto &l : relayed)
+            l->pump();
+    }
+    std::size_t held() const
+    {
+        std::size_t n = 0;
+        for (const auto &node : nodes)
+            n += node->held();
+        for (const auto &l : relayed)
+            n += l->held();
+        return n;
     }
     void send(int r, proto::Envelope &e)
     {
@@ -77,8 +92,16 @@ struct SimulatedRanks {
     zmq::context_t context{2};
     // A connection per simulated node of kRanksPerNode ranks (sim-node-NNN), as a node's relay
     // presents its ranks to the supervisor: 16,384 ranks are 2048 connections, not 16,384.
+    // The first s.relays nodes' ranks: a connection each to their node's real relay process.
     std::vector<std::unique_ptr<proto::NodeLink>> nodes;
-    proto::RankLink &linkOf(int r) { return nodes[static_cast<std::size_t>(r / kRanksPerNode)]->link(static_cast<std::uint32_t>(r)); }
+    std::vector<std::unique_ptr<proto::RankLink>> relayed;
+    std::vector<std::unique_ptr<QProcess>> relayProcesses;
+    proto::RankLink &linkOf(int r)
+    {
+        if (static_cast<std::size_t>(r) < relayed.size())
+            return *relayed[static_cast<std::size_t>(r)];
+        return nodes[static_cast<std::size_t>(r / kRanksPerNode - s.relays)]->link(static_cast<std::uint32_t>(r));
+    }
     std::vector<std::uint64_t> seq;
     int perStage;
     plan::Simulation pipeline;
@@ -97,6 +120,7 @@ void sendHellos(SimulatedRanks &sim)
         proto::Envelope e;
         auto *h = e.mutable_hello();
         h->set_host(simulatedHost(r));
+        h->set_relay("node" + std::to_string(r / kRanksPerNode * kRanksPerNode)); // its node's connection stands for a relay
         h->set_pid(static_cast<std::uint32_t>(::getpid()));
         h->set_device("cpu (simulated)");
         h->set_world_size(static_cast<std::uint32_t>(s.ranks));
@@ -221,15 +245,50 @@ void waitForAcknowledgements(SimulatedRanks &sim)
 {
     const auto deadline = Clock::now() + std::chrono::seconds(120);
     for (;;) {
-        std::size_t held = 0;
-        for (auto &n : sim.nodes) {
-            n->pump();
-            held += n->held();
-        }
-        if (held == 0 || Clock::now() >= deadline)
+        sim.pumpAll();
+        if (sim.held() == 0 || Clock::now() >= deadline)
             break;
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    // Each ends once its ranks' Goodbyes are acknowledged; a node with a silent rank never has all.
+    for (std::size_t node = 0; node < sim.relayProcesses.size(); ++node) {
+        QProcess &relay = *sim.relayProcesses[node];
+        const bool silentHere = sim.s.silentRank >= 0 && static_cast<std::size_t>(sim.s.silentRank / kRanksPerNode) == node;
+        if (silentHere || !relay.waitForFinished(10000))
+            relay.kill();
+        relay.waitForFinished(1000);
+    }
+}
+
+// The first s.relays nodes: a relay process each (trellis-trainer --relay, in the node's relay
+// folder) and a connection per rank to it. "" or why not.
+QString startRelays(SimulatedRanks &sim, const std::string &endpoint)
+{
+    const QString program = QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer");
+    for (int node = 0; node < sim.s.relays; ++node) {
+        std::string error;
+        const std::string folder = proto::relayFolder(sim.runId, "node" + std::to_string(node * kRanksPerNode), error);
+        if (folder.empty())
+            return QString::fromStdString(error);
+        QStringList ranks;
+        for (int r = node * kRanksPerNode; r < (node + 1) * kRanksPerNode; ++r)
+            ranks << QString::number(r);
+        auto relay = std::make_unique<QProcess>();
+        relay->setProcessChannelMode(QProcess::MergedChannels); // its log where a trainer's relay keeps it
+        relay->setStandardOutputFile(QString::fromStdString(folder) + QStringLiteral("/relay.log"), QIODevice::Append);
+        relay->setStandardInputFile(QProcess::nullDevice());
+        relay->start(program, {QStringLiteral("--relay"), QStringLiteral("--run-id"), QString::fromStdString(sim.runId),
+                               QStringLiteral("--folder"), QString::fromStdString(folder), QStringLiteral("--endpoint"),
+                               QString::fromStdString(endpoint), QStringLiteral("--ranks"), ranks.join(QLatin1Char(',')),
+                               QStringLiteral("--idle-exit-s"), QStringLiteral("10")});
+        if (!relay->waitForStarted(10000))
+            return QStringLiteral("cannot start the relay %1: %2").arg(program, relay->errorString());
+        sim.relayProcesses.push_back(std::move(relay));
+        for (int r = node * kRanksPerNode; r < (node + 1) * kRanksPerNode; ++r)
+            sim.relayed.push_back(std::make_unique<proto::RankLink>(
+                sim.context, proto::RankLink::Options{proto::relayEndpoint(folder), sim.runId, static_cast<std::uint32_t>(r), 65536, 2000, {}}));
+    }
+    return {};
 }
 
 } // namespace
@@ -275,6 +334,14 @@ QString parseSimulation(const QMap<QString, QString> &o, SimulationOptions &out)
         return e;
     if (QString e = rankOption("--crash", out.crashRank, out.crashAfterS, 1); !e.isEmpty())
         return e;
+    if (o.contains(QStringLiteral("--relays"))) {
+        out.relays = o[QStringLiteral("--relays")].toInt(&ok);
+        if (!ok || out.relays < 0 || out.relays > out.ranks / kRanksPerNode || out.relays > 64)
+            return QStringLiteral("--relays expects 0 to %1 nodes of %2 ranks (at most 64), got '%3'")
+                .arg(std::min(64, out.ranks / kRanksPerNode))
+                .arg(kRanksPerNode)
+                .arg(o[QStringLiteral("--relays")]);
+    }
     return {};
 }
 
@@ -290,6 +357,8 @@ QStringList simulationArguments(const SimulationOptions &s)
         a << QStringLiteral("--silent") << QStringLiteral("%1@%2").arg(s.silentRank).arg(s.silentAfterS);
     if (s.crashRank >= 0)
         a << QStringLiteral("--crash") << QStringLiteral("%1@%2").arg(s.crashRank).arg(s.crashAfterS);
+    if (s.relays > 0)
+        a << QStringLiteral("--relays") << QString::number(s.relays);
     return a;
 }
 
@@ -340,14 +409,18 @@ int simulateRanks(const QStringList &args)
     if (const QString e = parseSimulation(o, s); !e.isEmpty() || !o.contains(QStringLiteral("--endpoint")) ||
                                                   !o.contains(QStringLiteral("--run-id"))) {
         std::fprintf(stderr, "usage: trellis-cli simulate-ranks --endpoint E --run-id ID [--ranks N] [--hz H] [--seconds S]\n"
-                             "       [--slow R@STEP] [--silent R@SEC] [--crash R@SEC]\n(started by trellis-cli simulate)%s%s\n",
+                             "       [--slow R@STEP] [--silent R@SEC] [--crash R@SEC] [--relays K]\n(started by trellis-cli simulate)%s%s\n",
                      e.isEmpty() ? "" : "\n", qPrintable(e));
         return 2;
     }
     const std::string endpoint = o[QStringLiteral("--endpoint")].toStdString();
     const qint64 steps = s.steps();
     SimulatedRanks sim(s, o[QStringLiteral("--run-id")].toStdString());
-    for (int first = 0; first < s.ranks; first += kRanksPerNode) {
+    if (const QString e = startRelays(sim, endpoint); !e.isEmpty()) {
+        std::fprintf(stderr, "trellis-cli simulate-ranks: %s\n", qPrintable(e));
+        return 2;
+    }
+    for (int first = s.relays * kRanksPerNode; first < s.ranks; first += kRanksPerNode) {
         std::vector<std::uint32_t> ranks;
         for (int r = first; r < std::min(s.ranks, first + kRanksPerNode); ++r)
             ranks.push_back(static_cast<std::uint32_t>(r));

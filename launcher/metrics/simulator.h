@@ -25,11 +25,12 @@ struct SimulationOptions {
     int pp = 1;              // pipeline stages (dividing ranks): rank r is on stage r / (ranks / pp)
     int microBatches = 8;    // per step, for the pipeline's bubble and timeline
     int traceEvery = 10;     // with pp > 1: every so many steps the first rank of each stage sends spans
+    int relays = 0;          // the first so many nodes' ranks send through real relay processes (trellis-trainer --relay)
     qint64 steps() const { return std::max<qint64>(1, static_cast<qint64>(hz * seconds + 0.5)); }
 };
 
 // Parses simulate's options (--ranks, --hz, --seconds, --pp P, --slow R[@STEP], --silent R@SEC,
-// --crash R@SEC) into `out`; "" or what is wrong, naming the option.
+// --crash R@SEC, --relays K) into `out`; "" or what is wrong, naming the option.
 QString parseSimulation(const QMap<QString, QString> &options, SimulationOptions &out);
 // The arguments simulate-ranks takes for these options.
 QStringList simulationArguments(const SimulationOptions &options);
@@ -38,7 +39,10 @@ QStringList simulationArguments(const SimulationOptions &options);
 plan::Plan simulatedPlan(const SimulationOptions &options);
 
 // simulate-ranks: runs the ranks until the last step, then says Goodbye for each and waits (at
-// most 120 s) for everything to be acknowledged. Returns the process exit code.
+// most 120 s) for everything to be acknowledged. Returns the process exit code. The ranks of a
+// node share one connection (a NodeLink: the relay's connection pattern, in-process), except on the
+// first `relays` nodes: there each rank has its own connection to a real relay process started for
+// the node (trellis-trainer --relay beside this program), as a trainer's ranks do.
 int simulateRanks(const QStringList &args);
 
 // Raises this process's open-file limit to its hard limit (a socket per rank needs descriptors:

@@ -24,6 +24,11 @@
 namespace trellis::launcher {
 namespace {
 
+// How long every rank behind a node relay may be silent together before it is a hang: its ranks
+// start a dead relay again after 2 resend intervals (4 s) without acknowledgements, and after
+// three failed starts send to the supervisor directly (trainer/node_relay.h).
+constexpr std::int64_t kRelayRecoveryMs = 12000;
+
 // Linux /proc: whether a local pid is gone, or stopped (SIGSTOP, state T). Remote ranks' pids
 // mean nothing here: a pid that does not exist locally is "gone" only if the rank runs here,
 // which the local launcher's ranks do.
@@ -321,7 +326,11 @@ void RunController::checkWatchdog()
                                       (m_pids.count(rank) && !localProcessGone(m_pids[rank]) && !localProcessStopped(m_pids[rank]));
                 }
             // A remote rank cannot be looked at: give a short silence (a loaded host, a slow link) 5 s.
-            const bool patient = (runningNormally && report->silentMs < 10000) || (remote && report->silent && report->silentMs < 5000);
+            // Every rank behind a node relay silent together: the relay died, and its ranks start it
+            // again (after 4 s without acknowledgements) or fall back to this supervisor — 12 s.
+            const bool relayGap = report->silent && !report->relays.empty() && report->silentMs < kRelayRecoveryMs;
+            const bool patient = relayGap || (runningNormally && report->silentMs < 10000) ||
+                                 (remote && report->silent && report->silentMs < 5000);
             if (!patient && (!gone || (m_silentSinceMs >= 0 && m_clock.elapsed() - m_silentSinceMs > 3000))) {
                 QString message = QStringLiteral("hang: ") + QString::fromStdString(report->message);
                 QString cause = QStringLiteral("hang");

@@ -70,7 +70,7 @@ void RunController::onHello(int rank, const proto::Envelope &e)
 {
     const auto &h = e.hello();
     if (m_hangs)
-        m_hangs->hello(rank, h.host());
+        m_hangs->hello(rank, h.host(), h.relay());
     m_hosts[rank] = QString::fromStdString(h.host());
     if (m_stragglers)
         m_stragglers->hello(rank, h.host());

@@ -59,6 +59,8 @@ QStringList rankArguments(const plan::Plan &plan, const LaunchRequest &r, const 
             a << QStringLiteral("--endpoint") << r.endpoint;
             if (!keysPath.isEmpty())
                 a << QStringLiteral("--telemetry-keys") << keysPath;
+            if (plan.telemetry.relaysFor(plan.parallel.worldSize()))
+                a << QStringLiteral("--node-relay");
         }
         a << r.extraTrainerArgs;
         return a;

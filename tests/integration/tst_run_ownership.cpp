@@ -5,6 +5,10 @@
 // locked or deleted mid-run does not stop it.
 #include "cli_test_support.h"
 #include "history_checks.h"
+#include "protocol/relay.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <QProcessEnvironment>
 #include <QRegularExpression>
@@ -115,6 +119,46 @@ private slots:
         const auto data = h.loadRun(h.findRun(runId)->id);
         QVERIFY(std::any_of(data->events.begin(), data->events.end(),
                             [](const EventRow &e) { return e.kind == QLatin1String("adopted"); }));
+    }
+
+    // A plan with telemetry.relay on: the ranks' telemetry goes through their node's relay (one
+    // connection to the supervisor). The relay killed with kill -9 mid-run is started again by the
+    // ranks, which send again what it never delivered: the run completes with every step of every
+    // rank and every telemetry message in sequence, and the new relay ends once every rank's
+    // Goodbye is acknowledged.
+    void killedRelayIsStartedAgain()
+    {
+        const int steps = 3000;
+        const QString plan = restartPlan(m_dir, QStringLiteral("relayed"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        {
+            QFile f(plan);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+            f.close();
+            root[QStringLiteral("telemetry")] = QJsonObject{{QStringLiteral("relay"), QStringLiteral("on")}};
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(QJsonDocument(root).toJson());
+        }
+        const QString database = m_dir.filePath(QStringLiteral("relayed.sqlite"));
+        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
+        QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
+        const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        std::string error;
+        const QString folder = QString::fromStdString(trellis::proto::relayFolder(runId.toStdString(), "node0", error));
+        QVERIFY2(!folder.isEmpty(), error.c_str());
+        QVERIFY(waitForSteps(database, 40, 120000));
+        const QString log = folder + QStringLiteral("/relay.log");
+        QVERIFY2(readAll(log).contains(QStringLiteral("relay: run %1, ranks 0,1,2,3").arg(runId)), qPrintable(readAll(log)));
+        const qint64 pid = readAll(folder + QStringLiteral("/relay.pid")).trimmed().toLongLong();
+        QVERIFY(pid > 0);
+        QVERIFY(::kill(static_cast<pid_t>(pid), SIGKILL) == 0);
+        const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), runId}, 240000);
+        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
+        QVERIFY(historyIsComplete(database, runId, steps));
+        // Started twice (by rank 0, then again by a rank that found it gone), ended by the Goodbyes.
+        QTRY_VERIFY_WITH_TIMEOUT(readAll(log).contains(QStringLiteral("relay: ended (every rank said goodbye)")), 10000);
+        QCOMPARE(readAll(log).count(QStringLiteral("relay: run %1,").arg(runId)), 2);
+        QVERIFY(!trellis::proto::relayRunning(folder.toStdString()));
     }
 
     // Two supervisors never own the same run: a second `run --run-id X` while X goes is refused

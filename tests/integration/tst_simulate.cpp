@@ -6,6 +6,7 @@
 #include "launcher/history/history_database.h"
 #include "launcher/supervisor/run_feed.h"
 #include "launcher/supervisor/run_registry.h"
+#include "protocol/relay.h"
 
 #include <QSignalSpy>
 
@@ -52,6 +53,37 @@ private slots:
             QCOMPARE(rank.receivedSeq, rank.goodbyeSeq + 1); // every message, in sequence
             QCOMPARE(rank.dropped, 0);
             QCOMPARE(rank.lost, 0);
+        }
+    }
+
+    // The first two simulated nodes send through real relay processes (trellis-trainer --relay), a
+    // socket per rank, beside six nodes on in-process node connections: every rank's every step
+    // arrives, in sequence, and the relays end with their ranks' Goodbyes (in their logs).
+    void realRelaysCarryTheirNodes()
+    {
+        const QString database = m_dir.filePath(QStringLiteral("relays.sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("64"),
+                              QStringLiteral("--hz"), QStringLiteral("10"), QStringLiteral("--seconds"), QStringLiteral("3"),
+                              QStringLiteral("--relays"), QStringLiteral("2"), QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const auto data = lastRun(database);
+        QVERIFY(data);
+        QCOMPARE(data->run.status, QStringLiteral("completed"));
+        QSet<QPair<int, qint64>> seen;
+        for (const auto &s : data->steps)
+            seen.insert({s.rank, s.step});
+        QCOMPARE(seen.size(), 64 * 30);
+        for (const RankRow &rank : data->ranks) {
+            QCOMPARE(rank.receivedSeq, rank.goodbyeSeq + 1);
+            QCOMPARE(rank.lost, 0);
+        }
+        for (int node : {0, 8}) {
+            std::string error;
+            const QString folder = QString::fromStdString(
+                trellis::proto::relayFolder(data->run.runId.toStdString(), "node" + std::to_string(node), error));
+            const QString log = trellis::test::readAll(folder + QStringLiteral("/relay.log"));
+            QVERIFY2(log.contains(QStringLiteral("relay: ended (every rank said goodbye)")), qPrintable(folder + QStringLiteral(": ") + log));
+            QVERIFY2(log.contains(QStringLiteral(", 0 refused")), qPrintable(log));
         }
     }
 
@@ -133,6 +165,8 @@ private slots:
         QTest::newRow("slow rank") << QStringList{QStringLiteral("--ranks"), QStringLiteral("4"), QStringLiteral("--slow"), QStringLiteral("9")}
                                    << QStringLiteral("--slow expects RANK or RANK@VALUE with a rank below 4");
         QTest::newRow("silent") << QStringList{QStringLiteral("--silent"), QStringLiteral("x@y")} << QStringLiteral("--silent expects");
+        QTest::newRow("relays") << QStringList{QStringLiteral("--ranks"), QStringLiteral("64"), QStringLiteral("--relays"), QStringLiteral("9")}
+                                << QStringLiteral("--relays expects 0 to 8 nodes of 8 ranks");
     }
     void badOptionsAreNamed()
     {

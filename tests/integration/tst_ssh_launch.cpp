@@ -7,6 +7,7 @@
 // naming the host and the reason, and nothing starts. Skips (saying why) where namespaces or sshd
 // are not available; removes every namespace, link and sshd it made, also after a failure.
 #include "cli_test_support.h"
+#include "protocol/relay.h"
 #include "launcher/history/history_database.h"
 
 #include <QDir>
@@ -61,6 +62,7 @@ class TstSshLaunch : public QObject {
     QStringList m_addresses;   // host1, host2
     QString m_db;
     bool m_up = false;
+    QString m_relay = QStringLiteral("off"); // the test plans' telemetry.relay
 
     // The test plan: pp 2 × dp 2, a node of `slotsA` and one of `slotsB` slots; `extra` goes into launch.ssh.
     QString writePlan(const QString &name, const QString &knownHosts, const QString &extraSsh = {}, int slotsA = 2, int slotsB = 2,
@@ -76,6 +78,7 @@ class TstSshLaunch : public QObject {
           "cluster": {"nodes": [{"host": "%2", "slots": %3, "remote_dir": "%4"}, {"host": "%5", "slots": %6, "remote_dir": "%7"}]},
           "parallel": {%14},
           "training": {"steps": 8, "lr": 0.003, "seed": 7, "data": {"source": "text", "path": "%8"}},
+          "telemetry": {"relay": "%15"},
           "launch": {"target": "%9", "ssh": {"port": 2222, "identity_file": "%10", "known_hosts": "%11", "mpi_interface": "%12"%13}}})")
                     .arg(name, m_addresses[0])
                     .arg(slotsA)
@@ -83,7 +86,7 @@ class TstSshLaunch : public QObject {
                     .arg(slotsB)
                     .arg(m_dir.filePath(QStringLiteral("h2/runs")), QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"), target,
                          m_dir.filePath(QStringLiteral("client_key")), knownHosts, m_net, extraSsh)
-                    .arg(parallel)
+                    .arg(parallel, m_relay)
                     .toUtf8());
         return path;
     }
@@ -169,7 +172,10 @@ private slots:
     void acceptedHostsRunFourRanksAndMatchTheLocalRun()
     {
         const QString known = m_dir.filePath(QStringLiteral("known_hosts_run"));
+        // Through a relay per host (telemetry.relay on): each host's ranks share one CURVE connection.
+        m_relay = QStringLiteral("on");
         const QString plan = writePlan(QStringLiteral("two-hosts"), known);
+        m_relay = QStringLiteral("off");
         // A wrong fingerprint accepts nothing.
         Result accept = cli({QStringLiteral("preflight"), plan, QStringLiteral("--accept-host-key"), m_addresses[0] + QStringLiteral("=SHA256:nope")});
         QVERIFY(accept.code != 0);
@@ -199,6 +205,17 @@ private slots:
         const Result steps = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), recordedId, QStringLiteral("--format"),
                                   QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("steps")});
         QCOMPARE(steps.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 1 + 4 * 8);
+        // It went through the hosts' relays (ranks 0, 1 on host1 and 2, 3 on host2), each ended by
+        // its ranks' Goodbyes with nothing refused.
+        for (int first : {0, 2}) {
+            std::string error;
+            const QString folder = QString::fromStdString(trellis::proto::relayFolder(recordedId.toStdString(), "node" + std::to_string(first), error));
+            const QString log = readAll(folder + QStringLiteral("/relay.log"));
+            QVERIFY2(log.contains(QStringLiteral("ranks %1,%2:").arg(first).arg(first + 1)), qPrintable(log));
+            QTRY_VERIFY2_WITH_TIMEOUT(readAll(folder + QStringLiteral("/relay.log")).contains(QStringLiteral("relay: ended (every rank said goodbye)")),
+                                      qPrintable(readAll(folder + QStringLiteral("/relay.log"))), 10000);
+            QVERIFY2(readAll(folder + QStringLiteral("/relay.log")).contains(QStringLiteral(", 0 refused")), qPrintable(log));
+        }
         // Each host got its own run folder with the plan, the keys (0600) and the data.
         QString runId;
         for (const QString &h : {QStringLiteral("h1"), QStringLiteral("h2")}) {

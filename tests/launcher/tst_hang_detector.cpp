@@ -131,6 +131,33 @@ private slots:
         QVERIFY(report);
         QCOMPARE(QString::fromStdString(report->message), expected);
     }
+
+    // Ranks behind node relays (Hello.relay): every rank behind one relay silent together is
+    // named as such (the supervisor then waits for the ranks to start their relay again); a single
+    // silent rank behind a relay whose others still answer is an ordinary silent rank.
+    void silentTogetherBehindARelay()
+    {
+        HangDetector d(planOf(8, 1), 500, 60000);
+        for (int r = 0; r < 8; ++r)
+            d.hello(r, r < 4 ? "node-a" : "node-b", r < 4 ? "node0" : "node4");
+        const std::int64_t now = 100000, wall = 1000 * kSecond;
+        for (int r = 0; r < 8; ++r)
+            d.heartbeat(r, r < 4 ? now - 2000 : now - 100, r < 4 ? computing("forward") : inCall("dp", "all_reduce", 9, wall - 2 * kSecond));
+        auto report = d.check(now, wall);
+        QVERIFY(report);
+        QCOMPARE(report->relays, std::vector<std::string>{"node0"});
+        QCOMPARE(QString::fromStdString(report->message),
+                 QStringLiteral("rank 0 on node-a, rank 1 on node-a, rank 2 on node-a, rank 3 on node-a stopped responding (no heartbeat "
+                                "for 2.0 s) — every rank behind the telemetry relay of node0 went silent together: the relay (its ranks "
+                                "start it again within seconds) or the node; ranks 4,5,6,7 wait in dp all_reduce #9 since 2.0 s"));
+        // Rank 1 alone silent: not the relay.
+        for (int r = 0; r < 8; ++r)
+            d.heartbeat(r, r == 1 ? now - 2000 : now, computing("forward"));
+        report = d.check(now + 10, wall);
+        QVERIFY(report);
+        QVERIFY(report->relays.empty());
+        QCOMPARE(report->culprits, std::vector<int>{1});
+    }
 };
 
 QTEST_GUILESS_MAIN(TstHangDetector)

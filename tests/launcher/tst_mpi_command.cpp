@@ -102,6 +102,37 @@ private slots:
         QCOMPARE(c.arguments.at(at - 1), QStringLiteral("--mca"));
         QCOMPARE(c.arguments.at(at + 1), QStringLiteral("262144"));
     }
+
+    // telemetry.relay: --node-relay for every rank when on, from kRelayAutoRanks ranks when auto,
+    // never when off or without a telemetry endpoint.
+    void ranksUseNodeRelaysAsThePlanSays_data()
+    {
+        QTest::addColumn<QString>("relay");
+        QTest::addColumn<int>("ranks");
+        QTest::addColumn<bool>("endpoint");
+        QTest::addColumn<bool>("expected");
+        QTest::newRow("auto, small") << "auto" << 8 << true << false;
+        QTest::newRow("auto, 64 ranks") << "auto" << plan::kRelayAutoRanks << true << true;
+        QTest::newRow("on") << "on" << 2 << true << true;
+        QTest::newRow("off, many") << "off" << 256 << true << false;
+        QTest::newRow("on, no telemetry") << "on" << 2 << false << false;
+    }
+    void ranksUseNodeRelaysAsThePlanSays()
+    {
+        QFETCH(QString, relay);
+        QFETCH(int, ranks);
+        QFETCH(bool, endpoint);
+        QFETCH(bool, expected);
+        plan::Plan p;
+        p.parallel.dp = ranks;
+        p.telemetry.relay = relay == QLatin1String("on") ? plan::TelemetryRelay::On
+                            : relay == QLatin1String("off") ? plan::TelemetryRelay::Off : plan::TelemetryRelay::Auto;
+        LaunchRequest r;
+        r.trainerPath = QStringLiteral("trellis-trainer");
+        if (endpoint)
+            r.endpoint = QStringLiteral("ipc:///tmp/x.telemetry");
+        QCOMPARE(buildLocalCommand(p, r).arguments.contains(QStringLiteral("--node-relay")), expected);
+    }
 };
 
 QTEST_GUILESS_MAIN(TstMpiCommand)

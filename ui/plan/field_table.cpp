@@ -204,6 +204,9 @@ std::vector<Field> telemetryFields()
         {QStringLiteral("telemetry.endpoint"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Endpoint"), K::Text, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "Empty: the launcher chooses a private one")},
         {QStringLiteral("telemetry.heartbeat_ms"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Heartbeat ms"), K::Integer, 0, 600000},
+        {QStringLiteral("telemetry.relay"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Relay per node"), K::Choice, 0, 0,
+         {QStringLiteral("auto"), QStringLiteral("on"), QStringLiteral("off")},
+         QT_TRANSLATE_NOOP("PlanFields", "on: a relay process per node carries its ranks' telemetry on one connection; auto: from 64 ranks")},
         {QStringLiteral("telemetry.trace_every"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Trace every (steps)"), K::Integer, 0,
          1 << 30, {}, QT_TRANSLATE_NOOP("PlanFields", "Spans for the step timeline every so many steps; 0: none")},
     };

@@ -81,6 +81,8 @@ private slots:
         row("unknown cluster preset", R"({"cluster": {"preset": "tpu-pod", "nodes": null}})",
             "cluster.preset: unknown preset 'tpu-pod' (known: a100-pcie-8, cpu-local, dgx-a100, dgx-h100, h200-8)");
         // Local updates (parallel.dp_sync): the inner steps, the outer optimizer, ZeRO.
+        row("telemetry relay", R"({"telemetry": {"relay": "sometimes"}})",
+            "telemetry.relay: unknown value 'sometimes' (expected one of: auto, on, off)");
         row("dp_sync mode", R"({"parallel": {"dp_sync": {"mode": "async"}}})",
             "parallel.dp_sync.mode: unknown value 'async' (expected one of: every_step, local_sgd, diloco)");
         row("inner_steps 0", R"({"parallel": {"dp_sync": {"mode": "diloco", "inner_steps": 0}}})",
@@ -350,11 +352,13 @@ private slots:
         json j = basePlan();
         j["model"] = {{"preset", "gpt2-124m"}};
         j["parallel"] = {{"dp", 2}, {"tp", 2}, {"zero", 1}, {"precision", "bf16"}, {"recompute", "full"}, {"bucket_mb", 4.5}};
+        j["telemetry"] = {{"relay", "on"}};
         auto first = parsePlan(j.dump());
         QVERIFY2(first.ok(), first.errorText().c_str());
         auto second = parsePlan(planToJson(first.value()));
         QVERIFY2(second.ok(), second.errorText().c_str());
         QVERIFY(first.value() == second.value());
+        QVERIFY(second.value().telemetry.relay == TelemetryRelay::On);
         QCOMPARE(second.value().model.hidden, 768);
         QCOMPARE(second.value().model.preset, std::string("gpt2-124m"));
         QCOMPARE(parameterCount(second.value().model), 124439808ull); // GPT-2 small as released (tied, 1024 positions)

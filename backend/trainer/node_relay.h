@@ -1,0 +1,44 @@
+// The trainer's side of a node's telemetry relay (protocol/relay.h). Started by the ranks themselves:
+// the launch targets pass --node-relay to every rank; the ranks of a node find each other
+// (MPI_Comm_split_type, shared memory), the node's first rank starts the relay — this same program
+// with --relay, detached, its output in the relay folder's relay.log — and every rank's telemetry
+// goes to it. Any rank of the node starts it again when acknowledgements stall and no relay holds
+// the folder's lock; a rank that cannot get one running falls back to the supervisor itself. The
+// same code path serves every launch target (local, SSH, Slurm): the relay is whatever trainer
+// binary the ranks run, wherever they run.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trellis::trainer {
+
+struct NodeRelay {
+    std::string folder;   // node-local, 0700 (protocol/relay.h relayFolder)
+    std::string endpoint; // ipc://FOLDER/relay.sock: where this rank sends
+    std::string upstream; // the supervisor's receiver
+    std::string keysPath; // the ranks' CURVE key file ("" none): the relay's keys toward the supervisor
+    std::string runId;
+    std::string name;     // "node8": the node of world rank 8, its first (Hello.relay)
+    std::vector<std::uint32_t> ranks; // the world ranks on this node
+    bool leader = false;              // the node's first rank
+
+    // Starts a relay when none holds the folder's lock and waits up to a second for one to hold it:
+    // whether one runs. Any thread.
+    bool ensure() const;
+    bool running() const;
+};
+
+// Collective over `world`: this rank's node's relay, or nullopt (a note on stderr) when the node
+// has no usable folder for one; telemetry then goes straight to the supervisor.
+std::optional<NodeRelay> setUpNodeRelay(MPI_Comm world, const std::string &runId, const std::string &upstream,
+                                        const std::string &keysPath);
+
+// trellis-trainer --relay ...: the relay process (no MPI).
+int relayMain(int argc, char **argv);
+
+} // namespace trellis::trainer
