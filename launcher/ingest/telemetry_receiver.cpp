@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -162,7 +163,10 @@ QString TelemetryReceiver::openSockets(RouterState &st, const std::string &bindE
 {
     // Per connection: while this receiver holds back, at most this many messages a rank wait here;
     // the rest wait in the rank's own link (bounded memory here at any world size).
-    st.socket.set(zmq::sockopt::rcvhwm, 1000);
+    // Messages queued per connection while reading is held back (backpressure): ZeroMQ buffers up
+    // to this many per peer, so the total is bounded by the world, not per connection — 1000 for a
+    // few ranks, 16 (of batches up to 64 KiB) for each of 2048 node relays at 16,384 ranks.
+    st.socket.set(zmq::sockopt::rcvhwm, static_cast<int>(std::clamp<quint32>(262144 / std::max<quint32>(1, m_worldSize), 16, 1000)));
     st.socket.set(zmq::sockopt::sndhwm, 100000);
     st.socket.set(zmq::sockopt::linger, 0);
     st.socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(proto::kMaxFrameBytes));

@@ -106,14 +106,65 @@ void DownsampledSeries::coarsen(qint64 fromWidth, qint64 toWidth)
     m_buckets = std::move(merged);
 }
 
+void RankedBucket::add(qint64 step, double value, int rank)
+{
+    const bool first = b.count == 0;
+    b.add(step, value);
+    const auto v = static_cast<float>(value);
+    if (first || v <= b.min)
+        minRank = rank;
+    if (first || v >= b.max)
+        maxRank = rank;
+}
+
+void RankedBucket::merge(const RankedBucket &later)
+{
+    if (later.b.count == 0)
+        return;
+    if (b.count == 0) {
+        *this = later;
+        return;
+    }
+    if (later.b.min < b.min)
+        minRank = later.minRank;
+    if (later.b.max > b.max)
+        maxRank = later.maxRank;
+    b.merge(later.b);
+}
+
+void GroupSeries::appendAt(std::size_t index, qint64 step, double value, int rank)
+{
+    if (index >= m_buckets.size())
+        m_buckets.resize(index + 1);
+    m_buckets[index].add(step, value, rank);
+}
+
+void GroupSeries::coarsen(qint64 fromWidth, qint64 toWidth)
+{
+    const std::size_t factor = static_cast<std::size_t>(toWidth / fromWidth);
+    if (factor <= 1)
+        return;
+    std::vector<RankedBucket> merged((m_buckets.size() + factor - 1) / factor);
+    for (std::size_t i = 0; i < m_buckets.size(); ++i)
+        merged[i / factor].merge(m_buckets[i]);
+    m_buckets = std::move(merged);
+}
+
 MetricStore::MetricStore(int worldSize) { clear(worldSize); }
 
 void MetricStore::clear(int worldSize)
 {
     std::lock_guard lock(m_mutex);
-    m_capacity = std::clamp(65536 / std::max(1, worldSize), 128, 4096);
+    const int world = std::max(1, worldSize);
+    m_groupSize = world > kExactRanks ? (world + kExactRanks - 1) / kExactRanks : 1;
+    const int series = (world + m_groupSize - 1) / m_groupSize;
+    m_capacity = std::clamp(65536 / series, 128, 4096);
     m_width = 1;
     m_series.clear();
+    m_groups.clear();
+    m_groupRanks.clear();
+    m_ranksSeen.clear();
+    m_windows.clear();
     m_bucketChanged.clear();
     m_bands.clear();
     ++m_version;
@@ -123,7 +174,7 @@ void MetricStore::setWorldSize(int worldSize)
 {
     {
         std::lock_guard lock(m_mutex);
-        if (!m_series.empty())
+        if (!m_series.empty() || !m_groups.empty())
             return;
     }
     clear(worldSize);
@@ -131,39 +182,93 @@ void MetricStore::setWorldSize(int worldSize)
 
 void MetricStore::append(const StepRow &row) { append(std::span<const StepRow>(&row, 1)); }
 
+void MetricStore::fitWidth(qint64 step)
+{
+    qint64 width = m_width;
+    while ((step - 1) / width >= m_capacity)
+        width *= 2;
+    if (width == m_width)
+        return;
+    for (auto &[rank, series] : m_series)
+        for (auto &s : series)
+            s.coarsen(m_width, width);
+    for (auto &[first, series] : m_groups)
+        for (auto &s : series)
+            s.coarsen(m_width, width);
+    const auto factor = static_cast<std::size_t>(width / m_width);
+    for (auto &[rank, ringOf] : m_windows) { // each metric's ring: buckets merged, the newest kept
+        for (int m = 0; m < kMetricCount; ++m) {
+            WindowSlot *ring = &ringOf[static_cast<std::size_t>(m * kWindowSlots)];
+            std::vector<WindowSlot> old(ring, ring + kWindowSlots);
+            std::sort(old.begin(), old.end(), [](const WindowSlot &a, const WindowSlot &b) { return a.index < b.index; });
+            std::fill(ring, ring + kWindowSlots, WindowSlot{});
+            for (const WindowSlot &w : old) {
+                if (w.index < 0)
+                    continue;
+                const auto index = static_cast<std::int32_t>(static_cast<std::size_t>(w.index) / factor);
+                WindowSlot &to = ring[index % kWindowSlots];
+                if (to.index == index)
+                    to.b.merge(w.b);
+                else
+                    to = WindowSlot{w.b, index};
+            }
+        }
+    }
+    // Every bucket is another now, and each merged one holds data: all changed (a stamp of 0 would
+    // read as "never had data" and leave the run's past out of the bands).
+    m_width = width;
+    ++m_version;
+    m_bucketChanged.assign((m_bucketChanged.size() + factor - 1) / factor, m_version);
+    m_bands.clear();
+}
+
+void MetricStore::appendGrouped(const StepRow &row, std::size_t index)
+{
+    const int first = row.rank / m_groupSize * m_groupSize;
+    auto &series = m_groups[first];
+    if (series.empty())
+        series.resize(kMetricCount);
+    auto &ringOf = m_windows[row.rank];
+    if (ringOf.empty()) {
+        ringOf.resize(static_cast<std::size_t>(kMetricCount * kWindowSlots));
+        m_ranksSeen.insert(std::lower_bound(m_ranksSeen.begin(), m_ranksSeen.end(), row.rank), row.rank);
+        ++m_groupRanks[first];
+    }
+    const auto at = static_cast<std::int32_t>(index);
+    for (int m = 0; m < kMetricCount; ++m) {
+        const double v = metricOf(row, static_cast<Metric>(m));
+        series[static_cast<std::size_t>(m)].appendAt(index, row.step, v, row.rank);
+        WindowSlot &w = ringOf[static_cast<std::size_t>(m * kWindowSlots + at % kWindowSlots)];
+        if (w.index > at)
+            continue; // older than what the ring holds now
+        if (w.index < at)
+            w = WindowSlot{Bucket{}, at};
+        w.b.add(row.step, v);
+    }
+}
+
 void MetricStore::append(std::span<const StepRow> rows)
 {
     std::lock_guard lock(m_mutex);
     int lastRank = -1;
     std::vector<DownsampledSeries> *perMetric = nullptr;
     for (const StepRow &row : rows) {
-        if (row.step <= 0)
+        if (row.step <= 0 || row.rank < 0)
             continue;
-        // Outgrown: double the width until the step fits, merging every series' neighbours.
-        qint64 width = m_width;
-        while ((row.step - 1) / width >= m_capacity)
-            width *= 2;
-        if (width != m_width) {
-            for (auto &[rank, series] : m_series)
-                for (auto &s : series)
-                    s.coarsen(m_width, width);
-            // Every bucket is another now, and each merged one holds data: all changed (a stamp of
-            // 0 would read as "never had data" and leave the run's past out of the bands).
-            const auto factor = static_cast<std::size_t>(width / m_width);
-            m_width = width;
-            ++m_version;
-            m_bucketChanged.assign((m_bucketChanged.size() + factor - 1) / factor, m_version);
-            m_bands.clear();
-        }
-        if (!perMetric || row.rank != lastRank) {
-            perMetric = &m_series[row.rank];
-            lastRank = row.rank;
-            if (perMetric->empty())
-                perMetric->resize(kMetricCount);
-        }
+        fitWidth(row.step);
         const auto index = static_cast<std::size_t>((row.step - 1) / m_width);
-        for (int m = 0; m < kMetricCount; ++m)
-            (*perMetric)[m].appendAt(index, row.step, metricOf(row, static_cast<Metric>(m)));
+        if (m_groupSize > 1) {
+            appendGrouped(row, index);
+        } else {
+            if (!perMetric || row.rank != lastRank) {
+                perMetric = &m_series[row.rank];
+                lastRank = row.rank;
+                if (perMetric->empty())
+                    perMetric->resize(kMetricCount);
+            }
+            for (int m = 0; m < kMetricCount; ++m)
+                (*perMetric)[m].appendAt(index, row.step, metricOf(row, static_cast<Metric>(m)));
+        }
         ++m_version;
         if (index >= m_bucketChanged.size())
             m_bucketChanged.resize(index + 1, 0);
@@ -186,6 +291,8 @@ qint64 MetricStore::width() const
 std::vector<int> MetricStore::ranks() const
 {
     std::lock_guard lock(m_mutex);
+    if (m_groupSize > 1)
+        return m_ranksSeen;
     std::vector<int> out;
     for (const auto &[rank, s] : m_series)
         out.push_back(rank);
@@ -195,6 +302,14 @@ std::vector<int> MetricStore::ranks() const
 std::vector<Bucket> MetricStore::series(Metric metric, int rank) const
 {
     std::lock_guard lock(m_mutex);
+    if (m_groupSize > 1) {
+        std::vector<Bucket> out;
+        if (const auto g = m_groups.find(rank / m_groupSize * m_groupSize); g != m_groups.end())
+            for (const RankedBucket &b : g->second[static_cast<int>(metric)].buckets())
+                if (b.b.count > 0)
+                    out.push_back(b.b);
+        return out;
+    }
     const auto it = m_series.find(rank);
     if (it == m_series.end())
         return {};
@@ -220,6 +335,10 @@ std::vector<BandPoint> MetricStore::band(Metric metric) const
             continue; // unchanged since computed (0: never had data)
         cache.stamp[i] = m_bucketChanged[i];
         cache.points[i].reset();
+        if (m_groupSize > 1) {
+            cache.points[i] = groupedBandPoint(metric, i, values);
+            continue;
+        }
         values.clear();
         qint64 lastStep = 0;
         for (const auto &[rank, perMetric] : m_series) {
@@ -250,6 +369,8 @@ std::vector<BandPoint> MetricStore::band(Metric metric) const
 HeatMap MetricStore::heatMap(Metric metric) const
 {
     std::lock_guard lock(m_mutex);
+    if (m_groupSize > 1)
+        return heatMapGrouped(metric);
     HeatMap h;
     std::size_t buckets = 0;
     for (const auto &[rank, perMetric] : m_series) {
@@ -315,6 +436,8 @@ std::map<int, double> MetricStore::windowMeans(Metric metric, int windowBuckets)
 {
     std::map<int, double> means;
     std::lock_guard lock(m_mutex);
+    if (m_groupSize > 1)
+        return windowMeansGrouped(metric, windowBuckets);
     std::size_t buckets = 0;
     for (const auto &[rank, perMetric] : m_series)
         buckets = std::max(buckets, perMetric[static_cast<int>(metric)].buckets().size());
@@ -358,7 +481,99 @@ std::size_t MetricStore::bytes() const
     for (const auto &[rank, perMetric] : m_series)
         for (const auto &s : perMetric)
             total += s.bytes();
-    return total;
+    for (const auto &[first, perMetric] : m_groups)
+        for (const auto &s : perMetric)
+            total += s.bytes();
+    for (const auto &[rank, ringOf] : m_windows)
+        total += ringOf.capacity() * sizeof(WindowSlot);
+    return total + m_ranksSeen.capacity() * sizeof(int);
+}
+
+// One bucket's band over the groups: the exact extremes (and their ranks) of every value in it,
+// the median of the groups' means, the ranks of the groups with data.
+std::optional<BandPoint> MetricStore::groupedBandPoint(Metric metric, std::size_t bucket, std::vector<std::pair<float, int>> &values) const
+{
+    values.clear();
+    BandPoint p;
+    for (const auto &[first, perMetric] : m_groups) {
+        const auto &b = perMetric[static_cast<int>(metric)].buckets();
+        if (bucket >= b.size() || b[bucket].b.count == 0)
+            continue;
+        const RankedBucket &rb = b[bucket];
+        if (values.empty() || rb.b.min < p.min) {
+            p.min = rb.b.min;
+            p.minRank = rb.minRank;
+        }
+        if (values.empty() || rb.b.max > p.max) {
+            p.max = rb.b.max;
+            p.maxRank = rb.maxRank;
+        }
+        values.emplace_back(rb.b.mean, first);
+        p.step = std::max<qint64>(p.step, rb.b.lastStep);
+        p.ranks += m_groupRanks.at(first);
+    }
+    if (values.empty())
+        return std::nullopt;
+    const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), mid, values.end());
+    p.median = mid->first;
+    if (values.size() % 2 == 0)
+        p.median = (p.median + std::max_element(values.begin(), mid)->first) / 2.0;
+    return p;
+}
+
+// Rows are the groups; each cell the group's extreme furthest from the median of the groups' means.
+HeatMap MetricStore::heatMapGrouped(Metric metric) const
+{
+    HeatMap h;
+    std::size_t buckets = 0;
+    std::vector<float> means;
+    for (const auto &[first, perMetric] : m_groups) {
+        h.ranks.push_back(first);
+        const auto &b = perMetric[static_cast<int>(metric)].buckets();
+        buckets = std::max(buckets, b.size());
+        for (const RankedBucket &rb : b)
+            if (rb.b.count > 0)
+                means.push_back(rb.b.mean);
+    }
+    if (!means.empty()) {
+        std::nth_element(means.begin(), means.begin() + static_cast<std::ptrdiff_t>(means.size() / 2), means.end());
+        h.median = means[means.size() / 2];
+    }
+    h.steps.assign(buckets, 0);
+    h.values.assign(h.ranks.size() * buckets, std::numeric_limits<float>::quiet_NaN());
+    std::size_t row = 0;
+    for (const auto &[first, perMetric] : m_groups) {
+        const auto &b = perMetric[static_cast<int>(metric)].buckets();
+        for (std::size_t i = 0; i < b.size(); ++i)
+            if (b[i].b.count > 0) {
+                const float lo = b[i].b.min, hi = b[i].b.max;
+                h.values[row * buckets + i] = std::abs(hi - h.median) >= std::abs(lo - h.median) ? hi : lo;
+                h.steps[i] = std::max<qint64>(h.steps[i], b[i].b.lastStep);
+            }
+        ++row;
+    }
+    h.rankCount = static_cast<int>(m_ranksSeen.size());
+    h.lastRank = m_ranksSeen.empty() ? -1 : m_ranksSeen.back();
+    return h;
+}
+
+std::map<int, double> MetricStore::windowMeansGrouped(Metric metric, int windowBuckets) const
+{
+    std::map<int, double> means;
+    const auto newest = static_cast<std::int32_t>(m_bucketChanged.size()) - 1;
+    const std::int32_t from = newest - std::min(windowBuckets, kWindowSlots) + 1;
+    for (const auto &[rank, ringOf] : m_windows) {
+        Bucket window;
+        for (int k = 0; k < kWindowSlots; ++k) {
+            const WindowSlot &w = ringOf[static_cast<std::size_t>(static_cast<int>(metric) * kWindowSlots + k)];
+            if (w.index >= from && w.index <= newest)
+                window.merge(w.b);
+        }
+        if (window.count > 0)
+            means[rank] = window.mean;
+    }
+    return means;
 }
 
 } // namespace trellis::launcher::telemetry

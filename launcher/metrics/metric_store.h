@@ -3,8 +3,13 @@
 // sharing one bucket width that doubles (neighbours merging) when the run outgrows the capacity.
 // From these, views for any number of ranks: per-rank lines, min/median/max bands over ranks with
 // the extreme ranks named, a rank × step heat map, and the outlier ranks of the latest window.
-// Capacity per series follows the world size (clamp(65536 / ranks, 128, 4096) buckets), so memory
-// stays near 20 B × 65536 × metrics however many ranks there are.
+// Capacity per series follows the world size (clamp(65536 / series, 128, 4096) buckets), so memory
+// stays near 24 B × 65536 × metrics however many ranks there are. Beyond kExactRanks ranks the
+// series are kept per group of consecutive ranks (16 at 16,384), each bucket holding the group's
+// extremes with the ranks that reached them: the bands' min and max stay exact and name their
+// ranks, the median is that of the groups' means, a heat map row is a group (its cell the extreme
+// furthest from the median, so one odd rank still stands out), and each rank keeps only its newest
+// kWindowSlots buckets for the outliers and stage means. Memory then stays flat at any width.
 // Threading: every method is thread-safe (one mutex); the feed thread appends and computes views,
 // the GUI copies ready views.
 #pragma once
@@ -40,6 +45,17 @@ struct Bucket { // 24 bytes: 1024 ranks × 18 metrics × 128 buckets stay near 5
     void merge(const Bucket &later);
 };
 
+// A group of ranks' bucket: the values of all its ranks, the extremes with the ranks that reached them.
+struct RankedBucket {
+    Bucket b;
+    std::int32_t minRank = -1, maxRank = -1;
+    void add(qint64 step, double value, int rank);
+    void merge(const RankedBucket &later);
+};
+
+inline constexpr int kExactRanks = 1024; // up to this many ranks, a series per rank
+inline constexpr int kWindowSlots = 4;   // beyond it, each rank's newest buckets kept
+
 // One rank's series of one metric. Bucket i covers steps [i·width + 1, (i+1)·width].
 class DownsampledSeries {
 public:
@@ -51,6 +67,18 @@ public:
 
 private:
     std::vector<Bucket> m_buckets;
+};
+
+// A group of ranks' series of one metric, bucketed like DownsampledSeries.
+class GroupSeries {
+public:
+    void appendAt(std::size_t index, qint64 step, double value, int rank);
+    void coarsen(qint64 fromWidth, qint64 toWidth);
+    const std::vector<RankedBucket> &buckets() const { return m_buckets; }
+    std::size_t bytes() const { return m_buckets.capacity() * sizeof(RankedBucket); }
+
+private:
+    std::vector<RankedBucket> m_buckets;
 };
 
 struct BandPoint {
@@ -94,8 +122,10 @@ public:
     quint64 version() const;     // +1 per row appended
     qint64 width() const;        // steps per bucket, a power of two
     int capacity() const { return m_capacity; }
+    int groupSize() const { return m_groupSize; } // ranks per series: 1 up to kExactRanks ranks
     std::vector<int> ranks() const;
 
+    // The rank's series (beyond kExactRanks ranks: its group's).
     std::vector<Bucket> series(Metric metric, int rank) const;
     std::vector<BandPoint> band(Metric metric) const; // per bucket, over the ranks' bucket means
     HeatMap heatMap(Metric metric) const;
@@ -106,11 +136,29 @@ public:
     std::size_t bytes() const;
 
 private:
+    // Called with m_mutex held.
+    void fitWidth(qint64 step); // doubles the width until `step` fits, merging every series' neighbours
+    void appendGrouped(const StepRow &row, std::size_t index);
+    std::vector<BandPoint> bandGrouped(Metric metric) const;
+    HeatMap heatMapGrouped(Metric metric) const;
+    std::map<int, double> windowMeansGrouped(Metric metric, int windowBuckets) const;
+    std::optional<BandPoint> groupedBandPoint(Metric metric, std::size_t bucket, std::vector<std::pair<float, int>> &values) const;
+
     int m_capacity = 4096;
+    int m_groupSize = 1;
     mutable std::mutex m_mutex;
     qint64 m_width = 1;
     quint64 m_version = 0;
-    std::map<int, std::vector<DownsampledSeries>> m_series; // rank -> per metric
+    std::map<int, std::vector<DownsampledSeries>> m_series; // rank -> per metric (groupSize 1)
+    // groupSize > 1: the group's first rank -> per metric; ranks seen, per group and in all.
+    std::map<int, std::vector<GroupSeries>> m_groups;
+    std::map<int, int> m_groupRanks;
+    std::vector<int> m_ranksSeen; // sorted
+    struct WindowSlot {
+        Bucket b;
+        std::int32_t index = -1; // the bucket it holds; slot = index % kWindowSlots
+    };
+    std::map<int, std::vector<WindowSlot>> m_windows; // rank -> kMetricCount × kWindowSlots
     // band() is asked for every metric several times a second at 1024 ranks, while appends touch
     // only the newest bucket or two: each bucket remembers when it last changed (a stamp from
     // m_version), and each metric's band keeps its points with the stamp they were computed at.

@@ -22,7 +22,9 @@ void RunController::drainTelemetry()
     int steps = 0;
     StepOp stepRows{m_runId, {}}; // one history entry for the batch's step reports
     for (const auto &e : envelopes) {
-        if (m_feed)
+        // Followers get every message but heartbeats (a third of the traffic of a large job, and
+        // nothing a dashboard draws: liveness reaches them as RunStatus and the detectors' alerts).
+        if (m_feed && !e.has_heartbeat())
             m_feed->telemetry(e);
         const int rank = static_cast<int>(e.rank());
         m_droppedByRank[rank] = e.dropped();

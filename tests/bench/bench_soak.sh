@@ -6,7 +6,8 @@
 # every rank's telemetry arrived in sequence up to its Goodbye (received_seq = goodbye_seq + 1),
 # nothing lost or dropped, every step of every rank stored. Prints the RSS series and a verdict.
 # A script, not a test: it takes SECONDS and a few GB of disk for the history.
-# Usage: tests/bench/bench_soak.sh [RANKS] [HZ] [SECONDS]   (SOAK_GUI=0: without the workbench)
+# Usage: tests/bench/bench_soak.sh [RANKS] [HZ] [SECONDS]   (SOAK_GUI=0: without the workbench;
+# SOAK_RELAYS=K: the first K nodes of 8 ranks through real relay processes, default 2 from 16 ranks)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ranks="${1:-1024}"
@@ -24,10 +25,11 @@ trap cleanup EXIT
 rss() { awk '/^VmRSS/ { printf "%d", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo "-"; }
 q() { sqlite3 -cmd ".timeout 30000" "$db" "$@"; }
 
-out=$(build/bin/trellis-cli --db "$db" simulate --ranks "$ranks" --hz "$hz" --seconds "$seconds" --detach)
+relays="${SOAK_RELAYS:-$( [ "$ranks" -ge 16 ] && echo 2 || echo 0 )}"
+out=$(build/bin/trellis-cli --db "$db" simulate --ranks "$ranks" --hz "$hz" --seconds "$seconds" --relays "$relays" --detach)
 run=$(echo "$out" | awk '/^run / { print $2 }')
 owner=$(echo "$out" | awk '/owner pid/ { print $3 }' | tr -d ';')
-echo "run $run: $ranks ranks x $hz Hz x $seconds s; supervisor pid $owner"
+echo "run $run: $ranks ranks x $hz Hz x $seconds s ($relays nodes through relay processes); supervisor pid $owner"
 # The workbench, following the run (it reattaches to runs going on when it opens).
 if [ "${SOAK_GUI:-1}" != 0 ] && command -v xvfb-run >/dev/null; then
   xvfb-run -a -s "-screen 0 1280x800x24" build/bin/trellis --db "$db" --panel heatmap >/dev/null 2>&1 &

@@ -79,7 +79,8 @@ private slots:
         QTest::newRow("8") << 8 << 4096;
         QTest::newRow("64") << 64 << 1024;
         QTest::newRow("1024") << 1024 << 128;
-        QTest::newRow("16384") << 16384 << 128;
+        QTest::newRow("4096: groups of 4") << 4096 << 128;
+        QTest::newRow("16384: groups of 16") << 16384 << 128;
     }
     void capacityFollowsTheWorld()
     {
@@ -281,6 +282,84 @@ private slots:
         QCOMPARE(band.back().min, 0.0);
         QCOMPARE(band.back().max, 1023.0);
         QCOMPARE(band.back().maxRank, 1023);
+    }
+
+    // Beyond kExactRanks ranks, series per group of ranks: at 2048 ranks (groups of 2) and one
+    // step per bucket, every band's min and max, and the ranks named for them, equal those over
+    // every rank's value (brute force); the ranks counted are all of them.
+    void groupedBandsKeepTheExactExtremes()
+    {
+        const int world = 2048;
+        MetricStore store(world);
+        QCOMPARE(store.groupSize(), 2);
+        std::vector<std::vector<double>> values(60, std::vector<double>(world));
+        std::uint64_t x = 12345;
+        for (qint64 s = 1; s <= 60; ++s)
+            for (int r = 0; r < world; ++r) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                values[s - 1][r] = static_cast<double>(x >> 40) / 1e3;
+                store.append(row(r, s, values[s - 1][r]));
+            }
+        const auto band = store.band(Metric::ComputeMs);
+        QCOMPARE(band.size(), std::size_t(60));
+        for (qint64 s = 1; s <= 60; ++s) {
+            const auto &v = values[s - 1];
+            const auto lo = std::min_element(v.begin(), v.end()), hi = std::max_element(v.begin(), v.end());
+            const BandPoint &p = band[s - 1];
+            QCOMPARE(p.step, s);
+            QCOMPARE(p.min, static_cast<double>(static_cast<float>(*lo)));
+            QCOMPARE(p.max, static_cast<double>(static_cast<float>(*hi)));
+            QCOMPARE(p.minRank, static_cast<int>(lo - v.begin()));
+            QCOMPARE(p.maxRank, static_cast<int>(hi - v.begin()));
+            QCOMPARE(p.ranks, world);
+            QVERIFY(p.min <= p.median && p.median <= p.max);
+        }
+        QCOMPARE(store.ranks().size(), std::size_t(world));
+    }
+
+    // 16,384 ranks (groups of 16): one slow rank (9000, 5×) and one fast (123, at half) among
+    // them stand out in the band (named), in the heat map grouped down to 128 rows and among the
+    // outliers; the store's memory stays flat once the series are full (width doubling) and far
+    // below a series per rank (about 0.9 GB at this width).
+    void sixteenThousandRanksStayFlat()
+    {
+        const int world = 16384;
+        MetricStore store(world);
+        QCOMPARE(store.groupSize(), 16);
+        auto value = [](int r) { return r == 9000 ? 5.0 : r == 123 ? 0.5 : 1.0; };
+        std::size_t full = 0;
+        for (qint64 s = 1; s <= 400; ++s) {
+            for (int r = 0; r < world; ++r)
+                store.append(row(r, s, value(r)));
+            if (s == 200)
+                full = store.bytes();
+        }
+        QVERIFY2(full < 128u << 20, qPrintable(QString::number(full)));
+        QVERIFY2(store.bytes() <= full + full / 20, qPrintable(QStringLiteral("%1 then %2").arg(full).arg(store.bytes())));
+        QVERIFY(store.width() > 1);
+        const auto band = store.band(Metric::ComputeMs);
+        QVERIFY(!band.empty());
+        for (const BandPoint &p : band) {
+            QCOMPARE(p.min, 0.5);
+            QCOMPARE(p.minRank, 123);
+            QCOMPARE(p.max, 5.0);
+            QCOMPARE(p.maxRank, 9000);
+            QCOMPARE(p.median, 1.0);
+            QCOMPARE(p.ranks, world);
+        }
+        const HeatMap heat = groupRanks(store.heatMap(Metric::ComputeMs), 128);
+        QCOMPARE(heat.ranks.size(), std::size_t(128));
+        QCOMPARE(heat.rankCount, world);
+        QCOMPARE(heat.lastRank, world - 1);
+        const std::size_t row9000 = 9000 * 128 / world, cols = heat.steps.size();
+        for (std::size_t c = 0; c < cols; ++c)
+            QCOMPARE(heat.values[row9000 * cols + c], 5.0f);
+        const auto out = store.outliers(Metric::ComputeMs, 2);
+        QCOMPARE(out.size(), std::size_t(2));
+        QCOMPARE(out[0].rank, 9000);
+        QCOMPARE(out[0].deviation, 4.0);
+        QCOMPARE(out[1].rank, 123);
+        QCOMPARE(store.windowMeans(Metric::ComputeMs).size(), std::size_t(world));
     }
 };
 
