@@ -3,6 +3,8 @@
 
 #include "framing.h"
 
+#include <algorithm>
+
 namespace trellis::proto {
 
 bool connectTelemetryDealer(zmq::socket_t &socket, const std::string &endpoint, const CurveKeys &curve)
@@ -109,6 +111,7 @@ void RankLink::accept(const Ack &ack)
             m_held.erase(m_held.begin(), m_held.begin() + static_cast<std::ptrdiff_t>(acked));
             m_sentIndex = m_sentIndex > acked ? m_sentIndex - acked : 0;
             m_lastAckProgress = Clock::now();
+            m_stallBackoffMs = m_options.resendAfterMs;
         }
         if (ack.resend()) {
             // One resend per gap: the same request repeated within 300 ms is the same gap.
@@ -142,11 +145,17 @@ void RankLink::pump()
     if (!m_shared) // a shared connection's acknowledgements are read by its NodeLink
         readAcks();
     // Acknowledgements stalled (the supervisor restarted, or a message was lost on a dead
-    // connection): send again what is held.
+    // connection): send again what is held — and, while they stay stalled (a supervisor that is
+    // behind and reads nothing meanwhile), again only after twice as long each time.
     const auto now = Clock::now();
+    if (m_stallBackoffMs <= 0)
+        m_stallBackoffMs = m_options.resendAfterMs;
     const auto stall = std::chrono::milliseconds(m_options.resendAfterMs);
-    if (!m_held.empty() && m_sentIndex == m_held.size() && now - m_lastAckProgress > stall && now - m_lastResend > stall)
+    if (!m_held.empty() && m_sentIndex == m_held.size() && now - m_lastAckProgress > stall &&
+        now - m_lastResend > std::chrono::milliseconds(m_stallBackoffMs)) {
         resendFrom(0);
+        m_stallBackoffMs = std::min(2 * m_stallBackoffMs, kMaxStallBackoffMs);
+    }
     // What waits goes out in batches (one ZeroMQ message each, at most kBatchBytes): under load a
     // link sends a few large messages instead of many small ones.
     while (m_sentIndex < m_held.size()) {

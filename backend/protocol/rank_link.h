@@ -1,6 +1,8 @@
 // The rank's side of the telemetry protocol on one connection (telemetry.proto): a DEALER socket
 // to the supervisor, what waits sent in Batch frames, every message held until an Ack covers it, a Skip and a resend when the
-// receiver asks (a gap) or when acknowledgements stall, duplicates left for the receiver to drop.
+// receiver asks (a gap) or when acknowledgements stall (after resendAfterMs, then twice as long each
+// time while they stay stalled, at most kMaxStallBackoffMs: a supervisor that is only behind is not
+// flooded with copies of what it has yet to read), duplicates left for the receiver to drop.
 // Used by the trainer's publisher (one link) and by the telemetry generator (a link per simulated
 // rank, all on one thread). Threading: one thread uses a link; nothing here blocks.
 #pragma once
@@ -80,8 +82,12 @@ private:
     Clock::time_point m_lastAckProgress = Clock::now();
     Clock::time_point m_lastResend{};
     std::uint64_t m_lastResendFrom = ~0ull;
+    int m_stallBackoffMs = 0; // the wait before the next resend on a stall: doubles while it lasts
     std::string m_frame; // the batch being sent (kept: its buffer is reused)
     static constexpr std::size_t kBatchBytes = 64 * 1024;
+
+public:
+    static constexpr int kMaxStallBackoffMs = 30000;
 };
 
 // Several ranks on one connection, as a node's relay presents them to the supervisor (and as the

@@ -456,6 +456,13 @@ int simulateRanks(const QStringList &args)
     }
     sendGoodbyes(sim);
     waitForAcknowledgements(sim);
+    std::uint64_t sent = 0, resent = 0;
+    for (int r = 0; r < s.ranks; ++r) {
+        sent += sim.linkOf(r).sent();
+        resent += sim.linkOf(r).resent();
+    }
+    std::fprintf(stderr, "simulate-ranks: %llu messages sent, %llu of them again (resent), %zu not acknowledged\n",
+                 static_cast<unsigned long long>(sent), static_cast<unsigned long long>(resent), sim.held());
     return 0;
 }
 

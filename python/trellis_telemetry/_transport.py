@@ -2,7 +2,8 @@
 
 _Link mirrors backend/protocol/rank_link.cpp: a ZeroMQ DEALER socket to the supervisor's ROUTER,
 what waits sent in Batch frames of at most 64 KiB, every message held until an Ack covers it, a
-Skip and a resend when the receiver asks (a gap) or when acknowledgements stall.
+Skip and a resend when the receiver asks (a gap) or when acknowledgements stall (then again after
+twice as long each time while they stay stalled, at most 30 s).
 
 Publisher mirrors backend/trainer/telemetry_publisher.cpp: the training thread only numbers and
 appends to a bounded queue under a lock (never waits for the network); one daemon thread owns the
@@ -70,6 +71,7 @@ class _Link:
         self.last_ack_progress = time.monotonic()
         self.last_resend = float("-inf")
         self.last_resend_from = None
+        self.stall_backoff_s = self.stall_s  # doubles while acknowledgements stay stalled (at most 30 s)
         self.connected = False
         self.socket = context.socket(zmq.DEALER)
         s = self.socket
@@ -162,6 +164,7 @@ class _Link:
                     self.held.popleft()
                 self.sent_index = self.sent_index - acked if self.sent_index > acked else 0
                 self.last_ack_progress = time.monotonic()
+                self.stall_backoff_s = self.stall_s
             if ack.resend:
                 # One resend per gap: the same request repeated within 300 ms is the same gap.
                 repeated = (ack.resend_from == self.last_resend_from
@@ -175,11 +178,13 @@ class _Link:
             return
         self._read_acks()
         # Acknowledgements stalled (the supervisor restarted, or a message was lost on a dead
-        # connection): send again what is held.
+        # connection): send again what is held; while they stay stalled (a supervisor that is
+        # behind), again only after twice as long each time.
         now = time.monotonic()
         if (self.held and self.sent_index == len(self.held) and now - self.last_ack_progress > self.stall_s
-                and now - self.last_resend > self.stall_s):
+                and now - self.last_resend > self.stall_backoff_s):
             self._resend_from(0)
+            self.stall_backoff_s = min(2 * self.stall_backoff_s, 30.0)
         while self.sent_index < len(self.held):
             parts = []
             size = 0

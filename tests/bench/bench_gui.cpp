@@ -160,7 +160,13 @@ int main(int argc, char **argv)
         if (window.grid()->isOnScreen(window.grid()->frame(panel->objectId())))
             onScreen << panel->objectId() + (window.grid()->frame(panel->objectId())->showsPanel() ? QString() : QStringLiteral(" (empty state)"));
     const long rssStart = rssKiB();
-    const std::vector<double> following = probe(seconds * 1000);
+    std::vector<double> following;
+    QStringList rssSeries; // every 15 s: flat once the dashboards' stores are full?
+    for (int done = 0; done < seconds; done += 15) {
+        const auto chunk = probe(std::min(15, seconds - done) * 1000);
+        following.insert(following.end(), chunk.begin(), chunk.end());
+        rssSeries << QString::number(rssKiB() / 1024);
+    }
     const long rssEnd = rssKiB();
     QProcess::execute(cli, {QStringLiteral("stop"), runId});
 
@@ -186,6 +192,7 @@ int main(int argc, char **argv)
     std::printf("event-loop latency p99: %.1f ms following the run, %.1f ms idle (target < 50 ms); ratio %.2f\n",
                 percentile(following, 0.99), percentile(idle, 0.99),
                 percentile(idle, 0.99) > 0 ? percentile(following, 0.99) / percentile(idle, 0.99) : 0.0);
-    std::printf("resident memory: %ld MiB at the start of following, %ld MiB after %d s\n", rssStart / 1024, rssEnd / 1024, seconds);
+    std::printf("resident memory: %ld MiB at the start of following, %ld MiB after %d s (every 15 s: %s MiB)\n", rssStart / 1024,
+                rssEnd / 1024, seconds, qPrintable(rssSeries.join(QStringLiteral(", "))));
     return 0;
 }

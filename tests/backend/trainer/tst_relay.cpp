@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -267,6 +268,60 @@ private slots:
         QVERIFY(starts >= 1); // it tried to start the relay before giving up on it
         publisher.close(0, "done", 20);
         QCOMPARE(publisher.droppedCount(), 0ull);
+    }
+
+    // A receiver that reads but never acknowledges (a supervisor far behind): the rank sends its
+    // messages again after resendAfterMs, then after twice as long each time — 3 rounds in 4.5 s
+    // at 500 ms (0.5, 1.5, 3.5 s), where a fixed interval would have sent 8 — and once an
+    // acknowledgement comes, the next stall is answered after resendAfterMs again.
+    void stalledAcknowledgementsBackOff()
+    {
+        zmq::context_t context(1);
+        zmq::socket_t router(context, zmq::socket_type::router);
+        const std::string endpoint = tempEndpoint(m_dir, "behind");
+        router.bind(endpoint);
+        proto::RankLink link(context, {endpoint, "behind", 0, 65536, 500, {}});
+        for (std::uint64_t i = 0; i < 5; ++i)
+            link.push(i, proto::encodeEnvelope(stepMessage("behind", 0, i, i + 1)));
+        int skips = 0;
+        zmq::message_t identity;
+        auto drain = [&] {
+            zmq::message_t id, body;
+            while (router.recv(id, zmq::recv_flags::dontwait)) {
+                identity.copy(id);
+                (void)router.recv(body, zmq::recv_flags::dontwait);
+                std::vector<std::string_view> parts;
+                if (proto::splitFrame(body.to_string_view(), parts).ok)
+                    for (std::string_view p : parts) {
+                        proto::Envelope e;
+                        if (proto::decodeEnvelope(p, e).ok && e.has_skip())
+                            ++skips;
+                    }
+            }
+        };
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 4500) {
+            link.pump();
+            drain();
+            QTest::qWait(10);
+        }
+        QVERIFY2(skips == 3, qPrintable(QStringLiteral("%1 resend rounds").arg(skips)));
+        // An acknowledgement of the first two: the back-off starts over.
+        proto::Ack ack;
+        ack.set_run_id("behind");
+        ack.set_rank(0);
+        ack.set_next_seq(2);
+        link.accept(ack);
+        QCOMPARE(link.held(), std::size_t(3));
+        skips = 0;
+        t.restart();
+        while (t.elapsed() < 1300) {
+            link.pump();
+            drain();
+            QTest::qWait(10);
+        }
+        QCOMPARE(skips, 1); // after 500 ms (not after the 8 s the back-off had reached)
     }
 
     // The relay's folder: this user's, 0700, under TMPDIR; refused when open to others; a long run
