@@ -103,6 +103,8 @@ void RankLink::readAcks()
 
 void RankLink::accept(const Ack &ack)
 {
+    if (ack.busy())
+        m_lastAckProgress = Clock::now(); // alive and behind: what is held is not lost, no resend yet
     {
         std::size_t acked = 0;
         while (acked < m_held.size() && m_held[acked].first < ack.next_seq())

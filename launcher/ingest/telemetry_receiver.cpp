@@ -118,6 +118,7 @@ struct TelemetryReceiver::RouterState {
     std::map<quint32, std::string> peer;                // rank -> routing id of its connection
     std::map<quint32, quint64> acked;                   // rank -> next_seq last acknowledged
     std::map<quint32, Clock::time_point> resendAskedAt; // rank -> when a resend was last asked for
+    Clock::time_point lastBusy{};                       // when busy acknowledgements last went out
 
     std::vector<std::string_view> parts; // the envelopes of one frame
     EnvelopeBatch decoded;               // this round's, to accept under one lock
@@ -154,6 +155,7 @@ void TelemetryReceiver::run(std::string bindEndpoint, std::promise<QString> *rea
         askForResends(st, resends);
         if (sendDueAcks(st) && m_notify)
             m_notify();
+        sendBusyAcks(st);
     }
     st.socket.close();
 }
@@ -393,7 +395,30 @@ bool TelemetryReceiver::sendDueAcks(RouterState &st)
     return notify;
 }
 
-void TelemetryReceiver::sendAck(RouterState &st, quint32 rank, quint64 next, bool resend, quint64 resendFrom)
+// Once a second while behind: every rank whose messages wait here unacknowledged (or, while reading
+// is held back, every rank) hears that the supervisor is alive.
+void TelemetryReceiver::sendBusyAcks(RouterState &st)
+{
+    const auto now = Clock::now();
+    if (now - st.lastBusy < std::chrono::seconds(1))
+        return;
+    st.lastBusy = now;
+    const qint64 sinceThrottled = msSinceThrottled();
+    const bool heldBack = sinceThrottled >= 0 && sinceThrottled < 1000;
+    std::map<quint32, quint64> received;
+    {
+        std::lock_guard lock(m_mutex);
+        received = m_nextSeq;
+    }
+    for (const auto &[rank, identity] : st.peer) {
+        const quint64 acked = st.acked[rank];
+        const auto it = received.find(rank);
+        if (heldBack || (it != received.end() && it->second > acked))
+            sendAck(st, rank, acked, false, 0, true);
+    }
+}
+
+void TelemetryReceiver::sendAck(RouterState &st, quint32 rank, quint64 next, bool resend, quint64 resendFrom, bool busy)
 {
     const auto it = st.peer.find(rank);
     if (it == st.peer.end())
@@ -404,6 +429,7 @@ void TelemetryReceiver::sendAck(RouterState &st, quint32 rank, quint64 next, boo
     ack.set_next_seq(next);
     ack.set_resend(resend);
     ack.set_resend_from(resendFrom);
+    ack.set_busy(busy);
     try {
         st.socket.send(zmq::buffer(it->second), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
         st.socket.send(zmq::buffer(proto::encodeAck(ack)), zmq::send_flags::dontwait);

@@ -6,7 +6,10 @@
 // goes from empty to non-empty), never per message, and drains the inbox on its own thread.
 // Acknowledgements: with auto-ack (the default) a message is acknowledged once it is in the inbox;
 // an owner that stores messages durably turns auto-ack off and calls acknowledge() once they are
-// committed, so a rank keeps (and resends) everything a crashed owner never stored.
+// committed, so a rank keeps (and resends) everything a crashed owner never stored. While it is
+// behind (reading held back, or a rank's messages received but not yet acknowledged), it tells
+// those ranks once a second with a busy Ack, so that they do not take the wait for a lost message
+// and send everything again.
 // Threading: start/stop/drain/stats/acknowledge from the owner's threads (acknowledge() from any);
 // the notify callback runs on the receiver thread and must only schedule work.
 #pragma once
@@ -94,7 +97,8 @@ private:
     std::map<quint32, quint64> acceptRound(RouterState &st);
     void askForResends(RouterState &st, const std::map<quint32, quint64> &resends);
     bool sendDueAcks(RouterState &st);
-    void sendAck(RouterState &st, quint32 rank, quint64 next, bool resend, quint64 resendFrom);
+    void sendAck(RouterState &st, quint32 rank, quint64 next, bool resend, quint64 resendFrom, bool busy = false);
+    void sendBusyAcks(RouterState &st);
     // Returns true when the envelope is next in its rank's sequence (it goes to the inbox); may ask
     // for a resend through `resendFrom`. Called with m_mutex held.
     bool acceptLocked(const proto::Envelope &envelope, quint64 *resendFrom);

@@ -154,6 +154,8 @@ class _Link:
                 continue
             if ack.run_id != self.run_id:
                 continue  # not ours: ignore
+            if ack.busy:  # the supervisor is alive and behind: what is held is not lost
+                self.last_ack_progress = time.monotonic()
             acked = 0
             for seq, _ in self.held:
                 if seq >= ack.next_seq:

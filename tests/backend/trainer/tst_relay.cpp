@@ -324,6 +324,33 @@ private slots:
         QCOMPARE(skips, 1); // after 500 ms (not after the 8 s the back-off had reached)
     }
 
+    // A supervisor that has a rank's messages but has not stored them yet (its writer behind) says
+    // it is busy once a second: the rank, waiting more than twice its resendAfterMs, sends nothing
+    // again. Once that supervisor is gone, the stall is real and the rank does send again.
+    void aBusySupervisorIsNotSentEverythingAgain()
+    {
+        launcher::TelemetryReceiver rx;
+        rx.setAutoAck(false); // stores nothing: no acknowledgement ever comes
+        QCOMPARE(rx.start("busy", 1, tempEndpoint(m_dir, "sup5")), QString());
+        zmq::context_t context(1);
+        proto::RankLink link(context, {rx.endpoint(), "busy", 0, 65536, 1500, {}}); // busy acks come every 1 s
+        for (std::uint64_t i = 0; i < 10; ++i)
+            link.push(i, proto::encodeEnvelope(stepMessage("busy", 0, i, i + 1)));
+        std::size_t received = 0;
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 3500) {
+            link.pump();
+            received += rx.drain().size();
+            QTest::qWait(20);
+        }
+        QCOMPARE(received, std::size_t(10));
+        QCOMPARE(link.held(), std::size_t(10));
+        QCOMPARE(link.resent(), 0ull);
+        rx.stop();
+        QTRY_VERIFY_WITH_TIMEOUT((link.pump(), link.resent() >= 10), 5000);
+    }
+
     // The relay's folder: this user's, 0700, under TMPDIR; refused when open to others; a long run
     // id hashed so that the socket path fits; one relay per folder (the lock).
     void folderIsPrivateAndLocked()
