@@ -36,11 +36,11 @@ if [ "${SOAK_GUI:-1}" != 0 ] && command -v xvfb-run >/dev/null; then
   sleep 5
   gui=$(pgrep -f "^build/bin/trellis --db $db" | head -1 || true)
 fi
-echo "elapsed_s supervisor_rss_mib workbench_rss_mib steps_stored"
+echo "elapsed_s supervisor_rss_mib workbench_rss_mib steps_stored_per_rank (of $(awk -v h="$hz" 'BEGIN { print h }') a second)"
 start=$(date +%s)
 while kill -0 "$owner" 2>/dev/null; do
   now=$(( $(date +%s) - start ))
-  stored=$(q "SELECT coalesce(max(last_step), 0) FROM step_blocks" 2>/dev/null || echo "?")
+  stored=$(q "SELECT coalesce(sum(n), 0) / $ranks FROM step_blocks" 2>/dev/null || echo "?")
   echo "$now $(rss "$owner") $( [ -n "$gui" ] && rss "$gui" || echo -) $stored"
   sleep 15
 done
