@@ -44,6 +44,20 @@ double metricOf(const StepRow &r, Metric metric)
     return 0;
 }
 
+namespace {
+// Neighbours merged `factor` at a time (a series whose width grew by that factor).
+template <class B>
+void coarsenBuckets(std::vector<B> &buckets, std::size_t factor)
+{
+    if (factor <= 1)
+        return;
+    std::vector<B> merged((buckets.size() + factor - 1) / factor);
+    for (std::size_t i = 0; i < buckets.size(); ++i)
+        merged[i / factor].merge(buckets[i]);
+    buckets = std::move(merged);
+}
+} // namespace
+
 void Bucket::add(qint64 step, double value)
 {
     const float v = static_cast<float>(value);
@@ -97,13 +111,7 @@ void DownsampledSeries::appendAt(std::size_t index, qint64 step, double value)
 
 void DownsampledSeries::coarsen(qint64 fromWidth, qint64 toWidth)
 {
-    const std::size_t factor = static_cast<std::size_t>(toWidth / fromWidth);
-    if (factor <= 1)
-        return;
-    std::vector<Bucket> merged((m_buckets.size() + factor - 1) / factor);
-    for (std::size_t i = 0; i < m_buckets.size(); ++i)
-        merged[i / factor].merge(m_buckets[i]);
-    m_buckets = std::move(merged);
+    coarsenBuckets(m_buckets, static_cast<std::size_t>(toWidth / fromWidth));
 }
 
 void RankedBucket::add(qint64 step, double value, int rank)
@@ -141,13 +149,7 @@ void GroupSeries::appendAt(std::size_t index, qint64 step, double value, int ran
 
 void GroupSeries::coarsen(qint64 fromWidth, qint64 toWidth)
 {
-    const std::size_t factor = static_cast<std::size_t>(toWidth / fromWidth);
-    if (factor <= 1)
-        return;
-    std::vector<RankedBucket> merged((m_buckets.size() + factor - 1) / factor);
-    for (std::size_t i = 0; i < m_buckets.size(); ++i)
-        merged[i / factor].merge(m_buckets[i]);
-    m_buckets = std::move(merged);
+    coarsenBuckets(m_buckets, static_cast<std::size_t>(toWidth / fromWidth));
 }
 
 MetricStore::MetricStore(int worldSize) { clear(worldSize); }
