@@ -132,6 +132,17 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
         return a.second.size() < b.second.size();
     });
 
+    // A live rank not yet in a collective may be on its way into the call the others wait in (its
+    // last heartbeat shows it computing): give it one more heartbeat, so that the report names
+    // every rank that waits.
+    const std::int64_t heartbeatMs = std::max<std::int64_t>(1, m_silentMs / 3);
+    const bool someoneOnTheWay = std::any_of(m_ranks.begin(), m_ranks.end(), [&](const auto &entry) {
+        const Rank &r = entry.second;
+        return !r.done && r.lastSeenMs >= 0 && nowMs - r.lastSeenMs <= m_silentMs && !r.pulse.inCollective;
+    });
+    if (!silent.empty() && someoneOnTheWay && busiest != waits.end() &&
+        nowMs - m_ranks.at(silent.front()).lastSeenMs < m_silentMs + heartbeatMs)
+        return std::nullopt;
     if (!silent.empty()) {
         HangReport report;
         report.silent = true;

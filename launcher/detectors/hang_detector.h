@@ -1,7 +1,7 @@
 // Names a hung rank and where the others wait (docs/architecture.md §7, §9): fed every heartbeat (and every
 // other message, which proves a rank alive), it finds within a few heartbeats
-//   * a silent rank — no message for 3 heartbeat intervals (stopped by SIGSTOP, swapped out,
-//     frozen) — "rank 2 on node-b stopped responding (no heartbeat for 1.6 s); ranks 0,1,3 wait
+//   * a silent rank — no message for 3 heartbeat intervals (4 while a live rank is outside the call
+//     the others wait in, perhaps on its way into it) (stopped by SIGSTOP, swapped out, frozen) — "rank 2 on node-b stopped responding (no heartbeat for 1.6 s); ranks 0,1,3 wait
 //     in dp all_reduce #412 since 2.1 s";
 //   * a rank holding up a collective — members of a group have waited in the same call for
 //     more than 4 heartbeat intervals (at least 2 s) while it is elsewhere and has not moved on

@@ -132,6 +132,34 @@ private slots:
         QCOMPARE(QString::fromStdString(report->message), expected);
     }
 
+    // A silent rank while one of the others still computes (its last heartbeat before it entered
+    // the call the rest wait in): one more heartbeat interval is given, so that the report names
+    // every waiting rank; after it, the report comes whatever the others do.
+    void aRankOnItsWayIntoTheCallIsWaitedFor()
+    {
+        HangDetector d(planOf(4, 1), 500, 60000);
+        for (int r = 0; r < 4; ++r)
+            d.hello(r, "node");
+        const std::int64_t now = 100000, wall = 1000 * kSecond;
+        d.heartbeat(2, now - 1600, computing("forward"));
+        d.heartbeat(1, now - 100, computing("backward"));
+        for (int r : {0, 3})
+            d.heartbeat(r, now - 100, inCall("dp", "all_reduce", 13, wall - 1500000000LL));
+        QVERIFY(!d.check(now, wall)); // 1.6 s silent, rank 1 on its way: not yet
+        d.heartbeat(1, now + 300, inCall("dp", "all_reduce", 13, wall - 200000000LL));
+        const auto report = d.check(now + 400, wall + 400000000LL);
+        QVERIFY(report);
+        QCOMPARE(QString::fromStdString(report->message),
+                 QStringLiteral("rank 2 on node stopped responding (no heartbeat for 2.0 s); ranks 0,1,3 wait in dp all_reduce #13 since 1.9 s"));
+        // Rank 1 still computing at 2.0 s: named without it.
+        HangDetector e(planOf(4, 1), 500, 60000);
+        e.heartbeat(2, now - 2000, computing("forward"));
+        e.heartbeat(1, now - 100, computing("backward"));
+        for (int r : {0, 3})
+            e.heartbeat(r, now - 100, inCall("dp", "all_reduce", 13, wall - 1500000000LL));
+        QVERIFY(e.check(now, wall));
+    }
+
     // Ranks behind node relays (Hello.relay): every rank behind one relay silent together is
     // named as such (the supervisor then waits for the ranks to start their relay again); a single
     // silent rank behind a relay whose others still answer is an ordinary silent rank.
