@@ -113,6 +113,20 @@ std::vector<int> HangDetector::membersOf(int rank, const std::string &group) con
     return {rank};
 }
 
+// A live rank not yet in a collective may be on its way into the call the others wait in (its last
+// heartbeat shows it computing): it is given one more heartbeat after `silentRank` is silent, so
+// that the report names every rank that waits.
+bool HangDetector::oneOnTheWay(std::int64_t nowMs, int silentRank) const
+{
+    const std::int64_t heartbeatMs = std::max<std::int64_t>(1, m_silentMs / 3);
+    if (nowMs - m_ranks.at(silentRank).lastSeenMs >= m_silentMs + heartbeatMs)
+        return false;
+    return std::any_of(m_ranks.begin(), m_ranks.end(), [&](const auto &entry) {
+        const Rank &r = entry.second;
+        return !r.done && r.lastSeenMs >= 0 && nowMs - r.lastSeenMs <= m_silentMs && !r.pulse.inCollective;
+    });
+}
+
 std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t nowWallNs) const
 {
     // Who waits where: (group, op, call) -> ranks, among live ranks inside a collective.
@@ -132,16 +146,7 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
         return a.second.size() < b.second.size();
     });
 
-    // A live rank not yet in a collective may be on its way into the call the others wait in (its
-    // last heartbeat shows it computing): give it one more heartbeat, so that the report names
-    // every rank that waits.
-    const std::int64_t heartbeatMs = std::max<std::int64_t>(1, m_silentMs / 3);
-    const bool someoneOnTheWay = std::any_of(m_ranks.begin(), m_ranks.end(), [&](const auto &entry) {
-        const Rank &r = entry.second;
-        return !r.done && r.lastSeenMs >= 0 && nowMs - r.lastSeenMs <= m_silentMs && !r.pulse.inCollective;
-    });
-    if (!silent.empty() && someoneOnTheWay && busiest != waits.end() &&
-        nowMs - m_ranks.at(silent.front()).lastSeenMs < m_silentMs + heartbeatMs)
+    if (!silent.empty() && busiest != waits.end() && oneOnTheWay(nowMs, silent.front()))
         return std::nullopt;
     if (!silent.empty()) {
         HangReport report;

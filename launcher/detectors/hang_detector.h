@@ -71,6 +71,7 @@ private:
     };
     std::string where(int rank) const; // "rank 2 on node-b"
     std::vector<std::string> wholeRelays(const std::vector<int> &silent) const;
+    bool oneOnTheWay(std::int64_t nowMs, int silentRank) const;
     std::string waitText(const std::vector<int> &ranks, const RankPulse &p, std::int64_t nowWallNs) const;
     std::vector<int> membersOf(int rank, const std::string &group) const;
 
