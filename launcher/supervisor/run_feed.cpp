@@ -5,6 +5,7 @@
 #include "launcher/document/calibration_file.h"
 #include "launcher/history/history_database.h"
 #include "launcher/supervisor/run_registry.h"
+#include "launcher/thread_priority.h"
 #include "launcher/ingest/telemetry_rows.h"
 #include "protocol/feed.pb.h"
 
@@ -20,6 +21,8 @@
 
 namespace trellis::launcher {
 namespace {
+
+constexpr int kFeedNice = 10; // the feed thread's nice above the GUI thread's
 
 bool isFinal(RunState s) { return s == RunState::Completed || s == RunState::Failed || s == RunState::Stopped; }
 
@@ -166,6 +169,8 @@ void RunFeed::attach(const QString &runId, const QString &endpoint, const QStrin
     m_stop = false;
     m_thread = std::thread([this, runId, e = endpoint.toStdString(), database] {
         pthread_setname_np(pthread_self(), "trellis-feed");
+        // Its work grows with the message rate; the GUI thread's frames come first.
+        lowerThisThreadPriority(kFeedNice);
         run(runId, e, database);
     });
 }
