@@ -220,6 +220,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>All-reduce algorithm</source>
+        <translation>All-Reduce-Algorithmus</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>auto: the library decides; hierarchical: inside each node, then across nodes, then inside again. The Collectives tab predicts each</source>
+        <translation>auto: die Bibliothek entscheidet; hierarchical: erst in jedem Knoten, dann zwischen den Knoten, dann wieder im Knoten. Der Reiter „Kollektive Operationen“ sagt jeden voraus</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Expert parallel (ep)</source>
         <translation>Expertenparallel (ep)</translation>
     </message>
@@ -362,6 +372,36 @@
         <location line="+2"/>
         <source>Nesterov outer step</source>
         <translation>Äußerer Nesterov-Schritt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Gradient compression</source>
+        <translation>Gradientenkompression</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>powersgd: each gradient matrix all-reduced as two rank-r factors, with error feedback</source>
+        <translation>powersgd: jede Gradientenmatrix als zwei Faktoren vom Rang r reduziert, mit Fehlerrückführung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Compression rank</source>
+        <translation>Kompressionsrang</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Clamped per matrix to min(rows, columns)</source>
+        <translation>Je Matrix auf min(Zeilen, Spalten) begrenzt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Warm start</source>
+        <translation>Warmstart</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Each step&apos;s factors start from the last step&apos;s</source>
+        <translation>Die Faktoren jedes Schritts beginnen mit denen des letzten</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -949,12 +989,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+363"/>
+        <location line="+406"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
     </message>
     <message>
-        <location line="-362"/>
+        <location line="-405"/>
         <source>Use selected plan</source>
         <translation>Ausgewählten Plan übernehmen</translation>
     </message>
@@ -984,7 +1024,7 @@
         <translation>Zeitleiste</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+123"/>
         <source>Group</source>
         <translation>Gruppe</translation>
     </message>
@@ -1014,7 +1054,7 @@
         <translation>Verbindung</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="-121"/>
         <source>Collectives</source>
         <translation>Kollektive Operationen</translation>
     </message>
@@ -1095,12 +1135,12 @@
     </message>
     <message>
         <location line="+68"/>
-        <location line="+60"/>
+        <location line="+78"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;Schätzung läuft… (was unten abgeblendet ist, gehört zum Plan vor dieser Änderung)&lt;/i&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="-42"/>
+        <location line="-60"/>
         <source>&lt;b&gt;No estimate:&lt;/b&gt; the plan has %n error(s) (see Problems in the editor). &lt;i&gt;What is dimmed below belongs to an earlier plan.&lt;/i&gt;</source>
         <translation>
             <numerusform>&lt;b&gt;Keine Schätzung:&lt;/b&gt; der Plan hat %n Fehler (siehe Probleme im Editor). &lt;i&gt;Was unten abgeblendet ist, gehört zu einem früheren Plan.&lt;/i&gt;</numerusform>
@@ -1113,12 +1153,12 @@
         <translation>&lt;b&gt;Keine Schätzung:&lt;/b&gt; Dieser Plan führt seinen eigenen Trainer aus (trainer.command) und hat keinen Modellabschnitt, daher gibt es nichts, woraus Speicher, Kommunikation oder Schrittzeit vorhergesagt werden könnten. Fügen Sie einen model- und einen parallel-Abschnitt hinzu, die beschreiben, was das Skript trainiert, um eine Schätzung zu erhalten; beobachtet wird der Lauf so oder so.</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+29"/>
         <source>&lt;i&gt;No plan loaded.&lt;/i&gt;</source>
         <translation>&lt;i&gt;Kein Plan geladen.&lt;/i&gt;</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+33"/>
         <source>calibrated</source>
         <translation>kalibriert</translation>
     </message>
@@ -1208,7 +1248,17 @@
         <translation>%1 %2 GB</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+17"/>
+        <source>No data-parallel gradient all-reduce in this plan (one replica, or ZeRO&apos;s reduce-scatters): parallel.allreduce applies to the other all-reduces only.</source>
+        <translation>Dieser Plan hat kein datenparalleles Gradienten-All-Reduce (ein Replikat, oder ZeROs Reduce-Scatter): parallel.allreduce gilt nur für die übrigen All-Reduces.</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&lt;b&gt;Gradient all-reduce&lt;/b&gt; (%1: %2 ranks on %3 node(s), %4 MiB a call, %5 calls a step)</source>
+        <translation>&lt;b&gt;Gradienten-All-Reduce&lt;/b&gt; (%1: %2 Ranks auf %3 Knoten, %4 MiB je Aufruf, %5 Aufrufe je Schritt)</translation>
+    </message>
+    <message>
+        <location line="+30"/>
         <source> (stage %1)</source>
         <translation> (Stufe %1)</translation>
     </message>
@@ -1432,7 +1482,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+77"/>
+        <location filename="../ui/main_window.cpp" line="+78"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>

@@ -220,6 +220,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>All-reduce algorithm</source>
+        <translation>All-reduce 算法</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>auto: the library decides; hierarchical: inside each node, then across nodes, then inside again. The Collectives tab predicts each</source>
+        <translation>auto：由通信库决定；hierarchical：先在各节点内，再跨节点，最后回到节点内。“集合通信”页预测每一种</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Expert parallel (ep)</source>
         <translation>专家并行 (ep)</translation>
     </message>
@@ -362,6 +372,36 @@
         <location line="+2"/>
         <source>Nesterov outer step</source>
         <translation>Nesterov 外部步</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Gradient compression</source>
+        <translation>梯度压缩</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>powersgd: each gradient matrix all-reduced as two rank-r factors, with error feedback</source>
+        <translation>powersgd：每个梯度矩阵以两个秩为 r 的因子做 all-reduce，带误差反馈</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Compression rank</source>
+        <translation>压缩秩</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Clamped per matrix to min(rows, columns)</source>
+        <translation>每个矩阵限制为 min(行数, 列数)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Warm start</source>
+        <translation>热启动</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Each step&apos;s factors start from the last step&apos;s</source>
+        <translation>每一步的因子从上一步的因子开始</translation>
     </message>
     <message>
         <location line="+1"/>
@@ -949,12 +989,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate_panel.cpp" line="+31"/>
-        <location line="+363"/>
+        <location line="+406"/>
         <source>Search plans</source>
         <translation>搜索方案</translation>
     </message>
     <message>
-        <location line="-362"/>
+        <location line="-405"/>
         <source>Use selected plan</source>
         <translation>使用所选方案</translation>
     </message>
@@ -984,7 +1024,7 @@
         <translation>时间线</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+123"/>
         <source>Group</source>
         <translation>组</translation>
     </message>
@@ -1014,7 +1054,7 @@
         <translation>链路</translation>
     </message>
     <message>
-        <location line="+3"/>
+        <location line="-121"/>
         <source>Collectives</source>
         <translation>集合通信</translation>
     </message>
@@ -1095,12 +1135,12 @@
     </message>
     <message>
         <location line="+68"/>
-        <location line="+60"/>
+        <location line="+78"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;正在估算… (下方变暗的内容属于本次编辑之前的方案)&lt;/i&gt;</translation>
     </message>
     <message numerus="yes">
-        <location line="-42"/>
+        <location line="-60"/>
         <source>&lt;b&gt;No estimate:&lt;/b&gt; the plan has %n error(s) (see Problems in the editor). &lt;i&gt;What is dimmed below belongs to an earlier plan.&lt;/i&gt;</source>
         <translation>
             <numerusform>&lt;b&gt;无估算：&lt;/b&gt;方案有 %n 个错误 (见编辑器中的“问题”)。&lt;i&gt;下方变暗的内容属于之前的方案。&lt;/i&gt;</numerusform>
@@ -1112,12 +1152,12 @@
         <translation>&lt;b&gt;无估算：&lt;/b&gt;此计划运行自带的训练程序（trainer.command），且没有 model 部分，因此无法预测内存、通信或步时间。添加描述脚本所训练内容的 model 和 parallel 部分即可获得估算；无论如何都会监视该运行。</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+29"/>
         <source>&lt;i&gt;No plan loaded.&lt;/i&gt;</source>
         <translation>&lt;i&gt;未加载方案。&lt;/i&gt;</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+33"/>
         <source>calibrated</source>
         <translation>已校准</translation>
     </message>
@@ -1207,7 +1247,17 @@
         <translation>%1 %2 GB</translation>
     </message>
     <message>
-        <location line="+21"/>
+        <location line="+17"/>
+        <source>No data-parallel gradient all-reduce in this plan (one replica, or ZeRO&apos;s reduce-scatters): parallel.allreduce applies to the other all-reduces only.</source>
+        <translation>此计划没有数据并行的梯度 all-reduce（只有一个副本，或使用 ZeRO 的 reduce-scatter）：parallel.allreduce 只作用于其他 all-reduce。</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&lt;b&gt;Gradient all-reduce&lt;/b&gt; (%1: %2 ranks on %3 node(s), %4 MiB a call, %5 calls a step)</source>
+        <translation>&lt;b&gt;梯度 all-reduce&lt;/b&gt;（%1：%2 个 rank，分布在 %3 个节点，每次调用 %4 MiB，每步 %5 次调用）</translation>
+    </message>
+    <message>
+        <location line="+30"/>
         <source> (stage %1)</source>
         <translation> (阶段 %1)</translation>
     </message>
@@ -1431,7 +1481,7 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+77"/>
+        <location filename="../ui/main_window.cpp" line="+78"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>

@@ -28,7 +28,7 @@ using estimate::rate;
 
 EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     : QWidget(parent), m_calibrationPath(calibrationPath), m_headline(new QLabel(this)), m_memory(new QCustomPlot(this)),
-      m_collectives(new QTreeWidget(this)), m_searchButton(new QPushButton(tr("Search plans"), this)),
+      m_collectives(new QTreeWidget(this)), m_allReduce(new QLabel(this)), m_searchButton(new QPushButton(tr("Search plans"), this)),
       m_useButton(new QPushButton(tr("Use selected plan"), this)), m_results(new QTreeWidget(this)), m_tabs(new QTabWidget(this)),
       m_timeline(new TimelineChart(this)), m_comparison(new estimate::PlanComparison(this))
 {
@@ -66,10 +66,7 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     timelineLayout->addWidget(legend);
     m_tabs->addTab(timeline, tr("Timeline"));
 
-    m_collectives->setHeaderLabels({tr("Group"), tr("Operation"), tr("MiB/step"), tr("Calls"), tr("ms/step"), tr("Link")});
-    m_collectives->setRootIsDecorated(false);
-    m_collectives->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_tabs->addTab(m_collectives, tr("Collectives"));
+    m_tabs->addTab(makeCollectivesPage(), tr("Collectives"));
     m_tabs->addTab(m_comparison, tr("Compare"));
 
     auto *searchPage = new QWidget(this);
@@ -187,6 +184,23 @@ void EstimatePanel::showOwnTrainer()
                            "either way."));
 }
 
+// The Collectives tab: the table of a step's collectives, the gradient all-reduce's algorithms below.
+QWidget *EstimatePanel::makeCollectivesPage()
+{
+    m_collectives->setHeaderLabels({tr("Group"), tr("Operation"), tr("MiB/step"), tr("Calls"), tr("ms/step"), tr("Link")});
+    m_collectives->setRootIsDecorated(false);
+    m_collectives->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    auto *collectivesPage = new QWidget(this);
+    auto *collectivesLayout = new QVBoxLayout(collectivesPage);
+    collectivesLayout->setContentsMargins(0, 0, 0, 0);
+    collectivesLayout->addWidget(m_collectives, 1);
+    m_allReduce->setObjectName(QStringLiteral("allReduceChoice"));
+    m_allReduce->setWordWrap(true);
+    m_allReduce->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    collectivesLayout->addWidget(m_allReduce);
+    return collectivesPage;
+}
+
 void EstimatePanel::clear()
 {
     m_plan.reset();
@@ -197,6 +211,7 @@ void EstimatePanel::clear()
     m_memory->clearPlottables();
     m_memory->replot();
     m_collectives->clear();
+    m_allReduce->clear();
     m_results->clear();
     m_timeline->setTimeline({});
     m_comparison->unpin();
@@ -352,8 +367,36 @@ void EstimatePanel::showMemoryChart(const Computed &c)
     m_memory->replot();
 }
 
+namespace {
+// The gradient all-reduce under each algorithm: a line per algorithm, the plan's marked.
+QString allReduceText(const plan::AllReduceChoice &c)
+{
+    if (c.group.empty())
+        return EstimatePanel::tr("No data-parallel gradient all-reduce in this plan (one replica, or ZeRO's reduce-scatters): "
+                                 "parallel.allreduce applies to the other all-reduces only.");
+    QString text = EstimatePanel::tr("<b>Gradient all-reduce</b> (%1: %2 ranks on %3 node(s), %4 MiB a call, %5 calls a step)")
+                       .arg(QString::fromStdString(c.group))
+                       .arg(c.ranks)
+                       .arg(c.nodes)
+                       .arg(c.bytesPerCall / (1024.0 * 1024.0), 0, 'f', 2)
+                       .arg(c.callsPerStep, 0, 'f', 0);
+    text += QStringLiteral("<br>");
+    QStringList parts;
+    for (const auto &o : c.options) {
+        QString part = QStringLiteral("%1 %2 ms").arg(QString::fromLatin1(plan::toString(o.algorithm))).arg(o.msPerStep, 0, 'f', 2);
+        if (o.algorithm == c.chosen)
+            part = QStringLiteral("<b>%1</b>").arg(part);
+        if (o.algorithm == c.fastest)
+            part += QStringLiteral(" ◀");
+        parts << part;
+    }
+    return text + parts.join(QStringLiteral(" · ")) + QStringLiteral("<br>") + QString::fromStdString(c.why).toHtmlEscaped();
+}
+} // namespace
+
 void EstimatePanel::showCollectives(const plan::Estimate &e)
 {
+    m_allReduce->setText(allReduceText(e.allReduce));
     m_collectives->clear();
     for (const auto &col : e.collectives) {
         if (col.op == "recv")

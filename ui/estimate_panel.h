@@ -102,7 +102,9 @@ private:
     QFutureWatcher<plan::SearchResult> m_searchWatcher;
     QLabel *m_headline;
     QCustomPlot *m_memory;
+    QWidget *makeCollectivesPage();
     QTreeWidget *m_collectives;
+    QLabel *m_allReduce; // the gradient all-reduce under each algorithm, below the table
     QPushButton *m_searchButton;
     QPushButton *m_useButton;
     QTreeWidget *m_results;

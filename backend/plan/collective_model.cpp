@@ -51,6 +51,41 @@ double collectiveMs(const std::string &op, double bytes, int n, const LinkSpec &
     return link.latencyUs / 1000.0 + bytes * factor / bandwidth * 1000.0;
 }
 
+namespace {
+double seconds(double bytes, const LinkSpec &link) { return bytes / (std::max(link.bandwidthGBps, 1e-6) * 1e9); }
+double ringAllReduceMs(double bytes, int n, const LinkSpec &link)
+{
+    return n <= 1 ? 0.0 : 2.0 * (n - 1) * link.latencyUs / 1000.0 + seconds(bytes * 2.0 * (n - 1) / n, link) * 1000.0;
+}
+} // namespace
+
+double allReduceMs(AllReduceAlgorithm a, double bytes, int n, const Tiers &t)
+{
+    if (n <= 1 || bytes <= 0)
+        return 0;
+    const LinkSpec &slow = t.nodes > 1 ? t.inter : t.intra;
+    switch (a) {
+    case AllReduceAlgorithm::Ring: return ringAllReduceMs(bytes, n, slow);
+    case AllReduceAlgorithm::RecursiveDoubling: {
+        int core = 0; // the largest power of two ≤ n: its ⌊log2 n⌋ exchanges
+        while ((2 << core) <= n)
+            ++core;
+        // Ranks beyond it fold their data in before and receive the result after: two more steps.
+        const int steps = (1 << core) == n ? core : core + 2;
+        return steps * (slow.latencyUs / 1000.0 + seconds(bytes, slow) * 1000.0);
+    }
+    case AllReduceAlgorithm::Hierarchical:
+        if (t.nodes > 1 && t.uniform && t.perNode > 1) {
+            const int k = t.perNode;
+            const double inside = (k - 1) * t.intra.latencyUs / 1000.0 + seconds(bytes * (k - 1) / k, t.intra) * 1000.0;
+            return 2 * inside + ringAllReduceMs(bytes / k, t.nodes, t.inter);
+        }
+        break;
+    case AllReduceAlgorithm::Auto: break;
+    }
+    return collectiveMs("all_reduce", bytes, n, slow);
+}
+
 double callsMs(const std::string &op, const Calls &c, int n, const LinkSpec &link)
 {
     return c.calls > 0 ? c.calls * collectiveMs(op, c.bytes / c.calls, n, link) : 0.0;

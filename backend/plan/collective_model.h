@@ -42,6 +42,23 @@ TpPass tpPass(Pass pass, double layers, bool embed, bool head, bool sp, bool spl
 // One call of `bytes` over `n` ranks; op is all_reduce, all_gather, reduce_scatter, all_to_all or
 // send_recv. 0 for a group of one.
 double collectiveMs(const std::string &op, double bytes, int n, const LinkSpec &link);
+// The link tiers a group crosses: its members on each node and the nodes (uniform = every node
+// holds perNode of them).
+struct Tiers {
+    LinkSpec intra, inter;
+    int perNode = 1, nodes = 1;
+    bool uniform = true;
+};
+// One all-reduce of `bytes` over `n` ranks by algorithm `a` (α: a link's latency, β: its
+// bandwidth, S: bytes; the slowest tier the group crosses sets α and β of a flat algorithm):
+//   auto                α + 2(n−1)/n · S/β (the library's choice: one latency, the bus factor)
+//   ring                2(n−1)·α + 2(n−1)/n · S/β
+//   recursive_doubling  s·(α + S/β), s = log2 n; ⌊log2 n⌋ + 2 when n is
+//                       not a power of two (the extra ranks fold in before and out after)
+//   hierarchical        inside a node of k: reduce-scatter and all-gather, each (k−1)·α_i +
+//                       (k−1)/k · S/β_i; across m nodes: a ring all-reduce of S/k over the inter
+//                       links; the flat auto where the group is on one node or uneven.
+double allReduceMs(AllReduceAlgorithm a, double bytes, int n, const Tiers &t);
 // c.calls calls of c.bytes in all.
 double callsMs(const std::string &op, const Calls &c, int n, const LinkSpec &link);
 

@@ -65,6 +65,34 @@ struct CollectiveEstimate {
     int stage = -1; // the pipeline stage whose ranks issue it; -1: every rank alike
 };
 
+// The gradient all-reduce of the data-parallel group under each algorithm (parallel.allreduce):
+// a step's predicted time of its calls (a latency–bandwidth model per link tier, collective_model.h),
+// the one that runs and why. Empty group: the plan has no such all-reduce (one replica, ZeRO's
+// reduce-scatters).
+struct AllReduceOption {
+    AllReduceAlgorithm algorithm = AllReduceAlgorithm::Auto;
+    double msPerStep = 0;
+};
+struct AllReduceChoice {
+    std::string group;       // "dp" or "dp_cp"
+    int ranks = 0;           // the group's size
+    int nodes = 1;           // the nodes its members are on
+    int perNode = 0;         // its members on each node; 0: different numbers on different nodes
+    double callsPerStep = 0; // buckets (and the scalars sharing the group)
+    double bytesPerCall = 0;
+    std::vector<AllReduceOption> options; // auto, ring, recursive_doubling, hierarchical
+    AllReduceAlgorithm chosen = AllReduceAlgorithm::Auto;  // the plan's
+    AllReduceAlgorithm fastest = AllReduceAlgorithm::Auto; // the lowest predicted time
+    std::string why;         // one line: what runs and what the others would cost
+    double msOf(AllReduceAlgorithm a) const
+    {
+        for (const auto &o : options)
+            if (o.algorithm == a)
+                return o.msPerStep;
+        return 0;
+    }
+};
+
 struct Estimate {
     std::vector<StageMemory> memory; // per pipeline stage, DP rank 0 and TP rank 0
     std::uint64_t parametersTotal = 0;
@@ -72,6 +100,7 @@ struct Estimate {
     double modelFlopsPerStep = 0;    // 3 × (layers' and head's forward) per token × tokens (Narayanan et al. 2021)
     double hardwareFlopsPerStep = 0; // with recompute's extra forward
     std::vector<CollectiveEstimate> collectives;
+    AllReduceChoice allReduce; // the data-parallel gradient all-reduce, per algorithm
     double computeMs = 0;       // the busiest rank's F/B/W time
     double bubbleMs = 0;        // pipeline idle of that rank
     double bubbleFraction = 0;  // from the schedule simulator

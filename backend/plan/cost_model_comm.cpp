@@ -6,8 +6,10 @@
 #include "plan/cost_model_parts.h"
 
 #include "plan/collective_model.h"
+#include "plan/mesh.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -30,11 +32,16 @@ public:
     {
         if (n <= 1 || c.calls <= 0)
             return 0.0;
-        const double ms = callsMs(op == "send" || op == "recv" ? "send_recv" : op, c, n, link);
+        return recordMs(stage, group, op, c, callsMs(op == "send" || op == "recv" ? "send_recv" : op, c, n, link), interNode);
+    }
+    // The same with the time already known (the gradient all-reduce's algorithm).
+    double recordMs(int stage, const std::string &group, const std::string &op, const Calls &c, double ms, bool interNode)
+    {
         m_e.collectives.push_back({group, op, static_cast<std::uint64_t>(c.bytes), static_cast<int>(c.calls),
                                    op == "recv" ? 0.0 : ms, interNode, m_pp > 1 ? stage : -1});
         return ms;
     }
+    Estimate &estimate() { return m_e; }
 
 private:
     Estimate &m_e;
@@ -163,6 +170,72 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> expertRanges(const CostInpu
     return experts;
 }
 
+// The gradient replicas' group of the stage's first rank over the cluster's nodes.
+Tiers tiersOf(const CostInputs &in, const Links &links, int stage)
+{
+    Tiers t{links.intra, links.inter};
+    const Mesh mesh(in.p);
+    const auto byNode = membersByNode(mesh.groupOf(mesh.rankOf({0, 0, 0, stage}), GroupKind::DpCp), in.plan.cluster);
+    t.perNode = static_cast<int>(byNode.front().size());
+    t.uniform = byNode.size() > 1 && whyFlat(byNode).empty();
+    // The tier a flat algorithm pays is the one the rest of the model uses for the group
+    // (links.dp()); a cluster without listed nodes has no node groups to compose over.
+    t.nodes = links.dpInter ? std::max<int>(2, static_cast<int>(byNode.size())) : 1;
+    if (!links.dpInter)
+        t.uniform = true;
+    return t;
+}
+
+const char *algorithmLine(AllReduceAlgorithm a)
+{
+    switch (a) {
+    case AllReduceAlgorithm::Ring: return "ring";
+    case AllReduceAlgorithm::RecursiveDoubling: return "recursive doubling";
+    case AllReduceAlgorithm::Hierarchical: return "hierarchical";
+    case AllReduceAlgorithm::Auto: break;
+    }
+    return "auto (the library's rules)";
+}
+
+// The data-parallel gradient all-reduce of a stage: its time by the plan's algorithm; every
+// algorithm's time kept in e.allReduce (the slowest stage's), with what runs and why.
+double gradientAllReduce(const CostInputs &in, const Links &links, const Calls &all, int stage, Estimate &e)
+{
+    const Tiers t = tiersOf(in, links, stage);
+    const double each = all.bytes / all.calls;
+    AllReduceChoice &c = e.allReduce;
+    c.group = dpGroupName(in);
+    c.ranks = in.dp;
+    c.nodes = t.nodes;
+    c.perNode = t.uniform ? t.perNode : 0;
+    c.callsPerStep = all.calls;
+    c.bytesPerCall = std::max(c.bytesPerCall, each);
+    c.chosen = in.p.allReduce;
+    if (c.options.empty())
+        for (AllReduceAlgorithm a : {AllReduceAlgorithm::Auto, AllReduceAlgorithm::Ring, AllReduceAlgorithm::RecursiveDoubling,
+                                     AllReduceAlgorithm::Hierarchical})
+            c.options.push_back({a, 0.0});
+    for (AllReduceOption &o : c.options)
+        o.msPerStep = std::max(o.msPerStep, all.calls * allReduceMs(o.algorithm, each, in.dp, t));
+    const AllReduceOption *best = &c.options.front();
+    for (const AllReduceOption &o : c.options)
+        if (o.msPerStep < best->msPerStep * 0.999)
+            best = &o;
+    c.fastest = best->algorithm;
+    char line[320];
+    const double mine = c.msOf(c.chosen);
+    if (c.chosen == c.fastest || best->msPerStep >= mine * 0.999)
+        std::snprintf(line, sizeof line, "%s: %.2f ms a step, the fastest predicted", algorithmLine(c.chosen), mine);
+    else
+        std::snprintf(line, sizeof line, "%s: %.2f ms a step; %s is predicted faster (%.2f ms, set parallel.allreduce to %s)",
+                      algorithmLine(c.chosen), mine, algorithmLine(c.fastest), best->msPerStep, toString(c.fastest));
+    c.why = line;
+    if (c.chosen == AllReduceAlgorithm::Hierarchical && (t.nodes <= 1 || !t.uniform || t.perNode <= 1))
+        c.why += std::string("; hierarchical is the flat all-reduce here: ") +
+                 (t.nodes <= 1 ? "its ranks are on one node" : t.uniform ? "it has one rank on each node" : "its nodes hold different numbers of its ranks");
+    return all.calls * allReduceMs(c.chosen, each, in.dp, t);
+}
+
 // Data parallelism at ZeRO 0/1: buckets over the stage's segments all-reduced (ZeRO 0), or
 // reduce-scattered and the parameters all-gathered (ZeRO 1); with local updates (parallel.dp_sync)
 // the fp32 parameters all-reduced once every inner_steps steps, counted per step; without a pipeline the loss (and the
@@ -206,7 +279,8 @@ double dataParallelBuckets(const CostInputs &in, const Links &links, CollectiveL
         Calls all = reduce; // the buckets and the scalars share the dp group's all-reduce
         all.calls += scalars.calls;
         all.bytes += scalars.bytes;
-        dpMs += log.record(st, dpName, "all_reduce", all, dp, links.dp(), links.dpInter);
+        if (dp > 1 && all.calls > 0)
+            dpMs += log.recordMs(st, dpName, "all_reduce", all, gradientAllReduce(in, links, all, stage, log.estimate()), links.dpInter);
     } else {
         Calls gatherParams; // the same buckets, the parameters' element size
         if (experts.empty())

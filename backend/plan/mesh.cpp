@@ -113,6 +113,36 @@ int Mesh::nodeOf(int rank, const ClusterSpec &cluster)
     return -1;
 }
 
+std::vector<std::vector<int>> membersByNode(const std::vector<int> &members, const ClusterSpec &cluster)
+{
+    std::vector<std::vector<int>> byNode;
+    std::vector<int> nodeOfGroup; // the node of byNode[i]
+    for (int m : members) {
+        const int node = Mesh::nodeOf(m, cluster);
+        const auto at = std::find(nodeOfGroup.begin(), nodeOfGroup.end(), node);
+        if (at == nodeOfGroup.end()) {
+            nodeOfGroup.push_back(node);
+            byNode.push_back({m});
+        } else {
+            byNode[static_cast<std::size_t>(at - nodeOfGroup.begin())].push_back(m);
+        }
+    }
+    return byNode;
+}
+
+std::string whyFlat(const std::vector<std::vector<int>> &byNode)
+{
+    if (byNode.size() <= 1)
+        return "its ranks are on one node";
+    for (const auto &node : byNode)
+        if (node.size() != byNode.front().size())
+            return "its nodes hold different numbers of its ranks (" + std::to_string(byNode.front().size()) + " and " +
+                   std::to_string(node.size()) + ")";
+    if (byNode.front().size() == 1)
+        return "it has one rank on each node";
+    return {};
+}
+
 Diagnostics placementWarnings(const Plan &plan)
 {
     Diagnostics d;

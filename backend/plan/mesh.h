@@ -9,6 +9,7 @@
 #include "plan.h"
 #include "result.h"
 
+#include <string>
 #include <vector>
 
 namespace trellis::plan {
@@ -50,6 +51,13 @@ public:
 private:
     int m_tp, m_cp, m_dp, m_pp, m_ep;
 };
+
+// A group's members split by the node each is on (Mesh::nodeOf), in the order the nodes first
+// appear; members the cluster does not place (no nodes listed) count as one node.
+std::vector<std::vector<int>> membersByNode(const std::vector<int> &members, const ClusterSpec &cluster);
+// Why a hierarchical all-reduce over `members` is the flat one ("" when it is hierarchical: two
+// or more nodes with the same number of members on each).
+std::string whyFlat(const std::vector<std::vector<int>> &byNode);
 
 // Pipeline partition: layer bounds of `chunks` contiguous model chunks (size chunks + 1; chunk c
 // runs layers [b[c], b[c+1])), each with at least one layer. The first chunk also runs the

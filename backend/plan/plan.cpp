@@ -114,6 +114,19 @@ const char *toString(AttentionKernel a)
 }
 
 const char *toString(CpLayout layout) { return layout == CpLayout::Contiguous ? "contiguous" : "zigzag"; }
+
+const char *toString(GradCompression kind) { return kind == GradCompression::PowerSgd ? "powersgd" : "none"; }
+
+const char *toString(AllReduceAlgorithm a)
+{
+    switch (a) {
+    case AllReduceAlgorithm::Ring: return "ring";
+    case AllReduceAlgorithm::RecursiveDoubling: return "recursive_doubling";
+    case AllReduceAlgorithm::Hierarchical: return "hierarchical";
+    case AllReduceAlgorithm::Auto: break;
+    }
+    return "auto";
+}
 const char *toString(LaunchTarget t)
 {
     switch (t) {

@@ -149,6 +149,29 @@ struct DpSyncSpec {
     bool operator==(const DpSyncSpec &) const = default;
 };
 
+// Gradient compression over the data-parallel replicas (parallel.grad_compression). powersgd
+// (Vogels et al. 2019): each gradient matrix M (rows × cols) plus the rank's error feedback E goes
+// as two low-rank factors — P = M·Q all-reduced and orthonormalised (Householder QR), then
+// Q = Mᵀ·P all-reduced — and is replaced by P·Qᵀ; E keeps what that left out, for the next step.
+// Q starts from the seed and, with warm_start, carries over from step to step (one power
+// iteration a step). rank r is clamped per matrix to min(rows, cols); a matrix the factors would
+// not make smaller, and every vector (biases, norm gains), is all-reduced whole.
+enum class GradCompression { None, PowerSgd };
+struct GradCompressionSpec {
+    GradCompression kind = GradCompression::None;
+    int rank = 4;
+    bool warmStart = true;
+    bool operator==(const GradCompressionSpec &) const = default;
+};
+
+// The all-reduce algorithm of the whole job (parallel.allreduce). auto: the library's own choice
+// (Open MPI's coll/tuned and coll/libnbc decision rules, NCCL's tuner). ring and
+// recursive_doubling: forced in Open MPI's own components through their MCA parameters (on GPUs
+// NCCL_ALGO=Ring; NCCL has no recursive doubling). hierarchical: composed by trellis-trainer over
+// the mesh's nodes: a reduce-scatter inside each node, an all-reduce across nodes of each rank's
+// share, an all-gather inside the node; a group on one node does the flat one.
+enum class AllReduceAlgorithm { Auto, Ring, RecursiveDoubling, Hierarchical };
+
 struct ParallelSpec {
     int dp = 1;
     int tp = 1;
@@ -172,6 +195,8 @@ struct ParallelSpec {
     AttentionKernel attention = AttentionKernel::Auto;
     CpLayout cpLayout = CpLayout::Zigzag;
     DpSyncSpec dpSync;
+    AllReduceAlgorithm allReduce = AllReduceAlgorithm::Auto;
+    GradCompressionSpec gradCompression;
     bool operator==(const ParallelSpec &) const = default;
 
     int worldSize() const { return dp * tp * pp * cp; }
@@ -346,6 +371,8 @@ const char *toString(TelemetryRelay relay);
 const char *toString(Framework framework);
 const char *toString(AttentionKernel attention);
 const char *toString(CpLayout layout);
+const char *toString(AllReduceAlgorithm algorithm);
+const char *toString(GradCompression kind);
 const char *toString(LaunchTarget target);
 
 } // namespace trellis::plan

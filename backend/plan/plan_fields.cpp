@@ -68,6 +68,7 @@ const json &fullShape()
         p.parallel.firstBucketMb = 25;
         p.parallel.precision = Precision::Fp16; // writes parallel.loss_scale
         p.parallel.dpSync.mode = DpSyncMode::DiLoCo; // writes parallel.dp_sync
+        p.parallel.gradCompression.kind = GradCompression::PowerSgd; // writes parallel.grad_compression
         p.trainer.command = {"python3"};
         p.trainer.env = {{"NAME", "value"}};
         p.trainer.dir = "dir";

@@ -369,6 +369,14 @@ void readParallel(ObjectReader r, ParallelSpec &p)
     r.readEnum("attention", p.attention,
                {{"auto", AttentionKernel::Auto}, {"materialized", AttentionKernel::Materialized}, {"flash", AttentionKernel::Flash}});
     r.readEnum("cp_layout", p.cpLayout, {{"zigzag", CpLayout::Zigzag}, {"contiguous", CpLayout::Contiguous}});
+    r.readEnum("allreduce", p.allReduce,
+               {{"auto", AllReduceAlgorithm::Auto}, {"ring", AllReduceAlgorithm::Ring},
+                {"recursive_doubling", AllReduceAlgorithm::RecursiveDoubling}, {"hierarchical", AllReduceAlgorithm::Hierarchical}});
+    ObjectReader compression = r.child("grad_compression");
+    compression.readEnum("kind", p.gradCompression.kind, {{"none", GradCompression::None}, {"powersgd", GradCompression::PowerSgd}});
+    compression.read("rank", p.gradCompression.rank);
+    compression.read("warm_start", p.gradCompression.warmStart);
+    compression.finish();
     ObjectReader sync = r.child("dp_sync");
     sync.readEnum("mode", p.dpSync.mode,
                   {{"every_step", DpSyncMode::EveryStep}, {"local_sgd", DpSyncMode::LocalSgd}, {"diloco", DpSyncMode::DiLoCo}});

@@ -80,7 +80,8 @@ OrderedJson parallelToJson(const ParallelSpec &q)
                      {"grad_reduce", toString(q.gradReduce)},
                      {"framework", toString(q.framework)},
                      {"attention", toString(q.attention)},
-                     {"cp_layout", toString(q.cpLayout)}};
+                     {"cp_layout", toString(q.cpLayout)},
+                     {"allreduce", toString(q.allReduce)}};
     if (q.precision == Precision::Fp16 || q.lossScale != LossScaleSpec{})
         j["loss_scale"] = {{"initial", q.lossScale.initial},
                            {"growth_interval", q.lossScale.growthInterval},
@@ -88,6 +89,10 @@ OrderedJson parallelToJson(const ParallelSpec &q)
                            {"backoff", q.lossScale.backoff},
                            {"min", q.lossScale.minScale},
                            {"max_skipped", q.lossScale.maxSkipped}};
+    if (q.gradCompression != GradCompressionSpec{})
+        j["grad_compression"] = {{"kind", toString(q.gradCompression.kind)},
+                                 {"rank", q.gradCompression.rank},
+                                 {"warm_start", q.gradCompression.warmStart}};
     if (q.dpSync != DpSyncSpec{})
         j["dp_sync"] = {{"mode", toString(q.dpSync.mode)},
                         {"inner_steps", q.dpSync.innerSteps},

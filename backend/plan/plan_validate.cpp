@@ -151,6 +151,30 @@ void checkDpSync(const ParallelSpec &p, int steps, Checker &c)
         c.error("parallel.dp_sync.outer_momentum", "must be in [0, 1)");
 }
 
+// Gradient compression: its rank, and what it cannot compose with.
+void checkGradCompression(const Plan &plan, Checker &c)
+{
+    const ParallelSpec &p = plan.parallel;
+    const GradCompressionSpec &g = p.gradCompression;
+    if (g.kind == GradCompression::None)
+        return;
+    if (g.rank < 1)
+        c.error("parallel.grad_compression.rank", "must be at least 1, got " + str(g.rank));
+    // Every weight matrix has the hidden size on one side (tensor parallelism splits the other).
+    else if (plan.model.hidden > 0 && g.rank > plan.model.hidden)
+        c.error("parallel.grad_compression.rank", str(g.rank) + " is above the rank any gradient matrix can have (at most " +
+                                                      "model.hidden = " + str(plan.model.hidden) + ")");
+    if (p.zero > 0)
+        c.error("parallel.zero", "PowerSGD compresses the all-reduce of whole gradients; ZeRO stage " + str(p.zero) +
+                                     " reduce-scatters them (use zero 0 with parallel.grad_compression)");
+    if (p.dpSync.local())
+        c.error("parallel.grad_compression.kind", std::string("PowerSGD compresses gradients, and ") + toString(p.dpSync.mode) +
+                                                      " (parallel.dp_sync) reduces none");
+    if (p.gradReduce == GradReduce::Bf16)
+        c.warning("parallel.grad_reduce", "PowerSGD's factors and the uncompressed vectors travel in fp32; bf16 reductions "
+                                          "do not apply to them");
+}
+
 // Mixed precision: bf16 reductions and fp16's dynamic loss scale.
 void checkPrecision(const ParallelSpec &p, Checker &c)
 {
@@ -218,6 +242,32 @@ void checkDegreesDivide(const ParallelSpec &p, const ModelSpec &m, Checker &c)
                                                   str(p.tp) + "), which sequence parallelism splits it by");
 }
 
+// The all-reduce algorithm: what the devices' library cannot do, and a hierarchy with nothing to
+// compose (the gradient replicas' group of rank 0 stands for all: every such group is alike).
+void checkAllReduce(const Plan &plan, Checker &c)
+{
+    const AllReduceAlgorithm a = plan.parallel.allReduce;
+    if (a == AllReduceAlgorithm::Auto)
+        return;
+    if (plan.trainer.external()) {
+        c.warning("parallel.allreduce", std::string(toString(a)) + " is for trellis-trainer's reductions; the job's own command "
+                                        "chooses its own (NCCL_ALGO, or its MPI's parameters)");
+        return;
+    }
+    const bool cuda = !plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda;
+    if (a == AllReduceAlgorithm::RecursiveDoubling && cuda)
+        c.error("parallel.allreduce", "NCCL has no recursive doubling (its algorithms are ring and tree): choose ring, "
+                                      "hierarchical or auto on CUDA devices");
+    if (a != AllReduceAlgorithm::Hierarchical || plan.cluster.nodes.empty())
+        return;
+    const Mesh mesh(plan.parallel);
+    if (mesh.worldSize() <= 1)
+        return;
+    const std::string why = whyFlat(membersByNode(mesh.groupOf(0, GroupKind::DpCp), plan.cluster));
+    if (!why.empty())
+        c.warning("parallel.allreduce", "hierarchical is the flat all-reduce for the data-parallel gradients here: " + why);
+}
+
 void checkParallel(const Plan &plan, Checker &c, bool placement = true)
 {
     const ParallelSpec &p = plan.parallel;
@@ -236,6 +286,7 @@ void checkParallel(const Plan &plan, Checker &c, bool placement = true)
         checkBuckets(p, plan.model, c);
     checkPrecision(p, c);
     checkDpSync(p, plan.training.steps, c);
+    checkGradCompression(plan, c);
     if (std::find(std::begin(kKnownSchedules), std::end(kKnownSchedules), p.schedule) == std::end(kKnownSchedules))
         c.error("parallel.schedule", "unknown schedule '" + p.schedule + "' (expected gpipe, 1f1b, interleaved-1f1b or zb-h1)");
     if (!ok)
@@ -256,6 +307,8 @@ void checkParallel(const Plan &plan, Checker &c, bool placement = true)
         for (const auto &w : placementWarnings(plan))
             c.warning(w.path, w.message);
     }
+    if (plan.cluster.nodes.empty() || world == slots)
+        checkAllReduce(plan, c);
 }
 
 void checkTraining(const TrainingSpec &t, Checker &c)
@@ -498,6 +551,12 @@ Diagnostics checkTrainerSupport(const Plan &plan)
             unsupported("training.checkpoint.every", "checkpoints with " + mode + " (each replica's own optimizer state and the outer state)");
         if (!plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)
             unsupported("parallel.dp_sync.mode", mode + " on CUDA devices");
+    }
+    if (p.gradCompression.kind != GradCompression::None) {
+        if (p.tp > 1 || p.pp > 1 || p.cp > 1 || p.ep > 1)
+            unsupported("parallel.grad_compression.kind", "PowerSGD with tensor, pipeline, context or expert parallelism");
+        if (!plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)
+            unsupported("parallel.grad_compression.kind", "PowerSGD on CUDA devices");
     }
     // The CUDA kernels are fp32 and bf16 (kernels/cuda); fp16 with loss scaling runs on CPUs only so far.
     if (p.precision == Precision::Fp16 && !plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)

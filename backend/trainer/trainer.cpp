@@ -6,6 +6,7 @@
 #include "protocol/exit_codes.h"
 #include "trainer/adamw.h"
 #include "trainer/checkpoint.h"
+#include "trainer/comm/allreduce_algorithm.h"
 #include "trainer/comm/process_groups.h"
 #include "trainer/data_loader.h"
 #include "trainer/interop/hf_layout.h"
@@ -62,6 +63,24 @@ DataLoader openData(const plan::Plan &plan, const std::string &planDir)
 
 // How this rank's kernels run the plan's precision (Hello, and rank 0's start-up line): for the
 // 16-bit types, which GEMM backend, and whether the CPU computes bf16 natively.
+// parallel.allreduce: hierarchical groups composed over the cluster's nodes; ring and recursive
+// doubling were forced before MPI_Init (allreduce_algorithm.h) and are read back here. `say`:
+// this rank prints what runs.
+void setUpAllReduce(const plan::Plan &plan, ProcessGroups &groups, bool say)
+{
+    const plan::AllReduceAlgorithm a = plan.parallel.allReduce;
+    if (a == plan::AllReduceAlgorithm::Hierarchical) {
+        const std::vector<std::string> lines = groups.composeHierarchical(plan.cluster);
+        if (say)
+            for (const std::string &line : lines)
+                std::printf("all-reduce %s\n", line.c_str());
+    } else if (a != plan::AllReduceAlgorithm::Auto) {
+        const std::string inEffect = allReduceParametersInEffect(); // every rank: MPI_T is per process
+        if (say)
+            std::printf("all-reduce: %s (Open MPI: %s)\n", plan::toString(a), inEffect.empty() ? "its parameters not readable" : inEffect.c_str());
+    }
+}
+
 std::string kernelsNote(plan::Precision precision, const Device &device)
 {
     if (precision == plan::Precision::Fp32 || device.kind() != kernels::Device::Cpu)
@@ -518,12 +537,15 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
     const plan::Mesh mesh(ps);
     const plan::MeshCoordinates coords = mesh.coordinatesOf(rank);
     ProcessGroups groups(m_world, mesh);
+    setUpAllReduce(m_plan, groups, rank == 0 && !m_options.quiet);
     ParallelStack stack(m_plan, groups, {m_options.overlap && ps.overlapGradReduce});
     const std::string kernelsLine = kernelsNote(ps.precision, stack.device());
     publishHello(telemetry, m_world.size(), coords, stack.parameterCount(), stack.device().name(),
                  plan::toString(ps.precision), kernelsLine);
     if (rank == 0 && !m_options.quiet && !kernelsLine.empty())
         std::printf("precision %s: %s\n", plan::toString(ps.precision), kernelsLine.c_str());
+    if (const std::string note = stack.compressionNote(); rank == 0 && !m_options.quiet && !note.empty())
+        std::printf("%s\n", note.c_str());
     LossScaler scaler(ps.lossScale, ps.precision == plan::Precision::Fp16);
     const DataLoader data = openData(m_plan, m_options.planDir);
 

@@ -3,6 +3,7 @@
 //                   [--inject crash|hang|slow|nan|nanloss|throw@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
 //                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
+//                   [--allreduce auto|ring|recursive_doubling|hierarchical] [--node-size K]
 //   trellis-trainer --calibrate        (this machine's compute rate and link, as one JSON line)
 //   trellis-trainer --exec [OPTIONS] -- COMMAND...   (a rank of a job with its own trainer; no MPI)
 //   trellis-trainer --relay [OPTIONS]                (a node's telemetry relay; no MPI)
@@ -15,6 +16,8 @@
 #include "trainer/calibration.h"
 #include "trainer/collective_bench.h"
 #include "trainer/exec/exec_rank.h"
+#include "trainer/comm/allreduce_algorithm.h"
+#include "trainer/comm/hierarchical_communicator.h"
 #include "trainer/comm/mpi_communicator.h"
 #include "trainer/interop/export_model.h"
 #include "trainer/node_relay.h"
@@ -25,6 +28,7 @@
 #include <csignal>
 #include <sys/stat.h>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -43,6 +47,10 @@ void usage(std::FILE *to)
                  "                       [--dump-losses FILE] [--dump-batch FILE] [--no-overlap] [--resume] [--quiet] [--node-relay]\n"
                  "  --dump-params/--dump-grads FILE.safetensors: in transformers' layout instead of raw float32\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
+                 "                       [--allreduce auto|ring|recursive_doubling|hierarchical] [--node-size K]\n"
+                 "         --allreduce: the all-reduce algorithm to measure (ring and recursive_doubling forced in\n"
+                 "         Open MPI's coll/tuned and coll/libnbc; hierarchical over nodes of K ranks, K from\n"
+                 "         --node-size or the ranks sharing this host)\n"
                  "       trellis-trainer --calibrate\n"
                  "       trellis-trainer --relay [OPTIONS]   (a node's telemetry relay; see trellis-trainer --relay --help)\n"
                  "       trellis-trainer --exec [OPTIONS] -- COMMAND [ARGUMENT]...   (see trellis-trainer --exec --help)\n"
@@ -75,6 +83,8 @@ struct Arguments {
     std::string planPath;
     trainer::TrainerOptions options;
     bool benchCollectives = false;
+    plan::AllReduceAlgorithm benchAllReduce = plan::AllReduceAlgorithm::Auto;
+    int benchNodeSize = 0; // hierarchical's ranks per node in --bench-collectives; 0: this host's
     bool calibrate = false;
     std::string exportFrom, exportTo, exportDtype;
     trainer::CollectiveBenchOptions benchOptions;
@@ -134,6 +144,24 @@ std::optional<int> parseArguments(int argc, char **argv, Arguments &a)
         else if (arg == "--out") a.exportTo = value("--out");
         else if (arg == "--dtype") a.exportDtype = value("--dtype");
         else if (arg == "--ops") a.benchOptions.ops = commaList(value("--ops"));
+        else if (arg == "--allreduce") {
+            const std::string v = value("--allreduce");
+            if (!trainer::parseAllReduceAlgorithm(v, a.benchAllReduce)) {
+                std::fprintf(stderr, "trellis-trainer: --allreduce expects auto, ring, recursive_doubling or hierarchical, got '%s'\n",
+                             v.c_str());
+                return proto::kExitUsage;
+            }
+        }
+        else if (arg == "--node-size") {
+            const std::string v = value("--node-size");
+            char *end = nullptr;
+            const long k = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || k < 1 || k > 1 << 20) {
+                std::fprintf(stderr, "trellis-trainer: --node-size expects a positive rank count, got '%s'\n", v.c_str());
+                return proto::kExitUsage;
+            }
+            a.benchNodeSize = static_cast<int>(k);
+        }
         else if (arg == "--max-bytes") {
             const std::string v = value("--max-bytes");
             try {
@@ -183,14 +211,47 @@ int exportModel(const Arguments &a)
     return proto::kExitOk;
 }
 
+// --bench-collectives: the collectives over the world, its all-reduce by a.benchAllReduce.
+int benchCollectives(const Arguments &a, trainer::MpiCommunicator &world)
+{
+    if (a.benchAllReduce != plan::AllReduceAlgorithm::Hierarchical) {
+        if (world.rank() == 0)
+            std::printf("# all-reduce: %s (Open MPI: %s)\n", plan::toString(a.benchAllReduce),
+                        trainer::allReduceParametersInEffect().c_str());
+        trainer::runCollectiveBench(world, a.benchOptions, stdout);
+        return proto::kExitOk;
+    }
+    int k = a.benchNodeSize;
+    if (k == 0) { // the ranks sharing this host
+        MPI_Comm shared;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared);
+        MPI_Comm_size(shared, &k);
+        MPI_Comm_free(&shared);
+        k = world.host().allReduce(k, trainer::ReduceOp::Min);
+    }
+    if (k <= 1 || world.size() % k != 0 || world.size() == k) {
+        if (world.rank() == 0)
+            std::fprintf(stderr, "trellis-trainer: --allreduce hierarchical needs nodes of 2 or more ranks, at least two of them, "
+                                 "the same size (%d ranks in nodes of %d); use --node-size\n", world.size(), k);
+        return proto::kExitUsage;
+    }
+    const int node = world.rank() / k, position = world.rank() % k;
+    trainer::HierarchicalCommunicator hierarchical(world, world.split(node, position, "world.node"),
+                                                   world.split(position, node, "world.nodes"));
+    if (world.rank() == 0)
+        std::printf("# all-reduce: hierarchical, %d nodes of %d ranks\n", world.size() / k, k);
+    trainer::CollectiveBenchOptions options = a.benchOptions;
+    options.ops = {"all_reduce"};
+    trainer::runCollectiveBench(hierarchical, options, stdout);
+    return proto::kExitOk;
+}
+
 // --bench-collectives or --calibrate, under MPI.
 int measure(const Arguments &a)
 {
     trainer::MpiCommunicator world(MPI_COMM_WORLD, "world");
-    if (a.benchCollectives) {
-        trainer::runCollectiveBench(world, a.benchOptions, stdout);
-        return proto::kExitOk;
-    }
+    if (a.benchCollectives)
+        return benchCollectives(a, world);
     const trainer::Calibration c = trainer::runCalibration(world);
     if (world.rank() == 0)
         std::printf("%s\n", plan::calibrationEntryJson(c).c_str());
@@ -283,6 +344,13 @@ int main(int argc, char **argv)
     // with: weights and optimizer state on a shared node (docs/launching.md). An export above is a
     // file made to be handed on, and keeps the caller's umask.
     ::umask(077);
+    // The plan's all-reduce algorithm reaches Open MPI through its MCA parameters, which MPI_Init
+    // reads: a plan that does not load leaves them alone (train() reports why it does not).
+    plan::AllReduceAlgorithm algorithm = a.benchAllReduce;
+    if (!a.planPath.empty())
+        if (const auto loaded = plan::loadPlanFile(a.planPath))
+            algorithm = loaded.value().parallel.allReduce;
+    trainer::forceAllReduceAlgorithm(algorithm);
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     if (a.benchCollectives || a.calibrate)

@@ -172,6 +172,83 @@ int cmdConvert(const Args &a)
     return 0;
 }
 
+// The data-parallel gradient all-reduce under each algorithm (parallel.allreduce).
+QJsonObject allReduceJson(const plan::AllReduceChoice &c)
+{
+    if (c.group.empty())
+        return {};
+    QJsonObject ms;
+    for (const auto &o : c.options)
+        ms.insert(QString::fromLatin1(plan::toString(o.algorithm)), o.msPerStep);
+    return {{QStringLiteral("group"), QString::fromStdString(c.group)},
+            {QStringLiteral("ranks"), c.ranks},
+            {QStringLiteral("nodes"), c.nodes},
+            {QStringLiteral("per_node"), c.perNode},
+            {QStringLiteral("calls_per_step"), c.callsPerStep},
+            {QStringLiteral("bytes_per_call"), c.bytesPerCall},
+            {QStringLiteral("ms_per_step"), ms},
+            {QStringLiteral("chosen"), QString::fromLatin1(plan::toString(c.chosen))},
+            {QStringLiteral("fastest"), QString::fromLatin1(plan::toString(c.fastest))},
+            {QStringLiteral("why"), QString::fromStdString(c.why)}};
+}
+
+void printAllReduce(const plan::AllReduceChoice &c)
+{
+    if (c.group.empty())
+        return;
+    out() << "gradient all-reduce (" << QString::fromStdString(c.group) << ", " << c.ranks << " ranks on " << c.nodes
+          << (c.nodes == 1 ? " node" : " nodes") << ", " << QString::number(c.bytesPerCall / (1024.0 * 1024.0), 'f', 2)
+          << " MiB a call):";
+    for (const auto &o : c.options)
+        out() << " " << plan::toString(o.algorithm) << " " << QString::number(o.msPerStep, 'f', 2) << " ms"
+              << (o.algorithm == c.chosen ? "*" : "");
+    out() << "\n  " << QString::fromStdString(c.why) << "\n";
+}
+
+// estimate --json: the whole estimate as one object.
+QJsonObject estimateJson(const plan::Plan &p, const plan::Estimate &e, const plan::DeviceSpec &device, bool calibrated)
+{
+    QJsonArray memory, collectives, warnings;
+    for (const auto &m : e.memory)
+        memory.append(QJsonObject{{QStringLiteral("stage"), m.stage},
+                                  {QStringLiteral("parameters"), double(m.parameters)},
+                                  {QStringLiteral("gradients"), double(m.gradients)},
+                                  {QStringLiteral("optimizer"), double(m.optimizer)},
+                                  {QStringLiteral("activations"), double(m.activations)},
+                                  {QStringLiteral("comm_buffers"), double(m.commBuffers)},
+                                  {QStringLiteral("total"), double(m.total())}});
+    for (const auto &c : e.collectives)
+        collectives.append(QJsonObject{{QStringLiteral("group"), QString::fromStdString(c.group)},
+                                       {QStringLiteral("op"), QString::fromStdString(c.op)},
+                                       {QStringLiteral("bytes"), double(c.bytes)},
+                                       {QStringLiteral("calls_per_step"), c.callsPerStep},
+                                       {QStringLiteral("ms_per_step"), c.msPerStep},
+                                       {QStringLiteral("inter_node"), c.interNode},
+                                       {QStringLiteral("stage"), c.stage}});
+    for (const auto &w : e.warnings)
+        warnings.append(QString::fromStdString(w.toString()));
+    return QJsonObject{{QStringLiteral("device"), QString::fromStdString(device.name)},
+                           {QStringLiteral("calibrated"), calibrated},
+                           {QStringLiteral("framework"), QString::fromLatin1(plan::toString(e.framework))},
+                           {QStringLiteral("attention"), e.flashAttention ? QStringLiteral("flash") : QStringLiteral("materialized")},
+                           {QStringLiteral("accounting"), QString::fromStdString(plan::accountingSummary(p))},
+                           {QStringLiteral("parameters"), double(e.parametersTotal)},
+                           {QStringLiteral("memory_per_rank"), memory},
+                           {QStringLiteral("collectives"), collectives},
+                           {QStringLiteral("gradient_allreduce"), allReduceJson(e.allReduce)},
+                           {QStringLiteral("step_ms"), e.stepMs},
+                           {QStringLiteral("compute_ms"), e.computeMs},
+                           {QStringLiteral("exposed_comm_ms"), e.exposedCommMs},
+                           {QStringLiteral("bubble_ms"), e.bubbleMs},
+                           {QStringLiteral("bubble_fraction"), e.bubbleFraction},
+                           {QStringLiteral("tokens_per_s"), e.tokensPerS},
+                           {QStringLiteral("mfu"), e.mfu},
+                           {QStringLiteral("model_flops_per_step"), e.modelFlopsPerStep},
+                           {QStringLiteral("hardware_flops_per_step"), e.hardwareFlopsPerStep},
+                           {QStringLiteral("cost_per_run"), e.costPerRun},
+                           {QStringLiteral("warnings"), warnings}};
+}
+
 int cmdEstimate(const Args &a, const QString &dbPath)
 {
     if (a.positional.size() != 1)
@@ -190,44 +267,7 @@ int cmdEstimate(const Args &a, const QString &dbPath)
         return fail(error);
     const plan::Estimate e = plan::estimatePlan(p, device);
     if (a.flags.contains(QStringLiteral("--json"))) {
-        QJsonArray memory, collectives, warnings;
-        for (const auto &m : e.memory)
-            memory.append(QJsonObject{{QStringLiteral("stage"), m.stage},
-                                      {QStringLiteral("parameters"), double(m.parameters)},
-                                      {QStringLiteral("gradients"), double(m.gradients)},
-                                      {QStringLiteral("optimizer"), double(m.optimizer)},
-                                      {QStringLiteral("activations"), double(m.activations)},
-                                      {QStringLiteral("comm_buffers"), double(m.commBuffers)},
-                                      {QStringLiteral("total"), double(m.total())}});
-        for (const auto &c : e.collectives)
-            collectives.append(QJsonObject{{QStringLiteral("group"), QString::fromStdString(c.group)},
-                                           {QStringLiteral("op"), QString::fromStdString(c.op)},
-                                           {QStringLiteral("bytes"), double(c.bytes)},
-                                           {QStringLiteral("calls_per_step"), c.callsPerStep},
-                                           {QStringLiteral("ms_per_step"), c.msPerStep},
-                                           {QStringLiteral("inter_node"), c.interNode},
-                                           {QStringLiteral("stage"), c.stage}});
-        for (const auto &w : e.warnings)
-            warnings.append(QString::fromStdString(w.toString()));
-        const QJsonObject root{{QStringLiteral("device"), QString::fromStdString(device.name)},
-                               {QStringLiteral("calibrated"), calibrated},
-                               {QStringLiteral("framework"), QString::fromLatin1(plan::toString(e.framework))},
-                               {QStringLiteral("attention"), e.flashAttention ? QStringLiteral("flash") : QStringLiteral("materialized")},
-                               {QStringLiteral("accounting"), QString::fromStdString(plan::accountingSummary(p))},
-                               {QStringLiteral("parameters"), double(e.parametersTotal)},
-                               {QStringLiteral("memory_per_rank"), memory},
-                               {QStringLiteral("collectives"), collectives},
-                               {QStringLiteral("step_ms"), e.stepMs},
-                               {QStringLiteral("compute_ms"), e.computeMs},
-                               {QStringLiteral("exposed_comm_ms"), e.exposedCommMs},
-                               {QStringLiteral("bubble_ms"), e.bubbleMs},
-                               {QStringLiteral("bubble_fraction"), e.bubbleFraction},
-                               {QStringLiteral("tokens_per_s"), e.tokensPerS},
-                               {QStringLiteral("mfu"), e.mfu},
-                               {QStringLiteral("model_flops_per_step"), e.modelFlopsPerStep},
-                               {QStringLiteral("hardware_flops_per_step"), e.hardwareFlopsPerStep},
-                               {QStringLiteral("cost_per_run"), e.costPerRun},
-                               {QStringLiteral("warnings"), warnings}};
+        const QJsonObject root = estimateJson(p, e, device, calibrated);
         out() << QJsonDocument(root).toJson(QJsonDocument::Indented);
         out().flush();
         return 0;
@@ -267,6 +307,7 @@ int cmdEstimate(const Args &a, const QString &dbPath)
         out() << "  " << (c.stage >= 0 ? QStringLiteral("stage %1 ").arg(c.stage) : QString()) << QString::fromStdString(c.group) << " " << QString::fromStdString(c.op) << ": " << mb(c.bytes)
               << " MiB in " << c.callsPerStep << " calls = " << QString::number(c.msPerStep, 'f', 2) << " ms/step ("
               << (c.interNode ? "inter-node" : "intra-node") << ")\n";
+    printAllReduce(e.allReduce);
     for (const auto &w : e.warnings)
         out() << QString::fromStdString(w.toString()) << "\n";
     out().flush();

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace trellis::trainer {
@@ -34,8 +35,14 @@ public:
 
     DeviceCommunicator &world() { return m_world; }
     HostCommunicator &hostWorld() { return m_world; }
+    // parallel.allreduce hierarchical: every group whose ranks sit on several of the cluster's
+    // nodes, the same number (two or more) on each, all-reduces its tensors over a node group and
+    // an inter-node group split from it (HierarchicalCommunicator); the others stay flat.
+    // Collective over the world. Returns a line per kind saying which it did, for the log.
+    std::vector<std::string> composeHierarchical(const plan::ClusterSpec &cluster);
+
     // The group of that kind; nullptr only for the embedding group of a middle stage.
-    DeviceCommunicator *group(plan::GroupKind kind) { return m_groups[index(kind)]; }
+    DeviceCommunicator *group(plan::GroupKind kind) { return m_device[index(kind)]; }
     // Host values over the group of that kind (null where group(kind) is).
     HostCommunicator *host(plan::GroupKind kind) { return m_groups[index(kind)]; }
     DeviceCommunicator &tp() { return *group(plan::GroupKind::Tp); }
@@ -59,6 +66,8 @@ private:
     MpiCommunicator &m_world;
     std::vector<std::unique_ptr<MpiCommunicator>> m_owned;
     std::array<MpiCommunicator *, kGroupKinds.size()> m_groups{};
+    std::array<DeviceCommunicator *, kGroupKinds.size()> m_device{}; // m_groups', or their hierarchical form
+    std::vector<std::unique_ptr<DeviceCommunicator>> m_composed;
     std::array<std::vector<int>, kGroupKinds.size()> m_members;
     std::vector<DeviceCommunicator *> m_all;
 };

@@ -92,14 +92,55 @@ void DataParallel::beginStep()
 
 void DataParallel::onGradientsReady(std::size_t offset)
 {
-    if (!m_outer) // local updates: each replica keeps its own gradients
+    // Local updates: each replica keeps its own gradients; compression: all at once when final.
+    if (!m_outer && !m_powerSgd)
         m_reducer->onGradientsReady(m_state.localOf(offset));
 }
 
 void DataParallel::reduceGradients()
 {
-    if (!m_outer)
+    if (m_powerSgd)
+        m_powerSgd->reduce(m_state.grads());
+    else if (!m_outer)
         m_reducer->finish();
+}
+
+std::uint64_t DataParallel::bufferBytes() const
+{
+    return m_reducer->stagingBytes() + (m_powerSgd ? m_powerSgd->stateBytes() : 0);
+}
+
+void DataParallel::setGradCompression(const plan::GradCompressionSpec &spec, const std::vector<ParamTensor> &tensors,
+                                      std::uint64_t seed)
+{
+    auto held = [this](std::size_t offset) {
+        return std::any_of(m_state.held().begin(), m_state.held().end(),
+                           [&](const ModelState::HeldUnit &h) { return offset >= h.range.begin && offset < h.range.end; });
+    };
+    std::vector<GradientMatrix> matrices;
+    std::vector<std::pair<std::size_t, std::size_t>> covered; // local ranges of the matrices
+    for (const ParamTensor &t : tensors)
+        if (t.shape.size() == 2 && t.size > 0 && held(t.offset)) {
+            const std::size_t local = m_state.localOf(t.offset);
+            matrices.push_back({local, t.shape[0], t.shape[1]});
+            covered.emplace_back(local, local + t.size);
+        }
+    std::sort(covered.begin(), covered.end());
+    std::vector<std::pair<std::size_t, std::size_t>> vectors; // every other real range
+    for (const auto &[range, local] : m_state.modelRanges(0, m_state.size())) {
+        std::size_t at = local;
+        const std::size_t end = local + (range.end - range.begin);
+        for (const auto &[b, e] : covered) {
+            if (e <= at || b >= end)
+                continue;
+            if (b > at)
+                vectors.emplace_back(at, b);
+            at = std::max(at, e);
+        }
+        if (at < end)
+            vectors.emplace_back(at, end);
+    }
+    m_powerSgd = std::make_unique<PowerSgd>(m_dp, std::move(matrices), std::move(vectors), spec.rank, spec.warmStart, seed);
 }
 
 std::vector<OwnedRange> DataParallel::owned()

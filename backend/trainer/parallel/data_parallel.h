@@ -11,6 +11,7 @@
 #include "trainer/parallel/buckets.h"
 #include "trainer/parallel/model_state.h"
 #include "trainer/parallel/outer_sync.h"
+#include "trainer/parallel/powersgd.h"
 #include "trainer/parallel/strategy.h"
 
 #include <memory>
@@ -50,11 +51,16 @@ public:
     // replicas step alone and meet every inner_steps steps (outer_sync.h). ZeRO stage 0 only.
     void setLocalUpdates(const plan::DpSyncSpec &spec);
     const OuterSync *outerSync() const { return m_outer.get(); }
+    // Gradient compression (parallel.grad_compression powersgd): the 2-D tensors among `tensors`
+    // (model index) are compressed, the rest averaged whole, all when the gradients are final (no
+    // overlap with backward). ZeRO stage 0, every-step sync.
+    void setGradCompression(const plan::GradCompressionSpec &spec, const std::vector<ParamTensor> &tensors, std::uint64_t seed);
+    const PowerSgd *powerSgd() const { return m_powerSgd.get(); }
 
     std::uint64_t parameterBytes() const override;
     std::uint64_t masterBytes() const override;
     std::uint64_t gradientBytes() const override { return m_state.size() * sizeof(float); }
-    std::uint64_t bufferBytes() const override { return m_reducer->stagingBytes(); }
+    std::uint64_t bufferBytes() const override;
     double commMs() const override { return m_reducer->commMs(); }
     double exposedMs() const override { return m_reducer->exposedMs(); }
 
@@ -80,6 +86,7 @@ protected:
     ComputeBuffer m_copy; // mixed precision: the held units' compute copy, laid out like m_state
     std::unique_ptr<BucketReducer> m_reducer;
     std::unique_ptr<OuterSync> m_outer; // local updates
+    std::unique_ptr<PowerSgd> m_powerSgd; // gradient compression
 };
 
 } // namespace trellis::trainer

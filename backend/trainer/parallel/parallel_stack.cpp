@@ -1,6 +1,9 @@
 // See parallel_stack.h.
 #include "trainer/parallel/parallel_stack.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "plan/mesh.h"
 #include "protocol/exit_codes.h"
 #include "trainer/parallel/context.h"
@@ -138,6 +141,8 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
         auto dp = std::make_unique<DataParallel>(groups.dpCp(), reference, held, separateEmbedding, buckets, compute);
         if (ps.dpSync.local()) // validation: zero 0, cp 1 (dpCp is dp), no experts
             dp->setLocalUpdates(ps.dpSync);
+        if (ps.gradCompression.kind == plan::GradCompression::PowerSgd) // validation: zero 0, every-step sync, dp only
+            dp->setGradCompression(ps.gradCompression, m_tensors, plan.training.seed);
         m_storage = std::move(dp);
     } else if (ps.zero == 1)
         m_storage = std::make_unique<Zero1>(groups.dpCp(), reference, held, separateEmbedding, buckets, compute);
@@ -371,6 +376,20 @@ std::vector<float> ParallelStack::gatherCapturedGradients()
     for (const auto &[r, values] : m_captured)
         pieces.emplace_back(r, values.data());
     return assemble(pieces);
+}
+
+std::string ParallelStack::compressionNote() const
+{
+    const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());
+    const PowerSgd *p = dp ? dp->powerSgd() : nullptr;
+    if (!p)
+        return {};
+    char line[200];
+    const double mine = static_cast<double>(p->bytesPerStep()), whole = static_cast<double>(p->wholeBytesPerStep());
+    std::snprintf(line, sizeof line, "grad compression powersgd: %zu matrices compressed, %.3f MB a step all-reduced instead of %.3f MB (%.1fx %s)",
+                  p->compressedMatrices(), mine / 1e6, whole / 1e6, mine >= whole ? mine / std::max(whole, 1.0) : whole / std::max(mine, 1.0),
+                  mine >= whole ? "more" : "fewer");
+    return line;
 }
 
 } // namespace trellis::trainer

@@ -78,6 +78,8 @@ public:
     std::uint64_t masterBytes() const { return m_storage->masterBytes(); }
     std::uint64_t gradientBytes() const { return m_storage->gradientBytes(); }
     std::uint64_t bufferBytes() const { return m_storage->bufferBytes(); }
+    // Gradient compression, for the log: "grad compression powersgd: …"; empty without it.
+    std::string compressionNote() const;
     std::uint64_t activationBytes() const { return m_executor->activationBytes(); }
     double asyncCommMs() const { return m_storage->commMs(); }
     double asyncExposedMs() const { return m_storage->exposedMs(); }

@@ -194,6 +194,63 @@ private slots:
         QVERIFY2(dpAllReduce(diloco) > 0 && std::abs(ratio - 8.0) < 0.05, qPrintable(QString::number(ratio)));
     }
 
+    // parallel.allreduce: the gradient all-reduce under each algorithm follows its latency–bandwidth
+    // formula per link tier; the plan's choice is what the step pays; hierarchical over one node
+    // is the flat all-reduce; over nodes it carries 1/k of the bytes across them.
+    void allReduceAlgorithmsFollowTheLinkModel()
+    {
+        Plan p = planFor("gpt2-124m", "dgx-h100", 2, 16, 1, 1); // 2 nodes of 8: k = 8, m = 2
+        p.parallel.framework = Framework::Megatron;
+        const Estimate e = estimatePlan(p, deviceFor(p.cluster));
+        const AllReduceChoice &c = e.allReduce;
+        QCOMPARE(c.group, std::string("dp"));
+        QCOMPARE(c.ranks, 16);
+        QCOMPARE(c.nodes, 2);
+        QCOMPARE(c.perNode, 8);
+        QCOMPARE(c.options.size(), std::size_t(4));
+        QVERIFY(c.chosen == AllReduceAlgorithm::Auto);
+        const LinkSpec inter = p.cluster.interNode, intra = p.cluster.intraNode;
+        const double n = 16, S = c.bytesPerCall, calls = c.callsPerStep;
+        auto close = [](double a, double b) { return std::abs(a - b) <= 1e-9 + 1e-6 * std::abs(b); };
+        // Each formula is affine in a call's bytes, so the calls times the formula at their mean
+        // size is the sum over the calls.
+        const double ring = calls * (2 * (n - 1) * inter.latencyUs / 1e3 + 2 * (n - 1) / n * S / (inter.bandwidthGBps * 1e9) * 1e3);
+        const double doubling = calls * 4 * (inter.latencyUs / 1e3 + S / (inter.bandwidthGBps * 1e9) * 1e3);
+        const double inside = 7 * intra.latencyUs / 1e3 + 7.0 / 8 * S / (intra.bandwidthGBps * 1e9) * 1e3;
+        const double across = 2 * inter.latencyUs / 1e3 + (S / 8) / (inter.bandwidthGBps * 1e9) * 1e3;
+        const double hierarchical = calls * (2 * inside + across);
+        QVERIFY2(close(c.msOf(AllReduceAlgorithm::Ring), ring), qPrintable(QString::number(c.msOf(AllReduceAlgorithm::Ring))));
+        QVERIFY2(close(c.msOf(AllReduceAlgorithm::RecursiveDoubling), doubling),
+                 qPrintable(QString::number(c.msOf(AllReduceAlgorithm::RecursiveDoubling))));
+        QVERIFY2(close(c.msOf(AllReduceAlgorithm::Hierarchical), hierarchical),
+                 qPrintable(QString::number(c.msOf(AllReduceAlgorithm::Hierarchical))));
+        QVERIFY(c.fastest == AllReduceAlgorithm::Hierarchical);
+        QVERIFY2(c.why.find("hierarchical is predicted faster") != std::string::npos, c.why.c_str());
+        // The step pays the plan's algorithm: the dp all-reduce's time is the chosen one's.
+        auto dpMs = [](const Estimate &x) {
+            for (const CollectiveEstimate &col : x.collectives)
+                if (col.group == "dp" && col.op == "all_reduce")
+                    return col.msPerStep;
+            return -1.0;
+        };
+        QVERIFY(close(dpMs(e), c.msOf(AllReduceAlgorithm::Auto)));
+        p.parallel.allReduce = AllReduceAlgorithm::Ring;
+        const Estimate withRing = estimatePlan(p, deviceFor(p.cluster));
+        QVERIFY(close(dpMs(withRing), ring));
+        QVERIFY(withRing.stepMs > e.stepMs); // 30 latencies a call instead of one
+        // One node: hierarchical is the flat one, and says so.
+        Plan one = planFor("gpt2-124m", "dgx-h100", 1, 8, 1, 1);
+        one.parallel.framework = Framework::Megatron;
+        one.parallel.allReduce = AllReduceAlgorithm::Hierarchical;
+        const Estimate flat = estimatePlan(one, deviceFor(one.cluster));
+        QCOMPARE(flat.allReduce.nodes, 1);
+        QVERIFY(close(flat.allReduce.msOf(AllReduceAlgorithm::Hierarchical), flat.allReduce.msOf(AllReduceAlgorithm::Auto)));
+        QVERIFY2(flat.allReduce.why.find("its ranks are on one node") != std::string::npos, flat.allReduce.why.c_str());
+        // ZeRO reduce-scatters its gradients: no gradient all-reduce to choose for.
+        p.parallel.zero = 1;
+        QVERIFY(estimatePlan(p, deviceFor(p.cluster)).allReduce.group.empty());
+    }
+
     void finiteForEveryPresetAndCluster()
     {
         for (const auto &model : modelPresetNames()) {

@@ -99,6 +99,34 @@ private slots:
         row("steps not a multiple", R"({"parallel": {"dp_sync": {"mode": "local_sgd", "inner_steps": 4}}})",
             "warning: parallel.dp_sync.inner_steps: the last 2 of 10 steps come after the last outer step: the "
             "replicas end apart (dumps and exports read the first replica's parameters)");
+        // parallel.allreduce: the value, NCCL's algorithms, a hierarchy with nothing to compose.
+        row("bad allreduce", R"({"parallel": {"allreduce": "tree"}})",
+            "parallel.allreduce: unknown value 'tree' (expected one of: auto, ring, recursive_doubling, hierarchical)");
+        row("recursive doubling on cuda",
+            R"({"cluster": {"nodes": [{"host": "a", "slots": 4, "device": "cuda", "gpu_model": "H100-SXM"}]},
+                "parallel": {"allreduce": "recursive_doubling"}})",
+            "parallel.allreduce: NCCL has no recursive doubling (its algorithms are ring and tree): choose ring, "
+            "hierarchical or auto on CUDA devices");
+        row("hierarchical on one node", R"({"parallel": {"allreduce": "hierarchical"}})",
+            "warning: parallel.allreduce: hierarchical is the flat all-reduce for the data-parallel gradients here: its "
+            "ranks are on one node");
+        row("hierarchical over uneven nodes",
+            R"({"cluster": {"nodes": [{"host": "a", "slots": 3}, {"host": "b", "slots": 1}]}, "parallel": {"allreduce": "hierarchical"}})",
+            "warning: parallel.allreduce: hierarchical is the flat all-reduce for the data-parallel gradients here: its "
+            "nodes hold different numbers of its ranks (3 and 1)");
+        // parallel.grad_compression: its rank, and what it cannot compose with.
+        row("compression rank 0", R"({"parallel": {"grad_compression": {"kind": "powersgd", "rank": 0}}})",
+            "parallel.grad_compression.rank: must be at least 1, got 0");
+        row("compression rank above every matrix", R"({"parallel": {"grad_compression": {"kind": "powersgd", "rank": 65}}})",
+            "parallel.grad_compression.rank: 65 is above the rank any gradient matrix can have (at most model.hidden = 64)");
+        row("compression with zero", R"({"parallel": {"zero": 1, "grad_compression": {"kind": "powersgd"}}})",
+            "parallel.zero: PowerSGD compresses the all-reduce of whole gradients; ZeRO stage 1 reduce-scatters them (use zero 0 "
+            "with parallel.grad_compression)");
+        row("compression with diloco",
+            R"({"parallel": {"dp_sync": {"mode": "diloco", "inner_steps": 5}, "grad_compression": {"kind": "powersgd"}}})",
+            "parallel.grad_compression.kind: PowerSGD compresses gradients, and diloco (parallel.dp_sync) reduces none");
+        row("compression kind", R"({"parallel": {"grad_compression": {"kind": "topk"}}})",
+            "parallel.grad_compression.kind: unknown value 'topk' (expected one of: none, powersgd)");
         row("bad precision", R"({"parallel": {"precision": "fp8"}})",
             "parallel.precision: unknown value 'fp8' (expected one of: fp32, bf16, fp16)");
         row("bad device", R"({"cluster": {"nodes": [{"host": "a", "slots": 4, "device": "tpu"}]}})",
@@ -351,7 +379,8 @@ private slots:
     {
         json j = basePlan();
         j["model"] = {{"preset", "gpt2-124m"}};
-        j["parallel"] = {{"dp", 2}, {"tp", 2}, {"zero", 1}, {"precision", "bf16"}, {"recompute", "full"}, {"bucket_mb", 4.5}};
+        j["parallel"] = {{"dp", 2}, {"tp", 2}, {"zero", 1}, {"precision", "bf16"}, {"recompute", "full"}, {"bucket_mb", 4.5},
+                         {"allreduce", "hierarchical"}, {"grad_compression", {{"kind", "powersgd"}, {"rank", 2}, {"warm_start", false}}}};
         j["telemetry"] = {{"relay", "on"}};
         auto first = parsePlan(j.dump());
         QVERIFY2(first.ok(), first.errorText().c_str());
@@ -359,6 +388,8 @@ private slots:
         QVERIFY2(second.ok(), second.errorText().c_str());
         QVERIFY(first.value() == second.value());
         QVERIFY(second.value().telemetry.relay == TelemetryRelay::On);
+        QVERIFY(second.value().parallel.allReduce == AllReduceAlgorithm::Hierarchical);
+        QVERIFY((second.value().parallel.gradCompression == GradCompressionSpec{GradCompression::PowerSgd, 2, false}));
         QCOMPARE(second.value().model.hidden, 768);
         QCOMPARE(second.value().model.preset, std::string("gpt2-124m"));
         QCOMPARE(parameterCount(second.value().model), 124439808ull); // GPT-2 small as released (tied, 1024 positions)

@@ -3,7 +3,9 @@
 // integer and float data, on the world and on sub-groups. Integers are checked exactly, floats to
 // fp32 round-off. Run under mpirun with 2, 3 and 4 ranks. Every case counts its wrong elements
 // and all ranks agree on the count (so a failure on one rank cannot leave the others waiting);
-// rank 0 prints one line per failure and "N passed, M failed" at the end.
+// rank 0 prints one line per failure and "N passed, M failed" at the end. With 4 ranks the world
+// is also swept as a hierarchical group of two nodes of two (parallel.allreduce hierarchical).
+#include "trainer/comm/hierarchical_communicator.h"
 #include "trainer/comm/mpi_communicator.h"
 
 #include <mpi.h>
@@ -45,7 +47,8 @@ bool close(T got, double want, int ranks)
 void report(DeviceCommunicator &c, const std::string &name, long long wrong)
 {
     long long total = wrong;
-    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG_LONG, MPI_SUM, static_cast<MpiCommunicator &>(c).handle());
+    auto *mpi = dynamic_cast<MpiCommunicator *>(&c); // a HierarchicalCommunicator spans the world here
+    MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_LONG_LONG, MPI_SUM, mpi ? mpi->handle() : MPI_COMM_WORLD);
     int worldRank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
     if (total == 0) {
@@ -213,6 +216,19 @@ int main(int argc, char **argv)
             for (int r = world.size() - 1; r > world.rank(); --r)
                 expectedRank += (r % 2 == world.rank() % 2);
             report(world, "split orders ranks by key", group->rank() != expectedRank);
+        }
+        // parallel.allreduce hierarchical: the world as nodes of two ranks (4 ranks: 2 nodes of 2),
+        // every all-reduce in three steps; the sweep's sums and averages as for the flat group.
+        if (world.size() >= 4 && world.size() % 2 == 0) {
+            const int node = world.rank() / 2, position = world.rank() % 2;
+            HierarchicalCommunicator h(world, world.split(node, position, "world.node"), world.split(position, node, "world.nodes"));
+            sweep<std::int32_t>(h, small, false);
+            sweep<float>(h, small, true);
+            sweep<double>(h, {0, 1, 7, 1001}, true);
+            long long across = 0;
+            for (const auto &r : h.across().takeRecords())
+                across += r.op == "all_reduce" ? r.count : 0;
+            report(world, "hierarchical all-reduces cross nodes in the inter-node group", across == 0);
         }
         auto records = world.takeRecords();
         long long recorded = 0;

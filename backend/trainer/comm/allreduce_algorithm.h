@@ -1,0 +1,25 @@
+// parallel.allreduce on Open MPI: ring and recursive doubling are forced in Open MPI's own
+// collective components through their MCA parameters, set in this process's environment before
+// MPI_Init reads them — coll/tuned for blocking all-reduces (coll_tuned_use_dynamic_rules,
+// coll_tuned_allreduce_algorithm) and coll/libnbc for the non-blocking ones the gradient buckets
+// use (coll_libnbc_iallreduce_algorithm); NCCL_ALGO=Ring too, for a GPU library reading it. What
+// MPI ended up with is read back through the MPI tool interface (MPI_T), so the log shows the
+// engine's own settings rather than the plan's wish. hierarchical is composed by ProcessGroups.
+#pragma once
+
+#include "plan/plan.h"
+
+#include <string>
+
+namespace trellis::trainer {
+
+// Before MPI_Init. auto and hierarchical set nothing (the library's own rules run).
+void forceAllReduceAlgorithm(plan::AllReduceAlgorithm algorithm);
+// After MPI_Init: "coll_tuned_use_dynamic_rules=1 coll_tuned_allreduce_algorithm=ring
+// coll_libnbc_iallreduce_algorithm=ring" as MPI reads them now (a parameter MPI does not
+// have is left out; empty when it has none of them).
+std::string allReduceParametersInEffect();
+// "ring" and the like, from the command line; nullopt-like: false when the name is unknown.
+bool parseAllReduceAlgorithm(const std::string &name, plan::AllReduceAlgorithm &out);
+
+} // namespace trellis::trainer
