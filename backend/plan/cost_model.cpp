@@ -37,10 +37,16 @@ CostInputs::CostInputs(const Plan &thePlan, bool simulate)
     megatron = framework == Framework::Megatron;
     paramBytes = mixed ? 2 : 4;
     gradBytes = !mixed ? 4 : megatron && p.precision == Precision::Bf16 ? 4 : 2;
-    optBytes = !mixed ? 8 : megatron && p.precision == Precision::Fp16 ? 16 : 12;
+    optBytes = !mixed ? 8 : 12;
+    stepCopyBytes = megatron && p.precision == Precision::Fp16 ? 4 : 0;
     elem = mixed ? 2 : 4;
     tBytes = mixed ? 2 : 4;
-    local = localParameterCount(m, tp, ep);
+    // Megatron-LM pads the vocabulary to a multiple of make_vocab_size_divisible_by (128) times
+    // tp: the first stage's embedding and the output layer hold the padded rows (GPT-2's 50257:
+    // 50304 at tp 1, 51200 at tp 8), and the logits are computed over them.
+    if (megatron)
+        sh.Vl = roundUp(static_cast<std::uint64_t>(m.vocab), 128 * static_cast<std::uint64_t>(tp)) / static_cast<std::uint64_t>(tp);
+    local = megatron ? sh.embedding() + sh.L * sh.layer() + sh.final() : localParameterCount(m, tp, ep);
     sp = p.sequenceParallel && tp > 1;
     dropout = !sh.llama;
     topK = m.moe.experts > 0 ? m.moe.topK : 1;
@@ -135,14 +141,34 @@ double hiddenReductionMs(const CostInputs &in, const ScheduleCosts &costs, const
     return hidden;
 }
 
-// The update after the reduction (calibrated CPUs): the busiest stage's held and owned parameters.
+// The update after the reduction, the busiest stage's. Calibrated CPUs: ns a held and an owned
+// parameter as measured. GPUs outside trellis-trainer: memory-bound passes at the device's
+// bandwidth, bytes a parameter as Megatron-LM's (and DeepSpeed's) mixed-precision optimizer moves
+// them — for every held parameter the gradient buffer zeroed; for every owned one fp16's copy of
+// the gradient to fp32 (2 read + 4 written), the overflow check and the norm (4 + 4 read, or the
+// norm alone in fp32), Adam (parameter, gradient and two moments read, parameter and moments
+// written: 28) and the 16-bit parameter written back from the master (4 + 2). A fixed cost of
+// every step whatever the batch: it weighs most in small-batch runs.
+double optimizerBytesPerOwned(const CostInputs &in)
+{
+    if (!in.mixed)
+        return 4 + 28;
+    return 8 + 28 + 4 + in.paramBytes + (in.stepCopyBytes > 0 ? 2 + 4 : 0);
+}
+
 double updateMs(const CostInputs &in, const DeviceSpec &device, const Estimate &e)
 {
+    const bool measured = device.gradientNsPerParameter > 0 || device.optimizerNsPerParameter > 0;
+    const bool bandwidth = !measured && !in.trainerLayout && device.memoryBandwidthGBps > 0;
     double ms = 0;
-    for (const auto &mem : e.memory)
-        ms = std::max(ms, (static_cast<double>(mem.parameters) / in.paramBytes * device.gradientNsPerParameter +
-                           static_cast<double>(mem.optimizer) / in.optBytes * device.optimizerNsPerParameter) /
-                              1e6);
+    for (const auto &mem : e.memory) {
+        const double held = static_cast<double>(mem.parameters) / in.paramBytes;
+        const double owned = static_cast<double>(mem.optimizer) / in.optBytes;
+        if (bandwidth)
+            ms = std::max(ms, (held * in.gradBytes + owned * optimizerBytesPerOwned(in)) / (device.memoryBandwidthGBps * 1e9) * 1e3);
+        else
+            ms = std::max(ms, (held * device.gradientNsPerParameter + owned * device.optimizerNsPerParameter) / 1e6);
+    }
     return ms;
 }
 

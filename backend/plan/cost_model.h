@@ -52,7 +52,12 @@ struct StageMemory {
     // masterWeights: trellis-trainer's fp32 masters beside them (0 in fp32, and for Megatron-LM and
     // DeepSpeed accounting, which count their masters with the optimizer states).
     std::uint64_t parameters = 0, masterWeights = 0, gradients = 0, optimizer = 0, activations = 0, commBuffers = 0;
+    // Alive only during the optimizer step, when the activations are freed: Megatron-LM's fp32
+    // copies of fp16 gradients.
+    std::uint64_t optimizerStep = 0;
     std::uint64_t total() const { return parameters + masterWeights + gradients + optimizer + activations + commBuffers; }
+    // The most held at once: during forward and backward, or during the optimizer step.
+    std::uint64_t peak() const { return std::max(total(), total() - activations + optimizerStep); }
 };
 
 struct CollectiveEstimate {
@@ -123,7 +128,7 @@ struct Estimate {
     {
         std::uint64_t most = 0;
         for (const auto &m : memory)
-            most = std::max(most, m.total());
+            most = std::max(most, m.peak());
         return most;
     }
 };

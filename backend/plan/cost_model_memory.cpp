@@ -287,6 +287,7 @@ void toFrameworkPrecision(const CostInputs &in, StageMemory &mem)
 {
     mem.parameters = mem.parameters / 4 * static_cast<std::uint64_t>(in.paramBytes);
     mem.gradients = mem.gradients / 4 * static_cast<std::uint64_t>(in.gradBytes);
+    mem.optimizerStep = mem.optimizer / 8 * static_cast<std::uint64_t>(in.stepCopyBytes); // per owned parameter
     mem.optimizer = mem.optimizer / 8 * static_cast<std::uint64_t>(in.optBytes);
     mem.commBuffers = mem.commBuffers / 4 * static_cast<std::uint64_t>(in.gradBytes);
 }
@@ -317,7 +318,11 @@ StageMemory stageMemory(const CostInputs &in, const ActivationModel &activations
 Diagnostic memoryWarning(const DeviceSpec &device, const StageMemory &mem)
 {
     return {Severity::Warning, "parallel",
-            "stage " + std::to_string(mem.stage) + " ranks need " + str(mem.total() / 1e9) + " GB (parameters " +
+            "stage " + std::to_string(mem.stage) + " ranks need " + str(mem.peak() / 1e9) + " GB" +
+                (mem.peak() > mem.total() ? " at the optimizer step (its fp32 gradient copies " + str(mem.optimizerStep / 1e9) +
+                                                " GB, the activations freed)"
+                                          : std::string()) +
+                " (parameters " +
                 str(mem.parameters / 1e9) +
                 (mem.masterWeights > 0 ? ", master weights " + str(mem.masterWeights / 1e9) : std::string()) + ", gradients " +
                 str(mem.gradients / 1e9) + ", optimizer " + str(mem.optimizer / 1e9) + ", activations " +
@@ -333,7 +338,7 @@ void estimateMemory(const CostInputs &in, const DeviceSpec &device, Estimate &e)
     for (int stage = 0; stage < in.pp; ++stage) {
         const StageMemory mem = stageMemory(in, activations, stage);
         e.memory.push_back(mem);
-        if (device.memoryGB > 0 && static_cast<double>(mem.total()) > device.memoryGB * 1e9)
+        if (device.memoryGB > 0 && static_cast<double>(mem.peak()) > device.memoryGB * 1e9)
             e.warnings.push_back(memoryWarning(device, mem));
     }
 }

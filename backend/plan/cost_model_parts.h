@@ -35,10 +35,15 @@ struct CostInputs {
     // whose fp32 gradients are counted where it is). Mixed precision: DeepSpeed keeps 16-bit
     // parameters and gradients and fp32 master weights with the two moments, 2 + 2 + 12
     // (Rajbhandari et al. 2020, K = 12). Megatron-LM keeps main gradients in fp32 with bf16 (2 + 4
-    // + 12 = 18; 6 + 12/dp with its distributed optimizer) and with fp16 16-bit gradients plus an
-    // fp32 copy beside the master weights (2 + 2 + 16 = 20; 4 + 16/dp): its distributed
-    // optimizer's documentation. fp32 everywhere: 4 + 4 + 8.
+    // + 12 = 18; 6 + 12/dp with its distributed optimizer; bf16 forces
+    // accumulate_allreduce_grads_in_fp32) and with fp16 its gradient buffer in fp16 (the flag's
+    // default): 2 + 2 + 12 = 16, 4 + 12/dp. fp32 everywhere: 4 + 4 + 8.
     double paramBytes = 4, gradBytes = 4, optBytes = 8;
+    // Megatron-LM with fp16 copies each owned gradient to fp32 at the optimizer step
+    // (main_param.grad = main_grad.float()) and frees the copies when the next step zeroes the
+    // gradients, before its forward: 4 bytes an owned parameter alive while the activations are
+    // not. Its distributed-optimizer table counts them in (20, 4 + 16/dp): the step's peak.
+    double stepCopyBytes = 0;
     double elem = 4; // bytes of an activation or gradient element
     // trellis-trainer's mixed precision (parallel/strategy.h): activations and the parameters the
     // model reads in 16 bits, fp32 gradients, master weights and moments, statistics and softmaxes.

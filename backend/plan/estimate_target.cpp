@@ -72,7 +72,7 @@ std::string accountingSummary(const Plan &plan)
     else if (f == Framework::Megatron && p.precision == Precision::Bf16)
         s += "bf16 parameters, fp32 main gradients, fp32 master weights and Adam moments";
     else if (f == Framework::Megatron)
-        s += "fp16 parameters and gradients, fp32 main gradients, master weights and Adam moments";
+        s += "fp16 parameters and gradients, fp32 master weights and Adam moments (fp32 gradient copies at the optimizer step)";
     else
         s += precision + " parameters and gradients, fp32 master weights and Adam moments";
     if (p.zero == 1)
