@@ -236,6 +236,45 @@ double gradientAllReduce(const CostInputs &in, const Links &links, const Calls &
     return all.calls * allReduceMs(c.chosen, each, in.dp, t);
 }
 
+// parallel.grad_compression powersgd (trainer/parallel/powersgd.h): a step all-reduces the
+// vectors whole, every matrix's P (rows × r) and every matrix's Q (cols × r), r = min(rank, rows,
+// cols) — three calls, fp32 — instead of the gradients. The matrices of a stage as gpt_model.cpp
+// lays them out for this tp rank: wte and (gpt) wpe on the first stage, a layer's qkv, proj, fc
+// (llama: gate and up together) and proj, a mixture's router (its experts are 3-D: whole), and
+// llama's lm_head on the last.
+Calls powerSgdCalls(const CostInputs &in, int stage, std::uint64_t stageElements)
+{
+    const Shapes &sh = in.sh;
+    const auto rank = static_cast<std::uint64_t>(std::max(1, in.p.gradCompression.rank));
+    std::uint64_t factors = 0, matrixElements = 0;
+    auto matrix = [&](std::uint64_t rows, std::uint64_t cols, std::uint64_t count) {
+        const std::uint64_t r = std::min({rank, rows, cols});
+        factors += count * (rows + cols) * r;
+        matrixElements += count * rows * cols;
+    };
+    const bool first = stage == 0, last = stage == in.pp - 1;
+    if (first) {
+        matrix(sh.Vl, sh.C, 1);
+        if (!sh.llama)
+            matrix(sh.S, sh.C, 1);
+    }
+    const auto layers = static_cast<std::uint64_t>(in.pp == 1 ? static_cast<double>(sh.L) : layersOfStage(in, stage));
+    matrix(sh.Cq + 2 * sh.Kq, sh.C, layers);
+    matrix(sh.C, sh.Cq, layers);
+    if (in.moe) {
+        matrix(sh.E, sh.C, layers);
+    } else {
+        matrix(sh.llama ? 2 * sh.Fl : sh.Fl, sh.C, layers);
+        matrix(sh.C, sh.Fl, layers);
+    }
+    if (last && sh.llama)
+        matrix(sh.Vl, sh.C, 1);
+    Calls c;
+    c.add(1, static_cast<double>(stageElements - std::min(stageElements, matrixElements)) * 4.0);
+    c.add(2, static_cast<double>(factors) * 2.0); // P and Q: half the factor elements each, on average
+    return c;
+}
+
 // Data parallelism at ZeRO 0/1: buckets over the stage's segments all-reduced (ZeRO 0), or
 // reduce-scattered and the parameters all-gathered (ZeRO 1); with local updates (parallel.dp_sync)
 // the fp32 parameters all-reduced once every inner_steps steps, counted per step; without a pipeline the loss (and the
@@ -258,6 +297,12 @@ double dataParallelBuckets(const CostInputs &in, const Links &links, CollectiveL
     if (p.dpSync.local()) // local SGD, DiLoCo: no gradients; the fp32 parameters every inner_steps steps
         for (const TrainerBucket &b : buckets)
             reduce.add(1.0 / p.dpSync.innerSteps, static_cast<double>(b.size) * 4.0);
+    else if (p.gradCompression.kind == GradCompression::PowerSgd && p.zero == 0) {
+        std::uint64_t elements = 0;
+        for (std::uint64_t size : segments)
+            elements += size;
+        reduce = powerSgdCalls(in, stage, elements);
+    }
     else if (experts.empty()) // no expert cuts: a part per bucket (bucketParts' result, without building it)
         for (const TrainerBucket &b : buckets)
             reduce.add(1, static_cast<double>(b.size) * g);

@@ -386,9 +386,9 @@ std::string ParallelStack::compressionNote() const
         return {};
     char line[200];
     const double mine = static_cast<double>(p->bytesPerStep()), whole = static_cast<double>(p->wholeBytesPerStep());
-    std::snprintf(line, sizeof line, "grad compression powersgd: %zu matrices compressed, %.3f MB a step all-reduced instead of %.3f MB (%.1fx %s)",
+    std::snprintf(line, sizeof line, "grad compression powersgd: %zu matrices compressed, %.3f MB a step all-reduced instead of %.3f MB (%.1fx %s; %llu bytes)",
                   p->compressedMatrices(), mine / 1e6, whole / 1e6, mine >= whole ? mine / std::max(whole, 1.0) : whole / std::max(mine, 1.0),
-                  mine >= whole ? "more" : "fewer");
+                  mine >= whole ? "more" : "fewer", static_cast<unsigned long long>(p->bytesPerStep()));
     return line;
 }
 

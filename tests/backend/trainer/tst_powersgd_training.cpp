@@ -2,9 +2,15 @@
 // - dp 2 at full rank (32 = the model's hidden size, every matrix's smaller side) gives the
 //   uncompressed run's losses and step-1 gradients to float round-off, in fp32 (1e-6) and bf16 (5e-5);
 // - at rank 1 the compression is applied (the log names the matrices and the bytes; the step-1
-//   gradients differ) and the loss after 40 steps stays near the uncompressed run's.
+//   gradients differ) and the loss after 40 steps stays near the uncompressed run's;
+// - the estimate's dp all-reduce bytes are the trainer's, to the byte (its factors and vectors,
+//   and the loss that shares the group).
 // The maths in one process: tst_powersgd.
+#include "plan/cost_model.h"
+#include "plan/plan_json.h"
 #include "support/trainer_runs.h"
+
+#include <QRegularExpression>
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -56,6 +62,16 @@ private slots:
             runTrainer(dir, QStringLiteral("full"), planJson(2, QStringLiteral(R"({"kind": "powersgd", "rank": 32})"), precision, 5), 2);
         QVERIFY2(full.code == 0, qPrintable(full.output));
         QVERIFY2(full.output.contains(QStringLiteral("grad compression powersgd: 10 matrices compressed")), qPrintable(full.output));
+        // The estimate counts what the trainer all-reduces.
+        const auto bytes = QRegularExpression(QStringLiteral("; (\\d+) bytes\\)")).match(full.output).captured(1).toULongLong();
+        const auto parsed = trellis::plan::parsePlan(planJson(2, QStringLiteral(R"({"kind": "powersgd", "rank": 32})"), precision, 5).toStdString());
+        QVERIFY2(parsed.ok(), parsed.errorText().c_str());
+        const trellis::plan::Estimate e = trellis::plan::estimatePlan(parsed.value(), trellis::plan::deviceFor(parsed.value().cluster));
+        std::uint64_t estimated = 0;
+        for (const auto &c : e.collectives)
+            if (c.group == "dp" && c.op == "all_reduce")
+                estimated += c.bytes;
+        QCOMPARE(estimated, std::uint64_t(bytes + 8)); // + the loss, a double
         const double losses = worstLossDifference(full.losses, plain.losses), grads = relativeL2(full.grads, plain.grads);
         qInfo("%s, rank 32: losses within %.2e, step-1 gradients within %.2e", qPrintable(precision), losses, grads);
         // fp32: round-off of the QR and the products; bf16 turns the same round-off into other bf16
@@ -73,7 +89,7 @@ private slots:
         const TrainerRun low = runTrainer(
             dir, QStringLiteral("low"), planJson(2, QStringLiteral(R"({"kind": "powersgd", "rank": 1, "warm_start": true})"), QStringLiteral("fp32"), 40), 2);
         QVERIFY2(low.code == 0, qPrintable(low.output));
-        QVERIFY2(low.output.contains(QStringLiteral("x fewer)")), qPrintable(low.output));
+        QVERIFY2(low.output.contains(QStringLiteral("x fewer;")), qPrintable(low.output));
         QCOMPARE(low.losses.size(), plain.losses.size());
         const double step1 = relativeL2(low.grads, plain.grads);
         const double last = low.losses.back(), lastPlain = plain.losses.back();
