@@ -15,9 +15,10 @@ namespace trellis::trainer {
 
 // Before MPI_Init. auto and hierarchical set nothing (the library's own rules run).
 void forceAllReduceAlgorithm(plan::AllReduceAlgorithm algorithm);
-// After MPI_Init: "coll_tuned_use_dynamic_rules=1 coll_tuned_allreduce_algorithm=ring
-// coll_libnbc_iallreduce_algorithm=ring" as MPI reads them now (a parameter MPI does not
-// have is left out; empty when it has none of them).
+// After MPI_Init: "coll_tuned_allreduce_algorithm=ring coll_libnbc_iallreduce_algorithm=ring" as
+// MPI reads them now. Only MPI_INT control variables are read; coll_tuned_use_dynamic_rules (a
+// bool) did not read as one on Open MPI 4.1, so it is left out, like any parameter MPI does not
+// have. Empty when it has none of them.
 std::string allReduceParametersInEffect();
 // "ring" and the like, from the command line; nullopt-like: false when the name is unknown.
 bool parseAllReduceAlgorithm(const std::string &name, plan::AllReduceAlgorithm &out);
