@@ -75,7 +75,7 @@ double allReduceMs(AllReduceAlgorithm a, double bytes, int n, const Tiers &t)
         return steps * (slow.latencyUs / 1000.0 + seconds(bytes, slow) * 1000.0);
     }
     case AllReduceAlgorithm::Hierarchical:
-        if (t.nodes > 1 && t.uniform && t.perNode > 1) {
+        if (t.flatBecause.empty()) {
             const int k = t.perNode;
             const double inside = (k - 1) * t.intra.latencyUs / 1000.0 + seconds(bytes * (k - 1) / k, t.intra) * 1000.0;
             return 2 * inside + ringAllReduceMs(bytes / k, t.nodes, t.inter);

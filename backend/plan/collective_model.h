@@ -48,6 +48,7 @@ struct Tiers {
     LinkSpec intra, inter;
     int perNode = 1, nodes = 1;
     bool uniform = true;
+    std::string flatBecause; // why hierarchical is the flat all-reduce here (plan::whyFlat); empty: it is not
 };
 // One all-reduce of `bytes` over `n` ranks by algorithm `a` (α: a link's latency, β: its
 // bandwidth, S: bytes; the slowest tier the group crosses sets α and β of a flat algorithm):
@@ -57,7 +58,7 @@ struct Tiers {
 //                       not a power of two (the extra ranks fold in before and out after)
 //   hierarchical        inside a node of k: reduce-scatter and all-gather, each (k−1)·α_i +
 //                       (k−1)/k · S/β_i; across m nodes: a ring all-reduce of S/k over the inter
-//                       links; the flat auto where the group is on one node or uneven.
+//                       links; the flat auto where flatBecause says why not.
 double allReduceMs(AllReduceAlgorithm a, double bytes, int n, const Tiers &t);
 // c.calls calls of c.bytes in all.
 double callsMs(const std::string &op, const Calls &c, int n, const LinkSpec &link);

@@ -173,7 +173,9 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> expertRanges(const CostInpu
 // The gradient replicas' group of the stage's first rank over the cluster's nodes.
 Tiers tiersOf(const CostInputs &in, const Links &links, int stage)
 {
-    Tiers t{links.intra, links.inter};
+    Tiers t;
+    t.intra = links.intra;
+    t.inter = links.inter;
     const Mesh mesh(in.p);
     const auto byNode = membersByNode(mesh.groupOf(mesh.rankOf({0, 0, 0, stage}), GroupKind::DpCp), in.plan.cluster);
     t.perNode = static_cast<int>(byNode.front().size());
@@ -183,6 +185,7 @@ Tiers tiersOf(const CostInputs &in, const Links &links, int stage)
     t.nodes = links.dpInter ? std::max<int>(2, static_cast<int>(byNode.size())) : 1;
     if (!links.dpInter)
         t.uniform = true;
+    t.flatBecause = !links.dpInter ? "its ranks are on one node" : byNode.size() <= 1 ? "the cluster lists no nodes" : whyFlat(byNode);
     return t;
 }
 
@@ -230,9 +233,8 @@ double gradientAllReduce(const CostInputs &in, const Links &links, const Calls &
         std::snprintf(line, sizeof line, "%s: %.2f ms a step; %s is predicted faster (%.2f ms, set parallel.allreduce to %s)",
                       algorithmLine(c.chosen), mine, algorithmLine(c.fastest), best->msPerStep, toString(c.fastest));
     c.why = line;
-    if (c.chosen == AllReduceAlgorithm::Hierarchical && (t.nodes <= 1 || !t.uniform || t.perNode <= 1))
-        c.why += std::string("; hierarchical is the flat all-reduce here: ") +
-                 (t.nodes <= 1 ? "its ranks are on one node" : t.uniform ? "it has one rank on each node" : "its nodes hold different numbers of its ranks");
+    if (c.chosen == AllReduceAlgorithm::Hierarchical && !t.flatBecause.empty())
+        c.why += "; hierarchical is the flat all-reduce here: " + t.flatBecause;
     return all.calls * allReduceMs(c.chosen, each, in.dp, t);
 }
 

@@ -11,15 +11,7 @@ build=${1:-$root/build}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 run() { # name, grad_compression JSON or ""
-  /usr/bin/python3 - "$root/resources/plans/quickstart.json" "$work/$1.json" "$2" "$root/resources/corpus/licenses.txt" <<'PY'
-import json, sys
-plan = json.load(open(sys.argv[1]))
-plan["training"]["steps"] = 192
-plan["training"]["data"]["path"] = sys.argv[4]
-if sys.argv[3]:
-    plan["parallel"]["grad_compression"] = json.loads(sys.argv[3])
-json.dump(plan, open(sys.argv[2], "w"))
-PY
+  /usr/bin/python3 "$root/tests/bench/quickstart_plan.py" "$root" "$work/$1.json" grad_compression "$2"
   local t0=$SECONDS
   mpirun -np 4 --oversubscribe --bind-to none --mca btl_vader_single_copy_mechanism none -x OPENBLAS_NUM_THREADS=1 \
     "$build/bin/trellis-trainer" --plan "$work/$1.json" --dump-losses "$work/$1.losses" --dump-params "$work/$1.params" \
