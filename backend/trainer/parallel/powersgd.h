@@ -36,7 +36,7 @@ void orthonormalizeColumns(float *a, int rows, int r);
 class PowerSgd {
 public:
     // matrices: the gradient matrices to compress; vectors: [begin, end) ranges of the rest, each
-    // averaged whole; n: the gradient buffer's length (for checks).
+    // averaged whole (offsets into the gradient buffer reduce() is given).
     PowerSgd(DeviceCommunicator &dp, std::vector<GradientMatrix> matrices, std::vector<std::pair<std::size_t, std::size_t>> vectors,
              int rank, bool warmStart, std::uint64_t seed);
     // Replaces the gradients in `grads` by their compressed average over the replicas.
