@@ -547,8 +547,6 @@ Diagnostics checkTrainerSupport(const Plan &plan)
             unsupported("parallel.dp_sync.mode", mode + " with expert parallelism");
         if (p.cp > 1)
             unsupported("parallel.dp_sync.mode", mode + " with context parallelism (its ranks share one replica's gradients)");
-        if (plan.training.checkpoint.every > 0)
-            unsupported("training.checkpoint.every", "checkpoints with " + mode + " (each replica's own optimizer state and the outer state)");
         if (!plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda)
             unsupported("parallel.dp_sync.mode", mode + " on CUDA devices");
     }

@@ -78,6 +78,10 @@ struct Shard {
     std::vector<float> parameters;
     std::vector<ParamRange> ranges;
     std::vector<float> m, v;
+    // Version 2 (local updates): the replica that wrote it and its outer state.
+    int replica = -1;
+    std::uint64_t innerSteps = 0, outerSteps = 0;
+    std::vector<float> anchor, outerMomentum;
 };
 
 class Reader {
@@ -124,8 +128,17 @@ std::string parseShard(const std::string &bytes, Shard &s)
     if (!r.get(magic) || !r.get(version) || !r.get(rank) || !r.get(world) || !r.get(s.step) || !r.get(s.parameterCount) ||
         !r.get(s.adamStep) || !r.get(paramsHere) || !r.get(rangeCount))
         return "truncated header";
-    if (version != 1)
+    if (version != 1 && version != 2)
         return "shard format version " + std::to_string(version) + " is not supported";
+    std::uint32_t replica = 0, replicas = 0;
+    std::uint64_t momentumHere = 0;
+    if (version == 2) {
+        if (!r.get(replica) || !r.get(replicas) || !r.get(s.innerSteps) || !r.get(s.outerSteps) || !r.get(momentumHere))
+            return "truncated header";
+        if (replica >= replicas)
+            return "replica " + std::to_string(replica) + " of " + std::to_string(replicas);
+        s.replica = static_cast<int>(replica);
+    }
     std::size_t moments = 0;
     for (std::uint32_t i = 0; i < rangeCount; ++i) {
         std::uint64_t begin = 0, end = 0;
@@ -139,6 +152,12 @@ std::string parseShard(const std::string &bytes, Shard &s)
         return "holds " + std::to_string(paramsHere) + " parameters, neither all nor those of its ranges";
     if (!r.floats(s.parameters, paramsHere) || !r.floats(s.m, moments) || !r.floats(s.v, moments))
         return "truncated data";
+    if (version == 2) {
+        if (momentumHere != 0 && momentumHere != moments)
+            return "holds an outer momentum of " + std::to_string(momentumHere) + " elements for " + std::to_string(moments);
+        if (!r.floats(s.anchor, moments) || !r.floats(s.outerMomentum, momentumHere))
+            return "truncated data";
+    }
     if (r.position() + 8 != bytes.size())
         return "unexpected trailing bytes";
     return {};
@@ -196,11 +215,14 @@ std::string makePartialDir(HostCommunicator &world, const fs::path &root, const 
 }
 
 // Shard: header, ranges, parameters (all on rank 0 — they are identical on every rank — or, at
-// ZeRO-3, each rank those of its ranges), moments, checksum.
+// ZeRO-3, each rank those of its ranges), moments, checksum. Version 2 (local updates: every
+// replica writes the parameters of its ranges) adds the replica, the outer counters and the
+// momentum's length to the header and the anchor and momentum after the moments.
 std::string shardBytes(const TrainingState &state, int rank, int worldSize, std::uint64_t parameterCount)
 {
     std::string bytes;
-    const std::uint32_t version = 1, rangeCount = static_cast<std::uint32_t>(state.ranges.size());
+    const bool local = state.replica >= 0;
+    const std::uint32_t version = local ? 2 : 1, rangeCount = static_cast<std::uint32_t>(state.ranges.size());
     const std::vector<float> &params = state.rangeParameters.empty() ? state.parameters : state.rangeParameters;
     const std::uint64_t paramsHere = params.size();
     bytes.append(kMagic, sizeof kMagic);
@@ -212,6 +234,13 @@ std::string shardBytes(const TrainingState &state, int rank, int worldSize, std:
     put(bytes, state.adamStep);
     put(bytes, paramsHere);
     put(bytes, rangeCount);
+    if (local) {
+        put(bytes, static_cast<std::uint32_t>(state.replica));
+        put(bytes, static_cast<std::uint32_t>(state.replicas));
+        put(bytes, state.innerSteps);
+        put(bytes, state.outerSteps);
+        put(bytes, static_cast<std::uint64_t>(state.outerMomentum.size()));
+    }
     for (const auto &r : state.ranges) {
         put(bytes, static_cast<std::uint64_t>(r.begin));
         put(bytes, static_cast<std::uint64_t>(r.end));
@@ -219,6 +248,10 @@ std::string shardBytes(const TrainingState &state, int rank, int worldSize, std:
     putFloats(bytes, params);
     putFloats(bytes, state.m);
     putFloats(bytes, state.v);
+    if (local) {
+        putFloats(bytes, state.anchor);
+        putFloats(bytes, state.outerMomentum);
+    }
     put(bytes, fnv1a64(bytes.data(), bytes.size()));
     return bytes;
 }
@@ -241,6 +274,8 @@ nlohmann::json metaJson(const plan::Plan &plan, const TrainingState &state, std:
     meta["precision"] = state.precision;
     if (state.lossScale > 0)
         meta["loss_scale"] = {{"scale", state.lossScale}, {"clean_steps", state.lossScaleClean}};
+    if (state.replica >= 0)
+        meta["dp_sync"] = {{"mode", state.dpSync}, {"replicas", state.replicas}};
     meta["files"] = nlohmann::json::array();
     for (int r = 0; r < worldSize; ++r)
         meta["files"].push_back({{"name", shardName(r)}, {"bytes", files[2 * r]}, {"fnv1a64", hex(files[2 * r + 1])}});
@@ -393,27 +428,27 @@ bool assembleParameters(const std::vector<Shard> &shards, std::uint64_t paramete
     return found == parameterCount;
 }
 
-// The moments of the ranges this rank owns now, from whichever shards hold them (any layout).
-// False when the shards do not cover every element.
-bool assembleMoments(const std::vector<Shard> &shards, const std::vector<ParamRange> &owned, TrainingState &state)
+// The values of `field` (a per-range array: moments, anchor, outer momentum) for the ranges this
+// rank owns now, from whichever shards hold them (any layout), in `owned`'s order. False when the
+// shards do not cover every element.
+bool assembleRanges(const std::vector<Shard> &shards, const std::vector<ParamRange> &owned, std::vector<float> Shard::*field,
+                    std::vector<float> &out)
 {
-    state.ranges = owned;
     std::size_t total = 0;
     for (const auto &r : owned)
         total += r.end - r.begin;
-    state.m.assign(total, 0.0f);
-    state.v.assign(total, 0.0f);
+    out.assign(total, 0.0f);
     // Every shard range, sorted, so each wanted range finds its sources by binary search.
     struct Source {
         std::size_t begin, end;
-        const Shard *shard;
-        std::size_t offset; // of the range's moments in the shard
+        const std::vector<float> *values;
+        std::size_t offset; // of the range's values in the shard's array
     };
     std::vector<Source> sources;
     for (const auto &s : shards) {
         std::size_t sOffset = 0;
         for (const auto &have : s.ranges) {
-            sources.push_back({have.begin, have.end, &s, sOffset});
+            sources.push_back({have.begin, have.end, &(s.*field), sOffset});
             sOffset += have.end - have.begin;
         }
     }
@@ -430,10 +465,8 @@ bool assembleMoments(const std::vector<Shard> &shards, const std::vector<ParamRa
             const std::size_t begin = std::max(want.begin, it->begin), end = std::min(want.end, it->end);
             if (begin >= end)
                 continue;
-            std::copy_n(it->shard->m.begin() + static_cast<long>(it->offset + begin - it->begin), end - begin,
-                        state.m.begin() + static_cast<long>(offset + begin - want.begin));
-            std::copy_n(it->shard->v.begin() + static_cast<long>(it->offset + begin - it->begin), end - begin,
-                        state.v.begin() + static_cast<long>(offset + begin - want.begin));
+            std::copy_n(it->values->begin() + static_cast<long>(it->offset + begin - it->begin), end - begin,
+                        out.begin() + static_cast<long>(offset + begin - want.begin));
             for (std::size_t i = offset + begin - want.begin; i < offset + end - want.begin; ++i)
                 if (!filled[i]) {
                     filled[i] = true;
@@ -443,6 +476,53 @@ bool assembleMoments(const std::vector<Shard> &shards, const std::vector<ParamRa
         offset += want.end - want.begin;
     }
     return covered == total;
+}
+
+// The moments of the ranges this rank owns now and, from a local-update checkpoint, their outer
+// state. False when the shards do not cover every element.
+bool assembleMoments(const std::vector<Shard> &shards, const std::vector<ParamRange> &owned, TrainingState &state)
+{
+    state.ranges = owned;
+    if (!assembleRanges(shards, owned, &Shard::m, state.m) || !assembleRanges(shards, owned, &Shard::v, state.v))
+        return false;
+    if (state.replica < 0)
+        return true;
+    if (!assembleRanges(shards, owned, &Shard::anchor, state.anchor))
+        return false;
+    return state.dpSync != "diloco" || assembleRanges(shards, owned, &Shard::outerMomentum, state.outerMomentum);
+}
+
+// A local-update checkpoint (meta.json's dp_sync) against the plan: "" or why it cannot resume
+// it. On success state's replica fields are set and `shards` keeps the replica's own only.
+std::string takeReplica(const nlohmann::json &meta, const fs::path &metaPath, const plan::Plan &plan, int replica,
+                        std::vector<Shard> &shards, TrainingState &state)
+{
+    const plan::DpSyncSpec &sync = plan.parallel.dpSync;
+    if (!meta.contains("dp_sync"))
+        return {}; // every-step training: every replica starts from its one copy
+    const nlohmann::json &d = meta["dp_sync"];
+    const std::string mode = d.is_object() ? d.value("mode", std::string()) : std::string();
+    const int replicas = d.is_object() ? d.value("replicas", 0) : 0;
+    if (mode.empty() || replicas < 1)
+        return metaPath.string() + ": dp_sync must name a mode and a replica count";
+    const std::string written = "was written by " + mode + " training with " + std::to_string(replicas) +
+                                " replicas, each holding its own parameters and optimizer state";
+    if (!sync.local())
+        return metaPath.string() + ": " + written + "; parallel.dp_sync.mode is every_step (resume it with " + mode + ")";
+    if (mode != plan::toString(sync.mode))
+        return metaPath.string() + ": " + written + "; parallel.dp_sync.mode is " + plan::toString(sync.mode);
+    if (replicas != plan.parallel.dp)
+        return metaPath.string() + ": " + written + "; parallel.dp is " + std::to_string(plan.parallel.dp) +
+               " (a local-update run resumes at the dp degree it was written at)";
+    std::erase_if(shards, [&](const Shard &s) { return s.replica != replica; });
+    state.replica = replica;
+    state.replicas = replicas;
+    state.dpSync = mode;
+    if (!shards.empty()) {
+        state.innerSteps = shards.front().innerSteps;
+        state.outerSteps = shards.front().outerSteps;
+    }
+    return {};
 }
 
 } // namespace
@@ -493,7 +573,7 @@ std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, cons
 }
 
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
-                          const std::vector<ParamRange> &owned, TrainingState &state)
+                          const std::vector<ParamRange> &owned, TrainingState &state, int replica)
 {
     LoadResult result;
     const fs::path root(dir);
@@ -518,6 +598,14 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
         }
         // Assemble: parameters from the shard that has them, moments for the ranges we own now.
         state = {};
+        if (const std::string why = takeReplica(meta, metaPath, plan, replica, shards, state); !why.empty()) {
+            result.error = why;
+            return result;
+        }
+        if (shards.empty()) {
+            result.skipped.push_back(cdir.string() + ": holds no shard of replica " + std::to_string(replica));
+            continue;
+        }
         state.step = shards.front().step;
         state.adamStep = shards.front().adamStep;
         state.precision = meta.value("precision", std::string("fp32"));

@@ -8,7 +8,9 @@
 // ZeRO stage loads at another: each rank picks the ranges it now owns (resharding). Parameters and
 // moments are fp32 whatever the run's precision (mixed precision saves its master weights; the
 // 16-bit compute copies are remade from them), so a run resumes in another precision too; meta.json
-// names the precision it was written in and fp16's loss-scaler state.
+// names the precision it was written in and fp16's loss-scaler state. With local updates
+// (parallel.dp_sync) every replica writes (format version 2 shards: the replica, the outer
+// counters, the anchor and momentum of its ranges) and meta.json names the mode and replicas.
 #pragma once
 
 #include "plan/plan.h"
@@ -34,6 +36,15 @@ struct TrainingState {
     std::string precision = "fp32"; // the run's precision when saved (informational)
     double lossScale = 0;           // fp16: the dynamic loss scale (0: none)
     int lossScaleClean = 0;         // fp16: clean steps since the scale last changed
+    // Local updates (parallel.dp_sync local_sgd, diloco): between outer steps the replicas'
+    // parameters and moments differ, so every replica writes its own shards, with the outer
+    // state of the same ranges (the anchor, and DiLoCo's momentum, the same on every replica).
+    // replica -1: every-step training (one copy of everything, written by the first replica).
+    int replica = -1;                  // the dp rank that wrote the shard
+    int replicas = 0;                  // the dp degree it was written at
+    std::string dpSync;                // "local_sgd" or "diloco"
+    std::uint64_t innerSteps = 0, outerSteps = 0; // the outer optimizer's counters
+    std::vector<float> anchor, outerMomentum;     // for `ranges` (the momentum: DiLoCo only)
 };
 
 // Collective over `world` (every rank calls it). Returns "" or a message naming the file.
@@ -49,8 +60,12 @@ struct LoadResult {
 
 // Loads the newest complete checkpoint whose checksums verify. Fills `state` for `owned` ranges
 // (moments assembled from whichever shards hold them). Errors name the file and the field.
+// replica: with local updates the dp rank whose own state to load (a local-update checkpoint
+// resumes at the same dp degree and mode only: each replica takes its own shards back, any tp/pp
+// layout); -1 for every-step training. A local-update run may start from an every-step
+// checkpoint: its replicas begin equal, the outer state fresh (state.replica stays -1).
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
-                          const std::vector<ParamRange> &owned, TrainingState &state);
+                          const std::vector<ParamRange> &owned, TrainingState &state, int replica = -1);
 
 std::uint64_t fnv1a64(const void *data, std::size_t bytes, std::uint64_t seed = 0xcbf29ce484222325ULL);
 

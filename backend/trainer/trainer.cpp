@@ -105,6 +105,15 @@ void saveState(HostCommunicator &world, ParallelStack &stack, const AdamW &optim
         state.lossScale = scaler.scale();
         state.lossScaleClean = scaler.cleanSteps();
     }
+    // Local updates: each replica its own parameters and moments, and the outer state.
+    const OuterSync *outer = stack.outerSync();
+    if (outer) {
+        state.replica = stack.replica();
+        state.replicas = plan.parallel.dp;
+        state.dpSync = plan::toString(plan.parallel.dpSync.mode);
+        state.innerSteps = outer->innerSteps();
+        state.outerSteps = outer->outerSteps();
+    }
     const std::vector<float> m = optimizer.firstMoments(), v = optimizer.secondMoments();
     for (const CheckpointPiece &p : stack.checkpointPieces()) {
         const std::size_t n = p.whole.end - p.whole.begin;
@@ -113,6 +122,8 @@ void saveState(HostCommunicator &world, ParallelStack &stack, const AdamW &optim
         stack.device().toHost(state.rangeParameters.data() + state.rangeParameters.size() - n, p.params, n * sizeof(float));
         state.m.insert(state.m.end(), m.begin() + static_cast<long>(p.moment), m.begin() + static_cast<long>(p.moment + n));
         state.v.insert(state.v.end(), v.begin() + static_cast<long>(p.moment), v.begin() + static_cast<long>(p.moment + n));
+        if (outer) // host memory (local updates run on CPUs)
+            outer->saveState(p.params, n, state.anchor, state.outerMomentum);
     }
     const std::string error = saveCheckpoint(world, dir, plan, state, stack.wholeParameterCount(), plan.training.checkpoint.keep);
     if (!error.empty())
@@ -250,14 +261,19 @@ void TrainingRun::publishEvent(proto::Event::Kind kind, std::uint64_t step, cons
 bool TrainingRun::resume()
 {
     TrainingState restored;
-    const LoadResult loaded = loadCheckpoint(m_checkpointDir, m_plan, m_stack.wholeParameterCount(), m_stack.ownedWhole(), restored);
+    const LoadResult loaded =
+        loadCheckpoint(m_checkpointDir, m_plan, m_stack.wholeParameterCount(), m_stack.ownedWhole(), restored, m_stack.replica());
     for (const auto &why : loaded.skipped)
         if (m_rank == 0)
             std::fprintf(stderr, "trellis-trainer: skipping checkpoint: %s\n", why.c_str());
     if (!loaded.error.empty())
         throw TrainerError(proto::kExitCheckpointError, loaded.error);
     if (loaded.found) {
-        m_stack.setParameters(restored.parameters);
+        m_stack.setParameters(restored.parameters); // local updates: the anchor too, the momentum 0
+        if (restored.replica >= 0) { // a local-update checkpoint: its outer state
+            m_stack.restoreOuterState(restored.anchor, restored.outerMomentum, restored.innerSteps, restored.outerSteps);
+            m_outerSteps = restored.outerSteps; // announced before the restart
+        }
         m_optimizer.restore(restored.m, restored.v, restored.adamStep);
         m_scaler.restore(restored.lossScale, restored.lossScaleClean);
         m_firstStep = static_cast<int>(restored.step);

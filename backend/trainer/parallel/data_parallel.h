@@ -51,6 +51,7 @@ public:
     // replicas step alone and meet every inner_steps steps (outer_sync.h). ZeRO stage 0 only.
     void setLocalUpdates(const plan::DpSyncSpec &spec);
     const OuterSync *outerSync() const { return m_outer.get(); }
+    OuterSync *outerSync() { return m_outer.get(); }
     // Gradient compression (parallel.grad_compression powersgd): the 2-D tensors among `tensors`
     // (model index) are compressed, the rest averaged whole, all when the gradients are final (no
     // overlap with backward). ZeRO stage 0, every-step sync.

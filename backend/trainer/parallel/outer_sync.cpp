@@ -1,6 +1,7 @@
 // See outer_sync.h.
 #include "trainer/parallel/outer_sync.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace trellis::trainer {
@@ -30,6 +31,35 @@ bool OuterSync::afterInnerStep()
     outerStep();
     ++m_outerSteps;
     return true;
+}
+
+std::size_t OuterSync::offsetOf(const float *param, std::size_t n) const
+{
+    if (param < m_params || param + n > m_params + m_n)
+        throw std::logic_error("OuterSync: a checkpoint range outside this rank's parameters");
+    return static_cast<std::size_t>(param - m_params);
+}
+
+void OuterSync::saveState(const float *param, std::size_t n, std::vector<float> &anchor, std::vector<float> &momentum) const
+{
+    const std::size_t at = offsetOf(param, n);
+    anchor.insert(anchor.end(), m_anchor.data() + at, m_anchor.data() + at + n);
+    if (m_spec.mode == plan::DpSyncMode::DiLoCo)
+        momentum.insert(momentum.end(), m_momentum.data() + at, m_momentum.data() + at + n);
+}
+
+void OuterSync::restoreState(const float *param, std::size_t n, const float *anchor, const float *momentum)
+{
+    const std::size_t at = offsetOf(param, n);
+    std::copy_n(anchor, n, m_anchor.data() + at);
+    if (m_spec.mode == plan::DpSyncMode::DiLoCo && momentum)
+        std::copy_n(momentum, n, m_momentum.data() + at);
+}
+
+void OuterSync::restoreCounters(std::uint64_t innerSteps, std::uint64_t outerSteps)
+{
+    m_innerSteps = innerSteps;
+    m_outerSteps = outerSteps;
 }
 
 void OuterSync::outerStep()

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace trellis::trainer {
 
@@ -28,11 +29,20 @@ public:
     // After each optimizer step; true when it ended an outer step (the replicas now agree).
     bool afterInnerStep();
     std::uint64_t outerSteps() const { return m_outerSteps; }
+    std::uint64_t innerSteps() const { return m_innerSteps; } // optimizer steps counted so far
+    // Checkpoints: the outer state of the parameter at `param` (a pointer into this rank's
+    // parameters) and the n after it — the anchor, DiLoCo's momentum (nothing for local SGD).
+    void saveState(const float *param, std::size_t n, std::vector<float> &anchor, std::vector<float> &momentum) const;
+    // Puts saved state back (after the parameters were set: reset() made them the anchor); the
+    // counters last, once every range is back.
+    void restoreState(const float *param, std::size_t n, const float *anchor, const float *momentum);
+    void restoreCounters(std::uint64_t innerSteps, std::uint64_t outerSteps);
     std::uint64_t stateBytes() const { return (m_anchor.size() + m_momentum.size()) * sizeof(float); }
     std::uint64_t bytesPerSync() const { return m_n * sizeof(float); } // what one outer step all-reduces
 
 private:
     void outerStep();
+    std::size_t offsetOf(const float *param, std::size_t n) const; // throws for a pointer outside
 
     DeviceCommunicator &m_dp;
     plan::DpSyncSpec m_spec;

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 namespace trellis::trainer {
 namespace {
@@ -270,6 +271,12 @@ const OuterSync *ParallelStack::outerSync() const
     return dp ? dp->outerSync() : nullptr;
 }
 
+OuterSync *ParallelStack::outerSync()
+{
+    auto *dp = dynamic_cast<DataParallel *>(m_storage.get());
+    return dp ? dp->outerSync() : nullptr;
+}
+
 void ParallelStack::afterOptimizerStep()
 {
     for (Strategy *s : m_strategies)
@@ -277,11 +284,11 @@ void ParallelStack::afterOptimizerStep()
 }
 
 template <typename Visit>
-void ParallelStack::forEachWritten(Visit visit)
+void ParallelStack::forEachWritten(Visit visit, bool everyReplica)
 {
     // Without ZeRO the dp replicas hold copies: the first writes. Copies other strategies know of
     // (tp replicas, the last stage's tied embedding) are left out too.
-    if (!m_storage->shardsOverDp() && (m_config.ep > 1 ? m_groups.expertDp() : m_groups.dpCp()).rank() != 0)
+    if (!everyReplica && !m_storage->shardsOverDp() && (m_config.ep > 1 ? m_groups.expertDp() : m_groups.dpCp()).rank() != 0)
         return; // (with ep the first ep group writes: each rank its experts, ep rank 0 the rest)
     std::size_t moment = 0;
     for (const OwnedRange &o : owned()) {
@@ -298,10 +305,29 @@ void ParallelStack::forEachWritten(Visit visit)
 std::vector<CheckpointPiece> ParallelStack::checkpointPieces()
 {
     std::vector<CheckpointPiece> pieces;
-    forEachWritten([&](const ParamRange &whole, const OwnedRange &o, std::size_t at, std::size_t moment) {
-        pieces.push_back({whole, o.params + at, moment + at});
-    });
+    forEachWritten([&](const ParamRange &whole, const OwnedRange &o, std::size_t at,
+                       std::size_t moment) { pieces.push_back({whole, o.params + at, moment + at}); },
+                   outerSync() != nullptr);
     return pieces;
+}
+
+int ParallelStack::replica() { return outerSync() ? m_groups.dpCp().rank() : -1; }
+
+void ParallelStack::restoreOuterState(const std::vector<float> &anchor, const std::vector<float> &momentum,
+                                      std::uint64_t innerSteps, std::uint64_t outerSteps)
+{
+    OuterSync *outer = outerSync();
+    if (!outer)
+        return;
+    std::size_t at = 0; // in ownedWhole()'s order: each owned range's whole runs, one after another
+    for (const OwnedRange &o : owned()) {
+        const std::size_t n = o.range.end - o.range.begin;
+        if (at + n > anchor.size() || (!momentum.empty() && at + n > momentum.size()))
+            throw std::logic_error("restoreOuterState: the checkpoint's outer state is shorter than the ranges owned");
+        outer->restoreState(o.params, n, anchor.data() + at, momentum.empty() ? nullptr : momentum.data() + at);
+        at += n;
+    }
+    outer->restoreCounters(innerSteps, outerSteps);
 }
 
 std::vector<ParamRange> ParallelStack::ownedWhole()

@@ -87,8 +87,16 @@ public:
     ExpertLoad takeExpertLoad() { return m_executor->takeExpertLoad(); }
     // Local updates (parallel.dp_sync local_sgd, diloco): the outer steps; null otherwise.
     const OuterSync *outerSync() const;
+    OuterSync *outerSync();
+    // Local updates: this rank's replica (its dp rank), whose own state it checkpoints; -1 otherwise.
+    int replica();
+    // Local updates: the outer state of every range this rank owns, in ownedWhole()'s order (a
+    // checkpoint's), and the outer counters.
+    void restoreOuterState(const std::vector<float> &anchor, const std::vector<float> &momentum, std::uint64_t innerSteps,
+                           std::uint64_t outerSteps);
 
-    // Checkpoints: what this rank writes (each whole element by exactly one rank), what it needs
+    // Checkpoints: what this rank writes (each whole element by exactly one rank; with local
+    // updates by one rank of every replica, whose copies differ), what it needs
     // back (every owned range, whole, in the optimizer's compact order), and the parameters from
     // a whole-model vector.
     std::vector<CheckpointPiece> checkpointPieces();
@@ -104,8 +112,9 @@ public:
 private:
     // Calls visit(whole range, owned range, offset in it, moment offset of the owned range) for
     // every range this rank writes (checkpoints, dumps): each whole element by exactly one rank.
+    // everyReplica: each dp replica's own copy too (local-update checkpoints).
     template <typename Visit>
-    void forEachWritten(Visit visit);
+    void forEachWritten(Visit visit, bool everyReplica = false);
     std::vector<std::pair<ParamRange, float *>> canonical(bool gradients); // whole range, its values
     // Whole-model vector from pieces in device memory (collective).
     std::vector<float> assemble(const std::vector<std::pair<ParamRange, const float *>> &pieces);

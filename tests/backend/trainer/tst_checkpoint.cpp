@@ -1,7 +1,8 @@
 // Checkpoints under a real mpirun: a run stopped (crashed) and resumed is bitwise identical to an
 // uninterrupted one; a checkpoint written at dp=4 resumes at dp=2 and dp=1 (every ZeRO stage, and
 // across stages) with the same loss curve; truncated, corrupt and incomplete checkpoints are skipped with a message
-// naming the file; a checkpoint of another model is refused.
+// naming the file; a checkpoint of another model is refused; local updates (DiLoCo, local SGD)
+// resume bitwise, each replica its own state, and only at the dp degree and mode that wrote them.
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -97,6 +98,14 @@ private slots:
         QTest::newRow("pp 2 zero 2") << 2 << QStringLiteral(R"(, "pp": 2, "micro_batches": 2)") << 4;
         // Context-parallel ranks are gradient replicas of dp_cp: ZeRO shards over them.
         QTest::newRow("cp 2 zero 1") << 1 << QStringLiteral(R"(, "cp": 2)") << 4;
+        // Local updates: the checkpoint at step 3 falls between outer steps, where the replicas'
+        // parameters and moments differ; each replica writes and takes back its own, with the
+        // outer state (anchor, momentum, counters).
+        const QString diloco = QStringLiteral(R"(, "dp_sync": {"mode": "diloco", "inner_steps": 2, "outer_lr": 0.7, "outer_momentum": 0.9})");
+        QTest::newRow("diloco inner 2") << 0 << diloco << 2;
+        QTest::newRow("diloco inner 2 pp 2") << 0 << diloco + QStringLiteral(R"(, "pp": 2, "micro_batches": 2)") << 4;
+        QTest::newRow("local_sgd inner 4 tp 2")
+            << 0 << QStringLiteral(R"(, "tp": 2, "dp_sync": {"mode": "local_sgd", "inner_steps": 4})") << 4;
     }
     void bitwiseResume()
     {
@@ -329,6 +338,46 @@ private slots:
         QCOMPARE(llama.code, 10);
         QVERIFY2(llama.output.contains(QStringLiteral("meta.json: model.arch is \"gpt\" in the checkpoint but \"llama\" in the plan")),
                  qPrintable(llama.output));
+    }
+
+    // A local-update checkpoint holds each replica's own state: it resumes at the dp degree and
+    // mode that wrote it, and a plan with another is refused naming the field (not loaded as one
+    // replica's copy for all). A local-update run may start from an every-step checkpoint (its
+    // replicas begin equal); tst_checkpoint's bitwiseResume shows a local-update resume exact.
+    void localUpdateCheckpointsKeepTheirReplicas()
+    {
+        QTemporaryDir dir;
+        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
+        const QString sync = QStringLiteral(R"(, "dp_sync": {"mode": "diloco", "inner_steps": 2})");
+        const QString diloco = writePlan(dir.path(), QStringLiteral("diloco"), 2, 4, 0, 32, ckpt, sync);
+        QCOMPARE(trainer(2, {QStringLiteral("--plan"), diloco, QStringLiteral("--inject"), QStringLiteral("crash@1:5")}).code, 70);
+        const Run everyStep = trainer(2, {QStringLiteral("--plan"), writePlan(dir.path(), QStringLiteral("every"), 2, 4, 0, 32, ckpt),
+                                          QStringLiteral("--resume")});
+        QCOMPARE(everyStep.code, 10);
+        QVERIFY2(everyStep.output.contains(QStringLiteral("meta.json: was written by diloco training with 2 replicas, each holding its "
+                                                          "own parameters and optimizer state; parallel.dp_sync.mode is every_step")),
+                 qPrintable(everyStep.output));
+        const Run local = trainer(2, {QStringLiteral("--plan"),
+                                      writePlan(dir.path(), QStringLiteral("local"), 2, 4, 0, 32, ckpt,
+                                                QStringLiteral(R"(, "dp_sync": {"mode": "local_sgd", "inner_steps": 2})")),
+                                      QStringLiteral("--resume")});
+        QCOMPARE(local.code, 10);
+        QVERIFY2(local.output.contains(QStringLiteral("; parallel.dp_sync.mode is local_sgd")), qPrintable(local.output));
+        const Run one = trainer(1, {QStringLiteral("--plan"), writePlan(dir.path(), QStringLiteral("one"), 1, 8, 0, 32, ckpt, sync),
+                                    QStringLiteral("--resume")});
+        QCOMPARE(one.code, 10);
+        QVERIFY2(one.output.contains(QStringLiteral("; parallel.dp is 1 (a local-update run resumes at the dp degree it was written at)")),
+                 qPrintable(one.output));
+        // The other way round: an every-step checkpoint starts a DiLoCo run at its step.
+        const QString fresh = dir.filePath(QStringLiteral("fresh"));
+        QCOMPARE(trainer(2, {QStringLiteral("--plan"), writePlan(dir.path(), QStringLiteral("every2"), 2, 4, 0, 32, fresh),
+                             QStringLiteral("--inject"), QStringLiteral("crash@1:5")})
+                     .code,
+                 70);
+        const Run started = trainer(2, {QStringLiteral("--plan"), writePlan(dir.path(), QStringLiteral("diloco2"), 2, 4, 0, 32, fresh, sync),
+                                        QStringLiteral("--resume")});
+        QVERIFY2(started.code == 0, qPrintable(started.output));
+        QVERIFY2(started.output.contains(QStringLiteral("step-00000003 (step 3)")), qPrintable(started.output));
     }
 
     // Two hosts that do not share a folder, one holding the checkpoint and one not (what the ssh
