@@ -32,7 +32,9 @@ int main(int argc, char **argv)
     QCommandLineOption panel(QStringLiteral("panel"),
                              QStringLiteral("Bring a panel to the front: editor, mesh, plan, estimate (or one of its tabs: "
                                             "estimate.memory, .timeline, .collectives, .compare, .search), summary; the dashboards "
-                                            "training, throughput, breakdown, heatmap, timeline, communication, memory, experts, health, events."),
+                                            "training, throughput, breakdown, heatmap, timeline, communication, memory, experts, health, events "
+                                            "(or one of a chart's views: training.loss, .grad_norm, .lr, .loss_scale, .dp — the dp "
+                                            "traffic —, throughput.flops)."),
                              QStringLiteral("id"));
     QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Show a recorded run: its id, its row number or 'last'."),
                            QStringLiteral("run"));

@@ -58,6 +58,10 @@ struct StepRow {
     double lossScale = 0;
     qint64 skippedSteps = 0;
     bool updateSkipped = false;
+    // Local updates and gradient compression (parallel.dp_sync, parallel.grad_compression): outer
+    // steps so far, the payload bytes this rank all-reduced over dp so far, and what every-step
+    // whole-gradient reduction would have (all 0 for every-step training).
+    qint64 outerSteps = 0, dpBytes = 0, dpDenseBytes = 0;
 };
 
 // Where a mixture-of-experts model's routers sent one rank's tokens in one step (its StepReport's

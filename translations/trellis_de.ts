@@ -767,7 +767,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="+80"/>
+        <location filename="../ui/dashboards/panel.cpp" line="+95"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
@@ -1482,7 +1482,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+78"/>
+        <location filename="../ui/main_window.cpp" line="+77"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1495,7 +1495,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation type="vanished">Mesh</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_modes.cpp" line="+45"/>
+        <location filename="../ui/main_window_modes.cpp" line="+47"/>
         <location line="+90"/>
         <source>Plan</source>
         <translation>Plan</translation>
@@ -1540,7 +1540,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Loss, Gradientennorm, Lernrate</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Throughput and step time</source>
         <translation>Durchsatz und Schrittzeit</translation>
     </message>
@@ -2647,7 +2647,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::dashboards::CommunicationPanel</name>
     <message>
-        <location filename="../ui/dashboards/communication_panel.cpp" line="+16"/>
+        <location filename="../ui/dashboards/communication_panel.cpp" line="+22"/>
         <source>group</source>
         <translation>Gruppe</translation>
     </message>
@@ -2682,7 +2682,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>langsamster Rank (GB/s)</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+9"/>
+        <source>dp traffic: %1</source>
+        <translation>dp-Verkehr: %1</translation>
+    </message>
+    <message>
+        <location line="+6"/>
         <source>%1 (%2% of peak)</source>
         <translation>%1 (%2 % des Spitzenwerts)</translation>
     </message>
@@ -2702,7 +2707,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Noch keine kollektive Operation gemeldet.</translation>
     </message>
     <message>
-        <location filename="../ui/dashboards/communication_panel.h" line="+15"/>
+        <location filename="../ui/dashboards/communication_panel.h" line="+16"/>
         <source>Communication</source>
         <translation>Kommunikation</translation>
     </message>
@@ -2961,7 +2966,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Verlustskalierung: keine (nur fp16-Training skaliert den Verlust)</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+2"/>
+        <source>dp MB a rank, so far</source>
+        <translation>dp-MB je Rang, bisher</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>total (right axis)</source>
         <translation>gesamt (rechte Achse)</translation>
     </message>
@@ -2971,7 +2981,17 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Job-tokens/s</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+11"/>
+        <source>every step would: %1 MB (%2× more)</source>
+        <translation>jeder Schritt hätte: %1 MB (%2× mehr)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>every step would: %1 MB</source>
+        <translation>jeder Schritt hätte: %1 MB</translation>
+    </message>
+    <message>
+        <location line="+14"/>
         <source>no plan to count FLOPs from</source>
         <translation>kein Plan, aus dem sich FLOPs zählen lassen</translation>
     </message>
@@ -3019,7 +3039,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-174"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-189"/>
         <source>loss</source>
         <translation>Loss</translation>
     </message>
@@ -3107,6 +3127,34 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+1"/>
         <source>loss scale (fp16)</source>
         <translation>Verlustskalierung (fp16)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>dp MB all-reduced</source>
+        <translation>dp-MB im All-Reduce</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+11"/>
+        <source>%n outer step(s); </source>
+        <translation>
+            <numerusform>%n äußerer Schritt; </numerusform>
+            <numerusform>%n äußere Schritte; </numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1× fewer</source>
+        <translation>%1× weniger</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>none sent yet</source>
+        <translation>noch nichts gesendet</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1%2 MB all-reduced a rank instead of %3 MB every step would (%4)</source>
+        <translation>%1%2 MB im All-Reduce je Rang statt %3 MB bei jedem Schritt (%4)</translation>
     </message>
 </context>
 <context>

@@ -767,7 +767,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="+80"/>
+        <location filename="../ui/dashboards/panel.cpp" line="+95"/>
         <source>step</source>
         <translation>步</translation>
     </message>
@@ -1481,7 +1481,7 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+78"/>
+        <location filename="../ui/main_window.cpp" line="+77"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1494,7 +1494,7 @@ Add it to the known hosts?</source>
         <translation type="vanished">设备网格</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_modes.cpp" line="+45"/>
+        <location filename="../ui/main_window_modes.cpp" line="+47"/>
         <location line="+90"/>
         <source>Plan</source>
         <translation>方案</translation>
@@ -1539,7 +1539,7 @@ Add it to the known hosts?</source>
         <translation>损失、梯度范数、学习率</translation>
     </message>
     <message>
-        <location line="+2"/>
+        <location line="+3"/>
         <source>Throughput and step time</source>
         <translation>吞吐量与单步时间</translation>
     </message>
@@ -2643,7 +2643,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::dashboards::CommunicationPanel</name>
     <message>
-        <location filename="../ui/dashboards/communication_panel.cpp" line="+16"/>
+        <location filename="../ui/dashboards/communication_panel.cpp" line="+22"/>
         <source>group</source>
         <translation>组</translation>
     </message>
@@ -2678,7 +2678,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>最慢 rank (GB/s)</translation>
     </message>
     <message>
-        <location line="+12"/>
+        <location line="+9"/>
+        <source>dp traffic: %1</source>
+        <translation>dp 通信量：%1</translation>
+    </message>
+    <message>
+        <location line="+6"/>
         <source>%1 (%2% of peak)</source>
         <translation>%1 (峰值的 %2%)</translation>
     </message>
@@ -2698,7 +2703,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>尚未上报任何集合通信。</translation>
     </message>
     <message>
-        <location filename="../ui/dashboards/communication_panel.h" line="+15"/>
+        <location filename="../ui/dashboards/communication_panel.h" line="+16"/>
         <source>Communication</source>
         <translation>通信</translation>
     </message>
@@ -2956,7 +2961,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>损失缩放：无（仅 fp16 训练缩放损失）</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+2"/>
+        <source>dp MB a rank, so far</source>
+        <translation>每个 rank 迄今的 dp MB</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>total (right axis)</source>
         <translation>总计 (右轴)</translation>
     </message>
@@ -2966,7 +2976,17 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>作业 tokens/s</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+11"/>
+        <source>every step would: %1 MB (%2× more)</source>
+        <translation>每步同步则为：%1 MB（多 %2×）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>every step would: %1 MB</source>
+        <translation>每步同步则为：%1 MB</translation>
+    </message>
+    <message>
+        <location line="+14"/>
         <source>no plan to count FLOPs from</source>
         <translation>没有可用于计算 FLOPs 的方案</translation>
     </message>
@@ -3014,7 +3034,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-174"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-189"/>
         <source>loss</source>
         <translation>损失</translation>
     </message>
@@ -3102,6 +3122,33 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+1"/>
         <source>loss scale (fp16)</source>
         <translation>损失缩放 (fp16)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>dp MB all-reduced</source>
+        <translation>all-reduce 的 dp MB</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+11"/>
+        <source>%n outer step(s); </source>
+        <translation>
+            <numerusform>%n 个外层步；</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1× fewer</source>
+        <translation>少 %1×</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>none sent yet</source>
+        <translation>尚未发送</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1%2 MB all-reduced a rank instead of %3 MB every step would (%4)</source>
+        <translation>每个 rank all-reduce %1%2 MB，而每步同步需 %3 MB（%4）</translation>
     </message>
 </context>
 <context>

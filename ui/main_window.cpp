@@ -120,7 +120,8 @@ void MainWindow::createDashboardPanels()
     // The dashboards, in sections on the Run mode's grid, drawn from the run's snapshots.
     using launcher::telemetry::Metric;
     auto *training = new dashboards::MetricPanel(tr("Loss, grad norm, learning rate"), QStringLiteral("training"),
-                                                 {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::LossScale}, false, this);
+                                                 {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::LossScale, Metric::DpBytes}, false,
+                                                 this);
     auto *throughput = new dashboards::MetricPanel(tr("Throughput and step time"), QStringLiteral("throughput"),
                                                    {Metric::TokensPerS, Metric::StepMs}, true, this);
     auto *heat = new dashboards::HeatMapPanel(this);

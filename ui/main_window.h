@@ -98,7 +98,8 @@ public:
     QAction *launchAction() const { return m_launchAction; }
     const std::vector<dashboards::Panel *> &panels() const { return m_panels; }
     // Shows a panel in its mode: a dashboard (training, throughput, breakdown, heatmap, timeline,
-    // communication, memory, experts, health, events) in Run; editor, mesh, plan, estimate (or an
+    // communication, memory, experts, health, events; one of a panel's views as training.dp,
+    // throughput.flops) in Run; editor, mesh, plan, estimate (or an
     // Estimate tab as estimate.timeline, …) in Plan; or a mode by name (start, plan, run,
     // history). False for an unknown id.
     bool raisePanel(const QString &id);

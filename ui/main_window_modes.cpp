@@ -12,6 +12,8 @@
 #include "ui/plan/plan_editor.h"
 #include "launcher/document/plan_document.h"
 #include "ui/workspace/dashboard_grid.h"
+#include "ui/workspace/panel_frame.h"
+#include "ui/dashboards/panel.h"
 #include "ui/workspace/start_page.h"
 
 #include <QAction>
@@ -214,9 +216,10 @@ bool MainWindow::raisePanel(const QString &id)
 {
     const QString head = id.section(QLatin1Char('.'), 0, 0);
     static const QStringList modes = {QStringLiteral("start"), QStringLiteral("plan"), QStringLiteral("run"), QStringLiteral("history")};
-    if (m_grid->frame(head)) {
+    if (workspace::PanelFrame *frame = m_grid->frame(head)) {
         setMode(Mode::Run);
-        return m_grid->reveal(head);
+        const QString view = id.section(QLatin1Char('.'), 1);
+        return m_grid->reveal(head) && (view.isEmpty() || frame->panel()->chooseView(view));
     }
     if (head == QLatin1String("editor") || head == QLatin1String("mesh")) {
         setMode(Mode::Plan);

@@ -108,6 +108,9 @@ void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std:
     r->set_loss_scale(f.lossScale);
     r->set_skipped_steps(f.skippedSteps);
     r->set_update_skipped(f.updateSkipped);
+    r->set_outer_steps(f.outerSteps);
+    r->set_dp_bytes(f.dpBytes);
+    r->set_dp_dense_bytes(f.dpDenseBytes);
     if (!f.experts.tokens.empty()) {
         auto *x = r->mutable_experts();
         x->set_layers(static_cast<std::uint32_t>(f.experts.layers));

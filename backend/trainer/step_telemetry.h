@@ -30,6 +30,7 @@ struct StepFigures {
     double lossScale = 0;              // fp16 only
     std::uint64_t skippedSteps = 0;    // fp16: overflow skips so far
     bool updateSkipped = false;
+    std::uint64_t outerSteps = 0, dpBytes = 0, dpDenseBytes = 0; // local updates, gradient compression: so far
     ExpertLoad experts; // empty: none reported
 };
 

@@ -478,6 +478,10 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
     f.lossScale = m_scaler.enabled() ? lossScale : 0.0;
     f.skippedSteps = m_scaler.skippedTotal();
     f.updateSkipped = skipped;
+    const DpTraffic traffic = m_stack.dpTraffic();
+    f.outerSteps = traffic.outerSteps;
+    f.dpBytes = traffic.bytes;
+    f.dpDenseBytes = traffic.denseBytes;
     f.gradientBytes = m_stack.gradientBytes();
     f.optimizerBytes = m_optimizer.stateBytes();
     f.activationBytes = m_stack.activationBytes();

@@ -127,6 +127,12 @@ const char *const kSchemaV8[] = {
 const char *const kSchemaV9[] = {
     "ALTER TABLE runs ADD COLUMN launch_command TEXT",
 };
+// Schema 10: blocks written from now on hold 25 fields a record (encoding 3: local updates' outer
+// steps and the dp bytes sent and saved); as for schema 8, nothing stored changes, but a Trellis
+// of schema 9 must not read such blocks.
+const char *const kSchemaV10[] = {
+    "SELECT 1",
+};
 
 } // namespace
 
@@ -298,7 +304,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;

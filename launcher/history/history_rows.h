@@ -34,7 +34,7 @@ public:
             return;
         sqlite3_prepare_v2(m_db,
                            "INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows, encoding)"
-                           " VALUES(?,?,?,?,?,?,?,2)",
+                           " VALUES(?,?,?,?,?,?,?,3)",
                            -1, &m_step, nullptr);
         sqlite3_prepare_v2(m_db,
                            "INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps, count)"

@@ -34,11 +34,12 @@ std::array<quint64, kStepRecordFields> fieldsOf(const StepRow &s)
             d(s.bubbleMs),      d(s.idleMs),          i(s.tokens),       d(s.tokensPerS),     d(s.loss),
             d(s.gradNorm),      d(s.lr),              i(s.memParameters), i(s.memGradients), i(s.memOptimizer),
             i(s.memActivations), i(s.memComm),        i(s.peakRss),      i(s.memMaster),      d(s.lossScale),
-            i(s.skippedSteps),  i(s.updateSkipped ? 1 : 0)};
+            i(s.skippedSteps),  i(s.updateSkipped ? 1 : 0), i(s.outerSteps),   i(s.dpBytes),      i(s.dpDenseBytes)};
 }
 constexpr bool kIntegerField[kStepRecordFields] = {true,  false, false, false, false, false, false, true,
                                                    false, false, false, false, true,  true,  true,  true,
-                                                   true,  true,  true,  false, true,  true};
+                                                   true,  true,  true,  false, true,  true,  true,  true,
+                                                   true};
 
 StepRow rowOf(int rank, const std::array<quint64, kStepRecordFields> &f)
 {
@@ -68,6 +69,9 @@ StepRow rowOf(int rank, const std::array<quint64, kStepRecordFields> &f)
     s.lossScale = d(19);
     s.skippedSteps = i(20);
     s.updateSkipped = i(21) != 0;
+    s.outerSteps = i(22);
+    s.dpBytes = i(23);
+    s.dpDenseBytes = i(24);
     return s;
 }
 
@@ -97,8 +101,8 @@ void StepBlockEncoder::clear()
 void StepBlockEncoder::add(const StepRow &row)
 {
     const std::array<quint64, kStepRecordFields> f = fieldsOf(row);
-    unsigned char out[3 + kStepRecordFields * 10];
-    unsigned char *p = out + 3;
+    unsigned char out[4 + kStepRecordFields * 10];
+    unsigned char *p = out + m_maskBytes;
     quint32 mask = 0;
     for (int k = 0; k < kStepRecordFields; ++k) {
         if (f[k] == m_previous[k])
@@ -123,6 +127,8 @@ void StepBlockEncoder::add(const StepRow &row)
     out[0] = static_cast<unsigned char>(mask);
     out[1] = static_cast<unsigned char>(mask >> 8);
     out[2] = static_cast<unsigned char>(mask >> 16);
+    if (m_maskBytes == 4)
+        out[3] = static_cast<unsigned char>(mask >> 24);
     m_bytes.append(reinterpret_cast<const char *>(out), p - out);
     m_previous = f;
     ++m_count;
@@ -150,18 +156,21 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
         }
         return true;
     }
-    if (encoding != StepEncoding::Delta && encoding != StepEncoding::Delta22)
+    if (encoding != StepEncoding::Delta && encoding != StepEncoding::Delta22 && encoding != StepEncoding::Delta25)
         return corrupt(QStringLiteral("unknown encoding %1").arg(static_cast<int>(encoding)));
-    const int fields = encoding == StepEncoding::Delta ? kStepRecordFields7 : kStepRecordFields;
+    const int fields = encoding == StepEncoding::Delta    ? kStepRecordFields7
+                       : encoding == StepEncoding::Delta22 ? kStepRecordFields22
+                                                           : kStepRecordFields;
+    const int maskBytes = encoding == StepEncoding::Delta25 ? 4 : 3;
     const auto *p = reinterpret_cast<const unsigned char *>(blob.constData());
     const auto *const begin = p, *const end = p + blob.size();
     auto at = [&] { return static_cast<qint64>(p - begin); };
     std::array<quint64, kStepRecordFields> f{};
     for (qint64 i = 0; i < count; ++i) {
-        if (end - p < 3)
+        if (end - p < maskBytes)
             return corrupt(QStringLiteral("record %1 of %2 cut short at byte %3").arg(i + 1).arg(count).arg(at()));
-        const quint32 mask = p[0] | quint32(p[1]) << 8 | quint32(p[2]) << 16;
-        p += 3;
+        const quint32 mask = p[0] | quint32(p[1]) << 8 | quint32(p[2]) << 16 | (maskBytes == 4 ? quint32(p[3]) << 24 : 0);
+        p += maskBytes;
         if (mask >> fields)
             return corrupt(QStringLiteral("record %1 names fields that do not exist").arg(i + 1));
         for (int k = 0; k < fields; ++k) {

@@ -1,5 +1,5 @@
 // How the history stores step reports (schema 5, records encoded since schema 7, 22 fields since
-// schema 8): packed, one
+// schema 8, 25 since schema 10): packed, one
 // `step_blocks` row per rank and writer transaction, holding every step report of that rank the
 // transaction commits. A row per report (`step_metrics`, schema 1–4) cost SQLite an index insert
 // per message, which capped the ingest at ~220k messages/s on two cores; a block costs one insert
@@ -9,11 +9,12 @@
 // A block's `rows` blob holds `n` records of the fields of StepRow in its order (step, the six
 // times in ms, tokens, tokens/s, loss, grad norm, lr, the six memory categories; since encoding 2
 // also the master weights' bytes, the loss scale, the skipped updates so far and whether this one
-// was skipped), integers as int64 and the rest as IEEE doubles, in the block's `encoding`:
+// was skipped; since encoding 3 the outer steps, dp bytes and every-step dp bytes so far),
+// integers as int64 and the rest as IEEE doubles, in the block's `encoding`:
 //  - 0 (fixed, schema 5–6): each of the first 18 fields as 8 little-endian bytes, 144 bytes a record;
-//  - 1 (delta, schema 7) and 2 (delta, 22 fields, schema 8): each record against the one before
-//    it in the block (the first against
-//    all zeros): 3 bytes, little-endian, with bit k set when field k's 64 bits differ, then for
+//  - 1 (delta, schema 7), 2 (delta, 22 fields, schema 8) and 3 (delta, 25 fields, schema 10):
+//    each record against the one before it in the block (the first against all zeros): a mask of
+//    3 bytes (4 in encoding 3), little-endian, with bit k set when field k's 64 bits differ, then for
 //    each such field in order an integer's difference (two's complement, wrapping) zigzag-encoded
 //    as a LEB128 varint, or a double's bits XOR the previous bits as one byte (leading zero bytes
 //    << 4 | trailing zero bytes) and the bytes between them, least significant first. Fields that
@@ -39,18 +40,24 @@
 
 namespace trellis::launcher {
 
-inline constexpr int kStepRecordFields = 22;   // encoding 2
+inline constexpr int kStepRecordFields = 25;   // encoding 3
+inline constexpr int kStepRecordFields22 = 22; // encoding 2
 inline constexpr int kStepRecordFields7 = 18;  // encodings 0 and 1
 inline constexpr int kStepRecordBytes = kStepRecordFields7 * 8; // a fixed record
 
-enum class StepEncoding : int { Fixed = 0, Delta = 1, Delta22 = 2 };
+enum class StepEncoding : int { Fixed = 0, Delta = 1, Delta22 = 2, Delta25 = 3 };
 
 // Appends one fixed record (18 fields: schema 5–6, for tests of old databases) to `blob`.
 void packStepRecord(const StepRow &row, QByteArray &blob);
 
-// One block's blob in the delta encoding of all 22 fields (encoding 2), record by record.
+// One block's blob in the delta encoding of all 25 fields (encoding 3), record by record; the
+// older delta encodings (a 3-byte mask; rows whose later fields are 0) for tests of old histories.
 class StepBlockEncoder {
 public:
+    explicit StepBlockEncoder(StepEncoding encoding = StepEncoding::Delta25)
+        : m_maskBytes(encoding == StepEncoding::Delta25 ? 4 : 3)
+    {
+    }
     void add(const StepRow &row);
     void clear(); // an empty block again; the buffer keeps its capacity
     const QByteArray &bytes() const { return m_bytes; }
@@ -58,6 +65,7 @@ public:
 
 private:
     std::array<quint64, kStepRecordFields> m_previous{};
+    int m_maskBytes;
     QByteArray m_bytes;
     qint64 m_count = 0;
 };

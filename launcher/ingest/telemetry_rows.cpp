@@ -30,6 +30,9 @@ StepRow stepRowFrom(const proto::Envelope &e)
     r.lossScale = s.loss_scale();
     r.skippedSteps = static_cast<qint64>(s.skipped_steps());
     r.updateSkipped = s.update_skipped();
+    r.outerSteps = static_cast<qint64>(s.outer_steps());
+    r.dpBytes = static_cast<qint64>(s.dp_bytes());
+    r.dpDenseBytes = static_cast<qint64>(s.dp_dense_bytes());
     return r;
 }
 

@@ -21,6 +21,7 @@ void SnapshotBuilder::reset(int worldSize)
     m_worldSize = worldSize;
     m_skippedUpdates = 0;
     m_lossScaled = false;
+    m_dpTraffic = {};
 }
 
 void SnapshotBuilder::setWorldSize(int worldSize)
@@ -122,6 +123,7 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
     s->step = m_step;
     s->totalSteps = m_totalSteps;
     s->lossScaled = m_lossScaled;
+    s->dpTraffic = m_dpTraffic;
     s->skippedUpdates = m_skippedUpdates;
     addMetricViews(*s, ranks);
     addThroughput(*s);
@@ -141,7 +143,8 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
 void SnapshotBuilder::addMetricViews(DashboardSnapshot &s, const std::vector<int> &ranks) const
 {
     const bool perRank = ranks.size() <= static_cast<std::size_t>(kMaxRankLines);
-    for (Metric m : {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::TokensPerS, Metric::StepMs, Metric::LossScale}) {
+    for (Metric m : {Metric::Loss, Metric::GradNorm, Metric::Lr, Metric::TokensPerS, Metric::StepMs, Metric::LossScale,
+                     Metric::DpBytes}) {
         MetricView v;
         v.perRank = perRank;
         if (perRank) {

@@ -120,6 +120,12 @@ struct DashboardSnapshot {
     ExpertView experts;                   // layers 0: a dense model
     bool lossScaled = false;              // fp16 with dynamic loss scaling
     qint64 skippedUpdates = 0;            // updates skipped for overflow so far (fp16)
+    // Local updates and gradient compression: the newest figures, the most any rank reported
+    // (each rank all-reduces its own part of the model): outer steps, the dp payload so far, what
+    // every-step whole-gradient reduction would have been, and the step they were reported at.
+    struct DpTrafficView {
+        qint64 outerSteps = 0, bytes = 0, denseBytes = 0, step = 0;
+    } dpTraffic;
 };
 
 // The heat map's rows in a snapshot: more ranks are grouped here, on the feed's thread, so that
@@ -137,6 +143,13 @@ public:
         m_store.append(row);
         m_skippedUpdates = std::max(m_skippedUpdates, row.skippedSteps);
         m_lossScaled = m_lossScaled || row.lossScale > 0;
+        if (row.dpDenseBytes > 0 && row.step >= m_dpTraffic.step) {
+            m_dpTraffic.outerSteps = std::max(m_dpTraffic.outerSteps, row.outerSteps);
+            m_dpTraffic.bytes = row.step > m_dpTraffic.step ? row.dpBytes : std::max(m_dpTraffic.bytes, row.dpBytes);
+            m_dpTraffic.denseBytes =
+                row.step > m_dpTraffic.step ? row.dpDenseBytes : std::max(m_dpTraffic.denseBytes, row.dpDenseBytes);
+            m_dpTraffic.step = row.step;
+        }
     }
     void addCollective(const CollectiveRow &row);
     void addEvent(const EventRow &event);
@@ -179,6 +192,7 @@ private:
     int m_worldSize = 0;
     qint64 m_skippedUpdates = 0; // fp16: updates skipped for overflow (the most any rank reported)
     bool m_lossScaled = false;   // fp16: some rank reported a loss scale
+    DashboardSnapshot::DpTrafficView m_dpTraffic; // the newest step's, the most any rank reported
 };
 
 // The prediction for a run's recorded plan (JSON); calibrationPath "" or missing: default rates.

@@ -13,7 +13,7 @@ const char *metricName(Metric metric)
                                         "communication ms", "exposed communication ms", "bubble ms", "idle ms",
                                         "parameter bytes", "gradient bytes", "optimizer bytes", "activation bytes",
                                         "communication buffer bytes", "peak RSS bytes", "master weight bytes",
-                                        "loss scale"};
+                                        "loss scale", "dp MB all-reduced"};
     const int i = static_cast<int>(metric);
     return i >= 0 && i < kMetricCount ? names[i] : "?";
 }
@@ -39,6 +39,7 @@ double metricOf(const StepRow &r, Metric metric)
     case Metric::PeakRss: return static_cast<double>(r.peakRss);
     case Metric::MemMaster: return static_cast<double>(r.memMaster);
     case Metric::LossScale: return r.lossScale;
+    case Metric::DpBytes: return static_cast<double>(r.dpBytes) / 1e6; // MB: a chart's scale
     case Metric::Count: break;
     }
     return 0;

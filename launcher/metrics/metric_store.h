@@ -31,6 +31,7 @@ enum class Metric : int {
     Loss, GradNorm, Lr, TokensPerS, StepMs, ComputeMs, CommMs, CommExposedMs, BubbleMs, IdleMs,
     MemParameters, MemGradients, MemOptimizer, MemActivations, MemComm, PeakRss,
     MemMaster, LossScale, // mixed precision's fp32 masters; fp16's dynamic loss scale
+    DpBytes,              // local updates, gradient compression: dp all-reduce payload so far, MB
     Count
 };
 inline constexpr int kMetricCount = static_cast<int>(Metric::Count);

@@ -16,7 +16,8 @@ QByteArray exportCsv(const RunData &run)
 {
     QByteArray out = "run_id,rank,step,loss,step_ms,tokens_per_s,compute_ms,comm_ms,comm_exposed_ms,bubble_ms,"
                      "idle_ms,tokens,grad_norm,lr,mem_parameters,mem_gradients,mem_optimizer,mem_activations,"
-                     "mem_comm,peak_rss,mem_master,loss_scale,skipped_steps,update_skipped\n";
+                     "mem_comm,peak_rss,mem_master,loss_scale,skipped_steps,update_skipped,outer_steps,dp_bytes,"
+                     "dp_dense_bytes\n";
     const QByteArray runId = run.run.runId.toUtf8();
     for (const StepRow &s : run.steps) {
         out += runId + ',' + QByteArray::number(s.rank) + ',' + QByteArray::number(s.step) + ',' +
@@ -30,7 +31,8 @@ QByteArray exportCsv(const RunData &run)
                QByteArray::number(s.memActivations) + ',' + QByteArray::number(s.memComm) + ',' +
                QByteArray::number(s.peakRss) + ',' + QByteArray::number(s.memMaster) + ',' +
                QByteArray::number(s.lossScale, 'g', 9) + ',' + QByteArray::number(s.skippedSteps) + ',' +
-               (s.updateSkipped ? "1" : "0") + '\n';
+               (s.updateSkipped ? "1" : "0") + ',' + QByteArray::number(s.outerSteps) + ',' + QByteArray::number(s.dpBytes) +
+               ',' + QByteArray::number(s.dpDenseBytes) + '\n';
     }
     return out;
 }
@@ -81,7 +83,10 @@ QByteArray exportJson(const RunData &run)
                                  {QStringLiteral("mem_master"), s.memMaster},
                                  {QStringLiteral("loss_scale"), s.lossScale},
                                  {QStringLiteral("skipped_steps"), s.skippedSteps},
-                                 {QStringLiteral("update_skipped"), s.updateSkipped}});
+                                 {QStringLiteral("update_skipped"), s.updateSkipped},
+                                 {QStringLiteral("outer_steps"), s.outerSteps},
+                                 {QStringLiteral("dp_bytes"), s.dpBytes},
+                                 {QStringLiteral("dp_dense_bytes"), s.dpDenseBytes}});
     root[QStringLiteral("steps")] = steps;
     QJsonArray events;
     for (const EventRow &e : run.events)
@@ -107,11 +112,13 @@ bool exportTable(const QString &name, const RunData &run, const QList<Collective
     using V = QVariant;
     if (name == QLatin1String("steps")) {
         cols({"rank", "step", "loss", "step_ms", "tokens_per_s", "compute_ms", "comm_ms", "comm_exposed_ms", "bubble_ms", "idle_ms",
-              "tokens", "grad_norm", "lr", "loss_scale", "skipped_steps", "update_skipped"});
+              "tokens", "grad_norm", "lr", "loss_scale", "skipped_steps", "update_skipped", "outer_steps", "dp_bytes",
+              "dp_dense_bytes"});
         for (const StepRow &s : run.steps)
             out.rows.append({runId, V(s.rank), V(s.step), V(s.loss), V(s.stepMs), V(s.tokensPerS), V(s.computeMs), V(s.commMs),
                              V(s.commExposedMs), V(s.bubbleMs), V(s.idleMs), V(s.tokens), V(s.gradNorm), V(s.lr),
-                             V(s.lossScale), V(s.skippedSteps), V(s.updateSkipped ? 1 : 0)});
+                             V(s.lossScale), V(s.skippedSteps), V(s.updateSkipped ? 1 : 0), V(s.outerSteps), V(s.dpBytes),
+                             V(s.dpDenseBytes)});
     } else if (name == QLatin1String("memory")) {
         cols({"rank", "step", "parameters", "master_weights", "gradients", "optimizer", "activations", "communication",
               "peak_rss"});

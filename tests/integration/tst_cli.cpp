@@ -319,6 +319,62 @@ private slots:
         QCOMPARE(compared, zero == 0 ? 1 : 3);
     }
 
+    // Local updates and gradient compression report their dp traffic with every step, into the
+    // history: DiLoCo at inner_steps 4 counts an outer step every 4 steps, each all-reducing the
+    // rank's fp32 parameters (its gradient bytes: the same elements), against every step's whole
+    // gradients; PowerSGD the same payload every step, far below the whole gradients; every-step
+    // training reports nothing (the dashboards then say so).
+    void dpTrafficIsReported_data()
+    {
+        QTest::addColumn<QString>("sync");
+        QTest::newRow("diloco inner 4") << QStringLiteral(R"(, "dp_sync": {"mode": "diloco", "inner_steps": 4})");
+        QTest::newRow("powersgd rank 2") << QStringLiteral(R"(, "grad_compression": {"kind": "powersgd", "rank": 2})");
+        QTest::newRow("every step") << QString();
+    }
+    void dpTrafficIsReported()
+    {
+        QFETCH(QString, sync);
+        QFile in(kPlan);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QString text = QString::fromUtf8(in.readAll());
+        text.replace(QStringLiteral("\"micro_batches\": 1}"), QStringLiteral("\"micro_batches\": 1%1}").arg(sync));
+        text.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
+        text.replace(QStringLiteral("\"steps\": 12"), QStringLiteral("\"steps\": 8"));
+        const QString plan = m_dir.filePath(QStringLiteral("traffic-%1.json").arg(qHash(sync)));
+        QFile out(plan);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(text.toUtf8());
+        out.close();
+        const QString database = m_dir.filePath(QStringLiteral("traffic-%1.sqlite").arg(qHash(sync)));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        QCOMPARE(data->steps.size(), 4 * 8);
+        QMap<int, qint64> firstStepBytes;
+        for (const auto &s : data->steps) {
+            const QString where = QStringLiteral("rank %1 step %2: outer %3, %4 of %5 bytes")
+                                      .arg(s.rank)
+                                      .arg(s.step)
+                                      .arg(s.outerSteps)
+                                      .arg(s.dpBytes)
+                                      .arg(s.dpDenseBytes);
+            if (sync.contains(QLatin1String("diloco"))) {
+                QVERIFY2(s.outerSteps == s.step / 4, qPrintable(where));
+                QVERIFY2(s.dpBytes == s.outerSteps * s.memGradients, qPrintable(where));
+                QVERIFY2(s.dpDenseBytes == s.step * s.memGradients, qPrintable(where));
+            } else if (sync.contains(QLatin1String("powersgd"))) {
+                if (s.step == 1)
+                    firstStepBytes[s.rank] = s.dpBytes;
+                QVERIFY2(s.outerSteps == 0 && s.dpBytes > 0 && s.dpBytes == s.step * firstStepBytes.value(s.rank), qPrintable(where));
+                QVERIFY2(s.dpDenseBytes >= 5 * s.dpBytes && s.dpDenseBytes <= s.step * s.memGradients, qPrintable(where));
+            } else {
+                QVERIFY2(s.outerSteps == 0 && s.dpBytes == 0 && s.dpDenseBytes == 0, qPrintable(where));
+            }
+        }
+    }
+
     // Every collective a rank issues in a step — group, operation, bytes and calls — and every
     // memory category are what the cost model predicts for its pipeline stage, for tensor,
     // sequence and pipeline parallelism, their combinations, recompute, the split backward of

@@ -342,6 +342,9 @@ private slots:
                 s.lossScale = i < 3 ? 0 : std::ldexp(1.0, 16 - (i % 5 == 0 ? 1 : 0)); // fp16's scale backing off
                 s.skippedSteps = i / 5;
                 s.updateSkipped = i % 5 == 0;
+                s.outerSteps = i / 8; // DiLoCo, inner_steps 8
+                s.dpBytes = s.outerSteps * 410'000'000;
+                s.dpDenseBytes = (i + 1) * 410'000'000ll;
                 rows.append(s);
             }
             return rows;
@@ -366,6 +369,9 @@ private slots:
         odd.lossScale = std::numeric_limits<double>::quiet_NaN();
         odd.skippedSteps = -7;
         odd.updateSkipped = true;
+        odd.outerSteps = std::numeric_limits<qint64>::max();
+        odd.dpBytes = -3;
+        odd.dpDenseBytes = std::numeric_limits<qint64>::min();
         StepRow back = odd;
         back.step = std::numeric_limits<qint64>::min(); // the difference wraps
         back.tokens = std::numeric_limits<qint64>::max();
@@ -385,7 +391,7 @@ private slots:
         QCOMPARE(encoder.count(), rows.size());
         QList<StepRow> back;
         QString error;
-        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Delta22, back, &error), qPrintable(error));
+        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Delta25, back, &error), qPrintable(error));
         QCOMPARE(back.size(), rows.size());
         for (qsizetype i = 0; i < rows.size(); ++i) {
             QByteArray fixedIn, fixedOut;
@@ -396,6 +402,9 @@ private slots:
             QCOMPARE(std::bit_cast<quint64>(back[i].lossScale), std::bit_cast<quint64>(rows[i].lossScale));
             QCOMPARE(back[i].skippedSteps, rows[i].skippedSteps);
             QCOMPARE(back[i].updateSkipped, rows[i].updateSkipped);
+            QCOMPARE(back[i].outerSteps, rows[i].outerSteps); // and the 3 of schema 10
+            QCOMPARE(back[i].dpBytes, rows[i].dpBytes);
+            QCOMPARE(back[i].dpDenseBytes, rows[i].dpDenseBytes);
             QCOMPARE(back[i].rank, 3);
         }
         if (rows.size() > 10) // unchanged fields cost nothing: well below the fixed 144 bytes
@@ -414,7 +423,7 @@ private slots:
         a.step = 5;
         a.loss = 2.5;
         a.tokens = 300;
-        StepBlockEncoder e;
+        StepBlockEncoder e(StepEncoding::Delta); // a 3-byte mask, as encodings 1 and 2 have
         e.add(a);
         const QByteArray one = e.bytes();
         QTest::newRow("empty for one record") << QByteArray() << qint64(1) << 1 << QStringLiteral("cut short") << 0;
@@ -422,6 +431,8 @@ private slots:
         QTest::newRow("field cut") << one.left(one.size() - 1) << qint64(1) << 1 << QStringLiteral("cut") << 0;
         QTest::newRow("a field past the 18") << QByteArray::fromHex("000004") << qint64(1) << 1 << QStringLiteral("do not exist") << 0;
         QTest::newRow("a field past the 22") << QByteArray::fromHex("000040") << qint64(1) << 2 << QStringLiteral("do not exist") << 0;
+        QTest::newRow("a field past the 25") << QByteArray::fromHex("00000002") << qint64(1) << 3 << QStringLiteral("do not exist") << 0;
+        QTest::newRow("4-byte mask cut") << QByteArray::fromHex("000000") << qint64(1) << 3 << QStringLiteral("cut short") << 0;
         QTest::newRow("bad double header") << QByteArray::fromHex("020000" "44") << qint64(1) << 1 << QStringLiteral("bad field header") << 0;
         QTest::newRow("overlong number") << QByteArray::fromHex("010000" "ffffffffffffffffffff01") << qint64(1) << 1
                                          << QStringLiteral("overlong") << 0;
@@ -494,7 +505,7 @@ private slots:
         QCOMPARE(q.value(0).toInt(), 0);
         QCOMPARE(q.value(1).toInt(), 2);
         QVERIFY(q.next());
-        QCOMPARE(q.value(0).toInt(), 2);
+        QCOMPARE(q.value(0).toInt(), 3); // the writer's blocks: the newest encoding
         const auto data = db.loadRun(db.findRun(QStringLiteral("six"))->id);
         QCOMPARE(db.lastError(), QString());
         QCOMPARE(data->steps.size(), 7);
@@ -504,30 +515,44 @@ private slots:
         QCOMPARE(data->steps[6].loss, 0.25);
     }
 
-    // A schema-7 history (delta records of 18 fields) migrates to 8 and reads its blocks beside
-    // the new ones of 22 fields (the loss scale, the master weights' bytes, skipped updates).
-    void deltaBlocksOfSchemaSeven()
+    // Older histories of delta records migrate and read their blocks beside the new ones of 25
+    // fields: schema 7 (18 fields, encoding 1) and schema 9 (22 fields — the loss scale, the master
+    // weights' bytes, skipped updates — encoding 2).
+    void deltaBlocksOfOlderSchemas_data()
     {
+        QTest::addColumn<int>("schema");
+        QTest::addColumn<int>("encoding");
+        QTest::newRow("schema 7") << 7 << 1;
+        QTest::newRow("schema 9") << 9 << 2;
+    }
+    void deltaBlocksOfOlderSchemas()
+    {
+        QFETCH(int, schema);
+        QFETCH(int, encoding);
         QTemporaryDir dir;
-        const QString path = filledHistory(dir.filePath(QStringLiteral("v7.sqlite")), QStringLiteral("seven"), 1, 2);
+        const QString path = filledHistory(dir.filePath(QStringLiteral("old.sqlite")), QStringLiteral("old"), 1, 2);
         QVERIFY(!path.isEmpty());
         {
             HistoryDatabase db;
             QCOMPARE(db.open(path, false), QString());
             QSqlQuery q(db.connection());
             QVERIFY(q.exec(QStringLiteral("DELETE FROM step_blocks")));
-            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
-            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=7")));
-            StepBlockEncoder e; // records without the new fields encode as schema 7 wrote them
+            if (schema < 9)
+                QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command")));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=%1").arg(schema)));
+            StepBlockEncoder e(static_cast<StepEncoding>(encoding)); // as that schema wrote them
             for (int st = 1; st <= 2; ++st) {
                 StepRow s;
                 s.step = st;
                 s.loss = 3.0 - st;
                 s.memParameters = 4096;
+                if (encoding == 2)
+                    s.lossScale = 1024;
                 e.add(s);
             }
             q.prepare(QStringLiteral("INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows, encoding)"
-                                     " VALUES((SELECT id FROM runs), 0, 1, 2, 1.0, 2, ?, 1)"));
+                                     " VALUES((SELECT id FROM runs), 0, 1, 2, 1.0, 2, ?, %1)")
+                          .arg(encoding));
             q.addBindValue(e.bytes());
             QVERIFY(q.exec());
         }
@@ -540,20 +565,27 @@ private slots:
         next.skippedSteps = 2;
         next.updateSkipped = true;
         next.memMaster = 8192;
-        writer.enqueue(StepOp{QStringLiteral("seven"), {next}});
+        next.outerSteps = 1;
+        next.dpBytes = 1 << 20;
+        next.dpDenseBytes = 3 << 20;
+        writer.enqueue(StepOp{QStringLiteral("old"), {next}});
         QVERIFY(writer.flush());
         HistoryDatabase db;
         QCOMPARE(db.open(path, false), QString());
-        const auto data = db.loadRun(db.findRun(QStringLiteral("seven"))->id);
+        const auto data = db.loadRun(db.findRun(QStringLiteral("old"))->id);
         QCOMPARE(db.lastError(), QString());
         QCOMPARE(data->steps.size(), 3);
         QCOMPARE(data->steps[1].loss, 1.0);
         QCOMPARE(data->steps[1].memParameters, qint64(4096));
-        QCOMPARE(data->steps[1].lossScale, 0.0);
+        QCOMPARE(data->steps[1].lossScale, encoding == 2 ? 1024.0 : 0.0);
+        QCOMPARE(data->steps[1].dpBytes, qint64(0));
         QCOMPARE(data->steps[2].lossScale, 32768.0);
         QCOMPARE(data->steps[2].skippedSteps, qint64(2));
         QVERIFY(data->steps[2].updateSkipped);
         QCOMPARE(data->steps[2].memMaster, qint64(8192));
+        QCOMPARE(data->steps[2].outerSteps, qint64(1));
+        QCOMPARE(data->steps[2].dpBytes, qint64(1 << 20));
+        QCOMPARE(data->steps[2].dpDenseBytes, qint64(3 << 20));
     }
 
     // A run whose launcher died stays "running" in nobody's hands: the next open closes it as

@@ -20,6 +20,7 @@
 #include <qcustomplot.h>
 
 #include <QFile>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTest>
@@ -161,6 +162,48 @@ private slots:
         QCOMPARE(comm.table()->item(0, 0)->text(), QStringLiteral("dp"));
         QCOMPARE(comm.table()->item(0, 2)->text(), QStringLiteral("4"));
         QCOMPARE(comm.table()->item(0, 6)->text(), QStringLiteral("1 (1.00)")); // the slowest link named
+        QVERIFY(comm.trafficLabel()->isHidden()); // every-step training: nothing to compare
+    }
+
+    // Local updates: the outer steps and the dp bytes against every step's whole gradients, on the
+    // communication panel and as the training panel's dp chart (each rank's bytes so far, and the
+    // every-step line). DiLoCo at inner_steps 4 over 30 steps: 7 outer steps of 8 MB a rank.
+    void dpTrafficOfLocalUpdates()
+    {
+        RunData run = recordedRun(4, 30);
+        for (StepRow &row : run.steps) {
+            row.outerSteps = row.step / 4;
+            row.dpBytes = row.outerSteps * 8'000'000;
+            row.dpDenseBytes = row.step * 8'000'000;
+        }
+        const auto snapshot = snapshotOf(run, collectives(4));
+        QCOMPARE(snapshot->dpTraffic.outerSteps, 7);
+        QCOMPARE(snapshot->dpTraffic.bytes, 56'000'000);
+        QCOMPARE(snapshot->dpTraffic.denseBytes, 240'000'000);
+        CommunicationPanel comm;
+        comm.show(snapshot);
+        QVERIFY(!comm.trafficLabel()->isHidden());
+        QCOMPARE(comm.trafficLabel()->text(),
+                 QStringLiteral("dp traffic: 7 outer step(s); 56.0 MB all-reduced a rank instead of 240.0 MB every step would (4.3× fewer)"));
+        MetricPanel training(QStringLiteral("t"), QStringLiteral("t"), {Metric::DpBytes}, false);
+        training.show(snapshot);
+        QCustomPlot *plot = training.plot();
+        QCOMPARE(plot->graphCount(), 5); // a line per rank, and every step's
+        QCOMPARE(plot->graph(0)->data()->at(29)->value, 56.0); // MB
+        QCOMPARE(plot->graph(0)->data()->at(3)->value, 8.0);   // the first outer step, at step 4
+        QCOMPARE(plot->graph(4)->name(), QStringLiteral("every step would: 240.0 MB (4.3× more)"));
+        QCOMPARE(plot->graph(4)->data()->at(1)->value, 240.0);
+        // trellis --panel training.dp picks the chart by name (exact first, else the first prefix).
+        MetricPanel choices(QStringLiteral("t"), QStringLiteral("t"), {Metric::Loss, Metric::LossScale, Metric::DpBytes}, false);
+        choices.show(snapshot);
+        QVERIFY(choices.chooseView(QStringLiteral("dp")));
+        QCOMPARE(choices.plot()->graphCount(), 5);
+        QCOMPARE(choices.plot()->graph(4)->name(), QStringLiteral("every step would: 240.0 MB (4.3× more)"));
+        QVERIFY(choices.chooseView(QStringLiteral("loss")));
+        QCOMPARE(choices.plot()->yAxis->label(), QStringLiteral("loss"));
+        QVERIFY(choices.chooseView(QStringLiteral("loss_scale")));
+        QVERIFY(!choices.chooseView(QStringLiteral("flops")));
+        QVERIFY(!choices.chooseView(QStringLiteral("bytes")));
     }
 
     // The run's plan gives the cost model's prediction, drawn beside the measurement: the

@@ -2,15 +2,21 @@
 #include "ui/dashboards/communication_panel.h"
 
 #include <QHeaderView>
+#include <QLabel>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
 namespace trellis::ui::dashboards {
 
-CommunicationPanel::CommunicationPanel(QWidget *parent) : Panel(parent), m_table(new QTableWidget(this))
+CommunicationPanel::CommunicationPanel(QWidget *parent)
+    : Panel(parent), m_traffic(new QLabel(this)), m_table(new QTableWidget(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
+    m_traffic->setWordWrap(true);
+    m_traffic->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_traffic->hide();
+    layout->addWidget(m_traffic);
     layout->addWidget(m_table);
     m_table->setColumnCount(7);
     m_table->setHorizontalHeaderLabels({tr("group"), tr("operation"), tr("ranks"), tr("MB"), tr("ms"), tr("bus GB/s"),
@@ -22,6 +28,9 @@ CommunicationPanel::CommunicationPanel(QWidget *parent) : Panel(parent), m_table
 
 void CommunicationPanel::show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot)
 {
+    const QString traffic = dpTrafficSummary(snapshot->dpTraffic);
+    m_traffic->setText(tr("dp traffic: %1").arg(traffic));
+    m_traffic->setVisible(!traffic.isEmpty());
     const auto &rows = snapshot->collectives;
     m_table->setRowCount(static_cast<int>(rows.size()));
     for (int i = 0; i < static_cast<int>(rows.size()); ++i) {

@@ -4,6 +4,7 @@
 
 #include "ui/dashboards/panel.h"
 
+class QLabel;
 class QTableWidget;
 
 namespace trellis::ui::dashboards {
@@ -18,8 +19,10 @@ public:
     QString emptyText(const launcher::telemetry::DashboardSnapshot *snapshot) const override;
     void setPeakGbps(double gbps) { m_peakGbps = gbps; }
     QTableWidget *table() const { return m_table; }
+    QLabel *trafficLabel() const { return m_traffic; }
 
 private:
+    QLabel *m_traffic; // local updates, gradient compression: the dp bytes against every step's
     QTableWidget *m_table;
     double m_peakGbps = 0;
 };

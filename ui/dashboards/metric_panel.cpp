@@ -48,7 +48,11 @@ void MetricPanel::show(const std::shared_ptr<const DashboardSnapshot> &shared)
         label = snapshot.lossScaled ? tr("loss scale (fp16): %n update(s) skipped for overflow", nullptr,
                                          static_cast<int>(snapshot.skippedUpdates))
                                     : tr("loss scale: none (only fp16 training scales its loss)");
+    if (metric == Metric::DpBytes)
+        label = tr("dp MB a rank, so far");
     drawMetric(m_plot, it->second, label);
+    if (metric == Metric::DpBytes && snapshot.dpTraffic.denseBytes > 0)
+        drawEveryStepTraffic(snapshot.dpTraffic);
     if (m_total && metric == Metric::TokensPerS && !snapshot.totalTokensPerS.empty()) {
         // The whole job's tokens/s, on the right axis.
         QCPGraph *g = m_plot->addGraph(m_plot->xAxis, m_plot->yAxis2);
@@ -61,6 +65,19 @@ void MetricPanel::show(const std::shared_ptr<const DashboardSnapshot> &shared)
         g->rescaleValueAxis();
         m_plot->replot(QCustomPlot::rpQueuedReplot);
     }
+}
+
+// Every-step whole-gradient reduction for comparison: a straight line, the same bytes each step.
+void MetricPanel::drawEveryStepTraffic(const DashboardSnapshot::DpTrafficView &t)
+{
+    QCPGraph *g = m_plot->addGraph();
+    const double mb = static_cast<double>(t.bytes) / 1e6, denseMb = static_cast<double>(t.denseBytes) / 1e6;
+    g->setName(mb > 0 ? tr("every step would: %1 MB (%2× more)").arg(denseMb, 0, 'f', 1).arg(denseMb / mb, 0, 'f', 1)
+                      : tr("every step would: %1 MB").arg(denseMb, 0, 'f', 1));
+    g->setPen(QPen(Qt::darkGray, 1.5, Qt::DashLine));
+    g->setData({0.0, static_cast<double>(t.step)}, {0.0, static_cast<double>(t.denseBytes) / 1e6}, true);
+    m_plot->rescaleAxes();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 // The model FLOPs the job achieves (tokens/s × the plan's FLOPs per token) and, where the device
@@ -101,7 +118,7 @@ QString MetricPanel::emptyText(const DashboardSnapshot *snapshot) const
 {
     QStringList names;
     for (Metric m : m_metrics)
-        if (m != Metric::LossScale)
+        if (m != Metric::LossScale && m != Metric::DpBytes)
             names << metricLabel(m);
     const QString what = names.join(QStringLiteral(", "));
     if (!snapshot)
@@ -114,6 +131,28 @@ QString MetricPanel::emptyText(const DashboardSnapshot *snapshot) const
 }
 
 void MetricPanel::choose(int index) { m_choice->setCurrentIndex(index); }
+
+bool MetricPanel::chooseView(const QString &key)
+{
+    if (key == QLatin1String("flops") && m_choice->count() > static_cast<int>(m_metrics.size())) {
+        choose(static_cast<int>(m_metrics.size()));
+        return true;
+    }
+    auto slug = [](Metric m) {
+        QString name = QString::fromLatin1(launcher::telemetry::metricName(m));
+        for (QChar &c : name)
+            if (!c.isLetterOrNumber())
+                c = QLatin1Char('_');
+        return name;
+    };
+    for (bool exact : {true, false})
+        for (std::size_t i = 0; i < m_metrics.size(); ++i)
+            if (exact ? slug(m_metrics[i]) == key : slug(m_metrics[i]).startsWith(key)) {
+                choose(static_cast<int>(i));
+                return true;
+            }
+    return false;
+}
 
 void MetricPanel::markStep(qint64 step) { markStepOn(m_plot, step); }
 

@@ -24,9 +24,13 @@ public:
     QCustomPlot *plot() const { return m_plot; }
     int pointCount() const; // points drawn, over every line (tests)
     void choose(int index);   // a metric by its index, or past them the model FLOPs view
+    // A metric by its name with '_' for spaces and dashes ("grad_norm", "dp_mb_all_reduced"),
+    // or the first whose name starts with `key` ("dp"); "flops" the model FLOPs view.
+    bool chooseView(const QString &key) override;
 
 private:
     void drawFlops(const launcher::telemetry::DashboardSnapshot &snapshot);
+    void drawEveryStepTraffic(const launcher::telemetry::DashboardSnapshot::DpTrafficView &traffic);
 
     QString m_title, m_id;
     std::vector<launcher::telemetry::Metric> m_metrics;

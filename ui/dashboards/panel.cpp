@@ -29,9 +29,24 @@ QString metricLabel(launcher::telemetry::Metric metric)
     case Metric::PeakRss: return Panel::tr("peak RSS bytes");
     case Metric::MemMaster: return Panel::tr("master weight bytes");
     case Metric::LossScale: return Panel::tr("loss scale (fp16)");
+    case Metric::DpBytes: return Panel::tr("dp MB all-reduced");
     case Metric::Count: break;
     }
     return QString::fromLatin1(launcher::telemetry::metricName(metric));
+}
+
+QString dpTrafficSummary(const launcher::telemetry::DashboardSnapshot::DpTrafficView &t)
+{
+    if (t.denseBytes <= 0)
+        return {};
+    const double mb = static_cast<double>(t.bytes) / 1e6, denseMb = static_cast<double>(t.denseBytes) / 1e6;
+    const QString outer = t.outerSteps > 0 ? Panel::tr("%n outer step(s); ", nullptr, static_cast<int>(t.outerSteps)) : QString();
+    const QString saving = mb > 0 ? Panel::tr("%1× fewer").arg(denseMb / mb, 0, 'f', 1) : Panel::tr("none sent yet");
+    return Panel::tr("%1%2 MB all-reduced a rank instead of %3 MB every step would (%4)")
+        .arg(outer)
+        .arg(mb, 0, 'f', 1)
+        .arg(denseMb, 0, 'f', 1)
+        .arg(saving);
 }
 
 using launcher::telemetry::MetricView;

@@ -27,6 +27,7 @@ DataParallel::DataParallel(DeviceCommunicator &dp, const GptModel<float> &model,
 {
     if (mixed())
         m_copy.assign(m_state.size());
+    m_wireBytes = options.wire == DType::F32 ? 4 : 2;
     const auto n = static_cast<std::size_t>(dp.size());
     m_reducer = std::make_unique<BucketReducer>(
         dp, m_state.grads(), makeBuckets(m_state.segments(), elements(options.bucketMb), elements(options.firstBucketMb), n),
@@ -52,6 +53,16 @@ void DataParallel::setParameters(const float *model)
 void DataParallel::setLocalUpdates(const plan::DpSyncSpec &spec)
 {
     m_outer = std::make_unique<OuterSync>(m_dp, spec, m_state.params(), m_state.size(), m_state.device());
+}
+
+DpTraffic DataParallel::traffic() const
+{
+    const std::uint64_t dense = m_state.size() * m_wireBytes; // one step's whole gradients
+    if (m_outer)
+        return {m_outer->outerSteps(), m_outer->outerSteps() * m_outer->bytesPerSync(), m_outer->innerSteps() * dense};
+    if (m_powerSgd)
+        return {0, m_powerSgd->reductions() * m_powerSgd->bytesPerStep(), m_powerSgd->reductions() * m_powerSgd->wholeBytesPerStep()};
+    return {};
 }
 
 void DataParallel::afterOptimizerStep()

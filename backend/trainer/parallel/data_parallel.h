@@ -57,6 +57,7 @@ public:
     // overlap with backward). ZeRO stage 0, every-step sync.
     void setGradCompression(const plan::GradCompressionSpec &spec, const std::vector<ParamTensor> &tensors, std::uint64_t seed);
     const PowerSgd *powerSgd() const { return m_powerSgd.get(); }
+    DpTraffic traffic() const; // all 0 with every-step whole-gradient reduction
 
     std::uint64_t parameterBytes() const override;
     std::uint64_t masterBytes() const override;
@@ -88,6 +89,7 @@ protected:
     std::unique_ptr<BucketReducer> m_reducer;
     std::unique_ptr<OuterSync> m_outer; // local updates
     std::unique_ptr<PowerSgd> m_powerSgd; // gradient compression
+    std::size_t m_wireBytes = 4;          // a gradient element on the wire (parallel.grad_reduce)
 };
 
 } // namespace trellis::trainer

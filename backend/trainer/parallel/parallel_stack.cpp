@@ -404,6 +404,12 @@ std::vector<float> ParallelStack::gatherCapturedGradients()
     return assemble(pieces);
 }
 
+DpTraffic ParallelStack::dpTraffic() const
+{
+    const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());
+    return dp ? dp->traffic() : DpTraffic{};
+}
+
 std::string ParallelStack::compressionNote() const
 {
     const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());

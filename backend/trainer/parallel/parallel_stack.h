@@ -78,6 +78,8 @@ public:
     std::uint64_t masterBytes() const { return m_storage->masterBytes(); }
     std::uint64_t gradientBytes() const { return m_storage->gradientBytes(); }
     std::uint64_t bufferBytes() const { return m_storage->bufferBytes(); }
+    // Local updates and gradient compression: the dp traffic so far (all 0 otherwise).
+    DpTraffic dpTraffic() const;
     // Gradient compression, for the log: "grad compression powersgd: …"; empty without it.
     std::string compressionNote() const;
     std::uint64_t activationBytes() const { return m_executor->activationBytes(); }

@@ -46,6 +46,7 @@ public:
     std::uint64_t wholeBytesPerStep() const; // what averaging every gradient whole would
     std::uint64_t stateBytes() const;       // error feedback, Q, P and the packed buffers
     std::size_t compressedMatrices() const { return m_matrices.size(); }
+    std::uint64_t reductions() const { return m_reduced; } // reduce() calls so far
     // The error feedback of the matrices, in their order (tests).
     const std::vector<float> &errorFeedback() const { return m_error; }
 

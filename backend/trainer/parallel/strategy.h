@@ -33,6 +33,13 @@
 
 namespace trellis::trainer {
 
+// Data-parallel traffic where it is not the whole gradients every step (local updates, gradient
+// compression), so far in the run, this rank's: payload bytes handed to all-reduces over dp, and
+// what reducing every gradient whole every step (in parallel.grad_reduce's type) would have.
+struct DpTraffic {
+    std::uint64_t outerSteps = 0, bytes = 0, denseBytes = 0;
+};
+
 // A range this rank updates, with where its fp32 parameters (the master weights in mixed
 // precision) and reduced gradients live.
 struct OwnedRange {
