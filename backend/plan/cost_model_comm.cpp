@@ -238,21 +238,22 @@ double gradientAllReduce(const CostInputs &in, const Links &links, const Calls &
     return all.calls * allReduceMs(c.chosen, each, in.dp, t);
 }
 
-// parallel.grad_compression powersgd (trainer/parallel/powersgd.h): a step all-reduces the
-// vectors whole, every matrix's P (rows × r) and every matrix's Q (cols × r), r = min(rank, rows,
-// cols) — three calls, fp32 — instead of the gradients. The matrices of a stage as gpt_model.cpp
-// lays them out for this tp rank: wte and (gpt) wpe on the first stage, a layer's qkv, proj, fc
-// (llama: gate and up together) and proj, a mixture's router (its experts are 3-D: whole), and
-// llama's lm_head on the last.
-Calls powerSgdCalls(const CostInputs &in, int stage, std::uint64_t stageElements)
+} // namespace
+
+// The matrices of a stage as gpt_model.cpp lays them out for this tp rank: wte and (gpt) wpe on
+// the first stage, a layer's qkv, proj, fc (llama: gate and up together) and proj, a mixture's
+// router (its experts are 3-D: whole), and llama's lm_head on the last; r = min(rank, rows, cols).
+PowerSgdShapes powerSgdShapes(const CostInputs &in, int stage)
 {
     const Shapes &sh = in.sh;
     const auto rank = static_cast<std::uint64_t>(std::max(1, in.p.gradCompression.rank));
-    std::uint64_t factors = 0, matrixElements = 0;
+    PowerSgdShapes out;
     auto matrix = [&](std::uint64_t rows, std::uint64_t cols, std::uint64_t count) {
         const std::uint64_t r = std::min({rank, rows, cols});
-        factors += count * (rows + cols) * r;
-        matrixElements += count * rows * cols;
+        out.factors += count * (rows + cols) * r;
+        out.matrixElements += count * rows * cols;
+        if (count > 0)
+            out.largest = std::max(out.largest, rows * cols);
     };
     const bool first = stage == 0, last = stage == in.pp - 1;
     if (first) {
@@ -271,9 +272,19 @@ Calls powerSgdCalls(const CostInputs &in, int stage, std::uint64_t stageElements
     }
     if (last && sh.llama)
         matrix(sh.Vl, sh.C, 1);
+    return out;
+}
+
+namespace {
+
+// parallel.grad_compression powersgd: a step all-reduces the vectors whole, every matrix's P
+// (rows × r) and every matrix's Q (cols × r) — three calls, fp32 — instead of the gradients.
+Calls powerSgdCalls(const CostInputs &in, int stage, std::uint64_t stageElements)
+{
+    const PowerSgdShapes shapes = powerSgdShapes(in, stage);
     Calls c;
-    c.add(1, static_cast<double>(stageElements - std::min(stageElements, matrixElements)) * 4.0);
-    c.add(2, static_cast<double>(factors) * 2.0); // P and Q: half the factor elements each, on average
+    c.add(1, static_cast<double>(stageElements - std::min(stageElements, shapes.matrixElements)) * 4.0);
+    c.add(2, static_cast<double>(shapes.factors) * 2.0); // P and Q: half the factor elements each, on average
     return c;
 }
 

@@ -165,6 +165,22 @@ std::uint64_t shardedFrameworkBuffers(const CostInputs &in, const std::vector<st
     return (2 + (in.p.zero == 3 ? 2 : 0)) * largest * 4;
 }
 
+// Data parallelism's options at ZeRO 0 (trainer/parallel/outer_sync.h, powersgd.h): local
+// updates keep an fp32 anchor of the local buffer (`held` elements) and DiLoCo its outer momentum,
+// optimizer state; PowerSGD its factors, the matrices' error feedback, the vectors packed and a
+// scratch matrix, fp32, with the communication buffers.
+void addDataParallelOptions(const CostInputs &in, int stage, std::uint64_t held, std::uint64_t real, StageMemory &mem)
+{
+    const ParallelSpec &p = in.p;
+    if (p.dpSync.local())
+        mem.optimizer += held * 4 * (p.dpSync.mode == DpSyncMode::DiLoCo ? 2 : 1);
+    if (p.gradCompression.kind == GradCompression::PowerSgd) {
+        const PowerSgdShapes shapes = powerSgdShapes(in, stage);
+        const std::uint64_t vectors = real - std::min(real, shapes.matrixElements);
+        mem.commBuffers += (shapes.factors + shapes.matrixElements + vectors + shapes.largest) * 4;
+    }
+}
+
 // ZeRO 0/1: the padded local buffer (the trainer's; the model's own count elsewhere).
 void addBufferStates(const CostInputs &in, int stage, StageMemory &mem)
 {
@@ -189,6 +205,8 @@ void addBufferStates(const CostInputs &in, int stage, StageMemory &mem)
         if (p.gradReduce == GradReduce::Bf16)
             mem.commBuffers += paddedTotal(buckets) * 2;
     }
+    if (p.zero == 0)
+        addDataParallelOptions(in, stage, in.trainerLayout ? paddedTotal(buckets) : real, real, mem);
 }
 
 // ZeRO 2/3 without a pipeline: the units sharded.

@@ -90,6 +90,14 @@ std::vector<std::uint64_t> stageUnits(const CostInputs &in, int stage);
 // stage holds it, the rest together.
 std::vector<std::uint64_t> stageSegments(const CostInputs &in, int stage);
 
+// PowerSGD's matrices on a stage (parallel.grad_compression; trainer/parallel/powersgd.h): the
+// elements of its factors (every P and Q), of the matrices (their error feedback), and of the
+// largest matrix (its scratch).
+struct PowerSgdShapes {
+    std::uint64_t factors = 0, matrixElements = 0, largest = 0;
+};
+PowerSgdShapes powerSgdShapes(const CostInputs &in, int stage);
+
 // Memory: e.memory per stage, and a warning for each stage that does not fit the device.
 void estimateMemory(const CostInputs &in, const DeviceSpec &device, Estimate &e);
 

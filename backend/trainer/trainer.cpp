@@ -483,7 +483,7 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
     f.dpBytes = traffic.bytes;
     f.dpDenseBytes = traffic.denseBytes;
     f.gradientBytes = m_stack.gradientBytes();
-    f.optimizerBytes = m_optimizer.stateBytes();
+    f.optimizerBytes = m_optimizer.stateBytes() + (m_stack.outerSync() ? m_stack.outerSync()->stateBytes() : 0);
     f.activationBytes = m_stack.activationBytes();
     f.bufferBytes = m_stack.bufferBytes();
     ExpertLoad load = m_stack.takeExpertLoad(); // taken every step; tp ranks > 0 route alike and stay quiet

@@ -323,7 +323,8 @@ private slots:
     // history: DiLoCo at inner_steps 4 counts an outer step every 4 steps, each all-reducing the
     // rank's fp32 parameters (its gradient bytes: the same elements), against every step's whole
     // gradients; PowerSGD the same payload every step, far below the whole gradients; every-step
-    // training reports nothing (the dashboards then say so).
+    // training reports nothing (the dashboards then say so). Their state is what the estimate
+    // predicts, to the byte.
     void dpTrafficIsReported_data()
     {
         QTest::addColumn<QString>("sync");
@@ -352,6 +353,15 @@ private slots:
         QCOMPARE(h.open(database, false), QString());
         const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
         QCOMPARE(data->steps.size(), 4 * 8);
+        // Their state as the estimate counts it, to the byte: the outer anchor and momentum with
+        // the optimizer's, PowerSGD's factors, error feedback and buffers with the communication's.
+        const auto predicted = predictedMemory(plan);
+        QCOMPARE(predicted.size(), size_t(1));
+        const auto &last = data->steps.last();
+        QCOMPARE(qint64(predicted[0].optimizer), last.memOptimizer);
+        QCOMPARE(qint64(predicted[0].commBuffers), last.memComm);
+        if (sync.contains(QLatin1String("diloco")))
+            QCOMPARE(last.memOptimizer, last.memGradients * 4); // m, v, anchor, momentum
         QMap<int, qint64> firstStepBytes;
         for (const auto &s : data->steps) {
             const QString where = QStringLiteral("rank %1 step %2: outer %3, %4 of %5 bytes")
