@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kMagic[8] = {'T', 'R', 'L', 'S', 'C', 'K', 'P', '1'};
+constexpr std::uint32_t kNoReplica = 0xFFFFFFFF; // a version 2 shard of every-step training
 
 std::string stepDirName(std::uint64_t step)
 {
@@ -78,10 +79,12 @@ struct Shard {
     std::vector<float> parameters;
     std::vector<ParamRange> ranges;
     std::vector<float> m, v;
-    // Version 2 (local updates): the replica that wrote it and its outer state.
-    int replica = -1;
+    // Version 2: the replica that wrote it and its outer state (local updates), the writer's own
+    // state (PowerSGD).
+    int rank = 0, replica = -1;
     std::uint64_t innerSteps = 0, outerSteps = 0;
     std::vector<float> anchor, outerMomentum;
+    std::string extra;
 };
 
 class Reader {
@@ -94,6 +97,14 @@ public:
             return false;
         std::memcpy(&out, m_bytes.data() + m_pos, sizeof out);
         m_pos += sizeof out;
+        return true;
+    }
+    bool bytes(std::string &out, std::uint64_t n)
+    {
+        if (n > m_bytes.size() - m_pos)
+            return false;
+        out.assign(m_bytes.data() + m_pos, n);
+        m_pos += n;
         return true;
     }
     bool floats(std::vector<float> &out, std::size_t n)
@@ -130,14 +141,16 @@ std::string parseShard(const std::string &bytes, Shard &s)
         return "truncated header";
     if (version != 1 && version != 2)
         return "shard format version " + std::to_string(version) + " is not supported";
-    std::uint32_t replica = 0, replicas = 0;
-    std::uint64_t momentumHere = 0;
+    s.rank = static_cast<int>(rank);
+    std::uint32_t replica = kNoReplica, replicas = 0;
+    std::uint64_t anchorHere = 0, momentumHere = 0, extraBytes = 0;
     if (version == 2) {
-        if (!r.get(replica) || !r.get(replicas) || !r.get(s.innerSteps) || !r.get(s.outerSteps) || !r.get(momentumHere))
+        if (!r.get(replica) || !r.get(replicas) || !r.get(s.innerSteps) || !r.get(s.outerSteps) || !r.get(anchorHere) ||
+            !r.get(momentumHere) || !r.get(extraBytes))
             return "truncated header";
-        if (replica >= replicas)
+        if (replica != kNoReplica && replica >= replicas)
             return "replica " + std::to_string(replica) + " of " + std::to_string(replicas);
-        s.replica = static_cast<int>(replica);
+        s.replica = replica == kNoReplica ? -1 : static_cast<int>(replica);
     }
     std::size_t moments = 0;
     for (std::uint32_t i = 0; i < rangeCount; ++i) {
@@ -153,9 +166,10 @@ std::string parseShard(const std::string &bytes, Shard &s)
     if (!r.floats(s.parameters, paramsHere) || !r.floats(s.m, moments) || !r.floats(s.v, moments))
         return "truncated data";
     if (version == 2) {
-        if (momentumHere != 0 && momentumHere != moments)
-            return "holds an outer momentum of " + std::to_string(momentumHere) + " elements for " + std::to_string(moments);
-        if (!r.floats(s.anchor, moments) || !r.floats(s.outerMomentum, momentumHere))
+        if ((anchorHere != 0 && anchorHere != moments) || (momentumHere != 0 && momentumHere != moments))
+            return "holds an outer state of " + std::to_string(anchorHere) + " and " + std::to_string(momentumHere) +
+                   " elements for " + std::to_string(moments);
+        if (!r.floats(s.anchor, anchorHere) || !r.floats(s.outerMomentum, momentumHere) || !r.bytes(s.extra, extraBytes))
             return "truncated data";
     }
     if (r.position() + 8 != bytes.size())
@@ -215,14 +229,15 @@ std::string makePartialDir(HostCommunicator &world, const fs::path &root, const 
 }
 
 // Shard: header, ranges, parameters (all on rank 0 — they are identical on every rank — or, at
-// ZeRO-3, each rank those of its ranges), moments, checksum. Version 2 (local updates: every
-// replica writes the parameters of its ranges) adds the replica, the outer counters and the
-// momentum's length to the header and the anchor and momentum after the moments.
+// ZeRO-3, each rank those of its ranges), moments, checksum. Version 2 (local updates, where every
+// replica writes the parameters of its ranges, or a rank's own state) adds the replica (or none),
+// the outer counters and the lengths of the anchor, the momentum and the own state to the header,
+// and those after the moments.
 std::string shardBytes(const TrainingState &state, int rank, int worldSize, std::uint64_t parameterCount)
 {
     std::string bytes;
-    const bool local = state.replica >= 0;
-    const std::uint32_t version = local ? 2 : 1, rangeCount = static_cast<std::uint32_t>(state.ranges.size());
+    const bool v2 = state.replica >= 0 || !state.extra.empty();
+    const std::uint32_t version = v2 ? 2 : 1, rangeCount = static_cast<std::uint32_t>(state.ranges.size());
     const std::vector<float> &params = state.rangeParameters.empty() ? state.parameters : state.rangeParameters;
     const std::uint64_t paramsHere = params.size();
     bytes.append(kMagic, sizeof kMagic);
@@ -234,12 +249,14 @@ std::string shardBytes(const TrainingState &state, int rank, int worldSize, std:
     put(bytes, state.adamStep);
     put(bytes, paramsHere);
     put(bytes, rangeCount);
-    if (local) {
-        put(bytes, static_cast<std::uint32_t>(state.replica));
+    if (v2) {
+        put(bytes, state.replica >= 0 ? static_cast<std::uint32_t>(state.replica) : kNoReplica);
         put(bytes, static_cast<std::uint32_t>(state.replicas));
         put(bytes, state.innerSteps);
         put(bytes, state.outerSteps);
+        put(bytes, static_cast<std::uint64_t>(state.anchor.size()));
         put(bytes, static_cast<std::uint64_t>(state.outerMomentum.size()));
+        put(bytes, static_cast<std::uint64_t>(state.extra.size()));
     }
     for (const auto &r : state.ranges) {
         put(bytes, static_cast<std::uint64_t>(r.begin));
@@ -248,9 +265,10 @@ std::string shardBytes(const TrainingState &state, int rank, int worldSize, std:
     putFloats(bytes, params);
     putFloats(bytes, state.m);
     putFloats(bytes, state.v);
-    if (local) {
+    if (v2) {
         putFloats(bytes, state.anchor);
         putFloats(bytes, state.outerMomentum);
+        bytes += state.extra;
     }
     put(bytes, fnv1a64(bytes.data(), bytes.size()));
     return bytes;
@@ -573,7 +591,7 @@ std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, cons
 }
 
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
-                          const std::vector<ParamRange> &owned, TrainingState &state, int replica)
+                          const std::vector<ParamRange> &owned, TrainingState &state, int replica, int rank)
 {
     LoadResult result;
     const fs::path root(dir);
@@ -621,6 +639,12 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
             result.skipped.push_back(cdir.string() + ": shards do not cover every optimizer state element");
             continue;
         }
+        // A rank's own state belongs to its place in the layout that wrote it.
+        const bool sameLayout = meta.value("dp", 0) == plan.parallel.dp && meta.value("tp", 0) == plan.parallel.tp &&
+                                meta.value("pp", 0) == plan.parallel.pp;
+        for (const Shard &s : shards)
+            if (sameLayout && s.rank == rank)
+                state.extra = s.extra;
         result.found = true;
         result.path = cdir.string();
         return result;

@@ -10,7 +10,8 @@
 // 16-bit compute copies are remade from them), so a run resumes in another precision too; meta.json
 // names the precision it was written in and fp16's loss-scaler state. With local updates
 // (parallel.dp_sync) every replica writes (format version 2 shards: the replica, the outer
-// counters, the anchor and momentum of its ranges) and meta.json names the mode and replicas.
+// counters, the anchor and momentum of its ranges) and meta.json names the mode and replicas;
+// a rank's own opaque state (PowerSGD's) is the end of a version 2 shard too.
 #pragma once
 
 #include "plan/plan.h"
@@ -45,6 +46,10 @@ struct TrainingState {
     std::string dpSync;                // "local_sgd" or "diloco"
     std::uint64_t innerSteps = 0, outerSteps = 0; // the outer optimizer's counters
     std::vector<float> anchor, outerMomentum;     // for `ranges` (the momentum: DiLoCo only)
+    // This rank's own state beyond the ranges, opaque here: PowerSGD's error feedback and Q
+    // (trainer/parallel/powersgd.h). Loading hands a rank the blob the same rank wrote, when the
+    // checkpoint's dp, tp and pp are the plan's; else it stays empty.
+    std::string extra;
 };
 
 // Collective over `world` (every rank calls it). Returns "" or a message naming the file.
@@ -65,7 +70,7 @@ struct LoadResult {
 // layout); -1 for every-step training. A local-update run may start from an every-step
 // checkpoint: its replicas begin equal, the outer state fresh (state.replica stays -1).
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
-                          const std::vector<ParamRange> &owned, TrainingState &state, int replica = -1);
+                          const std::vector<ParamRange> &owned, TrainingState &state, int replica = -1, int rank = -1);
 
 std::uint64_t fnv1a64(const void *data, std::size_t bytes, std::uint64_t seed = 0xcbf29ce484222325ULL);
 

@@ -114,6 +114,7 @@ void saveState(HostCommunicator &world, ParallelStack &stack, const AdamW &optim
         state.innerSteps = outer->innerSteps();
         state.outerSteps = outer->outerSteps();
     }
+    state.extra = stack.ownState();
     const std::vector<float> m = optimizer.firstMoments(), v = optimizer.secondMoments();
     for (const CheckpointPiece &p : stack.checkpointPieces()) {
         const std::size_t n = p.whole.end - p.whole.begin;
@@ -209,6 +210,7 @@ private:
     void checkpointIfDue(int step, std::uint64_t stepNumber);
     void publishEvent(proto::Event::Kind kind, std::uint64_t step, const std::string &message);
     void announceOuterStep(std::uint64_t stepNumber);
+    void restoreOwnState(const std::string &saved);
 
     const plan::Plan &m_plan;
     const TrainerOptions &m_options;
@@ -249,6 +251,17 @@ void TrainingRun::announceOuterStep(std::uint64_t stepNumber)
                      std::to_string(sync.innerSteps) + " steps without gradient reduction)");
 }
 
+// A rank's own state from the checkpoint (PowerSGD's error feedback and Q); without it (another
+// layout, or a checkpoint written without compression) the compression starts afresh, said once.
+void TrainingRun::restoreOwnState(const std::string &saved)
+{
+    const std::string why = m_stack.restoreOwnState(saved);
+    const std::int32_t failed = why.empty() ? 0 : 1;
+    if (m_world.host().allReduce(failed, ReduceOp::Sum) > 0 && m_rank == 0)
+        std::printf("PowerSGD starts afresh (error feedback 0, a new Q): %s\n",
+                    why.empty() ? "another rank's saved state does not fit" : why.c_str());
+}
+
 void TrainingRun::publishEvent(proto::Event::Kind kind, std::uint64_t step, const std::string &message)
 {
     proto::Envelope e;
@@ -262,7 +275,8 @@ bool TrainingRun::resume()
 {
     TrainingState restored;
     const LoadResult loaded =
-        loadCheckpoint(m_checkpointDir, m_plan, m_stack.wholeParameterCount(), m_stack.ownedWhole(), restored, m_stack.replica());
+        loadCheckpoint(m_checkpointDir, m_plan, m_stack.wholeParameterCount(), m_stack.ownedWhole(), restored, m_stack.replica(),
+                       m_rank);
     for (const auto &why : loaded.skipped)
         if (m_rank == 0)
             std::fprintf(stderr, "trellis-trainer: skipping checkpoint: %s\n", why.c_str());
@@ -284,6 +298,8 @@ bool TrainingRun::resume()
         std::printf("no checkpoint in %s: starting at step 0\n", m_checkpointDir.c_str());
     }
     requireSameCheckpoint(loaded.found, restored.step);
+    if (loaded.found) // collective: after every rank is known to resume
+        restoreOwnState(restored.extra);
     return loaded.found;
 }
 

@@ -57,6 +57,7 @@ public:
     // overlap with backward). ZeRO stage 0, every-step sync.
     void setGradCompression(const plan::GradCompressionSpec &spec, const std::vector<ParamTensor> &tensors, std::uint64_t seed);
     const PowerSgd *powerSgd() const { return m_powerSgd.get(); }
+    PowerSgd *powerSgd() { return m_powerSgd.get(); }
     DpTraffic traffic() const; // all 0 with every-step whole-gradient reduction
 
     std::uint64_t parameterBytes() const override;

@@ -404,6 +404,24 @@ std::vector<float> ParallelStack::gatherCapturedGradients()
     return assemble(pieces);
 }
 
+std::string ParallelStack::ownState() const
+{
+    const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());
+    return dp && dp->powerSgd() ? dp->powerSgd()->saveState() : std::string();
+}
+
+std::string ParallelStack::restoreOwnState(const std::string &saved)
+{
+    auto *dp = dynamic_cast<DataParallel *>(m_storage.get());
+    PowerSgd *p = dp ? dp->powerSgd() : nullptr;
+    if (!p)
+        return {};
+    if (saved.empty())
+        return "the checkpoint holds no PowerSGD state for this rank (written without compression, or at another dp)";
+    const std::string why = p->restoreState(saved);
+    return why.empty() ? why : "the checkpoint's PowerSGD state does not fit (" + why + ")";
+}
+
 DpTraffic ParallelStack::dpTraffic() const
 {
     const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());

@@ -96,6 +96,12 @@ public:
     // checkpoint's), and the outer counters.
     void restoreOuterState(const std::vector<float> &anchor, const std::vector<float> &momentum, std::uint64_t innerSteps,
                            std::uint64_t outerSteps);
+    // Checkpoints: this rank's own state beyond its ranges (PowerSGD's error feedback and Q), as
+    // bytes; empty when it has none. restoreOwnState returns "" or why it restarts that state
+    // (nothing saved, or saved for another layout or rank) — never an error: it is the
+    // compression's memory, not the model's.
+    std::string ownState() const;
+    std::string restoreOwnState(const std::string &saved);
 
     // Checkpoints: what this rank writes (each whole element by exactly one rank; with local
     // updates by one rank of every replica, whose copies differ), what it needs

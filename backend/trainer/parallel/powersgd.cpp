@@ -143,6 +143,39 @@ void PowerSgd::reduce(float *grads)
     }
 }
 
+namespace {
+constexpr char kStateMagic[8] = {'P', 'S', 'G', 'D', 'S', 'T', '0', '1'};
+} // namespace
+
+std::string PowerSgd::saveState() const
+{
+    std::string out(kStateMagic, sizeof kStateMagic);
+    const std::uint64_t header[4] = {m_reduced, m_draws, m_q.size(), m_error.size()};
+    out.append(reinterpret_cast<const char *>(header), sizeof header);
+    out.append(reinterpret_cast<const char *>(m_q.data()), m_q.size() * sizeof(float));
+    out.append(reinterpret_cast<const char *>(m_error.data()), m_error.size() * sizeof(float));
+    return out;
+}
+
+std::string PowerSgd::restoreState(const std::string &bytes)
+{
+    std::uint64_t header[4] = {};
+    if (bytes.size() < sizeof kStateMagic + sizeof header || std::memcmp(bytes.data(), kStateMagic, sizeof kStateMagic) != 0)
+        return "not PowerSGD state";
+    std::memcpy(header, bytes.data() + sizeof kStateMagic, sizeof header);
+    if (header[2] != m_q.size() || header[3] != m_error.size())
+        return "its Q and error feedback hold " + std::to_string(header[2]) + " and " + std::to_string(header[3]) +
+               " elements, this compression's " + std::to_string(m_q.size()) + " and " + std::to_string(m_error.size());
+    if (bytes.size() != sizeof kStateMagic + sizeof header + (m_q.size() + m_error.size()) * sizeof(float))
+        return "truncated";
+    const char *at = bytes.data() + sizeof kStateMagic + sizeof header;
+    std::memcpy(m_q.data(), at, m_q.size() * sizeof(float));
+    std::memcpy(m_error.data(), at + m_q.size() * sizeof(float), m_error.size() * sizeof(float));
+    m_reduced = header[0];
+    m_draws = header[1];
+    return {};
+}
+
 std::uint64_t PowerSgd::bytesPerStep() const { return (m_p.size() + m_q.size() + m_packed.size()) * sizeof(float); }
 
 std::uint64_t PowerSgd::wholeBytesPerStep() const { return m_whole; }

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace trellis::trainer {
@@ -47,6 +48,12 @@ public:
     std::uint64_t stateBytes() const;       // error feedback, Q, P and the packed buffers
     std::size_t compressedMatrices() const { return m_matrices.size(); }
     std::uint64_t reductions() const { return m_reduced; } // reduce() calls so far
+    // Checkpoints: what carries from step to step — the steps and draws counted, Q (the same on
+    // every replica) and this rank's error feedback — as bytes, and back. restoreState returns ""
+    // or why the bytes do not fit this compression (another model, rank or layout): then nothing
+    // changes.
+    std::string saveState() const;
+    std::string restoreState(const std::string &bytes);
     // The error feedback of the matrices, in their order (tests).
     const std::vector<float> &errorFeedback() const { return m_error; }
 

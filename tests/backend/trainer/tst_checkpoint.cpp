@@ -2,7 +2,8 @@
 // uninterrupted one; a checkpoint written at dp=4 resumes at dp=2 and dp=1 (every ZeRO stage, and
 // across stages) with the same loss curve; truncated, corrupt and incomplete checkpoints are skipped with a message
 // naming the file; a checkpoint of another model is refused; local updates (DiLoCo, local SGD)
-// resume bitwise, each replica its own state, and only at the dp degree and mode that wrote them.
+// resume bitwise, each replica its own state, and only at the dp degree and mode that wrote them;
+// PowerSGD resumes bitwise with each rank's error feedback and Q, and afresh at another layout.
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -106,6 +107,10 @@ private slots:
         QTest::newRow("diloco inner 2 pp 2") << 0 << diloco + QStringLiteral(R"(, "pp": 2, "micro_batches": 2)") << 4;
         QTest::newRow("local_sgd inner 4 tp 2")
             << 0 << QStringLiteral(R"(, "tp": 2, "dp_sync": {"mode": "local_sgd", "inner_steps": 4})") << 4;
+        // PowerSGD: each rank's error feedback and the warm-started Q (or the draw count) with it.
+        QTest::newRow("powersgd rank 2") << 0 << QStringLiteral(R"(, "grad_compression": {"kind": "powersgd", "rank": 2})") << 2;
+        QTest::newRow("powersgd rank 2 cold")
+            << 0 << QStringLiteral(R"(, "grad_compression": {"kind": "powersgd", "rank": 2, "warm_start": false})") << 2;
     }
     void bitwiseResume()
     {
@@ -378,6 +383,26 @@ private slots:
                                         QStringLiteral("--resume")});
         QVERIFY2(started.code == 0, qPrintable(started.output));
         QVERIFY2(started.output.contains(QStringLiteral("step-00000003 (step 3)")), qPrintable(started.output));
+    }
+
+    // PowerSGD's state belongs to a rank of the layout that wrote it: at another dp the run
+    // resumes (the model's state reshards as ever) and the compression starts afresh, said once.
+    void powerSgdStateAtAnotherLayoutStartsAfresh()
+    {
+        QTemporaryDir dir;
+        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
+        const QString compression = QStringLiteral(R"(, "grad_compression": {"kind": "powersgd", "rank": 2})");
+        QCOMPARE(trainer(2, {QStringLiteral("--plan"), writePlan(dir.path(), QStringLiteral("two"), 2, 4, 0, 32, ckpt, compression),
+                             QStringLiteral("--inject"), QStringLiteral("crash@1:5")})
+                     .code,
+                 70);
+        const Run one = trainer(1, {QStringLiteral("--plan"), writePlan(dir.path(), QStringLiteral("one"), 1, 8, 0, 32, ckpt, compression),
+                                    QStringLiteral("--resume")});
+        QVERIFY2(one.code == 0, qPrintable(one.output));
+        QVERIFY2(one.output.contains(QStringLiteral("step-00000003 (step 3)")), qPrintable(one.output));
+        QVERIFY2(one.output.contains(QStringLiteral("PowerSGD starts afresh (error feedback 0, a new Q): the checkpoint holds no "
+                                                    "PowerSGD state for this rank (written without compression, or at another dp)")),
+                 qPrintable(one.output));
     }
 
     // Two hosts that do not share a folder, one holding the checkpoint and one not (what the ssh
