@@ -16,6 +16,7 @@ namespace {
 struct LayerTimes {
     double gemm = 0;       // the GEMMs of a forward
     double memory = 0;     // the element-wise passes of a forward
+    double softmax = 0;    // of which the attention core's softmax and dropout (materialized attention)
     double core = 0;       // the attention core (scores and their product with v)
     double head = 0;       // the head's GEMM
     double cpForward = 0;  // context parallelism's exposed gather of k and v
@@ -36,15 +37,20 @@ LayerTimes layerTimesOf(const CostInputs &in, const DeviceSpec &device, const Li
     const double coreFlops = 4.0 * B * sh.S * sh.Cq;
     const double headFlops = 2.0 * B * sh.C * sh.Vl;
     // Bytes the element-wise passes of a layer's forward read and write: two norms (2 passes
-    // each), two residual adds with dropout, the MLP activation, the softmax unless the attention
-    // core is recomputed (fused) per selective recompute or fused by flash attention. Backward
-    // moves about twice that.
+    // each), two residual adds with dropout, the MLP activation, and — unless flash attention
+    // keeps the scores on chip — the softmax over the scores (read, write) and its dropout (read,
+    // write, the mask). Selective recompute does not store the softmax's output but still runs it
+    // through memory, twice (forward, and again before backward): Megatron-LM's materialized
+    // attention (a fused scale-mask-softmax kernel, then dropout) reads and writes the whole
+    // heads × s × s score matrix each time. Backward moves about twice the forward's bytes.
     const double rep = in.sp ? 1.0 / in.tp : 1.0;
-    const double elementwise =
-        B * sh.C * rep * elem * (4 + 6) + (in.dropout ? 2 * B * sh.C * rep : 0.0) + topK * B * sh.Fl * elem * (sh.llama ? 3 : 2) +
-        (p.recompute == Recompute::Selective || in.flash ? 0.0 : sh.NHl * B * sh.S * (in.dropout ? 4 * elem + 1 : 2 * elem));
+    const double softmaxBytes = in.flash ? 0.0 : sh.NHl * B * sh.S * (in.dropout ? 4 * elem + 1 : 2 * elem);
+    const double elementwise = B * sh.C * rep * elem * (4 + 6) + (in.dropout ? 2 * B * sh.C * rep : 0.0) +
+                               topK * B * sh.Fl * elem * (sh.llama ? 3 : 2) + softmaxBytes;
     LayerTimes t;
-    t.memory = device.memoryBandwidthGBps > 0 ? elementwise / (device.memoryBandwidthGBps * 1e9) * 1000.0 : 0.0;
+    const double bytesPerMs = device.memoryBandwidthGBps * 1e9 / 1000.0;
+    t.memory = device.memoryBandwidthGBps > 0 ? elementwise / bytesPerMs : 0.0;
+    t.softmax = device.memoryBandwidthGBps > 0 ? softmaxBytes / bytesPerMs : 0.0;
     t.gemm = layerFlops / peak * 1000.0;
     t.head = headFlops / peak * 1000.0;
     // Context parallelism: each layer gathers k and v from the group and reduce-scatters their
@@ -103,8 +109,9 @@ ScheduleCosts chunkCosts(const CostInputs &in, const DeviceSpec &device, const L
         const double tpF = tpMs(Pass::Forward), tpB = tpMs(Pass::Backward), tpW = tpMs(Pass::Weights);
         const double head_ = head ? t.head : 0.0;
         const double forward = layers * (t.gemm + t.memory + t.cpForward + t.epPass) + head_;
-        const double again = (in.recompute ? layers * (t.gemm + t.memory) : p.recompute == Recompute::Selective ? layers * t.core : 0.0) +
-                             (in.flash ? layers * t.core / 2 : 0.0);
+        const double again =
+            (in.recompute ? layers * (t.gemm + t.memory) : p.recompute == Recompute::Selective ? layers * (t.core + t.softmax) : 0.0) +
+            (in.flash ? layers * t.core / 2 : 0.0);
         costs.forward[static_cast<std::size_t>(c)] = forward + tpF;
         // Input gradients: the GEMMs once more and the element-wise backward; weight gradients: the
         // GEMMs once more (the split schedules run them apart).
