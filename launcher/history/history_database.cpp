@@ -2,11 +2,16 @@
 #include "launcher/history/history_database.h"
 #include "launcher/owner_only.h"
 
+#include "launcher/history/collective_blocks.h"
 #include "launcher/history/step_blocks.h"
 
 #include "launcher/supervisor/run_registry.h"
 
 #include <QAtomicInteger>
+
+#include <algorithm>
+#include <tuple>
+
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QSysInfo>
@@ -132,6 +137,19 @@ const char *const kSchemaV9[] = {
 // of schema 9 must not read such blocks.
 const char *const kSchemaV10[] = {
     "SELECT 1",
+};
+// Schema 11: blocks hold a group of consecutive ranks (step blocks from now on in encoding 4,
+// launcher/history/step_blocks.h: `rank` the group's first, `last_rank` its last; NULL in older
+// blocks of one rank), and collective reports are packed the same way
+// (launcher/history/collective_blocks.h); collective_stats keeps what earlier versions wrote and
+// is read together with the blocks.
+const char *const kSchemaV11[] = {
+    "ALTER TABLE step_blocks ADD COLUMN last_rank INTEGER",
+    "CREATE TABLE IF NOT EXISTS collective_blocks("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, last_rank INTEGER NOT NULL, first_step INTEGER NOT NULL, last_step INTEGER NOT NULL,"
+    " n INTEGER NOT NULL, rows BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS collective_blocks_run ON collective_blocks(run, last_step)",
 };
 
 } // namespace
@@ -304,7 +322,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;
@@ -489,10 +507,11 @@ QList<ExpertLoadRow> HistoryDatabase::expertLoadOf(qint64 id)
 
 QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)
 {
+    // Read order is age order: the rows of schema 1–10, then the blocks by rowid.
     QList<CollectiveRow> rows;
     QSqlQuery q(m_db);
-    q.prepare(QStringLiteral("SELECT rank, step, grp, op, bytes, ms, bus_gbps, count FROM collective_stats"
-                             " WHERE run = ? ORDER BY step, rank"));
+    q.setForwardOnly(true);
+    q.prepare(QStringLiteral("SELECT rank, step, grp, op, bytes, ms, bus_gbps, count FROM collective_stats WHERE run = ?"));
     q.addBindValue(id);
     if (!q.exec())
         return rows;
@@ -508,7 +527,27 @@ QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)
         c.count = q.value(7).toInt();
         rows.append(c);
     }
-    return rows;
+    QSqlQuery b(m_db);
+    b.setForwardOnly(true);
+    b.prepare(QStringLiteral("SELECT rank, n, rows FROM collective_blocks WHERE run = ? ORDER BY rowid"));
+    b.addBindValue(id);
+    if (b.exec()) {
+        while (b.next()) {
+            QString error;
+            if (!unpackCollectiveBlock(b.value(0).toInt(), b.value(2).toByteArray(), b.value(1).toLongLong(), rows, &error) &&
+                m_lastError.isEmpty())
+                m_lastError = error; // the other blocks still read
+        }
+    }
+    // By step, then rank; a report stored twice (resent after a supervisor crash) once, its newest copy.
+    auto key = [](const CollectiveRow &c) { return std::tie(c.step, c.rank, c.group, c.op); };
+    std::stable_sort(rows.begin(), rows.end(), [&](const CollectiveRow &a, const CollectiveRow &c) { return key(a) < key(c); });
+    QList<CollectiveRow> newest;
+    newest.reserve(rows.size());
+    for (qsizetype i = 0; i < rows.size(); ++i)
+        if (i + 1 == rows.size() || key(rows[i]) != key(rows[i + 1]))
+            newest.append(rows[i]);
+    return newest;
 }
 
 namespace {

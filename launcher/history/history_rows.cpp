@@ -147,17 +147,12 @@ bool applyOp(ApplyContext &c, const CollectiveOp &o)
     const qint64 id = runRowId(c, o.runId);
     if (id < 0)
         return false;
-    if (c.fast && c.fast->ready())
-        return c.fast->collective(id, o.row, c.error);
-    const CollectiveRow &r = o.row;
-    QSqlQuery &q = c.q;
-    q.prepare(QStringLiteral("INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps,"
-                             " count) VALUES(?,?,?,?,?,?,?,?,?)"));
-    for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.group),
-                              QVariant(r.op), QVariant(r.bytes), QVariant(r.ms), QVariant(r.busGBps),
-                              QVariant(r.count)})
-        q.addBindValue(v);
-    return q.exec();
+    if (c.fast && c.fast->ready()) {
+        c.fast->collective(id, o.row);
+        return true;
+    }
+    c.error = QStringLiteral("collective reports cannot be stored: SQLite's statement for collective_blocks could not be prepared");
+    return false;
 }
 
 bool applyOp(ApplyContext &c, const ExpertLoadOp &o)

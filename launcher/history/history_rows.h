@@ -3,6 +3,7 @@
 // launcher/history/: used by the writer thread (history_writer.cpp) only, on its own connection.
 #pragma once
 
+#include "launcher/history/collective_blocks.h"
 #include "launcher/history/history_writer.h"
 #include "launcher/history/step_blocks.h"
 
@@ -33,12 +34,12 @@ public:
         if (!m_db)
             return;
         sqlite3_prepare_v2(m_db,
-                           "INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows, encoding)"
-                           " VALUES(?,?,?,?,?,?,?,3)",
+                           "INSERT INTO step_blocks(run, rank, last_rank, first_step, last_step, last_loss, n, rows, encoding)"
+                           " VALUES(?,?,?,?,?,?,?,?,4)",
                            -1, &m_step, nullptr);
         sqlite3_prepare_v2(m_db,
-                           "INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps, count)"
-                           " VALUES(?,?,?,?,?,?,?,?,?)",
+                           "INSERT INTO collective_blocks(run, rank, last_rank, first_step, last_step, n, rows)"
+                           " VALUES(?,?,?,?,?,?,?)",
                            -1, &m_collective, nullptr);
     }
     ~FastRows()
@@ -50,9 +51,10 @@ public:
     FastRows &operator=(const FastRows &) = delete;
     bool ready() const { return m_step && m_collective; }
 
-    // Step reports are packed (launcher/history/step_blocks.h): step() adds a report to its rank's block,
-    // writeSteps() stores the blocks before the transaction commits, begin() forgets blocks of a
-    // transaction that was rolled back.
+    // Step and collective reports are packed (step_blocks.h, collective_blocks.h): step() and
+    // collective() add a report to the block of its rank's group (kRanksPerBlock consecutive
+    // ranks), writeBlocks() stores the blocks before the transaction commits, begin() forgets
+    // blocks of a transaction that was rolled back.
     // A rank's block keeps its buffer from one transaction to the next (emptied, not freed): at a
     // high rate a block holds hundreds of kilobytes, and allocating them afresh every transaction
     // cost page faults.
@@ -60,21 +62,46 @@ public:
     {
         for (auto &[key, b] : m_blocks)
             b.rows.clear();
+        for (auto &[key, b] : m_collectiveBlocks)
+            b.rows.clear();
     }
     void step(qint64 run, const StepRow &s)
     {
-        Block &b = m_blocks[{run, s.rank}];
+        Block &b = m_blocks[{run, s.rank / kRanksPerBlock}];
         if (b.rows.count() == 0) {
             b.first = b.last = s.step;
+            b.firstRank = b.lastRank = b.lastLossRank = s.rank;
             b.lastLoss = s.loss;
         }
         b.first = std::min(b.first, s.step);
-        if (s.step >= b.last) {
+        // last_loss: the loss at the block's last step, of its lowest rank there (a later copy of
+        // the same report replacing an earlier one).
+        if (s.step > b.last || (s.step == b.last && s.rank <= b.lastLossRank)) {
             b.last = s.step;
             b.lastLoss = s.loss;
+            b.lastLossRank = s.rank;
         }
+        b.firstRank = std::min(b.firstRank, s.rank);
+        b.lastRank = std::max(b.lastRank, s.rank);
         b.rows.add(s);
     }
+    bool writeBlocks(QString &error) { return writeSteps(error) && writeCollectives(error); }
+
+    void collective(qint64 run, const CollectiveRow &c)
+    {
+        CollectiveBlock &b = m_collectiveBlocks[{run, c.rank / kRanksPerBlock}];
+        if (b.rows.count() == 0) {
+            b.first = b.last = c.step;
+            b.firstRank = b.lastRank = c.rank;
+        }
+        b.first = std::min(b.first, c.step);
+        b.last = std::max(b.last, c.step);
+        b.firstRank = std::min(b.firstRank, c.rank);
+        b.lastRank = std::max(b.lastRank, c.rank);
+        b.rows.add(c);
+    }
+
+private:
     bool writeSteps(QString &error)
     {
         for (auto &[key, b] : m_blocks) {
@@ -86,12 +113,13 @@ public:
             sqlite3_stmt *q = m_step;
             sqlite3_reset(q);
             sqlite3_bind_int64(q, 1, key.first);
-            sqlite3_bind_int64(q, 2, key.second);
-            sqlite3_bind_int64(q, 3, b.first);
-            sqlite3_bind_int64(q, 4, b.last);
-            sqlite3_bind_double(q, 5, b.lastLoss);
-            sqlite3_bind_int64(q, 6, b.rows.count());
-            sqlite3_bind_blob(q, 7, b.rows.bytes().constData(), static_cast<int>(b.rows.bytes().size()), SQLITE_STATIC);
+            sqlite3_bind_int64(q, 2, b.firstRank);
+            sqlite3_bind_int64(q, 3, b.lastRank);
+            sqlite3_bind_int64(q, 4, b.first);
+            sqlite3_bind_int64(q, 5, b.last);
+            sqlite3_bind_double(q, 6, b.lastLoss);
+            sqlite3_bind_int64(q, 7, b.rows.count());
+            sqlite3_bind_blob(q, 8, b.rows.bytes().constData(), static_cast<int>(b.rows.bytes().size()), SQLITE_STATIC);
             if (!done(q, error))
                 return false;
             b.rows.clear();
@@ -101,24 +129,31 @@ public:
         return true;
     }
 
-    bool collective(qint64 run, const CollectiveRow &c, QString &error)
+    bool writeCollectives(QString &error)
     {
-        sqlite3_stmt *q = m_collective;
-        sqlite3_reset(q);
-        const QByteArray group = c.group.toUtf8(), op = c.op.toUtf8();
-        sqlite3_bind_int64(q, 1, run);
-        sqlite3_bind_int64(q, 2, c.rank);
-        sqlite3_bind_int64(q, 3, c.step);
-        sqlite3_bind_text(q, 4, group.constData(), static_cast<int>(group.size()), SQLITE_TRANSIENT);
-        sqlite3_bind_text(q, 5, op.constData(), static_cast<int>(op.size()), SQLITE_TRANSIENT);
-        sqlite3_bind_int64(q, 6, c.bytes);
-        sqlite3_bind_double(q, 7, c.ms);
-        sqlite3_bind_double(q, 8, c.busGBps);
-        sqlite3_bind_int64(q, 9, c.count);
-        return done(q, error);
+        for (auto &[key, b] : m_collectiveBlocks) {
+            if (b.rows.count() == 0) {
+                ++b.idle;
+                continue;
+            }
+            b.idle = 0;
+            sqlite3_stmt *q = m_collective;
+            sqlite3_reset(q);
+            sqlite3_bind_int64(q, 1, key.first);
+            sqlite3_bind_int64(q, 2, b.firstRank);
+            sqlite3_bind_int64(q, 3, b.lastRank);
+            sqlite3_bind_int64(q, 4, b.first);
+            sqlite3_bind_int64(q, 5, b.last);
+            sqlite3_bind_int64(q, 6, b.rows.count());
+            sqlite3_bind_blob(q, 7, b.rows.bytes().constData(), static_cast<int>(b.rows.bytes().size()), SQLITE_STATIC);
+            if (!done(q, error))
+                return false;
+            b.rows.clear();
+        }
+        std::erase_if(m_collectiveBlocks, [](const auto &entry) { return entry.second.idle > 50; });
+        return true;
     }
 
-private:
     bool done(sqlite3_stmt *q, QString &error)
     {
         const int rc = sqlite3_step(q);
@@ -132,11 +167,19 @@ private:
 
     struct Block {
         qint64 first = 0, last = 0;
+        int firstRank = 0, lastRank = 0, lastLossRank = 0;
         double lastLoss = 0;
         StepBlockEncoder rows;
         int idle = 0; // transactions in a row without a report of this rank
     };
-    std::map<std::pair<qint64, int>, Block> m_blocks; // (run row id, rank)
+    std::map<std::pair<qint64, int>, Block> m_blocks; // (run row id, rank / kRanksPerBlock)
+    struct CollectiveBlock {
+        qint64 first = 0, last = 0;
+        int firstRank = 0, lastRank = 0;
+        CollectiveBlockEncoder rows;
+        int idle = 0;
+    };
+    std::map<std::pair<qint64, int>, CollectiveBlock> m_collectiveBlocks; // (run row id, rank / kRanksPerBlock)
     sqlite3 *m_db = nullptr;
     sqlite3_stmt *m_step = nullptr;
     sqlite3_stmt *m_collective = nullptr;

@@ -146,7 +146,7 @@ TransactionOutcome writeTransaction(QSqlDatabase &c, QHash<QString, qint64> &run
                 out.firstError = e;
         }
     }
-    if (QString e; !out.busy && fast.ready() && !fast.writeSteps(e)) {
+    if (QString e; !out.busy && fast.ready() && !fast.writeBlocks(e)) {
         if (e.contains(QLatin1String("locked")))
             out.busy = true;
         else if (out.firstError.isEmpty())

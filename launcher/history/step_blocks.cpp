@@ -94,6 +94,7 @@ void packStepRecord(const StepRow &s, QByteArray &blob)
 void StepBlockEncoder::clear()
 {
     m_previous.fill(0);
+    m_rank = 0;
     m_bytes.resize(0);
     m_count = 0;
 }
@@ -101,6 +102,16 @@ void StepBlockEncoder::clear()
 void StepBlockEncoder::add(const StepRow &row)
 {
     const std::array<quint64, kStepRecordFields> f = fieldsOf(row);
+    if (m_ranked) {
+        const auto d = static_cast<qint64>(static_cast<quint64>(row.rank) - static_cast<quint64>(m_rank));
+        quint64 z = (static_cast<quint64>(d) << 1) ^ static_cast<quint64>(d >> 63);
+        while (z >= 0x80) {
+            m_bytes.append(static_cast<char>(z | 0x80));
+            z >>= 7;
+        }
+        m_bytes.append(static_cast<char>(z));
+        m_rank = row.rank;
+    }
     unsigned char out[4 + kStepRecordFields * 10];
     unsigned char *p = out + m_maskBytes;
     quint32 mask = 0;
@@ -156,17 +167,35 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
         }
         return true;
     }
-    if (encoding != StepEncoding::Delta && encoding != StepEncoding::Delta22 && encoding != StepEncoding::Delta25)
+    if (encoding != StepEncoding::Delta && encoding != StepEncoding::Delta22 && encoding != StepEncoding::Delta25 &&
+        encoding != StepEncoding::Ranked25)
         return corrupt(QStringLiteral("unknown encoding %1").arg(static_cast<int>(encoding)));
     const int fields = encoding == StepEncoding::Delta    ? kStepRecordFields7
                        : encoding == StepEncoding::Delta22 ? kStepRecordFields22
                                                            : kStepRecordFields;
-    const int maskBytes = encoding == StepEncoding::Delta25 ? 4 : 3;
+    const int maskBytes = encoding >= StepEncoding::Delta25 ? 4 : 3;
+    const bool ranked = encoding == StepEncoding::Ranked25;
+    qint64 recordRank = ranked ? 0 : rank;
     const auto *p = reinterpret_cast<const unsigned char *>(blob.constData());
     const auto *const begin = p, *const end = p + blob.size();
     auto at = [&] { return static_cast<qint64>(p - begin); };
     std::array<quint64, kStepRecordFields> f{};
     for (qint64 i = 0; i < count; ++i) {
+        if (ranked) {
+            quint64 z = 0;
+            for (int shift = 0;; shift += 7) {
+                if (p == end || shift > 63)
+                    return corrupt(QStringLiteral("record %1 of %2 has a cut or overlong rank at byte %3").arg(i + 1).arg(count).arg(at()));
+                const unsigned char b = *p++;
+                z |= static_cast<quint64>(b & 0x7F) << shift;
+                if (!(b & 0x80))
+                    break;
+            }
+            const auto d = static_cast<qint64>((z >> 1) ^ (~(z & 1) + 1));
+            recordRank = static_cast<qint64>(static_cast<quint64>(recordRank) + static_cast<quint64>(d));
+            if (recordRank < 0 || recordRank > std::numeric_limits<int>::max())
+                return corrupt(QStringLiteral("record %1 names rank %2").arg(i + 1).arg(recordRank));
+        }
         if (end - p < maskBytes)
             return corrupt(QStringLiteral("record %1 of %2 cut short at byte %3").arg(i + 1).arg(count).arg(at()));
         const quint32 mask = p[0] | quint32(p[1]) << 8 | quint32(p[2]) << 16 | (maskBytes == 4 ? quint32(p[3]) << 24 : 0);
@@ -203,7 +232,7 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
                 f[k] ^= x;
             }
         }
-        out.append(rowOf(rank, f));
+        out.append(rowOf(static_cast<int>(recordRank), f));
     }
     if (p != end)
         return corrupt(QStringLiteral("%1 bytes after its %2 records").arg(end - p).arg(count));
@@ -254,11 +283,16 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
     }
     QSqlQuery b(db);
     b.setForwardOnly(true);
+    // A block holds the ranks [rank, last_rank] (one before schema 11), never more than
+    // kRanksPerBlock: the index on (run, rank, last_step) finds those that may hold `rank`.
     b.prepare(QStringLiteral("SELECT rank, n, rows, encoding FROM step_blocks WHERE run = ?") +
-              (rank ? QStringLiteral(" AND rank = ? AND last_step >= ? AND first_step <= ?") : QString()) +
+              (rank ? QStringLiteral(" AND rank <= ? AND rank > ? AND coalesce(last_rank, rank) >= ? AND last_step >= ? AND first_step <= ?")
+                    : QString()) +
               QStringLiteral(" ORDER BY rowid"));
     b.addBindValue(run);
     if (rank) {
+        b.addBindValue(*rank);
+        b.addBindValue(*rank - kRanksPerBlock);
         b.addBindValue(*rank);
         b.addBindValue(fromStep);
         b.addBindValue(toStep);
@@ -274,7 +308,7 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
         }
     }
     if (rank)
-        rows.removeIf([&](const StepRow &s) { return s.step < fromStep || s.step > toStep; });
+        rows.removeIf([&](const StepRow &s) { return s.rank != *rank || s.step < fromStep || s.step > toStep; });
     // Newest copy of each (step, rank): a stable sort keeps age order among equals; take the last.
     std::stable_sort(rows.begin(), rows.end(),
                      [](const StepRow &x, const StepRow &y) { return x.step != y.step ? x.step < y.step : x.rank < y.rank; });

@@ -12,9 +12,12 @@
 // was skipped; since encoding 3 the outer steps, dp bytes and every-step dp bytes so far),
 // integers as int64 and the rest as IEEE doubles, in the block's `encoding`:
 //  - 0 (fixed, schema 5–6): each of the first 18 fields as 8 little-endian bytes, 144 bytes a record;
-//  - 1 (delta, schema 7), 2 (delta, 22 fields, schema 8) and 3 (delta, 25 fields, schema 10):
+//  - 1 (delta, schema 7), 2 (delta, 22 fields, schema 8), 3 (delta, 25 fields, schema 10) and 4
+//    (the same with ranks, schema 11: a block holds up to kRanksPerBlock consecutive ranks, its
+//    `rank` and `last_rank` the smallest and largest, and each record starts with its rank as the
+//    zigzag varint of its difference from the record before's, the first's from 0):
 //    each record against the one before it in the block (the first against all zeros): a mask of
-//    3 bytes (4 in encoding 3), little-endian, with bit k set when field k's 64 bits differ, then for
+//    3 bytes (4 in encodings 3 and 4), little-endian, with bit k set when field k's 64 bits differ, then for
 //    each such field in order an integer's difference (two's complement, wrapping) zigzag-encoded
 //    as a LEB128 varint, or a double's bits XOR the previous bits as one byte (leading zero bytes
 //    << 4 | trailing zero bytes) and the bytes between them, least significant first. Fields that
@@ -45,17 +48,23 @@ inline constexpr int kStepRecordFields22 = 22; // encoding 2
 inline constexpr int kStepRecordFields7 = 18;  // encodings 0 and 1
 inline constexpr int kStepRecordBytes = kStepRecordFields7 * 8; // a fixed record
 
-enum class StepEncoding : int { Fixed = 0, Delta = 1, Delta22 = 2, Delta25 = 3 };
+enum class StepEncoding : int { Fixed = 0, Delta = 1, Delta22 = 2, Delta25 = 3, Ranked25 = 4 };
+
+// Since schema 11 a block holds the reports of up to this many consecutive ranks (encoding 4):
+// at a few steps a second a rank has one report per transaction, and a block a rank cost SQLite
+// an insert and two index updates per report (16,384 ranks × 2 Hz: 32,768 a second).
+inline constexpr int kRanksPerBlock = 64;
 
 // Appends one fixed record (18 fields: schema 5–6, for tests of old databases) to `blob`.
 void packStepRecord(const StepRow &row, QByteArray &blob);
 
-// One block's blob in the delta encoding of all 25 fields (encoding 3), record by record; the
-// older delta encodings (a 3-byte mask; rows whose later fields are 0) for tests of old histories.
+// One block's blob in the delta encoding of all 25 fields with each record's rank (encoding 4),
+// record by record; the older delta encodings (one rank, no rank in the records; a 3-byte mask
+// before encoding 3, rows whose later fields are 0) for tests of old histories.
 class StepBlockEncoder {
 public:
-    explicit StepBlockEncoder(StepEncoding encoding = StepEncoding::Delta25)
-        : m_maskBytes(encoding == StepEncoding::Delta25 ? 4 : 3)
+    explicit StepBlockEncoder(StepEncoding encoding = StepEncoding::Ranked25)
+        : m_maskBytes(encoding >= StepEncoding::Delta25 ? 4 : 3), m_ranked(encoding == StepEncoding::Ranked25)
     {
     }
     void add(const StepRow &row);
@@ -66,12 +75,15 @@ public:
 private:
     std::array<quint64, kStepRecordFields> m_previous{};
     int m_maskBytes;
+    bool m_ranked;
+    qint64 m_rank = 0; // the record before's (ranked blocks)
     QByteArray m_bytes;
     qint64 m_count = 0;
 };
 
-// Decodes a block of `rank` in `encoding`; false (and `error` naming the problem) when the blob
-// does not hold exactly `count` well-formed records. The rows decoded before a problem are kept.
+// Decodes a block of `rank` (encoding 4: whose first rank is `rank`; each record names its own)
+// in `encoding`; false (and `error` naming the problem) when the blob does not hold exactly
+// `count` well-formed records. The rows decoded before a problem are kept.
 bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncoding encoding, QList<StepRow> &out,
                      QString *error);
 

@@ -112,8 +112,9 @@ private slots:
         QCOMPARE(data->steps[0].loss, data->steps[3].loss);
         QVERIFY(data->steps.last().loss < data->steps.first().loss);
         QSqlQuery q(h.connection());
-        QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM collective_stats WHERE run = %1").arg(run->id)) && q.next());
+        QVERIFY(q.exec(QStringLiteral("SELECT sum(n) FROM collective_blocks WHERE run = %1").arg(run->id)) && q.next());
         QVERIFY(q.value(0).toInt() >= 4 * 12);
+        QVERIFY(h.collectivesOf(run->id).size() >= 4 * 12);
 
         QFile html(report);
         QVERIFY(html.open(QIODevice::ReadOnly));

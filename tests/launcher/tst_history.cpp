@@ -4,6 +4,7 @@
 #include "launcher/history/history_writer.h"
 #include "launcher/report/html_report.h"
 #include "launcher/report/run_export.h"
+#include "launcher/history/collective_blocks.h"
 #include "launcher/history/step_blocks.h"
 #include "launcher/metrics/dashboard_snapshot.h"
 
@@ -383,6 +384,9 @@ private slots:
     void stepRecordsRoundTrip()
     {
         QFETCH(QList<StepRow>, rows);
+        // Encoding 4 names each record's rank: the rows spread over a group of ranks.
+        for (qsizetype i = 0; i < rows.size(); ++i)
+            rows[i].rank = static_cast<int>(3 + (i * 7) % kRanksPerBlock);
         StepBlockEncoder encoder;
         encoder.add(StepRow{}); // a block used before: clear() starts from zero again
         encoder.clear();
@@ -391,7 +395,7 @@ private slots:
         QCOMPARE(encoder.count(), rows.size());
         QList<StepRow> back;
         QString error;
-        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Delta25, back, &error), qPrintable(error));
+        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Ranked25, back, &error), qPrintable(error));
         QCOMPARE(back.size(), rows.size());
         for (qsizetype i = 0; i < rows.size(); ++i) {
             QByteArray fixedIn, fixedOut;
@@ -405,7 +409,19 @@ private slots:
             QCOMPARE(back[i].outerSteps, rows[i].outerSteps); // and the 3 of schema 10
             QCOMPARE(back[i].dpBytes, rows[i].dpBytes);
             QCOMPARE(back[i].dpDenseBytes, rows[i].dpDenseBytes);
-            QCOMPARE(back[i].rank, 3);
+            QCOMPARE(back[i].rank, rows[i].rank);
+        }
+        // Encoding 3 (schema 10: a block a rank, no rank in the records) still reads as before.
+        StepBlockEncoder one(StepEncoding::Delta25);
+        for (const StepRow &r : rows)
+            one.add(r);
+        QList<StepRow> single;
+        QVERIFY2(unpackStepBlock(9, one.bytes(), rows.size(), StepEncoding::Delta25, single, &error), qPrintable(error));
+        QCOMPARE(single.size(), rows.size());
+        for (qsizetype i = 0; i < rows.size(); ++i) {
+            QCOMPARE(single[i].rank, 9);
+            QCOMPARE(single[i].dpBytes, rows[i].dpBytes);
+            QCOMPARE(std::bit_cast<quint64>(single[i].loss), std::bit_cast<quint64>(rows[i].loss));
         }
         if (rows.size() > 10) // unchanged fields cost nothing: well below the fixed 144 bytes
             QVERIFY2(encoder.bytes().size() < rows.size() * kStepRecordBytes / 2, qPrintable(QString::number(encoder.bytes().size())));
@@ -439,6 +455,8 @@ private slots:
         QTest::newRow("bytes left over") << one + QByteArray("\x00", 1) << qint64(1) << 1 << QStringLiteral("after its 1 records") << 1;
         QTest::newRow("fewer records than counted") << one << qint64(2) << 1 << QStringLiteral("record 2 of 2") << 1;
         QTest::newRow("negative count") << one << qint64(-1) << 1 << QStringLiteral("-1 records") << 0;
+        QTest::newRow("a rank cut") << QByteArray::fromHex("80") << qint64(1) << 4 << QStringLiteral("cut or overlong rank") << 0;
+        QTest::newRow("a negative rank") << QByteArray::fromHex("01" "00000000") << qint64(1) << 4 << QStringLiteral("names rank -1") << 0;
         QTest::newRow("unknown encoding") << one << qint64(1) << 9 << QStringLiteral("unknown encoding 9") << 0;
         QTest::newRow("fixed, not whole records") << QByteArray(150, 0) << qint64(1) << 0 << QStringLiteral("150 bytes") << 0;
     }
@@ -456,6 +474,125 @@ private slots:
         QCOMPARE(out.size(), qsizetype(kept)); // the whole records before the damage are kept
     }
 
+    // Collective reports packed (schema 11): every field back bit for bit, names repeated from
+    // the block's table or written out (past its 254 names), extremes and wrapping differences.
+    void collectiveRecordsRoundTrip()
+    {
+        QList<CollectiveRow> rows;
+        for (int s = 1; s <= 40; ++s)
+            for (const char *group : {"dp", "tp"}) {
+                CollectiveRow c{5, s, QString::fromLatin1(group), QStringLiteral("all_reduce"), 8 << 20, 1.25 * s, 90.5, 2};
+                rows.append(c);
+            }
+        for (int i = 0; i < 300; ++i) // more names than a block's table holds
+            rows.append(CollectiveRow{5, 41, QStringLiteral("group-%1").arg(i), QStringLiteral("op-%1").arg(i % 7), i, 0, 0, i});
+        CollectiveRow odd{5, std::numeric_limits<qint64>::max(), QStringLiteral("ünïcode grp"), QString(), std::numeric_limits<qint64>::min(),
+                          std::bit_cast<double>(0x7FF8'0000'DEAD'BEEFull), -0.0, std::numeric_limits<int>::min()};
+        rows.append(odd);
+        rows.append(CollectiveRow{5, std::numeric_limits<qint64>::min(), QStringLiteral("dp"), QStringLiteral("all_reduce"), -1,
+                                  std::numeric_limits<double>::infinity(), std::numeric_limits<double>::denorm_min(), 0});
+        CollectiveBlockEncoder encoder;
+        encoder.add(rows.front()); // a block used before: clear() starts from nothing again
+        encoder.clear();
+        for (const CollectiveRow &c : rows)
+            encoder.add(c);
+        QList<CollectiveRow> back;
+        QString error;
+        QVERIFY2(unpackCollectiveBlock(5, encoder.bytes(), encoder.count(), back, &error), qPrintable(error));
+        QCOMPARE(back.size(), rows.size());
+        for (qsizetype i = 0; i < rows.size(); ++i) {
+            QCOMPARE(back[i].rank, 5);
+            QCOMPARE(back[i].step, rows[i].step);
+            QCOMPARE(back[i].group, rows[i].group);
+            QCOMPARE(back[i].op, rows[i].op);
+            QCOMPARE(back[i].bytes, rows[i].bytes);
+            QCOMPARE(back[i].count, rows[i].count);
+            QCOMPARE(std::bit_cast<quint64>(back[i].ms), std::bit_cast<quint64>(rows[i].ms));
+            QCOMPARE(std::bit_cast<quint64>(back[i].busGBps), std::bit_cast<quint64>(rows[i].busGBps));
+        }
+        // A trainer's steady reports: about 22 bytes each, against a row and an index entry.
+        CollectiveBlockEncoder steady;
+        for (int i = 0; i < 80; ++i)
+            steady.add(rows[i]);
+        QVERIFY2(steady.bytes().size() <= 80 * 23, qPrintable(QString::number(steady.bytes().size())));
+    }
+
+    void damagedCollectiveBlocks_data()
+    {
+        QTest::addColumn<QByteArray>("blob");
+        QTest::addColumn<qint64>("count");
+        QTest::addColumn<QString>("why");
+        QTest::addColumn<int>("kept");
+        CollectiveBlockEncoder e;
+        e.add(CollectiveRow{7, 3, QStringLiteral("dp"), QStringLiteral("all_reduce"), 1024, 1.0, 2.0, 1});
+        const QByteArray one = e.bytes();
+        QTest::newRow("empty for one record") << QByteArray() << qint64(1) << QStringLiteral("cut short") << 0;
+        QTest::newRow("cut in the name") << one.left(4) << qint64(1) << QStringLiteral("cut name") << 0;
+        QTest::newRow("cut in the doubles") << one.left(one.size() - 3) << qint64(1) << QStringLiteral("cut short") << 0;
+        QTest::newRow("a name never written") << QByteArray::fromHex("00" "06" "03") << qint64(1) << QStringLiteral("never wrote (3 of 0)") << 0;
+        QTest::newRow("overlong number") << QByteArray::fromHex("ffffffffffffffffffff01") << qint64(1) << QStringLiteral("cut short") << 0;
+        QTest::newRow("bytes left over") << one + QByteArray("\x00", 1) << qint64(1) << QStringLiteral("after its 1 records") << 1;
+        QTest::newRow("fewer records than counted") << one << qint64(2) << QStringLiteral("record 2 of 2") << 1;
+        QTest::newRow("negative count") << one << qint64(-1) << QStringLiteral("-1 records") << 0;
+    }
+    void damagedCollectiveBlocks()
+    {
+        QFETCH(QByteArray, blob);
+        QFETCH(qint64, count);
+        QFETCH(QString, why);
+        QFETCH(int, kept);
+        QList<CollectiveRow> out;
+        QString error;
+        QVERIFY(!unpackCollectiveBlock(7, blob, count, out, &error));
+        QVERIFY2(error.contains(QStringLiteral("collective block of rank 7 is corrupt")) && error.contains(why), qPrintable(error));
+        QCOMPARE(out.size(), qsizetype(kept));
+    }
+
+    // A history of schema 10 keeps its collective rows and reads them beside the blocks written
+    // after its migration; a report stored twice (resent) comes back once, its newest copy; a
+    // damaged block is named while the rest still read.
+    void collectiveRowsOfSchemaTenAndBlocks()
+    {
+        QTemporaryDir dir;
+        const QString path = filledHistory(dir.filePath(QStringLiteral("v10.sqlite")), QStringLiteral("ten"), 2, 2);
+        QVERIFY(!path.isEmpty());
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path, false), QString());
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec(QStringLiteral("DROP TABLE collective_blocks")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank")));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=10")));
+            for (int r = 0; r < 2; ++r)
+                QVERIFY(q.exec(QStringLiteral("INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps, count)"
+                                              " VALUES((SELECT id FROM runs), %1, 1, 'dp', 'all_reduce', 4096, 0.5, 1.5, 1)")
+                                   .arg(r)));
+        }
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        writer.enqueue(CollectiveOp{QStringLiteral("ten"), CollectiveRow{1, 1, QStringLiteral("dp"), QStringLiteral("all_reduce"), 4096, 0.75, 1.0, 1}});
+        for (int r = 0; r < 2; ++r)
+            writer.enqueue(CollectiveOp{QStringLiteral("ten"), CollectiveRow{r, 2, QStringLiteral("dp"), QStringLiteral("all_reduce"), 4096, 0.25, 3.0, 1}});
+        QVERIFY(writer.flush());
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        const qint64 id = db.findRun(QStringLiteral("ten"))->id;
+        QList<CollectiveRow> rows = db.collectivesOf(id);
+        QCOMPARE(db.lastError(), QString());
+        QCOMPARE(rows.size(), 4); // (rank, step) 0·1, 1·1 (its block's copy), 0·2, 1·2
+        QCOMPARE(rows[0].rank, 0);
+        QCOMPARE(rows[0].ms, 0.5);
+        QCOMPARE(rows[1].rank, 1);
+        QCOMPARE(rows[1].ms, 0.75); // the newer copy
+        QCOMPARE(rows[3].step, qint64(2));
+        QCOMPARE(rows[3].busGBps, 3.0);
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("UPDATE collective_blocks SET rows = x'06ff' WHERE rank = 0")));
+        rows = db.collectivesOf(id);
+        QVERIFY2(db.lastError().contains(QStringLiteral("a collective block of rank 0 is corrupt")), qPrintable(db.lastError()));
+        QCOMPARE(rows.size(), 2); // the old rows still read (ranks 0 and 1 shared the one block)
+    }
+
     // A schema-6 history (fixed records) migrates to 7 and reads its old blocks beside new ones.
     void fixedBlocksOfSchemaSix()
     {
@@ -468,6 +605,7 @@ private slots:
             QSqlQuery q(db.connection());
             QVERIFY(q.exec(QStringLiteral("DELETE FROM step_blocks")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN encoding")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank"))); // schema 11
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=6")));
             // As schema 6 wrote them: fixed records, no encoding column.
@@ -505,7 +643,7 @@ private slots:
         QCOMPARE(q.value(0).toInt(), 0);
         QCOMPARE(q.value(1).toInt(), 2);
         QVERIFY(q.next());
-        QCOMPARE(q.value(0).toInt(), 3); // the writer's blocks: the newest encoding
+        QCOMPARE(q.value(0).toInt(), 4); // the writer's blocks: the newest encoding
         const auto data = db.loadRun(db.findRun(QStringLiteral("six"))->id);
         QCOMPARE(db.lastError(), QString());
         QCOMPARE(data->steps.size(), 7);
@@ -537,6 +675,7 @@ private slots:
             QCOMPARE(db.open(path, false), QString());
             QSqlQuery q(db.connection());
             QVERIFY(q.exec(QStringLiteral("DELETE FROM step_blocks")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank"))); // schema 11
             if (schema < 9)
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=%1").arg(schema)));
