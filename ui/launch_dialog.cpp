@@ -14,7 +14,6 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QStandardPaths>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -29,8 +28,7 @@ LaunchDialog::LaunchDialog(const plan::Plan &plan, const QString &trainerPath, Q
     : QDialog(parent), m_plan(plan), m_trainerPath(trainerPath)
 {
     setWindowTitle(tr("Launch %1").arg(QString::fromStdString(plan.name)));
-    m_workDir = QStandardPaths::writableLocation(QStandardPaths::TempLocation) + QStringLiteral("/trellis-launch-%1").arg(QCoreApplication::applicationPid());
-    QDir().mkpath(m_workDir);
+    m_workDir = m_scratch.path();
     auto *layout = new QVBoxLayout(this);
     auto *row = new QHBoxLayout;
     row->addWidget(new QLabel(tr("Target:"), this));

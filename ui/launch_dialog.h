@@ -8,7 +8,9 @@
 #include "plan/plan.h"
 
 #include <QDialog>
+#include <QDir>
 #include <QString>
+#include <QTemporaryDir>
 
 class QComboBox;
 class QLabel;
@@ -39,6 +41,8 @@ private:
 
     plan::Plan m_plan;
     QString m_trainerPath;
+    // The preflight's scratch folder (its ssh config), private and removed with the dialog.
+    QTemporaryDir m_scratch{QDir::tempPath() + QStringLiteral("/trellis-launch-XXXXXX")};
     QString m_workDir;
     int m_generation = 0; // results of an earlier preflight are ignored
     QComboBox *m_target = nullptr;
