@@ -17,6 +17,7 @@
 
 #include <deque>
 #include <map>
+#include <type_traits>
 #include <vector>
 
 namespace trellis::launcher {
@@ -34,7 +35,7 @@ public:
         if (!m_db)
             return;
         sqlite3_prepare_v2(m_db,
-                           "INSERT INTO step_blocks(run, rank, last_rank, first_step, last_step, last_loss, n, rows, encoding)"
+                           "INSERT INTO step_blocks(run, rank, last_rank, first_step, last_step, n, rows, last_loss, encoding)"
                            " VALUES(?,?,?,?,?,?,?,?,4)",
                            -1, &m_step, nullptr);
         sqlite3_prepare_v2(m_db,
@@ -68,76 +69,61 @@ public:
     void step(qint64 run, const StepRow &s)
     {
         Block &b = m_blocks[{run, s.rank / kRanksPerBlock}];
-        if (b.rows.count() == 0) {
-            b.first = b.last = s.step;
-            b.firstRank = b.lastRank = b.lastLossRank = s.rank;
-            b.lastLoss = s.loss;
-        }
-        b.first = std::min(b.first, s.step);
+        const bool first = b.rows.count() == 0;
         // last_loss: the loss at the block's last step, of its lowest rank there (a later copy of
         // the same report replacing an earlier one).
-        if (s.step > b.last || (s.step == b.last && s.rank <= b.lastLossRank)) {
-            b.last = s.step;
+        if (first || s.step > b.last || (s.step == b.last && s.rank <= b.lastLossRank)) {
             b.lastLoss = s.loss;
             b.lastLossRank = s.rank;
         }
-        b.firstRank = std::min(b.firstRank, s.rank);
-        b.lastRank = std::max(b.lastRank, s.rank);
+        b.cover(first, s.step, s.rank);
         b.rows.add(s);
     }
-    bool writeBlocks(QString &error) { return writeSteps(error) && writeCollectives(error); }
+    bool writeBlocks(QString &error) { return writeAll(m_blocks, m_step, error) && writeAll(m_collectiveBlocks, m_collective, error); }
 
     void collective(qint64 run, const CollectiveRow &c)
     {
         CollectiveBlock &b = m_collectiveBlocks[{run, c.rank / kRanksPerBlock}];
-        if (b.rows.count() == 0) {
-            b.first = b.last = c.step;
-            b.firstRank = b.lastRank = c.rank;
-        }
-        b.first = std::min(b.first, c.step);
-        b.last = std::max(b.last, c.step);
-        b.firstRank = std::min(b.firstRank, c.rank);
-        b.lastRank = std::max(b.lastRank, c.rank);
+        b.cover(b.rows.count() == 0, c.step, c.rank);
         b.rows.add(c);
     }
 
 private:
-    bool writeSteps(QString &error)
-    {
-        for (auto &[key, b] : m_blocks) {
-            if (b.rows.count() == 0) {
-                ++b.idle;
-                continue;
-            }
-            b.idle = 0;
-            sqlite3_stmt *q = m_step;
-            sqlite3_reset(q);
-            sqlite3_bind_int64(q, 1, key.first);
-            sqlite3_bind_int64(q, 2, b.firstRank);
-            sqlite3_bind_int64(q, 3, b.lastRank);
-            sqlite3_bind_int64(q, 4, b.first);
-            sqlite3_bind_int64(q, 5, b.last);
-            sqlite3_bind_double(q, 6, b.lastLoss);
-            sqlite3_bind_int64(q, 7, b.rows.count());
-            sqlite3_bind_blob(q, 8, b.rows.bytes().constData(), static_cast<int>(b.rows.bytes().size()), SQLITE_STATIC);
-            if (!done(q, error))
-                return false;
-            b.rows.clear();
+    // What a block covers: its steps and ranks; `idle` counts transactions in a row without a
+    // report of its ranks.
+    struct Span {
+        qint64 first = 0, last = 0;
+        int firstRank = 0, lastRank = 0;
+        int idle = 0;
+        void cover(bool empty, qint64 step, int rank)
+        {
+            first = empty ? step : std::min(first, step);
+            last = empty ? step : std::max(last, step);
+            firstRank = empty ? rank : std::min(firstRank, rank);
+            lastRank = empty ? rank : std::max(lastRank, rank);
         }
-        // Ranks that sent nothing for a while give their buffers back.
-        std::erase_if(m_blocks, [](const auto &entry) { return entry.second.idle > 50; });
-        return true;
-    }
+    };
+    struct Block : Span {
+        int lastLossRank = 0;
+        double lastLoss = 0;
+        StepBlockEncoder rows;
+    };
+    struct CollectiveBlock : Span {
+        CollectiveBlockEncoder rows;
+    };
 
-    bool writeCollectives(QString &error)
+    // Inserts every block with reports (run, rank, last_rank, first_step, last_step, n, rows, and
+    // a step block's last_loss), emptied for the next transaction; groups of ranks that sent
+    // nothing for a while give their buffers back.
+    template <typename Blocks>
+    bool writeAll(Blocks &blocks, sqlite3_stmt *q, QString &error)
     {
-        for (auto &[key, b] : m_collectiveBlocks) {
+        for (auto &[key, b] : blocks) {
             if (b.rows.count() == 0) {
                 ++b.idle;
                 continue;
             }
             b.idle = 0;
-            sqlite3_stmt *q = m_collective;
             sqlite3_reset(q);
             sqlite3_bind_int64(q, 1, key.first);
             sqlite3_bind_int64(q, 2, b.firstRank);
@@ -146,11 +132,13 @@ private:
             sqlite3_bind_int64(q, 5, b.last);
             sqlite3_bind_int64(q, 6, b.rows.count());
             sqlite3_bind_blob(q, 7, b.rows.bytes().constData(), static_cast<int>(b.rows.bytes().size()), SQLITE_STATIC);
+            if constexpr (std::is_same_v<typename Blocks::mapped_type, Block>)
+                sqlite3_bind_double(q, 8, b.lastLoss);
             if (!done(q, error))
                 return false;
             b.rows.clear();
         }
-        std::erase_if(m_collectiveBlocks, [](const auto &entry) { return entry.second.idle > 50; });
+        std::erase_if(blocks, [](const auto &entry) { return entry.second.idle > 50; });
         return true;
     }
 
@@ -165,20 +153,7 @@ private:
         return false;
     }
 
-    struct Block {
-        qint64 first = 0, last = 0;
-        int firstRank = 0, lastRank = 0, lastLossRank = 0;
-        double lastLoss = 0;
-        StepBlockEncoder rows;
-        int idle = 0; // transactions in a row without a report of this rank
-    };
     std::map<std::pair<qint64, int>, Block> m_blocks; // (run row id, rank / kRanksPerBlock)
-    struct CollectiveBlock {
-        qint64 first = 0, last = 0;
-        int firstRank = 0, lastRank = 0;
-        CollectiveBlockEncoder rows;
-        int idle = 0;
-    };
     std::map<std::pair<qint64, int>, CollectiveBlock> m_collectiveBlocks; // (run row id, rank / kRanksPerBlock)
     sqlite3 *m_db = nullptr;
     sqlite3_stmt *m_step = nullptr;

@@ -7,7 +7,9 @@
 # nothing lost or dropped, every step of every rank stored. Prints the RSS series and a verdict.
 # A script, not a test: it takes SECONDS and a few GB of disk for the history.
 # Usage: tests/bench/bench_soak.sh [RANKS] [HZ] [SECONDS]   (SOAK_GUI=0: without the workbench;
-# SOAK_RELAYS=K: the first K nodes of 8 ranks through real relay processes, default 2 from 16 ranks)
+# SOAK_RELAYS=K: the first K nodes of 8 ranks through real relay processes, default 2 from 16 ranks;
+# SOAK_POLL=S: sample every S seconds, default 15). It also prints when every step was stored
+# (to the sampling interval) and the supervisor's CPU seconds at its last sample.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ranks="${1:-1024}"
@@ -38,13 +40,17 @@ if [ "${SOAK_GUI:-1}" != 0 ] && command -v xvfb-run >/dev/null; then
 fi
 echo "elapsed_s supervisor_rss_mib workbench_rss_mib steps_stored_per_rank (of $(awk -v h="$hz" 'BEGIN { print h }') a second)"
 start=$(date +%s)
+steps=$(awk -v h="$hz" -v s="$seconds" 'BEGIN { printf "%d", h * s + 0.5 }')
+stored_at="" cpu="?"
 while kill -0 "$owner" 2>/dev/null; do
   now=$(( $(date +%s) - start ))
   stored=$(q "SELECT coalesce(sum(n), 0) / $ranks FROM step_blocks" 2>/dev/null || echo "?")
+  cpu=$(awk '{ printf "%.1f", ($14 + $15) / 100 }' "/proc/$owner/stat" 2>/dev/null || echo "$cpu")
   echo "$now $(rss "$owner") $( [ -n "$gui" ] && rss "$gui" || echo -) $stored"
-  sleep 15
+  if [ -z "$stored_at" ] && [ "$stored" != "?" ] && [ "$stored" -ge "$steps" ]; then stored_at=$now; fi
+  sleep "${SOAK_POLL:-15}"
 done
-steps=$(awk -v h="$hz" -v s="$seconds" 'BEGIN { printf "%d", h * s + 0.5 }')
+echo "every step stored after ${stored_at:-?} s of a ${seconds} s run; supervisor CPU ${cpu} s at its last sample"
 status=$(q "SELECT status FROM runs WHERE run_id = '$run'")
 rows=$(q "SELECT coalesce(sum(n), 0) FROM step_blocks")
 incomplete=$(q "SELECT count(*) FROM ranks WHERE goodbye_seq IS NULL OR received_seq != goodbye_seq + 1")

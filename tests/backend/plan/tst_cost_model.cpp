@@ -40,6 +40,20 @@ struct Published {
     double tflops;
 };
 
+// A pipelined row's schedule where the table does not state it: interleaved 1F1B, v the smallest
+// interleaving above 1 that divides a stage's layers.
+void interleave(Plan &p, const Published &r)
+{
+    if (r.pp <= 1)
+        return;
+    p.parallel.schedule = "interleaved-1f1b";
+    const int perStage = r.layers / r.pp;
+    int v = 2;
+    while (perStage % v != 0)
+        ++v;
+    p.parallel.virtualStages = v;
+}
+
 // Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
 // Megatron-LM" (SC21), Table 1: GPT models from 1.7 B to 1 T parameters on Selene's DGX A100
 // nodes, teraFLOP/s a GPU counting the recompute (their eq. 3), end to end.
@@ -66,14 +80,7 @@ Plan narayananPlan(const Published &r)
     p.parallel.precision = Precision::Bf16;
     p.parallel.framework = Framework::Megatron;
     p.parallel.attention = AttentionKernel::Materialized;
-    if (r.pp > 1) {
-        p.parallel.schedule = "interleaved-1f1b";
-        const int perStage = r.layers / r.pp;
-        int v = 2;
-        while (perStage % v != 0)
-            ++v;
-        p.parallel.virtualStages = v;
-    }
+    interleave(p, r);
     return p;
 }
 
@@ -99,14 +106,7 @@ Plan korthikantiPlan(const Published &r)
     p.parallel.precision = Precision::Bf16;
     p.parallel.framework = Framework::Megatron;
     p.parallel.attention = AttentionKernel::Materialized;
-    if (r.pp > 1) { // the interleaved schedule, as for Narayanan's table (and their §4.2.3's memory)
-        p.parallel.schedule = "interleaved-1f1b";
-        const int perStage = r.layers / r.pp;
-        int v = 2;
-        while (perStage % v != 0)
-            ++v;
-        p.parallel.virtualStages = v;
-    }
+    interleave(p, r); // as for Narayanan's table (and their §4.2.3's memory)
     return p;
 }
 
