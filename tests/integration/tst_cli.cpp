@@ -51,6 +51,23 @@ class TstCli : public QObject {
 private:
     QTemporaryDir m_dir;
     QString db() const { return m_dir.filePath(QStringLiteral("history.sqlite")); }
+    // The dp4_short plan with `parallel` added to its parallel section and `steps` steps, as
+    // NAME.json in the test's folder; "" when it cannot be written.
+    QString shortPlan(const QString &name, const QString &parallel, int steps) const
+    {
+        QFile in(kPlan);
+        if (!in.open(QIODevice::ReadOnly))
+            return {};
+        QString text = QString::fromUtf8(in.readAll());
+        text.replace(QStringLiteral("\"micro_batches\": 1}"), QStringLiteral("\"micro_batches\": 1%1}").arg(parallel));
+        text.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
+        text.replace(QStringLiteral("\"steps\": 12"), QStringLiteral("\"steps\": %1").arg(steps));
+        const QString path = m_dir.filePath(name + QStringLiteral(".json"));
+        QFile out(path);
+        if (!out.open(QIODevice::WriteOnly) || out.write(text.toUtf8()) < 0)
+            return {};
+        return path;
+    }
 
 private slots:
     // Every program and every trellis-cli command answers --help with its usage and exit 0.
@@ -251,17 +268,8 @@ private slots:
         // ranks, so the sharded stages hold exactly a quarter.
         QFETCH(int, zero);
         const qint64 params = 120576;
-        QFile in(kPlan);
-        QVERIFY(in.open(QIODevice::ReadOnly));
-        QString text = QString::fromUtf8(in.readAll());
-        text.replace(QStringLiteral("\"micro_batches\": 1}"), QStringLiteral("\"micro_batches\": 1, \"zero\": %1, \"bucket_mb\": 0.05}").arg(zero));
-        text.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
-        text.replace(QStringLiteral("\"steps\": 12"), QStringLiteral("\"steps\": 3"));
-        const QString plan = m_dir.filePath(QStringLiteral("zero%1.json").arg(zero));
-        QFile out(plan);
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write(text.toUtf8());
-        out.close();
+        const QString plan = shortPlan(QStringLiteral("zero%1").arg(zero), QStringLiteral(R"(, "zero": %1, "bucket_mb": 0.05)").arg(zero), 3);
+        QVERIFY(!plan.isEmpty());
         const QString database = m_dir.filePath(QStringLiteral("zero%1.sqlite").arg(zero));
         const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
@@ -336,17 +344,8 @@ private slots:
     void dpTrafficIsReported()
     {
         QFETCH(QString, sync);
-        QFile in(kPlan);
-        QVERIFY(in.open(QIODevice::ReadOnly));
-        QString text = QString::fromUtf8(in.readAll());
-        text.replace(QStringLiteral("\"micro_batches\": 1}"), QStringLiteral("\"micro_batches\": 1%1}").arg(sync));
-        text.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
-        text.replace(QStringLiteral("\"steps\": 12"), QStringLiteral("\"steps\": 8"));
-        const QString plan = m_dir.filePath(QStringLiteral("traffic-%1.json").arg(qHash(sync)));
-        QFile out(plan);
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write(text.toUtf8());
-        out.close();
+        const QString plan = shortPlan(QStringLiteral("traffic-%1").arg(qHash(sync)), sync, 8);
+        QVERIFY(!plan.isEmpty());
         const QString database = m_dir.filePath(QStringLiteral("traffic-%1.sqlite").arg(qHash(sync)));
         const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
