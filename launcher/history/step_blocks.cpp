@@ -146,7 +146,7 @@ void StepBlockEncoder::add(const StepRow &row)
 }
 
 bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncoding encoding, QList<StepRow> &out,
-                     QString *error)
+                     QString *error, std::optional<int> only)
 {
     auto corrupt = [&](const QString &why) {
         if (error)
@@ -232,7 +232,8 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
                 f[k] ^= x;
             }
         }
-        out.append(rowOf(static_cast<int>(recordRank), f));
+        if (!only || *only == recordRank)
+            out.append(rowOf(static_cast<int>(recordRank), f));
     }
     if (p != end)
         return corrupt(QStringLiteral("%1 bytes after its %2 records").arg(end - p).arg(count));
@@ -303,7 +304,7 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
         while (b.next()) {
             QString why;
             if (!unpackStepBlock(b.value(0).toInt(), b.value(2).toByteArray(), b.value(1).toLongLong(),
-                                 static_cast<StepEncoding>(b.value(3).toInt()), rows, &why))
+                                 static_cast<StepEncoding>(b.value(3).toInt()), rows, &why, rank))
                 fail(why);
         }
     }

@@ -83,9 +83,10 @@ private:
 
 // Decodes a block of `rank` (encoding 4: whose first rank is `rank`; each record names its own)
 // in `encoding`; false (and `error` naming the problem) when the blob does not hold exactly
-// `count` well-formed records. The rows decoded before a problem are kept.
+// `count` well-formed records. The rows decoded before a problem are kept. `only`: keep the rows
+// of that rank alone (every record is still read: each is encoded against the one before).
 bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncoding encoding, QList<StepRow> &out,
-                     QString *error);
+                     QString *error, std::optional<int> only = {});
 
 // A run's step reports from the legacy table and the blocks, the newest copy of each (rank, step),
 // ordered by step then rank. `rank` (when set) and [fromStep, toStep] narrow it to one rank's range.

@@ -411,6 +411,12 @@ private slots:
             QCOMPARE(back[i].dpDenseBytes, rows[i].dpDenseBytes);
             QCOMPARE(back[i].rank, rows[i].rank);
         }
+        // One rank's rows alone (the feed's refill of a rank's missed steps).
+        QList<StepRow> mine;
+        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Ranked25, mine, &error, rows.back().rank),
+                 qPrintable(error));
+        QCOMPARE(mine.size(), std::count_if(rows.begin(), rows.end(), [&](const StepRow &r) { return r.rank == rows.back().rank; }));
+        QVERIFY(std::all_of(mine.begin(), mine.end(), [&](const StepRow &r) { return r.rank == rows.back().rank; }));
         // Encoding 3 (schema 10: a block a rank, no rank in the records) still reads as before.
         StepBlockEncoder one(StepEncoding::Delta25);
         for (const StepRow &r : rows)
