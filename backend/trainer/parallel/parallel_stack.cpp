@@ -265,17 +265,11 @@ void ParallelStack::scaleGradients(double factor)
                        static_cast<float>(factor));
 }
 
-const OuterSync *ParallelStack::outerSync() const
-{
-    const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());
-    return dp ? dp->outerSync() : nullptr;
-}
+DataParallel *ParallelStack::dataParallel() const { return dynamic_cast<DataParallel *>(m_storage.get()); }
 
-OuterSync *ParallelStack::outerSync()
-{
-    auto *dp = dynamic_cast<DataParallel *>(m_storage.get());
-    return dp ? dp->outerSync() : nullptr;
-}
+const OuterSync *ParallelStack::outerSync() const { return dataParallel() ? dataParallel()->outerSync() : nullptr; }
+
+OuterSync *ParallelStack::outerSync() { return dataParallel() ? dataParallel()->outerSync() : nullptr; }
 
 void ParallelStack::afterOptimizerStep()
 {
@@ -406,13 +400,13 @@ std::vector<float> ParallelStack::gatherCapturedGradients()
 
 std::string ParallelStack::ownState() const
 {
-    const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());
+    const DataParallel *dp = dataParallel();
     return dp && dp->powerSgd() ? dp->powerSgd()->saveState() : std::string();
 }
 
 std::string ParallelStack::restoreOwnState(const std::string &saved)
 {
-    auto *dp = dynamic_cast<DataParallel *>(m_storage.get());
+    DataParallel *dp = dataParallel();
     PowerSgd *p = dp ? dp->powerSgd() : nullptr;
     if (!p)
         return {};
@@ -422,15 +416,11 @@ std::string ParallelStack::restoreOwnState(const std::string &saved)
     return why.empty() ? why : "the checkpoint's PowerSGD state does not fit (" + why + ")";
 }
 
-DpTraffic ParallelStack::dpTraffic() const
-{
-    const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());
-    return dp ? dp->traffic() : DpTraffic{};
-}
+DpTraffic ParallelStack::dpTraffic() const { return dataParallel() ? dataParallel()->traffic() : DpTraffic{}; }
 
 std::string ParallelStack::compressionNote() const
 {
-    const auto *dp = dynamic_cast<const DataParallel *>(m_storage.get());
+    const DataParallel *dp = dataParallel();
     const PowerSgd *p = dp ? dp->powerSgd() : nullptr;
     if (!p)
         return {};

@@ -24,6 +24,8 @@
 
 namespace trellis::trainer {
 
+class DataParallel;
+
 struct StackOptions {
     bool overlap = true; // start bucket reductions during backward
 };
@@ -120,6 +122,8 @@ public:
 private:
     // Calls visit(whole range, owned range, offset in it, moment offset of the owned range) for
     // every range this rank writes (checkpoints, dumps): each whole element by exactly one rank.
+    // The data-parallel storage (ZeRO 0: local updates, gradient compression); null otherwise.
+    DataParallel *dataParallel() const;
     // everyReplica: each dp replica's own copy too (local-update checkpoints).
     template <typename Visit>
     void forEachWritten(Visit visit, bool everyReplica = false);
