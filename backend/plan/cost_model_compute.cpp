@@ -26,7 +26,6 @@ struct LayerTimes {
 
 LayerTimes layerTimesOf(const CostInputs &in, const DeviceSpec &device, const Links &links)
 {
-    const ParallelSpec &p = in.p;
     const Shapes &sh = in.sh;
     const double B = in.B, elem = in.elem, topK = in.topK;
     const int cp = in.cp, ep = in.ep;

@@ -47,17 +47,27 @@ namespace {
 constexpr unsigned char kBatchTag0 = 0xA2, kBatchTag1 = 0x06; // field 100, length-delimited
 }
 
-void appendToBatch(std::string &frame, std::string_view envelope)
+void appendVarint(std::string &out, std::uint64_t value)
+{
+    for (std::uint64_t n = value;; n >>= 7) {
+        if (n < 0x80) {
+            out.push_back(static_cast<char>(n));
+            break;
+        }
+        out.push_back(static_cast<char>((n & 0x7F) | 0x80));
+    }
+}
+
+void appendBatchPartHeader(std::string &frame, std::size_t size)
 {
     frame.push_back(static_cast<char>(kBatchTag0));
     frame.push_back(static_cast<char>(kBatchTag1));
-    for (std::uint64_t n = envelope.size(); ; n >>= 7) {
-        if (n < 0x80) {
-            frame.push_back(static_cast<char>(n));
-            break;
-        }
-        frame.push_back(static_cast<char>((n & 0x7F) | 0x80));
-    }
+    appendVarint(frame, size);
+}
+
+void appendToBatch(std::string &frame, std::string_view envelope)
+{
+    appendBatchPartHeader(frame, envelope.size());
     frame.append(envelope);
 }
 

@@ -28,6 +28,10 @@ DecodeResult decodeEnvelope(std::string_view frame, Envelope &out, std::uint32_t
 
 // Appends one encoded envelope to a Batch frame (field 100 of telemetry.proto's Batch).
 void appendToBatch(std::string &frame, std::string_view envelope);
+// Appends the tag and length of a Batch part of `size` bytes, for a caller that serializes the
+// envelope into the frame itself (the live feed's TelemetryBatch, the same wire format).
+void appendBatchPartHeader(std::string &frame, std::size_t size);
+void appendVarint(std::string &out, std::uint64_t value); // protobuf's base-128 varint
 // The envelopes of a frame: the parts of a Batch, or the frame itself when it is a bare Envelope.
 // A frame that claims to be a batch but does not parse as one is rejected whole, with the reason.
 DecodeResult splitFrame(std::string_view frame, std::vector<std::string_view> &envelopes);

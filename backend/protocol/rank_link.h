@@ -59,6 +59,8 @@ public:
     std::chrono::steady_clock::time_point lastAckProgress() const { return m_lastAckProgress; }
 
     std::size_t held() const { return m_held.size(); }
+    // The oldest sequence number not acknowledged yet (the next one to push when nothing is held).
+    std::uint64_t unacknowledgedFrom() const { return m_held.empty() ? m_nextSeq : m_held.front().first; }
     std::uint64_t dropped() const { return m_dropped; }
     std::uint64_t sent() const { return m_sent; }
     std::uint64_t resent() const { return m_resent; }

@@ -4,17 +4,21 @@
 #include "framing.h"
 #include "rank_link.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
+#include <iterator>
 
 namespace trellis::proto {
 
@@ -305,6 +309,62 @@ int lockRelayFolder(const std::string &folder)
         return -1;
     }
     return fd;
+}
+
+namespace {
+
+// Whether the folder holds nothing but the files named (and . and ..).
+template <std::size_t N>
+bool onlyRelayFiles(const std::string &path, const char *const (&files)[N])
+{
+    DIR *dir = ::opendir(path.c_str());
+    if (!dir)
+        return false;
+    bool only = true;
+    while (const dirent *entry = ::readdir(dir)) {
+        const std::string name = entry->d_name;
+        only = only && (name == "." || name == ".." || std::find(std::begin(files), std::end(files), name) != std::end(files));
+    }
+    ::closedir(dir);
+    return only;
+}
+
+} // namespace
+
+int sweepOldRelayFolders(const std::string &folder, std::int64_t olderThanS)
+{
+    const std::size_t slash = folder.find_last_of('/');
+    if (slash == std::string::npos || slash == 0)
+        return 0;
+    const std::string parent = folder.substr(0, slash), own = folder.substr(slash + 1);
+    DIR *dir = ::opendir(parent.c_str());
+    if (!dir)
+        return 0;
+    static const char *const kFiles[] = {"relay.log", "relay.pid", "relay.sock", "relay.lock"};
+    const std::time_t now = std::time(nullptr);
+    int removed = 0;
+    while (const dirent *entry = ::readdir(dir)) {
+        const std::string name = entry->d_name;
+        if (name == "." || name == ".." || name == own)
+            continue;
+        const std::string path = parent + "/" + name;
+        struct stat st {};
+        struct stat log {};
+        if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() ||
+            ::lstat((path + "/relay.log").c_str(), &log) != 0 || !S_ISREG(log.st_mode) || now - log.st_mtime < olderThanS)
+            continue;
+        if (!onlyRelayFiles(path, kFiles))
+            continue; // something else is kept there: not ours to remove
+        const int lock = lockRelayFolder(path);
+        if (lock < 0)
+            continue; // a relay runs there
+        for (const char *file : kFiles)
+            ::unlink((path + "/" + file).c_str());
+        ::close(lock);
+        removed += ::rmdir(path.c_str()) == 0;
+    }
+    ::closedir(dir);
+    return removed;
 }
 
 bool relayRunning(const std::string &folder)

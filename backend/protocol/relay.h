@@ -106,5 +106,11 @@ inline std::string relayEndpoint(const std::string &folder) { return "ipc://" + 
 int lockRelayFolder(const std::string &folder);
 // Whether a relay holds the folder's lock now.
 bool relayRunning(const std::string &folder);
+// Removes the folders of relays long gone beside `folder` (in the same trellis-UID folder): this
+// user's, no relay holding their lock, relay.log untouched for `olderThanS` seconds, nothing in
+// them but a relay's files (relay.log, relay.pid, relay.lock, relay.sock). A relay calls it as it
+// starts, so that a node's /tmp keeps the logs of the last day's runs and not every run's. Returns
+// how many it removed.
+int sweepOldRelayFolders(const std::string &folder, std::int64_t olderThanS);
 
 } // namespace trellis::proto

@@ -156,6 +156,9 @@ std::optional<NodeRelay> setUpNodeRelay(MPI_Comm world, const std::string &runId
 namespace {
 
 std::atomic<bool> g_stop{false};
+// How long the folders of finished relays (their relay.log) stay on a node before a relay that
+// starts there removes them.
+constexpr std::int64_t kRelayFolderKeepS = 24 * 3600;
 
 void onSignal(int) { g_stop = true; }
 
@@ -242,6 +245,7 @@ int relayMain(int argc, char **argv)
         return proto::kExitUsage;
     }
     ::unlink(proto::relaySocketPath(folder).c_str()); // a dead relay's: the lock says none is alive
+    proto::sweepOldRelayFolders(folder, kRelayFolderKeepS);
     o.listen = proto::relayEndpoint(folder);
     zmq::context_t context(1);
     proto::Relay relay(context, o);

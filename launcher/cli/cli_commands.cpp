@@ -421,7 +421,7 @@ const std::vector<Subcommand> &subcommands()
         {QStringLiteral("attach"), {}, {}, cmdAttach},
         {QStringLiteral("simulate"),
          {QStringLiteral("--ranks"), QStringLiteral("--hz"), QStringLiteral("--seconds"), QStringLiteral("--pp"), QStringLiteral("--slow"),
-          QStringLiteral("--silent"), QStringLiteral("--crash"), QStringLiteral("--relays"), QStringLiteral("--run-id"), QStringLiteral("--metrics-port"),
+          QStringLiteral("--silent"), QStringLiteral("--crash"), QStringLiteral("--relays"), QStringLiteral("--nice"), QStringLiteral("--run-id"), QStringLiteral("--metrics-port"),
           QStringLiteral("--hang-timeout")},
          {QStringLiteral("--quiet"), QStringLiteral("--detach")},
          cmdSimulate},

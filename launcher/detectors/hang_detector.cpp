@@ -79,6 +79,16 @@ void HangDetector::heartbeat(int rank, std::int64_t nowMs, const RankPulse &puls
     r.pulse = pulse;
 }
 
+void HangDetector::stepDone(int rank, std::int64_t nowMs, std::uint64_t step)
+{
+    Rank &r = m_ranks[rank];
+    r.pulse = RankPulse{};
+    r.pulse.step = step;
+    r.pulse.phase = "step done";
+    r.lastChangeMs = nowMs;
+    r.lastSeenMs = nowMs;
+}
+
 void HangDetector::goodbye(int rank) { m_ranks[rank].done = true; }
 
 std::string HangDetector::where(int rank) const

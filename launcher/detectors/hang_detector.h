@@ -53,6 +53,10 @@ public:
     // Any message from the rank at monotonic `nowMs` (it is alive).
     void seen(int rank, std::int64_t nowMs);
     void heartbeat(int rank, std::int64_t nowMs, const RankPulse &pulse);
+    // A step report: the rank finished `step` and is in no collective now. Ranks send heartbeats
+    // only when they have sent nothing else for an interval, so a step report replaces the pulse
+    // (a pulse left from before would still show the rank waiting in a call it has long left).
+    void stepDone(int rank, std::int64_t nowMs, std::uint64_t step);
     void goodbye(int rank); // finished: never hung
 
     std::optional<HangReport> check(std::int64_t nowMs, std::int64_t nowWallNs) const;

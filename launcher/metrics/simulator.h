@@ -26,11 +26,15 @@ struct SimulationOptions {
     int microBatches = 8;    // per step, for the pipeline's bubble and timeline
     int traceEvery = 10;     // with pp > 1: every so many steps the first rank of each stage sends spans
     int relays = 0;          // the first so many nodes' ranks send through real relay processes (trellis-trainer --relay)
+    // The simulated ranks (and their relays) run this much nicer than the supervisor and the
+    // workbench: they stand for other machines, whose cores a real run's supervisor and workbench
+    // never compete for. 0 runs them at the simulator's own priority.
+    int nice = 10;
     qint64 steps() const { return std::max<qint64>(1, static_cast<qint64>(hz * seconds + 0.5)); }
 };
 
 // Parses simulate's options (--ranks, --hz, --seconds, --pp P, --slow R[@STEP], --silent R@SEC,
-// --crash R@SEC, --relays K) into `out`; "" or what is wrong, naming the option.
+// --crash R@SEC, --relays K, --nice N) into `out`; "" or what is wrong, naming the option.
 QString parseSimulation(const QMap<QString, QString> &options, SimulationOptions &out);
 // The arguments simulate-ranks takes for these options.
 QStringList simulationArguments(const SimulationOptions &options);

@@ -22,8 +22,8 @@ void RunController::drainTelemetry()
     int steps = 0;
     StepOp stepRows{m_runId, {}}; // one history entry for the batch's step reports
     for (const auto &e : envelopes) {
-        // Followers get every message but heartbeats (a third of the traffic of a large job, and
-        // nothing a dashboard draws: liveness reaches them as RunStatus and the detectors' alerts).
+        // Followers get every message but heartbeats (nothing a dashboard draws: liveness reaches
+        // them as RunStatus and the detectors' alerts), batched per drain.
         if (m_feed && !e.has_heartbeat())
             m_feed->telemetry(e);
         const int rank = static_cast<int>(e.rank());
@@ -58,6 +58,8 @@ void RunController::drainTelemetry()
             break;
         }
     }
+    if (m_feed)
+        m_feed->flush(); // this drain's telemetry, one frame (or a few) to the followers
     if (steps > 0)
         updateProgress();
     if (!stepRows.rows.empty())
@@ -98,6 +100,8 @@ StepRow RunController::onStep(int rank, const proto::Envelope &e)
     if (auto experts = expertLoadFrom(e))
         record(ExpertLoadOp{m_runId, std::move(*experts)});
     m_latest[rank] = row;
+    if (m_hangs)
+        m_hangs->stepDone(rank, m_clock.elapsed(), static_cast<std::uint64_t>(row.step));
     if (m_stragglers)
         for (const StragglerReport &report : m_stragglers->step(rank, row.step, row.computeMs))
             raiseEvent(QStringLiteral("straggler"), report.rank, report.step, QString::fromStdString(report.message));

@@ -26,18 +26,28 @@ public:
     FeedPublisher &operator=(const FeedPublisher &) = delete;
 
     QString bind(const std::string &endpoint); // "" or why not
+    // A rank's message, sent with the others of its batch by flush() (or sooner, when the batch
+    // reaches kBatchBytes or another kind of message follows).
     void telemetry(const proto::Envelope &envelope);
+    void flush();
     void status(const proto::RunStatus &status);
     void alert(const QString &kind, const QString &message);
     void output(int rank, bool isStderr, const QString &text);
     quint64 sent() const { return m_seq; }
 
+    // A telemetry batch is sent once it holds this much; a slow subscriber's queue holds
+    // kQueuedFrames frames of at most about this size.
+    static constexpr std::size_t kBatchBytes = 64 * 1024;
+    static constexpr int kQueuedFrames = 512;
+
 private:
     void send(proto::FeedMessage &message);
+    void sendFrame(const std::string &bytes);
 
     std::unique_ptr<zmq::context_t> m_context;
     std::unique_ptr<zmq::socket_t> m_socket;
     quint64 m_seq = 0;
+    std::string m_batch; // the parts of the TelemetryBatch being gathered
     // Fault injection for tests (TRELLIS_FEED_DROP_EVERY=N): every N-th step report is not sent,
     // its sequence number skipped, as a subscriber too slow for the publisher's queue sees it.
     quint64 m_dropEvery = 0, m_steps = 0;

@@ -4,6 +4,7 @@
 #include "launcher/ingest/arena_batch.h"
 #include "launcher/document/calibration_file.h"
 #include "launcher/history/history_database.h"
+#include "launcher/supervisor/feed_publisher.h"
 #include "launcher/supervisor/run_registry.h"
 #include "launcher/thread_priority.h"
 #include "launcher/ingest/telemetry_rows.h"
@@ -33,7 +34,7 @@ std::unique_ptr<zmq::socket_t> subscribeTo(zmq::context_t &context, const std::s
         return nullptr;
     try {
         auto socket = std::make_unique<zmq::socket_t>(context, zmq::socket_type::sub);
-        socket->set(zmq::sockopt::rcvhwm, 100000);
+        socket->set(zmq::sockopt::rcvhwm, FeedPublisher::kQueuedFrames); // frames of up to 64 KiB
         socket->set(zmq::sockopt::linger, 0);
         socket->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(8 * 1024 * 1024));
         socket->set(zmq::sockopt::subscribe, "");
@@ -44,7 +45,7 @@ std::unique_ptr<zmq::socket_t> subscribeTo(zmq::context_t &context, const std::s
     }
 }
 
-// Waits up to `timeoutMs` for feed messages and appends what came (up to 20000, the ones that
+// Waits up to `timeoutMs` for feed messages and appends what came (up to 4 MiB, the ones that
 // parse) to `into`; without a socket it only waits.
 void receiveFeed(zmq::socket_t *socket, int timeoutMs, ArenaBatch<proto::FeedMessage> &into)
 {
@@ -58,7 +59,7 @@ void receiveFeed(zmq::socket_t *socket, int timeoutMs, ArenaBatch<proto::FeedMes
     } catch (const zmq::error_t &) {
         return;
     }
-    for (int i = 0; (items[0].revents & ZMQ_POLLIN) && i < 20000; ++i) {
+    for (std::size_t bytes = 0; (items[0].revents & ZMQ_POLLIN) && bytes < 4 * 1024 * 1024;) {
         zmq::message_t message;
         zmq::recv_result_t got;
         try {
@@ -68,6 +69,7 @@ void receiveFeed(zmq::socket_t *socket, int timeoutMs, ArenaBatch<proto::FeedMes
         }
         if (!got)
             break;
+        bytes += message.size();
         proto::FeedMessage *m = into.add();
         if (!m->ParseFromArray(message.data(), static_cast<int>(message.size())))
             into.removeLast();
@@ -78,9 +80,16 @@ void receiveFeed(zmq::socket_t *socket, int timeoutMs, ArenaBatch<proto::FeedMes
 std::map<int, qint64> firstLiveSteps(const ArenaBatch<proto::FeedMessage> &pending)
 {
     std::map<int, qint64> first;
-    for (const proto::FeedMessage &m : pending)
-        if (m.has_telemetry() && m.telemetry().has_step())
-            first.emplace(static_cast<int>(m.telemetry().rank()), static_cast<qint64>(m.telemetry().step().step()));
+    const auto note = [&first](const proto::Envelope &e) {
+        if (e.has_step())
+            first.emplace(static_cast<int>(e.rank()), static_cast<qint64>(e.step().step()));
+    };
+    for (const proto::FeedMessage &m : pending) {
+        if (m.has_telemetry())
+            note(m.telemetry());
+        for (const proto::Envelope &e : m.telemetry_batch().envelopes())
+            note(e);
+    }
     return first;
 }
 
@@ -553,6 +562,10 @@ bool RunFeed::handleFeedMessage(FeedState &st, const proto::FeedMessage &m)
     switch (m.payload_case()) {
     case proto::FeedMessage::kTelemetry:
         handleTelemetry(st, m.telemetry());
+        return false;
+    case proto::FeedMessage::kTelemetryBatch:
+        for (const proto::Envelope &e : m.telemetry_batch().envelopes())
+            handleTelemetry(st, e);
         return false;
     case proto::FeedMessage::kStatus:
         return handleStatus(st, m.status());

@@ -81,6 +81,24 @@ class SequenceTest(TelemetryTestCase):
         stats = run.stats()
         self.assertEqual((stats["held"], stats["dropped"], stats["sent"]), (0, 0, len(messages)))
 
+    def test_heartbeats_only_when_nothing_else_was_sent(self):
+        # A tick with a step report since the last one sends no heartbeat (as trellis-trainer's
+        # ranks do): none among 100 steps 5 ms apart (heartbeat 50 ms), then, idle, they come again.
+        supervisor = self.supervisor()
+        with trellis_env(self.endpoint, RANK=0, WORLD_SIZE=1, heartbeat_ms=50):
+            run = trellis_telemetry.init(track_collectives=False)
+            for step in range(1, 101):
+                time.sleep(0.005)
+                run.step(step, loss=1.0, tokens=10)
+            time.sleep(0.4)
+            run.close(0, "done")
+        messages = supervisor.messages()
+        self.assertEqual(seqs(messages), list(range(len(messages))))
+        kinds = [e.WhichOneof("payload") for e in messages]
+        first, last = kinds.index("step"), len(kinds) - 1 - kinds[::-1].index("step")
+        self.assertLessEqual(kinds[first:last].count("heartbeat"), 2, kinds)
+        self.assertGreaterEqual(kinds[last:].count("heartbeat"), 3, kinds)
+
     def test_a_gap_is_resent_after_a_skip(self):
         supervisor = self.supervisor(lose_once={(0, 3)})
         with trellis_env(self.endpoint, heartbeat_ms=5000):

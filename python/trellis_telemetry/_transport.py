@@ -340,6 +340,9 @@ class Publisher:
     def _loop(self, link):
         monotonic = time.monotonic
         next_heartbeat = monotonic()
+        # A heartbeat goes out at a tick only when nothing else was sent since the last one: any
+        # message proves the rank alive (the same rule as trellis-trainer's, docs/protocol.md).
+        sent_since_beat = False
         close_deadline = None
         link_dropped = 0
         cond = self._cond
@@ -360,7 +363,13 @@ class Publisher:
                 batch = self._queue
                 self._queue = collections.deque()
                 stopping = self._stopping
-                if monotonic() >= next_heartbeat and not stopping and not self._goodbye_queued:
+                tick = monotonic() >= next_heartbeat and not stopping and not self._goodbye_queued
+                if tick:
+                    next_heartbeat = monotonic() + self.heartbeat_s
+                quiet = not sent_since_beat
+                # What this wake-up sends counts for the next tick.
+                sent_since_beat = (sent_since_beat and not tick) or bool(batch)
+                if tick and quiet:
                     try:
                         hb = self._heartbeat()
                     except Exception:
@@ -368,7 +377,6 @@ class Publisher:
                         hb.heartbeat.phase = "?"
                     batch.append((self._seq, time.time_ns(), self.dropped, (_same, hb)))
                     self._seq += 1
-                    next_heartbeat = monotonic() + self.heartbeat_s
             for item in batch:
                 try:
                     seq, data = self._encode(item)

@@ -7,7 +7,8 @@
 // BENCH_GUI_WORST=1 lists the slowest frames with their GUI-thread CPU. The window is 1280 × 800 in Run
 // mode, its dashboard grid as it comes (the panels on screen draw: two rows of two);
 // BENCH_GUI_PANELS=all makes it 1920 × 3000 so that every panel of the grid is on screen and each
-// frame draws all of them.
+// frame draws all of them. BENCH_GUI_SIM_NICE=N runs the simulated ranks N nicer (simulate --nice,
+// default 10: they stand for other machines).
 // Usage: bench_gui [RANKS=1024] [HZ=20] [SECONDS=60]   (QT_QPA_PLATFORM=offscreen)
 #include "ui/dashboard.h"
 #include "ui/main_window.h"
@@ -143,7 +144,8 @@ int main(int argc, char **argv)
     QProcess sim;
     sim.start(cli, {QStringLiteral("--db"), db, QStringLiteral("simulate"), QStringLiteral("--ranks"), QString::number(ranks),
                     QStringLiteral("--hz"), QString::number(hz), QStringLiteral("--seconds"), QString::number(seconds + 10),
-                    QStringLiteral("--slow"), QStringLiteral("%1@100").arg(ranks / 3), QStringLiteral("--detach")});
+                    QStringLiteral("--slow"), QStringLiteral("%1@100").arg(ranks / 3), QStringLiteral("--detach"),
+                    QStringLiteral("--nice"), qEnvironmentVariable("BENCH_GUI_SIM_NICE", QStringLiteral("10"))});
     sim.waitForFinished(30000);
     const QString runId = QString::fromUtf8(sim.readAllStandardOutput()).section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
 

@@ -167,6 +167,7 @@ private slots:
         QTest::newRow("silent") << QStringList{QStringLiteral("--silent"), QStringLiteral("x@y")} << QStringLiteral("--silent expects");
         QTest::newRow("relays") << QStringList{QStringLiteral("--ranks"), QStringLiteral("64"), QStringLiteral("--relays"), QStringLiteral("9")}
                                 << QStringLiteral("--relays expects 0 to 8 nodes of 8 ranks");
+        QTest::newRow("nice") << QStringList{QStringLiteral("--nice"), QStringLiteral("25")} << QStringLiteral("--nice expects 0 to 19, got '25'");
     }
     void badOptionsAreNamed()
     {

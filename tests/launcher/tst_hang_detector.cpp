@@ -132,6 +132,36 @@ private slots:
         QCOMPARE(QString::fromStdString(report->message), expected);
     }
 
+    // Ranks send a heartbeat only when they sent nothing else for an interval, so while steps flow
+    // the last heartbeat can be old: a step report replaces it. Here every rank's last heartbeat
+    // was 20 s ago, three of them then in a dp all_reduce and rank 2 computing; messages since then
+    // keep them all alive. Judged on those pulses, rank 2 holds the others up; after a step report
+    // from each, nobody waits.
+    void stepReportsReplaceAStalePulse()
+    {
+        HangDetector d(planOf(4, 1), 500, 60000);
+        const std::int64_t now = 100000, wall = 1000 * kSecond;
+        for (int r = 0; r < 4; ++r) {
+            d.hello(r, "node-a");
+            d.heartbeat(r, now - 20000, r == 2 ? computing("forward") : inCall("dp", "all_reduce", 412, wall - 21 * kSecond));
+            d.seen(r, now - 100);
+        }
+        const auto stale = d.check(now, wall);
+        QVERIFY(stale);
+        QCOMPARE(stale->culprits, std::vector<int>{2});
+        for (int r = 0; r < 4; ++r)
+            d.stepDone(r, now - 50, 6);
+        const auto report = d.check(now, wall);
+        QVERIFY2(!report, report ? report->message.c_str() : "");
+        // And a hang after those steps is still found: rank 2 stops, the others wait in the next call.
+        for (int r = 0; r < 4; ++r)
+            if (r != 2)
+                d.heartbeat(r, now + 2900, inCall("dp", "all_reduce", 413, wall + 400000000LL));
+        const auto later = d.check(now + 3000, wall + 3 * kSecond);
+        QVERIFY(later);
+        QCOMPARE(later->culprits, std::vector<int>{2});
+    }
+
     // A silent rank while one of the others still computes (its last heartbeat before it entered
     // the call the rest wait in): one more heartbeat interval is given, so that the report names
     // every waiting rank; after it, the report comes whatever the others do.

@@ -14,11 +14,14 @@
 #include <zmq.hpp>
 
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <map>
@@ -388,6 +391,37 @@ private slots:
             qunsetenv("TMPDIR");
         else
             qputenv("TMPDIR", saved);
+    }
+
+    // Finished relays' folders are removed by a relay starting beside them once their log is a day
+    // old: not one whose relay still runs (its lock), not a fresh one, not one holding other files,
+    // not its own.
+    void oldRelayFoldersAreSwept()
+    {
+        QTemporaryDir tmp(QDir::tempPath() + QStringLiteral("/rs-XXXXXX"));
+        const std::string parent = tmp.path().toStdString();
+        const auto make = [&](const std::string &name, bool old, const char *extra = nullptr) {
+            const std::string folder = parent + "/" + name;
+            ::mkdir(folder.c_str(), 0700);
+            for (const char *file : {"relay.log", "relay.pid", "relay.lock"})
+                QFile(QString::fromStdString(folder + "/" + file)).open(QIODevice::WriteOnly);
+            if (extra)
+                QFile(QString::fromStdString(folder + "/" + extra)).open(QIODevice::WriteOnly);
+            if (old) {
+                const struct timeval then[2] = {{std::time(nullptr) - 2 * 86400, 0}, {std::time(nullptr) - 2 * 86400, 0}};
+                ::utimes((folder + "/relay.log").c_str(), then);
+            }
+            return folder;
+        };
+        const std::string own = make("run-9-node0", true), gone = make("run-1-node0", true), fresh = make("run-2-node0", false),
+                          running = make("run-3-node0", true), other = make("run-4-node0", true, "notes.txt");
+        const int held = proto::lockRelayFolder(running);
+        QVERIFY(held >= 0);
+        QCOMPARE(proto::sweepOldRelayFolders(own, 86400), 1);
+        ::close(held);
+        QVERIFY(!QFileInfo::exists(QString::fromStdString(gone)));
+        for (const std::string &kept : {own, fresh, running, other})
+            QVERIFY2(QFileInfo::exists(QString::fromStdString(kept + "/relay.log")), kept.c_str());
     }
 };
 

@@ -183,6 +183,45 @@ private slots:
         pub.close(0, "", 7);
     }
 
+    // A heartbeat goes out only at a tick with nothing else sent since the last one: while steps
+    // come every 10 ms (heartbeat 100 ms) there are none after the first; once the steps stop,
+    // they come again. Every message still arrives in sequence.
+    void heartbeatsOnlyWhenNothingElseWasSent()
+    {
+        launcher::TelemetryReceiver rx;
+        QCOMPARE(rx.start("quiet", 1), QString());
+        trainer::TelemetryPublisher::Options o;
+        o.endpoint = rx.endpoint();
+        o.runId = "quiet";
+        o.heartbeatMs = 100;
+        trainer::TelemetryPublisher pub(o);
+        std::vector<proto::Envelope> all;
+        const auto beats = [&all] { return std::count_if(all.begin(), all.end(), [](const auto &e) { return e.has_heartbeat(); }); };
+        QElapsedTimer busy;
+        busy.start();
+        quint64 step = 0;
+        while (busy.elapsed() < 1000) {
+            proto::Envelope e;
+            e.mutable_step()->set_step(++step);
+            pub.publish(std::move(e));
+            QTest::qWait(10);
+            auto got = rx.drain();
+            all.insert(all.end(), got.begin(), got.end());
+        }
+        const auto whileBusy = beats();
+        QVERIFY2(whileBusy <= 2, qPrintable(QStringLiteral("%1 heartbeats among %2 steps").arg(whileBusy).arg(step)));
+        QTRY_VERIFY_WITH_TIMEOUT(([&] {
+                                     auto got = rx.drain();
+                                     all.insert(all.end(), got.begin(), got.end());
+                                     return beats() >= whileBusy + 3;
+                                 })(),
+                                 5000);
+        pub.close(0, "", step);
+        collect(rx, all, proto::Envelope::kGoodbye);
+        for (std::size_t i = 0; i < all.size(); ++i)
+            QCOMPARE(all[i].seq(), static_cast<quint64>(i));
+    }
+
     // Nobody listening: publish() never waits for the network — 200,000 messages all return (one
     // that waited for room or for a peer would never return, and the test would time out) — and
     // every message is accounted for: held for a later send (at most the spool's 16) or counted
