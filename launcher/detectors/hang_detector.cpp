@@ -18,14 +18,31 @@ std::string seconds(double s)
     return text;
 }
 
-std::string rankList(const std::vector<int> &ranks)
+// "0,1,3", with runs of three or more as ranges ("0-4999,5001-16383") and at most 12 pieces, the
+// rest counted ("…, and 812 more ranks"): a message about 16,383 waiting ranks stays a line.
+std::string rankList(std::vector<int> ranks)
 {
+    std::sort(ranks.begin(), ranks.end());
+    constexpr int kMaxPieces = 12;
     std::string out;
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-        if (i)
+    int pieces = 0;
+    std::size_t i = 0;
+    for (; i < ranks.size() && pieces < kMaxPieces; ++pieces) {
+        std::size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+            ++j;
+        if (pieces)
             out += ',';
-        out += std::to_string(ranks[i]);
+        if (j - i >= 2) {
+            out += std::to_string(ranks[i]) + "-" + std::to_string(ranks[j]);
+            i = j + 1;
+        } else {
+            out += std::to_string(ranks[i]);
+            i += 1;
+        }
     }
+    if (i < ranks.size())
+        out += ", and " + std::to_string(ranks.size() - i) + " more";
     return out;
 }
 
@@ -164,8 +181,11 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
         report.culprits = silent;
         report.silentMs = nowMs - m_ranks.at(silent.front()).lastSeenMs;
         const double quiet = static_cast<double>(report.silentMs) / 1000.0;
-        for (std::size_t i = 0; i < silent.size(); ++i)
+        constexpr std::size_t kNamed = 12; // then counted: a line even when a thousand fall silent
+        for (std::size_t i = 0; i < std::min(silent.size(), kNamed); ++i)
             report.message += (i ? ", " : "") + where(silent[i]);
+        if (silent.size() > kNamed)
+            report.message += " and " + std::to_string(silent.size() - kNamed) + " more ranks";
         report.message += (silent.size() == 1 ? " stopped responding" : " stopped responding") +
                           std::string(" (no heartbeat for ") + seconds(quiet) + ")";
         report.relays = wholeRelays(silent);

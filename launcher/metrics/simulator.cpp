@@ -19,7 +19,10 @@
 #include <random>
 #include <thread>
 #include <utility>
+#include <csignal>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -61,6 +64,14 @@ struct SimulatedRanks {
 
     double elapsed() const { return std::chrono::duration<double>(Clock::now() - start).count(); }
     bool silent(int r) const { return r == s.silentRank && elapsed() >= s.silentAfterS; }
+    // A silent rank is a stopped process, as after SIGSTOP: a stand-in child process (its pid in
+    // the rank's Hello, so the supervisor sees a stopped process there) is stopped when the rank
+    // falls silent. From then on the job hangs as a real one does: every other rank waits in the
+    // dp all-reduce of the step it was on (the only thing it sends is heartbeats naming the call).
+    pid_t standIn = -1;
+    bool hung = false;
+    qint64 hungStep = 0;
+    std::int64_t hungSinceNs = 0;
     void pumpAll()
     {
         for (auto &n : nodes)
@@ -158,7 +169,7 @@ void sendHellos(SimulatedRanks &sim)
         auto *h = e.mutable_hello();
         h->set_host(simulatedHost(r));
         h->set_relay("node" + std::to_string(r / kRanksPerNode * kRanksPerNode)); // its node's connection stands for a relay
-        h->set_pid(static_cast<std::uint32_t>(::getpid()));
+        h->set_pid(static_cast<std::uint32_t>(r == s.silentRank && sim.standIn > 0 ? sim.standIn : ::getpid()));
         h->set_device("cpu (simulated)");
         h->set_world_size(static_cast<std::uint32_t>(s.ranks));
         h->mutable_coords()->set_dp(static_cast<std::uint32_t>(r % sim.perStage));
@@ -182,8 +193,17 @@ void pumpUntil(SimulatedRanks &sim, Clock::time_point due, qint64 step)
                 if (std::exchange(sent, 0) || sim.silent(r))
                     continue;
                 proto::Envelope hb;
-                hb.mutable_heartbeat()->set_step(static_cast<std::uint64_t>(step - 1));
-                hb.mutable_heartbeat()->set_phase("forward");
+                auto *h = hb.mutable_heartbeat();
+                h->set_step(static_cast<std::uint64_t>(sim.hung ? sim.hungStep : step - 1));
+                h->set_phase(sim.hung ? "comm" : "forward");
+                if (sim.hung) {
+                    h->set_collective("dp all_reduce");
+                    h->set_collective_group("dp");
+                    h->set_collective_op("all_reduce");
+                    h->set_collective_call(static_cast<std::uint64_t>(sim.hungStep));
+                    h->set_collective_since_ns(sim.hungSinceNs);
+                    h->set_collective_bytes(4'000'000);
+                }
                 sim.send(r, hb);
                 sent = 0;
             }
@@ -299,6 +319,35 @@ void waitForAcknowledgements(SimulatedRanks &sim)
         relay.waitForFinished(1000);
     }
 }
+
+// The silent rank's process: a child that only waits (and dies with this process, stopped or
+// not), stopped with SIGSTOP when the rank falls silent; killed and reaped when done.
+struct StandIn {
+    explicit StandIn(bool wanted)
+    {
+        if (!wanted)
+            return;
+        const pid_t parent = ::getpid();
+        pid = ::fork();
+        if (pid == 0) { // only async-signal-safe calls here
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent)
+                ::_exit(0);
+            for (;;)
+                ::pause();
+        }
+    }
+    ~StandIn()
+    {
+        if (pid > 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+        }
+    }
+    StandIn(const StandIn &) = delete;
+    StandIn &operator=(const StandIn &) = delete;
+    pid_t pid = -1;
+};
 
 // The first s.relays nodes: a relay process each (trellis-trainer --relay, in the node's relay
 // folder) and a connection per rank to it. "" or why not.
@@ -463,7 +512,9 @@ int simulateRanks(const QStringList &args)
     const qint64 steps = s.steps();
     if (s.nice > 0) // lowering one's own priority needs no privilege; a failure leaves it as it was
         (void)::setpriority(PRIO_PROCESS, 0, std::min(19, ::getpriority(PRIO_PROCESS, 0) + s.nice));
+    const StandIn standIn(s.silentRank >= 0); // before any thread is started
     SimulatedRanks sim(s, o[QStringLiteral("--run-id")].toStdString());
+    sim.standIn = standIn.pid;
     if (const QString e = startRelays(sim, endpoint); !e.isEmpty()) {
         std::fprintf(stderr, "trellis-cli simulate-ranks: %s\n", qPrintable(e));
         return 2;
@@ -495,6 +546,15 @@ int simulateRanks(const QStringList &args)
             sim.pumpAll();
             return 137;
         }
+        if (!sim.hung && s.silentRank >= 0 && sim.silent(s.silentRank)) {
+            if (standIn.pid > 0)
+                ::kill(standIn.pid, SIGSTOP);
+            sim.hung = true;
+            sim.hungStep = step;
+            sim.hungSinceNs = proto::nowNs();
+        }
+        if (sim.hung)
+            continue; // every rank waits in this step's all-reduce for the stopped one
         const std::int64_t stepOrigin = proto::nowNs(); // the traced step's start, shared by its stages
         const double loss = 2.0 + 3.5 * std::exp(-3.0 * static_cast<double>(step) / static_cast<double>(steps)) + 0.02 * sim.noise(sim.rng);
         for (int r = 0; r < s.ranks; ++r)

@@ -50,11 +50,11 @@ while kill -0 "$owner" 2>/dev/null; do
   stored=$(q "SELECT coalesce(sum(n), 0) / $ranks FROM step_blocks" 2>/dev/null || echo "?")
   cpu=$(awk '{ printf "%.1f", ($14 + $15) / 100 }' "/proc/$owner/stat" 2>/dev/null || echo "$cpu")
   echo "$now $(rss "$owner") $( [ -n "$gui" ] && rss "$gui" || echo -) $stored"
-  if [ -z "$stored_at" ] && [ "$stored" != "?" ] && [ "$stored" -ge "$steps" ]; then stored_at=$now; fi
+  if [ -z "$stored_at" ] && [ "$stored" != "?" ] && [ "$stored" -ge "$steps" ]; then stored_at="$now s"; fi
   sleep "${SOAK_POLL:-15}"
 done
-[ -z "$stored_at" ] && stored_at="the end ($(( $(date +%s) - start )) s)"
-echo "every step stored after ${stored_at} s of a ${seconds} s run (or by its end); supervisor CPU ${cpu} s at its last sample"
+[ -z "$stored_at" ] && stored_at="the last sample, by the end ($(( $(date +%s) - start )) s)"
+echo "every step stored after ${stored_at} of a ${seconds} s run; supervisor CPU ${cpu} s at its last sample"
 status=$(q "SELECT status FROM runs WHERE run_id = '$run'")
 rows=$(q "SELECT coalesce(sum(n), 0) FROM step_blocks")
 incomplete=$(q "SELECT count(*) FROM ranks WHERE goodbye_seq IS NULL OR received_seq != goodbye_seq + 1")

@@ -9,6 +9,7 @@
 // (saying why) where namespaces or the Slurm packages are missing; stops every daemon and removes
 // every namespace it made, also after a failure.
 #include "cli_test_support.h"
+#include "protocol/relay.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -49,7 +50,7 @@ class TstSlurmLaunch : public QObject {
 
     // pp 2 × dp 2 on `nodes` Slurm nodes of `perNode` slots; `slurm` adds to launch.slurm.
     QString writePlan(const QString &name, const QString &target = QStringLiteral("slurm"), int nodes = 2, int perNode = 2,
-                      const QString &slurm = {}, int steps = 8)
+                      const QString &slurm = {}, int steps = 8, const QString &relay = QStringLiteral("off"))
     {
         QStringList nodeList;
         for (int i = 0; i < nodes; ++i)
@@ -63,12 +64,13 @@ class TstSlurmLaunch : public QObject {
           "cluster": {"nodes": [%2]},
           "parallel": {"dp": %3, "pp": 2, "micro_batch_size": 2, "micro_batches": 2},
           "training": {"steps": %4, "lr": 0.003, "seed": 7, "data": {"source": "text", "path": "%5"}},
+          "telemetry": {"relay": "%10"},
           "launch": {"target": "%6", "slurm": {"time": "00:10:00", "mpi_interface": "%7", "shared_dir": "%8"%9}}})")
                     .arg(name, nodeList.join(QStringLiteral(", ")))
                     .arg(nodes * perNode / 2)
                     .arg(steps)
                     .arg(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"), target, m_net, m_dir.filePath(QStringLiteral("shared")),
-                         slurm)
+                         slurm, relay)
                     .toUtf8());
         return path;
     }
@@ -141,8 +143,10 @@ private slots:
 
     void planRunsOnTwoNodesAndCompletes()
     {
-        // The partition named (sinfo marks the default one "debug*").
-        const QString plan = writePlan(QStringLiteral("two-nodes"), QStringLiteral("slurm"), 2, 2, QStringLiteral(R"(, "partition": "debug")"));
+        // The partition named (sinfo marks the default one "debug*"); telemetry through a relay
+        // on each node (telemetry.relay on; auto would from 64 ranks).
+        const QString plan = writePlan(QStringLiteral("two-nodes"), QStringLiteral("slurm"), 2, 2, QStringLiteral(R"(, "partition": "debug")"), 8,
+                                       QStringLiteral("on"));
         const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan});
         QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
         static const QRegularExpression runLine(QStringLiteral("^run (\\S+)"), QRegularExpression::MultilineOption);
@@ -170,6 +174,18 @@ private slots:
         const Result steps = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), QStringLiteral("last"), QStringLiteral("--format"),
                                   QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("steps")});
         QCOMPARE(steps.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 1 + 4 * 8);
+        // It went through each node's relay (ranks 0, 1 on host1 and 2, 3 on host2), started by
+        // the ranks inside the batch job, each ended by its ranks' Goodbyes with nothing refused.
+        for (int first : {0, 2}) {
+            std::string error;
+            const QString folder = QString::fromStdString(trellis::proto::relayFolder(slurmRun.toStdString(), "node" + std::to_string(first), error));
+            QVERIFY2(error.empty(), error.c_str());
+            QTRY_VERIFY2_WITH_TIMEOUT(readAll(folder + QStringLiteral("/relay.log")).contains(QStringLiteral("relay: ended (every rank said goodbye)")),
+                                      qPrintable(folder + QStringLiteral(": ") + readAll(folder + QStringLiteral("/relay.log"))), 10000);
+            const QString log = readAll(folder + QStringLiteral("/relay.log"));
+            QVERIFY2(log.contains(QStringLiteral("ranks %1,%2:").arg(first).arg(first + 1)) && log.contains(QStringLiteral(", 0 refused")),
+                     qPrintable(log));
+        }
         // The job's states are the run's events.
         const QString ev = events(QStringLiteral("last"));
         for (const QString &state : {QStringLiteral("submitted"), QStringLiteral("running on host[1-2]"), QStringLiteral("completed on host[1-2]")})

@@ -162,6 +162,40 @@ private slots:
         QCOMPARE(later->culprits, std::vector<int>{2});
     }
 
+    // A large world: the waiting ranks are named as ranges, and many silent ranks are counted
+    // after the first twelve, so that the message stays a line (16,384 ranks would otherwise be a
+    // 100 KB event).
+    void largeWorldsAreNamedInRanges()
+    {
+        HangDetector d(planOf(64, 1), 500, 60000);
+        const std::int64_t now = 100000, wall = 1000 * kSecond;
+        for (int r = 0; r < 64; ++r) {
+            d.hello(r, "node-" + std::to_string(r / 8));
+            if (r == 20)
+                d.heartbeat(r, now - 1600, computing("forward"));
+            else
+                d.heartbeat(r, now - 100, inCall("dp", "all_reduce", 412, wall - 2 * kSecond));
+        }
+        auto report = d.check(now, wall);
+        QVERIFY(report);
+        QCOMPARE(QString::fromStdString(report->message),
+                 QStringLiteral("rank 20 on node-2 stopped responding (no heartbeat for 1.6 s); ranks 0-19,21-63 wait in dp all_reduce #412 since 2.0 s"));
+
+        HangDetector many(planOf(64, 1), 500, 60000);
+        for (int r = 0; r < 64; ++r) {
+            many.hello(r, "node-" + std::to_string(r / 8));
+            many.heartbeat(r, r % 2 ? now - 1600 : now - 100, r % 2 ? computing("forward") : inCall("dp", "all_reduce", 9, wall - kSecond));
+        }
+        report = many.check(now, wall);
+        QVERIFY(report);
+        QCOMPARE(report->culprits.size(), std::size_t(32));
+        QVERIFY2(report->message.find("rank 23 on node-2 stopped responding") == std::string::npos, report->message.c_str());
+        QVERIFY2(report->message.find("rank 21 on node-2, rank 23 on node-2 and 20 more ranks stopped responding") != std::string::npos,
+                 report->message.c_str());
+        QVERIFY2(report->message.find("ranks 0,2,4,6,8,10,12,14,16,18,20,22, and 20 more wait in dp all_reduce #9") != std::string::npos,
+                 report->message.c_str());
+    }
+
     // A silent rank while one of the others still computes (its last heartbeat before it entered
     // the call the rest wait in): one more heartbeat interval is given, so that the report names
     // every waiting rank; after it, the report comes whatever the others do.
@@ -207,7 +241,7 @@ private slots:
         QCOMPARE(QString::fromStdString(report->message),
                  QStringLiteral("rank 0 on node-a, rank 1 on node-a, rank 2 on node-a, rank 3 on node-a stopped responding (no heartbeat "
                                 "for 2.0 s) — every rank behind the telemetry relay of node0 went silent together: the relay (its ranks "
-                                "start it again within seconds) or the node; ranks 4,5,6,7 wait in dp all_reduce #9 since 2.0 s"));
+                                "start it again within seconds) or the node; ranks 4-7 wait in dp all_reduce #9 since 2.0 s"));
         // Rank 1 alone silent: not the relay.
         for (int r = 0; r < 8; ++r)
             d.heartbeat(r, r == 1 ? now - 2000 : now, computing("forward"));
