@@ -23,6 +23,8 @@ namespace trellis::launcher {
 namespace {
 
 QString recordPathOf(const QString &dir, const QString &runId) { return dir + QLatin1Char('/') + runId + QStringLiteral(".json"); }
+constexpr qint64 kStaleLockS = 3600; // a lock file without a record, held by nobody, this old is removed
+
 QString lockPathOf(const QString &dir, const QString &runId) { return dir + QLatin1Char('/') + runId + QStringLiteral(".lock"); }
 
 std::optional<RunRecord> readRecord(const QString &path)
@@ -141,12 +143,26 @@ std::unique_ptr<RunClaim> RunRegistry::claim(const RunRecord &record, QString *e
     if (dir.isEmpty())
         return nullptr;
     const QString lockPath = lockPathOf(dir, record.runId);
-    const int fd = ::open(QFile::encodeName(lockPath).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        *error = QStringLiteral("cannot create %1 (%2)").arg(lockPath, QString::fromLocal8Bit(std::strerror(errno)));
-        return nullptr;
+    int fd = -1;
+    bool locked = false;
+    // A stale lock file may be removed (scan()) between opening it and locking it: the lock then
+    // holds a file no longer at the path, so it is taken again on the path's new file.
+    for (int tries = 0; tries < 3 && !locked; ++tries) {
+        if (fd >= 0)
+            ::close(fd);
+        fd = ::open(QFile::encodeName(lockPath).constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            *error = QStringLiteral("cannot create %1 (%2)").arg(lockPath, QString::fromLocal8Bit(std::strerror(errno)));
+            return nullptr;
+        }
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0)
+            break;
+        struct stat held {};
+        struct stat named {};
+        locked = ::fstat(fd, &held) == 0 && ::stat(QFile::encodeName(lockPath).constData(), &named) == 0 &&
+                 held.st_ino == named.st_ino && held.st_dev == named.st_dev;
     }
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (!locked) {
         ::close(fd);
         const auto owner = readRecord(recordPathOf(dir, record.runId));
         *error = owner ? QStringLiteral("run %1 is already owned by its supervisor (pid %2); attach to it instead")
@@ -225,6 +241,21 @@ QList<Found> scan()
         }
         if (record)
             out.append({*record, supervised, jobAlive});
+    }
+    // Lock files without a record, an hour old and held by nobody: a supervisor killed before it
+    // wrote its record, or whose record went above. Removed while this process holds the lock, so
+    // a supervisor claiming the run meanwhile finds it gone and takes the path's new file.
+    for (const QFileInfo &info : QDir(dir).entryInfoList({QStringLiteral("*.lock")}, QDir::Files)) {
+        const QString runId = info.completeBaseName();
+        if (!RunRegistry::validRunId(runId) || QFileInfo::exists(recordPathOf(dir, runId)) ||
+            info.lastModified().secsTo(QDateTime::currentDateTimeUtc()) < kStaleLockS)
+            continue;
+        const int fd = ::open(QFile::encodeName(info.absoluteFilePath()).constData(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0)
+            QFile::remove(info.absoluteFilePath());
+        ::close(fd);
     }
     std::sort(out.begin(), out.end(), [](const Found &a, const Found &b) { return a.record.startedAt > b.record.startedAt; });
     return out;

@@ -36,8 +36,6 @@ using S = Section;
 
 std::vector<Field> trainerFields()
 {
-    using S = Section;
-    using K = Kind;
     return {
         {QStringLiteral("trainer.command"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Command of every rank"), K::JsonText, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "A JSON list, e.g. [\"python3\", \"train.py\"]: run instead of trellis-trainer, with torchrun's "
