@@ -63,6 +63,8 @@ bool spawnRelay(const NodeRelay &r)
                                   "--endpoint", r.upstream, "--ranks", joinRanks(r.ranks)};
     if (!r.keysPath.empty())
         args.insert(args.end(), {"--telemetry-keys", r.keysPath});
+    if (r.detach)
+        args.emplace_back("--detach");
     std::vector<char *> argv;
     for (std::string &a : args)
         argv.push_back(a.data());
@@ -86,6 +88,10 @@ bool spawnRelay(const NodeRelay &r)
     posix_spawnattr_destroy(&attr);
     if (rc != 0)
         return false;
+    if (r.detach) { // it leaves at once: reaped here, the relay is nobody's child
+        ::waitpid(pid, nullptr, 0);
+        return true;
+    }
     std::lock_guard lock(g_childrenMutex);
     g_children.push_back(pid);
     return true;
@@ -111,6 +117,41 @@ bool NodeRelay::ensure() const
             return true;
     }
     return false;
+}
+
+std::optional<NodeRelay> setUpExecRelay(const std::string &runId, const std::string &upstream, const std::string &keysPath,
+                                        std::uint32_t rank, std::uint32_t localRank, std::uint32_t localSize)
+{
+    if (localRank > rank || localRank >= localSize)
+        return std::nullopt;
+    NodeRelay r;
+    r.runId = runId;
+    r.upstream = upstream;
+    r.keysPath = keysPath;
+    r.leader = localRank == 0;
+    r.detach = true;
+    const std::uint32_t first = rank - localRank;
+    for (std::uint32_t x = first; x < first + localSize; ++x)
+        r.ranks.push_back(x);
+    r.name = "node" + std::to_string(first);
+    std::string error;
+    r.folder = proto::relayFolder(runId, r.name, error);
+    if (r.folder.empty()) {
+        std::fprintf(stderr, "trellis-trainer --exec: rank %u: no telemetry relay on this node (%s); sending to the supervisor directly\n",
+                     rank, error.c_str());
+        return std::nullopt;
+    }
+    r.endpoint = proto::relayEndpoint(r.folder);
+    // The node's first rank starts it; the others give it 3 s, then start one themselves (the
+    // folder's lock keeps one).
+    for (int i = 0; !r.leader && i < 150 && !r.running(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!r.ensure()) {
+        std::fprintf(stderr, "trellis-trainer --exec: rank %u: the node's telemetry relay did not start (see %s/relay.log); "
+                             "sending to the supervisor directly\n", rank, r.folder.c_str());
+        return std::nullopt;
+    }
+    return r;
 }
 
 std::optional<NodeRelay> setUpNodeRelay(MPI_Comm world, const std::string &runId, const std::string &upstream,
@@ -166,11 +207,12 @@ void relayUsage(std::FILE *to)
 {
     std::fprintf(to,
                  "usage: trellis-trainer --relay --run-id ID --folder DIR --endpoint SUPERVISOR --ranks R,R,...\n"
-                 "                       [--telemetry-keys FILE] [--idle-exit-s N]\n"
+                 "                       [--telemetry-keys FILE] [--idle-exit-s N] [--detach]\n"
                  "A node's telemetry relay: the node's ranks connect to ipc://DIR/relay.sock, and their telemetry goes on to\n"
                  "SUPERVISOR over one connection (CURVE with the keys of FILE). The ranks start it themselves (--node-relay);\n"
                  "one relay per DIR (a lock in it): a second one exits at once. It ends when every rank's Goodbye is\n"
-                 "acknowledged, or when no rank has been heard from for N seconds (default 30).\n");
+                 "acknowledged, or when no rank has been heard from for N seconds (default 30). --detach: it leaves\n"
+                 "its starter at once (a process of its own session, not the starter's child).\n");
 }
 
 std::vector<std::uint32_t> parseRanks(const std::string &list, std::string &error)
@@ -198,11 +240,16 @@ int relayMain(int argc, char **argv)
 {
     proto::RelayOptions o;
     std::string folder, keysPath, error;
+    bool detach = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--help" || arg == "-h") {
             relayUsage(stdout);
             return proto::kExitOk;
+        }
+        if (arg == "--detach") {
+            detach = true;
+            continue;
         }
         if (i + 1 >= argc) {
             std::fprintf(stderr, "trellis-trainer --relay: %s needs a value\n", arg.c_str());
@@ -236,6 +283,13 @@ int relayMain(int argc, char **argv)
             return proto::kExitUsage;
         }
         o.curve = keys->forRanks();
+    }
+    if (detach) { // nothing runs on another thread yet
+        const pid_t child = ::fork();
+        if (child > 0)
+            return proto::kExitOk; // the starter reaps this at once; the relay goes on in the child
+        if (child == 0)
+            ::setsid();
     }
     const int lock = proto::lockRelayFolder(folder);
     if (lock == -1)

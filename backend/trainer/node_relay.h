@@ -26,6 +26,7 @@ struct NodeRelay {
     std::string name;     // "node8": the node of world rank 8, its first (Hello.relay)
     std::vector<std::uint32_t> ranks; // the world ranks on this node
     bool leader = false;              // the node's first rank
+    bool detach = false;              // started with --detach: not a child of the starter (which may exec)
 
     // Starts a relay when none holds the folder's lock and waits up to a second for one to hold it:
     // whether one runs. Any thread.
@@ -40,5 +41,12 @@ std::optional<NodeRelay> setUpNodeRelay(MPI_Comm world, const std::string &runId
 
 // trellis-trainer --relay ...: the relay process (no MPI).
 int relayMain(int argc, char **argv);
+
+// The relay for a rank started by trellis-trainer --exec (a command of its own, no MPI here): the
+// node's ranks are taken as consecutive world ranks from the launcher's local rank and size (how
+// mpirun and srun place them by default; a rank that is not is refused by that relay and falls
+// back). Starts it (detached) unless one runs; nullopt with a note on stderr when none can run.
+std::optional<NodeRelay> setUpExecRelay(const std::string &runId, const std::string &upstream, const std::string &keysPath,
+                                        std::uint32_t rank, std::uint32_t localRank, std::uint32_t localSize);
 
 } // namespace trellis::trainer

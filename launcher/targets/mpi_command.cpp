@@ -74,6 +74,8 @@ QStringList rankArguments(const plan::Plan &plan, const LaunchRequest &r, const 
             a << QStringLiteral("--telemetry-keys") << keysPath;
     }
     a << QStringLiteral("--heartbeat-ms") << QString::number(plan.telemetry.heartbeatMs);
+    if (!r.endpoint.isEmpty() && plan.telemetry.relaysFor(plan.parallel.worldSize()))
+        a << QStringLiteral("--node-relay");
     if (!masterAddr.isEmpty())
         a << QStringLiteral("--master-addr") << masterAddr;
     if (r.masterPort > 0)

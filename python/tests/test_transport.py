@@ -1,6 +1,9 @@
 """The acknowledged protocol against a fake supervisor: sequence, heartbeats, resends, drops."""
 
+import os
+import shutil
 import statistics
+import tempfile
 import time
 
 import zmq
@@ -122,6 +125,29 @@ class SequenceTest(TelemetryTestCase):
 
 
 class RecoveryTest(TelemetryTestCase):
+    def test_a_relay_that_does_not_start_again_leaves_the_rank_to_the_supervisor(self):
+        # Sent through a node relay (as trellis-trainer --exec --node-relay sets it up) that is gone
+        # and cannot be started (its program missing): once acknowledgements stall, the rank sends
+        # to the supervisor itself, everything from the first message, in sequence.
+        supervisor = self.supervisor()
+        folder = tempfile.mkdtemp(prefix="trellis-relay-")
+        try:
+            with trellis_env("ipc://" + os.path.join(folder, "relay.sock"), heartbeat_ms=100, TRELLIS_RELAY_FOLDER=folder,
+                             TRELLIS_RELAY_NAME="node0", TRELLIS_RELAY_UPSTREAM=self.endpoint, TRELLIS_RELAY_RANKS="0",
+                             TRELLIS_RELAY_PROGRAM=os.path.join(folder, "no-such-relay")):
+                run = trellis_telemetry.init(track_collectives=False, _resend_after_ms=200)
+                for step in (1, 2, 3):
+                    run.step(step, loss=1.0, tokens=10)
+                self.assertTrue(supervisor.wait_for(lambda s: len(steps(s.messages())) >= 3, 10), supervisor.payloads())
+                run.close(0, "done")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        messages = supervisor.messages()
+        self.assertEqual(seqs(messages), list(range(len(messages))))
+        self.assertEqual(messages[0].hello.relay, "node0")
+        self.assertEqual(steps(messages), [1, 2, 3])
+        self.assertEqual(messages[-1].WhichOneof("payload"), "goodbye")
+
     def test_a_supervisor_that_starts_late_gets_everything(self):
         with trellis_env(self.endpoint, heartbeat_ms=100):
             run = trellis_telemetry.init(track_collectives=False)

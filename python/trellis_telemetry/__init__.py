@@ -90,6 +90,8 @@ def _make_run(options):
     unknown = sorted(set(options) - _OPTIONS)
     if unknown:
         print("trellis_telemetry: init() ignores unknown option(s) %s" % ", ".join(unknown), file=sys.stderr)
+    from ._transport import NodeRelay
+    relay = NodeRelay.from_environment(environ)  # set by trellis-trainer --exec with --node-relay
     curve = None
     keys_path = environ.get("TRELLIS_TELEMETRY_KEYS", "").strip()
     if keys_path:
@@ -115,11 +117,12 @@ def _make_run(options):
                          spool_capacity=options.get("_spool_capacity", 65536),
                          close_timeout_ms=options.get("_close_timeout_ms", 3000),
                          resend_after_ms=options.get("_resend_after_ms", 2000),
-                         curve=curve, heartbeat_source=heartbeat_source)
+                         curve=curve, heartbeat_source=heartbeat_source, relay=relay)
 
     from ._run import Run
     run = Run(info, publisher, tracker=tracker, precision=options.get("precision", ""),
-              cuda_events=options.get("cuda_events", False), model=options.get("model"))
+              cuda_events=options.get("cuda_events", False), model=options.get("model"),
+              relay_name=relay.name if relay is not None else "")
     os.environ[_OWNER] = str(os.getpid())
     if options.get("handle_exit", True):
         _install_exit_handlers()

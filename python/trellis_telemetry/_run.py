@@ -208,8 +208,10 @@ class Run:
 
     active = True
 
-    def __init__(self, info, publisher_factory, tracker=None, precision="", cuda_events=False, model=None):
+    def __init__(self, info, publisher_factory, tracker=None, precision="", cuda_events=False, model=None,
+                 relay_name=""):
         from . import telemetry_pb2 as pb
+        self._relay_name = relay_name  # its node's relay ("node8"), for the supervisor's hang detector
         from . import __version__
         self._pb = pb
         self._version = __version__
@@ -286,6 +288,7 @@ class Run:
         h.trainer_version = " · ".join(parts)
         h.parameters = self.parameters
         h.precision = self.precision
+        h.relay = self._relay_name
         return e
 
     def watch(self, model):

@@ -73,6 +73,10 @@ class _Link:
         self.last_resend_from = None
         self.stall_backoff_s = self.stall_s  # doubles while acknowledgements stay stalled (at most 30 s)
         self.connected = False
+        self.socket = None
+        self._open(context, endpoint, curve)
+
+    def _open(self, context, endpoint, curve):
         self.socket = context.socket(zmq.DEALER)
         s = self.socket
         s.setsockopt(zmq.SNDHWM, 10000)
@@ -98,6 +102,28 @@ class _Link:
             self.socket.close(linger=0)
         except zmq.ZMQError:
             pass
+
+    def reconnect(self, context, endpoint, curve):
+        """Its connection moves to `endpoint` (a node's relay gone: straight to the supervisor):
+        everything held is sent again there, after a Skip. False (nothing changed) when unusable."""
+        old = self.socket
+        self._open(context, endpoint, curve)
+        if not self.connected:
+            self.socket, self.connected = old, True
+            return False
+        try:
+            old.close(linger=0)
+        except zmq.ZMQError:
+            pass
+        self.last_ack_progress = time.monotonic()
+        if self.held:
+            self._resend_from(0)
+        return True
+
+    def resend_all(self):
+        """Everything held sent again now, after a Skip (a relay started again in place of a dead one)."""
+        if self.held:
+            self._resend_from(0)
 
     def _try_send(self, data):
         try:
@@ -210,8 +236,9 @@ class Publisher:
     """
 
     def __init__(self, endpoint, run_id, rank, heartbeat_ms=500, queue_capacity=4096, spool_capacity=65536,
-                 close_timeout_ms=3000, resend_after_ms=2000, curve=None, heartbeat_source=None):
+                 close_timeout_ms=3000, resend_after_ms=2000, curve=None, heartbeat_source=None, relay=None):
         self.endpoint = endpoint
+        self.relay = relay  # a NodeRelay when the rank sends through its node's relay
         self.run_id = run_id
         self.rank = rank
         self.heartbeat_s = max(1, int(heartbeat_ms)) / 1000.0
@@ -303,6 +330,7 @@ class Publisher:
 
     def _main(self):
         context = zmq.Context()
+        self._context = context
         link = None
         try:
             link = _Link(context, self.endpoint, self.run_id, self.rank, self.spool_capacity,
@@ -336,6 +364,29 @@ class Publisher:
                 if self._stopping:
                     return
                 self._cond.wait(self.heartbeat_s)
+
+    def _check_relay(self, link, stopping):
+        """Through a relay and acknowledgements stalled: a relay that is gone is started again (at
+        most 3 times) and sent everything held; failing that, the rank sends to the supervisor
+        itself. A relay that is there means the supervisor is what is slow or away, as without one."""
+        relay = self.relay
+        now = time.monotonic()
+        stall = 0.5 if stopping else 2 * link.stall_s
+        if not link.held or now - link.last_ack_progress < stall or now - relay.last_check < stall / 2:
+            return
+        relay.last_check = now
+        if relay.running():
+            return
+        if relay.starts < relay.MAX_STARTS and relay.start():
+            relay.starts += 1
+            link.resend_all()
+            print("trellis_telemetry: rank %d: the node's telemetry relay was gone; started it again" % self.rank,
+                  file=sys.stderr)
+            return
+        if link.reconnect(self._context, relay.upstream, relay.upstream_curve):
+            self.relay = None
+            print("trellis_telemetry: rank %d: the node's telemetry relay is gone and does not start again; "
+                  "this rank now sends to the supervisor directly" % self.rank, file=sys.stderr)
 
     def _loop(self, link):
         monotonic = time.monotonic
@@ -384,6 +435,8 @@ class Publisher:
                     seq, data = self._encode(item[:3] + ((_failed, repr(e)),))
                 link.push(seq, data)
             link.pump()
+            if self.relay is not None:
+                self._check_relay(link, stopping)
             with cond:
                 # What the link gave up (its spool full) counts as dropped, like a full queue.
                 self.dropped += link.dropped - link_dropped
@@ -398,3 +451,69 @@ class Publisher:
                         self.dropped += len(link.held) + len(self._queue)
                         self._queue.clear()
                         return
+
+
+class NodeRelay:
+    """The node's telemetry relay this rank sends through, as trellis-trainer --exec set it up
+    (TRELLIS_RELAY_*): how to tell whether it runs (its folder's lock), how to start it again
+    (detached, its output to relay.log) and where the supervisor is, should it not start."""
+
+    MAX_STARTS = 3
+
+    def __init__(self, environ):
+        self.folder = environ.get("TRELLIS_RELAY_FOLDER", "")
+        self.name = environ.get("TRELLIS_RELAY_NAME", "")
+        self.program = environ.get("TRELLIS_RELAY_PROGRAM", "")
+        self.ranks = environ.get("TRELLIS_RELAY_RANKS", "")
+        self.run_id = environ.get("TRELLIS_RUN_ID", "")
+        self.upstream = environ.get("TRELLIS_RELAY_UPSTREAM", "")
+        self.upstream_keys = environ.get("TRELLIS_RELAY_UPSTREAM_KEYS", "")
+        self.upstream_curve = None
+        if self.upstream_keys:
+            from ._keys import client_keys
+            self.upstream_curve = client_keys(self.upstream_keys)
+        self.starts = 0
+        self.last_check = float("-inf")
+
+    @staticmethod
+    def from_environment(environ):
+        relay = NodeRelay(environ)
+        return relay if relay.folder and relay.upstream else None
+
+    def running(self):
+        """Whether a relay holds the folder's lock now."""
+        import fcntl
+        import os
+        try:
+            fd = os.open(os.path.join(self.folder, "relay.lock"), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return False
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+
+    def start(self):
+        """Starts a relay (it detaches at once) and waits up to a second for it to hold the lock."""
+        import os
+        import subprocess
+        if not self.program or not self.ranks:
+            return False
+        command = [self.program, "--relay", "--run-id", self.run_id, "--folder", self.folder, "--endpoint",
+                   self.upstream, "--ranks", self.ranks, "--detach"]
+        if self.upstream_keys:
+            command += ["--telemetry-keys", self.upstream_keys]
+        try:
+            with open(os.path.join(self.folder, "relay.log"), "ab") as log:
+                subprocess.run(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True,
+                               timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        for _ in range(50):
+            if self.running():
+                return True
+            time.sleep(0.02)
+        return False

@@ -116,6 +116,10 @@ private slots:
         QTest::newRow("on") << "on" << 2 << true << true;
         QTest::newRow("off, many") << "off" << 256 << true << false;
         QTest::newRow("on, no telemetry") << "on" << 2 << false << false;
+        // A job with its own trainer: the rank shim (trellis-trainer --exec) sets the relay up.
+        QTest::newRow("own trainer, on") << "on+command" << 2 << true << true;
+        QTest::newRow("own trainer, auto, 64 ranks") << "auto+command" << plan::kRelayAutoRanks << true << true;
+        QTest::newRow("own trainer, off") << "off+command" << 2 << true << false;
     }
     void ranksUseNodeRelaysAsThePlanSays()
     {
@@ -125,6 +129,9 @@ private slots:
         QFETCH(bool, expected);
         plan::Plan p;
         p.parallel.dp = ranks;
+        if (relay.endsWith(QLatin1String("+command")))
+            p.trainer.command = {"python3", "train.py"};
+        relay = relay.section(QLatin1Char('+'), 0, 0);
         p.telemetry.relay = relay == QLatin1String("on") ? plan::TelemetryRelay::On
                             : relay == QLatin1String("off") ? plan::TelemetryRelay::Off : plan::TelemetryRelay::Auto;
         LaunchRequest r;

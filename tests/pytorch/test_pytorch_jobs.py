@@ -236,6 +236,48 @@ class PyTorchJobs(unittest.TestCase):
         run_dir = os.path.join(d, "runs")
         self.assertTrue(any(os.path.exists(os.path.join(run_dir, r, "checkpoints", "checkpoint.pt")) for r in os.listdir(run_dir)))
 
+    def test_ranks_send_through_their_node_relay_which_they_start_again(self):
+        # telemetry.relay on: the ranks' shim starts the node's relay and points the client at it
+        # (Hello.relay names it); kill -9 of the relay mid-run: a rank starts it again, everything
+        # held is sent again through it, and the history ends complete, nothing lost.
+        d = self.workdir("relay")
+        steps = 40
+        losses = os.path.join(d, "losses.txt")
+        plan = {
+            "schema": "trellis.plan/1",
+            "name": "ddp through a relay",
+            "trainer": {"command": [PYTHON, EXAMPLE, "--steps", str(steps), "--step-delay-ms", "250", "--losses", losses],
+                        "env": {"OMP_NUM_THREADS": "1"}},
+            "cluster": {"nodes": [{"host": "localhost", "slots": RANKS}]},
+            "telemetry": {"relay": "on"},
+        }
+        with open(os.path.join(d, "plan.json"), "w") as f:
+            json.dump(plan, f)
+        job = Job(d, ["plan.json", "--quiet"])
+        run_id = job.wait_for("select run_id from runs")[0][0]
+        folder = os.path.join(os.environ.get("TMPDIR") or "/tmp", "trellis-%d" % os.getuid(), run_id + "-node0")
+        job.wait_for_step(losses, 5, timeout=90)
+        with open(os.path.join(folder, "relay.pid")) as f:
+            relay_pid = int(f.read())
+        os.kill(relay_pid, signal.SIGKILL)
+        code, out = job.finish(timeout=180)
+        self.assertEqual(code, 0, out)
+        with open(os.path.join(folder, "relay.log")) as f:
+            log = f.read()
+        self.assertEqual(log.count("relay: run %s, ranks 0,1,2,3:" % run_id), 2, log)  # started, then again
+        self.assertIn("relay: ended (every rank said goodbye)", log)
+        with open(os.path.join(d, "runs", run_id, "job.err")) as f:
+            self.assertIn("the node's telemetry relay was gone; started it again", f.read())
+        self.assertEqual(job.query("select count(*) from ranks where lost = 0 and dropped = 0 and received_seq = goodbye_seq + 1")[0][0],
+                         RANKS, job.query("select * from ranks"))
+        exported = os.path.join(d, "steps.csv")
+        subprocess.run([CLI, "--db", job.db, "export", run_id, "--format", "csv", "--table", "steps", "--out", exported],
+                       check=True, env=environment(), stdout=subprocess.DEVNULL)
+        with open(exported) as f:
+            header = f.readline().strip().split(",")
+            stored = {(int(row["rank"]), int(row["step"])) for row in (dict(zip(header, line.strip().split(","))) for line in f)}
+        self.assertEqual(stored, {(r, s) for r in range(RANKS) for s in range(1, steps + 1)})
+
     def test_command_that_cannot_run_fails_the_run_naming_it(self):
         d = self.workdir("missing")
         job = Job(d, ["--command", "--quiet", "--", os.path.join(d, "no-such-train.py"), "--steps", "3"])

@@ -2,6 +2,7 @@
 #include "trainer/exec/exec_rank.h"
 
 #include "protocol/exit_codes.h"
+#include "trainer/node_relay.h"
 
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -46,6 +47,40 @@ bool validName(const std::string &name)
     return true;
 }
 
+// --node-relay: this rank's telemetry goes through its node's relay, started here unless one runs.
+// The command's client is pointed at the relay (plain ipc, no keys) and told how to start it again
+// or reach the supervisor itself should it go (TRELLIS_RELAY_*; python/trellis_telemetry does both).
+void useNodeRelay(const char *rank, const char *localRank, const char *localSize)
+{
+    const char *runId = env("TRELLIS_RUN_ID"), *endpoint = env("TRELLIS_TELEMETRY_ENDPOINT");
+    if (!runId || !endpoint || !localRank || !localSize)
+        return; // nothing to relay, or the node's ranks cannot be told: straight to the supervisor
+    const std::string upstream = endpoint, keys = env("TRELLIS_TELEMETRY_KEYS") ? env("TRELLIS_TELEMETRY_KEYS") : "";
+    const auto relay = setUpExecRelay(runId, upstream, keys, static_cast<std::uint32_t>(std::strtoul(rank, nullptr, 10)),
+                                      static_cast<std::uint32_t>(std::strtoul(localRank, nullptr, 10)),
+                                      static_cast<std::uint32_t>(std::strtoul(localSize, nullptr, 10)));
+    if (!relay)
+        return;
+    std::string ranks;
+    for (std::uint32_t r : relay->ranks) {
+        if (!ranks.empty())
+            ranks += ',';
+        ranks += std::to_string(r);
+    }
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    ::setenv("TRELLIS_RELAY_UPSTREAM", upstream.c_str(), 1);
+    if (!keys.empty())
+        ::setenv("TRELLIS_RELAY_UPSTREAM_KEYS", keys.c_str(), 1);
+    ::unsetenv("TRELLIS_TELEMETRY_KEYS"); // the relay's socket is this node's, in a 0700 folder
+    ::setenv("TRELLIS_TELEMETRY_ENDPOINT", relay->endpoint.c_str(), 1);
+    ::setenv("TRELLIS_RELAY_FOLDER", relay->folder.c_str(), 1);
+    ::setenv("TRELLIS_RELAY_NAME", relay->name.c_str(), 1);
+    ::setenv("TRELLIS_RELAY_RANKS", ranks.c_str(), 1);
+    ::setenv("TRELLIS_RELAY_PROGRAM", self, 1);
+}
+
 int usage(const char *why)
 {
     if (why)
@@ -54,6 +89,7 @@ int usage(const char *why)
                  "usage: trellis-trainer --exec [--run-id ID] [--endpoint URL] [--telemetry-keys FILE] [--protocol N]\n"
                  "                              [--heartbeat-ms N] [--master-addr HOST] [--master-port PORT]\n"
                  "                              [--restart-count N] [--checkpoint-dir DIR] [--dir DIR] [--env NAME=VALUE]...\n"
+                 "                              [--node-relay]\n"
                  "                              -- COMMAND [ARGUMENT]...\n"
                  "Runs COMMAND as this rank of a job, with RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and\n"
                  "MASTER_PORT set as torchrun sets them (from mpirun's or Slurm's variables) and the TRELLIS_* telemetry\n"
@@ -68,6 +104,7 @@ int execRank(int argc, char **argv)
     std::vector<std::pair<std::string, std::string>> vars;
     std::string dir, masterAddr, masterPort;
     int first = -1;
+    bool nodeRelay = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--") {
@@ -77,6 +114,10 @@ int execRank(int argc, char **argv)
         if (arg == "--help" || arg == "-h") {
             usage(nullptr);
             return proto::kExitOk;
+        }
+        if (arg == "--node-relay") {
+            nodeRelay = true;
+            continue;
         }
         if (i + 1 >= argc)
             return usage((arg + " needs a value").c_str());
@@ -126,6 +167,8 @@ int execRank(int argc, char **argv)
     for (const auto &[name, value] : vars)
         if (::setenv(name.c_str(), value.c_str(), 1) != 0)
             return usage(("cannot set " + name).c_str());
+    if (nodeRelay)
+        useNodeRelay(rankText.c_str(), localRank, localSize);
 
     if (const char *ckpt = env("TRELLIS_CHECKPOINT_DIR")) {
         // Relative to where the rank started (its run folder), not to the command's folder.
