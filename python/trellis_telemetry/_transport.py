@@ -8,7 +8,9 @@ twice as long each time while they stay stalled, at most 30 s).
 Publisher mirrors backend/trainer/telemetry_publisher.cpp: the training thread only numbers and
 appends to a bounded queue under a lock (never waits for the network); one daemon thread owns the
 socket (created, used and closed there), builds and encodes the queued messages, moves them into the
-link, pumps it and sends a Heartbeat every heartbeat interval.
+link, pumps it and sends a Heartbeat at each heartbeat tick at which nothing else was sent since the
+last one. Through a node relay (NodeRelay, set up by trellis-trainer --exec) it also starts a relay
+that is gone again, or moves its link to the supervisor itself, as the trainer's publisher does.
 """
 
 import collections
@@ -109,6 +111,10 @@ class _Link:
         old = self.socket
         self._open(context, endpoint, curve)
         if not self.connected:
+            try:
+                self.socket.close(linger=0)
+            except zmq.ZMQError:
+                pass
             self.socket, self.connected = old, True
             return False
         try:
