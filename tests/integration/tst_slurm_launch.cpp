@@ -214,10 +214,11 @@ private slots:
 
     // A job with its own trainer under Slurm: the batch job's mpirun runs the shim on both nodes;
     // MASTER_ADDR is the batch host (where rank 0 runs) for every rank; the Python client's
-    // telemetry (CURVE over TCP, the key file in the job folder) reaches the history from each node.
+    // telemetry reaches the history from each node through the node's relay, which the shim started
+    // (telemetry.relay on) and which holds the node's CURVE connection (the key file in the job folder).
     void ownTrainerRunsOnTwoNodes()
     {
-        const QString path = writePlan(QStringLiteral("own-trainer"));
+        const QString path = writePlan(QStringLiteral("own-trainer"), QStringLiteral("slurm"), 2, 2, {}, 8, QStringLiteral("on"));
         QFile f(path);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
@@ -244,8 +245,20 @@ private slots:
                 master = seen.value(QStringLiteral("host")).toString();
             QCOMPARE(seen.value(QStringLiteral("MASTER_ADDR")).toString(), master); // rank 0's node, for everyone
             QVERIFY(seen.value(QStringLiteral("MASTER_PORT")).toString().toInt() > 0);
-            QVERIFY(seen.value(QStringLiteral("TRELLIS_TELEMETRY_KEYS")).toString().endsWith(QStringLiteral("/rank.keys")));
+            QVERIFY(seen.value(QStringLiteral("TRELLIS_TELEMETRY_KEYS")).isNull()); // moved: the relay's socket needs none
+            QVERIFY(seen.value(QStringLiteral("TRELLIS_RELAY_UPSTREAM_KEYS")).toString().endsWith(QStringLiteral("/rank.keys")));
+            QVERIFY(seen.value(QStringLiteral("TRELLIS_RELAY_UPSTREAM")).toString().startsWith(QStringLiteral("tcp://")));
+            QCOMPARE(seen.value(QStringLiteral("TRELLIS_RELAY_NAME")).toString(), rank < 2 ? QStringLiteral("node0") : QStringLiteral("node2"));
+            QVERIFY(seen.value(QStringLiteral("TRELLIS_TELEMETRY_ENDPOINT")).toString().startsWith(QStringLiteral("ipc://")));
             QVERIFY(seen.value(QStringLiteral("active")).toBool());
+        }
+        static const QRegularExpression runLine(QStringLiteral("^run (\\S+)"), QRegularExpression::MultilineOption);
+        const std::string runId = runLine.match(r.out).captured(1).toStdString();
+        for (int first : {0, 2}) {
+            std::string error;
+            const QString folder = QString::fromStdString(trellis::proto::relayFolder(runId, "node" + std::to_string(first), error));
+            QTRY_VERIFY2_WITH_TIMEOUT(readAll(folder + QStringLiteral("/relay.log")).contains(QStringLiteral("relay: ended (every rank said goodbye)")),
+                                      qPrintable(folder + QStringLiteral(": ") + readAll(folder + QStringLiteral("/relay.log"))), 10000);
         }
         const Result steps = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), QStringLiteral("last"), QStringLiteral("--format"),
                                   QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("steps")});

@@ -63,6 +63,7 @@ class TstSshLaunch : public QObject {
     QString m_db;
     bool m_up = false;
     QString m_relay = QStringLiteral("off"); // the test plans' telemetry.relay
+    std::string m_error;                      // relayFolder()'s
 
     // The test plan: pp 2 × dp 2, a node of `slotsA` and one of `slotsB` slots; `extra` goes into launch.ssh.
     QString writePlan(const QString &name, const QString &knownHosts, const QString &extraSsh = {}, int slotsA = 2, int slotsB = 2,
@@ -246,10 +247,14 @@ private slots:
     // A job with its own trainer over ssh: every rank runs the command on its host through the shim,
     // with torchrun's variables (MASTER_ADDR: the first host), the CURVE key file staged there, and
     // its telemetry (the Python client, CURVE over TCP) reaches the history from both hosts.
+    // Through a relay per host (telemetry.relay on): the rank shim starts it and points the client
+    // at it; the relay holds the host's one CURVE connection with the run's keys.
     void ownTrainerRunsOnBothHosts()
     {
         const QString known = m_dir.filePath(QStringLiteral("known_hosts_own"));
+        m_relay = QStringLiteral("on");
         const QString base = writePlan(QStringLiteral("own-trainer"), known);
+        m_relay = QStringLiteral("off");
         QFile f(base);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
@@ -277,8 +282,14 @@ private slots:
             QVERIFY(seen.value(QStringLiteral("MASTER_PORT")).toString().toInt() > 0);
             QCOMPARE(seen.value(QStringLiteral("host")).toString(), r < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
             QCOMPARE(seen.value(QStringLiteral("TRELLIS_RUN_ID")).toString(), runId);
-            QVERIFY(seen.value(QStringLiteral("TRELLIS_TELEMETRY_ENDPOINT")).toString().startsWith(QStringLiteral("tcp://")));
-            const QString keys = seen.value(QStringLiteral("TRELLIS_TELEMETRY_KEYS")).toString();
+            const QString relay = r < 2 ? QStringLiteral("node0") : QStringLiteral("node2");
+            QCOMPARE(seen.value(QStringLiteral("TRELLIS_RELAY_NAME")).toString(), relay);
+            QCOMPARE(seen.value(QStringLiteral("TRELLIS_TELEMETRY_ENDPOINT")).toString(),
+                     QStringLiteral("ipc://") + QString::fromStdString(trellis::proto::relaySocketPath(
+                                                    trellis::proto::relayFolder(runId.toStdString(), relay.toStdString(), m_error))));
+            QVERIFY(seen.value(QStringLiteral("TRELLIS_RELAY_UPSTREAM")).toString().startsWith(QStringLiteral("tcp://")));
+            QVERIFY(seen.value(QStringLiteral("TRELLIS_TELEMETRY_KEYS")).isNull()); // the relay's socket needs none
+            const QString keys = seen.value(QStringLiteral("TRELLIS_RELAY_UPSTREAM_KEYS")).toString();
             QVERIFY2(keys.startsWith(m_dir.filePath(r < 2 ? QStringLiteral("h1/runs") : QStringLiteral("h2/runs"))), qPrintable(keys));
             QVERIFY(seen.value(QStringLiteral("active")).toBool());
         }
@@ -294,6 +305,12 @@ private slots:
             const QStringList fields = rows[r + 1].split(QLatin1Char(','));
             QCOMPARE(fields[2], r < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
             QCOMPARE(fields.last(), QStringLiteral("0"));
+        }
+        for (int first : {0, 2}) {
+            const QString folder = QString::fromStdString(trellis::proto::relayFolder(runId.toStdString(), "node" + std::to_string(first), m_error));
+            QTRY_VERIFY2_WITH_TIMEOUT(readAll(folder + QStringLiteral("/relay.log")).contains(QStringLiteral("relay: ended (every rank said goodbye)")),
+                                      qPrintable(readAll(folder + QStringLiteral("/relay.log"))), 10000);
+            QVERIFY2(readAll(folder + QStringLiteral("/relay.log")).contains(QStringLiteral(", 0 refused")), qPrintable(folder));
         }
         QDir(m_dir.filePath(QStringLiteral("h1/runs/") + runId)).removeRecursively();
         QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();

@@ -16,7 +16,8 @@ import trellis_telemetry
 out_dir, steps = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 5
 run = trellis_telemetry.init(track_collectives=False)
 names = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TRELLIS_RUN_ID",
-         "TRELLIS_TELEMETRY_ENDPOINT", "TRELLIS_TELEMETRY_KEYS", "TRELLIS_RESTART_COUNT", "TRELLIS_CHECKPOINT_DIR")
+         "TRELLIS_TELEMETRY_ENDPOINT", "TRELLIS_TELEMETRY_KEYS", "TRELLIS_RESTART_COUNT", "TRELLIS_CHECKPOINT_DIR",
+         "TRELLIS_RELAY_NAME", "TRELLIS_RELAY_UPSTREAM", "TRELLIS_RELAY_UPSTREAM_KEYS")
 seen = {n: os.environ.get(n) for n in names}
 seen.update(host=socket.gethostname(), cwd=os.getcwd(), active=run.active)
 for step in range(1, steps + 1):
