@@ -82,6 +82,7 @@ void FeedPublisher::flush()
     head.set_seq(m_seq++);
     std::string bytes = head.SerializeAsString();
     bytes.reserve(bytes.size() + 8 + m_batch.size());
+    static_assert(proto::FeedMessage::kTelemetryBatchFieldNumber == 14, "the tag below is field 14's");
     bytes.push_back(static_cast<char>((14 << 3) | 2)); // field 14, length-delimited
     proto::appendVarint(bytes, m_batch.size());
     bytes += m_batch;
