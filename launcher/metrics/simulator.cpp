@@ -51,12 +51,64 @@ std::string simulatedHost(int rank)
     return std::string(h);
 }
 
+// How long acknowledgements take: each rank has one message at a time under watch (the first
+// sent after the last one watched was acknowledged); every 100 ms the watched messages that have
+// been acknowledged since give their wait (to within those 100 ms).
+class AckWatch {
+public:
+    explicit AckWatch(int ranks) : m_probes(static_cast<std::size_t>(ranks)) {}
+    void sent(int rank, std::uint64_t seq)
+    {
+        Probe &probe = m_probes[static_cast<std::size_t>(rank)];
+        if (!probe.active)
+            probe = {seq, Clock::now(), true};
+    }
+    // `unacknowledgedFrom(rank)`: the rank's oldest sequence number not acknowledged yet.
+    template <class UnacknowledgedFrom>
+    void check(UnacknowledgedFrom unacknowledgedFrom)
+    {
+        const auto now = Clock::now();
+        if (now < m_nextCheck)
+            return;
+        m_nextCheck = now + std::chrono::milliseconds(100);
+        for (std::size_t r = 0; r < m_probes.size(); ++r) {
+            Probe &probe = m_probes[r];
+            if (!probe.active || unacknowledgedFrom(static_cast<int>(r)) <= probe.seq)
+                continue;
+            const double waited = std::chrono::duration<double>(now - probe.sent).count();
+            m_longestS = std::max(m_longestS, waited);
+            ++m_waits;
+            m_over2s += waited > 2.0;
+            probe.active = false;
+        }
+    }
+    std::string summary() const
+    {
+        char text[200];
+        std::snprintf(text, sizeof text,
+                      "simulated ranks: acknowledgements came within %.2f s (the longest of %llu watched messages; %llu waited over 2 s)",
+                      m_longestS, static_cast<unsigned long long>(m_waits), static_cast<unsigned long long>(m_over2s));
+        return text;
+    }
+
+private:
+    struct Probe {
+        std::uint64_t seq = 0;
+        Clock::time_point sent;
+        bool active = false;
+    };
+    std::vector<Probe> m_probes;
+    double m_longestS = 0;
+    std::uint64_t m_waits = 0, m_over2s = 0;
+    Clock::time_point m_nextCheck;
+};
+
 // The simulated ranks of simulateRanks(): their links to the receiver and what their reports
 // are made from.
 struct SimulatedRanks {
     SimulatedRanks(const SimulationOptions &options, std::string id)
         : s(options), runId(std::move(id)), seq(static_cast<std::size_t>(options.ranks), 0),
-          sentSinceBeat(static_cast<std::size_t>(options.ranks), 0), probes(static_cast<std::size_t>(options.ranks)),
+          sentSinceBeat(static_cast<std::size_t>(options.ranks), 0), acks(options.ranks),
           perStage(options.ranks / std::max(1, options.pp)), stepMs(1000.0 / options.hz)
     {
         context.set(zmq::ctxopt::max_sockets, s.ranks / kRanksPerNode + s.relays * kRanksPerNode + 64); // ZeroMQ's default is 1023 per context
@@ -78,7 +130,7 @@ struct SimulatedRanks {
             n->pump();
         for (auto &l : relayed)
             l->pump();
-        checkProbes();
+        acks.check([this](int r) { return linkOf(r).unacknowledgedFrom(); });
     }
     std::size_t held() const
     {
@@ -100,9 +152,7 @@ struct SimulatedRanks {
         e.set_dropped(link.dropped());
         link.push(e.seq(), proto::encodeEnvelope(e));
         sentSinceBeat[static_cast<std::size_t>(r)] = 1;
-        AckProbe &probe = probes[static_cast<std::size_t>(r)];
-        if (!probe.active)
-            probe = {e.seq(), Clock::now(), true};
+        acks.sent(r, e.seq());
     }
 
     const SimulationOptions &s;
@@ -122,35 +172,7 @@ struct SimulatedRanks {
     }
     std::vector<std::uint64_t> seq;
     std::vector<char> sentSinceBeat; // per rank: sent anything since the last heartbeat tick
-    // How long acknowledgements take: each rank has one message at a time under watch (the first
-    // sent after the last one watched was acknowledged); every 100 ms the watched messages that
-    // have been acknowledged since give their wait (to within those 100 ms).
-    struct AckProbe {
-        std::uint64_t seq = 0;
-        Clock::time_point sent;
-        bool active = false;
-    };
-    std::vector<AckProbe> probes;
-    double longestAckS = 0;
-    std::uint64_t ackWaits = 0, ackWaitsOver2s = 0;
-    Clock::time_point nextProbeCheck;
-    void checkProbes()
-    {
-        const auto now = Clock::now();
-        if (now < nextProbeCheck)
-            return;
-        nextProbeCheck = now + std::chrono::milliseconds(100);
-        for (int r = 0; r < s.ranks; ++r) {
-            AckProbe &probe = probes[static_cast<std::size_t>(r)];
-            if (!probe.active || linkOf(r).unacknowledgedFrom() <= probe.seq)
-                continue;
-            const double waited = std::chrono::duration<double>(now - probe.sent).count();
-            longestAckS = std::max(longestAckS, waited);
-            ++ackWaits;
-            ackWaitsOver2s += waited > 2.0;
-            probe.active = false;
-        }
-    }
+    AckWatch acks;
     int perStage;
     plan::Simulation pipeline;
     double bubbleShare = 0;
@@ -563,11 +585,8 @@ int simulateRanks(const QStringList &args)
         sim.pumpAll();
     }
     // What the acknowledgements took, as rank 0's last event (the history keeps it with the run).
-    char note[200];
-    std::snprintf(note, sizeof note,
-                  "simulated ranks: acknowledgements came within %.2f s (the longest of %llu watched messages; %llu waited over 2 s)",
-                  sim.longestAckS, static_cast<unsigned long long>(sim.ackWaits), static_cast<unsigned long long>(sim.ackWaitsOver2s));
-    std::fprintf(stderr, "%s\n", note);
+    const std::string note = sim.acks.summary();
+    std::fprintf(stderr, "%s\n", note.c_str());
     if (!sim.silent(0)) {
         proto::Envelope e;
         e.mutable_event()->set_kind(proto::Event::INFO);
