@@ -37,6 +37,20 @@ std::vector<proto::Envelope> collect(launcher::TelemetryReceiver &rx, std::vecto
     return all;
 }
 
+trainer::TelemetryPublisher::Options publisherTo(launcher::TelemetryReceiver &rx, const char *runId, int heartbeatMs)
+{
+    trainer::TelemetryPublisher::Options o;
+    o.endpoint = rx.endpoint();
+    o.runId = runId;
+    o.heartbeatMs = heartbeatMs;
+    return o;
+}
+
+long heartbeatsIn(const std::vector<proto::Envelope> &all)
+{
+    return std::count_if(all.begin(), all.end(), [](const auto &e) { return e.has_heartbeat(); });
+}
+
 } // namespace
 
 class TstTelemetry : public QObject {
@@ -163,18 +177,14 @@ private slots:
     {
         launcher::TelemetryReceiver rx;
         QCOMPARE(rx.start("hb", 1), QString());
-        trainer::TelemetryPublisher::Options o;
-        o.endpoint = rx.endpoint();
-        o.runId = "hb";
-        o.heartbeatMs = 50;
-        trainer::TelemetryPublisher pub(o);
+        trainer::TelemetryPublisher pub(publisherTo(rx, "hb", 50));
         pub.setProgress(7, "backward");
         // The "training thread" (this one) publishes nothing: heartbeats still arrive.
         std::vector<proto::Envelope> all;
         QTRY_VERIFY_WITH_TIMEOUT(([&] {
                                      auto got = rx.drain();
                                      all.insert(all.end(), got.begin(), got.end());
-                                     return std::count_if(all.begin(), all.end(), [](const auto &e) { return e.has_heartbeat(); }) >= 3;
+                                     return heartbeatsIn(all) >= 3;
                                  })(),
                                  10000);
         const auto hb = std::find_if(all.begin(), all.end(), [](const auto &e) { return e.has_heartbeat(); });
@@ -190,13 +200,9 @@ private slots:
     {
         launcher::TelemetryReceiver rx;
         QCOMPARE(rx.start("quiet", 1), QString());
-        trainer::TelemetryPublisher::Options o;
-        o.endpoint = rx.endpoint();
-        o.runId = "quiet";
-        o.heartbeatMs = 100;
-        trainer::TelemetryPublisher pub(o);
+        trainer::TelemetryPublisher pub(publisherTo(rx, "quiet", 100));
         std::vector<proto::Envelope> all;
-        const auto beats = [&all] { return std::count_if(all.begin(), all.end(), [](const auto &e) { return e.has_heartbeat(); }); };
+        const auto beats = [&all] { return heartbeatsIn(all); };
         QElapsedTimer busy;
         busy.start();
         quint64 step = 0;
