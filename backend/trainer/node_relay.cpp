@@ -54,13 +54,11 @@ void reapChildren()
 // output appended to the folder's relay.log.
 bool spawnRelay(const NodeRelay &r)
 {
-    char self[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
+    const std::string self = thisProgram();
+    if (self.empty())
         return false;
-    self[n] = '\0';
     std::vector<std::string> args{"trellis-trainer", "--relay", "--run-id", r.runId, "--folder", r.folder,
-                                  "--endpoint", r.upstream, "--ranks", joinRanks(r.ranks)};
+                                  "--endpoint", r.upstream, "--ranks", r.rankList()};
     if (!r.keysPath.empty())
         args.insert(args.end(), {"--telemetry-keys", r.keysPath});
     if (r.detach)
@@ -83,7 +81,7 @@ bool spawnRelay(const NodeRelay &r)
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
-    const int rc = ::posix_spawn(&pid, self, &actions, &attr, argv.data(), environ);
+    const int rc = ::posix_spawn(&pid, self.c_str(), &actions, &attr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     if (rc != 0)
@@ -98,6 +96,15 @@ bool spawnRelay(const NodeRelay &r)
 }
 
 } // namespace
+
+std::string thisProgram()
+{
+    char self[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    return n > 0 ? std::string(self, static_cast<std::size_t>(n)) : std::string();
+}
+
+std::string NodeRelay::rankList() const { return joinRanks(ranks); }
 
 bool NodeRelay::running() const
 {

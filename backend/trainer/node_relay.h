@@ -32,12 +32,16 @@ struct NodeRelay {
     // whether one runs. Any thread.
     bool ensure() const;
     bool running() const;
+    std::string rankList() const; // "8,9,10,11": its --ranks
 };
 
 // Collective over `world`: this rank's node's relay, or nullopt (a note on stderr) when the node
 // has no usable folder for one; telemetry then goes straight to the supervisor.
 std::optional<NodeRelay> setUpNodeRelay(MPI_Comm world, const std::string &runId, const std::string &upstream,
                                         const std::string &keysPath);
+
+// This program's path (/proc/self/exe): the relay is the binary the ranks run. "" when unreadable.
+std::string thisProgram();
 
 // trellis-trainer --relay ...: the relay process (no MPI).
 int relayMain(int argc, char **argv);

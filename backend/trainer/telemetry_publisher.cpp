@@ -143,7 +143,7 @@ void TelemetryPublisher::run()
     // A heartbeat only proves the rank alive and says where it is: it is sent at a tick only when
     // nothing else was sent since the last one (a step report proves as much; a rank that waits
     // in a collective or computes a long step sends nothing else, and its heartbeats go on). At
-    // 16,384 ranks stepping at 2 Hz that is a third of the traffic saved; the longest silence of
+    // 16,384 ranks stepping at 2 Hz a quarter of the messages are saved; the longest silence of
     // a live rank is under two intervals, inside the three that make it silent (docs/protocol.md).
     bool sentSinceBeat = false;
     Clock::time_point closeDeadline{};

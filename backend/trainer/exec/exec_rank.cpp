@@ -61,15 +61,6 @@ void useNodeRelay(const char *rank, const char *localRank, const char *localSize
                                       static_cast<std::uint32_t>(std::strtoul(localSize, nullptr, 10)));
     if (!relay)
         return;
-    std::string ranks;
-    for (std::uint32_t r : relay->ranks) {
-        if (!ranks.empty())
-            ranks += ',';
-        ranks += std::to_string(r);
-    }
-    char self[4096];
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
     ::setenv("TRELLIS_RELAY_UPSTREAM", upstream.c_str(), 1);
     if (!keys.empty())
         ::setenv("TRELLIS_RELAY_UPSTREAM_KEYS", keys.c_str(), 1);
@@ -77,8 +68,8 @@ void useNodeRelay(const char *rank, const char *localRank, const char *localSize
     ::setenv("TRELLIS_TELEMETRY_ENDPOINT", relay->endpoint.c_str(), 1);
     ::setenv("TRELLIS_RELAY_FOLDER", relay->folder.c_str(), 1);
     ::setenv("TRELLIS_RELAY_NAME", relay->name.c_str(), 1);
-    ::setenv("TRELLIS_RELAY_RANKS", ranks.c_str(), 1);
-    ::setenv("TRELLIS_RELAY_PROGRAM", self, 1);
+    ::setenv("TRELLIS_RELAY_RANKS", relay->rankList().c_str(), 1);
+    ::setenv("TRELLIS_RELAY_PROGRAM", thisProgram().c_str(), 1);
 }
 
 int usage(const char *why)
