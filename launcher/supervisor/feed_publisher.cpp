@@ -12,7 +12,8 @@
 namespace trellis::launcher {
 
 FeedPublisher::FeedPublisher()
-    : m_dropEvery(static_cast<quint64>(std::max(0, qEnvironmentVariableIntValue("TRELLIS_FEED_DROP_EVERY"))))
+    : m_dropEvery(static_cast<quint64>(std::max(0, qEnvironmentVariableIntValue("TRELLIS_FEED_DROP_EVERY")))),
+      m_dropFromStep(std::max(0, qEnvironmentVariableIntValue("TRELLIS_FEED_DROP_FROM_STEP")))
 {
 }
 
@@ -58,7 +59,9 @@ void FeedPublisher::telemetry(const proto::Envelope &envelope)
 {
     if (!m_socket)
         return;
-    if (m_dropEvery > 0 && envelope.has_step() && ++m_steps % m_dropEvery == 0) {
+    const bool dropped = envelope.has_step() && ((m_dropEvery > 0 && ++m_steps % m_dropEvery == 0) ||
+                                                 (m_dropFromStep > 0 && static_cast<qint64>(envelope.step().step()) >= m_dropFromStep));
+    if (dropped) {
         flush();
         ++m_seq; // lost on the way, as far as a subscriber can tell
         return;

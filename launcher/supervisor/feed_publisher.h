@@ -48,9 +48,11 @@ private:
     std::unique_ptr<zmq::socket_t> m_socket;
     quint64 m_seq = 0;
     std::string m_batch; // the parts of the TelemetryBatch being gathered
-    // Fault injection for tests (TRELLIS_FEED_DROP_EVERY=N): every N-th step report is not sent,
-    // its sequence number skipped, as a subscriber too slow for the publisher's queue sees it.
+    // Fault injection for tests, as a subscriber too slow for the publisher's queue sees it (the
+    // report not sent, its sequence number skipped): TRELLIS_FEED_DROP_EVERY=N drops every N-th
+    // step report, TRELLIS_FEED_DROP_FROM_STEP=S every report of step S or later (a lost tail).
     quint64 m_dropEvery = 0, m_steps = 0;
+    qint64 m_dropFromStep = 0;
 };
 
 } // namespace trellis::launcher

@@ -17,6 +17,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -464,23 +465,29 @@ void RunFeed::catchUpWithHistory(FeedState &st)
     postNewSteps(st);
 }
 
+// The history, opened once for the refills; null where it cannot be read or lacks the run.
+HistoryDatabase *RunFeed::refillHistory(FeedState &st)
+{
+    if (!st.refillDb) {
+        st.refillDb = std::make_unique<HistoryDatabase>();
+        if (!st.refillDb->open(st.database, false).isEmpty()) {
+            st.refillDb.reset();
+            return nullptr;
+        }
+    }
+    if (st.refillRunId < 0)
+        if (const auto summary = st.refillDb->findRun(st.runId))
+            st.refillRunId = summary->id;
+    return st.refillRunId < 0 ? nullptr : st.refillDb.get();
+}
+
 // Reads the steps the live feed skipped from the history (at most once a second unless `force`).
 void RunFeed::refillMissing(FeedState &st, bool force)
 {
     if (st.missing.empty() || (!force && st.sinceRefill.isValid() && st.sinceRefill.elapsed() < 1000))
         return;
     st.sinceRefill.restart();
-    if (!st.refillDb) {
-        st.refillDb = std::make_unique<HistoryDatabase>();
-        if (!st.refillDb->open(st.database, false).isEmpty()) {
-            st.refillDb.reset();
-            return;
-        }
-    }
-    if (st.refillRunId < 0)
-        if (const auto summary = st.refillDb->findRun(st.runId))
-            st.refillRunId = summary->id;
-    if (st.refillRunId < 0)
+    if (!refillHistory(st))
         return;
     bool progress = false;
     for (auto it = st.missing.begin(); it != st.missing.end();) {
@@ -504,6 +511,28 @@ void RunFeed::refillMissing(FeedState &st, bool force)
         st.missing.clear();
         st.missingCount = 0;
         st.missingProgress.invalidate();
+    }
+}
+
+// At the run's end, after the live feed lost messages: the newest steps of a rank that no later
+// step revealed as missing (up to `lastStep`), read from the history, where they all are by then.
+void RunFeed::refillTails(FeedState &st, qint64 lastStep)
+{
+    if (m_gaps.load() == 0)
+        return; // every message the supervisor published arrived
+    for (const auto &[rank, step] : st.maxStep)
+        lastStep = std::max(lastStep, step);
+    HistoryDatabase *db = refillHistory(st);
+    const int world = worldSize();
+    for (int rank = 0; db && rank < world && !m_stop; ++rank) {
+        const auto shown = st.maxStep.find(rank);
+        const qint64 from = shown == st.maxStep.end() ? 0 : shown->second + 1;
+        if (from > lastStep)
+            continue;
+        QList<StepRow> rows = db->stepsBetween(st.refillRunId, rank, from, lastStep);
+        std::sort(rows.begin(), rows.end(), [](const StepRow &a, const StepRow &b) { return a.step < b.step; });
+        for (const StepRow &row : rows)
+            addStepRow(st, row);
     }
 }
 
@@ -639,7 +668,8 @@ bool RunFeed::handleStatus(FeedState &st, const proto::RunStatus &s)
         setState(state);
     if (!s.final() || !isFinal(state))
         return false;
-    refillMissing(st, true);    // the supervisor committed everything before it said so
+    refillMissing(st, true); // the supervisor committed everything before it said so
+    refillTails(st, static_cast<qint64>(s.step()));
     st.builder.finishExperts(); // every rank's last routing report is in
     postNewSteps(st);
     updateProgress(st);

@@ -30,6 +30,8 @@ class RunStatus;
 
 namespace trellis::launcher {
 
+class HistoryDatabase;
+
 class RunFeed : public QObject {
     Q_OBJECT
 public:
@@ -90,7 +92,9 @@ private:
     void handleTelemetry(FeedState &st, const proto::Envelope &e);
     bool handleStatus(FeedState &st, const proto::RunStatus &s);
     void addStepRow(FeedState &st, const StepRow &row);
+    HistoryDatabase *refillHistory(FeedState &st);
     void refillMissing(FeedState &st, bool force);
+    void refillTails(FeedState &st, qint64 lastStep);
     void updateProgress(const FeedState &st);
     void postNewSteps(FeedState &st);
     void publishSnapshot(FeedState &st, bool force);

@@ -121,6 +121,37 @@ private slots:
             QCOMPARE(line.steps.size(), std::size_t(120));
     }
 
+    // The feed loses the last steps of every rank (a follower that fell behind at the end): no
+    // later step shows the gap, yet the follower ends with every step, read from the history.
+    void feedTailIsFilledFromTheHistory()
+    {
+        const QString database = m_dir.filePath(QStringLiteral("tail.sqlite"));
+        qputenv("TRELLIS_FEED_DROP_FROM_STEP", "90");
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("4"),
+                              QStringLiteral("--hz"), QStringLiteral("20"), QStringLiteral("--seconds"), QStringLiteral("6"),
+                              QStringLiteral("--detach")});
+        qunsetenv("TRELLIS_FEED_DROP_FROM_STEP");
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const QString runId = r.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(RunRegistry::find(runId).has_value(), 10000);
+        RunFeed feed;
+        feed.setKeepRows(true);
+        QSignalSpy finished(&feed, &RunFeed::finished);
+        feed.attach(runId, RunRegistry::feedEndpoint(runId), database);
+        QVERIFY(finished.wait(30000));
+        QVERIFY2(feed.feedGaps() >= 4, qPrintable(QString::number(feed.feedGaps()))); // the tail was lost live
+        QSet<QPair<int, qint64>> seen;
+        for (int rank : feed.series().ranks())
+            for (const StepRow &row : feed.series().rowsOf(rank))
+                seen.insert({row.rank, row.step});
+        QCOMPARE(seen.size(), 4 * 120);
+        QCOMPARE(feed.progress().step, qint64(120));
+        const auto snapshot = feed.snapshot();
+        QVERIFY(snapshot);
+        for (const auto &line : snapshot->metrics.at(trellis::launcher::telemetry::Metric::Loss).lines)
+            QCOMPARE(line.steps.size(), std::size_t(120));
+    }
+
     void slowRankIsAStraggler()
     {
         const QString database = m_dir.filePath(QStringLiteral("slow.sqlite"));

@@ -18,6 +18,7 @@
 #include "ui/workspace/dashboard_grid.h"
 #include "ui/workspace/panel_frame.h"
 #include "launcher/document/plan_document.h"
+#include "launcher/history/history_database.h"
 
 #include <QAction>
 #include <set>
@@ -29,6 +30,10 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <csignal>
+
+#include <sys/types.h>
 
 using namespace trellis;
 
@@ -49,6 +54,43 @@ QString writePlan(const QTemporaryDir &dir, int steps)
     plan.write(text.toUtf8());
     return planPath;
 }
+
+// A run's rank processes, once the history holds all `world` of them and `minSteps` of rank
+// 0's steps; empty until then.
+QList<qint64> rankPidsOnceGoing(const QString &database, const QString &runId, int world, int minSteps)
+{
+    trellis::launcher::HistoryDatabase db;
+    if (!QFileInfo::exists(database) || !db.open(database, false).isEmpty())
+        return {};
+    const auto run = db.findRun(runId);
+    const auto data = run ? db.loadRun(run->id) : std::nullopt;
+    if (!data || data->ranks.size() != world)
+        return {};
+    int steps = 0;
+    for (const auto &row : data->steps)
+        steps += row.rank == 0 ? 1 : 0;
+    QList<qint64> pids;
+    for (const auto &r : data->ranks)
+        if (r.pid > 0)
+            pids.append(r.pid);
+    return steps >= minSteps && pids.size() == world ? pids : QList<qint64>{};
+}
+
+// Holds processes stopped (SIGSTOP) while it lives.
+struct Stopped {
+    QList<qint64> pids;
+    explicit Stopped(QList<qint64> p) : pids(std::move(p))
+    {
+        for (qint64 pid : pids)
+            ::kill(static_cast<pid_t>(pid), SIGSTOP);
+    }
+    ~Stopped() { resume(); }
+    void resume()
+    {
+        for (qint64 pid : std::exchange(pids, {}))
+            ::kill(static_cast<pid_t>(pid), SIGCONT);
+    }
+};
 
 // Points on the loss chart (the training panel, in Run mode's grid).
 int lossPoints(ui::MainWindow &window)
@@ -121,7 +163,7 @@ private slots:
     void reopenedWindowReattaches()
     {
         QTemporaryDir dir;
-        const int steps = 1500;
+        const int steps = 2500;
         const QString planPath = writePlan(dir, steps);
         QVERIFY(!planPath.isEmpty());
         const QString db = dir.filePath(QStringLiteral("history.sqlite"));
@@ -132,19 +174,23 @@ private slots:
         QCOMPARE(cli.exitCode(), 0);
         const QString runId = QString::fromUtf8(cli.readAllStandardOutput()).section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
         QVERIFY(!runId.isEmpty());
-        // Let it get going, so there is history to backfill.
-        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(db).exists() && QFileInfo(db).size() > 0, 30000);
-        QTest::qWait(1500);
+        // Let it get going, so there is history to backfill; then its ranks wait (stopped) until
+        // the window has attached, which on a busy machine can take seconds.
+        QList<qint64> pids;
+        QTRY_VERIFY_WITH_TIMEOUT(!(pids = rankPidsOnceGoing(db, runId, 4, 1)).isEmpty(), 60000);
+        Stopped stopped(pids);
 
         ui::MainWindow window(db);
         window.show();
         QSignalSpy finished(window.feed(), &launcher::RunFeed::finished);
-        QTRY_COMPARE_WITH_TIMEOUT(window.feed()->runId(), runId, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.feed()->runId(), runId, 30000);
         QVERIFY(window.feed()->isAttached());
-        // 1500 steps outlast the attach by far: the run is live, and the window can stop it.
-        QTRY_VERIFY_WITH_TIMEOUT(window.feed()->state() == launcher::RunState::Running, 30000);
+        // The run is live, its history on the chart, and the window can stop it.
+        QTRY_VERIFY_WITH_TIMEOUT(window.feed()->state() == launcher::RunState::Running && lossPoints(window) >= 4, 30000);
         QVERIFY2(finished.isEmpty(), "the run ended before the window attached to it");
         QVERIFY(window.stopAction()->isEnabled());
+        QVERIFY(lossPoints(window) < 4 * steps);
+        stopped.resume(); // the rest comes live
         QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 180000);
         QVERIFY(finished.first().at(0).value<launcher::RunState>() == launcher::RunState::Completed);
         QCOMPARE(lossPoints(window), 4 * steps);
