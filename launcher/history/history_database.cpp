@@ -10,6 +10,7 @@
 #include <QAtomicInteger>
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include <QCoreApplication>
@@ -449,11 +450,9 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
             data.ranks.append(r);
         }
     }
-    if (!withSteps)
-        return data;
-
-    if (QString why; !readStepRows(m_db, id, data.steps, &why))
-        m_lastError = why;
+    if (withSteps)
+        if (QString why; !readStepRows(m_db, id, data.steps, &why))
+            m_lastError = why;
 
     q.prepare(QStringLiteral("SELECT rank, step, kind, message, at FROM events WHERE run = ? ORDER BY id"));
     q.addBindValue(id);
@@ -469,6 +468,16 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
         }
     }
     return data;
+}
+
+bool HistoryDatabase::forEachStepChunk(qint64 id, qint64 fromStep, const std::function<void(const QList<StepRow> &)> &consume,
+                                       qint64 rowsPerChunk)
+{
+    QString why;
+    const bool ok = launcher::forEachStepChunk(m_db, id, fromStep, rowsPerChunk, consume, &why);
+    if (!ok)
+        m_lastError = why;
+    return ok;
 }
 
 QList<StepRow> HistoryDatabase::stepsBetween(qint64 id, int rank, qint64 fromStep, qint64 toStep)
@@ -505,14 +514,19 @@ QList<ExpertLoadRow> HistoryDatabase::expertLoadOf(qint64 id)
     return rows;
 }
 
-QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)
+QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id) { return collectivesBetween(id, 0, std::numeric_limits<qint64>::max()); }
+
+QList<CollectiveRow> HistoryDatabase::collectivesBetween(qint64 id, qint64 fromStep, qint64 toStep)
 {
     // Read order is age order: the rows of schema 1–10, then the blocks by rowid.
     QList<CollectiveRow> rows;
     QSqlQuery q(m_db);
     q.setForwardOnly(true);
-    q.prepare(QStringLiteral("SELECT rank, step, grp, op, bytes, ms, bus_gbps, count FROM collective_stats WHERE run = ?"));
+    q.prepare(QStringLiteral("SELECT rank, step, grp, op, bytes, ms, bus_gbps, count FROM collective_stats WHERE run = ?"
+                             " AND step BETWEEN ? AND ?"));
     q.addBindValue(id);
+    q.addBindValue(fromStep);
+    q.addBindValue(toStep);
     if (!q.exec())
         return rows;
     while (q.next()) {
@@ -529,25 +543,67 @@ QList<CollectiveRow> HistoryDatabase::collectivesOf(qint64 id)
     }
     QSqlQuery b(m_db);
     b.setForwardOnly(true);
-    b.prepare(QStringLiteral("SELECT rank, n, rows FROM collective_blocks WHERE run = ? ORDER BY rowid"));
+    b.prepare(QStringLiteral("SELECT rank, n, rows FROM collective_blocks WHERE run = ? AND last_step >= ? AND first_step <= ?"
+                             " ORDER BY rowid"));
     b.addBindValue(id);
+    b.addBindValue(fromStep);
+    b.addBindValue(toStep);
     if (b.exec()) {
         while (b.next()) {
             QString error;
+            const qsizetype before = rows.size();
             if (!unpackCollectiveBlock(b.value(0).toInt(), b.value(2).toByteArray(), b.value(1).toLongLong(), rows, &error) &&
                 m_lastError.isEmpty())
                 m_lastError = error; // the other blocks still read
+            rows.erase(std::remove_if(rows.begin() + before, rows.end(),
+                                      [&](const CollectiveRow &c) { return c.step < fromStep || c.step > toStep; }),
+                       rows.end());
         }
     }
-    // By step, then rank; a report stored twice (resent after a supervisor crash) once, its newest copy.
+    // By step, then rank; a report stored twice (resent after a supervisor crash) once, its newest
+    // copy, compacted in place.
     auto key = [](const CollectiveRow &c) { return std::tie(c.step, c.rank, c.group, c.op); };
     std::stable_sort(rows.begin(), rows.end(), [&](const CollectiveRow &a, const CollectiveRow &c) { return key(a) < key(c); });
-    QList<CollectiveRow> newest;
-    newest.reserve(rows.size());
+    qsizetype kept = 0;
     for (qsizetype i = 0; i < rows.size(); ++i)
-        if (i + 1 == rows.size() || key(rows[i]) != key(rows[i + 1]))
-            newest.append(rows[i]);
-    return newest;
+        if (i + 1 == rows.size() || key(rows[i]) != key(rows[i + 1])) {
+            if (kept != i)
+                rows[kept] = std::move(rows[i]);
+            ++kept;
+        }
+    rows.resize(kept);
+    return rows;
+}
+
+bool HistoryDatabase::forEachCollectiveChunk(qint64 id, const std::function<void(const QList<CollectiveRow> &)> &consume,
+                                             qint64 rowsPerChunk)
+{
+    // The last step and how many reports a step holds, over the blocks and the legacy rows.
+    qint64 lastStep = -1, rowsPerStep = 1;
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT max(last_step), min(first_step), sum(n) FROM collective_blocks WHERE run = ?"));
+    q.addBindValue(id);
+    if (q.exec() && q.next() && !q.value(0).isNull()) {
+        lastStep = q.value(0).toLongLong();
+        rowsPerStep = std::max<qint64>(1, q.value(2).toLongLong() / std::max<qint64>(1, lastStep - q.value(1).toLongLong() + 1));
+    }
+    QSqlQuery legacy(m_db);
+    legacy.prepare(QStringLiteral("SELECT max(step) FROM collective_stats WHERE run = ?"));
+    legacy.addBindValue(id);
+    if (legacy.exec() && legacy.next() && !legacy.value(0).isNull())
+        lastStep = std::max(lastStep, legacy.value(0).toLongLong());
+    const qint64 width = std::max<qint64>(1, rowsPerChunk / rowsPerStep);
+    const QString before = m_lastError;
+    m_lastError.clear();
+    for (qint64 from = 0; from <= lastStep; from += width) {
+        const QList<CollectiveRow> rows = collectivesBetween(id, from, std::min(lastStep, from + width - 1));
+        if (!rows.isEmpty())
+            consume(rows);
+    }
+    const bool ok = m_lastError.isEmpty();
+    if (ok)
+        m_lastError = before;
+    return ok;
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <QSqlDatabase>
 #include <QString>
 
+#include <functional>
 #include <optional>
 
 namespace trellis::launcher {
@@ -40,10 +41,20 @@ public:
     // Queries; empty results on error, with lastError() set.
     QList<RunSummary> listRuns(int limit = 1000);
     std::optional<RunSummary> findRun(const QString &reference); // row id, run id, or "last"
-    std::optional<RunData> loadRun(qint64 id, bool withSteps = true); // false: run, plan and ranks only
+    static constexpr qint64 kRowsPerChunk = 1 << 18; // rows a chunked read holds at once (tens of MiB)
+    std::optional<RunData> loadRun(qint64 id, bool withSteps = true); // false: all but the steps
+    // The run's steps from `fromStep` on, a window of steps at a time in step order (the newest copy
+    // of each rank's step): a long run's rows are never all in memory. False: a query failed or a
+    // block is damaged (lastError() says which; the rest is still read).
+    bool forEachStepChunk(qint64 id, qint64 fromStep, const std::function<void(const QList<StepRow> &)> &consume,
+                          qint64 rowsPerChunk = kRowsPerChunk);
     // One rank's steps from fromStep to toStep, ordered by step.
     QList<StepRow> stepsBetween(qint64 id, int rank, qint64 fromStep, qint64 toStep);
     QList<CollectiveRow> collectivesOf(qint64 id);
+    QList<CollectiveRow> collectivesBetween(qint64 id, qint64 fromStep, qint64 toStep);
+    // The run's collective reports a window of steps at a time, as forEachStepChunk's steps.
+    bool forEachCollectiveChunk(qint64 id, const std::function<void(const QList<CollectiveRow> &)> &consume,
+                                qint64 rowsPerChunk = kRowsPerChunk);
     // The mixture-of-experts routing reports of a run (empty for a dense model), by step and rank.
     QList<ExpertLoadRow> expertLoadOf(qint64 id);
     QList<SpanRow> spansOf(qint64 id); // ordered by rank, then start

@@ -70,11 +70,32 @@ void HistoryReader::requestRun(qint64 id)
 {
     if (!ensureOpen())
         return;
-    if (auto data = m_db->loadRun(id)) {
+    if (auto data = m_db->loadRun(id, false)) {
+        // The dashboards' view of it, built here rather than on the GUI thread, from the steps a
+        // window at a time (a long run's rows are never all in memory); the run as shown carries
+        // its newest step row alone.
+        bool any = false;
+        StepRow newest;
+        const auto steps = [&](const std::function<void(const StepRow &)> &add) {
+            m_db->forEachStepChunk(id, 0, [&](const QList<StepRow> &rows) {
+                for (const StepRow &row : rows)
+                    add(row);
+                newest = rows.last();
+                any = true;
+            });
+        };
+        const auto collectives = [&](const std::function<void(const CollectiveRow &)> &add) {
+            m_db->forEachCollectiveChunk(id, [&](const QList<CollectiveRow> &rows) {
+                for (const CollectiveRow &row : rows)
+                    add(row);
+            });
+        };
+        auto snapshot = telemetry::snapshotOf(*data, {}, telemetry::Metric::StepMs, defaultCalibrationPath(m_path),
+                                              m_db->expertLoadOf(id), steps, collectives);
+        if (any)
+            data->steps = {newest};
         emit runReady(*data);
-        // The dashboards' view of it, built here rather than on the GUI thread.
-        emit runSnapshotReady(telemetry::snapshotOf(*data, m_db->collectivesOf(id), telemetry::Metric::StepMs,
-                                                    defaultCalibrationPath(m_path), m_db->expertLoadOf(id)));
+        emit runSnapshotReady(std::move(snapshot));
         requestTimeline(id);
     } else if (!m_db->findRun(QString::number(id))) {
         const QString message = QStringLiteral("run #%1 is no longer in %2").arg(id).arg(m_path);

@@ -39,7 +39,7 @@ public slots:
 
 signals:
     void runsReady(const QList<trellis::launcher::RunSummary> &runs);
-    void runReady(const trellis::launcher::RunData &run);
+    void runReady(const trellis::launcher::RunData &run); // its steps: the newest row alone (the rest: runSnapshotReady)
     void runSnapshotReady(const std::shared_ptr<const trellis::launcher::telemetry::DashboardSnapshot> &snapshot);
     void reportWritten(const QString &path, const QString &error);
     void comparisonReady(const trellis::launcher::Comparison &comparison);

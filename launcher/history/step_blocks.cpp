@@ -1,6 +1,8 @@
 // Packed step reports; see step_blocks.h.
 #include "launcher/history/step_blocks.h"
 
+#include <functional>
+
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QVariant>
@@ -249,16 +251,18 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
             *error = why;
         ok = false;
     };
+    const bool window = fromStep > 0 || toStep < std::numeric_limits<qint64>::max();
     // Read order is age order: legacy rows, then blocks by rowid; a later copy of a (rank, step)
     // replaces an earlier one below.
     QList<StepRow> rows;
     QSqlQuery q(db);
     q.setForwardOnly(true);
     q.prepare(QString::fromLatin1(kLegacySelect) + QStringLiteral(" WHERE run = ?") +
-              (rank ? QStringLiteral(" AND rank = ? AND step BETWEEN ? AND ?") : QString()));
+              (rank ? QStringLiteral(" AND rank = ?") : QString()) + (rank || window ? QStringLiteral(" AND step BETWEEN ? AND ?") : QString()));
     q.addBindValue(run);
-    if (rank) {
+    if (rank)
         q.addBindValue(*rank);
+    if (rank || window) {
         q.addBindValue(fromStep);
         q.addBindValue(toStep);
     }
@@ -287,14 +291,16 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
     // A block holds the ranks [rank, last_rank] (one before schema 11), never more than
     // kRanksPerBlock: the index on (run, rank, last_step) finds those that may hold `rank`.
     b.prepare(QStringLiteral("SELECT rank, n, rows, encoding FROM step_blocks WHERE run = ?") +
-              (rank ? QStringLiteral(" AND rank <= ? AND rank > ? AND coalesce(last_rank, rank) >= ? AND last_step >= ? AND first_step <= ?")
-                    : QString()) +
+              (rank ? QStringLiteral(" AND rank <= ? AND rank > ? AND coalesce(last_rank, rank) >= ?") : QString()) +
+              (rank || window ? QStringLiteral(" AND last_step >= ? AND first_step <= ?") : QString()) +
               QStringLiteral(" ORDER BY rowid"));
     b.addBindValue(run);
     if (rank) {
         b.addBindValue(*rank);
         b.addBindValue(*rank - kRanksPerBlock);
         b.addBindValue(*rank);
+    }
+    if (rank || window) {
         b.addBindValue(fromStep);
         b.addBindValue(toStep);
     }
@@ -303,20 +309,71 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
     } else {
         while (b.next()) {
             QString why;
+            const qsizetype before = rows.size();
             if (!unpackStepBlock(b.value(0).toInt(), b.value(2).toByteArray(), b.value(1).toLongLong(),
                                  static_cast<StepEncoding>(b.value(3).toInt()), rows, &why, rank))
                 fail(why);
+            if (window) // a block's other steps are not kept
+                rows.erase(std::remove_if(rows.begin() + before, rows.end(),
+                                          [&](const StepRow &s) { return s.step < fromStep || s.step > toStep; }),
+                           rows.end());
         }
     }
     if (rank)
-        rows.removeIf([&](const StepRow &s) { return s.rank != *rank || s.step < fromStep || s.step > toStep; });
-    // Newest copy of each (step, rank): a stable sort keeps age order among equals; take the last.
+        rows.removeIf([&](const StepRow &s) { return s.rank != *rank; });
+    // Newest copy of each (step, rank): a stable sort keeps age order among equals; take the last,
+    // compacted in place (a second copy of every row would double what a long run's read holds).
     std::stable_sort(rows.begin(), rows.end(),
                      [](const StepRow &x, const StepRow &y) { return x.step != y.step ? x.step < y.step : x.rank < y.rank; });
-    out.reserve(out.size() + rows.size());
+    qsizetype kept = 0;
     for (qsizetype i = 0; i < rows.size(); ++i)
         if (i + 1 == rows.size() || rows[i + 1].step != rows[i].step || rows[i + 1].rank != rows[i].rank)
-            out.append(rows[i]);
+            rows[kept++] = rows[i];
+    rows.resize(kept);
+    if (out.isEmpty())
+        out = std::move(rows);
+    else
+        out.append(rows);
+    return ok;
+}
+
+bool forEachStepChunk(QSqlDatabase &db, qint64 run, qint64 fromStep, qint64 rowsPerChunk,
+                      const std::function<void(const QList<StepRow> &)> &consume, QString *error)
+{
+    // The run's last step (from the blocks' columns and the legacy rows) and its world size.
+    qint64 lastStep = -1, ranks = 1;
+    const char *const facts[] = {"SELECT max(last_step) FROM step_blocks WHERE run = ?", "SELECT max(step) FROM step_metrics WHERE run = ?",
+                                 "SELECT world_size FROM runs WHERE id = ?"};
+    for (int i = 0; i < 3; ++i) {
+        QSqlQuery q(db);
+        q.prepare(QString::fromLatin1(facts[i]));
+        q.addBindValue(run);
+        if (!q.exec()) {
+            if (error)
+                *error = q.lastError().text();
+            return false;
+        }
+        if (!q.next() || q.value(0).isNull())
+            continue;
+        if (i < 2)
+            lastStep = std::max(lastStep, q.value(0).toLongLong());
+        else
+            ranks = std::max<qint64>(1, q.value(0).toLongLong());
+    }
+    // Windows of steps holding about rowsPerChunk rows when every rank reports every step.
+    const qint64 width = std::max<qint64>(1, rowsPerChunk / ranks);
+    bool ok = true;
+    for (qint64 from = std::max<qint64>(0, fromStep); from <= lastStep; from += width) {
+        QList<StepRow> rows;
+        QString why;
+        if (!readStepRows(db, run, rows, &why, {}, from, std::min(lastStep, from + width - 1))) {
+            if (error && ok)
+                *error = why;
+            ok = false;
+        }
+        if (!rows.isEmpty())
+            consume(rows);
+    }
     return ok;
 }
 

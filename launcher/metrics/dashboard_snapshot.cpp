@@ -307,7 +307,8 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
 }
 
 std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives, Metric heatMetric,
-                                                    const QString &calibrationPath, const QList<ExpertLoadRow> &experts)
+                                                    const QString &calibrationPath, const QList<ExpertLoadRow> &experts,
+                                                    const StepSource &steps, const CollectiveSource &moreCollectives)
 {
     SnapshotBuilder b(run.run.worldSize);
     b.setPrediction(predictionFor(run.planJson, calibrationPath));
@@ -315,8 +316,12 @@ std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QL
         b.setRankStage(r.rank, r.pp);
     for (const StepRow &row : run.steps)
         b.addStep(row);
+    if (steps)
+        steps([&b](const StepRow &row) { b.addStep(row); });
     for (const CollectiveRow &c : collectives)
         b.addCollective(c);
+    if (moreCollectives)
+        moreCollectives([&b](const CollectiveRow &c) { b.addCollective(c); });
     for (const EventRow &e : run.events)
         b.addEvent(e);
     for (const ExpertLoadRow &x : experts)

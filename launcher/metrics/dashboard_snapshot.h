@@ -16,6 +16,7 @@
 
 #include <map>
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <tuple>
 #include <vector>
@@ -198,10 +199,17 @@ private:
 // The prediction for a run's recorded plan (JSON); calibrationPath "" or missing: default rates.
 Prediction predictionFor(const QString &planJson, const QString &calibrationPath);
 
-// A finished run from the history, as a snapshot.
+// Hands each of a run's step rows to the function it is given (in step order), so that a long run's
+// rows need never be in memory at once (HistoryDatabase::forEachStepChunk).
+using StepSource = std::function<void(const std::function<void(const StepRow &)> &)>;
+using CollectiveSource = std::function<void(const std::function<void(const CollectiveRow &)> &)>;
+
+// A finished run from the history, as a snapshot: the steps of `run.steps`, then those of `steps`;
+// the collectives of `collectives`, then those of `moreCollectives`.
 std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives,
                                                     Metric heatMetric = Metric::StepMs, const QString &calibrationPath = {},
-                                                    const QList<ExpertLoadRow> &experts = {});
+                                                    const QList<ExpertLoadRow> &experts = {}, const StepSource &steps = {},
+                                                    const CollectiveSource &moreCollectives = {});
 
 } // namespace trellis::launcher::telemetry
 

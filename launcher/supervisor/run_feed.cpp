@@ -402,7 +402,7 @@ bool RunFeed::backfillFromHistory(FeedState &st, bool final)
     const auto summary = db.findRun(st.runId);
     if (!summary)
         return false;
-    const auto data = db.loadRun(summary->id);
+    const auto data = db.loadRun(summary->id, false); // the steps follow a window at a time
     if (!data)
         return false;
     st.builder.setWorldSize(data->run.worldSize);
@@ -412,12 +412,16 @@ bool RunFeed::backfillFromHistory(FeedState &st, bool final)
     }
     for (const RankRow &r : data->ranks)
         st.builder.setRankStage(r.rank, r.pp);
-    for (const CollectiveRow &c : db.collectivesOf(summary->id))
-        st.builder.addCollective(c);
+    db.forEachCollectiveChunk(summary->id, [&](const QList<CollectiveRow> &rows) {
+        for (const CollectiveRow &c : rows)
+            st.builder.addCollective(c);
+    });
     for (const EventRow &e : data->events)
         st.builder.addEvent(e);
-    for (const StepRow &row : data->steps)
-        addStepRow(st, row);
+    db.forEachStepChunk(summary->id, 0, [&](const QList<StepRow> &rows) {
+        for (const StepRow &row : rows)
+            addStepRow(st, row);
+    });
     {
         std::lock_guard lock(m_mutex);
         m_worldSize = data->run.worldSize;
@@ -456,10 +460,18 @@ void RunFeed::catchUpWithHistory(FeedState &st)
         HistoryDatabase db;
         if (!db.open(st.database, false).isEmpty())
             continue;
+        // Only the steps after the oldest rank's newest shown: the rest is in already.
+        qint64 from = 0;
+        if (!st.maxStep.empty() && static_cast<int>(st.maxStep.size()) >= worldSize()) {
+            from = std::numeric_limits<qint64>::max();
+            for (const auto &[rank, step] : st.maxStep)
+                from = std::min(from, step + 1);
+        }
         if (const auto summary = db.findRun(st.runId))
-            if (const auto data = db.loadRun(summary->id))
-                for (const StepRow &row : data->steps)
+            db.forEachStepChunk(summary->id, from, [&](const QList<StepRow> &rows) {
+                for (const StepRow &row : rows)
                     addStepRow(st, row);
+            });
     }
     updateProgress(st);
     postNewSteps(st);

@@ -311,6 +311,30 @@ private slots:
         QCOMPARE(range.last().loss, 42.0);
         QCOMPARE(range.first().stepMs, 11.0);
 
+        // Read a window of steps at a time (a long run is never all in memory): the same rows in
+        // the same order, the repeated step's newest copy among them, whatever the window.
+        for (qint64 rowsPerChunk : {1, 4, 7, 1000}) {
+            QList<StepRow> chunked;
+            qint64 lastStepSeen = -1;
+            QVERIFY(db.forEachStepChunk(summary->id, 0, [&](const QList<StepRow> &rows) {
+                QVERIFY(rows.first().step > lastStepSeen); // windows do not overlap, in step order
+                lastStepSeen = rows.last().step;
+                chunked.append(rows);
+            }, rowsPerChunk));
+            QCOMPARE(chunked.size(), data->steps.size());
+            for (qsizetype i = 0; i < chunked.size(); ++i) {
+                QCOMPARE(chunked[i].rank, data->steps[i].rank);
+                QCOMPARE(chunked[i].step, data->steps[i].step);
+                QCOMPARE(chunked[i].loss, data->steps[i].loss);
+            }
+        }
+        int fromFive = 0;
+        QVERIFY(db.forEachStepChunk(summary->id, 5, [&](const QList<StepRow> &rows) {
+            for (const StepRow &r : rows)
+                fromFive += r.step >= 5 ? 1 : -1000;
+        }, 2));
+        QCOMPARE(fromFive, 3 * 2 + 1); // steps 5 and 6 of 3 ranks, and rank 1's step 7
+
         QSqlQuery q(db.connection());
         QVERIFY(q.exec(QStringLiteral("UPDATE step_blocks SET rows = x'0102' WHERE rowid = (SELECT min(rowid) FROM step_blocks)")));
         data = db.loadRun(summary->id);
@@ -356,6 +380,16 @@ private slots:
         QCOMPARE(rows[1].ms, 0.75); // the newer copy
         QCOMPARE(rows[3].step, qint64(2));
         QCOMPARE(rows[3].busGBps, 3.0);
+        for (qint64 rowsPerChunk : {1, 2, 100}) {
+            QList<CollectiveRow> chunked;
+            QVERIFY(db.forEachCollectiveChunk(id, [&](const QList<CollectiveRow> &part) { chunked.append(part); }, rowsPerChunk));
+            QCOMPARE(chunked.size(), rows.size());
+            for (qsizetype i = 0; i < rows.size(); ++i) {
+                QCOMPARE(chunked[i].rank, rows[i].rank);
+                QCOMPARE(chunked[i].step, rows[i].step);
+                QCOMPARE(chunked[i].ms, rows[i].ms);
+            }
+        }
         QSqlQuery q(db.connection());
         QVERIFY(q.exec(QStringLiteral("UPDATE collective_blocks SET rows = x'06ff' WHERE rank = 0")));
         rows = db.collectivesOf(id);
