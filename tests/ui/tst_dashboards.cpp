@@ -133,6 +133,17 @@ private slots:
         QVERIFY2(groups >= 8 && groups <= 64, qPrintable(QString::number(groups)));
         QVERIFY(std::abs(map->data()->cell(29, groups - 1) - (30.0 + 3 * 63)) < 1e-3);
         QVERIFY(std::abs(map->data()->cell(29, 0) - 10.0) < 0.1); // an ordinary rank
+        QVERIFY(map->dataRange().lower <= 10.0 && map->dataRange().upper >= 30.0 + 3 * 63);
+
+        // Every rank alike: the colour scale spans the one value (an empty range would leave the
+        // cells undrawn).
+        RunData alike = recordedRun(16, 10);
+        for (StepRow &row : alike.steps)
+            row.stepMs = row.computeMs = 50;
+        HeatMapPanel uniform;
+        uniform.show(snapshotOf(alike, {}));
+        const QCPRange range = qobject_cast<QCPColorMap *>(uniform.plot()->plottable(0))->dataRange();
+        QVERIFY2(range.lower < 50 && range.upper > 50, qPrintable(QStringLiteral("%1..%2").arg(range.lower).arg(range.upper)));
     }
 
     void breakdownMemoryCommunication()

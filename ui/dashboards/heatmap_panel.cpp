@@ -56,15 +56,24 @@ void HeatMapPanel::show(const std::shared_ptr<const DashboardSnapshot> &snapshot
     auto *cells = m_map->data();
     cells->setSize(cols, rows);
     cells->setRange(QCPRange(h.steps.front(), h.steps.back()), QCPRange(h.ranks.front(), h.lastRank));
+    float low = std::numeric_limits<float>::infinity(), high = -low;
     for (int b = 0; b < rows; ++b)
         for (int c = 0; c < cols; ++c) {
             const float v = h.values[static_cast<std::size_t>(b) * cols + c];
-            if (std::isnan(v))
+            if (std::isnan(v)) {
                 cells->setAlpha(c, b, 0);
-            else
+            } else {
                 cells->setCell(c, b, v);
+                low = std::min(low, v);
+                high = std::max(high, v);
+            }
         }
-    m_map->rescaleDataRange(true);
+    // Every rank alike (a healthy run of identical steps): a range around the value, where an
+    // empty one would leave the colour scale where it was and the cells undrawn.
+    if (low <= high) {
+        const double pad = high > low ? 0.0 : std::max(1e-6, std::abs(static_cast<double>(low)) * 0.01);
+        m_map->setDataRange(QCPRange(low - pad, high + pad));
+    }
     m_plot->rescaleAxes();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
     QStringList names;
