@@ -162,10 +162,9 @@ int cmdAttach(const Args &a, const QString &dbPath)
     out() << "run " << runId << (endpoint.isEmpty() ? QStringLiteral(" (from the history)") : QStringLiteral(" (live)"))
           << Qt::endl;
     RunFeed feed;
-    feed.setKeepRows(true);
+    feed.setKeepRows(true, 0); // rank 0's losses; every rank's rows of a long run would not fit
     qint64 shownStep = 0;
     quint64 version = 0;
-    std::map<qint64, int> ranksAt;
     std::map<qint64, double> lossAt;
     int exitCode = 1;
     QObject::connect(&feed, &RunFeed::event, &feed, [](const EventRow &e) {
@@ -177,21 +176,18 @@ int cmdAttach(const Args &a, const QString &dbPath)
         if (kind == QLatin1String("history"))
             out() << "event history: " << message << Qt::endl;
     });
+    // A step is shown once every rank has reported it (the feed's progress: the oldest rank's
+    // newest step), with rank 0's loss.
     QObject::connect(&feed, &RunFeed::stepsArrived, &feed, [&] {
-        for (const StepRow &row : feed.series().rowsSince(version, &version)) {
-            ++ranksAt[row.step];
-            if (row.rank == 0)
-                lossAt[row.step] = row.loss;
-        }
-        const int world = std::max(1, feed.worldSize());
-        const qint64 total = feed.progress().totalSteps;
-        for (auto it = ranksAt.begin(); it != ranksAt.end() && it->second >= world;) {
+        for (const StepRow &row : feed.series().rowsSince(version, &version))
+            lossAt[row.step] = row.loss;
+        const RunProgress progress = feed.progress();
+        for (auto it = lossAt.begin(); it != lossAt.end() && it->first <= progress.step;) {
             if (it->first > shownStep) {
-                out() << "step " << it->first << "/" << total << " loss " << QString::number(lossAt[it->first], 'f', 4) << Qt::endl;
+                out() << "step " << it->first << "/" << progress.totalSteps << " loss " << QString::number(it->second, 'f', 4) << Qt::endl;
                 shownStep = it->first;
             }
-            lossAt.erase(it->first);
-            it = ranksAt.erase(it);
+            it = lossAt.erase(it);
         }
     });
     QObject::connect(&feed, &RunFeed::finished, &feed, [&](RunState state, int, const QString &message) {

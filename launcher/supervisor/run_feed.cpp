@@ -346,7 +346,7 @@ void RunFeed::addStepRow(FeedState &st, const StepRow &row)
             st.missingProgress.start();
     }
     st.maxStep[row.rank] = row.step;
-    if (m_keepRows)
+    if (keeps(row.rank))
         m_series.append(row);
     st.builder.addStep(row);
     st.latest[row.rank] = row;
@@ -508,7 +508,7 @@ void RunFeed::refillMissing(FeedState &st, bool force)
             if (steps.erase(row.step)) {
                 --st.missingCount;
                 progress = true;
-                if (m_keepRows)
+                if (keeps(row.rank))
                     m_series.append(row);
                 st.builder.addStep(row);
             }

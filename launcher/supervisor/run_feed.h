@@ -44,9 +44,14 @@ public:
     bool isAttached() const { return m_thread.joinable(); }
 
     QString runId() const { return m_runId; }
-    // Every step row as it came, for a follower that prints them (trellis-cli attach); off by
-    // default: the dashboards draw from snapshot(), bounded at any size.
-    void setKeepRows(bool keep) { m_keepRows = keep; }
+    // Every step row as it came (`onlyRank` ≥ 0: that rank's alone), for a follower that prints
+    // them (trellis-cli attach); off by default: the dashboards draw from snapshot(), bounded at
+    // any size, where every row of a long run at scale would not be.
+    void setKeepRows(bool keep, int onlyRank = -1)
+    {
+        m_keepRank = onlyRank;
+        m_keepRows = keep;
+    }
     SeriesStore &series() { return m_series; }
     // The newest dashboard snapshot (built on the feed thread at most 4 times a second, when
     // something changed); null before the first.
@@ -99,12 +104,14 @@ private:
     void postNewSteps(FeedState &st);
     void publishSnapshot(FeedState &st, bool force);
     void setState(RunState s);
+    bool keeps(int rank) const { return m_keepRows && (m_keepRank < 0 || rank == m_keepRank); }
     void post(Note note); // feed thread
     void deliver();       // owner thread
 
     QString m_runId;
     SeriesStore m_series;
     std::atomic<bool> m_keepRows{false};
+    std::atomic<int> m_keepRank{-1};
     std::shared_ptr<const telemetry::DashboardSnapshot> m_snapshot; // guarded by m_mutex
     std::atomic<int> m_heatMetric{static_cast<int>(telemetry::Metric::StepMs)};
     std::thread m_thread;
