@@ -22,8 +22,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSaveFile>
 #include <QTextStream>
 
+#include <functional>
 #include <map>
 
 
@@ -128,6 +130,67 @@ int cmdRuns(const Args &a, const QString &dbPath)
     return 0;
 }
 
+namespace {
+
+// CSV of a run's steps (`table` "": every column; "steps", "memory": that table) or of its
+// collective reports ("collectives"), written a window of steps at a time: a long run at scale
+// has tens of millions of rows, never all in memory. `run` is the run without its steps.
+QString streamCsv(HistoryDatabase &db, const RunData &run, const QString &table, const std::function<bool(const QByteArray &)> &write)
+{
+    bool header = true, ok = true;
+    const auto put = [&](QByteArray bytes) { // each part's CSV after the first without its header line
+        if (!header)
+            bytes.remove(0, bytes.indexOf('\n') + 1);
+        header = false;
+        ok = ok && write(bytes);
+    };
+    RunData part = run;
+    const auto csvOf = [&](const QList<CollectiveRow> &collectives) {
+        if (table.isEmpty())
+            return exportCsv(part);
+        ExportTable t;
+        exportTable(table, part, collectives, {}, t);
+        return tableCsv(t);
+    };
+    part.steps.clear();
+    put(csvOf({})); // the header, rows or not
+    const QString before = db.lastError();
+    bool read = true;
+    if (table == QLatin1String("collectives"))
+        read = db.forEachCollectiveChunk(run.run.id, [&](const QList<CollectiveRow> &rows) { put(csvOf(rows)); });
+    else
+        read = db.forEachStepChunk(run.run.id, 0, [&](const QList<StepRow> &rows) {
+            part.steps = rows;
+            put(csvOf({}));
+        });
+    if (!read)
+        return db.lastError();
+    return ok ? QString() : QStringLiteral("the export could not be written");
+}
+
+// export --format csv of a whole run or of a table of rows by step: streamed (streamCsv).
+int exportStreamed(HistoryDatabase &db, const RunData &run, const QString &table, const QString &outPath)
+{
+    if (outPath.isEmpty()) {
+        const QString e = streamCsv(db, run, table, [](const QByteArray &bytes) {
+            return std::fwrite(bytes.constData(), 1, static_cast<size_t>(bytes.size()), stdout) == static_cast<size_t>(bytes.size());
+        });
+        std::fflush(stdout);
+        return e.isEmpty() ? 0 : fail(e);
+    }
+    QSaveFile file(outPath); // all or nothing at the path
+    if (!file.open(QIODevice::WriteOnly))
+        return fail(QStringLiteral("%1: cannot be written (%2)").arg(outPath, file.errorString()));
+    if (const QString e = streamCsv(db, run, table, [&](const QByteArray &bytes) { return file.write(bytes) == bytes.size(); });
+        !e.isEmpty())
+        return fail(QStringLiteral("%1: %2").arg(outPath, e));
+    if (!file.commit())
+        return fail(QStringLiteral("%1: write failed (%2)").arg(outPath, file.errorString()));
+    return 0;
+}
+
+} // namespace
+
 int cmdExport(const Args &a, const QString &dbPath)
 {
     if (a.positional.size() != 1)
@@ -139,6 +202,15 @@ int cmdExport(const Args &a, const QString &dbPath)
     const auto run = findExistingRun(db, dbPath, a.positional.first());
     if (!run)
         return 1;
+    const QString tableName = a.options.value(QStringLiteral("--table"));
+    const bool byStep = !a.options.contains(QStringLiteral("--table")) || tableName == QLatin1String("steps") ||
+                        tableName == QLatin1String("memory") || tableName == QLatin1String("collectives");
+    if (format == QLatin1String("csv") && byStep) {
+        const auto data = db.loadRun(run->id, false);
+        if (!data)
+            return fail(db.lastError());
+        return exportStreamed(db, *data, tableName, a.options.value(QStringLiteral("--out")));
+    }
     auto data = db.loadRun(run->id);
     if (!data)
         return fail(db.lastError());
