@@ -510,17 +510,42 @@ void writePipelineSection(QString &h, const RunData &run, const QString &calibra
     h += timelineRenderer ? timelineRenderer(timeline) : svgTimeline(timeline);
 }
 
+// A chart's lines: one a rank up to kReportRankLines ranks, as the dashboards draw them; beyond,
+// the minimum, median and maximum over the ranks at each step (a line a rank of 1024 ranks made a
+// 23 MB report that no browser draws).
+constexpr int kReportRankLines = 8;
+
+QList<ChartSeries> linesOrBands(const QMap<int, ChartSeries> &perRank)
+{
+    if (perRank.size() <= kReportRankLines)
+        return perRank.values();
+    std::map<double, std::vector<double>> atStep;
+    for (const ChartSeries &s : perRank)
+        for (const QPointF &p : s.points)
+            atStep[p.x()].push_back(p.y());
+    ChartSeries low{QStringLiteral("min"), {}}, mid{QStringLiteral("median of %1 ranks").arg(perRank.size()), {}},
+        high{QStringLiteral("max"), {}};
+    for (auto &[step, values] : atStep) {
+        const auto [least, most] = std::minmax_element(values.begin(), values.end());
+        low.points.append(QPointF(step, *least));
+        high.points.append(QPointF(step, *most));
+        mid.points.append(QPointF(step, medianOf(std::move(values))));
+    }
+    return {low, mid, high};
+}
+
 void writeChartsSection(QString &h, const StepSeries &series, const ChartRenderer &chartRenderer)
 {
     const qint64 skippedUpdates = series.skippedUpdates;
+    const QString perRank = series.throughput.size() <= kReportRankLines ? QStringLiteral("per rank") : QStringLiteral("over the ranks");
     h += QStringLiteral("<h2>Charts</h2><div class='charts'>");
-    h += renderChart(chartRenderer, QStringLiteral("Loss"), QStringLiteral("step"), QStringLiteral("loss"), series.loss.values());
+    h += renderChart(chartRenderer, QStringLiteral("Loss"), QStringLiteral("step"), QStringLiteral("loss"), linesOrBands(series.loss));
     h += renderChart(chartRenderer, QStringLiteral("Gradient norm (before clipping)"), QStringLiteral("step"),
                      QStringLiteral("norm"), series.gradNorm.values());
-    h += renderChart(chartRenderer, QStringLiteral("Throughput per rank"), QStringLiteral("step"), QStringLiteral("tokens/s"),
-                     series.throughput.values());
-    h += renderChart(chartRenderer, QStringLiteral("Step time per rank"), QStringLiteral("step"), QStringLiteral("ms"),
-                     series.stepTime.values());
+    h += renderChart(chartRenderer, QStringLiteral("Throughput %1").arg(perRank), QStringLiteral("step"), QStringLiteral("tokens/s"),
+                     linesOrBands(series.throughput));
+    h += renderChart(chartRenderer, QStringLiteral("Step time %1").arg(perRank), QStringLiteral("step"), QStringLiteral("ms"),
+                     linesOrBands(series.stepTime));
     if (!series.lossScale.isEmpty())
         h += renderChart(chartRenderer,
                          QStringLiteral("Loss scale (fp16): %1 update%2 skipped for overflow").arg(skippedUpdates).arg(skippedUpdates == 1 ? "" : "s"),

@@ -140,6 +140,27 @@ private slots:
         const QString html = renderHtmlReport(*data, {});
         QCOMPARE(html.count(QStringLiteral("<svg")), 5); // step breakdown, loss, grad norm, throughput, step time
         QVERIFY(html.contains(QStringLiteral("rank 3")));
+        QVERIFY(html.contains(QStringLiteral("Step time per rank")));
+
+        // Beyond 8 ranks a chart draws the minimum, median and maximum over the ranks, not a
+        // line a rank (a report of 1024 ranks was 23 MB of lines).
+        RunData wide = *data;
+        wide.steps.clear();
+        for (int step = 1; step <= 5; ++step)
+            for (int rank = 0; rank < 12; ++rank) {
+                StepRow row;
+                row.rank = rank;
+                row.step = step;
+                row.loss = 5.0 - 0.1 * step;
+                row.stepMs = 10 + rank;
+                row.tokensPerS = 1000;
+                wide.steps.append(row);
+            }
+        const QString banded = renderHtmlReport(wide, {});
+        QVERIFY(banded.contains(QStringLiteral("median of 12 ranks")));
+        QVERIFY(banded.contains(QStringLiteral("Step time over the ranks")));
+        QVERIFY(!banded.contains(QStringLiteral("rank 11")));
+        QVERIFY(banded.size() < html.size() * 2);
     }
 
     // Routing reports round-trip through the writer thread; the dashboard sums them over ranks.
