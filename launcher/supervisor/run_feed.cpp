@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -535,17 +536,21 @@ void RunFeed::refillTails(FeedState &st, qint64 lastStep)
     for (const auto &[rank, step] : st.maxStep)
         lastStep = std::max(lastStep, step);
     HistoryDatabase *db = refillHistory(st);
-    const int world = worldSize();
-    for (int rank = 0; db && rank < world && !m_stop; ++rank) {
+    if (!db)
+        return;
+    // One pass from the oldest step some rank lacks (a rank not seen at all: from the start).
+    qint64 from = std::numeric_limits<qint64>::max();
+    for (int rank = 0, world = worldSize(); rank < world; ++rank) {
         const auto shown = st.maxStep.find(rank);
-        const qint64 from = shown == st.maxStep.end() ? 0 : shown->second + 1;
-        if (from > lastStep)
-            continue;
-        QList<StepRow> rows = db->stepsBetween(st.refillRunId, rank, from, lastStep);
-        std::sort(rows.begin(), rows.end(), [](const StepRow &a, const StepRow &b) { return a.step < b.step; });
-        for (const StepRow &row : rows)
-            addStepRow(st, row);
+        from = std::min(from, shown == st.maxStep.end() ? 0 : shown->second + 1);
     }
+    if (from > lastStep)
+        return;
+    db->forEachStepChunk(st.refillRunId, from, [&](const QList<StepRow> &rows) {
+        for (const StepRow &row : rows)
+            if (row.step <= lastStep)
+                addStepRow(st, row); // what a rank showed already is skipped there
+    });
 }
 
 // Follows the live feed until the run ends, its supervisor is gone or detach().
