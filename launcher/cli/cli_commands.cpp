@@ -154,7 +154,6 @@ QString streamCsv(HistoryDatabase &db, const RunData &run, const QString &table,
     };
     part.steps.clear();
     put(csvOf({})); // the header, rows or not
-    const QString before = db.lastError();
     bool read = true;
     if (table == QLatin1String("collectives"))
         read = db.forEachCollectiveChunk(run.run.id, [&](const QList<CollectiveRow> &rows) { put(csvOf(rows)); });
