@@ -118,6 +118,12 @@ void TelemetryPublisher::checkRelay(zmq::context_t &context, proto::RankLink &li
     }
 }
 
+void TelemetryPublisher::holdFor(std::chrono::milliseconds duration)
+{
+    std::lock_guard lock(m_mutex);
+    m_heldUntil = std::chrono::steady_clock::now() + duration;
+}
+
 void TelemetryPublisher::run()
 {
     using Clock = std::chrono::steady_clock;
@@ -154,6 +160,10 @@ void TelemetryPublisher::run()
         bool stopping = false;
         {
             std::unique_lock lock(m_mutex);
+            if (!m_stopping && Clock::now() < m_heldUntil) {
+                m_wake.wait_until(lock, m_heldUntil, [&] { return m_stopping.load(); });
+                continue;
+            }
             // Wake for new messages and the next heartbeat. Acknowledgements are read on those
             // wake-ups: they only free memory, and every wake-up is CPU taken from training on a
             // busy node. While anything is held the link is also pumped at half the resend delay

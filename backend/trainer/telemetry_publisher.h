@@ -65,6 +65,9 @@ public:
     void publish(std::span<proto::Envelope> envelopes);
     // Cheap state for heartbeats, set by the training thread.
     void setProgress(std::uint64_t step, const char *phase);
+    // The sender thread sends nothing (no heartbeat either) for `duration`, as if kept off the
+    // CPU; what is published meanwhile waits in the queue. For the injected stall fault.
+    void holdFor(std::chrono::milliseconds duration);
     // Sends Goodbye, delivers what it can within closeTimeoutMs and stops the sender thread.
     void close(int exitCode, const std::string &reason, std::uint64_t stepsDone);
 
@@ -86,6 +89,7 @@ private:
     std::deque<std::pair<std::uint64_t, std::string>> m_queue; // (seq, encoded envelope), guarded by m_mutex
     std::uint64_t m_seq = 0;         // guarded by m_mutex
     bool m_goodbyeQueued = false;    // guarded by m_mutex: Goodbye is the last message a rank sends
+    std::chrono::steady_clock::time_point m_heldUntil{}; // guarded by m_mutex: holdFor
     std::atomic<bool> m_stopping{false};
     std::atomic<std::uint64_t> m_dropped{0};
     std::atomic<std::uint64_t> m_sent{0};

@@ -8,11 +8,11 @@ namespace trellis::launcher {
 std::optional<InjectedFault> parseInjectedFault(const QString &text, QString &error)
 {
     static const QRegularExpression syntax(
-        QStringLiteral("^(crash|hang|slow|nan|nanloss|throw)@(\\d{1,9}):(\\d{1,9})(?:/(\\d{1,4}|\\*))?$"));
+        QStringLiteral("^(crash|hang|slow|nan|nanloss|throw|stall)@(\\d{1,9}):(\\d{1,9})(?:/(\\d{1,4}|\\*))?$"));
     const auto m = syntax.match(text);
     if (!m.hasMatch()) {
         error = QStringLiteral("--inject expects KIND@RANK:STEP[/ATTEMPT|/*] with KIND one of crash, hang, slow, nan, "
-                               "nanloss, throw (e.g. crash@1:5, crash@1:5/2, crash@1:5/*), got '%1'")
+                               "nanloss, throw, stall (e.g. crash@1:5, crash@1:5/2, crash@1:5/*), got '%1'")
                     .arg(text);
         return std::nullopt;
     }

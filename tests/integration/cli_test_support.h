@@ -54,6 +54,16 @@ inline Result runProgram(const QString &program, const QStringList &args, int ti
     return r;
 }
 
+// A failed program's result for a test message: its exit code, its stderr and the last lines of
+// its stdout (QTest cuts a message at about 1000 characters, which would keep only the head).
+inline QString failure(const Result &r, int lastLines = 6)
+{
+    const QStringList lines = r.out.trimmed().split(QLatin1Char('\n'));
+    return QStringLiteral("exit code %1; stderr: %2; stdout ends: %3")
+        .arg(r.code)
+        .arg(r.err.trimmed().right(600), lines.mid(std::max<qsizetype>(0, lines.size() - lastLines)).join(QStringLiteral(" | ")));
+}
+
 // A text file's content; "" when it cannot be read.
 inline QString readAll(const QString &path)
 {

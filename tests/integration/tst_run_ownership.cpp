@@ -49,7 +49,7 @@ private slots:
         ::kill(static_cast<pid_t>(follower.processId()), SIGKILL);
         follower.waitForFinished();
         const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), runId}, 120000);
-        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
+        QVERIFY2(end.code == 0, qPrintable(failure(end)));
         QVERIFY2(end.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(end.out));
         HistoryDatabase h;
         QCOMPARE(h.open(database, false), QString());
@@ -98,7 +98,7 @@ private slots:
                                       readWchan ? QString::fromLatin1(wchan.readAll()) : QStringLiteral("unreadable"))));
         }
         const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), QStringLiteral("last")}, 240000);
-        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
+        QVERIFY2(end.code == 0, qPrintable(failure(end)));
         const QString runId = end.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1, 1);
         QVERIFY2(end.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(end.out));
         QVERIFY(historyIsComplete(database, runId, steps));
@@ -125,7 +125,7 @@ private slots:
         const Result ps = cli({QStringLiteral("ps")});
         QVERIFY2(ps.out.contains(QStringLiteral("run %1 has no supervisor").arg(runId)), qPrintable(ps.out));
         const Result adopted = cli({QStringLiteral("adopt"), runId, QStringLiteral("--quiet")}, 240000);
-        QVERIFY2(adopted.code == 0, qPrintable(adopted.out + adopted.err));
+        QVERIFY2(adopted.code == 0, qPrintable(failure(adopted)));
         QVERIFY(historyIsComplete(database, runId, steps));
         HistoryDatabase h;
         QCOMPARE(h.open(database, false), QString());
@@ -166,7 +166,7 @@ private slots:
         QVERIFY(pid > 0);
         QVERIFY(::kill(static_cast<pid_t>(pid), SIGKILL) == 0);
         const Result end = cli({QStringLiteral("--db"), database, QStringLiteral("attach"), runId}, 240000);
-        QVERIFY2(end.code == 0, qPrintable(end.out + end.err));
+        QVERIFY2(end.code == 0, qPrintable(failure(end)));
         QVERIFY(historyIsComplete(database, runId, steps));
         // Started twice (by rank 0, then again by a rank that found it gone), ended by the Goodbyes.
         QTRY_VERIFY_WITH_TIMEOUT(readAll(log).contains(QStringLiteral("relay: ended (every rank said goodbye)")), 10000);

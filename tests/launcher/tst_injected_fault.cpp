@@ -18,6 +18,7 @@ private slots:
         QTest::newRow("second") << "hang@0:12/2" << "hang@0:12" << QList<int>{2};
         QTest::newRow("every") << "nanloss@3:1/*" << "nanloss@3:1" << QList<int>{1, 2, 3, 4};
         QTest::newRow("fourth") << "throw@7:100/4" << "throw@7:100" << QList<int>{4};
+        QTest::newRow("stall") << "stall@1:4" << "stall@1:4" << QList<int>{1};
     }
     void firesInTheAttemptsItNames()
     {

@@ -40,8 +40,9 @@ bool FaultInjection::parse(const std::string &text, FaultInjection &out, std::st
     else if (kind == "nan") out.kind = FaultKind::Nan;
     else if (kind == "nanloss") out.kind = FaultKind::NanLoss;
     else if (kind == "throw") out.kind = FaultKind::Throw;
+    else if (kind == "stall") out.kind = FaultKind::Stall;
     else {
-        error = "--inject: unknown fault '" + kind + "' (expected crash, hang, slow, nan, nanloss or throw)";
+        error = "--inject: unknown fault '" + kind + "' (expected crash, hang, slow, nan, nanloss, throw or stall)";
         return false;
     }
     try {
@@ -77,6 +78,12 @@ void FaultInjector::beforeStep(std::uint64_t step, TelemetryPublisher &telemetry
     }
     if (m_fault.kind == FaultKind::Slow)
         m_slow = true;
+    if (m_fault.kind == FaultKind::Stall) {
+        std::fprintf(stderr, "%s rank %d: injected stall of %d ms at step %d\n", hostName().c_str(), m_rank, kStallMs, m_fault.step);
+        std::fflush(stderr);
+        telemetry.holdFor(std::chrono::milliseconds(kStallMs));
+        std::this_thread::sleep_for(std::chrono::milliseconds(kStallMs));
+    }
     if (m_fault.kind == FaultKind::Throw)
         throw std::runtime_error("injected exception at step " + std::to_string(m_fault.step));
 }

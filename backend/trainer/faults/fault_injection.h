@@ -2,9 +2,11 @@
 // rank RANK crash (exit 70), hang (stop making progress, heartbeats going on), run slow (200 ms
 // more a step from then on), corrupt its copy of a parameter with a NaN (the final norm's gain, or
 // the first tensor it owns: what training.on_non_finite must catch and name), report a NaN loss
-// for that one step only (nanloss: a transient fault, as a bad batch), or throw an
-// exception (what the trainer's top-level catch turns into an Event and exit code 12), at the
-// start of step STEP (1-based).
+// for that one step only (nanloss: a transient fault, as a bad batch), throw an
+// exception (what the trainer's top-level catch turns into an Event and exit code 12), or stall:
+// send nothing and do nothing for kStallMs, its process running normally, then go on (what a
+// machine that keeps a process off its cores does; not a hang) — at the start of step STEP
+// (1-based).
 // Threading: training thread only.
 #pragma once
 
@@ -16,7 +18,11 @@ namespace trellis::trainer {
 
 class TelemetryPublisher;
 
-enum class FaultKind { None, Crash, Hang, Slow, Nan, NanLoss, Throw };
+enum class FaultKind { None, Crash, Hang, Slow, Nan, NanLoss, Throw, Stall };
+
+// How long an injected stall lasts: longer than the 10 s a silent local rank was once given
+// before being called hung, well inside the default hang timeout (60 s).
+constexpr int kStallMs = 13000;
 
 struct FaultInjection {
     FaultKind kind = FaultKind::None;
