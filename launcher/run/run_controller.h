@@ -145,6 +145,8 @@ private:
     void onOutput(bool isStderr, const QByteArray &data, bool replay);
     void onProcessFinished(int exitCode, bool crashed);
     void checkWatchdog();
+    // Whether a silence the hang detector found is no hang (yet); `gone`: a culprit's process has ended.
+    bool silenceExcused(const HangReport &report, bool &gone) const;
     void terminateJob(const QString &message); // a hang found by the old watchdog: restart or fail
     QString launchAttempt(bool resume);
     // What start() and adopt() share: the session's plan, folder and options, everything a previous

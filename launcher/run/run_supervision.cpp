@@ -311,29 +311,9 @@ void RunController::checkWatchdog()
         drainTelemetry(); // judge on everything that has arrived
         const std::int64_t wallNs = QDateTime::currentMSecsSinceEpoch() * 1000000;
         if (const auto report = m_hangs->check(m_clock.elapsed(), wallNs)) {
-            // A silent rank whose process is gone crashed: mpirun reports how (exit code,
-            // signal) in a moment; give it 3 s before calling it a hang.
-            // Silent local ranks whose processes all run normally (neither stopped nor gone) are
-            // not hung: their heartbeats come from a thread of their own, so what keeps them
-            // quiet is their telemetry's path (a relay being started again) or a machine that
-            // keeps them off its cores (seconds at a time on a loaded VM). Whether they still
-            // train, the step timeout (launch.hang_timeout_s) decides.
-            // Only this machine's ranks can be looked at as processes: a remote rank's pid means
-            // nothing here.
             const bool remote = m_plan.launch.target != plan::LaunchTarget::Local;
-            bool gone = false, allRunningNormally = report->silent && !remote && !report->culprits.empty();
-            if (report->silent && !remote)
-                for (int rank : report->culprits) {
-                    const bool known = m_pids.count(rank) > 0;
-                    gone = gone || (known && localProcessGone(m_pids[rank]));
-                    allRunningNormally = allRunningNormally && known && !localProcessGone(m_pids[rank]) &&
-                                         !localProcessStopped(m_pids[rank]);
-                }
-            // A remote rank cannot be looked at: give a short silence (a loaded host, a slow link) 5 s.
-            // Every rank behind a node relay silent together: the relay died, and its ranks start it
-            // again (after 4 s without acknowledgements) or fall back to this supervisor — 12 s.
-            const bool relayGap = report->silent && !report->relays.empty() && report->silentMs < kRelayRecoveryMs;
-            const bool patient = relayGap || allRunningNormally || (remote && report->silent && report->silentMs < 5000);
+            bool gone = false;
+            const bool patient = silenceExcused(*report, gone);
             if (!patient && (!gone || (m_silentSinceMs >= 0 && m_clock.elapsed() - m_silentSinceMs > 3000))) {
                 QString message = QStringLiteral("hang: ") + QString::fromStdString(report->message);
                 QString cause = QStringLiteral("hang");
@@ -382,6 +362,33 @@ void RunController::checkWatchdog()
                                       .arg(m_progress.step)
                                       .arg(where);
     terminateJob(message);
+}
+
+bool RunController::silenceExcused(const HangReport &report, bool &gone) const
+{
+    // A silent rank whose process is gone crashed: mpirun reports how (exit code, signal) in a
+    // moment; the caller gives it 3 s before calling it a hang.
+    // Silent local ranks whose processes all run normally (neither stopped nor gone) are not
+    // hung: their heartbeats come from a thread of their own, so what keeps them quiet is their
+    // telemetry's path (a relay being started again) or a machine that keeps them off its cores
+    // (seconds at a time on a loaded VM). Whether they still train, the step timeout
+    // (launch.hang_timeout_s) decides.
+    // Only this machine's ranks can be looked at as processes: a remote rank's pid means nothing here.
+    const bool remote = m_plan.launch.target != plan::LaunchTarget::Local;
+    bool allRunningNormally = report.silent && !remote && !report.culprits.empty();
+    gone = false;
+    if (report.silent && !remote)
+        for (int rank : report.culprits) {
+            const auto pid = m_pids.find(rank);
+            const bool known = pid != m_pids.end();
+            gone = gone || (known && localProcessGone(pid->second));
+            allRunningNormally = allRunningNormally && known && !localProcessGone(pid->second) && !localProcessStopped(pid->second);
+        }
+    // A remote rank cannot be looked at: give a short silence (a loaded host, a slow link) 5 s.
+    // Every rank behind a node relay silent together: the relay died, and its ranks start it
+    // again (after 4 s without acknowledgements) or fall back to this supervisor — 12 s.
+    const bool relayGap = report.silent && !report.relays.empty() && report.silentMs < kRelayRecoveryMs;
+    return relayGap || allRunningNormally || (remote && report.silent && report.silentMs < 5000);
 }
 
 void RunController::terminateJob(const QString &message)
