@@ -5,6 +5,7 @@
 #include "launcher/cli/cli_support.h"
 #include "launcher/history/history_database.h"
 #include "launcher/report/html_report.h"
+#include "launcher/history/history_digest.h"
 #include "launcher/report/pdf_report.h"
 #include "launcher/report/run_comparison.h"
 #include "launcher/report/run_export.h"
@@ -37,15 +38,38 @@ namespace trellis::launcher {
 
 using namespace cli;
 
+namespace {
+
+// A run's summary, plan, ranks and events, and the digest of its steps and collective reports
+// (read a window at a time: a report of a long run must not hold its every row); nullopt with
+// `error` naming the run when a read fails.
+std::optional<std::pair<RunData, RunDigest>> digestedRun(HistoryDatabase &db, const RunSummary &run, QString &error)
+{
+    auto data = db.loadRun(run.id, false);
+    std::optional<RunDigest> digest;
+    if (data)
+        digest = digestFromHistory(db, run.id, *data, &error);
+    else
+        error = db.lastError();
+    if (!digest) {
+        error = QStringLiteral("cannot load run %1: %2").arg(run.runId, error);
+        return std::nullopt;
+    }
+    return std::make_pair(std::move(*data), std::move(*digest));
+}
+
+} // namespace
+
 QString cli::writeReport(HistoryDatabase &db, const RunSummary &run, const QString &path)
 {
-    auto data = db.loadRun(run.id);
-    if (!data)
-        return QStringLiteral("cannot load run %1: %2").arg(run.runId, db.lastError());
-    return writeFileAtomically(
-        path, renderHtmlReport(*data, db.collectivesOf(run.id), defaultCalibrationPath(QFileInfo(db.path()).absoluteFilePath()), {},
-                               db.spansOfLastTracedStep(run.id))
-                  .toUtf8());
+    QString error;
+    const auto digested = digestedRun(db, run, error);
+    if (!digested)
+        return error;
+    return writeFileAtomically(path, renderHtmlReport(digested->first, digested->second,
+                                                      defaultCalibrationPath(QFileInfo(db.path()).absoluteFilePath()), {},
+                                                      db.spansOfLastTracedStep(run.id))
+                                         .toUtf8());
 }
 
 int cli::openExisting(HistoryDatabase &db, const QString &dbPath)
@@ -210,7 +234,10 @@ int cmdExport(const Args &a, const QString &dbPath)
             return fail(db.lastError());
         return exportStreamed(db, *data, tableName, a.options.value(QStringLiteral("--out")));
     }
-    auto data = db.loadRun(run->id);
+    // The events, spans and ranks tables need none of the steps.
+    const bool needsSteps = !a.options.contains(QStringLiteral("--table")) || tableName == QLatin1String("steps") ||
+                            tableName == QLatin1String("memory");
+    auto data = db.loadRun(run->id, needsSteps);
     if (!data)
         return fail(db.lastError());
     QByteArray bytes;
@@ -342,7 +369,7 @@ int cmdExportModel(const Args &a, const QString &dbPath)
         const auto run = findExistingRun(db, dbPath, checkpoints);
         if (!run)
             return 1;
-        const auto data = db.loadRun(run->id);
+        const auto data = db.loadRun(run->id, false);
         if (!data)
             return fail(db.lastError());
         const auto plan = plan::parsePlan(data->planJson.toStdString());
@@ -377,16 +404,19 @@ int cmdCompare(const Args &a, const QString &dbPath)
         return usageError(QStringLiteral("compare takes two or more runs"));
     HistoryDatabase db;
     QList<RunData> runs;
+    QList<RunDigest> digests;
     QList<RunFigures> figures;
     for (const QString &reference : a.positional) {
         const auto summary = findExistingRun(db, dbPath, reference);
         if (!summary)
             return 1;
-        const auto data = db.loadRun(summary->id);
-        if (!data)
-            return fail(QStringLiteral("cannot load run %1: %2").arg(summary->runId, db.lastError()));
-        runs << *data;
-        figures << figuresOf(*data, db.collectivesOf(summary->id));
+        QString error;
+        auto digested = digestedRun(db, *summary, error);
+        if (!digested)
+            return fail(error);
+        figures << figuresOf(digested->first, digested->second);
+        runs << std::move(digested->first);
+        digests << std::move(digested->second);
     }
     const auto differences = planDifferences(runs);
     out() << compareText(figures, differences);
@@ -395,9 +425,9 @@ int cmdCompare(const Args &a, const QString &dbPath)
         const QString suffix = QFileInfo(path).suffix().toLower();
         QString e;
         if (suffix == QLatin1String("pdf"))
-            e = writeComparisonPdf(runs, figures, differences, path);
+            e = writeComparisonPdf(runs, digests, figures, differences, path);
         else if (suffix == QLatin1String("html") || suffix == QLatin1String("htm"))
-            e = writeFileAtomically(path, renderComparisonHtml(runs, figures, differences).toUtf8());
+            e = writeFileAtomically(path, renderComparisonHtml(runs, digests, figures, differences).toUtf8());
         else
             return usageError(QStringLiteral("--report %1: the report's format comes from the extension, .html or .pdf").arg(path));
         if (!e.isEmpty())
@@ -418,10 +448,11 @@ int cmdReport(const Args &a, const QString &dbPath)
     const QString path = a.options[QStringLiteral("--out")];
     const QString suffix = QFileInfo(path).suffix().toLower();
     if (suffix == QLatin1String("pdf")) {
-        const auto data = db.loadRun(run->id);
-        if (!data)
-            return fail(QStringLiteral("cannot load run %1: %2").arg(run->runId, db.lastError()));
-        if (const QString e = writePdfReport(*data, db.collectivesOf(run->id),
+        QString error;
+        const auto digested = digestedRun(db, *run, error);
+        if (!digested)
+            return fail(error);
+        if (const QString e = writePdfReport(digested->first, digested->second,
                                              defaultCalibrationPath(QFileInfo(dbPath).absoluteFilePath()), path,
                                              db.spansOfLastTracedStep(run->id));
             !e.isEmpty())
@@ -444,7 +475,7 @@ int cmdTrace(const Args &a, const QString &dbPath)
     const auto run = findExistingRun(db, dbPath, a.positional.first());
     if (!run)
         return 1;
-    auto data = db.loadRun(run->id);
+    auto data = db.loadRun(run->id, false); // the trace draws spans, not steps
     if (!data)
         return fail(db.lastError());
     const QList<SpanRow> spans = db.spansOf(run->id);

@@ -7,6 +7,7 @@
 
 #include "launcher/history/history_database.h"
 #include "launcher/report/html_report.h"
+#include "launcher/history/history_digest.h"
 #include "launcher/report/run_export.h"
 
 #include <QFileInfo>
@@ -123,14 +124,17 @@ void HistoryReader::requestReport(qint64 id, const QString &path)
         emit reportWritten(path, QStringLiteral("no run history at %1").arg(m_path));
         return;
     }
-    auto data = m_db->loadRun(id);
-    if (!data) {
-        emit reportWritten(path, m_db->lastError());
+    // Read a window of steps at a time: a long run's every row would not fit.
+    const auto data = m_db->loadRun(id, false);
+    QString error;
+    const auto digest = data ? digestFromHistory(*m_db, id, *data, &error) : std::nullopt;
+    if (!digest) {
+        emit reportWritten(path, data ? error : m_db->lastError());
         return;
     }
-    emit reportWritten(path, writeFileAtomically(path, renderHtmlReport(*data, m_db->collectivesOf(id), defaultCalibrationPath(m_path), {},
-                                                                                m_db->spansOfLastTracedStep(id))
-                                                               .toUtf8()));
+    emit reportWritten(path, writeFileAtomically(path, renderHtmlReport(*data, *digest, defaultCalibrationPath(m_path), {},
+                                                                        m_db->spansOfLastTracedStep(id))
+                                                           .toUtf8()));
 }
 
 void HistoryReader::requestComparison(const QList<qint64> &ids)
@@ -138,17 +142,19 @@ void HistoryReader::requestComparison(const QList<qint64> &ids)
     if (!ensureOpen())
         return;
     QList<RunData> runs;
-    QList<QList<CollectiveRow>> collectives;
+    QList<RunDigest> digests;
     for (qint64 id : ids) {
-        auto data = m_db->loadRun(id);
-        if (!data) {
-            emit failed(m_db->lastError());
+        auto data = m_db->loadRun(id, false);
+        QString error;
+        auto digest = data ? digestFromHistory(*m_db, id, *data, &error) : std::nullopt;
+        if (!digest) {
+            emit failed(data ? error : m_db->lastError());
             return;
         }
-        runs << *data;
-        collectives << m_db->collectivesOf(id);
+        runs << std::move(*data);
+        digests << std::move(*digest);
     }
-    emit comparisonReady(compareRuns(runs, collectives));
+    emit comparisonReady(compareRuns(runs, digests));
 }
 
 void HistoryReader::requestComparisonOf(const QStringList &references)

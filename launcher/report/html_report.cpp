@@ -3,6 +3,7 @@
 #include "launcher/report/html_report.h"
 
 #include "launcher/report/run_comparison.h"
+#include "launcher/report/run_digest.h"
 #include "launcher/metrics/dashboard_snapshot.h"
 
 #include <QJsonDocument>
@@ -220,20 +221,6 @@ QString svgTimeline(const telemetry::TimelineView &v, int width)
 
 namespace {
 
-// Per-rank sums over the run's steps, for the ranks table.
-struct RankAgg {
-    qint64 steps = 0;
-    double stepMs = 0, tokensPerS = 0, commMs = 0, lastLoss = 0;
-    qint64 peakRss = 0;
-};
-
-// The chart series and per-rank sums gathered in one pass over the steps.
-struct StepSeries {
-    QMap<int, ChartSeries> loss, gradNorm, throughput, stepTime, lossScale;
-    qint64 skippedUpdates = 0;
-    QMap<int, RankAgg> agg;
-};
-
 // The plan's sections, parsed once from the run's plan JSON.
 struct PlanSections {
     QJsonObject model, parallel, training;
@@ -244,37 +231,6 @@ QString renderChart(const ChartRenderer &chartRenderer, const QString &title, co
 {
     return chartRenderer ? chartRenderer(title, xLabel, yLabel, series)
                          : trellis::launcher::svgLineChart(title, xLabel, yLabel, series);
-}
-
-StepSeries collectStepSeries(const RunData &run)
-{
-    StepSeries out;
-    for (const StepRow &s : run.steps) {
-        const QString name = QStringLiteral("rank %1").arg(s.rank);
-        out.loss[s.rank].name = name;
-        out.loss[s.rank].points.append(QPointF(s.step, s.loss));
-        if (s.rank == 0) { // every rank reports the same global norm (and fp16's loss scale)
-            out.gradNorm[0].name = QStringLiteral("grad norm");
-            out.gradNorm[0].points.append(QPointF(s.step, s.gradNorm));
-            if (s.lossScale > 0) {
-                out.lossScale[0].name = QStringLiteral("loss scale");
-                out.lossScale[0].points.append(QPointF(s.step, s.lossScale));
-            }
-        }
-        out.skippedUpdates = std::max(out.skippedUpdates, s.skippedSteps);
-        out.throughput[s.rank].name = name;
-        out.throughput[s.rank].points.append(QPointF(s.step, s.tokensPerS));
-        out.stepTime[s.rank].name = name;
-        out.stepTime[s.rank].points.append(QPointF(s.step, s.stepMs));
-        auto &a = out.agg[s.rank];
-        ++a.steps;
-        a.stepMs += s.stepMs;
-        a.tokensPerS += s.tokensPerS;
-        a.commMs += s.commMs;
-        a.lastLoss = s.loss;
-        a.peakRss = std::max(a.peakRss, s.peakRss);
-    }
-    return out;
 }
 
 PlanSections parsePlanSections(const QString &planJson)
@@ -350,13 +306,13 @@ void writePlanSection(QString &h, const PlanSections &plan)
     h += QStringLiteral("</table>");
 }
 
-// Loss summary: first and last step of rank 0 (every DP rank reports the global mean).
-void writeLossSummary(QString &h, const RunData &run)
+// Loss summary: the first and the last step row (every DP rank reports the global mean).
+void writeLossSummary(QString &h, const RunDigest &digest)
 {
-    if (run.steps.isEmpty())
+    if (digest.empty())
         return;
-    const StepRow &first = run.steps.first();
-    const StepRow &last = run.steps.last();
+    const StepRow &first = digest.firstRow();
+    const StepRow &last = digest.lastRow();
     h += QStringLiteral("<p>Loss %1 at step %2 → <b>%3</b> at step %4.</p>")
              .arg(first.loss, 0, 'f', 4)
              .arg(first.step)
@@ -365,25 +321,15 @@ void writeLossSummary(QString &h, const RunData &run)
 }
 
 // The step-time parts per step, each the median over that step's ranks.
-QList<ChartSeries> stepBreakdownSeries(const RunData &run)
+QList<ChartSeries> stepBreakdownSeries(const RunDigest &digest)
 {
-    std::map<qint64, std::vector<const StepRow *>> byStep;
-    for (const StepRow &s : run.steps)
-        byStep[s.step].push_back(&s);
     ChartSeries computeLine{QStringLiteral("compute"), {}}, exposedLine{QStringLiteral("exposed communication"), {}},
         bubbleLine{QStringLiteral("pipeline bubble"), {}}, idleLine{QStringLiteral("idle"), {}};
-    for (const auto &[step, rows] : byStep) {
-        std::vector<double> c, e, b, i;
-        for (const StepRow *s : rows) {
-            c.push_back(s->computeMs);
-            e.push_back(s->commExposedMs);
-            b.push_back(s->bubbleMs);
-            i.push_back(s->idleMs);
-        }
-        computeLine.points.append(QPointF(step, medianOf(c)));
-        exposedLine.points.append(QPointF(step, medianOf(e)));
-        bubbleLine.points.append(QPointF(step, medianOf(b)));
-        idleLine.points.append(QPointF(step, medianOf(i)));
+    for (const DigestStep &d : digest.steps()) {
+        computeLine.points.append(QPointF(d.step, d.computeMs));
+        exposedLine.points.append(QPointF(d.step, d.exposedMs));
+        bubbleLine.points.append(QPointF(d.step, d.bubbleMs));
+        idleLine.points.append(QPointF(d.step, d.idleMs));
     }
     return {computeLine, exposedLine, bubbleLine, idleLine};
 }
@@ -418,17 +364,9 @@ void writeStepTimeTable(QString &h, const telemetry::Prediction &predicted, cons
 }
 
 // Memory by category: the largest rank's measurement against the busiest stage's prediction.
-void writeMemoryTable(QString &h, const RunData &run, const telemetry::Prediction &predicted)
+void writeMemoryTable(QString &h, const RunDigest &digest, const telemetry::Prediction &predicted)
 {
-    qint64 mp = 0, mm = 0, mg = 0, mo = 0, ma = 0, mc = 0;
-    for (const StepRow &s : run.steps) {
-        mp = std::max(mp, s.memParameters);
-        mm = std::max(mm, s.memMaster);
-        mg = std::max(mg, s.memGradients);
-        mo = std::max(mo, s.memOptimizer);
-        ma = std::max(ma, s.memActivations);
-        mc = std::max(mc, s.memComm);
-    }
+    const auto &[mp, mm, mg, mo, ma, mc] = digest.memory();
     h += QStringLiteral("<table><tr><th class='l'>memory</th><th>predicted (busiest stage)</th><th>measured (largest rank)"
                         "</th></tr>");
     const std::tuple<QString, QString, qint64> rows[] = {
@@ -451,18 +389,18 @@ void writeMemoryTable(QString &h, const RunData &run, const telemetry::Predictio
 // Prediction (the cost model, for the plan as run) beside the measurement: the step-time parts
 // (medians over steps of the median rank; the busiest rank for the prediction) and memory by
 // category (the largest rank against the busiest stage).
-void writePredictionSection(QString &h, const RunData &run, const QList<CollectiveRow> &collectives,
-                            const QString &calibrationPath, const ChartRenderer &chartRenderer)
+void writePredictionSection(QString &h, const RunData &run, const RunDigest &digest, const QString &calibrationPath,
+                            const ChartRenderer &chartRenderer)
 {
-    const QList<ChartSeries> breakdown = stepBreakdownSeries(run);
-    const RunFigures measured = figuresOf(run, collectives);
+    const QList<ChartSeries> breakdown = stepBreakdownSeries(digest);
+    const RunFigures measured = figuresOf(run, digest);
     const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
     writeStepTimeTable(h, predicted, measured);
     h += predicted.calibrated ? QStringLiteral("<p>Predicted with this machine's calibration (%1).</p>").arg(esc(calibrationPath))
                               : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
                                                "<code>trellis-cli calibrate</code> for this machine's.</p>");
     if (predicted.known)
-        writeMemoryTable(h, run, predicted);
+        writeMemoryTable(h, digest, predicted);
     h += QStringLiteral("<div class='charts'>");
     h += renderChart(chartRenderer, QStringLiteral("Step time breakdown (median rank)"), QStringLiteral("step"),
                      QStringLiteral("ms"), breakdown);
@@ -471,27 +409,19 @@ void writePredictionSection(QString &h, const RunData &run, const QList<Collecti
 
 // The pipeline: each stage's bubble measured (medians over its ranks and steps) against the
 // schedule simulator's, and the newest traced step's timeline beside the predicted one.
-void writePipelineSection(QString &h, const RunData &run, const QString &calibrationPath, const QList<SpanRow> &spans,
-                          const TimelineRenderer &timelineRenderer)
+void writePipelineSection(QString &h, const RunData &run, const RunDigest &digest, const QString &calibrationPath,
+                          const QList<SpanRow> &spans, const TimelineRenderer &timelineRenderer)
 {
     const telemetry::Prediction predicted = telemetry::predictionFor(run.planJson, calibrationPath);
-    std::map<int, int> stageOf;
-    for (const RankRow &k : run.ranks)
-        stageOf[k.rank] = k.pp;
-    std::map<int, std::map<int, std::vector<double>>> fractions; // stage -> rank -> bubble / step
-    std::map<int, std::map<int, std::vector<double>>> stepMs;
-    for (const StepRow &s : run.steps)
-        if (const auto it = stageOf.find(s.rank); it != stageOf.end() && s.stepMs > 0) {
-            fractions[it->second][s.rank].push_back(s.bubbleMs / s.stepMs);
-            stepMs[it->second][s.rank].push_back(s.stepMs);
-        }
+    const auto &fractions = digest.bubbleFractions(); // stage -> rank -> bubble / step
+    const auto &stepMs = digest.stageStepMs();
     h += QStringLiteral("<h2>Pipeline</h2><table><tr><th>stage</th><th>ranks</th><th>step ms (median)</th>"
                         "<th>bubble measured</th><th>bubble predicted</th></tr>");
     for (const auto &[stage, byRank] : fractions) {
         std::vector<double> f, ms;
         for (const auto &[rank, values] : byRank) {
             f.push_back(medianOf(values));
-            ms.push_back(medianOf(stepMs[stage][rank]));
+            ms.push_back(medianOf(stepMs.at(stage).at(rank)));
         }
         const bool known = stage >= 0 && static_cast<std::size_t>(stage) < predicted.stageBubbleFraction.size();
         h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4%</td><td>%5</td></tr>")
@@ -510,46 +440,50 @@ void writePipelineSection(QString &h, const RunData &run, const QString &calibra
     h += timelineRenderer ? timelineRenderer(timeline) : svgTimeline(timeline);
 }
 
-// A chart's lines: one a rank up to kReportRankLines ranks, as the dashboards draw them; beyond,
-// the minimum, median and maximum over the ranks at each step (a line a rank of 1024 ranks made a
-// 23 MB report that no browser draws).
-constexpr int kReportRankLines = 8;
-
-QList<ChartSeries> linesOrBands(const QMap<int, ChartSeries> &perRank)
+// A chart's lines: one a rank up to kReportRankLines ranks; beyond, the minimum, median and
+// maximum over the ranks at each step (`which`: the digest's spread of that value).
+QList<ChartSeries> linesOrBands(const RunDigest &digest, const QMap<int, ChartSeries> &perRank, double (DigestStep::*which)[3])
 {
-    if (perRank.size() <= kReportRankLines)
+    if (digest.rankCount() <= kReportRankLines)
         return perRank.values();
-    std::map<double, std::vector<double>> atStep;
-    for (const ChartSeries &s : perRank)
-        for (const QPointF &p : s.points)
-            atStep[p.x()].push_back(p.y());
-    ChartSeries low{QStringLiteral("min"), {}}, mid{QStringLiteral("median of %1 ranks").arg(perRank.size()), {}},
+    ChartSeries low{QStringLiteral("min"), {}}, mid{QStringLiteral("median of %1 ranks").arg(digest.rankCount()), {}},
         high{QStringLiteral("max"), {}};
-    for (auto &[step, values] : atStep) {
-        const auto [least, most] = std::minmax_element(values.begin(), values.end());
-        low.points.append(QPointF(step, *least));
-        high.points.append(QPointF(step, *most));
-        mid.points.append(QPointF(step, medianOf(std::move(values))));
+    for (const DigestStep &d : digest.steps()) {
+        const double(&v)[3] = d.*which;
+        low.points.append(QPointF(d.step, v[0]));
+        mid.points.append(QPointF(d.step, v[1]));
+        high.points.append(QPointF(d.step, v[2]));
     }
     return {low, mid, high};
 }
 
-void writeChartsSection(QString &h, const StepSeries &series, const ChartRenderer &chartRenderer)
+void writeChartsSection(QString &h, const RunDigest &digest, const ChartRenderer &chartRenderer)
 {
-    const qint64 skippedUpdates = series.skippedUpdates;
-    const QString perRank = series.throughput.size() <= kReportRankLines ? QStringLiteral("per rank") : QStringLiteral("over the ranks");
+    const qint64 skippedUpdates = digest.skippedUpdates();
+    const QString perRank = digest.rankCount() <= kReportRankLines ? QStringLiteral("per rank") : QStringLiteral("over the ranks");
+    ChartSeries gradNorm{QStringLiteral("grad norm"), {}}, lossScale{QStringLiteral("loss scale"), {}};
+    for (const DigestStep &d : digest.steps())
+        if (d.haveRank0) { // every rank reports the same global norm (and fp16's loss scale)
+            gradNorm.points.append(QPointF(d.step, d.gradNorm0));
+            if (d.lossScale0 > 0)
+                lossScale.points.append(QPointF(d.step, d.lossScale0));
+        }
+    QList<ChartSeries> gradNormLines;
+    if (!gradNorm.points.isEmpty())
+        gradNormLines << gradNorm;
     h += QStringLiteral("<h2>Charts</h2><div class='charts'>");
-    h += renderChart(chartRenderer, QStringLiteral("Loss"), QStringLiteral("step"), QStringLiteral("loss"), linesOrBands(series.loss));
+    h += renderChart(chartRenderer, QStringLiteral("Loss"), QStringLiteral("step"), QStringLiteral("loss"),
+                     linesOrBands(digest, digest.lossLines(), &DigestStep::loss));
     h += renderChart(chartRenderer, QStringLiteral("Gradient norm (before clipping)"), QStringLiteral("step"),
-                     QStringLiteral("norm"), series.gradNorm.values());
+                     QStringLiteral("norm"), gradNormLines);
     h += renderChart(chartRenderer, QStringLiteral("Throughput %1").arg(perRank), QStringLiteral("step"), QStringLiteral("tokens/s"),
-                     linesOrBands(series.throughput));
+                     linesOrBands(digest, digest.throughputLines(), &DigestStep::throughput));
     h += renderChart(chartRenderer, QStringLiteral("Step time %1").arg(perRank), QStringLiteral("step"), QStringLiteral("ms"),
-                     linesOrBands(series.stepTime));
-    if (!series.lossScale.isEmpty())
+                     linesOrBands(digest, digest.stepTimeLines(), &DigestStep::stepMs));
+    if (digest.hasLossScale())
         h += renderChart(chartRenderer,
                          QStringLiteral("Loss scale (fp16): %1 update%2 skipped for overflow").arg(skippedUpdates).arg(skippedUpdates == 1 ? "" : "s"),
-                         QStringLiteral("step"), QStringLiteral("scale"), series.lossScale.values());
+                         QStringLiteral("step"), QStringLiteral("scale"), {lossScale});
     h += QStringLiteral("</div>");
 }
 
@@ -583,23 +517,11 @@ void writeRanksSection(QString &h, const RunData &run, const QMap<int, RankAgg> 
     h += QStringLiteral("</table>");
 }
 
-void writeCollectivesSection(QString &h, const QList<CollectiveRow> &collectives)
+void writeCollectivesSection(QString &h, const RunDigest &digest)
 {
-    if (collectives.isEmpty())
+    const auto &byOp = digest.collectivesByOp();
+    if (byOp.isEmpty())
         return;
-    struct CollAgg {
-        qint64 bytes = 0;
-        double ms = 0, bus = 0;
-        int n = 0;
-    };
-    QMap<QString, CollAgg> byOp;
-    for (const auto &c : collectives) {
-        auto &a = byOp[c.group + QLatin1Char('/') + c.op];
-        a.bytes += c.bytes;
-        a.ms += c.ms;
-        a.bus += c.busGBps;
-        ++a.n;
-    }
     h += QStringLiteral("<h2>Collectives</h2><table><tr><th class='l'>group/op</th><th>records</th><th>total bytes</th>"
                         "<th>total ms</th><th>mean bus GB/s</th></tr>");
     for (auto it = byOp.begin(); it != byOp.end(); ++it)
@@ -645,26 +567,31 @@ void writeEventsSection(QString &h, const RunData &run)
 
 } // namespace
 
-QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
-                         const ChartRenderer &chartRenderer, const QList<SpanRow> &spans, const TimelineRenderer &timelineRenderer)
+QString renderHtmlReport(const RunData &run, const RunDigest &digest, const QString &calibrationPath, const ChartRenderer &chartRenderer,
+                         const QList<SpanRow> &spans, const TimelineRenderer &timelineRenderer)
 {
-    const StepSeries series = collectStepSeries(run);
     const PlanSections plan = parsePlanSections(run.planJson);
 
     QString h;
     writeHeaderSection(h, run.run);
     writePlanSection(h, plan);
-    writeLossSummary(h, run);
-    writePredictionSection(h, run, collectives, calibrationPath, chartRenderer);
+    writeLossSummary(h, digest);
+    writePredictionSection(h, run, digest, calibrationPath, chartRenderer);
     if (plan.parallel.value(QStringLiteral("pp")).toInt() > 1)
-        writePipelineSection(h, run, calibrationPath, spans, timelineRenderer);
-    writeChartsSection(h, series, chartRenderer);
-    writeRanksSection(h, run, series.agg);
-    writeCollectivesSection(h, collectives);
+        writePipelineSection(h, run, digest, calibrationPath, spans, timelineRenderer);
+    writeChartsSection(h, digest, chartRenderer);
+    writeRanksSection(h, run, digest.ranks());
+    writeCollectivesSection(h, digest);
     writeTelemetrySection(h, run);
     writeEventsSection(h, run);
     h += QStringLiteral("<p style='color:#888'>Generated by Trellis.</p></body></html>\n");
     return h;
+}
+
+QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
+                         const ChartRenderer &chartRenderer, const QList<SpanRow> &spans, const TimelineRenderer &timelineRenderer)
+{
+    return renderHtmlReport(run, digestOf(run, collectives), calibrationPath, chartRenderer, spans, timelineRenderer);
 }
 
 } // namespace trellis::launcher

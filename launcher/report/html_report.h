@@ -14,6 +14,8 @@
 
 namespace trellis::launcher {
 
+class RunDigest;
+
 struct ChartSeries {
     QString name;
     QVector<QPointF> points;
@@ -34,8 +36,14 @@ using ChartRenderer = std::function<QString(const QString &title, const QString 
 // The step timeline (measured beside predicted) as inline SVG; the PDF draws an image instead.
 QString svgTimeline(const telemetry::TimelineView &timeline, int width = 900);
 using TimelineRenderer = std::function<QString(const telemetry::TimelineView &timeline)>;
+// run: the run's summary, plan, ranks and events (its steps are not read: `digest` holds what the
+// report draws from them and from the collective reports; run_digest.h).
 // spans: the newest traced step's (HistoryDatabase::spansOfLastTracedStep), for the pipeline
 // section's timeline; empty: the prediction alone.
+QString renderHtmlReport(const RunData &run, const RunDigest &digest, const QString &calibrationPath = {},
+                         const ChartRenderer &chart = {}, const QList<SpanRow> &spans = {},
+                         const TimelineRenderer &timelineRenderer = {});
+// The same from rows in memory (run.steps and `collectives`).
 QString renderHtmlReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath = {},
                          const ChartRenderer &chart = {}, const QList<SpanRow> &spans = {},
                          const TimelineRenderer &timelineRenderer = {});

@@ -217,21 +217,21 @@ QString printHtml(const QString &title, const QString &path,
 
 } // namespace
 
-QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
-                       const QString &path, const QList<SpanRow> &spans)
+QString writePdfReport(const RunData &run, const RunDigest &digest, const QString &calibrationPath, const QString &path,
+                       const QList<SpanRow> &spans)
 {
     return printHtml(QStringLiteral("Trellis run %1").arg(run.run.runId), path,
                      [&](const ChartRenderer &chart, const TimelineRenderer &timeline) {
-                         return renderHtmlReport(run, collectives, calibrationPath, chart, spans, timeline);
+                         return renderHtmlReport(run, digest, calibrationPath, chart, spans, timeline);
                      });
 }
 
-QString writeComparisonPdf(const QList<RunData> &runs, const QList<RunFigures> &figures, const QList<PlanDifference> &differences,
-                           const QString &path)
+QString writeComparisonPdf(const QList<RunData> &runs, const QList<RunDigest> &digests, const QList<RunFigures> &figures,
+                           const QList<PlanDifference> &differences, const QString &path)
 {
     return printHtml(QStringLiteral("Trellis: %1 runs compared").arg(runs.size()), path,
                      [&](const ChartRenderer &chart, const TimelineRenderer &) {
-                         return renderComparisonHtml(runs, figures, differences, chart);
+                         return renderComparisonHtml(runs, digests, figures, differences, chart);
                      });
 }
 

@@ -11,11 +11,12 @@
 namespace trellis::launcher {
 
 // Writes the PDF to `path` (atomically); "" or why not.
-QString writePdfReport(const RunData &run, const QList<CollectiveRow> &collectives, const QString &calibrationPath,
-                       const QString &path, const QList<SpanRow> &spans = {});
+// run: summary, plan, ranks and events; digest: what the report draws from its steps (run_digest.h).
+QString writePdfReport(const RunData &run, const RunDigest &digest, const QString &calibrationPath, const QString &path,
+                       const QList<SpanRow> &spans = {});
 
 // The comparison report (run_comparison.h) as PDF.
-QString writeComparisonPdf(const QList<RunData> &runs, const QList<RunFigures> &figures, const QList<PlanDifference> &differences,
-                           const QString &path);
+QString writeComparisonPdf(const QList<RunData> &runs, const QList<RunDigest> &digests, const QList<RunFigures> &figures,
+                           const QList<PlanDifference> &differences, const QString &path);
 
 } // namespace trellis::launcher

@@ -46,7 +46,7 @@ double medianOf(std::vector<double> v)
     return *mid;
 }
 
-RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives)
+RunFigures figuresOf(const RunData &run, const RunDigest &digest)
 {
     RunFigures f;
     f.runId = run.run.runId;
@@ -54,37 +54,16 @@ RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives
     f.status = run.run.status;
     f.worldSize = run.run.worldSize;
     f.steps = run.run.stepsDone;
-    struct PerStep {
-        double tokens = 0, slowest = 0;
-        std::vector<double> compute, exposed, bubble, idle;
-        double loss = 0;
-        bool haveRank0 = false;
-    };
-    std::map<qint64, PerStep> steps;
-    for (const StepRow &s : run.steps) {
-        PerStep &p = steps[s.step];
-        p.tokens += s.tokensPerS;
-        p.slowest = std::max(p.slowest, s.stepMs);
-        p.compute.push_back(s.computeMs);
-        p.exposed.push_back(s.commExposedMs);
-        p.bubble.push_back(s.bubbleMs);
-        p.idle.push_back(s.idleMs);
-        if (s.rank == 0) {
-            p.loss = s.loss;
-            p.haveRank0 = true;
-        }
-        f.peakRss = std::max(f.peakRss, s.peakRss);
-    }
     std::vector<double> tokens, slowest, compute, exposed, bubble, idle;
-    for (auto &[step, p] : steps) {
-        tokens.push_back(p.tokens);
-        slowest.push_back(p.slowest);
-        compute.push_back(medianOf(p.compute));
-        exposed.push_back(medianOf(p.exposed));
-        bubble.push_back(medianOf(p.bubble));
-        idle.push_back(medianOf(p.idle));
-        if (p.haveRank0)
-            f.finalLoss = p.loss;
+    for (const DigestStep &d : digest.steps()) {
+        tokens.push_back(d.tokensPerS);
+        slowest.push_back(d.slowestMs);
+        compute.push_back(d.computeMs);
+        exposed.push_back(d.exposedMs);
+        bubble.push_back(d.bubbleMs);
+        idle.push_back(d.idleMs);
+        if (d.haveRank0)
+            f.finalLoss = d.loss0;
     }
     f.tokensPerS = medianOf(tokens);
     f.stepMs = medianOf(slowest);
@@ -92,21 +71,12 @@ RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives
     f.exposedCommMs = medianOf(exposed);
     f.bubbleMs = medianOf(bubble);
     f.idleMs = medianOf(idle);
-    double sum = 0;
-    int n = 0;
-    // The gradient all-reduce: over dp, or dp × cp with context parallelism.
-    auto gradientReduce = [](const CollectiveRow &c) {
-        return (c.group == QLatin1String("dp") || c.group == QLatin1String("dp_cp")) && c.op == QLatin1String("all_reduce");
-    };
-    const bool dp = std::any_of(collectives.begin(), collectives.end(), gradientReduce);
-    for (const CollectiveRow &c : collectives)
-        if (!dp || gradientReduce(c)) {
-            sum += c.busGBps;
-            ++n;
-        }
-    f.busGbps = n > 0 ? sum / n : 0;
+    f.peakRss = digest.peakRss();
+    f.busGbps = digest.busGbps();
     return f;
 }
+
+RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives) { return figuresOf(run, digestOf(run, collectives)); }
 
 QList<PlanDifference> planDifferences(const QList<RunData> &runs)
 {
@@ -173,24 +143,20 @@ QString compareText(const QList<RunFigures> &figures, const QList<PlanDifference
     return t;
 }
 
-Comparison compareRuns(const QList<RunData> &runs, const QList<QList<CollectiveRow>> &collectives)
+Comparison compareRuns(const QList<RunData> &runs, const QList<RunDigest> &digests)
 {
     Comparison c;
-    for (int i = 0; i < runs.size(); ++i) {
+    for (qsizetype i = 0; i < runs.size() && i < digests.size(); ++i) {
         const RunData &r = runs[i];
-        c.figures << figuresOf(r, i < collectives.size() ? collectives[i] : QList<CollectiveRow>{});
+        c.figures << figuresOf(r, digests[i]);
         OverlaySeries loss{r.run.runId, {}, {}}, tokens{r.run.runId, {}, {}};
-        std::map<qint64, double> perStep;
-        for (const StepRow &s : r.steps) {
-            if (s.rank == 0) {
-                loss.steps << static_cast<double>(s.step);
-                loss.values << s.loss;
+        for (const DigestStep &d : digests[i].steps()) {
+            if (d.haveRank0) {
+                loss.steps << static_cast<double>(d.step);
+                loss.values << d.loss0;
             }
-            perStep[s.step] += s.tokensPerS;
-        }
-        for (const auto &[step, t] : perStep) {
-            tokens.steps << static_cast<double>(step);
-            tokens.values << t;
+            tokens.steps << static_cast<double>(d.step);
+            tokens.values << d.tokensPerS;
         }
         c.loss << loss;
         c.tokensPerS << tokens;
@@ -199,8 +165,16 @@ Comparison compareRuns(const QList<RunData> &runs, const QList<QList<CollectiveR
     return c;
 }
 
-QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunFigures> &figures, const QList<PlanDifference> &differences,
-                             const ChartRenderer &chart)
+Comparison compareRuns(const QList<RunData> &runs, const QList<QList<CollectiveRow>> &collectives)
+{
+    QList<RunDigest> digests;
+    for (qsizetype i = 0; i < runs.size(); ++i)
+        digests << digestOf(runs[i], i < collectives.size() ? collectives[i] : QList<CollectiveRow>{});
+    return compareRuns(runs, digests);
+}
+
+QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunDigest> &digests, const QList<RunFigures> &figures,
+                             const QList<PlanDifference> &differences, const ChartRenderer &chart)
 {
     auto svgLineChart = [&](const QString &title, const QString &xLabel, const QString &yLabel, const QList<ChartSeries> &series) {
         return chart ? chart(title, xLabel, yLabel, series) : trellis::launcher::svgLineChart(title, xLabel, yLabel, series);
@@ -252,20 +226,14 @@ QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunFigures>
         h += QStringLiteral("</table>");
     }
     QList<ChartSeries> loss, tokens, stepMs;
-    for (const RunData &r : runs) {
-        std::map<qint64, std::pair<double, double>> perStep; // tokens sum, slowest
-        ChartSeries l{r.run.runId, {}};
-        for (const StepRow &s : r.steps) {
-            if (s.rank == 0)
-                l.points.append(QPointF(s.step, s.loss));
-            auto &p = perStep[s.step];
-            p.first += s.tokensPerS;
-            p.second = std::max(p.second, s.stepMs);
-        }
-        ChartSeries t{r.run.runId, {}}, m{r.run.runId, {}};
-        for (const auto &[step, p] : perStep) {
-            t.points.append(QPointF(step, p.first));
-            m.points.append(QPointF(step, p.second));
+    for (qsizetype i = 0; i < runs.size() && i < digests.size(); ++i) {
+        const QString &id = runs[i].run.runId;
+        ChartSeries l{id, {}}, t{id, {}}, m{id, {}};
+        for (const DigestStep &d : digests[i].steps()) {
+            if (d.haveRank0)
+                l.points.append(QPointF(d.step, d.loss0));
+            t.points.append(QPointF(d.step, d.tokensPerS));
+            m.points.append(QPointF(d.step, d.slowestMs));
         }
         loss << l;
         tokens << t;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "launcher/report/html_report.h"
+#include "launcher/report/run_digest.h"
 #include "launcher/run_types.h"
 
 #include <QList>
@@ -29,7 +30,8 @@ struct RunFigures {
     qint64 peakRss = 0;     // the largest rank's
 };
 
-RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives);
+RunFigures figuresOf(const RunData &run, const RunDigest &digest);
+RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives); // rows in memory
 
 // The middle value (the upper of the two middle ones for an even count); 0 for none.
 double medianOf(std::vector<double> values);
@@ -54,11 +56,12 @@ struct Comparison {
     QList<OverlaySeries> loss;      // rank 0's loss by step, per run
     QList<OverlaySeries> tokensPerS; // the job's tokens/s by step, per run
 };
-Comparison compareRuns(const QList<RunData> &runs, const QList<QList<CollectiveRow>> &collectives);
+// runs: each run's summary and plan (their steps are not read); digests: one a run.
+Comparison compareRuns(const QList<RunData> &runs, const QList<RunDigest> &digests);
+Comparison compareRuns(const QList<RunData> &runs, const QList<QList<CollectiveRow>> &collectives); // rows in memory
 // chart: how a chart goes in (default inline SVG; the PDF draws images), as for the run report.
-QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunFigures> &figures,
-                             const QList<PlanDifference> &differences,
-                             const ChartRenderer &chart = {});
+QString renderComparisonHtml(const QList<RunData> &runs, const QList<RunDigest> &digests, const QList<RunFigures> &figures,
+                             const QList<PlanDifference> &differences, const ChartRenderer &chart = {});
 
 } // namespace trellis::launcher
 

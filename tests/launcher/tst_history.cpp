@@ -137,7 +137,7 @@ private slots:
         QVERIFY(lines[0].startsWith("run_id,rank,step,loss,step_ms,tokens_per_s,"));
         QVERIFY(lines[1].startsWith("run-a,0,1,4.9"));
         QVERIFY(exportJson(*data).contains("\"run_id\": \"run-a\""));
-        const QString html = renderHtmlReport(*data, {});
+        const QString html = renderHtmlReport(*data, QList<CollectiveRow>{});
         QCOMPARE(html.count(QStringLiteral("<svg")), 5); // step breakdown, loss, grad norm, throughput, step time
         QVERIFY(html.contains(QStringLiteral("rank 3")));
         QVERIFY(html.contains(QStringLiteral("Step time per rank")));
@@ -156,7 +156,7 @@ private slots:
                 row.tokensPerS = 1000;
                 wide.steps.append(row);
             }
-        const QString banded = renderHtmlReport(wide, {});
+        const QString banded = renderHtmlReport(wide, QList<CollectiveRow>{});
         QVERIFY(banded.contains(QStringLiteral("median of 12 ranks")));
         QVERIFY(banded.contains(QStringLiteral("Step time over the ranks")));
         QVERIFY(!banded.contains(QStringLiteral("rank 11")));
