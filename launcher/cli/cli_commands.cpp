@@ -191,11 +191,53 @@ QString streamCsv(HistoryDatabase &db, const RunData &run, const QString &table,
     return ok ? QString() : QStringLiteral("the export could not be written");
 }
 
-// export --format csv of a whole run or of a table of rows by step: streamed (streamCsv).
-int exportStreamed(HistoryDatabase &db, const RunData &run, const QString &table, const QString &outPath)
+// The JSON export the same way: the whole run's document (`table` "") or a table's array, its
+// rows a window of steps at a time, byte for byte what exportJson / tableJson write.
+QString streamJson(HistoryDatabase &db, const RunData &run, const QString &table, const std::function<bool(const QByteArray &)> &write)
 {
+    RunData part = run;
+    part.steps.clear();
+    JsonArrayStream json;
+    const bool whole = table.isEmpty();
+    if (!json.begin(whole ? exportJson(part) : tableJson(ExportTable{}),
+                    whole ? QByteArrayLiteral("\"steps\": [") : QByteArrayLiteral("[")))
+        return QStringLiteral("the export could not be laid out"); // never: both documents hold the array
+    bool ok = write(json.head());
+    const auto put = [&](const QJsonArray &items) { ok = ok && write(json.items(items)); };
+    // A JSON object a row costs a few hundred bytes more than the row: a window's rows become
+    // JSON a slice at a time.
+    constexpr qsizetype kSlice = 4096;
+    bool read = true;
+    if (table == QLatin1String("collectives"))
+        read = db.forEachCollectiveChunk(run.run.id, [&](const QList<CollectiveRow> &rows) {
+            for (qsizetype at = 0; at < rows.size(); at += kSlice) {
+                ExportTable t;
+                exportTable(table, part, rows.mid(at, kSlice), {}, t);
+                put(tableRowsJson(t));
+            }
+        });
+    else
+        read = db.forEachStepChunk(run.run.id, 0, [&](const QList<StepRow> &rows) {
+            for (qsizetype at = 0; at < rows.size(); at += kSlice) {
+                part.steps = rows.mid(at, kSlice);
+                ExportTable t;
+                if (!whole)
+                    exportTable(table, part, {}, {}, t);
+                put(whole ? stepsJson(part.steps) : tableRowsJson(t));
+            }
+        });
+    if (!read)
+        return db.lastError();
+    ok = ok && write(json.rest());
+    return ok ? QString() : QStringLiteral("the export could not be written");
+}
+
+// export of a whole run or of a table of rows by step, CSV or JSON: streamed.
+int exportStreamed(HistoryDatabase &db, const RunData &run, const QString &format, const QString &table, const QString &outPath)
+{
+    const auto stream = format == QLatin1String("json") ? streamJson : streamCsv;
     if (outPath.isEmpty()) {
-        const QString e = streamCsv(db, run, table, [](const QByteArray &bytes) {
+        const QString e = stream(db, run, table, [](const QByteArray &bytes) {
             return std::fwrite(bytes.constData(), 1, static_cast<size_t>(bytes.size()), stdout) == static_cast<size_t>(bytes.size());
         });
         std::fflush(stdout);
@@ -204,7 +246,7 @@ int exportStreamed(HistoryDatabase &db, const RunData &run, const QString &table
     QSaveFile file(outPath); // all or nothing at the path
     if (!file.open(QIODevice::WriteOnly))
         return fail(QStringLiteral("%1: cannot be written (%2)").arg(outPath, file.errorString()));
-    if (const QString e = streamCsv(db, run, table, [&](const QByteArray &bytes) { return file.write(bytes) == bytes.size(); });
+    if (const QString e = stream(db, run, table, [&](const QByteArray &bytes) { return file.write(bytes) == bytes.size(); });
         !e.isEmpty())
         return fail(QStringLiteral("%1: %2").arg(outPath, e));
     if (!file.commit())
@@ -228,34 +270,21 @@ int cmdExport(const Args &a, const QString &dbPath)
     const QString tableName = a.options.value(QStringLiteral("--table"));
     const bool byStep = !a.options.contains(QStringLiteral("--table")) || tableName == QLatin1String("steps") ||
                         tableName == QLatin1String("memory") || tableName == QLatin1String("collectives");
-    if (format == QLatin1String("csv") && byStep) {
-        const auto data = db.loadRun(run->id, false);
-        if (!data)
-            return fail(db.lastError());
-        return exportStreamed(db, *data, tableName, a.options.value(QStringLiteral("--out")));
-    }
-    // The events, spans and ranks tables need none of the steps.
-    const bool needsSteps = !a.options.contains(QStringLiteral("--table")) || tableName == QLatin1String("steps") ||
-                            tableName == QLatin1String("memory");
-    auto data = db.loadRun(run->id, needsSteps);
+    // A long run at scale has tens of millions of rows: those by step are written a window at a
+    // time; the events, spans and ranks tables need none of the steps.
+    const auto data = db.loadRun(run->id, false);
     if (!data)
         return fail(db.lastError());
-    QByteArray bytes;
-    if (a.options.contains(QStringLiteral("--table"))) {
-        const QString name = a.options[QStringLiteral("--table")];
-        ExportTable table;
-        const bool needsCollectives = name == QLatin1String("collectives"), needsSpans = name == QLatin1String("spans");
-        if (!exportTable(name, *data, needsCollectives ? db.collectivesOf(run->id) : QList<CollectiveRow>{},
-                         needsSpans ? db.spansOf(run->id) : QList<SpanRow>{}, table)) {
-            QStringList names;
-            for (const char *t : kExportTables)
-                names << QString::fromLatin1(t);
-            return usageError(QStringLiteral("--table '%1': one of %2").arg(name, names.join(QStringLiteral(", "))));
-        }
-        bytes = format == QLatin1String("csv") ? tableCsv(table) : tableJson(table);
-    } else {
-        bytes = format == QLatin1String("csv") ? exportCsv(*data) : exportJson(*data);
+    if (byStep)
+        return exportStreamed(db, *data, format, tableName, a.options.value(QStringLiteral("--out")));
+    ExportTable table;
+    if (!exportTable(tableName, *data, {}, tableName == QLatin1String("spans") ? db.spansOf(run->id) : QList<SpanRow>{}, table)) {
+        QStringList names;
+        for (const char *t : kExportTables)
+            names << QString::fromLatin1(t);
+        return usageError(QStringLiteral("--table '%1': one of %2").arg(tableName, names.join(QStringLiteral(", "))));
     }
+    const QByteArray bytes = format == QLatin1String("csv") ? tableCsv(table) : tableJson(table);
     if (a.options.contains(QStringLiteral("--out"))) {
         if (const QString e = writeFileAtomically(a.options[QStringLiteral("--out")], bytes); !e.isEmpty())
             return fail(e);

@@ -37,6 +37,34 @@ QByteArray exportCsv(const RunData &run)
     return out;
 }
 
+namespace {
+
+// One step row of the JSON export.
+QJsonObject stepJson(const StepRow &s)
+{
+    return QJsonObject{{QStringLiteral("rank"), s.rank},
+                       {QStringLiteral("step"), s.step},
+                       {QStringLiteral("loss"), s.loss},
+                       {QStringLiteral("step_ms"), s.stepMs},
+                       {QStringLiteral("tokens_per_s"), s.tokensPerS},
+                       {QStringLiteral("compute_ms"), s.computeMs},
+                       {QStringLiteral("comm_ms"), s.commMs},
+                       {QStringLiteral("comm_exposed_ms"), s.commExposedMs},
+                       {QStringLiteral("tokens"), s.tokens},
+                       {QStringLiteral("grad_norm"), s.gradNorm},
+                       {QStringLiteral("lr"), s.lr},
+                       {QStringLiteral("peak_rss"), s.peakRss},
+                       {QStringLiteral("mem_master"), s.memMaster},
+                       {QStringLiteral("loss_scale"), s.lossScale},
+                       {QStringLiteral("skipped_steps"), s.skippedSteps},
+                       {QStringLiteral("update_skipped"), s.updateSkipped},
+                       {QStringLiteral("outer_steps"), s.outerSteps},
+                       {QStringLiteral("dp_bytes"), s.dpBytes},
+                       {QStringLiteral("dp_dense_bytes"), s.dpDenseBytes}};
+}
+
+} // namespace
+
 QByteArray exportJson(const RunData &run)
 {
     QJsonObject root;
@@ -68,25 +96,7 @@ QByteArray exportJson(const RunData &run)
     root[QStringLiteral("ranks")] = ranks;
     QJsonArray steps;
     for (const StepRow &s : run.steps)
-        steps.append(QJsonObject{{QStringLiteral("rank"), s.rank},
-                                 {QStringLiteral("step"), s.step},
-                                 {QStringLiteral("loss"), s.loss},
-                                 {QStringLiteral("step_ms"), s.stepMs},
-                                 {QStringLiteral("tokens_per_s"), s.tokensPerS},
-                                 {QStringLiteral("compute_ms"), s.computeMs},
-                                 {QStringLiteral("comm_ms"), s.commMs},
-                                 {QStringLiteral("comm_exposed_ms"), s.commExposedMs},
-                                 {QStringLiteral("tokens"), s.tokens},
-                                 {QStringLiteral("grad_norm"), s.gradNorm},
-                                 {QStringLiteral("lr"), s.lr},
-                                 {QStringLiteral("peak_rss"), s.peakRss},
-                                 {QStringLiteral("mem_master"), s.memMaster},
-                                 {QStringLiteral("loss_scale"), s.lossScale},
-                                 {QStringLiteral("skipped_steps"), s.skippedSteps},
-                                 {QStringLiteral("update_skipped"), s.updateSkipped},
-                                 {QStringLiteral("outer_steps"), s.outerSteps},
-                                 {QStringLiteral("dp_bytes"), s.dpBytes},
-                                 {QStringLiteral("dp_dense_bytes"), s.dpDenseBytes}});
+        steps.append(stepJson(s));
     root[QStringLiteral("steps")] = steps;
     QJsonArray events;
     for (const EventRow &e : run.events)
@@ -186,7 +196,7 @@ QByteArray tableCsv(const ExportTable &table)
     return out;
 }
 
-QByteArray tableJson(const ExportTable &table)
+QJsonArray tableRowsJson(const ExportTable &table)
 {
     QJsonArray rows;
     for (const QVariantList &row : table.rows) {
@@ -195,7 +205,55 @@ QByteArray tableJson(const ExportTable &table)
             o.insert(table.columns[i], QJsonValue::fromVariant(row[i]));
         rows.append(o);
     }
-    return QJsonDocument(rows).toJson(QJsonDocument::Indented);
+    return rows;
+}
+
+QByteArray tableJson(const ExportTable &table) { return QJsonDocument(tableRowsJson(table)).toJson(QJsonDocument::Indented); }
+
+QJsonArray stepsJson(const QList<StepRow> &rows)
+{
+    QJsonArray out;
+    for (const StepRow &s : rows)
+        out.append(stepJson(s));
+    return out;
+}
+
+bool JsonArrayStream::begin(const QByteArray &document, const QByteArray &opening)
+{
+    const qsizetype at = document.lastIndexOf(opening);
+    if (at < 0)
+        return false;
+    m_head = document.left(at + opening.size());
+    m_rest = document.mid(at + opening.size());
+    // The array is empty in `document`: its closing bracket's line gives the depth.
+    const qsizetype close = m_rest.indexOf(']');
+    m_level = close > 0 ? static_cast<int>(close - 1) / 4 : 0;
+    m_first = true;
+    return true;
+}
+
+QByteArray JsonArrayStream::items(const QJsonArray &part)
+{
+    QByteArray out;
+    const QByteArray indent((m_level + 1) * 4, ' ');
+    for (const QJsonValue &v : part) {
+        Q_ASSERT(v.isObject()); // the exports' arrays hold objects
+        const QByteArray text = QJsonDocument(v.toObject()).toJson(QJsonDocument::Indented);
+        out += m_first ? "\n" : ",\n";
+        m_first = false;
+        qsizetype from = 0;
+        while (from < text.size()) {
+            qsizetype end = text.indexOf('\n', from);
+            if (end < 0)
+                end = text.size();
+            if (from > 0)
+                out += '\n';
+            out += indent;
+            out.append(text.constData() + from, end - from);
+            from = end + 1;
+        }
+    }
+    return out;
 }
 
 QString writeFileAtomically(const QString &path, const QByteArray &contents)

@@ -5,6 +5,7 @@
 #include "launcher/run_types.h"
 
 #include <QByteArray>
+#include <QJsonArray>
 #include <QStringList>
 #include <QVariant>
 #include <QString>
@@ -27,6 +28,25 @@ bool exportTable(const QString &name, const RunData &run, const QList<Collective
                  ExportTable &out);
 QByteArray tableCsv(const ExportTable &table);  // RFC 4180: text with , " or a line break quoted
 QByteArray tableJson(const ExportTable &table);
+QJsonArray tableRowsJson(const ExportTable &table); // tableJson's array
+QJsonArray stepsJson(const QList<StepRow> &rows);   // the "steps" array of exportJson
+
+// A JSON document with one array written in parts, byte for byte what QJsonDocument's indented
+// form writes for the whole document: begin() with the document as written with that array
+// empty and the text that opens the array ("\"steps\": [" in exportJson's, "[" for tableJson's);
+// then head(), items() of each part in order, and rest(). For exports of runs too long to hold.
+class JsonArrayStream {
+public:
+    bool begin(const QByteArray &document, const QByteArray &opening); // false: no such array
+    const QByteArray &head() const { return m_head; }
+    QByteArray items(const QJsonArray &part); // of objects
+    const QByteArray &rest() const { return m_rest; }
+
+private:
+    QByteArray m_head, m_rest;
+    int m_level = 0;
+    bool m_first = true;
+};
 // Chrome / Perfetto trace (JSON object format): one track per rank, one complete ("X") event per
 // span, times in microseconds from the earliest span; ranks are labelled with their coordinates.
 QByteArray exportTrace(const RunData &run, const QList<SpanRow> &spans);

@@ -1,13 +1,16 @@
-// Reports and comparisons read a run a window of steps at a time (launcher/report/run_digest.h,
-// launcher/history/history_digest.h): the HTML report, the figures and the comparison made from
-// windows of 1, 7, 40 and 1000 rows equal those made from the whole run in memory, for a run of
-// 4 ranks (a line a rank), of 12 ranks (bands) and a pipeline of 2 stages (its section), with
-// fp16's loss scale, collective reports, a resent step and a rank that misses steps.
+// Reports, comparisons and JSON exports read a run a window of steps at a time
+// (launcher/report/run_digest.h, launcher/history/history_digest.h, JsonArrayStream in
+// launcher/report/run_export.h): the HTML report, the figures, the comparison and the JSON
+// documents made from windows of 1, 7, 40 and 1000 rows equal those made from the whole run in
+// memory, for a run of 4 ranks (a line a rank), of 12 ranks (bands) and a pipeline of 2 stages
+// (its section), with fp16's loss scale, collective reports, a resent step and a rank that misses
+// steps.
 #include "launcher/history/history_database.h"
 #include "launcher/history/history_digest.h"
 #include "launcher/history/history_writer.h"
 #include "launcher/report/html_report.h"
 #include "launcher/report/run_comparison.h"
+#include "launcher/report/run_export.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -137,6 +140,60 @@ private slots:
             QCOMPARE(f.busGbps, expectedFigures.busGbps);
             QCOMPARE(f.finalLoss, expectedFigures.finalLoss);
         }
+    }
+
+    // The JSON export (the whole run's document, and the steps, memory and collectives tables)
+    // written in parts, a window at a time, is byte for byte the document written at once.
+    void jsonInPartsEqualsTheWholeDocument_data()
+    {
+        QTest::addColumn<QString>("table");
+        QTest::newRow("the whole run") << "";
+        QTest::newRow("steps") << "steps";
+        QTest::newRow("memory") << "memory";
+        QTest::newRow("collectives") << "collectives";
+    }
+    void jsonInPartsEqualsTheWholeDocument()
+    {
+        QFETCH(QString, table);
+        HistoryDatabase db;
+        QCOMPARE(db.open(m_path, false), QString());
+        const qint64 id = db.findRun(QStringLiteral("wide"))->id;
+        const auto whole = db.loadRun(id);
+        const QList<CollectiveRow> collectives = db.collectivesOf(id);
+        ExportTable all;
+        if (!table.isEmpty())
+            QVERIFY(exportTable(table, *whole, collectives, {}, all));
+        const QByteArray expected = table.isEmpty() ? exportJson(*whole) : tableJson(all);
+        QVERIFY(expected.size() > 10000);
+        RunData meta = *db.loadRun(id, false);
+        for (const qint64 window : {1, 7, 1000}) {
+            JsonArrayStream json;
+            QVERIFY(json.begin(table.isEmpty() ? exportJson(meta) : tableJson(ExportTable{}),
+                               table.isEmpty() ? QByteArrayLiteral("\"steps\": [") : QByteArrayLiteral("[")));
+            QByteArray got = json.head();
+            if (table == QLatin1String("collectives")) {
+                QVERIFY(db.forEachCollectiveChunk(id, [&](const QList<CollectiveRow> &rows) {
+                    ExportTable t;
+                    exportTable(table, meta, rows, {}, t);
+                    got += json.items(tableRowsJson(t));
+                }, window));
+            } else {
+                QVERIFY(db.forEachStepChunk(id, 0, [&](const QList<StepRow> &rows) {
+                    RunData part = meta;
+                    part.steps = rows;
+                    ExportTable t;
+                    if (!table.isEmpty())
+                        exportTable(table, part, {}, {}, t);
+                    got += json.items(table.isEmpty() ? stepsJson(rows) : tableRowsJson(t));
+                }, window));
+            }
+            got += json.rest();
+            QCOMPARE(got, expected);
+        }
+        JsonArrayStream none; // an empty array's parts: the empty document
+        QVERIFY(none.begin(tableJson(ExportTable{}), "["));
+        QCOMPARE(none.head() + none.items({}) + none.rest(), tableJson(ExportTable{}));
+        QVERIFY(!none.begin("{}", "["));
     }
 
     // The comparison (figures, curves, its HTML) from windows equals the one from whole runs.
