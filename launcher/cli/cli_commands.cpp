@@ -304,17 +304,19 @@ int cmdExperts(const Args &a, const QString &dbPath)
     const auto run = findExistingRun(db, dbPath, a.positional.first());
     if (!run)
         return 1;
-    const QList<ExpertLoadRow> rows = db.expertLoadOf(run->id);
-    if (rows.isEmpty())
+    qint64 firstStep = 0, lastStep = 0;
+    if (!db.expertLoadSteps(run->id, firstStep, lastStep))
         return fail(QStringLiteral("run %1 recorded no expert routing (a dense model, or no step finished)").arg(run->runId));
-    qint64 step = rows.back().step;
+    qint64 step = lastStep;
     if (a.options.contains(QStringLiteral("--step"))) {
         bool ok = false;
         step = a.options[QStringLiteral("--step")].toLongLong(&ok);
         if (!ok || step < 1)
             return usageError(QStringLiteral("--step must be a step number (1 or more), got '%1'").arg(a.options[QStringLiteral("--step")]));
     }
-    const int layers = rows.front().layers, experts = rows.front().experts;
+    // That step's reports only: a long run at scale holds millions.
+    const QList<ExpertLoadRow> rows = db.expertLoadBetween(run->id, step, step);
+    const int layers = rows.isEmpty() ? 0 : rows.front().layers, experts = rows.isEmpty() ? 0 : rows.front().experts;
     std::vector<qint64> tokens(static_cast<std::size_t>(layers) * experts, 0);
     qint64 dropped = 0, choices = 0;
     double aux = 0;
@@ -332,8 +334,8 @@ int cmdExperts(const Args &a, const QString &dbPath)
         return fail(QStringLiteral("run %1 has no expert routing at step %2 (steps %3 to %4 recorded)")
                         .arg(run->runId)
                         .arg(step)
-                        .arg(rows.front().step)
-                        .arg(rows.back().step));
+                        .arg(firstStep)
+                        .arg(lastStep));
     for (qint64 n : tokens)
         choices += n;
     auto imbalanceOf = [&](int l) {

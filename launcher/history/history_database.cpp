@@ -488,16 +488,68 @@ QList<StepRow> HistoryDatabase::stepsBetween(qint64 id, int rank, qint64 fromSte
     return rows;
 }
 
-QList<ExpertLoadRow> HistoryDatabase::expertLoadOf(qint64 id)
+QList<ExpertLoadRow> HistoryDatabase::expertLoadOf(qint64 id) { return expertLoadBetween(id, 0, std::numeric_limits<qint64>::max()); }
+
+bool HistoryDatabase::expertLoadSteps(qint64 id, qint64 &first, qint64 &last)
+{
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT min(step), max(step) FROM expert_load WHERE run = ?"));
+    q.addBindValue(id);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return false;
+    }
+    if (!q.next() || q.value(0).isNull())
+        return false;
+    first = q.value(0).toLongLong();
+    last = q.value(1).toLongLong();
+    return true;
+}
+
+bool HistoryDatabase::forEachExpertChunk(qint64 id, const std::function<void(const QList<ExpertLoadRow> &)> &consume,
+                                         qint64 rowsPerChunk)
+{
+    qint64 first = 0, last = -1;
+    const QString before = m_lastError;
+    m_lastError.clear();
+    if (!expertLoadSteps(id, first, last)) {
+        const bool ok = m_lastError.isEmpty();
+        if (ok)
+            m_lastError = before;
+        return ok; // no reports: nothing to read
+    }
+    qint64 ranks = 1; // the window: about rowsPerChunk rows when every rank reports every step
+    QSqlQuery size(m_db);
+    size.prepare(QStringLiteral("SELECT world_size FROM runs WHERE id = ?"));
+    size.addBindValue(id);
+    if (size.exec() && size.next())
+        ranks = std::max<qint64>(1, size.value(0).toLongLong());
+    const qint64 width = std::max<qint64>(1, rowsPerChunk / ranks);
+    for (qint64 from = first; from <= last; from += width) {
+        const QList<ExpertLoadRow> rows = expertLoadBetween(id, from, std::min(last, from + width - 1));
+        if (!rows.isEmpty())
+            consume(rows);
+    }
+    const bool ok = m_lastError.isEmpty();
+    if (ok)
+        m_lastError = before;
+    return ok;
+}
+
+QList<ExpertLoadRow> HistoryDatabase::expertLoadBetween(qint64 id, qint64 fromStep, qint64 toStep)
 {
     QList<ExpertLoadRow> rows;
     QSqlQuery q(m_db);
     q.setForwardOnly(true);
     q.prepare(QStringLiteral("SELECT rank, step, layers, experts, tokens, dropped, aux_loss FROM expert_load WHERE run = ?"
-                             " ORDER BY step, rank"));
+                             " AND step BETWEEN ? AND ? ORDER BY step, rank"));
     q.addBindValue(id);
-    if (!q.exec())
+    q.addBindValue(fromStep);
+    q.addBindValue(toStep);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
         return rows;
+    }
     while (q.next()) {
         ExpertLoadRow r;
         r.rank = q.value(0).toInt();

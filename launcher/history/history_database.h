@@ -57,6 +57,14 @@ public:
                                 qint64 rowsPerChunk = kRowsPerChunk);
     // The mixture-of-experts routing reports of a run (empty for a dense model), by step and rank.
     QList<ExpertLoadRow> expertLoadOf(qint64 id);
+    QList<ExpertLoadRow> expertLoadBetween(qint64 id, qint64 fromStep, qint64 toStep);
+    // The first and last step with routing reports; false when there are none.
+    bool expertLoadSteps(qint64 id, qint64 &first, qint64 &last);
+    // A routing report is a count per layer and expert (kilobytes at scale): windows of fewer rows.
+    static constexpr qint64 kExpertRowsPerChunk = 1 << 14;
+    // The run's routing reports a window of steps at a time, as forEachStepChunk's steps.
+    bool forEachExpertChunk(qint64 id, const std::function<void(const QList<ExpertLoadRow> &)> &consume,
+                            qint64 rowsPerChunk = kExpertRowsPerChunk);
     QList<SpanRow> spansOf(qint64 id); // ordered by rank, then start
     // The spans of the run's newest traced step (empty: none), ordered by rank, then start.
     QList<SpanRow> spansOfLastTracedStep(qint64 id);

@@ -91,8 +91,14 @@ void HistoryReader::requestRun(qint64 id)
                     add(row);
             });
         };
-        auto snapshot = telemetry::snapshotOf(*data, {}, telemetry::Metric::StepMs, defaultCalibrationPath(m_path),
-                                              m_db->expertLoadOf(id), steps, collectives);
+        const auto experts = [&](const std::function<void(const ExpertLoadRow &)> &add) {
+            m_db->forEachExpertChunk(id, [&](const QList<ExpertLoadRow> &rows) {
+                for (const ExpertLoadRow &row : rows)
+                    add(row);
+            });
+        };
+        auto snapshot = telemetry::snapshotOf(*data, {}, telemetry::Metric::StepMs, defaultCalibrationPath(m_path), experts, steps,
+                                              collectives);
         if (any)
             data->steps = {newest};
         emit runReady(*data);

@@ -307,7 +307,7 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
 }
 
 std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives, Metric heatMetric,
-                                                    const QString &calibrationPath, const QList<ExpertLoadRow> &experts,
+                                                    const QString &calibrationPath, const ExpertSource &experts,
                                                     const StepSource &steps, const CollectiveSource &moreCollectives)
 {
     SnapshotBuilder b(run.run.worldSize);
@@ -324,8 +324,8 @@ std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QL
         moreCollectives([&b](const CollectiveRow &c) { b.addCollective(c); });
     for (const EventRow &e : run.events)
         b.addEvent(e);
-    for (const ExpertLoadRow &x : experts)
-        b.addExpertLoad(x);
+    if (experts)
+        experts([&b](const ExpertLoadRow &x) { b.addExpertLoad(x); });
     b.finishExperts();
     HealthView h;
     for (const RankRow &r : run.ranks) {

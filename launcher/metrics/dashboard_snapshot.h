@@ -203,12 +203,13 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
 // rows need never be in memory at once (HistoryDatabase::forEachStepChunk).
 using StepSource = std::function<void(const std::function<void(const StepRow &)> &)>;
 using CollectiveSource = std::function<void(const std::function<void(const CollectiveRow &)> &)>;
+using ExpertSource = std::function<void(const std::function<void(const ExpertLoadRow &)> &)>;
 
 // A finished run from the history, as a snapshot: the steps of `run.steps`, then those of `steps`;
-// the collectives of `collectives`, then those of `moreCollectives`.
+// the collectives of `collectives`, then those of `moreCollectives`; the routing reports of `experts`.
 std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QList<CollectiveRow> &collectives,
                                                     Metric heatMetric = Metric::StepMs, const QString &calibrationPath = {},
-                                                    const QList<ExpertLoadRow> &experts = {}, const StepSource &steps = {},
+                                                    const ExpertSource &experts = {}, const StepSource &steps = {},
                                                     const CollectiveSource &moreCollectives = {});
 
 } // namespace trellis::launcher::telemetry

@@ -199,8 +199,23 @@ private slots:
         QCOMPARE(rows[4].tokens[0], (qint64(1) << 40) + 90);
         QCOMPARE(rows[5].tokens, (std::vector<qint64>{0, 90, 0, 30, 30, 30}));
         QCOMPARE(rows[1].auxLoss, 0.02);
+        qint64 first = 0, last = 0;
+        QVERIFY(db.expertLoadSteps(id, first, last));
+        QCOMPARE(first, qint64(1));
+        QCOMPARE(last, qint64(3));
+        QCOMPARE(db.expertLoadBetween(id, 2, 2).size(), 2);
+        // The workbench reads them a window at a time (here a step each: 2 rows over 2 ranks).
+        int windows = 0;
+        const auto experts = [&](const std::function<void(const ExpertLoadRow &)> &add) {
+            QVERIFY(db.forEachExpertChunk(id, [&](const QList<ExpertLoadRow> &chunk) {
+                ++windows;
+                for (const ExpertLoadRow &row : chunk)
+                    add(row);
+            }, 2));
+        };
         const auto snapshot = trellis::launcher::telemetry::snapshotOf(*db.loadRun(id), {}, trellis::launcher::telemetry::Metric::StepMs,
-                                                                        {}, rows);
+                                                                        {}, experts);
+        QCOMPARE(windows, 3);
         const auto &x = snapshot->experts;
         QCOMPARE(x.layers, 2);
         QCOMPARE(x.experts, 3);
@@ -211,6 +226,8 @@ private slots:
         QCOMPARE(x.step, qint64(3));
         QCOMPARE(x.share[3], 1.0 / 3.0);
         QCOMPARE(db.expertLoadOf(id + 1000).size(), 0);
+        QVERIFY(!db.expertLoadSteps(id + 1000, first, last));
+        QVERIFY(db.forEachExpertChunk(id + 1000, [&](const QList<ExpertLoadRow> &) { QFAIL("a run without routing has no window"); }));
     }
 
     void refusesForeignFiles_data()
