@@ -488,6 +488,27 @@ QList<StepRow> HistoryDatabase::stepsBetween(qint64 id, int rank, qint64 fromSte
     return rows;
 }
 
+namespace {
+
+// Reads the steps first..last `width` at a time (read(from, to), each window handed to consume
+// unless empty); true when no read set `lastError`, which then gets back `before`.
+template <typename Read, typename Consume>
+bool readWindows(qint64 first, qint64 last, qint64 width, const QString &before, QString &lastError, const Read &read,
+                 const Consume &consume)
+{
+    for (qint64 from = first; from <= last; from += width) {
+        const auto rows = read(from, std::min(last, from + width - 1));
+        if (!rows.isEmpty())
+            consume(rows);
+    }
+    const bool ok = lastError.isEmpty();
+    if (ok)
+        lastError = before;
+    return ok;
+}
+
+} // namespace
+
 QList<ExpertLoadRow> HistoryDatabase::expertLoadOf(qint64 id) { return expertLoadBetween(id, 0, std::numeric_limits<qint64>::max()); }
 
 bool HistoryDatabase::expertLoadSteps(qint64 id, qint64 &first, qint64 &last)
@@ -525,15 +546,8 @@ bool HistoryDatabase::forEachExpertChunk(qint64 id, const std::function<void(con
     if (size.exec() && size.next())
         ranks = std::max<qint64>(1, size.value(0).toLongLong());
     const qint64 width = std::max<qint64>(1, rowsPerChunk / ranks);
-    for (qint64 from = first; from <= last; from += width) {
-        const QList<ExpertLoadRow> rows = expertLoadBetween(id, from, std::min(last, from + width - 1));
-        if (!rows.isEmpty())
-            consume(rows);
-    }
-    const bool ok = m_lastError.isEmpty();
-    if (ok)
-        m_lastError = before;
-    return ok;
+    return readWindows(first, last, width, before, m_lastError, [&](qint64 from, qint64 to) { return expertLoadBetween(id, from, to); },
+                       consume);
 }
 
 QList<ExpertLoadRow> HistoryDatabase::expertLoadBetween(qint64 id, qint64 fromStep, qint64 toStep)
@@ -647,15 +661,8 @@ bool HistoryDatabase::forEachCollectiveChunk(qint64 id, const std::function<void
     const qint64 width = std::max<qint64>(1, rowsPerChunk / rowsPerStep);
     const QString before = m_lastError;
     m_lastError.clear();
-    for (qint64 from = 0; from <= lastStep; from += width) {
-        const QList<CollectiveRow> rows = collectivesBetween(id, from, std::min(lastStep, from + width - 1));
-        if (!rows.isEmpty())
-            consume(rows);
-    }
-    const bool ok = m_lastError.isEmpty();
-    if (ok)
-        m_lastError = before;
-    return ok;
+    return readWindows(0, lastStep, width, before, m_lastError, [&](qint64 from, qint64 to) { return collectivesBetween(id, from, to); },
+                       consume);
 }
 
 namespace {
