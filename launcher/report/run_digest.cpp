@@ -93,7 +93,7 @@ void RunDigest::addStep(const StepRow *begin, const StepRow *end)
             m_fractions[stage->second][s->rank].push_back(s->bubbleMs / s->stepMs);
             m_stageStepMs[stage->second][s->rank].push_back(s->stepMs);
         }
-        if (!m_manyRanks) {
+        if (m_agg.size() <= kReportRankLines) {
             const QString name = QStringLiteral("rank %1").arg(s->rank);
             auto line = [&](QMap<int, ChartSeries> &lines, double value) {
                 ChartSeries &series = lines[s->rank];
@@ -105,8 +105,7 @@ void RunDigest::addStep(const StepRow *begin, const StepRow *end)
             line(m_stepTimeLines, s->stepMs);
         }
     }
-    if (!m_manyRanks && m_agg.size() > kReportRankLines) {
-        m_manyRanks = true; // the charts draw bands from here on: the lines are not kept
+    if (m_agg.size() > kReportRankLines && !m_lossLines.isEmpty()) { // the charts draw bands: the lines go
         m_lossLines.clear();
         m_throughputLines.clear();
         m_stepTimeLines.clear();

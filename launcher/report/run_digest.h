@@ -94,7 +94,6 @@ private:
     StepRow m_first, m_last;
     QMap<int, RankAgg> m_agg;
     QMap<int, ChartSeries> m_lossLines, m_throughputLines, m_stepTimeLines;
-    bool m_manyRanks = false;
     qint64 m_skippedUpdates = 0;
     bool m_hasLossScale = false;
     std::array<qint64, 6> m_memory{};
