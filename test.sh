@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Trellis: install what is missing, build, run every test with ctest. Exits non-zero on failure.
 #   ./test.sh                 all tests
-#   ./test.sh -L unit         only a label (unit, mpi, gui, integration, interop, gpu, slow)
+#   ./test.sh -L unit         only a label (unit, mpi, gui, integration, transformers, gpu, slow)
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/install-deps.sh

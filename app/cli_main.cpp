@@ -1,6 +1,8 @@
 // trellis-cli: the headless twin of the workbench. Composition root only; the commands live in
 // launcher/cli_commands.
 #include "launcher/cli/cli_commands.h"
+#include "launcher/history/history_database.h"
+#include "launcher/registry/run_registry.h"
 
 #include <QCoreApplication>
 #include <QGuiApplication>
@@ -31,5 +33,6 @@ int main(int argc, char **argv)
     }
     QCoreApplication::setApplicationName(QStringLiteral("trellis"));
     QCoreApplication::setApplicationVersion(QStringLiteral(TRELLIS_VERSION));
+    trellis::launcher::HistoryDatabase::setRunLiveness(trellis::launcher::RunRegistry::liveness());
     return trellis::launcher::runCli(QCoreApplication::arguments().mid(1));
 }

@@ -1,8 +1,9 @@
 // trellis: the workbench. Composition root only: application settings, the theme, the main
 // window, the plan to open (an argument; without one the start page shows).
 #include "launcher/history/history_database.h"
-#include "ui/language.h"
-#include "ui/main_window.h"
+#include "launcher/registry/run_registry.h"
+#include "ui/workspace/language.h"
+#include "ui/workspace/main_window.h"
 #include "ui/workspace/theme.h"
 
 #include <QApplication>
@@ -18,6 +19,7 @@ int main(int argc, char **argv)
             qputenv("QT_QPA_PLATFORM", "offscreen");
     }
     QApplication app(argc, argv);
+    trellis::launcher::HistoryDatabase::setRunLiveness(trellis::launcher::RunRegistry::liveness());
     QApplication::setApplicationName(QStringLiteral("trellis"));
     QApplication::setApplicationVersion(QStringLiteral(TRELLIS_VERSION));
 
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
     parser.addOption(panel);
     parser.addPositionalArgument(QStringLiteral("plan"), QStringLiteral("Plan file to open."));
     parser.process(app);
-    // UI strings: translations/trellis_<code>.ts, built in under :/i18n (ui/language.h).
+    // UI strings: translations/trellis_<code>.ts, built in under :/i18n (ui/workspace/language.h).
     trellis::ui::installTranslations(parser.isSet(language) ? parser.value(language) : trellis::ui::languageSetting());
 
     trellis::ui::workspace::applyTheme(parser.isSet(theme) ? parser.value(theme) : trellis::ui::workspace::themeSetting());

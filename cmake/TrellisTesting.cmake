@@ -4,6 +4,7 @@
 function(trellis_add_qtest name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
   add_executable(${name} ${T_SOURCES})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}) # the one include root
   target_link_libraries(${name} PRIVATE Qt6::Test ${T_LIBS} trellis_warnings)
   target_compile_definitions(${name} PRIVATE
     TRELLIS_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
@@ -17,4 +18,34 @@ function(trellis_add_qtest name)
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
     SKIP_REGULAR_EXPRESSION "SKIP   : [A-Za-z0-9_]+::initTestCase\\(\\)"
     ENVIRONMENT "QT_QPA_PLATFORM=offscreen;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OPENBLAS_NUM_THREADS=1;${T_ENV}")
+endfunction()
+
+# trellis_add_mpi_program(NAME SOURCES ... RANKS n... [TIMEOUT s])
+# An MPI test program (no test framework) linked with the trainer's core: one ctest per rank count.
+function(trellis_add_mpi_program name)
+  cmake_parse_arguments(M "" "TIMEOUT" "SOURCES;RANKS" ${ARGN})
+  if(NOT M_TIMEOUT)
+    set(M_TIMEOUT 300)
+  endif()
+  add_executable(${name} ${M_SOURCES})
+  target_link_libraries(${name} PRIVATE trellis_trainer_core trellis_warnings)
+  foreach(ranks ${M_RANKS})
+    add_test(NAME ${name}_np${ranks}
+             COMMAND ${MPIEXEC_EXECUTABLE} -np ${ranks} --oversubscribe --allow-run-as-root
+                     --mca btl_vader_single_copy_mechanism none $<TARGET_FILE:${name}>)
+    set_tests_properties(${name}_np${ranks} PROPERTIES LABELS mpi TIMEOUT ${M_TIMEOUT}
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1")
+  endforeach()
+endfunction()
+
+# trellis_add_gpu_test(NAME SOURCES ... LIBS ...)
+# A GPU test: a plain executable (the lent GPU machine has no Qt), labelled gpu; it exits 77, which
+# ctest reports as skipped, on a machine without a GPU.
+function(trellis_add_gpu_test name)
+  cmake_parse_arguments(G "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${G_SOURCES})
+  target_link_libraries(${name} PRIVATE ${G_LIBS} trellis_warnings)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
 endfunction()

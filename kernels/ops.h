@@ -1,5 +1,5 @@
 // The one op interface the model and the optimizer call (docs/architecture.md §12). Every op runs on
-// the device of the Stream it is given and has the contract of its CPU reference (kernels/cpu/ops.h
+// the device of the Stream it is given and has the contract of its CPU reference (kernels/cpu/cpu_ops.h
 // for the layer kernels, kernels/cpu/tensor_ops.h for the rest); the CUDA kernels (float) sit in
 // kernels/cuda/, each family beside its CPU reference and tested against it (tst_cuda_kernels).
 // Ops are typed (kernels/dtype.h): T is the element type of activations and parameters (float,
@@ -14,9 +14,10 @@
 #pragma once
 
 #include "kernels/cpu/half_ops.h"
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/tensor_ops.h"
 #include "kernels/dtype.h"
+#include "kernels/stream.h"
 #if defined(TRELLIS_HAVE_CUDA)
 #include "kernels/cuda/cuda_ops.h"
 #endif
@@ -27,19 +28,6 @@
 #include <type_traits>
 
 namespace trellis::kernels {
-
-enum class Device { Cpu, Cuda };
-
-// A failed CUDA or cuBLASLt call (kernels/cuda), its message naming where and which call.
-struct DeviceError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-struct Stream {
-    Device device = Device::Cpu;
-    int index = 0;            // which GPU
-    void *handle = nullptr;   // cudaStream_t on CUDA
-};
 
 // Whether ops can run on `device` in this build (CUDA kernels compiled in).
 bool available(Device device);
@@ -97,7 +85,7 @@ bool available(Device device);
     }
 #define TRELLIS_P(...) __VA_ARGS__
 
-// Layer kernels (kernels/cpu/ops.h).
+// Layer kernels (kernels/cpu/cpu_ops.h).
 TRELLIS_KERNEL_OP(linearForward, TRELLIS_P(T *out, const T *in, const T *weight, const T *bias, int BT, int C, int OC),
                   TRELLIS_P(out, in, weight, bias, BT, C, OC))
 TRELLIS_KERNEL_OP(linearBackward,

@@ -17,7 +17,7 @@ bool makeOwnerOnlyPath(const QString &dir);
 bool prepareOwnerOnlyFile(const QString &file);
 inline constexpr auto kOwnerOnlyFile = QFileDevice::ReadOwner | QFileDevice::WriteOwner; // for QFile::open
 // umask 077 for this process and everything it starts (the job keeper, mpirun, the ranks and their
-// checkpoints): called where a session of a run begins (RunController::start and adopt), so only
+// checkpoints): called where a session of a run begins (Supervisor::start and adopt), so only
 // the processes that own a run set it — trellis-cli run and adopt; the workbench starts those as
 // supervisors and keeps its own umask for the files a person saves.
 void ownerOnlyUmask();

@@ -2,14 +2,34 @@
 // Shared by the history store, the run controller, the exporters and the UI.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <QDateTime>
 #include <QList>
 #include <QMetaType>
+#include <QSet>
 #include <QString>
 
 namespace trellis::launcher {
+
+// Whether a run's processes are still there, as whoever owns runs on this machine knows it (the
+// run registry, launcher/registry/): the history records runs, it does not own them, so the
+// programs that open it hand it this (app/: HistoryDatabase::setRunLiveness(RunRegistry::liveness()) at start-up).
+struct RunLiveness {
+    std::function<QSet<QString>()> runsWithLiveJobs; // run ids whose supervisor died but whose job goes on
+    std::function<bool(qint64 pid)> processAlive;    // a process on this host
+};
+
+// A live run's progress as its supervisor, or a follower of its feed, sees it.
+struct RunProgress {
+    qint64 step = 0;        // highest step every reporting rank has finished
+    qint64 totalSteps = 0;
+    double loss = 0;        // loss at that step
+    double tokensPerS = 0;  // sum over ranks of their latest tokens/s
+    double stepMs = 0;      // slowest rank's latest step time
+    int ranksReporting = 0;
+};
 
 enum class RunState { Idle, Launching, Running, Completed, Failed, Stopped };
 QString toString(RunState state);

@@ -23,7 +23,7 @@ packages=(
   openssh-server openssh-client iproute2 munge slurmctld slurmd slurm-client
   # the Debian package: built with cpack, checked with lintian, installed into a debootstrap root
   dpkg-dev fakeroot lintian debootstrap
-  # the transformers reference check (ctest label interop): Debian's CPU PyTorch; the rest from
+  # the transformers reference check (ctest label transformers): Debian's CPU PyTorch; the rest from
   # PyPI into build/hf-venv (scripts/setup-hf-env.sh)
   python3-torch python3-venv python3-numpy python3-pip
   # the Python telemetry client (python/, trellis_telemetry) and the PyTorch job tests (tests/pytorch)

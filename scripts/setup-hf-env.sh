@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python environment of the transformers reference check (tests/interop, ctest label interop):
+# The Python environment of the transformers reference check (tests/backend/trainer/transformers, ctest label transformers):
 # a virtual environment in build/hf-venv over Debian's python3 (which has python3-torch, CPU only),
 # with transformers and safetensors from PyPI at versions that work with that PyTorch. Does
 # nothing when it is already there.

@@ -943,7 +943,7 @@
     </message>
 </context>
 <context>
-    <name>trellis::ui::Dashboard</name>
+    <name>trellis::ui::RunHeader</name>
     <message>
         <source>Loss</source>
         <translation type="vanished">Loss</translation>

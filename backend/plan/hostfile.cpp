@@ -1,5 +1,5 @@
 // See hostfile.h.
-#include "hostfile.h"
+#include "backend/plan/hostfile.h"
 
 #include <algorithm>
 #include <charconv>

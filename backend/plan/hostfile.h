@@ -10,8 +10,8 @@
 // `preflight` take --hostfile FILE.
 #pragma once
 
-#include "plan.h"
-#include "result.h"
+#include "backend/plan/plan.h"
+#include "backend/plan/result.h"
 
 #include <string>
 #include <vector>

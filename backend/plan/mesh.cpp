@@ -1,5 +1,5 @@
 // Rank arithmetic for the device mesh; see mesh.h for the order.
-#include "mesh.h"
+#include "backend/plan/mesh.h"
 
 #include <algorithm>
 #include <limits>

@@ -6,8 +6,8 @@
 // data-parallel group that reduces the experts' gradients.
 #pragma once
 
-#include "plan.h"
-#include "result.h"
+#include "backend/plan/plan.h"
+#include "backend/plan/result.h"
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // What plan.h declares beside the data: parameter counts of a model and the names of the enums
 // as the plan file spells them.
-#include "plan.h"
+#include "backend/plan/plan.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
-#include "plan_fields.h"
+#include "backend/plan/plan_fields.h"
 
-#include "plan_json.h"
+#include "backend/plan/plan_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -5,8 +5,8 @@
 // is typed.
 #pragma once
 
-#include "plan.h"
-#include "result.h"
+#include "backend/plan/plan.h"
+#include "backend/plan/result.h"
 
 #include <string>
 #include <vector>

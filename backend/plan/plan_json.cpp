@@ -1,11 +1,11 @@
 // JSON <-> Plan. A small ObjectReader walks one JSON object, records which keys it consumed and
 // reports type errors with full paths; finish() then flags every key nobody asked for.
-#include "plan_json.h"
+#include "backend/plan/plan_json.h"
 
-#include "hostfile.h"
+#include "backend/plan/hostfile.h"
 
-#include "plan_validate.h"
-#include "presets.h"
+#include "backend/plan/plan_validate.h"
+#include "backend/plan/presets.h"
 
 #include <nlohmann/json.hpp>
 

@@ -3,8 +3,8 @@
 // divide heads, do the ranks match the slots) are validatePlan()'s job.
 #pragma once
 
-#include "plan.h"
-#include "result.h"
+#include "backend/plan/plan.h"
+#include "backend/plan/result.h"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 // Writing plans: planToJson() and savePlanFile() of plan_json.h, in the schema's section order
 // (the reading half, with its field-by-field checks, is plan_json.cpp).
-#include "plan_json.h"
+#include "backend/plan/plan_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 // Semantic plan checks. Messages follow "field: reason (context)" so that a user can find the
 // offending line in their file without reading Trellis' source.
-#include "plan_validate.h"
+#include "backend/plan/plan_validate.h"
 
-#include "mesh.h"
+#include "backend/plan/mesh.h"
 
 #include <algorithm>
 #include <cctype>

@@ -3,8 +3,8 @@
 // nodes) are shown but do not.
 #pragma once
 
-#include "plan.h"
-#include "result.h"
+#include "backend/plan/plan.h"
+#include "backend/plan/result.h"
 
 #include <string>
 

@@ -2,7 +2,7 @@
 // GPT-3 paper (Brown et al. 2020) table 2.1; Llama 2 paper (Touvron et al. 2023) table 1 and the
 // released params.json; Llama 3 paper (Dubey et al. 2024) table 3; Mixtral paper (Jiang et al.
 // 2024) table 1. Hardware: NVIDIA H100/A100/H200 datasheets and DGX user guides.
-#include "presets.h"
+#include "backend/plan/presets.h"
 
 #include <map>
 

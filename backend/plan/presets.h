@@ -2,7 +2,7 @@
 // Figures are public architecture and hardware numbers; each has its source beside it.
 #pragma once
 
-#include "plan.h"
+#include "backend/plan/plan.h"
 
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 // Schedule generation, validation and simulation; see schedule.h.
-#include "plan/schedule.h"
+#include "backend/plan/schedule.h"
 
 #include <algorithm>
 #include <deque>

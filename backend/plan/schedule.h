@@ -23,7 +23,7 @@
 //   schedule for equal F, B and W costs; the bubble is about a third of 1F1B's.
 #pragma once
 
-#include "plan/result.h"
+#include "backend/plan/result.h"
 
 #include <string>
 #include <vector>

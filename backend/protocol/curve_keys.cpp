@@ -1,5 +1,5 @@
 // See curve_keys.h.
-#include "curve_keys.h"
+#include "backend/protocol/curve_keys.h"
 
 #include <zmq.h>
 

@@ -1,5 +1,5 @@
 // Encode/decode with validation; see framing.h.
-#include "framing.h"
+#include "backend/protocol/framing.h"
 
 #include <chrono>
 #include <cmath>

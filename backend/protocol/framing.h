@@ -4,7 +4,7 @@
 // a malformed or hostile frame is rejected with a reason and never reaches the history store.
 #pragma once
 
-#include "telemetry.pb.h"
+#include "backend/protocol/telemetry.pb.h"
 
 #include <cstdint>
 #include <string>

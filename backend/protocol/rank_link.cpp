@@ -1,7 +1,7 @@
 // See rank_link.h.
-#include "rank_link.h"
+#include "backend/protocol/rank_link.h"
 
-#include "framing.h"
+#include "backend/protocol/framing.h"
 
 #include <algorithm>
 

@@ -3,12 +3,12 @@
 // receiver asks (a gap) or when acknowledgements stall (after resendAfterMs, then twice as long each
 // time while they stay stalled, at most kMaxStallBackoffMs: a supervisor that is only behind is not
 // flooded with copies of what it has yet to read), duplicates left for the receiver to drop.
-// Used by the trainer's publisher (one link) and by the telemetry generator (a link per simulated
+// Used by the trainer's publisher (one link) and by the simulator (a link per simulated
 // rank, all on one thread). Threading: one thread uses a link; nothing here blocks.
 #pragma once
 
-#include "curve_keys.h"
-#include "telemetry.pb.h"
+#include "backend/protocol/curve_keys.h"
+#include "backend/protocol/telemetry.pb.h"
 
 #include <zmq.hpp>
 

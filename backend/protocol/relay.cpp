@@ -1,8 +1,8 @@
 // See relay.h.
-#include "relay.h"
+#include "backend/protocol/relay.h"
 
-#include "framing.h"
-#include "rank_link.h"
+#include "backend/protocol/framing.h"
+#include "backend/protocol/rank_link.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -10,8 +10,8 @@
 // Threading: one thread owns a Relay; nothing in poll() blocks longer than its timeout.
 #pragma once
 
-#include "curve_keys.h"
-#include "telemetry.pb.h"
+#include "backend/protocol/curve_keys.h"
+#include "backend/protocol/telemetry.pb.h"
 
 #include <zmq.hpp>
 

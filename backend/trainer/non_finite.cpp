@@ -1,5 +1,5 @@
 // See non_finite.h.
-#include "trainer/non_finite.h"
+#include "backend/trainer/non_finite.h"
 
 #include <cmath>
 #include <limits>

@@ -7,8 +7,8 @@
 // every rank calls it together.
 #pragma once
 
-#include "trainer/comm/communicator.h"
-#include "trainer/parallel/parallel_stack.h"
+#include "backend/trainer/comm/communicator.h"
+#include "backend/trainer/parallel/parallel_stack.h"
 
 #include <cstdint>
 #include <string>

@@ -5,10 +5,10 @@
 // documented exit code (protocol/exit_codes.h), never a crash.
 #pragma once
 
-#include "plan/plan.h"
-#include "protocol/curve_keys.h"
-#include "trainer/comm/mpi_communicator.h"
-#include "trainer/faults/fault_injection.h"
+#include "backend/plan/plan.h"
+#include "backend/protocol/curve_keys.h"
+#include "backend/trainer/comm/mpi_communicator.h"
+#include "backend/trainer/faults/fault_injection.h"
 
 #include <cstdint>
 #include <string>
@@ -23,7 +23,7 @@ struct TrainerOptions {
     std::string endpoint;      // overrides plan.telemetry.endpoint when not empty
     proto::CurveKeys telemetryKeys; // client keys: telemetry over CURVE (remote hosts)
     std::string telemetryKeysPath;  // their file (a node relay reads it)
-    bool nodeRelay = false;         // telemetry through a relay per node (trainer/node_relay.h)
+    bool nodeRelay = false;         // telemetry through a relay per node (backend/trainer/telemetry/node_relay.h)
     FaultInjection inject;
     std::string dumpParamsPath; // final parameters, whole model (raw float32): rank 0 to PATH, rank r to PATH.rank<r>
     std::string dumpGradsPath;  // the first step's reduced gradients before clipping, whole model, same naming

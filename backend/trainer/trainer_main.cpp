@@ -9,19 +9,19 @@
 //   trellis-trainer --relay [OPTIONS]                (a node's telemetry relay; no MPI)
 //   trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype D]   (transformers layout; no MPI)
 // Exit codes: protocol/exit_codes.h.
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
-#include "protocol/curve_keys.h"
-#include "protocol/exit_codes.h"
-#include "trainer/calibration.h"
-#include "trainer/collective_bench.h"
-#include "trainer/exec/exec_rank.h"
-#include "trainer/comm/allreduce_algorithm.h"
-#include "trainer/comm/hierarchical_communicator.h"
-#include "trainer/comm/mpi_communicator.h"
-#include "trainer/interop/export_model.h"
-#include "trainer/node_relay.h"
-#include "trainer/trainer.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
+#include "backend/protocol/curve_keys.h"
+#include "backend/protocol/exit_codes.h"
+#include "backend/trainer/measure/calibration.h"
+#include "backend/trainer/measure/collective_bench.h"
+#include "backend/trainer/exec/exec_rank.h"
+#include "backend/trainer/comm/allreduce_algorithm.h"
+#include "backend/trainer/comm/hierarchical_communicator.h"
+#include "backend/trainer/comm/mpi_communicator.h"
+#include "backend/trainer/transformers/export_model.h"
+#include "backend/trainer/telemetry/node_relay.h"
+#include "backend/trainer/trainer.h"
 
 #include <mpi.h>
 

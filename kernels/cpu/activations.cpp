@@ -1,7 +1,7 @@
 // GELU (tanh approximation) forward and backward; see ops.h. Float: one vectorised pass with a
 // polynomial exp (GELU(x) = x·sigmoid(2u), simd_impl.h), in chunks over the kernel threads.
 // Double: the reference formulas with std::tanh, for the gradient checks.
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/simd.h"

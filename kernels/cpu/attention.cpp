@@ -3,7 +3,7 @@
 // softmaxes each block of rows while it is in L1 and multiplies it by V straight away; the pairs
 // are spread over the kernel threads. Double: the reference, two OpenBLAS GEMMs per pair over
 // strided views of qkv and a scalar softmax.
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/simd.h"

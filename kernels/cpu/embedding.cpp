@@ -1,7 +1,7 @@
 // Token and position embedding forward and backward; see ops.h. The backward scatters rows into
 // dwte by token, so it is split by columns: each slice of columns walks all positions in order
 // (the same sums in the same order for any thread count).
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include "kernels/cpu/parallel.h"
 

@@ -5,7 +5,7 @@
 // shape, since creating one costs far more than running a small one.
 #include "kernels/cpu/half_gemm.h"
 
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/simd.h"
 

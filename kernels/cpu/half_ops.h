@@ -10,7 +10,7 @@
 // Results do not depend on the thread count (chunk bounds are fixed), except GEMMs as in ops.h.
 #pragma once
 
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/tensor_ops.h"
 #include "kernels/dtype.h"
 

@@ -2,7 +2,7 @@
 // Plain loops for every element type (rows spread over the kernel threads); per-row results do
 // not depend on the thread count, and dGamma is summed over rows in row order. The 16-bit types
 // compute in fp32 (kernels/dtype.h).
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include "kernels/cpu/parallel.h"
 

@@ -1,6 +1,6 @@
 // Softmax cross-entropy forward and backward over the vocabulary; see ops.h. Float rows go
 // through the vectorised softmax (simd_impl.h) in chunks of rows over the kernel threads.
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/simd.h"

@@ -1,6 +1,6 @@
 // Mixture-of-experts kernels: the router's softmax and the row movements of dispatch and combine
 // (see ops.h). Plain loops: their cost is linear in the rows, next to the experts' GEMMs.
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include <algorithm>
 #include <cmath>

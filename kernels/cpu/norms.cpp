@@ -2,7 +2,7 @@
 // (simd_impl.h) in chunks of rows spread over the kernel threads. The backward's dGamma/dBeta
 // are summed per chunk of a fixed 32 rows and the chunk sums added in chunk order, so they do
 // not depend on the thread count, and dOut and the input are read only once.
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/simd.h"

@@ -4,7 +4,7 @@
 // counter, so a late or preempted worker just takes fewer; each chunk writes its own outputs.
 #include "kernels/cpu/parallel.h"
 
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include <cblas.h>
 

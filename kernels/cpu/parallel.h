@@ -4,7 +4,7 @@
 // bounds do not depend on the thread count, so their results are the same for any count.
 #pragma once
 
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include <cstdint>
 #include <type_traits>

@@ -2,7 +2,7 @@
 // and per (batch, kv head) in backward, so items write disjoint rows and columns; the work of a
 // block is only its visible (query, key) pairs, so a rank whose keys all lie after its queries
 // (contiguous layout, later ranks' blocks) does nothing but pass them on.
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 
 #include "kernels/cpu/parallel.h"
 

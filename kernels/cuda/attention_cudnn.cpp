@@ -7,7 +7,7 @@
 // workspace in one buffer that grows (scratchBytes counts it).
 // Host code only (compiled by the C++ compiler); the kernels are cuDNN's.
 #include "kernels/cuda/cuda_ops.h"
-#include "kernels/ops.h"
+#include "kernels/stream.h"
 
 #include <cuda_runtime.h>
 
@@ -31,7 +31,7 @@ void *cudnn_dlhandle = nullptr;
 
 namespace trellis::kernels::cuda {
 
-[[noreturn]] void fail(const char *file, int line, const char *call, const char *error); // context.cu
+[[noreturn]] void fail(const char *file, int line, const char *call, const char *error); // device_state.cu
 
 #if defined(TRELLIS_HAVE_CUDNN)
 

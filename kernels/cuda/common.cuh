@@ -4,7 +4,7 @@
 #pragma once
 
 #include "kernels/cuda/cuda_ops.h"
-#include "kernels/ops.h"
+#include "kernels/stream.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>

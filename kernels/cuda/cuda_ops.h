@@ -1,5 +1,5 @@
 // The CUDA kernels behind kernels/ops.h (trellis_kernels_cuda, built when CMake finds a CUDA compiler). Each has the contract of
-// its CPU reference in kernels/cpu/ops.h or kernels/cpu/tensor_ops.h, on float device pointers,
+// its CPU reference in kernels/cpu/cpu_ops.h or kernels/cpu/tensor_ops.h, on float device pointers,
 // queued on the stream's cudaStream_t; tst_cuda_kernels checks each against that reference on a
 // GPU. This header needs no CUDA headers: ops.h includes it in host code.
 // Errors (a failed launch, a CUDA or cuBLASLt call) throw std::runtime_error reading

@@ -1,4 +1,4 @@
-// Linear layers over cuBLASLt (CPU references: kernels/cpu/ops.cpp, half_ops.cpp): the forward with
+// Linear layers over cuBLASLt (CPU references: kernels/cpu/cpu_ops.cpp, half_ops.cpp): the forward with
 // the bias in the GEMM's epilogue, the backward as two accumulating GEMMs and a column sum for the
 // bias. bf16 operands run on tensor cores with fp32 accumulation; the weight and bias gradients
 // are fp32, the input gradient is rounded once to bf16.

@@ -9,11 +9,11 @@
 #include "launcher/report/pdf_report.h"
 #include "launcher/report/run_comparison.h"
 #include "launcher/report/run_export.h"
-#include "launcher/metrics/simulator.h"
-#include "launcher/supervisor/job_keeper.h"
+#include "launcher/simulator/simulator.h"
+#include "launcher/job/job_keeper.h"
 #include "launcher/targets/slurm_target.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>

@@ -3,13 +3,13 @@
 #include "launcher/document/calibration_file.h"
 #include "launcher/cli/cli_support.h"
 #include "launcher/report/run_export.h"
-#include "plan/calibration.h"
-#include "plan/cost_model.h"
-#include "plan/interop.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
-#include "plan/planner.h"
-#include "plan/presets.h"
+#include "backend/plan/cost/calibration.h"
+#include "backend/plan/cost/cost_model.h"
+#include "backend/plan/frameworks/framework_configs.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
+#include "backend/plan/cost/planner.h"
+#include "backend/plan/presets.h"
 
 #include <QCoreApplication>
 #include <QDir>

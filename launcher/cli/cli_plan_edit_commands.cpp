@@ -2,10 +2,10 @@
 // value goes through plan::withPlanField, the path the editor's undo commands use, so a field set
 // here is checked and stored exactly as one typed in the editor.
 #include "launcher/cli/cli_support.h"
-#include "plan/plan_fields.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
-#include "plan/presets.h"
+#include "backend/plan/plan_fields.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
+#include "backend/plan/presets.h"
 
 #include <QFileInfo>
 

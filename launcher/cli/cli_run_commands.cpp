@@ -4,14 +4,14 @@
 #include "launcher/cli/cli_support.h"
 #include "launcher/history/history_database.h"
 #include "launcher/history/history_writer.h"
-#include "launcher/run/run_controller.h"
-#include "launcher/supervisor/feed_publisher.h"
-#include "launcher/supervisor/run_feed.h"
-#include "launcher/supervisor/run_registry.h"
+#include "launcher/supervisor/supervisor.h"
+#include "launcher/feed/feed_publisher.h"
+#include "launcher/feed/run_feed.h"
+#include "launcher/registry/run_registry.h"
 #include "launcher/supervisor/supervisor_process.h"
-#include "launcher/metrics/simulator.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
+#include "launcher/simulator/simulator.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -242,7 +242,7 @@ int cmdStop(const Args &a)
 }
 
 int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
-                 const std::function<QString(RunController &, const RunOptions &)> &begin);
+                 const std::function<QString(Supervisor &, const RunOptions &)> &begin);
 
 namespace {
 
@@ -251,7 +251,7 @@ int takeRunId(const Args &a, QString &runId)
 {
     runId = a.options.value(QStringLiteral("--run-id"));
     if (runId.isEmpty())
-        runId = RunController::newRunId();
+        runId = Supervisor::newRunId();
     else if (!RunRegistry::validRunId(runId))
         return usageError(QStringLiteral("--run-id '%1': letters, digits, '.', '_' and '-' only, at most 64").arg(runId));
     return 0;
@@ -260,7 +260,7 @@ int takeRunId(const Args &a, QString &runId)
 // A supervised run of a plan made here (simulate, run --command): saved as
 // runs/SUBDIR/RUN.plan.json beside the history, where adopt and compare find it like a plan file.
 int superviseMadePlan(const Args &a, const QString &dbPath, const QString &subdir, const plan::Plan &thePlan,
-                      const std::function<QString(RunController &, const RunOptions &, const QString &)> &start)
+                      const std::function<QString(Supervisor &, const RunOptions &, const QString &)> &start)
 {
     QString runId;
     if (const int code = takeRunId(a, runId); code != 0)
@@ -275,7 +275,7 @@ int superviseMadePlan(const Args &a, const QString &dbPath, const QString &subdi
     record.database = QFileInfo(dbPath).absoluteFilePath();
     record.planPath = planPath;
     return superviseRun(a, dbPath, record,
-                        [&](RunController &controller, const RunOptions &options) { return start(controller, options, planPath); });
+                        [&](Supervisor &controller, const RunOptions &options) { return start(controller, options, planPath); });
 }
 
 } // namespace
@@ -320,7 +320,7 @@ int cmdRunCommand(const Args &a, const QString &dbPath)
         return fail(QString::fromStdString(d.front().toString()));
     thePlan.trainer.dir = QDir::currentPath().toStdString();
     return superviseMadePlan(a, dbPath, QStringLiteral("commands"), thePlan,
-                             [&](RunController &controller, const RunOptions &options, const QString &planPath) {
+                             [&](Supervisor &controller, const RunOptions &options, const QString &planPath) {
                                  return controller.start(thePlan, planPath, options);
                              });
 }
@@ -355,12 +355,12 @@ int cmdRun(const Args &a, const QString &dbPath)
     record.runId = runId;
     record.database = QFileInfo(dbPath).absoluteFilePath();
     record.planPath = QFileInfo(path).absoluteFilePath();
-    return superviseRun(a, dbPath, record, [&](RunController &controller, const RunOptions &options) {
+    return superviseRun(a, dbPath, record, [&](Supervisor &controller, const RunOptions &options) {
         return controller.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options);
     });
 }
 
-// simulate: a supervised run whose ranks are the telemetry generator (simulator.h): the real
+// simulate: a supervised run whose ranks are the simulator (simulator.h): the real
 // protocol, sockets, receiver, detectors, history and feed, at any number of ranks.
 int cmdSimulate(const Args &a, const QString &dbPath)
 {
@@ -375,7 +375,7 @@ int cmdSimulate(const Args &a, const QString &dbPath)
     if (const plan::Diagnostics d = plan::validatePlan(thePlan); plan::hasErrors(d))
         return fail(QStringLiteral("simulated plan: %1").arg(QString::fromStdString(d.front().toString())));
     return superviseMadePlan(a, dbPath, QStringLiteral("simulated"), thePlan,
-                             [&](RunController &controller, const RunOptions &given, const QString &planPath) {
+                             [&](Supervisor &controller, const RunOptions &given, const QString &planPath) {
                                  RunOptions options = given;
                                  options.jobProgram = supervisorProgram();
                                  options.jobArguments = QStringList{QStringLiteral("simulate-ranks")} + telemetry::simulationArguments(sim);
@@ -401,7 +401,7 @@ int cmdAdopt(const Args &a, const QString &dbPath)
     Q_UNUSED(dbPath); // the run's own history, as its first supervisor recorded it
     const QString database = orphan->database;
     const RunRecord record = *orphan;
-    return superviseRun(a, database, record, [&](RunController &controller, const RunOptions &options) -> QString {
+    return superviseRun(a, database, record, [&](Supervisor &controller, const RunOptions &options) -> QString {
         HistoryDatabase db;
         if (const QString e = db.open(database, false); !e.isEmpty())
             return e;
@@ -457,7 +457,7 @@ std::optional<int> readRunOptions(const Args &a, const RunRecord &record, RunOpt
 }
 
 // The progress line: redrawn in place on a terminal, else printed once per tenth of the run.
-void printProgress(const RunController &controller, RunConsole &console)
+void printProgress(const Supervisor &controller, RunConsole &console)
 {
     if (console.quiet)
         return;
@@ -487,21 +487,21 @@ void printProgress(const RunController &controller, RunConsole &console)
 }
 
 // Progress, alerts, restarts and batch-job changes to the terminal; the event loop ends with the run.
-void connectConsole(RunController &controller, RunConsole &console)
+void connectConsole(Supervisor &controller, RunConsole &console)
 {
-    RunController *const c = &controller;
+    Supervisor *const c = &controller;
     RunConsole *const con = &console;
-    QObject::connect(c, &RunController::stepsArrived, c, [c, con] { printProgress(*c, *con); });
-    QObject::connect(c, &RunController::finished, c, [](RunState, int, const QString &) { QCoreApplication::quit(); });
-    QObject::connect(c, &RunController::alert, c, [con](const QString &kind, const QString &message) {
+    QObject::connect(c, &Supervisor::stepsArrived, c, [c, con] { printProgress(*c, *con); });
+    QObject::connect(c, &Supervisor::finished, c, [](RunState, int, const QString &) { QCoreApplication::quit(); });
+    QObject::connect(c, &Supervisor::alert, c, [con](const QString &kind, const QString &message) {
         // Restarts print as they start and failures (hangs included) at the end.
         if (kind != QLatin1String("restart") && kind != QLatin1String("failure") && kind != QLatin1String("hang"))
             err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
     });
-    QObject::connect(c, &RunController::restarting, c, [con](int, const QString &message) {
+    QObject::connect(c, &Supervisor::restarting, c, [con](int, const QString &message) {
         err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
     });
-    QObject::connect(c, &RunController::batchJobChanged, c, [con](const QString &, const QString &text) {
+    QObject::connect(c, &Supervisor::batchJobChanged, c, [con](const QString &, const QString &text) {
         if (!con->quiet)
             err() << (con->tty ? "\n" : "") << text << Qt::endl;
     });
@@ -509,7 +509,7 @@ void connectConsole(RunController &controller, RunConsole &console)
 
 // After the event loop: flushes and stops the history writer, and says how the run ended and
 // what its telemetry lost.
-void printRunEnd(const RunController &controller, HistoryWriter &writer, const RunConsole &console)
+void printRunEnd(const Supervisor &controller, HistoryWriter &writer, const RunConsole &console)
 {
     if (console.tty && !console.quiet)
         err() << Qt::endl;
@@ -557,7 +557,7 @@ int writeRunReport(const QString &reportPath, const QString &dbPath, const QStri
 // same run), publishes its live feed, writes its history, and prints progress; `begin` starts or
 // adopts the run once everything is in place.
 int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
-                 const std::function<QString(RunController &, const RunOptions &)> &begin)
+                 const std::function<QString(Supervisor &, const RunOptions &)> &begin)
 {
     telemetry::raiseOpenFileLimit(); // a connection per rank
     QString claimError;
@@ -571,9 +571,9 @@ int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
     HistoryWriter writer(dbPath);
     if (const QString e = writer.start(); !e.isEmpty())
         return fail(e);
-    RunController controller(&writer);
+    Supervisor controller(&writer);
     controller.setFeed(&feed);
-    QObject::connect(&controller, &RunController::jobStarted, &controller,
+    QObject::connect(&controller, &Supervisor::jobStarted, &controller,
                      [&](qint64 keeperPid, int attempt) { claim->jobStarted(keeperPid, controller.runDirectory(), attempt); });
     SignalBridge bridge([&](int) { controller.stop(); });
     RunOptions options;

@@ -2,9 +2,9 @@
 #include "launcher/cli/cli_support.h"
 
 #include "launcher/history/history_database.h"
-#include "plan/hostfile.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
+#include "backend/plan/hostfile.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
 
 #include <cstdio>
 

@@ -5,7 +5,7 @@
 
 #include "launcher/run_types.h"
 
-#include "plan/plan.h"
+#include "backend/plan/plan.h"
 
 #include <QMap>
 #include <QSet>

@@ -1,7 +1,7 @@
 // trellis-cli preflight: the plan's launch target checks its hosts before anything starts (see
 // targets/launch_target.h), and may first accept host keys a person has compared.
 #include "launcher/cli/cli_support.h"
-#include "launcher/run/run_controller.h"
+#include "launcher/supervisor/supervisor.h"
 #include "launcher/targets/ssh_target.h"
 
 #include <QDir>
@@ -21,7 +21,7 @@ int cmdPreflight(const Args &a)
         return 1;
     QTemporaryDir work(QDir::tempPath() + QStringLiteral("/trellis-preflight-XXXXXX"));
     TargetOptions options;
-    options.trainerPath = RunController::defaultTrainerPath(&*thePlan);
+    options.trainerPath = Supervisor::defaultTrainerPath(&*thePlan);
     options.workDir = work.path();
     QString error;
     auto target = makeLaunchTarget(*thePlan, options, error);

@@ -1,5 +1,6 @@
 // See alerts.h.
 #include "launcher/detectors/alerts.h"
+#include "launcher/statistics.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -74,9 +75,7 @@ std::optional<QString> DivergenceDetector::loss(qint64 step, double value)
         m_recent.erase(m_recent.begin());
     if (static_cast<int>(m_recent.size()) < m_window)
         return std::nullopt;
-    std::vector<double> sorted = m_recent;
-    std::nth_element(sorted.begin(), sorted.begin() + m_window / 2, sorted.end());
-    const double median = sorted[static_cast<std::size_t>(m_window / 2)];
+    const double median = launcher::median(m_recent);
     if (!m_seen || median < m_lowest) {
         m_lowest = median;
         m_lowestStep = step;

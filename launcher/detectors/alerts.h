@@ -8,7 +8,7 @@
 // Threading: the run controller's thread.
 #pragma once
 
-#include "plan/plan.h"
+#include "backend/plan/plan.h"
 
 #include <QNetworkAccessManager>
 #include <QObject>

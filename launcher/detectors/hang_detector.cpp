@@ -1,7 +1,7 @@
 // See hang_detector.h.
 #include "launcher/detectors/hang_detector.h"
 
-#include "plan/mesh.h"
+#include "backend/plan/mesh.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -13,7 +13,7 @@
 // Threading: one thread (the run's supervisor).
 #pragma once
 
-#include "plan/plan.h"
+#include "backend/plan/plan.h"
 
 #include <cstdint>
 #include <map>

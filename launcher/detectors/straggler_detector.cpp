@@ -1,24 +1,11 @@
 // See straggler_detector.h.
 #include "launcher/detectors/straggler_detector.h"
+#include "launcher/statistics.h"
 
 #include <algorithm>
 #include <cstdio>
 
 namespace trellis::launcher {
-namespace {
-
-double median(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    const auto mid = v.begin() + static_cast<long>(v.size() / 2);
-    std::nth_element(v.begin(), mid, v.end());
-    if (v.size() % 2 == 1)
-        return *mid;
-    return (*mid + *std::max_element(v.begin(), mid)) / 2;
-}
-
-} // namespace
 
 double StragglerDetector::medianOf(int rank) const
 {

@@ -3,8 +3,8 @@
 // panel (which calls it off the GUI thread).
 #pragma once
 
-#include "plan/calibration.h"
-#include "plan/cost_model.h"
+#include "backend/plan/cost/calibration.h"
+#include "backend/plan/cost/cost_model.h"
 
 #include <QString>
 

@@ -1,9 +1,9 @@
 #include "launcher/document/plan_document.h"
 
-#include "plan/interop.h"
-#include "plan/plan_fields.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
+#include "backend/plan/frameworks/framework_configs.h"
+#include "backend/plan/plan_fields.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
 
 #include <QDir>
 #include <QFileInfo>

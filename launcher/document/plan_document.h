@@ -7,8 +7,8 @@
 // Qt Core + Qt Gui (QUndoStack) only: the editor's widgets live in ui/plan.
 #pragma once
 
-#include "plan/plan.h"
-#include "plan/result.h"
+#include "backend/plan/plan.h"
+#include "backend/plan/result.h"
 
 #include <QObject>
 #include <QString>
@@ -54,7 +54,7 @@ public:
     bool removeNode(int index);
 
     // Imports as one structural step ("Import DeepSpeed config", "Import Megatron-LM arguments"):
-    // what the foreign configuration governs replaces the plan's, the rest stays (plan/interop.h).
+    // what the foreign configuration governs replaces the plan's, the rest stays (backend/plan/frameworks/framework_configs.h).
     // Returns the errors (nothing changed) or empty; the importer's warnings go to `warnings`.
     QString importDeepSpeed(const QByteArray &configJson, QStringList *warnings = nullptr);
     QString importMegatron(const QString &argumentLine, QStringList *warnings = nullptr);

@@ -6,7 +6,6 @@
 #include "launcher/history/collective_blocks.h"
 #include "launcher/history/step_blocks.h"
 
-#include "launcher/supervisor/run_registry.h"
 
 #include <QAtomicInteger>
 
@@ -34,6 +33,13 @@
 
 namespace trellis::launcher {
 namespace {
+
+// Set once by the program at start-up (HistoryDatabase::setRunLiveness), read by every open().
+RunLiveness &installedLiveness()
+{
+    static RunLiveness liveness;
+    return liveness;
+}
 
 QAtomicInteger<quint64> g_connectionCounter;
 
@@ -261,11 +267,14 @@ QString HistoryDatabase::open(const QString &path, bool create)
         m_db.close();
         return QStringLiteral("history database %1: %2").arg(path, error);
     }
-    closeAbandonedRuns();
+    if (const RunLiveness &liveness = installedLiveness(); liveness.processAlive)
+        closeAbandonedRuns(liveness);
     return {};
 }
 
-int HistoryDatabase::closeAbandonedRuns()
+void HistoryDatabase::setRunLiveness(RunLiveness liveness) { installedLiveness() = std::move(liveness); }
+
+int HistoryDatabase::closeAbandonedRuns(const RunLiveness &liveness)
 {
     // Runs still launching or running whose launcher was on this host and is gone (or, from before
     // schema 3, is unknown: no older Trellis writes a newer database) end as failed. Runs launched
@@ -274,9 +283,7 @@ int HistoryDatabase::closeAbandonedRuns()
     QSqlQuery q(m_db);
     if (!q.exec(QStringLiteral("SELECT id, launcher_host, launcher_pid, run_id FROM runs WHERE status IN ('launching', 'running')")))
         return 0;
-    QSet<QString> liveJobs;
-    for (const RunRecord &r : RunRegistry::orphaned())
-        liveJobs.insert(r.runId);
+    const QSet<QString> liveJobs = liveness.runsWithLiveJobs ? liveness.runsWithLiveJobs() : QSet<QString>{};
     const QString host = QSysInfo::machineHostName();
     QList<std::pair<qint64, QString>> abandoned;
     while (q.next()) {
@@ -286,7 +293,7 @@ int HistoryDatabase::closeAbandonedRuns()
             continue; // its supervisor died but its job goes on: someone may adopt it
         if (q.value(2).isNull())
             abandoned.append({q.value(0).toLongLong(), QStringLiteral("its launcher is unknown and no longer writes to this history")});
-        else if (launcherHost == host && !RunRegistry::processAlive(pid))
+        else if (launcherHost == host && !liveness.processAlive(pid))
             abandoned.append({q.value(0).toLongLong(),
                               QStringLiteral("its launcher (%1, pid %2) ended while the run was going; how the ranks ended is unknown")
                                   .arg(launcherHost)

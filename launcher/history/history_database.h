@@ -6,6 +6,7 @@
 
 #include "launcher/run_types.h"
 
+#include <QSet>
 #include <QSqlDatabase>
 #include <QString>
 
@@ -23,17 +24,22 @@ inline constexpr int kHistorySchemaVersion = 11;
 
 class HistoryDatabase {
 public:
+    // Installs how open() tells abandoned runs (process-wide; set once, before any open). Without
+    // it, open() leaves every run's status as it is.
+    static void setRunLiveness(RunLiveness liveness);
+
     HistoryDatabase();
     ~HistoryDatabase();
     HistoryDatabase(const HistoryDatabase &) = delete;
     HistoryDatabase &operator=(const HistoryDatabase &) = delete;
 
-    // Opens (creating folders and the file when `create`), migrates and closes abandoned runs.
+    // Opens (creating folders and the file when `create`), migrates and, with a RunLiveness
+    // installed, closes abandoned runs.
     // Returns an empty string on success, otherwise a message naming the path and the problem.
     QString open(const QString &path, bool create = true);
     // Marks runs still launching or running whose launcher process on this host is gone as failed,
     // with the reason; returns how many. open() does it.
-    int closeAbandonedRuns();
+    int closeAbandonedRuns(const RunLiveness &liveness);
     bool isOpen() const;
     QString path() const { return m_path; }
     QSqlDatabase &connection() { return m_db; }

@@ -1,7 +1,7 @@
 // See telemetry_receiver.h.
 #include "launcher/ingest/telemetry_receiver.h"
 
-#include "protocol/framing.h"
+#include "backend/protocol/framing.h"
 
 #include <zmq.hpp>
 

@@ -16,8 +16,8 @@
 
 #include "launcher/ingest/arena_batch.h"
 #include "launcher/run_types.h"
-#include "protocol/curve_keys.h"
-#include "protocol/telemetry.pb.h"
+#include "backend/protocol/curve_keys.h"
+#include "backend/protocol/telemetry.pb.h"
 
 #include <QString>
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "launcher/run_types.h"
-#include "protocol/telemetry.pb.h"
+#include "backend/protocol/telemetry.pb.h"
 
 namespace trellis::launcher {
 

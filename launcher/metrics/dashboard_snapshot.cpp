@@ -2,10 +2,10 @@
 #include "launcher/metrics/dashboard_snapshot.h"
 
 #include "launcher/document/calibration_file.h"
-#include "launcher/report/run_comparison.h"
-#include "plan/cost_model.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
+#include "launcher/statistics.h"
+#include "backend/plan/cost/cost_model.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
 
 #include <algorithm>
 
@@ -201,11 +201,11 @@ void SnapshotBuilder::addStageBreakdown(DashboardSnapshot &s) const
         StageBreakdown b;
         b.stage = stage;
         b.ranks = static_cast<int>(values[Metric::StepMs].size());
-        b.stepMs = medianOf(values[Metric::StepMs]);
-        b.computeMs = medianOf(values[Metric::ComputeMs]);
-        b.exposedCommMs = medianOf(values[Metric::CommExposedMs]);
-        b.bubbleMs = medianOf(values[Metric::BubbleMs]);
-        b.idleMs = medianOf(values[Metric::IdleMs]);
+        b.stepMs = median(values[Metric::StepMs]);
+        b.computeMs = median(values[Metric::ComputeMs]);
+        b.exposedCommMs = median(values[Metric::CommExposedMs]);
+        b.bubbleMs = median(values[Metric::BubbleMs]);
+        b.idleMs = median(values[Metric::IdleMs]);
         b.bubbleFraction = b.stepMs > 0 ? b.bubbleMs / b.stepMs : 0;
         if (stage >= 0 && static_cast<std::size_t>(stage) < m_prediction.stageBubbleFraction.size())
             b.predictedBubbleFraction = m_prediction.stageBubbleFraction[static_cast<std::size_t>(stage)];

@@ -1,5 +1,6 @@
 // See metric_store.h.
 #include "launcher/metrics/metric_store.h"
+#include "launcher/statistics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -353,11 +354,7 @@ std::vector<BandPoint> MetricStore::band(Metric metric) const
         }
         if (values.empty())
             continue;
-        const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-        std::nth_element(values.begin(), mid, values.end());
-        double median = mid->first;
-        if (values.size() % 2 == 0) // the mean of the two middle values
-            median = (median + std::max_element(values.begin(), mid)->first) / 2.0;
+        const double median = medianInPlace(values.begin(), values.end(), [](const auto &v) { return v.first; });
         const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
         cache.points[i] = BandPoint{lastStep, lo->first, median, hi->first, lo->second, hi->second, static_cast<int>(values.size())};
     }
@@ -466,9 +463,7 @@ std::vector<Outlier> MetricStore::outliers(Metric metric, int count, int windowB
     std::vector<double> values;
     for (const auto &o : all)
         values.push_back(o.value);
-    const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-    std::nth_element(values.begin(), mid, values.end());
-    const double median = *mid;
+    const double median = launcher::median(std::move(values));
     for (auto &o : all)
         o.deviation = median != 0 ? (o.value - median) / std::abs(median) : o.value - median;
     std::sort(all.begin(), all.end(), [](const Outlier &a, const Outlier &b) { return std::abs(a.deviation) > std::abs(b.deviation); });

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "launcher/run_types.h"
-#include "plan/cost_model.h"
+#include "backend/plan/cost/cost_model.h"
 
 #include <QList>
 #include <QString>

@@ -420,15 +420,15 @@ void writePipelineSection(QString &h, const RunData &run, const RunDigest &diges
     for (const auto &[stage, byRank] : fractions) {
         std::vector<double> f, ms;
         for (const auto &[rank, values] : byRank) {
-            f.push_back(medianOf(values));
-            ms.push_back(medianOf(stepMs.at(stage).at(rank)));
+            f.push_back(median(values));
+            ms.push_back(median(stepMs.at(stage).at(rank)));
         }
         const bool known = stage >= 0 && static_cast<std::size_t>(stage) < predicted.stageBubbleFraction.size();
         h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4%</td><td>%5</td></tr>")
                  .arg(stage)
                  .arg(byRank.size())
-                 .arg(medianOf(ms), 0, 'f', 1)
-                 .arg(medianOf(f) * 100, 0, 'f', 1)
+                 .arg(median(ms), 0, 'f', 1)
+                 .arg(median(f) * 100, 0, 'f', 1)
                  .arg(known ? QString::number(predicted.stageBubbleFraction[static_cast<std::size_t>(stage)] * 100, 'f', 1) +
                                   QLatin1Char('%')
                             : QStringLiteral("–"));

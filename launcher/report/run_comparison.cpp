@@ -37,15 +37,6 @@ QString num(double v, int decimals = 1) { return QString::number(v, 'f', decimal
 
 } // namespace
 
-double medianOf(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-    std::nth_element(v.begin(), mid, v.end());
-    return *mid;
-}
-
 RunFigures figuresOf(const RunData &run, const RunDigest &digest)
 {
     RunFigures f;
@@ -65,12 +56,12 @@ RunFigures figuresOf(const RunData &run, const RunDigest &digest)
         if (d.haveRank0)
             f.finalLoss = d.loss0;
     }
-    f.tokensPerS = medianOf(tokens);
-    f.stepMs = medianOf(slowest);
-    f.computeMs = medianOf(compute);
-    f.exposedCommMs = medianOf(exposed);
-    f.bubbleMs = medianOf(bubble);
-    f.idleMs = medianOf(idle);
+    f.tokensPerS = median(tokens);
+    f.stepMs = median(slowest);
+    f.computeMs = median(compute);
+    f.exposedCommMs = median(exposed);
+    f.bubbleMs = median(bubble);
+    f.idleMs = median(idle);
     f.peakRss = digest.peakRss();
     f.busGbps = digest.busGbps();
     return f;

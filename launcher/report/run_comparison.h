@@ -6,6 +6,7 @@
 #include "launcher/report/html_report.h"
 #include "launcher/report/run_digest.h"
 #include "launcher/run_types.h"
+#include "launcher/statistics.h"
 
 #include <QList>
 #include <QString>
@@ -33,8 +34,6 @@ struct RunFigures {
 RunFigures figuresOf(const RunData &run, const RunDigest &digest);
 RunFigures figuresOf(const RunData &run, const QList<CollectiveRow> &collectives); // rows in memory
 
-// The middle value (the upper of the two middle ones for an even count); 0 for none.
-double medianOf(std::vector<double> values);
 
 struct PlanDifference {
     QString field;        // "parallel.dp"

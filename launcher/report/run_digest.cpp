@@ -17,7 +17,7 @@ void spread(std::vector<double> &values, double (&out)[3])
     const auto [least, most] = std::minmax_element(values.begin(), values.end());
     out[0] = *least;
     out[2] = *most;
-    out[1] = medianOf(values);
+    out[1] = median(values);
 }
 
 bool gradientReduce(const CollectiveRow &c)
@@ -110,10 +110,10 @@ void RunDigest::addStep(const StepRow *begin, const StepRow *end)
         m_throughputLines.clear();
         m_stepTimeLines.clear();
     }
-    d.computeMs = medianOf(std::move(compute));
-    d.exposedMs = medianOf(std::move(exposed));
-    d.bubbleMs = medianOf(std::move(bubble));
-    d.idleMs = medianOf(std::move(idle));
+    d.computeMs = median(std::move(compute));
+    d.exposedMs = median(std::move(exposed));
+    d.bubbleMs = median(std::move(bubble));
+    d.idleMs = median(std::move(idle));
     spread(loss, d.loss);
     spread(throughput, d.throughput);
     spread(stepMs, d.stepMs);

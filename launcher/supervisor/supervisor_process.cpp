@@ -2,8 +2,8 @@
 #include "launcher/supervisor/supervisor_process.h"
 #include "launcher/owner_only.h"
 
-#include "launcher/supervisor/run_registry.h"
-#include "plan/plan_json.h"
+#include "launcher/registry/run_registry.h"
+#include "backend/plan/plan_json.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -14,14 +14,6 @@
 
 namespace trellis::launcher {
 
-QString supervisorProgram()
-{
-    const QString env = qEnvironmentVariable("TRELLIS_CLI");
-    if (!env.isEmpty())
-        return env;
-    return QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-cli");
-}
-
 SupervisorStart startSupervisor(const plan::Plan &thePlan, const QString &planPath, const QString &databasePath,
                                 const RunOptions &options)
 {
@@ -31,7 +23,7 @@ SupervisorStart startSupervisor(const plan::Plan &thePlan, const QString &planPa
         s.error = QStringLiteral("the run supervisor (trellis-cli) is not at %1").arg(program);
         return s;
     }
-    s.runId = RunController::newRunId();
+    s.runId = Supervisor::newRunId();
     const QString runsDir = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/supervisors");
     if (!makeOwnerOnlyPath(runsDir)) {
         s.error = QStringLiteral("cannot create %1").arg(runsDir);
@@ -41,7 +33,7 @@ SupervisorStart startSupervisor(const plan::Plan &thePlan, const QString &planPa
     s.logPath = runsDir + QLatin1Char('/') + s.runId + QStringLiteral(".log");
     prepareOwnerOnlyFile(s.planPath);
     prepareOwnerOnlyFile(s.logPath); // the supervisor's output lands in it (QProcess keeps the mode)
-    if (auto saved = plan::savePlanFile(RunController::withAbsolutePaths(thePlan, planPath), s.planPath.toStdString()); !saved) {
+    if (auto saved = plan::savePlanFile(Supervisor::withAbsolutePaths(thePlan, planPath), s.planPath.toStdString()); !saved) {
         s.error = QString::fromStdString(saved.errorText());
         return s;
     }

@@ -3,8 +3,9 @@
 // caller follows the run through its live feed (RunFeed) and the run registry.
 #pragma once
 
-#include "launcher/run/run_controller.h" // RunOptions
-#include "plan/plan.h"
+#include "launcher/programs.h"
+#include "launcher/supervisor/supervisor.h" // RunOptions
+#include "backend/plan/plan.h"
 
 #include <QString>
 
@@ -17,9 +18,6 @@ struct SupervisorStart {
     QString logPath;   // its output: why it refused the run, when it did
     QString planPath;  // the plan it was given (relative paths made absolute)
 };
-
-// trellis-cli beside this program, or $TRELLIS_CLI.
-QString supervisorProgram();
 
 // `plan` (loaded from planPath, maybe edited since) is written with absolute paths into the runs
 // folder beside the history database, and a supervisor is started for it. options: trainerPath

@@ -8,8 +8,8 @@
 #pragma once
 
 #include "launcher/targets/mpi_command.h"
-#include "plan/plan.h"
-#include "protocol/curve_keys.h"
+#include "backend/plan/plan.h"
+#include "backend/protocol/curve_keys.h"
 
 #include <QString>
 #include <QStringList>
@@ -55,7 +55,7 @@ inline const char *const kInitFromFiles[] = {"config.json", "model.safetensors"}
 
 struct StageInput {
     QString runId;
-    plan::Plan plan;    // with absolute local paths (RunController::withAbsolutePaths)
+    plan::Plan plan;    // with absolute local paths (Supervisor::withAbsolutePaths)
     QString trainerPath; // this machine's trainer
     proto::CurveKeys rankKeys; // the ranks' keys, written to each host (none: no file)
 };
@@ -99,7 +99,7 @@ public:
 // route). Failures name `field`, where a person sets the address by hand. "" or why not.
 QString remoteTelemetryRoute(const QString &address, const QString &host, quint16 port, const QString &field, TelemetryRoute &route);
 
-// "step-00000042": a checkpoint's folder name (backend/trainer/checkpoint.h).
+// "step-00000042": a checkpoint's folder name (backend/trainer/checkpoint/checkpoint.h).
 QString checkpointFolderName(qint64 step);
 // The newest checkpoint in `dir` with its meta.json and every shard it lists at the listed size;
 // 0 when none.

@@ -8,7 +8,7 @@
 // 256 KiB is the largest value this BTL honoured here; 1 MiB silently fell back.
 #include "launcher/targets/mpi_command.h"
 
-#include "protocol/framing.h"
+#include "backend/protocol/framing.h"
 
 #include <QRegularExpression>
 #include <QTcpServer>

@@ -3,7 +3,7 @@
 // without starting anything.
 #pragma once
 
-#include "plan/plan.h"
+#include "backend/plan/plan.h"
 
 #include <QMap>
 #include <QString>
@@ -39,7 +39,7 @@ LaunchCommand buildLocalCommand(const plan::Plan &plan, const LaunchRequest &req
 // What every rank runs, after mpirun's options: `trainer --plan PLAN ...`, or for a plan with its
 // own trainer (trainer.command) `trainer --exec ... -- COMMAND...` (backend/trainer/exec), which
 // sets torchrun's variables and the telemetry's and runs the command without a shell; --node-relay when the
-// plan's telemetry.relay asks for relays at its size (trainer/node_relay.h). keysPath:
+// plan's telemetry.relay asks for relays at its size (backend/trainer/telemetry/node_relay.h). keysPath:
 // the ranks' CURVE key file where they run ("" none); masterAddr: rank 0's host ("" keeps the
 // MASTER_ADDR mpirun passes on); dir: the command's folder there ("" the rank's working folder).
 QStringList rankArguments(const plan::Plan &plan, const LaunchRequest &request, const QString &trainer, const QString &planPath,

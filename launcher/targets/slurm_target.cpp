@@ -1,8 +1,8 @@
 // See slurm_target.h.
 #include "launcher/targets/slurm_target.h"
 
-#include "launcher/supervisor/supervisor_process.h"
-#include "plan/plan_json.h"
+#include "launcher/programs.h"
+#include "backend/plan/plan_json.h"
 
 #include <QDir>
 #include <QFile>

@@ -2,7 +2,7 @@
 #include "launcher/targets/ssh_target.h"
 
 #include "launcher/targets/ssh_text.h"
-#include "plan/plan_json.h"
+#include "backend/plan/plan_json.h"
 
 #include <QDir>
 #include <QElapsedTimer>

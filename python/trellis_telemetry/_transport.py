@@ -5,7 +5,7 @@ what waits sent in Batch frames of at most 64 KiB, every message held until an A
 Skip and a resend when the receiver asks (a gap) or when acknowledgements stall (then again after
 twice as long each time while they stay stalled, at most 30 s).
 
-Publisher mirrors backend/trainer/telemetry_publisher.cpp: the training thread only numbers and
+Publisher mirrors backend/trainer/telemetry/telemetry_publisher.cpp: the training thread only numbers and
 appends to a bounded queue under a lock (never waits for the network); one daemon thread owns the
 socket (created, used and closed there), builds and encodes the queued messages, moves them into the
 link, pumps it and sends a Heartbeat at each heartbeat tick at which nothing else was sent since the

@@ -7,9 +7,9 @@
 // Usage: QT_QPA_PLATFORM=offscreen build/bin/bench_edit_estimate
 #include "launcher/document/plan_document.h"
 #include "launcher/metrics/timeline.h"
-#include "plan/cost_model.h"
-#include "ui/estimate_panel.h"
-#include "ui/main_window.h"
+#include "backend/plan/cost/cost_model.h"
+#include "ui/estimate/estimate_panel.h"
+#include "ui/workspace/main_window.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -8,7 +8,7 @@
 // Usage: build/bin/bench_gemm16 [REPS (5)] [ITERS (20)]
 #include "kernels/cpu/half_gemm.h"
 #include "kernels/cpu/half_ops.h"
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/cpu_ops.h"
 #include "kernels/dtype.h"
 
 #include <algorithm>

@@ -11,8 +11,8 @@
 // Usage: bench_gpu_gpt [--model gpt2-124m|llama-1b] [--batch B] [--steps N] [--precision bf16|fp32|tf32]
 //                      [--op-table] [--peak-tflops T]
 #include "kernels/cuda/cuda_ops.h"
-#include "trainer/adamw.h"
-#include "trainer/model/gpt_model.h"
+#include "backend/trainer/optimizer/adamw.h"
+#include "backend/trainer/model/gpt_model.h"
 
 #include <algorithm>
 #include <chrono>

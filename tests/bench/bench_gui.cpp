@@ -10,8 +10,8 @@
 // frame draws all of them. BENCH_GUI_SIM_NICE=N runs the simulated ranks N nicer (simulate --nice,
 // default 10: they stand for other machines).
 // Usage: bench_gui [RANKS=1024] [HZ=20] [SECONDS=60]   (QT_QPA_PLATFORM=offscreen)
-#include "ui/dashboard.h"
-#include "ui/main_window.h"
+#include "ui/run/run_header.h"
+#include "ui/workspace/main_window.h"
 #include "ui/workspace/dashboard_grid.h"
 #include "ui/workspace/panel_frame.h"
 #include "ui/dashboards/panel.h"

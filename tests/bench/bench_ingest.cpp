@@ -10,8 +10,8 @@
 #include "launcher/metrics/metric_store.h"
 #include "launcher/ingest/telemetry_receiver.h"
 #include "launcher/ingest/telemetry_rows.h"
-#include "protocol/framing.h"
-#include "protocol/rank_link.h"
+#include "backend/protocol/framing.h"
+#include "backend/protocol/rank_link.h"
 
 #include <QCoreApplication>
 #include <QDateTime>

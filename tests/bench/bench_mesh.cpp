@@ -1,4 +1,4 @@
-// Time to lay out and paint the mesh view (ui/mesh_view.h) at 4096 ranks against 128 ranks, side by
+// Time to lay out and paint the mesh view (ui/plan/mesh_view.h) at 4096 ranks against 128 ranks, side by
 // side in one run: 512 (16) DGX H100 nodes of the 128-GPU plan with dp filling them. Three cases:
 // fitted to a 900 × 700 view (node tiles at 4096), zoomed to 7 px rank cells painting what a
 // 900 × 700 viewport shows, and the same zoom painting the whole mesh. Each: setPlan (per-rank
@@ -7,10 +7,10 @@
 // (click: its groups are highlighted, the viewport painted again), hover a rank (the tooltip's
 // hit test and text) and zoom one level in and out (layout and the viewport painted again).
 // Usage: QT_QPA_PLATFORM=offscreen build/bin/bench_mesh [LARGE_RANKS=4096]   (16384: Llama 3's scale)
-#include "plan/plan_json.h"
-#include "ui/mesh_view.h"
+#include "backend/plan/plan_json.h"
+#include "ui/plan/mesh_view.h"
 
-#include "../support/mesh_plans.h"
+#include "tests/support/mesh_plans.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

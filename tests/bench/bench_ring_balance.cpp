@@ -6,8 +6,8 @@
 // figures are compute only, free of the ring's transfers and of core sharing. The ring's makespan
 // is Σ over steps of the slowest rank's block (every step waits for the exchange).
 //   build/bin/bench_ring_balance [seq_len] [heads] [head_size]
-#include "kernels/cpu/ops.h"
-#include "trainer/model/gpt_model.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "backend/trainer/model/gpt_model.h"
 
 #include <algorithm>
 #include <chrono>

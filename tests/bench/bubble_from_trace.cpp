@@ -4,7 +4,7 @@
 // (ranks · wall time from the first action to the last)), and the simulator's prediction for the
 // same schedule from the mean measured F / backward (B, W) time of every chunk.
 // Usage: bench_bubble_from_trace TRACE.json SCHEDULE STAGES MICRO_BATCHES [VIRTUAL_STAGES]
-#include "plan/schedule.h"
+#include "backend/plan/schedule.h"
 
 #include <nlohmann/json.hpp>
 

@@ -4,9 +4,9 @@
 // clear messages; memory and collectives as the trainer records them. (Comparisons, exports and
 // the reports of real runs: tst_reports.)
 #include "launcher/history/history_database.h"
-#include "plan/cost_model.h"
-#include "plan/plan_json.h"
-#include "cli_test_support.h"
+#include "backend/plan/cost/cost_model.h"
+#include "backend/plan/plan_json.h"
+#include "tests/support/cli_test_support.h"
 
 #include <algorithm>
 

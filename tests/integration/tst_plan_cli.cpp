@@ -1,6 +1,6 @@
 // trellis-cli plan new | set | get | diff: the editor's headless twin. Real trellis-cli processes on
 // real files; a refused edit leaves the file as it was, byte for byte.
-#include "cli_test_support.h"
+#include "tests/support/cli_test_support.h"
 
 #include <QTest>
 

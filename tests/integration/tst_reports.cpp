@@ -2,7 +2,7 @@
 // report as PDF, every table exported as CSV and JSON, and a pipeline run's bubble, per-stage
 // memory, Chrome trace, step timeline beside the prediction and its reports with the pipeline
 // section. Split from tst_cli (the runs and what the trainer records).
-#include "cli_test_support.h"
+#include "tests/support/cli_test_support.h"
 #include "launcher/history/history_database.h"
 #include "launcher/report/run_export.h"
 #include "launcher/metrics/dashboard_snapshot.h"

@@ -3,9 +3,9 @@
 // with every telemetry message recorded; a supervisor killed with kill -9 is replaced by one that
 // adopts its job and loses nothing; two supervisors never own the same run; a history database
 // locked or deleted mid-run does not stop it.
-#include "cli_test_support.h"
-#include "history_checks.h"
-#include "protocol/relay.h"
+#include "tests/support/cli_test_support.h"
+#include "tests/support/history_checks.h"
+#include "backend/protocol/relay.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

@@ -1,12 +1,12 @@
-// The telemetry generator end to end: `trellis-cli simulate` drives 1024 simulated ranks through
+// The simulator end to end: `trellis-cli simulate` drives 1024 simulated ranks through
 // the real protocol, receiver, detectors and history with no message lost; a slow rank is named a
 // straggler, a silent one a hang, a crashing one the cause of the failure; steps the live feed
 // skips reach a follower from the history.
-#include "cli_test_support.h"
+#include "tests/support/cli_test_support.h"
 #include "launcher/history/history_database.h"
-#include "launcher/supervisor/run_feed.h"
-#include "launcher/supervisor/run_registry.h"
-#include "protocol/relay.h"
+#include "launcher/feed/run_feed.h"
+#include "launcher/registry/run_registry.h"
+#include "backend/protocol/relay.h"
 
 #include <QSignalSpy>
 

@@ -8,8 +8,8 @@
 // failed); requests the partition cannot hold stop at preflight with nothing recorded. Skips
 // (saying why) where namespaces or the Slurm packages are missing; stops every daemon and removes
 // every namespace it made, also after a failure.
-#include "cli_test_support.h"
-#include "protocol/relay.h"
+#include "tests/support/cli_test_support.h"
+#include "backend/protocol/relay.h"
 
 #include <QDir>
 #include <QElapsedTimer>

@@ -6,8 +6,8 @@
 // missing or mismatched trainer and a host with too few cores each stop the launch at preflight,
 // naming the host and the reason, and nothing starts. Skips (saying why) where namespaces or sshd
 // are not available; removes every namespace, link and sshd it made, also after a failure.
-#include "cli_test_support.h"
-#include "protocol/relay.h"
+#include "tests/support/cli_test_support.h"
+#include "backend/protocol/relay.h"
 #include "launcher/history/history_database.h"
 
 #include <QDir>

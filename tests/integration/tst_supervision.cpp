@@ -4,8 +4,8 @@
 // alerts to a command hook and a webhook; the Prometheus endpoint checked by promtool and scraped
 // by a real Prometheus server. Who owns a run (followers, the workbench and supervisors killed,
 // one supervisor per run, a history in trouble) is tst_run_ownership.
-#include "cli_test_support.h"
-#include "history_checks.h"
+#include "tests/support/cli_test_support.h"
+#include "tests/support/history_checks.h"
 #include "launcher/history/history_database.h"
 
 #include <QElapsedTimer>

@@ -3,7 +3,7 @@
 // parallelism). For the mesh's tests and its benchmark.
 #pragma once
 
-#include "plan/plan_json.h"
+#include "backend/plan/plan_json.h"
 
 #include <cstdio>
 #include <cstdlib>

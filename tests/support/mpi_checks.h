@@ -3,7 +3,7 @@
 // agree on each verdict; rank 0 prints the failures and the closing "N passed, M failed" line.
 #pragma once
 
-#include "trainer/comm/communicator.h"
+#include "backend/trainer/comm/communicator.h"
 
 #include <cmath>
 #include <cstdio>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "ui/dashboards/panel.h"
-#include "ui/live_text.h"
+#include "ui/widgets/live_text.h"
 
 
 namespace trellis::ui::dashboards {

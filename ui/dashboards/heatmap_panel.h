@@ -3,7 +3,7 @@
 #pragma once
 
 #include "ui/dashboards/panel.h"
-#include "ui/live_text.h"
+#include "ui/widgets/live_text.h"
 
 class QComboBox;
 class QCPColorMap;

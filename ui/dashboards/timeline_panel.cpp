@@ -1,7 +1,7 @@
 // See timeline_panel.h.
 #include "ui/dashboards/timeline_panel.h"
 
-#include "ui/timeline_chart.h"
+#include "ui/widgets/timeline_chart.h"
 
 #include <QLabel>
 #include <QVBoxLayout>

@@ -1,4 +1,4 @@
-// The step timeline (Gantt, ui/timeline_chart.h): per pipeline stage, the actions of the newest
+// The step timeline (Gantt, ui/widgets/timeline_chart.h): per pipeline stage, the actions of the newest
 // traced step as the trainer measured them, above the schedule simulator's prediction for the same
 // plan, each scaled to its own length, with the measured and predicted bubble fractions. The data
 // (a TimelineView, bounded by stages × actions) is prepared on the history reader's thread;

@@ -1,9 +1,9 @@
 // See plan_comparison.h.
 #include "ui/estimate/plan_comparison.h"
 
-#include "plan/plan_fields.h"
+#include "backend/plan/plan_fields.h"
 #include "ui/estimate/estimate_format.h"
-#include "ui/tree_section.h"
+#include "ui/widgets/tree_section.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>

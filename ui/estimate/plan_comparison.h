@@ -6,8 +6,8 @@
 // step (through planChosen).
 #pragma once
 
-#include "plan/cost_model.h"
-#include "plan/plan.h"
+#include "backend/plan/cost/cost_model.h"
+#include "backend/plan/plan.h"
 
 #include <QWidget>
 

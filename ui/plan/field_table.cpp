@@ -1,7 +1,7 @@
 #include "ui/plan/field_table.h"
 
-#include "plan/plan_validate.h"
-#include "plan/presets.h"
+#include "backend/plan/plan_validate.h"
+#include "backend/plan/presets.h"
 
 #include <QCoreApplication>
 #include <QRegularExpression>

@@ -2,7 +2,7 @@
 #include "ui/plan/mesh_canvas.h"
 
 #include "launcher/document/plan_document.h"
-#include "ui/mesh_view.h"
+#include "ui/plan/mesh_view.h"
 #include "ui/plan/field_table.h"
 
 #include <QCheckBox>

@@ -1,4 +1,4 @@
-// The mesh as the canvas of the plan: the mesh view (ui/mesh_view.h) of the document's plan in a
+// The mesh as the canvas of the plan: the mesh view (ui/plan/mesh_view.h) of the document's plan in a
 // scroll area, with the axis its ranks are coloured by, a stepper per parallel degree (dp, tp, pp,
 // cp, ep) and zoom (−, +, fit; Ctrl+wheel over the mesh). A stepper's change is the same set-field
 // undo command the editor makes; with "keep the world size" on, changing tp, pp or cp also sets dp
@@ -9,7 +9,7 @@
 // coordinates and groups below the mesh.
 #pragma once
 
-#include "plan/plan.h"
+#include "backend/plan/plan.h"
 
 #include <QHash>
 #include <QWidget>

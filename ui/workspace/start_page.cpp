@@ -1,7 +1,7 @@
 // See start_page.h.
 #include "ui/workspace/start_page.h"
 
-#include "plan/plan_json.h"
+#include "backend/plan/plan_json.h"
 
 #include <QDirIterator>
 #include <QFileInfo>

@@ -1,5 +1,5 @@
 // See allreduce_algorithm.h.
-#include "trainer/comm/allreduce_algorithm.h"
+#include "backend/trainer/comm/allreduce_algorithm.h"
 
 #include <mpi.h>
 

@@ -7,7 +7,7 @@
 // engine's own settings rather than the plan's wish. hierarchical is composed by ProcessGroups.
 #pragma once
 
-#include "plan/plan.h"
+#include "backend/plan/plan.h"
 
 #include <string>
 

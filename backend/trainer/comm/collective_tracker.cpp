@@ -1,5 +1,5 @@
 // See collective_tracker.h.
-#include "trainer/comm/collective_tracker.h"
+#include "backend/trainer/comm/collective_tracker.h"
 
 #include <chrono>
 #include <mutex>

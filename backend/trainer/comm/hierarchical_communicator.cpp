@@ -1,5 +1,5 @@
 // See hierarchical_communicator.h.
-#include "trainer/comm/hierarchical_communicator.h"
+#include "backend/trainer/comm/hierarchical_communicator.h"
 
 #include <cstring>
 #include <stdexcept>

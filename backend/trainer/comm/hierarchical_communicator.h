@@ -9,7 +9,7 @@
 // Threading: the training thread, like the communicators it wraps.
 #pragma once
 
-#include "trainer/comm/mpi_communicator.h"
+#include "backend/trainer/comm/mpi_communicator.h"
 
 #include <deque>
 #include <memory>

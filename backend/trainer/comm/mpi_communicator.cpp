@@ -1,8 +1,8 @@
 // MPI communicator; see mpi_communicator.h.
-#include "trainer/comm/mpi_communicator.h"
+#include "backend/trainer/comm/mpi_communicator.h"
 
-#include "protocol/exit_codes.h"
-#include "trainer/comm/collective_tracker.h"
+#include "backend/protocol/exit_codes.h"
+#include "backend/trainer/comm/collective_tracker.h"
 
 #include <unistd.h>
 

@@ -6,7 +6,7 @@
 // (or compare) in fp32 and round to nearest even, the same in blocking and non-blocking calls.
 #pragma once
 
-#include "trainer/comm/communicator.h"
+#include "backend/trainer/comm/communicator.h"
 
 #include <mpi.h>
 

@@ -1,7 +1,7 @@
 // Process groups from the mesh; see process_groups.h.
-#include "trainer/comm/process_groups.h"
+#include "backend/trainer/comm/process_groups.h"
 
-#include "trainer/comm/hierarchical_communicator.h"
+#include "backend/trainer/comm/hierarchical_communicator.h"
 
 #include <algorithm>
 #include <stdexcept>

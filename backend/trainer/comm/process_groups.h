@@ -9,8 +9,8 @@
 // Threading: training thread only.
 #pragma once
 
-#include "plan/mesh.h"
-#include "trainer/comm/mpi_communicator.h"
+#include "backend/plan/mesh.h"
+#include "backend/trainer/comm/mpi_communicator.h"
 
 #include <array>
 #include <memory>

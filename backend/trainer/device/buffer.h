@@ -5,7 +5,7 @@
 // Threading: as its device.
 #pragma once
 
-#include "trainer/device/device.h"
+#include "backend/trainer/device/device.h"
 
 #include <cstddef>
 #include <span>

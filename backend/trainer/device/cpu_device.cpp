@@ -1,6 +1,6 @@
 // The CPU device: 64-byte aligned host memory (one cache line, a full AVX-512 vector), kernels on
 // the calling thread.
-#include "trainer/device/device.h"
+#include "backend/trainer/device/device.h"
 
 #include <cstdlib>
 #include <cstring>

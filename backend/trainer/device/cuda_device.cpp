@@ -1,7 +1,7 @@
 // The CUDA device: cudaMalloc'd memory (zeroed), kernels queued on one non-blocking stream of its
 // own, copies to and from the host that wait for the stream. In a build without CUDA,
 // Device::cuda() says so.
-#include "trainer/device/device.h"
+#include "backend/trainer/device/device.h"
 
 #if defined(TRELLIS_HAVE_CUDA)
 #include "kernels/cuda/cuda_ops.h"

@@ -1,8 +1,8 @@
 // See exec_rank.h.
-#include "trainer/exec/exec_rank.h"
+#include "backend/trainer/exec/exec_rank.h"
 
-#include "protocol/exit_codes.h"
-#include "trainer/node_relay.h"
+#include "backend/protocol/exit_codes.h"
+#include "backend/trainer/telemetry/node_relay.h"
 
 #include <sys/prctl.h>
 #include <sys/stat.h>

@@ -1,8 +1,8 @@
 // See fault_injection.h.
-#include "trainer/faults/fault_injection.h"
+#include "backend/trainer/faults/fault_injection.h"
 
-#include "protocol/exit_codes.h"
-#include "trainer/telemetry_publisher.h"
+#include "backend/protocol/exit_codes.h"
+#include "backend/trainer/telemetry/telemetry_publisher.h"
 
 #include <unistd.h>
 

@@ -4,10 +4,10 @@
 // then logits = lnf(x)·wteᵀ (tied embedding). The backward passes are in gpt_model_backward.cpp,
 // the tensor-parallel pieces in gpt_model_parallel.cpp, ring attention and the mixture of experts
 // in model/.
-#include "trainer/model/gpt_model.h"
+#include "backend/trainer/model/gpt_model.h"
 
 #include "kernels/ops.h"
-#include "trainer/rng.h"
+#include "backend/trainer/common/rng.h"
 
 #include <algorithm>
 #include <cmath>

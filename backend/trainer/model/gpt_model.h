@@ -15,8 +15,8 @@
 #pragma once
 
 #include "kernels/dtype.h"
-#include "trainer/comm/communicator.h"
-#include "trainer/device/buffer.h"
+#include "backend/trainer/comm/communicator.h"
+#include "backend/trainer/device/buffer.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // of the zero-bubble schedules — the input half (B) keeping each weight-bearing op's output
 // gradient, the weight half (W) adding exactly what the fused backward would have. Walks the
 // forward's graph in reverse with one running gradient of the residual stream.
-#include "trainer/model/gpt_model.h"
+#include "backend/trainer/model/gpt_model.h"
 
 #include "kernels/ops.h"
 

@@ -2,7 +2,7 @@
 // shards and how, gathering a whole model from the shards, the vocabulary-parallel embedding
 // backward and cross-entropy, the row gathers and reduce-scatters of sequence parallelism and the
 // norm gradients summed over the group. See gpt_model.h.
-#include "trainer/model/gpt_model.h"
+#include "backend/trainer/model/gpt_model.h"
 
 #include "kernels/ops.h"
 

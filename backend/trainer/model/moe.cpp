@@ -21,7 +21,7 @@
 // averaged over the micro-batch's sequences like the cross-entropy over its tokens. Being per
 // sequence it does not depend on how dp, ep or micro-batching cut the batch, so every parallel
 // layout computes the single rank's objective exactly.
-#include "trainer/model/gpt_model.h"
+#include "backend/trainer/model/gpt_model.h"
 
 #include "kernels/ops.h"
 

@@ -7,7 +7,7 @@
 // and dV that the ranks before added; after the last step every block's complete gradient goes
 // back to its owner: cp − 1 key/value sends and cp gradient sends a layer.
 #include "kernels/ops.h"
-#include "trainer/model/gpt_model.h"
+#include "backend/trainer/model/gpt_model.h"
 
 #include <limits>
 #include <stdexcept>

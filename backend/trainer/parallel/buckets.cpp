@@ -1,5 +1,5 @@
 // See buckets.h.
-#include "trainer/parallel/buckets.h"
+#include "backend/trainer/parallel/buckets.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -12,9 +12,9 @@
 #pragma once
 
 #include "kernels/ops.h"
-#include "trainer/comm/communicator.h"
-#include "trainer/parallel/model_state.h"
-#include "trainer/precision/compute_copy.h"
+#include "backend/trainer/comm/communicator.h"
+#include "backend/trainer/parallel/model_state.h"
+#include "backend/trainer/precision/compute_copy.h"
 
 #include <chrono>
 #include <cstddef>

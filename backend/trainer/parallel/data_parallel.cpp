@@ -1,5 +1,5 @@
 // See data_parallel.h.
-#include "trainer/parallel/data_parallel.h"
+#include "backend/trainer/parallel/data_parallel.h"
 
 #include <algorithm>
 

@@ -8,11 +8,11 @@
 // Threading: training thread only.
 #pragma once
 
-#include "trainer/parallel/buckets.h"
-#include "trainer/parallel/model_state.h"
-#include "trainer/parallel/outer_sync.h"
-#include "trainer/parallel/powersgd.h"
-#include "trainer/parallel/strategy.h"
+#include "backend/trainer/parallel/buckets.h"
+#include "backend/trainer/parallel/model_state.h"
+#include "backend/trainer/parallel/outer_sync.h"
+#include "backend/trainer/parallel/powersgd.h"
+#include "backend/trainer/parallel/strategy.h"
 
 #include <memory>
 #include <optional>

@@ -1,7 +1,7 @@
 // See expert.h.
-#include "trainer/parallel/expert.h"
+#include "backend/trainer/parallel/expert.h"
 
-#include "trainer/parallel/tensor_parallel.h"
+#include "backend/trainer/parallel/tensor_parallel.h"
 
 namespace trellis::trainer {
 

@@ -1,5 +1,5 @@
 // See model_state.h.
-#include "trainer/parallel/model_state.h"
+#include "backend/trainer/parallel/model_state.h"
 
 #include <algorithm>
 #include <stdexcept>

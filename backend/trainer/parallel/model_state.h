@@ -8,9 +8,9 @@
 // Threading: training thread only.
 #pragma once
 
-#include "trainer/adamw.h"
-#include "trainer/device/buffer.h"
-#include "trainer/model/gpt_model.h"
+#include "backend/trainer/optimizer/adamw.h"
+#include "backend/trainer/device/buffer.h"
+#include "backend/trainer/model/gpt_model.h"
 
 #include <cstddef>
 #include <vector>

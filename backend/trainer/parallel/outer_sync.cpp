@@ -1,5 +1,5 @@
 // See outer_sync.h.
-#include "trainer/parallel/outer_sync.h"
+#include "backend/trainer/parallel/outer_sync.h"
 
 #include <algorithm>
 #include <stdexcept>

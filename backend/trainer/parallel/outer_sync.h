@@ -10,9 +10,9 @@
 // Threading: training thread only.
 #pragma once
 
-#include "plan/plan.h"
-#include "trainer/comm/communicator.h"
-#include "trainer/device/buffer.h"
+#include "backend/plan/plan.h"
+#include "backend/trainer/comm/communicator.h"
+#include "backend/trainer/device/buffer.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +30,7 @@ public:
     bool afterInnerStep();
     std::uint64_t outerSteps() const { return m_outerSteps; }
     std::uint64_t innerSteps() const { return m_innerSteps; } // optimizer steps counted so far
+    const plan::DpSyncSpec &spec() const { return m_spec; }
     // Checkpoints: the outer state of the parameter at `param` (a pointer into this rank's
     // parameters) and the n after it — the anchor, DiLoCo's momentum (nothing for local SGD).
     void saveState(const float *param, std::size_t n, std::vector<float> &anchor, std::vector<float> &momentum) const;

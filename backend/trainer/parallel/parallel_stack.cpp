@@ -1,19 +1,19 @@
 // See parallel_stack.h.
-#include "trainer/parallel/parallel_stack.h"
+#include "backend/trainer/parallel/parallel_stack.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "plan/mesh.h"
-#include "protocol/exit_codes.h"
-#include "trainer/parallel/context.h"
-#include "trainer/parallel/data_parallel.h"
-#include "trainer/parallel/expert.h"
-#include "trainer/parallel/pipeline.h"
-#include "trainer/parallel/sequential.h"
-#include "trainer/parallel/sharded.h"
-#include "trainer/parallel/zero1.h"
-#include "trainer/trainer_error.h"
+#include "backend/plan/mesh.h"
+#include "backend/protocol/exit_codes.h"
+#include "backend/trainer/parallel/context_parallel.h"
+#include "backend/trainer/parallel/data_parallel.h"
+#include "backend/trainer/parallel/expert.h"
+#include "backend/trainer/parallel/pipeline.h"
+#include "backend/trainer/parallel/sequential.h"
+#include "backend/trainer/parallel/sharded.h"
+#include "backend/trainer/parallel/zero1.h"
+#include "backend/trainer/common/trainer_error.h"
 
 #include <unistd.h>
 
@@ -307,11 +307,45 @@ std::vector<CheckpointPiece> ParallelStack::checkpointPieces()
 
 int ParallelStack::replica() { return outerSync() ? m_groups.dpCp().rank() : -1; }
 
-void ParallelStack::restoreOuterState(const std::vector<float> &anchor, const std::vector<float> &momentum,
-                                      std::uint64_t innerSteps, std::uint64_t outerSteps)
+ReplicaState ParallelStack::replicaState()
+{
+    ReplicaState s;
+    if (const OuterSync *outer = outerSync()) {
+        s.replica = replica();
+        s.replicas = m_groups.dpCp().size();
+        s.dpSync = plan::toString(outer->spec().mode);
+        s.innerSteps = outer->innerSteps();
+        s.outerSteps = outer->outerSteps();
+    }
+    return s;
+}
+
+std::uint64_t ParallelStack::strategyOptimizerBytes() const { return outerSync() ? outerSync()->stateBytes() : 0; }
+
+std::string ParallelStack::takeStepNote()
+{
+    const OuterSync *outer = outerSync();
+    if (!outer || outer->outerSteps() == m_outerStepsNoted)
+        return {};
+    m_outerStepsNoted = outer->outerSteps();
+    char mb[32];
+    std::snprintf(mb, sizeof mb, "%.1f", static_cast<double>(outer->bytesPerSync()) / (1 << 20));
+    return std::string(plan::toString(outer->spec().mode)) + " outer step " + std::to_string(m_outerStepsNoted) +
+           ": the replicas' parameters averaged over dp (" + mb + " MB a rank, after " +
+           std::to_string(outer->spec().innerSteps) + " steps without gradient reduction)";
+}
+
+void ParallelStack::outerStateOf(const CheckpointPiece &piece, std::vector<float> &anchor, std::vector<float> &momentum) const
+{
+    if (const OuterSync *outer = outerSync()) // host memory (local updates run on CPUs)
+        outer->saveState(piece.params, piece.whole.end - piece.whole.begin, anchor, momentum);
+}
+
+void ParallelStack::restoreOuterState(const ReplicaState &saved, const std::vector<float> &anchor,
+                                      const std::vector<float> &momentum)
 {
     OuterSync *outer = outerSync();
-    if (!outer)
+    if (!outer || saved.replica < 0)
         return;
     std::size_t at = 0; // in ownedWhole()'s order: each owned range's whole runs, one after another
     for (const OwnedRange &o : owned()) {
@@ -321,7 +355,8 @@ void ParallelStack::restoreOuterState(const std::vector<float> &anchor, const st
         outer->restoreState(o.params, n, anchor.data() + at, momentum.empty() ? nullptr : momentum.data() + at);
         at += n;
     }
-    outer->restoreCounters(innerSteps, outerSteps);
+    outer->restoreCounters(saved.innerSteps, saved.outerSteps);
+    m_outerStepsNoted = saved.outerSteps; // told of before the restart
 }
 
 std::vector<ParamRange> ParallelStack::ownedWhole()

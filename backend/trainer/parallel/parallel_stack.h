@@ -11,12 +11,12 @@
 // Threading: training thread only.
 #pragma once
 
-#include "plan/plan.h"
-#include "plan/schedule.h"
-#include "trainer/comm/process_groups.h"
-#include "trainer/parallel/outer_sync.h"
-#include "trainer/parallel/strategy.h"
-#include "trainer/parallel/tensor_parallel.h"
+#include "backend/plan/plan.h"
+#include "backend/plan/schedule.h"
+#include "backend/trainer/comm/process_groups.h"
+#include "backend/trainer/parallel/outer_sync.h"
+#include "backend/trainer/parallel/strategy.h"
+#include "backend/trainer/parallel/tensor_parallel.h"
 
 #include <memory>
 #include <optional>
@@ -36,6 +36,16 @@ struct CheckpointPiece {
     ParamRange whole;
     const float *params = nullptr;
     std::size_t moment = 0;
+};
+
+// With local updates (parallel.dp_sync) every dp replica trains its own copy between outer steps:
+// which replica this rank is, and the outer optimizer's counters, as checkpoints keep them.
+// replica -1: every-step training (one copy of everything).
+struct ReplicaState {
+    int replica = -1;
+    int replicas = 0;
+    std::string dpSync; // "local_sgd", "diloco"; empty for every-step training
+    std::uint64_t innerSteps = 0, outerSteps = 0;
 };
 
 // The dense model a plan's model section describes (no parallelism, no experts).
@@ -89,15 +99,23 @@ public:
     double asyncExposedMs() const { return m_storage->exposedMs(); }
     const std::vector<TimelineSpan> &spans() const { return m_executor->spans(); }
     ExpertLoad takeExpertLoad() { return m_executor->takeExpertLoad(); }
-    // Local updates (parallel.dp_sync local_sgd, diloco): the outer steps; null otherwise.
-    const OuterSync *outerSync() const;
-    OuterSync *outerSync();
+    // Optimizer state the strategies keep beside AdamW's (local updates: the anchor and DiLoCo's
+    // momentum), in bytes; 0 without.
+    std::uint64_t strategyOptimizerBytes() const;
+    // What happened to the strategies' state in the last step that a run's events should say
+    // (local updates: "diloco outer step 3: the replicas' parameters averaged ..."); empty when
+    // nothing. Each note is handed out once.
+    std::string takeStepNote();
     // Local updates: this rank's replica (its dp rank), whose own state it checkpoints; -1 otherwise.
     int replica();
+    ReplicaState replicaState();
+    // Local updates: the outer state of a piece this rank writes (the anchor, DiLoCo's momentum),
+    // appended to `anchor` and `momentum`; nothing for every-step training.
+    void outerStateOf(const CheckpointPiece &piece, std::vector<float> &anchor, std::vector<float> &momentum) const;
     // Local updates: the outer state of every range this rank owns, in ownedWhole()'s order (a
-    // checkpoint's), and the outer counters.
-    void restoreOuterState(const std::vector<float> &anchor, const std::vector<float> &momentum, std::uint64_t innerSteps,
-                           std::uint64_t outerSteps);
+    // checkpoint's), and the outer counters. Nothing when the checkpoint was written by every-step
+    // training (saved.replica -1: a local-update run may start from one) or the run has no local updates.
+    void restoreOuterState(const ReplicaState &saved, const std::vector<float> &anchor, const std::vector<float> &momentum);
     // Checkpoints: this rank's own state beyond its ranges (PowerSGD's error feedback and Q), as
     // bytes; empty when it has none. restoreOwnState returns "" or why it restarts that state
     // (nothing saved, or saved for another layout or rank) — never an error: it is the
@@ -124,6 +142,8 @@ private:
     // every range this rank writes (checkpoints, dumps): each whole element by exactly one rank.
     // The data-parallel storage (ZeRO 0: local updates, gradient compression); null otherwise.
     DataParallel *dataParallel() const;
+    const OuterSync *outerSync() const; // local updates; null otherwise
+    OuterSync *outerSync();
     // everyReplica: each dp replica's own copy too (local-update checkpoints).
     template <typename Visit>
     void forEachWritten(Visit visit, bool everyReplica = false);
@@ -146,6 +166,7 @@ private:
     std::vector<std::unique_ptr<Strategy>> m_owned;
     class ContextParallel *m_context = nullptr; // cp > 1: cuts each micro-batch to this rank's tokens
     std::vector<std::pair<ParamRange, DeviceBuffer<float>>> m_captured;
+    std::uint64_t m_outerStepsNoted = 0; // local updates: the outer steps takeStepNote() has told of
 };
 
 } // namespace trellis::trainer

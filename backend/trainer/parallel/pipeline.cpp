@@ -1,7 +1,7 @@
 // See pipeline.h.
-#include "trainer/parallel/pipeline.h"
+#include "backend/trainer/parallel/pipeline.h"
 
-#include "plan/mesh.h"
+#include "backend/plan/mesh.h"
 
 #include <algorithm>
 #include <stdexcept>

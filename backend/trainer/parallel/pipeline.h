@@ -15,9 +15,9 @@
 // Threading: training thread only.
 #pragma once
 
-#include "plan/plan.h"
-#include "plan/schedule.h"
-#include "trainer/parallel/strategy.h"
+#include "backend/plan/plan.h"
+#include "backend/plan/schedule.h"
+#include "backend/trainer/parallel/strategy.h"
 
 #include <chrono>
 #include <map>

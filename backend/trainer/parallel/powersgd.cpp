@@ -1,7 +1,7 @@
 // See powersgd.h.
-#include "trainer/parallel/powersgd.h"
+#include "backend/trainer/parallel/powersgd.h"
 
-#include "trainer/rng.h"
+#include "backend/trainer/common/rng.h"
 
 #include <cblas.h>
 

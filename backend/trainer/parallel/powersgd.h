@@ -17,7 +17,7 @@
 // Host memory (the CPU device; validation refuses CUDA). Threading: training thread only.
 #pragma once
 
-#include "trainer/comm/communicator.h"
+#include "backend/trainer/comm/communicator.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // See sequential.h.
-#include "trainer/parallel/sequential.h"
+#include "backend/trainer/parallel/sequential.h"
 
 namespace trellis::trainer {
 

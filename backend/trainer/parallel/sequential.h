@@ -5,7 +5,7 @@
 // Threading: training thread only.
 #pragma once
 
-#include "trainer/parallel/strategy.h"
+#include "backend/trainer/parallel/strategy.h"
 
 #include <memory>
 

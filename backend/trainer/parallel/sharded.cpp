@@ -1,7 +1,7 @@
 // See sharded.h.
-#include "trainer/parallel/sharded.h"
+#include "backend/trainer/parallel/sharded.h"
 
-#include "trainer/parallel/buckets.h"
+#include "backend/trainer/parallel/buckets.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -18,8 +18,8 @@
 // Threading: training thread only.
 #pragma once
 
-#include "trainer/parallel/model_state.h"
-#include "trainer/parallel/strategy.h"
+#include "backend/trainer/parallel/model_state.h"
+#include "backend/trainer/parallel/strategy.h"
 
 #include <chrono>
 #include <deque>

@@ -17,11 +17,11 @@
 // model). Threading: training thread only.
 #pragma once
 
-#include "plan/mesh.h"
-#include "trainer/adamw.h"
-#include "trainer/comm/communicator.h"
-#include "trainer/model/gpt_model.h"
-#include "trainer/precision/compute_copy.h"
+#include "backend/plan/mesh.h"
+#include "backend/trainer/optimizer/adamw.h"
+#include "backend/trainer/comm/communicator.h"
+#include "backend/trainer/model/gpt_model.h"
+#include "backend/trainer/precision/compute_copy.h"
 
 #include <cstdint>
 #include <functional>

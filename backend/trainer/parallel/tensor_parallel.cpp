@@ -1,5 +1,5 @@
 // See tensor_parallel.h.
-#include "trainer/parallel/tensor_parallel.h"
+#include "backend/trainer/parallel/tensor_parallel.h"
 
 #include <algorithm>
 

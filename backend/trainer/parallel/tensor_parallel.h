@@ -7,7 +7,7 @@
 // Threading: training thread only.
 #pragma once
 
-#include "trainer/parallel/strategy.h"
+#include "backend/trainer/parallel/strategy.h"
 
 namespace trellis::trainer {
 

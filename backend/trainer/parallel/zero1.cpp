@@ -1,5 +1,5 @@
 // See zero1.h.
-#include "trainer/parallel/zero1.h"
+#include "backend/trainer/parallel/zero1.h"
 
 namespace trellis::trainer {
 

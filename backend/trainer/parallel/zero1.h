@@ -8,7 +8,7 @@
 // Threading: training thread only.
 #pragma once
 
-#include "trainer/parallel/data_parallel.h"
+#include "backend/trainer/parallel/data_parallel.h"
 
 namespace trellis::trainer {
 

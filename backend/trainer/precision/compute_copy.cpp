@@ -1,5 +1,5 @@
 // See compute_copy.h.
-#include "trainer/precision/compute_copy.h"
+#include "backend/trainer/precision/compute_copy.h"
 
 #include "kernels/ops.h"
 

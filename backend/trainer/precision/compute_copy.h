@@ -7,7 +7,7 @@
 #pragma once
 
 #include "kernels/dtype.h"
-#include "trainer/device/buffer.h"
+#include "backend/trainer/device/buffer.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // See loss_scaler.h.
-#include "trainer/precision/loss_scaler.h"
+#include "backend/trainer/precision/loss_scaler.h"
 
 #include <algorithm>
 #include <cmath>

@@ -6,7 +6,7 @@
 // Threading: training thread only.
 #pragma once
 
-#include "plan/plan.h"
+#include "backend/plan/plan.h"
 
 #include <cstdint>
 #include <string>

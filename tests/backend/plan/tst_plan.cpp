@@ -1,10 +1,10 @@
 // Plan loading and validation: a table of good and bad plans with their exact messages, a
 // save/load round trip, presets and the mesh's rank order.
-#include "plan/hostfile.h"
-#include "plan/mesh.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
-#include "plan/presets.h"
+#include "backend/plan/hostfile.h"
+#include "backend/plan/mesh.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
+#include "backend/plan/presets.h"
 
 #include <nlohmann/json.hpp>
 

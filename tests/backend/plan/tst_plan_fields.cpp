@@ -1,10 +1,10 @@
 // Plan fields by path: reading, setting (types checked by the loader, presets applied, node counts),
 // removing optional fields, differences, and every path the validator can name being a field.
-#include "plan/plan_fields.h"
-#include "plan/plan_json.h"
-#include "plan/plan_validate.h"
+#include "backend/plan/plan_fields.h"
+#include "backend/plan/plan_json.h"
+#include "backend/plan/plan_validate.h"
 
-#include "../../support/validator_paths.h"
+#include "tests/support/validator_paths.h"
 
 #include <QTest>
 

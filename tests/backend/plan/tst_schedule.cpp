@@ -2,7 +2,7 @@
 // v ∈ {1,2} (or is refused with its rule's exact message); with equal costs the simulated bubble
 // equals the closed forms; peak in-flight activations are those the schedules promise; broken
 // lists are caught with precise messages.
-#include "plan/schedule.h"
+#include "backend/plan/schedule.h"
 
 #include <QTest>
 

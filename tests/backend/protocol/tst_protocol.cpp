@@ -1,6 +1,6 @@
 // Telemetry framing: every payload survives a round trip; batches split into their envelopes;
 // malformed, oversized, wrong-version and out-of-range frames are rejected with a reason.
-#include "protocol/framing.h"
+#include "backend/protocol/framing.h"
 
 #include <QTest>
 

@@ -1,0 +1,93 @@
+// The steps of one rank's run, over the parts Trainer::train sets up (trainer.h): where the run
+// starts (a checkpoint, or transformers-layout weights), each step — data, forward and backward of
+// the micro-batches, gradient reduction, the global norm, clipping, AdamW, the checkpoint, the
+// step's telemetry — and the dumps it leaves for comparisons. It talks to the ParallelStack only:
+// nothing here branches on a kind of parallelism (what a strategy keeps beside the model, such as
+// local updates' outer state, goes through the stack's generic calls).
+// training_run.cpp: the steps; training_run_state.cpp: the start, checkpoints and dumps.
+// Threading: the training thread only.
+#pragma once
+
+#include "backend/plan/mesh.h"
+#include "backend/plan/plan.h"
+#include "backend/protocol/telemetry.pb.h"
+#include "backend/trainer/comm/mpi_communicator.h"
+#include "backend/trainer/comm/process_groups.h"
+#include "backend/trainer/data/data_loader.h"
+#include "backend/trainer/faults/fault_injection.h"
+#include "backend/trainer/optimizer/adamw.h"
+#include "backend/trainer/parallel/parallel_stack.h"
+#include "backend/trainer/precision/loss_scaler.h"
+#include "backend/trainer/telemetry/telemetry_publisher.h"
+#include "backend/trainer/trainer.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trellis::trainer {
+
+// Relative paths in the plan (data, checkpoints, initial weights) resolve against the plan's folder.
+std::string resolvePlanPath(const std::string &planDir, const std::string &path);
+// Rank 0 writes PATH, rank r > 0 writes PATH.rank<r> (written aside, then renamed).
+void dumpToFile(const std::string &path, int rank, const void *data, std::size_t bytes);
+
+// A step's forward and backward, reduced: the loss over every rank and this rank's own.
+struct StepPass {
+    StepOutput out;
+    double localLoss = 0, loss = 0;
+};
+
+class TrainingRun {
+public:
+    TrainingRun(const plan::Plan &plan, const TrainerOptions &options, MpiCommunicator &world, TelemetryPublisher &telemetry,
+                const plan::MeshCoordinates &coords, ProcessGroups &groups, ParallelStack &stack, AdamW &optimizer,
+                LossScaler &scaler, const DataLoader &data);
+
+    // Resume: parameters, moments and step from the newest complete checkpoint (any layout); else a
+    // fresh start, from transformers-layout weights when training.init.from names them. Returns the
+    // first step to run.
+    int start();
+    void runStep(int step, std::uint64_t stepNumber);
+    // Dumps for comparisons: whole-model vectors, assembled over the world (collective); rank 0's losses.
+    void dumpResults();
+
+private:
+    // training_run_state.cpp
+    bool resume();
+    void requireSameCheckpoint(bool found, std::uint64_t step);
+    void restoreOwnState(const std::string &saved);
+    void initialiseFromWeights();
+    void checkpointIfDue(int step, std::uint64_t stepNumber);
+    void saveState(std::uint64_t step);
+    // training_run.cpp
+    std::vector<Batch> loadBatches(int step);
+    StepPass forwardBackward(int step, std::uint64_t stepNumber, const std::vector<Batch> &batches, double lossScale);
+    bool overflowed(std::uint64_t stepNumber, const StepPass &pass, double gradNorm);
+    void skipNonFinite(std::uint64_t stepNumber, const StepPass &pass, double gradNorm);
+    void update(double gradNorm, double lr);
+    void report(std::uint64_t stepNumber, const StepPass &pass, double stepMs, double blockingMs, double gradNorm, double lr,
+                double lossScale, bool skipped);
+    void publishEvent(proto::Event::Kind kind, std::uint64_t step, const std::string &message);
+
+    const plan::Plan &m_plan;
+    const TrainerOptions &m_options;
+    MpiCommunicator &m_world;
+    TelemetryPublisher &m_telemetry;
+    const plan::MeshCoordinates &m_coords;
+    ProcessGroups &m_groups;
+    ParallelStack &m_stack;
+    AdamW &m_optimizer;
+    LossScaler &m_scaler;
+    const DataLoader &m_data;
+    const int m_rank;
+    const std::string m_checkpointDir;
+    FaultInjector m_faults;
+    const LrSchedule m_schedule;
+    const std::uint64_t m_tokensPerStep;
+    int m_firstStep = 0;
+    std::vector<double> m_losses;
+    int m_skippedInARow = 0;
+};
+
+} // namespace trellis::trainer

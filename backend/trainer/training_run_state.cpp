@@ -1,0 +1,194 @@
+// Where a run starts and what it leaves (training_run.h): resume from the newest checkpoint or
+// start from transformers-layout weights, checkpoints as the plan asks, and the dumps for
+// comparisons.
+#include "backend/trainer/training_run.h"
+
+#include "backend/protocol/exit_codes.h"
+#include "backend/trainer/checkpoint/checkpoint.h"
+#include "backend/trainer/common/trainer_error.h"
+#include "backend/trainer/transformers/hf_layout.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace trellis::trainer {
+namespace {
+
+// The dumps for comparisons that hold the whole model: gathered over the world (collective), in
+// transformers' layout where the path ends in .safetensors (rank 0 writes it), else raw float32.
+void dumpWhole(ParallelStack &stack, int rank, const std::string &path, const std::vector<float> &values)
+{
+    if (!path.ends_with(".safetensors")) {
+        dumpToFile(path, rank, values.data(), values.size() * sizeof(float));
+        return;
+    }
+    GptConfig whole = stack.config();
+    whole.tp = whole.cp = whole.ep = 1;
+    whole.tpRank = whole.cpRank = whole.epRank = 0;
+    if (rank == 0)
+        if (const std::string e = writeHuggingFaceTensors(whole, values, path, "trellis-trainer dump"); !e.empty())
+            throw TrainerError(proto::kExitIoError, e);
+}
+
+} // namespace
+
+std::string resolvePlanPath(const std::string &planDir, const std::string &path)
+{
+    if (!path.empty() && std::filesystem::path(path).is_relative() && !planDir.empty())
+        return (std::filesystem::path(planDir) / path).lexically_normal().string();
+    return path;
+}
+
+void dumpToFile(const std::string &path, int rank, const void *data, std::size_t bytes)
+{
+    if (path.empty())
+        return;
+    const std::string target = rank == 0 ? path : path + ".rank" + std::to_string(rank);
+    std::ofstream out(target + ".tmp", std::ios::binary | std::ios::trunc);
+    out.write(static_cast<const char *>(data), static_cast<std::streamsize>(bytes));
+    out.close();
+    std::error_code ec;
+    if (out)
+        std::filesystem::rename(target + ".tmp", target, ec);
+    if (!out || ec)
+        throw TrainerError(proto::kExitIoError, target + ": cannot be written");
+}
+
+int TrainingRun::start()
+{
+    const bool resumed = m_options.resume && !m_checkpointDir.empty() && resume();
+    if (!resumed && !m_plan.training.init.from.empty())
+        initialiseFromWeights();
+    return m_firstStep;
+}
+
+bool TrainingRun::resume()
+{
+    TrainingState restored;
+    const LoadResult loaded =
+        loadCheckpoint(m_checkpointDir, m_plan, m_stack.wholeParameterCount(), m_stack.ownedWhole(), restored, m_stack.replica(),
+                       m_rank);
+    for (const auto &why : loaded.skipped)
+        if (m_rank == 0)
+            std::fprintf(stderr, "trellis-trainer: skipping checkpoint: %s\n", why.c_str());
+    if (!loaded.error.empty())
+        throw TrainerError(proto::kExitCheckpointError, loaded.error);
+    if (loaded.found) {
+        m_stack.setParameters(restored.parameters); // local updates: the anchor too, the momentum 0
+        m_stack.restoreOuterState({restored.replica, restored.replicas, restored.dpSync, restored.innerSteps, restored.outerSteps},
+                                  restored.anchor, restored.outerMomentum);
+        m_optimizer.restore(restored.m, restored.v, restored.adamStep);
+        m_scaler.restore(restored.lossScale, restored.lossScaleClean);
+        m_firstStep = static_cast<int>(restored.step);
+        if (m_rank == 0)
+            std::printf("resumed from %s (step %d)\n", loaded.path.c_str(), m_firstStep);
+        publishEvent(proto::Event::RESTART, restored.step, "resumed from " + loaded.path);
+    } else if (m_rank == 0) {
+        std::printf("no checkpoint in %s: starting at step 0\n", m_checkpointDir.c_str());
+    }
+    requireSameCheckpoint(loaded.found, restored.step);
+    if (loaded.found) // collective: after every rank is known to resume
+        restoreOwnState(restored.extra);
+    return loaded.found;
+}
+
+// Every rank must resume from the same step: folders that differ between hosts are refused.
+void TrainingRun::requireSameCheckpoint(bool found, std::uint64_t step)
+{
+    const std::int64_t mine = found ? static_cast<std::int64_t>(step) : -1;
+    const std::vector<std::int64_t> every = m_world.host().allGather(mine);
+    for (std::size_t r = 0; r < every.size(); ++r)
+        if (every[r] != every[0]) {
+            auto what = [](std::int64_t s) { return s < 0 ? std::string("no checkpoint") : "step " + std::to_string(s); };
+            throw TrainerError(proto::kExitCheckpointError,
+                               "ranks found different checkpoints in " + m_checkpointDir + ": rank 0 " + what(every[0]) + ", rank " +
+                                   std::to_string(r) + " " + what(every[r]) +
+                                   " (every rank must see the same checkpoints: a folder every host shares, or the copies "
+                                   "the ssh target puts on each host before a restart)");
+        }
+}
+
+// A rank's own state from the checkpoint (PowerSGD's error feedback and Q); without it (another
+// layout, or a checkpoint written without compression) the compression starts afresh, said once.
+void TrainingRun::restoreOwnState(const std::string &saved)
+{
+    const std::string why = m_stack.restoreOwnState(saved);
+    const std::int32_t failed = why.empty() ? 0 : 1;
+    if (m_world.host().allReduce(failed, ReduceOp::Sum) > 0 && m_rank == 0)
+        std::printf("PowerSGD starts afresh (error feedback 0, a new Q): %s\n",
+                    why.empty() ? "another rank's saved state does not fit" : why.c_str());
+}
+
+// A fresh start from transformers-layout weights (training.init.from), cut onto this layout.
+void TrainingRun::initialiseFromWeights()
+{
+    const std::string from = resolvePlanPath(m_options.planDir, m_plan.training.init.from);
+    GptConfig whole = m_stack.config();
+    whole.tp = whole.cp = whole.ep = 1;
+    whole.tpRank = whole.cpRank = whole.epRank = 0;
+    std::vector<float> weights;
+    if (const std::string e = importHuggingFace(whole, from, weights); !e.empty())
+        throw TrainerError(proto::kExitPlanInvalid, "training.init.from: " + e);
+    m_stack.setParameters(weights);
+    if (m_rank == 0 && !m_options.quiet)
+        std::printf("initialised from %s\n", from.c_str());
+}
+
+void TrainingRun::checkpointIfDue(int step, std::uint64_t stepNumber)
+{
+    const plan::TrainingSpec &ts = m_plan.training;
+    if (ts.checkpoint.every > 0 && !m_checkpointDir.empty() &&
+        (stepNumber % static_cast<std::uint64_t>(ts.checkpoint.every) == 0 || step + 1 == ts.steps)) {
+        m_telemetry.setProgress(stepNumber, "checkpoint");
+        saveState(stepNumber);
+        publishEvent(proto::Event::CHECKPOINT, stepNumber, "checkpoint at step " + std::to_string(stepNumber));
+    }
+}
+
+// Every range this rank owns, its parameters and moments, in the whole model's index; what the
+// strategies keep beside them (a replica's outer state, a rank's own opaque state).
+void TrainingRun::saveState(std::uint64_t step)
+{
+    TrainingState state;
+    state.step = step;
+    state.adamStep = m_optimizer.stepCount();
+    state.precision = plan::toString(m_plan.parallel.precision);
+    if (m_scaler.enabled()) {
+        state.lossScale = m_scaler.scale();
+        state.lossScaleClean = m_scaler.cleanSteps();
+    }
+    const ReplicaState replica = m_stack.replicaState();
+    state.replica = replica.replica;
+    state.replicas = replica.replicas;
+    state.dpSync = replica.dpSync;
+    state.innerSteps = replica.innerSteps;
+    state.outerSteps = replica.outerSteps;
+    state.extra = m_stack.ownState();
+    const std::vector<float> m = m_optimizer.firstMoments(), v = m_optimizer.secondMoments();
+    for (const CheckpointPiece &p : m_stack.checkpointPieces()) {
+        const std::size_t n = p.whole.end - p.whole.begin;
+        state.ranges.push_back(p.whole);
+        state.rangeParameters.resize(state.rangeParameters.size() + n);
+        m_stack.device().toHost(state.rangeParameters.data() + state.rangeParameters.size() - n, p.params, n * sizeof(float));
+        state.m.insert(state.m.end(), m.begin() + static_cast<long>(p.moment), m.begin() + static_cast<long>(p.moment + n));
+        state.v.insert(state.v.end(), v.begin() + static_cast<long>(p.moment), v.begin() + static_cast<long>(p.moment + n));
+        m_stack.outerStateOf(p, state.anchor, state.outerMomentum);
+    }
+    const std::string error = saveCheckpoint(m_world, m_checkpointDir, m_plan, state, m_stack.wholeParameterCount(),
+                                             m_plan.training.checkpoint.keep);
+    if (!error.empty())
+        throw TrainerError(proto::kExitCheckpointError, error);
+}
+
+void TrainingRun::dumpResults()
+{
+    if (!m_options.dumpParamsPath.empty())
+        dumpWhole(m_stack, m_rank, m_options.dumpParamsPath, m_stack.gatherParameters());
+    if (!m_options.dumpGradsPath.empty() && !m_losses.empty())
+        dumpWhole(m_stack, m_rank, m_options.dumpGradsPath, m_stack.gatherCapturedGradients());
+    if (m_rank == 0 && !m_options.dumpLossesPath.empty())
+        dumpToFile(m_options.dumpLossesPath, 0, m_losses.data(), m_losses.size() * sizeof(double));
+}
+
+} // namespace trellis::trainer

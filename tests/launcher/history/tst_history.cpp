@@ -1,0 +1,659 @@
+// The SQLite run history: migrations, batched writes from the writer thread, queries, exports,
+// and clear refusals for files that are not (or not yet) ours — without changing them.
+#include "launcher/history/history_database.h"
+#include "launcher/history/history_writer.h"
+#include "launcher/registry/run_registry.h"
+#include "launcher/report/html_report.h"
+#include "launcher/report/run_export.h"
+#include "launcher/history/collective_blocks.h"
+#include "launcher/history/step_blocks.h"
+#include "launcher/metrics/dashboard_snapshot.h"
+
+#include <QCryptographicHash>
+#include <QCoreApplication>
+#include <QFile>
+#include <QMap>
+#include <QProcess>
+#include <QSysInfo>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+using namespace trellis::launcher;
+
+namespace {
+
+QByteArray digest(const QString &path)
+{
+    QFile f(path);
+    f.open(QIODevice::ReadOnly);
+    return QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256);
+}
+
+void fillRun(HistoryWriter &w, const QString &runId, int ranks, int steps)
+{
+    w.enqueue(NewRunOp{runId, QStringLiteral("demo"), QStringLiteral("{\"model\":{\"layers\":2}}"), QStringLiteral("local"),
+                       ranks, steps, QDateTime::currentDateTimeUtc()});
+    for (int r = 0; r < ranks; ++r) {
+        RankRow row;
+        row.rank = r;
+        row.host = QStringLiteral("h");
+        row.pid = 100 + r;
+        row.dp = r;
+        w.enqueue(RankOp{runId, row});
+    }
+    for (int r = 0; r < ranks; ++r) { // Goodbye: exit code only; must not erase Hello's fields
+        RankRow bye;
+        bye.rank = r;
+        bye.exitCode = 0;
+        bye.dropped = r;
+        w.enqueue(RankOp{runId, bye});
+    }
+    for (int s = 1; s <= steps; ++s)
+        for (int r = 0; r < ranks; ++r) {
+            StepRow row;
+            row.rank = r;
+            row.step = s;
+            row.loss = 5.0 - 0.1 * s;
+            row.stepMs = 10 + r;
+            row.tokensPerS = 1000 + r;
+            w.enqueue(StepOp{runId, {row}});
+        }
+    w.enqueue(RunStatusOp{runId, QStringLiteral("completed"), {}, QDateTime::currentDateTimeUtc(), 0});
+}
+
+// A history file at `path` holding one completed run; the path, or "" when it could not be written.
+QString filledHistory(const QString &path, const QString &runId, int ranks, int steps)
+{
+    HistoryWriter writer(path);
+    if (!writer.start().isEmpty())
+        return {};
+    fillRun(writer, runId, ranks, steps);
+    return writer.flush() ? path : QString();
+}
+
+} // namespace
+
+class TstHistory : public QObject {
+    Q_OBJECT
+private slots:
+    void writeAndQuery()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("sub/folder/history.sqlite"));
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        fillRun(writer, QStringLiteral("run-a"), 4, 25);
+        fillRun(writer, QStringLiteral("run-b"), 2, 3);
+        writer.flush();
+        QCOMPARE(writer.lastError(), QString());
+        QCOMPARE(writer.rowsWritten(), qint64(1 + 8 + 100 + 1 + 1 + 4 + 6 + 1));
+        // Each attempt's exact launch command, in order; a newline cannot split one into two.
+        writer.enqueue(LaunchCommandOp{QStringLiteral("run-a"), QStringLiteral("mpirun -np 4 trellis-trainer --plan 'a b.json'")});
+        writer.enqueue(LaunchCommandOp{QStringLiteral("run-a"), QStringLiteral("mpirun -np 4 trellis-trainer --resume\n--x")});
+        writer.flush();
+        QCOMPARE(writer.lastError(), QString());
+
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
+        QCOMPARE(q.value(0).toInt(), kHistorySchemaVersion);
+        QVERIFY(q.exec(QStringLiteral("PRAGMA journal_mode")) && q.next());
+        QCOMPARE(q.value(0).toString(), QStringLiteral("wal"));
+
+        const auto runs = db.listRuns();
+        QCOMPARE(runs.size(), 2);
+        QCOMPARE(runs[0].runId, QStringLiteral("run-b")); // newest first
+        QCOMPARE(runs[1].stepsDone, qint64(25));
+        QCOMPARE(runs[1].status, QStringLiteral("completed"));
+        QCOMPARE(db.findRun(QStringLiteral("last"))->runId, QStringLiteral("run-b"));
+        QCOMPARE(db.findRun(QStringLiteral("run-a"))->worldSize, 4);
+        QCOMPARE(db.findRun(QStringLiteral("run-a"))->launchCommands,
+                 (QStringList{QStringLiteral("mpirun -np 4 trellis-trainer --plan 'a b.json'"),
+                              QStringLiteral("mpirun -np 4 trellis-trainer --resume --x")}));
+        QVERIFY(db.findRun(QStringLiteral("run-b"))->launchCommands.isEmpty());
+        QCOMPARE(db.findRun(QString::number(runs[1].id))->runId, QStringLiteral("run-a"));
+        QVERIFY(!db.findRun(QStringLiteral("nope")).has_value());
+        QCOMPARE(db.lastError(), QStringLiteral("no run 'nope' in %1").arg(path));
+
+        auto data = db.loadRun(runs[1].id);
+        QVERIFY(data.has_value());
+        QCOMPARE(data->ranks.size(), 4);
+        QCOMPARE(data->ranks[2].dp, 2);
+        QCOMPARE(data->ranks[2].host, QStringLiteral("h"));
+        QCOMPARE(data->ranks[2].pid, qint64(102));
+        QCOMPARE(data->ranks[2].exitCode, 0);
+        QCOMPARE(data->ranks[3].dropped, qint64(3));
+        QCOMPARE(data->steps.size(), 100);
+        QCOMPARE(data->steps.first().step, qint64(1));
+
+        const QByteArray csv = exportCsv(*data);
+        const QList<QByteArray> lines = csv.trimmed().split('\n');
+        QCOMPARE(lines.size(), 101);
+        QVERIFY(lines[0].startsWith("run_id,rank,step,loss,step_ms,tokens_per_s,"));
+        QVERIFY(lines[1].startsWith("run-a,0,1,4.9"));
+        QVERIFY(exportJson(*data).contains("\"run_id\": \"run-a\""));
+        const QString html = renderHtmlReport(*data, QList<CollectiveRow>{});
+        QCOMPARE(html.count(QStringLiteral("<svg")), 5); // step breakdown, loss, grad norm, throughput, step time
+        QVERIFY(html.contains(QStringLiteral("rank 3")));
+        QVERIFY(html.contains(QStringLiteral("Step time per rank")));
+
+        // Beyond 8 ranks a chart draws the minimum, median and maximum over the ranks, not a
+        // line a rank (a report of 1024 ranks was 23 MB of lines).
+        RunData wide = *data;
+        wide.steps.clear();
+        for (int step = 1; step <= 5; ++step)
+            for (int rank = 0; rank < 12; ++rank) {
+                StepRow row;
+                row.rank = rank;
+                row.step = step;
+                row.loss = 5.0 - 0.1 * step;
+                row.stepMs = 10 + rank;
+                row.tokensPerS = 1000;
+                wide.steps.append(row);
+            }
+        const QString banded = renderHtmlReport(wide, QList<CollectiveRow>{});
+        QVERIFY(banded.contains(QStringLiteral("median of 12 ranks")));
+        QVERIFY(banded.contains(QStringLiteral("Step time over the ranks")));
+        QVERIFY(!banded.contains(QStringLiteral("rank 11")));
+        QVERIFY(banded.size() < html.size() * 2);
+    }
+
+    // Routing reports round-trip through the writer thread; the dashboard sums them over ranks.
+    void expertLoad()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        fillRun(writer, QStringLiteral("moe"), 2, 3);
+        for (int s = 1; s <= 3; ++s)
+            for (int r = 0; r < 2; ++r) {
+                ExpertLoadRow row;
+                row.rank = r;
+                row.step = s;
+                row.layers = 2;
+                row.experts = 3;
+                // Layer 0: everything on expert r (so summed over ranks: 2 of 3 experts busy);
+                // layer 1 balanced. Large counts survive the packing.
+                row.tokens = {r == 0 ? 90 : 0, r == 1 ? 90 : 0, 0, 30, 30, 30};
+                if (s == 3 && r == 0)
+                    row.tokens[0] += qint64(1) << 40;
+                row.dropped = 6;
+                row.auxLoss = 0.01 * (r + 1);
+                writer.enqueue(ExpertLoadOp{QStringLiteral("moe"), row});
+            }
+        writer.flush();
+        QCOMPARE(writer.lastError(), QString());
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        const qint64 id = db.findRun(QStringLiteral("moe"))->id;
+        const QList<ExpertLoadRow> rows = db.expertLoadOf(id);
+        QCOMPARE(rows.size(), 6);
+        QCOMPARE(rows[4].step, qint64(3));
+        QCOMPARE(rows[4].rank, 0);
+        QCOMPARE(rows[4].tokens[0], (qint64(1) << 40) + 90);
+        QCOMPARE(rows[5].tokens, (std::vector<qint64>{0, 90, 0, 30, 30, 30}));
+        QCOMPARE(rows[1].auxLoss, 0.02);
+        qint64 first = 0, last = 0;
+        QVERIFY(db.expertLoadSteps(id, first, last));
+        QCOMPARE(first, qint64(1));
+        QCOMPARE(last, qint64(3));
+        QCOMPARE(db.expertLoadBetween(id, 2, 2).size(), 2);
+        // The workbench reads them a window at a time (here a step each: 2 rows over 2 ranks).
+        int windows = 0;
+        const auto experts = [&](const std::function<void(const ExpertLoadRow &)> &add) {
+            QVERIFY(db.forEachExpertChunk(id, [&](const QList<ExpertLoadRow> &chunk) {
+                ++windows;
+                for (const ExpertLoadRow &row : chunk)
+                    add(row);
+            }, 2));
+        };
+        const auto snapshot = trellis::launcher::telemetry::snapshotOf(*db.loadRun(id), {}, trellis::launcher::telemetry::Metric::StepMs,
+                                                                        {}, experts);
+        QCOMPARE(windows, 3);
+        const auto &x = snapshot->experts;
+        QCOMPARE(x.layers, 2);
+        QCOMPARE(x.experts, 3);
+        QCOMPARE(x.steps, (std::vector<double>{1, 2, 3}));
+        QCOMPARE(x.imbalance[0], 1.5); // layer 0: 90 of 180 on each of two experts out of three
+        QCOMPARE(x.droppedFraction[0], 12.0 / 360.0);
+        QVERIFY(std::abs(x.auxLoss[0] - 0.015) < 1e-15);
+        QCOMPARE(x.step, qint64(3));
+        QCOMPARE(x.share[3], 1.0 / 3.0);
+        QCOMPARE(db.expertLoadOf(id + 1000).size(), 0);
+        QVERIFY(!db.expertLoadSteps(id + 1000, first, last));
+        QVERIFY(db.forEachExpertChunk(id + 1000, [&](const QList<ExpertLoadRow> &) { QFAIL("a run without routing has no window"); }));
+    }
+
+    void refusesForeignFiles_data()
+    {
+        QTest::addColumn<QByteArray>("contents");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("garbage") << QByteArray("this is not a database at all, just text\n").repeated(100)
+                                 << QStringLiteral("not a SQLite database");
+    }
+    void refusesForeignFiles()
+    {
+        QFETCH(QByteArray, contents);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("x.sqlite"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(contents);
+        f.close();
+        const QByteArray before = digest(path);
+        HistoryDatabase db;
+        const QString error = db.open(path);
+        QVERIFY2(error.contains(expected), qPrintable(error));
+        QVERIFY(error.contains(path));
+        QCOMPARE(digest(path), before);
+    }
+
+    // A version-1 history (before timeline spans) is brought to version 2 in place: the spans
+    // table appears, the recorded runs stay.
+    void migratesVersionOne()
+    {
+        QTemporaryDir dir;
+        const QString path = filledHistory(dir.filePath(QStringLiteral("v1.sqlite")), QStringLiteral("old-run"), 2, 5);
+        QVERIFY(!path.isEmpty());
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path, false), QString());
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec(QStringLiteral("DROP TABLE spans")));
+            QVERIFY(q.exec(QStringLiteral("DROP TABLE expert_load"))); // schema 6
+            // Before schema 5 step reports were rows of step_metrics.
+            QVERIFY(q.exec(QStringLiteral("DROP TABLE step_blocks")));
+            for (int r = 0; r < 2; ++r)
+                for (int st = 1; st <= 5; ++st)
+                    QVERIFY(q.exec(QStringLiteral("INSERT INTO step_metrics(run, rank, step, loss, step_ms)"
+                                                  " VALUES((SELECT id FROM runs), %1, %2, %3, 10)")
+                                       .arg(r)
+                                       .arg(st)
+                                       .arg(5.0 - 0.1 * st - r)));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launcher_host")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launcher_pid")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN received_seq")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN goodbye_seq")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN lost")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
+        }
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
+        QCOMPARE(q.value(0).toInt(), kHistorySchemaVersion);
+        QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM spans")) && q.next());
+        QVERIFY(q.exec(QStringLiteral("SELECT count(*) FROM expert_load")) && q.next());
+        QVERIFY(q.exec(QStringLiteral("SELECT launcher_host, launcher_pid FROM runs")));
+        QVERIFY(q.exec(QStringLiteral("SELECT received_seq, goodbye_seq FROM ranks")));
+        QVERIFY(q.exec(QStringLiteral("SELECT launch_command FROM runs")));
+        QCOMPARE(db.listRuns().size(), 1);
+        QVERIFY(db.listRuns().first().launchCommands.isEmpty());
+        QCOMPARE(db.listRuns().first().runId, QStringLiteral("old-run"));
+        QCOMPARE(db.listRuns().first().stepsDone, qint64(5));
+        QCOMPARE(db.listRuns().first().lastLoss, 4.5);
+        const auto data = db.loadRun(db.listRuns().first().id);
+        QCOMPARE(data->steps.size(), 10);
+        QCOMPARE(data->steps[3].rank, 1);
+        QCOMPARE(data->steps[3].step, qint64(2));
+        QCOMPARE(data->steps[3].loss, 3.8);
+    }
+
+    // Step reports are stored packed (launcher/history/step_blocks.h): read back in (step, rank) order, the
+    // newest copy of a report repeated after a restart wins, a rank's range reads alone, and a
+    // damaged block is reported without hiding the others.
+    void packedStepReports()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("packed.sqlite"));
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        fillRun(writer, QStringLiteral("p"), 3, 6);
+        writer.flush();
+        StepRow again;
+        again.rank = 1;
+        again.step = 4;
+        again.loss = 42;
+        StepRow later = again;
+        later.step = 7;
+        later.loss = 7;
+        writer.enqueue(StepOp{QStringLiteral("p"), {again, later}});
+        writer.flush();
+        QCOMPARE(writer.lastError(), QString());
+
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        const auto summary = db.findRun(QStringLiteral("p"));
+        QCOMPARE(summary->stepsDone, qint64(7));
+        QCOMPARE(summary->lastLoss, 7.0);
+        auto data = db.loadRun(summary->id);
+        QCOMPARE(data->steps.size(), 3 * 6 + 1);
+        for (qsizetype i = 1; i < data->steps.size(); ++i) {
+            const StepRow &a = data->steps[i - 1], &b = data->steps[i];
+            QVERIFY(a.step < b.step || (a.step == b.step && a.rank < b.rank));
+        }
+        const auto repeated = std::find_if(data->steps.begin(), data->steps.end(),
+                                           [](const StepRow &s) { return s.rank == 1 && s.step == 4; });
+        QCOMPARE(repeated->loss, 42.0);
+        const auto range = db.stepsBetween(summary->id, 1, 2, 4);
+        QCOMPARE(range.size(), 3);
+        QCOMPARE(range.first().step, qint64(2));
+        QCOMPARE(range.last().loss, 42.0);
+        QCOMPARE(range.first().stepMs, 11.0);
+
+        // Read a window of steps at a time (a long run is never all in memory): the same rows in
+        // the same order, the repeated step's newest copy among them, whatever the window.
+        for (qint64 rowsPerChunk : {1, 4, 7, 1000}) {
+            QList<StepRow> chunked;
+            qint64 lastStepSeen = -1;
+            QVERIFY(db.forEachStepChunk(summary->id, 0, [&](const QList<StepRow> &rows) {
+                QVERIFY(rows.first().step > lastStepSeen); // windows do not overlap, in step order
+                lastStepSeen = rows.last().step;
+                chunked.append(rows);
+            }, rowsPerChunk));
+            QCOMPARE(chunked.size(), data->steps.size());
+            for (qsizetype i = 0; i < chunked.size(); ++i) {
+                QCOMPARE(chunked[i].rank, data->steps[i].rank);
+                QCOMPARE(chunked[i].step, data->steps[i].step);
+                QCOMPARE(chunked[i].loss, data->steps[i].loss);
+            }
+        }
+        int fromFive = 0;
+        QVERIFY(db.forEachStepChunk(summary->id, 5, [&](const QList<StepRow> &rows) {
+            for (const StepRow &r : rows)
+                fromFive += r.step >= 5 ? 1 : -1000;
+        }, 2));
+        QCOMPARE(fromFive, 3 * 2 + 1); // steps 5 and 6 of 3 ranks, and rank 1's step 7
+
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("UPDATE step_blocks SET rows = x'0102' WHERE rowid = (SELECT min(rowid) FROM step_blocks)")));
+        data = db.loadRun(summary->id);
+        QVERIFY2(db.lastError().contains(QStringLiteral("corrupt")), qPrintable(db.lastError()));
+        QVERIFY(data->steps.size() > 0 && data->steps.size() < 3 * 6 + 1);
+    }
+
+    // A history of schema 10 keeps its collective rows and reads them beside the blocks written
+    // after its migration; a report stored twice (resent) comes back once, its newest copy; a
+    // damaged block is named while the rest still read.
+    void collectiveRowsOfSchemaTenAndBlocks()
+    {
+        QTemporaryDir dir;
+        const QString path = filledHistory(dir.filePath(QStringLiteral("v10.sqlite")), QStringLiteral("ten"), 2, 2);
+        QVERIFY(!path.isEmpty());
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path, false), QString());
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec(QStringLiteral("DROP TABLE collective_blocks")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank")));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=10")));
+            for (int r = 0; r < 2; ++r)
+                QVERIFY(q.exec(QStringLiteral("INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps, count)"
+                                              " VALUES((SELECT id FROM runs), %1, 1, 'dp', 'all_reduce', 4096, 0.5, 1.5, 1)")
+                                   .arg(r)));
+        }
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        writer.enqueue(CollectiveOp{QStringLiteral("ten"), CollectiveRow{1, 1, QStringLiteral("dp"), QStringLiteral("all_reduce"), 4096, 0.75, 1.0, 1}});
+        for (int r = 0; r < 2; ++r)
+            writer.enqueue(CollectiveOp{QStringLiteral("ten"), CollectiveRow{r, 2, QStringLiteral("dp"), QStringLiteral("all_reduce"), 4096, 0.25, 3.0, 1}});
+        QVERIFY(writer.flush());
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        const qint64 id = db.findRun(QStringLiteral("ten"))->id;
+        QList<CollectiveRow> rows = db.collectivesOf(id);
+        QCOMPARE(db.lastError(), QString());
+        QCOMPARE(rows.size(), 4); // (rank, step) 0·1, 1·1 (its block's copy), 0·2, 1·2
+        QCOMPARE(rows[0].rank, 0);
+        QCOMPARE(rows[0].ms, 0.5);
+        QCOMPARE(rows[1].rank, 1);
+        QCOMPARE(rows[1].ms, 0.75); // the newer copy
+        QCOMPARE(rows[3].step, qint64(2));
+        QCOMPARE(rows[3].busGBps, 3.0);
+        for (qint64 rowsPerChunk : {1, 2, 100}) {
+            QList<CollectiveRow> chunked;
+            QVERIFY(db.forEachCollectiveChunk(id, [&](const QList<CollectiveRow> &part) { chunked.append(part); }, rowsPerChunk));
+            QCOMPARE(chunked.size(), rows.size());
+            for (qsizetype i = 0; i < rows.size(); ++i) {
+                QCOMPARE(chunked[i].rank, rows[i].rank);
+                QCOMPARE(chunked[i].step, rows[i].step);
+                QCOMPARE(chunked[i].ms, rows[i].ms);
+            }
+        }
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("UPDATE collective_blocks SET rows = x'06ff' WHERE rank = 0")));
+        rows = db.collectivesOf(id);
+        QVERIFY2(db.lastError().contains(QStringLiteral("a collective block of rank 0 is corrupt")), qPrintable(db.lastError()));
+        QCOMPARE(rows.size(), 2); // the old rows still read (ranks 0 and 1 shared the one block)
+    }
+
+    // A schema-6 history (fixed records) migrates to 7 and reads its old blocks beside new ones.
+    void fixedBlocksOfSchemaSix()
+    {
+        QTemporaryDir dir;
+        const QString path = filledHistory(dir.filePath(QStringLiteral("v6.sqlite")), QStringLiteral("six"), 2, 3);
+        QVERIFY(!path.isEmpty());
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path, false), QString());
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec(QStringLiteral("DELETE FROM step_blocks")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN encoding")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank"))); // schema 11
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=6")));
+            // As schema 6 wrote them: fixed records, no encoding column.
+            for (int r = 0; r < 2; ++r) {
+                QByteArray blob;
+                for (int st = 1; st <= 3; ++st) {
+                    StepRow s;
+                    s.rank = r;
+                    s.step = st;
+                    s.loss = 4.0 - st - 0.5 * r;
+                    s.peakRss = 1000 + st;
+                    packStepRecord(s, blob);
+                }
+                q.prepare(QStringLiteral("INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows)"
+                                         " VALUES((SELECT id FROM runs), ?, 1, 3, ?, 3, ?)"));
+                q.addBindValue(r);
+                q.addBindValue(1.0 - 0.5 * r);
+                q.addBindValue(blob);
+                QVERIFY(q.exec());
+            }
+        }
+        HistoryWriter writer(path); // migrates, then appends delta blocks
+        QCOMPARE(writer.start(), QString());
+        StepRow next;
+        next.rank = 1;
+        next.step = 4;
+        next.loss = 0.25;
+        writer.enqueue(StepOp{QStringLiteral("six"), {next}});
+        QVERIFY(writer.flush());
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        QSqlQuery q(db.connection());
+        QVERIFY(q.exec(QStringLiteral("SELECT encoding, count(*) FROM step_blocks GROUP BY encoding ORDER BY encoding")));
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 0);
+        QCOMPARE(q.value(1).toInt(), 2);
+        QVERIFY(q.next());
+        QCOMPARE(q.value(0).toInt(), 4); // the writer's blocks: the newest encoding
+        const auto data = db.loadRun(db.findRun(QStringLiteral("six"))->id);
+        QCOMPARE(db.lastError(), QString());
+        QCOMPARE(data->steps.size(), 7);
+        QCOMPARE(data->steps[5].rank, 1);
+        QCOMPARE(data->steps[5].loss, 0.5);
+        QCOMPARE(data->steps[5].peakRss, qint64(1003));
+        QCOMPARE(data->steps[6].loss, 0.25);
+    }
+
+    // Older histories of delta records migrate and read their blocks beside the new ones of 25
+    // fields: schema 7 (18 fields, encoding 1) and schema 9 (22 fields — the loss scale, the master
+    // weights' bytes, skipped updates — encoding 2).
+    void deltaBlocksOfOlderSchemas_data()
+    {
+        QTest::addColumn<int>("schema");
+        QTest::addColumn<int>("encoding");
+        QTest::newRow("schema 7") << 7 << 1;
+        QTest::newRow("schema 9") << 9 << 2;
+    }
+    void deltaBlocksOfOlderSchemas()
+    {
+        QFETCH(int, schema);
+        QFETCH(int, encoding);
+        QTemporaryDir dir;
+        const QString path = filledHistory(dir.filePath(QStringLiteral("old.sqlite")), QStringLiteral("old"), 1, 2);
+        QVERIFY(!path.isEmpty());
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path, false), QString());
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec(QStringLiteral("DELETE FROM step_blocks")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank"))); // schema 11
+            if (schema < 9)
+                QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command")));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=%1").arg(schema)));
+            StepBlockEncoder e(static_cast<StepEncoding>(encoding)); // as that schema wrote them
+            for (int st = 1; st <= 2; ++st) {
+                StepRow s;
+                s.step = st;
+                s.loss = 3.0 - st;
+                s.memParameters = 4096;
+                if (encoding == 2)
+                    s.lossScale = 1024;
+                e.add(s);
+            }
+            q.prepare(QStringLiteral("INSERT INTO step_blocks(run, rank, first_step, last_step, last_loss, n, rows, encoding)"
+                                     " VALUES((SELECT id FROM runs), 0, 1, 2, 1.0, 2, ?, %1)")
+                          .arg(encoding));
+            q.addBindValue(e.bytes());
+            QVERIFY(q.exec());
+        }
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        StepRow next;
+        next.step = 3;
+        next.loss = 0.5;
+        next.lossScale = 32768;
+        next.skippedSteps = 2;
+        next.updateSkipped = true;
+        next.memMaster = 8192;
+        next.outerSteps = 1;
+        next.dpBytes = 1 << 20;
+        next.dpDenseBytes = 3 << 20;
+        writer.enqueue(StepOp{QStringLiteral("old"), {next}});
+        QVERIFY(writer.flush());
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        const auto data = db.loadRun(db.findRun(QStringLiteral("old"))->id);
+        QCOMPARE(db.lastError(), QString());
+        QCOMPARE(data->steps.size(), 3);
+        QCOMPARE(data->steps[1].loss, 1.0);
+        QCOMPARE(data->steps[1].memParameters, qint64(4096));
+        QCOMPARE(data->steps[1].lossScale, encoding == 2 ? 1024.0 : 0.0);
+        QCOMPARE(data->steps[1].dpBytes, qint64(0));
+        QCOMPARE(data->steps[2].lossScale, 32768.0);
+        QCOMPARE(data->steps[2].skippedSteps, qint64(2));
+        QVERIFY(data->steps[2].updateSkipped);
+        QCOMPARE(data->steps[2].memMaster, qint64(8192));
+        QCOMPARE(data->steps[2].outerSteps, qint64(1));
+        QCOMPARE(data->steps[2].dpBytes, qint64(1 << 20));
+        QCOMPARE(data->steps[2].dpDenseBytes, qint64(3 << 20));
+    }
+
+    // A run whose launcher died stays "running" in nobody's hands: the next open closes it as
+    // failed with the reason, and leaves alone runs whose launcher lives or is on another host.
+    void abandonedRunsAreClosed()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("h.sqlite"));
+        HistoryDatabase::setRunLiveness(RunRegistry::liveness()); // as app/'s programs do
+        QProcess gone;
+        gone.start(QStringLiteral("true"), {});
+        QVERIFY(gone.waitForFinished());
+        const qint64 deadPid = gone.processId() > 0 ? gone.processId() : 999999;
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path), QString());
+            QSqlQuery q(db.connection());
+            const QString host = QSysInfo::machineHostName();
+            const struct {
+                const char *runId;
+                QString host;
+                qint64 pid;
+            } rows[] = {{"dead", host, 0}, {"alive", host, QCoreApplication::applicationPid()}, {"elsewhere", QStringLiteral("other-host"), 1}};
+            for (const auto &r : rows) {
+                q.prepare(QStringLiteral("INSERT INTO runs(run_id, plan_json, status, launcher_host, launcher_pid) VALUES(?, '{}', 'running', ?, ?)"));
+                q.addBindValue(QString::fromLatin1(r.runId));
+                q.addBindValue(r.host);
+                q.addBindValue(r.pid ? r.pid : deadPid);
+                QVERIFY(q.exec());
+            }
+        }
+        HistoryDatabase db;
+        QCOMPARE(db.open(path), QString());
+        QMap<QString, RunSummary> runs;
+        for (const auto &r : db.listRuns())
+            runs[r.runId] = r;
+        QCOMPARE(runs[QStringLiteral("dead")].status, QStringLiteral("failed"));
+        QVERIFY2(runs[QStringLiteral("dead")].error.contains(QStringLiteral("ended while the run was going")),
+                 qPrintable(runs[QStringLiteral("dead")].error));
+        QCOMPARE(runs[QStringLiteral("alive")].status, QStringLiteral("running"));
+        QCOMPARE(runs[QStringLiteral("elsewhere")].status, QStringLiteral("running"));
+        QCOMPARE(db.closeAbandonedRuns(RunRegistry::liveness()), 0); // nothing left to close
+        HistoryDatabase::setRunLiveness({});
+    }
+
+    void refusesNewerSchemaAndOtherDatabases()
+    {
+        QTemporaryDir dir;
+        const QString newer = dir.filePath(QStringLiteral("newer.sqlite"));
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(newer), QString());
+            QSqlQuery(db.connection()).exec(QStringLiteral("PRAGMA user_version=99"));
+        }
+        HistoryDatabase db;
+        QCOMPARE(db.open(newer), QStringLiteral("history database %1: schema version 99 is newer than this Trellis "
+                                                "understands (%2); refusing to touch it")
+                                     .arg(newer)
+                                     .arg(kHistorySchemaVersion));
+        const QString other = dir.filePath(QStringLiteral("other.sqlite"));
+        {
+            HistoryDatabase o;
+            QCOMPARE(o.open(other), QString());
+            QSqlQuery(o.connection()).exec(QStringLiteral("PRAGMA user_version=0"));
+            QSqlQuery(o.connection()).exec(QStringLiteral("CREATE TABLE contacts(name TEXT)"));
+            QSqlQuery(o.connection()).exec(QStringLiteral("DROP TABLE runs"));
+        }
+        HistoryDatabase o2;
+        QVERIFY(o2.open(other).contains(QStringLiteral("not a Trellis history database")));
+    }
+
+    void unusablePaths()
+    {
+        QTemporaryDir dir;
+        HistoryDatabase db;
+        QCOMPARE(db.open(dir.path()), QStringLiteral("history database %1: is a directory").arg(dir.path()));
+        HistoryDatabase missing;
+        const QString path = dir.filePath(QStringLiteral("absent.sqlite"));
+        QCOMPARE(missing.open(path, false), QStringLiteral("history database %1: no such file").arg(path));
+        QFile blocker(dir.filePath(QStringLiteral("file")));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        HistoryWriter writer(dir.filePath(QStringLiteral("file/history.sqlite")));
+        QVERIFY(writer.start().startsWith(QStringLiteral("history database ")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstHistory)
+#include "tst_history.moc"
