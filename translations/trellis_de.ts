@@ -1149,8 +1149,8 @@
     </message>
     <message>
         <location line="+10"/>
-        <source>&lt;b&gt;No estimate:&lt;/b&gt; this plan runs its own trainer (trainer.command) and has no model section, so there is nothing to predict memory, communication or step time from. Add a model and a parallel section describing what the script trains to get an estimate; the run is watched either way.</source>
-        <translation>&lt;b&gt;Keine Schätzung:&lt;/b&gt; Dieser Plan führt seinen eigenen Trainer aus (trainer.command) und hat keinen Modellabschnitt, daher gibt es nichts, woraus Speicher, Kommunikation oder Schrittzeit vorhergesagt werden könnten. Fügen Sie einen model- und einen parallel-Abschnitt hinzu, die beschreiben, was das Skript trainiert, um eine Schätzung zu erhalten; beobachtet wird der Lauf so oder so.</translation>
+        <source>&lt;b&gt;No estimate:&lt;/b&gt; this plan runs its own trainer (own_trainer.command) and has no model section, so there is nothing to predict memory, communication or step time from. Add a model and a parallel section describing what the script trains to get an estimate; the run is watched either way.</source>
+        <translation>&lt;b&gt;Keine Schätzung:&lt;/b&gt; Dieser Plan führt seinen eigenen Trainer aus (own_trainer.command) und hat keinen Modellabschnitt, daher gibt es nichts, woraus Speicher, Kommunikation oder Schrittzeit vorhergesagt werden könnten. Fügen Sie einen model- und einen parallel-Abschnitt hinzu, die beschreiben, was das Skript trainiert, um eine Schätzung zu erhalten; beobachtet wird der Lauf so oder so.</translation>
     </message>
     <message>
         <location line="+29"/>

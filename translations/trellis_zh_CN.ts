@@ -1148,8 +1148,8 @@
     </message>
     <message>
         <location line="+10"/>
-        <source>&lt;b&gt;No estimate:&lt;/b&gt; this plan runs its own trainer (trainer.command) and has no model section, so there is nothing to predict memory, communication or step time from. Add a model and a parallel section describing what the script trains to get an estimate; the run is watched either way.</source>
-        <translation>&lt;b&gt;无估算：&lt;/b&gt;此计划运行自带的训练程序（trainer.command），且没有 model 部分，因此无法预测内存、通信或步时间。添加描述脚本所训练内容的 model 和 parallel 部分即可获得估算；无论如何都会监视该运行。</translation>
+        <source>&lt;b&gt;No estimate:&lt;/b&gt; this plan runs its own trainer (own_trainer.command) and has no model section, so there is nothing to predict memory, communication or step time from. Add a model and a parallel section describing what the script trains to get an estimate; the run is watched either way.</source>
+        <translation>&lt;b&gt;无估算：&lt;/b&gt;此计划运行自带的训练程序（own_trainer.command），且没有 model 部分，因此无法预测内存、通信或步时间。添加描述脚本所训练内容的 model 和 parallel 部分即可获得估算；无论如何都会监视该运行。</translation>
     </message>
     <message>
         <location line="+29"/>

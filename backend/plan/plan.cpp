@@ -7,6 +7,12 @@
 
 namespace trellis::plan {
 
+bool Plan::operator==(const Plan &o) const
+{
+    return schema == o.schema && name == o.name && ownTrainer == o.ownTrainer && model == o.model && cluster == o.cluster &&
+           parallel == o.parallel && training == o.training && telemetry == o.telemetry && launch == o.launch;
+}
+
 namespace {
 std::uint64_t countParameters(const ModelSpec &m, std::uint64_t experts)
 {

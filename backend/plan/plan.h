@@ -3,6 +3,8 @@
 // its process groups from it. Plain data; loading, validation and presets live beside it.
 #pragma once
 
+#include "backend/plan/result.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -329,29 +331,32 @@ struct LaunchSpec {
 // torchrun's variables, the Trellis telemetry variables and `env` set. The world size is
 // parallel's (dp alone when parallel is absent: `ranks` sets it); `model` becomes optional
 // (informative: without it there is no estimate).
-struct TrainerSpec {
+struct OwnTrainerSpec {
     std::vector<std::string> command; // empty: trellis-trainer reads this plan
     std::vector<std::pair<std::string, std::string>> env;
     std::string dir;                  // empty: the plan file's folder
     bool hasModel = true;             // false: the plan has no model section (no estimate)
     bool external() const { return !command.empty(); }
-    bool operator==(const TrainerSpec &) const = default;
+    bool operator==(const OwnTrainerSpec &) const = default;
 };
 
-// Environment names a plan's trainer.env may not set: the launcher sets them for every rank.
+// Environment names a plan's own_trainer.env may not set: the launcher sets them for every rank.
 bool isReservedTrainerVariable(const std::string &name);
 
 struct Plan {
     std::string schema = kPlanSchema;
     std::string name;
-    TrainerSpec trainer;
+    OwnTrainerSpec ownTrainer;
     ModelSpec model;
     ClusterSpec cluster;
     ParallelSpec parallel;
     TrainingSpec training;
     TelemetrySpec telemetry;
     LaunchSpec launch;
-    bool operator==(const Plan &) const = default;
+    // What reading the file noticed that is no part of the plan (an old field name read through its
+    // alias): validatePlan passes these on as warnings. Not written, not compared.
+    Diagnostics loadNotes;
+    bool operator==(const Plan &other) const;
 };
 
 // Parameters of the decoder `model` describes, every expert counted. For the gpt architecture

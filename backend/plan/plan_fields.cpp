@@ -69,9 +69,9 @@ const json &fullShape()
         p.parallel.precision = Precision::Fp16; // writes parallel.loss_scale
         p.parallel.dpSync.mode = DpSyncMode::DiLoCo; // writes parallel.dp_sync
         p.parallel.gradCompression.kind = GradCompression::PowerSgd; // writes parallel.grad_compression
-        p.trainer.command = {"python3"};
-        p.trainer.env = {{"NAME", "value"}};
-        p.trainer.dir = "dir";
+        p.ownTrainer.command = {"python3"};
+        p.ownTrainer.env = {{"NAME", "value"}};
+        p.ownTrainer.dir = "dir";
         json j = documentOf(p);
         j["cluster"]["node_count"] = 1; // read by the loader with a preset, never written
         return j;
@@ -110,7 +110,7 @@ std::string pathText(const std::vector<Step> &steps, std::size_t count)
 
 void collectLeaves(const json &j, const std::string &prefix, std::vector<std::pair<std::string, std::string>> &out)
 {
-    if (j.is_object() && prefix != "trainer.env") { // trainer.env's keys are the user's: one field
+    if (j.is_object() && prefix != "own_trainer.env") { // own_trainer.env's keys are the user's: one field
         for (auto it = j.begin(); it != j.end(); ++it)
             collectLeaves(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
     } else if (j.is_array() && !j.empty() && j[0].is_object()) {
@@ -233,10 +233,10 @@ Result<Plan> withPlanField(const Plan &plan, const std::string &path, const std:
             at->erase(*key);
         else
             (*at)[*key] = value;
-        // The last field of the trainer section removed: the plan trains with trellis-trainer again.
-        if (steps.size() == 2 && std::get_if<std::string>(&steps[0]) && std::get<std::string>(steps[0]) == "trainer" &&
+        // The last field of the own_trainer section removed: the plan trains with trellis-trainer again.
+        if (steps.size() == 2 && std::get_if<std::string>(&steps[0]) && std::get<std::string>(steps[0]) == "own_trainer" &&
             (at->empty() || !at->contains("command")))
-            doc.erase("trainer");
+            doc.erase("own_trainer");
     } else {
         const std::size_t index = std::get<std::size_t>(last);
         if (index >= at->size())

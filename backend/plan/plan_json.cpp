@@ -416,26 +416,28 @@ void readTraining(ObjectReader r, TrainingSpec &t)
     r.finish();
 }
 
-// trainer: {command: [...], env: {NAME: "value"}, dir, ranks}. `ranks` sets parallel.dp when the plan
-// has no parallel section; with one it must agree with it (checked by the caller).
-void readTrainer(ObjectReader r, TrainerSpec &t, int &ranks)
+// own_trainer: {command: [...], env: {NAME: "value"}, dir, ranks}. `ranks` sets parallel.dp when the
+// plan has no parallel section; with one it must agree with it (checked by the caller). `section`
+// is the name the file gives it (own_trainer, or trainer, its name before 2026-12), so every
+// message names the field as the file spells it.
+void readOwnTrainer(ObjectReader r, const std::string &section, OwnTrainerSpec &t, int &ranks)
 {
     r.read("command", t.command);
     if (r.has("command") && t.command.empty())
-        r.error("trainer.command", "is empty: give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
+        r.error(section + ".command", "is empty: give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
     for (std::size_t i = 0; i < t.command.size(); ++i)
         if (t.command[i].find('\0') != std::string::npos || (i == 0 && t.command[i].empty()))
-            r.error("trainer.command[" + std::to_string(i) + "]", i == 0 ? "the program is empty" : "contains a NUL byte");
+            r.error(section + ".command[" + std::to_string(i) + "]", i == 0 ? "the program is empty" : "contains a NUL byte");
     r.read("dir", t.dir);
     r.read("ranks", ranks);
     if (r.has("ranks") && ranks < 1)
-        r.error("trainer.ranks", "must be at least 1, not " + std::to_string(ranks));
+        r.error(section + ".ranks", "must be at least 1, not " + std::to_string(ranks));
     if (const json *env = r.find("env", false)) {
         if (!env->is_object()) {
-            r.error("trainer.env", "expected an object of NAME: \"value\" pairs, got " + typeName(*env));
+            r.error(section + ".env", "expected an object of NAME: \"value\" pairs, got " + typeName(*env));
         } else {
             for (const auto &item : env->items()) {
-                const std::string path = "trainer.env." + item.key();
+                const std::string path = section + ".env." + item.key();
                 if (!item.value().is_string()) {
                     r.error(path, "expected a string, got " + typeName(item.value()));
                     continue;
@@ -455,7 +457,7 @@ void readTrainer(ObjectReader r, TrainerSpec &t, int &ranks)
         }
     }
     if (r.present() && !r.has("command"))
-        r.error("trainer.command", "required field is missing (the program each rank runs and its arguments)");
+        r.error(section + ".command", "required field is missing (the program each rank runs and its arguments)");
     r.finish();
 }
 
@@ -552,21 +554,30 @@ Result<Plan> parsePlan(const std::string &jsonText, const std::string &sourceNam
                      "unsupported schema '" + plan.schema + "' (this version reads '" + kPlanSchema + "')"});
     r.read("name", plan.name);
     int ranks = 0;
-    readTrainer(r.child("trainer"), plan.trainer, ranks);
+    // own_trainer was called trainer until 2026-12, the name of the program too: a plan written
+    // then still reads, and says so once (validation hands the note on as a warning).
+    const bool oldName = r.has("trainer") && !r.has("own_trainer");
+    if (r.has("trainer") && r.has("own_trainer"))
+        d.push_back({Severity::Error, "trainer", "is the old name of own_trainer: give the section once, as own_trainer"});
+    const std::string trainerSection = oldName ? "trainer" : "own_trainer";
+    readOwnTrainer(r.child(trainerSection.c_str()), trainerSection, plan.ownTrainer, ranks);
+    if (oldName)
+        plan.loadNotes.push_back({Severity::Warning, "trainer",
+                                  "is now called own_trainer; this plan still reads, and saving it writes the new name"});
     // A plan that runs its own trainer may leave the model out (no estimate then).
-    plan.trainer.hasModel = r.has("model") || !plan.trainer.external();
-    if (plan.trainer.hasModel)
+    plan.ownTrainer.hasModel = r.has("model") || !plan.ownTrainer.external();
+    if (plan.ownTrainer.hasModel)
         readModel(r.child("model", true), plan.model, d);
     readCluster(r.child("cluster", true), plan.cluster, d, baseDir);
     readParallel(r.child("parallel"), plan.parallel);
     // A job with its own trainer and neither ranks nor parallel: a rank per slot of the cluster.
-    if (plan.trainer.external() && ranks == 0 && !r.has("parallel") && plan.cluster.totalSlots() > 0)
+    if (plan.ownTrainer.external() && ranks == 0 && !r.has("parallel") && plan.cluster.totalSlots() > 0)
         ranks = plan.cluster.totalSlots();
     if (ranks > 0) {
         if (!r.has("parallel"))
             plan.parallel.dp = ranks;
         else if (plan.parallel.worldSize() != ranks)
-            d.push_back({Severity::Error, "trainer.ranks",
+            d.push_back({Severity::Error, trainerSection + ".ranks",
                          std::to_string(ranks) + " ranks, but parallel makes " + std::to_string(plan.parallel.worldSize()) +
                              " (dp·tp·pp·cp): give one of them, or make them agree"});
     }

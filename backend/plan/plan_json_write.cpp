@@ -165,19 +165,19 @@ std::string planToJson(const Plan &p, int indent)
     OrderedJson j;
     j["schema"] = p.schema;
     j["name"] = p.name;
-    if (p.trainer.external()) {
-        OrderedJson t = {{"command", p.trainer.command}};
-        if (!p.trainer.env.empty()) {
+    if (p.ownTrainer.external()) {
+        OrderedJson t = {{"command", p.ownTrainer.command}};
+        if (!p.ownTrainer.env.empty()) {
             OrderedJson env = OrderedJson::object();
-            for (const auto &[name, value] : p.trainer.env)
+            for (const auto &[name, value] : p.ownTrainer.env)
                 env[name] = value;
             t["env"] = env;
         }
-        if (!p.trainer.dir.empty())
-            t["dir"] = p.trainer.dir;
-        j["trainer"] = t;
+        if (!p.ownTrainer.dir.empty())
+            t["dir"] = p.ownTrainer.dir;
+        j["own_trainer"] = t;
     }
-    if (p.trainer.hasModel || !p.trainer.external())
+    if (p.ownTrainer.hasModel || !p.ownTrainer.external())
         j["model"] = modelToJson(p.model);
     j["cluster"] = clusterToJson(p.cluster);
     j["parallel"] = parallelToJson(p.parallel);

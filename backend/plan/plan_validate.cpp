@@ -249,7 +249,7 @@ void checkAllReduce(const Plan &plan, Checker &c)
     const AllReduceAlgorithm a = plan.parallel.allReduce;
     if (a == AllReduceAlgorithm::Auto)
         return;
-    if (plan.trainer.external()) {
+    if (plan.ownTrainer.external()) {
         c.warning("parallel.allreduce", std::string(toString(a)) + " is for trellis-trainer's reductions; the job's own command "
                                         "chooses its own (NCCL_ALGO, or its MPI's parameters)");
         return;
@@ -281,7 +281,7 @@ void checkParallel(const Plan &plan, Checker &c, bool placement = true)
     if (p.framework == Framework::Megatron && p.zero >= 2)
         c.error("parallel.framework", "Megatron-LM shards at most the optimizer states (its distributed optimizer: zero 1); "
                                       "ZeRO stage " + str(p.zero) + " is DeepSpeed's (framework deepspeed or auto)");
-    const bool model = plan.trainer.hasModel || !plan.trainer.external();
+    const bool model = plan.ownTrainer.hasModel || !plan.ownTrainer.external();
     if (model)
         checkBuckets(p, plan.model, c);
     checkPrecision(p, c);
@@ -513,15 +513,15 @@ Diagnostics validatePlan(const Plan &plan) { return validatePlan(plan, Validatio
 
 Diagnostics validatePlan(const Plan &plan, const ValidationParts &parts)
 {
-    Diagnostics d;
+    Diagnostics d = plan.loadNotes;
     Checker c(d);
-    if (parts.model && (plan.trainer.hasModel || !plan.trainer.external()))
+    if (parts.model && (plan.ownTrainer.hasModel || !plan.ownTrainer.external()))
         checkModel(plan.model, c);
     if (parts.fixed)
         checkCluster(plan.cluster, c);
     if (parts.parallel)
         checkParallel(plan, c, parts.placement);
-    if (parts.fixed && !plan.trainer.external()) // a job with its own trainer reads its own data and settings
+    if (parts.fixed && !plan.ownTrainer.external()) // a job with its own trainer reads its own data and settings
         checkTraining(plan.training, c);
     if (parts.fixed)
         checkRest(plan, c);
@@ -531,7 +531,7 @@ Diagnostics validatePlan(const Plan &plan, const ValidationParts &parts)
 Diagnostics checkTrainerSupport(const Plan &plan)
 {
     Diagnostics d;
-    if (plan.trainer.external())
+    if (plan.ownTrainer.external())
         return d; // trellis-trainer does not train this plan: its own command does
     auto unsupported = [&](const std::string &path, const std::string &what) {
         d.push_back({Severity::Error, path, what + " is not supported by this version of trellis-trainer yet"});

@@ -19,8 +19,8 @@ enum ExitCode : int {
     kExitInternalError = 12, // any other exception: a bug in the trainer, reported with its message
     kExitDeviceError = 13,   // the plan's GPU is missing, or a CUDA call failed (rank, device, call named)
     kExitInjectedCrash = 70, // --inject crash@rank:step
-    kExitCommandNotExecutable = 126, // trainer.command: the program exists but cannot be run
-    kExitCommandNotFound = 127,      // trainer.command: no such program (or its folder is missing)
+    kExitCommandNotExecutable = 126, // own_trainer.command: the program exists but cannot be run
+    kExitCommandNotFound = 127,      // own_trainer.command: no such program (or its folder is missing)
 };
 
 // Human-readable meaning of an exit code; codes above 128 are "killed by signal N-128".

@@ -36,9 +36,9 @@ int cmdValidate(const Args &a)
     if (!loaded)
         return 1;
     const plan::Plan &p = *loaded;
-    if (p.trainer.external() && !p.trainer.hasModel) {
+    if (p.ownTrainer.external() && !p.ownTrainer.hasModel) {
         out() << path << ": valid — " << p.parallel.worldSize() << " ranks running their own trainer: "
-              << QString::fromStdString(p.trainer.command.front()) << " (no model section: no estimate)" << Qt::endl;
+              << QString::fromStdString(p.ownTrainer.command.front()) << " (no model section: no estimate)" << Qt::endl;
         return 0;
     }
     out() << path << ": valid — " << p.parallel.worldSize() << " ranks (dp " << p.parallel.dp << " · tp "
@@ -257,8 +257,8 @@ int cmdEstimate(const Args &a, const QString &dbPath)
     if (!loaded)
         return 1;
     plan::Plan &p = *loaded;
-    if (p.trainer.external() && !p.trainer.hasModel)
-        return fail(QStringLiteral("%1: no estimate: the plan runs its own trainer (trainer.command) and has no model section to "
+    if (p.ownTrainer.external() && !p.ownTrainer.hasModel)
+        return fail(QStringLiteral("%1: no estimate: the plan runs its own trainer (own_trainer.command) and has no model section to "
                                    "predict from; add model and parallel sections describing what the script trains")
                         .arg(a.positional.first()));
     plan::DeviceSpec device = plan::deviceFor(p.cluster);

@@ -298,8 +298,8 @@ int cmdRunCommand(const Args &a, const QString &dbPath)
         return usageError(QStringLiteral("--max-restarts needs a whole number from 0 to 1000"));
     plan::Plan thePlan;
     for (const QString &word : a.trailing)
-        thePlan.trainer.command.push_back(word.toStdString());
-    thePlan.trainer.hasModel = false;
+        thePlan.ownTrainer.command.push_back(word.toStdString());
+    thePlan.ownTrainer.hasModel = false;
     // Named after the script (python3 train.py → train.py), else the program.
     QString named = QFileInfo(a.trailing[0]).fileName();
     for (int i = 1; i < a.trailing.size(); ++i)
@@ -318,7 +318,7 @@ int cmdRunCommand(const Args &a, const QString &dbPath)
     thePlan.launch.restart.backoffS = 1;
     if (const plan::Diagnostics d = plan::validatePlan(thePlan); plan::hasErrors(d))
         return fail(QString::fromStdString(d.front().toString()));
-    thePlan.trainer.dir = QDir::currentPath().toStdString();
+    thePlan.ownTrainer.dir = QDir::currentPath().toStdString();
     return superviseMadePlan(a, dbPath, QStringLiteral("commands"), thePlan,
                              [&](Supervisor &controller, const RunOptions &options, const QString &planPath) {
                                  return controller.start(thePlan, planPath, options);

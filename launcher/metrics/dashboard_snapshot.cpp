@@ -273,7 +273,7 @@ Prediction predictionFor(const QString &planJson, const QString &calibrationPath
     if (!parsed || plan::hasErrors(plan::validatePlan(parsed.value())))
         return out;
     plan::Plan p = parsed.value();
-    if (p.trainer.external() && !p.trainer.hasModel)
+    if (p.ownTrainer.external() && !p.ownTrainer.hasModel)
         return out; // a job with its own trainer and no model: nothing to predict from
     plan::DeviceSpec device = plan::deviceFor(p.cluster);
     if (!calibrationPath.isEmpty())

@@ -51,7 +51,7 @@ bool localProcessStopped(qint64 pid)
 QString commandSummary(const plan::Plan &plan)
 {
     QStringList words;
-    for (const std::string &w : plan.trainer.command)
+    for (const std::string &w : plan.ownTrainer.command)
         words << QString::fromStdString(w);
     QString text = words.join(QLatin1Char(' '));
     if (text.size() > 80)
@@ -83,11 +83,11 @@ QString Supervisor::firstFailure(int &rank) const
         const auto host = m_hosts.find(rank);
         const int exit = m.captured(2).toInt();
         // A job with its own trainer: the command's codes are its own, except the launcher shim's.
-        const bool own = m_plan.trainer.external() && exit != proto::kExitCommandNotFound && exit != proto::kExitCommandNotExecutable && exit < 128;
+        const bool own = m_plan.ownTrainer.external() && exit != proto::kExitCommandNotFound && exit != proto::kExitCommandNotExecutable && exit < 128;
         const QString meaning = own ? QStringLiteral("failed") : QString::fromUtf8(proto::describeExitCode(exit));
         return QStringLiteral("rank %1 on %2 exited with code %3 (%4)")
             .arg(m.captured(1), host == m_hosts.end() ? QStringLiteral("its node") : host->second, m.captured(2),
-                 m_plan.trainer.external() ? QStringLiteral("%1: %2").arg(commandSummary(m_plan), meaning) : meaning);
+                 m_plan.ownTrainer.external() ? QStringLiteral("%1: %2").arg(commandSummary(m_plan), meaning) : meaning);
     }
     return {};
 }
@@ -215,7 +215,7 @@ void Supervisor::finishGathering()
 
 QString Supervisor::spreadCheckpointForRestart()
 {
-    if (!m_target || !m_target->gathersCheckpoints() || m_plan.trainer.external())
+    if (!m_target || !m_target->gathersCheckpoints() || m_plan.ownTrainer.external())
         return {};
     finishGathering();
     if (m_lastCheckpointStep <= 0)

@@ -95,9 +95,9 @@ plan::Plan Supervisor::withAbsolutePaths(const plan::Plan &thePlan, const QStrin
             *path = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(*path)).toStdString();
     // A job with its own trainer runs in the plan's folder here (on other hosts: as the plan says,
     // relative to the rank's run folder there).
-    if (out.trainer.external() && out.launch.target == plan::LaunchTarget::Local &&
-        QFileInfo(QString::fromStdString(out.trainer.dir)).isRelative())
-        out.trainer.dir = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(out.trainer.dir)).toStdString();
+    if (out.ownTrainer.external() && out.launch.target == plan::LaunchTarget::Local &&
+        QFileInfo(QString::fromStdString(out.ownTrainer.dir)).isRelative())
+        out.ownTrainer.dir = QDir::cleanPath(base + QLatin1Char('/') + QString::fromStdString(out.ownTrainer.dir)).toStdString();
     return out;
 }
 
@@ -293,7 +293,7 @@ QString Supervisor::launchAttempt(bool resume)
     request.extraTrainerArgs = trainerArgsForAttempt(m_options.extraTrainerArgs, m_attempt + 1, injectError);
     if (resume)
         request.extraTrainerArgs << QStringLiteral("--resume");
-    if (m_plan.trainer.external()) {
+    if (m_plan.ownTrainer.external()) {
         // torchrun's rendezvous port, chosen again for every attempt (the last one's may linger in
         // TIME_WAIT); the checkpoint folder the script resumes from after a restart.
         request.masterPort = freeLocalPort();
@@ -306,7 +306,7 @@ QString Supervisor::launchAttempt(bool resume)
     request.runningAsRoot = geteuid() == 0;
     // A job with its own trainer takes its folder and checkpoint folder from the frozen plan (made
     // absolute against the plan's folder); trellis-trainer reads that plan itself.
-    LaunchCommand command = m_target->command(m_plan.trainer.external() ? m_frozenPlan : m_plan, request);
+    LaunchCommand command = m_target->command(m_plan.ownTrainer.external() ? m_frozenPlan : m_plan, request);
     if (!m_options.jobProgram.isEmpty()) {
         command.program = m_options.jobProgram;
         command.arguments = m_options.jobArguments;
@@ -509,7 +509,7 @@ void Supervisor::onProcessFinished(int exitCode, bool crashed)
         } else {
             const int code = exitCode;
             // A job with its own trainer: its codes are its own (the shim's 126/127 and signals aside).
-            const bool own = m_plan.trainer.external() && code < 126;
+            const bool own = m_plan.ownTrainer.external() && code < 126;
             QString message = QStringLiteral("exit code %1 (%2)").arg(code).arg(own ? QStringLiteral("the command failed")
                                                                                  : QString::fromUtf8(proto::describeExitCode(code)));
             QStringList lines;
@@ -554,7 +554,7 @@ void Supervisor::settle(RunState state, int exitCode, const QString &message)
         m_failure = message;
     // A job with its own trainer said how many steps it takes (the plan's training.steps is a default).
     record(RunStatusOp{m_runId, toString(state), state == RunState::Completed ? QString() : message,
-                       QDateTime::currentDateTimeUtc(), exitCode, m_plan.trainer.external() ? m_progress.totalSteps : -1});
+                       QDateTime::currentDateTimeUtc(), exitCode, m_plan.ownTrainer.external() ? m_progress.totalSteps : -1});
     if (state == RunState::Failed) {
         EventRow e;
         e.kind = QStringLiteral("failure");

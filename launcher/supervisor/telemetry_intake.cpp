@@ -112,7 +112,7 @@ StepRow Supervisor::onStep(int rank, const proto::Envelope &e)
         setState(RunState::Running);
     m_progress.loss = row.loss;
     // A job with its own trainer says how many steps it will take (the plan may not know).
-    if (m_plan.trainer.external() && e.step().total_steps() > 0)
+    if (m_plan.ownTrainer.external() && e.step().total_steps() > 0)
         m_progress.totalSteps = static_cast<qint64>(e.step().total_steps());
     return row;
 }
@@ -139,7 +139,7 @@ void Supervisor::onRankEvent(int rank, const proto::Envelope &e)
 {
     const auto &ev = e.event();
     if (ev.kind() == proto::Event::CHECKPOINT) {
-        if (m_target && m_target->gathersCheckpoints() && !m_plan.trainer.external()) // a script's checkpoints are its own
+        if (m_target && m_target->gathersCheckpoints() && !m_plan.ownTrainer.external()) // a script's checkpoints are its own
             gatherCheckpoint(static_cast<qint64>(ev.step())); // counts once it is here
         else
             m_lastCheckpointStep = std::max<qint64>(m_lastCheckpointStep, static_cast<qint64>(ev.step()));

@@ -42,7 +42,7 @@ LaunchCommand buildLocalCommand(const plan::Plan &plan, const LaunchRequest &r)
         c.arguments << QStringLiteral("--mca") << QStringLiteral("btl_vader_eager_limit") << QStringLiteral("262144");
     c.arguments << QStringLiteral("-x") << QStringLiteral("OPENBLAS_NUM_THREADS=%1").arg(r.blasThreadsPerRank);
     c.arguments << rankArguments(plan, r, r.trainerPath, r.planPath, {}, QStringLiteral("127.0.0.1"),
-                                 QString::fromStdString(plan.trainer.dir));
+                                 QString::fromStdString(plan.ownTrainer.dir));
     allowRunAsRoot(c, r.runningAsRoot);
     return c;
 }
@@ -51,7 +51,7 @@ QStringList rankArguments(const plan::Plan &plan, const LaunchRequest &r, const 
                           const QString &keysPath, const QString &masterAddr, const QString &dir)
 {
     QStringList a{trainer};
-    if (!plan.trainer.external()) {
+    if (!plan.ownTrainer.external()) {
         a << QStringLiteral("--plan") << planPath;
         if (!r.runId.isEmpty())
             a << QStringLiteral("--run-id") << r.runId;
@@ -85,10 +85,10 @@ QStringList rankArguments(const plan::Plan &plan, const LaunchRequest &r, const 
         a << QStringLiteral("--checkpoint-dir") << r.checkpointDir;
     if (!dir.isEmpty())
         a << QStringLiteral("--dir") << dir;
-    for (const auto &[name, value] : plan.trainer.env)
+    for (const auto &[name, value] : plan.ownTrainer.env)
         a << QStringLiteral("--env") << QString::fromStdString(name + "=" + value);
     a << QStringLiteral("--");
-    for (const std::string &part : plan.trainer.command)
+    for (const std::string &part : plan.ownTrainer.command)
         a << QString::fromStdString(part);
     return a;
 }

@@ -21,7 +21,7 @@ struct LaunchRequest {
     int availableCores = 1;    // oversubscribe when ranks exceed this
     bool runningAsRoot = false;
     int blasThreadsPerRank = 1;
-    // A plan with its own trainer (trainer.command): what its ranks are told besides the telemetry.
+    // A plan with its own trainer (own_trainer.command): what its ranks are told besides the telemetry.
     int masterPort = 0;        // torchrun's MASTER_PORT, chosen free for every attempt
     int restartCount = 0;      // TRELLIS_RESTART_COUNT: 0 on the first attempt
     QString checkpointDir;     // TRELLIS_CHECKPOINT_DIR
@@ -37,7 +37,7 @@ struct LaunchCommand {
 
 LaunchCommand buildLocalCommand(const plan::Plan &plan, const LaunchRequest &request);
 // What every rank runs, after mpirun's options: `trainer --plan PLAN ...`, or for a plan with its
-// own trainer (trainer.command) `trainer --exec ... -- COMMAND...` (backend/trainer/exec), which
+// own trainer (own_trainer.command) `trainer --exec ... -- COMMAND...` (backend/trainer/exec), which
 // sets torchrun's variables and the telemetry's and runs the command without a shell; --node-relay when the
 // plan's telemetry.relay asks for relays at its size (backend/trainer/telemetry/node_relay.h). keysPath:
 // the ranks' CURVE key file where they run ("" none); masterAddr: rank 0's host ("" keeps the

@@ -301,12 +301,12 @@ LaunchCommand SlurmTarget::command(const plan::Plan &plan, const LaunchRequest &
     c.arguments << QStringLiteral("-x") << QStringLiteral("OPENBLAS_NUM_THREADS=%1").arg(r.blasThreadsPerRank);
     // A job with its own trainer: `slurm-job` runs on the allocation's first node, where mpirun puts
     // rank 0, and sets MASTER_ADDR to that node's name; -x hands it to every rank.
-    if (plan.trainer.external())
+    if (plan.ownTrainer.external())
         c.arguments << QStringLiteral("-x") << QStringLiteral("MASTER_ADDR");
     const QString keys = m_jobDir + QStringLiteral("/rank.keys");
     c.arguments << rankArguments(plan, r, s.trainer.empty() ? QFileInfo(r.trainerPath).absoluteFilePath() : QString::fromStdString(s.trainer),
                                  m_jobDir + QStringLiteral("/job-plan.json"), QFileInfo::exists(keys) ? keys : QString(), {},
-                                 QString::fromStdString(plan.trainer.dir));
+                                 QString::fromStdString(plan.ownTrainer.dir));
     allowRunAsRoot(c, r.runningAsRoot);
     return c;
 }

@@ -434,7 +434,7 @@ LaunchCommand SshTarget::command(const plan::Plan &plan, const LaunchRequest &r)
         // A job with its own trainer: rank 0's node (the first with slots) is torchrun's MASTER_ADDR.
         c.arguments << rankArguments(plan, r, plan.launch.ssh.stageTrainer ? node->runDir + QStringLiteral("/trellis-trainer") : sharedTrainer,
                                      node->runDir + QStringLiteral("/plan.json"), node->runDir + QStringLiteral("/rank.keys"),
-                                     QString::fromStdString(masterHost), QString::fromStdString(plan.trainer.dir));
+                                     QString::fromStdString(masterHost), QString::fromStdString(plan.ownTrainer.dir));
     }
     allowRunAsRoot(c, r.runningAsRoot);
     return c;

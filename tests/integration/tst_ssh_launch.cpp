@@ -260,7 +260,7 @@ private slots:
         QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
         f.close();
         const QString out = m_dir.filePath(QStringLiteral("own-out"));
-        plan.insert(QStringLiteral("trainer"),
+        plan.insert(QStringLiteral("own_trainer"),
                     QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("/usr/bin/python3"), QStringLiteral(TRELLIS_SOURCE_DIR "/tests/pytorch/report_rank.py"),
                                                                        out, QStringLiteral("6")}},
                                 {QStringLiteral("env"), QJsonObject{{QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python")}}}});

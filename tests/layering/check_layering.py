@@ -80,7 +80,8 @@ def source_folders(top):
     found = set()
     for root in SOURCE_ROOTS:
         for dirpath, dirnames, filenames in os.walk(os.path.join(top, root)):
-            dirnames[:] = [d for d in dirnames if d not in ('__pycache__',) and not d.endswith('.egg-info')]
+            dirnames[:] = [d for d in dirnames if d not in ('__pycache__', 'build') and not d.startswith('.')
+                           and not d.endswith('.egg-info')]  # what pip and Python leave
             if any(f.endswith(SOURCE_EXT) for f in filenames):
                 found.add(os.path.relpath(dirpath, top))
     return found

@@ -178,7 +178,7 @@ QString EstimatePanel::headlineText() const { return m_headline->text(); }
 void EstimatePanel::showOwnTrainer()
 {
     showInvalid(0);
-    m_headline->setText(tr("<b>No estimate:</b> this plan runs its own trainer (trainer.command) and has no model section, "
+    m_headline->setText(tr("<b>No estimate:</b> this plan runs its own trainer (own_trainer.command) and has no model section, "
                            "so there is nothing to predict memory, communication or step time from. Add a model and a "
                            "parallel section describing what the script trains to get an estimate; the run is watched "
                            "either way."));

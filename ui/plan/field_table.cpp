@@ -37,12 +37,12 @@ using S = Section;
 std::vector<Field> trainerFields()
 {
     return {
-        {QStringLiteral("trainer.command"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Command of every rank"), K::JsonText, 0, 0, {},
+        {QStringLiteral("own_trainer.command"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Command of every rank"), K::JsonText, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "A JSON list, e.g. [\"python3\", \"train.py\"]: run instead of trellis-trainer, with torchrun's "
                                          "variables set (docs/pytorch.md); never a shell line. Empty: trellis-trainer trains this plan")},
-        {QStringLiteral("trainer.env"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Its environment"), K::JsonText, 0, 0, {},
+        {QStringLiteral("own_trainer.env"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Its environment"), K::JsonText, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "A JSON object of NAME: \"value\" pairs added to every rank's environment")},
-        {QStringLiteral("trainer.dir"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Its folder"), K::Text, 0, 0, {},
+        {QStringLiteral("own_trainer.dir"), S::Trainer, QT_TRANSLATE_NOOP("PlanFields", "Its folder"), K::Text, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "Where the command runs: here relative to the plan's folder (empty: that folder); on ssh and Slurm hosts as written, relative to the rank's run folder there")},
     };
 }

@@ -164,14 +164,14 @@ QWidget *PlanEditor::createControl(const Field &field, QWidget *cell)
         const Kind kind = field.kind;
         connect(edit, &QLineEdit::editingFinished, this, [this, path, edit, kind] {
             const QString text = edit->text().trimmed();
-            if (kind == Kind::Text && text.isEmpty() && path.startsWith(QLatin1String("trainer.")))
+            if (kind == Kind::Text && text.isEmpty() && path.startsWith(QLatin1String("own_trainer.")))
                 commit(path, QStringLiteral("null"));
             else if (kind == Kind::Text)
                 commit(path, jsonString(edit->text()));
             else if (kind == Kind::OptionalNumber && text.isEmpty())
                 commit(path, QStringLiteral("null"));
             else if (kind == Kind::JsonText && text.isEmpty())
-                commit(path, path.startsWith(QLatin1String("trainer.")) ? QStringLiteral("null") : QStringLiteral("[]"));
+                commit(path, path.startsWith(QLatin1String("own_trainer.")) ? QStringLiteral("null") : QStringLiteral("[]"));
             else
                 commit(path, text.isEmpty() ? QStringLiteral("\"\"") : text);
         });
@@ -321,7 +321,7 @@ void PlanEditor::refresh()
     // local updates', the outer optimizer DiLoCo's. A plan running its
     // own trainer without a model shows no model fields to edit (their controls would show made-up
     // values): choosing a model preset gives it one.
-    const bool noModel = p.trainer.external() && !p.trainer.hasModel;
+    const bool noModel = p.ownTrainer.external() && !p.ownTrainer.hasModel;
     for (const Field &field : fields()) {
         QWidget *control = m_controls.value(field.path);
         if (!control)
@@ -356,9 +356,9 @@ void PlanEditor::refresh()
                            .arg(q.globalBatch())
                            .arg(p.model.seqLen) +
                        (q.ep > 1 ? tr(" · experts over ep %1 (inside dp)").arg(q.ep) : QString()));
-    if (p.trainer.external()) {
+    if (p.ownTrainer.external()) {
         QStringList words;
-        for (const std::string &w : p.trainer.command)
+        for (const std::string &w : p.ownTrainer.command)
             words << QString::fromStdString(w);
         m_summary->setText(tr("<b>%1</b> — runs its own trainer on %2 ranks (<span style='color:%3'>%4 slots</span> of %5 node(s)): "
                               "<code>%6</code>%7")
@@ -368,7 +368,7 @@ void PlanEditor::refresh()
                                .arg(slotCount)
                                .arg(p.cluster.nodes.size())
                                .arg(words.join(QLatin1Char(' ')).toHtmlEscaped())
-                               .arg(p.trainer.hasModel ? QString() : tr(" · no model section: no estimate")));
+                               .arg(p.ownTrainer.hasModel ? QString() : tr(" · no model section: no estimate")));
     }
     showDiagnostics();
 }

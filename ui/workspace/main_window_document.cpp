@@ -203,7 +203,7 @@ void MainWindow::connectDocument()
             for (const auto &d : m_document->diagnostics())
                 errors += d.severity == plan::Severity::Error;
             m_estimate->showInvalid(errors);
-        } else if (m_document->plan().trainer.external() && !m_document->plan().trainer.hasModel) {
+        } else if (m_document->plan().ownTrainer.external() && !m_document->plan().ownTrainer.hasModel) {
             m_estimate->showOwnTrainer();
         } else {
             m_estimate->showPlan(m_document->plan());

@@ -256,23 +256,54 @@ private slots:
         row("init std negative", R"({"model": {"init_std": -0.02}})",
             "model.init_std: must be 0 (scaled with the width) or a standard deviation above 0 and below 1, not -0.020000");
         row("init std string", R"({"model": {"init_std": "small"}})", "model.init_std: expected a number, got string");
-        // A plan that runs its own trainer (trainer.command).
-        row("empty command", R"({"trainer": {"command": []}})",
-            "trainer.command: is empty: give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
-        row("command a string", R"({"trainer": {"command": "python3 train.py"}})", "trainer.command: expected a list of strings, got string");
-        row("no command", R"({"trainer": {"env": {"A": "1"}}})",
-            "trainer.command: required field is missing (the program each rank runs and its arguments)");
-        row("reserved variable", R"({"trainer": {"command": ["x"], "env": {"MASTER_PORT": "1"}}})",
-            "trainer.env.MASTER_PORT: is set by the launcher for every rank and cannot be overridden");
-        row("trellis variable", R"({"trainer": {"command": ["x"], "env": {"TRELLIS_RUN_ID": "1"}}})",
-            "trainer.env.TRELLIS_RUN_ID: is set by the launcher for every rank and cannot be overridden");
-        row("bad name", R"({"trainer": {"command": ["x"], "env": {"A-B": "1"}}})",
-            "trainer.env.A-B: is not a variable name (letters, digits and _, not starting with a digit)");
-        row("value a number", R"({"trainer": {"command": ["x"], "env": {"A": 1}}})", "trainer.env.A: expected a string, got integer");
-        row("ranks disagree", R"({"trainer": {"command": ["x"], "ranks": 2}})",
-            "trainer.ranks: 2 ranks, but parallel makes 4 (dp·tp·pp·cp): give one of them, or make them agree");
-        row("ranks zero", R"({"trainer": {"command": ["x"], "ranks": 0}})", "trainer.ranks: must be at least 1, not 0");
-        row("unknown key", R"({"trainer": {"command": ["x"], "args": ["y"]}})", "trainer.args: unknown key");
+        // A plan that runs its own trainer (own_trainer.command).
+        row("empty command", R"({"own_trainer": {"command": []}})",
+            "own_trainer.command: is empty: give the program and its arguments, e.g. [\"python3\", \"train.py\"]");
+        row("command a string", R"({"own_trainer": {"command": "python3 train.py"}})", "own_trainer.command: expected a list of strings, got string");
+        row("no command", R"({"own_trainer": {"env": {"A": "1"}}})",
+            "own_trainer.command: required field is missing (the program each rank runs and its arguments)");
+        row("reserved variable", R"({"own_trainer": {"command": ["x"], "env": {"MASTER_PORT": "1"}}})",
+            "own_trainer.env.MASTER_PORT: is set by the launcher for every rank and cannot be overridden");
+        row("trellis variable", R"({"own_trainer": {"command": ["x"], "env": {"TRELLIS_RUN_ID": "1"}}})",
+            "own_trainer.env.TRELLIS_RUN_ID: is set by the launcher for every rank and cannot be overridden");
+        row("bad name", R"({"own_trainer": {"command": ["x"], "env": {"A-B": "1"}}})",
+            "own_trainer.env.A-B: is not a variable name (letters, digits and _, not starting with a digit)");
+        row("value a number", R"({"own_trainer": {"command": ["x"], "env": {"A": 1}}})", "own_trainer.env.A: expected a string, got integer");
+        row("ranks disagree", R"({"own_trainer": {"command": ["x"], "ranks": 2}})",
+            "own_trainer.ranks: 2 ranks, but parallel makes 4 (dp·tp·pp·cp): give one of them, or make them agree");
+        row("ranks zero", R"({"own_trainer": {"command": ["x"], "ranks": 0}})", "own_trainer.ranks: must be at least 1, not 0");
+        row("unknown key", R"({"own_trainer": {"command": ["x"], "args": ["y"]}})", "own_trainer.args: unknown key");
+    }
+
+    // own_trainer was called trainer until 2026-12: an old plan still reads, says so once as a
+    // warning, and is saved under the new name; naming the section twice is an error.
+    void oldTrainerSectionIsAnAlias()
+    {
+        json old = basePlan();
+        old["trainer"] = {{"command", {"python3", "train.py"}}, {"env", {{"A", "1"}}}};
+        const auto read = parsePlan(old.dump(), "old.json");
+        QVERIFY2(read.ok(), read.ok() ? "" : read.errorText().c_str());
+        QCOMPARE(read.value().ownTrainer.command, (std::vector<std::string>{"python3", "train.py"}));
+        const Diagnostics warnings = validatePlan(read.value());
+        QVERIFY(std::any_of(warnings.begin(), warnings.end(), [](const Diagnostic &w) {
+            return w.severity == Severity::Warning && w.path == "trainer" && w.message.find("own_trainer") != std::string::npos;
+        }));
+        const json saved = json::parse(planToJson(read.value()));
+        QVERIFY(saved.contains("own_trainer"));
+        QVERIFY(!saved.contains("trainer"));
+        QCOMPARE(parsePlan(saved.dump(), "new.json").value(), read.value());
+        for (const Diagnostic &w : validatePlan(parsePlan(saved.dump(), "new.json").value()))
+            QVERIFY2(w.path != "trainer", w.message.c_str()); // read under its own name: no note
+        // Errors through the alias name the field as the file spells it.
+        json bad = basePlan();
+        bad["trainer"] = {{"command", json::array()}};
+        QVERIFY(messagesFor(bad.dump()).contains(
+            QStringLiteral("trainer.command: is empty: give the program and its arguments, e.g. [\"python3\", \"train.py\"]")));
+        json both = basePlan();
+        both["trainer"] = {{"command", {"x"}}};
+        both["own_trainer"] = {{"command", {"x"}}};
+        QVERIFY(messagesFor(both.dump()).contains(
+            QStringLiteral("trainer: is the old name of own_trainer: give the section once, as own_trainer")));
     }
 
     void badPlans()
@@ -326,18 +357,18 @@ private slots:
     {
         const json own = json::parse(R"({
           "schema": "trellis.plan/1", "name": "ddp",
-          "trainer": {"command": ["python3", "train.py; rm -rf ~", "--steps", "5"], "env": {"OMP_NUM_THREADS": "1", "X": "a b"},
+          "own_trainer": {"command": ["python3", "train.py; rm -rf ~", "--steps", "5"], "env": {"OMP_NUM_THREADS": "1", "X": "a b"},
                       "dir": "examples"},
           "cluster": {"nodes": [{"host": "localhost", "slots": 4}]}
         })");
         auto parsed = parsePlan(own.dump(), "own.json");
         QVERIFY2(parsed.ok(), parsed.errorText().c_str());
         const Plan &p = parsed.value();
-        QVERIFY(p.trainer.external());
-        QVERIFY(!p.trainer.hasModel);
-        QCOMPARE(p.trainer.command.size(), std::size_t(4));
-        QCOMPARE(p.trainer.command[1], std::string("train.py; rm -rf ~")); // one argument, as written
-        QCOMPARE(p.trainer.env.size(), std::size_t(2));
+        QVERIFY(p.ownTrainer.external());
+        QVERIFY(!p.ownTrainer.hasModel);
+        QCOMPARE(p.ownTrainer.command.size(), std::size_t(4));
+        QCOMPARE(p.ownTrainer.command[1], std::string("train.py; rm -rf ~")); // one argument, as written
+        QCOMPARE(p.ownTrainer.env.size(), std::size_t(2));
         QCOMPARE(p.parallel.worldSize(), 4); // a rank per slot when neither ranks nor parallel say
         QVERIFY(!hasErrors(validatePlan(p)));
         QVERIFY(checkTrainerSupport(p).empty()); // trellis-trainer does not train it
@@ -347,7 +378,7 @@ private slots:
         QVERIFY(planToJson(p).find("\"model\"") == std::string::npos); // no model invented
 
         json ranks = own;
-        ranks["trainer"]["ranks"] = 2;
+        ranks["own_trainer"]["ranks"] = 2;
         ranks["cluster"]["nodes"][0]["slots"] = 2;
         QCOMPARE(parsePlan(ranks.dump()).value().parallel.dp, 2);
         // A model given with it is checked as usual (and estimated).
@@ -356,7 +387,7 @@ private slots:
         modelled["model"]["heads"] = 3;
         auto m = parsePlan(modelled.dump());
         QVERIFY2(m.ok(), m.errorText().c_str());
-        QVERIFY(m.value().trainer.hasModel);
+        QVERIFY(m.value().ownTrainer.hasModel);
         QVERIFY(hasErrors(validatePlan(m.value())));
     }
 

@@ -136,18 +136,18 @@ private slots:
 
     void editsTheOwnTrainerSection()
     {
-        Plan p = withPlanField(basePlan(), "trainer.command", R"(["python3", "train.py"])").value();
-        QVERIFY(p.trainer.external());
-        QVERIFY(p.trainer.hasModel); // the model it had stays (informative: the estimate)
-        p = withPlanField(p, "trainer.env", R"({"OMP_NUM_THREADS": "1"})").value();
-        QCOMPARE(QString::fromStdString(planField(p, "trainer.env").value()), QStringLiteral(R"({"OMP_NUM_THREADS":"1"})"));
+        Plan p = withPlanField(basePlan(), "own_trainer.command", R"(["python3", "train.py"])").value();
+        QVERIFY(p.ownTrainer.external());
+        QVERIFY(p.ownTrainer.hasModel); // the model it had stays (informative: the estimate)
+        p = withPlanField(p, "own_trainer.env", R"({"OMP_NUM_THREADS": "1"})").value();
+        QCOMPARE(QString::fromStdString(planField(p, "own_trainer.env").value()), QStringLiteral(R"({"OMP_NUM_THREADS":"1"})"));
         const auto paths = planFieldPaths(p);
-        QVERIFY(std::find(paths.begin(), paths.end(), "trainer.env") != paths.end()); // one field, not a path per name
-        QVERIFY(!withPlanField(p, "trainer.env", R"({"RANK": "3"})").ok());
+        QVERIFY(std::find(paths.begin(), paths.end(), "own_trainer.env") != paths.end()); // one field, not a path per name
+        QVERIFY(!withPlanField(p, "own_trainer.env", R"({"RANK": "3"})").ok());
         // Clearing the command hands the plan back to trellis-trainer, section and all.
-        p = withPlanField(p, "trainer.command", "null").value();
-        QVERIFY(!p.trainer.external());
-        QVERIFY(p.trainer.env.empty());
+        p = withPlanField(p, "own_trainer.command", "null").value();
+        QVERIFY(!p.ownTrainer.external());
+        QVERIFY(p.ownTrainer.env.empty());
         QVERIFY(p == basePlan());
     }
 

@@ -58,9 +58,9 @@ private slots:
     {
         plan::Plan p;
         p.parallel.dp = 2;
-        p.trainer.command = {"python3", "train.py; rm -rf ~", "$(id)"};
-        p.trainer.env = {{"A", "b c"}};
-        p.trainer.dir = "/work dir";
+        p.ownTrainer.command = {"python3", "train.py; rm -rf ~", "$(id)"};
+        p.ownTrainer.env = {{"A", "b c"}};
+        p.ownTrainer.dir = "/work dir";
         LaunchRequest r;
         r.trainerPath = QStringLiteral("/opt/trellis-trainer");
         r.planPath = QStringLiteral("/run/plan.json");
@@ -130,7 +130,7 @@ private slots:
         plan::Plan p;
         p.parallel.dp = ranks;
         if (relay.endsWith(QLatin1String("+command")))
-            p.trainer.command = {"python3", "train.py"};
+            p.ownTrainer.command = {"python3", "train.py"};
         relay = relay.section(QLatin1Char('+'), 0, 0);
         p.telemetry.relay = relay == QLatin1String("on") ? plan::TelemetryRelay::On
                             : relay == QLatin1String("off") ? plan::TelemetryRelay::Off : plan::TelemetryRelay::Auto;

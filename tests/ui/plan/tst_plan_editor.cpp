@@ -188,30 +188,30 @@ private slots:
         QVERIFY(window.loadPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json")));
         auto *doc = window.document();
         PlanEditor *editor = window.planEditor();
-        auto *command = qobject_cast<QLineEdit *>(editor->controlFor(QStringLiteral("trainer.command")));
-        auto *env = qobject_cast<QLineEdit *>(editor->controlFor(QStringLiteral("trainer.env")));
+        auto *command = qobject_cast<QLineEdit *>(editor->controlFor(QStringLiteral("own_trainer.command")));
+        auto *env = qobject_cast<QLineEdit *>(editor->controlFor(QStringLiteral("own_trainer.env")));
         QVERIFY(command && env);
         QVERIFY(command->text().isEmpty());
         command->setText(QStringLiteral(R"(["python3", "train.py", "--steps", "5"])"));
         emit command->editingFinished();
-        QVERIFY(doc->plan().trainer.external());
-        QCOMPARE(doc->plan().trainer.command.size(), std::size_t(4));
+        QVERIFY(doc->plan().ownTrainer.external());
+        QCOMPARE(doc->plan().ownTrainer.command.size(), std::size_t(4));
         QVERIFY2(editor->summary()->text().contains(QStringLiteral("runs its own trainer")), qPrintable(editor->summary()->text()));
         env->setText(QStringLiteral(R"({"RANK": "3"})")); // the launcher's: refused beside the field
         emit env->editingFinished();
-        QVERIFY(doc->plan().trainer.env.empty());
+        QVERIFY(doc->plan().ownTrainer.env.empty());
         env->setText(QStringLiteral(R"({"OMP_NUM_THREADS": "1"})"));
         emit env->editingFinished();
-        QCOMPARE(doc->plan().trainer.env.size(), std::size_t(1));
+        QCOMPARE(doc->plan().ownTrainer.env.size(), std::size_t(1));
         command->setText(QString());
         emit command->editingFinished();
-        QVERIFY(!doc->plan().trainer.external());
+        QVERIFY(!doc->plan().ownTrainer.external());
 
         // A plan with only a trainer and a cluster: no estimate, and the panel says why.
         const QString path = dir.filePath(QStringLiteral("own.json"));
         QFile f(path);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(R"({"schema": "trellis.plan/1", "name": "own", "trainer": {"command": ["python3", "train.py"]},
+        f.write(R"({"schema": "trellis.plan/1", "name": "own", "own_trainer": {"command": ["python3", "train.py"]},
                     "cluster": {"nodes": [{"host": "localhost", "slots": 2}]}})");
         f.close();
         QVERIFY(window.loadPlan(path));
