@@ -63,6 +63,15 @@ int cmdAdopt(const Args &a, const QString &dbPath);
 int cmdAttach(const Args &a, const QString &dbPath);
 int cmdPs();
 int cmdStop(const Args &a);
+// cli_history_commands.cpp
+int cmdRuns(const Args &a, const QString &dbPath);
+int cmdExperts(const Args &a, const QString &dbPath);
+int cmdCompare(const Args &a, const QString &dbPath);
+int cmdReport(const Args &a, const QString &dbPath);
+// cli_export_commands.cpp
+int cmdExport(const Args &a, const QString &dbPath);
+int cmdExportModel(const Args &a, const QString &dbPath);
+int cmdTrace(const Args &a, const QString &dbPath);
 
 // Shared by the commands (cli_commands.cpp): the history they read, the HTML report.
 int openExisting(HistoryDatabase &db, const QString &dbPath);

@@ -1,5 +1,7 @@
-// See run_feed.h.
+// See run_feed.h. The feed thread's reading of the live feed; what it reads from the history (the
+// backfill and the refills) is in run_feed_history.cpp.
 #include "launcher/feed/run_feed.h"
+#include "launcher/feed/run_feed_state.h"
 
 #include "launcher/ingest/arena_batch.h"
 #include "launcher/document/calibration_file.h"
@@ -27,8 +29,6 @@ namespace {
 
 constexpr int kFeedNice = 10; // the feed thread's nice above the GUI thread's
 
-bool isFinal(RunState s) { return s == RunState::Completed || s == RunState::Failed || s == RunState::Stopped; }
-
 // A SUB socket on the supervisor's live feed; null without an endpoint or where it cannot be made.
 std::unique_ptr<zmq::socket_t> subscribeTo(zmq::context_t &context, const std::string &endpoint)
 {
@@ -46,6 +46,9 @@ std::unique_ptr<zmq::socket_t> subscribeTo(zmq::context_t &context, const std::s
         return nullptr;
     }
 }
+
+
+} // namespace
 
 // Waits up to `timeoutMs` for feed messages and appends what came (up to 4 MiB, the ones that
 // parse) to `into`; without a socket it only waits.
@@ -77,36 +80,6 @@ void receiveFeed(zmq::socket_t *socket, int timeoutMs, ArenaBatch<proto::FeedMes
             into.removeLast();
     }
 }
-
-// Each rank's first step among the live messages waiting.
-std::map<int, qint64> firstLiveSteps(const ArenaBatch<proto::FeedMessage> &pending)
-{
-    std::map<int, qint64> first;
-    const auto note = [&first](const proto::Envelope &e) {
-        if (e.has_step())
-            first.emplace(static_cast<int>(e.rank()), static_cast<qint64>(e.step().step()));
-    };
-    for (const proto::FeedMessage &m : pending) {
-        if (m.has_telemetry())
-            note(m.telemetry());
-        for (const proto::Envelope &e : m.telemetry_batch().envelopes())
-            note(e);
-    }
-    return first;
-}
-
-// Whether a rank's first waiting live step leaves a gap after the newest step shown for it.
-bool gapBeforeLive(const ArenaBatch<proto::FeedMessage> &pending, const std::map<int, qint64> &maxStep)
-{
-    for (const auto &[rank, step] : firstLiveSteps(pending)) {
-        const auto shown = maxStep.find(rank);
-        if (step > (shown == maxStep.end() ? 0 : shown->second) + 1)
-            return true;
-    }
-    return false;
-}
-
-} // namespace
 
 RunFeed::RunFeed(QObject *parent) : QObject(parent)
 {
@@ -254,40 +227,6 @@ void RunFeed::deliver()
         emit stepsArrived(steps);
 }
 
-// run()'s state, kept on the feed thread and shared by its steps.
-struct RunFeed::FeedState {
-    FeedState(QString id, QString db) : runId(std::move(id)), database(std::move(db)) {}
-
-    QString runId;
-    QString database;
-    zmq::context_t context{1};
-    std::unique_ptr<zmq::socket_t> socket; // null: history only
-    ArenaBatch<proto::FeedMessage> pending;
-
-    telemetry::SnapshotBuilder builder{64}; // sized for the real world once it is known
-    quint64 feedGapsSeen = 0;
-    QElapsedTimer sinceSnapshot;
-    quint64 snapshotVersion = ~0ull;
-    int snapshotHeat = -1;
-    bool snapshotDirty = true;
-
-    bool predicted = false;        // the prediction is made once, from the plan the history holds
-    std::map<int, qint64> maxStep; // per rank, the newest step shown
-    std::map<int, StepRow> latest;
-    int newSteps = 0;
-    // Steps the live feed skipped (its publisher's queue overflowed for this subscriber): noted
-    // per rank when a later step arrives, then read from the history (committed by then).
-    bool live = false;
-    std::map<int, std::set<qint64>> missing;
-    std::size_t missingCount = 0;
-    QElapsedTimer sinceRefill, missingProgress;
-    std::unique_ptr<HistoryDatabase> refillDb;
-    qint64 refillRunId = -1;
-
-    quint64 lastSeq = 0;
-    bool haveSeq = false;
-};
-
 void RunFeed::run(QString runId, std::string endpoint, QString database)
 {
     FeedState st(std::move(runId), std::move(database));
@@ -391,166 +330,6 @@ void RunFeed::setState(RunState s)
     }
     if (changed)
         post(StateNote{s});
-}
-
-// Backfill from the history; `final`: the history's word is the last (the run has ended,
-// failed if the history does not say how). True when the run has ended.
-bool RunFeed::backfillFromHistory(FeedState &st, bool final)
-{
-    HistoryDatabase db;
-    if (!db.open(st.database, false).isEmpty())
-        return false;
-    const auto summary = db.findRun(st.runId);
-    if (!summary)
-        return false;
-    const auto data = db.loadRun(summary->id, false); // the steps follow a window at a time
-    if (!data)
-        return false;
-    st.builder.setWorldSize(data->run.worldSize);
-    if (!st.predicted) {
-        st.builder.setPrediction(telemetry::predictionFor(data->planJson, defaultCalibrationPath(st.database)));
-        st.predicted = true;
-    }
-    for (const RankRow &r : data->ranks)
-        st.builder.setRankStage(r.rank, r.pp);
-    db.forEachCollectiveChunk(summary->id, [&](const QList<CollectiveRow> &rows) {
-        for (const CollectiveRow &c : rows)
-            st.builder.addCollective(c);
-    });
-    for (const EventRow &e : data->events)
-        st.builder.addEvent(e);
-    db.forEachStepChunk(summary->id, 0, [&](const QList<StepRow> &rows) {
-        for (const StepRow &row : rows)
-            addStepRow(st, row);
-    });
-    {
-        std::lock_guard lock(m_mutex);
-        m_worldSize = data->run.worldSize;
-        m_progress.totalSteps = data->run.totalSteps;
-    }
-    updateProgress(st);
-    if (!final)
-        for (const EventRow &e : data->events)
-            post(EventNote{e});
-    const RunState s = runStateFromString(data->run.status);
-    if (final || isFinal(s)) {
-        postNewSteps(st);
-        const RunState end = isFinal(s) ? s : RunState::Failed;
-        const QString why = isFinal(s) ? data->run.error
-                                       : QStringLiteral("its supervisor ended without saying how the run ended");
-        {
-            std::lock_guard lock(m_mutex);
-            m_message = why;
-        }
-        setState(end);
-        publishSnapshot(st, true);
-        post(FinishedNote{end, data->run.exitCode, why});
-        return true;
-    }
-    setState(s == RunState::Idle ? RunState::Launching : s);
-    return false;
-}
-
-// The history may not hold yet what the supervisor published before this subscription took
-// hold (its writer is late on a busy machine): while a rank's first live step leaves a gap
-// after what the history gave, read the history's steps again (live messages keep queueing).
-void RunFeed::catchUpWithHistory(FeedState &st)
-{
-    for (int tries = 0; tries < 40 && gapBeforeLive(st.pending, st.maxStep) && !m_stop; ++tries) {
-        receiveFeed(st.socket.get(), 250, st.pending);
-        HistoryDatabase db;
-        if (!db.open(st.database, false).isEmpty())
-            continue;
-        // Only the steps after the oldest rank's newest shown: the rest is in already.
-        qint64 from = 0;
-        if (!st.maxStep.empty() && static_cast<int>(st.maxStep.size()) >= worldSize()) {
-            from = std::numeric_limits<qint64>::max();
-            for (const auto &[rank, step] : st.maxStep)
-                from = std::min(from, step + 1);
-        }
-        if (const auto summary = db.findRun(st.runId))
-            db.forEachStepChunk(summary->id, from, [&](const QList<StepRow> &rows) {
-                for (const StepRow &row : rows)
-                    addStepRow(st, row);
-            });
-    }
-    updateProgress(st);
-    postNewSteps(st);
-}
-
-// The history, opened once for the refills; null where it cannot be read or lacks the run.
-HistoryDatabase *RunFeed::refillHistory(FeedState &st)
-{
-    if (!st.refillDb) {
-        st.refillDb = std::make_unique<HistoryDatabase>();
-        if (!st.refillDb->open(st.database, false).isEmpty()) {
-            st.refillDb.reset();
-            return nullptr;
-        }
-    }
-    if (st.refillRunId < 0)
-        if (const auto summary = st.refillDb->findRun(st.runId))
-            st.refillRunId = summary->id;
-    return st.refillRunId < 0 ? nullptr : st.refillDb.get();
-}
-
-// Reads the steps the live feed skipped from the history (at most once a second unless `force`).
-void RunFeed::refillMissing(FeedState &st, bool force)
-{
-    if (st.missing.empty() || (!force && st.sinceRefill.isValid() && st.sinceRefill.elapsed() < 1000))
-        return;
-    st.sinceRefill.restart();
-    if (!refillHistory(st))
-        return;
-    bool progress = false;
-    for (auto it = st.missing.begin(); it != st.missing.end();) {
-        auto &steps = it->second;
-        for (const StepRow &row : st.refillDb->stepsBetween(st.refillRunId, it->first, *steps.begin(), *steps.rbegin()))
-            if (steps.erase(row.step)) {
-                --st.missingCount;
-                progress = true;
-                if (keeps(row.rank))
-                    m_series.append(row);
-                st.builder.addStep(row);
-            }
-        it = steps.empty() ? st.missing.erase(it) : std::next(it);
-    }
-    if (progress) {
-        st.snapshotDirty = true;
-        st.missingProgress.restart();
-    }
-    // What the history does not have after 30 s without progress, it will not get.
-    if (st.missing.empty() || st.missingProgress.elapsed() > 30000) {
-        st.missing.clear();
-        st.missingCount = 0;
-        st.missingProgress.invalidate();
-    }
-}
-
-// At the run's end, after the live feed lost messages: the newest steps of a rank that no later
-// step revealed as missing (up to `lastStep`), read from the history, where they all are by then.
-void RunFeed::refillTails(FeedState &st, qint64 lastStep)
-{
-    if (m_gaps.load() == 0)
-        return; // every message the supervisor published arrived
-    for (const auto &[rank, step] : st.maxStep)
-        lastStep = std::max(lastStep, step);
-    HistoryDatabase *db = refillHistory(st);
-    if (!db)
-        return;
-    // One pass from the oldest step some rank lacks (a rank not seen at all: from the start).
-    qint64 from = std::numeric_limits<qint64>::max();
-    for (int rank = 0, world = worldSize(); rank < world; ++rank) {
-        const auto shown = st.maxStep.find(rank);
-        from = std::min(from, shown == st.maxStep.end() ? 0 : shown->second + 1);
-    }
-    if (from > lastStep)
-        return;
-    db->forEachStepChunk(st.refillRunId, from, [&](const QList<StepRow> &rows) {
-        for (const StepRow &row : rows)
-            if (row.step <= lastStep)
-                addStepRow(st, row); // what a rank showed already is skipped there
-    });
 }
 
 // Follows the live feed until the run ends, its supervisor is gone or detach().

@@ -1,7 +1,8 @@
-// HTML report rendering; see html_report.h. Charts are plain SVG polylines with "nice" axis
-// ticks; long runs are thinned to at most ~600 points per series so reports stay small.
+// HTML report rendering; see html_report.h. The report's sections, each from the run's record
+// and its digest; the charts are drawn by html_charts.h (or by the PDF report's renderer).
 #include "launcher/report/html_report.h"
 
+#include "launcher/report/html_charts.h"
 #include "launcher/report/run_comparison.h"
 #include "launcher/report/run_digest.h"
 #include "launcher/metrics/dashboard_snapshot.h"
@@ -22,32 +23,7 @@
 namespace trellis::launcher {
 namespace {
 
-const char *const kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-
 QString esc(const QString &s) { return s.toHtmlEscaped(); }
-
-} // namespace
-
-double niceStep(double range, int targetTicks)
-{
-    if (!(range > 0))
-        return 1;
-    const double raw = range / targetTicks;
-    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-    const double fraction = raw / magnitude;
-    const double nice = fraction < 1.5 ? 1 : fraction < 3 ? 2 : fraction < 7 ? 5 : 10;
-    return nice * magnitude;
-}
-
-namespace {
-
-QString fmt(double v)
-{
-    if (std::abs(v) >= 10000)
-        return QString::number(v, 'g', 4);
-    return QString::number(v, 'g', 5);
-}
 
 QString bytes(qint64 b)
 {
@@ -55,169 +31,6 @@ QString bytes(qint64 b)
 }
 
 } // namespace
-
-QString svgLineChart(const QString &title, const QString &xLabel, const QString &yLabel,
-                     const QList<ChartSeries> &series, int width, int height)
-{
-    const double left = 64, right = 110, top = 30, bottom = 44;
-    const double plotW = width - left - right, plotH = height - top - bottom;
-    double xMin = std::numeric_limits<double>::max(), xMax = std::numeric_limits<double>::lowest();
-    double yMin = xMin, yMax = xMax;
-    for (const auto &s : series)
-        for (const auto &p : s.points) {
-            if (!std::isfinite(p.y()))
-                continue;
-            xMin = std::min(xMin, p.x());
-            xMax = std::max(xMax, p.x());
-            yMin = std::min(yMin, p.y());
-            yMax = std::max(yMax, p.y());
-        }
-    QString svg;
-    svg += QStringLiteral("<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2' viewBox='0 0 %1 %2' "
-                          "font-family='sans-serif' font-size='11'>")
-               .arg(width)
-               .arg(height);
-    svg += QStringLiteral("<rect width='100%' height='100%' fill='white'/>");
-    svg += QStringLiteral("<text x='%1' y='18' font-size='13' font-weight='bold'>%2</text>").arg(left).arg(esc(title));
-    if (xMin > xMax) {
-        svg += QStringLiteral("<text x='%1' y='%2' fill='#888'>no data</text></svg>").arg(width / 2 - 20).arg(height / 2);
-        return svg;
-    }
-    if (xMax == xMin)
-        xMax = xMin + 1;
-    if (yMax == yMin) {
-        yMax += std::max(1e-9, std::abs(yMax) * 0.05);
-        yMin -= std::max(1e-9, std::abs(yMin) * 0.05);
-    }
-    const double yStep = niceStep(yMax - yMin, 5);
-    yMin = std::floor(yMin / yStep) * yStep;
-    yMax = std::ceil(yMax / yStep) * yStep;
-    const double xStep = niceStep(xMax - xMin, 6);
-    auto X = [&](double x) { return left + (x - xMin) / (xMax - xMin) * plotW; };
-    auto Y = [&](double y) { return top + (1.0 - (y - yMin) / (yMax - yMin)) * plotH; };
-
-    for (double y = yMin; y <= yMax + yStep * 0.5; y += yStep) {
-        svg += QStringLiteral("<line x1='%1' x2='%2' y1='%3' y2='%3' stroke='#e5e5e5'/>")
-                   .arg(left)
-                   .arg(left + plotW)
-                   .arg(Y(y), 0, 'f', 1);
-        svg += QStringLiteral("<text x='%1' y='%2' text-anchor='end'>%3</text>")
-                   .arg(left - 6)
-                   .arg(Y(y) + 4, 0, 'f', 1)
-                   .arg(fmt(y));
-    }
-    for (double x = std::ceil(xMin / xStep) * xStep; x <= xMax + 1e-9; x += xStep) {
-        svg += QStringLiteral("<line x1='%1' x2='%1' y1='%2' y2='%3' stroke='#f0f0f0'/>")
-                   .arg(X(x), 0, 'f', 1)
-                   .arg(top)
-                   .arg(top + plotH);
-        svg += QStringLiteral("<text x='%1' y='%2' text-anchor='middle'>%3</text>")
-                   .arg(X(x), 0, 'f', 1)
-                   .arg(top + plotH + 16)
-                   .arg(fmt(x));
-    }
-    svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='none' stroke='#888'/>")
-               .arg(left)
-               .arg(top)
-               .arg(plotW)
-               .arg(plotH);
-    svg += QStringLiteral("<text x='%1' y='%2' text-anchor='middle'>%3</text>")
-               .arg(left + plotW / 2)
-               .arg(height - 8)
-               .arg(esc(xLabel));
-    svg += QStringLiteral("<text transform='translate(14 %1) rotate(-90)' text-anchor='middle'>%2</text>")
-               .arg(top + plotH / 2)
-               .arg(esc(yLabel));
-
-    for (int i = 0; i < series.size(); ++i) {
-        const auto &s = series[i];
-        const QString colour = QString::fromLatin1(kPalette[i % 10]);
-        const int stride = std::max<int>(1, static_cast<int>(s.points.size() / 600));
-        QString points;
-        for (int k = 0; k < s.points.size(); k += stride) {
-            const QPointF &p = s.points[k];
-            if (std::isfinite(p.y()))
-                points += QStringLiteral("%1,%2 ").arg(X(p.x()), 0, 'f', 1).arg(Y(p.y()), 0, 'f', 1);
-        }
-        svg += QStringLiteral("<polyline fill='none' stroke='%1' stroke-width='1.5' points='%2'/>").arg(colour, points);
-        const double ly = top + 12 + i * 16;
-        svg += QStringLiteral("<line x1='%1' x2='%2' y1='%3' y2='%3' stroke='%4' stroke-width='2'/>")
-                   .arg(left + plotW + 10)
-                   .arg(left + plotW + 28)
-                   .arg(ly)
-                   .arg(colour);
-        svg += QStringLiteral("<text x='%1' y='%2'>%3</text>").arg(left + plotW + 32).arg(ly + 4).arg(esc(s.name));
-    }
-    svg += QStringLiteral("</svg>");
-    return svg;
-}
-
-QString svgTimeline(const telemetry::TimelineView &v, int width)
-{
-    const int label = 170, laneH = 20, titleH = 34;
-    int height = 10;
-    bool predictedSeen = false, measuredSeen = false;
-    for (const auto &lane : v.lanes) {
-        bool &seen = lane.predicted ? predictedSeen : measuredSeen;
-        if (!seen)
-            height += titleH;
-        seen = true;
-        height += laneH;
-    }
-    if (v.lanes.empty())
-        return QStringLiteral("<p>%1</p>").arg(esc(v.note));
-    QString svg = QStringLiteral("<svg xmlns='http://www.w3.org/2000/svg' width='%1' height='%2' font-family='sans-serif' "
-                                 "font-size='11'><rect width='100%' height='100%' fill='white'/>")
-                      .arg(width)
-                      .arg(height + 6);
-    const double plotW = width - label - 12;
-    int y = 10;
-    predictedSeen = measuredSeen = false;
-    for (const auto &lane : v.lanes) {
-        bool &seen = lane.predicted ? predictedSeen : measuredSeen;
-        const double span = lane.predicted ? v.predictedMs : v.measuredMs;
-        const double scale = span > 0 ? plotW / span : 0;
-        if (!seen) {
-            const double bubble = lane.predicted ? v.predictedBubble : v.measuredBubble;
-            const QString title = lane.predicted ? QStringLiteral("Predicted by the schedule simulator: %1 ms, bubble %2%")
-                                                       .arg(fmt(span), QString::number(bubble * 100, 'f', 1))
-                                                 : QStringLiteral("Measured, step %1: %2 ms, bubble %3%")
-                                                       .arg(QString::number(v.step), fmt(span), QString::number(bubble * 100, 'f', 1));
-            svg += QStringLiteral("<text x='4' y='%1' font-weight='bold' font-size='12'>%2</text>").arg(y + 14).arg(esc(title));
-            if (span > 0) {
-                const double tick = niceStep(span, 8);
-                for (double t = 0; t <= span + 1e-9; t += tick)
-                    svg += QStringLiteral("<text x='%1' y='%2' fill='#888' font-size='9'>%3</text>")
-                               .arg(label + t * scale, 0, 'f', 1)
-                               .arg(y + titleH - 4)
-                               .arg(QString::number(t, 'g', 4));
-            }
-            y += titleH;
-        }
-        seen = true;
-        svg += QStringLiteral("<text x='4' y='%1'>%2 (%3%)</text>")
-                   .arg(y + 13)
-                   .arg(esc(lane.label))
-                   .arg(lane.bubbleFraction * 100, 0, 'f', 0);
-        svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='#f4f4f4'/>").arg(label).arg(y).arg(plotW, 0, 'f', 1).arg(laneH - 4);
-        for (const auto &b : lane.bars) {
-            const char *colour = telemetry::timelineColour(b.kind);
-            const double h = b.compute ? laneH - 4 : (laneH - 4) / 3.0;
-            svg += QStringLiteral("<rect x='%1' y='%2' width='%3' height='%4' fill='%5'><title>%6 micro-batch %7, %8–%9 ms</title></rect>")
-                       .arg(label + b.startMs * scale, 0, 'f', 2)
-                       .arg(y + (laneH - 4) - h, 0, 'f', 1)
-                       .arg(std::max(0.8, (b.endMs - b.startMs) * scale), 0, 'f', 2)
-                       .arg(h, 0, 'f', 1)
-                       .arg(QString::fromLatin1(colour), esc(b.kind))
-                       .arg(b.microBatch)
-                       .arg(b.startMs, 0, 'f', 3)
-                       .arg(b.endMs, 0, 'f', 3);
-        }
-        y += laneH;
-    }
-    svg += QStringLiteral("</svg>");
-    return svg;
-}
 
 namespace {
 

@@ -3,6 +3,7 @@
 // any browser and needs no display to produce (the CLI writes it on headless nodes).
 #pragma once
 
+#include "launcher/report/html_charts.h"
 #include "launcher/run_types.h"
 #include "launcher/metrics/timeline.h"
 
@@ -16,25 +17,12 @@ namespace trellis::launcher {
 
 class RunDigest;
 
-struct ChartSeries {
-    QString name;
-    QVector<QPointF> points;
-};
-
-// A round tick spacing (1, 2 or 5 × 10^n) giving about targetTicks ticks over range.
-double niceStep(double range, int targetTicks);
-
-QString svgLineChart(const QString &title, const QString &xLabel, const QString &yLabel,
-                     const QList<ChartSeries> &series, int width = 640, int height = 320);
-
 // calibrationPath: this machine's calibration (trellis-cli calibrate) for the prediction beside
 // the measurement; "" or a missing file: the cost model's default rates, said so in the report.
 // How a chart goes into the report: by default inline SVG (svgLineChart); the PDF report draws
 // images instead.
 using ChartRenderer = std::function<QString(const QString &title, const QString &xLabel, const QString &yLabel,
                                             const QList<ChartSeries> &series)>;
-// The step timeline (measured beside predicted) as inline SVG; the PDF draws an image instead.
-QString svgTimeline(const telemetry::TimelineView &timeline, int width = 900);
 using TimelineRenderer = std::function<QString(const telemetry::TimelineView &timeline)>;
 // run: the run's summary, plan, ranks and events (its steps are not read: `digest` holds what the
 // report draws from them and from the collective reports; run_digest.h).

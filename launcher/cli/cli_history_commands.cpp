@@ -1,0 +1,315 @@
+// trellis-cli's commands over the run history: runs (list, or one run's record), experts (a step's
+// routing), compare and report; and what the other commands share to find a run and write its
+// report. See cli_support.h.
+#include "launcher/cli/cli_support.h"
+#include "launcher/document/calibration_file.h"
+#include "launcher/history/history_database.h"
+#include "launcher/history/history_digest.h"
+#include "launcher/report/html_report.h"
+#include "launcher/report/pdf_report.h"
+#include "launcher/report/run_comparison.h"
+#include "launcher/report/run_export.h"
+#include "backend/plan/plan_json.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSaveFile>
+#include <QTextStream>
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace trellis::launcher {
+
+using namespace cli;
+
+namespace {
+
+// A run's summary, plan, ranks and events, and the digest of its steps and collective reports
+// (read a window at a time: a report of a long run must not hold its every row); nullopt with
+// `error` naming the run when a read fails.
+std::optional<std::pair<RunData, RunDigest>> digestedRun(HistoryDatabase &db, const RunSummary &run, QString &error)
+{
+    auto data = db.loadRun(run.id, false);
+    std::optional<RunDigest> digest;
+    if (data)
+        digest = digestFromHistory(db, run.id, *data, &error);
+    else
+        error = db.lastError();
+    if (!digest) {
+        error = QStringLiteral("cannot load run %1: %2").arg(run.runId, error);
+        return std::nullopt;
+    }
+    return std::make_pair(std::move(*data), std::move(*digest));
+}
+
+} // namespace
+
+QString cli::writeReport(HistoryDatabase &db, const RunSummary &run, const QString &path)
+{
+    QString error;
+    const auto digested = digestedRun(db, run, error);
+    if (!digested)
+        return error;
+    return writeFileAtomically(path, renderHtmlReport(digested->first, digested->second,
+                                                      defaultCalibrationPath(QFileInfo(db.path()).absoluteFilePath()), {},
+                                                      db.spansOfLastTracedStep(run.id))
+                                         .toUtf8());
+}
+
+int cli::openExisting(HistoryDatabase &db, const QString &dbPath)
+{
+    if (!QFileInfo::exists(dbPath))
+        return fail(QStringLiteral("history database %1: no such file (no runs recorded yet, or use --db)").arg(dbPath));
+    if (const QString e = db.open(dbPath, false); !e.isEmpty())
+        return fail(e);
+    return 0;
+}
+
+std::optional<RunSummary> cli::findExistingRun(HistoryDatabase &db, const QString &dbPath, const QString &reference)
+{
+    if (!db.isOpen() && openExisting(db, dbPath) != 0) // compare looks up several runs in one database
+        return std::nullopt;
+    auto run = db.findRun(reference);
+    if (!run)
+        fail(db.lastError());
+    return run;
+}
+
+namespace {
+
+// One run's record: what it was, how it ended and each attempt's exact launch command.
+int showRun(HistoryDatabase &db, const QString &reference)
+{
+    const auto r = db.findRun(reference);
+    if (!r) {
+        err() << db.lastError() << "\n";
+        return 1;
+    }
+    out() << "run " << r->runId << " (#" << r->id << "): " << (r->name.isEmpty() ? QStringLiteral("(unnamed)") : r->name) << ", "
+          << r->target << ", " << r->worldSize << " ranks\n";
+    out() << "status " << r->status << ", step " << r->stepsDone << " of " << r->totalSteps;
+    if (r->stepsDone > 0)
+        out() << ", last loss " << QString::number(r->lastLoss, 'f', 4);
+    out() << "\n";
+    if (r->startedAt.isValid())
+        out() << "started " << r->startedAt.toString(Qt::ISODate)
+              << (r->endedAt.isValid() ? QStringLiteral(", ended %1").arg(r->endedAt.toString(Qt::ISODate)) : QString()) << "\n";
+    if (!r->error.isEmpty())
+        out() << "error: " << r->error << "\n";
+    for (qsizetype i = 0; i < r->launchCommands.size(); ++i)
+        out() << "launch command (attempt " << i + 1 << "): " << r->launchCommands[i] << "\n";
+    if (r->launchCommands.isEmpty())
+        out() << "launch command: not recorded (a run recorded before Trellis kept it)\n";
+    out().flush();
+    return 0;
+}
+
+} // namespace
+
+int cli::cmdRuns(const Args &a, const QString &dbPath)
+{
+    HistoryDatabase db;
+    if (int rc = openExisting(db, dbPath))
+        return rc;
+    if (a.positional.size() > 1)
+        return usageError(QStringLiteral("runs takes at most one run"));
+    if (a.positional.size() == 1)
+        return showRun(db, a.positional.front());
+    const int limit = a.options.value(QStringLiteral("--limit"), QStringLiteral("50")).toInt();
+    const auto runs = db.listRuns(limit > 0 ? limit : 50);
+    out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
+                 .arg(QStringLiteral("#"), 4)
+                 .arg(QStringLiteral("run id"), -20)
+                 .arg(QStringLiteral("name"), -16)
+                 .arg(QStringLiteral("status"), -10)
+                 .arg(QStringLiteral("ranks"), 5)
+                 .arg(QStringLiteral("steps"), 11)
+                 .arg(QStringLiteral("last loss"), 9);
+    for (const auto &r : runs)
+        out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
+                     .arg(r.id, 4)
+                     .arg(r.runId, -20)
+                     .arg(r.name.left(16), -16)
+                     .arg(r.status, -10)
+                     .arg(r.worldSize, 5)
+                     .arg(QStringLiteral("%1/%2").arg(r.stepsDone).arg(r.totalSteps), 11)
+                     .arg(r.stepsDone ? QString::number(r.lastLoss, 'f', 4) : QStringLiteral("-"), 9);
+    if (runs.isEmpty())
+        out() << "(no runs recorded in " << dbPath << ")\n";
+    out().flush();
+    return 0;
+}
+
+int cli::cmdExperts(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1)
+        return usageError(QStringLiteral("experts takes one RUN"));
+    HistoryDatabase db;
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
+    if (!run)
+        return 1;
+    qint64 firstStep = 0, lastStep = 0;
+    if (!db.expertLoadSteps(run->id, firstStep, lastStep))
+        return fail(QStringLiteral("run %1 recorded no expert routing (a dense model, or no step finished)").arg(run->runId));
+    qint64 step = lastStep;
+    if (a.options.contains(QStringLiteral("--step"))) {
+        bool ok = false;
+        step = a.options[QStringLiteral("--step")].toLongLong(&ok);
+        if (!ok || step < 1)
+            return usageError(QStringLiteral("--step must be a step number (1 or more), got '%1'").arg(a.options[QStringLiteral("--step")]));
+    }
+    // That step's reports only: a long run at scale holds millions.
+    const QList<ExpertLoadRow> rows = db.expertLoadBetween(run->id, step, step);
+    const int layers = rows.isEmpty() ? 0 : rows.front().layers, experts = rows.isEmpty() ? 0 : rows.front().experts;
+    std::vector<qint64> tokens(static_cast<std::size_t>(layers) * experts, 0);
+    qint64 dropped = 0, choices = 0;
+    double aux = 0;
+    int reports = 0;
+    for (const ExpertLoadRow &r : rows) {
+        if (r.step != step || r.layers != layers || r.experts != experts)
+            continue;
+        for (std::size_t i = 0; i < tokens.size(); ++i)
+            tokens[i] += r.tokens[i];
+        dropped += r.dropped;
+        aux += r.auxLoss;
+        ++reports;
+    }
+    if (reports == 0)
+        return fail(QStringLiteral("run %1 has no expert routing at step %2 (steps %3 to %4 recorded)")
+                        .arg(run->runId)
+                        .arg(step)
+                        .arg(firstStep)
+                        .arg(lastStep));
+    for (qint64 n : tokens)
+        choices += n;
+    auto imbalanceOf = [&](int l) {
+        qint64 total = 0, most = 0;
+        for (int e = 0; e < experts; ++e) {
+            total += tokens[static_cast<std::size_t>(l) * experts + e];
+            most = std::max(most, tokens[static_cast<std::size_t>(l) * experts + e]);
+        }
+        return total > 0 ? static_cast<double>(most) * experts / static_cast<double>(total) : 0.0;
+    };
+    if (a.flags.contains(QStringLiteral("--json"))) {
+        QJsonArray perLayer;
+        for (int l = 0; l < layers; ++l) {
+            QJsonArray counts;
+            for (int e = 0; e < experts; ++e)
+                counts.append(tokens[static_cast<std::size_t>(l) * experts + e]);
+            perLayer.append(QJsonObject{{QStringLiteral("layer"), l}, {QStringLiteral("tokens"), counts},
+                                        {QStringLiteral("imbalance"), imbalanceOf(l)}});
+        }
+        const QJsonObject doc{{QStringLiteral("run_id"), run->runId}, {QStringLiteral("step"), step},
+                              {QStringLiteral("ranks_reporting"), reports}, {QStringLiteral("layers"), perLayer},
+                              {QStringLiteral("dropped"), dropped}, {QStringLiteral("choices"), choices},
+                              {QStringLiteral("aux_loss"), aux / reports}};
+        out() << QJsonDocument(doc).toJson(QJsonDocument::Indented);
+        return 0;
+    }
+    out() << QStringLiteral("run %1, step %2: %3 layers × %4 experts, %5 rank%6 reporting\n")
+                 .arg(run->runId)
+                 .arg(step)
+                 .arg(layers)
+                 .arg(experts)
+                 .arg(reports)
+                 .arg(reports == 1 ? QString() : QStringLiteral("s"));
+    QString header = QStringLiteral("layer");
+    for (int e = 0; e < experts && e < 16; ++e)
+        header += QStringLiteral("%1").arg(QStringLiteral("e%1").arg(e), 8);
+    out() << header << (experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  busiest/mean\n");
+    for (int l = 0; l < layers; ++l) {
+        QString line = QStringLiteral("%1").arg(l, 5);
+        for (int e = 0; e < experts && e < 16; ++e)
+            line += QStringLiteral("%1").arg(tokens[static_cast<std::size_t>(l) * experts + e], 8);
+        out() << line << (experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  %1\n").arg(imbalanceOf(l), 12, 'f', 2);
+    }
+    out() << QStringLiteral("dropped for capacity: %1 of %2 choices (%3%); load-balancing loss %4\n")
+                 .arg(dropped)
+                 .arg(choices)
+                 .arg(choices > 0 ? 100.0 * static_cast<double>(dropped) / static_cast<double>(choices) : 0.0, 0, 'f', 2)
+                 .arg(aux / reports, 0, 'g', 5)
+          << Qt::flush;
+    return 0;
+}
+
+// export-model: a run's newest checkpoint (or a checkpoint folder) in transformers' layout, by
+// trellis-trainer --export-model (the trainer reads its own checkpoints).
+int cli::cmdCompare(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() < 2)
+        return usageError(QStringLiteral("compare takes two or more runs"));
+    HistoryDatabase db;
+    QList<RunData> runs;
+    QList<RunDigest> digests;
+    QList<RunFigures> figures;
+    for (const QString &reference : a.positional) {
+        const auto summary = findExistingRun(db, dbPath, reference);
+        if (!summary)
+            return 1;
+        QString error;
+        auto digested = digestedRun(db, *summary, error);
+        if (!digested)
+            return fail(error);
+        figures << figuresOf(digested->first, digested->second);
+        runs << std::move(digested->first);
+        digests << std::move(digested->second);
+    }
+    const auto differences = planDifferences(runs);
+    out() << compareText(figures, differences);
+    if (a.options.contains(QStringLiteral("--report"))) {
+        const QString path = a.options[QStringLiteral("--report")];
+        const QString suffix = QFileInfo(path).suffix().toLower();
+        QString e;
+        if (suffix == QLatin1String("pdf"))
+            e = writeComparisonPdf(runs, digests, figures, differences, path);
+        else if (suffix == QLatin1String("html") || suffix == QLatin1String("htm"))
+            e = writeFileAtomically(path, renderComparisonHtml(runs, digests, figures, differences).toUtf8());
+        else
+            return usageError(QStringLiteral("--report %1: the report's format comes from the extension, .html or .pdf").arg(path));
+        if (!e.isEmpty())
+            return fail(e);
+        out() << "report " << QFileInfo(path).absoluteFilePath() << Qt::endl;
+    }
+    return 0;
+}
+
+int cli::cmdReport(const Args &a, const QString &dbPath)
+{
+    if (a.positional.size() != 1 || !a.options.contains(QStringLiteral("--out")))
+        return usageError(QStringLiteral("report takes one RUN and --out FILE"));
+    HistoryDatabase db;
+    const auto run = findExistingRun(db, dbPath, a.positional.first());
+    if (!run)
+        return 1;
+    const QString path = a.options[QStringLiteral("--out")];
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("pdf")) {
+        QString error;
+        const auto digested = digestedRun(db, *run, error);
+        if (!digested)
+            return fail(error);
+        if (const QString e = writePdfReport(digested->first, digested->second,
+                                             defaultCalibrationPath(QFileInfo(dbPath).absoluteFilePath()), path,
+                                             db.spansOfLastTracedStep(run->id));
+            !e.isEmpty())
+            return fail(e);
+    } else if (suffix == QLatin1String("html") || suffix == QLatin1String("htm")) {
+        if (const QString e = writeReport(db, *run, path); !e.isEmpty())
+            return fail(e);
+    } else {
+        return usageError(QStringLiteral("--out %1: the report's format comes from the extension, .html or .pdf").arg(path));
+    }
+    out() << "report " << QFileInfo(path).absoluteFilePath() << Qt::endl;
+    return 0;
+}
+
+} // namespace trellis::launcher
