@@ -10,6 +10,7 @@
 #include <QStringList>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -92,6 +93,17 @@ inline double worstLossDifference(const std::vector<double> &a, const std::vecto
     double worst = 0;
     for (std::size_t i = 0; i < a.size(); ++i)
         worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
+    return worst;
+}
+
+// The largest |a − b| over two vectors of the same size (infinite when the sizes differ).
+inline double maxAbsoluteDifference(const std::vector<float> &a, const std::vector<float> &b)
+{
+    if (a.size() != b.size())
+        return INFINITY;
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
     return worst;
 }
 

@@ -1,9 +1,12 @@
-// CPU kernels against naive loops: GEMM in every transpose combination and odd sizes, LayerNorm
-// statistics, softmax/cross-entropy, and attention causality.
+// CPU kernels against naive loops: GEMM in every transpose combination and odd sizes, LayerNorm's
+// outputs and statistics with random gains and biases, softmax/cross-entropy, and attention's
+// outputs and probabilities (multi-head and grouped-query, several batches) against the textbook
+// formula, plus its causality.
 #include "kernels/cpu/cpu_ops.h"
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -68,21 +71,31 @@ private slots:
             }
     }
 
-    void layerNormStatistics()
+    // out = (x − mean) · rstd · gamma + beta, rstd = 1 / sqrt(var + eps) with the biased variance,
+    // for random gamma and beta (a gain or bias applied to the wrong element, or the unbiased
+    // variance, fails), and the mean and rstd kept for backward.
+    void layerNormMatchesNaive()
     {
-        const int N = 3, C = 10;
-        const auto x = randomVector(N * C, 4);
-        std::vector<double> gamma(C, 1), beta(C, 0), out(N * C), mean(N), rstd(N);
-        layerNormForward(out.data(), mean.data(), rstd.data(), x.data(), gamma.data(), beta.data(), N, C);
+        const int N = 5, C = 12;
+        const double eps = 1e-5;
+        const auto x = randomVector(N * C, 4), gamma = randomVector(C, 40), beta = randomVector(C, 41);
+        std::vector<double> out(N * C), mean(N), rstd(N);
+        layerNormForward(out.data(), mean.data(), rstd.data(), x.data(), gamma.data(), beta.data(), N, C, eps);
         for (int i = 0; i < N; ++i) {
             double m = 0, v = 0;
             for (int c = 0; c < C; ++c)
-                m += out[i * C + c];
+                m += x[i * C + c];
             m /= C;
             for (int c = 0; c < C; ++c)
-                v += (out[i * C + c] - m) * (out[i * C + c] - m);
-            QVERIFY(std::abs(m) < 1e-12);
-            QVERIFY(std::abs(v / C - 1) < 1e-3); // eps keeps it just below 1
+                v += (x[i * C + c] - m) * (x[i * C + c] - m);
+            const double r = 1.0 / std::sqrt(v / C + eps);
+            QVERIFY(std::abs(mean[i] - m) < 1e-12);
+            QVERIFY(std::abs(rstd[i] - r) < 1e-9);
+            for (int c = 0; c < C; ++c) {
+                const double expected = (x[i * C + c] - m) * r * gamma[c] + beta[c];
+                QVERIFY2(std::abs(out[i * C + c] - expected) < 1e-12,
+                         qPrintable(QStringLiteral("row %1 column %2: %3, expected %4").arg(i).arg(c).arg(out[i * C + c]).arg(expected)));
+            }
         }
     }
 
@@ -102,6 +115,62 @@ private slots:
             QVERIFY(std::abs(sum - 1) < 1e-12);
             QVERIFY(std::abs(losses[i] - (std::log(lse) - logits[i * V + targets[i]])) < 1e-12);
         }
+    }
+
+    // Causal attention by the textbook: for query head h (kv head h / (NH/KVH)), scores
+    // q·k / sqrt(hs) over the keys at or before the query, their softmax, and the weighted sum of
+    // the values — every output value and every probability, multi-head and grouped-query.
+    void attentionMatchesNaive_data()
+    {
+        QTest::addColumn<int>("B");
+        QTest::addColumn<int>("T");
+        QTest::addColumn<int>("NH");
+        QTest::addColumn<int>("KVH");
+        QTest::newRow("multi-head") << 2 << 7 << 4 << 4;
+        QTest::newRow("grouped-query 4 over 2") << 2 << 5 << 4 << 2;
+        QTest::newRow("multi-query") << 1 << 9 << 4 << 1;
+    }
+    void attentionMatchesNaive()
+    {
+        QFETCH(int, B);
+        QFETCH(int, T);
+        QFETCH(int, NH);
+        QFETCH(int, KVH);
+        const int hs = 3, C = NH * hs, ld = C + 2 * KVH * hs;
+        const auto qkv = randomVector(size_t(B) * T * ld, 7);
+        std::vector<double> out(size_t(B) * T * C), att(size_t(B) * NH * T * T);
+        attentionForward(out.data(), att.data(), qkv.data(), B, T, C, NH, KVH);
+        for (int b = 0; b < B; ++b)
+            for (int h = 0; h < NH; ++h) {
+                const int g = h / (NH / KVH);
+                for (int t = 0; t < T; ++t) {
+                    const double *q = &qkv[(size_t(b) * T + t) * ld + h * hs];
+                    std::vector<double> p(T, 0.0);
+                    double top = -INFINITY, sum = 0;
+                    for (int u = 0; u <= t; ++u) {
+                        const double *k = &qkv[(size_t(b) * T + u) * ld + C + g * hs];
+                        double s = 0;
+                        for (int i = 0; i < hs; ++i)
+                            s += q[i] * k[i];
+                        p[u] = s / std::sqrt(double(hs));
+                        top = std::max(top, p[u]);
+                    }
+                    for (int u = 0; u <= t; ++u)
+                        sum += (p[u] = std::exp(p[u] - top));
+                    for (int u = 0; u < T; ++u) {
+                        const double expected = u <= t ? p[u] / sum : 0.0;
+                        QVERIFY(std::abs(att[((size_t(b) * NH + h) * T + t) * T + u] - expected) < 1e-12);
+                    }
+                    for (int i = 0; i < hs; ++i) {
+                        double expected = 0;
+                        for (int u = 0; u <= t; ++u)
+                            expected += p[u] / sum * qkv[(size_t(b) * T + u) * ld + C + KVH * hs + g * hs + i];
+                        const double got = out[(size_t(b) * T + t) * C + h * hs + i];
+                        QVERIFY2(std::abs(got - expected) < 1e-12, qPrintable(QStringLiteral("batch %1 head %2 query %3 column %4: %5, expected %6")
+                                                                           .arg(b).arg(h).arg(t).arg(i).arg(got).arg(expected)));
+                    }
+                }
+            }
     }
 
     void attentionIsCausal()

@@ -4,8 +4,9 @@
 // (before any clipping) that dp = 1 gives, to 1e-6 relative, and the parameters after 5 steps.
 // A reduction that sums instead of averaging, or a bucket left unreduced, breaks the gradients at
 // step 1 and the losses from step 2 on.
+#include "tests/support/trainer_runs.h"
+
 #include <QFile>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -15,7 +16,9 @@
 
 namespace {
 
-const QString kTrainer = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer");
+using trellis::test::relativeL2;
+using trellis::test::worstLossDifference;
+
 const QString kCorpus = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt");
 
 // The model starts from GPT-2's absolute init (0.02), not the width-scaled default (0.098 at
@@ -41,79 +44,23 @@ QString planJson(int dp, int microBatchSize, int microBatches, int steps, const 
         .arg(extraParallel);
 }
 
-template <typename T>
-std::vector<T> readValues(const QString &path)
-{
-    QFile d(path);
-    if (!d.open(QIODevice::ReadOnly))
-        return {};
-    const QByteArray bytes = d.readAll();
-    std::vector<T> values(static_cast<size_t>(bytes.size()) / sizeof(T));
-    std::memcpy(values.data(), bytes.constData(), values.size() * sizeof(T));
-    return values;
-}
-
 struct Outcome {
     std::vector<float> params, grads; // after the last step; the first step's, before clipping
     std::vector<double> losses;       // every step
     bool ok() const { return !params.empty() && !grads.empty() && !losses.empty(); }
 };
 
-// Runs the trainer under mpirun and reads what rank 0 dumped.
+// Runs the trainer under mpirun and reads what rank 0 dumped; nothing when it failed.
 Outcome train(const QTemporaryDir &dir, const QString &name, int dp, int mbs, int micro, int steps,
-                         const QString &extraParallel = {}, const QStringList &extraArgs = {})
+              const QString &extraParallel = {}, const QStringList &extraArgs = {})
 {
-    const QString plan = dir.filePath(name + QStringLiteral(".json"));
-    const QString dump = dir.filePath(name + QStringLiteral(".bin"));
-    QFile f(plan);
-    if (!f.open(QIODevice::WriteOnly))
-        return {};
-    f.write(planJson(dp, mbs, micro, steps, extraParallel).toUtf8());
-    f.close();
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(QStringLiteral("mpirun"), QStringList{QStringLiteral("-np"), QString::number(dp), QStringLiteral("--oversubscribe"),
-                                       QStringLiteral("--allow-run-as-root"), QStringLiteral("--mca"),
-                                       QStringLiteral("btl_vader_single_copy_mechanism"), QStringLiteral("none"),
-                                       QStringLiteral("-x"), QStringLiteral("OPENBLAS_NUM_THREADS=1"), kTrainer,
-                                       QStringLiteral("--plan"), plan, QStringLiteral("--dump-params"), dump,
-                                       QStringLiteral("--dump-grads"), dir.filePath(name + QStringLiteral(".grads")),
-                                       QStringLiteral("--dump-losses"), dir.filePath(name + QStringLiteral(".losses")),
-                                       QStringLiteral("--quiet")} + extraArgs);
-    if (!p.waitForFinished(240000) || p.exitCode() != 0) {
-        qWarning("mpirun failed (%d): %s", p.exitCode(), p.readAll().constData());
+    const trellis::test::TrainerRun run = trellis::test::runTrainer(
+        dir, name, planJson(dp, mbs, micro, steps, extraParallel), dp, QStringList{QStringLiteral("--quiet")} + extraArgs, 240000);
+    if (run.code != 0) {
+        qWarning("mpirun failed (%d): %s", run.code, qPrintable(run.output));
         return {};
     }
-    return {readValues<float>(dump), readValues<float>(dir.filePath(name + QStringLiteral(".grads"))),
-            readValues<double>(dir.filePath(name + QStringLiteral(".losses")))};
-}
-
-// The worst relative difference of the per-step losses.
-double lossDifference(const std::vector<double> &a, const std::vector<double> &b)
-{
-    double worst = a.size() == b.size() ? 0.0 : 1.0;
-    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-        worst = std::max(worst, std::abs(a[i] - b[i]) / std::abs(b[i]));
-    return worst;
-}
-
-// ||a − b|| / ||b|| over the whole parameter vector.
-double normRelative(const std::vector<float> &a, const std::vector<float> &b)
-{
-    double diff = 0, ref = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        diff += (double(a[i]) - double(b[i])) * (double(a[i]) - double(b[i]));
-        ref += double(b[i]) * double(b[i]);
-    }
-    return std::sqrt(diff / ref);
-}
-
-double maxAbsolute(const std::vector<float> &a, const std::vector<float> &b)
-{
-    double worst = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, std::abs(double(a[i]) - double(b[i])));
-    return worst;
+    return {run.params, run.grads, run.losses};
 }
 
 } // namespace
@@ -127,15 +74,15 @@ private:
 private slots:
     void initTestCase()
     {
-        QVERIFY(QFile::exists(kTrainer));
+        QVERIFY(QFile::exists(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer")));
         m_reference = train(m_dir, QStringLiteral("dp1"), 1, 8, 1, 5);
         QVERIFY(m_reference.ok());
         QCOMPARE(m_reference.losses.size(), size_t(5));
         // Training really moves the parameters and the loss, so agreement below is not trivially satisfied.
         const auto oneStep = train(m_dir, QStringLiteral("one-step"), 1, 8, 1, 1);
         QCOMPARE(oneStep.params.size(), m_reference.params.size());
-        QVERIFY(normRelative(oneStep.params, m_reference.params) > 1e-3);
-        QVERIFY(lossDifference({m_reference.losses.back()}, {m_reference.losses.front()}) > 1e-3);
+        QVERIFY(relativeL2(oneStep.params, m_reference.params) > 1e-3);
+        QVERIFY(worstLossDifference({m_reference.losses.back()}, {m_reference.losses.front()}) > 1e-3);
     }
 
     void matchesSingleRank_data()
@@ -187,11 +134,11 @@ private slots:
         QCOMPARE(run.grads.size(), m_reference.grads.size());
         // The runs differ only by fp32 rounding: GEMMs over 2, 4 or 8 sequences sum in different
         // orders, and the reductions add partial sums. Measured below 1e-6 everywhere.
-        const double losses = lossDifference(run.losses, m_reference.losses);
-        const double grads = normRelative(run.grads, m_reference.grads);
-        const double params = normRelative(run.params, m_reference.params);
+        const double losses = worstLossDifference(run.losses, m_reference.losses);
+        const double grads = relativeL2(run.grads, m_reference.grads);
+        const double params = relativeL2(run.params, m_reference.params);
         qInfo("dp %d, micro-batch %d x %d: losses %.3g, step-1 gradients %.3g, parameters %.3g relative (max abs %.3g)", dp,
-              mbs, micro, losses, grads, params, maxAbsolute(run.params, m_reference.params));
+              mbs, micro, losses, grads, params, trellis::test::maxAbsoluteDifference(run.params, m_reference.params));
         QVERIFY2(losses < 1e-6, qPrintable(QStringLiteral("loss of a step differs by %1 relative").arg(losses)));
         QVERIFY2(grads < 1e-6, qPrintable(QStringLiteral("step-1 gradients differ by %1 relative (L2)").arg(grads)));
         QVERIFY2(params < 1e-6, qPrintable(QStringLiteral("parameters differ by %1 relative (L2)").arg(params)));
@@ -220,12 +167,12 @@ private slots:
                                       QStringLiteral(", \"zero\": %1").arg(stage));
         QVERIFY(base.ok() && sharded.ok());
         QCOMPARE(sharded.params.size(), base.params.size());
-        const double rel = normRelative(sharded.params, base.params), grads = normRelative(sharded.grads, base.grads);
+        const double rel = relativeL2(sharded.params, base.params), grads = relativeL2(sharded.grads, base.grads);
         qInfo("dp %d, ZeRO %d vs 0: parameters %.3g, step-1 gradients %.3g relative L2, losses %.3g", dp, stage, rel, grads,
-              lossDifference(sharded.losses, base.losses));
+              worstLossDifference(sharded.losses, base.losses));
         QVERIFY2(rel < 1e-6, qPrintable(QStringLiteral("relative L2 difference %1").arg(rel)));
         QVERIFY2(grads < 1e-6, qPrintable(QStringLiteral("gradients: relative L2 difference %1").arg(grads)));
-        QVERIFY(lossDifference(sharded.losses, base.losses) < 1e-6);
+        QVERIFY(worstLossDifference(sharded.losses, base.losses) < 1e-6);
     }
 };
 
