@@ -36,28 +36,19 @@ std::vector<T> readDump(const QString &path)
     return v;
 }
 
-// Writes `plan` (JSON text) as DIR/NAME.json and runs it on `ranks` ranks; extra arguments follow.
-inline TrainerRun runTrainer(const QTemporaryDir &dir, const QString &name, const QString &plan, int ranks,
-                             const QStringList &extra = {}, int timeoutMs = 300000)
+// `mpirun -np RANKS trellis-trainer ARGS…` (single-copy off, one BLAS thread a rank): its exit code
+// and merged output; code -1 with "timed out" when it ran past timeoutMs (then it is killed).
+inline TrainerRun runTrainerProcess(int ranks, const QStringList &args, int timeoutMs = 300000)
 {
     TrainerRun run;
-    const QString path = dir.filePath(name + QStringLiteral(".json"));
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly))
-        return run;
-    f.write(plan.toUtf8());
-    f.close();
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
-    QStringList args{QStringLiteral("-np"), QString::number(ranks), QStringLiteral("--oversubscribe"),
-                     QStringLiteral("--allow-run-as-root"), QStringLiteral("--mca"),
-                     QStringLiteral("btl_vader_single_copy_mechanism"), QStringLiteral("none"), QStringLiteral("-x"),
-                     QStringLiteral("OPENBLAS_NUM_THREADS=1"), QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer"),
-                     QStringLiteral("--plan"), path, QStringLiteral("--dump-params"), dir.filePath(name + QStringLiteral(".params")),
-                     QStringLiteral("--dump-grads"), dir.filePath(name + QStringLiteral(".grads")), QStringLiteral("--dump-losses"),
-                     dir.filePath(name + QStringLiteral(".losses"))};
-    args << extra;
-    p.start(QStringLiteral("mpirun"), args);
+    p.start(QStringLiteral("mpirun"), QStringList{QStringLiteral("-np"), QString::number(ranks), QStringLiteral("--oversubscribe"),
+                                                  QStringLiteral("--allow-run-as-root"), QStringLiteral("--mca"),
+                                                  QStringLiteral("btl_vader_single_copy_mechanism"), QStringLiteral("none"),
+                                                  QStringLiteral("-x"), QStringLiteral("OPENBLAS_NUM_THREADS=1"),
+                                                  QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer")} +
+                                          args);
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished();
@@ -66,6 +57,27 @@ inline TrainerRun runTrainer(const QTemporaryDir &dir, const QString &name, cons
     }
     run.code = p.exitCode();
     run.output = QString::fromUtf8(p.readAll());
+    return run;
+}
+
+// Writes `plan` (JSON text) as DIR/NAME.json and runs it on `ranks` ranks with every dump asked
+// for (DIR/NAME.params, .grads, .losses), which it reads back; extra arguments follow.
+inline TrainerRun runTrainer(const QTemporaryDir &dir, const QString &name, const QString &plan, int ranks,
+                             const QStringList &extra = {}, int timeoutMs = 300000)
+{
+    const QString path = dir.filePath(name + QStringLiteral(".json"));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return {};
+    f.write(plan.toUtf8());
+    f.close();
+    TrainerRun run = runTrainerProcess(ranks,
+                                       QStringList{QStringLiteral("--plan"), path, QStringLiteral("--dump-params"),
+                                                   dir.filePath(name + QStringLiteral(".params")), QStringLiteral("--dump-grads"),
+                                                   dir.filePath(name + QStringLiteral(".grads")), QStringLiteral("--dump-losses"),
+                                                   dir.filePath(name + QStringLiteral(".losses"))} +
+                                           extra,
+                                       timeoutMs);
     run.params = readDump<float>(dir.filePath(name + QStringLiteral(".params")));
     run.grads = readDump<float>(dir.filePath(name + QStringLiteral(".grads")));
     run.losses = readDump<double>(dir.filePath(name + QStringLiteral(".losses")));

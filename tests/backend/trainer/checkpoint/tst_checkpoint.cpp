@@ -4,6 +4,8 @@
 // naming the file; a checkpoint of another model is refused; local updates (DiLoCo, local SGD)
 // resume bitwise, each replica its own state, and only at the dp degree and mode that wrote them;
 // PowerSGD resumes bitwise with each rank's error feedback and Q, and afresh at another layout.
+#include "tests/support/trainer_runs.h"
+
 #include <QDir>
 #include <QFile>
 #include <QProcess>
@@ -19,10 +21,8 @@ namespace {
 const QString kTrainer = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer");
 const QString kCorpus = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt");
 
-struct Run {
-    int code = -1;
-    QString output;
-};
+using Run = trellis::test::TrainerRun;
+using trellis::test::readDump;
 
 QString writePlan(const QString &dir, const QString &name, int dp, int mbs, int zero, int hidden, const QString &ckpt,
                   const QString &extra = {}, int ranks = 0)
@@ -53,31 +53,7 @@ QString writePlan(const QString &dir, const QString &name, int dp, int mbs, int 
 
 Run trainer(int ranks, const QStringList &args)
 {
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(QStringLiteral("mpirun"), QStringList{QStringLiteral("-np"), QString::number(ranks), QStringLiteral("--oversubscribe"),
-                                                  QStringLiteral("--allow-run-as-root"), QStringLiteral("--mca"),
-                                                  QStringLiteral("btl_vader_single_copy_mechanism"), QStringLiteral("none"),
-                                                  QStringLiteral("-x"), QStringLiteral("OPENBLAS_NUM_THREADS=1"), kTrainer,
-                                                  QStringLiteral("--quiet")} + args);
-    Run r;
-    if (!p.waitForFinished(240000))
-        return r;
-    r.code = p.exitCode();
-    r.output = QString::fromUtf8(p.readAll());
-    return r;
-}
-
-template <typename T>
-std::vector<T> readValues(const QString &path)
-{
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    const QByteArray bytes = f.readAll();
-    std::vector<T> v(static_cast<size_t>(bytes.size()) / sizeof(T));
-    std::memcpy(v.data(), bytes.constData(), v.size() * sizeof(T));
-    return v;
+    return trellis::test::runTrainerProcess(ranks, QStringList{QStringLiteral("--quiet")} + args, 240000);
 }
 
 } // namespace
@@ -136,13 +112,13 @@ private slots:
         const std::size_t C = 32, L = 2, V = 256, T = 32, F = 64;
         const std::size_t parameters =
             V * C + T * C + L * (2 * C + C * 3 * C + 3 * C + C * C + C + 2 * C + C * F + F + F * C + C) + 2 * C;
-        const auto before = readValues<float>(dir.filePath(QStringLiteral("full.bin")));
-        const auto after = readValues<float>(dir.filePath(QStringLiteral("res.bin")));
+        const auto before = readDump<float>(dir.filePath(QStringLiteral("full.bin")));
+        const auto after = readDump<float>(dir.filePath(QStringLiteral("res.bin")));
         QCOMPARE(before.size(), parameters);
         QCOMPARE(after.size(), parameters);
         QVERIFY(std::memcmp(before.data(), after.data(), parameters * sizeof(float)) == 0);
-        const auto a = readValues<double>(dir.filePath(QStringLiteral("full.loss")));
-        const auto b = readValues<double>(dir.filePath(QStringLiteral("res.loss")));
+        const auto a = readDump<double>(dir.filePath(QStringLiteral("full.loss")));
+        const auto b = readDump<double>(dir.filePath(QStringLiteral("res.loss")));
         QCOMPARE(a.size(), size_t(8));
         QCOMPARE(b.size(), size_t(5));
         QVERIFY(std::equal(b.begin(), b.end(), a.end() - 5)); // bit for bit
@@ -178,8 +154,8 @@ private slots:
         const Run resumed = trainer(dp, {QStringLiteral("--plan"), planN, QStringLiteral("--resume"), QStringLiteral("--dump-losses"),
                                          dir.filePath(QStringLiteral("res.loss"))});
         QVERIFY2(resumed.code == 0, qPrintable(resumed.output));
-        const auto a = readValues<double>(dir.filePath(QStringLiteral("full.loss")));
-        const auto b = readValues<double>(dir.filePath(QStringLiteral("res.loss")));
+        const auto a = readDump<double>(dir.filePath(QStringLiteral("full.loss")));
+        const auto b = readDump<double>(dir.filePath(QStringLiteral("res.loss")));
         QCOMPARE(b.size(), size_t(5));
         for (size_t i = 0; i < b.size(); ++i) {
             const double want = a[a.size() - b.size() + i];
@@ -269,8 +245,8 @@ private slots:
                                                  dir.filePath(QStringLiteral("res.loss"))});
         QVERIFY2(resumed.code == 0, qPrintable(resumed.output));
         QVERIFY2(resumed.output.contains(QStringLiteral("step-00000003 (step 3)")), qPrintable(resumed.output));
-        const auto a = readValues<double>(dir.filePath(QStringLiteral("full.loss")));
-        const auto b = readValues<double>(dir.filePath(QStringLiteral("res.loss")));
+        const auto a = readDump<double>(dir.filePath(QStringLiteral("full.loss")));
+        const auto b = readDump<double>(dir.filePath(QStringLiteral("res.loss")));
         QCOMPARE(b.size(), size_t(5));
         double worst = 0;
         for (size_t i = 0; i < b.size(); ++i)
