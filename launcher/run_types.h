@@ -10,6 +10,7 @@
 #include <QMetaType>
 #include <QSet>
 #include <QString>
+#include <QStringList>
 
 namespace trellis::launcher {
 
@@ -121,12 +122,50 @@ struct EventRow {
     QDateTime at;
 };
 
+// A rank that held the others up for a while (launcher/detectors/stall_tracker.h): named at once,
+// a record once it ends — cleared (the run went on), a hang (decided: the job was ended or
+// restarted) or ended with the job (a crash, a stop, the end of the run).
+struct StallRow {
+    int number = 0;          // 1, 2, … in the run
+    int attempt = 0;         // the launch attempt it happened in (0: the first)
+    QList<int> holders;      // the ranks holding the others up
+    QList<int> waiting;      // the ranks waiting for them
+    bool silent = false;     // the holders stopped sending (else they stopped moving)
+    qint64 step = 0;         // the run's step when it began
+    QDateTime startedAt, endedAt;
+    qint64 durationMs = 0;
+    QString outcome;         // "cleared", "hang", "ended"
+    QString what;            // how it was named
+};
+
+// "stall 2 cleared after 2.6 s: rank 3 held up ranks 0,1,2 from step 31" — how the events, the
+// feed and the report say a stall that ended.
+inline QString stallSummary(const StallRow &s)
+{
+    auto list = [](const QList<int> &ranks) {
+        QStringList parts;
+        for (int r : ranks)
+            parts << QString::number(r);
+        return parts.join(QLatin1Char(','));
+    };
+    const QString holders = (s.holders.size() == 1 ? QStringLiteral("rank ") : QStringLiteral("ranks ")) + list(s.holders);
+    const QString waiting = s.waiting.isEmpty() ? QStringLiteral("nobody") : QStringLiteral("ranks ") + list(s.waiting);
+    const QString how = s.outcome == QLatin1String("cleared") ? QStringLiteral("cleared") : QStringLiteral("ended (%1)").arg(s.outcome);
+    return QStringLiteral("stall %1 %2 after %3 s: %4 held up %5 from step %6")
+        .arg(s.number)
+        .arg(how)
+        .arg(static_cast<double>(s.durationMs) / 1000.0, 0, 'f', 1)
+        .arg(holders, waiting)
+        .arg(s.step);
+}
+
 struct RunData {
     RunSummary run;
     QString planJson;
     QList<RankRow> ranks;
     QList<StepRow> steps; // ordered by step, then rank
     QList<EventRow> events;
+    QList<StallRow> stalls; // in the order they began
 };
 
 // Counts of the telemetry receiver (launcher/ingest/telemetry_receiver.h) for one run.

@@ -4,7 +4,7 @@
 <context>
     <name>PlanFields</name>
     <message>
-        <location filename="../ui/plan/field_table.cpp" line="+42"/>
+        <location filename="../ui/plan/field_table.cpp" line="+40"/>
         <source>Command of every rank</source>
         <translation>Befehl jedes Ranks</translation>
     </message>
@@ -685,6 +685,31 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Before a first step, how long a rank may make no progress; after it, the least the learned timeout is</source>
+        <translation>Vor dem ersten Schritt, wie lange ein Rank keinen Fortschritt machen darf; danach das Mindeste, was die gelernte Frist ist</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hang confirmation s</source>
+        <translation>Hänger-Bestätigung s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A rank holding the others up is a stall; stopped (or silent on a remote host) this long, a hang</source>
+        <translation>Ein Rank, der die anderen aufhält, ist ein Stocken; so lange angehalten (oder auf einem entfernten Host stumm), ein Hänger</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hang timeout × longest step</source>
+        <translation>Hänger-Frist × längster Schritt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A rank that answers but has not moved for this many times the longest step so far is hung</source>
+        <translation>Ein Rank, der antwortet, aber sich so viele Male den bisher längsten Schritt lang nicht bewegt hat, hängt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Restarts at most</source>
         <translation>Maximale Neustarts</translation>
     </message>
@@ -843,7 +868,7 @@
 <context>
     <name>trellis::ui::CompareView</name>
     <message>
-        <location filename="../ui/compare_view.cpp" line="+17"/>
+        <location filename="../ui/history/compare_view.cpp" line="+17"/>
         <source>Loss (rank 0)</source>
         <translation>Loss (Rank 0)</translation>
     </message>
@@ -943,52 +968,9 @@
     </message>
 </context>
 <context>
-    <name>trellis::ui::RunHeader</name>
-    <message>
-        <source>Loss</source>
-        <translation type="vanished">Loss</translation>
-    </message>
-    <message>
-        <source>loss</source>
-        <translation type="vanished">Loss</translation>
-    </message>
-    <message>
-        <source>Throughput per rank</source>
-        <translation type="vanished">Durchsatz pro Rank</translation>
-    </message>
-    <message>
-        <source>tokens/s</source>
-        <translation type="vanished">tokens/s</translation>
-    </message>
-    <message>
-        <source>No run</source>
-        <translation type="vanished">Kein Lauf</translation>
-    </message>
-    <message>
-        <location filename="../ui/dashboard.cpp" line="+18"/>
-        <source>No run open: launch the plan (Ctrl+R) or open a run from the history.</source>
-        <translation>Kein Lauf geöffnet: den Plan starten (Strg+R) oder einen Lauf aus der Historie öffnen.</translation>
-    </message>
-    <message>
-        <location line="+75"/>
-        <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
-        <translation>Schritt %1 / %2 · Loss %3 · %4 tokens/s · Schritt %5 ms · %6 Ranks</translation>
-    </message>
-    <message>
-        <location line="+23"/>
-        <source>Run %1: %2</source>
-        <translation>Lauf %1: %2</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>%1 steps · final loss %2 · %3 ranks</source>
-        <translation>%1 Schritte · finaler Loss %2 · %3 Ranks</translation>
-    </message>
-</context>
-<context>
     <name>trellis::ui::EstimatePanel</name>
     <message>
-        <location filename="../ui/estimate_panel.cpp" line="+31"/>
+        <location filename="../ui/estimate/estimate_panel.cpp" line="+31"/>
         <location line="+406"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
@@ -1303,7 +1285,7 @@ trellis-trainer kann ihn noch nicht starten: %2</translation>
 <context>
     <name>trellis::ui::HistoryPanel</name>
     <message>
-        <location filename="../ui/history_panel.cpp" line="+12"/>
+        <location filename="../ui/history/history_panel.cpp" line="+12"/>
         <source>Compare selected runs</source>
         <translation>Ausgewählte Läufe vergleichen</translation>
     </message>
@@ -1341,12 +1323,12 @@ trellis-trainer kann ihn noch nicht starten: %2</translation>
 <context>
     <name>trellis::ui::LaunchDialog</name>
     <message>
-        <location filename="../ui/launch_dialog.cpp" line="+31"/>
+        <location filename="../ui/run/launch_dialog.cpp" line="+30"/>
         <source>Launch %1</source>
         <translation>%1 starten</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+4"/>
         <source>Target:</source>
         <translation>Ziel:</translation>
     </message>
@@ -1482,7 +1464,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+77"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+78"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1495,7 +1477,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation type="vanished">Mesh</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_modes.cpp" line="+47"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+47"/>
         <location line="+90"/>
         <source>Plan</source>
         <translation>Plan</translation>
@@ -1506,7 +1488,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schätzung</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="+31"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+31"/>
         <source>Not changed: %1</source>
         <translation>Nicht geändert: %1</translation>
     </message>
@@ -1520,7 +1502,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation type="vanished">Laufhistorie</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_modes.cpp" line="+45"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+45"/>
         <source>all ranks</source>
         <translation>alle Ranks</translation>
     </message>
@@ -1535,7 +1517,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Rank-Ausgabe</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="+8"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+8"/>
         <source>Loss, grad norm, learning rate</source>
         <translation>Loss, Gradientennorm, Lernrate</translation>
     </message>
@@ -1635,7 +1617,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location line="+7"/>
-        <location filename="../ui/main_window_modes.cpp" line="+49"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+49"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
@@ -1690,7 +1672,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schritt %1</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_modes.cpp" line="-9"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="-9"/>
         <source>Modes</source>
         <translation>Modi</translation>
     </message>
@@ -1750,7 +1732,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>%1 · Lauf: %2, %3</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="+31"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+31"/>
         <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
         <translation>Lauf %1 geöffnet: seine Dashboards sind im Modus „Lauf“ (Strg+3)</translation>
     </message>
@@ -1866,7 +1848,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Rank %1</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_document.cpp" line="+64"/>
+        <location filename="../ui/workspace/main_window_document.cpp" line="+64"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -2197,7 +2179,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MeshView</name>
     <message>
-        <location filename="../ui/mesh_view.cpp" line="+61"/>
+        <location filename="../ui/plan/mesh_view.cpp" line="+43"/>
         <source>pipeline stage</source>
         <translation>Pipeline-Stufe</translation>
     </message>
@@ -2296,7 +2278,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
     <message>
-        <location line="+55"/>
+        <location filename="../ui/plan/mesh_view_paint.cpp" line="+35"/>
         <source>colour: %1</source>
         <translation>Farbe: %1</translation>
     </message>
@@ -2319,7 +2301,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::PlanPanel</name>
     <message>
-        <location filename="../ui/plan_panel.cpp" line="+30"/>
+        <location filename="../ui/plan/plan_panel.cpp" line="+30"/>
         <source>Setting</source>
         <translation>Einstellung</translation>
     </message>
@@ -2508,9 +2490,52 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
 </context>
 <context>
+    <name>trellis::ui::RunHeader</name>
+    <message>
+        <source>Loss</source>
+        <translation type="vanished">Loss</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation type="vanished">Loss</translation>
+    </message>
+    <message>
+        <source>Throughput per rank</source>
+        <translation type="vanished">Durchsatz pro Rank</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation type="vanished">tokens/s</translation>
+    </message>
+    <message>
+        <source>No run</source>
+        <translation type="vanished">Kein Lauf</translation>
+    </message>
+    <message>
+        <location filename="../ui/run/run_header.cpp" line="+18"/>
+        <source>No run open: launch the plan (Ctrl+R) or open a run from the history.</source>
+        <translation>Kein Lauf geöffnet: den Plan starten (Strg+R) oder einen Lauf aus der Historie öffnen.</translation>
+    </message>
+    <message>
+        <location line="+75"/>
+        <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
+        <translation>Schritt %1 / %2 · Loss %3 · %4 tokens/s · Schritt %5 ms · %6 Ranks</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>Run %1: %2</source>
+        <translation>Lauf %1: %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 steps · final loss %2 · %3 ranks</source>
+        <translation>%1 Schritte · finaler Loss %2 · %3 Ranks</translation>
+    </message>
+</context>
+<context>
     <name>trellis::ui::TimelineChart</name>
     <message>
-        <location filename="../ui/timeline_chart.cpp" line="+109"/>
+        <location filename="../ui/widgets/timeline_chart.cpp" line="+109"/>
         <source>No timeline yet.</source>
         <translation>Noch keine Zeitleiste.</translation>
     </message>
@@ -2869,7 +2894,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Rank</translation>
     </message>
     <message>
-        <location line="+56"/>
+        <location line="+65"/>
         <source>rank %1 %2%3%</source>
         <translation>Rank %1 %2%3 %</translation>
     </message>
@@ -3155,6 +3180,47 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+1"/>
         <source>%1%2 MB all-reduced a rank instead of %3 MB every step would (%4)</source>
         <translation>%1%2 MB im All-Reduce je Rang statt %3 MB bei jedem Schritt (%4)</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::StallsPanel</name>
+    <message>
+        <location filename="../ui/dashboards/stalls_panel.cpp" line="+11"/>
+        <source>stall s</source>
+        <translation>Stocken s</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>step</source>
+        <translation>Schritt</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>rank %1: %2</source>
+        <translation>Rank %1: %2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No stalls: no rank has held the others up.</source>
+        <translation>Kein Stocken: Kein Rank hat die anderen aufgehalten.</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+1"/>
+        <source>%n stall(s), %1 s in all, the longest %2 s; held by %3</source>
+        <translation>
+            <numerusform>%n Stocken, %1 s insgesamt, das längste %2 s; verursacht von %3</numerusform>
+            <numerusform>%n Stockungen, %1 s insgesamt, die längste %2 s; verursacht von %3</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+45"/>
+        <source>Launch the plan to see its stalls here: each time a rank held the others up (stopped, silent or slow in a collective), when, for how long and how it ended.</source>
+        <translation>Starten Sie den Plan, um hier sein Stocken zu sehen: jedes Mal, wenn ein Rank die anderen aufhielt (angehalten, stumm oder langsam in einer kollektiven Operation), wann, wie lange und wie es endete.</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/stalls_panel.h" line="+19"/>
+        <source>Stalls</source>
+        <translation>Stocken</translation>
     </message>
 </context>
 <context>

@@ -4,7 +4,7 @@
 <context>
     <name>PlanFields</name>
     <message>
-        <location filename="../ui/plan/field_table.cpp" line="+42"/>
+        <location filename="../ui/plan/field_table.cpp" line="+40"/>
         <source>Command of every rank</source>
         <translation>每个 rank 的命令</translation>
     </message>
@@ -685,6 +685,31 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Before a first step, how long a rank may make no progress; after it, the least the learned timeout is</source>
+        <translation>第一步之前，rank 可以多久没有进展；之后，学习到的超时的下限</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hang confirmation s</source>
+        <translation>挂起确认 s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A rank holding the others up is a stall; stopped (or silent on a remote host) this long, a hang</source>
+        <translation>拖住其他 rank 的 rank 是一次停顿；停止（或在远程主机上静默）这么久则为挂起</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hang timeout × longest step</source>
+        <translation>挂起超时 × 最长步</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>A rank that answers but has not moved for this many times the longest step so far is hung</source>
+        <translation>仍有响应但在迄今最长步的这么多倍时间内没有进展的 rank 视为挂起</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Restarts at most</source>
         <translation>最大重启次数</translation>
     </message>
@@ -843,7 +868,7 @@
 <context>
     <name>trellis::ui::CompareView</name>
     <message>
-        <location filename="../ui/compare_view.cpp" line="+17"/>
+        <location filename="../ui/history/compare_view.cpp" line="+17"/>
         <source>Loss (rank 0)</source>
         <translation>损失 (rank 0)</translation>
     </message>
@@ -943,52 +968,9 @@
     </message>
 </context>
 <context>
-    <name>trellis::ui::RunHeader</name>
-    <message>
-        <source>Loss</source>
-        <translation type="vanished">损失</translation>
-    </message>
-    <message>
-        <source>loss</source>
-        <translation type="vanished">损失</translation>
-    </message>
-    <message>
-        <source>Throughput per rank</source>
-        <translation type="vanished">每 rank 吞吐量</translation>
-    </message>
-    <message>
-        <source>tokens/s</source>
-        <translation type="vanished">tokens/s</translation>
-    </message>
-    <message>
-        <source>No run</source>
-        <translation type="vanished">无运行</translation>
-    </message>
-    <message>
-        <location filename="../ui/dashboard.cpp" line="+18"/>
-        <source>No run open: launch the plan (Ctrl+R) or open a run from the history.</source>
-        <translation>未打开运行：启动方案 (Ctrl+R) 或从历史记录中打开一个运行。</translation>
-    </message>
-    <message>
-        <location line="+75"/>
-        <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
-        <translation>第 %1 / %2 步 · 损失 %3 · %4 tokens/s · 单步 %5 ms · %6 个 rank</translation>
-    </message>
-    <message>
-        <location line="+23"/>
-        <source>Run %1: %2</source>
-        <translation>运行 %1：%2</translation>
-    </message>
-    <message>
-        <location line="+2"/>
-        <source>%1 steps · final loss %2 · %3 ranks</source>
-        <translation>%1 步 · 最终损失 %2 · %3 个 rank</translation>
-    </message>
-</context>
-<context>
     <name>trellis::ui::EstimatePanel</name>
     <message>
-        <location filename="../ui/estimate_panel.cpp" line="+31"/>
+        <location filename="../ui/estimate/estimate_panel.cpp" line="+31"/>
         <location line="+406"/>
         <source>Search plans</source>
         <translation>搜索方案</translation>
@@ -1302,7 +1284,7 @@ trellis-trainer 尚不能启动它：%2</translation>
 <context>
     <name>trellis::ui::HistoryPanel</name>
     <message>
-        <location filename="../ui/history_panel.cpp" line="+12"/>
+        <location filename="../ui/history/history_panel.cpp" line="+12"/>
         <source>Compare selected runs</source>
         <translation>比较所选运行</translation>
     </message>
@@ -1340,12 +1322,12 @@ trellis-trainer 尚不能启动它：%2</translation>
 <context>
     <name>trellis::ui::LaunchDialog</name>
     <message>
-        <location filename="../ui/launch_dialog.cpp" line="+31"/>
+        <location filename="../ui/run/launch_dialog.cpp" line="+30"/>
         <source>Launch %1</source>
         <translation>启动 %1</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+4"/>
         <source>Target:</source>
         <translation>目标：</translation>
     </message>
@@ -1481,7 +1463,7 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/main_window.cpp" line="+77"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+78"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1494,7 +1476,7 @@ Add it to the known hosts?</source>
         <translation type="vanished">设备网格</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_modes.cpp" line="+47"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+47"/>
         <location line="+90"/>
         <source>Plan</source>
         <translation>方案</translation>
@@ -1505,7 +1487,7 @@ Add it to the known hosts?</source>
         <translation>估算</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="+31"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+31"/>
         <source>Not changed: %1</source>
         <translation>未更改：%1</translation>
     </message>
@@ -1519,7 +1501,7 @@ Add it to the known hosts?</source>
         <translation type="vanished">运行历史</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_modes.cpp" line="+45"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+45"/>
         <source>all ranks</source>
         <translation>所有 rank</translation>
     </message>
@@ -1534,7 +1516,7 @@ Add it to the known hosts?</source>
         <translation>rank 输出</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="+8"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+8"/>
         <source>Loss, grad norm, learning rate</source>
         <translation>损失、梯度范数、学习率</translation>
     </message>
@@ -1634,7 +1616,7 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location line="+7"/>
-        <location filename="../ui/main_window_modes.cpp" line="+49"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+49"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
@@ -1689,7 +1671,7 @@ Add it to the known hosts?</source>
         <translation>第 %1 步</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_modes.cpp" line="-9"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="-9"/>
         <source>Modes</source>
         <translation>模式</translation>
     </message>
@@ -1749,7 +1731,7 @@ Add it to the known hosts?</source>
         <translation>%1 · 运行：%2，%3</translation>
     </message>
     <message>
-        <location filename="../ui/main_window.cpp" line="+31"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+31"/>
         <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
         <translation>已打开运行 %1：其仪表板位于“运行”模式 (Ctrl+3)</translation>
     </message>
@@ -1865,7 +1847,7 @@ Add it to the known hosts?</source>
         <translation>rank %1</translation>
     </message>
     <message>
-        <location filename="../ui/main_window_document.cpp" line="+64"/>
+        <location filename="../ui/workspace/main_window_document.cpp" line="+64"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
@@ -2195,7 +2177,7 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MeshView</name>
     <message>
-        <location filename="../ui/mesh_view.cpp" line="+61"/>
+        <location filename="../ui/plan/mesh_view.cpp" line="+43"/>
         <source>pipeline stage</source>
         <translation>流水线阶段</translation>
     </message>
@@ -2293,7 +2275,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 阶段 %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
     <message>
-        <location line="+55"/>
+        <location filename="../ui/plan/mesh_view_paint.cpp" line="+35"/>
         <source>colour: %1</source>
         <translation>着色：%1</translation>
     </message>
@@ -2316,7 +2298,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::PlanPanel</name>
     <message>
-        <location filename="../ui/plan_panel.cpp" line="+30"/>
+        <location filename="../ui/plan/plan_panel.cpp" line="+30"/>
         <source>Setting</source>
         <translation>设置项</translation>
     </message>
@@ -2504,9 +2486,52 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     </message>
 </context>
 <context>
+    <name>trellis::ui::RunHeader</name>
+    <message>
+        <source>Loss</source>
+        <translation type="vanished">损失</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation type="vanished">损失</translation>
+    </message>
+    <message>
+        <source>Throughput per rank</source>
+        <translation type="vanished">每 rank 吞吐量</translation>
+    </message>
+    <message>
+        <source>tokens/s</source>
+        <translation type="vanished">tokens/s</translation>
+    </message>
+    <message>
+        <source>No run</source>
+        <translation type="vanished">无运行</translation>
+    </message>
+    <message>
+        <location filename="../ui/run/run_header.cpp" line="+18"/>
+        <source>No run open: launch the plan (Ctrl+R) or open a run from the history.</source>
+        <translation>未打开运行：启动方案 (Ctrl+R) 或从历史记录中打开一个运行。</translation>
+    </message>
+    <message>
+        <location line="+75"/>
+        <source>step %1 / %2 · loss %3 · %4 tokens/s · step %5 ms · %6 ranks</source>
+        <translation>第 %1 / %2 步 · 损失 %3 · %4 tokens/s · 单步 %5 ms · %6 个 rank</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>Run %1: %2</source>
+        <translation>运行 %1：%2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 steps · final loss %2 · %3 ranks</source>
+        <translation>%1 步 · 最终损失 %2 · %3 个 rank</translation>
+    </message>
+</context>
+<context>
     <name>trellis::ui::TimelineChart</name>
     <message>
-        <location filename="../ui/timeline_chart.cpp" line="+109"/>
+        <location filename="../ui/widgets/timeline_chart.cpp" line="+109"/>
         <source>No timeline yet.</source>
         <translation>暂无时间线。</translation>
     </message>
@@ -2865,7 +2890,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>rank</translation>
     </message>
     <message>
-        <location line="+56"/>
+        <location line="+65"/>
         <source>rank %1 %2%3%</source>
         <translation>rank %1 %2%3%</translation>
     </message>
@@ -3149,6 +3174,46 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+1"/>
         <source>%1%2 MB all-reduced a rank instead of %3 MB every step would (%4)</source>
         <translation>每个 rank all-reduce %1%2 MB，而每步同步需 %3 MB（%4）</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::StallsPanel</name>
+    <message>
+        <location filename="../ui/dashboards/stalls_panel.cpp" line="+11"/>
+        <source>stall s</source>
+        <translation>停顿 s</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>step</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>rank %1: %2</source>
+        <translation>rank %1：%2</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>No stalls: no rank has held the others up.</source>
+        <translation>无停顿：没有 rank 拖住其他 rank。</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+1"/>
+        <source>%n stall(s), %1 s in all, the longest %2 s; held by %3</source>
+        <translation>
+            <numerusform>%n 次停顿，共 %1 s，最长 %2 s；由 %3 造成</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+45"/>
+        <source>Launch the plan to see its stalls here: each time a rank held the others up (stopped, silent or slow in a collective), when, for how long and how it ended.</source>
+        <translation>启动方案后在此查看其停顿：每次某个 rank 拖住其他 rank（停止、静默或在集合通信中变慢）的时间、持续多久以及如何结束。</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/stalls_panel.h" line="+19"/>
+        <source>Stalls</source>
+        <translation>停顿</translation>
     </message>
 </context>
 <context>

@@ -320,7 +320,11 @@ struct LaunchSpec {
     LaunchTarget target = LaunchTarget::Local;
     SshSpec ssh;
     SlurmSpec slurm;
-    int hangTimeoutS = 60; // no telemetry from any rank for this long: the run is declared hung
+    // When a rank holding the others up is a hang, not a stall (docs/failures.md): the supervisor
+    // names a stall in seconds and goes on; it ends or restarts the job only when certain.
+    int hangTimeoutS = 60;       // the floor of the learned timeout, and the whole of it before a first step
+    int hangConfirmS = 30;       // a holder stopped (or silent on a remote host) this long is hung
+    double hangStepFactor = 5;   // the learned timeout: this many times the longest step seen so far
     RestartPolicy restart;
     AlertSpec alerts;
     bool operator==(const LaunchSpec &) const = default;

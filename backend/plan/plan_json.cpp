@@ -497,6 +497,8 @@ void readLaunch(ObjectReader r, LaunchSpec &l)
     slurm.read("telemetry_address", l.slurm.telemetryAddress);
     slurm.finish();
     r.read("hang_timeout_s", l.hangTimeoutS);
+    r.read("hang_confirm_s", l.hangConfirmS);
+    r.read("hang_step_factor", l.hangStepFactor);
     ObjectReader restart = r.child("restart");
     restart.read("max_restarts", l.restart.maxRestarts);
     restart.read("backoff_s", l.restart.backoffS);

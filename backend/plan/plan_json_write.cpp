@@ -148,6 +148,8 @@ OrderedJson launchToJson(const LaunchSpec &l)
               {"mpi_interface", l.slurm.mpiInterface},
               {"telemetry_address", l.slurm.telemetryAddress}}},
             {"hang_timeout_s", l.hangTimeoutS},
+            {"hang_confirm_s", l.hangConfirmS},
+            {"hang_step_factor", l.hangStepFactor},
             {"restart",
              {{"max_restarts", l.restart.maxRestarts},
               {"backoff_s", l.restart.backoffS},

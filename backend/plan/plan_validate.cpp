@@ -447,8 +447,13 @@ void checkRest(const Plan &p, Checker &c)
         c.error("telemetry.endpoint", "'" + p.telemetry.endpoint + "' must start with tcp:// or ipc://");
     checkSsh(p, c);
     checkSlurm(p, c);
-    if (p.launch.hangTimeoutS < 1)
-        c.error("launch.hang_timeout_s", "must be at least 1");
+    // Hang judgement (docs/failures.md): zero would kill at the first stall, a week is no watch at all.
+    if (p.launch.hangTimeoutS < 1 || p.launch.hangTimeoutS > 604800)
+        c.error("launch.hang_timeout_s", "must be between 1 and 604800 (a week), got " + str(p.launch.hangTimeoutS));
+    if (p.launch.hangConfirmS < 1 || p.launch.hangConfirmS > 86400)
+        c.error("launch.hang_confirm_s", "must be between 1 and 86400 (a day), got " + str(p.launch.hangConfirmS));
+    if (!(p.launch.hangStepFactor >= 1.5 && p.launch.hangStepFactor <= 1000))
+        c.error("launch.hang_step_factor", "must be between 1.5 and 1000 (times the longest step), got " + str(p.launch.hangStepFactor));
     const AlertSpec &alerts = p.launch.alerts;
     if (!alerts.command.empty() && alerts.command.front().empty())
         c.error("launch.alerts.command", "the program (the first element) must not be empty");

@@ -106,7 +106,7 @@ StepPass TrainingRun::forwardBackward(int step, std::uint64_t stepNumber, const 
         micro.push_back({b.tokens.data(), b.targets.data(), b.batch, b.seqLen});
     StepPass pass;
     pass.out = m_stack.run(micro, [&](const char *phase) { m_telemetry.setProgress(stepNumber, phase); }, lossScale);
-    m_faults.afterCompute();
+    m_faults.afterCompute(stepNumber);
     m_telemetry.setProgress(stepNumber, "comm");
     m_stack.reduceGradients();
     if (m_scaler.enabled())

@@ -498,6 +498,9 @@ void connectConsole(Supervisor &controller, RunConsole &console)
         if (kind != QLatin1String("restart") && kind != QLatin1String("failure") && kind != QLatin1String("hang"))
             err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
     });
+    QObject::connect(c, &Supervisor::stallEnded, c, [con](const QString &message) {
+        err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
+    });
     QObject::connect(c, &Supervisor::restarting, c, [con](int, const QString &message) {
         err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
     });

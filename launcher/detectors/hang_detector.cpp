@@ -154,11 +154,16 @@ bool HangDetector::oneOnTheWay(std::int64_t nowMs, int silentRank) const
     });
 }
 
+std::int64_t HangDetector::msSinceMoved(int rank, std::int64_t nowMs) const
+{
+    const auto it = m_ranks.find(rank);
+    return it == m_ranks.end() || it->second.lastChangeMs < 0 ? -1 : nowMs - it->second.lastChangeMs;
+}
+
 std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t nowWallNs) const
 {
     // Who waits where: (group, op, call) -> ranks, among live ranks inside a collective.
-    using Call = std::tuple<std::string, std::string, std::uint64_t>;
-    std::map<Call, std::vector<int>> waits;
+    Waits waits;
     std::vector<int> silent;
     for (const auto &[rank, r] : m_ranks) {
         if (r.done || r.lastSeenMs < 0)
@@ -172,36 +177,42 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
     const auto busiest = std::max_element(waits.begin(), waits.end(), [](const auto &a, const auto &b) {
         return a.second.size() < b.second.size();
     });
-
     if (!silent.empty() && busiest != waits.end() && oneOnTheWay(nowMs, silent.front()))
         return std::nullopt;
-    if (!silent.empty()) {
-        HangReport report;
-        report.silent = true;
-        report.culprits = silent;
-        report.silentMs = nowMs - m_ranks.at(silent.front()).lastSeenMs;
-        const double quiet = static_cast<double>(report.silentMs) / 1000.0;
-        constexpr std::size_t kNamed = 12; // then counted: a line even when a thousand fall silent
-        for (std::size_t i = 0; i < std::min(silent.size(), kNamed); ++i)
-            report.message += (i ? ", " : "") + where(silent[i]);
-        if (silent.size() > kNamed)
-            report.message += " and " + std::to_string(silent.size() - kNamed) + " more ranks";
-        report.message += (silent.size() == 1 ? " stopped responding" : " stopped responding") +
-                          std::string(" (no heartbeat for ") + seconds(quiet) + ")";
-        report.relays = wholeRelays(silent);
-        for (std::size_t i = 0; i < report.relays.size(); ++i)
-            report.message += (i ? ", " : " — every rank behind the telemetry relay of ") + report.relays[i];
-        if (!report.relays.empty())
-            report.message += " went silent together: the relay (its ranks start it again within seconds) or the node";
-        if (busiest != waits.end()) {
-            report.waiting = busiest->second;
-            report.message += "; " + waitText(busiest->second, m_ranks.at(busiest->second.front()).pulse, nowWallNs);
-        }
-        return report;
-    }
+    if (!silent.empty())
+        return silentReport(silent, busiest == waits.end() ? nullptr : &busiest->second, nowMs, nowWallNs);
+    return stuckReport(waits, nowMs, nowWallNs);
+}
 
-    // A call some ranks have waited in for too long: the members of their group not in it hold
-    // them up.
+HangReport HangDetector::silentReport(const std::vector<int> &silent, const std::vector<int> *waiting, std::int64_t nowMs,
+                                      std::int64_t nowWallNs) const
+{
+    HangReport report;
+    report.silent = true;
+    report.culprits = silent;
+    report.silentMs = nowMs - m_ranks.at(silent.front()).lastSeenMs;
+    const double quiet = static_cast<double>(report.silentMs) / 1000.0;
+    constexpr std::size_t kNamed = 12; // then counted: a line even when a thousand fall silent
+    for (std::size_t i = 0; i < std::min(silent.size(), kNamed); ++i)
+        report.message += (i ? ", " : "") + where(silent[i]);
+    if (silent.size() > kNamed)
+        report.message += " and " + std::to_string(silent.size() - kNamed) + " more ranks";
+    report.message += " stopped responding (no heartbeat for " + seconds(quiet) + ")";
+    report.relays = wholeRelays(silent);
+    for (std::size_t i = 0; i < report.relays.size(); ++i)
+        report.message += (i ? ", " : " — every rank behind the telemetry relay of ") + report.relays[i];
+    if (!report.relays.empty())
+        report.message += " went silent together: the relay (its ranks start it again within seconds) or the node";
+    if (waiting) {
+        report.waiting = *waiting;
+        report.message += "; " + waitText(*waiting, m_ranks.at(waiting->front()).pulse, nowWallNs);
+    }
+    return report;
+}
+
+// A call some ranks have waited in for too long: the members of their group not in it hold them up.
+std::optional<HangReport> HangDetector::stuckReport(const Waits &waits, std::int64_t nowMs, std::int64_t nowWallNs) const
+{
     for (const auto &[call, ranks] : waits) {
         const RankPulse &p = m_ranks.at(ranks.front()).pulse;
         std::int64_t longest = 0;
@@ -209,24 +220,9 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
             longest = std::max(longest, nowWallNs - m_ranks.at(r).pulse.sinceNs);
         if (longest / 1000000 <= m_waitMs)
             continue;
-        std::set<int> members;
-        for (int r : ranks)
-            for (int m : membersOf(r, p.group))
-                members.insert(m);
-        std::vector<int> culprits;
-        bool moving = false;
-        for (int m : members) {
-            if (std::find(ranks.begin(), ranks.end(), m) != ranks.end())
-                continue;
-            // A member still moving (a new phase, step or call lately) is slow, not stuck.
-            const auto it = m_ranks.find(m);
-            if (it != m_ranks.end() && it->second.lastChangeMs >= 0 && nowMs - it->second.lastChangeMs <= m_waitMs)
-                moving = true;
-            else
-                culprits.push_back(m);
-        }
-        if (culprits.empty() || moving)
-            continue; // everyone is in the call, or someone is on the way: slow, not hung
+        const std::vector<int> culprits = holdersOf(ranks, p.group, nowMs);
+        if (culprits.empty())
+            continue; // everyone is in the call, or someone is on the way: slow, not stuck
         // A member loading data or writing a checkpoint is slow by nature: wait longer for it.
         const bool patient = std::any_of(culprits.begin(), culprits.end(), [&](int c) {
             const auto it = m_ranks.find(c);
@@ -237,6 +233,7 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
         HangReport report;
         report.culprits = culprits;
         report.waiting = ranks;
+        report.waitedMs = longest / 1000000;
         for (std::size_t i = 0; i < culprits.size(); ++i) {
             const auto it = m_ranks.find(culprits[i]);
             report.message += (i ? ", " : "") + where(culprits[i]);
@@ -250,6 +247,26 @@ std::optional<HangReport> HangDetector::check(std::int64_t nowMs, std::int64_t n
         return report;
     }
     return std::nullopt;
+}
+
+// The members of the waiters' group not in the call, when none of them moved (a new phase, step or
+// call) lately: a member still moving is slow, not stuck, and then nobody is named.
+std::vector<int> HangDetector::holdersOf(const std::vector<int> &waiting, const std::string &group, std::int64_t nowMs) const
+{
+    std::set<int> members;
+    for (int r : waiting)
+        for (int m : membersOf(r, group))
+            members.insert(m);
+    std::vector<int> culprits;
+    for (int m : members) {
+        if (std::find(waiting.begin(), waiting.end(), m) != waiting.end())
+            continue;
+        const auto it = m_ranks.find(m);
+        if (it != m_ranks.end() && it->second.lastChangeMs >= 0 && nowMs - it->second.lastChangeMs <= m_waitMs)
+            return {};
+        culprits.push_back(m);
+    }
+    return culprits;
 }
 
 } // namespace trellis::launcher

@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace trellis::launcher {
@@ -37,6 +38,7 @@ struct HangReport {
     std::vector<int> waiting;  // the ranks waiting for them
     bool silent = false;       // the culprits stopped sending (else they stopped progressing)
     std::int64_t silentMs = 0; // how long the first culprit has been silent
+    std::int64_t waitedMs = 0; // how long the waiters have waited in their call (a culprit that stopped moving)
     // Silent culprits that are every live rank behind these node relays (Hello.relay): they went
     // silent together, as a dead relay's ranks do until one of them has started it again.
     std::vector<std::string> relays;
@@ -60,6 +62,8 @@ public:
     void goodbye(int rank); // finished: never hung
 
     std::optional<HangReport> check(std::int64_t nowMs, std::int64_t nowWallNs) const;
+    // How long since the rank's step, phase or collective last changed; -1 when unknown.
+    std::int64_t msSinceMoved(int rank, std::int64_t nowMs) const;
 
     std::int64_t silentAfterMs() const { return m_silentMs; }
     std::int64_t stuckAfterMs() const { return m_waitMs; }
@@ -73,6 +77,11 @@ private:
         RankPulse pulse;
         bool done = false;
     };
+    using Waits = std::map<std::tuple<std::string, std::string, std::uint64_t>, std::vector<int>>; // call -> ranks in it
+    HangReport silentReport(const std::vector<int> &silent, const std::vector<int> *waiting, std::int64_t nowMs,
+                            std::int64_t nowWallNs) const;
+    std::optional<HangReport> stuckReport(const Waits &waits, std::int64_t nowMs, std::int64_t nowWallNs) const;
+    std::vector<int> holdersOf(const std::vector<int> &waiting, const std::string &group, std::int64_t nowMs) const;
     std::string where(int rank) const; // "rank 2 on node-b"
     std::vector<std::string> wholeRelays(const std::vector<int> &silent) const;
     bool oneOnTheWay(std::int64_t nowMs, int silentRank) const;

@@ -108,6 +108,25 @@ void FeedPublisher::alert(const QString &kind, const QString &message)
     send(m);
 }
 
+void FeedPublisher::stall(const StallRow &s)
+{
+    proto::FeedMessage m;
+    proto::Stall *p = m.mutable_stall();
+    p->set_number(static_cast<std::uint32_t>(s.number));
+    p->set_attempt(static_cast<std::uint32_t>(s.attempt));
+    for (int r : s.holders)
+        p->add_holders(r);
+    for (int r : s.waiting)
+        p->add_waiting(r);
+    p->set_silent(s.silent);
+    p->set_step(static_cast<std::uint64_t>(std::max<qint64>(0, s.step)));
+    p->set_started_unix_ms(s.startedAt.toMSecsSinceEpoch());
+    p->set_duration_ms(s.durationMs);
+    p->set_outcome(s.outcome.toStdString());
+    p->set_what(s.what.toStdString());
+    send(m);
+}
+
 void FeedPublisher::output(int rank, bool isStderr, const QString &text)
 {
     proto::FeedMessage m;

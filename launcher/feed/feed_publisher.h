@@ -5,6 +5,7 @@
 #pragma once
 
 #include "backend/protocol/feed.pb.h"
+#include "launcher/run_types.h"
 
 #include <QString>
 
@@ -32,6 +33,7 @@ public:
     void flush();
     void status(const proto::RunStatus &status);
     void alert(const QString &kind, const QString &message);
+    void stall(const StallRow &stall);
     void output(int rank, bool isStderr, const QString &text);
     quint64 sent() const { return m_seq; }
 

@@ -29,6 +29,25 @@ namespace {
 
 constexpr int kFeedNice = 10; // the feed thread's nice above the GUI thread's
 
+StallRow stallRowFrom(const proto::Stall &p)
+{
+    StallRow s;
+    s.number = static_cast<int>(p.number());
+    s.attempt = static_cast<int>(p.attempt());
+    for (int r : p.holders())
+        s.holders.append(r);
+    for (int r : p.waiting())
+        s.waiting.append(r);
+    s.silent = p.silent();
+    s.step = static_cast<qint64>(p.step());
+    s.startedAt = QDateTime::fromMSecsSinceEpoch(p.started_unix_ms(), Qt::UTC);
+    s.durationMs = p.duration_ms();
+    s.endedAt = s.startedAt.addMSecs(s.durationMs);
+    s.outcome = QString::fromStdString(p.outcome());
+    s.what = QString::fromStdString(p.what());
+    return s;
+}
+
 // A SUB socket on the supervisor's live feed; null without an endpoint or where it cannot be made.
 std::unique_ptr<zmq::socket_t> subscribeTo(zmq::context_t &context, const std::string &endpoint)
 {
@@ -402,6 +421,14 @@ bool RunFeed::handleFeedMessage(FeedState &st, const proto::FeedMessage &m)
                                      QDateTime::currentDateTimeUtc()});
         st.snapshotDirty = true;
         post(AlertNote{kind, QString::fromStdString(m.alert().message())});
+        return false;
+    }
+    case proto::FeedMessage::kStall: {
+        const StallRow s = stallRowFrom(m.stall());
+        st.builder.addStall(s);
+        st.builder.addEvent(EventRow{s.holders.isEmpty() ? -1 : s.holders.front(), m_progress.step, QStringLiteral("stall_end"),
+                                     stallSummary(s), QDateTime::currentDateTimeUtc()});
+        st.snapshotDirty = true;
         return false;
     }
     case proto::FeedMessage::kOutput:

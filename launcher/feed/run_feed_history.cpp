@@ -71,6 +71,8 @@ bool RunFeed::backfillFromHistory(FeedState &st, bool final)
     });
     for (const EventRow &e : data->events)
         st.builder.addEvent(e);
+    for (const StallRow &s : data->stalls)
+        st.builder.addStall(s);
     db.forEachStepChunk(summary->id, 0, [&](const QList<StepRow> &rows) {
         for (const StepRow &row : rows)
             addStepRow(st, row);

@@ -159,6 +159,16 @@ const char *const kSchemaV11[] = {
     " n INTEGER NOT NULL, rows BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS collective_blocks_run ON collective_blocks(run, last_step)",
 };
+// Schema 12: stalls, one row a stall once it ended (launcher/detectors/stall_tracker.h): who held
+// whom up, from when to when, and how it ended (cleared, hang, ended with the job).
+const char *const kSchemaV12[] = {
+    "CREATE TABLE IF NOT EXISTS stalls("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " number INTEGER NOT NULL, attempt INTEGER NOT NULL, holders TEXT NOT NULL, waiting TEXT NOT NULL,"
+    " silent INTEGER NOT NULL, step INTEGER NOT NULL, started_at TEXT, ended_at TEXT, duration_ms INTEGER NOT NULL,"
+    " outcome TEXT NOT NULL, what TEXT)",
+    "CREATE INDEX IF NOT EXISTS stalls_run ON stalls(run, number)",
+};
 
 } // namespace
 
@@ -331,7 +341,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;
@@ -475,7 +485,42 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
             data.events.append(e);
         }
     }
+    data.stalls = stallsOf(id);
     return data;
+}
+
+QList<StallRow> HistoryDatabase::stallsOf(qint64 id)
+{
+    QList<StallRow> stalls;
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT number, attempt, holders, waiting, silent, step, started_at, ended_at, duration_ms, outcome, what"
+                             " FROM stalls WHERE run = ? ORDER BY number"));
+    q.addBindValue(id);
+    if (!q.exec())
+        return stalls;
+    auto ranks = [](const QString &text) {
+        QList<int> out;
+        for (const QString &part : text.split(QLatin1Char(','), Qt::SkipEmptyParts))
+            if (bool ok = false; part.toInt(&ok) >= 0 && ok)
+                out.append(part.toInt());
+        return out;
+    };
+    while (q.next()) {
+        StallRow s;
+        s.number = q.value(0).toInt();
+        s.attempt = q.value(1).toInt();
+        s.holders = ranks(q.value(2).toString());
+        s.waiting = ranks(q.value(3).toString());
+        s.silent = q.value(4).toInt() != 0;
+        s.step = q.value(5).toLongLong();
+        s.startedAt = QDateTime::fromString(q.value(6).toString(), Qt::ISODateWithMs);
+        s.endedAt = QDateTime::fromString(q.value(7).toString(), Qt::ISODateWithMs);
+        s.durationMs = q.value(8).toLongLong();
+        s.outcome = q.value(9).toString();
+        s.what = q.value(10).toString();
+        stalls.append(s);
+    }
+    return stalls;
 }
 
 } // namespace trellis::launcher

@@ -20,7 +20,7 @@ QByteArray packCounts(const std::vector<qint64> &counts);
 std::vector<qint64> unpackCounts(const QByteArray &bytes);
 
 // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
-inline constexpr int kHistorySchemaVersion = 11;
+inline constexpr int kHistorySchemaVersion = 12;
 
 class HistoryDatabase {
 public:
@@ -57,6 +57,8 @@ public:
     // One rank's steps from fromStep to toStep, ordered by step.
     QList<StepRow> stepsBetween(qint64 id, int rank, qint64 fromStep, qint64 toStep);
     QList<CollectiveRow> collectivesOf(qint64 id);
+    // The run's stalls (loadRun reads them too), in the order they began.
+    QList<StallRow> stallsOf(qint64 id);
     QList<CollectiveRow> collectivesBetween(qint64 id, qint64 fromStep, qint64 toStep);
     // The run's collective reports a window of steps at a time, as forEachStepChunk's steps.
     bool forEachCollectiveChunk(qint64 id, const std::function<void(const QList<CollectiveRow> &)> &consume,

@@ -207,6 +207,28 @@ bool applyOp(ApplyContext &c, const EventOp &o)
     return q.exec();
 }
 
+bool applyOp(ApplyContext &c, const StallOp &o)
+{
+    const qint64 id = runRowId(c, o.runId);
+    if (id < 0)
+        return false;
+    const StallRow &s = o.row;
+    auto ranks = [](const QList<int> &list) {
+        QStringList parts;
+        for (int r : list)
+            parts << QString::number(r);
+        return parts.join(QLatin1Char(','));
+    };
+    QSqlQuery &q = c.q;
+    q.prepare(QStringLiteral("INSERT INTO stalls(run, number, attempt, holders, waiting, silent, step, started_at, ended_at,"
+                             " duration_ms, outcome, what) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"));
+    for (const QVariant &v : {QVariant(id), QVariant(s.number), QVariant(s.attempt), QVariant(ranks(s.holders)),
+                              QVariant(ranks(s.waiting)), QVariant(s.silent ? 1 : 0), QVariant(s.step), QVariant(iso(s.startedAt)),
+                              QVariant(iso(s.endedAt)), QVariant(s.durationMs), QVariant(s.outcome), QVariant(s.what)})
+        q.addBindValue(v);
+    return q.exec();
+}
+
 bool applyOp(ApplyContext &c, const CursorOp &o)
 {
     const qint64 id = runRowId(c, o.runId);

@@ -69,6 +69,10 @@ struct EventOp {
     QString runId;
     EventRow row;
 };
+struct StallOp {
+    QString runId;
+    StallRow row;
+};
 // Per rank, how far the telemetry drained so far reaches (every seq below nextSeq); afterCommit
 // runs on the writer thread once the transaction holding it, and everything enqueued before it,
 // is committed (the run controller acknowledges the messages to the ranks then).
@@ -79,7 +83,7 @@ struct CursorOp {
     bool reset = false; // a new launch attempt: every rank's sequence starts again at 0
     std::map<int, quint64> lost; // per rank, given up by the rank (this attempt, so far)
 };
-using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, LaunchCommandOp, StepOp, CollectiveOp, ExpertLoadOp, SpansOp, EventOp, CursorOp>;
+using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, LaunchCommandOp, StepOp, CollectiveOp, ExpertLoadOp, SpansOp, EventOp, StallOp, CursorOp>;
 
 class HistoryWriter {
 public:

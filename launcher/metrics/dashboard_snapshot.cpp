@@ -39,6 +39,21 @@ void SnapshotBuilder::addEvent(const EventRow &event)
         m_events.erase(m_events.begin(), m_events.begin() + static_cast<std::ptrdiff_t>(m_events.size() - 500));
 }
 
+void SnapshotBuilder::addStall(const StallRow &stall)
+{
+    for (const StallRow &s : m_stalls)
+        if (s.number == stall.number && s.attempt == stall.attempt)
+            return; // backfilled from the history and then seen on the feed
+    m_stalls.push_back(stall);
+    if (m_stalls.size() > 500)
+        m_stalls.erase(m_stalls.begin());
+    ++m_stallSummary.count;
+    m_stallSummary.totalMs += stall.durationMs;
+    m_stallSummary.longestMs = std::max(m_stallSummary.longestMs, stall.durationMs);
+    for (int rank : stall.holders)
+        ++m_stallSummary.byHolder[rank];
+}
+
 void SnapshotBuilder::setProgress(qint64 step, qint64 totalSteps, int worldSize)
 {
     m_step = step;
@@ -134,6 +149,8 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
     s->heatMetric = heatMetric;
     s->heat = groupRanks(m_store.heatMap(heatMetric), kHeatMapRows);
     s->events = m_events;
+    s->stalls = m_stalls;
+    s->stallSummary = m_stallSummary;
     s->health = m_health;
     s->prediction = m_prediction;
     return s;
@@ -324,6 +341,8 @@ std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QL
         moreCollectives([&b](const CollectiveRow &c) { b.addCollective(c); });
     for (const EventRow &e : run.events)
         b.addEvent(e);
+    for (const StallRow &s : run.stalls)
+        b.addStall(s);
     if (experts)
         experts([&b](const ExpertLoadRow &x) { b.addExpertLoad(x); });
     b.finishExperts();

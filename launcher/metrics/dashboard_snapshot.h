@@ -116,6 +116,14 @@ struct DashboardSnapshot {
     Metric heatMetric = Metric::StepMs;
     HeatMap heat;                         // at most kHeatMapRows rows (ranks grouped beyond)
     std::vector<EventRow> events;         // newest last, at most 500
+    // Stalls that ended (a rank held the others up for a while, docs/failures.md): the newest 500,
+    // and over the whole run how many, their total and longest, and how often each rank held.
+    std::vector<StallRow> stalls;
+    struct StallSummary {
+        int count = 0;
+        qint64 totalMs = 0, longestMs = 0;
+        std::map<int, int> byHolder; // rank -> stalls it held
+    } stallSummary;
     HealthView health;
     Prediction prediction;
     ExpertView experts;                   // layers 0: a dense model
@@ -154,6 +162,7 @@ public:
     }
     void addCollective(const CollectiveRow &row);
     void addEvent(const EventRow &event);
+    void addStall(const StallRow &stall);
     // A rank's routing report; one of another shape than the first seen is ignored.
     void addExpertLoad(const ExpertLoadRow &row);
     void finishExperts(); // the run is over: every pending step is complete
@@ -175,6 +184,8 @@ private:
     MetricStore m_store;
     std::map<std::tuple<QString, QString, int>, CollectiveRow> m_collectives; // (group, op, rank) -> latest
     std::vector<EventRow> m_events;
+    std::vector<StallRow> m_stalls;
+    DashboardSnapshot::StallSummary m_stallSummary;
     HealthView m_health;
     Prediction m_prediction;
     std::map<int, int> m_stageOf; // rank -> pipeline stage

@@ -96,9 +96,11 @@ void Supervisor::restoreFromHistory(const RunData &history)
             m_lastCheckpointStep = std::max(m_lastCheckpointStep, e.step);
     if (m_target->gathersCheckpoints())
         m_lastCheckpointStep = newestCompleteCheckpoint(localCheckpointDir()); // what a restart can put back
-    for (const StepRow &row : history.steps)
+    for (const StepRow &row : history.steps) {
         if (row.step >= m_latest[row.rank].step)
             m_latest[row.rank] = row;
+        m_stalls.learnStep(row.stepMs); // the learned timeout survives the supervisor too
+    }
     for (const RankRow &r : history.ranks) {
         m_hangs->hello(r.rank, r.host.toStdString());
         m_stragglers->hello(r.rank, r.host.toStdString());

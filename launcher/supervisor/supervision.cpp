@@ -1,7 +1,7 @@
-// Supervisor's supervision (see supervisor.h): the watchdog that turns the hang detector's
-// reports into actions, naming the first process to fail, the restart policy (launch.restart,
-// elastic shrinking), alerts and the Prometheus exposition. Split from supervisor.cpp, which
-// keeps the launch, the telemetry and the process plumbing.
+// Supervisor's supervision (see supervisor.h): naming the first process to fail, the restart
+// policy (launch.restart, elastic shrinking), alerts and the Prometheus exposition. The watchdog
+// (stalls and hangs) is in watchdog.cpp; supervisor.cpp keeps the launch, the telemetry and the
+// process plumbing.
 #include "launcher/supervisor/supervisor.h"
 #include "launcher/owner_only.h"
 #include "launcher/feed/feed_publisher.h"
@@ -23,29 +23,6 @@
 
 namespace trellis::launcher {
 namespace {
-
-// How long every rank behind a node relay may be silent together before it is a hang: its ranks
-// start a dead relay again after 2 resend intervals (4 s) without acknowledgements, and after
-// three failed starts send to the supervisor directly (backend/trainer/telemetry/node_relay.h).
-constexpr std::int64_t kRelayRecoveryMs = 12000;
-
-// Linux /proc: whether a local pid is gone, or stopped (SIGSTOP, state T). Remote ranks' pids
-// mean nothing here: a pid that does not exist locally is "gone" only if the rank runs here,
-// which the local launcher's ranks do.
-bool localProcessGone(qint64 pid)
-{
-    return pid > 0 && !QFile::exists(QStringLiteral("/proc/%1").arg(pid));
-}
-
-bool localProcessStopped(qint64 pid)
-{
-    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
-    if (pid <= 0 || !stat.open(QIODevice::ReadOnly))
-        return false;
-    const QByteArray text = stat.readAll();
-    const int close = text.lastIndexOf(')');
-    return close > 0 && close + 2 < text.size() && (text[close + 2] == 'T' || text[close + 2] == 't');
-}
 
 // "python3 train.py --steps 50" (at most 80 characters), for failure messages.
 QString commandSummary(const plan::Plan &plan)
@@ -100,6 +77,7 @@ void Supervisor::failOrRestart(const QString &cause, int exitCode, const QString
                            (cause == QLatin1String("node loss") && policy.onNodeLoss);
     const bool running = m_job && m_job->running();
     const QString firstLine = message.section(QLatin1Char('\n'), 0, 0);
+    closeStall(QStringLiteral("ended")); // a stall in progress ends with the job (a hang closed it already)
     finishGathering(); // the checkpoint a restart resumes from, or the run leaves here
     if (!retryable || m_attempt >= policy.maxRestarts || m_stopRequested) {
         QString story = message;
@@ -279,116 +257,6 @@ QString Supervisor::shrinkAroundNodeOf(int rank)
     m_frozenPlan = next;
     m_frozenPath = path;
     return note;
-}
-
-void Supervisor::checkWatchdog()
-{
-    if (m_settled || m_state == RunState::Idle)
-        return;
-    // While this supervisor holds telemetry back (its history writer is behind), heartbeats wait
-    // in the ranks' links: silence then says nothing about the ranks, so hangs are not judged.
-    // Behind also while more rows wait than half a second of 1024 ranks' at 20 Hz, or two steps of
-    // every rank's (a step report, a collective and a heartbeat each: at 16,384 ranks one step is
-    // 16,384 step rows, which a fixed 20,000 would call behind all the time): after holding back,
-    // the backlog drains for a while, and the ranks' heartbeats wait in it.
-    const qint64 throttled = m_receiver->msSinceThrottled();
-    const std::size_t backlogLimit = std::max<std::size_t>(20000, 6 * static_cast<std::size_t>(std::max(1, m_plan.parallel.worldSize())));
-    const bool behind = (throttled >= 0 && throttled < 15000) || (m_writer && m_writer->backlog() > backlogLimit);
-    if (behind && !m_behindNoted) {
-        m_behindNoted = true;
-        raiseEvent(QStringLiteral("backlog"), -1, m_progress.step,
-                   QStringLiteral("the supervisor is behind: its history writer has %1 rows waiting, so the ranks hold their "
-                                  "telemetry until it catches up (nothing is lost; hang detection waits meanwhile)")
-                       .arg(m_writer ? m_writer->backlog() : 0));
-    } else if (!behind && m_behindNoted) {
-        m_behindNoted = false;
-    }
-    if (batchJobWaiting()) { // queued in Slurm: nothing runs that could hang
-        m_sinceProgress.restart();
-        return;
-    }
-    if (m_hangs && m_state == RunState::Running && !behind) {
-        drainTelemetry(); // judge on everything that has arrived
-        const std::int64_t wallNs = QDateTime::currentMSecsSinceEpoch() * 1000000;
-        if (const auto report = m_hangs->check(m_clock.elapsed(), wallNs)) {
-            const bool remote = m_plan.launch.target != plan::LaunchTarget::Local;
-            bool gone = false;
-            const bool patient = silenceExcused(*report, gone);
-            if (!patient && (!gone || (m_silentSinceMs >= 0 && m_clock.elapsed() - m_silentSinceMs > 3000))) {
-                QString message = QStringLiteral("hang: ") + QString::fromStdString(report->message);
-                QString cause = QStringLiteral("hang");
-                if (!remote) {
-                    for (int rank : report->culprits)
-                        if (m_pids.count(rank) && localProcessStopped(m_pids[rank]))
-                            message += QStringLiteral(" [rank %1's process is stopped]").arg(rank);
-                } else if (report->silent) {
-                    // Every rank of a host silent while other hosts' ranks still answer: the host
-                    // is gone (down, or off the network) — a node loss, which restarts can leave out.
-                    std::map<QString, std::pair<int, int>> perHost; // host -> (ranks, silent ranks)
-                    for (const auto &[rank, host] : m_hosts)
-                        ++perHost[host].first;
-                    for (int rank : report->culprits)
-                        if (m_hosts.count(rank))
-                            ++perHost[m_hosts[rank]].second;
-                    QStringList lost;
-                    for (const auto &[host, count] : perHost)
-                        if (count.first > 0 && count.first == count.second)
-                            lost << host;
-                    if (!lost.isEmpty() && lost.size() < static_cast<int>(perHost.size())) {
-                        cause = QStringLiteral("node loss");
-                        message = QStringLiteral("node loss: %1 stopped answering (every rank there silent, the others alive): %2")
-                                      .arg(lost.join(QStringLiteral(", ")), QString::fromStdString(report->message));
-                    }
-                }
-                const int culprit = report->culprits.empty() ? -1 : report->culprits.front();
-                raiseEvent(QStringLiteral("hang"), culprit, m_progress.step, message);
-                failOrRestart(cause, -1, message, culprit);
-                return;
-            }
-            if (gone && m_silentSinceMs < 0)
-                m_silentSinceMs = m_clock.elapsed();
-        }
-    }
-    if (m_sinceProgress.elapsed() < qint64(m_hangTimeoutS) * 1000)
-        return;
-    QString where;
-    for (const auto &[rank, phase] : m_phase)
-        if (!m_latest.count(rank) || m_latest[rank].step <= m_progress.step)
-            where += QStringLiteral(" rank %1 in '%2';").arg(rank).arg(phase);
-    const QString message = m_state == RunState::Launching
-                                ? QStringLiteral("hang: no rank reported within %1 s of launch").arg(m_hangTimeoutS)
-                                : QStringLiteral("hang: no step finished for %1 s after step %2;%3")
-                                      .arg(m_hangTimeoutS)
-                                      .arg(m_progress.step)
-                                      .arg(where);
-    terminateJob(message);
-}
-
-bool Supervisor::silenceExcused(const HangReport &report, bool &gone) const
-{
-    // A silent rank whose process is gone crashed: mpirun reports how (exit code, signal) in a
-    // moment; the caller gives it 3 s before calling it a hang.
-    // Silent local ranks whose processes all run normally (neither stopped nor gone) are not
-    // hung: their heartbeats come from a thread of their own, so what keeps them quiet is their
-    // telemetry's path (a relay being started again) or a machine that keeps them off its cores
-    // (seconds at a time on a loaded VM). Whether they still train, the step timeout
-    // (launch.hang_timeout_s) decides.
-    // Only this machine's ranks can be looked at as processes: a remote rank's pid means nothing here.
-    const bool remote = m_plan.launch.target != plan::LaunchTarget::Local;
-    bool allRunningNormally = report.silent && !remote && !report.culprits.empty();
-    gone = false;
-    if (report.silent && !remote)
-        for (int rank : report.culprits) {
-            const auto pid = m_pids.find(rank);
-            const bool known = pid != m_pids.end();
-            gone = gone || (known && localProcessGone(pid->second));
-            allRunningNormally = allRunningNormally && known && !localProcessGone(pid->second) && !localProcessStopped(pid->second);
-        }
-    // A remote rank cannot be looked at: give a short silence (a loaded host, a slow link) 5 s.
-    // Every rank behind a node relay silent together: the relay died, and its ranks start it
-    // again (after 4 s without acknowledgements) or fall back to this supervisor — 12 s.
-    const bool relayGap = report.silent && !report.relays.empty() && report.silentMs < kRelayRecoveryMs;
-    return relayGap || allRunningNormally || (remote && report.silent && report.silentMs < 5000);
 }
 
 void Supervisor::terminateJob(const QString &message)

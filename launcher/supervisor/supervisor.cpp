@@ -169,6 +169,9 @@ QString Supervisor::beginSession(const plan::Plan &thePlan, const QString &runId
     m_options = options;
     m_trainer = trainer;
     m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : thePlan.launch.hangTimeoutS;
+    // The run's stalls and what it learns of its step times, kept across its restarts.
+    m_stalls = StallTracker(HangRule{static_cast<std::int64_t>(thePlan.launch.hangConfirmS) * 1000, thePlan.launch.hangStepFactor,
+                                     static_cast<std::int64_t>(m_hangTimeoutS) * 1000});
     m_stderrTail.clear();
     m_latest.clear();
     m_phase.clear();
@@ -211,7 +214,6 @@ void Supervisor::resetDetectors()
     m_pids.clear();
     m_latest.clear();
     m_phase.clear();
-    m_silentSinceMs = -1;
     m_clock.start();
 }
 
@@ -544,6 +546,7 @@ void Supervisor::settle(RunState state, int exitCode, const QString &message)
 {
     if (m_settled)
         return;
+    closeStall(QStringLiteral("ended"));
     finishGathering(); // every checkpoint the ranks reported is here before the run ends
     if (state == RunState::Failed)
         raise(QStringLiteral("failure"), m_progress.step, message.section(QLatin1Char('\n'), 0, 0));

@@ -9,6 +9,7 @@
 #include "launcher/run_types.h"
 #include "launcher/detectors/alerts.h"
 #include "launcher/detectors/hang_detector.h"
+#include "launcher/detectors/stall_tracker.h"
 #include "launcher/metrics/metrics_endpoint.h"
 #include "launcher/detectors/straggler_detector.h"
 #include "launcher/targets/slurm_target.h"
@@ -111,8 +112,10 @@ signals:
     void finished(trellis::launcher::RunState state, int exitCode, const QString &message);
     // A failure is being recovered from: the job ends and attempt `attempt` starts after the backoff.
     void restarting(int attempt, const QString &message);
-    // Something a person should hear about now (a straggler, a hang, a restart, a failure).
+    // Something a person should hear about now (a stall, a straggler, a hang, a restart, a failure).
     void alert(const QString &kind, const QString &message);
+    // A stall ended (cleared, or with the job): its record in a line (stallSummary).
+    void stallEnded(const QString &message);
     // A batch job's state changed (slurm target): "Slurm job 12 pending (Resources), position 1 of 2
     // in the queue", "Slurm job 12 running", "Slurm job 12 hit its time limit of 00:01:00".
     void batchJobChanged(const QString &state, const QString &text);
@@ -135,10 +138,15 @@ private:
     void connectJob();
     void onOutput(bool isStderr, const QByteArray &data, bool replay);
     void onProcessFinished(int exitCode, bool crashed);
+    // The watchdog (watchdog.cpp): stalls named, hangs decided (launcher/detectors/stall_tracker.h).
     void checkWatchdog();
-    // Whether a silence the hang detector found is no hang (yet); `gone`: a culprit's process has ended.
-    bool silenceExcused(const HangReport &report, bool &gone) const;
-    void terminateJob(const QString &message); // a hang found by the old watchdog: restart or fail
+    bool noteBacklog();  // whether the supervisor is behind (then stalls are not judged)
+    bool watchStalls();  // true when a hang was decided (the job is ending)
+    void announceStall(const StallRecord &stall);
+    void recordStall(const StallRecord &stall, const QString &outcome);
+    void closeStall(const QString &outcome); // the stall in progress ends with the job, or as a hang
+    void decideHang(const std::string &detectorMessage, const HangVerdict &verdict);
+    void terminateJob(const QString &message); // a hang decided by the watchdog: restart or fail
     QString launchAttempt(bool resume);
     // What start() and adopt() share: the session's plan, folder and options, everything a previous
     // run left cleared, the alert sink and metrics endpoint set up. "" or why not.
@@ -203,7 +211,7 @@ private:
     std::unique_ptr<HangDetector> m_hangs;
     std::unique_ptr<StragglerDetector> m_stragglers;
     QElapsedTimer m_clock;           // monotonic time for the hang detector
-    qint64 m_silentSinceMs = -1;     // a silent rank's process found gone: wait for mpirun to say why
+    StallTracker m_stalls;           // the run's stalls; what it learned of step times outlives restarts
     RunProgress m_progress;
     // Restarts (launch.restart).
     RunOptions m_options;

@@ -100,6 +100,7 @@ StepRow Supervisor::onStep(int rank, const proto::Envelope &e)
     if (auto experts = expertLoadFrom(e))
         record(ExpertLoadOp{m_runId, std::move(*experts)});
     m_latest[rank] = row;
+    m_stalls.learnStep(row.stepMs);
     if (m_hangs)
         m_hangs->stepDone(rank, m_clock.elapsed(), static_cast<std::uint64_t>(row.step));
     if (m_stragglers)

@@ -4,6 +4,7 @@
 // clear messages; memory and collectives as the trainer records them. (Comparisons, exports and
 // the reports of real runs: tst_reports.)
 #include "launcher/history/history_database.h"
+#include "launcher/registry/run_registry.h"
 #include "backend/plan/cost/cost_model.h"
 #include "backend/plan/plan_json.h"
 #include "tests/support/cli_test_support.h"
@@ -602,6 +603,8 @@ private slots:
         launcher.kill();
         QVERIFY(launcher.waitForFinished(10000));
         QTRY_COMPARE_WITH_TIMEOUT(jobProcesses(), 0, 90000); // quick-start's 200 steps: about 20 s on 2 cores
+        HistoryDatabase::setRunLiveness(RunRegistry::liveness()); // this test opens the history as the programs do
+        const auto uninstall = qScopeGuard([] { HistoryDatabase::setRunLiveness({}); });
         HistoryDatabase h;
         QCOMPARE(h.open(database, false), QString());
         const auto run = h.findRun(runId);

@@ -1,0 +1,138 @@
+// See stall_tracker.h.
+#include "launcher/detectors/stall_tracker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace trellis::launcher {
+namespace {
+
+std::string seconds(std::int64_t ms)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms) / 1000.0);
+    return text;
+}
+
+std::string factorText(double factor)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", factor);
+    return text;
+}
+
+std::vector<int> sorted(std::vector<int> ranks)
+{
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+}
+
+} // namespace
+
+StallTracker::StallTracker(HangRule rule) : m_rule(rule) {}
+
+void StallTracker::learnStep(double stepMs)
+{
+    if (std::isfinite(stepMs) && stepMs > static_cast<double>(m_longestStepMs))
+        m_longestStepMs = static_cast<std::int64_t>(std::ceil(stepMs));
+}
+
+std::int64_t StallTracker::learnedTimeoutMs() const
+{
+    const double learned = m_rule.stepFactor * static_cast<double>(m_longestStepMs);
+    return std::max(m_rule.floorMs, static_cast<std::int64_t>(std::ceil(learned)));
+}
+
+StallTracker::Update StallTracker::observe(const std::optional<HangReport> &report, std::int64_t nowMs, std::uint64_t step)
+{
+    Update u;
+    const bool same = report && m_current && sorted(report->culprits) == m_current->holders;
+    if (m_current && !same)
+        u.cleared = close(nowMs);
+    if (report && !same && !report->culprits.empty()) {
+        StallRecord s;
+        s.number = ++m_count;
+        s.holders = sorted(report->culprits);
+        s.waiting = sorted(report->waiting);
+        s.silent = report->silent;
+        s.what = report->message;
+        s.step = step;
+        s.namedMs = nowMs;
+        s.startMs = nowMs - std::max<std::int64_t>(0, report->silent ? report->silentMs : report->waitedMs);
+        m_current = s;
+        u.started = s;
+    } else if (same && m_current->waiting.size() < report->waiting.size()) {
+        m_current->waiting = sorted(report->waiting); // more ranks have come to wait
+    }
+    return u;
+}
+
+std::optional<StallRecord> StallTracker::close(std::int64_t nowMs)
+{
+    if (!m_current)
+        return std::nullopt;
+    StallRecord s = *m_current;
+    s.endMs = nowMs;
+    m_history.push_back(s);
+    m_current.reset();
+    m_stoppedSinceMs.clear();
+    m_goneSinceMs.clear();
+    return s;
+}
+
+std::optional<HangVerdict> StallTracker::decide(std::int64_t nowMs, const std::map<int, HolderState> &holders,
+                                                const std::map<int, std::int64_t> &sinceMovedMs)
+{
+    if (!m_current)
+        return std::nullopt;
+    const StallRecord &s = *m_current;
+    const std::int64_t lasted = nowMs - s.startMs; // silent, or waited on, this long
+    const std::int64_t learned = learnedTimeoutMs();
+    for (int rank : s.holders) {
+        const auto state = holders.find(rank);
+        const HolderState h = state == holders.end() ? HolderState{} : state->second;
+        HangVerdict v;
+        v.holder = rank;
+        v.silent = s.silent;
+        const std::string who = "rank " + std::to_string(rank);
+        if (h.gone) {
+            const std::int64_t since = m_goneSinceMs.emplace(rank, nowMs).first->second;
+            if (s.silent && nowMs - since >= m_rule.crashGraceMs) {
+                v.reason = who + "'s process is gone (" + seconds(nowMs - since) + " without mpirun's report of how it ended)";
+                return v;
+            }
+            continue;
+        }
+        m_goneSinceMs.erase(rank);
+        if (h.stopped) {
+            const std::int64_t since = m_stoppedSinceMs.emplace(rank, nowMs).first->second;
+            if (nowMs - since >= m_rule.confirmMs) {
+                v.reason = who + "'s process has been stopped for " + seconds(nowMs - since) + " (launch.hang_confirm_s " +
+                           seconds(m_rule.confirmMs) + ")";
+                return v;
+            }
+            continue;
+        }
+        m_stoppedSinceMs.erase(rank); // continued: the confirmation starts again if it stops again
+        if (s.silent && !h.local && lasted >= m_rule.confirmMs) {
+            v.reason = who + " has been silent for " + seconds(lasted) + " and its host cannot be looked at from here " +
+                       "(launch.hang_confirm_s " + seconds(m_rule.confirmMs) + ")";
+            return v;
+        }
+        // A holder that answers (or a local one running normally) and has not moved for the
+        // learned timeout.
+        const auto moved = sinceMovedMs.find(rank);
+        const std::int64_t still = moved == sinceMovedMs.end() ? lasted : std::max(moved->second, lasted);
+        if (still >= learned) {
+            v.reason = who + " has not moved for " + seconds(still) + " (the learned timeout: " + seconds(learned) +
+                       (m_longestStepMs > 0 ? ", " + factorText(m_rule.stepFactor) + "x the longest step, " + seconds(m_longestStepMs)
+                                            : std::string(", launch.hang_timeout_s before a first step")) +
+                       ")";
+            return v;
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace trellis::launcher
