@@ -76,19 +76,25 @@ inline Result cli(const QStringList &args, int timeoutMs = 240000)
     return runProgram(kCli, args, timeoutMs);
 }
 
-// Sets `fields` in a plan file's "training" object; false when the file cannot be rewritten.
-inline bool setTrainingFields(const QString &planPath, const QJsonObject &fields)
+// Sets `fields` in a plan file's `section` object ("training", "launch"); false when the file
+// cannot be rewritten.
+inline bool setPlanFields(const QString &planPath, const QString &section, const QJsonObject &fields)
 {
     QFile f(planPath);
     if (!f.open(QIODevice::ReadOnly))
         return false;
     QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
     f.close();
-    QJsonObject training = root[QStringLiteral("training")].toObject();
+    QJsonObject object = root[section].toObject();
     for (auto it = fields.begin(); it != fields.end(); ++it)
-        training[it.key()] = it.value();
-    root[QStringLiteral("training")] = training;
+        object[it.key()] = it.value();
+    root[section] = object;
     return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(QJsonDocument(root).toJson()) > 0;
+}
+
+inline bool setTrainingFields(const QString &planPath, const QJsonObject &fields)
+{
+    return setPlanFields(planPath, QStringLiteral("training"), fields);
 }
 
 // "" when `there` has every step of `here` with a loss within 1e-6 (relative), else the first
