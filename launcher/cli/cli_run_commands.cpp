@@ -443,8 +443,22 @@ std::optional<int> readRunOptions(const Args &a, const RunRecord &record, RunOpt
     options.telemetryEndpoint = record.telemetryEndpoint().toStdString();
     if (a.options.contains(QStringLiteral("--inject")))
         options.extraTrainerArgs << QStringLiteral("--inject") << a.options[QStringLiteral("--inject")];
-    if (a.options.contains(QStringLiteral("--hang-timeout")))
-        options.hangTimeoutS = a.options[QStringLiteral("--hang-timeout")].toInt();
+    // The plan's own values are validated with it; these replace them for one run.
+    for (const auto &[option, field, low, high, into] :
+         {std::tuple{QStringLiteral("--hang-timeout"), "launch.hang_timeout_s", 1, 604800, &options.hangTimeoutS},
+          std::tuple{QStringLiteral("--hang-confirm"), "launch.hang_confirm_s", 1, 86400, &options.hangConfirmS}}) {
+        if (!a.options.contains(option))
+            continue;
+        bool ok = false;
+        const int value = a.options[option].toInt(&ok);
+        if (!ok || value < low || value > high)
+            return usageError(QStringLiteral("%1 expects seconds from %2 to %3 (it replaces %4), got '%5'")
+                                  .arg(option)
+                                  .arg(low)
+                                  .arg(high)
+                                  .arg(QLatin1String(field), a.options[option]));
+        *into = value;
+    }
     if (a.options.contains(QStringLiteral("--metrics-port"))) {
         bool ok = false;
         const int port = a.options[QStringLiteral("--metrics-port")].toInt(&ok);

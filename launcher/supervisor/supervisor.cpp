@@ -170,7 +170,8 @@ QString Supervisor::beginSession(const plan::Plan &thePlan, const QString &runId
     m_trainer = trainer;
     m_hangTimeoutS = options.hangTimeoutS > 0 ? options.hangTimeoutS : thePlan.launch.hangTimeoutS;
     // The run's stalls and what it learns of its step times, kept across its restarts.
-    m_stalls = StallTracker(HangRule{static_cast<std::int64_t>(thePlan.launch.hangConfirmS) * 1000, thePlan.launch.hangStepFactor,
+    m_hangConfirmS = options.hangConfirmS > 0 ? options.hangConfirmS : thePlan.launch.hangConfirmS;
+    m_stalls = StallTracker(HangRule{static_cast<std::int64_t>(m_hangConfirmS) * 1000, thePlan.launch.hangStepFactor,
                                      static_cast<std::int64_t>(m_hangTimeoutS) * 1000});
     m_stderrTail.clear();
     m_latest.clear();

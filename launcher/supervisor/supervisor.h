@@ -46,6 +46,7 @@ struct RunOptions {
     QString runsDirectory;            // default: runs/ beside the history database
     QStringList extraTrainerArgs;     // e.g. {"--inject", "crash@1:5"}: see injected_fault.h
     int hangTimeoutS = 0;             // 0: the plan's launch.hang_timeout_s
+    int hangConfirmS = 0;             // 0: the plan's launch.hang_confirm_s
     int metricsPort = -1;             // Prometheus endpoint on 127.0.0.1: -1 none, 0 any free port
     QString runId;                    // "" : a new one (newRunId())
     std::string telemetryEndpoint;    // "" : an ephemeral loopback TCP port
@@ -201,6 +202,7 @@ private:
     bool m_stopRequested = false;
     bool m_settled = true;
     int m_hangTimeoutS = 60;
+    int m_hangConfirmS = 30;
     QByteArray m_partial[2]; // unterminated output per channel
     std::map<int, std::deque<QString>> m_stderrTail; // rank (-1: mpirun) -> last lines
     std::map<int, std::unique_ptr<QFile>> m_logs;

@@ -44,6 +44,8 @@ SupervisorStart startSupervisor(const plan::Plan &thePlan, const QString &planPa
             args << QStringLiteral("--inject") << options.extraTrainerArgs[i + 1];
     if (options.hangTimeoutS > 0)
         args << QStringLiteral("--hang-timeout") << QString::number(options.hangTimeoutS);
+    if (options.hangConfirmS > 0)
+        args << QStringLiteral("--hang-confirm") << QString::number(options.hangConfirmS);
     QProcess process;
     process.setProgram(QStringLiteral("/usr/bin/setsid"));
     process.setArguments(args);

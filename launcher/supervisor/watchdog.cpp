@@ -149,7 +149,7 @@ void Supervisor::announceStall(const StallRecord &s)
                 message += QStringLiteral(" [rank %1's process is stopped]").arg(rank);
     message += QStringLiteral(" — the run goes on; a hang is decided only if it stays stopped or silent for %1 s, or does not "
                               "move for %2 s")
-                   .arg(m_plan.launch.hangConfirmS)
+                   .arg(m_hangConfirmS)
                    .arg(m_stalls.learnedTimeoutMs() / 1000.0, 0, 'f', 0);
     raiseEvent(QStringLiteral("stall"), s.holders.empty() ? -1 : s.holders.front(), static_cast<qint64>(s.step), message);
 }

@@ -1,6 +1,6 @@
 // The simulator end to end: `trellis-cli simulate` drives 1024 simulated ranks through
 // the real protocol, receiver, detectors and history with no message lost; a slow rank is named a
-// straggler, a silent one a hang, a crashing one the cause of the failure; steps the live feed
+// straggler, a stopped one a stall and then a hang, a crashing one the cause of the failure; steps the live feed
 // skips reach a follower from the history.
 #include "tests/support/cli_test_support.h"
 #include "launcher/history/history_database.h"
@@ -148,21 +148,30 @@ private slots:
         }));
     }
 
-    void silentRankIsAHang()
+    // A stopped process (the rank's stand-in got SIGSTOP) while the others wait for it in the dp
+    // all-reduce, as in a real hang: a stall named with the call within 3 s of its last message
+    // (the supervisor's own figure), the hang decided once it has stayed stopped for
+    // --hang-confirm (3 s here; launch.hang_confirm_s).
+    void stoppedRankIsAStallThenAHang()
     {
         const QString database = m_dir.filePath(QStringLiteral("silent.sqlite"));
         const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("8"),
                               QStringLiteral("--hz"), QStringLiteral("10"), QStringLiteral("--seconds"), QStringLiteral("20"),
-                              QStringLiteral("--silent"), QStringLiteral("2@1"), QStringLiteral("--quiet")});
+                              QStringLiteral("--silent"), QStringLiteral("2@1"), QStringLiteral("--hang-confirm"), QStringLiteral("3"),
+                              QStringLiteral("--quiet")});
         QCOMPARE(r.code, 1);
-        // A stopped process (the rank's stand-in got SIGSTOP) while the others wait for it in the
-        // dp all-reduce, as in a real hang: named with the call, within 3 s of its last message.
         static const QRegularExpression named(QStringLiteral(
-            "hang: rank 2 on sim-node-000 stopped responding \\(no heartbeat for (\\d+\\.\\d) s\\); ranks 0,1,3-7 wait in dp all_reduce "
+            "stall: rank 2 on sim-node-000 stopped responding \\(no heartbeat for (\\d+\\.\\d) s\\); ranks 0,1,3-7 wait in dp all_reduce "
             "#\\d+ since \\d+\\.\\d s \\[rank 2's process is stopped\\]"));
         const auto match = named.match(r.err);
         QVERIFY2(match.hasMatch(), qPrintable(r.err));
         QVERIFY2(match.captured(1).toDouble() <= 3.0, qPrintable(match.captured(0)));
+        static const QRegularExpression decided(QStringLiteral(
+            "hang: rank 2 on sim-node-000 stopped responding .*\\[rank 2's process is stopped\\]; rank 2's process has been stopped "
+            "for (\\d+\\.\\d) s \\(launch.hang_confirm_s 3.0 s\\)"));
+        const auto hang = decided.match(r.err);
+        QVERIFY2(hang.hasMatch(), qPrintable(r.err));
+        QVERIFY2(hang.captured(1).toDouble() >= 3.0, qPrintable(hang.captured(0)));
     }
 
     void crashingRankFailsTheRun()

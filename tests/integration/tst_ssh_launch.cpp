@@ -482,8 +482,10 @@ private slots:
         QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();
     }
 
-    // host2 drops off the network mid-run (its link to the bridge goes down): the run fails, naming
-    // host2 and its ranks, and what the history already holds stays.
+    // host2 drops off the network for 8 s mid-run (its link to the bridge goes down, then up): a
+    // stall, not a node loss — the run goes on. Then it drops off for good: once its ranks have
+    // been silent for launch.hang_confirm_s (--hang-confirm 20 here), the run fails as a node
+    // loss naming host2 and its ranks, and what the history already holds stays.
     void vanishedHostFailsTheRunNamingIt()
     {
         const QString plan = writePlan(QStringLiteral("vanishing"), m_dir.filePath(QStringLiteral("known_hosts_run")));
@@ -511,7 +513,8 @@ private slots:
         const auto relink = qScopeGuard([&] { setLink("up"); });
         QProcess run;
         run.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-cli"), {QStringLiteral("--db"), m_db, QStringLiteral("run"), plan,
-                                                                          QStringLiteral("--quiet"), QStringLiteral("--hang-timeout"), QStringLiteral("30")});
+                                                                          QStringLiteral("--quiet"), QStringLiteral("--hang-timeout"), QStringLiteral("30"),
+                                                                          QStringLiteral("--hang-confirm"), QStringLiteral("20")});
         QVERIFY(run.waitForStarted());
         QString runId;
         qint64 stepsBefore = 0;
@@ -528,6 +531,33 @@ private slots:
             }
         }
         QVERIFY2(stepsBefore >= 5, qPrintable(QString::fromUtf8(run.readAllStandardError())));
+        // An outage of 8 s: a stall, and the run goes on.
+        QVERIFY(setLink("down"));
+        QTest::qWait(8000);
+        QVERIFY(setLink("up"));
+        auto stepsDone = [&] {
+            trellis::launcher::HistoryDatabase h;
+            if (!h.open(m_db, false).isEmpty())
+                return qint64(-1);
+            const auto r = h.findRun(runId);
+            return r ? r->stepsDone : qint64(-1);
+        };
+        const qint64 afterOutage = stepsDone();
+        QTRY_VERIFY_WITH_TIMEOUT(stepsDone() >= afterOutage + 5 || run.state() != QProcess::Running, 60000);
+        QVERIFY2(run.state() == QProcess::Running, qPrintable(QString::fromUtf8(run.readAllStandardError())));
+        {
+            trellis::launcher::HistoryDatabase h;
+            QCOMPARE(h.open(m_db, false), QString());
+            const auto data = h.loadRun(h.findRun(runId)->id, false);
+            QVERIFY(data);
+            bool stalled = false;
+            for (const auto &e : data->events) {
+                QVERIFY2(e.kind != QLatin1String("hang"), qPrintable(e.message));
+                stalled = stalled || (e.kind == QLatin1String("stall") && e.message.contains(QStringLiteral("host2")));
+            }
+            QVERIFY2(stalled, "the 8 s outage was not named a stall");
+        }
+        // For good: a node loss once its ranks have been silent for the confirmation time.
         QVERIFY(setLink("down"));
         QElapsedTimer gone;
         gone.start();

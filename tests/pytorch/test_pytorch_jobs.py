@@ -71,10 +71,11 @@ class Job:
     def wait_for(self, sql, *params, timeout=60):
         deadline = time.time() + timeout
         while time.time() < deadline:
+            ended = self.proc.poll() is not None  # the history holds what the run wrote before it ended
             rows = self.query(sql, *params)
             if rows and rows[0][0] is not None:
                 return rows
-            if self.proc.poll() is not None:
+            if ended:
                 break
             time.sleep(0.1)
         self.fail_with(f"timed out waiting for: {sql}")
@@ -167,28 +168,54 @@ class PyTorchJobs(unittest.TestCase):
         self.assertTrue(any(c["group"] == "world" and c["op"] == "all_reduce" and int(c["count"]) > 0 for c in collectives),
                         collectives[:8])
 
-    def test_stopped_rank_is_named_with_the_collective_the_others_wait_in(self):
+    def test_stopped_rank_is_a_stall_at_once_and_a_hang_once_confirmed(self):
         d = self.workdir("hang")
         losses = os.path.join(d, "losses.txt")
-        job = Job(d, ["--command", "--ranks", str(RANKS), "--quiet", "--", PYTHON, EXAMPLE, "--steps", "100000", "--losses", losses])
+        job = Job(d, ["--command", "--ranks", str(RANKS), "--quiet", "--hang-confirm", "4", "--", PYTHON, EXAMPLE,
+                      "--steps", "100000", "--losses", losses])
         pid = job.wait_for("select pid from ranks where rank = 2 and pid > 0")[0][0]
         job.wait_for_step(losses, 5)
         os.kill(pid, signal.SIGSTOP)
         stopped = time.time()
         try:
-            rows = job.wait_for("select message, at from events where kind = 'hang'", timeout=30)
-            found = time.time()
+            stall = job.wait_for("select message from events where kind = 'stall'", timeout=30)[0][0]
+            named = time.time()
+            hang = job.wait_for("select message from events where kind = 'hang'", timeout=30)[0][0]
+            decided = time.time()
         finally:
             os.kill(pid, signal.SIGCONT)
         code, out = job.finish()
-        message = rows[0][0]
         self.assertNotEqual(code, 0)
-        self.assertIn("rank 2", message)
-        self.assertIn("stopped responding", message)
-        # The others wait in a tracked all_reduce: DDP's bucket (its comm hook) or the loss's mean.
-        self.assertRegex(message, r"ranks 0,1,3 wait in world all_reduce #\d+", message)
-        # Heartbeats every 500 ms; silent after 3 intervals; the check runs twice a second.
-        self.assertLess(found - stopped, 4.0, f"named {found - stopped:.1f} s after SIGSTOP")
+        for message in (stall, hang):
+            self.assertIn("rank 2", message)
+            self.assertIn("stopped responding", message)
+            # The others wait in a tracked all_reduce: DDP's bucket (its comm hook) or the loss's mean.
+            self.assertRegex(message, r"ranks 0,1,3 wait in world all_reduce #\d+", message)
+            self.assertIn("[rank 2's process is stopped]", message)
+        self.assertIn("the run goes on", stall)
+        self.assertRegex(hang, r"rank 2's process has been stopped for \d+\.\d s \(launch.hang_confirm_s 4.0 s\)")
+        # Heartbeats every 500 ms; silent after 3 intervals; the check runs four times a second.
+        self.assertLess(named - stopped, 4.0, f"stall named {named - stopped:.1f} s after SIGSTOP")
+        self.assertGreaterEqual(decided - named, 3.0, f"hang decided {decided - named:.1f} s after the stall was named")
+
+    def test_paused_rank_is_a_stall_and_the_run_completes(self):
+        d = self.workdir("pause")
+        losses = os.path.join(d, "losses.txt")
+        job = Job(d, ["--command", "--ranks", str(RANKS), "--quiet", "--", PYTHON, EXAMPLE, "--steps", "40",
+                      "--losses", losses])
+        pid = job.wait_for("select pid from ranks where rank = 1 and pid > 0")[0][0]
+        job.wait_for_step(losses, 5)
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(2.5)
+        os.kill(pid, signal.SIGCONT)
+        code, out = job.finish()
+        self.assertEqual(code, 0, out)
+        self.assertFalse(job.query("select message from events where kind = 'hang'"))
+        stalls = job.query("select holders, outcome, duration_ms from stalls")
+        self.assertEqual(len(stalls), 1, out[-2000:])
+        self.assertEqual(stalls[0][0], "1")
+        self.assertEqual(stalls[0][1], "cleared")
+        self.assertGreaterEqual(stalls[0][2], 2000)
 
     def test_slowed_rank_is_flagged_within_ten_steps(self):
         d = self.workdir("straggler")

@@ -13,6 +13,7 @@
 #include "ui/dashboards/heatmap_panel.h"
 #include "ui/dashboards/memory_panel.h"
 #include "ui/dashboards/metric_panel.h"
+#include "ui/dashboards/stalls_panel.h"
 #include "ui/dashboards/timeline_panel.h"
 #include "backend/plan/cost/cost_model.h"
 #include "backend/plan/plan_json.h"
@@ -381,6 +382,35 @@ private slots:
         QVERIFY2(health.text().contains(QStringLiteral("messages received: %1").arg(4 * 61)), qPrintable(health.text()));
         QVERIFY(health.text().contains(QStringLiteral("lost (given up by ranks): 0")));
         QVERIFY(health.text().contains(QStringLiteral("ranks reporting: 4 / 4")));
+    }
+
+    // Stalls over the run: a bar per stall at its step, the line says how many, how long and who
+    // held them; a stall seen again (backfilled, then on the feed) counts once; none says so.
+    void stallsAreBarsAndASummary()
+    {
+        RunData run = recordedRun(4, 20);
+        StallsPanel none;
+        none.show(snapshotOf(run, collectives(4)));
+        QCOMPARE(none.barsShown(), 0);
+        QVERIFY2(none.summary().startsWith(QStringLiteral("No stalls")), qPrintable(none.summary()));
+        auto stall = [](int number, int holder, qint64 step, qint64 ms, const char *outcome) {
+            StallRow s;
+            s.number = number;
+            s.holders = {holder};
+            s.waiting = {0, 1, 2};
+            s.step = step;
+            s.durationMs = ms;
+            s.outcome = QString::fromLatin1(outcome);
+            return s;
+        };
+        run.stalls = {stall(1, 3, 5, 2600, "cleared"), stall(2, 3, 9, 2700, "cleared"), stall(3, 1, 14, 31000, "hang")};
+        run.stalls.append(run.stalls.first()); // the same stall twice
+        StallsPanel panel;
+        panel.show(snapshotOf(run, collectives(4)));
+        QCOMPARE(panel.barsShown(), 3);
+        QVERIFY2(panel.summary().contains(QStringLiteral("3 stall(s), 36.3 s in all, the longest 31.0 s; held by rank 1: 1, rank 3: 2")),
+                 qPrintable(panel.summary()));
+        QCOMPARE(panel.stepPlots().size(), 1);
     }
 };
 
