@@ -128,11 +128,12 @@ TRELLIS_KERNEL_OP(crossEntropyBackward,
                   TRELLIS_P(T *dLogits, const acc_t<T> *probs, const std::int32_t *targets, acc_t<T> scale, int BT, int V),
                   TRELLIS_P(dLogits, probs, targets, scale, BT, V))
 TRELLIS_KERNEL_OP(encoderForward,
-                  TRELLIS_P(T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_, int C),
-                  TRELLIS_P(out, tokens, wte, wpe, B, T_, C))
+                  TRELLIS_P(T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_, int C, int V),
+                  TRELLIS_P(out, tokens, wte, wpe, B, T_, C, V))
 TRELLIS_KERNEL_OP(encoderBackward,
-                  TRELLIS_P(acc_t<T> *dwte, acc_t<T> *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C),
-                  TRELLIS_P(dwte, dwpe, dOut, tokens, B, T_, C))
+                  TRELLIS_P(acc_t<T> *dwte, acc_t<T> *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C,
+                            int V),
+                  TRELLIS_P(dwte, dwpe, dOut, tokens, B, T_, C, V))
 
 // Fused attention (cuDNN's scaled-dot-product attention; kernels/cuda/cuda_ops.h): whether a model
 // of element type T on `stream`'s device uses it instead of attentionForward/Backward — bf16 on a

@@ -492,6 +492,42 @@ void checkSendsMatched(const ActionCounts &counts, std::vector<std::string> &pro
         }
 }
 
+// Without tags (NCCL's send and receive have none; a transfer is matched by the order of the
+// calls between two ranks), the k-th receive rank b posts from rank a gets rank a's k-th send to
+// b, activations and gradients alike. Every pair's receives must come in the order of its sends,
+// else the data lands in another micro-batch's buffer (or, for equal sizes, silently trains on
+// it). With the orders equal, tag matching and FIFO matching are the same matching, so the
+// deadlock-free run the simulation found holds for NCCL too.
+void checkPeerOrder(const Schedule &s, std::vector<std::string> &problems)
+{
+    using Transfer = std::tuple<ActionKind, int, int>; // kind (as sent), micro-batch, receiving chunk
+    std::map<std::pair<int, int>, std::vector<Transfer>> sent, received; // (from, to) -> in list order
+    for (int r = 0; r < s.stages; ++r)
+        for (const Action &a : s.ranks[static_cast<std::size_t>(r)]) {
+            const bool activation = a.kind == ActionKind::SendActivation || a.kind == ActionKind::RecvActivation;
+            const ActionKind kind = activation ? ActionKind::SendActivation : ActionKind::SendGradient;
+            if (a.kind == ActionKind::SendActivation || a.kind == ActionKind::SendGradient)
+                sent[{r, a.peer}].push_back({kind, a.microBatch, activation ? a.chunk + 1 : a.chunk - 1});
+            else if (a.kind == ActionKind::RecvActivation || a.kind == ActionKind::RecvGradient)
+                received[{a.peer, r}].push_back({kind, a.microBatch, a.chunk});
+        }
+    auto what = [](const Transfer &t) {
+        return std::string(std::get<0>(t) == ActionKind::SendActivation ? "the activation" : "the gradient") +
+               " of micro-batch " + str(std::get<1>(t)) + " for chunk " + str(std::get<2>(t));
+    };
+    for (const auto &[pair, receives] : received) {
+        const std::vector<Transfer> &sends = sent[pair];
+        for (std::size_t k = 0; k < std::min(sends.size(), receives.size()); ++k)
+            if (sends[k] != receives[k]) {
+                problems.push_back("rank " + str(pair.second) + "'s receive " + str(static_cast<int>(k) + 1) + " from rank " +
+                                   str(pair.first) + " waits for " + what(receives[k]) + ", but rank " + str(pair.first) +
+                                   "'s send " + str(static_cast<int>(k) + 1) + " to it is " + what(sends[k]) +
+                                   ": transfers between two ranks match in the order they are posted (NCCL has no tags)");
+                break; // the first mismatch of a pair says it; the rest follow from it
+            }
+    }
+}
+
 // Warm-up: forwards before the first backward, as the schedule defines them.
 void checkWarmup(const Schedule &s, std::vector<std::string> &problems)
 {
@@ -546,6 +582,8 @@ std::vector<std::string> validateSchedule(const Schedule &s)
     checkRankLists(s, counts, problems);
     checkComputeOnce(s, counts, problems);
     checkSendsMatched(counts, problems);
+    if (problems.empty())
+        checkPeerOrder(s, problems);
     // Run it (when every action is there once): dependencies hold and nothing deadlocks.
     if (problems.empty()) {
         const Simulation sim = simulateSchedule(s, ScheduleCosts::uniform(s));

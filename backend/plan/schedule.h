@@ -76,8 +76,10 @@ Result<Schedule> generateSchedule(const std::string &name, int stages, int micro
 // Problems found (empty: valid): every chunk runs F and Backward (or B and W) for every
 // micro-batch exactly once on its own rank; W after B; F after the previous chunk's F and B after
 // the next chunk's B (through a receive placed before it, or in list order on the same rank);
-// every send matched by one receive; the lists run to the end without deadlock; warm-up forward
-// counts as the schedule defines them; the optimizer step last.
+// every send matched by one receive, and between any two ranks the receives in the order of the
+// sends (transfers are matched in posting order, as NCCL's untagged send and receive are); the
+// lists run to the end without deadlock; warm-up forward counts as the schedule defines them; the
+// optimizer step last.
 std::vector<std::string> validateSchedule(const Schedule &schedule);
 
 // Per-chunk action times (index: global chunk) and the time a send takes to arrive.

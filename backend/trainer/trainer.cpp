@@ -130,6 +130,8 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         std::printf("precision %s: %s\n", plan::toString(ps.precision), kernelsLine.c_str());
     if (const std::string note = stack.compressionNote(); rank == 0 && !m_options.quiet && !note.empty())
         std::printf("%s\n", note.c_str());
+    if (const std::string &note = stack.placementNote(); rank == 0 && !note.empty())
+        std::printf("%s; several ranks on GPUs have not yet been verified on two physical GPUs (docs/gpu.md)\n", note.c_str());
     LossScaler scaler(ps.lossScale, ps.precision == plan::Precision::Fp16);
     const DataLoader data = openData(m_plan, m_options.planDir);
 

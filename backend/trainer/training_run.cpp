@@ -203,6 +203,9 @@ void TrainingRun::report(std::uint64_t stepNumber, const StepPass &pass, double 
     f.gradientBytes = m_stack.gradientBytes();
     f.optimizerBytes = m_optimizer.stateBytes() + m_stack.strategyOptimizerBytes();
     f.activationBytes = m_stack.activationBytes();
+    f.deviceAllocated = m_stack.device().allocatedBytes();
+    f.devicePeak = m_stack.device().peakBytes();
+    f.deviceReserved = m_stack.device().reservedBytes();
     f.bufferBytes = m_stack.bufferBytes();
     ExpertLoad load = m_stack.takeExpertLoad(); // taken every step; tp ranks > 0 route alike and stay quiet
     if (m_groups.tp().rank() == 0)

@@ -151,11 +151,12 @@ template <typename T>
 void crossEntropyBackward(T *dLogits, const acc_t<T> *probs, const std::int32_t *targets, acc_t<T> scale, int BT, int V);
 
 // out[B,T,C]: out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]; wte[V,C], wpe[maxT,C], tokens[B,T].
+// A token outside [0, V) is refused (std::out_of_range naming it and its position), never read.
 template <typename T>
-void encoderForward(T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_, int C);
-// dwte[V,C], dwpe[maxT,C] accumulate the rows picked by the forward.
+void encoderForward(T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_, int C, int V);
+// dwte[V,C], dwpe[maxT,C] accumulate the rows picked by the forward (tokens outside [0, V) refused).
 template <typename T>
-void encoderBackward(acc_t<T> *dwte, acc_t<T> *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C);
+void encoderBackward(acc_t<T> *dwte, acc_t<T> *dwpe, const T *dOut, const std::int32_t *tokens, int B, int T_, int C, int V);
 
 // Threads for the float kernels, GEMMs included: above 1, a GEMM is split into single-threaded
 // OpenBLAS calls on the kernel threads. 0, the default, follows openblas_get_num_threads() (i.e.

@@ -131,7 +131,7 @@ void attentionForward(const Stream &s, float *out, float *att, const float *qkv,
     const int hs = C / NH, batch = B * NH;
     const std::int64_t headElems = static_cast<std::int64_t>(batch) * T * hs;
     const long long sH = static_cast<long long>(T) * hs, sTT = static_cast<long long>(T) * T;
-    float *q = static_cast<float *>(scratch(static_cast<std::size_t>(headElems) * 4 * sizeof(float)));
+    float *q = static_cast<float *>(scratch(native(s), static_cast<std::size_t>(headElems) * 4 * sizeof(float)));
     float *k = q + headElems, *v = k + headElems, *y = v + headElems;
     cudaStream_t st = native(s);
     splitHeadsKernel<<<gridFor(headElems, 256), 256, 0, st>>>(q, k, v, qkv, B, T, NH, KVH, hs);
@@ -156,7 +156,7 @@ void attentionBackward(const Stream &s, float *dqkv, float *, const float *dOut,
     const std::int64_t scoreElems = static_cast<std::int64_t>(batch) * T * T;
     const long long sH = static_cast<long long>(T) * hs, sTT = static_cast<long long>(T) * T;
     float *q = static_cast<float *>(
-        scratch(static_cast<std::size_t>(headElems * 7 + scoreElems) * sizeof(float)));
+        scratch(native(s), static_cast<std::size_t>(headElems * 7 + scoreElems) * sizeof(float)));
     float *k = q + headElems, *v = k + headElems, *dy = v + headElems;
     float *dq = dy + headElems, *dk = dq + headElems, *dv = dk + headElems, *dS = dv + headElems;
     cudaStream_t st = native(s);

@@ -4,9 +4,13 @@
 // strided tensor views, no head-major copies. The forward keeps each row's log-sum-exp (fp32) for
 // the backward, which uses cuDNN's deterministic algorithm (bitwise the same every run, so resumed
 // runs and parity checks hold). Graphs are built once per shape and cached; each has its
-// workspace in one buffer that grows (scratchBytes counts it).
+// workspace in a buffer of the stream it runs on, which grows (scratchBytes counts it). A graph is
+// keyed on everything it was built for: the shape, the device and direction, and the alignment of
+// the tensors' addresses (an engine chosen for 16-byte aligned rows may not run on others).
+// The views of q, k, v, o in the packed rows are descriptors.h's (checked on the CPU).
 // Host code only (compiled by the C++ compiler); the kernels are cuDNN's.
 #include "kernels/cuda/cuda_ops.h"
+#include "kernels/cuda/descriptors.h"
 #include "kernels/stream.h"
 
 #include <cuda_runtime.h>
@@ -21,6 +25,7 @@ void *cudnn_dlhandle = nullptr;
 }
 #endif
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -44,16 +49,21 @@ enum Uid : std::int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
 struct Key {
     bool backward;
     int device, B, T, NH, KVH, hs;
-    auto tie() const { return std::tie(backward, device, B, T, NH, KVH, hs); }
+    int alignment; // bytes: what every tensor's address is a multiple of
+    auto tie() const { return std::tie(backward, device, B, T, NH, KVH, hs, alignment); }
     bool operator<(const Key &o) const { return tie() < o.tie(); }
+};
+
+struct Workspace {
+    void *memory = nullptr;
+    std::size_t bytes = 0;
 };
 
 struct State {
     std::mutex mutex;
     std::map<int, cudnnHandle_t> handles; // per device
     std::map<Key, std::shared_ptr<fe::graph::Graph>> graphs;
-    void *workspace = nullptr;
-    std::size_t workspaceBytes = 0;
+    std::map<cudaStream_t, Workspace> workspaces; // per stream: streams never share one
 };
 State &state()
 {
@@ -65,7 +75,7 @@ std::string shapeOf(const Key &k)
 {
     return std::string(k.backward ? "backward" : "forward") + " B " + std::to_string(k.B) + " T " +
            std::to_string(k.T) + " heads " + std::to_string(k.NH) + " kv heads " + std::to_string(k.KVH) +
-           " head size " + std::to_string(k.hs);
+           " head size " + std::to_string(k.hs) + ", tensors " + std::to_string(k.alignment) + "-byte aligned";
 }
 
 // Opens libcudnn.so.9 once (the loader's search path: LD_LIBRARY_PATH, the system's).
@@ -104,15 +114,13 @@ cudnnHandle_t handleFor(State &s, int device)
     return h;
 }
 
-// A [B, heads, T, hs] view of rows of `rowStride` elements (head h at column h·hs).
-std::shared_ptr<fe::graph::Tensor_attributes> view(fe::graph::Graph &g, const char *name, std::int64_t uid,
-                                                   const Key &k, int heads, std::int64_t rowStride)
+std::vector<std::int64_t> dims(const TensorView &v) { return {v.dim[0], v.dim[1], v.dim[2], v.dim[3]}; }
+std::vector<std::int64_t> strides(const TensorView &v) { return {v.stride[0], v.stride[1], v.stride[2], v.stride[3]}; }
+
+// A view of the packed rows (descriptors.h) as a graph input.
+std::shared_ptr<fe::graph::Tensor_attributes> view(fe::graph::Graph &g, const char *name, std::int64_t uid, const TensorView &v)
 {
-    return g.tensor(fe::graph::Tensor_attributes()
-                        .set_name(name)
-                        .set_uid(uid)
-                        .set_dim({k.B, heads, k.T, k.hs})
-                        .set_stride({static_cast<std::int64_t>(k.T) * rowStride, k.hs, rowStride, 1}));
+    return g.tensor(fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims(v)).set_stride(strides(v)));
 }
 
 std::shared_ptr<fe::graph::Graph> build(const Key &k, cudnnHandle_t handle)
@@ -121,13 +129,12 @@ std::shared_ptr<fe::graph::Graph> build(const Key &k, cudnnHandle_t handle)
     g->set_io_data_type(fe::DataType_t::BFLOAT16)
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
-    const std::int64_t C = static_cast<std::int64_t>(k.NH) * k.hs, ld = C + 2LL * k.KVH * k.hs;
+    const AttentionLayout l = attentionLayout(k.B, k.T, k.NH * k.hs, k.NH, k.KVH);
     const float scale = 1.0f / std::sqrt(static_cast<float>(k.hs));
-    auto q = view(*g, "Q", kQ, k, k.NH, ld);
-    auto kk = view(*g, "K", kK, k, k.KVH, ld);
-    auto v = view(*g, "V", kV, k, k.KVH, ld);
-    const std::vector<std::int64_t> statsDim{k.B, k.NH, k.T, 1};
-    const std::vector<std::int64_t> statsStride{static_cast<std::int64_t>(k.NH) * k.T, k.T, 1, 1};
+    auto q = view(*g, "Q", kQ, l.q);
+    auto kk = view(*g, "K", kK, l.k);
+    auto v = view(*g, "V", kV, l.v);
+    const std::vector<std::int64_t> statsDim = dims(l.stats), statsStride = strides(l.stats);
     if (!k.backward) {
         auto options = fe::graph::SDPA_attributes()
                            .set_name("attention")
@@ -135,15 +142,12 @@ std::shared_ptr<fe::graph::Graph> build(const Key &k, cudnnHandle_t handle)
                            .set_causal_mask(true)
                            .set_attn_scale(scale);
         auto [o, stats] = g->sdpa(q, kk, v, options);
-        o->set_output(true)
-            .set_uid(kO)
-            .set_dim({k.B, k.NH, k.T, k.hs})
-            .set_stride({static_cast<std::int64_t>(k.T) * C, k.hs, C, 1});
+        o->set_output(true).set_uid(kO).set_dim(dims(l.o)).set_stride(strides(l.o));
         stats->set_output(true).set_uid(kStats).set_data_type(fe::DataType_t::FLOAT).set_dim(statsDim).set_stride(
             statsStride);
     } else {
-        auto o = view(*g, "O", kO, k, k.NH, C);
-        auto dO = view(*g, "dO", kDO, k, k.NH, C);
+        auto o = view(*g, "O", kO, l.o);
+        auto dO = view(*g, "dO", kDO, l.o);
         auto stats = g->tensor(fe::graph::Tensor_attributes()
                                    .set_name("Stats")
                                    .set_uid(kStats)
@@ -156,15 +160,12 @@ std::shared_ptr<fe::graph::Graph> build(const Key &k, cudnnHandle_t handle)
                            .set_attn_scale(scale)
                            .set_deterministic_algorithm(true);
         auto [dq, dk, dv] = g->sdpa_backward(q, kk, v, o, dO, stats, options);
-        auto rows = [&](std::shared_ptr<fe::graph::Tensor_attributes> &t, std::int64_t uid, int heads) {
-            t->set_output(true)
-                .set_uid(uid)
-                .set_dim({k.B, heads, k.T, k.hs})
-                .set_stride({static_cast<std::int64_t>(k.T) * ld, k.hs, ld, 1});
+        auto rows = [&](std::shared_ptr<fe::graph::Tensor_attributes> &t, std::int64_t uid, const TensorView &like) {
+            t->set_output(true).set_uid(uid).set_dim(dims(like)).set_stride(strides(like)); // dqkv: the rows of qkv
         };
-        rows(dq, kDQ, k.NH);
-        rows(dk, kDK, k.KVH);
-        rows(dv, kDV, k.KVH);
+        rows(dq, kDQ, l.q);
+        rows(dk, kDK, l.k);
+        rows(dv, kDV, l.v);
     }
     check(g->validate(), "validate", k);
     check(g->build_operation_graph(handle), "build_operation_graph", k);
@@ -191,23 +192,31 @@ void run(const Stream &s, const Key &k, std::unordered_map<std::int64_t, void *>
         graph = build(k, handle);
     std::int64_t bytes = 0;
     check(graph->get_workspace_size(bytes), "get_workspace_size", k);
-    if (static_cast<std::size_t>(bytes) > st.workspaceBytes) {
-        if (st.workspace && cudaFree(st.workspace) != cudaSuccess) // waits for work that may still use it
-            fail(__FILE__, __LINE__, "cudaFree", cudaGetErrorString(cudaGetLastError()));
-        st.workspace = nullptr;
-        st.workspaceBytes = 0;
-        if (cudaMalloc(&st.workspace, static_cast<std::size_t>(bytes)) != cudaSuccess) {
+    const cudaStream_t stream = static_cast<cudaStream_t>(s.handle);
+    Workspace &w = st.workspaces[stream];
+    if (static_cast<std::size_t>(bytes) > w.bytes) { // stream-ordered: after this stream's work that uses it
+        if (w.memory && cudaFreeAsync(w.memory, stream) != cudaSuccess)
+            fail(__FILE__, __LINE__, "cudaFreeAsync", cudaGetErrorString(cudaGetLastError()));
+        w.memory = nullptr;
+        w.bytes = 0;
+        if (const cudaError_t e = cudaMallocAsync(&w.memory, static_cast<std::size_t>(bytes), stream); e != cudaSuccess) {
             cudaGetLastError();
-            throw std::bad_alloc();
+            if (e == cudaErrorMemoryAllocation)
+                throw std::bad_alloc();
+            fail(__FILE__, __LINE__, "cudaMallocAsync (cuDNN workspace)", cudaGetErrorString(e));
         }
-        st.workspaceBytes = static_cast<std::size_t>(bytes);
+        w.bytes = static_cast<std::size_t>(bytes);
     }
-    check(graph->execute(handle, pointers, st.workspace), "execute", k);
+    check(graph->execute(handle, pointers, w.memory), "execute", k);
 }
 
-Key keyOf(const Stream &s, bool backward, int B, int T, int C, int NH, int KVH)
+Key keyOf(const Stream &s, bool backward, int B, int T, int C, int NH, int KVH,
+          const std::unordered_map<std::int64_t, void *> &pointers)
 {
-    return Key{backward, s.index, B, T, NH, KVH, C / NH};
+    int alignment = 256;
+    for (const auto &[uid, p] : pointers)
+        alignment = std::min(alignment, alignmentOf(reinterpret_cast<std::uintptr_t>(p), uid == kStats ? 4 : 2));
+    return Key{backward, s.index, B, T, NH, KVH, C / NH, alignment};
 }
 
 } // namespace
@@ -218,7 +227,10 @@ std::size_t fusedAttentionWorkspaceBytes()
 {
     State &st = state();
     std::lock_guard lock(st.mutex);
-    return st.workspaceBytes;
+    std::size_t total = 0;
+    for (const auto &[stream, w] : st.workspaces)
+        total += w.bytes;
+    return total;
 }
 
 void flashAttentionForward(const Stream &s, bf16 *out, float *lse, const bf16 *qkv, int B, int T, int C, int NH,
@@ -226,14 +238,11 @@ void flashAttentionForward(const Stream &s, bf16 *out, float *lse, const bf16 *q
 {
     if (B <= 0 || T <= 0)
         return;
-    const Key k = keyOf(s, false, B, T, C, NH, KVH);
+    const AttentionLayout l = attentionLayout(B, T, C, NH, KVH);
     bf16 *base = const_cast<bf16 *>(qkv);
-    std::unordered_map<std::int64_t, void *> pointers{{kQ, base},
-                                                      {kK, base + C},
-                                                      {kV, base + C + static_cast<std::int64_t>(KVH) * (C / NH)},
-                                                      {kO, out},
-                                                      {kStats, lse}};
-    run(s, k, pointers);
+    std::unordered_map<std::int64_t, void *> pointers{
+        {kQ, base + l.q.offset}, {kK, base + l.k.offset}, {kV, base + l.v.offset}, {kO, out}, {kStats, lse}};
+    run(s, keyOf(s, false, B, T, C, NH, KVH, pointers), pointers);
 }
 
 void flashAttentionBackward(const Stream &s, bf16 *dqkv, const bf16 *dOut, const bf16 *out, const bf16 *qkv,
@@ -241,14 +250,13 @@ void flashAttentionBackward(const Stream &s, bf16 *dqkv, const bf16 *dOut, const
 {
     if (B <= 0 || T <= 0)
         return;
-    const Key k = keyOf(s, true, B, T, C, NH, KVH);
-    const std::int64_t kvAt = C + static_cast<std::int64_t>(KVH) * (C / NH);
+    const AttentionLayout l = attentionLayout(B, T, C, NH, KVH);
     bf16 *base = const_cast<bf16 *>(qkv);
     std::unordered_map<std::int64_t, void *> pointers{
-        {kQ, base},          {kK, base + C},        {kV, base + kvAt},           {kO, const_cast<bf16 *>(out)},
-        {kDO, const_cast<bf16 *>(dOut)}, {kStats, const_cast<float *>(lse)}, {kDQ, dqkv}, {kDK, dqkv + C},
-        {kDV, dqkv + kvAt}};
-    run(s, k, pointers);
+        {kQ, base + l.q.offset},         {kK, base + l.k.offset},           {kV, base + l.v.offset},
+        {kO, const_cast<bf16 *>(out)},   {kDO, const_cast<bf16 *>(dOut)},   {kStats, const_cast<float *>(lse)},
+        {kDQ, dqkv + l.q.offset},        {kDK, dqkv + l.k.offset},          {kDV, dqkv + l.v.offset}};
+    run(s, keyOf(s, true, B, T, C, NH, KVH, pointers), pointers);
 }
 
 #else // no cuDNN front end in this build

@@ -1,6 +1,6 @@
 // Shared pieces of the CUDA kernels: error checks that name the call and where it was made,
-// launch sizes, warp and block reductions, the per-process scratch memory and the row-major GEMM
-// over cuBLASLt (gemm.cu).
+// launch sizes, warp and block reductions, each stream's scratch memory and the row-major GEMM over
+// cuBLASLt (device_state.cu).
 #pragma once
 
 #include "kernels/cuda/cuda_ops.h"
@@ -121,9 +121,17 @@ constexpr cudaDataType_t cudaType()
         return CUDA_R_32F;
 }
 
-// Scratch device memory of at least `bytes`, valid until the next call (ops run one after another
-// on the stream, so an op may use it freely; growing it waits for the device).
-void *scratch(std::size_t bytes);
+// Scratch device memory of `stream`, at least `bytes`, valid until the next call on that stream
+// (its ops run one after another, so an op may use it freely; growing it is stream-ordered, no
+// other stream waits). The cuBLASLt workspace of the stream, workspaceBytes() large.
+void *scratch(cudaStream_t stream, std::size_t bytes);
+// A token outside [0, V) the encoder met (it reads and writes nothing for it) is noted on the
+// device (embedding.cu) and raised, naming it and its position, by the next host call that waits
+// for the stream (toHost, synchronize): checkBadTokens, after the wait.
+void noteBadTokens(const Stream &s, const std::int32_t *tokens, std::int64_t n, int V);
+void checkBadTokens();
+void *workspace(cudaStream_t stream);
+std::size_t workspaceBytes();
 
 // Row-major C[M,N] = alpha·op(A)·op(B) + beta·C (+ bias[N] on every row), `batch` times with
 // element strides sA, sB, sC between the matrices; op(A) is [M,K] (A is [K,M] when transA).
@@ -166,7 +174,7 @@ void columnSum(cudaStream_t stream, float *out, int N, int C, F value)
         return;
     const int rowsPerChunk = 256;
     const int chunks = (N + rowsPerChunk - 1) / rowsPerChunk;
-    float *partial = static_cast<float *>(scratch(static_cast<std::size_t>(chunks) * C * sizeof(float)));
+    float *partial = static_cast<float *>(scratch(stream, static_cast<std::size_t>(chunks) * C * sizeof(float)));
     columnPartials<<<dim3((C + 31) / 32, chunks), dim3(32, 8), 0, stream>>>(partial, N, C, rowsPerChunk, value);
     TRELLIS_CUDA_LAUNCHED(columnPartials);
     columnFinish(stream, out, partial, chunks, C, C);

@@ -5,8 +5,8 @@
 // Errors (a failed launch, a CUDA or cuBLASLt call) throw std::runtime_error reading
 // "<context> <file>:<line> <call> → <error>", the context being what setErrorContext was given
 // (the trainer gives "host <name> rank <r>").
-// Threading: one stream per thread; the cuBLASLt handle and the scratch memory are per process
-// and guarded.
+// Threading: one stream per thread; each stream has its own scratch memory and cuBLASLt
+// workspace; the cuBLASLt handle and the GEMM plans are per process and guarded.
 #pragma once
 
 #include "kernels/cpu/tensor_ops.h"
@@ -85,10 +85,10 @@ void crossEntropyLseBackward(const Stream &s, T *dLogits, const T *logits, const
                              const std::int32_t *targets, float scale, int BT, int V);
 template <typename T>
 void encoderForward(const Stream &s, T *out, const std::int32_t *tokens, const T *wte, const T *wpe, int B, int T_,
-                    int C);
+                    int C, int V);
 template <typename T>
 void encoderBackward(const Stream &s, float *dwte, float *dwpe, const T *dOut, const std::int32_t *tokens, int B,
-                     int T_, int C);
+                     int T_, int C, int V);
 
 // Materialised attention (float only): the probabilities att[B,NH,T,T] are kept for backward.
 void attentionForward(const Stream &s, float *out, float *att, const float *qkv, int B, int T, int C, int NH, int KVH);
@@ -168,8 +168,29 @@ private:
 };
 
 // Device memory and streams for trainer::CudaDevice.
+// Memory from the device's stream-ordered pool (CUDA's caching allocator: cudaMallocFromPoolAsync
+// with the pool told to keep what is freed), zeroed on `s` and usable by work queued on `s` after
+// this call: no cudaMalloc, no device-wide synchronisation — what a pipeline message's buffer or a
+// bucket needs. Released with poolRelease on the same stream (reused by later allocations there
+// at once; other streams must be ordered after its last use, as the communicators' events do).
+// Throws std::bad_alloc when out of memory, a device error otherwise.
+void *poolAllocate(const Stream &s, std::size_t bytes);
+void poolRelease(const Stream &s, void *memory) noexcept; // never throws: as deviceRelease
+// The pool's bytes held from the device now and at most since the start (cached ones included).
+struct PoolUse {
+    std::uint64_t reserved = 0, reservedPeak = 0, used = 0, usedPeak = 0;
+};
+PoolUse poolUse(int device);
+// Plain device memory (zeroed, synchronously): tests and one-off buffers.
 void *deviceAllocate(int device, std::size_t bytes); // zeroed; throws std::bad_alloc when out of memory
-void deviceRelease(void *memory);
+// Never throws (it runs in destructors): an error, as every free after a sticky fault gives, is
+// kept and raised by the next call that may throw (toHost, fromHost, synchronize).
+void deviceRelease(void *memory) noexcept;
+// The error a call that could not throw kept, if any (and forgets it).
+std::string takeDeferredError();
+// Page-locked host memory (cudaHostAlloc): copies to and from it run at the link's speed.
+void *hostAllocate(std::size_t bytes);
+void hostRelease(void *memory) noexcept;
 void toHost(const Stream &s, void *host, const void *device, std::size_t bytes);  // waits
 void fromHost(const Stream &s, void *device, const void *host, std::size_t bytes); // waits
 void *createStream(int device);

@@ -66,23 +66,66 @@ __global__ void positionGradKernel(float *dwpe, const T *dOut, std::int64_t BT, 
     }
 }
 
+// The first position (and its token) outside [0, V), in host-mapped memory: {-1, 0} while none.
+__global__ void badTokenKernel(int *first, const std::int32_t *tokens, std::int64_t n, int V)
+{
+    TRELLIS_GRID_STRIDE(i, n)
+    {
+        const int tok = tokens[i];
+        if ((tok < 0 || tok >= V) && atomicCAS(first, -1, static_cast<int>(i)) == -1)
+            first[1] = tok;
+    }
+}
+
+int *badTokenSlot(bool device)
+{
+    static int *host = nullptr, *mapped = nullptr;
+    if (!host) {
+        TRELLIS_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&host), 2 * sizeof(int), cudaHostAllocMapped));
+        host[0] = -1;
+        host[1] = 0;
+        TRELLIS_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&mapped), host, 0));
+    }
+    return device ? mapped : host;
+}
+
 } // namespace
 
+void noteBadTokens(const Stream &s, const std::int32_t *tokens, std::int64_t n, int V)
+{
+    if (n <= 0)
+        return;
+    badTokenKernel<<<gridFor(n, 256), 256, 0, native(s)>>>(badTokenSlot(true), tokens, n, V);
+    TRELLIS_CUDA_LAUNCHED(badTokenKernel);
+}
+
+void checkBadTokens()
+{
+    volatile int *slot = badTokenSlot(false);
+    if (slot[0] < 0)
+        return;
+    const std::string why = "token id " + std::to_string(slot[1]) + " at position " + std::to_string(slot[0]) +
+                            " is outside the model's vocabulary (its embedding was not read)";
+    slot[0] = -1;
+    fail(__FILE__, __LINE__, "encoderForward", why.c_str());
+}
+
 template <typename E>
-void encoderForward(const Stream &s, E *out, const std::int32_t *tokens, const E *wte, const E *wpe, int B, int T, int C)
+void encoderForward(const Stream &s, E *out, const std::int32_t *tokens, const E *wte, const E *wpe, int B, int T, int C, int V)
 {
     const std::int64_t BT = static_cast<std::int64_t>(B) * T;
     if (BT <= 0)
         return;
-    embedKernel<<<gridFor(BT * C, 256), 256, 0, native(s)>>>(out, tokens, wte, wpe, 0, 1 << 30, BT, T, C);
+    embedKernel<<<gridFor(BT * C, 256), 256, 0, native(s)>>>(out, tokens, wte, wpe, 0, V, BT, T, C);
+    noteBadTokens(s, tokens, BT, V);
     TRELLIS_CUDA_LAUNCHED(embedKernel);
 }
 
 template <typename E>
 void encoderBackward(const Stream &s, float *dwte, float *dwpe, const E *dOut, const std::int32_t *tokens, int B, int T,
-                     int C)
+                     int C, int V)
 {
-    embeddingRangeBackward(s, dwte, dwpe, dOut, tokens, 0, 1 << 30, B * T, T, C);
+    embeddingRangeBackward(s, dwte, dwpe, dOut, tokens, 0, V, B * T, T, C);
 }
 
 template <typename E>
@@ -123,8 +166,8 @@ void embeddingRangeBackward(const Stream &s, float *dwte, float *dwpe, const E *
 }
 
 #define TRELLIS_INSTANTIATE(E)                                                                                     \
-    template void encoderForward<E>(const Stream &, E *, const std::int32_t *, const E *, const E *, int, int, int); \
-    template void encoderBackward<E>(const Stream &, float *, float *, const E *, const std::int32_t *, int, int, int); \
+    template void encoderForward<E>(const Stream &, E *, const std::int32_t *, const E *, const E *, int, int, int, int); \
+    template void encoderBackward<E>(const Stream &, float *, float *, const E *, const std::int32_t *, int, int, int, int); \
     template void embeddingRangeForward<E>(const Stream &, E *, const std::int32_t *, const E *, int, int, int, int); \
     template void addPositions<E>(const Stream &, E *, const E *, int, int, int, int);                            \
     template void embeddingRangeBackward<E>(const Stream &, float *, float *, const E *, const std::int32_t *, int, int, \

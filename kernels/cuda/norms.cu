@@ -196,7 +196,7 @@ bool normBackwardFusedLaunch(cudaStream_t stream, T *dIn, float *dGamma, float *
     int rowsPerBlock = (N + maxBlocks - 1) / maxBlocks;
     rowsPerBlock = std::max(warps, (rowsPerBlock + warps - 1) / warps * warps);
     const int blocks = (N + rowsPerBlock - 1) / rowsPerBlock;
-    float *partial = static_cast<float *>(scratch(static_cast<std::size_t>(blocks) * 2 * C * sizeof(float)));
+    float *partial = static_cast<float *>(scratch(stream, static_cast<std::size_t>(blocks) * 2 * C * sizeof(float)));
     constexpr int K = Pack<T>::kSize;
     const bool packed = C % K == 0 && aligned16(dIn) && aligned16(dOut) && aligned16(in) && aligned16(gamma);
     if (packed)

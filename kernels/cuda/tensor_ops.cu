@@ -89,7 +89,7 @@ double reduce(const Stream &s, const float *data, std::int64_t n)
 {
     if (n <= 0)
         return 0.0;
-    double *partial = static_cast<double *>(scratch((kSumBlocks + 1) * sizeof(double)));
+    double *partial = static_cast<double *>(scratch(native(s), (kSumBlocks + 1) * sizeof(double)));
     const unsigned grid = gridFor(n, 256, kSumBlocks);
     sumPartials<Squares><<<grid, 256, 0, native(s)>>>(partial, data, n);
     TRELLIS_CUDA_LAUNCHED(sumPartials);

@@ -221,10 +221,10 @@ Outputs runEncoder(const EncoderCase &c)
 {
     std::vector<T> out(std::size_t(c.B) * c.T * c.C);
     const auto wte = as<T>(c.wte), wpe = as<T>(c.wpe), dOut = as<T>(c.dOut);
-    encoderForward(out.data(), c.tokens.data(), wte.data(), wpe.data(), c.B, c.T, c.C);
+    encoderForward(out.data(), c.tokens.data(), wte.data(), wpe.data(), c.B, c.T, c.C, c.V);
     auto dwte = as<T>(Vec(c.prior.begin(), c.prior.begin() + long(wte.size())));
     auto dwpe = as<T>(Vec(c.prior.begin(), c.prior.begin() + long(wpe.size())));
-    encoderBackward(dwte.data(), dwpe.data(), dOut.data(), c.tokens.data(), c.B, c.T, c.C);
+    encoderBackward(dwte.data(), dwpe.data(), dOut.data(), c.tokens.data(), c.B, c.T, c.C, c.V);
     return {toDouble(out), toDouble(dwte), toDouble(dwpe)};
 }
 

@@ -2,6 +2,10 @@
 #include "backend/trainer/comm/process_groups.h"
 
 #include "backend/trainer/comm/hierarchical_communicator.h"
+#include "backend/trainer/comm/staged_communicator.h"
+#if defined(TRELLIS_HAVE_NCCL)
+#include "backend/trainer/comm/nccl_communicator.h"
+#endif
 
 #include <algorithm>
 #include <stdexcept>
@@ -22,6 +26,7 @@ ProcessGroups::ProcessGroups(MpiCommunicator &world, const plan::Mesh &mesh) : m
         throw std::invalid_argument("ProcessGroups: the world has " + std::to_string(world.size()) +
                                     " ranks, the mesh " + std::to_string(mesh.worldSize()));
     m_all.push_back(&world);
+    m_deviceWorld = &world;
     for (plan::GroupKind kind : kGroupKinds) {
         std::vector<int> members = groupMembers(mesh, world.rank(), kind);
         const std::string name = plan::toString(kind);
@@ -91,6 +96,66 @@ std::vector<std::string> ProcessGroups::composeHierarchical(const plan::ClusterS
                         std::to_string(byNode.size()) + " nodes");
     }
     return lines;
+}
+
+std::string ProcessGroups::placeOn(Device &device, bool sharedGpu)
+{
+    if (device.hostAccessible())
+        return {}; // MPI reads and writes the tensors where they are
+    const bool shared = m_world.host().allReduce(std::int32_t(sharedGpu ? 1 : 0), ReduceOp::Max) != 0;
+#if defined(TRELLIS_HAVE_NCCL)
+    if (!shared) {
+        // One world communicator; every group split from it in kGroupKinds' order on every rank
+        // (NCCL requires each split to be called by every rank of the parent, in the same order).
+        auto ncclWorld = NcclCommunicator::create(m_world, device);
+        std::vector<std::pair<MpiCommunicator *, DeviceCommunicator *>> made{{&m_world, ncclWorld.get()}};
+        m_all.push_back(ncclWorld.get());
+        m_deviceWorld = ncclWorld.get();
+        for (plan::GroupKind kind : kGroupKinds) {
+            MpiCommunicator *flat = m_groups[index(kind)];
+            const auto same = std::find_if(made.begin(), made.end(), [&](const auto &m) { return m.first == flat && flat; });
+            if (same != made.end()) {
+                m_device[index(kind)] = same->second;
+                continue;
+            }
+            const std::vector<int> &members = m_members[index(kind)];
+            const int color = members.empty() ? -1 : members.front();
+            const int key = members.empty() ? 0
+                                            : static_cast<int>(std::find(members.begin(), members.end(), m_world.rank()) - members.begin());
+            auto group = ncclWorld->split(color, key, plan::toString(kind));
+            m_device[index(kind)] = group.get();
+            if (group) {
+                made.emplace_back(flat, group.get());
+                m_all.push_back(group.get());
+                m_composed.push_back(std::move(group));
+            }
+        }
+        m_composed.push_back(std::move(ncclWorld));
+        NcclCommunicator::abortOnTerminate(); // a hang the supervisor decides aborts NCCL's calls
+        return "collectives: NCCL, every group split from the world's communicator";
+    }
+#endif
+    // Staged: each distinct group wrapped once (its MPI communicator keeps the records).
+    std::vector<std::pair<DeviceCommunicator *, DeviceCommunicator *>> made;
+    auto stage = [&](DeviceCommunicator *c) -> DeviceCommunicator * {
+        if (!c)
+            return nullptr;
+        for (const auto &[from, to] : made)
+            if (from == c)
+                return to;
+        m_composed.push_back(std::make_unique<StagedCommunicator>(*c, device));
+        made.emplace_back(c, m_composed.back().get());
+        return m_composed.back().get();
+    };
+    m_deviceWorld = stage(m_deviceWorld);
+    for (plan::GroupKind kind : kGroupKinds)
+        m_device[index(kind)] = stage(m_device[index(kind)]);
+#if defined(TRELLIS_HAVE_NCCL)
+    return "collectives: MPI staged through pinned host memory (ranks share a GPU: NCCL refuses two ranks of a "
+           "communicator on one device)";
+#else
+    return "collectives: MPI staged through pinned host memory (this build has no NCCL)";
+#endif
 }
 
 } // namespace trellis::trainer

@@ -11,6 +11,7 @@
 
 #include "backend/plan/mesh.h"
 #include "backend/trainer/comm/mpi_communicator.h"
+#include "backend/trainer/device/device.h"
 
 #include <array>
 #include <memory>
@@ -33,13 +34,20 @@ class ProcessGroups {
 public:
     ProcessGroups(MpiCommunicator &world, const plan::Mesh &mesh);
 
-    DeviceCommunicator &world() { return m_world; }
+    DeviceCommunicator &world() { return *m_deviceWorld; }
     HostCommunicator &hostWorld() { return m_world; }
     // parallel.allreduce hierarchical: every group whose ranks sit on several of the cluster's
     // nodes, the same number (two or more) on each, all-reduces its tensors over a node group and
     // an inter-node group split from it (HierarchicalCommunicator); the others stay flat.
     // Collective over the world. Returns a line per kind saying which it did, for the log.
     std::vector<std::string> composeHierarchical(const plan::ClusterSpec &cluster);
+    // The rank's tensors live on `device`. Where the host cannot touch its memory (a GPU), every
+    // group's device communicator becomes NCCL — split from one world communicator, in the
+    // groups' order on every rank — when this build has NCCL and no two ranks of a host share a
+    // GPU (`sharedGpu` false on every rank, agreed over the world), else MPI staged through the
+    // device's pinned memory (StagedCommunicator). Collective over the world. Returns a line for
+    // the log: which it chose and why.
+    std::string placeOn(Device &device, bool sharedGpu);
 
     // The group of that kind; nullptr only for the embedding group of a middle stage.
     DeviceCommunicator *group(plan::GroupKind kind) { return m_device[index(kind)]; }
@@ -64,6 +72,7 @@ private:
     static std::size_t index(plan::GroupKind kind) { return static_cast<std::size_t>(kind); }
 
     MpiCommunicator &m_world;
+    DeviceCommunicator *m_deviceWorld = nullptr; // the world's device communicator: m_world, or its staged or NCCL form
     std::vector<std::unique_ptr<MpiCommunicator>> m_owned;
     std::array<MpiCommunicator *, kGroupKinds.size()> m_groups{};
     std::array<DeviceCommunicator *, kGroupKinds.size()> m_device{}; // m_groups', or their hierarchical form

@@ -2,6 +2,7 @@
 // the calling thread.
 #include "backend/trainer/device/device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -24,7 +25,7 @@ public:
         account(static_cast<std::ptrdiff_t>(bytes));
         return p;
     }
-    void release(void *memory, std::size_t bytes) override
+    void release(void *memory, std::size_t bytes) noexcept override
     {
         std::free(memory);
         account(-static_cast<std::ptrdiff_t>(bytes));
@@ -43,6 +44,16 @@ public:
 };
 
 } // namespace
+
+void *Device::allocatePinned(std::size_t bytes)
+{
+    void *p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+    if (!p)
+        throw std::bad_alloc();
+    return p;
+}
+
+void Device::releasePinned(void *memory, std::size_t) noexcept { std::free(memory); }
 
 void Device::account(std::ptrdiff_t bytes)
 {

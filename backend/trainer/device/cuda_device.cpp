@@ -1,5 +1,6 @@
-// The CUDA device: cudaMalloc'd memory (zeroed), kernels queued on one non-blocking stream of its
-// own, copies to and from the host that wait for the stream. In a build without CUDA,
+// The CUDA device: memory from the device's stream-ordered caching pool (zeroed on the device's
+// stream; no cudaMalloc or device-wide synchronisation per buffer), kernels queued on one
+// non-blocking stream of its own, copies to and from the host that wait for the stream. In a build without CUDA,
 // Device::cuda() says so.
 #include "backend/trainer/device/device.h"
 
@@ -30,13 +31,13 @@ public:
     std::string name() const override { return "cuda:" + std::to_string(m_index) + " (" + m_description + ")"; }
     void *allocate(std::size_t bytes) override
     {
-        void *p = kernels::cuda::deviceAllocate(m_index, bytes);
+        void *p = kernels::cuda::poolAllocate(m_stream, bytes); // the stream-ordered caching pool
         account(static_cast<std::ptrdiff_t>(bytes));
         return p;
     }
-    void release(void *memory, std::size_t bytes) override
+    void release(void *memory, std::size_t bytes) noexcept override
     {
-        kernels::cuda::deviceRelease(memory);
+        kernels::cuda::poolRelease(m_stream, memory); // never throws: an error waits for the next call that may
         account(-static_cast<std::ptrdiff_t>(bytes));
     }
     void toHost(void *host, const void *device, std::size_t bytes) override
@@ -47,7 +48,10 @@ public:
     {
         kernels::cuda::fromHost(m_stream, device, host, bytes);
     }
+    void *allocatePinned(std::size_t bytes) override { return kernels::cuda::hostAllocate(bytes); }
+    void releasePinned(void *memory, std::size_t) noexcept override { kernels::cuda::hostRelease(memory); }
     bool hostAccessible() const override { return false; }
+    std::uint64_t reservedBytes() const override { return kernels::cuda::poolUse(m_index).reserved; }
     void synchronize() override { kernels::cuda::synchronize(m_stream); }
 
 private:

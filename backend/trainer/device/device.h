@@ -9,6 +9,7 @@
 #include "kernels/ops.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace trellis::trainer {
@@ -35,14 +36,24 @@ public:
     const kernels::Stream &stream() const { return m_stream; }
     // Zeroed memory of `bytes`; throws std::bad_alloc when the device has none left.
     virtual void *allocate(std::size_t bytes) = 0;
-    virtual void release(void *memory, std::size_t bytes) = 0;
+    // Called from destructors (DeviceBuffer's): never throws. A device error here is kept and
+    // raised by the device's next call that may throw.
+    virtual void release(void *memory, std::size_t bytes) noexcept = 0;
+    // Host memory this device copies to and from fastest (page-locked on a GPU; 64-byte aligned
+    // host memory elsewhere): what staged communication buffers are made of.
+    virtual void *allocatePinned(std::size_t bytes);
+    virtual void releasePinned(void *memory, std::size_t bytes) noexcept;
     virtual void toHost(void *host, const void *device, std::size_t bytes) = 0;
     virtual void fromHost(void *device, const void *host, std::size_t bytes) = 0;
     // Whether device memory can be read and written directly by the host (the CPU's can).
     virtual bool hostAccessible() const = 0;
-    // Bytes allocated now and at most since the start.
+    // Bytes allocated now and at most since the start (the step telemetry's device_allocated and
+    // device_peak, beside the categories the strategies count).
     std::size_t allocatedBytes() const { return m_allocated; }
     std::size_t peakBytes() const { return m_peak; }
+    // What the device's allocator holds from the device, freed-and-cached memory included (a
+    // GPU's pool); 0 where memory goes straight back (the CPU).
+    virtual std::uint64_t reservedBytes() const { return 0; }
 
 protected:
     void account(std::ptrdiff_t bytes);

@@ -1,6 +1,6 @@
 // Fault injection for tests of supervision and failure handling: --inject KIND@RANK:STEP makes
 // rank RANK crash (exit 70), hang (stop making progress, heartbeats going on: an endless loop in
-// forward), run slow (200 ms more a step from then on), delay (3 s more in that one step's
+// forward), run slow (200 ms more a step from then on), delay (5 s more in that one step's
 // compute: a throttled GPU, a slow read), corrupt its copy of a parameter with a NaN (the final
 // norm's gain, or the first tensor it owns: what training.on_non_finite must catch and name),
 // report a NaN loss for that one step only (nanloss: a transient fault, as a bad batch), throw an
@@ -31,8 +31,8 @@ constexpr int kStallMs = 13000;
 // supervisor names a stall, far inside the 30 s after which a stopped rank is a hang.
 constexpr int kPauseMs = 2500;
 // How much longer an injected delay makes one step: past the 2 s the others may wait in a
-// collective before the one holding them up is named a stall.
-constexpr int kDelayMs = 3000;
+// collective before the one holding them up is named a stall, with room for a busy machine.
+constexpr int kDelayMs = 5000;
 
 struct FaultInjection {
     FaultKind kind = FaultKind::None;

@@ -406,7 +406,7 @@ typename GptModel<T>::G GptModel<T>::forwardStage(const std::int32_t *tokens, co
         if (m_config.llama && m_config.tp == 1) {
             ops::embeddingRangeForward(stream(), m_encoded, m_tokens.data(), param(m_wte), 0, Vl, BT, C);
         } else if (m_config.tp == 1 && !cp()) {
-            ops::encoderForward(stream(), m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C);
+            ops::encoderForward(stream(), m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C, m_config.vocab);
         } else {
             // Vocabulary-parallel embedding: each rank looks up the tokens in its vocabulary range,
             // the sum over the group is the embedding (reduce-scattered to this rank's rows with

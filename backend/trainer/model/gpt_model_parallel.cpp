@@ -220,7 +220,7 @@ void GptModel<T>::embeddingBackward(const T *dEncoded)
 {
     const int B = m_batch, Tn = m_seqLen, C = m_config.hidden;
     if (m_config.tp == 1 && !m_config.llama && !cp()) {
-        ops::encoderBackward(stream(), grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), B, Tn, C);
+        ops::encoderBackward(stream(), grad(m_wte), grad(m_wpe), dEncoded, m_tokens.data(), B, Tn, C, m_config.vocab);
         return;
     }
     // Rows of this rank's vocabulary range only; positions (gpt) as without tensor parallelism, or

@@ -37,31 +37,48 @@ DType computeTypeOf(plan::Precision precision)
 }
 
 
-// The rank's device: the CPU, or for a plan of CUDA nodes the GPU of its local rank (Open MPI's
-// or Slurm's local rank; one GPU per rank, never shared).
+// This rank's place among the ranks of its host (Open MPI's, else Slurm's variables).
+int localRank()
+{
+    for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"})
+        if (const char *v = std::getenv(name))
+            return std::atoi(v);
+    return 0;
+}
+
+// Whether ranks share GPUs here: more ranks on this host than it has GPUs, which only
+// TRELLIS_SHARE_GPUS=1 allows (a one-GPU machine running a multi-rank plan's parity check, docs/gpu.md).
+bool sharingGpus()
+{
+    const char *share = std::getenv("TRELLIS_SHARE_GPUS");
+    return share && std::string(share) == "1";
+}
+
+// The rank's device: the CPU, or for a plan of CUDA nodes the GPU of its local rank (one GPU per
+// rank; with TRELLIS_SHARE_GPUS=1 ranks beyond the GPUs share them, local rank modulo the count).
 Device &deviceFor(const plan::Plan &plan, int rank)
 {
     if (plan.cluster.nodes.empty() || plan.cluster.nodes.front().device != plan::DeviceKind::Cuda)
         return Device::cpu();
     char host[256] = {};
     gethostname(host, sizeof host - 1);
-    int local = 0;
-    for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"})
-        if (const char *v = std::getenv(name)) {
-            local = std::atoi(v);
-            break;
-        }
+    int local = localRank();
     Device::setErrorContext("host " + std::string(host) + " rank " + std::to_string(rank));
     const int count = Device::cudaCount();
     if (count < 0)
         throw TrainerError(proto::kExitDeviceError, "the plan runs on CUDA devices (cluster.nodes[0].device) but "
                                                      "this is the CPU trellis-trainer: run trellis-trainer-cuda (built beside it when CMake finds "
                                                      "a CUDA compiler, -DTRELLIS_ENABLE_CUDA=AUTO or ON)");
+    if (count > 0 && local >= count && sharingGpus())
+        local %= count;
     if (local >= count)
         throw TrainerError(proto::kExitDeviceError,
-                           "the plan runs on CUDA devices (cluster.nodes[0].device) but this host has " +
+                           "the plan runs on CUDA devices (cluster.nodes[0].device) but host " + std::string(host) + " has " +
                                std::to_string(count) + " GPU" + (count == 1 ? "" : "s") + " for local rank " +
-                               std::to_string(local) + (count == 0 ? " (no CUDA device or driver found)" : ""));
+                               std::to_string(local) +
+                               (count == 0 ? " (no CUDA device or driver found)"
+                                           : " (give each rank a GPU, or set TRELLIS_SHARE_GPUS=1 to share them through "
+                                             "staged MPI, docs/gpu.md)"));
     try {
         return Device::cuda(local);
     } catch (const std::exception &e) {
@@ -111,6 +128,8 @@ ParallelStack::ParallelStack(const plan::Plan &plan, ProcessGroups &groups, cons
     : m_groups(groups), m_device(&deviceFor(plan, groups.world().rank())), m_config(configOf(plan, groups.tp().rank(), groups.cp().rank(), groups.ep().rank())), m_whole(m_config)
 {
     const plan::ParallelSpec &ps = plan.parallel;
+    // Device tensors, device collectives: NCCL, or MPI staged through the device's pinned memory.
+    m_placement = groups.placeOn(*m_device, m_device->kind() == kernels::Device::Cuda && localRank() >= Device::cudaCount());
     // The model every layout starts from: this tp rank's slice of the seed's initialisation (fp32:
     // the master weights of mixed precision, from which the compute copies are made).
     GptModel<float> reference(m_config, true, *m_device);

@@ -94,6 +94,8 @@ public:
     DpTraffic dpTraffic() const;
     // Gradient compression, for the log: "grad compression powersgd: …"; empty without it.
     std::string compressionNote() const;
+    // How the device's collectives run, for the log (ProcessGroups::placeOn); empty on the CPU.
+    const std::string &placementNote() const { return m_placement; }
     std::uint64_t activationBytes() const { return m_executor->activationBytes(); }
     double asyncCommMs() const { return m_storage->commMs(); }
     double asyncExposedMs() const { return m_storage->exposedMs(); }
@@ -167,6 +169,7 @@ private:
     class ContextParallel *m_context = nullptr; // cp > 1: cuts each micro-batch to this rank's tokens
     std::vector<std::pair<ParamRange, DeviceBuffer<float>>> m_captured;
     std::uint64_t m_outerStepsNoted = 0; // local updates: the outer steps takeStepNote() has told of
+    std::string m_placement; // how the device communicators were placed (NCCL, staged), for the start line
 };
 
 } // namespace trellis::trainer

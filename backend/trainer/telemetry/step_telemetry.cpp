@@ -105,6 +105,9 @@ void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std:
     mem->set_comm_buffers(f.bufferBytes);
     mem->set_peak_rss(peakRssBytes());
     mem->set_master_weights(f.masterBytes);
+    mem->set_device_allocated(f.deviceAllocated);
+    mem->set_device_peak(f.devicePeak);
+    mem->set_device_reserved(f.deviceReserved);
     r->set_loss_scale(f.lossScale);
     r->set_skipped_steps(f.skippedSteps);
     r->set_update_skipped(f.updateSkipped);

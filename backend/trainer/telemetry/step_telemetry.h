@@ -27,6 +27,7 @@ struct StepFigures {
     double loss = 0, gradNorm = 0, lr = 0;
     std::uint64_t parameterBytes = 0, masterBytes = 0, gradientBytes = 0, optimizerBytes = 0, activationBytes = 0,
                   bufferBytes = 0;
+    std::uint64_t deviceAllocated = 0, devicePeak = 0, deviceReserved = 0; // from the device's allocator
     double lossScale = 0;              // fp16 only
     std::uint64_t skippedSteps = 0;    // fp16: overflow skips so far
     bool updateSkipped = false;

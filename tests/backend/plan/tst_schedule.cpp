@@ -161,6 +161,25 @@ private slots:
                 QStringLiteral("activation of micro-batch 0 for chunk 1 is received by rank 1 but never sent by rank 0")));
         }
         {
+            // Two receives from the same rank swapped: every count and dependency still holds (tag
+            // matching would deliver each to its buffer), but without tags the first receive gets
+            // the first send: rank 1 would train micro-batch 1 on micro-batch 2's activation.
+            Schedule s = make("gpipe", 2, 3);
+            auto &r1 = s.ranks[1];
+            std::vector<std::size_t> receives;
+            for (std::size_t i = 0; i < r1.size(); ++i)
+                if (r1[i].kind == ActionKind::RecvActivation)
+                    receives.push_back(i);
+            QVERIFY(receives.size() == 3);
+            std::swap(r1[receives[1]], r1[receives[2]]);
+            const QString problems = joined(validateSchedule(s));
+            QVERIFY2(problems.contains(QStringLiteral(
+                         "rank 1's receive 2 from rank 0 waits for the activation of micro-batch 2 for chunk 1, but rank 0's send 2 to "
+                         "it is the activation of micro-batch 1 for chunk 1: transfers between two ranks match in the order they are "
+                         "posted (NCCL has no tags)")),
+                     qPrintable(problems));
+        }
+        {
             Schedule s = good; // the optimizer step moved up
             std::swap(s.ranks[0][s.ranks[0].size() - 1], s.ranks[0][s.ranks[0].size() - 2]);
             QVERIFY(joined(validateSchedule(s)).contains(QStringLiteral("the optimizer step must be the last action")));

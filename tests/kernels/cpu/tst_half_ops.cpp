@@ -259,12 +259,12 @@ void embeddings()
         tokens.push_back((i * 13) % V);
     std::vector<H> out(size_t(BT) * C);
     std::vector<float> outF(out.size());
-    cpu::encoderForward(out.data(), tokens.data(), wte.h.data(), wpe.h.data(), B, T, C);
-    cpu::encoderForward(outF.data(), tokens.data(), wte.f.data(), wpe.f.data(), B, T, C);
+    cpu::encoderForward(out.data(), tokens.data(), wte.h.data(), wpe.h.data(), B, T, C, V);
+    cpu::encoderForward(outF.data(), tokens.data(), wte.f.data(), wpe.f.data(), B, T, C, V);
     EXPECT_ROUNDED(out, outF);
     std::vector<float> dwte(wte.f.size(), 0.0f), dwpe(wpe.f.size(), 0.0f), dwteF = dwte, dwpeF = dwpe;
-    cpu::encoderBackward(dwte.data(), dwpe.data(), dOut.h.data(), tokens.data(), B, T, C);
-    cpu::encoderBackward(dwteF.data(), dwpeF.data(), dOut.f.data(), tokens.data(), B, T, C);
+    cpu::encoderBackward(dwte.data(), dwpe.data(), dOut.h.data(), tokens.data(), B, T, C, V);
+    cpu::encoderBackward(dwteF.data(), dwpeF.data(), dOut.f.data(), tokens.data(), B, T, C, V);
     QCOMPARE(firstDifference(dwte, dwteF), -1L);
     QCOMPARE(firstDifference(dwpe, dwpeF), -1L);
     // Vocabulary range [10, 30) and positions added later.

@@ -76,7 +76,7 @@ private slots:
         const auto wte = randomVector(static_cast<std::size_t>(V * C), 3), wpe = randomVector(static_cast<std::size_t>(T * C), 4);
         const std::vector<std::int32_t> tokens{0, 11, 4, 5, 3, 8, 7, 1};
         std::vector<double> dense(static_cast<std::size_t>(BT * C));
-        cpu::encoderForward(dense.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
+        cpu::encoderForward(dense.data(), tokens.data(), wte.data(), wpe.data(), B, T, C, V);
         std::vector<double> summed(dense.size(), 0.0), part(dense.size());
         for (int r = 0; r < tp; ++r) {
             cpu::embeddingRangeForward(part.data(), tokens.data(), wte.data() + r * Vl * C, r * Vl, Vl, BT, C);
@@ -87,7 +87,7 @@ private slots:
 
         const auto dOut = randomVector(dense.size(), 5);
         std::vector<double> dwte(wte.size(), 0.0), dwpe(wpe.size(), 0.0);
-        cpu::encoderBackward(dwte.data(), dwpe.data(), dOut.data(), tokens.data(), B, T, C);
+        cpu::encoderBackward(dwte.data(), dwpe.data(), dOut.data(), tokens.data(), B, T, C, V);
         std::vector<double> dwteParts(wte.size(), 0.0), dwpeOnce(wpe.size(), 0.0), scratch(wpe.size());
         for (int r = 0; r < tp; ++r) {
             std::fill(scratch.begin(), scratch.end(), 0.0);

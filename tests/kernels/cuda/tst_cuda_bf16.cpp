@@ -185,11 +185,11 @@ void lossAndEmbeddings()
     Dev<B16> dwte(wte), dwpe(wpe), dout(B * T * C), ddOut(dOut);
     Dev<float> dgte(gte), dgpe(gpe);
     Dev<std::int32_t> dtok(tokens);
-    cpu::half::encoderForward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
-    cuda::encoderForward<B16>(g_stream, dout, dtok, dwte, dwpe, B, T, C);
+    cpu::half::encoderForward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C, Vt);
+    cuda::encoderForward<B16>(g_stream, dout, dtok, dwte, dwpe, B, T, C, Vt);
     checkB("encoderForward", dout.host(), out);
-    cpu::half::encoderBackward(gte.data(), gpe.data(), dOut.data(), tokens.data(), B, T, C);
-    cuda::encoderBackward<B16>(g_stream, dgte, dgpe, ddOut, dtok, B, T, C);
+    cpu::half::encoderBackward(gte.data(), gpe.data(), dOut.data(), tokens.data(), B, T, C, Vt);
+    cuda::encoderBackward<B16>(g_stream, dgte, dgpe, ddOut, dtok, B, T, C, Vt);
     checkF("encoderBackward dwte (accumulates)", dgte.host(), gte, 1e-6);
     checkF("encoderBackward dwpe (accumulates)", dgpe.host(), gpe, 1e-6);
 }

@@ -208,13 +208,13 @@ void embeddings()
     Dev<std::int32_t> dtok(tokens);
     Dev<float> dwte(wte), dwpe(wpe), dout(B * T * C), ddOut(dOut);
     std::vector<float> out(B * T * C);
-    cpu::encoderForward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
-    cuda::encoderForward<float>(g_stream, dout, dtok, dwte, dwpe, B, T, C);
+    cpu::encoderForward(out.data(), tokens.data(), wte.data(), wpe.data(), B, T, C, V);
+    cuda::encoderForward<float>(g_stream, dout, dtok, dwte, dwpe, B, T, C, V);
     checkClose("encoderForward", dout.host(), out, 1e-6);
     auto gte = randomVector(V * C, g_rng), gpe = randomVector(T * C, g_rng);
     Dev<float> dgte(gte), dgpe(gpe);
-    cpu::encoderBackward(gte.data(), gpe.data(), dOut.data(), tokens.data(), B, T, C);
-    cuda::encoderBackward<float>(g_stream, dgte, dgpe, ddOut, dtok, B, T, C);
+    cpu::encoderBackward(gte.data(), gpe.data(), dOut.data(), tokens.data(), B, T, C, V);
+    cuda::encoderBackward<float>(g_stream, dgte, dgpe, ddOut, dtok, B, T, C, V);
     checkClose("encoderBackward dwte (accumulates)", dgte.host(), gte, 1e-6);
     checkClose("encoderBackward dwpe (accumulates)", dgpe.host(), gpe, 1e-6);
 

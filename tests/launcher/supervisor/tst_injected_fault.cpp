@@ -19,6 +19,9 @@ private slots:
         QTest::newRow("every") << "nanloss@3:1/*" << "nanloss@3:1" << QList<int>{1, 2, 3, 4};
         QTest::newRow("fourth") << "throw@7:100/4" << "throw@7:100" << QList<int>{4};
         QTest::newRow("stall") << "stall@1:4" << "stall@1:4" << QList<int>{1};
+        QTest::newRow("pauses at three steps") << "pause@3:8,20,32/2" << "pause@3:8,20,32" << QList<int>{2};
+        QTest::newRow("stop") << "stop@2:10" << "stop@2:10" << QList<int>{1};
+        QTest::newRow("delay") << "delay@1:6/*" << "delay@1:6" << QList<int>{1, 2, 3, 4};
     }
     void firesInTheAttemptsItNames()
     {
@@ -45,7 +48,9 @@ private slots:
         QTest::addColumn<QString>("spec");
         QTest::addColumn<QString>("why");
         QTest::newRow("attempt 0") << "crash@1:5/0" << "ATTEMPT must be >= 1";
-        QTest::newRow("attempt word") << "crash@1:5/x" << "KIND@RANK:STEP[/ATTEMPT|/*]";
+        QTest::newRow("attempt word") << "crash@1:5/x" << "KIND@RANK:STEP[,STEP...][/ATTEMPT|/*]";
+        QTest::newRow("a step of a list 0") << "pause@1:5,0,9" << "STEP must be >= 1";
+        QTest::newRow("an empty step in a list") << "pause@1:5,,9" << "got 'pause@1:5,,9'";
         QTest::newRow("kind") << "boom@1:5" << "KIND one of crash";
         QTest::newRow("step 0") << "crash@1:0" << "STEP must be >= 1";
         QTest::newRow("negative rank") << "crash@-1:5" << "got 'crash@-1:5'";

@@ -29,6 +29,8 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTest>
 
 #include <csignal>
@@ -206,13 +208,30 @@ private slots:
         QTemporaryDir dir;
         ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
         const QString path = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/gpu/llama2-70b-dgx-h100.json");
-        QVERIFY(window.loadPlan(path));
-        // The trainer cannot run it (CUDA, llama, bf16, ...): it can be estimated, not launched.
+        // The same plan for Megatron-LM: the trainer cannot run it, so it can be estimated, not
+        // launched.
+        QJsonObject megatron = QJsonDocument::fromJson([&path] {
+                                   QFile f(path);
+                                   return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+                               }()).object();
+        QJsonObject parallel = megatron[QStringLiteral("parallel")].toObject();
+        parallel[QStringLiteral("framework")] = QStringLiteral("megatron");
+        megatron[QStringLiteral("parallel")] = parallel;
+        const QString megatronPath = dir.filePath(QStringLiteral("megatron.json"));
+        QFile out(megatronPath);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QJsonDocument(megatron).toJson());
+        out.close();
+        QVERIFY(window.loadPlan(megatronPath));
         QVERIFY(!window.launchAction()->isEnabled());
-        QVERIFY(window.launchAction()->toolTip().contains(QStringLiteral("the CUDA device")));
+        QVERIFY2(window.launchAction()->toolTip().contains(QStringLiteral("Megatron-LM")), qPrintable(window.launchAction()->toolTip()));
         window.launch(); // refused before any process starts
         QVERIFY(window.feed()->state() == launcher::RunState::Idle);
         QVERIFY(!window.feed()->isAttached());
+        // As written (CUDA on 128 GPUs, llama, bf16): the trainer runs it — several GPUs through
+        // NCCL —, so Launch is on (the launch target's preflight is what would stop it here).
+        QVERIFY(window.loadPlan(path));
+        QVERIFY2(window.launchAction()->isEnabled(), qPrintable(window.launchAction()->toolTip()));
         ui::EstimatePanel *panel = window.estimatePanel();
         QTRY_VERIFY_WITH_TIMEOUT(panel->estimate().has_value(), 20000);
         const auto loaded = plan::loadPlanFile(path.toStdString());
