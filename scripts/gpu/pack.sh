@@ -22,7 +22,7 @@ mkdir -p "$stage/bin" "$stage/lib" "$stage/files" "$stage/plugins" "$out"
 for p in "${progs[@]}"; do cp -L "$p" "$stage/bin/"; done
 # Qt's SQLite driver is loaded at run time, not linked: pack it (and what it needs) when Qt is in.
 libs=("${progs[@]}")
-qtsql=$(ldd "${progs[@]}" 2>/dev/null | awk '/libQt6Sql/ {print $3; exit}')
+qtsql=$(ldd "${progs[@]}" 2>/dev/null | awk '/libQt6Sql/ {print $3}' | sort -u) || true
 if [[ -n $qtsql ]]; then
   plugin=$(find /usr/lib/x86_64-linux-gnu/qt6/plugins/sqldrivers -name 'libqsqlite.so' 2>/dev/null | head -1)
   if [[ -n $plugin ]]; then mkdir -p "$stage/plugins/sqldrivers"; cp -L "$plugin" "$stage/plugins/sqldrivers/"; libs+=("$plugin"); fi

@@ -15,8 +15,10 @@ if [[ ! -d $here/unpacked ]]; then
     { echo "run.sh: cannot unpack $here/pack.tar.xz" >&2; exit 1; }
 fi
 if [[ -d $here/wheels && ! -d $here/unpacked/site ]] && compgen -G "$here/wheels/*.whl" > /dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$here/unpacked/site" "$here"/wheels/*.whl ||
-    echo "run.sh: the packed wheels did not install; Python steps will miss them" >&2
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$here/unpacked/site" "$here"/wheels/*.whl \
+    > "$here/unpacked/wheels.log" 2>&1 ||
+    echo "run.sh: the packed wheels did not install for $(python3 --version 2>&1) (unpacked/wheels.log); Python steps will miss them" >&2
+  mkdir -p "$here/unpacked/site" # tried once
 fi
 dirs="$here/unpacked/lib"
 for lib in 'nvidia/cudnn/lib/libcudnn.so.9' 'nvidia/nccl/lib/libnccl.so.2'; do

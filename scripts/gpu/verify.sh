@@ -32,7 +32,7 @@ describe() {
     quickstart-fp32) echo "the GPU quick start (200 steps, fp32): losses against the CPU's (1e-3 relative, final 1e-3)";;
     quickstart-bf16) echo "the GPU quick start in bf16: final loss against the CPU bf16 run's (3e-2 relative)";;
     parity-fp32) echo "every layout at 2 ranks sharing the GPU (staged) against the 1-rank GPU run, fp32: losses 1e-4, params 1e-4";;
-    parity-bf16) echo "dp2, tp2+SP, pp2 1f1b, ZeRO-3 in bf16 against the 1-rank GPU run: losses 2e-2";;
+    parity-bf16) echo "dp2, tp2+SP, pp2 1f1b, ZeRO-3 in bf16 against the 1-rank GPU run: losses 5e-3";;
     pytorch-ddp) echo "examples/pytorch DDP over NCCL at world size 1, watched by trellis-cli with cuda_events";;
     pytorch-fsdp) echo "examples/pytorch FSDP over NCCL at world size 1, watched by trellis-cli";;
     bench) echo "GPT-2 124M bf16 batch 32: trellis against torch.compile (tokens/s ratio, reported, not asserted)";;
@@ -51,7 +51,8 @@ if [[ ${1:-} == prepare ]]; then
   grep -qx '/.gpu-carry/' .git/info/exclude 2>/dev/null || echo /.gpu-carry/ >> .git/info/exclude
   [[ -f build/CMakeCache.txt ]] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
   cmake -B build -DTRELLIS_CUDA_ARCHITECTURES="80;90" > /dev/null
-  grep -q '^CMAKE_CUDA_COMPILER:' build/CMakeCache.txt || { echo "verify.sh prepare: build/ has no CUDA compiler (nvcc)" >&2; exit 1; }
+  compgen -G 'build/CMakeFiles/*/CMakeCUDACompiler.cmake' > /dev/null ||
+    { echo "verify.sh prepare: build/ was configured without a CUDA compiler (nvcc; TRELLIS_ENABLE_CUDA)" >&2; exit 1; }
   targets=(tst_cuda_kernels tst_cuda_bf16 tst_gpt_cuda tst_cuda_no_device tst_communicator_conformance_cuda
            trellis-trainer-cuda trellis-trainer trellis-cli bench_gpu_gpt)
   cmake --build build --target "${targets[@]}"
@@ -103,10 +104,11 @@ step() { # step NAME SECONDS FUNCTION: runs it under its own timeout, its output
   fi
   ((limit > left)) && limit=$left
   start=$(date +%s%N)
-  timeout --kill-after=10 "$limit" bash -c "$(declare -f "$fn" mpi cmp); run='$run' here='$here' log='$log' $fn" > "$log/$name.log" 2>&1
+  timeout --kill-after=10 "$limit" bash -c "$(declare -f); run='$run' here='$here' log='$log' $fn" > "$log/$name.log" 2>&1
   rc=$?
   local took; took=$((($(date +%s%N) - start) / 100000000)); took="$((took / 10)).$((took % 10))"
-  local last; last=$(grep -v '^\s*$' "$log/$name.log" | tail -1 | cut -c1-110)
+  local last; last=$(grep -v -E '^\s*$|^-+$|ORTE_ERROR_LOG|MPI_ABORT|^NOTE: invoking|^You may or may not|^exactly when|^with errorcode|^in communicator' \
+    "$log/$name.log" | tail -1 | cut -c1-110)
   if [[ $rc == 0 ]]; then result[$name]=passed; passed=$((passed + 1))
   elif [[ $rc == 124 || $rc == 137 ]]; then result[$name]="FAILED (timed out after ${limit} s)"; failed=$((failed + 1))
   else result[$name]="FAILED (exit $rc)"; failed=$((failed + 1)); fi
@@ -155,7 +157,7 @@ parity() { # parity PRECISION LOSS_BOUND PARAM_BOUND
   return $bad
 }
 s_parity_fp32() { parity fp32 1e-4 1e-4; }
-s_parity_bf16() { parity bf16 2e-2 ""; }
+s_parity_bf16() { parity bf16 5e-3 ""; }
 pytorch() { # pytorch SCRIPT: a world-size-1 job under trellis-cli, its telemetry in a history
   local py; py=$(command -v python3)
   [[ -x /opt/torch/.venv/bin/python ]] && py=/opt/torch/.venv/bin/python
