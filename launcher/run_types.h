@@ -59,6 +59,10 @@ struct RankRow {
     qint64 pid = 0;
     QString device;
     int dp = 0, tp = 0, pp = 0, cp = 0;
+    // From its Hello: the precision it trains in, how its kernels run it (e.g. "bf16 GEMMs: onednn
+    // (native bf16)"), and its kernel threads.
+    QString precision, kernels;
+    int threads = 0;
     int exitCode = -1;
     qint64 dropped = 0;
     qint64 receivedSeq = 0;  // messages received in sequence (every seq below arrived and is stored)

@@ -1464,7 +1464,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+78"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+79"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -3180,6 +3180,67 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+1"/>
         <source>%1%2 MB all-reduced a rank instead of %3 MB every step would (%4)</source>
         <translation>%1%2 MB im All-Reduce je Rang statt %3 MB bei jedem Schritt (%4)</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::RanksPanel</name>
+    <message>
+        <location filename="../ui/dashboards/ranks_panel.cpp" line="+27"/>
+        <source>Ranks</source>
+        <translation>Ränge</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Hosts</source>
+        <translation>Hosts</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Device</source>
+        <translation>Gerät</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Precision</source>
+        <translation>Genauigkeit</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Kernels</source>
+        <translation>Kernel</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Threads</source>
+        <translation>Threads</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+17"/>
+        <source>%1 (%n ranks)</source>
+        <translation>
+            <numerusform>%1 (%n Rang)</numerusform>
+            <numerusform>%1 (%n Ränge)</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>fp32 kernels</source>
+        <translation>fp32-Kernel</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Launch the plan to see its ranks here: which device, precision and kernels each runs (oneDNN&apos;s native bf16 GEMMs or fp32 ones on converted operands) and on how many threads.</source>
+        <translation>Starten Sie den Plan, um hier seine Ränge zu sehen: welches Gerät, welche Genauigkeit und welche Kernel jeder nutzt (oneDNNs native bf16-GEMMs oder fp32-GEMMs auf umgewandelten Operanden) und mit wie vielen Threads.</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>No rank has said hello yet.</source>
+        <translation>Noch hat sich kein Rang gemeldet.</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/ranks_panel.h" line="+19"/>
+        <source>Ranks and kernels</source>
+        <translation>Ränge und Kernel</translation>
     </message>
 </context>
 <context>

@@ -1463,7 +1463,7 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+78"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+79"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -3174,6 +3174,66 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+1"/>
         <source>%1%2 MB all-reduced a rank instead of %3 MB every step would (%4)</source>
         <translation>每个 rank all-reduce %1%2 MB，而每步同步需 %3 MB（%4）</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::dashboards::RanksPanel</name>
+    <message>
+        <location filename="../ui/dashboards/ranks_panel.cpp" line="+27"/>
+        <source>Ranks</source>
+        <translation>进程</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Hosts</source>
+        <translation>主机</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Kernels</source>
+        <translation>内核</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Threads</source>
+        <translation>线程</translation>
+    </message>
+    <message numerus="yes">
+        <location line="+17"/>
+        <source>%1 (%n ranks)</source>
+        <translation>
+            <numerusform>%1（%n 个进程）</numerusform>
+        </translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>fp32 kernels</source>
+        <translation>fp32 内核</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>Launch the plan to see its ranks here: which device, precision and kernels each runs (oneDNN&apos;s native bf16 GEMMs or fp32 ones on converted operands) and on how many threads.</source>
+        <translation>启动该计划即可在此查看其各进程：每个进程使用的设备、精度和内核（oneDNN 原生 bf16 GEMM，或在转换后的操作数上运行的 fp32 GEMM）以及线程数。</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>No rank has said hello yet.</source>
+        <translation>尚无进程报到。</translation>
+    </message>
+    <message>
+        <location filename="../ui/dashboards/ranks_panel.h" line="+19"/>
+        <source>Ranks and kernels</source>
+        <translation>进程与内核</translation>
     </message>
 </context>
 <context>

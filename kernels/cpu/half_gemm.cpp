@@ -117,7 +117,14 @@ void gemmFp32(bool transA, bool transB, int M, int N, int K, const T *A, int lda
 }
 
 #if defined(TRELLIS_HAVE_DNNL)
-// oneDNN matmul on bf16 operands. One engine and stream for the process; primitives by shape.
+// oneDNN matmul on bf16 operands (fp32 ones too: the threading test on any CPU). One engine for
+// the process; primitives by shape and thread count.
+// Threading: Debian's oneDNN runs on OpenMP (libgomp), whose team size a primitive takes when it is
+// *created* (a matmul fixes its partition then) from the calling thread's OpenMP setting. So the
+// kernel thread count (kernelThreads(): the trainer's per-rank count, what the fp32 kernels use)
+// is set as that thread's OpenMP count before a primitive is looked up or created, and is part of
+// the cache key: a primitive made for 1 thread is never run where 2 are asked for, nor the
+// reverse (oversubscribing cores shared with the other ranks of the node).
 class OneDnn {
 public:
     static OneDnn &instance()
@@ -131,17 +138,21 @@ public:
     bool native() const { return m_native; }
     const char *describe() const { return m_native ? "onednn (native bf16)" : "onednn (bf16 emulated on AVX-512)"; }
 
-    template <typename Out>
-    void run(bool transA, bool transB, int M, int N, int K, const bf16 *A, int lda, const bf16 *B, int ldb, Out *C,
-             int ldc, bool accumulate, const bf16 *bias)
+    template <typename T, typename Out>
+    void run(bool transA, bool transB, int M, int N, int K, const T *A, int lda, const T *B, int ldb, Out *C, int ldc,
+             bool accumulate, const T *bias)
     {
         using dt = dnnl::memory::data_type;
+        const dt inType = std::is_same_v<T, float> ? dt::f32 : dt::bf16;
         const dt outType = std::is_same_v<Out, float> ? dt::f32 : dt::bf16;
-        const Key key{M, N, K, transA, transB, lda, ldb, ldc, std::is_same_v<Out, float>, accumulate, bias != nullptr};
-        const dnnl::memory::desc src({M, K}, dt::bf16, transA ? dnnl::memory::dims{1, lda} : dnnl::memory::dims{lda, 1});
-        const dnnl::memory::desc wei({K, N}, dt::bf16, transB ? dnnl::memory::dims{1, ldb} : dnnl::memory::dims{ldb, 1});
+        const int threads = std::max(1, kernelThreads());
+        omp_set_num_threads(threads); // before the primitive: it takes its team size when created
+        const Key key{M,   N,   K,   transA, transB, lda, ldb, ldc, std::is_same_v<Out, float>, accumulate, bias != nullptr,
+                      threads, std::is_same_v<T, float>};
+        const dnnl::memory::desc src({M, K}, inType, transA ? dnnl::memory::dims{1, lda} : dnnl::memory::dims{lda, 1});
+        const dnnl::memory::desc wei({K, N}, inType, transB ? dnnl::memory::dims{1, ldb} : dnnl::memory::dims{ldb, 1});
         const dnnl::memory::desc dst({M, N}, outType, dnnl::memory::dims{ldc, 1});
-        const dnnl::memory::desc bmd({1, N}, dt::bf16, dnnl::memory::dims{N, 1});
+        const dnnl::memory::desc bmd({1, N}, inType, dnnl::memory::dims{N, 1});
         std::unique_lock lock(m_mutex);
         auto it = m_cache.find(key);
         if (it == m_cache.end()) {
@@ -157,20 +168,19 @@ public:
         }
         const dnnl::matmul prim = it->second;
         lock.unlock();
-        omp_set_num_threads(std::max(1, kernelThreads()));
         dnnl::stream stream(m_engine);
         std::unordered_map<int, dnnl::memory> mem{
-            {DNNL_ARG_SRC, dnnl::memory(src, m_engine, const_cast<bf16 *>(A))},
-            {DNNL_ARG_WEIGHTS, dnnl::memory(wei, m_engine, const_cast<bf16 *>(B))},
+            {DNNL_ARG_SRC, dnnl::memory(src, m_engine, const_cast<T *>(A))},
+            {DNNL_ARG_WEIGHTS, dnnl::memory(wei, m_engine, const_cast<T *>(B))},
             {DNNL_ARG_DST, dnnl::memory(dst, m_engine, C)}};
         if (bias)
-            mem.emplace(DNNL_ARG_BIAS, dnnl::memory(bmd, m_engine, const_cast<bf16 *>(bias)));
+            mem.emplace(DNNL_ARG_BIAS, dnnl::memory(bmd, m_engine, const_cast<T *>(bias)));
         prim.execute(stream, mem);
         stream.wait();
     }
 
 private:
-    using Key = std::tuple<int, int, int, bool, bool, int, int, int, bool, bool, bool>;
+    using Key = std::tuple<int, int, int, bool, bool, int, int, int, bool, bool, bool, int, bool>;
     OneDnn() : m_engine(dnnl::engine::kind::cpu, 0)
     {
         const unsigned isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
@@ -231,6 +241,20 @@ void gemm16(bool transA, bool transB, int M, int N, int K, const T *A, int lda, 
     }
 #endif
     gemmFp32(transA, transB, M, N, K, A, lda, B, ldb, C, ldc, accumulate, bias);
+}
+
+bool oneDnnGemmF32(bool transA, bool transB, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                   float *C, int ldc)
+{
+#if defined(TRELLIS_HAVE_DNNL)
+    if (M == 0 || N == 0 || K == 0)
+        return true;
+    OneDnn::instance().run(transA, transB, M, N, K, A, lda, B, ldb, C, ldc, false, static_cast<const float *>(nullptr));
+    return true;
+#else
+    (void)transA, (void)transB, (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc;
+    return false;
+#endif
 }
 
 const char *gemm16Backend(DType type)

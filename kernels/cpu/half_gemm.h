@@ -8,7 +8,9 @@
 //            every CPU, fp16 included.
 // TRELLIS_CPU_GEMM16=onednn|fp32 asks for one (onednn only where oneDNN has a bf16 matmul for
 // the CPU at all: oneDNN 2.6 needs AVX-512, emulating bf16 there without AVX512-BF16).
-// Threading: as ops.h (the calling thread, split over the kernel threads).
+// Threading: as ops.h (the calling thread, split over the kernel threads). oneDNN runs on OpenMP
+// with exactly kernelThreads() threads, set before each primitive is made (a primitive keeps the
+// team size it was made with, so primitives are cached per thread count too).
 #pragma once
 
 #include "kernels/dtype.h"
@@ -30,5 +32,10 @@ bool nativeBf16Gemm();
 // Forces a backend ("onednn" or "fp32"); false when this build or CPU cannot run it. Tests and
 // benchmarks.
 bool setGemm16Backend(const char *name);
+// C = op(A)·op(B) in fp32 through the same oneDNN path and threading as the bf16 GEMMs (oneDNN has
+// an fp32 matmul on every x86-64 CPU): what the threading test runs where there is no native bf16.
+// False in a build without oneDNN.
+bool oneDnnGemmF32(bool transA, bool transB, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+                   float *C, int ldc);
 
 } // namespace trellis::kernels::cpu

@@ -448,7 +448,7 @@ void RunFeed::handleTelemetry(FeedState &st, const proto::Envelope &e)
             st.snapshotDirty = true;
         }
     } else if (e.has_hello()) {
-        st.builder.setRankStage(static_cast<int>(e.rank()), static_cast<int>(e.hello().coords().pp()));
+        st.builder.setRank(rankRowFrom(e));
         st.snapshotDirty = true;
     } else if (e.has_collective()) {
         const auto &c = e.collective();

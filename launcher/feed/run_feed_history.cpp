@@ -64,7 +64,7 @@ bool RunFeed::backfillFromHistory(FeedState &st, bool final)
         st.predicted = true;
     }
     for (const RankRow &r : data->ranks)
-        st.builder.setRankStage(r.rank, r.pp);
+        st.builder.setRank(r);
     db.forEachCollectiveChunk(summary->id, [&](const QList<CollectiveRow> &rows) {
         for (const CollectiveRow &c : rows)
             st.builder.addCollective(c);

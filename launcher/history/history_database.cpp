@@ -169,6 +169,13 @@ const char *const kSchemaV12[] = {
     " outcome TEXT NOT NULL, what TEXT)",
     "CREATE INDEX IF NOT EXISTS stalls_run ON stalls(run, number)",
 };
+// Schema 13: what each rank's Hello says of its kernels — the precision it trains in, how its
+// kernels run it (the 16-bit GEMM backend), its kernel threads. Older runs' ranks hold NULL.
+const char *const kSchemaV13[] = {
+    "ALTER TABLE ranks ADD COLUMN precision TEXT",
+    "ALTER TABLE ranks ADD COLUMN kernels TEXT",
+    "ALTER TABLE ranks ADD COLUMN threads INTEGER",
+};
 
 } // namespace
 
@@ -341,7 +348,7 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;
@@ -446,8 +453,8 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
     if (q.exec() && q.next())
         data.planJson = q.value(0).toString();
 
-    q.prepare(QStringLiteral("SELECT rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, received_seq, goodbye_seq, lost"
-                             " FROM ranks WHERE run = ? ORDER BY rank"));
+    q.prepare(QStringLiteral("SELECT rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, received_seq, goodbye_seq, lost,"
+                             " precision, kernels, threads FROM ranks WHERE run = ? ORDER BY rank"));
     q.addBindValue(id);
     if (q.exec()) {
         while (q.next()) {
@@ -465,6 +472,9 @@ std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)
             r.receivedSeq = q.value(10).toLongLong();
             r.goodbyeSeq = q.value(11).isNull() ? -1 : q.value(11).toLongLong();
             r.lost = q.value(12).toLongLong();
+            r.precision = q.value(13).toString();
+            r.kernels = q.value(14).toString();
+            r.threads = q.value(15).toInt();
             data.ranks.append(r);
         }
     }

@@ -103,11 +103,13 @@ bool applyOp(ApplyContext &c, const RankOp &o)
     const RankRow &r = o.row;
     QSqlQuery &q = c.q;
     q.prepare(QStringLiteral(
-        "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, goodbye_seq)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
+        "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, goodbye_seq, precision, kernels, threads)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
         " goodbye_seq = coalesce(excluded.goodbye_seq, goodbye_seq),"
         " host = coalesce(nullif(excluded.host, ''), host), pid = coalesce(nullif(excluded.pid, 0), pid),"
         " device = coalesce(nullif(excluded.device, ''), device),"
+        " precision = coalesce(nullif(excluded.precision, ''), precision), kernels = coalesce(nullif(excluded.kernels, ''), kernels),"
+        " threads = coalesce(nullif(excluded.threads, 0), threads),"
         // Coordinates come with Hello (which carries a host); Goodbye updates leave them.
         " dp = iif(coalesce(excluded.host, '') = '', dp, excluded.dp), tp = iif(coalesce(excluded.host, '') = '', tp, excluded.tp),"
         " pp = iif(coalesce(excluded.host, '') = '', pp, excluded.pp), cp = iif(coalesce(excluded.host, '') = '', cp, excluded.cp),"
@@ -125,6 +127,9 @@ bool applyOp(ApplyContext &c, const RankOp &o)
     q.addBindValue(r.exitCode < 0 ? QVariant() : QVariant(r.exitCode));
     q.addBindValue(r.dropped);
     q.addBindValue(r.goodbyeSeq < 0 ? QVariant() : QVariant(r.goodbyeSeq));
+    q.addBindValue(r.precision);
+    q.addBindValue(r.kernels);
+    q.addBindValue(r.threads);
     return q.exec();
 }
 

@@ -3,6 +3,24 @@
 
 namespace trellis::launcher {
 
+RankRow rankRowFrom(const proto::Envelope &e)
+{
+    const auto &h = e.hello();
+    RankRow r;
+    r.rank = static_cast<int>(e.rank());
+    r.host = QString::fromStdString(h.host());
+    r.pid = h.pid();
+    r.device = QString::fromStdString(h.device());
+    r.dp = static_cast<int>(h.coords().dp());
+    r.tp = static_cast<int>(h.coords().tp());
+    r.pp = static_cast<int>(h.coords().pp());
+    r.cp = static_cast<int>(h.coords().cp());
+    r.precision = QString::fromStdString(h.precision());
+    r.kernels = QString::fromStdString(h.kernels());
+    r.threads = static_cast<int>(h.threads());
+    return r;
+}
+
 StepRow stepRowFrom(const proto::Envelope &e)
 {
     const auto &s = e.step();

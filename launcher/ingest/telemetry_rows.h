@@ -10,6 +10,8 @@
 namespace trellis::launcher {
 
 StepRow stepRowFrom(const proto::Envelope &e);
+// The rank's row from its Hello: host, pid, device, coordinates, precision, kernels, threads.
+RankRow rankRowFrom(const proto::Envelope &e);
 // The step report's expert load, when it has one (decodeEnvelope checked its shape).
 std::optional<ExpertLoadRow> expertLoadFrom(const proto::Envelope &e);
 QString eventKind(proto::Event::Kind kind);

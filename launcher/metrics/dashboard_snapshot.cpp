@@ -7,7 +7,11 @@
 #include "backend/plan/plan_json.h"
 #include "backend/plan/plan_validate.h"
 
+#include <QRegularExpression>
+
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 namespace trellis::launcher::telemetry {
 
@@ -17,6 +21,7 @@ void SnapshotBuilder::reset(int worldSize)
     m_collectives.clear();
     m_events.clear();
     m_health = {};
+    m_rankRows.clear();
     m_step = m_totalSteps = 0;
     m_worldSize = worldSize;
     m_skippedUpdates = 0;
@@ -152,8 +157,66 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
     s->stalls = m_stalls;
     s->stallSummary = m_stallSummary;
     s->health = m_health;
+    std::vector<const RankRow *> rows;
+    rows.reserve(m_rankRows.size());
+    for (const auto &[rank, row] : m_rankRows)
+        rows.push_back(&row);
+    s->rankKinds = rankKinds(rows);
     s->prediction = m_prediction;
     return s;
+}
+
+void SnapshotBuilder::setRank(const RankRow &rank)
+{
+    m_stageOf[rank.rank] = rank.pp;
+    m_rankRows[rank.rank] = rank;
+}
+
+namespace {
+
+// "0-3, 8-11" for the sorted ranks, cut with "…" past about 80 characters.
+QString rankRanges(const std::vector<int> &ranks)
+{
+    QString out;
+    for (std::size_t i = 0; i < ranks.size();) {
+        std::size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+            ++j;
+        if (!out.isEmpty())
+            out += QStringLiteral(", ");
+        if (out.size() > 80)
+            return out + QStringLiteral("…");
+        out += j == i ? QString::number(ranks[i]) : QStringLiteral("%1-%2").arg(ranks[i]).arg(ranks[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<RankKind> rankKinds(const std::vector<const RankRow *> &ranks)
+{
+    static const QRegularExpression index(QStringLiteral("^cuda:\\d+"));
+    std::map<std::tuple<QString, QString, QString, int>, std::pair<std::vector<int>, std::set<QString>>> kinds;
+    for (const RankRow *r : ranks) {
+        QString device = r->device;
+        device.replace(index, QStringLiteral("cuda")); // one kind for every GPU of a model
+        auto &kind = kinds[{device, r->precision, r->kernels, r->threads}];
+        kind.first.push_back(r->rank);
+        kind.second.insert(r->host);
+    }
+    std::vector<RankKind> out;
+    for (auto &[key, members] : kinds) {
+        RankKind k;
+        std::tie(k.device, k.precision, k.kernels, k.threads) = key;
+        std::sort(members.first.begin(), members.first.end());
+        k.count = static_cast<int>(members.first.size());
+        k.hosts = static_cast<int>(members.second.size());
+        k.ranks = rankRanges(members.first);
+        out.push_back(std::move(k));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const RankKind &a, const RankKind &b) { return a.count > b.count; });
+    return out;
 }
 
 // Each metric's lines (one per rank), or its band and outliers past kMaxRankLines ranks.
@@ -330,7 +393,7 @@ std::shared_ptr<const DashboardSnapshot> snapshotOf(const RunData &run, const QL
     SnapshotBuilder b(run.run.worldSize);
     b.setPrediction(predictionFor(run.planJson, calibrationPath));
     for (const RankRow &r : run.ranks)
-        b.setRankStage(r.rank, r.pp);
+        b.setRank(r);
     for (const StepRow &row : run.steps)
         b.addStep(row);
     if (steps)

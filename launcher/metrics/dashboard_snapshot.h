@@ -98,6 +98,18 @@ struct HealthView {
     quint64 feedGaps = 0;           // feed messages this view missed
 };
 
+// Ranks alike in what their Hello said — device (model, not index), precision, how the kernels
+// run it, kernel threads —, one row however many ranks: the Ranks panel and reports show which
+// kernels ran (a rank whose CPU lacks native bf16 stands apart from the others).
+struct RankKind {
+    QString device, precision, kernels;
+    int threads = 0;
+    int count = 0, hosts = 0;
+    QString ranks; // "0-3, 8-11" (at most about 80 characters; "…" beyond)
+};
+// The kinds of `ranks`, most ranks first (the Ranks panel, reports).
+std::vector<RankKind> rankKinds(const std::vector<const RankRow *> &ranks);
+
 struct DashboardSnapshot {
     quint64 version = 0;
     int worldSize = 0;
@@ -125,6 +137,7 @@ struct DashboardSnapshot {
         std::map<int, int> byHolder; // rank -> stalls it held
     } stallSummary;
     HealthView health;
+    std::vector<RankKind> rankKinds;      // most ranks first
     Prediction prediction;
     ExpertView experts;                   // layers 0: a dense model
     bool lossScaled = false;              // fp16 with dynamic loss scaling
@@ -169,7 +182,8 @@ public:
     void setHealth(const HealthView &health) { m_health = health; }
     void setProgress(qint64 step, qint64 totalSteps, int worldSize);
     void setPrediction(const Prediction &prediction) { m_prediction = prediction; }
-    void setRankStage(int rank, int stage) { m_stageOf[rank] = stage; } // from a rank's hello
+    // A rank's Hello (live) or its row in the history: its pipeline stage and its kind.
+    void setRank(const RankRow &rank);
     std::shared_ptr<const DashboardSnapshot> build(Metric heatMetric) const;
 
 private:
@@ -189,6 +203,7 @@ private:
     HealthView m_health;
     Prediction m_prediction;
     std::map<int, int> m_stageOf; // rank -> pipeline stage
+    std::map<int, RankRow> m_rankRows; // from Hellos
     // Routing: the newest steps summed over ranks (complete once a later step has begun), and the
     // finished steps' figures.
     struct ExpertStep {

@@ -300,9 +300,32 @@ void writeChartsSection(QString &h, const RunDigest &digest, const ChartRenderer
     h += QStringLiteral("</div>");
 }
 
+// Which kernels the ranks ran (their Hello: device, precision, GEMM path, kernel threads), one
+// row per kind of rank.
+void writeKernelsTable(QString &h, const RunData &run)
+{
+    std::vector<const RankRow *> rows;
+    for (const RankRow &k : run.ranks)
+        rows.push_back(&k);
+    const std::vector<telemetry::RankKind> kinds = telemetry::rankKinds(rows);
+    if (kinds.empty())
+        return;
+    h += QStringLiteral("<h3>Kernels</h3><table><tr><th class='l'>ranks</th><th>hosts</th><th class='l'>device</th>"
+                        "<th class='l'>precision</th><th class='l'>kernels</th><th>threads</th></tr>");
+    for (const telemetry::RankKind &k : kinds)
+        h += QStringLiteral("<tr><td class='l'>%1</td><td>%2</td><td class='l'>%3</td><td class='l'>%4</td><td class='l'>%5</td><td>%6</td></tr>")
+                 .arg(esc(k.ranks) + (k.count > 1 ? QStringLiteral(" (%1)").arg(k.count) : QString()))
+                 .arg(k.hosts)
+                 .arg(esc(k.device), esc(k.precision.isEmpty() ? QStringLiteral("fp32") : k.precision),
+                      esc(k.kernels.isEmpty() ? QStringLiteral("fp32 kernels") : k.kernels),
+                      k.threads > 0 ? QString::number(k.threads) : QStringLiteral("–"));
+    h += QStringLiteral("</table>");
+}
+
 void writeRanksSection(QString &h, const RunData &run, const QMap<int, RankAgg> &agg)
 {
     const RunSummary &r = run.run;
+    writeKernelsTable(h, run);
     h += QStringLiteral("<h2>Ranks</h2><table><tr><th>rank</th><th class='l'>host</th><th>pid</th><th class='l'>device</th>"
                         "<th>dp</th><th>steps</th><th>final loss</th><th>mean step ms</th><th>mean tokens/s</th>"
                         "<th>mean comm ms</th><th>peak RSS</th><th>exit</th><th>dropped</th></tr>");

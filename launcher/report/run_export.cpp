@@ -91,6 +91,9 @@ QByteArray exportJson(const RunData &run)
                                                                         {QStringLiteral("tp"), k.tp},
                                                                         {QStringLiteral("pp"), k.pp},
                                                                         {QStringLiteral("cp"), k.cp}}},
+                                 {QStringLiteral("precision"), k.precision},
+                                 {QStringLiteral("kernels"), k.kernels},
+                                 {QStringLiteral("threads"), k.threads},
                                  {QStringLiteral("exit_code"), k.exitCode},
                                  {QStringLiteral("dropped"), k.dropped}});
     root[QStringLiteral("ranks")] = ranks;
@@ -148,11 +151,13 @@ bool exportTable(const QString &name, const RunData &run, const QList<Collective
         for (const SpanRow &s : spans)
             out.rows.append({runId, V(s.rank), V(s.step), s.name, V(s.startNs), V(s.endNs), V(s.microBatch), V(s.stage)});
     } else if (name == QLatin1String("ranks")) {
-        cols({"rank", "host", "pid", "device", "dp", "tp", "pp", "cp", "exit_code", "dropped", "received_seq", "goodbye_seq", "lost"});
+        cols({"rank", "host", "pid", "device", "dp", "tp", "pp", "cp", "exit_code", "dropped", "received_seq", "goodbye_seq", "lost",
+              "precision", "kernels", "threads"});
         for (const RankRow &k : run.ranks)
             out.rows.append({runId, V(k.rank), k.host, V(k.pid), k.device, V(k.dp), V(k.tp), V(k.pp), V(k.cp),
                              k.exitCode < 0 ? V() : V(k.exitCode), V(k.dropped), V(k.receivedSeq),
-                             k.goodbyeSeq < 0 ? V() : V(k.goodbyeSeq), V(k.lost)});
+                             k.goodbyeSeq < 0 ? V() : V(k.goodbyeSeq), V(k.lost), k.precision, k.kernels,
+                             k.threads > 0 ? V(k.threads) : V()});
     } else {
         return false;
     }

@@ -79,15 +79,8 @@ void Supervisor::onHello(int rank, const proto::Envelope &e)
     if (m_stragglers)
         m_stragglers->hello(rank, h.host());
     m_pids[rank] = h.pid();
-    RankRow r;
+    RankRow r = rankRowFrom(e);
     r.rank = rank;
-    r.host = QString::fromStdString(h.host());
-    r.pid = h.pid();
-    r.device = QString::fromStdString(h.device());
-    r.dp = static_cast<int>(h.coords().dp());
-    r.tp = static_cast<int>(h.coords().tp());
-    r.pp = static_cast<int>(h.coords().pp());
-    r.cp = static_cast<int>(h.coords().cp());
     record(RankOp{m_runId, r});
     if (m_state == RunState::Launching)
         setState(RunState::Running);

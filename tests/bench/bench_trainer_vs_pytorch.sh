@@ -121,4 +121,5 @@ JSON
 done
 echo "($heads heads, seq $seq, batch $batch, ffn 4 x hidden, vocab 256; tokens/step = batch x seq; ratio = tokens/s trellis / pytorch;"
 echo " vs fp32 = tokens/s of trellis in this precision / trellis in fp32; bf16 GEMMs: $(build/bin/trellis-trainer --help >/dev/null;
-  grep -qw avx512_bf16 /proc/cpuinfo && echo 'this CPU has AVX512-BF16 (oneDNN native)' || echo 'this CPU has no AVX512-BF16: fp32 GEMMs on converted operands')"
+  grep -qw avx512_bf16 /proc/cpuinfo && echo 'this CPU has AVX512-BF16 (oneDNN native; target: bf16 >= 1.3x fp32 at 1 and 2 threads)' ||
+    echo 'this CPU has no AVX512-BF16: fp32 GEMMs on converted operands, and the 1.3x bf16 target does not apply here')"

@@ -144,6 +144,10 @@ private slots:
                                     "<h2>Collectives</h2>", "<h2>Telemetry</h2>", "Step time breakdown (median rank)"})
             QVERIFY2(text.contains(section), section);
         QCOMPARE(text.count("<td class='l'>yes</td>"), 4);
+        // Which kernels the ranks ran: the quick start's 4 fp32 CPU ranks, one kind.
+        QVERIFY2(text.contains("<h3>Kernels</h3>") &&
+                     text.contains("<tr><td class='l'>0-3 (4)</td><td>1</td><td class='l'>cpu</td><td class='l'>fp32</td><td class='l'>fp32 kernels</td><td>1</td></tr>"),
+                 "the Kernels table");
     }
 
     // What a run writes for its owner is owner-only whatever the umask: started under umask 022,
@@ -492,6 +496,19 @@ private slots:
         QCOMPARE(h.open(database, false), QString());
         const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
         QVERIFY(data);
+        // What every rank's Hello said of its kernels, as the history keeps it (the Ranks panel
+        // and the report's Kernels table read it): the plan's precision, the 16-bit GEMM path
+        // for bf16 (one path on every rank of this machine), the kernel threads (1 a rank here).
+        QCOMPARE(data->ranks.size(), ranks);
+        for (const RankRow &k : data->ranks) {
+            QCOMPARE(k.precision, QString::fromLatin1(trellis::plan::toString(p.parallel.precision)));
+            QCOMPARE(k.threads, 1);
+            if (p.parallel.precision == trellis::plan::Precision::Bf16)
+                QVERIFY2(k.kernels.startsWith(QStringLiteral("bf16 GEMMs: onednn (native bf16)")) ||
+                             k.kernels.startsWith(QStringLiteral("bf16 GEMMs: fp32 (converted operands)")),
+                         qPrintable(k.kernels));
+            QCOMPARE(k.kernels, data->ranks.first().kernels);
+        }
         const int perStage = ranks / p.parallel.pp;
         auto stageOf = [&](int rank) { return p.parallel.pp > 1 ? rank / perStage : -1; };
         // (stage, group, op) -> (bytes, calls), measured on every rank of the stage alike.

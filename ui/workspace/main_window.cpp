@@ -17,6 +17,7 @@
 #include "ui/dashboards/events_panel.h"
 #include "ui/dashboards/health_panel.h"
 #include "ui/dashboards/stalls_panel.h"
+#include "ui/dashboards/ranks_panel.h"
 #include "ui/dashboards/experts_panel.h"
 #include "ui/dashboards/heatmap_panel.h"
 #include "ui/dashboards/memory_panel.h"
@@ -135,7 +136,7 @@ void MainWindow::createDashboardPanels()
         {tr("Communication"), {new dashboards::CommunicationPanel(this)}},
         {tr("Memory"), {new dashboards::MemoryPanel(this)}},
         {tr("Experts"), {new dashboards::ExpertsPanel(this)}},
-        {tr("Health"), {new dashboards::StallsPanel(this), new dashboards::HealthPanel(this)}},
+        {tr("Health"), {new dashboards::StallsPanel(this), new dashboards::HealthPanel(this), new dashboards::RanksPanel(this)}},
         {tr("Events"), {new dashboards::EventsPanel(this)}},
     };
     static const char *const ids[] = {"training", "throughput", "steptime", "pipeline", "communication", "memory", "experts", "health", "events"};

@@ -44,6 +44,9 @@ void fillRun(HistoryWriter &w, const QString &runId, int ranks, int steps)
         row.host = QStringLiteral("h");
         row.pid = 100 + r;
         row.dp = r;
+        row.precision = QStringLiteral("bf16");
+        row.kernels = r == 0 ? QStringLiteral("bf16 GEMMs: fp32 (converted operands)") : QStringLiteral("bf16 GEMMs: onednn (native bf16)");
+        row.threads = 2;
         w.enqueue(RankOp{runId, row});
     }
     for (int r = 0; r < ranks; ++r) { // Goodbye: exit code only; must not erase Hello's fields
@@ -127,6 +130,11 @@ private slots:
         QCOMPARE(data->ranks[2].dp, 2);
         QCOMPARE(data->ranks[2].host, QStringLiteral("h"));
         QCOMPARE(data->ranks[2].pid, qint64(102));
+        // What Hello said of the kernels (schema 13), kept through Goodbye's update.
+        QCOMPARE(data->ranks[2].precision, QStringLiteral("bf16"));
+        QCOMPARE(data->ranks[2].kernels, QStringLiteral("bf16 GEMMs: onednn (native bf16)"));
+        QCOMPARE(data->ranks[2].threads, 2);
+        QCOMPARE(data->ranks[0].kernels, QStringLiteral("bf16 GEMMs: fp32 (converted operands)"));
         QCOMPARE(data->ranks[2].exitCode, 0);
         QCOMPARE(data->ranks[3].dropped, qint64(3));
         QCOMPARE(data->steps.size(), 100);
@@ -284,6 +292,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN goodbye_seq")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN lost")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
+            for (const char *column : {"precision", "kernels", "threads"}) // schema 13
+                QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
         }
         HistoryDatabase db;
@@ -395,6 +405,8 @@ private slots:
             QSqlQuery q(db.connection());
             QVERIFY(q.exec(QStringLiteral("DROP TABLE collective_blocks")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank")));
+            for (const char *column : {"precision", "kernels", "threads"}) // schema 13
+                QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=10")));
             for (int r = 0; r < 2; ++r)
                 QVERIFY(q.exec(QStringLiteral("INSERT INTO collective_stats(run, rank, step, grp, op, bytes, ms, bus_gbps, count)"
@@ -450,6 +462,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN encoding")));
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank"))); // schema 11
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
+            for (const char *column : {"precision", "kernels", "threads"}) // schema 13
+                QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=6")));
             // As schema 6 wrote them: fixed records, no encoding column.
             for (int r = 0; r < 2; ++r) {
@@ -521,6 +535,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank"))); // schema 11
             if (schema < 9)
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command")));
+            for (const char *column : {"precision", "kernels", "threads"}) // schema 13
+                QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=%1").arg(schema)));
             StepBlockEncoder e(static_cast<StepEncoding>(encoding)); // as that schema wrote them
             for (int st = 1; st <= 2; ++st) {

@@ -14,6 +14,7 @@
 #include "ui/dashboards/memory_panel.h"
 #include "ui/dashboards/metric_panel.h"
 #include "ui/dashboards/stalls_panel.h"
+#include "ui/dashboards/ranks_panel.h"
 #include "ui/dashboards/timeline_panel.h"
 #include "backend/plan/cost/cost_model.h"
 #include "backend/plan/plan_json.h"
@@ -411,6 +412,55 @@ private slots:
         QVERIFY2(panel.summary().contains(QStringLiteral("3 stall(s), 36.3 s in all, the longest 31.0 s; held by rank 1: 1, rank 3: 2")),
                  qPrintable(panel.summary()));
         QCOMPARE(panel.stepPlots().size(), 1);
+    }
+
+    // Ranks alike in device, precision, kernels and threads are one row: 4096 ranks of one kind
+    // and a node whose CPU lacks native bf16 (ranks 8-11 on GEMMs of converted operands) are two
+    // rows, the larger first, GPUs of one model one kind whatever their index.
+    void ranksAreGroupedByKernels()
+    {
+        RunData run = recordedRun(2, 4);
+        run.ranks.clear();
+        for (int r = 0; r < 4096; ++r) {
+            RankRow k;
+            k.rank = r;
+            k.host = QStringLiteral("node%1").arg(r / 4);
+            k.device = QStringLiteral("cpu");
+            k.precision = QStringLiteral("bf16");
+            k.threads = 1;
+            k.kernels = r >= 8 && r < 12 ? QStringLiteral("bf16 GEMMs: fp32 (converted operands)") : QStringLiteral("bf16 GEMMs: onednn (native bf16)");
+            run.ranks.append(k);
+        }
+        const auto snapshot = snapshotOf(run, {});
+        QCOMPARE(snapshot->rankKinds.size(), std::size_t(2));
+        const auto &native = snapshot->rankKinds[0], &converted = snapshot->rankKinds[1];
+        QCOMPARE(native.count, 4092);
+        QCOMPARE(native.hosts, 1023);
+        QVERIFY2(native.ranks.startsWith(QStringLiteral("0-7, 12-4095")), qPrintable(native.ranks));
+        QCOMPARE(converted.ranks, QStringLiteral("8-11"));
+        QCOMPARE(converted.hosts, 1);
+        QCOMPARE(converted.kernels, QStringLiteral("bf16 GEMMs: fp32 (converted operands)"));
+        RanksPanel panel;
+        panel.show(snapshot);
+        QCOMPARE(panel.table()->rowCount(), 2);
+        QCOMPARE(panel.table()->item(1, 0)->text(), QStringLiteral("8-11 (4 ranks)"));
+        QCOMPARE(panel.table()->item(0, 4)->text(), QStringLiteral("bf16 GEMMs: onednn (native bf16)"));
+        QCOMPARE(panel.table()->item(0, 5)->text(), QStringLiteral("1"));
+
+        RunData gpus = recordedRun(2, 4);
+        gpus.ranks.clear();
+        for (int r = 0; r < 8; ++r) {
+            RankRow k;
+            k.rank = r;
+            k.host = QStringLiteral("dgx");
+            k.device = QStringLiteral("cuda:%1 (NVIDIA H100 80GB HBM3, 132 SMs)").arg(r);
+            k.precision = QStringLiteral("bf16");
+            gpus.ranks.append(k);
+        }
+        const auto gpuSnapshot = snapshotOf(gpus, {});
+        QCOMPARE(gpuSnapshot->rankKinds.size(), std::size_t(1));
+        QCOMPARE(gpuSnapshot->rankKinds[0].device, QStringLiteral("cuda (NVIDIA H100 80GB HBM3, 132 SMs)"));
+        QCOMPARE(gpuSnapshot->rankKinds[0].ranks, QStringLiteral("0-7"));
     }
 };
 
