@@ -11,6 +11,7 @@
 // Exit codes: protocol/exit_codes.h.
 #include "backend/plan/plan_json.h"
 #include "backend/plan/plan_validate.h"
+#include "backend/protocol/collector_join.h"
 #include "backend/protocol/curve_keys.h"
 #include "backend/protocol/exit_codes.h"
 #include "backend/trainer/measure/calibration.h"
@@ -27,6 +28,7 @@
 
 #include <csignal>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,7 +64,10 @@ void usage(std::FILE *to)
                  "--telemetry-keys: a 0600 file of CURVE keys (server_public, client_public, client_secret);\n"
                  "  telemetry then goes to the endpoint encrypted and authenticated.\n"
                  "--node-relay: telemetry goes through one relay process per node (started by the node's ranks),\n"
-                 "  which holds the node's one connection to the endpoint.\n");
+                 "  which holds the node's one connection to the endpoint.\n"
+                 "Started by hand, not by Trellis: with TRELLIS_COLLECTOR=tcp://HOST:PORT and TRELLIS_COLLECTOR_KEYS=FILE\n"
+                 "  (what trellis-cli collect prints) and no --endpoint, every rank reports to that collector\n"
+                 "  (TRELLIS_JOB_NAME and TRELLIS_JOB_ID name the job; docs/collector.md).\n");
 }
 
 int finish(int code)
@@ -290,6 +295,32 @@ std::optional<plan::Plan> planToTrain(const std::string &planPath, int rank, int
     return thePlan;
 }
 
+// Started by hand (not by Trellis) with TRELLIS_COLLECTOR set: asks the collector for this job's
+// run and reports there (docs/collector.md). A refusal or no answer is said once per rank and the
+// training goes on without telemetry.
+void joinCollector(const plan::Plan &thePlan, const std::string &planPath, int rank, int size, trainer::TrainerOptions &options)
+{
+    proto::Join join = proto::joinFromEnvironment(thePlan.name);
+    join.set_world_size(static_cast<std::uint32_t>(size));
+    join.set_rank(static_cast<std::uint32_t>(rank));
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    join.set_host(host);
+    join.set_pid(static_cast<std::uint32_t>(::getpid()));
+    join.set_command("trellis-trainer --plan " + planPath);
+    join.set_client(std::string("trellis-trainer ") + TRELLIS_VERSION);
+    const proto::JoinResult joined = proto::joinCollector(join);
+    if (!joined.error.empty()) {
+        std::fprintf(stderr, "trellis-trainer: rank %d: not reporting to a collector: %s\n", rank, joined.error.c_str());
+        return;
+    }
+    options.endpoint = joined.endpoint;
+    options.runId = joined.runId;
+    options.telemetryKeys = joined.keys;
+    if (rank == 0 && !options.quiet)
+        std::printf("reporting to the collector as run %s\n", joined.runId.c_str());
+}
+
 // One rank of the plan's training, under MPI.
 int train(const Arguments &a)
 {
@@ -302,6 +333,8 @@ int train(const Arguments &a)
         return code;
     trainer::TrainerOptions options = a.options;
     options.planDir = std::filesystem::absolute(a.planPath).parent_path().string();
+    if (options.endpoint.empty() && thePlan->telemetry.endpoint.empty() && proto::collectorRequested())
+        joinCollector(*thePlan, a.planPath, rank, size, options);
     try {
         // The world is the DP group of a purely data-parallel plan; otherwise its own group.
         const auto &ps = thePlan->parallel;

@@ -8,6 +8,8 @@
 #include "launcher/feed/feed_publisher.h"
 #include "launcher/feed/run_feed.h"
 #include "launcher/registry/run_registry.h"
+#include "launcher/collector/collector.h"
+#include "launcher/owner_only.h"
 #include "launcher/supervisor/supervisor_process.h"
 #include "launcher/simulator/simulator.h"
 #include "backend/plan/plan_json.h"
@@ -617,6 +619,81 @@ int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
         if (const int rc = writeRunReport(a.options[QStringLiteral("--report")], dbPath, controller.runId()))
             return rc;
     return controller.state() == RunState::Completed ? 0 : 1;
+}
+
+// collect: jobs Trellis did not launch join here and are watched as runs until SIGTERM/SIGINT
+// (launcher/collector/collector.h). Each job's run gets a claim and a live feed, as a launched
+// run's, so `attach`, `ps` and the workbench follow it.
+int cmdCollect(const Args &a, const QString &dbPath)
+{
+    if (!a.positional.isEmpty())
+        return usageError(QStringLiteral("collect takes no arguments"));
+    telemetry::raiseOpenFileLimit(); // a connection per rank of every job
+    CollectorOptions options;
+    options.bind = a.options.value(QStringLiteral("--bind"), QStringLiteral("tcp://0.0.0.0:7700")).toStdString();
+    options.keysPath = a.options.value(QStringLiteral("--keys"),
+                                       QFileInfo(dbPath).absolutePath() + QStringLiteral("/collector/collector.keys"));
+    options.advertise = a.options.value(QStringLiteral("--advertise"));
+    if (!makeOwnerOnlyPath(QFileInfo(options.keysPath).absolutePath()))
+        return fail(QStringLiteral("cannot create %1").arg(QFileInfo(options.keysPath).absolutePath()));
+    if (const std::optional<int> code = readRunOptions(a, RunRecord{}, options.run))
+        return *code;
+    options.run.runId.clear();
+    options.run.telemetryEndpoint.clear();
+    HistoryWriter writer(dbPath);
+    if (const QString e = writer.start(); !e.isEmpty())
+        return fail(e);
+    const bool quiet = a.flags.contains(QStringLiteral("--quiet"));
+    Collector collector(&writer);
+    std::map<Supervisor *, std::pair<std::unique_ptr<RunClaim>, std::unique_ptr<FeedPublisher>>> followed;
+    QObject::connect(&collector, &Collector::refused, &collector, [](const QString &message) { err() << "refused: " << message << Qt::endl; });
+    QObject::connect(&collector, &Collector::jobWatched, &collector, [&](Supervisor *run, const QString &description) {
+        out() << "run " << run->runId() << ": " << description << Qt::endl;
+        RunRecord record;
+        record.runId = run->runId();
+        record.database = QFileInfo(dbPath).absoluteFilePath();
+        record.runDir = run->runDirectory();
+        record.startedAt = QDateTime::currentDateTimeUtc();
+        QString claimError;
+        auto claim = RunRegistry::claim(record, &claimError);
+        auto feed = std::make_unique<FeedPublisher>();
+        if (!claim || !feed->bind(record.feedEndpoint().toStdString()).isEmpty()) {
+            err() << "run " << run->runId() << ": no live feed (" << claimError << ")" << Qt::endl;
+            feed.reset();
+        } else {
+            run->setFeed(feed.get());
+        }
+        followed[run] = {std::move(claim), std::move(feed)};
+        QObject::connect(run, &Supervisor::alert, run, [run, quiet](const QString &kind, const QString &message) {
+            if (!quiet || kind == QLatin1String("hang"))
+                err() << "run " << run->runId() << ": " << message << Qt::endl;
+        });
+        QObject::connect(run, &Supervisor::restarting, run, [run](int, const QString &message) {
+            err() << "run " << run->runId() << ": " << message << Qt::endl;
+        });
+        QObject::connect(run, &Supervisor::finished, run, [run, &followed](RunState state, int, const QString &message) {
+            out() << "run " << run->runId() << " " << toString(state) << ": " << message.section(QLatin1Char('\n'), 0, 0) << Qt::endl;
+            if (auto it = followed.find(run); it != followed.end()) {
+                run->setFeed(nullptr);
+                followed.erase(it); // its claim and feed go with it
+            }
+        });
+    });
+    if (const QString e = collector.listen(options); !e.isEmpty())
+        return fail(e);
+    SignalBridge bridge([](int) { QCoreApplication::quit(); });
+    out() << "collecting at " << collector.address() << Qt::endl;
+    out() << "give each job: TRELLIS_COLLECTOR=" << collector.address() << " TRELLIS_COLLECTOR_KEYS=" << collector.jobKeysPath()
+          << Qt::endl;
+    QCoreApplication::exec();
+    collector.close();
+    for (auto &[run, parts] : followed)
+        run->setFeed(nullptr);
+    followed.clear();
+    if (!writer.flush(15000))
+        err() << "history: the writer did not finish in 15 s" << Qt::endl;
+    writer.stop();
+    return 0;
 }
 
 } // namespace trellis::launcher::cli

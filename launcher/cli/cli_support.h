@@ -61,6 +61,7 @@ int cmdPreflight(const Args &a);
 int cmdSimulate(const Args &a, const QString &dbPath);
 int cmdAdopt(const Args &a, const QString &dbPath);
 int cmdAttach(const Args &a, const QString &dbPath);
+int cmdCollect(const Args &a, const QString &dbPath);
 int cmdPs();
 int cmdStop(const Args &a);
 // cli_history_commands.cpp

@@ -1,6 +1,7 @@
 // See telemetry_receiver.h.
 #include "launcher/ingest/telemetry_receiver.h"
 
+#include "launcher/ingest/zap_handler.h"
 #include "backend/protocol/framing.h"
 
 #include <zmq.hpp>
@@ -237,46 +238,15 @@ bool TelemetryReceiver::waitForWork(RouterState &st)
     return true;
 }
 
-// ZAP (RFC 27): version, request id, domain, address, identity, mechanism, credentials; the
-// reply is version, request id, status code, status text, user id, metadata.
+// A connection's key checked (zap_handler.h): a refused one counted and its address kept.
 void TelemetryReceiver::answerZap(RouterState &st)
 {
-    for (int round = 0; round < 100; ++round) {
-        std::vector<zmq::message_t> request;
-        try {
-            zmq::message_t part;
-            if (!st.zap->recv(part, zmq::recv_flags::dontwait))
-                return;
-            request.push_back(std::move(part));
-            while (request.back().more()) {
-                zmq::message_t next;
-                (void)st.zap->recv(next, zmq::recv_flags::none);
-                request.push_back(std::move(next));
-            }
-        } catch (const zmq::error_t &) {
-            return;
-        }
-        const bool wellFormed = request.size() >= 7 && request[5].to_string_view() == "CURVE";
-        const bool allowed = wellFormed && request[6].to_string_view() == st.allowedKey;
-        if (!allowed) {
-            std::lock_guard lock(m_mutex);
-            ++m_stats.refused;
-            ++m_stats.rejected;
-            m_stats.lastRejection = QStringLiteral("a connection from %1 with an unknown key was refused")
-                                        .arg(request.size() > 3 ? QString::fromStdString(request[3].to_string()) : QStringLiteral("?"));
-        }
-        try {
-            const std::string id = request.size() > 1 ? request[1].to_string() : std::string();
-            st.zap->send(zmq::buffer(std::string_view("1.0")), zmq::send_flags::sndmore);
-            st.zap->send(zmq::buffer(id), zmq::send_flags::sndmore);
-            st.zap->send(zmq::buffer(std::string_view(allowed ? "200" : "400")), zmq::send_flags::sndmore);
-            st.zap->send(zmq::buffer(std::string_view(allowed ? "OK" : "unknown key")), zmq::send_flags::sndmore);
-            st.zap->send(zmq::buffer(std::string_view()), zmq::send_flags::sndmore);
-            st.zap->send(zmq::buffer(std::string_view()), zmq::send_flags::none);
-        } catch (const zmq::error_t &) {
-            return;
-        }
-    }
+    answerZapRequests(*st.zap, st.allowedKey, [this](const std::string &address) {
+        std::lock_guard lock(m_mutex);
+        ++m_stats.refused;
+        ++m_stats.rejected;
+        m_stats.lastRejection = QStringLiteral("a connection from %1 with an unknown key was refused").arg(QString::fromStdString(address));
+    });
 }
 
 // Reads what the socket has (up to 10000 messages) into st.decoded, counting what is rejected.

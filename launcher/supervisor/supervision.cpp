@@ -71,6 +71,10 @@ QString Supervisor::firstFailure(int &rank) const
 
 void Supervisor::failOrRestart(const QString &cause, int exitCode, const QString &message, int culprit)
 {
+    if (m_watched) { // nothing here to stop or start again
+        watchedHang(message);
+        return;
+    }
     const plan::RestartPolicy &policy = m_plan.launch.restart;
     const bool retryable = (cause == QLatin1String("crash") && policy.onCrash) ||
                            (cause == QLatin1String("hang") && policy.onHang) ||

@@ -185,6 +185,8 @@ QString Supervisor::beginSession(const plan::Plan &thePlan, const QString &runId
     m_failure.clear();
     m_stopRequested = false;
     m_attempt = 0;
+    m_watched = m_watchedLocal = m_watchedHangRaised = false;
+    m_goodbyes.clear();
     m_story.clear();
     m_restartPending = false;
     m_lastCheckpointStep = 0;
@@ -335,6 +337,8 @@ QString Supervisor::launchAttempt(bool resume)
 
 void Supervisor::stop()
 {
+    if (m_watched)
+        return; // not launched here: its own launcher stops it
     if (m_restartPending && (!m_job || !m_job->running())) {
         m_restartPending = false; // waiting out the backoff: nothing to terminate
         m_stopRequested = true;

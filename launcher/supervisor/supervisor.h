@@ -14,6 +14,7 @@
 #include "launcher/detectors/straggler_detector.h"
 #include "launcher/targets/slurm_target.h"
 #include "backend/plan/plan.h"
+#include "backend/protocol/curve_keys.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -56,6 +57,17 @@ struct RunOptions {
     QStringList jobArguments;
 };
 
+// A job Trellis did not launch, whose ranks joined a collector (launcher/collector/collector.h):
+// what its first Join said.
+struct WatchedJob {
+    QString name, jobId, scheduler, command, client;
+    QStringList hosts;        // the hosts of the ranks that joined so far
+    int worldSize = 1;
+    int attempt = 0;
+    proto::CurveKeys keys;    // the collector's: its server keys and the jobs' client public key
+    std::string bind = "tcp://0.0.0.0:*"; // where the job's telemetry receiver listens
+};
+
 class Supervisor : public QObject {
     Q_OBJECT
 public:
@@ -70,7 +82,32 @@ public:
     // options.telemetryEndpoint must be the run's. Returns "" or why not.
     QString adopt(const QString &runId, const QString &runDir, qint64 keeperPid, int attempt, const RunData &history,
                   const RunOptions &options);
+    // Does nothing for a watched job (it was not started here: its own launcher stops it).
     void stop();
+
+    // Watches a job Trellis did not launch (watched_job.cpp): a run in the history named after the
+    // job, its telemetry received on its own endpoint (CURVE, the collector's keys), every
+    // detector and alert as for a launched run — but no process: it cannot be stopped or
+    // restarted from here. It ends when every rank has said Goodbye (completed, or failed naming
+    // the first rank that exited non-zero), or when every rank has gone silent by the stall and
+    // hang rule; a hang while others still answer is an alert and an event, and the job is left
+    // to its own launcher. "" or why not.
+    QString watch(const WatchedJob &job, const RunOptions &options);
+    // The job's own launcher started it again (torchrun's elastic restart, a requeued Slurm job):
+    // the run goes on as attempt `attempt`, its ranks numbering their telemetry from 0 again.
+    QString watchAttempt(int attempt);
+    bool watchedOnly() const { return m_watched; }
+    // A rank of the watched job joined from `host` (its Hello may come later: a rank stopped early
+    // is still named with its host).
+    void noteJoin(int rank, const QString &host)
+    {
+        if (!m_hosts.count(rank))
+            m_hosts[rank] = host;
+    }
+    // The collector watching the job closes: the run ends as stopped, saying why.
+    void stopWatching(const QString &message);
+    int attempt() const { return m_attempt; }
+    std::string telemetryEndpoint() const;
 
     RunState state() const { return m_state; }
     QString runId() const { return m_runId; }
@@ -171,6 +208,10 @@ private:
     // The same, recorded as an event of the run first.
     void raiseEvent(const QString &kind, int rank, qint64 step, const QString &message);
     void settle(RunState state, int exitCode, const QString &message);
+    // A watched job (watched_job.cpp): a hang decided, every rank's Goodbye.
+    void watchedHang(const QString &message);
+    void watchedGoodbye(int rank, int exitCode);
+    bool everyRankSilent(qint64 forMs) const;
     void record(WriteOp op);
     void handleLine(const QString &line, bool isStderr, bool replay = false);
     void publishStatus(); // the feed's RunStatus, on every change and once a second
@@ -243,6 +284,11 @@ private:
     QTimer m_statusTimer;
     QString m_statusMessage; // the restart in progress, or why it ended
     SlurmLine m_batchJob;    // the current attempt's batch job (slurm target)
+    // A watched job (not launched here).
+    bool m_watched = false;
+    bool m_watchedLocal = false;       // every rank on this host: its processes can be looked at
+    std::map<int, int> m_goodbyes;     // rank -> exit code, this attempt
+    bool m_watchedHangRaised = false;  // the hang alert of the current stall episode went out
 };
 
 } // namespace trellis::launcher

@@ -174,6 +174,8 @@ void Supervisor::onGoodbye(int rank, const proto::Envelope &e)
     record(RankOp{m_runId, r});
     if (m_hangs)
         m_hangs->goodbye(rank);
+    if (m_watched)
+        watchedGoodbye(rank, r.exitCode);
 }
 
 void Supervisor::updateProgress()

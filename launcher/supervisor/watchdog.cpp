@@ -119,7 +119,7 @@ bool Supervisor::watchStalls()
         return false;
     std::map<int, HolderState> holders;
     std::map<int, std::int64_t> sinceMoved;
-    const bool remote = m_plan.launch.target != plan::LaunchTarget::Local;
+    const bool remote = m_watched ? !m_watchedLocal : m_plan.launch.target != plan::LaunchTarget::Local;
     for (int rank : m_stalls.current()->holders) {
         HolderState h;
         h.local = !remote;
@@ -187,7 +187,7 @@ void Supervisor::closeStall(const QString &outcome)
 
 void Supervisor::decideHang(const std::string &detectorMessage, const HangVerdict &verdict)
 {
-    const bool remote = m_plan.launch.target != plan::LaunchTarget::Local;
+    const bool remote = m_watched ? !m_watchedLocal : m_plan.launch.target != plan::LaunchTarget::Local;
     QString message = QStringLiteral("hang: ") + QString::fromStdString(detectorMessage);
     QString cause = QStringLiteral("hang");
     const StallRecord stall = *m_stalls.current();
@@ -215,8 +215,16 @@ void Supervisor::decideHang(const std::string &detectorMessage, const HangVerdic
         }
     }
     message += QStringLiteral("; ") + QString::fromStdString(verdict.reason);
+    if (m_watched)
+        message += QStringLiteral(" — this job was not launched by Trellis, so it is left running: stop or restart it with its own "
+                                  "launcher (scancel, kill, torchrun)");
     closeStall(QStringLiteral("hang"));
+    if (m_watched && m_watchedHangRaised && !everyRankSilent(static_cast<qint64>(m_hangConfirmS) * 1000)) {
+        m_sinceProgress.restart(); // the same hang, told already
+        return;
+    }
     raiseEvent(QStringLiteral("hang"), verdict.holder, m_progress.step, message);
+    m_watchedHangRaised = m_watched;
     failOrRestart(cause, -1, message, verdict.holder);
 }
 

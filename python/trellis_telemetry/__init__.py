@@ -69,7 +69,8 @@ def _make_run(options):
     environ = os.environ
     info = RankInfo(environ)
     endpoint = environ.get("TRELLIS_TELEMETRY_ENDPOINT", "").strip()
-    if not endpoint:
+    collector = not endpoint and environ.get("TRELLIS_COLLECTOR", "").strip() != ""
+    if not endpoint and not collector:
         return NoOpRun(info)
     owner = environ.get(_OWNER, "")
     if owner and owner != str(os.getpid()):
@@ -94,7 +95,14 @@ def _make_run(options):
     relay = NodeRelay.from_environment(environ)  # set by trellis-trainer --exec with --node-relay
     curve = None
     keys_path = environ.get("TRELLIS_TELEMETRY_KEYS", "").strip()
-    if keys_path:
+    if collector:
+        # A job Trellis did not launch: the collector says which run and where (docs/collector.md).
+        from ._collector import join
+        joined = join(environ, info, "trellis_telemetry %s" % __version__)
+        if joined is None:
+            return NoOpRun(info)
+        endpoint, info.run_id, curve = joined
+    elif keys_path:
         from ._keys import client_keys
         curve = client_keys(keys_path)
     heartbeat_ms = options.get("heartbeat_ms")

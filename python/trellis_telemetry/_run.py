@@ -38,10 +38,17 @@ class RankInfo:
             except ValueError:
                 _warn("%s=%r is not an integer; using %d" % (name, text, default))
                 return default
-        self.rank = integer("RANK", 0)
-        self.world_size = integer("WORLD_SIZE", 1)
-        self.local_rank = integer("LOCAL_RANK", 0)
-        self.local_world_size = integer("LOCAL_WORLD_SIZE", 1)
+        def first(names, default):
+            # torchrun's variables, else Slurm's (srun), else Open MPI's (mpirun): a job Trellis did
+            # not launch has whichever its launcher set.
+            for name in names:
+                if environ.get(name, "").strip():
+                    return integer(name, default)
+            return default
+        self.rank = first(("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"), 0)
+        self.world_size = first(("WORLD_SIZE", "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"), 1)
+        self.local_rank = first(("LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"), 0)
+        self.local_world_size = first(("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"), 1)
         self.restart_count = integer("TRELLIS_RESTART_COUNT", 0)
         self.checkpoint_dir = environ.get("TRELLIS_CHECKPOINT_DIR") or None
         self.run_id = environ.get("TRELLIS_RUN_ID", "")

@@ -1,0 +1,361 @@
+// Jobs Trellis did not launch, watched through `trellis-cli collect` (docs/collector.md), with real
+// parts: the collector process, trellis-trainer started by hand under mpirun, a PyTorch DDP job
+// started torchrun-style (its processes given torchrun's variables, as torchrun does) with the
+// Python client, CURVE keys, the SQLite history.
+//  - two jobs at once become two runs, every rank's every step in the history, ending when the
+//    jobs end; the hand-started trainer's losses are bit-equal to the same plan run by Trellis;
+//  - a rank stopped (SIGSTOP) in a watched job is named as a stall with its collective, the hang
+//    told and the job left running; killed, the job's silence ends its run;
+//  - a client with another collector's keys trains on without telemetry and the collector logs the
+//    refusal; Joins of another protocol version, a rank beyond its world, a job without an id are
+//    answered with why; a port in use and a key file others can read stop the collector, named.
+#include "tests/support/cli_test_support.h"
+#include "launcher/history/history_database.h"
+#include "backend/protocol/collector_join.h"
+#include "backend/protocol/framing.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QScopeGuard>
+#include <QSet>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cstring>
+
+#include <sys/stat.h>
+
+using namespace trellis::launcher;
+using trellis::test::kCli;
+using trellis::test::Result;
+
+namespace {
+
+const QString kPython = QStringLiteral("/usr/bin/python3");
+const QString kTrainer = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer");
+
+// `trellis-cli collect` on a loopback port of its own, for one test.
+struct CollectorProcess {
+    QProcess process;
+    QString address, keys, out, err;
+
+    bool start(const QString &db, const QStringList &extra = {})
+    {
+        process.start(kCli, QStringList{QStringLiteral("--db"), db, QStringLiteral("collect"), QStringLiteral("--bind"),
+                                        QStringLiteral("tcp://127.0.0.1:*")} + extra);
+        if (!process.waitForStarted())
+            return false;
+        static const QRegularExpression give(QStringLiteral("TRELLIS_COLLECTOR=(\\S+) TRELLIS_COLLECTOR_KEYS=(\\S+)"));
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 15000) {
+            process.waitForReadyRead(200);
+            read();
+            const auto m = give.match(out);
+            if (m.hasMatch()) {
+                address = m.captured(1);
+                keys = m.captured(2);
+                return true;
+            }
+            if (process.state() == QProcess::NotRunning)
+                return false;
+        }
+        return false;
+    }
+    void read()
+    {
+        out += QString::fromUtf8(process.readAllStandardOutput());
+        err += QString::fromUtf8(process.readAllStandardError());
+    }
+    // Waits until stdout holds `count` matches of `pattern`.
+    bool waitFor(const QRegularExpression &pattern, int count, int timeoutMs)
+    {
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < timeoutMs) {
+            read();
+            if (out.count(pattern) + err.count(pattern) >= count)
+                return true;
+            process.waitForReadyRead(200);
+        }
+        read();
+        return false;
+    }
+    ~CollectorProcess()
+    {
+        if (process.state() != QProcess::NotRunning) {
+            process.terminate();
+            if (!process.waitForFinished(20000))
+                process.kill();
+            process.waitForFinished();
+        }
+    }
+};
+
+QProcessEnvironment jobEnvironment(const CollectorProcess &c, const QString &keys = {})
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("TRELLIS_COLLECTOR"), c.address);
+    env.insert(QStringLiteral("TRELLIS_COLLECTOR_KEYS"), keys.isEmpty() ? c.keys : keys);
+    env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
+    env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
+    env.insert(QStringLiteral("OPENBLAS_NUM_THREADS"), QStringLiteral("1"));
+    env.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
+    env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python"));
+    env.remove(QStringLiteral("TRELLIS_TELEMETRY_ENDPOINT"));
+    return env;
+}
+
+// mpirun -np RANKS trellis-trainer --plan PLAN [ARGS], started by hand (not by Trellis).
+void startTrainer(QProcess &p, const QProcessEnvironment &env, const QString &plan, int ranks, const QStringList &extra = {})
+{
+    p.setProcessEnvironment(env);
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral("mpirun"), QStringList{QStringLiteral("-np"), QString::number(ranks), QStringLiteral("--oversubscribe"),
+                                                   QStringLiteral("-x"), QStringLiteral("TRELLIS_COLLECTOR"), QStringLiteral("-x"),
+                                                   QStringLiteral("TRELLIS_COLLECTOR_KEYS"), QStringLiteral("-x"),
+                                                   QStringLiteral("OPENBLAS_NUM_THREADS"), kTrainer, QStringLiteral("--plan"), plan} +
+                                          extra);
+    p.waitForStarted();
+}
+
+// examples/pytorch/train_ddp.py on `ranks` processes given torchrun's variables, as torchrun gives
+// them (Debian's torch 1.13 torchrun does not start under Python 3.11).
+std::vector<std::unique_ptr<QProcess>> startTorchJob(const QProcessEnvironment &base, int ranks, int steps, int port)
+{
+    std::vector<std::unique_ptr<QProcess>> out;
+    for (int r = 0; r < ranks; ++r) {
+        QProcessEnvironment env = base;
+        env.insert(QStringLiteral("RANK"), QString::number(r));
+        env.insert(QStringLiteral("LOCAL_RANK"), QString::number(r));
+        env.insert(QStringLiteral("WORLD_SIZE"), QString::number(ranks));
+        env.insert(QStringLiteral("LOCAL_WORLD_SIZE"), QString::number(ranks));
+        env.insert(QStringLiteral("MASTER_ADDR"), QStringLiteral("127.0.0.1"));
+        env.insert(QStringLiteral("MASTER_PORT"), QString::number(port));
+        auto p = std::make_unique<QProcess>();
+        p->setProcessEnvironment(env);
+        p->setWorkingDirectory(QStringLiteral(TRELLIS_SOURCE_DIR "/examples/pytorch"));
+        p->setProcessChannelMode(QProcess::MergedChannels);
+        p->start(kPython, {QStringLiteral("train_ddp.py"), QStringLiteral("--steps"), QString::number(steps)});
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+QString planWith(const QTemporaryDir &dir, const QString &name, int ranks, int steps)
+{
+    QFile source(QStringLiteral(TRELLIS_SOURCE_DIR "/tests/data/plans/dp4_short.json"));
+    source.open(QIODevice::ReadOnly);
+    QJsonObject plan = QJsonDocument::fromJson(source.readAll()).object();
+    plan[QStringLiteral("name")] = name;
+    QJsonObject parallel = plan[QStringLiteral("parallel")].toObject();
+    parallel[QStringLiteral("dp")] = ranks;
+    plan[QStringLiteral("parallel")] = parallel;
+    QJsonObject cluster{{QStringLiteral("nodes"),
+                         QJsonArray{QJsonObject{{QStringLiteral("host"), QStringLiteral("localhost")}, {QStringLiteral("slots"), ranks}}}}};
+    plan[QStringLiteral("cluster")] = cluster;
+    QJsonObject training = plan[QStringLiteral("training")].toObject();
+    training[QStringLiteral("steps")] = steps;
+    QJsonObject data = training[QStringLiteral("data")].toObject();
+    data[QStringLiteral("path")] = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt");
+    training[QStringLiteral("data")] = data;
+    plan[QStringLiteral("training")] = training;
+    const QString path = dir.filePath(name + QStringLiteral(".json"));
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(QJsonDocument(plan).toJson());
+    return path;
+}
+
+// The run of the history named `name` (the newest), loaded whole once it has ended (the history
+// writer commits a moment after the collector says so).
+std::optional<RunData> runNamed(const QString &db, const QString &name)
+{
+    std::optional<RunData> found;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+        HistoryDatabase h;
+        if (!h.open(db, false).isEmpty())
+            return std::nullopt;
+        for (const RunSummary &r : h.listRuns())
+            if (r.name == name) {
+                found = h.loadRun(r.id);
+                break;
+            }
+        if (found && found->run.status != QLatin1String("running"))
+            return found;
+        QTest::qWait(100);
+    }
+    return found;
+}
+
+bool everyStepOfEveryRank(const RunData &run, int ranks, int steps)
+{
+    QSet<QPair<int, qint64>> seen;
+    for (const StepRow &s : run.steps)
+        seen.insert({s.rank, s.step});
+    return seen.size() == ranks * steps && run.ranks.size() == ranks;
+}
+
+} // namespace
+
+class TstCollector : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        if (QProcess::execute(kPython, {QStringLiteral("-c"), QStringLiteral("import torch, zmq, google.protobuf")}) != 0)
+            QSKIP("needs Debian's python3-torch, python3-zmq and python3-protobuf (scripts/install-deps.sh)");
+    }
+
+    void twoHandStartedJobsAreTwoRuns()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("two.sqlite"));
+        CollectorProcess c;
+        QVERIFY2(c.start(db), qPrintable(c.out + c.err));
+        QCOMPARE(QFileInfo(c.keys).permissions() & (QFileDevice::ReadGroup | QFileDevice::ReadOther), QFileDevice::Permissions());
+        const QString plan = planWith(m_dir, QStringLiteral("by-hand"), 2, 12);
+        QProcess trainer;
+        startTrainer(trainer, jobEnvironment(c), plan, 2);
+        auto torch = startTorchJob(jobEnvironment(c), 2, 20, 29631);
+        QVERIFY(trainer.waitForFinished(180000));
+        QVERIFY2(trainer.exitCode() == 0, trainer.readAll().right(2000).constData());
+        for (auto &p : torch) {
+            QVERIFY(p->waitForFinished(180000));
+            QVERIFY2(p->exitCode() == 0, p->readAll().right(2000).constData());
+        }
+        // Each run ends when its job does: the collector says so (every rank said goodbye).
+        static const QRegularExpression completed(QStringLiteral("run \\S+ completed: the job ended"));
+        QVERIFY2(c.waitFor(completed, 2, 30000), qPrintable(c.out + c.err));
+        const auto byHand = runNamed(db, QStringLiteral("by-hand"));
+        QVERIFY(byHand);
+        QCOMPARE(byHand->run.status, QStringLiteral("completed"));
+        QCOMPARE(byHand->run.target, QStringLiteral("collected"));
+        QVERIFY(everyStepOfEveryRank(*byHand, 2, 12));
+        QVERIFY2(c.out.contains(QStringLiteral("job by-hand (mpirun ")), qPrintable(c.out));
+        const auto torchRun = runNamed(db, QStringLiteral("train_ddp"));
+        QVERIFY(torchRun);
+        QCOMPARE(torchRun->run.status, QStringLiteral("completed"));
+        QVERIFY(everyStepOfEveryRank(*torchRun, 2, 20));
+        QVERIFY2(c.out.contains(QStringLiteral("job train_ddp (torchrun 127.0.0.1:29631), 2 ranks (trellis_telemetry")), qPrintable(c.out));
+        // Nothing lost or changed on the way: the same plan run by Trellis has the same losses.
+        const Result launched = trellis::test::cli({QStringLiteral("--db"), db, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(launched.code == 0, qPrintable(trellis::test::failure(launched)));
+        const QString launchedId = launched.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        for (int rank = 0; rank < 2; ++rank) {
+            const auto collected = trellis::test::lossesOf(db, byHand->run.runId, rank);
+            QCOMPARE(collected.size(), std::size_t(12));
+            QVERIFY(collected == trellis::test::lossesOf(db, launchedId, rank));
+        }
+    }
+
+    // A rank stopped for good in a watched job: a stall named with the collective the others wait
+    // in, the hang told (the job is left running: Trellis did not start it); killed by its owner,
+    // the job goes silent and its run ends so.
+    void stoppedRankInAWatchedJob()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("stop.sqlite"));
+        CollectorProcess c;
+        QVERIFY2(c.start(db, {QStringLiteral("--hang-confirm"), QStringLiteral("3")}), qPrintable(c.out + c.err));
+        const QString plan = planWith(m_dir, QStringLiteral("stopped-by-hand"), 2, 400);
+        QProcess trainer;
+        startTrainer(trainer, jobEnvironment(c), plan, 2, {QStringLiteral("--inject"), QStringLiteral("stop@1:40")});
+        const auto killJob = qScopeGuard([&] {
+            QProcess::execute(QStringLiteral("pkill"), {QStringLiteral("-KILL"), QStringLiteral("-f"), plan});
+            trainer.waitForFinished(10000);
+        });
+        static const QRegularExpression stall(QStringLiteral("stall: rank 1 on \\S+ stopped responding .*rank 0 waits in dp all_reduce"));
+        QVERIFY2(c.waitFor(stall, 1, 60000), qPrintable(c.err));
+        static const QRegularExpression hang(QStringLiteral("hang: .* left running"));
+        QVERIFY2(c.waitFor(hang, 1, 30000), qPrintable(c.err));
+        QVERIFY2(!trainer.waitForFinished(200), qPrintable(QString::fromUtf8(trainer.readAll().right(3000)) + c.err)); // told, not acted on
+        QCOMPARE(c.err.count(QStringLiteral("hang: ")), 1); // once, however long it stays so
+        QProcess::execute(QStringLiteral("pkill"), {QStringLiteral("-KILL"), QStringLiteral("-f"), plan});
+        static const QRegularExpression silent(QStringLiteral("run \\S+ failed: the job went silent"));
+        QVERIFY2(c.waitFor(silent, 1, 60000), qPrintable(c.out + c.err));
+        const auto run = runNamed(db, QStringLiteral("stopped-by-hand"));
+        QVERIFY(run);
+        QCOMPARE(run->run.status, QStringLiteral("failed"));
+        QVERIFY(!run->stalls.isEmpty());
+        QCOMPARE(run->stalls.first().holders, QList<int>{1});
+    }
+
+    void badClientsAreRefusedWithTheReason()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("bad.sqlite"));
+        CollectorProcess c, other;
+        QVERIFY2(c.start(db), qPrintable(c.out + c.err));
+        QVERIFY2(other.start(m_dir.filePath(QStringLiteral("other.sqlite")), {QStringLiteral("--keys"), m_dir.filePath(QStringLiteral("other.keys"))}),
+                 qPrintable(other.out + other.err));
+        // Another collector's key file: the job trains on without telemetry, the refusal is logged.
+        auto job = startTorchJob(jobEnvironment(c, other.keys), 1, 3, 29632);
+        QVERIFY(job.front()->waitForFinished(120000));
+        const QString said = QString::fromUtf8(job.front()->readAll());
+        QCOMPARE(job.front()->exitCode(), 0);
+        QVERIFY2(said.contains(QStringLiteral("not reporting to a collector: no answer")), qPrintable(said));
+        static const QRegularExpression refused(QStringLiteral("refused: .*refused"));
+        QVERIFY2(c.waitFor(refused, 1, 15000), qPrintable(c.err));
+        // Joins that cannot be taken are answered with why, and logged with the rank and host.
+        const auto env = [&c](const char *name) -> const char * {
+            static QByteArray a, k;
+            a = c.address.toUtf8();
+            k = c.keys.toUtf8();
+            if (!std::strcmp(name, "TRELLIS_COLLECTOR"))
+                return a.constData();
+            if (!std::strcmp(name, "TRELLIS_COLLECTOR_KEYS"))
+                return k.constData();
+            return nullptr;
+        };
+        auto join = [&](std::uint32_t version, std::uint32_t rank, std::uint32_t world, const std::string &id) {
+            trellis::proto::Join j;
+            j.set_protocol_version(version);
+            j.set_job_name("odd");
+            j.set_job_id(id);
+            j.set_rank(rank);
+            j.set_world_size(world);
+            j.set_host("somehost");
+            return trellis::proto::joinCollector(j, 5000, env);
+        };
+        QVERIFY2(QString::fromStdString(join(2, 0, 2, "x").error).contains(QStringLiteral("speaks telemetry protocol 3")),
+                 qPrintable(QString::fromStdString(join(2, 0, 2, "x").error)));
+        QVERIFY(QString::fromStdString(join(3, 5, 2, "x").error).contains(QStringLiteral("rank 5 is beyond the job's world size 2")));
+        QVERIFY(QString::fromStdString(join(3, 0, 2, "").error).contains(QStringLiteral("set TRELLIS_JOB_ID")));
+        const auto ok = join(3, 0, 2, "x");
+        QVERIFY2(ok.error.empty() && ok.endpoint.rfind("tcp://127.0.0.1:", 0) == 0, ok.error.c_str());
+        QVERIFY(QString::fromStdString(join(3, 1, 3, "x").error).contains(QStringLiteral("two jobs claim the same name and id")));
+        static const QRegularExpression logged(QStringLiteral("refused: rank 5 on somehost: rank 5 is beyond"));
+        QVERIFY2(c.waitFor(logged, 1, 10000), qPrintable(c.err));
+    }
+
+    void aPortInUseOrAnOpenKeyFileStopsTheCollector()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("port.sqlite"));
+        CollectorProcess c;
+        QVERIFY2(c.start(db), qPrintable(c.out + c.err));
+        const QString taken = QStringLiteral("tcp://127.0.0.1:") + c.address.section(QLatin1Char(':'), -1);
+        const Result second = trellis::test::cli({QStringLiteral("--db"), db, QStringLiteral("collect"), QStringLiteral("--bind"), taken,
+                                                  QStringLiteral("--keys"), m_dir.filePath(QStringLiteral("second.keys"))},
+                                                 20000);
+        QCOMPARE(second.code, 1);
+        QVERIFY2(second.err.contains(QStringLiteral("cannot listen on ") + taken) && second.err.contains(QStringLiteral("in use")),
+                 qPrintable(second.err));
+        const QString open = m_dir.filePath(QStringLiteral("open.keys"));
+        QVERIFY(QFile::copy(QFileInfo(c.keys).absolutePath() + QStringLiteral("/collector.keys"), open));
+        ::chmod(open.toLocal8Bit().constData(), 0644);
+        const Result third = trellis::test::cli({QStringLiteral("--db"), db, QStringLiteral("collect"), QStringLiteral("--bind"),
+                                                 QStringLiteral("tcp://127.0.0.1:*"), QStringLiteral("--keys"), open},
+                                                20000);
+        QCOMPARE(third.code, 1);
+        QVERIFY2(third.err.contains(open) && third.err.contains(QStringLiteral("readable by others")), qPrintable(third.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstCollector)
+#include "tst_collector.moc"
