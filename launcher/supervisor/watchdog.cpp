@@ -111,9 +111,13 @@ bool Supervisor::watchStalls()
     if (report && report->silent && !report->relays.empty() && report->silentMs < kRelayRecoveryMs)
         report.reset();
     const StallTracker::Update u = m_stalls.observe(report, now, static_cast<std::uint64_t>(m_progress.step));
-    if (u.cleared)
+    if (u.cleared) {
         recordStall(*u.cleared, QStringLiteral("cleared"));
-    if (u.started)
+        m_watchedHangRaised = false; // a watched job that moves again may hang again, and is told so
+    }
+    // A watched job's hang was told and the job left as it is: the same holders are not named
+    // again at every round (the stall is still tracked and recorded).
+    if (u.started && !(m_watched && m_watchedHangRaised))
         announceStall(*u.started);
     if (!m_stalls.current())
         return false;

@@ -10,6 +10,7 @@
 #include "backend/plan/plan_json.h"
 
 #include <QDateTime>
+#include <QTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
@@ -129,6 +130,22 @@ void Supervisor::stopWatching(const QString &message)
 void Supervisor::watchedGoodbye(int rank, int exitCode)
 {
     m_goodbyes[rank] = exitCode;
+    if (exitCode != 0 && static_cast<int>(m_goodbyes.size()) < m_plan.parallel.worldSize()) {
+        // A rank failed: its launcher ends the others (their Goodbyes may never come). The run
+        // fails naming it once the others had a moment to say goodbye too.
+        QTimer::singleShot(3000, this, [this, rank, exitCode] {
+            drainTelemetry();
+            if (m_settled)
+                return;
+            const auto host = m_hosts.find(rank);
+            settle(RunState::Failed, exitCode,
+                   QStringLiteral("rank %1 on %2 exited with code %3 (its Goodbye)")
+                       .arg(rank)
+                       .arg(host == m_hosts.end() ? QStringLiteral("its host") : host->second)
+                       .arg(exitCode));
+        });
+        return;
+    }
     if (static_cast<int>(m_goodbyes.size()) < m_plan.parallel.worldSize())
         return;
     // Every rank said goodbye: the job is over. What is still in flight arrives first.

@@ -20,6 +20,7 @@
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
@@ -380,6 +381,137 @@ private slots:
                                QStringLiteral("the default partition has 2 nodes; the plan asks for 4"));
         expectPreflightFailure(writePlan(QStringLiteral("fat-nodes"), QStringLiteral("slurm"), 2, 4),
                                QStringLiteral("the default partition's nodes have 2 CPUs; the plan puts 4 ranks on each"));
+    }
+
+    // A job submitted with sbatch by a user's own script (not through Trellis) reports to a
+    // collector (docs/collector.md): a PyTorch DDP job whose gloo process group spans host1 and
+    // host2. Every rank's every step reaches the history from the host it ran on, and the run
+    // ends when the job does; its losses are bit-equal to the same two ranks on this machine. A
+    // rank stopped on host2 is named with the collective the other waits in; cancelled, the job's
+    // end ends the run.
+    void sbatchJobReportsToACollector()
+    {
+        QProcess collector;
+        const QString db = m_dir.filePath(QStringLiteral("collected.db"));
+        collector.start(kCli, {QStringLiteral("--db"), db, QStringLiteral("collect"), QStringLiteral("--bind"),
+                               QStringLiteral("tcp://%1:*").arg(readAll(m_dir.filePath(QStringLiteral("gateway"))).trimmed()),
+                               QStringLiteral("--hang-confirm"), QStringLiteral("5")});
+        QVERIFY(collector.waitForStarted());
+        const auto stopCollector = qScopeGuard([&collector] {
+            collector.terminate();
+            collector.waitForFinished(20000);
+        });
+        QString out, err;
+        auto waitFor = [&](const QRegularExpression &pattern, int count, int timeoutMs) {
+            QElapsedTimer t;
+            t.start();
+            while (t.elapsed() < timeoutMs) {
+                collector.waitForReadyRead(200);
+                out += QString::fromUtf8(collector.readAllStandardOutput());
+                err += QString::fromUtf8(collector.readAllStandardError());
+                if (out.count(pattern) + err.count(pattern) >= count)
+                    return true;
+            }
+            return false;
+        };
+        static const QRegularExpression give(QStringLiteral("TRELLIS_COLLECTOR=(\\S+) TRELLIS_COLLECTOR_KEYS=(\\S+)"));
+        QVERIFY2(waitFor(give, 1, 15000), qPrintable(out + err));
+        const auto vars = give.match(out);
+        // The user's batch script, as one writes it for torch.distributed under Slurm.
+        const QString jobDir = m_dir.filePath(QStringLiteral("shared/user-job"));
+        QVERIFY(QDir().mkpath(jobDir));
+        auto script = [&](int steps) {
+            const QString path = jobDir + QStringLiteral("/train-%1.sbatch").arg(steps);
+            QFile f(path);
+            f.open(QIODevice::WriteOnly);
+            f.write(QStringLiteral("#!/bin/bash\n"
+                                   "#SBATCH --job-name=user-ddp\n"
+                                   "#SBATCH --nodes=2\n"
+                                   "#SBATCH --ntasks-per-node=1\n"
+                                   "#SBATCH --output=%1/slurm-%j.out\n"
+                                   "export TRELLIS_COLLECTOR=%2\n"
+                                   "export TRELLIS_COLLECTOR_KEYS=%3\n"
+                                   "export PYTHONPATH=%4/python OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME=eth0\n"
+                                   "export MASTER_ADDR=$(hostname -I | cut -d' ' -f1) MASTER_PORT=29611\n"
+                                   "srun bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID "
+                                   "exec /usr/bin/python3 %4/examples/pytorch/train_ddp.py --steps %5'\n")
+                        .arg(jobDir, vars.captured(1), vars.captured(2), QStringLiteral(TRELLIS_SOURCE_DIR))
+                        .arg(steps)
+                        .toUtf8());
+            return path;
+        };
+        const Result submitted = program(QStringLiteral("sbatch"), {script(30)});
+        QVERIFY2(submitted.code == 0, qPrintable(submitted.out + submitted.err));
+        static const QRegularExpression completed(QStringLiteral("run (\\S+) completed: the job ended"));
+        QVERIFY2(waitFor(completed, 1, 120000), qPrintable(out + err));
+        const QString runId = completed.match(out).captured(1);
+        QVERIFY2(out.contains(QStringLiteral("job user-ddp (slurm ")), qPrintable(out));
+        const Result ranks = cli({QStringLiteral("--db"), db, QStringLiteral("export"), runId, QStringLiteral("--format"), QStringLiteral("csv"),
+                                  QStringLiteral("--table"), QStringLiteral("ranks")});
+        const QStringList rows = ranks.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(rows.size(), 3);
+        QCOMPARE(rows[1].split(QLatin1Char(','))[2], QStringLiteral("host1"));
+        QCOMPARE(rows[2].split(QLatin1Char(','))[2], QStringLiteral("host2"));
+        const auto acrossHosts = lossesOf(db, runId, 0);
+        QCOMPARE(acrossHosts.size(), std::size_t(30));
+        QCOMPARE(lossesOf(db, runId, 1).size(), std::size_t(30));
+
+        // The same two ranks on this machine (torchrun's variables, the same collector): bit-equal losses.
+        std::vector<std::unique_ptr<QProcess>> local;
+        for (int r = 0; r < 2; ++r) {
+            auto p = std::make_unique<QProcess>();
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            for (const auto &[k, v] : {std::pair{"TRELLIS_COLLECTOR", vars.captured(1)}, std::pair{"TRELLIS_COLLECTOR_KEYS", vars.captured(2)},
+                                       std::pair{"PYTHONPATH", QStringLiteral(TRELLIS_SOURCE_DIR "/python")}, std::pair{"OMP_NUM_THREADS", QStringLiteral("1")},
+                                       std::pair{"MASTER_ADDR", QStringLiteral("127.0.0.1")}, std::pair{"MASTER_PORT", QStringLiteral("29612")},
+                                       std::pair{"RANK", QString::number(r)}, std::pair{"LOCAL_RANK", QString::number(r)},
+                                       std::pair{"WORLD_SIZE", QStringLiteral("2")}, std::pair{"TRELLIS_JOB_NAME", QStringLiteral("user-ddp-here")}})
+                env.insert(QString::fromLatin1(k), v);
+            p->setProcessEnvironment(env);
+            p->start(QStringLiteral("/usr/bin/python3"), {QStringLiteral(TRELLIS_SOURCE_DIR "/examples/pytorch/train_ddp.py"), QStringLiteral("--steps"),
+                                                          QStringLiteral("30")});
+            local.push_back(std::move(p));
+        }
+        for (auto &p : local)
+            QVERIFY(p->waitForFinished(120000) && p->exitCode() == 0);
+        QVERIFY2(waitFor(completed, 2, 30000), qPrintable(out + err));
+        QString hereId;
+        for (const auto &m : completed.globalMatch(out))
+            hereId = m.captured(1);
+        const QString differ = lossesDiffer(acrossHosts, lossesOf(db, hereId, 0), QStringLiteral("across host1 and host2"));
+        QVERIFY2(differ.isEmpty(), qPrintable(differ));
+
+        // A long job; rank 1 (host2) stopped once steps flow.
+        QVERIFY(program(QStringLiteral("sbatch"), {script(100000)}).code == 0);
+        static const QRegularExpression watching(QStringLiteral("run (\\S+): job user-ddp \\(slurm"));
+        QVERIFY2(waitFor(watching, 2, 60000), qPrintable(out + err));
+        QString longId;
+        for (const auto &m : watching.globalMatch(out))
+            longId = m.captured(1);
+        qint64 pid = 0;
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 60000 && (pid == 0 || lossesOf(db, longId, 1).size() < 5)) {
+            QThread::msleep(500);
+            const QStringList r = cli({QStringLiteral("--db"), db, QStringLiteral("export"), longId, QStringLiteral("--format"), QStringLiteral("csv"),
+                                       QStringLiteral("--table"), QStringLiteral("ranks")})
+                                      .out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+            if (r.size() == 3)
+                pid = r[2].split(QLatin1Char(','))[3].toLongLong();
+        }
+        QVERIFY2(pid > 0, "rank 1 never said hello");
+        QCOMPARE(program(QStringLiteral("kill"), {QStringLiteral("-STOP"), QString::number(pid)}).code, 0);
+        static const QRegularExpression stall(QStringLiteral("stall: rank 1 on host2 stopped responding .*rank 0 waits in \\S+ all_reduce"));
+        QVERIFY2(waitFor(stall, 1, 30000), qPrintable(err));
+        // Every rank of host2 silent while host1's answers: a node loss, told, the job left running.
+        static const QRegularExpression hang(QStringLiteral("(hang|node loss): .*rank 1 on host2 .* left running"));
+        QVERIFY2(waitFor(hang, 1, 30000), qPrintable(err));
+        QTest::qWait(6000);
+        QCOMPARE(err.count(QStringLiteral("stall: rank 1 on host2")), 1); // named once, however long it lasts
+        program(QStringLiteral("scancel"), {QStringLiteral("--user=root")});
+        program(QStringLiteral("kill"), {QStringLiteral("-CONT"), QString::number(pid)});
+        static const QRegularExpression ended(QStringLiteral("run \\S+ failed: "));
+        QVERIFY2(waitFor(ended, 1, 60000), qPrintable(out + err));
     }
 };
 
