@@ -51,6 +51,10 @@ int main(int argc, char **argv)
                              QStringLiteral("name"));
     QCommandLineOption mode(QStringLiteral("mode"), QStringLiteral("Open in a mode: start, plan, run or history."),
                             QStringLiteral("mode"));
+    QCommandLineOption listen(QStringLiteral("listen"),
+                              QStringLiteral("Listen for jobs Trellis did not launch at this address (tcp://HOST:PORT), as "
+                                             "Run › Listen for jobs does."),
+                              QStringLiteral("address"));
     parser.addOption(theme);
     parser.addOption(mode);
     parser.addOption(language);
@@ -60,6 +64,7 @@ int main(int argc, char **argv)
     parser.addOption(launch);
     parser.addOption(search);
     parser.addOption(panel);
+    parser.addOption(listen);
     parser.addPositionalArgument(QStringLiteral("plan"), QStringLiteral("Plan file to open."));
     parser.process(app);
     // UI strings: translations/trellis_<code>.ts, built in under :/i18n (ui/workspace/language.h).
@@ -82,6 +87,8 @@ int main(int argc, char **argv)
         window.openRun(parser.value(run));
     if (parser.isSet(compare))
         window.compareRuns(parser.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts));
+    if (parser.isSet(listen))
+        window.startListening(parser.value(listen));
     if (parser.isSet(mode) && !window.raisePanel(parser.value(mode)))
         qWarning("unknown mode '%s' (start, plan, run, history)", qPrintable(parser.value(mode)));
     for (const QString &id : parser.values(panel))

@@ -1464,7 +1464,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+79"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+81"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1537,14 +1537,14 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Bericht nach %1 geschrieben</translation>
     </message>
     <message>
-        <location line="+17"/>
-        <location line="+89"/>
-        <location line="+167"/>
+        <location line="+23"/>
+        <location line="+98"/>
+        <location line="+260"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-240"/>
+        <location line="-342"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>Lauf %1: Neustart (Versuch %2)</translation>
     </message>
@@ -1559,14 +1559,14 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Neustart: %1</translation>
     </message>
     <message>
-        <location line="+70"/>
+        <location line="+81"/>
         <location line="+2"/>
         <source>following</source>
         <translation>wird verfolgt</translation>
     </message>
     <message>
-        <location line="-2"/>
-        <location line="+2"/>
+        <location line="-4"/>
+        <location line="+4"/>
         <source>from the history</source>
         <translation>aus der Historie</translation>
     </message>
@@ -1622,7 +1622,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-239"/>
+        <location line="-256"/>
         <source>Training</source>
         <translation>Training</translation>
     </message>
@@ -1742,7 +1742,17 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Kein Lauf geöffnet</translation>
     </message>
     <message>
-        <location line="+177"/>
+        <location line="+28"/>
+        <source>Run %1: %2 (a job Trellis did not launch: watched, not stopped, from here)</source>
+        <translation>Lauf %1: %2 (ein Job, den Trellis nicht gestartet hat: von hier beobachtet, nicht gestoppt)</translation>
+    </message>
+    <message>
+        <location line="+101"/>
+        <source>following a job Trellis did not launch</source>
+        <translation>verfolgt einen Job, den Trellis nicht gestartet hat</translation>
+    </message>
+    <message>
+        <location line="+65"/>
         <source>Launch</source>
         <translation>Starten</translation>
     </message>
@@ -1772,7 +1782,84 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Bericht exportieren…</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+2"/>
+        <location line="+49"/>
+        <location line="+15"/>
+        <source>Listen for jobs…</source>
+        <translation>Auf Jobs lauschen…</translation>
+    </message>
+    <message>
+        <location line="-58"/>
+        <source>Listen for jobs</source>
+        <translation>Auf Jobs lauschen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Jobs Trellis did not launch (sbatch, torchrun, mpirun by hand) report to this address; each becomes a run here:</source>
+        <translation>Jobs, die Trellis nicht gestartet hat (sbatch, torchrun, mpirun von Hand), melden sich an dieser Adresse; jeder wird hier ein Lauf:</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Watch jobs Trellis did not launch: they report here with two environment variables</source>
+        <translation>Jobs beobachten, die Trellis nicht gestartet hat: Sie melden sich hier mit zwei Umgebungsvariablen</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Stop listening</source>
+        <translation>Lauschen beenden</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>[workbench] starting a collector (pid %1) on %2; its log: %3</source>
+        <translation>[Workbench] starte einen Collector (PID %1) an %2; sein Protokoll: %3</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>[workbench] stopped listening for jobs (collector pid %1)</source>
+        <translation>[Workbench] lauscht nicht mehr auf Jobs (Collector-PID %1)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stopped listening for jobs</source>
+        <translation>Lauschen auf Jobs beendet</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>the collector ended (see %1)</source>
+        <translation>der Collector hat sich beendet (siehe %1)</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>[workbench] listening for jobs at %1; give each job: TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2</source>
+        <translation>[Workbench] lauscht auf Jobs an %1; jedem Job mitgeben: TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Listening for jobs at %1</source>
+        <translation>Lauscht auf Jobs an %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Jobs report with TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2; click to stop listening</source>
+        <translation>Jobs melden sich mit TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2; klicken, um das Lauschen zu beenden</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Following run %1, a job Trellis did not launch</source>
+        <translation>Verfolge Lauf %1, einen Job, den Trellis nicht gestartet hat</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Trellis did not launch this job: stop it with its own launcher (scancel, kill, torchrun)</source>
+        <translation>Trellis hat diesen Job nicht gestartet: Beenden Sie ihn mit seinem eigenen Starter (scancel, kill, torchrun)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stop the run</source>
+        <translation>Den Lauf beenden</translation>
+    </message>
+    <message>
+        <location line="+10"/>
         <source>This plan can be estimated but not run yet</source>
         <translation>Dieser Plan kann geschätzt, aber noch nicht ausgeführt werden</translation>
     </message>

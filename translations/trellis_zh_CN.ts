@@ -1463,7 +1463,7 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+79"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+81"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1536,14 +1536,14 @@ Add it to the known hosts?</source>
         <translation>报告已写入 %1</translation>
     </message>
     <message>
-        <location line="+17"/>
-        <location line="+89"/>
-        <location line="+167"/>
+        <location line="+23"/>
+        <location line="+98"/>
+        <location line="+260"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
     <message>
-        <location line="-240"/>
+        <location line="-342"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
     </message>
@@ -1558,14 +1558,14 @@ Add it to the known hosts?</source>
         <translation>正在重启：%1</translation>
     </message>
     <message>
-        <location line="+70"/>
+        <location line="+81"/>
         <location line="+2"/>
         <source>following</source>
         <translation>跟踪中</translation>
     </message>
     <message>
-        <location line="-2"/>
-        <location line="+2"/>
+        <location line="-4"/>
+        <location line="+4"/>
         <source>from the history</source>
         <translation>来自历史记录</translation>
     </message>
@@ -1621,7 +1621,7 @@ Add it to the known hosts?</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location line="-239"/>
+        <location line="-256"/>
         <source>Training</source>
         <translation>训练</translation>
     </message>
@@ -1741,7 +1741,17 @@ Add it to the known hosts?</source>
         <translation>未打开运行</translation>
     </message>
     <message>
-        <location line="+177"/>
+        <location line="+28"/>
+        <source>Run %1: %2 (a job Trellis did not launch: watched, not stopped, from here)</source>
+        <translation>运行 %1：%2（非 Trellis 启动的作业：此处只能观察，不能停止）</translation>
+    </message>
+    <message>
+        <location line="+101"/>
+        <source>following a job Trellis did not launch</source>
+        <translation>正在跟踪一个非 Trellis 启动的作业</translation>
+    </message>
+    <message>
+        <location line="+65"/>
         <source>Launch</source>
         <translation>启动</translation>
     </message>
@@ -1771,7 +1781,84 @@ Add it to the known hosts?</source>
         <translation>导出报告…</translation>
     </message>
     <message>
-        <location line="+18"/>
+        <location line="+2"/>
+        <location line="+49"/>
+        <location line="+15"/>
+        <source>Listen for jobs…</source>
+        <translation>监听作业…</translation>
+    </message>
+    <message>
+        <location line="-58"/>
+        <source>Listen for jobs</source>
+        <translation>监听作业</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Jobs Trellis did not launch (sbatch, torchrun, mpirun by hand) report to this address; each becomes a run here:</source>
+        <translation>非 Trellis 启动的作业（sbatch、torchrun、手动 mpirun）向此地址汇报；每个作业在此成为一次运行：</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Watch jobs Trellis did not launch: they report here with two environment variables</source>
+        <translation>观察非 Trellis 启动的作业：它们通过两个环境变量向此处汇报</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Stop listening</source>
+        <translation>停止监听</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>[workbench] starting a collector (pid %1) on %2; its log: %3</source>
+        <translation>[workbench] 正在 %2 上启动收集器（pid %1）；其日志：%3</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>[workbench] stopped listening for jobs (collector pid %1)</source>
+        <translation>[workbench] 已停止监听作业（收集器 pid %1）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stopped listening for jobs</source>
+        <translation>已停止监听作业</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>the collector ended (see %1)</source>
+        <translation>收集器已结束（见 %1）</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>[workbench] listening for jobs at %1; give each job: TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2</source>
+        <translation>[workbench] 正在 %1 监听作业；请为每个作业设置：TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Listening for jobs at %1</source>
+        <translation>正在 %1 监听作业</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Jobs report with TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2; click to stop listening</source>
+        <translation>作业通过 TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2 汇报；点击停止监听</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>Following run %1, a job Trellis did not launch</source>
+        <translation>正在跟踪运行 %1，一个非 Trellis 启动的作业</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>Trellis did not launch this job: stop it with its own launcher (scancel, kill, torchrun)</source>
+        <translation>此作业并非由 Trellis 启动：请用它自己的启动器停止（scancel、kill、torchrun）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Stop the run</source>
+        <translation>停止运行</translation>
+    </message>
+    <message>
+        <location line="+10"/>
         <source>This plan can be estimated but not run yet</source>
         <translation>此方案可以估算，但暂时无法运行</translation>
     </message>

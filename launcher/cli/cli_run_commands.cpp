@@ -654,6 +654,7 @@ int cmdCollect(const Args &a, const QString &dbPath)
         record.database = QFileInfo(dbPath).absoluteFilePath();
         record.runDir = run->runDirectory();
         record.startedAt = QDateTime::currentDateTimeUtc();
+        record.watchedOnly = true;
         QString claimError;
         auto claim = RunRegistry::claim(record, &claimError);
         auto feed = std::make_unique<FeedPublisher>();

@@ -43,6 +43,7 @@ std::optional<RunRecord> readRecord(const QString &path)
     r.keeperPid = o.value(QStringLiteral("keeper_pid")).toInteger();
     r.runDir = o.value(QStringLiteral("run_dir")).toString();
     r.attempt = o.value(QStringLiteral("attempt")).toInt();
+    r.watchedOnly = o.value(QStringLiteral("watched_only")).toBool();
     if (!RunRegistry::validRunId(r.runId))
         return std::nullopt;
     return r;
@@ -200,7 +201,8 @@ void RunClaim::write()
                   {QStringLiteral("started_at"), r.startedAt.toString(Qt::ISODateWithMs)},
                   {QStringLiteral("keeper_pid"), r.keeperPid},
                   {QStringLiteral("run_dir"), r.runDir},
-                  {QStringLiteral("attempt"), r.attempt}};
+                  {QStringLiteral("attempt"), r.attempt},
+                  {QStringLiteral("watched_only"), r.watchedOnly}};
     QSaveFile file(m_recordPath);
     if (file.open(QIODevice::WriteOnly))
         file.write(QJsonDocument(o).toJson());

@@ -28,6 +28,7 @@ struct RunRecord {
     qint64 keeperPid = 0;      // the job keeper of the current attempt (see job_keeper.h), 0 before
     QString runDir;            // the run's folder (job.out, job.err, job.status, plan.json)
     int attempt = 0;
+    bool watchedOnly = false;  // a job Trellis did not launch, watched by `collect` (pid): it cannot be stopped here
     QString feedEndpoint() const;
     QString telemetryEndpoint() const;
 };

@@ -6,6 +6,9 @@
 #include "backend/plan/plan_json.h"
 
 #include <QCoreApplication>
+#include <QDateTime>
+#include <QFile>
+#include <QRegularExpression>
 #include <QDir>
 #include <QFileInfo>
 #include <QProcess>
@@ -81,11 +84,56 @@ SupervisorStart adoptOrphan(const QString &runId, const QString &databasePath)
     return s;
 }
 
+SupervisorStart startCollector(const QString &databasePath, const QString &bind)
+{
+    SupervisorStart s;
+    const QString program = supervisorProgram();
+    const QString runsDir = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/supervisors");
+    if (!makeOwnerOnlyPath(runsDir)) {
+        s.error = QStringLiteral("cannot create %1").arg(runsDir);
+        return s;
+    }
+    s.logPath = runsDir + QStringLiteral("/collector-%1.log").arg(QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-hhmmss")));
+    prepareOwnerOnlyFile(s.logPath);
+    QProcess process;
+    process.setProgram(QStringLiteral("/usr/bin/setsid"));
+    process.setArguments({program, QStringLiteral("--db"), QFileInfo(databasePath).absoluteFilePath(), QStringLiteral("collect"),
+                          QStringLiteral("--bind"), bind});
+    process.setStandardInputFile(QProcess::nullDevice());
+    process.setStandardOutputFile(s.logPath);
+    process.setStandardErrorFile(s.logPath, QIODevice::Append);
+    if (!process.startDetached(&s.pid))
+        s.error = QStringLiteral("cannot start the collector (setsid %1 collect)").arg(program);
+    return s;
+}
+
+CollectorListening collectorListening(const QString &logPath)
+{
+    CollectorListening l;
+    QFile log(logPath);
+    if (!log.open(QIODevice::ReadOnly))
+        return l;
+    const QString text = QString::fromUtf8(log.read(65536));
+    static const QRegularExpression give(QStringLiteral("TRELLIS_COLLECTOR=(\\S+) TRELLIS_COLLECTOR_KEYS=(\\S+)"));
+    if (const auto m = give.match(text); m.hasMatch()) {
+        l.address = m.captured(1);
+        l.jobKeys = m.captured(2);
+    } else if (const qsizetype at = text.indexOf(QStringLiteral("trellis-cli: ")); at >= 0) {
+        l.error = text.mid(at + 13).section(QLatin1Char('\n'), 0, 0);
+    }
+    return l;
+}
+
 QString stopSupervisedRun(const QString &runId)
 {
     const auto run = RunRegistry::find(runId);
     if (!run)
         return QStringLiteral("no supervisor owns run %1 now").arg(runId);
+    if (run->watchedOnly)
+        return QStringLiteral("run %1 is a job Trellis did not launch (its collector, pid %2, only watches it): stop it with "
+                              "its own launcher (scancel, kill, torchrun)")
+            .arg(runId)
+            .arg(run->pid);
     if (::kill(static_cast<pid_t>(run->pid), SIGTERM) != 0)
         return QStringLiteral("cannot signal the supervisor of %1 (pid %2)").arg(runId).arg(run->pid);
     return {};

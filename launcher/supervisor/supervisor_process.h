@@ -32,4 +32,14 @@ SupervisorStart adoptOrphan(const QString &runId, const QString &databasePath);
 // Asks a run's supervisor to stop the run (SIGTERM); "" or why not.
 QString stopSupervisedRun(const QString &runId);
 
+// The workbench's "Listen for jobs": `trellis-cli collect --bind BIND` for this history, detached
+// (setsid), its output in a log beside the history's runs. runId stays empty.
+SupervisorStart startCollector(const QString &databasePath, const QString &bind);
+// What a collector's log says once it listens: its address and the jobs' key file (both empty
+// until then), or the error it stopped with.
+struct CollectorListening {
+    QString address, jobKeys, error;
+};
+CollectorListening collectorListening(const QString &logPath);
+
 } // namespace trellis::launcher

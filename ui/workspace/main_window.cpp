@@ -30,6 +30,8 @@
 #include "ui/workspace/start_page.h"
 
 #include <QAction>
+#include <csignal>
+#include <QLineEdit>
 #include <QApplication>
 #include <QActionGroup>
 #include <QLabel>
@@ -220,7 +222,13 @@ void MainWindow::connectHistoryReader()
 void MainWindow::connectRunFeed()
 {
     connect(m_feed, &launcher::RunFeed::stateChanged, this, [this](RunState state) {
-        m_runHeader->setState(tr("Run %1: %2").arg(m_feed->runId(), launcher::toString(state)));
+        const bool watched = m_collectedRuns.contains(m_feed->runId()) || [this] {
+            const auto record = launcher::RunRegistry::find(m_feed->runId());
+            return record && record->watchedOnly;
+        }();
+        m_runHeader->setState(watched ? tr("Run %1: %2 (a job Trellis did not launch: watched, not stopped, from here)")
+                                            .arg(m_feed->runId(), launcher::toString(state))
+                                      : tr("Run %1: %2").arg(m_feed->runId(), launcher::toString(state)));
         statusBar()->showMessage(launcher::toString(state));
         m_shownRun = m_feed->runId();
         m_shownRunState = launcher::toString(state);
@@ -285,12 +293,26 @@ void MainWindow::closeEvent(QCloseEvent *event)
         event->ignore();
         return;
     }
+    endListenerUnlessWatching();
     saveWindowLayout();
     QMainWindow::closeEvent(event);
 }
 
+// The collector this window started ends with it unless it watches a job (then it goes on, like
+// a run's supervisor, and `trellis-cli ps` lists its runs).
+void MainWindow::endListenerUnlessWatching()
+{
+    if (!m_collectorPid)
+        return;
+    for (const launcher::RunRecord &r : launcher::RunRegistry::running())
+        if (r.pid == m_collectorPid)
+            return;
+    stopListening();
+}
+
 MainWindow::~MainWindow()
 {
+    endListenerUnlessWatching();
     // Detaching only: the runs belong to their supervisors and go on.
     m_feed->detach();
     m_reader.reset();
@@ -309,7 +331,9 @@ void MainWindow::attachRun(const QString &runId)
     m_launchLog.clear();
     m_feed->attach(runId, live ? live->feedEndpoint() : QString(), m_databasePath);
     m_runHeader->attach(m_feed);
-    m_runHeader->setState(tr("Run %1: %2").arg(runId, live ? tr("following") : tr("from the history")));
+    m_runHeader->setState(tr("Run %1: %2").arg(runId, !live                ? tr("from the history")
+                                                      : live->watchedOnly ? tr("following a job Trellis did not launch")
+                                                                          : tr("following")));
     m_shownRun = runId;
     m_shownRunState = live ? tr("following") : tr("from the history");
     updateTitle();
@@ -386,13 +410,104 @@ void MainWindow::createActions()
     m_attachAction->setToolTip(tr("Follow a run that is going now (runs outlive this window)"));
     m_reportAction = bar->addAction(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Export report…"), this,
                                     &MainWindow::exportReport);
+    m_listenAction = bar->addAction(style()->standardIcon(QStyle::SP_DriveNetIcon), tr("Listen for jobs…"), this, [this] {
+        if (m_collectorPid) {
+            stopListening();
+            return;
+        }
+        bool ok = false;
+        const QString bind = QInputDialog::getText(this, tr("Listen for jobs"),
+                                                   tr("Jobs Trellis did not launch (sbatch, torchrun, mpirun by hand) report to this "
+                                                      "address; each becomes a run here:"),
+                                                   QLineEdit::Normal, QStringLiteral("tcp://0.0.0.0:7700"), &ok);
+        if (ok && !bind.trimmed().isEmpty())
+            startListening(bind.trimmed());
+    });
+    m_listenAction->setToolTip(tr("Watch jobs Trellis did not launch: they report here with two environment variables"));
+    m_listenTimer = new QTimer(this);
+    m_listenTimer->setInterval(500);
+    connect(m_listenTimer, &QTimer::timeout, this, &MainWindow::pollListener);
+}
+
+void MainWindow::startListening(const QString &bind)
+{
+    if (m_collectorPid)
+        return;
+    const launcher::SupervisorStart started = launcher::startCollector(m_databasePath, bind);
+    if (!started.error.isEmpty()) {
+        statusBar()->showMessage(started.error, 10000);
+        appendLog(QStringLiteral("[workbench] ") + started.error);
+        return;
+    }
+    m_collectorPid = started.pid;
+    m_collectorLog = started.logPath;
+    m_collectorAddress.clear();
+    m_collectorKeys.clear();
+    m_collectedRuns.clear();
+    m_listenAction->setText(tr("Stop listening"));
+    appendLog(tr("[workbench] starting a collector (pid %1) on %2; its log: %3").arg(m_collectorPid).arg(bind, m_collectorLog));
+    m_listenTimer->start();
+}
+
+void MainWindow::stopListening()
+{
+    if (!m_collectorPid)
+        return;
+    ::kill(static_cast<pid_t>(m_collectorPid), SIGTERM); // its jobs' runs end as stopped; the jobs go on
+    appendLog(tr("[workbench] stopped listening for jobs (collector pid %1)").arg(m_collectorPid));
+    statusBar()->showMessage(tr("Stopped listening for jobs"), 5000);
+    m_collectorPid = 0;
+    m_collectorAddress.clear();
+    m_listenTimer->stop();
+    m_listenAction->setText(tr("Listen for jobs…"));
+}
+
+// Twice a second while listening: the collector's address once it listens (or why it stopped),
+// then the runs of new jobs, the newest followed when no run is.
+void MainWindow::pollListener()
+{
+    if (m_collectorAddress.isEmpty()) {
+        const launcher::CollectorListening l = launcher::collectorListening(m_collectorLog);
+        if (!l.error.isEmpty() || ::kill(static_cast<pid_t>(m_collectorPid), 0) != 0) {
+            const QString why = l.error.isEmpty() ? tr("the collector ended (see %1)").arg(m_collectorLog) : l.error;
+            statusBar()->showMessage(why, 15000);
+            appendLog(QStringLiteral("[workbench] ") + why);
+            m_collectorPid = 0;
+            m_listenTimer->stop();
+            m_listenAction->setText(tr("Listen for jobs…"));
+            return;
+        }
+        if (l.address.isEmpty())
+            return;
+        m_collectorAddress = l.address;
+        m_collectorKeys = l.jobKeys;
+        appendLog(tr("[workbench] listening for jobs at %1; give each job: TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2")
+                      .arg(m_collectorAddress, m_collectorKeys));
+        statusBar()->showMessage(tr("Listening for jobs at %1").arg(m_collectorAddress), 10000);
+        m_listenAction->setToolTip(tr("Jobs report with TRELLIS_COLLECTOR=%1 TRELLIS_COLLECTOR_KEYS=%2; click to stop listening")
+                                       .arg(m_collectorAddress, m_collectorKeys));
+    }
+    for (const launcher::RunRecord &r : launcher::RunRegistry::running()) {
+        if (r.pid != m_collectorPid || m_collectedRuns.contains(r.runId))
+            continue;
+        m_collectedRuns << r.runId;
+        if (!following()) {
+            attachRun(r.runId);
+            statusBar()->showMessage(tr("Following run %1, a job Trellis did not launch").arg(r.runId), 10000);
+        }
+    }
 }
 
 void MainWindow::updateActions()
 {
     const bool active = following();
     m_launchAction->setEnabled(m_plan.has_value() && m_runnable && !active);
-    m_stopAction->setEnabled(active);
+    // A job Trellis did not launch is watched, not stopped, from here.
+    const auto record = active ? launcher::RunRegistry::find(m_feed->runId()) : std::nullopt;
+    const bool watchedOnly = record && record->watchedOnly;
+    m_stopAction->setEnabled(active && !watchedOnly);
+    m_stopAction->setToolTip(watchedOnly ? tr("Trellis did not launch this job: stop it with its own launcher (scancel, kill, torchrun)")
+                                         : tr("Stop the run"));
     m_openAction->setEnabled(!active);
     m_saveAction->setEnabled(m_plan.has_value());
 }

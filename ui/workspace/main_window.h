@@ -117,6 +117,15 @@ public:
     bool exportReportTo(const QString &path);
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
 
+    // Listen for jobs (docs/collector.md): a `trellis-cli collect` for this history, detached like a
+    // run's supervisor; each job that reports to it becomes a run, followed here when nothing else
+    // is. Stopping it, or closing the window while it watches no job, ends it.
+    void startListening(const QString &bind);
+    void stopListening();
+    QString listenerAddress() const { return m_collectorAddress; }
+    QString listenerKeys() const { return m_collectorKeys; }
+    QAction *listenAction() const { return m_listenAction; }
+
 private:
     // The constructor's steps, in the order it takes them.
     QWidget *createPlanPage(); // editor | mesh | estimate and plan summary
@@ -197,6 +206,14 @@ private:
     QAction *m_launchAction = nullptr;
     QAction *m_stopAction = nullptr;
     QAction *m_reportAction = nullptr;
+    QAction *m_listenAction = nullptr;
+    // The collector this window started (its pid, log, address once it listens), polled by a timer.
+    qint64 m_collectorPid = 0;
+    QString m_collectorLog, m_collectorAddress, m_collectorKeys;
+    class QTimer *m_listenTimer = nullptr;
+    QStringList m_collectedRuns; // the runs of its jobs seen so far
+    void pollListener();
+    void endListenerUnlessWatching();
     QAction *m_saveAction = nullptr;
     QAction *m_attachAction = nullptr;
     QSystemTrayIcon *m_tray = nullptr;

@@ -203,6 +203,59 @@ private slots:
         QCOMPARE(window.feed()->progress().step, qint64(steps));
     }
 
+    // Run › Listen for jobs: a collector of this history, detached; a PyTorch DDP job started
+    // torchrun-style on this machine (not by Trellis) with the two variables it prints becomes a
+    // run the window follows, live, to its end; it cannot be stopped from here; stopping the
+    // listener ends the collector.
+    void listensForJobs()
+    {
+        if (QProcess::execute(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QStringLiteral("import torch, zmq")}) != 0)
+            QSKIP("needs Debian's python3-torch and python3-zmq (scripts/install-deps.sh)");
+        QTemporaryDir dir;
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        window.startListening(QStringLiteral("tcp://127.0.0.1:*"));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.listenerAddress().isEmpty(), 15000);
+        QCOMPARE(window.listenAction()->text(), QStringLiteral("Stop listening"));
+        std::vector<std::unique_ptr<QProcess>> ranks;
+        for (int r = 0; r < 2; ++r) {
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("TRELLIS_COLLECTOR"), window.listenerAddress());
+            env.insert(QStringLiteral("TRELLIS_COLLECTOR_KEYS"), window.listenerKeys());
+            env.insert(QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python"));
+            env.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
+            env.insert(QStringLiteral("RANK"), QString::number(r));
+            env.insert(QStringLiteral("LOCAL_RANK"), QString::number(r));
+            env.insert(QStringLiteral("WORLD_SIZE"), QStringLiteral("2"));
+            env.insert(QStringLiteral("MASTER_ADDR"), QStringLiteral("127.0.0.1"));
+            env.insert(QStringLiteral("MASTER_PORT"), QStringLiteral("29641"));
+            env.insert(QStringLiteral("TRELLIS_JOB_NAME"), QStringLiteral("by-torchrun"));
+            ranks.push_back(std::make_unique<QProcess>());
+            ranks.back()->setProcessEnvironment(env);
+            ranks.back()->start(QStringLiteral("/usr/bin/python3"),
+                                {QStringLiteral(TRELLIS_SOURCE_DIR "/examples/pytorch/train_ddp.py"), QStringLiteral("--steps"), QStringLiteral("150")});
+        }
+        // The window follows the job's run, live: its loss on the chart while it trains.
+        QTRY_VERIFY_WITH_TIMEOUT(window.feed()->isAttached() && window.feed()->state() == launcher::RunState::Running &&
+                                     lossPoints(window) >= 4,
+                                 60000);
+        QVERIFY2(window.runHeader()->stateText().contains(QStringLiteral("a job Trellis did not launch")),
+                 qPrintable(window.runHeader()->stateText()));
+        QVERIFY(!window.stopAction()->isEnabled()); // watched, not stopped, from here
+        const QString runId = window.feed()->runId();
+        for (auto &p : ranks)
+            QVERIFY(p->waitForFinished(120000) && p->exitCode() == 0);
+        QTRY_VERIFY_WITH_TIMEOUT(window.feed()->state() == launcher::RunState::Completed, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(lossPoints(window), 2 * 150, 15000); // every rank's every step
+        window.stopListening();
+        QCOMPARE(window.listenAction()->text(), QStringLiteral("Listen for jobs…"));
+        launcher::HistoryDatabase h;
+        QCOMPARE(h.open(dir.filePath(QStringLiteral("history.sqlite")), false), QString());
+        const auto summary = h.findRun(runId);
+        QVERIFY(summary);
+        QCOMPARE(summary->name, QStringLiteral("by-torchrun"));
+        QCOMPARE(summary->status, QStringLiteral("completed"));
+    }
+
     void estimateAndSearch()
     {
         QTemporaryDir dir;
