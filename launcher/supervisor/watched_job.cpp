@@ -10,11 +10,14 @@
 #include "backend/plan/plan_json.h"
 
 #include <QDateTime>
+
 #include <QTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
 #include <QSysInfo>
+
+#include <algorithm>
 
 namespace trellis::launcher {
 
@@ -130,12 +133,15 @@ void Supervisor::stopWatching(const QString &message)
 void Supervisor::watchedGoodbye(int rank, int exitCode)
 {
     m_goodbyes[rank] = exitCode;
-    if (exitCode != 0 && static_cast<int>(m_goodbyes.size()) < m_plan.parallel.worldSize()) {
-        // A rank failed: its launcher ends the others (their Goodbyes may never come). The run
-        // fails naming it once the others had a moment to say goodbye too.
-        QTimer::singleShot(3000, this, [this, rank, exitCode] {
+    if (exitCode != 0) {
+        // A rank failed: its launcher ends the others (their Goodbyes may never come), or starts
+        // the job again (torchrun's elastic restarts, a requeue). The run fails naming it unless
+        // a next attempt joins within the confirmation time.
+        const int attempt = m_attempt;
+        QTimer::singleShot(static_cast<int>(std::min<qint64>(static_cast<qint64>(m_hangConfirmS) * 1000, 600000)), this,
+                           [this, rank, exitCode, attempt] {
             drainTelemetry();
-            if (m_settled)
+            if (m_settled || m_attempt != attempt)
                 return;
             const auto host = m_hosts.find(rank);
             settle(RunState::Failed, exitCode,
@@ -154,15 +160,8 @@ void Supervisor::watchedGoodbye(int rank, int exitCode)
         if (m_settled || static_cast<int>(m_goodbyes.size()) < m_plan.parallel.worldSize())
             return;
         for (const auto &[rank, code] : m_goodbyes)
-            if (code != 0) {
-                const auto host = m_hosts.find(rank);
-                settle(RunState::Failed, code,
-                       QStringLiteral("rank %1 on %2 exited with code %3 (its Goodbye)")
-                           .arg(rank)
-                           .arg(host == m_hosts.end() ? QStringLiteral("its host") : host->second)
-                           .arg(code));
-                return;
-            }
+            if (code != 0)
+                return; // a failure: settled by its own timer, unless the job starts again
         settle(RunState::Completed, 0, QStringLiteral("the job ended: every rank said goodbye after step %1").arg(m_progress.step));
     });
 }

@@ -287,6 +287,47 @@ private slots:
         QCOMPARE(run->stalls.first().holders, QList<int>{1});
     }
 
+    // A job whose own launcher starts it again after a failure (torchrun's elastic restart: the
+    // same job, TORCHELASTIC_RESTART_COUNT one higher) continues its run as the next attempt.
+    void aJobStartedAgainContinuesItsRun()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("elastic.sqlite"));
+        CollectorProcess c;
+        QVERIFY2(c.start(db, {QStringLiteral("--hang-confirm"), QStringLiteral("10")}), qPrintable(c.out + c.err));
+        const QString script = QStringLiteral("import sys, trellis_telemetry\n"
+                                              "run = trellis_telemetry.init()\n"
+                                              "for s in range(1, 6):\n"
+                                              "    run.step(s, loss=5.0 - 0.1 * s, tokens=64, total_steps=5)\n"
+                                              "if sys.argv[1] == 'fail':\n"
+                                              "    raise RuntimeError('the first attempt fails')\n");
+        auto attempt = [&](int count, const QString &how) {
+            QProcessEnvironment env = jobEnvironment(c);
+            env.insert(QStringLiteral("TRELLIS_JOB_NAME"), QStringLiteral("elastic"));
+            env.insert(QStringLiteral("TORCHELASTIC_RUN_ID"), QStringLiteral("elastic-1"));
+            env.insert(QStringLiteral("TORCHELASTIC_RESTART_COUNT"), QString::number(count));
+            env.insert(QStringLiteral("RANK"), QStringLiteral("0"));
+            env.insert(QStringLiteral("WORLD_SIZE"), QStringLiteral("1"));
+            QProcess p;
+            p.setProcessEnvironment(env);
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            p.start(kPython, {QStringLiteral("-c"), script, how});
+            p.waitForFinished(60000);
+            return p.exitCode();
+        };
+        QCOMPARE(attempt(0, QStringLiteral("fail")), 1);
+        QCOMPARE(attempt(1, QStringLiteral("pass")), 0);
+        static const QRegularExpression completed(QStringLiteral("run \\S+ completed: the job ended"));
+        QVERIFY2(c.waitFor(completed, 1, 30000), qPrintable(c.out + c.err));
+        QCOMPARE(c.out.count(QStringLiteral(": job elastic (torchrun elastic-1)")), 1); // one run for both attempts
+        const auto run = runNamed(db, QStringLiteral("elastic"));
+        QVERIFY(run);
+        QCOMPARE(run->run.status, QStringLiteral("completed"));
+        bool restarted = false;
+        for (const EventRow &e : run->events)
+            restarted = restarted || e.message.contains(QStringLiteral("the job's own launcher started attempt 1"));
+        QVERIFY(restarted);
+    }
+
     void badClientsAreRefusedWithTheReason()
     {
         const QString db = m_dir.filePath(QStringLiteral("bad.sqlite"));
