@@ -38,7 +38,7 @@ int main(int argc, char **argv)
                                             "(or one of a chart's views: training.loss, .grad_norm, .lr, .loss_scale, .dp — the dp "
                                             "traffic —, throughput.flops)."),
                              QStringLiteral("id"));
-    QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Show a recorded run: its id, its row number or 'last'."),
+    QCommandLineOption run(QStringLiteral("run"), QStringLiteral("Show a recorded run: its id, its row number or 'last' (with --mode history: selected in the runs table)."),
                            QStringLiteral("run"));
     QCommandLineOption compare(QStringLiteral("compare"), QStringLiteral("Compare recorded runs: RUN,RUN[,...]."),
                                QStringLiteral("runs"));
@@ -83,7 +83,9 @@ int main(int argc, char **argv)
         window.searchPlans();
     if (loaded && parser.isSet(launch))
         window.launch();
-    if (parser.isSet(run))
+    if (parser.isSet(run) && parser.value(mode) == QLatin1String("history"))
+        window.selectInHistory(parser.value(run)); // its summary beside the runs table
+    else if (parser.isSet(run))
         window.openRun(parser.value(run));
     if (parser.isSet(compare))
         window.compareRuns(parser.value(compare).split(QLatin1Char(','), Qt::SkipEmptyParts));

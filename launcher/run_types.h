@@ -51,6 +51,20 @@ struct RunSummary {
     qint64 stepsDone = 0;   // highest step any rank reported
     double lastLoss = 0;
     QStringList launchCommands; // each attempt's exact launch command, the first attempt first
+    // What a person added (schema 14): a note, tags (sorted), and whether the run is archived
+    // (hidden from the list unless asked for).
+    QString note;
+    QStringList tags;
+    bool archived = false;
+    // Read from the recorded plan: its name, layout ("dp2 tp2 pp1 cp1"), precision; the host of
+    // the process that launched (or watched) the run.
+    QString planName, layout, precision, launcherHost;
+    // The run's figures once it ended (computed from its steps, kept in the history): the job's
+    // median tokens/s over its steps and the model FLOPs utilisation; < 0: not computed (yet), or
+    // for the MFU no datasheet peak (CPUs).
+    double tokensPerS = -1, mfu = -1;
+    qint64 figuresStep = -1; // stepsDone when the figures were computed; -1: never
+    qint64 durationMs() const { return startedAt.isValid() && endedAt.isValid() ? startedAt.msecsTo(endedAt) : -1; }
 };
 
 struct RankRow {

@@ -1285,39 +1285,242 @@ trellis-trainer kann ihn noch nicht starten: %2</translation>
 <context>
     <name>trellis::ui::HistoryPanel</name>
     <message>
-        <location filename="../ui/history/history_panel.cpp" line="+12"/>
         <source>Compare selected runs</source>
-        <translation>Ausgewählte Läufe vergleichen</translation>
+        <translation type="vanished">Ausgewählte Läufe vergleichen</translation>
     </message>
     <message>
-        <location line="+7"/>
         <source>Run</source>
-        <translation>Lauf</translation>
+        <translation type="vanished">Lauf</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>Plan</source>
-        <translation>Plan</translation>
+        <translation type="vanished">Plan</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>Status</source>
-        <translation>Status</translation>
+        <translation type="vanished">Status</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>Steps</source>
-        <translation>Schritte</translation>
+        <translation type="vanished">Schritte</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>Loss</source>
-        <translation>Loss</translation>
+        <translation type="vanished">Loss</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location filename="../ui/history/history_panel.cpp" line="+56"/>
+        <source>Filter: words, status:failed, tag:baseline, after:2026-11-01, parallel.tp=2, model.preset=llama2-70b</source>
+        <translation>Filter: Wörter, status:failed, tag:baseline, after:2026-11-01, parallel.tp=2, model.preset=llama2-70b</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], tag:NAME, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
+        <translation>Wörter passen auf Kennung, Namen, Notiz und Tags eines Laufs. Ausdrücke: status:NAME[,NAME], tag:NAME, after:JJJJ-MM-TT, before:JJJJ-MM-TT, archived:yes|any und Planfelder nach Pfad mit = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <source>Right-click to choose the columns; drag a column to move it; click to sort</source>
+        <translation>Rechtsklick wählt die Spalten; Ziehen verschiebt eine Spalte; Klicken sortiert</translation>
+    </message>
+    <message>
+        <location line="+56"/>
+        <source>&amp;Open</source>
+        <translation>Ö&amp;ffnen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open the run&apos;s dashboards in Run mode (a run still going is followed live)</source>
+        <translation>Die Dashboards des Laufs im Modus Lauf öffnen (ein laufender Lauf wird live verfolgt)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>&amp;Compare</source>
+        <translation>&amp;Vergleichen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Select two or more runs (Ctrl or Shift) to compare them</source>
         <translation>Zwei oder mehr Läufe auswählen (Strg oder Umschalt), um sie zu vergleichen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Report…</source>
+        <translation>&amp;Bericht…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Write the run&apos;s report (HTML or PDF)</source>
+        <translation>Den Bericht des Laufs schreiben (HTML oder PDF)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>&amp;Tag…</source>
+        <translation>&amp;Tag…</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Add a tag to the selected runs (Untag in the tag box takes one off)</source>
+        <translation>Den gewählten Läufen einen Tag geben (ein führendes - im Tag-Feld nimmt ihn weg)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Note…</source>
+        <translation>&amp;Notiz…</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The run&apos;s note</source>
+        <translation>Die Notiz des Laufs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Re&amp;name…</source>
+        <translation>&amp;Umbenennen…</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The run&apos;s name</source>
+        <translation>Der Name des Laufs</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Archive</source>
+        <translation>&amp;Archivieren</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hide the selected runs from the list (archived:yes shows them)</source>
+        <translation>Die gewählten Läufe aus der Liste nehmen (archived:yes zeigt sie)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Unarchive</source>
+        <translation>Aus dem Archiv holen</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Delete…</source>
+        <translation>&amp;Löschen…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+29"/>
+        <source>Delete the selected runs&apos; rows and folders, after saying what goes</source>
+        <translation>Zeilen und Ordner der gewählten Läufe löschen, nachdem gesagt ist, was geht</translation>
+    </message>
+    <message>
+        <location line="-27"/>
+        <source>Launch &amp;again</source>
+        <translation>&amp;Erneut starten</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open the run&apos;s plan as a new plan and launch it</source>
+        <translation>Den Plan des Laufs als neuen Plan öffnen und starten</translation>
+    </message>
+    <message>
+        <location line="+36"/>
+        <source>1 run</source>
+        <translation>1 Lauf</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 runs</source>
+        <translation>%1 Läufe</translation>
+    </message>
+    <message>
+        <location line="+62"/>
+        <source>Default columns</source>
+        <translation>Standardspalten</translation>
+    </message>
+    <message>
+        <location line="+45"/>
+        <source>The filter does not apply: %1</source>
+        <translation>Der Filter greift nicht: %1</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>Tag refused: %1</source>
+        <translation>Tag abgelehnt: %1</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Note refused: %1</source>
+        <translation>Notiz abgelehnt: %1</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Name refused: %1</source>
+        <translation>Name abgelehnt: %1</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Run %1 is still %2: stop it before deleting it</source>
+        <translation>Lauf %1 ist noch %2: vor dem Löschen anhalten</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>• %1 (%2): its rows in the history</source>
+        <translation>• %1 (%2): seine Zeilen im Verlauf</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>• %1 (%2): its rows in the history and %3</source>
+        <translation>• %1 (%2): seine Zeilen im Verlauf und %3</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Select the runs to delete</source>
+        <translation>Die zu löschenden Läufe auswählen</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Delete runs</source>
+        <translation>Läufe löschen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This deletes, and cannot be undone:
+
+%1
+
+Archive keeps a run but hides it.</source>
+        <translation>Gelöscht wird, unwiderruflich:
+
+%1
+
+Archivieren behält einen Lauf, blendet ihn aber aus.</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>Tag runs</source>
+        <translation>Läufe taggen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Tag (letters, digits, . _ - + : / = @; a leading - takes it off):</source>
+        <translation>Tag (Buchstaben, Ziffern, . _ - + : / = @; ein führendes - nimmt ihn weg):</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Note</source>
+        <translation>Notiz</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Note on run %1 (up to 4000 characters):</source>
+        <translation>Notiz zu Lauf %1 (bis zu 4000 Zeichen):</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Rename run</source>
+        <translation>Lauf umbenennen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Name of run %1:</source>
+        <translation>Name von Lauf %1:</translation>
     </message>
 </context>
 <context>
@@ -1464,7 +1667,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+81"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+84"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1477,18 +1680,18 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation type="vanished">Mesh</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_modes.cpp" line="+47"/>
-        <location line="+90"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+48"/>
+        <location line="+93"/>
         <source>Plan</source>
         <translation>Plan</translation>
     </message>
     <message>
-        <location line="-91"/>
+        <location line="-94"/>
         <source>Estimate</source>
         <translation>Schätzung</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+31"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+32"/>
         <source>Not changed: %1</source>
         <translation>Nicht geändert: %1</translation>
     </message>
@@ -1532,19 +1735,19 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schritt %1 in den Diagrammen markiert</translation>
     </message>
     <message>
-        <location line="+54"/>
+        <location line="+59"/>
         <source>Report written to %1</source>
         <translation>Bericht nach %1 geschrieben</translation>
     </message>
     <message>
-        <location line="+23"/>
-        <location line="+98"/>
+        <location line="+94"/>
+        <location line="+103"/>
         <location line="+260"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-342"/>
+        <location line="-347"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>Lauf %1: Neustart (Versuch %2)</translation>
     </message>
@@ -1559,7 +1762,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Neustart: %1</translation>
     </message>
     <message>
-        <location line="+81"/>
+        <location line="+86"/>
         <location line="+2"/>
         <source>following</source>
         <translation>wird verfolgt</translation>
@@ -1617,12 +1820,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location line="+7"/>
-        <location filename="../ui/workspace/main_window_modes.cpp" line="+49"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+52"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-256"/>
+        <location line="-337"/>
         <source>Training</source>
         <translation>Training</translation>
     </message>
@@ -1732,7 +1935,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>%1 · Lauf: %2, %3</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+31"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+36"/>
         <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
         <translation>Lauf %1 geöffnet: seine Dashboards sind im Modus „Lauf“ (Strg+3)</translation>
     </message>
@@ -1742,12 +1945,32 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Kein Lauf geöffnet</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+52"/>
+        <source>Select a run to see its summary here; select two or more and press Compare to set them side by side.</source>
+        <translation>Einen Lauf wählen, um hier seine Übersicht zu sehen; zwei oder mehr wählen und Vergleichen drücken, um sie nebeneinander zu stellen.</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>A run is being followed: launch again when it has ended</source>
+        <translation>Ein Lauf wird verfolgt: erneut starten, wenn er geendet hat</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The run&apos;s plan is still being read from the history; try again in a moment</source>
+        <translation>Der Plan des Laufs wird noch aus dem Verlauf gelesen; gleich noch einmal versuchen</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The run&apos;s recorded plan cannot be read: %1</source>
+        <translation>Der aufgezeichnete Plan des Laufs ist nicht lesbar: %1</translation>
+    </message>
+    <message>
+        <location line="+19"/>
         <source>Run %1: %2 (a job Trellis did not launch: watched, not stopped, from here)</source>
         <translation>Lauf %1: %2 (ein Job, den Trellis nicht gestartet hat: von hier beobachtet, nicht gestoppt)</translation>
     </message>
     <message>
-        <location line="+101"/>
+        <location line="+106"/>
         <source>following a job Trellis did not launch</source>
         <translation>verfolgt einen Job, den Trellis nicht gestartet hat</translation>
     </message>
@@ -2617,6 +2840,187 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+2"/>
         <source>%1 steps · final loss %2 · %3 ranks</source>
         <translation>%1 Schritte · finaler Loss %2 · %3 Ranks</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::RunSummaryView</name>
+    <message>
+        <location filename="../ui/history/run_summary_view.cpp" line="+19"/>
+        <source>Loss</source>
+        <translation>Loss</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>loss</source>
+        <translation>Loss</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>Events</source>
+        <translation>Ereignisse</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Select a run to see its summary here; select two or more and press Compare to set them side by side.</source>
+        <translation>Einen Lauf wählen, um hier seine Übersicht zu sehen; zwei oder mehr wählen und Vergleichen drücken, um sie nebeneinander zu stellen.</translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <source>plan %1</source>
+        <translation>Plan %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>1 rank</source>
+        <translation>1 Rang</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 ranks</source>
+        <translation>%1 Ränge</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>%1, launched from %2</source>
+        <translation>%1, gestartet von %2</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>step %1 of %2</source>
+        <translation>Schritt %1 von %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>final loss %1</source>
+        <translation>letzter Loss %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 tokens/s</source>
+        <translation>%1 Token/s</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>MFU %1%</source>
+        <translation>MFU %1%</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 s</source>
+        <translation>%1 s</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>started %1</source>
+        <translation>gestartet %1</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Tags: %1</source>
+        <translation>Tags: %1</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>model %1 · %2</source>
+        <translation>Modell %1 · %2</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>(no events)</source>
+        <translation>(keine Ereignisse)</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::RunTableModel</name>
+    <message>
+        <location filename="../ui/history/run_table_model.cpp" line="+80"/>
+        <source>Run</source>
+        <translation>Lauf</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Name</source>
+        <translation>Name</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Status</source>
+        <translation>Status</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Started</source>
+        <translation>Gestartet</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Duration</source>
+        <translation>Dauer</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Plan</source>
+        <translation>Plan</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Ranks</source>
+        <translation>Ränge</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Layout</source>
+        <translation>Aufteilung</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Precision</source>
+        <translation>Genauigkeit</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Steps</source>
+        <translation>Schritte</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Final loss</source>
+        <translation>Letzter Loss</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens/s</source>
+        <translation>Token/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Host or target</source>
+        <translation>Host oder Ziel</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tags</source>
+        <translation>Tags</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Note</source>
+        <translation>Notiz</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Command</source>
+        <translation>Befehl</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>%1 (archived)</source>
+        <translation>%1 (archiviert)</translation>
     </message>
 </context>
 <context>

@@ -1284,39 +1284,242 @@ trellis-trainer 尚不能启动它：%2</translation>
 <context>
     <name>trellis::ui::HistoryPanel</name>
     <message>
-        <location filename="../ui/history/history_panel.cpp" line="+12"/>
         <source>Compare selected runs</source>
-        <translation>比较所选运行</translation>
+        <translation type="vanished">比较所选运行</translation>
     </message>
     <message>
-        <location line="+7"/>
         <source>Run</source>
-        <translation>运行</translation>
+        <translation type="vanished">运行</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>Plan</source>
-        <translation>方案</translation>
+        <translation type="vanished">方案</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>Status</source>
-        <translation>状态</translation>
+        <translation type="vanished">状态</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>Steps</source>
-        <translation>步数</translation>
+        <translation type="vanished">步数</translation>
     </message>
     <message>
-        <location line="+0"/>
         <source>Loss</source>
-        <translation>损失</translation>
+        <translation type="vanished">损失</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location filename="../ui/history/history_panel.cpp" line="+56"/>
+        <source>Filter: words, status:failed, tag:baseline, after:2026-11-01, parallel.tp=2, model.preset=llama2-70b</source>
+        <translation>筛选：词语、status:failed、tag:baseline、after:2026-11-01、parallel.tp=2、model.preset=llama2-70b</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], tag:NAME, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
+        <translation>词语匹配运行的编号、名称、备注和标签。条件：status:名称[,名称]、tag:名称、after:YYYY-MM-DD、before:YYYY-MM-DD、archived:yes|any，以及按路径的计划字段，用 = != &lt; &lt;= &gt; &gt;=（parallel.tp=2、training.steps&gt;=1000）。</translation>
+    </message>
+    <message>
+        <location line="+29"/>
+        <source>Right-click to choose the columns; drag a column to move it; click to sort</source>
+        <translation>右键选择列；拖动列以移动；单击排序</translation>
+    </message>
+    <message>
+        <location line="+56"/>
+        <source>&amp;Open</source>
+        <translation>打开(&amp;O)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open the run&apos;s dashboards in Run mode (a run still going is followed live)</source>
+        <translation>在运行模式中打开该运行的仪表盘（仍在进行的运行会实时跟随）</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>&amp;Compare</source>
+        <translation>比较(&amp;C)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
         <source>Select two or more runs (Ctrl or Shift) to compare them</source>
         <translation>选择两个或更多运行 (按住 Ctrl 或 Shift) 进行比较</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Report…</source>
+        <translation>报告(&amp;R)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Write the run&apos;s report (HTML or PDF)</source>
+        <translation>写出该运行的报告（HTML 或 PDF）</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>&amp;Tag…</source>
+        <translation>标签(&amp;T)…</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Add a tag to the selected runs (Untag in the tag box takes one off)</source>
+        <translation>给所选运行加标签（在标签框中以 - 开头则移除）</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Note…</source>
+        <translation>备注(&amp;N)…</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The run&apos;s note</source>
+        <translation>该运行的备注</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Re&amp;name…</source>
+        <translation>重命名(&amp;M)…</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>The run&apos;s name</source>
+        <translation>该运行的名称</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>&amp;Archive</source>
+        <translation>归档(&amp;A)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Hide the selected runs from the list (archived:yes shows them)</source>
+        <translation>从列表中隐藏所选运行（archived:yes 显示它们）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Unarchive</source>
+        <translation>取消归档</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>&amp;Delete…</source>
+        <translation>删除(&amp;D)…</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <location line="+29"/>
+        <source>Delete the selected runs&apos; rows and folders, after saying what goes</source>
+        <translation>先说明将删除的内容，再删除所选运行的记录和文件夹</translation>
+    </message>
+    <message>
+        <location line="-27"/>
+        <source>Launch &amp;again</source>
+        <translation>再次启动(&amp;G)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Open the run&apos;s plan as a new plan and launch it</source>
+        <translation>将该运行的计划作为新计划打开并启动</translation>
+    </message>
+    <message>
+        <location line="+36"/>
+        <source>1 run</source>
+        <translation>1 个运行</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 runs</source>
+        <translation>%1 个运行</translation>
+    </message>
+    <message>
+        <location line="+62"/>
+        <source>Default columns</source>
+        <translation>默认列</translation>
+    </message>
+    <message>
+        <location line="+45"/>
+        <source>The filter does not apply: %1</source>
+        <translation>筛选无法应用：%1</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>Tag refused: %1</source>
+        <translation>标签被拒绝：%1</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Note refused: %1</source>
+        <translation>备注被拒绝：%1</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Name refused: %1</source>
+        <translation>名称被拒绝：%1</translation>
+    </message>
+    <message>
+        <location line="+21"/>
+        <source>Run %1 is still %2: stop it before deleting it</source>
+        <translation>运行 %1 仍处于 %2：删除前请先停止</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>• %1 (%2): its rows in the history</source>
+        <translation>• %1（%2）：其在历史中的记录</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>• %1 (%2): its rows in the history and %3</source>
+        <translation>• %1（%2）：其在历史中的记录以及 %3</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>Select the runs to delete</source>
+        <translation>选择要删除的运行</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>Delete runs</source>
+        <translation>删除运行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>This deletes, and cannot be undone:
+
+%1
+
+Archive keeps a run but hides it.</source>
+        <translation>将删除以下内容，且无法撤销：
+
+%1
+
+归档会保留运行但将其隐藏。</translation>
+    </message>
+    <message>
+        <location line="+23"/>
+        <source>Tag runs</source>
+        <translation>给运行加标签</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Tag (letters, digits, . _ - + : / = @; a leading - takes it off):</source>
+        <translation>标签（字母、数字、. _ - + : / = @；以 - 开头则移除）：</translation>
+    </message>
+    <message>
+        <location line="+12"/>
+        <source>Note</source>
+        <translation>备注</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Note on run %1 (up to 4000 characters):</source>
+        <translation>运行 %1 的备注（最多 4000 个字符）：</translation>
+    </message>
+    <message>
+        <location line="+11"/>
+        <source>Rename run</source>
+        <translation>重命名运行</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>Name of run %1:</source>
+        <translation>运行 %1 的名称：</translation>
     </message>
 </context>
 <context>
@@ -1463,7 +1666,7 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+81"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+84"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1476,18 +1679,18 @@ Add it to the known hosts?</source>
         <translation type="vanished">设备网格</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_modes.cpp" line="+47"/>
-        <location line="+90"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+48"/>
+        <location line="+93"/>
         <source>Plan</source>
         <translation>方案</translation>
     </message>
     <message>
-        <location line="-91"/>
+        <location line="-94"/>
         <source>Estimate</source>
         <translation>估算</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+31"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+32"/>
         <source>Not changed: %1</source>
         <translation>未更改：%1</translation>
     </message>
@@ -1531,19 +1734,19 @@ Add it to the known hosts?</source>
         <translation>已在图表中标记第 %1 步</translation>
     </message>
     <message>
-        <location line="+54"/>
+        <location line="+59"/>
         <source>Report written to %1</source>
         <translation>报告已写入 %1</translation>
     </message>
     <message>
-        <location line="+23"/>
-        <location line="+98"/>
+        <location line="+94"/>
+        <location line="+103"/>
         <location line="+260"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
     <message>
-        <location line="-342"/>
+        <location line="-347"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
     </message>
@@ -1558,7 +1761,7 @@ Add it to the known hosts?</source>
         <translation>正在重启：%1</translation>
     </message>
     <message>
-        <location line="+81"/>
+        <location line="+86"/>
         <location line="+2"/>
         <source>following</source>
         <translation>跟踪中</translation>
@@ -1616,12 +1819,12 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location line="+7"/>
-        <location filename="../ui/workspace/main_window_modes.cpp" line="+49"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+52"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location line="-256"/>
+        <location line="-337"/>
         <source>Training</source>
         <translation>训练</translation>
     </message>
@@ -1731,7 +1934,7 @@ Add it to the known hosts?</source>
         <translation>%1 · 运行：%2，%3</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+31"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+36"/>
         <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
         <translation>已打开运行 %1：其仪表板位于“运行”模式 (Ctrl+3)</translation>
     </message>
@@ -1741,12 +1944,32 @@ Add it to the known hosts?</source>
         <translation>未打开运行</translation>
     </message>
     <message>
-        <location line="+28"/>
+        <location line="+52"/>
+        <source>Select a run to see its summary here; select two or more and press Compare to set them side by side.</source>
+        <translation>选择一个运行可在此查看其概要；选择两个或更多并按比较可并排查看。</translation>
+    </message>
+    <message>
+        <location line="+19"/>
+        <source>A run is being followed: launch again when it has ended</source>
+        <translation>正在跟随一个运行：请在其结束后再次启动</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>The run&apos;s plan is still being read from the history; try again in a moment</source>
+        <translation>仍在从历史中读取该运行的计划；请稍后再试</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>The run&apos;s recorded plan cannot be read: %1</source>
+        <translation>无法读取该运行记录的计划：%1</translation>
+    </message>
+    <message>
+        <location line="+19"/>
         <source>Run %1: %2 (a job Trellis did not launch: watched, not stopped, from here)</source>
         <translation>运行 %1：%2（非 Trellis 启动的作业：此处只能观察，不能停止）</translation>
     </message>
     <message>
-        <location line="+101"/>
+        <location line="+106"/>
         <source>following a job Trellis did not launch</source>
         <translation>正在跟踪一个非 Trellis 启动的作业</translation>
     </message>
@@ -2613,6 +2836,187 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+2"/>
         <source>%1 steps · final loss %2 · %3 ranks</source>
         <translation>%1 步 · 最终损失 %2 · %3 个 rank</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::RunSummaryView</name>
+    <message>
+        <location filename="../ui/history/run_summary_view.cpp" line="+19"/>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <location line="+27"/>
+        <source>Events</source>
+        <translation>事件</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>Select a run to see its summary here; select two or more and press Compare to set them side by side.</source>
+        <translation>选择一个运行可在此查看其概要；选择两个或更多并按比较可并排查看。</translation>
+    </message>
+    <message>
+        <location line="+32"/>
+        <source>plan %1</source>
+        <translation>计划 %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>1 rank</source>
+        <translation>1 个 rank</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>%1 ranks</source>
+        <translation>%1 个 rank</translation>
+    </message>
+    <message>
+        <location line="+5"/>
+        <source>%1, launched from %2</source>
+        <translation>%1，由 %2 启动</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>step %1 of %2</source>
+        <translation>第 %1 步，共 %2 步</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>final loss %1</source>
+        <translation>最终损失 %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 tokens/s</source>
+        <translation>%1 tokens/s</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>MFU %1%</source>
+        <translation>MFU %1%</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>started %1</source>
+        <translation>开始于 %1</translation>
+    </message>
+    <message>
+        <location line="+7"/>
+        <source>Tags: %1</source>
+        <translation>标签：%1</translation>
+    </message>
+    <message>
+        <location line="+15"/>
+        <source>model %1 · %2</source>
+        <translation>模型 %1 · %2</translation>
+    </message>
+    <message>
+        <location line="+13"/>
+        <source>(no events)</source>
+        <translation>（无事件）</translation>
+    </message>
+</context>
+<context>
+    <name>trellis::ui::RunTableModel</name>
+    <message>
+        <location filename="../ui/history/run_table_model.cpp" line="+80"/>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Started</source>
+        <translation>开始时间</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Duration</source>
+        <translation>时长</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Plan</source>
+        <translation>计划</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Ranks</source>
+        <translation>Rank 数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Layout</source>
+        <translation>布局</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Steps</source>
+        <translation>步数</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Final loss</source>
+        <translation>最终损失</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tokens/s</source>
+        <translation>Tokens/s</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Host or target</source>
+        <translation>主机或目标</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Tags</source>
+        <translation>标签</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Note</source>
+        <translation>备注</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <location line="+10"/>
+        <source>%1 (archived)</source>
+        <translation>%1（已归档）</translation>
     </message>
 </context>
 <context>

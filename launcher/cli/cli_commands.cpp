@@ -67,7 +67,7 @@ const std::vector<Subcommand> &subcommands()
         {QStringLiteral("ps"), {}, {},
          [](const Args &a, const QString &) { return a.positional.isEmpty() ? cmdPs() : usageError(QStringLiteral("ps takes no arguments")); }},
         {QStringLiteral("stop"), {}, {}, [](const Args &a, const QString &) { return cmdStop(a); }},
-        {QStringLiteral("runs"), {QStringLiteral("--limit")}, {}, cmdRuns},
+        {QStringLiteral("runs"), {QStringLiteral("--limit"), QStringLiteral("--filter")}, {QStringLiteral("--yes")}, cmdRuns},
         {QStringLiteral("export"), {QStringLiteral("--format"), QStringLiteral("--table"), QStringLiteral("--out")}, {}, cmdExport},
         {QStringLiteral("export-model"), {QStringLiteral("--out"), QStringLiteral("--dtype")}, {}, cmdExportModel},
         {QStringLiteral("experts"), {QStringLiteral("--step")}, {QStringLiteral("--json")}, cmdExperts},

@@ -5,6 +5,7 @@
 #include "launcher/document/calibration_file.h"
 #include "launcher/history/history_database.h"
 #include "launcher/history/history_digest.h"
+#include "launcher/history/run_files.h"
 #include "launcher/report/html_report.h"
 #include "launcher/report/pdf_report.h"
 #include "launcher/report/run_comparison.h"
@@ -21,6 +22,7 @@
 #include <QSaveFile>
 #include <QTextStream>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -103,6 +105,15 @@ int showRun(HistoryDatabase &db, const QString &reference)
     if (r->startedAt.isValid())
         out() << "started " << r->startedAt.toString(Qt::ISODate)
               << (r->endedAt.isValid() ? QStringLiteral(", ended %1").arg(r->endedAt.toString(Qt::ISODate)) : QString()) << "\n";
+    if (const RunSummary f = db.withFigures(*r); f.tokensPerS > 0)
+        out() << "tokens/s " << QString::number(f.tokensPerS, 'f', 0) << " (median over its steps)"
+              << (f.mfu >= 0 ? QStringLiteral(", MFU %1%").arg(f.mfu * 100, 0, 'f', 1) : QString()) << "\n";
+    if (!r->tags.isEmpty())
+        out() << "tags: " << r->tags.join(QLatin1Char(' ')) << "\n";
+    if (r->archived)
+        out() << "archived\n";
+    if (!r->note.isEmpty())
+        out() << "note: " << r->note << "\n";
     if (!r->error.isEmpty())
         out() << "error: " << r->error << "\n";
     for (qsizetype i = 0; i < r->launchCommands.size(); ++i)
@@ -115,38 +126,129 @@ int showRun(HistoryDatabase &db, const QString &reference)
 
 } // namespace
 
-int cli::cmdRuns(const Args &a, const QString &dbPath)
+namespace {
+
+QString figure(double v, int decimals) { return v >= 0 ? QString::number(v, 'f', decimals) : QStringLiteral("-"); }
+
+QString duration(qint64 ms)
 {
-    HistoryDatabase db;
-    if (int rc = openExisting(db, dbPath))
-        return rc;
-    if (a.positional.size() > 1)
-        return usageError(QStringLiteral("runs takes at most one run"));
-    if (a.positional.size() == 1)
-        return showRun(db, a.positional.front());
-    const int limit = a.options.value(QStringLiteral("--limit"), QStringLiteral("50")).toInt();
-    const auto runs = db.listRuns(limit > 0 ? limit : 50);
-    out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
+    if (ms < 0)
+        return QStringLiteral("-");
+    const qint64 s = ms / 1000;
+    return s >= 3600 ? QStringLiteral("%1h%2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'))
+                     : QStringLiteral("%1m%2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+int listRuns(HistoryDatabase &db, const Args &a, const QString &dbPath)
+{
+    const RunFilterParse parsed = parseRunFilter(a.options.value(QStringLiteral("--filter")));
+    if (!parsed.error.isEmpty()) {
+        err() << "trellis-cli: --filter: " << parsed.error << "\n";
+        err().flush();
+        return 2;
+    }
+    bool ok = true;
+    const int limit = a.options.value(QStringLiteral("--limit"), QStringLiteral("50")).toInt(&ok);
+    if (!ok || limit < 1)
+        return usageError(QStringLiteral("--limit must be 1 or more, got '%1'").arg(a.options.value(QStringLiteral("--limit"))));
+    QList<RunSummary> runs = db.listRuns(parsed.filter, limit);
+    if (!db.lastError().isEmpty() && runs.isEmpty())
+        return fail(db.lastError());
+    for (RunSummary &r : runs)
+        r = db.withFigures(r); // ended runs' figures, computed once and kept
+    out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7  %8  %9\n")
                  .arg(QStringLiteral("#"), 4)
                  .arg(QStringLiteral("run id"), -20)
                  .arg(QStringLiteral("name"), -16)
                  .arg(QStringLiteral("status"), -10)
                  .arg(QStringLiteral("ranks"), 5)
                  .arg(QStringLiteral("steps"), 11)
-                 .arg(QStringLiteral("last loss"), 9);
+                 .arg(QStringLiteral("last loss"), 9)
+                 .arg(QStringLiteral("tokens/s"), 10)
+                 .arg(QStringLiteral("duration  tags"));
     for (const auto &r : runs)
-        out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7\n")
+        out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7  %8  %9\n")
                      .arg(r.id, 4)
                      .arg(r.runId, -20)
                      .arg(r.name.left(16), -16)
-                     .arg(r.status, -10)
+                     .arg(r.status + (r.archived ? QStringLiteral("*") : QString()), -10)
                      .arg(r.worldSize, 5)
                      .arg(QStringLiteral("%1/%2").arg(r.stepsDone).arg(r.totalSteps), 11)
-                     .arg(r.stepsDone ? QString::number(r.lastLoss, 'f', 4) : QStringLiteral("-"), 9);
+                     .arg(r.stepsDone ? QString::number(r.lastLoss, 'f', 4) : QStringLiteral("-"), 9)
+                     .arg(figure(r.tokensPerS, 0), 10)
+                     .arg(QStringLiteral("%1  %2").arg(duration(r.durationMs()), -8).arg(r.tags.join(QLatin1Char(' '))).trimmed());
     if (runs.isEmpty())
-        out() << "(no runs recorded in " << dbPath << ")\n";
+        out() << (parsed.filter.isEmpty() ? QStringLiteral("(no runs recorded in %1)\n").arg(dbPath)
+                                          : QStringLiteral("(no run in %1 matches the filter)\n").arg(dbPath));
+    else if (std::any_of(runs.cbegin(), runs.cend(), [](const RunSummary &r) { return r.archived; }))
+        out() << "* archived\n";
     out().flush();
     return 0;
+}
+
+// runs tag|untag|note|rename|archive|unarchive|delete RUN ...
+int editRun(HistoryDatabase &db, const Args &a)
+{
+    const QString verb = a.positional[0];
+    if (a.positional.size() < 2)
+        return usageError(QStringLiteral("runs %1 needs a RUN").arg(verb));
+    const auto run = db.findRun(a.positional[1]);
+    if (!run)
+        return fail(db.lastError());
+    const QStringList rest = a.positional.mid(2);
+    QString error;
+    if (verb == QLatin1String("tag") || verb == QLatin1String("untag")) {
+        if (rest.isEmpty())
+            return usageError(QStringLiteral("runs %1 RUN TAG...: no tag given").arg(verb));
+        for (const QString &tag : rest) {
+            error = verb == QLatin1String("tag") ? db.tagRun(run->id, tag) : db.untagRun(run->id, tag);
+            if (!error.isEmpty())
+                return fail(QStringLiteral("%1: %2").arg(tag, error));
+        }
+    } else if (verb == QLatin1String("note") || verb == QLatin1String("rename")) {
+        if (rest.size() != 1)
+            return usageError(QStringLiteral("runs %1 RUN %2: one argument (quote it)").arg(verb, verb == QLatin1String("note") ? QStringLiteral("TEXT") : QStringLiteral("NAME")));
+        error = verb == QLatin1String("note") ? db.setRunNote(run->id, rest[0]) : db.renameRun(run->id, rest[0]);
+    } else if (verb == QLatin1String("archive") || verb == QLatin1String("unarchive")) {
+        if (!rest.isEmpty())
+            return usageError(QStringLiteral("runs %1 takes one RUN").arg(verb));
+        error = db.setRunArchived(run->id, verb == QLatin1String("archive"));
+    } else { // delete
+        if (!rest.isEmpty())
+            return usageError(QStringLiteral("runs delete takes one RUN"));
+        const QStringList files = runFilesFor(db.path(), run->runId);
+        const QString what = QStringLiteral("run %1 (%2, %3): its rows in %4%5")
+                                 .arg(run->runId, run->name, run->status, db.path(),
+                                      files.isEmpty() ? QStringLiteral(" (it has no files)") : QStringLiteral(" and %1").arg(files.join(QStringLiteral(", "))));
+        if (!a.flags.contains(QStringLiteral("--yes"))) {
+            out() << "would delete " << what << "\nadd --yes to delete it\n" << Qt::flush;
+            return 1;
+        }
+        error = db.deleteRun(run->id);
+        if (error.isEmpty())
+            out() << "deleted " << what << "\n" << Qt::flush;
+    }
+    if (!error.isEmpty())
+        return fail(error);
+    return 0;
+}
+
+} // namespace
+
+int cli::cmdRuns(const Args &a, const QString &dbPath)
+{
+    HistoryDatabase db;
+    if (int rc = openExisting(db, dbPath))
+        return rc;
+    static const QStringList verbs = {QStringLiteral("tag"),     QStringLiteral("untag"),     QStringLiteral("note"),  QStringLiteral("rename"),
+                                      QStringLiteral("archive"), QStringLiteral("unarchive"), QStringLiteral("delete")};
+    if (!a.positional.isEmpty() && verbs.contains(a.positional[0]))
+        return editRun(db, a);
+    if (a.positional.size() > 1)
+        return usageError(QStringLiteral("runs takes at most one run (or tag, untag, note, rename, archive, unarchive, delete)"));
+    if (a.positional.size() == 1)
+        return showRun(db, a.positional.front());
+    return listRuns(db, a, dbPath);
 }
 
 int cli::cmdExperts(const Args &a, const QString &dbPath)

@@ -177,7 +177,44 @@ const char *const kSchemaV13[] = {
     "ALTER TABLE ranks ADD COLUMN threads INTEGER",
 };
 
+// Schema 14: what people add to a run — a note, tags (a table, one row a tag), archived — and the
+// run's figures once it ended (the job's median tokens/s, MFU; figures_step: the last step they
+// were computed from), computed from its steps by whoever lists it first (run_catalog.h) and kept.
+// The plan's fields are read from plan_json with json_extract, which PostgreSQL's jsonb mirrors.
+const char *const kSchemaV14[] = {
+    "ALTER TABLE runs ADD COLUMN note TEXT",
+    "ALTER TABLE runs ADD COLUMN archived INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE runs ADD COLUMN tokens_per_s REAL",
+    "ALTER TABLE runs ADD COLUMN mfu REAL",
+    "ALTER TABLE runs ADD COLUMN figures_step INTEGER",
+    "CREATE TABLE IF NOT EXISTS run_tags("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " tag TEXT NOT NULL,"
+    " PRIMARY KEY(run, tag))",
+    "CREATE INDEX IF NOT EXISTS run_tags_tag ON run_tags(tag)",
+    "ALTER TABLE runs ADD COLUMN plan_name TEXT",
+    "ALTER TABLE runs ADD COLUMN plan_precision TEXT",
+    "ALTER TABLE runs ADD COLUMN plan_layout TEXT",
+    "UPDATE runs SET plan_name = %NAME%, plan_precision = %PRECISION%, plan_layout = %LAYOUT%",
+};
+
 } // namespace
+
+QString planNameSql(const QString &json) { return QStringLiteral("json_extract(%1, '$.name')").arg(json); }
+
+QString planPrecisionSql(const QString &json) { return QStringLiteral("json_extract(%1, '$.parallel.precision')").arg(json); }
+
+QString planLayoutSql(const QString &json)
+{
+    const auto field = [&](const char *name) {
+        return QStringLiteral("coalesce(json_extract(%1, '$.parallel.%2'), 1)").arg(json, QLatin1String(name));
+    };
+    return QStringLiteral("CASE WHEN json_type(%1, '$.parallel') IS NULL THEN NULL ELSE"
+                          " 'dp' || %2 || ' tp' || %3 || ' pp' || %4"
+                          " || CASE WHEN %5 > 1 THEN ' cp' || %5 ELSE '' END"
+                          " || CASE WHEN %6 > 1 THEN ' ep' || %6 ELSE '' END END")
+        .arg(json, field("dp"), field("tp"), field("pp"), field("cp"), field("ep"));
+}
 
 QByteArray packCounts(const std::vector<qint64> &counts)
 {
@@ -348,12 +385,16 @@ QString HistoryDatabase::migrate()
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
     // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}};
     for (const auto &[target, statements] : steps) {
         if (version >= target)
             continue;
         for (const char *statement : statements) {
-            if (!q.exec(QString::fromUtf8(statement))) {
+            const QString sql = QString::fromUtf8(statement)
+                                    .replace(QStringLiteral("%NAME%"), planNameSql(QStringLiteral("plan_json")))
+                                    .replace(QStringLiteral("%PRECISION%"), planPrecisionSql(QStringLiteral("plan_json")))
+                                    .replace(QStringLiteral("%LAYOUT%"), planLayoutSql(QStringLiteral("plan_json")));
+            if (!q.exec(sql)) {
                 const QString why = q.lastError().text();
                 m_db.rollback();
                 return QStringLiteral("migration to version %1 failed (%2)").arg(target).arg(why);
@@ -374,8 +415,26 @@ const char *kSummarySelect =
     "     coalesce((SELECT max(last_step) FROM step_blocks b WHERE b.run = r.id), 0)),"
     " coalesce((SELECT last_loss FROM step_blocks b WHERE b.run = r.id ORDER BY last_step DESC, rank, b.rowid DESC LIMIT 1),"
     "          (SELECT loss FROM step_metrics s WHERE s.run = r.id ORDER BY step DESC, rank LIMIT 1)),"
-    " r.launch_command"
+    " r.launch_command,"
+    " r.note, r.archived, r.tokens_per_s, r.mfu, r.figures_step, r.launcher_host,"
+    " r.plan_name, r.plan_precision, r.plan_layout,"
+    " (SELECT group_concat(tag, char(10)) FROM (SELECT tag FROM run_tags t WHERE t.run = r.id ORDER BY tag))"
     " FROM runs r ";
+
+// The select above, with the plan's fields read from plan_json where a writer left them out
+// (coalesce reads the JSON only for those rows).
+const QString &summarySelect()
+{
+    static const QString select = [] {
+        QString s = QString::fromUtf8(kSummarySelect);
+        s.replace(QStringLiteral(" r.plan_name, r.plan_precision, r.plan_layout,"),
+                  QStringLiteral(" coalesce(r.plan_name, %1), coalesce(r.plan_precision, %2), coalesce(r.plan_layout, %3),")
+                      .arg(planNameSql(QStringLiteral("r.plan_json")), planPrecisionSql(QStringLiteral("r.plan_json")),
+                           planLayoutSql(QStringLiteral("r.plan_json"))));
+        return s;
+    }();
+    return select;
+}
 }
 
 RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
@@ -396,6 +455,17 @@ RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
     s.lastLoss = q.value(12).toDouble();
     if (const QString commands = q.value(13).toString(); !commands.isEmpty())
         s.launchCommands = commands.split(QLatin1Char('\n'));
+    s.note = q.value(14).toString();
+    s.archived = q.value(15).toInt() != 0;
+    s.tokensPerS = q.value(16).isNull() ? -1 : q.value(16).toDouble();
+    s.mfu = q.value(17).isNull() ? -1 : q.value(17).toDouble();
+    s.figuresStep = q.value(18).isNull() ? -1 : q.value(18).toLongLong();
+    s.launcherHost = q.value(19).toString();
+    s.planName = q.value(20).toString();
+    s.precision = q.value(21).toString();
+    s.layout = q.value(22).toString();
+    if (const QString tags = q.value(23).toString(); !tags.isEmpty())
+        s.tags = tags.split(QLatin1Char('\n'));
     return s;
 }
 
@@ -403,7 +473,26 @@ QList<RunSummary> HistoryDatabase::listRuns(int limit)
 {
     QList<RunSummary> runs;
     QSqlQuery q(m_db);
-    q.prepare(QString::fromUtf8(kSummarySelect) + QStringLiteral("ORDER BY r.id DESC LIMIT ?"));
+    q.prepare(summarySelect() + QStringLiteral("ORDER BY r.id DESC LIMIT ?"));
+    q.addBindValue(limit);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return runs;
+    }
+    while (q.next())
+        runs.append(summaryFrom(q));
+    return runs;
+}
+
+QList<RunSummary> HistoryDatabase::listRuns(const RunFilter &filter, int limit)
+{
+    QList<RunSummary> runs;
+    const RunFilterSql sql = runFilterSql(filter);
+    QSqlQuery q(m_db);
+    q.prepare(summarySelect() + (sql.where.isEmpty() ? QString() : QStringLiteral("WHERE ") + sql.where) +
+              QStringLiteral(" ORDER BY r.id DESC LIMIT ?"));
+    for (const QVariant &v : sql.binds)
+        q.addBindValue(v);
     q.addBindValue(limit);
     if (!q.exec()) {
         m_lastError = q.lastError().text();
@@ -418,11 +507,11 @@ std::optional<RunSummary> HistoryDatabase::findRun(const QString &reference)
 {
     QSqlQuery q(m_db);
     if (reference == QLatin1String("last")) {
-        q.prepare(QString::fromUtf8(kSummarySelect) + QStringLiteral("ORDER BY r.id DESC LIMIT 1"));
+        q.prepare(summarySelect() + QStringLiteral("ORDER BY r.id DESC LIMIT 1"));
     } else {
         bool numeric = false;
         const qint64 id = reference.toLongLong(&numeric);
-        q.prepare(QString::fromUtf8(kSummarySelect) +
+        q.prepare(summarySelect() +
                   (numeric ? QStringLiteral("WHERE r.id = ?") : QStringLiteral("WHERE r.run_id = ?")));
         if (numeric)
             q.addBindValue(id);

@@ -4,6 +4,7 @@
 // QSqlDatabase connection never crosses threads); other threads open their own instance.
 #pragma once
 
+#include "launcher/history/run_filter.h"
 #include "launcher/run_types.h"
 
 #include <QSet>
@@ -19,8 +20,16 @@ namespace trellis::launcher {
 QByteArray packCounts(const std::vector<qint64> &counts);
 std::vector<qint64> unpackCounts(const QByteArray &bytes);
 
+// The plan fields the runs list shows, kept beside plan_json (schema 14) so that listing 10,000
+// runs does not parse 10,000 plans: SQL over `json` (a column or an expression holding the plan)
+// that gives the plan's name, precision and layout ("dp2 tp2 pp1", cp and ep when above 1). The
+// writer sets them as it records a run; a run written without them is read through these.
+QString planNameSql(const QString &json);
+QString planPrecisionSql(const QString &json);
+QString planLayoutSql(const QString &json);
+
 // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
-inline constexpr int kHistorySchemaVersion = 13;
+inline constexpr int kHistorySchemaVersion = 14;
 
 class HistoryDatabase {
 public:
@@ -46,6 +55,24 @@ public:
 
     // Queries; empty results on error, with lastError() set.
     QList<RunSummary> listRuns(int limit = 1000);
+    // The newest `limit` runs the filter lets through (run_filter.h), newest first.
+    QList<RunSummary> listRuns(const RunFilter &filter, int limit);
+
+    // What people add to a run, and taking runs away (run_catalog.cpp). Each returns "" when done,
+    // otherwise why not; bad text is refused with the limit (run_filter.h's checks).
+    QString renameRun(qint64 id, const QString &name);
+    QString setRunNote(qint64 id, const QString &note); // "" clears it
+    QString tagRun(qint64 id, const QString &tag);
+    QString untagRun(qint64 id, const QString &tag);
+    QString setRunArchived(qint64 id, bool archived);
+    // Removes the run's rows and its files (run_files.h); a run still launching or running is
+    // refused. *removed lists the files and folders that went.
+    QString deleteRun(qint64 id, QStringList *removed = nullptr);
+    // Computes and keeps an ended run's figures (tokens/s, MFU) from its steps when they are not
+    // kept yet or were computed from fewer steps; returns the summary with them. A running run is
+    // left as it is.
+    RunSummary withFigures(const RunSummary &run);
+    static bool needsFigures(const RunSummary &run);
     std::optional<RunSummary> findRun(const QString &reference); // row id, run id, or "last"
     static constexpr qint64 kRowsPerChunk = 1 << 18; // rows a chunked read holds at once (tens of MiB)
     std::optional<RunData> loadRun(qint64 id, bool withSteps = true); // false: all but the steps

@@ -23,6 +23,7 @@ HistoryReader::HistoryReader(QString path) : m_path(std::move(path))
     qRegisterMetaType<Comparison>();
     qRegisterMetaType<telemetry::TimelineView>();
     qRegisterMetaType<QList<qint64>>();
+    qRegisterMetaType<RunEdit>();
 }
 
 HistoryReader::~HistoryReader()
@@ -62,9 +63,80 @@ void HistoryReader::requestRuns()
 {
     if (!ensureOpen()) {
         emit runsReady({});
+        emit recentRunsReady({});
         return;
     }
-    emit runsReady(m_db->listRuns());
+    const QList<RunSummary> runs = m_db->listRuns(m_filter, kListLimit);
+    emit runsReady(runs);
+    if (m_filter.isEmpty())
+        emit recentRunsReady(runs.mid(0, 20));
+    const bool idle = m_needFigures.isEmpty();
+    m_needFigures.clear();
+    for (const RunSummary &r : runs)
+        if (HistoryDatabase::needsFigures(r))
+            m_needFigures.append(r);
+    if (idle && !m_needFigures.isEmpty())
+        QMetaObject::invokeMethod(this, &HistoryReader::computeNextFigures, Qt::QueuedConnection);
+}
+
+// One run's figures a turn, so that a history of old runs gets its figures filled in without
+// holding up the requests queued meanwhile.
+void HistoryReader::computeNextFigures()
+{
+    if (m_needFigures.isEmpty() || !m_db)
+        return;
+    const RunSummary run = m_needFigures.takeFirst();
+    const RunSummary done = m_db->withFigures(run);
+    if (done.figuresStep != run.figuresStep)
+        emit runFiguresReady(done);
+    if (!m_needFigures.isEmpty())
+        QMetaObject::invokeMethod(this, &HistoryReader::computeNextFigures, Qt::QueuedConnection);
+}
+
+void HistoryReader::setRunFilter(const QString &text)
+{
+    const RunFilterParse parsed = parseRunFilter(text);
+    if (!parsed.error.isEmpty()) {
+        emit filterFailed(parsed.error);
+        return;
+    }
+    m_filter = parsed.filter;
+    requestRuns();
+}
+
+void HistoryReader::editRuns(const QList<qint64> &ids, RunEdit edit, const QString &text)
+{
+    if (!ensureOpen()) {
+        emit runsEdited(QString(), QStringLiteral("no history at %1").arg(m_path));
+        return;
+    }
+    QStringList done, errors;
+    for (const qint64 id : ids) {
+        const std::optional<RunSummary> run = m_db->findRun(QString::number(id));
+        if (!run) {
+            errors << m_db->lastError();
+            continue;
+        }
+        QString error;
+        switch (edit) {
+        case RunEdit::Tag: error = m_db->tagRun(id, text); break;
+        case RunEdit::Untag: error = m_db->untagRun(id, text); break;
+        case RunEdit::Note: error = m_db->setRunNote(id, text); break;
+        case RunEdit::Rename: error = m_db->renameRun(id, text); break;
+        case RunEdit::Archive: error = m_db->setRunArchived(id, true); break;
+        case RunEdit::Unarchive: error = m_db->setRunArchived(id, false); break;
+        case RunEdit::Delete: error = m_db->deleteRun(id); break;
+        }
+        if (error.isEmpty())
+            done << run->runId;
+        else
+            errors << QStringLiteral("%1: %2").arg(run->runId, error);
+    }
+    static const char *const verbs[] = {"tagged", "untagged", "noted", "renamed", "archived", "unarchived", "deleted"};
+    const QString message = done.isEmpty() ? QString()
+                                           : QStringLiteral("%1 %2").arg(QLatin1String(verbs[static_cast<int>(edit)]), done.join(QStringLiteral(", ")));
+    emit runsEdited(message, errors.join(QLatin1Char('\n')));
+    requestRuns();
 }
 
 void HistoryReader::requestRun(qint64 id)

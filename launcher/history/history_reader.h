@@ -4,6 +4,7 @@
 #pragma once
 
 #include "launcher/report/run_comparison.h"
+#include "launcher/history/run_filter.h"
 #include "launcher/run_types.h"
 #include "launcher/metrics/dashboard_snapshot.h"
 
@@ -16,6 +17,9 @@ namespace trellis::launcher {
 
 class HistoryDatabase;
 
+// What the runs list asks the history to change (HistoryReader::editRuns).
+enum class RunEdit { Tag, Untag, Note, Rename, Archive, Unarchive, Delete };
+
 class HistoryReader : public QObject {
     Q_OBJECT
 public:
@@ -26,7 +30,16 @@ public:
     void startThread();
 
 public slots:
+    // The runs the current filter lets through (runsReady), newest first; with no filter also the
+    // newest for the start page (recentRunsReady). Ended runs whose figures are not kept yet get
+    // them computed afterwards, one run at a time between other requests (runFiguresReady).
     void requestRuns();
+    // Parses and keeps the filter (run_filter.h), then lists; a filter that does not parse is
+    // answered by filterFailed and the list stays as it was.
+    void setRunFilter(const QString &text);
+    // Tags, notes, renames, archives or deletes runs, then lists again; runsEdited says what was
+    // done or why not (a run still going is not deleted).
+    void editRuns(const QList<qint64> &ids, trellis::launcher::RunEdit edit, const QString &text);
     void requestRun(qint64 id);
     void requestRunOf(const QString &reference); // a run id, a row number or "last"
     void requestReport(qint64 id, const QString &path);
@@ -39,6 +52,10 @@ public slots:
 
 signals:
     void runsReady(const QList<trellis::launcher::RunSummary> &runs);
+    void recentRunsReady(const QList<trellis::launcher::RunSummary> &runs);
+    void runFiguresReady(const trellis::launcher::RunSummary &run);
+    void filterFailed(const QString &error);
+    void runsEdited(const QString &message, const QString &error);
     void runReady(const trellis::launcher::RunData &run); // its steps: the newest row alone (the rest: runSnapshotReady)
     void runSnapshotReady(const std::shared_ptr<const trellis::launcher::telemetry::DashboardSnapshot> &snapshot);
     void reportWritten(const QString &path, const QString &error);
@@ -50,6 +67,11 @@ signals:
 
 private:
     bool ensureOpen();
+    void computeNextFigures();
+
+    static constexpr int kListLimit = 100000;
+    RunFilter m_filter;
+    QList<RunSummary> m_needFigures; // listed runs whose figures are not kept yet, newest first
 
     QString m_path;
     std::unique_ptr<HistoryDatabase> m_db; // created and used on the reader thread only
@@ -57,3 +79,5 @@ private:
 };
 
 } // namespace trellis::launcher
+
+Q_DECLARE_METATYPE(trellis::launcher::RunEdit)

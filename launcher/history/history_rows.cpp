@@ -60,10 +60,16 @@ bool applyOp(ApplyContext &c, const NewRunOp &o)
     q.addBindValue(iso(o.startedAt));
     q.addBindValue(QSysInfo::machineHostName());
     q.addBindValue(QCoreApplication::applicationPid());
-    const bool ok = q.exec();
-    if (ok)
-        c.runIds.insert(o.runId, q.lastInsertId().toLongLong());
-    return ok;
+    if (!q.exec())
+        return false;
+    const qint64 id = q.lastInsertId().toLongLong();
+    c.runIds.insert(o.runId, id);
+    // The plan fields the runs list shows, kept beside the plan (history_database.h).
+    q.prepare(QStringLiteral("UPDATE runs SET plan_name = %1, plan_precision = %2, plan_layout = %3 WHERE id = ?")
+                  .arg(planNameSql(QStringLiteral("plan_json")), planPrecisionSql(QStringLiteral("plan_json")),
+                       planLayoutSql(QStringLiteral("plan_json"))));
+    q.addBindValue(id);
+    return q.exec();
 }
 
 bool applyOp(ApplyContext &c, const RunStatusOp &o)

@@ -74,6 +74,12 @@ void writeHeaderSection(QString &h, const RunSummary &r)
     if (r.endedAt.isValid() && r.startedAt.isValid())
         h += QStringLiteral(" · %1 s").arg(r.startedAt.msecsTo(r.endedAt) / 1000.0, 0, 'f', 1);
     h += QStringLiteral("</p>");
+    if (!r.tags.isEmpty() || r.archived)
+        h += QStringLiteral("<p class='tags'>%1%2</p>")
+                 .arg(r.tags.isEmpty() ? QString() : QStringLiteral("Tags: <b>%1</b>").arg(esc(r.tags.join(QStringLiteral(", ")))),
+                      r.archived ? QStringLiteral(" (archived)") : QString());
+    if (!r.note.isEmpty())
+        h += QStringLiteral("<h2>Note</h2><pre class='note'>%1</pre>").arg(esc(r.note));
     if (!r.error.isEmpty())
         h += QStringLiteral("<h2>Failure</h2><pre class='failed'>%1</pre>").arg(esc(r.error));
     if (!r.launchCommands.isEmpty()) {

@@ -79,7 +79,12 @@ QByteArray exportJson(const RunData &run)
                                               {QStringLiteral("started_at"), r.startedAt.toString(Qt::ISODateWithMs)},
                                               {QStringLiteral("ended_at"), r.endedAt.toString(Qt::ISODateWithMs)},
                                               {QStringLiteral("exit_code"), r.exitCode},
-                                              {QStringLiteral("error"), r.error}};
+                                              {QStringLiteral("error"), r.error},
+                                              {QStringLiteral("note"), r.note},
+                                              {QStringLiteral("tags"), QJsonArray::fromStringList(r.tags)},
+                                              {QStringLiteral("archived"), r.archived},
+                                              {QStringLiteral("tokens_per_s"), r.tokensPerS >= 0 ? QJsonValue(r.tokensPerS) : QJsonValue()},
+                                              {QStringLiteral("mfu"), r.mfu >= 0 ? QJsonValue(r.mfu) : QJsonValue()}};
     root[QStringLiteral("plan")] = QJsonDocument::fromJson(run.planJson.toUtf8()).object();
     QJsonArray ranks;
     for (const RankRow &k : run.ranks)

@@ -108,6 +108,11 @@ public:
     workspace::DashboardGrid *grid() const { return m_grid; }
     workspace::StartPage *startPage() const { return m_startPage; }
     class CompareView *compareView() const { return m_compare; }
+    class RunSummaryView *runSummaryView() const { return m_runSummary; }
+    // Opens the plan a run of the history was launched with as a new plan and launches it.
+    void launchAgain(qint64 id);
+    // History mode with a run (id, row number or "last") selected once the list has it.
+    void selectInHistory(const QString &reference);
     QString statusLine() const; // the plan and the run, as the status bar shows them
     void setExamplesDirectory(const QString &directory);
     void openRun(const QString &reference); // show a recorded run (or follow it, if it is going)
@@ -136,6 +141,7 @@ private:
     QWidget *createHistoryPage(); // runs | comparison
     void connectStartPage();
     void connectHistoryReader();
+    void connectHistoryPanel();
     void connectRunFeed();
     void restoreWindowLayout();
     void saveWindowLayout() const;
@@ -201,6 +207,11 @@ private:
     QSet<int> m_knownRanks;
     std::vector<dashboards::Panel *> m_panels;
     class CompareView *m_compare = nullptr;
+    class RunSummaryView *m_runSummary = nullptr;
+    QStackedWidget *m_historyRight = nullptr; // the selected run's summary, or a comparison
+    qint64 m_summaryPlanOf = 0;               // the run whose plan m_summaryPlan holds
+    QString m_summaryPlan;
+    QString m_selectWhenListed;
     std::shared_ptr<const launcher::telemetry::DashboardSnapshot> m_lastSnapshot;
     QAction *m_openAction = nullptr;
     QAction *m_launchAction = nullptr;

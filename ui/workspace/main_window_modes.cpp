@@ -7,6 +7,7 @@
 #include "ui/run/run_header.h"
 #include "ui/estimate/estimate_panel.h"
 #include "ui/history/history_panel.h"
+#include "ui/history/run_summary_view.h"
 #include "ui/plan/plan_panel.h"
 #include "ui/plan/mesh_canvas.h"
 #include "ui/plan/plan_editor.h"
@@ -104,9 +105,12 @@ QWidget *MainWindow::createHistoryPage()
     m_historySplit = new QSplitter(Qt::Horizontal, this);
     m_historySplit->setObjectName(QStringLiteral("historySplit"));
     m_historySplit->addWidget(m_history);
-    m_historySplit->addWidget(m_compare);
+    m_historyRight = new QStackedWidget(m_historySplit);
+    m_historyRight->addWidget(m_runSummary);
+    m_historyRight->addWidget(m_compare);
+    m_historySplit->addWidget(m_historyRight);
     m_historySplit->setStretchFactor(1, 1);
-    m_historySplit->setSizes({560, 700});
+    m_historySplit->setSizes({760, 500}); // the runs table wants the room; the summary reads in a column
     return m_historySplit;
 }
 
