@@ -150,6 +150,73 @@ private slots:
                  "the Kernels table");
     }
 
+    // trellis-cli runs: tag, untag, note, rename, archive, filter, delete (saying what goes first),
+    // each as the history then holds it; bad text refused with the limit, nothing changed.
+    void runsAreTaggedNotedFilteredAndDeleted()
+    {
+        const QString hdb = m_dir.filePath(QStringLiteral("runs-cmd.sqlite"));
+        const auto run = [&](const QStringList &args) { return cli(QStringList{QStringLiteral("--db"), hdb} + args); };
+        Result r = run({QStringLiteral("run"), kPlan, QStringLiteral("--quiet"), QStringLiteral("--run-id"), QStringLiteral("cmd-real")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        r = run({QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("2"), QStringLiteral("--seconds"), QStringLiteral("1"),
+                 QStringLiteral("--quiet"), QStringLiteral("--run-id"), QStringLiteral("cmd-sim")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+
+        QCOMPARE(run({QStringLiteral("runs"), QStringLiteral("tag"), QStringLiteral("cmd-real"), QStringLiteral("baseline"), QStringLiteral("dp4")}).code, 0);
+        QCOMPARE(run({QStringLiteral("runs"), QStringLiteral("note"), QStringLiteral("cmd-real"), QStringLiteral("first of the sweep")}).code, 0);
+        QCOMPARE(run({QStringLiteral("runs"), QStringLiteral("rename"), QStringLiteral("cmd-sim"), QStringLiteral("load test")}).code, 0);
+        r = run({QStringLiteral("runs"), QStringLiteral("tag"), QStringLiteral("cmd-real"), QStringLiteral("two words")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("letters, digits")), qPrintable(r.err));
+        r = run({QStringLiteral("runs"), QStringLiteral("note"), QStringLiteral("cmd-real"), QString(4001, QLatin1Char('x'))});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("at most 4000")), qPrintable(r.err));
+        {
+            HistoryDatabase h;
+            QCOMPARE(h.open(hdb, false), QString());
+            const auto real = h.findRun(QStringLiteral("cmd-real"));
+            QCOMPARE(real->tags, (QStringList{QStringLiteral("baseline"), QStringLiteral("dp4")}));
+            QCOMPARE(real->note, QStringLiteral("first of the sweep"));
+            QCOMPARE(h.findRun(QStringLiteral("cmd-sim"))->name, QStringLiteral("load test"));
+        }
+        // The record and the list show them; tokens/s is computed once the run ended, and kept.
+        r = run({QStringLiteral("runs"), QStringLiteral("cmd-real")});
+        QVERIFY2(r.out.contains(QStringLiteral("tags: baseline dp4")) && r.out.contains(QStringLiteral("note: first of the sweep")) &&
+                     r.out.contains(QStringLiteral("tokens/s ")),
+                 qPrintable(r.out));
+        r = run({QStringLiteral("runs"), QStringLiteral("--filter"), QStringLiteral("parallel.dp=4 tag:baseline")});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.contains(QStringLiteral("cmd-real")) && !r.out.contains(QStringLiteral("cmd-sim")), qPrintable(r.out));
+        r = run({QStringLiteral("runs"), QStringLiteral("--filter"), QStringLiteral("parallel.dq=4")});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("no plan field 'parallel.dq'")), qPrintable(r.err));
+        QCOMPARE(run({QStringLiteral("runs"), QStringLiteral("archive"), QStringLiteral("cmd-sim")}).code, 0);
+        QVERIFY(!run({QStringLiteral("runs")}).out.contains(QStringLiteral("cmd-sim")));
+        QVERIFY(run({QStringLiteral("runs"), QStringLiteral("--filter"), QStringLiteral("archived:yes")}).out.contains(QStringLiteral("cmd-sim")));
+        {
+            QFile exported(m_dir.filePath(QStringLiteral("cmd-real.json")));
+            QCOMPARE(run({QStringLiteral("export"), QStringLiteral("cmd-real"), QStringLiteral("--format"), QStringLiteral("json"), QStringLiteral("--out"), exported.fileName()}).code, 0);
+            QVERIFY(exported.open(QIODevice::ReadOnly));
+            const QJsonObject record = QJsonDocument::fromJson(exported.readAll()).object()[QStringLiteral("run")].toObject();
+            QCOMPARE(record[QStringLiteral("note")].toString(), QStringLiteral("first of the sweep"));
+            QCOMPARE(record[QStringLiteral("tags")].toArray().size(), 2);
+        }
+        // Deleting says what goes, and without --yes deletes nothing.
+        const QString folder = m_dir.filePath(QStringLiteral("runs/cmd-real"));
+        QVERIFY(QFileInfo(folder).isDir());
+        r = run({QStringLiteral("runs"), QStringLiteral("delete"), QStringLiteral("cmd-real")});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.out.contains(QStringLiteral("would delete run cmd-real")) && r.out.contains(folder), qPrintable(r.out));
+        QVERIFY(QFileInfo(folder).isDir());
+        r = run({QStringLiteral("runs"), QStringLiteral("delete"), QStringLiteral("cmd-real"), QStringLiteral("--yes")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY(!QFileInfo::exists(folder));
+        HistoryDatabase h;
+        QCOMPARE(h.open(hdb, false), QString());
+        QVERIFY(!h.findRun(QStringLiteral("cmd-real")));
+        QVERIFY(h.findRun(QStringLiteral("cmd-sim")));
+    }
+
     // What a run writes for its owner is owner-only whatever the umask: started under umask 022,
     // the history database and the folders created for it, the run folder and every file in it
     // (plan, logs), the checkpoint folders and shards.
