@@ -9,7 +9,8 @@
 #   scripts/screenshot.sh --set DIR
 #       every mode (start, plan, run, history) at 1280x800 and 1920x1080, light and dark:
 #       DIR/MODE-SIZE-THEME.png. Two short runs of a pipeline-with-experts plan are recorded
-#       first (trellis-cli), so that Run and History have something to show.
+#       first (trellis-cli, one tagged, one with a note), so that Run and History have something
+#       to show; History shows the newest run selected, with its summary.
 #
 # Each workbench starts with settings of its own (a fresh XDG_CONFIG_HOME): a person's saved
 # layout never changes what the screenshots show.
@@ -48,12 +49,14 @@ if [ "${1:-}" = "--set" ]; then
     build/bin/trellis-cli --db "$db" run tests/data/plans/.screenshot-plan.json --quiet >/dev/null
   done
   rm -f tests/data/plans/.screenshot-plan.json
+  build/bin/trellis-cli --db "$db" runs tag 1 baseline >/dev/null
+  build/bin/trellis-cli --db "$db" runs note last "lr 0.001 against the baseline's 0.003" >/dev/null
   for size in 1280x800 1920x1080; do
     for theme in light dark; do
       shot "$dir/start-$size-$theme.png" "$size" "$theme" 4 --db "$db"
       shot "$dir/plan-$size-$theme.png" "$size" "$theme" 4 --db "$db" resources/plans/pipeline-cpu.json
       shot "$dir/run-$size-$theme.png" "$size" "$theme" 5 --db "$db" --run last
-      shot "$dir/history-$size-$theme.png" "$size" "$theme" 5 --db "$db" --compare 1,2
+      shot "$dir/history-$size-$theme.png" "$size" "$theme" 5 --db "$db" --mode history --run last
     done
   done
   exit 0

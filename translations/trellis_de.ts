@@ -971,12 +971,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate/estimate_panel.cpp" line="+31"/>
-        <location line="+406"/>
+        <location line="+413"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
     </message>
     <message>
-        <location line="-405"/>
+        <location line="-412"/>
         <source>Use selected plan</source>
         <translation>Ausgewählten Plan übernehmen</translation>
     </message>
@@ -991,7 +991,7 @@
         <translation>Pipeline-Stufe</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+15"/>
         <source>Memory</source>
         <translation>Speicher</translation>
     </message>
@@ -1681,12 +1681,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location filename="../ui/workspace/main_window_modes.cpp" line="+48"/>
-        <location line="+93"/>
+        <location line="+94"/>
         <source>Plan</source>
         <translation>Plan</translation>
     </message>
     <message>
-        <location line="-94"/>
+        <location line="-95"/>
         <source>Estimate</source>
         <translation>Schätzung</translation>
     </message>
@@ -1820,7 +1820,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location line="+7"/>
-        <location filename="../ui/workspace/main_window_modes.cpp" line="+52"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+53"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
@@ -2128,17 +2128,16 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Trellis: %1</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+26"/>
         <source>Run failed (exit %1): %2</source>
         <translation>Lauf fehlgeschlagen (Exit-Code %1): %2</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>Run failed</source>
-        <translation>Lauf fehlgeschlagen</translation>
+        <translation type="vanished">Lauf fehlgeschlagen</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+11"/>
         <source>Select a run in the history first</source>
         <translation>Zuerst einen Lauf in der Historie auswählen</translation>
     </message>
@@ -4048,7 +4047,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+185"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+230"/>
         <source>(custom)</source>
         <translation>(benutzerdefiniert)</translation>
     </message>
@@ -4093,12 +4092,17 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Einen Knoten zum Entfernen auswählen (der letzte Knoten bleibt)</translation>
     </message>
     <message>
-        <location line="-146"/>
+        <location line="-189"/>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;Probleme&lt;/b&gt;</translation>
     </message>
+    <message>
+        <location line="+68"/>
+        <source>%1 — not used: trellis-trainer trains this plan</source>
+        <translation>%1 — nicht genutzt: trellis-trainer trainiert diesen Plan</translation>
+    </message>
     <message numerus="yes">
-        <location line="+168"/>
+        <location line="+143"/>
         <source>Set the cluster to this machine (%n core(s))</source>
         <translation>
             <numerusform>Cluster auf diesen Rechner setzen (%n Kern)</numerusform>
@@ -4106,7 +4110,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         </translation>
     </message>
     <message>
-        <location line="+84"/>
+        <location line="+85"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 Ranks (dp %3 · tp %4 · pp %5 · cp %6) auf &lt;span style=&apos;color:%7&apos;&gt;%8 Slots&lt;/span&gt; von %9 Knoten · globaler Batch %10 Sequenzen × %11 Tokens</translation>
     </message>

@@ -971,12 +971,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate/estimate_panel.cpp" line="+31"/>
-        <location line="+406"/>
+        <location line="+413"/>
         <source>Search plans</source>
         <translation>搜索方案</translation>
     </message>
     <message>
-        <location line="-405"/>
+        <location line="-412"/>
         <source>Use selected plan</source>
         <translation>使用所选方案</translation>
     </message>
@@ -991,7 +991,7 @@
         <translation>流水线阶段</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+15"/>
         <source>Memory</source>
         <translation>内存</translation>
     </message>
@@ -1680,12 +1680,12 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location filename="../ui/workspace/main_window_modes.cpp" line="+48"/>
-        <location line="+93"/>
+        <location line="+94"/>
         <source>Plan</source>
         <translation>方案</translation>
     </message>
     <message>
-        <location line="-94"/>
+        <location line="-95"/>
         <source>Estimate</source>
         <translation>估算</translation>
     </message>
@@ -1819,7 +1819,7 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location line="+7"/>
-        <location filename="../ui/workspace/main_window_modes.cpp" line="+52"/>
+        <location filename="../ui/workspace/main_window_modes.cpp" line="+53"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
@@ -2127,17 +2127,16 @@ Add it to the known hosts?</source>
         <translation>Trellis：%1</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+26"/>
         <source>Run failed (exit %1): %2</source>
         <translation>运行失败 (退出码 %1)：%2</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>Run failed</source>
-        <translation>运行失败</translation>
+        <translation type="vanished">运行失败</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+11"/>
         <source>Select a run in the history first</source>
         <translation>请先在历史记录中选择一个运行</translation>
     </message>
@@ -4040,7 +4039,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+185"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+230"/>
         <source>(custom)</source>
         <translation>(自定义)</translation>
     </message>
@@ -4085,19 +4084,24 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>请选择要移除的节点 (最后一个节点会保留)</translation>
     </message>
     <message>
-        <location line="-146"/>
+        <location line="-189"/>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;问题&lt;/b&gt;</translation>
     </message>
+    <message>
+        <location line="+68"/>
+        <source>%1 — not used: trellis-trainer trains this plan</source>
+        <translation>%1 — 未使用：此计划由 trellis-trainer 训练</translation>
+    </message>
     <message numerus="yes">
-        <location line="+168"/>
+        <location line="+143"/>
         <source>Set the cluster to this machine (%n core(s))</source>
         <translation>
             <numerusform>将集群设为本机（%n 个核心）</numerusform>
         </translation>
     </message>
     <message>
-        <location line="+84"/>
+        <location line="+85"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 个 rank (dp %3 · tp %4 · pp %5 · cp %6)，使用 %9 个节点上的 &lt;span style=&apos;color:%7&apos;&gt;%8 个槽位&lt;/span&gt; · 全局批次 %10 条序列 × %11 个 token</translation>
     </message>

@@ -43,12 +43,19 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     m_memory->yAxis->setLabel(tr("GB a rank"));
     m_memory->xAxis->setLabel(tr("pipeline stage"));
     m_memory->xAxis->grid()->setZeroLinePen(Qt::NoPen);
-    // The legend in its own column right of the bars, so it never hides them.
+    // The legend in a row of its own right under the bars, its entries three to a line: in a
+    // column beside the chart it spread its entries over the chart's whole height, far from the
+    // bars they name.
     m_memory->legend->setVisible(true);
     m_memory->legend->setFont(QFont(font().family(), 7));
     m_memory->legend->setBorderPen(Qt::NoPen);
-    m_memory->plotLayout()->addElement(0, 1, m_memory->legend);
-    m_memory->plotLayout()->setColumnStretchFactor(1, 0.001);
+    m_memory->legend->setBrush(Qt::NoBrush);
+    m_memory->legend->setIconSize(14, 8);
+    m_memory->legend->setRowSpacing(0);
+    m_memory->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_memory->legend->setWrap(3);
+    m_memory->plotLayout()->addElement(1, 0, m_memory->legend);
+    m_memory->plotLayout()->setRowStretchFactor(1, 0.001);
     m_tabs->addTab(m_memory, tr("Memory"));
 
     // The predicted step as a Gantt chart, with its legend.

@@ -7,6 +7,8 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QToolButton>
+#include <QVBoxLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -105,7 +107,12 @@ QWidget *PlanEditor::createSections()
     auto *sections = new QVBoxLayout(content);
     sections->setContentsMargins(0, 0, 0, 0);
     QHash<int, QFormLayout *> forms;
+    std::vector<Field> trainer;
     for (const Field &field : fields()) {
+        if (field.section == Section::Trainer) {
+            trainer.push_back(field); // at the end, folded while the plan does not use it
+            continue;
+        }
         QFormLayout *form = forms.value(static_cast<int>(field.section));
         if (!form) {
             auto *box = new QGroupBox(sectionTitle(field.section), content);
@@ -116,8 +123,46 @@ QWidget *PlanEditor::createSections()
         }
         addFieldRow(field, form, content);
     }
+    if (!trainer.empty()) {
+        auto *box = new QGroupBox(content);
+        auto *boxLayout = new QVBoxLayout(box);
+        m_trainerToggle = new QToolButton(box);
+        m_trainerToggle->setObjectName(QStringLiteral("ownTrainerToggle"));
+        m_trainerToggle->setCheckable(true);
+        m_trainerToggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+        m_trainerToggle->setAutoRaise(true);
+        boxLayout->addWidget(m_trainerToggle);
+        m_trainerBody = new QWidget(box);
+        auto *form = new QFormLayout(m_trainerBody);
+        form->setContentsMargins(0, 0, 0, 0);
+        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        for (const Field &field : trainer)
+            addFieldRow(field, form, content);
+        boxLayout->addWidget(m_trainerBody);
+        sections->addWidget(box);
+        connect(m_trainerToggle, &QToolButton::toggled, this, [this](bool open) {
+            m_trainerBody->setVisible(open);
+            m_trainerToggle->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
+        });
+        m_trainerToggle->setChecked(false);
+        m_trainerBody->hide();
+        m_trainerToggle->setArrowType(Qt::RightArrow);
+    }
     sections->addStretch(1);
     return content;
+}
+
+// The own-trainer section says whether the plan uses it, and is open when it does (a person may
+// open it to start using it).
+void PlanEditor::refreshTrainerSection()
+{
+    if (!m_trainerToggle)
+        return;
+    const bool used = m_document->plan().ownTrainer.external();
+    m_trainerToggle->setText(used ? sectionTitle(Section::Trainer)
+                                  : tr("%1 — not used: trellis-trainer trains this plan").arg(sectionTitle(Section::Trainer)));
+    if (used && !m_trainerToggle->isChecked())
+        m_trainerToggle->setChecked(true);
 }
 
 void PlanEditor::addFieldRow(const Field &field, QFormLayout *form, QWidget *content)
@@ -281,6 +326,7 @@ void PlanEditor::addNodes(int count)
 void PlanEditor::refresh()
 {
     m_refreshing = true;
+    refreshTrainerSection();
     const auto &p = m_document->plan();
     for (const Field &field : fields()) {
         QWidget *control = m_controls.value(field.path);
@@ -432,6 +478,8 @@ void PlanEditor::focusField(const QString &diagnosticPath)
     QWidget *control = m_controls.value(controlPathFor(diagnosticPath));
     if (!control)
         return;
+    if (m_trainerBody && m_trainerBody->isAncestorOf(control))
+        m_trainerToggle->setChecked(true);
     m_scroll->ensureWidgetVisible(control);
     if (const int node = nodeIndexOf(diagnosticPath); node >= 0 && node < m_nodes->rowCount()) {
         m_nodes->selectRow(node);

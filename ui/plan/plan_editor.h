@@ -16,6 +16,7 @@ class QFormLayout;
 class QLabel;
 class QListWidget;
 class QScrollArea;
+class QToolButton;
 class QSpinBox;
 class QTableWidget;
 
@@ -52,6 +53,7 @@ private:
     void build();
     // build()'s steps: the scroll area's content, a group box per section with a row per field.
     QWidget *createSections();
+    void refreshTrainerSection();
     void addFieldRow(const Field &field, QFormLayout *form, QWidget *content);
     QWidget *createControl(const Field &field, QWidget *cell); // the field's control, wired to commit()
     QWidget *createNodeTable(QWidget *cell); // the node table with its add and remove buttons
@@ -64,6 +66,8 @@ private:
     QHash<QString, QWidget *> m_controls;
     QHash<QString, QLabel *> m_messages;
     QScrollArea *m_scroll = nullptr;
+    ::QToolButton *m_trainerToggle = nullptr; // the own-trainer section, last, folded while unused
+    QWidget *m_trainerBody = nullptr;
     QLabel *m_summary = nullptr;
     QListWidget *m_problems = nullptr;
     QTableWidget *m_nodes = nullptr;

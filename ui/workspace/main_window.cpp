@@ -675,12 +675,11 @@ void MainWindow::onRunFinished(RunState state, int exitCode, const QString &theM
                           state == RunState::Completed ? message : message.section(QLatin1Char('\n'), 0, 0));
     m_shownRunState = launcher::toString(state);
     updateTitle();
-    if (state == RunState::Failed) {
+    // One place says a run failed and why: the run header (its first line; the whole of it in the
+    // log below and in the History summary). The status line and a desktop notification only point
+    // there; a message box saying it again was a second copy to click away.
+    if (state == RunState::Failed)
         appendLog(tr("Run failed (exit %1): %2").arg(exitCode).arg(message));
-        auto *box = new QMessageBox(QMessageBox::Warning, tr("Run failed"), message, QMessageBox::Ok, this);
-        box->setAttribute(Qt::WA_DeleteOnClose);
-        box->open();
-    }
     updateActions();
     // The supervisor has committed the final rows before it said the run ended.
     QTimer::singleShot(500, m_reader.get(), &launcher::HistoryReader::requestRuns);

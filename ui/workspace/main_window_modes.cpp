@@ -109,7 +109,8 @@ QWidget *MainWindow::createHistoryPage()
     m_historyRight->addWidget(m_runSummary);
     m_historyRight->addWidget(m_compare);
     m_historySplit->addWidget(m_historyRight);
-    m_historySplit->setStretchFactor(1, 1);
+    m_historySplit->setStretchFactor(0, 3); // a wider window widens the runs table most
+    m_historySplit->setStretchFactor(1, 2);
     m_historySplit->setSizes({760, 500}); // the runs table wants the room; the summary reads in a column
     return m_historySplit;
 }

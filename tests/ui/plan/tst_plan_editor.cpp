@@ -24,6 +24,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
 #include <QThread>
 #include <QUndoStack>
 
@@ -192,9 +193,17 @@ private slots:
         auto *env = qobject_cast<QLineEdit *>(editor->controlFor(QStringLiteral("own_trainer.env")));
         QVERIFY(command && env);
         QVERIFY(command->text().isEmpty());
+        // A plan without its own trainer: the section is the last, folded, and says it is not used.
+        auto *toggle = editor->findChild<QToolButton *>(QStringLiteral("ownTrainerToggle"));
+        QVERIFY(toggle);
+        QVERIFY(!toggle->isChecked() && command->isHidden() == false && !command->isVisibleTo(editor));
+        QVERIFY2(toggle->text().contains(QStringLiteral("not used")), qPrintable(toggle->text()));
+        QVERIFY(editor->controlFor(QStringLiteral("model.layers"))->mapTo(editor, QPoint()).y() < toggle->mapTo(editor, QPoint()).y());
+        toggle->click(); // opened to start using it
         command->setText(QStringLiteral(R"(["python3", "train.py", "--steps", "5"])"));
         emit command->editingFinished();
         QVERIFY(doc->plan().ownTrainer.external());
+        QVERIFY(toggle->isChecked() && !toggle->text().contains(QStringLiteral("not used")));
         QCOMPARE(doc->plan().ownTrainer.command.size(), std::size_t(4));
         QVERIFY2(editor->summary()->text().contains(QStringLiteral("runs its own trainer")), qPrintable(editor->summary()->text()));
         env->setText(QStringLiteral(R"({"RANK": "3"})")); // the launcher's: refused beside the field
@@ -214,8 +223,10 @@ private slots:
         f.write(R"({"schema": "trellis.plan/1", "name": "own", "own_trainer": {"command": ["python3", "train.py"]},
                     "cluster": {"nodes": [{"host": "localhost", "slots": 2}]}})");
         f.close();
+        toggle->setChecked(false);
         QVERIFY(window.loadPlan(path));
         QVERIFY(!doc->hasErrors());
+        QVERIFY(toggle->isChecked()); // a plan that uses it opens with it open
         QTRY_VERIFY2_WITH_TIMEOUT(window.estimatePanel()->headlineText().contains(QStringLiteral("runs its own trainer")),
                                   qPrintable(window.estimatePanel()->headlineText()), 10000);
         QVERIFY(editor->summary()->text().contains(QStringLiteral("no model section: no estimate")));
