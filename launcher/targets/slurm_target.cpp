@@ -353,8 +353,11 @@ QString slurmBatchScript(const SlurmJobRequest &r)
     line(QStringLiteral("chdir"), r.dir);
     line(QStringLiteral("output"), r.dir + QStringLiteral("/slurm-%j.out"));
     line(QStringLiteral("error"), r.dir + QStringLiteral("/slurm-%j.err"));
-    // torchrun's MASTER_ADDR for a job with its own trainer (rank 0 runs on this, the first node).
-    s += QStringLiteral("MASTER_ADDR=\"$(hostname)\"; export MASTER_ADDR\n");
+    // torchrun's MASTER_ADDR for a job with its own trainer (rank 0 runs on this, the first node):
+    // its name, or where the name resolves to nothing (nodes known to Slurm by address alone) its
+    // first address.
+    s += QStringLiteral("MASTER_ADDR=\"$(hostname)\"; getent hosts \"$MASTER_ADDR\" >/dev/null 2>&1 || "
+                        "MASTER_ADDR=\"$(hostname -I | cut -d' ' -f1)\"; export MASTER_ADDR\n");
     s += QStringLiteral("exec");
     for (const QString &word : QStringList{r.program} + r.arguments)
         s += QLatin1Char(' ') + quoted(word);

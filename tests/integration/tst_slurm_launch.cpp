@@ -244,9 +244,10 @@ private slots:
             QCOMPARE(seen.value(QStringLiteral("host")).toString(), rank < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
             QCOMPARE(seen.value(QStringLiteral("WORLD_SIZE")).toString(), QStringLiteral("4"));
             QCOMPARE(seen.value(QStringLiteral("LOCAL_RANK")).toString(), QString::number(rank % 2));
-            if (rank == 0)
-                master = seen.value(QStringLiteral("host")).toString();
-            QCOMPARE(seen.value(QStringLiteral("MASTER_ADDR")).toString(), master); // rank 0's node, for everyone
+            if (rank == 0) // rank 0's node, for everyone: its name, or (these test nodes' names resolve to nothing) its address
+                master = seen.value(QStringLiteral("MASTER_ADDR")).toString();
+            QCOMPARE(seen.value(QStringLiteral("MASTER_ADDR")).toString(), master);
+            QCOMPARE(master, readAll(m_dir.filePath(QStringLiteral("hosts"))).section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1, 1));
             QVERIFY(seen.value(QStringLiteral("MASTER_PORT")).toString().toInt() > 0);
             QVERIFY(seen.value(QStringLiteral("TRELLIS_TELEMETRY_KEYS")).isNull()); // moved: the relay's socket needs none
             QVERIFY(seen.value(QStringLiteral("TRELLIS_RELAY_UPSTREAM_KEYS")).toString().endsWith(QStringLiteral("/rank.keys")));
@@ -266,6 +267,50 @@ private slots:
         const Result steps = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), QStringLiteral("last"), QStringLiteral("--format"),
                                   QStringLiteral("csv"), QStringLiteral("--table"), QStringLiteral("steps")});
         QCOMPARE(steps.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts).size(), 1 + 4 * 6);
+    }
+
+    // A PyTorch DDP job launched by Trellis as a Slurm batch job whose gloo process group spans the
+    // two nodes (two ranks each): its losses equal the same job's four ranks on this machine.
+    void ddpAcrossTwoNodesMatchesOneHost()
+    {
+        const QString path = writePlan(QStringLiteral("ddp-nodes"), QStringLiteral("slurm"), 2, 2, {}, 8);
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        plan.remove(QStringLiteral("model")); // the script's own model
+        plan.insert(QStringLiteral("parallel"), QJsonObject{{QStringLiteral("dp"), 4}});
+        const QStringList script = {QStringLiteral(TRELLIS_SOURCE_DIR "/examples/pytorch/train_ddp.py"), QStringLiteral("--steps"),
+                                    QStringLiteral("20"), QStringLiteral("--checkpoint-every"), QStringLiteral("1000000")};
+        plan.insert(QStringLiteral("own_trainer"),
+                    QJsonObject{{QStringLiteral("command"), QJsonArray::fromStringList(QStringList{QStringLiteral("/usr/bin/python3")} + script)},
+                                // gloo finds its interface by the node's name, which resolves to nothing here
+                                {QStringLiteral("env"), QJsonObject{{QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python")},
+                                                                    {QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1")},
+                                                                    {QStringLiteral("GLOO_SOCKET_IFNAME"), QStringLiteral("eth0")}}}});
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(plan).toJson());
+        f.close();
+        const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), path, QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        const QString runId = r.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        const Result ranks = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), runId, QStringLiteral("--format"), QStringLiteral("csv"),
+                                  QStringLiteral("--table"), QStringLiteral("ranks")});
+        const QStringList rows = ranks.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(rows.size(), 5);
+        for (int rank = 0; rank < 4; ++rank)
+            QCOMPARE(rows[rank + 1].split(QLatin1Char(','))[2], rank < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
+        const auto acrossNodes = lossesOf(m_db, runId, 0);
+        QCOMPARE(acrossNodes.size(), std::size_t(20));
+        qputenv("PYTHONPATH", TRELLIS_SOURCE_DIR "/python");
+        qputenv("OMP_NUM_THREADS", "1");
+        const Result here = cli(QStringList{QStringLiteral("--db"), m_db, QStringLiteral("run"), QStringLiteral("--command"), QStringLiteral("--ranks"),
+                                            QStringLiteral("4"), QStringLiteral("--quiet"), QStringLiteral("--"), QStringLiteral("/usr/bin/python3")} +
+                                script);
+        QVERIFY2(here.code == 0, qPrintable(here.out + here.err));
+        const QString hereId = here.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        const QString differ = lossesDiffer(acrossNodes, lossesOf(m_db, hereId, 0), QStringLiteral("across the two Slurm nodes"));
+        QVERIFY2(differ.isEmpty(), qPrintable(differ));
     }
 
     // training.init.from under Slurm: the transformers-layout weights (exported from a local run's

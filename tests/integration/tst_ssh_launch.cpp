@@ -320,6 +320,116 @@ private slots:
         QDir(m_dir.filePath(QStringLiteral("h2/runs/") + runId)).removeRecursively();
     }
 
+    // A PyTorch DDP job launched by Trellis whose gloo process group spans host1 and host2 (two
+    // ranks each): its losses equal the same job's four ranks on this machine (run --command); a
+    // long one's rank stopped on host2 is named with the all_reduce the others wait in.
+    void ddpAcrossHostsMatchesOneHost()
+    {
+        const QString known = m_dir.filePath(QStringLiteral("known_hosts_ddp"));
+        const auto ddpPlan = [&](const QString &name, int steps) {
+            const QString path = writePlan(name, known);
+            QFile f(path);
+            f.open(QIODevice::ReadOnly);
+            QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+            f.close();
+            plan.remove(QStringLiteral("model")); // the script's own model
+            plan.insert(QStringLiteral("parallel"), QJsonObject{{QStringLiteral("dp"), 4}});
+            plan.insert(QStringLiteral("own_trainer"),
+                        QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("/usr/bin/python3"),
+                                                                           QStringLiteral(TRELLIS_SOURCE_DIR "/examples/pytorch/train_ddp.py"),
+                                                                           QStringLiteral("--steps"), QString::number(steps), QStringLiteral("--checkpoint-every"),
+                                                                           QStringLiteral("1000000")}},
+                                    // gloo finds its interface by the host's name, which resolves to nothing in these
+                                    // namespaces: a cluster's job says which interface its ranks talk on.
+                                    {QStringLiteral("env"), QJsonObject{{QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python")},
+                                                                        {QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1")},
+                                                                        {QStringLiteral("GLOO_SOCKET_IFNAME"), QStringLiteral("eth0")}}}});
+            f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+            f.write(QJsonDocument(plan).toJson());
+            f.close();
+            return path;
+        };
+        const QString plan = ddpPlan(QStringLiteral("ddp-hosts"), 20);
+        const Result accept = cli({QStringLiteral("preflight"), plan, QStringLiteral("--accept-host-key"), m_addresses.join(QLatin1Char(','))});
+        QVERIFY2(accept.code == 0, qPrintable(accept.out + accept.err));
+        const Result run = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(run.code == 0, qPrintable(run.out + run.err));
+        const QString runId = run.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        const auto cleanHosts = [&](const QString &id) {
+            for (const QString &hostDir : {QStringLiteral("h1/runs/"), QStringLiteral("h2/runs/")})
+                QDir(m_dir.filePath(hostDir + id)).removeRecursively();
+        };
+        cleanHosts(runId);
+        const Result ranks = cli({QStringLiteral("--db"), m_db, QStringLiteral("export"), runId, QStringLiteral("--format"), QStringLiteral("csv"),
+                                  QStringLiteral("--table"), QStringLiteral("ranks")});
+        const QStringList rows = ranks.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        QCOMPARE(rows.size(), 5);
+        for (int r = 0; r < 4; ++r)
+            QCOMPARE(rows[r + 1].split(QLatin1Char(','))[2], r < 2 ? QStringLiteral("host1") : QStringLiteral("host2"));
+        const auto acrossHosts = lossesOf(m_db, runId, 0);
+        QCOMPARE(acrossHosts.size(), std::size_t(20));
+
+        // The same four ranks on this machine.
+        qputenv("PYTHONPATH", TRELLIS_SOURCE_DIR "/python");
+        qputenv("OMP_NUM_THREADS", "1");
+        const Result here = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), QStringLiteral("--command"), QStringLiteral("--ranks"), QStringLiteral("4"),
+                                 QStringLiteral("--quiet"), QStringLiteral("--"), QStringLiteral("/usr/bin/python3"),
+                                 QStringLiteral(TRELLIS_SOURCE_DIR "/examples/pytorch/train_ddp.py"), QStringLiteral("--steps"), QStringLiteral("20"),
+                                 QStringLiteral("--checkpoint-every"), QStringLiteral("1000000")});
+        QVERIFY2(here.code == 0, qPrintable(here.out + here.err));
+        const QString hereId = here.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
+        const QString differ = lossesDiffer(acrossHosts, lossesOf(m_db, hereId, 0), QStringLiteral("across host1 and host2"));
+        QVERIFY2(differ.isEmpty(), qPrintable(differ));
+
+        // A long job; rank 2 (on host2) stopped once steps flow.
+        const QString longPlan = ddpPlan(QStringLiteral("ddp-hosts-long"), 100000);
+        QProcess longRun;
+        longRun.start(kCli, {QStringLiteral("--db"), m_db, QStringLiteral("run"), longPlan, QStringLiteral("--quiet"), QStringLiteral("--hang-confirm"),
+                             QStringLiteral("60")});
+        QVERIFY(longRun.waitForStarted());
+        QString longId;
+        qint64 pid = 0;
+        const auto stopLong = qScopeGuard([&] {
+            if (pid > 0)
+                ::kill(static_cast<pid_t>(pid), SIGCONT);
+            longRun.terminate();
+            longRun.waitForFinished(60000);
+            if (!longId.isEmpty())
+                cleanHosts(longId);
+        });
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 90000 && pid == 0 && longRun.state() == QProcess::Running) {
+            QTest::qWait(300);
+            trellis::launcher::HistoryDatabase h;
+            if (!h.open(m_db, false).isEmpty())
+                continue;
+            const auto last = h.findRun(QStringLiteral("last"));
+            if (!last || last->name != QStringLiteral("ddp-hosts-long") || last->stepsDone < 5)
+                continue;
+            longId = last->runId;
+            const auto data = h.loadRun(last->id, false);
+            for (const auto &rank : data->ranks)
+                if (rank.rank == 2)
+                    pid = rank.pid;
+        }
+        QVERIFY2(pid > 0, qPrintable(QString::fromUtf8(longRun.readAllStandardError())));
+        QVERIFY(::kill(static_cast<pid_t>(pid), SIGSTOP) == 0);
+        const auto stallNamed = [&] {
+            trellis::launcher::HistoryDatabase h;
+            if (!h.open(m_db, false).isEmpty())
+                return QString();
+            const auto data = h.loadRun(h.findRun(longId)->id, false);
+            for (const auto &e : data->events)
+                if (e.kind == QLatin1String("stall"))
+                    return e.message;
+            return QString();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(!stallNamed().isEmpty(), 30000);
+        QVERIFY2(stallNamed().contains(QStringLiteral("rank 2 on host2")) && stallNamed().contains(QStringLiteral("all_reduce")), qPrintable(stallNamed()));
+        qInfo("%s", qPrintable(stallNamed()));
+    }
+
     // No shared folder between the hosts: each checkpoint's shards are gathered to this machine;
     // rank 2 (on host2) is killed mid-run, and the restart puts the newest gathered checkpoint back
     // on both hosts, so every rank resumes from the same step and the run ends with the losses of
