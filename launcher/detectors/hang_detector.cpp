@@ -94,6 +94,12 @@ void HangDetector::heartbeat(int rank, std::int64_t nowMs, const RankPulse &puls
         r.lastChangeMs = nowMs;
     r.lastSeenMs = nowMs;
     r.pulse = pulse;
+    // A group's members as a rank in it said them; a rank outside the group, or beyond the world,
+    // cannot make itself or others members of it.
+    if (pulse.inCollective && !pulse.members.empty() && pulse.members.size() <= static_cast<std::size_t>(m_worldSize) && pulse.group != "world" &&
+        std::find(pulse.members.begin(), pulse.members.end(), rank) != pulse.members.end() &&
+        std::all_of(pulse.members.begin(), pulse.members.end(), [&](int m) { return m >= 0 && m < m_worldSize; }))
+        m_groupMembers[pulse.group] = pulse.members;
 }
 
 void HangDetector::stepDone(int rank, std::int64_t nowMs, std::uint64_t step)
@@ -130,6 +136,9 @@ std::vector<int> HangDetector::membersOf(int rank, const std::string &group) con
             all[static_cast<std::size_t>(r)] = r;
         return all;
     }
+    if (const auto said = m_groupMembers.find(group);
+        said != m_groupMembers.end() && std::find(said->second.begin(), said->second.end(), rank) != said->second.end())
+        return said->second;
     const plan::Mesh mesh(m_plan.parallel);
     for (plan::GroupKind kind : {plan::GroupKind::Tp, plan::GroupKind::Cp, plan::GroupKind::Dp, plan::GroupKind::Pp,
                                  plan::GroupKind::Ep, plan::GroupKind::ExpertDp, plan::GroupKind::Embedding,

@@ -8,7 +8,8 @@
 //     (same step, phase and call) for as long — "rank 2 on node-b
 //     stopped making progress (in forward of step 5); ranks 0,1,3 wait in dp all_reduce #412 since
 //     2.3 s".
-// Group membership comes from plan::Mesh, as in the trainer. Pure and deterministic: times are
+// Group membership comes from plan::Mesh, as in the trainer, and for groups no plan names (a
+// PyTorch job's own process groups) from the members the ranks send with their waits. Pure and deterministic: times are
 // passed in (monotonic ms of arrival, wall-clock ns for the ranks' own timestamps).
 // Threading: one thread (the run's supervisor).
 #pragma once
@@ -31,6 +32,9 @@ struct RankPulse {
     std::string group, op;
     std::uint64_t call = 0, bytes = 0;
     std::int64_t sinceNs = 0; // the rank's wall clock when it started waiting
+    // The group's members (world ranks) as the rank said them, for a group no plan names (torch's
+    // own process groups); empty for the plan's groups and the world.
+    std::vector<int> members;
 };
 
 struct HangReport {
@@ -92,6 +96,7 @@ private:
     int m_worldSize;
     std::int64_t m_silentMs, m_waitMs, m_patienceMs;
     std::map<int, Rank> m_ranks;
+    std::map<std::string, std::vector<int>> m_groupMembers; // groups no plan names, as the ranks said them
 };
 
 } // namespace trellis::launcher

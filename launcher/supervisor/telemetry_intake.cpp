@@ -161,6 +161,7 @@ void Supervisor::onHeartbeat(int rank, const proto::Envelope &e)
     pulse.call = hb.collective_call();
     pulse.bytes = hb.collective_bytes();
     pulse.sinceNs = hb.collective_since_ns();
+    pulse.members.assign(hb.collective_members().begin(), hb.collective_members().end());
     m_hangs->heartbeat(rank, m_clock.elapsed(), pulse);
 }
 

@@ -71,6 +71,7 @@ class Tracker:
         self._calls = {}      # group name -> itertools.count(1)
         self.blocking = 0     # the training thread waits in a collective (synchronous call or wait())
         self._groups = {}     # group object -> (name, size)
+        self._members = {}    # group name -> its members' world ranks, in group order (torch's own groups)
         self._first_use = itertools.count(1)
         self._world_size = None
         self._reset_step()
@@ -128,6 +129,9 @@ class Tracker:
         except Exception:
             name = None
         label = "group" + name if isinstance(name, str) and name.isdigit() else "group%d" % next(self._first_use)
+        members = self._world_ranks(c10d, group)
+        if members:
+            self._members[label] = members
         try:
             size = group.size()
         except Exception:
@@ -136,6 +140,22 @@ class Tracker:
             except Exception:
                 size = 1
         return label, size
+
+    @staticmethod
+    def _world_ranks(c10d, group):
+        """The group's members as world ranks, in group order; [] when torch does not say."""
+        try:
+            ranks = getattr(c10d, "get_process_group_ranks", None)
+            if ranks is not None:  # torch 2
+                return [int(r) for r in ranks(group)]
+            mapping = c10d._pg_group_ranks[group]  # torch 1.13: world rank -> group rank
+            return [int(r) for r in sorted(mapping, key=mapping.get)]
+        except Exception:
+            return []
+
+    def members(self, name):
+        """The world ranks of a group this tracker resolved (torch's own groups); () when unknown."""
+        return tuple(self._members.get(name, ()))
 
     # --- calls -----------------------------------------------------------------------------
 

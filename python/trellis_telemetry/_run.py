@@ -251,6 +251,8 @@ class Run:
     def _heartbeat_fields(self):
         tracker = self._tracker
         collective = tracker.oldest() if tracker is not None else None
+        if collective is not None:  # with the group's members, for a group no plan names
+            collective = tuple(collective) + (tracker.members(collective[0]),)
         if self._closed:
             phase = "done"
         elif tracker is not None and tracker.blocking > 0:

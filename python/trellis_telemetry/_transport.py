@@ -325,7 +325,8 @@ class Publisher:
         hb.step = step
         hb.phase = phase
         if collective is not None:
-            group, op, call, nbytes, since_ns = collective
+            group, op, call, nbytes, since_ns = collective[:5]
+            hb.collective_members.extend(collective[5] if len(collective) > 5 else ())
             hb.collective = group + " " + op
             hb.collective_since_ns = since_ns
             hb.collective_group = group

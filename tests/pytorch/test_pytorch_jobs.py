@@ -2,7 +2,8 @@
 """PyTorch jobs launched and watched by Trellis (docs/pytorch.md), with Debian's real torch (CPU,
 gloo), the real trellis-cli, mpirun, sockets and history file. examples/pytorch/train_ddp.py is the
 job: a 4-process DDP run equals the same script launched the way torchrun does; a SIGSTOP'd rank
-is named with the collective the others wait in; a slowed rank is flagged as a straggler; kill -9
+is named with the collective the others wait in, in the world or in a process group of the job's
+own; a slowed rank is flagged as a straggler; kill -9
 of a rank restarts the job, which resumes from its checkpoint; a command that cannot run fails the
 run naming it and its exit code.
 
@@ -216,6 +217,23 @@ class PyTorchJobs(unittest.TestCase):
         self.assertEqual(stalls[0][0], "1")
         self.assertEqual(stalls[0][1], "cleared")
         self.assertGreaterEqual(stalls[0][2], 2000)
+
+    def test_a_rank_holding_up_its_own_process_group_is_named(self):
+        """Torch's own groups (no plan names them): the client sends a group's members with a wait, so
+        rank 1 staying in forward while rank 0 waits in their pair's all_reduce is named its holder."""
+        d = self.workdir("pairs")
+        script = os.path.join(ROOT, "tests", "pytorch", "pair_groups.py")
+        job = Job(d, ["--command", "--ranks", str(RANKS), "--quiet", "--", PYTHON, script, "--steps", "10",
+                      "--hold-rank", "1", "--hold-step", "4", "--hold-s", "6"])
+        code, out = job.finish()
+        self.assertEqual(code, 0, out)
+        stalls = job.query("select holders, waiting, outcome from stalls")
+        self.assertEqual([(h, w) for h, w, _ in stalls], [("1", "0")], out[-2000:])
+        self.assertEqual(stalls[0][2], "cleared")
+        named = job.query("select message from events where kind = 'stall'")
+        self.assertTrue(named, out[-2000:])
+        self.assertIn("rank 1 on", named[0][0])
+        self.assertRegex(named[0][0], r"rank 0 waits in group\d+ all_reduce")
 
     def test_slowed_rank_is_flagged_within_ten_steps(self):
         d = self.workdir("straggler")

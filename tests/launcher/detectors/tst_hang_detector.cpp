@@ -162,6 +162,46 @@ private slots:
         QCOMPARE(later->culprits, std::vector<int>{2});
     }
 
+    // A group no plan names (a PyTorch job's own process group, "group3" of ranks 0 and 1 in a
+    // world of 4 whose plan is plain dp): rank 0 waits in it while rank 1 stays in forward. Only
+    // with the members rank 0 sends is rank 1 its holder; members a rank outside the group, or
+    // beyond the world, says are not taken.
+    void membersSentWithAWaitNameTheHolder()
+    {
+        const std::int64_t now = 100000, wall = 1000 * kSecond;
+        const auto run = [&](std::vector<int> members, int sender) {
+            HangDetector d(planOf(4, 1), 500, 60000);
+            for (int r = 0; r < 4; ++r)
+                d.hello(r, "node-a");
+            RankPulse wait = inCall("group3", "all_reduce", 7, wall - 5 * kSecond);
+            RankPulse stranger = wait;
+            if (sender == 0)
+                wait.members = members;
+            else
+                stranger.members = members;
+            d.heartbeat(0, now - 4000, wait);
+            d.heartbeat(0, now - 100, wait);
+            d.heartbeat(1, now - 4000, computing("forward"));
+            d.heartbeat(1, now - 100, computing("forward"));
+            for (int r : {2, 3}) { // the other pair goes on with its own steps
+                d.heartbeat(r, now - 100, computing("backward"));
+                d.stepDone(r, now - 50, 9);
+            }
+            if (sender == 2)
+                d.heartbeat(2, now - 90, stranger);
+            return d.check(now, wall);
+        };
+        const auto named = run({0, 1}, 0);
+        QVERIFY(named);
+        QCOMPARE(named->culprits, std::vector<int>{1});
+        QCOMPARE(named->waiting, std::vector<int>{0});
+        QVERIFY2(named->message.find("group3 all_reduce #7") != std::string::npos, named->message.c_str());
+        QVERIFY(!run({}, 0));             // no members said: the group is rank 0's alone, nobody holds it
+        QVERIFY(!run({0, 1, 9}, 0));      // a member beyond the world of 4: not taken
+        const auto fromOutside = run({0, 1}, 2); // rank 2 is no member of what it claims
+        QVERIFY(!fromOutside || fromOutside->culprits != std::vector<int>{1});
+    }
+
     // A large world: the waiting ranks are named as ranges, and many silent ranks are counted
     // after the first twelve, so that the message stays a line (16,384 ranks would otherwise be a
     // 100 KB event).
