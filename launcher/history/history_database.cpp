@@ -471,17 +471,9 @@ RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
 
 QList<RunSummary> HistoryDatabase::listRuns(int limit)
 {
-    QList<RunSummary> runs;
-    QSqlQuery q(m_db);
-    q.prepare(summarySelect() + QStringLiteral("ORDER BY r.id DESC LIMIT ?"));
-    q.addBindValue(limit);
-    if (!q.exec()) {
-        m_lastError = q.lastError().text();
-        return runs;
-    }
-    while (q.next())
-        runs.append(summaryFrom(q));
-    return runs;
+    RunFilter every;
+    every.archived = RunFilter::Archived::Any; // every run, archived too
+    return listRuns(every, limit);
 }
 
 QList<RunSummary> HistoryDatabase::listRuns(const RunFilter &filter, int limit)

@@ -54,7 +54,7 @@ public:
     QSqlDatabase &connection() { return m_db; }
 
     // Queries; empty results on error, with lastError() set.
-    QList<RunSummary> listRuns(int limit = 1000);
+    QList<RunSummary> listRuns(int limit = 1000); // every run, archived too, newest first
     // The newest `limit` runs the filter lets through (run_filter.h), newest first.
     QList<RunSummary> listRuns(const RunFilter &filter, int limit);
 

@@ -2,6 +2,7 @@
 #include "backend/trainer/comm/collective_tracker.h"
 
 #include <chrono>
+#include <map>
 #include <mutex>
 
 namespace trellis::trainer {
@@ -9,6 +10,7 @@ namespace {
 
 std::mutex g_mutex;
 CollectiveActivity g_current; // guarded by g_mutex
+std::map<std::string, std::vector<int>> g_members; // guarded by g_mutex
 
 } // namespace
 
@@ -23,6 +25,17 @@ void CollectiveTracker::enter(const std::string &group, const char *op, std::uin
     g_current.call = call;
     g_current.bytes = bytes;
     g_current.sinceNs = now;
+    const auto known = g_members.find(group);
+    g_current.members = known == g_members.end() ? std::vector<int>{} : known->second;
+}
+
+void CollectiveTracker::setMembers(const std::string &group, const std::vector<int> &members)
+{
+    std::lock_guard lock(g_mutex);
+    if (members.size() <= kMaxMembers)
+        g_members[group] = members;
+    else
+        g_members.erase(group);
 }
 
 void CollectiveTracker::leave()

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace trellis::trainer {
 
@@ -18,6 +19,7 @@ struct CollectiveActivity {
     std::uint64_t call = 0;   // its number among the calls issued on that group (1-based)
     std::uint64_t bytes = 0;
     std::int64_t sinceNs = 0; // wall clock when the rank started waiting
+    std::vector<int> members; // the group's world ranks, when registered (setMembers)
 };
 
 class CollectiveTracker {
@@ -25,6 +27,12 @@ public:
     static void enter(const std::string &group, const char *op, std::uint64_t call, std::uint64_t bytes);
     static void leave();
     static CollectiveActivity current();
+    // A group's members (world ranks, in group order), sent with every wait in it so that a
+    // receiver without the plan (a collector watching a trainer started by hand) can name the member
+    // holding the others up. Groups of more than kMaxMembers are not registered (a heartbeat stays
+    // small; a launched run's supervisor has the plan's groups anyway).
+    static constexpr std::size_t kMaxMembers = 4096;
+    static void setMembers(const std::string &group, const std::vector<int> &members);
 };
 
 // Enters on construction, leaves on destruction.

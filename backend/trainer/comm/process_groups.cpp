@@ -1,6 +1,8 @@
 // Process groups from the mesh; see process_groups.h.
 #include "backend/trainer/comm/process_groups.h"
 
+#include "backend/trainer/comm/collective_tracker.h"
+
 #include "backend/trainer/comm/hierarchical_communicator.h"
 #include "backend/trainer/comm/staged_communicator.h"
 #if defined(TRELLIS_HAVE_NCCL)
@@ -30,6 +32,8 @@ ProcessGroups::ProcessGroups(MpiCommunicator &world, const plan::Mesh &mesh) : m
     for (plan::GroupKind kind : kGroupKinds) {
         std::vector<int> members = groupMembers(mesh, world.rank(), kind);
         const std::string name = plan::toString(kind);
+        if (!members.empty() && name != "world")
+            CollectiveTracker::setMembers(name, members); // sent with the waits in it (collective_tracker.h)
         MpiCommunicator *group = nullptr;
         if (static_cast<int>(members.size()) == world.size() && world.name() == name) {
             group = &world; // the world is this group already (every rank takes this branch alike)

@@ -194,6 +194,8 @@ void TelemetryPublisher::run()
                     h->set_collective_op(c.op);
                     h->set_collective_call(c.call);
                     h->set_collective_bytes(c.bytes);
+                    for (int m : c.members)
+                        h->add_collective_members(static_cast<std::uint32_t>(m));
                 }
                 stamp(hb);
                 batch.emplace_back(hb.seq(), proto::encodeEnvelope(hb));

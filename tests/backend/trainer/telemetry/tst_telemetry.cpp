@@ -6,6 +6,7 @@
 #include "backend/protocol/framing.h"
 #include "backend/protocol/rank_link.h"
 #include "backend/trainer/telemetry/telemetry_publisher.h"
+#include "backend/trainer/comm/collective_tracker.h"
 
 #include <zmq.hpp>
 
@@ -14,8 +15,10 @@
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QElapsedTimer>
 
 #include <map>
+#include <optional>
 
 using namespace trellis;
 
@@ -191,6 +194,43 @@ private slots:
         QCOMPARE(hb->heartbeat().step(), 7ull);
         QCOMPARE(hb->heartbeat().phase(), std::string("backward"));
         pub.close(0, "", 7);
+    }
+
+    // While the training thread waits in a collective, the heartbeat names it with the group's
+    // members (world ranks) when the group registered them — what lets a collector, which has no
+    // plan, name the member holding the others up; a group too large to send, or never registered,
+    // goes without.
+    void heartbeatsCarryTheGroupsMembers()
+    {
+        launcher::TelemetryReceiver rx;
+        QCOMPARE(rx.start("members", 1), QString());
+        trainer::TelemetryPublisher pub(publisherTo(rx, "members", 50));
+        trainer::CollectiveTracker::setMembers("tp", {2, 3});
+        trainer::CollectiveTracker::setMembers("dp", std::vector<int>(trainer::CollectiveTracker::kMaxMembers + 1, 0));
+        const auto waitIn = [&](const std::string &group) {
+            const trainer::InsideCollective inside(group, "all_reduce", 3, 64);
+            std::vector<proto::Envelope> all;
+            std::optional<proto::Heartbeat> seen;
+            QElapsedTimer t;
+            t.start();
+            while (!seen && t.elapsed() < 10000) {
+                QTest::qWait(20);
+                for (const auto &e : rx.drain())
+                    if (e.has_heartbeat() && e.heartbeat().collective_group() == group)
+                        seen = e.heartbeat();
+            }
+            return seen;
+        };
+        const auto tp = waitIn("tp");
+        QVERIFY(tp);
+        QCOMPARE(std::vector<int>(tp->collective_members().begin(), tp->collective_members().end()), (std::vector<int>{2, 3}));
+        const auto dp = waitIn("dp");
+        QVERIFY(dp);
+        QCOMPARE(dp->collective_members_size(), 0);
+        const auto other = waitIn("pp");
+        QVERIFY(other);
+        QCOMPARE(other->collective_members_size(), 0);
+        pub.close(0, "", 0);
     }
 
     // A heartbeat goes out only at a tick with nothing else sent since the last one: while steps
