@@ -123,12 +123,7 @@ QString Supervisor::start(const plan::Plan &thePlan, const QString &planPath, co
     if (QString error; trainerArgsForAttempt(options.extraTrainerArgs, 1, error), !error.isEmpty())
         return error;
 
-    // Run folders live beside the history database they belong to.
-    QString runsDir = options.runsDirectory;
-    if (runsDir.isEmpty())
-        runsDir = (m_writer ? QFileInfo(m_writer->path()).absolutePath()
-                            : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)) +
-                  QStringLiteral("/runs");
+    const QString runsDir = runsDirectory(options);
     const QString runId = options.runId.isEmpty() ? newRunId() : options.runId;
     if (const QString e = beginSession(thePlan, runId, runsDir + QLatin1Char('/') + runId, options, trainer); !e.isEmpty())
         return e;
@@ -157,6 +152,15 @@ QString Supervisor::start(const plan::Plan &thePlan, const QString &planPath, co
         return error;
     }
     return {};
+}
+
+// Run folders live beside the history database they belong to, unless the options name a place.
+QString Supervisor::runsDirectory(const RunOptions &options) const
+{
+    if (!options.runsDirectory.isEmpty())
+        return options.runsDirectory;
+    return (m_writer ? QFileInfo(m_writer->path()).absolutePath() : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)) +
+           QStringLiteral("/runs");
 }
 
 QString Supervisor::beginSession(const plan::Plan &thePlan, const QString &runId, const QString &runDir,

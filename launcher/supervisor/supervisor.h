@@ -188,6 +188,7 @@ private:
     QString launchAttempt(bool resume);
     // What start() and adopt() share: the session's plan, folder and options, everything a previous
     // run left cleared, the alert sink and metrics endpoint set up. "" or why not.
+    QString runsDirectory(const RunOptions &options) const; // where run folders go (beside the history by default)
     QString beginSession(const plan::Plan &plan, const QString &runId, const QString &runDir, const RunOptions &options,
                          const QString &trainer);
     void resetDetectors(); // fresh hang and straggler detectors, per-rank state cleared, the clock started

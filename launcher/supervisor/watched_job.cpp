@@ -50,11 +50,7 @@ QString Supervisor::watch(const WatchedJob &job, const RunOptions &options)
     if (m_state == RunState::Launching || m_state == RunState::Running)
         return QStringLiteral("a run is already in progress (%1)").arg(m_runId);
     const plan::Plan thePlan = planOf(job);
-    QString runsDir = options.runsDirectory;
-    if (runsDir.isEmpty())
-        runsDir = (m_writer ? QFileInfo(m_writer->path()).absolutePath()
-                            : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)) +
-                  QStringLiteral("/runs");
+    const QString runsDir = runsDirectory(options);
     const QString runId = options.runId.isEmpty() ? newRunId() : options.runId;
     if (const QString e = beginSession(thePlan, runId, runsDir + QLatin1Char('/') + runId, options, QString()); !e.isEmpty())
         return e;
