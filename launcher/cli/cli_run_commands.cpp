@@ -640,6 +640,10 @@ int cmdCollect(const Args &a, const QString &dbPath)
         return *code;
     options.run.runId.clear();
     options.run.telemetryEndpoint.clear();
+    options.followedElsewhere = [](const QString &runId) {
+        const auto owner = RunRegistry::find(runId);
+        return owner && owner->pid != QCoreApplication::applicationPid();
+    };
     HistoryWriter writer(dbPath);
     if (const QString e = writer.start(); !e.isEmpty())
         return fail(e);
@@ -647,6 +651,7 @@ int cmdCollect(const Args &a, const QString &dbPath)
     Collector collector(&writer);
     std::map<Supervisor *, std::pair<std::unique_ptr<RunClaim>, std::unique_ptr<FeedPublisher>>> followed;
     QObject::connect(&collector, &Collector::refused, &collector, [](const QString &message) { err() << "refused: " << message << Qt::endl; });
+    QObject::connect(&collector, &Collector::notice, &collector, [](const QString &message) { err() << message << Qt::endl; });
     QObject::connect(&collector, &Collector::jobWatched, &collector, [&](Supervisor *run, const QString &description) {
         out() << "run " << run->runId() << ": " << description << Qt::endl;
         RunRecord record;

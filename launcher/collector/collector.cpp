@@ -3,11 +3,13 @@
 
 #include "launcher/ingest/zap_handler.h"
 #include "backend/protocol/framing.h"
+#include "launcher/history/history_database.h"
 
 #include <QFileInfo>
 #include <QHostInfo>
 #include <QMetaObject>
 #include <QRegularExpression>
+#include <QSqlQuery>
 #include <QSysInfo>
 
 #include <zmq.hpp>
@@ -121,6 +123,7 @@ QString Collector::listen(const CollectorOptions &options)
         host = m_bindHost == "0.0.0.0" || m_bindHost == "*" ? QHostInfo::localHostName() : QString::fromStdString(m_bindHost);
     const std::string port = endpoint.substr(endpoint.rfind(':') + 1);
     m_address = QStringLiteral("tcp://%1:%2").arg(host, QString::fromStdString(port));
+    resumeJobs();
     return {};
 }
 
@@ -267,7 +270,8 @@ void Collector::close()
         m_thread.join();
     for (Supervisor *run : m_runs)
         if (run->state() == RunState::Running)
-            run->stopWatching(QStringLiteral("the collector stopped while the job ran: what it reported later is not in the history"));
+            run->stopWatching(QStringLiteral("the collector stopped while the job ran; a collector started again with the same keys "
+                                             "and history takes the job up, its ranks sending what they kept meanwhile"));
 }
 
 std::vector<Supervisor *> Collector::runs() const { return m_runs; }
@@ -384,6 +388,8 @@ proto::JoinReply Collector::joinReply(const proto::Join &j)
     w.attempt = static_cast<int>(j.attempt());
     w.keys = m_keys;
     w.bind = "tcp://" + m_bindHost + ":*";
+    w.collector = QFileInfo(m_options.keysPath).absoluteFilePath();
+    w.jobKey = key;
     auto *run = new Supervisor(m_writer, this);
     if (const QString e = run->watch(w, m_options.run); !e.isEmpty()) {
         delete run;
@@ -394,17 +400,80 @@ proto::JoinReply Collector::joinReply(const proto::Join &j)
     run->noteJoin(static_cast<int>(j.rank()), printable(j.host()));
     m_runs.push_back(run);
     m_jobs[key] = Job{run, w.worldSize, name, jobId};
-    const QString description = QStringLiteral("job %1%2, %3 rank%4 (%5)")
-                                    .arg(name,
-                                         w.jobId.isEmpty() ? QString()
-                                                           : QStringLiteral(" (%1 %2)").arg(w.scheduler.isEmpty() ? QStringLiteral("id") : w.scheduler, w.jobId))
-                                    .arg(w.worldSize)
-                                    .arg(w.worldSize == 1 ? QString() : QStringLiteral("s"))
-                                    .arg(w.client);
-    emit jobWatched(run, description);
+    emit jobWatched(run, describe(w));
     reply.set_run_id(run->runId().toStdString());
     reply.set_endpoint(advertised(run->telemetryEndpoint()).toStdString());
     return reply;
+}
+
+QString Collector::describe(const WatchedJob &w) const
+{
+    return QStringLiteral("job %1%2, %3 rank%4 (%5)")
+        .arg(w.name, w.jobId.isEmpty() ? QString() : QStringLiteral(" (%1 %2)").arg(w.scheduler.isEmpty() ? QStringLiteral("id") : w.scheduler, w.jobId))
+        .arg(w.worldSize)
+        .arg(w.worldSize == 1 ? QString() : QStringLiteral("s"))
+        .arg(w.client);
+}
+
+// The jobs a collector with these keys and this history watched and did not see end: runs of
+// target "collected" whose folder still holds watching.json (removed when a run ends for good),
+// running (its collector died), stopped (its collector was stopped) or failed (closed as
+// abandoned by the history's next open once its collector's process was gone).
+void Collector::resumeJobs()
+{
+    if (!m_writer)
+        return;
+    HistoryDatabase db;
+    if (const QString e = db.open(m_writer->path(), false); !e.isEmpty()) {
+        emit notice(QStringLiteral("cannot look for jobs to take up again: %1").arg(e));
+        return;
+    }
+    QList<std::pair<qint64, QString>> candidates;
+    QSqlQuery q(db.connection());
+    if (q.exec(QStringLiteral("SELECT id, run_id FROM runs WHERE target = 'collected' AND status IN ('running', 'stopped', 'failed') "
+                              "ORDER BY id")))
+        while (q.next())
+            candidates.append({q.value(0).toLongLong(), q.value(1).toString()});
+    const QString runsDir = Supervisor::runsDirectoryFor(m_options.run, m_writer);
+    const QString me = QFileInfo(m_options.keysPath).absoluteFilePath();
+    for (const auto &[id, runId] : candidates) {
+        const QString runDir = runsDir + QLatin1Char('/') + runId;
+        if (!QFileInfo::exists(runDir + QStringLiteral("/watching.json")))
+            continue;
+        QString error;
+        const std::optional<WatchedJob> job = Supervisor::watchedJobIn(runDir, &error);
+        if (!job) {
+            emit notice(QStringLiteral("run %1 is not taken up again: %2").arg(runId, error));
+            continue;
+        }
+        if (job->collector != me || (m_options.followedElsewhere && m_options.followedElsewhere(runId)))
+            continue; // another collector's job, or one a live collector follows
+        // What the run needs of its steps is each rank's newest, a window at a time.
+        std::optional<RunData> data = db.loadRun(id, false);
+        std::map<int, StepRow> newest;
+        if (data && !db.forEachStepChunk(id, 0, [&](const QList<StepRow> &rows) {
+                for (const StepRow &row : rows)
+                    newest[row.rank] = row;
+            }))
+            data.reset();
+        if (!data) {
+            emit notice(QStringLiteral("run %1 is not taken up again: its history cannot be read (%2)").arg(runId, db.lastError()));
+            continue;
+        }
+        for (const auto &[rank, row] : newest)
+            data->steps.append(row);
+        auto *run = new Supervisor(m_writer, this);
+        if (const QString e = run->resumeWatching(runId, *data, m_keys, m_options.run); !e.isEmpty()) {
+            delete run;
+            emit notice(QStringLiteral("run %1 (job %2) is not taken up again: %3").arg(runId, job->name, e));
+            continue;
+        }
+        m_runs.push_back(run);
+        const QString name = job->name;
+        const QString jobId = job->jobKey.section(QChar(0x1f), 1);
+        m_jobs[job->jobKey] = Job{run, job->worldSize, name, jobId};
+        emit jobWatched(run, describe(*job) + QStringLiteral(", taken up again"));
+    }
 }
 
 } // namespace trellis::launcher

@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -38,6 +39,9 @@ struct CollectorOptions {
     QString keysPath;  // the collector's keys; made (with the jobs' file beside) when missing
     QString advertise; // the host named in what jobs are told; "": the bind host, or this machine's name
     RunOptions run;    // for every job's run: runs folder, hang settings
+    // Whether a live process on this machine follows the run now (the program hands in the run
+    // registry's answer): a collector started again leaves such runs alone.
+    std::function<bool(const QString &runId)> followedElsewhere;
 };
 
 class Collector : public QObject {
@@ -47,8 +51,12 @@ public:
     ~Collector() override;
 
     // Reads or makes the keys and binds; "" or why not (a port in use, a key file others can read).
+    // Then takes up the jobs a collector with these keys and this history watched and did not see
+    // end (it was stopped, or its process died): each goes on as its run (jobWatched), its ranks
+    // sending again what they kept.
     QString listen(const CollectorOptions &options);
-    // Stops listening; jobs still being watched end as stopped (what they send later is not kept).
+    // Stops listening; jobs still being watched end as stopped — until a collector with the same
+    // keys and history starts again and takes them up.
     void close();
 
     QString address() const { return m_address; }         // tcp://HOST:PORT, what jobs are told
@@ -64,6 +72,8 @@ signals:
     void jobWatched(trellis::launcher::Supervisor *run, const QString &description);
     // A client was turned away: an unknown key (with its address), a Join that cannot be taken.
     void refused(const QString &message);
+    // Something to tell whoever runs the collector: a job it could not take up again, and why.
+    void notice(const QString &message);
 
 private:
     struct Job {
@@ -83,6 +93,8 @@ private:
     proto::JoinReply joinReply(const proto::Join &join);
     QString validate(const proto::Join &join) const;
     QString advertised(const std::string &endpoint) const;
+    void resumeJobs(); // listen(): the jobs of a collector before this one
+    QString describe(const WatchedJob &job) const;
 
     HistoryWriter *m_writer;
     CollectorOptions m_options;

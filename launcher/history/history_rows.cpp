@@ -84,6 +84,14 @@ bool applyOp(ApplyContext &c, const RunStatusOp &o)
     q.addBindValue(o.runId);
     if (!q.exec())
         return false;
+    if (o.takeOver) {
+        q.prepare(QStringLiteral("UPDATE runs SET launcher_host = ?, launcher_pid = ? WHERE run_id = ?"));
+        q.addBindValue(QSysInfo::machineHostName());
+        q.addBindValue(QCoreApplication::applicationPid());
+        q.addBindValue(o.runId);
+        if (!q.exec())
+            return false;
+    }
     if (o.totalSteps < 0)
         return true;
     q.prepare(QStringLiteral("UPDATE runs SET total_steps = ? WHERE run_id = ?"));

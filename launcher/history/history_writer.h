@@ -40,6 +40,9 @@ struct RunStatusOp {
     QDateTime endedAt; // invalid: still running
     int exitCode = 0;
     qint64 totalSteps = -1; // >= 0: the run's step count as it turned out (a job with its own trainer says it)
+    // This process now owns the run (it adopted it, or a collector took it up again): the run's
+    // launcher becomes this host and pid, so an open of the history does not close it as abandoned.
+    bool takeOver = false;
 };
 struct RankOp {
     QString runId;

@@ -44,7 +44,7 @@ QString Supervisor::adopt(const QString &runId, const QString &runDir, qint64 ke
     connectJob();
     m_job->adopt(keeperPid, runDir);
     setState(RunState::Running);
-    record(RunStatusOp{m_runId, toString(RunState::Running), QString(), QDateTime(), 0});
+    record(RunStatusOp{m_runId, toString(RunState::Running), QString(), QDateTime(), 0, -1, true});
     raiseEvent(QStringLiteral("adopted"), -1, m_progress.step,
                QStringLiteral("supervisor pid %1 adopted the run (job keeper pid %2, attempt %3): its previous supervisor ended "
                               "while the job went on")

@@ -155,11 +155,13 @@ QString Supervisor::start(const plan::Plan &thePlan, const QString &planPath, co
 }
 
 // Run folders live beside the history database they belong to, unless the options name a place.
-QString Supervisor::runsDirectory(const RunOptions &options) const
+QString Supervisor::runsDirectory(const RunOptions &options) const { return runsDirectoryFor(options, m_writer); }
+
+QString Supervisor::runsDirectoryFor(const RunOptions &options, const HistoryWriter *writer)
 {
     if (!options.runsDirectory.isEmpty())
         return options.runsDirectory;
-    return (m_writer ? QFileInfo(m_writer->path()).absolutePath() : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)) +
+    return (writer ? QFileInfo(writer->path()).absolutePath() : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)) +
            QStringLiteral("/runs");
 }
 
@@ -189,7 +191,8 @@ QString Supervisor::beginSession(const plan::Plan &thePlan, const QString &runId
     m_failure.clear();
     m_stopRequested = false;
     m_attempt = 0;
-    m_watched = m_watchedLocal = m_watchedHangRaised = false;
+    m_watched = m_watchedLocal = m_watchedHangRaised = m_watchPaused = m_resumed = false;
+    m_watchedJob = {};
     m_goodbyes.clear();
     m_story.clear();
     m_restartPending = false;
@@ -561,6 +564,8 @@ void Supervisor::settle(RunState state, int exitCode, const QString &message)
         raise(QStringLiteral("failure"), m_progress.step, message.section(QLatin1Char('\n'), 0, 0));
     m_settled = true;
     m_watchdog.stop();
+    if (m_watched && !m_watchPaused)
+        QFile::remove(m_runDir + QStringLiteral("/watching.json")); // ended for good: no collector takes it up again
     m_exitCode = exitCode;
     if (state != RunState::Completed)
         m_failure = message;

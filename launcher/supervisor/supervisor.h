@@ -29,6 +29,7 @@
 #include <map>
 #include <tuple>
 #include <memory>
+#include <optional>
 
 namespace trellis::proto {
 class Envelope;
@@ -66,6 +67,8 @@ struct WatchedJob {
     int attempt = 0;
     proto::CurveKeys keys;    // the collector's: its server keys and the jobs' client public key
     std::string bind = "tcp://0.0.0.0:*"; // where the job's telemetry receiver listens
+    QString collector;        // which collector watches it (its key file), and the job's key there:
+    QString jobKey;           // a collector started again takes up only its own jobs, by that key
 };
 
 class Supervisor : public QObject {
@@ -104,8 +107,21 @@ public:
         if (!m_hosts.count(rank))
             m_hosts[rank] = host;
     }
-    // The collector watching the job closes: the run ends as stopped, saying why.
+    // The collector watching the job closes: the run ends as stopped, saying why, and stays one a
+    // collector started again takes up (resumeWatching).
     void stopWatching(const QString &message);
+    // A collector started again takes up a job a collector with its keys watched before and did not
+    // see end — stopped, or gone with its process (watched_job.cpp): the run folder says which job
+    // (watching.json, there while the run may go on) and where its ranks send (telemetry.endpoint).
+    // Its receiver listens there again from where the history's telemetry ends; the ranks, which
+    // kept what was not acknowledged, send it again. A run no rank reports to within the
+    // confirmation time ends as stopped. "" or why not.
+    QString resumeWatching(const QString &runId, const RunData &history, const proto::CurveKeys &keys, const RunOptions &options);
+    // The job a run folder's watching.json names; nullopt (and why in *error) when there is none
+    // or it cannot be read.
+    static std::optional<WatchedJob> watchedJobIn(const QString &runDir, QString *error = nullptr);
+    // Where run folders go: options.runsDirectory, else runs/ beside the writer's history.
+    static QString runsDirectoryFor(const RunOptions &options, const HistoryWriter *writer);
     int attempt() const { return m_attempt; }
     std::string telemetryEndpoint() const;
 
@@ -213,6 +229,9 @@ private:
     void watchedHang(const QString &message);
     void watchedGoodbye(int rank, int exitCode);
     bool everyRankSilent(qint64 forMs) const;
+    void saveWatchedJob(const WatchedJob &job); // watching.json in the run folder
+    void followFromHistory(const RunData &history); // resumeWatching(): steps, hosts, goodbyes so far
+    bool endIfNoneCameBack(); // resumed, and no rank reported since: stopped (true)
     void record(WriteOp op);
     void handleLine(const QString &line, bool isStderr, bool replay = false);
     void publishStatus(); // the feed's RunStatus, on every change and once a second
@@ -290,6 +309,9 @@ private:
     bool m_watchedLocal = false;       // every rank on this host: its processes can be looked at
     std::map<int, int> m_goodbyes;     // rank -> exit code, this attempt
     bool m_watchedHangRaised = false;  // the hang alert of the current stall episode went out
+    bool m_watchPaused = false;        // the collector closed: the run may be taken up again
+    bool m_resumed = false;            // taken up by a collector started again
+    WatchedJob m_watchedJob;           // as watching.json says it
 };
 
 } // namespace trellis::launcher

@@ -9,15 +9,20 @@
 #include "launcher/owner_only.h"
 #include "backend/plan/plan_json.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
-
-#include <QTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
 #include <QStandardPaths>
 #include <QSysInfo>
+#include <QTimer>
 
 #include <algorithm>
+#include <limits>
 
 namespace trellis::launcher {
 
@@ -82,6 +87,8 @@ QString Supervisor::watch(const WatchedJob &job, const RunOptions &options)
                                          .arg(job.client.isEmpty() ? QStringLiteral("a client") : job.client),
                                      QDateTime::currentDateTimeUtc()}});
     m_attempt = job.attempt;
+    m_watchedJob = job;
+    saveWatchedJob(job);
     m_settled = false;
     resetDetectors();
     setState(RunState::Running);
@@ -102,6 +109,8 @@ QString Supervisor::watchAttempt(int attempt)
                              .arg(attempt)
                              .arg(m_attempt);
     m_attempt = attempt;
+    m_watchedJob.attempt = attempt;
+    saveWatchedJob(m_watchedJob);
     m_story << QStringLiteral("attempt %1").arg(attempt);
     raiseEvent(QStringLiteral("restart"), -1, m_progress.step, note);
     emit restarting(attempt, note);
@@ -123,6 +132,7 @@ void Supervisor::stopWatching(const QString &message)
     if (!m_watched || m_settled)
         return;
     drainTelemetry();
+    m_watchPaused = true; // a collector started again takes it up
     settle(RunState::Stopped, -1, message);
 }
 
@@ -155,7 +165,7 @@ void Supervisor::watchedGoodbye(int rank, int exitCode)
         drainTelemetry();
         if (m_settled || static_cast<int>(m_goodbyes.size()) < m_plan.parallel.worldSize())
             return;
-        for (const auto &[rank, code] : m_goodbyes)
+        for (const auto &[anyRank, code] : m_goodbyes)
             if (code != 0)
                 return; // a failure: settled by its own timer, unless the job starts again
         settle(RunState::Completed, 0, QStringLiteral("the job ended: every rank said goodbye after step %1").arg(m_progress.step));
@@ -178,6 +188,8 @@ bool Supervisor::everyRankSilent(qint64 forMs) const
 
 void Supervisor::watchedHang(const QString &message)
 {
+    if (endIfNoneCameBack())
+        return;
     // Silent ranks all, for the confirmation time: the job is gone (killed, its nodes lost).
     if (everyRankSilent(static_cast<qint64>(m_hangConfirmS) * 1000)) {
         settle(RunState::Failed, -1, QStringLiteral("the job went silent: every rank stopped answering for %1 s or more; %2")
@@ -192,6 +204,153 @@ void Supervisor::watchedHang(const QString &message)
     raiseEvent(QStringLiteral("hang"), -1, m_progress.step,
                message + QStringLiteral(" — this job was not launched by Trellis, so it is left running: stop or restart it "
                                         "with its own launcher (scancel, kill, torchrun)"));
+}
+
+// --- a collector started again ------------------------------------------------------------
+
+void Supervisor::saveWatchedJob(const WatchedJob &job)
+{
+    const QJsonObject o{{QStringLiteral("name"), job.name},
+                        {QStringLiteral("job_id"), job.jobId},
+                        {QStringLiteral("scheduler"), job.scheduler},
+                        {QStringLiteral("command"), job.command},
+                        {QStringLiteral("client"), job.client},
+                        {QStringLiteral("hosts"), QJsonArray::fromStringList(job.hosts)},
+                        {QStringLiteral("world_size"), job.worldSize},
+                        {QStringLiteral("attempt"), job.attempt},
+                        {QStringLiteral("collector"), job.collector},
+                        {QStringLiteral("job_key"), job.jobKey}};
+    QSaveFile f(m_runDir + QStringLiteral("/watching.json"));
+    if (f.open(QIODevice::WriteOnly)) {
+        f.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+        f.write(QJsonDocument(o).toJson());
+        f.commit();
+    }
+}
+
+std::optional<WatchedJob> Supervisor::watchedJobIn(const QString &runDir, QString *error)
+{
+    const QString path = runDir + QStringLiteral("/watching.json");
+    QFile f(path);
+    const auto fail = [&](const QString &why) -> std::optional<WatchedJob> {
+        if (error)
+            *error = QStringLiteral("%1: %2").arg(path, why);
+        return std::nullopt;
+    };
+    if (!f.open(QIODevice::ReadOnly))
+        return fail(f.errorString());
+    if (f.size() > 65536)
+        return fail(QStringLiteral("larger than 64 KiB: not a file Trellis wrote"));
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &parseError);
+    if (!doc.isObject())
+        return fail(QStringLiteral("not a JSON object (%1)").arg(parseError.errorString()));
+    const QJsonObject o = doc.object();
+    WatchedJob job;
+    job.name = o.value(QStringLiteral("name")).toString();
+    job.jobId = o.value(QStringLiteral("job_id")).toString();
+    job.scheduler = o.value(QStringLiteral("scheduler")).toString();
+    job.command = o.value(QStringLiteral("command")).toString();
+    job.client = o.value(QStringLiteral("client")).toString();
+    for (const QJsonValue &h : o.value(QStringLiteral("hosts")).toArray())
+        job.hosts << h.toString();
+    job.worldSize = o.value(QStringLiteral("world_size")).toInt(0);
+    job.attempt = o.value(QStringLiteral("attempt")).toInt(-1);
+    job.collector = o.value(QStringLiteral("collector")).toString();
+    job.jobKey = o.value(QStringLiteral("job_key")).toString();
+    if (job.worldSize < 1 || job.worldSize > 65536 || job.attempt < 0 || job.jobKey.isEmpty() || job.collector.isEmpty())
+        return fail(QStringLiteral("world_size (1 to 65536), attempt, collector or job_key missing or out of range"));
+    return job;
+}
+
+QString Supervisor::resumeWatching(const QString &runId, const RunData &history, const proto::CurveKeys &keys, const RunOptions &options)
+{
+    if (m_state == RunState::Launching || m_state == RunState::Running)
+        return QStringLiteral("a run is already in progress (%1)").arg(m_runId);
+    const QString runDir = runsDirectoryFor(options, m_writer) + QLatin1Char('/') + runId;
+    QString error;
+    std::optional<WatchedJob> job = watchedJobIn(runDir, &error);
+    if (!job)
+        return error;
+    QFile endpointFile(runDir + QStringLiteral("/telemetry.endpoint"));
+    if (!endpointFile.open(QIODevice::ReadOnly))
+        return QStringLiteral("%1: %2 (where the job's ranks send is unknown)").arg(endpointFile.fileName(), endpointFile.errorString());
+    const std::string endpoint = QString::fromUtf8(endpointFile.read(512)).trimmed().toStdString();
+    job->keys = keys;
+    const plan::Plan thePlan = planOf(*job);
+    if (const QString e = beginSession(thePlan, runId, runDir, options, QString()); !e.isEmpty())
+        return e;
+    m_watched = true;
+    m_watchedLocal = std::all_of(job->hosts.begin(), job->hosts.end(), [](const QString &h) { return h == QSysInfo::machineHostName(); });
+    m_frozenPlan = thePlan;
+    m_watchedJob = *job;
+    // The receiver takes up where the history's telemetry ends; the ranks send again what they held.
+    std::map<quint32, quint64> cursor;
+    for (const RankRow &r : history.ranks)
+        cursor[static_cast<quint32>(r.rank)] = static_cast<quint64>(std::max<qint64>(0, r.receivedSeq));
+    m_receiver->setCurve(keys);
+    if (const QString e = m_receiver->start(m_runId.toStdString(), static_cast<quint32>(job->worldSize), endpoint, cursor); !e.isEmpty())
+        return QStringLiteral("cannot listen again where the job's ranks send (%1): %2").arg(QString::fromStdString(endpoint), e);
+    m_commandLine = job->command;
+    m_attempt = job->attempt;
+    m_settled = false;
+    m_resumed = true;
+    resetDetectors();
+    followFromHistory(history);
+    record(RunStatusOp{m_runId, toString(RunState::Running), QString(), QDateTime(), 0, -1, true});
+    raiseEvent(QStringLiteral("resumed"), -1, m_progress.step,
+               QStringLiteral("a collector started again (pid %1) takes the job up where the history ends (step %2): its ranks "
+                              "send again what was not acknowledged while no collector listened")
+                   .arg(QCoreApplication::applicationPid())
+                   .arg(m_progress.step));
+    setState(RunState::Running);
+    m_sinceProgress.start();
+    m_watchdog.start();
+    m_statusTimer.start();
+    QTimer::singleShot(std::max(m_hangConfirmS, 3) * 1000, this, [this] {
+        drainTelemetry();
+        endIfNoneCameBack();
+    });
+    return {};
+}
+
+void Supervisor::followFromHistory(const RunData &history)
+{
+    for (const StepRow &row : history.steps) {
+        if (row.step >= m_latest[row.rank].step)
+            m_latest[row.rank] = row;
+        m_stalls.learnStep(row.stepMs); // the learned timeout outlives the collector
+    }
+    for (const RankRow &r : history.ranks) {
+        m_hangs->hello(r.rank, r.host.toStdString());
+        m_stragglers->hello(r.rank, r.host.toStdString());
+        m_hosts[r.rank] = r.host;
+        m_pids[r.rank] = r.pid;
+        m_hangs->seen(r.rank, m_clock.elapsed());
+    }
+    if (!m_latest.empty()) {
+        qint64 minStep = std::numeric_limits<qint64>::max();
+        for (const auto &[rank, row] : m_latest)
+            minStep = std::min(minStep, row.step);
+        m_progress.step = minStep;
+        m_progress.loss = m_latest.begin()->second.loss;
+        m_progress.ranksReporting = static_cast<int>(m_latest.size());
+    }
+    // Ranks that said goodbye before the collector went away: the job may have ended meanwhile.
+    for (const RankRow &r : history.ranks)
+        if (r.goodbyeSeq >= 0)
+            watchedGoodbye(r.rank, r.exitCode);
+}
+
+bool Supervisor::endIfNoneCameBack()
+{
+    if (!m_resumed || m_settled || !m_lastSeenMs.empty())
+        return false;
+    settle(RunState::Stopped, -1,
+           QStringLiteral("no rank of the job reported within %1 s of the collector starting again: the job ended, or can no "
+                          "longer reach the collector, while none listened; what it reported meanwhile is not in the history")
+               .arg(std::max(m_hangConfirmS, 3)));
+    return true;
 }
 
 } // namespace trellis::launcher

@@ -6,6 +6,8 @@
 //    jobs end; the hand-started trainer's losses are bit-equal to the same plan run by Trellis;
 //  - a rank stopped (SIGSTOP) in a watched job is named as a stall with its collective, the hang
 //    told and the job left running; killed, the job's silence ends its run;
+//  - a collector stopped, and one killed, mid-job and started again on its address: the runs go
+//    on with every rank's every step once; a job that ended while none listened ends stopped;
 //  - a client with another collector's keys trains on without telemetry and the collector logs the
 //    refusal; Joins of another protocol version, a rank beyond its world, a job without an id are
 //    answered with why; a port in use and a key file others can read stop the collector, named.
@@ -27,6 +29,8 @@
 #include <QTest>
 
 #include <cstring>
+#include <memory>
+#include <tuple>
 
 #include <sys/stat.h>
 
@@ -44,10 +48,9 @@ struct CollectorProcess {
     QProcess process;
     QString address, keys, out, err;
 
-    bool start(const QString &db, const QStringList &extra = {})
+    bool start(const QString &db, const QStringList &extra = {}, const QString &bind = QStringLiteral("tcp://127.0.0.1:*"))
     {
-        process.start(kCli, QStringList{QStringLiteral("--db"), db, QStringLiteral("collect"), QStringLiteral("--bind"),
-                                        QStringLiteral("tcp://127.0.0.1:*")} + extra);
+        process.start(kCli, QStringList{QStringLiteral("--db"), db, QStringLiteral("collect"), QStringLiteral("--bind"), bind} + extra);
         if (!process.waitForStarted())
             return false;
         static const QRegularExpression give(QStringLiteral("TRELLIS_COLLECTOR=(\\S+) TRELLIS_COLLECTOR_KEYS=(\\S+)"));
@@ -326,6 +329,111 @@ private slots:
         for (const EventRow &e : run->events)
             restarted = restarted || e.message.contains(QStringLiteral("the job's own launcher started attempt 1"));
         QVERIFY(restarted);
+    }
+
+    // A collector stopped (SIGTERM) and then one killed (SIGKILL) in the middle of two jobs, each
+    // started again on the same address: both runs go on, nothing lost — every rank's every step in
+    // the history, once — and each ends when its job does. A job that ends while no collector
+    // listens ends its run as stopped once one starts again and hears nothing from it.
+    void aCollectorStartedAgainLosesNothing()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("again.sqlite"));
+        const QStringList confirm{QStringLiteral("--hang-confirm"), QStringLiteral("4")};
+        auto c = std::make_unique<CollectorProcess>();
+        QVERIFY2(c->start(db, confirm), qPrintable(c->out + c->err));
+        const QString bind = QStringLiteral("tcp://127.0.0.1:") + c->address.section(QLatin1Char(':'), -1);
+        const QProcessEnvironment env = jobEnvironment(*c);
+        // A paced PyTorch-style job (the Python client, 2 ranks) and trellis-trainer by hand under
+        // mpirun (2 ranks, rank 0 200 ms slower a step, so the whole job is).
+        const QString paced = QStringLiteral("import sys, time, trellis_telemetry\n"
+                                             "run = trellis_telemetry.init()\n"
+                                             "steps = int(sys.argv[1])\n"
+                                             "for s in range(1, steps + 1):\n"
+                                             "    time.sleep(0.04)\n"
+                                             "    run.step(s, loss=1.0 / s, tokens=64, total_steps=steps)\n");
+        auto pythonJob = [&](const QString &name, int ranks, int steps) {
+            std::vector<std::unique_ptr<QProcess>> job;
+            for (int r = 0; r < ranks; ++r) {
+                QProcessEnvironment e = env;
+                e.insert(QStringLiteral("TRELLIS_JOB_NAME"), name);
+                e.insert(QStringLiteral("TRELLIS_JOB_ID"), name + QStringLiteral("-1"));
+                e.insert(QStringLiteral("RANK"), QString::number(r));
+                e.insert(QStringLiteral("WORLD_SIZE"), QString::number(ranks));
+                auto p = std::make_unique<QProcess>();
+                p->setProcessEnvironment(e);
+                p->setProcessChannelMode(QProcess::MergedChannels);
+                p->start(kPython, {QStringLiteral("-c"), paced, QString::number(steps)});
+                job.push_back(std::move(p));
+            }
+            return job;
+        };
+        auto python = pythonJob(QStringLiteral("paced"), 2, 400);
+        const QString plan = planWith(m_dir, QStringLiteral("again-by-hand"), 2, 80);
+        QProcess trainer;
+        startTrainer(trainer, env, plan, 2, {QStringLiteral("--inject"), QStringLiteral("slow@0:1")});
+        const auto cleanUp = qScopeGuard([&] {
+            QProcess::execute(QStringLiteral("pkill"), {QStringLiteral("-KILL"), QStringLiteral("-f"), plan});
+            for (auto &p : python)
+                p->kill();
+        });
+        static const QRegularExpression joined(QStringLiteral("run \\S+: job (paced|again-by-hand) "));
+        QVERIFY2(c->waitFor(joined, 2, 60000), qPrintable(c->out + c->err));
+        QTest::qWait(1500);
+        // Stopped: the runs end as stopped, saying a collector started again takes them up.
+        c->process.terminate();
+        QVERIFY(c->process.waitForFinished(30000));
+        c->read();
+        QCOMPARE(c->out.count(QStringLiteral(" stopped: the collector stopped while the job ran")), 2);
+        QTest::qWait(1000);
+        static const QRegularExpression takenUp(QStringLiteral("run \\S+: job (paced|again-by-hand|gone) .*, taken up again"));
+        c = std::make_unique<CollectorProcess>();
+        QVERIFY2(c->start(db, confirm, bind), qPrintable(c->out + c->err));
+        QVERIFY2(c->waitFor(takenUp, 2, 10000), qPrintable(c->out + c->err));
+        // A third job joins this collector; then the collector is killed, and the job with it.
+        auto gone = pythonJob(QStringLiteral("gone"), 1, 100000);
+        static const QRegularExpression goneJoined(QStringLiteral("run \\S+: job gone "));
+        QVERIFY2(c->waitFor(goneJoined, 1, 30000), qPrintable(c->out + c->err));
+        QTest::qWait(1500);
+        c->process.kill();
+        QVERIFY(c->process.waitForFinished(10000));
+        gone.front()->kill();
+        gone.front()->waitForFinished(10000);
+        QTest::qWait(1000);
+        c = std::make_unique<CollectorProcess>();
+        QVERIFY2(c->start(db, confirm, bind), qPrintable(c->out + c->err));
+        QVERIFY2(c->waitFor(takenUp, 3, 10000), qPrintable(c->out + c->err));
+        QVERIFY(trainer.waitForFinished(120000));
+        QVERIFY2(trainer.exitCode() == 0, trainer.readAll().right(2000).constData());
+        for (auto &p : python) {
+            QVERIFY(p->waitForFinished(120000));
+            QVERIFY2(p->exitCode() == 0, p->readAll().right(2000).constData());
+        }
+        static const QRegularExpression completed(QStringLiteral("run \\S+ completed: the job ended"));
+        QVERIFY2(c->waitFor(completed, 2, 30000), qPrintable(c->out + c->err));
+        static const QRegularExpression noneCameBack(QStringLiteral("run \\S+ stopped: no rank of the job reported within 4 s"));
+        QVERIFY2(c->waitFor(noneCameBack, 1, 30000), qPrintable(c->out + c->err));
+        for (const auto &[name, ranks, steps] : {std::tuple{QStringLiteral("paced"), 2, 400}, std::tuple{QStringLiteral("again-by-hand"), 2, 80}}) {
+            const auto run = runNamed(db, name);
+            QVERIFY(run);
+            QCOMPARE(run->run.status, QStringLiteral("completed"));
+            QVERIFY2(everyStepOfEveryRank(*run, ranks, steps), qPrintable(name));
+            QCOMPARE(run->steps.size(), ranks * steps); // each once
+            int resumed = 0;
+            for (const EventRow &e : run->events)
+                resumed += e.kind == QLatin1String("resumed") ? 1 : 0;
+            QCOMPARE(resumed, 2);
+        }
+        const auto goneRun = runNamed(db, QStringLiteral("gone"));
+        QVERIFY(goneRun);
+        QCOMPARE(goneRun->run.status, QStringLiteral("stopped"));
+        // Ended for good: a collector started once more takes up nothing.
+        c->process.terminate();
+        QVERIFY(c->process.waitForFinished(30000));
+        c = std::make_unique<CollectorProcess>();
+        QVERIFY2(c->start(db, confirm, bind), qPrintable(c->out + c->err));
+        QTest::qWait(500);
+        c->read();
+        QVERIFY2(!c->out.contains(QStringLiteral("taken up again")), qPrintable(c->out));
     }
 
     void badClientsAreRefusedWithTheReason()
