@@ -45,8 +45,8 @@ Join joinFromEnvironment(const std::string &fallbackName, const EnvironmentReade
         j.set_job_id(ompi);
         j.set_scheduler("mpirun");
     }
-    for (const char *name : {"TRELLIS_RESTART_COUNT", "SLURM_RESTART_COUNT", "TORCHELASTIC_RESTART_COUNT"})
-        if (const char *count = read(env, name)) {
+    for (const char *variable : {"TRELLIS_RESTART_COUNT", "SLURM_RESTART_COUNT", "TORCHELASTIC_RESTART_COUNT"})
+        if (const char *count = read(env, variable)) {
             char *end = nullptr;
             const long n = std::strtol(count, &end, 10);
             if (end && *end == '\0' && n >= 0 && n < 1000000)

@@ -106,7 +106,8 @@ std::string ProcessGroups::placeOn(Device &device, bool sharedGpu)
 {
     if (device.hostAccessible())
         return {}; // MPI reads and writes the tensors where they are
-    const bool shared = m_world.host().allReduce(std::int32_t(sharedGpu ? 1 : 0), ReduceOp::Max) != 0;
+    // Every rank takes part (the same collectives on every rank), with NCCL built in or not.
+    [[maybe_unused]] const bool shared = m_world.host().allReduce(std::int32_t(sharedGpu ? 1 : 0), ReduceOp::Max) != 0;
 #if defined(TRELLIS_HAVE_NCCL)
     if (!shared) {
         // One world communicator; every group split from it in kGroupKinds' order on every rank
