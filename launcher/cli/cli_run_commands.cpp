@@ -410,19 +410,9 @@ int cmdAdopt(const Args &a, const QString &dbPath)
         const auto summary = db.findRun(runId);
         if (!summary)
             return QStringLiteral("run %1 is not in %2").arg(runId, database);
-        // What the supervisor needs of the steps is each rank's newest: folded a window at a
-        // time (a 16,384-rank run's every row would not fit).
-        auto data = db.loadRun(summary->id, false);
-        std::map<int, StepRow> newest;
-        if (data && !db.forEachStepChunk(summary->id, 0, [&](const QList<StepRow> &rows) {
-                for (const StepRow &row : rows)
-                    newest[row.rank] = row; // ascending steps
-            }))
-            data.reset();
+        const auto data = db.loadRunForTakeOver(summary->id);
         if (!data)
             return QStringLiteral("cannot read run %1 from %2: %3").arg(runId, database, db.lastError());
-        for (const auto &[rank, row] : newest)
-            data->steps.append(row);
         return controller.adopt(runId, orphan->runDir, orphan->keeperPid, orphan->attempt, *data, options);
     });
 }

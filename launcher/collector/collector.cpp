@@ -448,20 +448,11 @@ void Collector::resumeJobs()
         }
         if (job->collector != me || (m_options.followedElsewhere && m_options.followedElsewhere(runId)))
             continue; // another collector's job, or one a live collector follows
-        // What the run needs of its steps is each rank's newest, a window at a time.
-        std::optional<RunData> data = db.loadRun(id, false);
-        std::map<int, StepRow> newest;
-        if (data && !db.forEachStepChunk(id, 0, [&](const QList<StepRow> &rows) {
-                for (const StepRow &row : rows)
-                    newest[row.rank] = row;
-            }))
-            data.reset();
+        const std::optional<RunData> data = db.loadRunForTakeOver(id);
         if (!data) {
             emit notice(QStringLiteral("run %1 is not taken up again: its history cannot be read (%2)").arg(runId, db.lastError()));
             continue;
         }
-        for (const auto &[rank, row] : newest)
-            data->steps.append(row);
         auto *run = new Supervisor(m_writer, this);
         if (const QString e = run->resumeWatching(runId, *data, m_keys, m_options.run); !e.isEmpty()) {
             delete run;

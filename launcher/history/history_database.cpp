@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <tuple>
 
 #include <QCoreApplication>
@@ -519,6 +520,20 @@ std::optional<RunSummary> HistoryDatabase::findRun(const QString &reference)
         return std::nullopt;
     }
     return summaryFrom(q);
+}
+
+std::optional<RunData> HistoryDatabase::loadRunForTakeOver(qint64 id)
+{
+    std::optional<RunData> data = loadRun(id, false);
+    std::map<int, StepRow> newest;
+    if (!data || !forEachStepChunk(id, 0, [&](const QList<StepRow> &rows) {
+            for (const StepRow &row : rows)
+                newest[row.rank] = row; // ascending steps
+        }))
+        return std::nullopt;
+    for (const auto &[rank, row] : newest)
+        data->steps.append(row);
+    return data;
 }
 
 std::optional<RunData> HistoryDatabase::loadRun(qint64 id, bool withSteps)

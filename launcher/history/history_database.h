@@ -76,6 +76,10 @@ public:
     std::optional<RunSummary> findRun(const QString &reference); // row id, run id, or "last"
     static constexpr qint64 kRowsPerChunk = 1 << 18; // rows a chunked read holds at once (tens of MiB)
     std::optional<RunData> loadRun(qint64 id, bool withSteps = true); // false: all but the steps
+    // All but the steps, and of those each rank's newest: what a supervisor taking over a run
+    // needs (adopt, a collector started again), read a window at a time (a 16,384-rank run's
+    // every row would not fit).
+    std::optional<RunData> loadRunForTakeOver(qint64 id);
     // The run's steps from `fromStep` on, a window of steps at a time in step order (the newest copy
     // of each rank's step): a long run's rows are never all in memory. False: a query failed or a
     // block is damaged (lastError() says which; the rest is still read).

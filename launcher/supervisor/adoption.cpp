@@ -96,6 +96,11 @@ void Supervisor::restoreFromHistory(const RunData &history)
             m_lastCheckpointStep = std::max(m_lastCheckpointStep, e.step);
     if (m_target->gathersCheckpoints())
         m_lastCheckpointStep = newestCompleteCheckpoint(localCheckpointDir()); // what a restart can put back
+    restoreRanks(history);
+}
+
+void Supervisor::restoreRanks(const RunData &history)
+{
     for (const StepRow &row : history.steps) {
         if (row.step >= m_latest[row.rank].step)
             m_latest[row.rank] = row;

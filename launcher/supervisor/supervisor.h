@@ -209,6 +209,7 @@ private:
                          const QString &trainer);
     void resetDetectors(); // fresh hang and straggler detectors, per-rank state cleared, the clock started
     void restoreFromHistory(const RunData &history); // adopt(): checkpoints, newest steps, progress
+    void restoreRanks(const RunData &history);       // newest steps, hosts, the learned step time, progress
     QString reconnectTelemetry(const RunData &history); // adopt(): the target and the receiver where the ranks send
     // The plan's launch target (none for local runs): preflight, telemetry keys, staging. "" or why not.
     static TargetOptions targetOptionsFor(const QString &trainer, const RunOptions &options, const QString &runDir);

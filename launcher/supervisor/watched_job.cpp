@@ -316,26 +316,7 @@ QString Supervisor::resumeWatching(const QString &runId, const RunData &history,
 
 void Supervisor::followFromHistory(const RunData &history)
 {
-    for (const StepRow &row : history.steps) {
-        if (row.step >= m_latest[row.rank].step)
-            m_latest[row.rank] = row;
-        m_stalls.learnStep(row.stepMs); // the learned timeout outlives the collector
-    }
-    for (const RankRow &r : history.ranks) {
-        m_hangs->hello(r.rank, r.host.toStdString());
-        m_stragglers->hello(r.rank, r.host.toStdString());
-        m_hosts[r.rank] = r.host;
-        m_pids[r.rank] = r.pid;
-        m_hangs->seen(r.rank, m_clock.elapsed());
-    }
-    if (!m_latest.empty()) {
-        qint64 minStep = std::numeric_limits<qint64>::max();
-        for (const auto &[rank, row] : m_latest)
-            minStep = std::min(minStep, row.step);
-        m_progress.step = minStep;
-        m_progress.loss = m_latest.begin()->second.loss;
-        m_progress.ranksReporting = static_cast<int>(m_latest.size());
-    }
+    restoreRanks(history); // as adopt() does
     // Ranks that said goodbye before the collector went away: the job may have ended meanwhile.
     for (const RankRow &r : history.ranks)
         if (r.goodbyeSeq >= 0)
