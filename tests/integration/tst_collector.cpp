@@ -7,7 +7,8 @@
 //  - a rank stopped (SIGSTOP) in a watched job is named as a stall with its collective, the hang
 //    told and the job left running; killed, the job's silence ends its run;
 //  - a collector stopped, and one killed, mid-job and started again on its address: the runs go
-//    on with every rank's every step once; a job that ended while none listened ends stopped;
+//    on with every rank's every step once; a job that ended while none listened ends stopped; a
+//    damaged watching.json is named;
 //  - a client with another collector's keys trains on without telemetry and the collector logs the
 //    refusal; Joins of another protocol version, a rank beyond its world, a job without an id are
 //    answered with why; a port in use and a key file others can read stop the collector, named.
@@ -440,6 +441,20 @@ private slots:
         QTest::qWait(500);
         c->read();
         QVERIFY2(!c->out.contains(QStringLiteral("taken up again")), qPrintable(c->out));
+        // A run folder's watching.json damaged on disk: named, the run left as it is, the
+        // collector listening on.
+        c->process.terminate();
+        QVERIFY(c->process.waitForFinished(30000));
+        QFile damaged(m_dir.filePath(QStringLiteral("runs/%1/watching.json").arg(goneRun->run.runId)));
+        QVERIFY(damaged.open(QIODevice::WriteOnly));
+        damaged.write("{\"name\": \"gone\", \"world_size\": -3");
+        damaged.close();
+        c = std::make_unique<CollectorProcess>();
+        QVERIFY2(c->start(db, confirm, bind), qPrintable(c->out + c->err));
+        static const QRegularExpression named(QStringLiteral("run \\S+ is not taken up again: \\S+/watching.json: not a JSON object"));
+        QVERIFY2(c->waitFor(named, 1, 5000), qPrintable(c->out + c->err));
+        QVERIFY(c->process.state() == QProcess::Running);
+        QCOMPARE(runNamed(db, QStringLiteral("gone"))->run.status, QStringLiteral("stopped"));
     }
 
     void badClientsAreRefusedWithTheReason()
