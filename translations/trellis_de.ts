@@ -1735,19 +1735,19 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schritt %1 in den Diagrammen markiert</translation>
     </message>
     <message>
-        <location line="+59"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="+62"/>
         <source>Report written to %1</source>
         <translation>Bericht nach %1 geschrieben</translation>
     </message>
     <message>
-        <location line="+94"/>
-        <location line="+103"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+28"/>
+        <location line="+91"/>
         <location line="+260"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-347"/>
+        <location line="-335"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>Lauf %1: Neustart (Versuch %2)</translation>
     </message>
@@ -1762,7 +1762,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Neustart: %1</translation>
     </message>
     <message>
-        <location line="+86"/>
+        <location line="+74"/>
         <location line="+2"/>
         <source>following</source>
         <translation>wird verfolgt</translation>
@@ -1825,7 +1825,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Lauf</translation>
     </message>
     <message>
-        <location line="-337"/>
+        <location line="-200"/>
         <source>Training</source>
         <translation>Training</translation>
     </message>
@@ -1935,7 +1935,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>%1 · Lauf: %2, %3</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+36"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="-16"/>
         <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
         <translation>Lauf %1 geöffnet: seine Dashboards sind im Modus „Lauf“ (Strg+3)</translation>
     </message>
@@ -1965,12 +1965,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Der aufgezeichnete Plan des Laufs ist nicht lesbar: %1</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+19"/>
         <source>Run %1: %2 (a job Trellis did not launch: watched, not stopped, from here)</source>
         <translation>Lauf %1: %2 (ein Job, den Trellis nicht gestartet hat: von hier beobachtet, nicht gestoppt)</translation>
     </message>
     <message>
-        <location line="+106"/>
+        <location line="+94"/>
         <source>following a job Trellis did not launch</source>
         <translation>verfolgt einen Job, den Trellis nicht gestartet hat</translation>
     </message>

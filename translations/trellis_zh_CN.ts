@@ -1734,19 +1734,19 @@ Add it to the known hosts?</source>
         <translation>已在图表中标记第 %1 步</translation>
     </message>
     <message>
-        <location line="+59"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="+62"/>
         <source>Report written to %1</source>
         <translation>报告已写入 %1</translation>
     </message>
     <message>
-        <location line="+94"/>
-        <location line="+103"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+28"/>
+        <location line="+91"/>
         <location line="+260"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
     <message>
-        <location line="-347"/>
+        <location line="-335"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
     </message>
@@ -1761,7 +1761,7 @@ Add it to the known hosts?</source>
         <translation>正在重启：%1</translation>
     </message>
     <message>
-        <location line="+86"/>
+        <location line="+74"/>
         <location line="+2"/>
         <source>following</source>
         <translation>跟踪中</translation>
@@ -1824,7 +1824,7 @@ Add it to the known hosts?</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location line="-337"/>
+        <location line="-200"/>
         <source>Training</source>
         <translation>训练</translation>
     </message>
@@ -1934,7 +1934,7 @@ Add it to the known hosts?</source>
         <translation>%1 · 运行：%2，%3</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+36"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="-16"/>
         <source>Run %1 opened: its dashboards are in Run mode (Ctrl+3)</source>
         <translation>已打开运行 %1：其仪表板位于“运行”模式 (Ctrl+3)</translation>
     </message>
@@ -1964,12 +1964,12 @@ Add it to the known hosts?</source>
         <translation>无法读取该运行记录的计划：%1</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+19"/>
         <source>Run %1: %2 (a job Trellis did not launch: watched, not stopped, from here)</source>
         <translation>运行 %1：%2（非 Trellis 启动的作业：此处只能观察，不能停止）</translation>
     </message>
     <message>
-        <location line="+106"/>
+        <location line="+94"/>
         <source>following a job Trellis did not launch</source>
         <translation>正在跟踪一个非 Trellis 启动的作业</translation>
     </message>
