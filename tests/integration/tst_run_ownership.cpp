@@ -9,12 +9,15 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 
 #include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
 
 #include <signal.h>
 
@@ -105,7 +108,8 @@ private slots:
     }
 
     // kill -9 of a run's supervisor: the job goes on under its keeper, `ps` names it as a job
-    // without a supervisor, and `adopt` takes it over; the ranks resend what the dead supervisor
+    // without a supervisor, and `adopt` takes it over — the run is then the adopter's, so another
+    // command's open of the history leaves it running; the ranks resend what the dead supervisor
     // never committed, so the history ends complete: every step, every telemetry message in
     // sequence, nothing dropped.
     void killedSupervisorIsAdopted()
@@ -124,8 +128,30 @@ private slots:
         QTest::qWait(1000); // the ranks train on, keeping their telemetry
         const Result ps = cli({QStringLiteral("ps")});
         QVERIFY2(ps.out.contains(QStringLiteral("run %1 has no supervisor").arg(runId)), qPrintable(ps.out));
-        const Result adopted = cli({QStringLiteral("adopt"), runId, QStringLiteral("--quiet")}, 240000);
-        QVERIFY2(adopted.code == 0, qPrintable(failure(adopted)));
+        QProcess adopter;
+        adopter.setProcessChannelMode(QProcess::MergedChannels);
+        adopter.start(kCli, {QStringLiteral("adopt"), runId, QStringLiteral("--quiet")});
+        QVERIFY(adopter.waitForStarted());
+        // Adopted, the run is its new supervisor's: another command's open of the history (which
+        // closes runs whose launcher is gone) leaves it running.
+        const auto status = [&] {
+            HistoryDatabase h;
+            return h.open(database, false).isEmpty() && h.findRun(runId) ? h.findRun(runId)->status : QString();
+        };
+        const auto adoptedEvent = [&] {
+            HistoryDatabase h;
+            const auto run = h.open(database, false).isEmpty() ? h.findRun(runId) : std::nullopt;
+            const auto data = run ? h.loadRun(run->id, false) : std::nullopt;
+            return data && std::any_of(data->events.begin(), data->events.end(),
+                                       [](const EventRow &e) { return e.kind == QLatin1String("adopted"); });
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(adoptedEvent(), 30000);
+        const Result listed = cli({QStringLiteral("--db"), database, QStringLiteral("runs")});
+        QVERIFY2(listed.code == 0, qPrintable(failure(listed)));
+        if (adopter.state() == QProcess::Running)
+            QCOMPARE(status(), QStringLiteral("running"));
+        QVERIFY(adopter.waitForFinished(240000));
+        QVERIFY2(adopter.exitCode() == 0, adopter.readAll().right(2000).constData());
         QVERIFY(historyIsComplete(database, runId, steps));
         HistoryDatabase h;
         QCOMPARE(h.open(database, false), QString());
