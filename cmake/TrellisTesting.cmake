@@ -49,3 +49,16 @@ function(trellis_add_gpu_test name)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300)
 endfunction()
+
+# trellis_add_postgres_run(TEST [CASES...])
+# The history suite TEST run again against a private PostgreSQL server (ctest TEST_postgresql;
+# tests/support/history_engines.h starts it): only the named test functions when given (those not
+# about SQLite files), every one otherwise.
+function(trellis_add_postgres_run name)
+  add_test(NAME ${name}_postgresql COMMAND ${name} ${ARGN})
+  get_test_property(${name} LABELS labels)
+  get_test_property(${name} ENVIRONMENT env)
+  set_tests_properties(${name}_postgresql PROPERTIES LABELS "${labels};postgresql" TIMEOUT 300
+    SKIP_REGULAR_EXPRESSION "SKIP   : [A-Za-z0-9_]+::initTestCase\\(\\)"
+    ENVIRONMENT "${env};TRELLIS_TEST_HISTORY=postgresql")
+endfunction()

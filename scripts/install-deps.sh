@@ -12,6 +12,9 @@ packages=(
   libopenmpi-dev openmpi-bin
   libzmq3-dev cppzmq-dev
   libprotobuf-dev protobuf-compiler
+  # the team history on PostgreSQL: libpq (COPY), Qt's QPSQL driver, and the server the tests start
+  # privately (tests/support/postgres_cluster.sh; no system cluster is used)
+  libpq-dev libqt6sql6-psql postgresql
   libsqlite3-dev sqlite3 libopenblas-dev nlohmann-json3-dev poppler-utils
   # bf16 GEMMs on CPUs with AVX512-BF16/AMX (kernels/cpu/half_gemm.cpp)
   libdnnl-dev

@@ -1,6 +1,7 @@
 // trellis-cli's commands over the run history: runs (list, or one run's record), experts (a step's
 // routing), compare and report; and what the other commands share to find a run and write its
 // report. See cli_support.h.
+#include "launcher/history_location.h"
 #include "launcher/cli/cli_support.h"
 #include "launcher/document/calibration_file.h"
 #include "launcher/history/history_database.h"
@@ -62,14 +63,14 @@ QString cli::writeReport(HistoryDatabase &db, const RunSummary &run, const QStri
     if (!digested)
         return error;
     return writeFileAtomically(path, renderHtmlReport(digested->first, digested->second,
-                                                      defaultCalibrationPath(QFileInfo(db.path()).absoluteFilePath()), {},
+                                                      defaultCalibrationPath(historyIdentity(db.path())), {},
                                                       db.spansOfLastTracedStep(run.id))
                                          .toUtf8());
 }
 
 int cli::openExisting(HistoryDatabase &db, const QString &dbPath)
 {
-    if (!QFileInfo::exists(dbPath))
+    if (!isServerHistory(dbPath) && !QFileInfo::exists(dbPath))
         return fail(QStringLiteral("history database %1: no such file (no runs recorded yet, or use --db)").arg(dbPath));
     if (const QString e = db.open(dbPath, false); !e.isEmpty())
         return fail(e);
@@ -400,7 +401,7 @@ int cli::cmdReport(const Args &a, const QString &dbPath)
         if (!digested)
             return fail(error);
         if (const QString e = writePdfReport(digested->first, digested->second,
-                                             defaultCalibrationPath(QFileInfo(dbPath).absoluteFilePath()), path,
+                                             defaultCalibrationPath(historyIdentity(dbPath)), path,
                                              db.spansOfLastTracedStep(run->id));
             !e.isEmpty())
             return fail(e);

@@ -1,6 +1,7 @@
 // trellis-cli's commands that supervise or follow runs: run (and --detach), simulate, adopt,
 // attach, ps, stop. The run's supervisor is this process while one of them runs (see
 // launcher/supervisor/). Split from cli_commands.cpp, which keeps the history and report commands.
+#include "launcher/history_location.h"
 #include "launcher/cli/cli_support.h"
 #include "launcher/history/history_database.h"
 #include "launcher/history/history_writer.h"
@@ -54,7 +55,7 @@ int cmdRunDetached(const QString &dbPath)
     args.removeAll(QStringLiteral("--detach"));
     if (!args.contains(QStringLiteral("--quiet")))
         args << QStringLiteral("--quiet");
-    const QString logPath = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/detached-%1-%2.log")
+    const QString logPath = historyLocalFolder(dbPath) + QStringLiteral("/runs/detached-%1-%2.log")
                                                                 .arg(QDateTime::currentMSecsSinceEpoch())
                                                                 .arg(QCoreApplication::applicationPid());
     QDir().mkpath(QFileInfo(logPath).absolutePath());
@@ -134,7 +135,7 @@ std::optional<std::pair<QString, QString>> resolveRun(const QString &reference, 
     // A run just started may reach the history a moment after its id was printed: wait for it.
     std::optional<RunSummary> run;
     for (int tries = 0; tries < 20 && !run; ++tries) {
-        if (QFileInfo::exists(dbPath) && (db.isOpen() || db.open(dbPath, false).isEmpty()))
+        if ((isServerHistory(dbPath) || QFileInfo::exists(dbPath)) && (db.isOpen() || db.open(dbPath, false).isEmpty()))
             run = db.findRun(reference);
         if (!run) {
             if (const auto live = RunRegistry::find(reference))
@@ -199,7 +200,7 @@ int cmdAttach(const Args &a, const QString &dbPath)
         QCoreApplication::quit();
     });
     SignalBridge bridge([](int) { QCoreApplication::quit(); });
-    feed.attach(runId, endpoint, QFileInfo(dbPath).absoluteFilePath());
+    feed.attach(runId, endpoint, historyIdentity(dbPath));
     QCoreApplication::exec();
     return exitCode;
 }
@@ -267,14 +268,14 @@ int superviseMadePlan(const Args &a, const QString &dbPath, const QString &subdi
     QString runId;
     if (const int code = takeRunId(a, runId); code != 0)
         return code;
-    const QString dir = QFileInfo(dbPath).absolutePath() + QStringLiteral("/runs/") + subdir;
+    const QString dir = historyLocalFolder(dbPath) + QStringLiteral("/runs/") + subdir;
     QDir().mkpath(dir);
     const QString planPath = dir + QLatin1Char('/') + runId + QStringLiteral(".plan.json");
     if (auto saved = plan::savePlanFile(thePlan, planPath.toStdString()); !saved)
         return fail(QString::fromStdString(saved.errorText()));
     RunRecord record;
     record.runId = runId;
-    record.database = QFileInfo(dbPath).absoluteFilePath();
+    record.database = historyIdentity(dbPath);
     record.planPath = planPath;
     return superviseRun(a, dbPath, record,
                         [&](Supervisor &controller, const RunOptions &options) { return start(controller, options, planPath); });
@@ -355,7 +356,7 @@ int cmdRun(const Args &a, const QString &dbPath)
         return code;
     RunRecord record;
     record.runId = runId;
-    record.database = QFileInfo(dbPath).absoluteFilePath();
+    record.database = historyIdentity(dbPath);
     record.planPath = QFileInfo(path).absoluteFilePath();
     return superviseRun(a, dbPath, record, [&](Supervisor &controller, const RunOptions &options) {
         return controller.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options);
@@ -622,7 +623,7 @@ int cmdCollect(const Args &a, const QString &dbPath)
     CollectorOptions options;
     options.bind = a.options.value(QStringLiteral("--bind"), QStringLiteral("tcp://0.0.0.0:7700")).toStdString();
     options.keysPath = a.options.value(QStringLiteral("--keys"),
-                                       QFileInfo(dbPath).absolutePath() + QStringLiteral("/collector/collector.keys"));
+                                       historyLocalFolder(dbPath) + QStringLiteral("/collector/collector.keys"));
     options.advertise = a.options.value(QStringLiteral("--advertise"));
     if (!makeOwnerOnlyPath(QFileInfo(options.keysPath).absolutePath()))
         return fail(QStringLiteral("cannot create %1").arg(QFileInfo(options.keysPath).absolutePath()));
@@ -646,7 +647,7 @@ int cmdCollect(const Args &a, const QString &dbPath)
         out() << "run " << run->runId() << ": " << description << Qt::endl;
         RunRecord record;
         record.runId = run->runId();
-        record.database = QFileInfo(dbPath).absoluteFilePath();
+        record.database = historyIdentity(dbPath);
         record.runDir = run->runDirectory();
         record.startedAt = QDateTime::currentDateTimeUtc();
         record.watchedOnly = true;

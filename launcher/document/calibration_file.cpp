@@ -1,4 +1,5 @@
 // See calibration_file.h.
+#include "launcher/history_location.h"
 #include "launcher/document/calibration_file.h"
 
 #include <QFile>
@@ -8,7 +9,7 @@ namespace trellis::launcher {
 
 QString defaultCalibrationPath(const QString &databasePath)
 {
-    return QFileInfo(databasePath).absolutePath() + QStringLiteral("/calibration.json");
+    return historyLocalFolder(databasePath) + QStringLiteral("/calibration.json");
 }
 
 QString applyCalibrationFile(const QString &path, bool required, plan::Plan &p, plan::DeviceSpec &device, bool &applied)

@@ -201,22 +201,6 @@ const char *const kSchemaV14[] = {
 
 } // namespace
 
-QString planNameSql(const QString &json) { return QStringLiteral("json_extract(%1, '$.name')").arg(json); }
-
-QString planPrecisionSql(const QString &json) { return QStringLiteral("json_extract(%1, '$.parallel.precision')").arg(json); }
-
-QString planLayoutSql(const QString &json)
-{
-    const auto field = [&](const char *name) {
-        return QStringLiteral("coalesce(json_extract(%1, '$.parallel.%2'), 1)").arg(json, QLatin1String(name));
-    };
-    return QStringLiteral("CASE WHEN json_type(%1, '$.parallel') IS NULL THEN NULL ELSE"
-                          " 'dp' || %2 || ' tp' || %3 || ' pp' || %4"
-                          " || CASE WHEN %5 > 1 THEN ' cp' || %5 ELSE '' END"
-                          " || CASE WHEN %6 > 1 THEN ' ep' || %6 ELSE '' END END")
-        .arg(json, field("dp"), field("tp"), field("pp"), field("cp"), field("ep"));
-}
-
 QByteArray packCounts(const std::vector<qint64> &counts)
 {
     QByteArray out(static_cast<qsizetype>(counts.size() * 8), Qt::Uninitialized);
@@ -269,10 +253,7 @@ HistoryDatabase::~HistoryDatabase()
     }
 }
 
-QString HistoryDatabase::defaultPath()
-{
-    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/history.sqlite");
-}
+QString HistoryDatabase::defaultPath() { return defaultHistoryFile(); }
 
 bool HistoryDatabase::isOpen() const { return m_db.isValid() && m_db.isOpen(); }
 
@@ -281,6 +262,54 @@ QString HistoryDatabase::open(const QString &path, bool create)
     m_path = path;
     if (path.isEmpty())
         return QStringLiteral("history database: no path given");
+    m_engine = historyEngineOf(path);
+    const QString error = m_engine == HistoryEngine::Postgres ? openServer(path, create) : openFile(path, create);
+    if (!error.isEmpty())
+        return error;
+    if (const RunLiveness &liveness = installedLiveness(); liveness.processAlive)
+        closeAbandonedRuns(liveness);
+    return {};
+}
+
+QString HistoryDatabase::openServer(const QString &url, bool create)
+{
+    ServerConnection c;
+    if (const QString why = parseServerConnection(url, &c); !why.isEmpty())
+        return QStringLiteral("history database %1: %2").arg(url, why);
+    if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QPSQL")))
+        return QStringLiteral("history database %1: this Trellis has no PostgreSQL driver (Qt's QPSQL plugin, Debian package "
+                              "libqt6sql6-psql)")
+            .arg(url);
+    m_db = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), m_connectionName);
+    m_db.setHostName(c.host);
+    if (bool numeric = false; !c.port.isEmpty()) {
+        const int port = c.port.toInt(&numeric);
+        if (!numeric)
+            return QStringLiteral("history database %1: port %2 is not a number").arg(url, c.port);
+        m_db.setPort(port);
+    }
+    m_db.setDatabaseName(c.dbname);
+    m_db.setUserName(c.user);
+    // A server that does not answer is named within 10 s rather than TCP's minutes; the
+    // connection says it is Trellis's in pg_stat_activity.
+    QStringList options = c.options;
+    if (!options.join(QLatin1Char(' ')).contains(QLatin1String("connect_timeout=")))
+        options << QStringLiteral("connect_timeout=10");
+    if (!options.join(QLatin1Char(' ')).contains(QLatin1String("application_name=")))
+        options << QStringLiteral("application_name=trellis");
+    m_db.setConnectOptions(options.join(QLatin1Char(';')));
+    if (!m_db.open())
+        return QStringLiteral("history database %1: cannot connect (%2)").arg(url, m_db.lastError().text().trimmed());
+    const QString error = migrateServer(create);
+    if (!error.isEmpty()) {
+        m_db.close();
+        return QStringLiteral("history database %1: %2").arg(url, error);
+    }
+    return {};
+}
+
+QString HistoryDatabase::openFile(const QString &path, bool create)
+{
     const QFileInfo info(path);
     if (info.exists() && info.isDir())
         return QStringLiteral("history database %1: is a directory").arg(path);
@@ -322,8 +351,6 @@ QString HistoryDatabase::open(const QString &path, bool create)
         m_db.close();
         return QStringLiteral("history database %1: %2").arg(path, error);
     }
-    if (const RunLiveness &liveness = installedLiveness(); liveness.processAlive)
-        closeAbandonedRuns(liveness);
     return {};
 }
 
@@ -385,22 +412,9 @@ QString HistoryDatabase::migrate()
     }
     if (!m_db.transaction())
         return QStringLiteral("cannot start migration (%1)").arg(m_db.lastError().text());
-    // Each step brings version N−1 to N; a database is taken from where it is to the newest.
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}};
-    for (const auto &[target, statements] : steps) {
-        if (version >= target)
-            continue;
-        for (const char *statement : statements) {
-            const QString sql = QString::fromUtf8(statement)
-                                    .replace(QStringLiteral("%NAME%"), planNameSql(QStringLiteral("plan_json")))
-                                    .replace(QStringLiteral("%PRECISION%"), planPrecisionSql(QStringLiteral("plan_json")))
-                                    .replace(QStringLiteral("%LAYOUT%"), planLayoutSql(QStringLiteral("plan_json")));
-            if (!q.exec(sql)) {
-                const QString why = q.lastError().text();
-                m_db.rollback();
-                return QStringLiteral("migration to version %1 failed (%2)").arg(target).arg(why);
-            }
-        }
+    if (QString why = migrationSteps(version); !why.isEmpty()) {
+        m_db.rollback();
+        return why;
     }
     q.exec(QStringLiteral("PRAGMA user_version=%1").arg(kHistorySchemaVersion));
     if (!m_db.commit())
@@ -408,34 +422,112 @@ QString HistoryDatabase::migrate()
     return {};
 }
 
+// PostgreSQL keeps the version in a table of its own. Every open takes the advisory lock for the
+// transaction that reads it, so of several supervisors starting at once against a new or older
+// database one migrates and the others wait, then find it done (DDL is transactional: a migration
+// that fails leaves the database as it was).
+QString HistoryDatabase::migrateServer(bool create)
+{
+    constexpr qint64 kMigrationLock = 0x7472656c6c6973; // "trellis"
+    if (!m_db.transaction())
+        return QStringLiteral("cannot start a transaction (%1)").arg(m_db.lastError().text().trimmed());
+    QSqlQuery q(m_db);
+    const auto fail = [&](const QString &why) {
+        m_db.rollback();
+        return why;
+    };
+    if (!q.exec(QStringLiteral("SELECT pg_advisory_xact_lock(%1)").arg(kMigrationLock)))
+        return fail(QStringLiteral("cannot take the migration lock (%1)").arg(q.lastError().text().trimmed()));
+    if (!q.exec(QStringLiteral("SELECT to_regclass('trellis_schema') IS NOT NULL")) || !q.next())
+        return fail(QStringLiteral("cannot read schema version (%1)").arg(q.lastError().text().trimmed()));
+    int version = 0;
+    if (q.value(0).toBool()) {
+        if (!q.exec(QStringLiteral("SELECT max(version) FROM trellis_schema")) || !q.next())
+            return fail(QStringLiteral("cannot read schema version (%1)").arg(q.lastError().text().trimmed()));
+        version = q.value(0).toInt();
+    } else {
+        if (!q.exec(QStringLiteral("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()")) || !q.next())
+            return fail(QStringLiteral("cannot list tables (%1)").arg(q.lastError().text().trimmed()));
+        if (q.value(0).toInt() > 0)
+            return fail(QStringLiteral("its schema holds tables but no Trellis schema version; not a Trellis history "
+                                       "database (give another database, or another schema with options=-csearch_path=NAME)"));
+        if (!create)
+            return fail(QStringLiteral("holds no Trellis history yet"));
+    }
+    if (version > kHistorySchemaVersion)
+        return fail(QStringLiteral("schema version %1 is newer than this Trellis understands (%2); refusing to touch it")
+                        .arg(version)
+                        .arg(kHistorySchemaVersion));
+    if (version < kHistorySchemaVersion) {
+        if (QString why = migrationSteps(version); !why.isEmpty())
+            return fail(why);
+        const QString record = version == 0 ? QStringLiteral("CREATE TABLE trellis_schema(version INTEGER NOT NULL)")
+                                            : QStringLiteral("DELETE FROM trellis_schema");
+        if (!q.exec(record) || !q.exec(QStringLiteral("INSERT INTO trellis_schema(version) VALUES(%1)").arg(kHistorySchemaVersion)))
+            return fail(QStringLiteral("cannot record schema version (%1)").arg(q.lastError().text().trimmed()));
+    }
+    if (!m_db.commit())
+        return QStringLiteral("migration commit failed (%1)").arg(m_db.lastError().text().trimmed());
+    return {};
+}
+
+// Each step brings version N−1 to N; a database is taken from where it is to the newest. The
+// statements are SQLite's, and PostgreSQL's through postgresDdl (history_engine.h).
+QString HistoryDatabase::migrationSteps(int version)
+{
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}};
+    QSqlQuery q(m_db);
+    for (const auto &[target, statements] : steps) {
+        if (version >= target)
+            continue;
+        for (const char *statement : statements) {
+            QString sql = QString::fromUtf8(statement)
+                              .replace(QStringLiteral("%NAME%"), planNameSql(m_engine, QStringLiteral("plan_json")))
+                              .replace(QStringLiteral("%PRECISION%"), planPrecisionSql(m_engine, QStringLiteral("plan_json")))
+                              .replace(QStringLiteral("%LAYOUT%"), planLayoutSql(m_engine, QStringLiteral("plan_json")));
+            if (m_engine == HistoryEngine::Postgres)
+                sql = postgresDdl(sql);
+            if (!q.exec(sql))
+                return QStringLiteral("migration to version %1 failed (%2)").arg(target).arg(q.lastError().text().trimmed());
+        }
+    }
+    return {};
+}
+
 namespace {
 const char *kSummarySelect =
     "SELECT r.id, r.run_id, r.name, r.target, r.status, r.world_size, r.total_steps, r.started_at, r.ended_at,"
     " r.exit_code, r.error,"
-    " max(coalesce((SELECT max(step) FROM step_metrics s WHERE s.run = r.id), 0),"
-    "     coalesce((SELECT max(last_step) FROM step_blocks b WHERE b.run = r.id), 0)),"
+    " %GREATEST%,"
     " coalesce((SELECT last_loss FROM step_blocks b WHERE b.run = r.id ORDER BY last_step DESC, rank, b.rowid DESC LIMIT 1),"
     "          (SELECT loss FROM step_metrics s WHERE s.run = r.id ORDER BY step DESC, rank LIMIT 1)),"
     " r.launch_command,"
     " r.note, r.archived, r.tokens_per_s, r.mfu, r.figures_step, r.launcher_host,"
-    " r.plan_name, r.plan_precision, r.plan_layout,"
-    " (SELECT group_concat(tag, char(10)) FROM (SELECT tag FROM run_tags t WHERE t.run = r.id ORDER BY tag))"
+    " coalesce(r.plan_name, %NAME%), coalesce(r.plan_precision, %PRECISION%), coalesce(r.plan_layout, %LAYOUT%),"
+    " %TAGS%"
     " FROM runs r ";
 
-// The select above, with the plan's fields read from plan_json where a writer left them out
-// (coalesce reads the JSON only for those rows).
-const QString &summarySelect()
+// The select above in the engine's SQL, with the plan's fields read from plan_json where a writer
+// left them out (coalesce reads the JSON only for those rows).
+QString summarySelectFor(HistoryEngine engine)
 {
-    static const QString select = [] {
-        QString s = QString::fromUtf8(kSummarySelect);
-        s.replace(QStringLiteral(" r.plan_name, r.plan_precision, r.plan_layout,"),
-                  QStringLiteral(" coalesce(r.plan_name, %1), coalesce(r.plan_precision, %2), coalesce(r.plan_layout, %3),")
-                      .arg(planNameSql(QStringLiteral("r.plan_json")), planPrecisionSql(QStringLiteral("r.plan_json")),
-                           planLayoutSql(QStringLiteral("r.plan_json"))));
-        return s;
-    }();
-    return select;
+    const QString plan = QStringLiteral("r.plan_json");
+    return QString::fromUtf8(kSummarySelect)
+        .replace(QStringLiteral("%GREATEST%"),
+                 sqlGreatest(engine, QStringLiteral("coalesce((SELECT max(step) FROM step_metrics s WHERE s.run = r.id), 0)"),
+                             QStringLiteral("coalesce((SELECT max(last_step) FROM step_blocks b WHERE b.run = r.id), 0)")))
+        .replace(QStringLiteral("%NAME%"), planNameSql(engine, plan))
+        .replace(QStringLiteral("%PRECISION%"), planPrecisionSql(engine, plan))
+        .replace(QStringLiteral("%LAYOUT%"), planLayoutSql(engine, plan))
+        .replace(QStringLiteral("%TAGS%"), sqlTagLines(engine));
 }
+} // namespace
+
+const QString &HistoryDatabase::summarySelect() const
+{
+    static const QString sqlite = summarySelectFor(HistoryEngine::Sqlite);
+    static const QString postgres = summarySelectFor(HistoryEngine::Postgres);
+    return m_engine == HistoryEngine::Postgres ? postgres : sqlite;
 }
 
 RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
@@ -480,7 +572,7 @@ QList<RunSummary> HistoryDatabase::listRuns(int limit)
 QList<RunSummary> HistoryDatabase::listRuns(const RunFilter &filter, int limit)
 {
     QList<RunSummary> runs;
-    const RunFilterSql sql = runFilterSql(filter);
+    const RunFilterSql sql = runFilterSql(filter, m_engine);
     QSqlQuery q(m_db);
     q.prepare(summarySelect() + (sql.where.isEmpty() ? QString() : QStringLiteral("WHERE ") + sql.where) +
               QStringLiteral(" ORDER BY r.id DESC LIMIT ?"));

@@ -1,9 +1,11 @@
-// One connection to the SQLite run history (docs/architecture.md §10): opening with clear errors, schema
-// migrations by PRAGMA user_version, and the queries behind the history view, compare, exports
+// One connection to a run history (docs/architecture.md §10), an SQLite file or a PostgreSQL
+// database (history_engine.h): opening with clear errors, schema migrations (SQLite: PRAGMA
+// user_version; PostgreSQL: the trellis_schema table, under an advisory lock), and the queries behind the history view, compare, exports
 // and reports. Threading: an instance is created, used and destroyed on one thread (a
 // QSqlDatabase connection never crosses threads); other threads open their own instance.
 #pragma once
 
+#include "launcher/history/history_engine.h"
 #include "launcher/history/run_filter.h"
 #include "launcher/run_types.h"
 
@@ -20,14 +22,6 @@ namespace trellis::launcher {
 QByteArray packCounts(const std::vector<qint64> &counts);
 std::vector<qint64> unpackCounts(const QByteArray &bytes);
 
-// The plan fields the runs list shows, kept beside plan_json (schema 14) so that listing 10,000
-// runs does not parse 10,000 plans: SQL over `json` (a column or an expression holding the plan)
-// that gives the plan's name, precision and layout ("dp2 tp2 pp1", cp and ep when above 1). The
-// writer sets them as it records a run; a run written without them is read through these.
-QString planNameSql(const QString &json);
-QString planPrecisionSql(const QString &json);
-QString planLayoutSql(const QString &json);
-
 // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
 inline constexpr int kHistorySchemaVersion = 14;
 
@@ -42,10 +36,12 @@ public:
     HistoryDatabase(const HistoryDatabase &) = delete;
     HistoryDatabase &operator=(const HistoryDatabase &) = delete;
 
-    // Opens (creating folders and the file when `create`), migrates and, with a RunLiveness
-    // installed, closes abandoned runs.
-    // Returns an empty string on success, otherwise a message naming the path and the problem.
+    // Opens (creating folders and the file when `create`; a postgresql:// connection string
+    // connects to that server instead, where `create` creates the schema in an empty database),
+    // migrates and, with a RunLiveness installed, closes abandoned runs.
+    // Returns an empty string on success, otherwise a message naming the history and the problem.
     QString open(const QString &path, bool create = true);
+    HistoryEngine engine() const { return m_engine; }
     // Marks runs still launching or running whose launcher process on this host is gone as failed,
     // with the reason; returns how many. open() does it.
     int closeAbandonedRuns(const RunLiveness &liveness);
@@ -112,13 +108,19 @@ public:
     static QString defaultPath();
 
 private:
+    QString openFile(const QString &path, bool create);
+    QString openServer(const QString &url, bool create);
     QString migrate();
+    QString migrateServer(bool create);
+    QString migrationSteps(int from);
+    const QString &summarySelect() const;
     RunSummary summaryFrom(const class QSqlQuery &q) const;
 
     QSqlDatabase m_db;
     QString m_connectionName;
     QString m_path;
     QString m_lastError;
+    HistoryEngine m_engine = HistoryEngine::Sqlite;
 };
 
 } // namespace trellis::launcher

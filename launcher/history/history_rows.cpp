@@ -19,6 +19,7 @@ QString iso(const QDateTime &t) { return t.isValid() ? t.toString(Qt::ISODateWit
 // an error of the operation's own goes.
 struct ApplyContext {
     QSqlDatabase &db;
+    HistoryEngine engine;
     QHash<QString, qint64> &runIds;
     FastRows *fast;
     QSqlQuery &q;
@@ -49,7 +50,7 @@ bool applyOp(ApplyContext &c, const NewRunOp &o)
 {
     QSqlQuery &q = c.q;
     q.prepare(QStringLiteral("INSERT INTO runs(run_id, name, plan_json, target, status, world_size,"
-                             " total_steps, started_at, launcher_host, launcher_pid) VALUES(?,?,?,?,?,?,?,?,?,?)"));
+                             " total_steps, started_at, launcher_host, launcher_pid) VALUES(?,?,?,?,?,?,?,?,?,?) RETURNING id"));
     q.addBindValue(o.runId);
     q.addBindValue(o.name);
     q.addBindValue(o.planJson);
@@ -60,14 +61,14 @@ bool applyOp(ApplyContext &c, const NewRunOp &o)
     q.addBindValue(iso(o.startedAt));
     q.addBindValue(QSysInfo::machineHostName());
     q.addBindValue(QCoreApplication::applicationPid());
-    if (!q.exec())
+    if (!q.exec() || !q.next())
         return false;
-    const qint64 id = q.lastInsertId().toLongLong();
+    const qint64 id = q.value(0).toLongLong();
     c.runIds.insert(o.runId, id);
     // The plan fields the runs list shows, kept beside the plan (history_database.h).
     q.prepare(QStringLiteral("UPDATE runs SET plan_name = %1, plan_precision = %2, plan_layout = %3 WHERE id = ?")
-                  .arg(planNameSql(QStringLiteral("plan_json")), planPrecisionSql(QStringLiteral("plan_json")),
-                       planLayoutSql(QStringLiteral("plan_json"))));
+                  .arg(planNameSql(c.engine, QStringLiteral("plan_json")), planPrecisionSql(c.engine, QStringLiteral("plan_json")),
+                       planLayoutSql(c.engine, QStringLiteral("plan_json"))));
     q.addBindValue(id);
     return q.exec();
 }
@@ -103,7 +104,8 @@ bool applyOp(ApplyContext &c, const RunStatusOp &o)
 bool applyOp(ApplyContext &c, const LaunchCommandOp &o)
 {
     QSqlQuery &q = c.q;
-    q.prepare(QStringLiteral("UPDATE runs SET launch_command = coalesce(launch_command || char(10), '') || ? WHERE run_id = ?"));
+    q.prepare(QStringLiteral("UPDATE runs SET launch_command = coalesce(launch_command || %1, '') || ? WHERE run_id = ?")
+                  .arg(sqlNewline(c.engine)));
     q.addBindValue(QString(o.commandLine).replace(QLatin1Char('\n'), QLatin1Char(' ')));
     q.addBindValue(o.runId);
     return q.exec();
@@ -119,16 +121,19 @@ bool applyOp(ApplyContext &c, const RankOp &o)
     q.prepare(QStringLiteral(
         "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, goodbye_seq, precision, kernels, threads)"
         " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
-        " goodbye_seq = coalesce(excluded.goodbye_seq, goodbye_seq),"
-        " host = coalesce(nullif(excluded.host, ''), host), pid = coalesce(nullif(excluded.pid, 0), pid),"
-        " device = coalesce(nullif(excluded.device, ''), device),"
-        " precision = coalesce(nullif(excluded.precision, ''), precision), kernels = coalesce(nullif(excluded.kernels, ''), kernels),"
-        " threads = coalesce(nullif(excluded.threads, 0), threads),"
+        " goodbye_seq = coalesce(excluded.goodbye_seq, ranks.goodbye_seq),"
+        " host = coalesce(nullif(excluded.host, ''), ranks.host), pid = coalesce(nullif(excluded.pid, 0), ranks.pid),"
+        " device = coalesce(nullif(excluded.device, ''), ranks.device),"
+        " precision = coalesce(nullif(excluded.precision, ''), ranks.precision),"
+        " kernels = coalesce(nullif(excluded.kernels, ''), ranks.kernels),"
+        " threads = coalesce(nullif(excluded.threads, 0), ranks.threads),"
         // Coordinates come with Hello (which carries a host); Goodbye updates leave them.
-        " dp = iif(coalesce(excluded.host, '') = '', dp, excluded.dp), tp = iif(coalesce(excluded.host, '') = '', tp, excluded.tp),"
-        " pp = iif(coalesce(excluded.host, '') = '', pp, excluded.pp), cp = iif(coalesce(excluded.host, '') = '', cp, excluded.cp),"
-        " exit_code = coalesce(excluded.exit_code, exit_code),"
-        " dropped = max(dropped, excluded.dropped)"));
+        " dp = CASE WHEN coalesce(excluded.host, '') = '' THEN ranks.dp ELSE excluded.dp END,"
+        " tp = CASE WHEN coalesce(excluded.host, '') = '' THEN ranks.tp ELSE excluded.tp END,"
+        " pp = CASE WHEN coalesce(excluded.host, '') = '' THEN ranks.pp ELSE excluded.pp END,"
+        " cp = CASE WHEN coalesce(excluded.host, '') = '' THEN ranks.cp ELSE excluded.cp END,"
+        " exit_code = coalesce(excluded.exit_code, ranks.exit_code),"
+        " dropped = %1").arg(sqlGreatest(c.engine, QStringLiteral("coalesce(ranks.dropped, 0)"), QStringLiteral("excluded.dropped"))));
     q.addBindValue(id);
     q.addBindValue(r.rank);
     q.addBindValue(r.host);
@@ -181,8 +186,10 @@ bool applyOp(ApplyContext &c, const ExpertLoadOp &o)
         return false;
     const ExpertLoadRow &r = o.row;
     QSqlQuery &q = c.q;
-    q.prepare(QStringLiteral("INSERT OR REPLACE INTO expert_load(run, rank, step, layers, experts, tokens, dropped,"
-                             " aux_loss) VALUES(?,?,?,?,?,?,?,?)"));
+    q.prepare(QStringLiteral("INSERT INTO expert_load(run, rank, step, layers, experts, tokens, dropped, aux_loss)"
+                             " VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(run, step, rank) DO UPDATE SET layers = excluded.layers,"
+                             " experts = excluded.experts, tokens = excluded.tokens, dropped = excluded.dropped,"
+                             " aux_loss = excluded.aux_loss"));
     for (const QVariant &v : {QVariant(id), QVariant(r.rank), QVariant(r.step), QVariant(r.layers),
                               QVariant(r.experts), QVariant(packCounts(r.tokens)), QVariant(r.dropped),
                               QVariant(r.auxLoss)})
@@ -261,7 +268,7 @@ bool applyOp(ApplyContext &c, const CursorOp &o)
     }
     q.prepare(QStringLiteral("INSERT INTO ranks(run, rank, received_seq, lost) VALUES(?,?,?,?) ON CONFLICT(run, rank)"
                              " DO UPDATE SET received_seq = excluded.received_seq,"
-                             " lost = max(coalesce(lost, 0), excluded.lost)"));
+                             " lost = %1").arg(sqlGreatest(c.engine, QStringLiteral("coalesce(ranks.lost, 0)"), QStringLiteral("excluded.lost"))));
     for (const auto &[rank, next] : o.nextSeq) {
         q.bindValue(0, id);
         q.bindValue(1, rank);
@@ -280,7 +287,8 @@ bool applyOp(ApplyContext &c, const CursorOp &o)
 bool applyWriteOp(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, QString &error, FastRows *fast)
 {
     QSqlQuery q(db);
-    ApplyContext c{db, runIds, fast, q, error};
+    ApplyContext c{db, db.driverName() == QLatin1String("QPSQL") ? HistoryEngine::Postgres : HistoryEngine::Sqlite, runIds, fast, q,
+                   error};
     const bool ok = std::visit([&](const auto &o) { return applyOp(c, o); }, op);
     if (!ok && error.isEmpty())
         error = q.lastError().text();

@@ -5,6 +5,7 @@
 
 #include "launcher/history/collective_blocks.h"
 #include "launcher/history/history_writer.h"
+#include "launcher/history/postgres_copy.h"
 #include "launcher/history/step_blocks.h"
 
 #include <QHash>
@@ -24,12 +25,15 @@ namespace trellis::launcher {
 
 // The two rows that come at the telemetry rate (a step and a collective per rank per step) go
 // through SQLite's own prepared statements, prepared once per connection: QSqlQuery's per-row
-// prepare and binding conversions cost several times the insert itself at 1024 ranks.
+// prepare and binding conversions cost several times the insert itself at 1024 ranks. On
+// PostgreSQL they go in one COPY per table and transaction (postgres_copy.h).
 class FastRows {
 public:
     explicit FastRows(QSqlDatabase &db)
     {
         const QVariant v = db.driver()->handle();
+        if (v.isValid() && (qstrcmp(v.typeName(), "PGconn*") == 0 || qstrcmp(v.typeName(), "pg_conn*") == 0))
+            m_pg = *static_cast<PGconn *const *>(v.constData());
         if (v.isValid() && qstrcmp(v.typeName(), "sqlite3*") == 0)
             m_db = *static_cast<sqlite3 *const *>(v.constData());
         if (!m_db)
@@ -50,7 +54,7 @@ public:
     }
     FastRows(const FastRows &) = delete;
     FastRows &operator=(const FastRows &) = delete;
-    bool ready() const { return m_step && m_collective; }
+    bool ready() const { return m_pg || (m_step && m_collective); }
 
     // Step and collective reports are packed (step_blocks.h, collective_blocks.h): step() and
     // collective() add a report to the block of its rank's group (kRanksPerBlock consecutive
@@ -118,12 +122,27 @@ private:
     template <typename Blocks>
     bool writeAll(Blocks &blocks, sqlite3_stmt *q, QString &error)
     {
+        constexpr bool steps = std::is_same_v<typename Blocks::mapped_type, Block>;
+        PostgresCopy copy(steps ? "step_blocks(run, rank, last_rank, first_step, last_step, n, rows, last_loss, encoding)"
+                                : "collective_blocks(run, rank, last_rank, first_step, last_step, n, rows)");
         for (auto &[key, b] : blocks) {
             if (b.rows.count() == 0) {
                 ++b.idle;
                 continue;
             }
             b.idle = 0;
+            if (m_pg) {
+                for (qint64 v : {key.first, qint64(b.firstRank), qint64(b.lastRank), b.first, b.last, qint64(b.rows.count())})
+                    copy.integer(v);
+                copy.bytes(b.rows.bytes());
+                if constexpr (steps) {
+                    copy.real(b.lastLoss);
+                    copy.integer(4);
+                }
+                copy.endRow();
+                b.rows.clear();
+                continue;
+            }
             sqlite3_reset(q);
             sqlite3_bind_int64(q, 1, key.first);
             sqlite3_bind_int64(q, 2, b.firstRank);
@@ -132,12 +151,14 @@ private:
             sqlite3_bind_int64(q, 5, b.last);
             sqlite3_bind_int64(q, 6, b.rows.count());
             sqlite3_bind_blob(q, 7, b.rows.bytes().constData(), static_cast<int>(b.rows.bytes().size()), SQLITE_STATIC);
-            if constexpr (std::is_same_v<typename Blocks::mapped_type, Block>)
+            if constexpr (steps)
                 sqlite3_bind_double(q, 8, b.lastLoss);
             if (!done(q, error))
                 return false;
             b.rows.clear();
         }
+        if (m_pg && !copy.send(m_pg, error))
+            return false;
         std::erase_if(blocks, [](const auto &entry) { return entry.second.idle > 50; });
         return true;
     }
@@ -156,6 +177,7 @@ private:
     std::map<std::pair<qint64, int>, Block> m_blocks; // (run row id, rank / kRanksPerBlock)
     std::map<std::pair<qint64, int>, CollectiveBlock> m_collectiveBlocks; // (run row id, rank / kRanksPerBlock)
     sqlite3 *m_db = nullptr;
+    PGconn *m_pg = nullptr;
     sqlite3_stmt *m_step = nullptr;
     sqlite3_stmt *m_collective = nullptr;
 };

@@ -17,6 +17,8 @@
 #include <QFile>
 
 #include <sqlite3.h>
+
+#include <set>
 #include <pthread.h>
 #include <sys/stat.h>
 
@@ -120,43 +122,64 @@ struct TransactionOutcome {
     qint64 rows = 0;
 };
 
-// Begins a transaction on `c`, applies `batch` in write order and commits it.
+// Begins a transaction on `c`, applies `batch` in write order and commits it. A failing
+// operation is reported and the rest written: SQLite goes on after a failed statement, while
+// PostgreSQL aborts the whole transaction, so there the batch is written again without it.
 TransactionOutcome writeTransaction(QSqlDatabase &c, QHash<QString, qint64> &runIds, FastRows &fast,
                                     const std::deque<WriteOp> &batch)
 {
-    TransactionOutcome out;
-    out.busy = !c.transaction() && isBusy(c.lastError());
-    if (fast.ready())
-        fast.begin();
+    const bool abortsOnError = c.driverName() == QLatin1String("QPSQL");
     std::deque<WriteOp> coalesced;
     const std::vector<const WriteOp *> order = inWriteOrder(batch, coalesced);
-    for (const WriteOp *op : order) {
-        if (out.busy)
-            break;
-        QString e;
-        if (applyWriteOp(c, runIds, *op, e, &fast)) {
-            out.rows += std::holds_alternative<StepOp>(*op) ? static_cast<qint64>(std::get<StepOp>(*op).rows.size()) : 1;
-        } else {
-            const QSqlError last = c.lastError();
-            if (e.contains(QLatin1String("locked")) || isBusy(last)) {
+    std::set<const WriteOp *> skipped;
+    QString firstFailure; // of an operation left out of the batch written again
+    for (;;) {
+        TransactionOutcome out;
+        out.busy = !c.transaction() && isBusy(c.lastError());
+        if (fast.ready())
+            fast.begin();
+        const WriteOp *failed = nullptr;
+        for (const WriteOp *op : order) {
+            if (out.busy || failed)
+                break;
+            if (skipped.count(op))
+                continue;
+            QString e;
+            if (applyWriteOp(c, runIds, *op, e, &fast)) {
+                out.rows += std::holds_alternative<StepOp>(*op) ? static_cast<qint64>(std::get<StepOp>(*op).rows.size()) : 1;
+                continue;
+            }
+            if (e.contains(QLatin1String("locked")) || isBusy(c.lastError())) {
                 out.busy = true;
                 break;
             }
             if (out.firstError.isEmpty())
                 out.firstError = e;
+            if (abortsOnError)
+                failed = op;
         }
+        if (failed) {
+            if (firstFailure.isEmpty())
+                firstFailure = out.firstError;
+            c.rollback();
+            runIds.clear(); // ids inserted in the rolled-back transaction are gone
+            skipped.insert(failed);
+            continue;
+        }
+        if (QString e; !out.busy && fast.ready() && !fast.writeBlocks(e)) {
+            if (e.contains(QLatin1String("locked")))
+                out.busy = true;
+            else if (out.firstError.isEmpty())
+                out.firstError = e;
+        }
+        if (!out.busy && !c.commit()) {
+            out.busy = isBusy(c.lastError());
+            out.firstError = c.lastError().text();
+        }
+        if (!firstFailure.isEmpty())
+            out.firstError = firstFailure;
+        return out;
     }
-    if (QString e; !out.busy && fast.ready() && !fast.writeBlocks(e)) {
-        if (e.contains(QLatin1String("locked")))
-            out.busy = true;
-        else if (out.firstError.isEmpty())
-            out.firstError = e;
-    }
-    if (!out.busy && !c.commit()) {
-        out.busy = isBusy(c.lastError());
-        out.firstError = c.lastError().text();
-    }
-    return out;
 }
 
 } // namespace

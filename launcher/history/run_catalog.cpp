@@ -1,5 +1,6 @@
 // HistoryDatabase: what people add to a run (name, note, tags, archived), deleting a run with its
 // folder, and the figures the runs list shows, computed once a run ended and kept (schema 14).
+#include "launcher/history_location.h"
 #include "launcher/history/history_database.h"
 
 #include "launcher/history/history_digest.h"
@@ -13,6 +14,7 @@
 #include <QRegularExpression>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QSysInfo>
 
 namespace trellis::launcher {
 namespace {
@@ -59,7 +61,7 @@ QString HistoryDatabase::tagRun(qint64 id, const QString &tag)
     q.addBindValue(id);
     if (q.exec() && q.next() && q.value(0).toInt() >= 64)
         return QStringLiteral("a run holds at most 64 tags");
-    q.prepare(QStringLiteral("INSERT OR IGNORE INTO run_tags(run, tag) SELECT id, ? FROM runs WHERE id = ?"));
+    q.prepare(QStringLiteral("INSERT INTO run_tags(run, tag) SELECT id, ? FROM runs WHERE id = ? ON CONFLICT DO NOTHING"));
     q.addBindValue(tag);
     q.addBindValue(id);
     if (!q.exec())
@@ -95,7 +97,7 @@ QStringList runFilesFor(const QString &databasePath, const QString &runId)
     static const QRegularExpression safe(QStringLiteral("^[A-Za-z0-9._-]{1,64}$"));
     if (!safe.match(runId).hasMatch() || runId == QLatin1String(".") || runId == QLatin1String(".."))
         return {};
-    const QString runs = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/");
+    const QString runs = historyLocalFolder(databasePath) + QStringLiteral("/runs/");
     QStringList files;
     if (const QFileInfo folder(runs + runId); folder.isDir() && !folder.isSymLink())
         files << folder.absoluteFilePath();
@@ -114,7 +116,9 @@ QString HistoryDatabase::deleteRun(qint64 id, QStringList *removed)
         return m_lastError;
     if (stillGoing(run->status))
         return QStringLiteral("run %1 is still %2: stop it first (trellis-cli stop %1)").arg(run->runId, run->status);
-    const QStringList files = runFilesFor(m_path, run->runId);
+    // A server's run keeps its files on the machine that launched it: only there are they removed.
+    const bool filesHere = m_engine == HistoryEngine::Sqlite || run->launcherHost == QSysInfo::machineHostName();
+    const QStringList files = filesHere ? runFilesFor(m_path, run->runId) : QStringList();
     QSqlQuery q(m_db);
     q.prepare(QStringLiteral("DELETE FROM runs WHERE id = ?"));
     q.addBindValue(id);

@@ -190,14 +190,16 @@ RunFilterParse parseRunFilter(const QString &text)
     return out;
 }
 
-RunFilterSql runFilterSql(const RunFilter &f)
+RunFilterSql runFilterSql(const RunFilter &f, HistoryEngine engine)
 {
+    const QString like = sqlLikeInsensitive(engine);
     RunFilterSql out;
     QStringList clauses;
     for (const QString &word : f.words) {
-        clauses << QStringLiteral("(r.run_id LIKE ? ESCAPE '\\' OR coalesce(r.name, '') LIKE ? ESCAPE '\\'"
-                                  " OR coalesce(r.note, '') LIKE ? ESCAPE '\\'"
-                                  " OR EXISTS(SELECT 1 FROM run_tags t WHERE t.run = r.id AND t.tag LIKE ? ESCAPE '\\'))");
+        clauses << QStringLiteral("(r.run_id %1 ? ESCAPE '\\' OR coalesce(r.name, '') %1 ? ESCAPE '\\'"
+                                  " OR coalesce(r.note, '') %1 ? ESCAPE '\\'"
+                                  " OR EXISTS(SELECT 1 FROM run_tags t WHERE t.run = r.id AND t.tag %1 ? ESCAPE '\\'))")
+                       .arg(like);
         for (int i = 0; i < 4; ++i)
             out.binds << likePattern(word);
     }
@@ -224,9 +226,14 @@ RunFilterSql runFilterSql(const RunFilter &f)
     if (f.archived != RunFilter::Archived::Any)
         clauses << (f.archived == RunFilter::Archived::Yes ? QStringLiteral("r.archived != 0") : QStringLiteral("r.archived = 0"));
     for (const PlanFieldCondition &c : f.fields) {
-        const QString op = c.value.isNull() ? (c.op == QLatin1String("!=") ? QStringLiteral("IS NOT") : QStringLiteral("IS"))
-                                            : (c.op == QLatin1String("!=") ? QStringLiteral("IS NOT") : c.op);
-        clauses << QStringLiteral("json_extract(r.plan_json, ?) %1 ?").arg(op);
+        // SQLite's IS and IS NOT compare with NULL too; PostgreSQL says IS [NOT] DISTINCT FROM.
+        const bool pg = engine == HistoryEngine::Postgres;
+        const QString is = pg ? QStringLiteral("IS NOT DISTINCT FROM") : QStringLiteral("IS");
+        const QString isNot = pg ? QStringLiteral("IS DISTINCT FROM") : QStringLiteral("IS NOT");
+        const QString op = c.value.isNull() ? (c.op == QLatin1String("!=") ? isNot : is)
+                                            : (c.op == QLatin1String("!=") ? isNot : c.op);
+        clauses << QStringLiteral("%1 %2 %3")
+                       .arg(planFieldSql(engine, QStringLiteral("r.plan_json")), op, planValueSql(engine, c.value.typeId()));
         out.binds << QStringLiteral("$.") + c.path << c.value;
     }
     out.where = clauses.join(QStringLiteral(" AND "));

@@ -12,6 +12,8 @@
 // the workbench calls it as the text is typed to say what does not parse.
 #pragma once
 
+#include "launcher/history/history_engine.h"
+
 #include <QDate>
 #include <QList>
 #include <QString>
@@ -48,12 +50,13 @@ struct RunFilterParse {
 
 RunFilterParse parseRunFilter(const QString &text);
 
-// The WHERE clause (without the word) over `runs r` and its bound values, in order.
+// The WHERE clause (without the word) over `runs r` and its bound values, in order, in the
+// engine's SQL.
 struct RunFilterSql {
     QString where;
     QVariantList binds;
 };
-RunFilterSql runFilterSql(const RunFilter &filter);
+RunFilterSql runFilterSql(const RunFilter &filter, HistoryEngine engine = HistoryEngine::Sqlite);
 
 // A tag: 1-64 characters of letters, digits and . _ - + : / = @. A note: up to 4,000 characters,
 // no control characters but new lines and tabs. A run's name: 1-128 characters, no control

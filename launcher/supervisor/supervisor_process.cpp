@@ -1,4 +1,5 @@
 // See supervisor_process.h.
+#include "launcher/history_location.h"
 #include "launcher/supervisor/supervisor_process.h"
 #include "launcher/owner_only.h"
 
@@ -27,7 +28,7 @@ SupervisorStart startSupervisor(const plan::Plan &thePlan, const QString &planPa
         return s;
     }
     s.runId = Supervisor::newRunId();
-    const QString runsDir = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/supervisors");
+    const QString runsDir = historyLocalFolder(databasePath) + QStringLiteral("/runs/supervisors");
     if (!makeOwnerOnlyPath(runsDir)) {
         s.error = QStringLiteral("cannot create %1").arg(runsDir);
         return s;
@@ -40,7 +41,7 @@ SupervisorStart startSupervisor(const plan::Plan &thePlan, const QString &planPa
         s.error = QString::fromStdString(saved.errorText());
         return s;
     }
-    QStringList args{program, QStringLiteral("--db"), QFileInfo(databasePath).absoluteFilePath(), QStringLiteral("run"),
+    QStringList args{program, QStringLiteral("--db"), historyIdentity(databasePath), QStringLiteral("run"),
                      s.planPath, QStringLiteral("--quiet"), QStringLiteral("--run-id"), s.runId};
     for (int i = 0; i + 1 < options.extraTrainerArgs.size(); ++i)
         if (options.extraTrainerArgs[i] == QLatin1String("--inject"))
@@ -69,7 +70,7 @@ SupervisorStart adoptOrphan(const QString &runId, const QString &databasePath)
     SupervisorStart s;
     s.runId = runId;
     const QString program = supervisorProgram();
-    const QString runsDir = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/supervisors");
+    const QString runsDir = historyLocalFolder(databasePath) + QStringLiteral("/runs/supervisors");
     makeOwnerOnlyPath(runsDir);
     s.logPath = runsDir + QLatin1Char('/') + runId + QStringLiteral(".adopt.log");
     prepareOwnerOnlyFile(s.logPath);
@@ -88,7 +89,7 @@ SupervisorStart startCollector(const QString &databasePath, const QString &bind)
 {
     SupervisorStart s;
     const QString program = supervisorProgram();
-    const QString runsDir = QFileInfo(databasePath).absolutePath() + QStringLiteral("/runs/supervisors");
+    const QString runsDir = historyLocalFolder(databasePath) + QStringLiteral("/runs/supervisors");
     if (!makeOwnerOnlyPath(runsDir)) {
         s.error = QStringLiteral("cannot create %1").arg(runsDir);
         return s;
@@ -97,7 +98,7 @@ SupervisorStart startCollector(const QString &databasePath, const QString &bind)
     prepareOwnerOnlyFile(s.logPath);
     QProcess process;
     process.setProgram(QStringLiteral("/usr/bin/setsid"));
-    process.setArguments({program, QStringLiteral("--db"), QFileInfo(databasePath).absoluteFilePath(), QStringLiteral("collect"),
+    process.setArguments({program, QStringLiteral("--db"), historyIdentity(databasePath), QStringLiteral("collect"),
                           QStringLiteral("--bind"), bind});
     process.setStandardInputFile(QProcess::nullDevice());
     process.setStandardOutputFile(s.logPath);

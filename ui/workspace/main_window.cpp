@@ -1,4 +1,5 @@
 // See main_window.h.
+#include "launcher/history_location.h"
 #include "ui/workspace/main_window.h"
 
 #include "backend/plan/plan_json.h"
@@ -64,7 +65,7 @@ using launcher::RunState;
 
 MainWindow::MainWindow(const QString &databasePath, QWidget *parent)
     : QMainWindow(parent),
-      m_databasePath(QFileInfo(databasePath).absoluteFilePath()),
+      m_databasePath(launcher::historyIdentity(databasePath)),
       m_reader(std::make_unique<launcher::HistoryReader>(databasePath)),
       m_feed(new launcher::RunFeed(this)),
       m_planPanel(new PlanPanel(this)),
@@ -290,7 +291,7 @@ QStringList MainWindow::reattachRunning()
 {
     // A job whose supervisor died goes on: give it a new supervisor, then follow it like the rest.
     for (const launcher::RunRecord &r : launcher::RunRegistry::orphaned())
-        if (QFileInfo(r.database).absoluteFilePath() == m_databasePath) {
+        if (launcher::historyIdentity(r.database) == m_databasePath) {
             const auto adopted = launcher::adoptOrphan(r.runId, m_databasePath);
             appendLog(adopted.error.isEmpty()
                           ? tr("[workbench] run %1 had lost its supervisor; a new one (pid %2) adopts it").arg(r.runId).arg(adopted.pid)
@@ -303,7 +304,7 @@ QStringList MainWindow::reattachRunning()
         }
     QStringList ids;
     for (const launcher::RunRecord &r : launcher::RunRegistry::running())
-        if (QFileInfo(r.database).absoluteFilePath() == m_databasePath)
+        if (launcher::historyIdentity(r.database) == m_databasePath)
             ids << r.runId;
     if (!ids.isEmpty() && !following()) {
         attachRun(ids.first());
@@ -321,7 +322,7 @@ void MainWindow::chooseRunningRun()
 {
     QStringList ids;
     for (const launcher::RunRecord &r : launcher::RunRegistry::running())
-        if (QFileInfo(r.database).absoluteFilePath() == m_databasePath)
+        if (launcher::historyIdentity(r.database) == m_databasePath)
             ids << r.runId;
     if (ids.isEmpty()) {
         statusBar()->showMessage(tr("No run of this history is going now"), 5000);

@@ -1,7 +1,10 @@
-// The SQLite run history: migrations, batched writes from the writer thread, queries, exports,
-// and clear refusals for files that are not (or not yet) ours — without changing them.
+// The run history: migrations, batched writes from the writer thread, queries, exports, and clear
+// refusals for files that are not (or not yet) ours — without changing them. The cases that are
+// not about SQLite files also run against PostgreSQL (ctest tst_history_postgresql,
+// tests/support/history_engines.h).
 #include "launcher/history/history_database.h"
 #include "launcher/history/history_writer.h"
+#include "tests/support/history_engines.h"
 #include "tests/support/history_fill.h"
 #include "launcher/history/run_files.h"
 #include "launcher/history/run_filter.h"
@@ -20,6 +23,7 @@
 #include <QMap>
 #include <QProcess>
 #include <QSysInfo>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
@@ -54,11 +58,15 @@ QString filledHistory(const QString &path, const QString &runId, int ranks, int 
 
 class TstHistory : public QObject {
     Q_OBJECT
+    trellis::test::HistoryEngines m_engines;
 private slots:
+    void initTestCase() { QCOMPARE(m_engines.start(), QString()); }
+    void cleanupTestCase() { m_engines.stop(); }
+
     void writeAndQuery()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("sub/folder/history.sqlite"));
+        const QString path = m_engines.fresh(dir, QStringLiteral("sub/folder/history.sqlite"));
         HistoryWriter writer(path);
         QCOMPARE(writer.start(), QString());
         fillRun(writer, QStringLiteral("run-a"), 4, 25);
@@ -75,10 +83,16 @@ private slots:
         HistoryDatabase db;
         QCOMPARE(db.open(path, false), QString());
         QSqlQuery q(db.connection());
-        QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
-        QCOMPARE(q.value(0).toInt(), kHistorySchemaVersion);
-        QVERIFY(q.exec(QStringLiteral("PRAGMA journal_mode")) && q.next());
-        QCOMPARE(q.value(0).toString(), QStringLiteral("wal"));
+        if (m_engines.postgres()) {
+            QCOMPARE(db.engine(), HistoryEngine::Postgres);
+            QVERIFY(q.exec(QStringLiteral("SELECT version FROM trellis_schema")) && q.next());
+            QCOMPARE(q.value(0).toInt(), kHistorySchemaVersion);
+        } else {
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version")) && q.next());
+            QCOMPARE(q.value(0).toInt(), kHistorySchemaVersion);
+            QVERIFY(q.exec(QStringLiteral("PRAGMA journal_mode")) && q.next());
+            QCOMPARE(q.value(0).toString(), QStringLiteral("wal"));
+        }
 
         const auto runs = db.listRuns();
         QCOMPARE(runs.size(), 2);
@@ -147,7 +161,7 @@ private slots:
     void expertLoad()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+        const QString path = m_engines.fresh(dir, QStringLiteral("history.sqlite"));
         HistoryWriter writer(path);
         QCOMPARE(writer.start(), QString());
         fillRun(writer, QStringLiteral("moe"), 2, 3);
@@ -303,7 +317,7 @@ private slots:
     void packedStepReports()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("packed.sqlite"));
+        const QString path = m_engines.fresh(dir, QStringLiteral("packed.sqlite"));
         HistoryWriter writer(path);
         QCOMPARE(writer.start(), QString());
         fillRun(writer, QStringLiteral("p"), 3, 6);
@@ -364,7 +378,9 @@ private slots:
         QCOMPARE(fromFive, 3 * 2 + 1); // steps 5 and 6 of 3 ranks, and rank 1's step 7
 
         QSqlQuery q(db.connection());
-        QVERIFY(q.exec(QStringLiteral("UPDATE step_blocks SET rows = x'0102' WHERE rowid = (SELECT min(rowid) FROM step_blocks)")));
+        q.prepare(QStringLiteral("UPDATE step_blocks SET rows = ? WHERE rowid = (SELECT min(rowid) FROM step_blocks)"));
+        q.addBindValue(QByteArray("\x01\x02", 2));
+        QVERIFY(q.exec());
         data = db.loadRun(summary->id);
         QVERIFY2(db.lastError().contains(QStringLiteral("corrupt")), qPrintable(db.lastError()));
         QVERIFY(data->steps.size() > 0 && data->steps.size() < 3 * 6 + 1);
@@ -579,7 +595,7 @@ private slots:
     void abandonedRunsAreClosed()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("h.sqlite"));
+        const QString path = m_engines.fresh(dir, QStringLiteral("h.sqlite"));
         HistoryDatabase::setRunLiveness(RunRegistry::liveness()); // as app/'s programs do
         QProcess gone;
         gone.start(QStringLiteral("true"), {});
@@ -620,27 +636,35 @@ private slots:
     void refusesNewerSchemaAndOtherDatabases()
     {
         QTemporaryDir dir;
-        const QString newer = dir.filePath(QStringLiteral("newer.sqlite"));
+        const bool pg = m_engines.postgres();
+        const QString newer = m_engines.fresh(dir, QStringLiteral("newer.sqlite"));
         {
             HistoryDatabase db;
             QCOMPARE(db.open(newer), QString());
-            QSqlQuery(db.connection()).exec(QStringLiteral("PRAGMA user_version=99"));
+            QVERIFY(QSqlQuery(db.connection()).exec(pg ? QStringLiteral("UPDATE trellis_schema SET version = 99")
+                                                       : QStringLiteral("PRAGMA user_version=99")));
         }
         HistoryDatabase db;
         QCOMPARE(db.open(newer), QStringLiteral("history database %1: schema version 99 is newer than this Trellis "
                                                 "understands (%2); refusing to touch it")
                                      .arg(newer)
                                      .arg(kHistorySchemaVersion));
-        const QString other = dir.filePath(QStringLiteral("other.sqlite"));
+        const QString other = m_engines.fresh(dir, QStringLiteral("other.sqlite"));
         {
             HistoryDatabase o;
             QCOMPARE(o.open(other), QString());
-            QSqlQuery(o.connection()).exec(QStringLiteral("PRAGMA user_version=0"));
-            QSqlQuery(o.connection()).exec(QStringLiteral("CREATE TABLE contacts(name TEXT)"));
-            QSqlQuery(o.connection()).exec(QStringLiteral("DROP TABLE runs"));
+            QSqlQuery q(o.connection());
+            const QStringList statements =
+                pg ? QStringList{QStringLiteral("DROP SCHEMA public CASCADE"), QStringLiteral("CREATE SCHEMA public"),
+                                 QStringLiteral("CREATE TABLE contacts(name TEXT)")}
+                   : QStringList{QStringLiteral("PRAGMA user_version=0"), QStringLiteral("CREATE TABLE contacts(name TEXT)"),
+                                 QStringLiteral("DROP TABLE runs")};
+            for (const QString &sql : statements)
+                QVERIFY2(q.exec(sql), qPrintable(q.lastError().text()));
         }
         HistoryDatabase o2;
-        QVERIFY(o2.open(other).contains(QStringLiteral("not a Trellis history database")));
+        const QString refused = o2.open(other);
+        QVERIFY2(refused.contains(QStringLiteral("not a Trellis history database")), qPrintable(refused));
     }
 
     void unusablePaths()

@@ -6,6 +6,8 @@
 #include "launcher/history/run_files.h"
 #include "launcher/history/run_filter.h"
 #include "launcher/metrics/dashboard_snapshot.h"
+#include "launcher/history_location.h"
+#include "tests/support/history_engines.h"
 #include "tests/support/history_fill.h"
 
 #include <QDir>
@@ -20,13 +22,21 @@ using trellis::test::fillRun;
 
 class TstRunCatalog : public QObject {
     Q_OBJECT
+    trellis::test::HistoryEngines m_engines;
 private slots:
+    void initTestCase() { QCOMPARE(m_engines.start(), QString()); }
+    void cleanupTestCase() { m_engines.stop(); }
+
     // Schema 14: what people add to runs, the filter over them, the figures kept per run, and
     // deleting a run with its files (a run still going refused).
     void runsAreAnnotatedFilteredAndDeleted()
     {
         QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("history.sqlite"));
+        // A server's runs keep their files in the user's data folder: here, one in `dir`.
+        qputenv("XDG_DATA_HOME", QFile::encodeName(dir.filePath(QStringLiteral("data"))));
+        const QString path = m_engines.fresh(dir, QStringLiteral("history.sqlite"));
+        const QDir files(historyLocalFolder(path));
+        QVERIFY(files.mkpath(QStringLiteral(".")));
         QFile gpuPlan(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/gpu/quickstart-cuda.json"));
         QVERIFY2(gpuPlan.open(QIODevice::ReadOnly), qPrintable(gpuPlan.fileName()));
         const QString gpuJson = QString::fromUtf8(gpuPlan.readAll());
@@ -157,14 +167,14 @@ private slots:
 
         // Deleting: a run still going is refused; otherwise its rows and files go, nothing else.
         QVERIFY(db.deleteRun(idOf("r-live")).contains(QStringLiteral("still running")));
-        const QString folder = dir.filePath(QStringLiteral("runs/r-tp2"));
+        const QString folder = files.filePath(QStringLiteral("runs/r-tp2"));
         QVERIFY(QDir().mkpath(folder + QStringLiteral("/attempt-1")));
-        QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("runs/supervisors"))));
+        QVERIFY(QDir().mkpath(files.filePath(QStringLiteral("runs/supervisors"))));
         QFile(folder + QStringLiteral("/attempt-1/job.out")).open(QIODevice::WriteOnly);
-        QFile kept(dir.filePath(QStringLiteral("runs/supervisors/r-tp2.plan.json")));
+        QFile kept(files.filePath(QStringLiteral("runs/supervisors/r-tp2.plan.json")));
         QVERIFY(kept.open(QIODevice::WriteOnly));
         kept.close();
-        QFile other(dir.filePath(QStringLiteral("runs/supervisors/r-tp22.plan.json")));
+        QFile other(files.filePath(QStringLiteral("runs/supervisors/r-tp22.plan.json")));
         QVERIFY(other.open(QIODevice::WriteOnly));
         other.close();
         QCOMPARE(runFilesFor(path, QStringLiteral("r-tp2")).size(), 2);
