@@ -32,3 +32,13 @@ QString defaultHistoryFile()
 }
 
 } // namespace trellis::launcher
+
+namespace trellis::launcher {
+
+QString defaultHistory()
+{
+    const QString fromEnvironment = qEnvironmentVariable("TRELLIS_HISTORY").trimmed();
+    return fromEnvironment.isEmpty() ? defaultHistoryFile() : fromEnvironment;
+}
+
+} // namespace trellis::launcher

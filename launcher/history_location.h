@@ -19,5 +19,8 @@ QString historyIdentity(const QString &database);
 QString historyLocalFolder(const QString &database);
 // ~/.local/share/trellis/history.sqlite (Qt's AppDataLocation).
 QString defaultHistoryFile();
+// The history used when none is given (--db): $TRELLIS_HISTORY when set (a file or a connection
+// string), else defaultHistoryFile().
+QString defaultHistory();
 
 } // namespace trellis::launcher

@@ -68,6 +68,7 @@ const std::vector<Subcommand> &subcommands()
          [](const Args &a, const QString &) { return a.positional.isEmpty() ? cmdPs() : usageError(QStringLiteral("ps takes no arguments")); }},
         {QStringLiteral("stop"), {}, {}, [](const Args &a, const QString &) { return cmdStop(a); }},
         {QStringLiteral("runs"), {QStringLiteral("--limit"), QStringLiteral("--filter")}, {QStringLiteral("--yes")}, cmdRuns},
+        {QStringLiteral("history"), {QStringLiteral("--from"), QStringLiteral("--to")}, {}, cmdHistory},
         {QStringLiteral("export"), {QStringLiteral("--format"), QStringLiteral("--table"), QStringLiteral("--out")}, {}, cmdExport},
         {QStringLiteral("export-model"), {QStringLiteral("--out"), QStringLiteral("--dtype")}, {}, cmdExportModel},
         {QStringLiteral("experts"), {QStringLiteral("--step")}, {QStringLiteral("--json")}, cmdExperts},
@@ -85,7 +86,7 @@ std::optional<int> takeGlobalOptions(QStringList &rest, QString &dbPath)
         const QString option = rest.takeFirst();
         if (option == QLatin1String("--db")) {
             if (rest.isEmpty())
-                return usageError(QStringLiteral("--db needs a path"));
+                return usageError(QStringLiteral("--db needs a path or a postgresql:// connection string"));
             dbPath = rest.takeFirst();
         } else if (option == QLatin1String("--help") || option == QLatin1String("-h")) {
             out() << usageText() << Qt::flush;

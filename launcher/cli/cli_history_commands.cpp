@@ -1,6 +1,7 @@
 // trellis-cli's commands over the run history: runs (list, or one run's record), experts (a step's
 // routing), compare and report; and what the other commands share to find a run and write its
 // report. See cli_support.h.
+#include "launcher/history/history_copy.h"
 #include "launcher/history_location.h"
 #include "launcher/cli/cli_support.h"
 #include "launcher/document/calibration_file.h"
@@ -413,6 +414,36 @@ int cli::cmdReport(const Args &a, const QString &dbPath)
     }
     out() << "report " << QFileInfo(path).absoluteFilePath() << Qt::endl;
     return 0;
+}
+
+} // namespace trellis::launcher
+
+namespace trellis::launcher {
+
+int cli::cmdHistory(const Args &a, const QString &dbPath)
+{
+    if (a.positional.isEmpty() || a.positional.first() != QLatin1String("copy"))
+        return usageError(QStringLiteral("history: the subcommand is copy (history copy --from HISTORY --to HISTORY [RUN...])"));
+    const QString from = a.options.value(QStringLiteral("--from"), dbPath);
+    const QString to = a.options.value(QStringLiteral("--to"), dbPath);
+    if (historyIdentity(from) == historyIdentity(to))
+        return usageError(QStringLiteral("history copy: --from and --to name the same history (%1)").arg(from));
+    HistoryDatabase source;
+    if (const int code = openExisting(source, from))
+        return code;
+    HistoryDatabase target;
+    if (const QString e = target.open(to); !e.isEmpty())
+        return fail(e);
+    const HistoryCopyOutcome o = copyRuns(source, target, a.positional.mid(1));
+    for (const QString &runId : o.copied)
+        out() << "copied " << runId << "\n";
+    for (const QString &runId : o.present)
+        out() << "already there " << runId << "\n";
+    for (const QString &why : o.refused)
+        err() << "not copied " << why << "\n";
+    out() << o.copied.size() << " copied, " << o.present.size() << " already there, " << o.refused.size() << " not copied\n"
+          << Qt::flush;
+    return o.refused.isEmpty() ? 0 : 1;
 }
 
 } // namespace trellis::launcher

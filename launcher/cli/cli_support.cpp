@@ -2,6 +2,7 @@
 #include "launcher/cli/cli_support.h"
 
 #include "launcher/history/history_database.h"
+#include "launcher/history_location.h"
 #include "backend/plan/hostfile.h"
 #include "backend/plan/plan_json.h"
 #include "backend/plan/plan_validate.h"
@@ -106,6 +107,10 @@ const char *kUsage =
     "  runs rename RUN NAME               the run's name\n"
     "  runs archive RUN                   hide a run from the list (unarchive RUN brings it back)\n"
     "  runs delete RUN [--yes]            delete a run's rows and its folder; without --yes, say what goes\n"
+    "  history copy [--from HISTORY] [--to HISTORY] [RUN...]\n"
+    "                                     copy ended runs (default: every one) between histories, a file\n"
+    "                                     and a PostgreSQL database either way (each defaults to --db);\n"
+    "                                     a run already there is left as it is, so copying again is safe\n"
     "  export RUN --format csv|json [--table NAME] [--out FILE]\n"
     "                                     one row per rank per step (csv) or everything (json); with\n"
     "                                     --table one table: steps, memory, collectives, events, spans, ranks\n"
@@ -124,11 +129,13 @@ const char *kUsage =
     "                                     Chrome/Perfetto trace, one track per rank\n"
     "\n"
     "RUN is a run id, a row number from 'runs', or 'last'.\n"
-    "--db defaults to %1\n";
+    "--db PATH is a history file, or a team's PostgreSQL history: postgresql://USER@HOST[:PORT]/DBNAME[?sslmode=...]\n"
+    "(the password from ~/.pgpass, PGPASSWORD or a service file, never in the string; docs/history.md).\n"
+    "--db defaults to $TRELLIS_HISTORY when set, else %1\n";
 
 } // namespace
 
-QString usageText() { return QString::fromUtf8(kUsage).arg(HistoryDatabase::defaultPath()); }
+QString usageText() { return QString::fromUtf8(kUsage).arg(defaultHistoryFile()); }
 
 QTextStream &out()
 {

@@ -66,6 +66,8 @@ int cmdPs();
 int cmdStop(const Args &a);
 // cli_history_commands.cpp
 int cmdRuns(const Args &a, const QString &dbPath);
+// history copy --from HISTORY --to HISTORY [RUN...]
+int cmdHistory(const Args &a, const QString &dbPath);
 int cmdExperts(const Args &a, const QString &dbPath);
 int cmdCompare(const Args &a, const QString &dbPath);
 int cmdReport(const Args &a, const QString &dbPath);

@@ -22,6 +22,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSet>
+#include <QRegularExpression>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
@@ -253,7 +254,7 @@ HistoryDatabase::~HistoryDatabase()
     }
 }
 
-QString HistoryDatabase::defaultPath() { return defaultHistoryFile(); }
+QString HistoryDatabase::defaultPath() { return defaultHistory(); }
 
 bool HistoryDatabase::isOpen() const { return m_db.isValid() && m_db.isOpen(); }
 
@@ -275,7 +276,7 @@ QString HistoryDatabase::openServer(const QString &url, bool create)
 {
     ServerConnection c;
     if (const QString why = parseServerConnection(url, &c); !why.isEmpty())
-        return QStringLiteral("history database %1: %2").arg(url, why);
+        return QStringLiteral("history database %1: %2").arg(withoutPassword(url), why);
     if (!QSqlDatabase::isDriverAvailable(QStringLiteral("QPSQL")))
         return QStringLiteral("history database %1: this Trellis has no PostgreSQL driver (Qt's QPSQL plugin, Debian package "
                               "libqt6sql6-psql)")
@@ -310,6 +311,12 @@ QString HistoryDatabase::openServer(const QString &url, bool create)
 
 QString HistoryDatabase::openFile(const QString &path, bool create)
 {
+    // A connection string of another kind (or a misspelt one) is never taken for a file name.
+    static const QRegularExpression scheme(QStringLiteral("^([A-Za-z][A-Za-z0-9+.-]*)://"));
+    if (const QRegularExpressionMatch m = scheme.match(path); m.hasMatch())
+        return QStringLiteral("history database %1: '%2://' is not a history this Trellis can open: give a file, or a "
+                              "PostgreSQL connection string (postgresql://USER@HOST/DBNAME)")
+            .arg(withoutPassword(path), m.captured(1));
     const QFileInfo info(path);
     if (info.exists() && info.isDir())
         return QStringLiteral("history database %1: is a directory").arg(path);

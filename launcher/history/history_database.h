@@ -105,6 +105,7 @@ public:
     QList<SpanRow> spansOfLastTracedStep(qint64 id);
     QString lastError() const { return m_lastError; }
 
+    // The history used when none is given: $TRELLIS_HISTORY, else the file (history_location.h).
     static QString defaultPath();
 
 private:

@@ -53,6 +53,13 @@ QString parseServerConnection(const QString &url, ServerConnection *out)
     return {};
 }
 
+QString withoutPassword(const QString &url)
+{
+    static const QRegularExpression userInfo(QStringLiteral("^(postgres(?:ql)?://[^:/@?]*):[^@/?]*@"), QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression parameter(QStringLiteral("([?&]password=)[^&]*"), QRegularExpression::CaseInsensitiveOption);
+    return QString(url).replace(userInfo, QStringLiteral("\\1:***@")).replace(parameter, QStringLiteral("\\1***"));
+}
+
 QString postgresDdl(const QString &sqliteStatement)
 {
     QString s = sqliteStatement;

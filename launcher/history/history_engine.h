@@ -24,8 +24,10 @@ struct ServerConnection {
     QString host, port, dbname, user;
     QStringList options; // the other keys as key=value, for Qt's QPSQL connect options
 };
-// "" and *out filled, or why the string is refused (naming it without any password).
+// "" and *out filled, or why the string is refused.
 QString parseServerConnection(const QString &url, ServerConnection *out);
+// The connection string with any password in it replaced by ***, for messages.
+QString withoutPassword(const QString &url);
 
 // SQLite's portable DDL as PostgreSQL's: INTEGER PRIMARY KEY AUTOINCREMENT → BIGSERIAL PRIMARY
 // KEY, INTEGER → BIGINT (steps, bytes and nanoseconds pass 2^31), REAL → DOUBLE PRECISION, BLOB →

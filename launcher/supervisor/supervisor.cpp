@@ -1,4 +1,5 @@
 // See supervisor.h.
+#include "launcher/history_location.h"
 #include "launcher/supervisor/supervisor.h"
 #include "launcher/supervisor/injected_fault.h"
 #include "launcher/owner_only.h"
@@ -103,8 +104,11 @@ plan::Plan Supervisor::withAbsolutePaths(const plan::Plan &thePlan, const QStrin
 
 QString Supervisor::newRunId()
 {
+    // The time, readable and sorting as runs started, and 32 bits from the system's random source:
+    // runs of a team's several users and machines share one history (a PostgreSQL server), where
+    // two launched in the same second must still differ (run_id is UNIQUE there too).
     return QDateTime::currentDateTimeUtc().toString(QStringLiteral("yyyyMMdd-HHmmss")) + QLatin1Char('-') +
-           QString::number(QRandomGenerator::global()->bounded(0x10000), 16).rightJustified(4, QLatin1Char('0'));
+           QString::number(QRandomGenerator::system()->generate(), 16).rightJustified(8, QLatin1Char('0'));
 }
 
 ReceiverStats Supervisor::receiverStats() const { return m_receiver->stats(); }
@@ -161,7 +165,7 @@ QString Supervisor::runsDirectoryFor(const RunOptions &options, const HistoryWri
 {
     if (!options.runsDirectory.isEmpty())
         return options.runsDirectory;
-    return (writer ? QFileInfo(writer->path()).absolutePath() : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)) +
+    return (writer ? historyLocalFolder(writer->path()) : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)) +
            QStringLiteral("/runs");
 }
 

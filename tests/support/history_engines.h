@@ -27,15 +27,16 @@ public:
         return postgres() ? launcher::HistoryEngine::Postgres : launcher::HistoryEngine::Sqlite;
     }
 
-    // Starts the server when the suite runs against PostgreSQL; "" or why it could not.
-    QString start()
+    // Starts the server when the suite runs against PostgreSQL, with postgres_cluster.sh's
+    // `options` (--tls); "" or why it could not.
+    QString start(const QStringList &options = {})
     {
         if (!postgres())
             return {};
         m_dir = std::make_unique<QTemporaryDir>(QStringLiteral("/tmp/trellis-pg-test-XXXXXX"));
         QProcess up;
-        up.start(QStringLiteral("bash"), {QStringLiteral(TRELLIS_SOURCE_DIR "/tests/support/postgres_cluster.sh"), QStringLiteral("up"),
-                                          m_dir->path()});
+        up.start(QStringLiteral("bash"), QStringList{QStringLiteral(TRELLIS_SOURCE_DIR "/tests/support/postgres_cluster.sh"),
+                                                     QStringLiteral("up"), m_dir->path()} + options);
         if (!up.waitForFinished(120000) || up.exitCode() != 0)
             return QStringLiteral("the PostgreSQL test server did not start: %1")
                 .arg(QString::fromLocal8Bit(up.readAllStandardError() + up.readAllStandardOutput()));

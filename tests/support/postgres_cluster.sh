@@ -3,11 +3,12 @@
 # Unix socket in DIR and on 127.0.0.1 at a free port, nothing outside DIR touched and no server the
 # machine already runs used. initdb and postgres refuse to run as root, so under root the folder is
 # given to the unprivileged user `nobody` and both run as it (setpriv, no PAM, no login shell).
-#   postgres_cluster.sh up DIR [--durable]
+#   postgres_cluster.sh up DIR [--durable] [--tls]
 #       -> DIR/url: the superuser's connection string (postgresql://trellis@/trellis?host=DIR/socket&port=P),
-#          DIR/port: the TCP port (127.0.0.1; password logins only, scram-sha-256).
+#          DIR/port: the TCP port (127.0.0.1 as "localhost"; password logins only, scram-sha-256).
 #          Without --durable the server skips fsync (tests); with it, it keeps Debian's defaults
-#          (benchmarks).
+#          (benchmarks). With --tls the server speaks TLS on TCP with a certificate for localhost
+#          signed by a test authority: DIR/tls/ca.crt is the root a client verifies it with.
 #   postgres_cluster.sh down DIR   -> stops the server (fast, then immediate), leaves DIR
 #   postgres_cluster.sh check      -> exit 0 when the server's programs are here
 set -euo pipefail
@@ -39,7 +40,15 @@ PY
 }
 
 up() {
-  local dir=$1 durable=${2:-}
+  local dir=$1 durable="" tls=""
+  for option in "${@:2}"; do
+    case "$option" in
+      --durable) durable=1 ;;
+      --tls) tls=1 ;;
+      "") ;;
+      *) echo "unknown option $option" >&2; return 2 ;;
+    esac
+  done
   check
   mkdir -p "$dir/socket"
   dir=$(cd "$dir" && pwd)
@@ -49,7 +58,20 @@ up() {
   as_owner "$dir" "$bin/initdb" -D "$dir/data" -U trellis --auth-local=trust --auth-host=scram-sha-256 \
     -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
   local fast=(-c fsync=off -c synchronous_commit=off -c full_page_writes=off)
-  [ "$durable" = "--durable" ] && fast=()
+  [ -n "$durable" ] && fast=()
+  if [ -n "$tls" ]; then
+    mkdir -p "$dir/tls"
+    ( cd "$dir/tls" &&
+      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=trellis-test-ca \
+        -keyout ca.key -out ca.crt &&
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=localhost -keyout server.key -out server.csr &&
+      printf 'subjectAltName=DNS:localhost\n' >san.ext &&
+      openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.crt
+    ) >"$dir/tls.log" 2>&1 || { cat "$dir/tls.log" >&2; return 1; }
+    chmod 600 "$dir/tls/server.key"
+    [ "$(id -u)" -eq 0 ] && chown -R nobody "$dir/tls"
+    fast+=(-c ssl=on -c ssl_cert_file=$dir/tls/server.crt -c ssl_key_file=$dir/tls/server.key)
+  fi
   as_owner "$dir" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
     -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/socket -c max_connections=200 ${fast[*]}" \
     start >/dev/null || { cat "$dir/server.log" >&2; return 1; }
@@ -68,8 +90,8 @@ down() {
 }
 
 case "$cmd" in
-  up) up "${2:?usage: postgres_cluster.sh up DIR [--durable]}" "${3:-}" ;;
+  up) up "${2:?usage: postgres_cluster.sh up DIR [--durable] [--tls]}" "${@:3}" ;;
   down) down "${2:?usage: postgres_cluster.sh down DIR}" ;;
   check) check ;;
-  *) echo "usage: postgres_cluster.sh up DIR [--durable] | down DIR | check" >&2; exit 2 ;;
+  *) echo "usage: postgres_cluster.sh up DIR [--durable] [--tls] | down DIR | check" >&2; exit 2 ;;
 esac

@@ -1,0 +1,256 @@
+// A team's history on a real PostgreSQL server (a private one, tests/support/postgres_cluster.sh,
+// with TLS): trellis-cli end to end with --db postgresql://… — the real trainer under mpirun
+// writing its run there, the runs list, records, exports, reports and comparison read back;
+// several supervisors starting at once on a new database (one migration, distinct run ids); runs
+// copied between an SQLite file and the server both ways, twice; what the server's roles allow;
+// credentials from PGPASSWORD and a password file, TLS verified; and the refusals: a password in
+// the string, a server that is not there, a wrong password, a connection string taken for a file.
+#include "launcher/history/history_database.h"
+#include "launcher/history_location.h"
+#include "tests/support/cli_test_support.h"
+#include "tests/support/history_engines.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace trellis::launcher;
+using trellis::test::cli;
+using trellis::test::failure;
+using trellis::test::kCli;
+using trellis::test::kPlan;
+using trellis::test::Result;
+
+namespace {
+
+// The steps, ranks, events, tags and note of a run as a history holds them, for comparing two.
+QString fingerprint(HistoryDatabase &db, const QString &runId)
+{
+    const auto run = db.findRun(runId);
+    if (!run)
+        return QStringLiteral("no run ") + runId;
+    const auto data = db.loadRun(run->id);
+    QStringList parts{run->status, QString::number(run->worldSize), QString::number(run->stepsDone), run->note,
+                      run->tags.join(QLatin1Char(',')), run->launchCommands.join(QLatin1Char('|'))};
+    for (const StepRow &s : data->steps)
+        parts << QStringLiteral("%1/%2/%3/%4").arg(s.rank).arg(s.step).arg(s.loss, 0, 'g', 17).arg(s.stepMs, 0, 'g', 17);
+    for (const RankRow &r : data->ranks)
+        parts << QStringLiteral("%1@%2:%3").arg(r.rank).arg(r.host).arg(r.exitCode);
+    for (const EventRow &e : data->events)
+        parts << e.kind + QLatin1Char(':') + e.message;
+    parts << QString::number(db.collectivesOf(run->id).size());
+    return parts.join(QLatin1Char('\n'));
+}
+
+} // namespace
+
+class TstTeamHistory : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    trellis::test::HistoryEngines m_server;
+    QString m_url; // the superuser's, on the Unix socket
+    QString port() const { return trellis::test::readAll(m_server.serverDir() + QStringLiteral("/port")).trimmed(); }
+
+private slots:
+    void initTestCase()
+    {
+        qputenv("TRELLIS_TEST_HISTORY", "postgresql");
+        // The suite's server speaks TLS on TCP (tests/support/postgres_cluster.sh up --tls).
+        QCOMPARE(m_server.start({QStringLiteral("--tls")}), QString());
+        // A server history keeps its runs' files in the user's data folder: the suite's own.
+        qputenv("XDG_DATA_HOME", QFile::encodeName(m_dir.filePath(QStringLiteral("data"))));
+        m_url = m_server.fresh(m_dir, {});
+        QVERIFY(!m_url.isEmpty());
+    }
+    void cleanupTestCase() { m_server.stop(); }
+
+    // The real trainer's 4-rank run lands in the server; every reading command reads it there.
+    void aRunLandsInTheTeamHistory()
+    {
+        const QString report = m_dir.filePath(QStringLiteral("report.html"));
+        Result r = cli({QStringLiteral("--db"), m_url, QStringLiteral("run"), kPlan, QStringLiteral("--report"), report});
+        QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        const QString runId = r.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        QVERIFY2(QStringLiteral("20261202-000000-0123abcd").size() == runId.size(), qPrintable(runId)); // time + 32 random bits
+        {
+            HistoryDatabase h;
+            QCOMPARE(h.open(m_url, false), QString());
+            QCOMPARE(h.engine(), HistoryEngine::Postgres);
+            const auto run = h.findRun(runId);
+            QVERIFY(run.has_value());
+            QCOMPARE(run->status, QStringLiteral("completed"));
+            const auto data = h.loadRun(run->id);
+            QCOMPARE(data->ranks.size(), 4);
+            QCOMPARE(data->steps.size(), 4 * 12);
+            for (const RankRow &rank : data->ranks)
+                QCOMPARE(rank.goodbyeSeq + 1, rank.receivedSeq); // every rank's telemetry, acknowledged
+            QVERIFY(h.collectivesOf(run->id).size() >= 4 * 12);
+        }
+        QVERIFY(trellis::test::readAll(report).contains(runId));
+        // The run's folder is on this machine, in the user's data folder (not beside a file).
+        QVERIFY(QFileInfo(m_dir.filePath(QStringLiteral("data/trellis/runs/")) + runId + QStringLiteral("/plan.json")).isFile());
+
+        r = cli({QStringLiteral("--db"), m_url, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("2"),
+                 QStringLiteral("--seconds"), QStringLiteral("1"), QStringLiteral("--quiet"), QStringLiteral("--run-id"), QStringLiteral("team-sim")});
+        QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        // $TRELLIS_HISTORY names the history when --db does not.
+        qputenv("TRELLIS_HISTORY", m_url.toUtf8());
+        r = cli({QStringLiteral("runs")});
+        qunsetenv("TRELLIS_HISTORY");
+        QVERIFY2(r.code == 0 && r.out.contains(runId) && r.out.contains(QStringLiteral("team-sim")), qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), m_url, QStringLiteral("runs"), runId});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("completed")), qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), m_url, QStringLiteral("export"), runId, QStringLiteral("--format"), QStringLiteral("csv")});
+        QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        QCOMPARE(r.out.trimmed().split(QLatin1Char('\n')).size(), 1 + 4 * 12);
+        const QString compared = m_dir.filePath(QStringLiteral("compare.html"));
+        r = cli({QStringLiteral("--db"), m_url, QStringLiteral("compare"), runId, QStringLiteral("team-sim"), QStringLiteral("--report"), compared});
+        QVERIFY2(r.code == 0 && QFileInfo(compared).size() > 0, qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), m_url, QStringLiteral("runs"), QStringLiteral("tag"), runId, QStringLiteral("team")});
+        QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), m_url, QStringLiteral("runs"), QStringLiteral("--filter"), QStringLiteral("tag:team parallel.dp=4")});
+        QVERIFY2(r.code == 0 && r.out.contains(runId) && !r.out.contains(QStringLiteral("team-sim")), qPrintable(failure(r)));
+    }
+
+    // Several supervisors starting at once on a new database: one migrates, the others wait for
+    // it (the advisory lock); every run lands, each with its own id.
+    void supervisorsStartingAtOnceMigrateOnce()
+    {
+        const QString url = m_server.fresh(m_dir, {});
+        std::vector<std::unique_ptr<QProcess>> supervisors;
+        for (int i = 0; i < 4; ++i) {
+            auto p = std::make_unique<QProcess>();
+            p->start(kCli, {QStringLiteral("--db"), url, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("2"),
+                            QStringLiteral("--seconds"), QStringLiteral("1"), QStringLiteral("--quiet")});
+            supervisors.push_back(std::move(p));
+        }
+        for (auto &p : supervisors) {
+            QVERIFY(p->waitForFinished(120000));
+            QVERIFY2(p->exitCode() == 0, p->readAllStandardError().constData());
+        }
+        HistoryDatabase h;
+        QCOMPARE(h.open(url, false), QString());
+        QSqlQuery q(h.connection());
+        QVERIFY(q.exec(QStringLiteral("SELECT count(*), min(version) FROM trellis_schema")) && q.next());
+        QCOMPARE(q.value(0).toInt(), 1);
+        QCOMPARE(q.value(1).toInt(), kHistorySchemaVersion);
+        QSet<QString> ids;
+        for (const RunSummary &run : h.listRuns()) {
+            QCOMPARE(run.status, QStringLiteral("completed"));
+            ids.insert(run.runId);
+        }
+        QCOMPARE(ids.size(), 4);
+    }
+
+    // A user's local runs join the team's and come back, row for row; copying again copies nothing.
+    void runsAreCopiedBothWays()
+    {
+        const QString local = m_dir.filePath(QStringLiteral("mine.sqlite"));
+        for (const char *id : {"mine-1", "mine-2"}) {
+            const Result r = cli({QStringLiteral("--db"), local, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("3"),
+                                  QStringLiteral("--seconds"), QStringLiteral("1"), QStringLiteral("--quiet"), QStringLiteral("--run-id"),
+                                  QLatin1String(id)});
+            QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        }
+        QCOMPARE(cli({QStringLiteral("--db"), local, QStringLiteral("runs"), QStringLiteral("note"), QStringLiteral("mine-1"),
+                      QStringLiteral("from my laptop")}).code, 0);
+        QCOMPARE(cli({QStringLiteral("--db"), local, QStringLiteral("runs"), QStringLiteral("tag"), QStringLiteral("mine-1"), QStringLiteral("laptop")}).code, 0);
+        const QString team = m_server.fresh(m_dir, {});
+        Result r = cli({QStringLiteral("history"), QStringLiteral("copy"), QStringLiteral("--from"), local, QStringLiteral("--to"), team});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("2 copied, 0 already there")), qPrintable(failure(r)));
+        r = cli({QStringLiteral("history"), QStringLiteral("copy"), QStringLiteral("--from"), local, QStringLiteral("--to"), team});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("0 copied, 2 already there")), qPrintable(failure(r)));
+        const QString back = m_dir.filePath(QStringLiteral("back.sqlite"));
+        r = cli({QStringLiteral("--db"), team, QStringLiteral("history"), QStringLiteral("copy"), QStringLiteral("--to"), back,
+                 QStringLiteral("mine-1")});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("1 copied")), qPrintable(failure(r)));
+        r = cli({QStringLiteral("history"), QStringLiteral("copy"), QStringLiteral("--from"), team, QStringLiteral("--to"), team});
+        QCOMPARE(r.code, 2);
+        r = cli({QStringLiteral("history"), QStringLiteral("copy"), QStringLiteral("--from"), team, QStringLiteral("--to"), back, QStringLiteral("nope")});
+        QVERIFY2(r.code == 1 && r.err.contains(QStringLiteral("not copied nope")), qPrintable(failure(r)));
+
+        HistoryDatabase a, b, c;
+        QCOMPARE(a.open(local, false), QString());
+        QCOMPARE(b.open(team, false), QString());
+        QCOMPARE(c.open(back, false), QString());
+        for (const QString &id : {QStringLiteral("mine-1"), QStringLiteral("mine-2")}) {
+            const QString original = fingerprint(a, id);
+            QVERIFY(original.count(QLatin1Char('\n')) > 3 * 4);
+            QCOMPARE(fingerprint(b, id), original);
+        }
+        QCOMPARE(fingerprint(c, QStringLiteral("mine-1")), fingerprint(a, QStringLiteral("mine-1")));
+        QVERIFY(!c.findRun(QStringLiteral("mine-2")));
+    }
+
+    // Who may change what is the server's to say (roles and grants): a reader lists and reads, its
+    // attempt to tag is refused by the server, named. Credentials come from PGPASSWORD or a
+    // password file, over TLS verified against the authority's certificate.
+    void rolesCredentialsAndTls()
+    {
+        QCOMPARE(m_server.run(QStringLiteral("CREATE ROLE reader LOGIN PASSWORD 'reader-secret'")), QString());
+        HistoryDatabase owner;
+        QCOMPARE(owner.open(m_url, false), QString());
+        QVERIFY(QSqlQuery(owner.connection()).exec(QStringLiteral("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")));
+        const QString ca = m_server.serverDir() + QStringLiteral("/tls/ca.crt");
+        const QString dbName = m_url.section(QLatin1Char('/'), 3).section(QLatin1Char('?'), 0, 0);
+        const QString tcp = QStringLiteral("postgresql://reader@localhost:%1/%2?sslmode=verify-full&sslrootcert=%3").arg(port(), dbName, ca);
+
+        qputenv("PGPASSWORD", "reader-secret");
+        Result r = cli({QStringLiteral("--db"), tcp, QStringLiteral("runs")});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("team-sim")), qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), tcp, QStringLiteral("runs"), QStringLiteral("tag"), QStringLiteral("team-sim"), QStringLiteral("mine")});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("permission denied")), qPrintable(failure(r)));
+        qputenv("PGPASSWORD", "wrong");
+        r = cli({QStringLiteral("--db"), tcp, QStringLiteral("runs")});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("password authentication failed")), qPrintable(failure(r)));
+        qunsetenv("PGPASSWORD");
+        QFile pgpass(m_dir.filePath(QStringLiteral("pgpass")));
+        QVERIFY(pgpass.open(QIODevice::WriteOnly));
+        pgpass.write(QStringLiteral("localhost:%1:*:reader:reader-secret\n").arg(port()).toUtf8());
+        pgpass.close();
+        pgpass.setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+        qputenv("PGPASSFILE", QFile::encodeName(pgpass.fileName()));
+        r = cli({QStringLiteral("--db"), tcp, QStringLiteral("runs")});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("team-sim")), qPrintable(failure(r)));
+        // verify-full against another authority: refused before any password is sent.
+        QFile::copy(m_server.serverDir() + QStringLiteral("/tls/server.crt"), m_dir.filePath(QStringLiteral("not-the-ca.crt")));
+        r = cli({QStringLiteral("--db"), QString(tcp).replace(ca, m_dir.filePath(QStringLiteral("not-the-ca.crt"))), QStringLiteral("runs")});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("certificate")), qPrintable(failure(r)));
+        qunsetenv("PGPASSFILE");
+    }
+
+    // A password in the string, a server that is not there, a database that does not exist: each
+    // named; a connection string is never taken for a file name (no file or folder appears).
+    void badConnectionsAreNamed()
+    {
+        QTemporaryDir cwd;
+        QProcess p;
+        p.setWorkingDirectory(cwd.path());
+        const auto run = [&](const QStringList &args) {
+            p.start(kCli, args);
+            p.waitForFinished(60000);
+            return Result{p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+        };
+        Result r = run({QStringLiteral("--db"), QStringLiteral("postgresql://ann:hunter2@localhost/team"), QStringLiteral("runs")});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("~/.pgpass")), qPrintable(failure(r)));
+        QVERIFY2(!r.err.contains(QStringLiteral("hunter2")), qPrintable(r.err)); // never echoed
+        r = run({QStringLiteral("--db"), QStringLiteral("postgresql://trellis@/trellis?host=%1&port=1").arg(cwd.path()), QStringLiteral("runs")});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("cannot connect")), qPrintable(failure(r)));
+        r = run({QStringLiteral("--db"), QString(m_url).replace(QRegularExpression(QStringLiteral("@/t\\d+\\?")), QStringLiteral("@/absent?")),
+                 QStringLiteral("run"), kPlan});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("\"absent\" does not exist")), qPrintable(failure(r)));
+        r = run({QStringLiteral("--db"), QStringLiteral("postgresq://trellis@localhost/team"), QStringLiteral("run"), kPlan});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("'postgresq://' is not a history")), qPrintable(failure(r)));
+        r = run({QStringLiteral("--db"), QStringLiteral("postgresql://%zz"), QStringLiteral("runs")});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("not a PostgreSQL connection string")), qPrintable(failure(r)));
+        QCOMPARE(QDir(cwd.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList());
+    }
+};
+
+QTEST_GUILESS_MAIN(TstTeamHistory)
+#include "tst_team_history.moc"
