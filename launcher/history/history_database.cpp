@@ -23,10 +23,13 @@
 #include <QFileInfo>
 #include <QSet>
 #include <QRegularExpression>
+#include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
 #include <QVariant>
+
+#include <libpq-fe.h>
 
 #include <csignal>
 #include <cerrno>
@@ -257,6 +260,17 @@ HistoryDatabase::~HistoryDatabase()
 QString HistoryDatabase::defaultPath() { return defaultHistory(); }
 
 bool HistoryDatabase::isOpen() const { return m_db.isValid() && m_db.isOpen(); }
+
+bool HistoryDatabase::connectionLost() const
+{
+    if (m_engine != HistoryEngine::Postgres || !m_db.isValid())
+        return false;
+    const QVariant v = m_db.driver()->handle();
+    if (!v.isValid() || (qstrcmp(v.typeName(), "PGconn*") != 0 && qstrcmp(v.typeName(), "pg_conn*") != 0))
+        return !m_db.isOpen();
+    PGconn *connection = *static_cast<PGconn *const *>(v.constData());
+    return !connection || PQstatus(connection) != CONNECTION_OK;
+}
 
 QString HistoryDatabase::open(const QString &path, bool create)
 {

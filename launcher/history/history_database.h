@@ -46,6 +46,8 @@ public:
     // with the reason; returns how many. open() does it.
     int closeAbandonedRuns(const RunLiveness &liveness);
     bool isOpen() const;
+    // PostgreSQL: the server went away (its connection is broken); always false for SQLite.
+    bool connectionLost() const;
     QString path() const { return m_path; }
     QSqlDatabase &connection() { return m_db; }
 

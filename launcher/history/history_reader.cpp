@@ -1,5 +1,7 @@
 // See history_reader.h.
 #include "launcher/history/history_reader.h"
+#include "launcher/history/history_writer.h"
+#include "launcher/history_location.h"
 
 #include "launcher/document/calibration_file.h"
 
@@ -11,6 +13,7 @@
 #include "launcher/report/run_export.h"
 
 #include <QFileInfo>
+#include <QSqlDriver>
 
 namespace trellis::launcher {
 
@@ -47,14 +50,24 @@ bool HistoryReader::ensureOpen()
 {
     if (m_db && m_db->isOpen())
         return true;
-    if (!QFileInfo::exists(m_path))
+    const bool server = isServerHistory(m_path);
+    if (!server && !QFileInfo::exists(m_path))
         return false; // nothing recorded yet: not an error
     m_db = std::make_unique<HistoryDatabase>();
-    const QString error = m_db->open(m_path, false);
+    // A team's new database gets its tables from whoever comes first, this reader too.
+    const QString error = m_db->open(m_path, server);
     if (!error.isEmpty()) {
         m_db.reset();
         emit failed(error);
         return false;
+    }
+    if (server) {
+        // Another user's supervisor writing a run is heard here (HistoryWriter's NOTIFY), on this
+        // thread: the driver's socket notifier lives where the connection was opened.
+        QSqlDriver *driver = m_db->connection().driver();
+        if (driver->subscribeToNotification(QString::fromLatin1(kHistoryChannel)))
+            connect(driver, &QSqlDriver::notification, this,
+                    [this](const QString &, QSqlDriver::NotificationSource, const QVariant &payload) { emit runWritten(payload.toString()); });
     }
     return true;
 }

@@ -61,6 +61,10 @@ signals:
     void reportWritten(const QString &path, const QString &error);
     void comparisonReady(const trellis::launcher::Comparison &comparison);
     void timelineReady(const trellis::launcher::telemetry::TimelineView &timeline);
+    // PostgreSQL: a supervisor (this user's or another's, on any machine) committed rows of the run
+    // (its run id): at most one a run per writer transaction, 200 ms apart. SQLite: never (a
+    // file's writers are on this machine, followed through their live feeds).
+    void runWritten(const QString &runId);
     // A run asked for that the history does not hold (never there, or deleted since it was listed).
     void runMissing(const QString &message);
     void failed(const QString &message);

@@ -118,16 +118,34 @@ bool isBusy(const QSqlError &e)
 
 struct TransactionOutcome {
     bool busy = false; // the database is locked: roll back and keep the batch
+    bool unreachable = false; // the server went away: keep the batch, connect again
     QString firstError;
     qint64 rows = 0;
 };
 
+// PostgreSQL: tells whoever LISTENs on the channel (HistoryReader: another user's workbench) which
+// runs this transaction wrote to, once a run; delivered when it commits, never if it rolls back.
+void notifyReaders(QSqlDatabase &c, const std::vector<const WriteOp *> &order, const std::set<const WriteOp *> &skipped)
+{
+    std::set<QString> runs;
+    for (const WriteOp *op : order)
+        if (!skipped.count(op))
+            runs.insert(std::visit([](const auto &o) { return o.runId; }, *op));
+    QSqlQuery notify(c);
+    notify.prepare(QStringLiteral("SELECT pg_notify('%1', ?)").arg(QLatin1String(kHistoryChannel)));
+    for (const QString &runId : runs) {
+        notify.bindValue(0, runId);
+        notify.exec(); // a notice not sent costs a reader its refresh, never a row
+    }
+}
+
 // Begins a transaction on `c`, applies `batch` in write order and commits it. A failing
 // operation is reported and the rest written: SQLite goes on after a failed statement, while
 // PostgreSQL aborts the whole transaction, so there the batch is written again without it.
-TransactionOutcome writeTransaction(QSqlDatabase &c, QHash<QString, qint64> &runIds, FastRows &fast,
+TransactionOutcome writeTransaction(HistoryDatabase &db, QHash<QString, qint64> &runIds, FastRows &fast,
                                     const std::deque<WriteOp> &batch)
 {
+    QSqlDatabase &c = db.connection();
     const bool abortsOnError = c.driverName() == QLatin1String("QPSQL");
     std::deque<WriteOp> coalesced;
     const std::vector<const WriteOp *> order = inWriteOrder(batch, coalesced);
@@ -153,6 +171,11 @@ TransactionOutcome writeTransaction(QSqlDatabase &c, QHash<QString, qint64> &run
                 out.busy = true;
                 break;
             }
+            if (db.connectionLost()) {
+                out.unreachable = true;
+                out.firstError = e;
+                return out;
+            }
             if (out.firstError.isEmpty())
                 out.firstError = e;
             if (abortsOnError)
@@ -166,6 +189,8 @@ TransactionOutcome writeTransaction(QSqlDatabase &c, QHash<QString, qint64> &run
             skipped.insert(failed);
             continue;
         }
+        if (abortsOnError && !out.busy)
+            notifyReaders(c, order, skipped);
         if (QString e; !out.busy && fast.ready() && !fast.writeBlocks(e)) {
             if (e.contains(QLatin1String("locked")))
                 out.busy = true;
@@ -174,7 +199,12 @@ TransactionOutcome writeTransaction(QSqlDatabase &c, QHash<QString, qint64> &run
         }
         if (!out.busy && !c.commit()) {
             out.busy = isBusy(c.lastError());
+            out.unreachable = db.connectionLost();
             out.firstError = c.lastError().text();
+        }
+        if (!out.unreachable && db.connectionLost()) {
+            out.unreachable = true;
+            out.firstError = QStringLiteral("the connection to the server was lost");
         }
         if (!firstFailure.isEmpty())
             out.firstError = firstFailure;
@@ -194,6 +224,7 @@ struct HistoryWriter::WriterState {
     std::map<QString, RunStatusOp> lastStatus; // and the status it last wrote for each
     std::deque<WriteOp> kept;                  // a batch the locked database refused, retried first
     QElapsedTimer lockedFor;
+    QElapsedTimer unreachableFor; // valid while the server is gone
     QElapsedTimer stoppingFor;
     std::chrono::milliseconds interval{0};
     std::chrono::steady_clock::time_point nextStart;
@@ -217,7 +248,7 @@ void HistoryWriter::run(std::promise<QString> opened)
     for (;;) {
         bool stopping = false;
         std::deque<WriteOp> batch = takeBatch(st, stopping);
-        if (!reopenIfReplaced(st, batch)) {
+        if (!reconnectIfLost(st) || !reopenIfReplaced(st, batch)) {
             st.kept = std::move(batch);
             if (stopping)
                 break;
@@ -301,14 +332,55 @@ bool HistoryWriter::reopenIfReplaced(WriterState &st, std::deque<WriteOp> &batch
 // Writes `batch` in one transaction; a locked database keeps it for the next.
 void HistoryWriter::writeBatch(WriterState &st, std::deque<WriteOp> &batch)
 {
-    QSqlDatabase &c = st.db->connection();
     QElapsedTimer attempt; // a locked database is found only after SQLite's busy timeout
     attempt.start();
-    const TransactionOutcome outcome = writeTransaction(c, st.runIds, *st.fast, batch);
-    if (outcome.busy)
+    const TransactionOutcome outcome = writeTransaction(*st.db, st.runIds, *st.fast, batch);
+    if (outcome.unreachable)
+        keepUnreachableBatch(st, batch, outcome.firstError);
+    else if (outcome.busy)
         keepLockedBatch(st, batch, attempt);
     else
         finishCommittedBatch(st, batch, outcome.rows, outcome.firstError);
+}
+
+// The history's server went away (PostgreSQL: stopped, restarted, the network gone): nothing of
+// the batch was committed, so nothing is acknowledged and the ranks keep their telemetry; the batch
+// waits in memory, and each interval the writer connects again. Said once when it goes, once when
+// it is back.
+void HistoryWriter::keepUnreachableBatch(WriterState &st, std::deque<WriteOp> &batch, const QString &why)
+{
+    st.nextStart = std::chrono::steady_clock::now() + std::max(st.interval, std::chrono::milliseconds(1000));
+    st.runIds.clear();
+    if (!st.unreachableFor.isValid()) {
+        st.unreachableFor.start();
+        sendNotice(QStringLiteral("unreachable"),
+                   QStringLiteral("the history server %1 cannot be reached (%2); the run goes on, its rows wait in memory "
+                                  "and the ranks keep what is not acknowledged until it is back")
+                       .arg(m_path, why.trimmed()));
+    }
+    while (batch.size() > kMaxKeptOps)
+        batch.pop_front();
+    st.kept = std::move(batch);
+}
+
+// Connects again to a server that went away; true when connected (the kept batch is then written).
+bool HistoryWriter::reconnectIfLost(WriterState &st)
+{
+    if (!st.unreachableFor.isValid())
+        return true;
+    auto fresh = std::make_unique<HistoryDatabase>();
+    if (!fresh->open(m_path).isEmpty())
+        return false;
+    st.fast.reset(); // before the connection it belongs to
+    st.db = std::move(fresh);
+    st.fast = std::make_unique<FastRows>(st.db->connection());
+    st.runIds.clear();
+    sendNotice(QStringLiteral("reachable"), QStringLiteral("the history server %1 is reachable again after %2 s; the rows "
+                                                           "kept meanwhile are written, nothing was lost")
+                                                .arg(m_path)
+                                                .arg(st.unreachableFor.elapsed() / 1000.0, 0, 'f', 1));
+    st.unreachableFor.invalidate();
+    return true;
 }
 
 void HistoryWriter::keepLockedBatch(WriterState &st, std::deque<WriteOp> &batch, const QElapsedTimer &attempt)
@@ -361,7 +433,7 @@ bool HistoryWriter::doneStopping(WriterState &st)
     std::lock_guard lock(m_mutex);
     if (m_queue.empty() && (st.kept.empty() || st.stoppingFor.elapsed() > 10000)) {
         if (!st.kept.empty())
-            m_lastError = QStringLiteral("the history database %1 stayed locked; %2 rows were not written")
+            m_lastError = QStringLiteral("the history database %1 stayed locked or unreachable; %2 rows were not written")
                               .arg(m_path)
                               .arg(st.kept.size());
         return true;

@@ -4,8 +4,9 @@
 // transactions per second whatever the telemetry rate.
 // Trouble with the file never stops a run: while the database is locked by another process the
 // batch is kept and retried (the ranks keep their unacknowledged telemetry meanwhile); a database
-// file removed or replaced under the writer is recreated at its path with the runs it was writing.
-// Both are reported through the notice callback. Threading: enqueue(), flush() and stats are
+// file removed or replaced under the writer is recreated at its path with the runs it was writing;
+// a PostgreSQL server that goes away is connected to again, the batch kept meanwhile, nothing
+// acknowledged. Each is reported through the notice callback. Threading: enqueue(), flush() and stats are
 // thread-safe; start()/stop() are called from the owning thread; the notice callback runs on the
 // writer thread.
 #pragma once
@@ -86,6 +87,10 @@ struct CursorOp {
     bool reset = false; // a new launch attempt: every rank's sequence starts again at 0
     std::map<int, quint64> lost; // per rank, given up by the rank (this attempt, so far)
 };
+// PostgreSQL: the channel a writer NOTIFYs with the id of each run a committed transaction wrote
+// to, and readers LISTEN on (HistoryReader::runWritten).
+inline constexpr char kHistoryChannel[] = "trellis_history";
+
 using WriteOp = std::variant<NewRunOp, RunStatusOp, RankOp, LaunchCommandOp, StepOp, CollectiveOp, ExpertLoadOp, SpansOp, EventOp, StallOp, CursorOp>;
 
 class HistoryWriter {
@@ -122,6 +127,8 @@ private:
     bool reopenIfReplaced(WriterState &st, std::deque<WriteOp> &batch);
     void writeBatch(WriterState &st, std::deque<WriteOp> &batch);
     void keepLockedBatch(WriterState &st, std::deque<WriteOp> &batch, const QElapsedTimer &attempt);
+    void keepUnreachableBatch(WriterState &st, std::deque<WriteOp> &batch, const QString &why);
+    bool reconnectIfLost(WriterState &st);
     void finishCommittedBatch(WriterState &st, const std::deque<WriteOp> &batch, qint64 rows, const QString &firstError);
     bool doneStopping(WriterState &st);
     void sendNotice(const QString &kind, const QString &message);

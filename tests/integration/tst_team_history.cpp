@@ -6,18 +6,27 @@
 // credentials from PGPASSWORD and a password file, TLS verified; and the refusals: a password in
 // the string, a server that is not there, a wrong password, a connection string taken for a file.
 #include "launcher/history/history_database.h"
+#include "launcher/history/history_reader.h"
+#include "launcher/history/history_writer.h"
 #include "launcher/history_location.h"
 #include "tests/support/cli_test_support.h"
 #include "tests/support/history_engines.h"
 
+#include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
+#include <QSignalSpy>
 #include <QFile>
 #include <QFileInfo>
+#include <QMap>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
+#include <vector>
 
 using namespace trellis::launcher;
 using trellis::test::cli;
@@ -222,6 +231,100 @@ private slots:
         r = cli({QStringLiteral("--db"), QString(tcp).replace(ca, m_dir.filePath(QStringLiteral("not-the-ca.crt"))), QStringLiteral("runs")});
         QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("certificate")), qPrintable(failure(r)));
         qunsetenv("PGPASSFILE");
+    }
+
+    // The server goes away mid-run and comes back: the run goes on, says so, and loses nothing —
+    // what could not be written waits in the supervisor, unacknowledged, and is written once the
+    // server is back.
+    void aServerThatGoesAwayLosesNothing()
+    {
+        const QString url = m_server.fresh(m_dir, {});
+        QProcess supervisor;
+        supervisor.start(kCli, {QStringLiteral("--db"), url, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("3"),
+                                QStringLiteral("--hz"), QStringLiteral("20"), QStringLiteral("--seconds"), QStringLiteral("8"),
+                                QStringLiteral("--quiet"), QStringLiteral("--run-id"), QStringLiteral("through-outage")});
+        qint64 before = 0;
+        {
+            HistoryDatabase h;
+            QCOMPARE(h.open(url), QString()); // the supervisor may not have made the tables yet
+            QTRY_VERIFY_WITH_TIMEOUT(h.findRun(QStringLiteral("through-outage")) &&
+                                         (before = h.findRun(QStringLiteral("through-outage"))->stepsDone) >= 20,
+                                     20000);
+        }
+        QVERIFY(m_server.down());
+        QTest::qWait(2500);
+        QVERIFY(m_server.up());
+        QVERIFY(supervisor.waitForFinished(60000));
+        QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
+        HistoryDatabase h;
+        QCOMPARE(h.open(url, false), QString());
+        const auto run = h.findRun(QStringLiteral("through-outage"));
+        QCOMPARE(run->status, QStringLiteral("completed"));
+        QVERIFY2(run->stepsDone > before + 40, qPrintable(QString::number(run->stepsDone))); // it went on meanwhile
+        const auto data = h.loadRun(run->id);
+        QMap<int, QList<qint64>> steps;
+        for (const StepRow &s : data->steps)
+            steps[s.rank] << s.step;
+        QCOMPARE(steps.size(), 3);
+        for (const QList<qint64> &mine : steps) {
+            QCOMPARE(mine.size(), run->stepsDone); // every step once, none lost in the outage
+            QCOMPARE(mine.last(), run->stepsDone);
+        }
+        for (const RankRow &rank : data->ranks)
+            QCOMPARE(rank.goodbyeSeq + 1, rank.receivedSeq);
+        QStringList said;
+        for (const EventRow &e : data->events)
+            if (e.kind == QLatin1String("history"))
+                said << e.message;
+        QVERIFY2(said.join(QLatin1Char('\n')).contains(QStringLiteral("cannot be reached")) &&
+                     said.join(QLatin1Char('\n')).contains(QStringLiteral("reachable again")),
+                 qPrintable(said.join(QLatin1Char('\n'))));
+    }
+
+    // Another user's workbench follows a run from the database alone: the writer NOTIFYs each
+    // transaction's runs, the reader (HistoryReader, as the workbench holds it) hears it. The delay
+    // from a row reaching the supervisor's writer to the other reader hearing of it is measured
+    // (the writer commits every 200 ms, so most of it is waiting for the next transaction).
+    void anotherUsersReaderHearsEveryWrite()
+    {
+        const QString url = m_server.fresh(m_dir, {});
+        HistoryWriter writer(url);
+        QCOMPARE(writer.start(), QString());
+        writer.enqueue(NewRunOp{QStringLiteral("heard"), QStringLiteral("heard"), QStringLiteral("{}"), QStringLiteral("local"), 1, 100,
+                                QDateTime::currentDateTimeUtc()});
+        QVERIFY(writer.flush());
+        HistoryReader reader(url);
+        QList<qint64> heardAt;
+        QElapsedTimer clock;
+        clock.start();
+        connect(&reader, &HistoryReader::runWritten, this, [&](const QString &runId) {
+            if (runId == QLatin1String("heard"))
+                heardAt << clock.nsecsElapsed();
+        });
+        reader.startThread();
+        QSignalSpy listed(&reader, &HistoryReader::runsReady);
+        QMetaObject::invokeMethod(&reader, &HistoryReader::requestRuns); // opens, and LISTENs
+        QTRY_COMPARE(listed.size(), 1);
+        std::vector<double> delaysMs;
+        for (int step = 1; step <= 20; ++step) {
+            QTest::qWait(37 * step % 230); // at every point of the writer's interval
+            const qsizetype before = heardAt.size();
+            StepRow row;
+            row.step = step;
+            row.loss = 1.0 / step;
+            const qint64 sent = clock.nsecsElapsed();
+            writer.enqueue(StepOp{QStringLiteral("heard"), {row}});
+            QTRY_VERIFY_WITH_TIMEOUT(heardAt.size() > before, 5000);
+            delaysMs.push_back((heardAt.last() - sent) / 1e6);
+        }
+        std::sort(delaysMs.begin(), delaysMs.end());
+        qInfo("a row reaching the writer -> another reader hears of it: median %.0f ms, max %.0f ms (%zu rows, writer every 200 ms)",
+              delaysMs[delaysMs.size() / 2], delaysMs.back(), delaysMs.size());
+        // What it hears is there to read.
+        HistoryDatabase h;
+        QCOMPARE(h.open(url, false), QString());
+        QCOMPARE(h.findRun(QStringLiteral("heard"))->stepsDone, qint64(20));
+        writer.stop();
     }
 
     // A password in the string, a server that is not there, a database that does not exist: each

@@ -47,6 +47,10 @@ public:
         return {};
     }
 
+    // Stops the server and starts it again (its databases kept): a server that went away and came back.
+    bool down() const { return cluster(QStringLiteral("down")); }
+    bool up() const { return cluster(QStringLiteral("start")); }
+
     void stop()
     {
         if (!m_dir)
@@ -100,6 +104,11 @@ public:
     }
 
 private:
+    bool cluster(const QString &command) const
+    {
+        return m_dir && QProcess::execute(QStringLiteral("bash"), {QStringLiteral(TRELLIS_SOURCE_DIR "/tests/support/postgres_cluster.sh"),
+                                                                   command, m_dir->path()}) == 0;
+    }
     std::unique_ptr<QTemporaryDir> m_dir;
     QString m_url;
 };

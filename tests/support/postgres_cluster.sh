@@ -10,6 +10,7 @@
 #          (benchmarks). With --tls the server speaks TLS on TCP with a certificate for localhost
 #          signed by a test authority: DIR/tls/ca.crt is the root a client verifies it with.
 #   postgres_cluster.sh down DIR   -> stops the server (fast, then immediate), leaves DIR
+#   postgres_cluster.sh start DIR  -> starts it again, as it was made
 #   postgres_cluster.sh check      -> exit 0 when the server's programs are here
 set -euo pipefail
 
@@ -72,14 +73,21 @@ up() {
     [ "$(id -u)" -eq 0 ] && chown -R nobody "$dir/tls"
     fast+=(-c ssl=on -c ssl_cert_file=$dir/tls/server.crt -c ssl_key_file=$dir/tls/server.key)
   fi
-  as_owner "$dir" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/socket -c max_connections=200 ${fast[*]}" \
-    start >/dev/null || { cat "$dir/server.log" >&2; return 1; }
+  echo "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir/socket -c max_connections=200 ${fast[*]}" \
+    >"$dir/server.options"
+  start "$dir"
   echo "$port" >"$dir/port"
   echo "postgresql://trellis@/trellis?host=$dir/socket&port=$port" >"$dir/url"
   # The database the tests use; the superuser connects over the socket without a password.
   psql_cmd=$(command -v psql || echo "$bin/psql")
   "$psql_cmd" -X -q -h "$dir/socket" -p "$port" -U trellis -d postgres -c "CREATE DATABASE trellis" >/dev/null
+}
+
+# Starts the server of DIR again (after down), with the options it was made with.
+start() {
+  local dir=$1
+  as_owner "$dir" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$(cat "$dir/server.options")" \
+    start >/dev/null || { cat "$dir/server.log" >&2; return 1; }
 }
 
 down() {
@@ -92,6 +100,7 @@ down() {
 case "$cmd" in
   up) up "${2:?usage: postgres_cluster.sh up DIR [--durable] [--tls]}" "${@:3}" ;;
   down) down "${2:?usage: postgres_cluster.sh down DIR}" ;;
+  start) start "${2:?usage: postgres_cluster.sh start DIR}" ;;
   check) check ;;
-  *) echo "usage: postgres_cluster.sh up DIR [--durable] [--tls] | down DIR | check" >&2; exit 2 ;;
+  *) echo "usage: postgres_cluster.sh up DIR [--durable] [--tls] | down DIR | start DIR | check" >&2; exit 2 ;;
 esac

@@ -141,6 +141,7 @@ private:
     QWidget *createHistoryPage(); // runs | comparison
     void connectStartPage();
     void connectHistoryReader();
+    void followHistoryWrites();
     void connectHistoryPanel();
     void connectRunFeed();
     void restoreWindowLayout();
@@ -222,6 +223,10 @@ private:
     qint64 m_collectorPid = 0;
     QString m_collectorLog, m_collectorAddress, m_collectorKeys;
     class QTimer *m_listenTimer = nullptr;
+    // A team's history (PostgreSQL): the runs other supervisors wrote to since the last refresh,
+    // and the timer that refreshes at most once a second (followHistoryWrites).
+    QSet<QString> m_writtenRuns;
+    class QTimer *m_writtenTimer = nullptr;
     QStringList m_collectedRuns; // the runs of its jobs seen so far
     void pollListener();
     void endListenerUnlessWatching();

@@ -16,6 +16,9 @@
 
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QTimer>
+
+#include <utility>
 
 namespace trellis::ui {
 
@@ -111,6 +114,28 @@ void MainWindow::connectHistoryPanel()
     connect(m_history, &HistoryPanel::launchAgainRequested, this, &MainWindow::launchAgain);
     connect(m_history, &HistoryPanel::filterChanged, m_reader.get(), &launcher::HistoryReader::setRunFilter);
     connect(m_history, &HistoryPanel::editRequested, m_reader.get(), &launcher::HistoryReader::editRuns);
+    followHistoryWrites();
+}
+
+// A team's history: runs other users' supervisors write (on any machine, so without a live feed
+// here) reach this window through the reader's notifications; the runs list and the run shown
+// are read again, at most once a second, while it writes.
+void MainWindow::followHistoryWrites()
+{
+    m_writtenTimer = new QTimer(this);
+    m_writtenTimer->setSingleShot(true);
+    m_writtenTimer->setInterval(1000);
+    connect(m_reader.get(), &launcher::HistoryReader::runWritten, this, [this](const QString &runId) {
+        m_writtenRuns.insert(runId);
+        if (!m_writtenTimer->isActive())
+            m_writtenTimer->start();
+    });
+    connect(m_writtenTimer, &QTimer::timeout, this, [this] {
+        const QSet<QString> written = std::exchange(m_writtenRuns, {});
+        QMetaObject::invokeMethod(m_reader.get(), &launcher::HistoryReader::requestRuns);
+        if (!following() && !m_shownRun.isEmpty() && written.contains(m_shownRun))
+            QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), runId = m_shownRun] { reader->requestRunOf(runId); });
+    });
 }
 
 void MainWindow::selectInHistory(const QString &reference)
