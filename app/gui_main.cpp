@@ -9,6 +9,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <QSettings>
 
 int main(int argc, char **argv)
 {
@@ -27,8 +28,15 @@ int main(int argc, char **argv)
     parser.setApplicationDescription(QStringLiteral("Trellis workbench: plan, launch and watch distributed training."));
     parser.addHelpOption();
     parser.addVersionOption();
-    QCommandLineOption db(QStringLiteral("db"), QStringLiteral("Run history database."), QStringLiteral("path"),
-                          trellis::launcher::HistoryDatabase::defaultPath());
+    // The history: --db, else $TRELLIS_HISTORY, else the one chosen in File > Run history, else the file.
+    const QString chosen = QSettings().value(QStringLiteral("history/database")).toString();
+    QCommandLineOption db(QStringLiteral("db"),
+                          QStringLiteral("Run history: a file, or a team's PostgreSQL database as postgresql://USER@HOST/DBNAME "
+                                         "(docs/history.md). Default: $TRELLIS_HISTORY, else File > Run history's, else the file."),
+                          QStringLiteral("path"),
+                          qEnvironmentVariableIsEmpty("TRELLIS_HISTORY") && !chosen.isEmpty()
+                              ? chosen
+                              : trellis::launcher::HistoryDatabase::defaultPath());
     QCommandLineOption launch(QStringLiteral("launch"), QStringLiteral("Launch the plan right away."));
     QCommandLineOption search(QStringLiteral("search"), QStringLiteral("Search for faster plans right away (Estimate tab)."));
     QCommandLineOption panel(QStringLiteral("panel"),

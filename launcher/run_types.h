@@ -59,6 +59,9 @@ struct RunSummary {
     // Read from the recorded plan: its name, layout ("dp2 tp2 pp1 cp1"), precision; the host of
     // the process that launched (or watched) the run.
     QString planName, layout, precision, launcherHost;
+    // Where the run's files (its folder: plan, logs, output, checkpoints) are: "HOST:FOLDER" of
+    // the machine that launched it (schema 15); empty for runs recorded before.
+    QString filesAt;
     // The run's figures once it ended (computed from its steps, kept in the history): the job's
     // median tokens/s over its steps and the model FLOPs utilisation; < 0: not computed (yet), or
     // for the MFU no datasheet peak (CPUs).

@@ -1667,7 +1667,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+84"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+85"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1701,8 +1701,10 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Angehefteten Plan übernehmen</translation>
     </message>
     <message>
+        <location filename="../ui/workspace/main_window_document.cpp" line="+98"/>
+        <location line="+11"/>
         <source>Run history</source>
-        <translation type="vanished">Laufhistorie</translation>
+        <translation>Laufhistorie</translation>
     </message>
     <message>
         <location filename="../ui/workspace/main_window_modes.cpp" line="+45"/>
@@ -1735,7 +1737,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schritt %1 in den Diagrammen markiert</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_history.cpp" line="+62"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="+65"/>
         <source>Report written to %1</source>
         <translation>Bericht nach %1 geschrieben</translation>
     </message>
@@ -1950,7 +1952,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Einen Lauf wählen, um hier seine Übersicht zu sehen; zwei oder mehr wählen und Vergleichen drücken, um sie nebeneinander zu stellen.</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+41"/>
         <source>A run is being followed: launch again when it has ended</source>
         <translation>Ein Lauf wird verfolgt: erneut starten, wenn er geendet hat</translation>
     </message>
@@ -2157,7 +2159,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Rank %1</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_document.cpp" line="+64"/>
+        <location filename="../ui/workspace/main_window_document.cpp" line="-42"/>
         <source>&amp;File</source>
         <translation>&amp;Datei</translation>
     </message>
@@ -2178,12 +2180,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+216"/>
+        <location line="+246"/>
         <source>Plans (*.json)</source>
         <translation>Pläne (*.json)</translation>
     </message>
     <message>
-        <location line="-212"/>
+        <location line="-242"/>
         <source>Open &amp;recent</source>
         <translation>&amp;Zuletzt geöffnet</translation>
     </message>
@@ -2203,7 +2205,24 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>&amp;Importieren</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+3"/>
+        <source>Run &amp;history…</source>
+        <translation>&amp;Lauf-Historie…</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>The run history this workbench opens from its next start: a file, or a team&apos;s PostgreSQL database as postgresql://USER@HOST/DBNAME (the password from ~/.pgpass, PGPASSWORD or a service file). Empty: %1.
+Now: %2</source>
+        <translation>Die Lauf-Historie, die diese Werkbank ab ihrem nächsten Start öffnet: eine Datei oder die PostgreSQL-Datenbank eines Teams als postgresql://BENUTZER@HOST/DATENBANK (das Passwort aus ~/.pgpass, PGPASSWORD oder einer Service-Datei). Leer: %1.
+Jetzt: %2</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>From its next start the workbench opens %1 (--db and TRELLIS_HISTORY come first)</source>
+        <translation>Ab ihrem nächsten Start öffnet die Werkbank %1 (--db und TRELLIS_HISTORY haben Vorrang)</translation>
+    </message>
+    <message>
+        <location line="+14"/>
         <source>Cannot read %1 (or it is over %2 MiB)</source>
         <translation>%1 kann nicht gelesen werden (oder ist größer als %2 MiB)</translation>
     </message>
@@ -2249,12 +2268,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Alle Dateien (*)</translation>
     </message>
     <message>
-        <location line="-32"/>
+        <location line="-62"/>
         <source>E&amp;xport plan as</source>
         <translation>Plan &amp;exportieren als</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+74"/>
         <source>Wrote %1</source>
         <translation>%1 geschrieben</translation>
     </message>
@@ -2294,12 +2313,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Text (*.txt *.sh);;Alle Dateien (*)</translation>
     </message>
     <message>
-        <location line="-50"/>
+        <location line="-78"/>
         <source>&amp;Quit</source>
         <translation>&amp;Beenden</translation>
     </message>
     <message>
-        <location line="+56"/>
+        <location line="+84"/>
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>
@@ -2919,7 +2938,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Tags: %1</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+4"/>
+        <source>Files: %1 on %2</source>
+        <translation>Dateien: %1 auf %2</translation>
+    </message>
+    <message>
+        <location line="+13"/>
         <source>model %1 · %2</source>
         <translation>Modell %1 · %2</translation>
     </message>

@@ -1666,7 +1666,7 @@ Add it to the known hosts?</source>
 <context>
     <name>trellis::ui::MainWindow</name>
     <message>
-        <location filename="../ui/workspace/main_window.cpp" line="+84"/>
+        <location filename="../ui/workspace/main_window.cpp" line="+85"/>
         <source>Trellis</source>
         <translation>Trellis</translation>
     </message>
@@ -1700,8 +1700,10 @@ Add it to the known hosts?</source>
         <translation>使用已固定的方案</translation>
     </message>
     <message>
+        <location filename="../ui/workspace/main_window_document.cpp" line="+98"/>
+        <location line="+11"/>
         <source>Run history</source>
-        <translation type="vanished">运行历史</translation>
+        <translation>运行历史</translation>
     </message>
     <message>
         <location filename="../ui/workspace/main_window_modes.cpp" line="+45"/>
@@ -1734,7 +1736,7 @@ Add it to the known hosts?</source>
         <translation>已在图表中标记第 %1 步</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_history.cpp" line="+62"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="+65"/>
         <source>Report written to %1</source>
         <translation>报告已写入 %1</translation>
     </message>
@@ -1949,7 +1951,7 @@ Add it to the known hosts?</source>
         <translation>选择一个运行可在此查看其概要；选择两个或更多并按比较可并排查看。</translation>
     </message>
     <message>
-        <location line="+19"/>
+        <location line="+41"/>
         <source>A run is being followed: launch again when it has ended</source>
         <translation>正在跟随一个运行：请在其结束后再次启动</translation>
     </message>
@@ -2156,7 +2158,7 @@ Add it to the known hosts?</source>
         <translation>rank %1</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_document.cpp" line="+64"/>
+        <location filename="../ui/workspace/main_window_document.cpp" line="-42"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
@@ -2177,12 +2179,12 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+216"/>
+        <location line="+246"/>
         <source>Plans (*.json)</source>
         <translation>方案 (*.json)</translation>
     </message>
     <message>
-        <location line="-212"/>
+        <location line="-242"/>
         <source>Open &amp;recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
@@ -2202,7 +2204,24 @@ Add it to the known hosts?</source>
         <translation>导入(&amp;I)</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+3"/>
+        <source>Run &amp;history…</source>
+        <translation>运行历史(&amp;H)…</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>The run history this workbench opens from its next start: a file, or a team&apos;s PostgreSQL database as postgresql://USER@HOST/DBNAME (the password from ~/.pgpass, PGPASSWORD or a service file). Empty: %1.
+Now: %2</source>
+        <translation>工作台下次启动时打开的运行历史：一个文件，或团队的 PostgreSQL 数据库 postgresql://用户@主机/数据库名（密码来自 ~/.pgpass、PGPASSWORD 或服务文件）。留空：%1。
+当前：%2</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>From its next start the workbench opens %1 (--db and TRELLIS_HISTORY come first)</source>
+        <translation>工作台下次启动时将打开 %1（--db 和 TRELLIS_HISTORY 优先）</translation>
+    </message>
+    <message>
+        <location line="+14"/>
         <source>Cannot read %1 (or it is over %2 MiB)</source>
         <translation>无法读取 %1 (或其大小超过 %2 MiB)</translation>
     </message>
@@ -2248,12 +2267,12 @@ Add it to the known hosts?</source>
         <translation>所有文件 (*)</translation>
     </message>
     <message>
-        <location line="-32"/>
+        <location line="-62"/>
         <source>E&amp;xport plan as</source>
         <translation>将方案导出为(&amp;X)</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+74"/>
         <source>Wrote %1</source>
         <translation>已写入 %1</translation>
     </message>
@@ -2293,12 +2312,12 @@ Add it to the known hosts?</source>
         <translation>文本 (*.txt *.sh);;所有文件 (*)</translation>
     </message>
     <message>
-        <location line="-50"/>
+        <location line="-78"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location line="+56"/>
+        <location line="+84"/>
         <source>&amp;Edit</source>
         <translation>编辑(&amp;E)</translation>
     </message>
@@ -2915,7 +2934,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>标签：%1</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="+4"/>
+        <source>Files: %1 on %2</source>
+        <translation>文件：%2 上的 %1</translation>
+    </message>
+    <message>
+        <location line="+13"/>
         <source>model %1 · %2</source>
         <translation>模型 %1 · %2</translation>
     </message>

@@ -116,6 +116,8 @@ int showRun(HistoryDatabase &db, const QString &reference)
         out() << "archived\n";
     if (!r->note.isEmpty())
         out() << "note: " << r->note << "\n";
+    if (!r->filesAt.isEmpty())
+        out() << "files: " << r->filesAt << "\n";
     if (!r->error.isEmpty())
         out() << "error: " << r->error << "\n";
     for (qsizetype i = 0; i < r->launchCommands.size(); ++i)

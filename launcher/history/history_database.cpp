@@ -202,6 +202,11 @@ const char *const kSchemaV14[] = {
     "ALTER TABLE runs ADD COLUMN plan_layout TEXT",
     "UPDATE runs SET plan_name = %NAME%, plan_precision = %PRECISION%, plan_layout = %LAYOUT%",
 };
+// Schema 15: where a run's files are ("HOST:FOLDER"): a team's history (PostgreSQL) is read on
+// machines that do not hold them.
+const char *const kSchemaV15[] = {
+    "ALTER TABLE runs ADD COLUMN files_at TEXT",
+};
 
 } // namespace
 
@@ -496,7 +501,7 @@ QString HistoryDatabase::migrateServer(bool create)
 // statements are SQLite's, and PostgreSQL's through postgresDdl (history_engine.h).
 QString HistoryDatabase::migrationSteps(int version)
 {
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}};
     QSqlQuery q(m_db);
     for (const auto &[target, statements] : steps) {
         if (version >= target)
@@ -525,7 +530,8 @@ const char *kSummarySelect =
     " r.launch_command,"
     " r.note, r.archived, r.tokens_per_s, r.mfu, r.figures_step, r.launcher_host,"
     " coalesce(r.plan_name, %NAME%), coalesce(r.plan_precision, %PRECISION%), coalesce(r.plan_layout, %LAYOUT%),"
-    " %TAGS%"
+    " %TAGS%,"
+    " r.files_at"
     " FROM runs r ";
 
 // The select above in the engine's SQL, with the plan's fields read from plan_json where a writer
@@ -580,6 +586,7 @@ RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
     s.layout = q.value(22).toString();
     if (const QString tags = q.value(23).toString(); !tags.isEmpty())
         s.tags = tags.split(QLatin1Char('\n'));
+    s.filesAt = q.value(24).toString();
     return s;
 }
 

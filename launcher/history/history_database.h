@@ -23,7 +23,7 @@ QByteArray packCounts(const std::vector<qint64> &counts);
 std::vector<qint64> unpackCounts(const QByteArray &bytes);
 
 // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
-inline constexpr int kHistorySchemaVersion = 14;
+inline constexpr int kHistorySchemaVersion = 15;
 
 class HistoryDatabase {
 public:

@@ -50,7 +50,7 @@ bool applyOp(ApplyContext &c, const NewRunOp &o)
 {
     QSqlQuery &q = c.q;
     q.prepare(QStringLiteral("INSERT INTO runs(run_id, name, plan_json, target, status, world_size,"
-                             " total_steps, started_at, launcher_host, launcher_pid) VALUES(?,?,?,?,?,?,?,?,?,?) RETURNING id"));
+                             " total_steps, started_at, launcher_host, launcher_pid, files_at) VALUES(?,?,?,?,?,?,?,?,?,?,?) RETURNING id"));
     q.addBindValue(o.runId);
     q.addBindValue(o.name);
     q.addBindValue(o.planJson);
@@ -61,6 +61,7 @@ bool applyOp(ApplyContext &c, const NewRunOp &o)
     q.addBindValue(iso(o.startedAt));
     q.addBindValue(QSysInfo::machineHostName());
     q.addBindValue(QCoreApplication::applicationPid());
+    q.addBindValue(o.filesAt.isEmpty() ? QVariant() : QVariant(o.filesAt));
     if (!q.exec() || !q.next())
         return false;
     const qint64 id = q.value(0).toLongLong();

@@ -35,6 +35,7 @@ struct NewRunOp {
     int worldSize = 0;
     qint64 totalSteps = 0;
     QDateTime startedAt;
+    QString filesAt = {}; // where the run's files are: "HOST:FOLDER" of the machine that launched it
 };
 struct RunStatusOp {
     QString runId, status, error;

@@ -24,6 +24,7 @@
 #include "backend/plan/plan_json.h"
 #include "backend/protocol/exit_codes.h"
 
+#include <QSysInfo>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -148,7 +149,7 @@ QString Supervisor::start(const plan::Plan &thePlan, const QString &planPath, co
         return e;
     record(NewRunOp{m_runId, QString::fromStdString(thePlan.name), QString::fromStdString(plan::planToJson(frozen)),
                     QString::fromUtf8(plan::toString(thePlan.launch.target)), thePlan.parallel.worldSize(),
-                    thePlan.training.steps, QDateTime::currentDateTimeUtc()});
+                    thePlan.training.steps, QDateTime::currentDateTimeUtc(), QSysInfo::machineHostName() + QLatin1Char(':') + m_runDir});
     m_settled = false;
     const QString error = launchAttempt(false);
     if (!error.isEmpty()) {

@@ -74,7 +74,7 @@ QString Supervisor::watch(const WatchedJob &job, const RunOptions &options)
     if (endpointFile.open(QIODevice::WriteOnly | QIODevice::Truncate, kOwnerOnlyFile))
         endpointFile.write(QByteArray::fromStdString(m_receiver->endpoint()) + '\n');
     record(NewRunOp{m_runId, job.name, QString::fromStdString(plan::planToJson(thePlan)), QStringLiteral("collected"), job.worldSize,
-                    0, QDateTime::currentDateTimeUtc()});
+                    0, QDateTime::currentDateTimeUtc(), QSysInfo::machineHostName() + QLatin1Char(':') + m_runDir});
     m_commandLine = job.command;
     record(LaunchCommandOp{m_runId, m_commandLine});
     const QString origin = job.jobId.isEmpty() ? QString() : QStringLiteral(" (%1 job %2)").arg(job.scheduler.isEmpty() ? QStringLiteral("its launcher's") : job.scheduler, job.jobId);

@@ -17,6 +17,7 @@ seconds="${3:-60}"
 work=$(mktemp -d /tmp/trellis-bench-history-XXXXXX)
 cleanup() { bash tests/support/postgres_cluster.sh down "$work/pg" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
+chmod 711 "$work" # the server runs as nobody under root
 bash tests/support/postgres_cluster.sh up "$work/pg" --durable
 url=$(cat "$work/pg/url")
 export XDG_DATA_HOME="$work/data"
@@ -29,16 +30,25 @@ verdict() { # engine, then the SQL client's command
   echo "$engine: ranks, complete, lost: $ranksRow; step reports stored, last step: $steps"
 }
 
+# The PostgreSQL server's CPU seconds so far: its own and its finished backends' (cutime, cstime).
+server_cpu() {
+  local pid
+  pid=$(head -n1 "$work/pg/data/postmaster.pid")
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15 + $16 + $17) / hz }' "/proc/$pid/stat"
+}
+
 one() { # engine, history
   local engine=$1 db=$2
-  local start end
+  local start end server0
+  server0=$(server_cpu)
   start=$(date +%s.%N)
   /usr/bin/time -f "%e %U %S %M" -o "$work/time" build/bin/trellis-cli --db "$db" simulate --ranks "$ranks" --hz "$hz" \
     --seconds "$seconds" --quiet --run-id "bench-$engine" >"$work/$engine.out" 2>&1 || { cat "$work/$engine.out"; return 1; }
   end=$(date +%s.%N)
   read -r wall user sys rss <"$work/time"
-  printf '%s: %d ranks x %d Hz x %d s: wall %.1f s (%.1f s past the run), supervisor CPU %.1f s, peak RSS %d MB\n' \
-    "$engine" "$ranks" "$hz" "$seconds" "$wall" "$(echo "$wall - $seconds" | bc)" "$(echo "$user + $sys" | bc)" $((rss / 1024))
+  printf '%s: %d ranks x %d Hz x %d s: wall %.1f s (%.1f s past the run), CPU of trellis-cli simulate (the supervisor and the\n  simulated ranks) %.1f s, peak RSS %d MB; the PostgreSQL server %.1f CPU s\n' \
+    "$engine" "$ranks" "$hz" "$seconds" "$wall" "$(echo "$wall - $seconds" | bc)" "$(echo "$user + $sys" | bc)" $((rss / 1024)) \
+    "$(echo "$(server_cpu) - $server0" | bc)"
 }
 
 one sqlite "$work/history.sqlite"

@@ -16,6 +16,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QSysInfo>
 #include <QFile>
 #include <QFileInfo>
 #include <QMap>
@@ -114,6 +115,9 @@ private slots:
         QVERIFY2(r.code == 0 && r.out.contains(runId) && r.out.contains(QStringLiteral("team-sim")), qPrintable(failure(r)));
         r = cli({QStringLiteral("--db"), m_url, QStringLiteral("runs"), runId});
         QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("completed")), qPrintable(failure(r)));
+        // The record says where the run's files are: this machine, the user's data folder.
+        QVERIFY2(r.out.contains(QStringLiteral("files: %1:%2").arg(QSysInfo::machineHostName(), m_dir.filePath(QStringLiteral("data/trellis/runs/")) + runId)),
+                 qPrintable(r.out));
         r = cli({QStringLiteral("--db"), m_url, QStringLiteral("export"), runId, QStringLiteral("--format"), QStringLiteral("csv")});
         QVERIFY2(r.code == 0, qPrintable(failure(r)));
         QCOMPARE(r.out.trimmed().split(QLatin1Char('\n')).size(), 1 + 4 * 12);

@@ -94,11 +94,17 @@ public:
             admin.setPort(c.port.toInt());
             admin.setDatabaseName(c.dbname);
             admin.setUserName(c.user);
-            if (!admin.isOpen() && !admin.open())
-                return admin.lastError().text();
-            QSqlQuery q(admin);
-            if (!q.exec(sql))
-                error = q.lastError().text();
+            // Once more on a new connection when the server went away and came back since.
+            for (int attempt = 0; attempt < 2; ++attempt) {
+                if (attempt == 1)
+                    admin.close();
+                if (!admin.isOpen() && !admin.open())
+                    return admin.lastError().text();
+                QSqlQuery q(admin);
+                error = q.exec(sql) ? QString() : q.lastError().text();
+                if (error.isEmpty())
+                    break;
+            }
         }
         return error;
     }

@@ -54,6 +54,7 @@ up() {
   mkdir -p "$dir/socket"
   dir=$(cd "$dir" && pwd)
   [ "$(id -u)" -eq 0 ] && chown -R nobody "$dir" && chmod 700 "$dir"
+  as_owner "$dir" test -w "$dir" || { echo "$dir: the server's user cannot reach it (every folder above it must be searchable by it)" >&2; return 1; }
   local port
   port=$(free_port)
   as_owner "$dir" "$bin/initdb" -D "$dir/data" -U trellis --auth-local=trust --auth-host=scram-sha-256 \

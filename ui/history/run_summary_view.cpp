@@ -114,6 +114,8 @@ void RunSummaryView::showSummary(const launcher::RunSummary &r)
         extra << tr("Tags: %1").arg(r.tags.join(QStringLiteral(", ")).toHtmlEscaped());
     if (!r.note.isEmpty())
         extra << r.note.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>"));
+    if (const qsizetype colon = r.filesAt.indexOf(QLatin1Char(':')); colon > 0)
+        extra << tr("Files: %1 on %2").arg(r.filesAt.mid(colon + 1).toHtmlEscaped(), r.filesAt.left(colon).toHtmlEscaped());
     m_note->setText(extra.join(QStringLiteral("<br>")));
     m_note->setVisible(!extra.isEmpty());
 }

@@ -142,6 +142,7 @@ private:
     void connectStartPage();
     void connectHistoryReader();
     void followHistoryWrites();
+    void chooseHistory();
     void connectHistoryPanel();
     void connectRunFeed();
     void restoreWindowLayout();

@@ -4,6 +4,8 @@
 #include "ui/workspace/main_window.h"
 
 #include "launcher/document/plan_document.h"
+#include "launcher/history/history_engine.h"
+#include "launcher/history_location.h"
 #include "backend/plan/plan_validate.h"
 #include "backend/plan/presets.h"
 #include "ui/estimate/estimate_panel.h"
@@ -20,6 +22,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QInputDialog>
+#include <QLineEdit>
 #include <QSaveFile>
 #include <QMenu>
 #include <QMenuBar>
@@ -79,7 +82,37 @@ void MainWindow::createFileMenu()
     fillImportMenu(file->addMenu(tr("&Import")));
     fillExportMenu(file->addMenu(tr("E&xport plan as")));
     file->addSeparator();
+    file->addAction(tr("Run &history…"), this, &MainWindow::chooseHistory);
+    file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+}
+
+// The history the workbench opens when started without --db (and without TRELLIS_HISTORY): a file,
+// or a team's PostgreSQL connection string (docs/history.md). Only checked here, never connected
+// to (the GUI thread waits on no server); it takes effect at the next start.
+void MainWindow::chooseHistory()
+{
+    bool ok = false;
+    const QString current = QSettings().value(QStringLiteral("history/database")).toString();
+    const QString text = QInputDialog::getText(
+                             this, tr("Run history"),
+                             tr("The run history this workbench opens from its next start: a file, or a team's PostgreSQL "
+                                "database as postgresql://USER@HOST/DBNAME (the password from ~/.pgpass, PGPASSWORD or a "
+                                "service file). Empty: %1.\nNow: %2")
+                                 .arg(launcher::defaultHistoryFile(), m_databasePath),
+                             QLineEdit::Normal, current, &ok)
+                             .trimmed();
+    if (!ok)
+        return;
+    if (launcher::isServerHistory(text))
+        if (const QString why = launcher::parseServerConnection(text, nullptr); !why.isEmpty()) {
+            QMessageBox::warning(this, tr("Run history"), why);
+            return;
+        }
+    QSettings().setValue(QStringLiteral("history/database"), text);
+    statusBar()->showMessage(tr("From its next start the workbench opens %1 (--db and TRELLIS_HISTORY come first)")
+                                 .arg(text.isEmpty() ? launcher::defaultHistoryFile() : text),
+                             10000);
 }
 
 void MainWindow::fillImportMenu(QMenu *menu)

@@ -279,7 +279,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
-            for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout"}) // schema 14
+            for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
+                                       "files_at"}) // schemas 14 and 15
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("DROP TABLE run_tags")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
@@ -402,7 +403,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank")));
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
-            for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout"}) // schema 14
+            for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
+                                       "files_at"}) // schemas 14 and 15
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("DROP TABLE run_tags")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=10")));
@@ -462,7 +464,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
-            for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout"}) // schema 14
+            for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
+                                       "files_at"}) // schemas 14 and 15
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("DROP TABLE run_tags")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=6")));
@@ -538,7 +541,8 @@ private slots:
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command")));
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
-            for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout"}) // schema 14
+            for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
+                                       "files_at"}) // schemas 14 and 15
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("DROP TABLE run_tags")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=%1").arg(schema)));
