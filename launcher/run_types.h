@@ -18,7 +18,9 @@ namespace trellis::launcher {
 // run registry, launcher/registry/): the history records runs, it does not own them, so the
 // programs that open it hand it this (app/: HistoryDatabase::setRunLiveness(RunRegistry::liveness()) at start-up).
 struct RunLiveness {
-    std::function<QSet<QString>()> runsWithLiveJobs; // run ids whose supervisor died but whose job goes on
+    // Run ids whose job goes on (its supervisor may have died: someone may adopt it) or whose claim
+    // a live process holds (an adopter that has not recorded itself yet).
+    std::function<QSet<QString>()> runsWithLiveJobs;
     std::function<bool(qint64 pid)> processAlive;    // a process on this host
 };
 

@@ -306,10 +306,13 @@ std::optional<RunRecord> RunRegistry::find(const QString &runId)
 RunLiveness RunRegistry::liveness()
 {
     RunLiveness l;
+    // A run whose job goes on, or whose claim a live process holds (an adopter between taking the
+    // claim and recording itself as the run's supervisor), is not abandoned.
     l.runsWithLiveJobs = [] {
         QSet<QString> ids;
-        for (const RunRecord &r : orphaned())
-            ids.insert(r.runId);
+        for (const Found &f : scan())
+            if (f.jobAlive || f.supervised)
+                ids.insert(f.record.runId);
         return ids;
     };
     l.processAlive = &RunRegistry::processAlive;

@@ -21,10 +21,13 @@
 #include <QFileInfo>
 #include <QMap>
 #include <QProcess>
+#include <QSet>
 #include <QRegularExpression>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <signal.h>
 
 #include <algorithm>
 #include <vector>
@@ -245,7 +248,7 @@ private slots:
         const QString url = m_server.fresh(m_dir, {});
         QProcess supervisor;
         supervisor.start(kCli, {QStringLiteral("--db"), url, QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("3"),
-                                QStringLiteral("--hz"), QStringLiteral("20"), QStringLiteral("--seconds"), QStringLiteral("8"),
+                                QStringLiteral("--hz"), QStringLiteral("20"), QStringLiteral("--seconds"), QStringLiteral("6"),
                                 QStringLiteral("--quiet"), QStringLiteral("--run-id"), QStringLiteral("through-outage")});
         qint64 before = 0;
         {
@@ -310,8 +313,8 @@ private slots:
         QMetaObject::invokeMethod(&reader, &HistoryReader::requestRuns); // opens, and LISTENs
         QTRY_COMPARE(listed.size(), 1);
         std::vector<double> delaysMs;
-        for (int step = 1; step <= 20; ++step) {
-            QTest::qWait(37 * step % 230); // at every point of the writer's interval
+        for (int step = 1; step <= 12; ++step) {
+            QTest::qWait(61 * step % 230); // at points all over the writer's interval
             const qsizetype before = heardAt.size();
             StepRow row;
             row.step = step;
@@ -327,8 +330,50 @@ private slots:
         // What it hears is there to read.
         HistoryDatabase h;
         QCOMPARE(h.open(url, false), QString());
-        QCOMPARE(h.findRun(QStringLiteral("heard"))->stepsDone, qint64(20));
+        QCOMPARE(h.findRun(QStringLiteral("heard"))->stepsDone, qint64(12));
         writer.stop();
+    }
+
+    // A run's supervisor killed (kill -9) on a team's history: adopt takes the run over from the
+    // server's record (no --db: the run registry names the history), a follower attaches, and the
+    // run ends complete there — every rank's every step, every telemetry message in sequence.
+    void aKilledSupervisorIsAdoptedFromTheServer()
+    {
+        const int steps = 400;
+        const QString url = m_server.fresh(m_dir, {});
+        const QString plan = trellis::test::restartPlan(m_dir, QStringLiteral("team-adopted"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
+        const Result started = cli({QStringLiteral("--db"), url, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
+        QVERIFY2(started.code == 0, qPrintable(failure(started)));
+        const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
+        static const QRegularExpression pidOf(QStringLiteral("owner pid (\\d+)"));
+        const auto owner = pidOf.match(started.out);
+        QVERIFY2(owner.hasMatch(), qPrintable(started.out));
+        const auto stepsDone = [&] {
+            HistoryDatabase h;
+            const auto run = h.open(url, false).isEmpty() ? h.findRun(runId) : std::nullopt;
+            return run ? run->stepsDone : qint64(0);
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(stepsDone() >= 20, 60000);
+        QVERIFY(::kill(static_cast<pid_t>(owner.captured(1).toLongLong()), SIGKILL) == 0);
+        QProcess adopter;
+        adopter.setProcessChannelMode(QProcess::MergedChannels);
+        adopter.start(kCli, {QStringLiteral("adopt"), runId, QStringLiteral("--quiet")});
+        QVERIFY(adopter.waitForStarted());
+        const Result followed = cli({QStringLiteral("--db"), url, QStringLiteral("attach"), runId}, 180000);
+        QVERIFY2(followed.code == 0 && followed.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(failure(followed)));
+        QVERIFY(adopter.waitForFinished(180000));
+        QVERIFY2(adopter.exitCode() == 0, adopter.readAll().right(2000).constData());
+        HistoryDatabase h;
+        QCOMPARE(h.open(url, false), QString());
+        const auto data = h.loadRun(h.findRun(runId)->id);
+        QCOMPARE(data->run.status, QStringLiteral("completed"));
+        QSet<QPair<int, qint64>> seen;
+        for (const StepRow &s : data->steps)
+            seen.insert({s.rank, s.step});
+        QCOMPARE(seen.size(), 4 * steps);
+        for (const RankRow &r : data->ranks)
+            QVERIFY2(r.receivedSeq == r.goodbyeSeq + 1 && r.lost == 0 && r.dropped == 0, qPrintable(QString::number(r.rank)));
+        QVERIFY(std::any_of(data->events.begin(), data->events.end(), [](const EventRow &e) { return e.kind == QLatin1String("adopted"); }));
     }
 
     // A password in the string, a server that is not there, a database that does not exist: each
