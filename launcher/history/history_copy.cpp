@@ -31,9 +31,10 @@ QStringList sharedColumns(QSqlDatabase &from, QSqlDatabase &to, const QString &t
     return columns;
 }
 
-// Copies the rows of `table` of source run `sourceId` as rows of `targetId`, in the order they were
-// written (a later copy of a step report must stay later). "" or why not.
-QString copyTable(QSqlDatabase &from, QSqlDatabase &to, const QString &table, qint64 sourceId, qint64 targetId)
+} // namespace
+
+QString copyTableRows(QSqlDatabase &from, QSqlDatabase &to, const QString &table, qint64 sourceId, qint64 targetId,
+                      bool skipConflicts, qint64 *rows)
 {
     const QStringList columns = sharedColumns(from, to, table);
     if (columns.isEmpty())
@@ -47,7 +48,9 @@ QString copyTable(QSqlDatabase &from, QSqlDatabase &to, const QString &table, qi
     for (qsizetype i = 0; i < columns.size(); ++i)
         marks << QStringLiteral("?");
     QSqlQuery write(to);
-    if (!write.prepare(QStringLiteral("INSERT INTO %1(%2) VALUES(%3)").arg(table, columns.join(QLatin1String(", ")), marks.join(QLatin1Char(',')))))
+    if (!write.prepare(QStringLiteral("INSERT INTO %1(%2) VALUES(%3)%4")
+                           .arg(table, columns.join(QLatin1String(", ")), marks.join(QLatin1Char(',')),
+                                skipConflicts ? QStringLiteral(" ON CONFLICT DO NOTHING") : QString())))
         return QStringLiteral("writing %1: %2").arg(table, write.lastError().text().trimmed());
     const int runColumn = static_cast<int>(columns.indexOf(QStringLiteral("run")));
     while (read.next()) {
@@ -55,19 +58,18 @@ QString copyTable(QSqlDatabase &from, QSqlDatabase &to, const QString &table, qi
             write.bindValue(i, i == runColumn ? QVariant(targetId) : read.value(i));
         if (!write.exec())
             return QStringLiteral("writing %1: %2").arg(table, write.lastError().text().trimmed());
+        if (rows)
+            ++*rows;
     }
     return {};
 }
 
-// Copies one run in one transaction of the destination; "" or why not.
-QString copyRun(QSqlDatabase &from, QSqlDatabase &to, qint64 sourceId)
+QString copyRunTo(QSqlDatabase &from, QSqlDatabase &to, qint64 sourceId)
 {
     const QStringList columns = sharedColumns(from, to, QStringLiteral("runs"));
     QSqlQuery read(from);
     if (!read.exec(QStringLiteral("SELECT %1 FROM runs WHERE id = %2").arg(columns.join(QLatin1String(", "))).arg(sourceId)) || !read.next())
         return QStringLiteral("reading the run: %1").arg(read.lastError().text().trimmed());
-    if (!to.transaction())
-        return QStringLiteral("cannot start a transaction: %1").arg(to.lastError().text().trimmed());
     QStringList marks;
     for (qsizetype i = 0; i < columns.size(); ++i)
         marks << QStringLiteral("?");
@@ -82,8 +84,18 @@ QString copyRun(QSqlDatabase &from, QSqlDatabase &to, qint64 sourceId)
     write.finish();
     for (const char *table : kRunTables)
         if (why.isEmpty())
-            why = copyTable(from, to, QLatin1String(table), sourceId, targetId);
-    if (!why.isEmpty()) {
+            why = copyTableRows(from, to, QLatin1String(table), sourceId, targetId);
+    return why;
+}
+
+namespace {
+
+// Copies one run in one transaction of the destination; "" or why not.
+QString copyRun(QSqlDatabase &from, QSqlDatabase &to, qint64 sourceId)
+{
+    if (!to.transaction())
+        return QStringLiteral("cannot start a transaction: %1").arg(to.lastError().text().trimmed());
+    if (const QString why = copyRunTo(from, to, sourceId); !why.isEmpty()) {
         to.rollback();
         return why;
     }

@@ -6,12 +6,21 @@
 // nothing twice, and a run still going is not copied (its rows are still coming).
 #pragma once
 
+#include <QSqlDatabase>
 #include <QString>
 #include <QStringList>
 
 namespace trellis::launcher {
 
 class HistoryDatabase;
+
+// Used inside a transaction of the caller's (the spool's merge, history_spool.h): the rows of
+// `table` of run `sourceId` as rows of `targetId` in the order they were written, leaving out rows
+// whose key the destination holds when `skipConflicts`; adds to *rows. "" or why not.
+QString copyTableRows(QSqlDatabase &from, QSqlDatabase &to, const QString &table, qint64 sourceId, qint64 targetId,
+                      bool skipConflicts = false, qint64 *rows = nullptr);
+// A whole run (its record and every row) into `to`, inside the caller's transaction; "" or why not.
+QString copyRunTo(QSqlDatabase &from, QSqlDatabase &to, qint64 sourceId);
 
 struct HistoryCopyOutcome {
     QStringList copied;  // run ids

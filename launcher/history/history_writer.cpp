@@ -6,6 +6,8 @@
 #include <QSysInfo>
 
 #include "launcher/history/history_database.h"
+#include "launcher/history/history_spool.h"
+#include "launcher/history_location.h"
 #include "launcher/history/step_blocks.h"
 
 #include <QHash>
@@ -225,6 +227,12 @@ struct HistoryWriter::WriterState {
     std::deque<WriteOp> kept;                  // a batch the locked database refused, retried first
     QElapsedTimer lockedFor;
     QElapsedTimer unreachableFor; // valid while the server is gone
+    // A server history's local spool while the server is gone (history_spool.h), its statements
+    // and row ids; said once when it cannot be made or merged.
+    std::unique_ptr<HistoryDatabase> spool;
+    std::unique_ptr<FastRows> spoolFast;
+    QHash<QString, qint64> spoolRunIds;
+    bool spoolTrouble = false;
     QElapsedTimer stoppingFor;
     std::chrono::milliseconds interval{0};
     std::chrono::steady_clock::time_point nextStart;
@@ -240,6 +248,9 @@ void HistoryWriter::run(std::promise<QString> opened)
         return;
     st.identity = identityOf(m_path);
     st.fast = std::make_unique<FastRows>(st.db->connection());
+    // What earlier supervisors of this server spooled and could not merge before they ended.
+    for (const QString &left : leftoverSpools(m_path))
+        mergeSpooled(st, left);
     // Transactions start at most every m_flushIntervalMs, counted from the start of the previous
     // one: a writer whose transaction took longer than that (it is behind) starts the next at once
     // instead of sleeping with a full queue.
@@ -248,14 +259,19 @@ void HistoryWriter::run(std::promise<QString> opened)
     for (;;) {
         bool stopping = false;
         std::deque<WriteOp> batch = takeBatch(st, stopping);
-        if (!reconnectIfLost(st) || !reopenIfReplaced(st, batch)) {
+        if (!reconnectIfLost(st)) {
+            spoolOrKeep(st, batch); // the server is still away
+        } else if (!reopenIfReplaced(st, batch)) {
             st.kept = std::move(batch);
             if (stopping)
                 break;
             continue;
+        } else {
+            if (st.spool)
+                mergeSpooled(st, st.spool->path());
+            if (!batch.empty())
+                writeBatch(st, batch);
         }
-        if (!batch.empty())
-            writeBatch(st, batch);
         {
             std::lock_guard lock(m_mutex);
             if (st.kept.empty())
@@ -266,6 +282,12 @@ void HistoryWriter::run(std::promise<QString> opened)
             break;
     }
     st.fast.reset(); // before the connection closes
+    st.spoolFast.reset();
+    if (st.spool)
+        sendNotice(QStringLiteral("spooled"), QStringLiteral("the history server %1 did not come back before the run ended; what "
+                                                             "it missed is kept in %2 and is written to it by the next supervisor "
+                                                             "of that server started on this machine")
+                                                  .arg(m_path, st.spool->path()));
     m_flushed.notify_all();
 }
 
@@ -354,13 +376,97 @@ void HistoryWriter::keepUnreachableBatch(WriterState &st, std::deque<WriteOp> &b
     if (!st.unreachableFor.isValid()) {
         st.unreachableFor.start();
         sendNotice(QStringLiteral("unreachable"),
-                   QStringLiteral("the history server %1 cannot be reached (%2); the run goes on, its rows wait in memory "
-                                  "and the ranks keep what is not acknowledged until it is back")
+                   QStringLiteral("the history server %1 cannot be reached (%2); the run goes on, and its rows are kept on this "
+                                  "machine until it is back")
                        .arg(m_path, why.trimmed()));
     }
+    spoolOrKeep(st, batch);
+}
+
+// While the server is away: the batch goes to the local spool and is acknowledged from there; when
+// the spool cannot take it, it waits in memory (bounded: the oldest rows go first).
+void HistoryWriter::spoolOrKeep(WriterState &st, std::deque<WriteOp> &batch)
+{
+    if (batch.empty() || spoolBatch(st, batch))
+        return;
     while (batch.size() > kMaxKeptOps)
         batch.pop_front();
     st.kept = std::move(batch);
+}
+
+bool HistoryWriter::spoolBatch(WriterState &st, std::deque<WriteOp> &batch)
+{
+    if (!isServerHistory(m_path))
+        return false;
+    if (!st.spool) {
+        auto spool = std::make_unique<HistoryDatabase>();
+        if (const QString e = spool->open(spoolPathFor(m_path)); !e.isEmpty()) {
+            if (!std::exchange(st.spoolTrouble, true))
+                sendNotice(QStringLiteral("failing"), QStringLiteral("cannot spool the run's rows on this machine (%1); they wait in memory").arg(e));
+            return false;
+        }
+        st.spool = std::move(spool);
+        st.spoolFast = std::make_unique<FastRows>(st.spool->connection());
+        st.spoolRunIds.clear();
+        sendNotice(QStringLiteral("spooling"), QStringLiteral("until the history server is back, the run's rows are committed to %1 on "
+                                                              "this machine and acknowledged from there")
+                                                   .arg(st.spool->path()));
+    }
+    // The spool holds a row for each run the batch writes to (the server has the run itself).
+    std::set<QString> created, touched;
+    for (const WriteOp &op : batch) {
+        const QString runId = std::visit([](const auto &o) { return o.runId; }, op);
+        (std::holds_alternative<NewRunOp>(op) ? created : touched).insert(runId);
+    }
+    QStringList placeholders;
+    for (const QString &runId : touched)
+        if (!created.count(runId))
+            placeholders << runId;
+    if (!spoolRuns(*st.spool, placeholders).isEmpty())
+        return false;
+    const TransactionOutcome outcome = writeTransaction(*st.spool, st.spoolRunIds, *st.spoolFast, batch);
+    if (outcome.busy || outcome.unreachable) {
+        st.spool->connection().rollback();
+        st.spoolRunIds.clear();
+        return false;
+    }
+    finishCommittedBatch(st, batch, outcome.rows, outcome.firstError);
+    return true;
+}
+
+// Writes a spool into the server (this writer's own once the server is back, or one an ended
+// supervisor left) and removes it; false (said once) when it cannot, and it is tried again.
+bool HistoryWriter::mergeSpooled(WriterState &st, const QString &path)
+{
+    const bool own = st.spool && st.spool->path() == path;
+    std::unique_ptr<HistoryDatabase> other;
+    if (!own) {
+        other = std::make_unique<HistoryDatabase>();
+        if (!other->open(path, false).isEmpty())
+            return false;
+    }
+    HistoryDatabase &spool = own ? *st.spool : *other;
+    qint64 rows = 0;
+    if (const QString e = mergeSpool(spool, *st.db, &rows); !e.isEmpty()) {
+        if (!std::exchange(st.spoolTrouble, true))
+            sendNotice(QStringLiteral("failing"),
+                       QStringLiteral("the rows spooled to %1 cannot be written to the history server yet (%2); tried again").arg(path, e));
+        return false;
+    }
+    st.runIds.clear(); // the merge may have made runs
+    if (own) {
+        st.spoolFast.reset();
+        st.spool.reset();
+        st.spoolRunIds.clear();
+    }
+    other.reset();
+    for (const QString &suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")})
+        QFile::remove(path + suffix);
+    st.spoolTrouble = false;
+    sendNotice(QStringLiteral("merged"), QStringLiteral("the %1 rows spooled to %2 while the history server was away are in it now")
+                                              .arg(rows)
+                                              .arg(path));
+    return true;
 }
 
 // Connects again to a server that went away; true when connected (the kept batch is then written).
@@ -376,7 +482,7 @@ bool HistoryWriter::reconnectIfLost(WriterState &st)
     st.fast = std::make_unique<FastRows>(st.db->connection());
     st.runIds.clear();
     sendNotice(QStringLiteral("reachable"), QStringLiteral("the history server %1 is reachable again after %2 s; the rows "
-                                                           "kept meanwhile are written, nothing was lost")
+                                                           "kept meanwhile are written to it")
                                                 .arg(m_path)
                                                 .arg(st.unreachableFor.elapsed() / 1000.0, 0, 'f', 1));
     st.unreachableFor.invalidate();

@@ -5,8 +5,9 @@
 // Trouble with the file never stops a run: while the database is locked by another process the
 // batch is kept and retried (the ranks keep their unacknowledged telemetry meanwhile); a database
 // file removed or replaced under the writer is recreated at its path with the runs it was writing;
-// a PostgreSQL server that goes away is connected to again, the batch kept meanwhile, nothing
-// acknowledged. Each is reported through the notice callback. Threading: enqueue(), flush() and stats are
+// while a PostgreSQL server is away the batches go to a local spool (history_spool.h) and are
+// acknowledged from there, and the spool is merged into the server once it is back. Each is
+// reported through the notice callback. Threading: enqueue(), flush() and stats are
 // thread-safe; start()/stop() are called from the owning thread; the notice callback runs on the
 // writer thread.
 #pragma once
@@ -129,6 +130,9 @@ private:
     void writeBatch(WriterState &st, std::deque<WriteOp> &batch);
     void keepLockedBatch(WriterState &st, std::deque<WriteOp> &batch, const QElapsedTimer &attempt);
     void keepUnreachableBatch(WriterState &st, std::deque<WriteOp> &batch, const QString &why);
+    void spoolOrKeep(WriterState &st, std::deque<WriteOp> &batch);
+    bool spoolBatch(WriterState &st, std::deque<WriteOp> &batch);
+    bool mergeSpooled(WriterState &st, const QString &path);
     bool reconnectIfLost(WriterState &st);
     void finishCommittedBatch(WriterState &st, const std::deque<WriteOp> &batch, qint64 rows, const QString &firstError);
     bool doneStopping(WriterState &st);

@@ -1,0 +1,161 @@
+// See history_spool.h.
+#include "launcher/history/history_spool.h"
+#include "launcher/history/history_copy.h"
+#include "launcher/history/history_database.h"
+#include "launcher/history_location.h"
+
+#include <QCoreApplication>
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFileInfo>
+#include <QSqlError>
+#include <QSqlQuery>
+
+#include <cerrno>
+#include <signal.h>
+
+namespace trellis::launcher {
+namespace {
+
+// The rows merged as they are: reports, events, spans, stalls (a block written twice is read once,
+// its newest copy); routing rows keep the server's copy of a (step, rank) it already holds.
+const char *const kMergedTables[] = {"step_metrics", "step_blocks", "collective_stats", "collective_blocks", "events", "spans", "stalls"};
+
+QString mergeRanks(QSqlDatabase &from, QSqlDatabase &to, qint64 spoolId, qint64 serverId)
+{
+    QSqlQuery read(from);
+    if (!read.exec(QStringLiteral("SELECT rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, received_seq, goodbye_seq, lost,"
+                                  " precision, kernels, threads FROM ranks WHERE run = %1")
+                       .arg(spoolId)))
+        return read.lastError().text();
+    QSqlQuery write(to);
+    // The spool's fields are the newer: they replace the server's where the spool has them; its
+    // telemetry cursor is the newest one received (0: the rank only said hello while spooled).
+    write.prepare(QStringLiteral(
+        "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, received_seq, goodbye_seq, lost,"
+        " precision, kernels, threads) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
+        " host = coalesce(nullif(excluded.host, ''), ranks.host), pid = coalesce(nullif(excluded.pid, 0), ranks.pid),"
+        " device = coalesce(nullif(excluded.device, ''), ranks.device),"
+        " dp = coalesce(excluded.dp, ranks.dp), tp = coalesce(excluded.tp, ranks.tp), pp = coalesce(excluded.pp, ranks.pp),"
+        " cp = coalesce(excluded.cp, ranks.cp), exit_code = coalesce(excluded.exit_code, ranks.exit_code),"
+        " dropped = greatest(excluded.dropped, ranks.dropped),"
+        " received_seq = CASE WHEN coalesce(excluded.received_seq, 0) > 0 THEN excluded.received_seq ELSE ranks.received_seq END,"
+        " goodbye_seq = coalesce(excluded.goodbye_seq, ranks.goodbye_seq), lost = greatest(excluded.lost, ranks.lost),"
+        " precision = coalesce(nullif(excluded.precision, ''), ranks.precision),"
+        " kernels = coalesce(nullif(excluded.kernels, ''), ranks.kernels), threads = coalesce(nullif(excluded.threads, 0), ranks.threads)"));
+    while (read.next()) {
+        write.bindValue(0, serverId);
+        for (int i = 0; i < 16; ++i)
+            write.bindValue(i + 1, read.value(i));
+        if (!write.exec())
+            return write.lastError().text();
+    }
+    return {};
+}
+
+QString mergeRun(QSqlDatabase &from, QSqlDatabase &to, qint64 spoolId, const QString &runId, qint64 *rows)
+{
+    QSqlQuery q(to);
+    q.prepare(QStringLiteral("SELECT id FROM runs WHERE run_id = ?"));
+    q.addBindValue(runId);
+    if (!q.exec())
+        return q.lastError().text();
+    if (!q.next()) // created while the server was away: the spool holds all of it
+        return copyRunTo(from, to, spoolId);
+    const qint64 serverId = q.value(0).toLongLong();
+    QSqlQuery run(from);
+    if (!run.exec(QStringLiteral("SELECT status, ended_at, exit_code, error, launch_command FROM runs WHERE id = %1").arg(spoolId)) || !run.next())
+        return run.lastError().text();
+    if (run.value(0).toString() != QLatin1String("spooled")) {
+        q.prepare(QStringLiteral("UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, error = ? WHERE id = ?"));
+        for (int i = 0; i < 4; ++i)
+            q.addBindValue(run.value(i));
+        q.addBindValue(serverId);
+        if (!q.exec())
+            return q.lastError().text();
+    }
+    if (const QString commands = run.value(4).toString(); !commands.isEmpty()) {
+        q.prepare(QStringLiteral("UPDATE runs SET launch_command = coalesce(launch_command || chr(10), '') || ? WHERE id = ?"));
+        q.addBindValue(commands);
+        q.addBindValue(serverId);
+        if (!q.exec())
+            return q.lastError().text();
+    }
+    if (const QString e = mergeRanks(from, to, spoolId, serverId); !e.isEmpty())
+        return e;
+    for (const char *table : kMergedTables)
+        if (const QString e = copyTableRows(from, to, QLatin1String(table), spoolId, serverId, false, rows); !e.isEmpty())
+            return e;
+    return copyTableRows(from, to, QStringLiteral("expert_load"), spoolId, serverId, true, rows);
+}
+
+} // namespace
+
+namespace {
+QString spoolStem(const QString &server)
+{
+    return QString::fromLatin1(QCryptographicHash::hash(historyIdentity(server).toUtf8(), QCryptographicHash::Sha256).toHex().left(16));
+}
+} // namespace
+
+QString spoolPathFor(const QString &server)
+{
+    if (!isServerHistory(server))
+        return {};
+    return historyLocalFolder(server) + QStringLiteral("/spool/%1-%2.sqlite").arg(spoolStem(server)).arg(QCoreApplication::applicationPid());
+}
+
+QStringList leftoverSpools(const QString &server)
+{
+    if (!isServerHistory(server))
+        return {};
+    QStringList out;
+    const QDir dir(historyLocalFolder(server) + QStringLiteral("/spool"));
+    for (const QFileInfo &f : dir.entryInfoList({spoolStem(server) + QStringLiteral("-*.sqlite")}, QDir::Files)) {
+        const qint64 pid = f.completeBaseName().section(QLatin1Char('-'), 1).toLongLong();
+        if (pid > 0 && pid != QCoreApplication::applicationPid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+            out << f.absoluteFilePath();
+    }
+    return out;
+}
+
+QString spoolRuns(HistoryDatabase &spool, const QStringList &runIds)
+{
+    QSqlQuery q(spool.connection());
+    q.prepare(QStringLiteral("INSERT INTO runs(run_id, plan_json, status) VALUES(?, '{}', 'spooled') ON CONFLICT(run_id) DO NOTHING"));
+    for (const QString &runId : runIds) {
+        q.bindValue(0, runId);
+        if (!q.exec())
+            return q.lastError().text();
+    }
+    return {};
+}
+
+QString mergeSpool(HistoryDatabase &spool, HistoryDatabase &server, qint64 *rows)
+{
+    QSqlDatabase &from = spool.connection();
+    QSqlDatabase &to = server.connection();
+    QSqlQuery runs(from);
+    if (!runs.exec(QStringLiteral("SELECT id, run_id FROM runs ORDER BY id")))
+        return runs.lastError().text();
+    QList<std::pair<qint64, QString>> spooled;
+    while (runs.next())
+        spooled.append({runs.value(0).toLongLong(), runs.value(1).toString()});
+    runs.finish();
+    for (const auto &[spoolId, runId] : spooled) {
+        if (!to.transaction())
+            return to.lastError().text();
+        if (const QString e = mergeRun(from, to, spoolId, runId, rows); !e.isEmpty()) {
+            to.rollback();
+            return QStringLiteral("run %1: %2").arg(runId, e);
+        }
+        if (!to.commit())
+            return QStringLiteral("run %1: %2").arg(runId, to.lastError().text());
+        QSqlQuery done(from);
+        if (!done.exec(QStringLiteral("DELETE FROM runs WHERE id = %1").arg(spoolId)))
+            return done.lastError().text(); // merged but still spooled: merged again later, duplicate blocks read once
+    }
+    return {};
+}
+
+} // namespace trellis::launcher
