@@ -31,9 +31,8 @@ class FastRows {
 public:
     explicit FastRows(QSqlDatabase &db)
     {
+        m_pg = postgresConnection(db);
         const QVariant v = db.driver()->handle();
-        if (v.isValid() && (qstrcmp(v.typeName(), "PGconn*") == 0 || qstrcmp(v.typeName(), "pg_conn*") == 0))
-            m_pg = *static_cast<PGconn *const *>(v.constData());
         if (v.isValid() && qstrcmp(v.typeName(), "sqlite3*") == 0)
             m_db = *static_cast<sqlite3 *const *>(v.constData());
         if (!m_db)

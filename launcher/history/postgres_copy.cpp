@@ -1,11 +1,25 @@
 // See postgres_copy.h.
 #include "launcher/history/postgres_copy.h"
 
+#include <QSqlDatabase>
+#include <QSqlDriver>
+#include <QVariant>
+
 #include <cmath>
 
 #include <libpq-fe.h>
 
 namespace trellis::launcher {
+
+PGconn *postgresConnection(const QSqlDatabase &db)
+{
+    if (!db.isValid() || !db.driver())
+        return nullptr;
+    const QVariant v = db.driver()->handle();
+    if (!v.isValid() || (qstrcmp(v.typeName(), "PGconn*") != 0 && qstrcmp(v.typeName(), "pg_conn*") != 0))
+        return nullptr;
+    return *static_cast<PGconn *const *>(v.constData());
+}
 
 void PostgresCopy::separate()
 {

@@ -8,8 +8,12 @@
 #include <QString>
 
 typedef struct pg_conn PGconn;
+class QSqlDatabase;
 
 namespace trellis::launcher {
+
+// The libpq connection under a QPSQL connection; null for any other driver.
+PGconn *postgresConnection(const QSqlDatabase &db);
 
 class PostgresCopy {
 public:
