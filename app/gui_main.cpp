@@ -32,7 +32,8 @@ int main(int argc, char **argv)
     const QString chosen = QSettings().value(QStringLiteral("history/database")).toString();
     QCommandLineOption db(QStringLiteral("db"),
                           QStringLiteral("Run history: a file, or a team's PostgreSQL database as postgresql://USER@HOST/DBNAME "
-                                         "(docs/history.md). Default: $TRELLIS_HISTORY, else File > Run history's, else the file."),
+                                         "(docs/history.md). Default: $TRELLIS_HISTORY, else File > Run history's, else the file; a plan "
+                                         "naming its own (telemetry.history) switches to it when launched, unless --db is given."),
                           QStringLiteral("path"),
                           qEnvironmentVariableIsEmpty("TRELLIS_HISTORY") && !chosen.isEmpty()
                               ? chosen
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
 
     const QString planPath = parser.positionalArguments().value(0);
     trellis::ui::MainWindow window(parser.value(db));
+    window.setHistoryPinned(parser.isSet(db)); // --db comes before a plan's telemetry.history
     window.setExamplesDirectory(QStringLiteral(TRELLIS_RESOURCE_DIR "/plans"));
     if (!planPath.isEmpty() && !QFileInfo::exists(planPath))
         qWarning("no plan file '%s'", qPrintable(planPath));

@@ -1,6 +1,7 @@
 // See history_location.h.
 #include "launcher/history_location.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QStandardPaths>
 
@@ -31,14 +32,22 @@ QString defaultHistoryFile()
     return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/history.sqlite");
 }
 
-} // namespace trellis::launcher
-
-namespace trellis::launcher {
-
 QString defaultHistory()
 {
     const QString fromEnvironment = qEnvironmentVariable("TRELLIS_HISTORY").trimmed();
     return fromEnvironment.isEmpty() ? defaultHistoryFile() : fromEnvironment;
+}
+
+QString planHistory(const QString &named, const QString &planPath)
+{
+    if (named.isEmpty() || isServerHistory(named))
+        return named;
+    return QDir::cleanPath(QFileInfo(planPath).absoluteDir().absoluteFilePath(named));
+}
+
+QString historyForPlan(const QString &named, const QString &planPath, bool given, const QString &database)
+{
+    return given || named.isEmpty() ? database : planHistory(named, planPath);
 }
 
 } // namespace trellis::launcher

@@ -22,5 +22,12 @@ QString defaultHistoryFile();
 // The history used when none is given (--db): $TRELLIS_HISTORY when set (a file or a connection
 // string), else defaultHistoryFile().
 QString defaultHistory();
+// The history a plan names (telemetry.history) as a --db value: a connection string as it is, a
+// file relative to the plan's folder made absolute. Empty when the plan names none.
+QString planHistory(const QString &named, const QString &planPath);
+// The history a plan's run is recorded in: `database` (--db's value, else defaultHistory()) when
+// --db was given, it comes first; else the plan's; else `database` ($TRELLIS_HISTORY or the file).
+// A plan is more particular than a user's environment: its history comes before TRELLIS_HISTORY.
+QString historyForPlan(const QString &named, const QString &planPath, bool given, const QString &database);
 
 } // namespace trellis::launcher

@@ -579,7 +579,17 @@
         <translation>Spans für die Schritt-Zeitleiste alle so vielen Schritte; 0: keine</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+1"/>
+        <source>Run history</source>
+        <translation>Laufhistorie</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Where this plan&apos;s runs are recorded: a file (relative to the plan&apos;s folder) or a team&apos;s postgresql://USER@HOST/DBNAME, never with a password; empty: the workbench&apos;s</source>
+        <translation>Wo die Läufe dieses Plans festgehalten werden: eine Datei (relativ zum Ordner des Plans) oder die postgresql://USER@HOST/DBNAME eines Teams, nie mit Passwort; leer: die der Werkbank</translation>
+    </message>
+    <message>
+        <location line="+8"/>
         <source>Target</source>
         <translation>Ziel</translation>
     </message>
@@ -1737,19 +1747,19 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schritt %1 in den Diagrammen markiert</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_history.cpp" line="+65"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="+68"/>
         <source>Report written to %1</source>
         <translation>Bericht nach %1 geschrieben</translation>
     </message>
     <message>
         <location filename="../ui/workspace/main_window.cpp" line="+28"/>
         <location line="+91"/>
-        <location line="+260"/>
+        <location line="+271"/>
         <source>Run %1: %2</source>
         <translation>Lauf %1: %2</translation>
     </message>
     <message>
-        <location line="-335"/>
+        <location line="-346"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>Lauf %1: Neustart (Versuch %2)</translation>
     </message>
@@ -1952,7 +1962,27 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Einen Lauf wählen, um hier seine Übersicht zu sehen; zwei oder mehr wählen und Vergleichen drücken, um sie nebeneinander zu stellen.</translation>
     </message>
     <message>
-        <location line="+41"/>
+        <location line="+37"/>
+        <source>run %1 is being followed (its records go to %2): switch once it has ended</source>
+        <translation>Lauf %1 wird verfolgt (seine Daten gehen nach %2): wechseln Sie, wenn er beendet ist</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>the workbench listens for jobs into %1: stop listening first</source>
+        <translation>die Werkbank lauscht auf Jobs für %1: beenden Sie zuerst das Lauschen</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>[workbench] run history: %1</source>
+        <translation>[Werkbank] Laufhistorie: %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run history: %1</source>
+        <translation>Laufhistorie: %1</translation>
+    </message>
+    <message>
+        <location line="+14"/>
         <source>A run is being followed: launch again when it has ended</source>
         <translation>Ein Lauf wird verfolgt: erneut starten, wenn er geendet hat</translation>
     </message>
@@ -2090,11 +2120,22 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location line="+27"/>
+        <source>Launch failed: the plan records its runs in %1, and the workbench cannot switch to it: %2</source>
+        <translation>Start fehlgeschlagen: der Plan hält seine Läufe in %1 fest, und die Werkbank kann nicht dorthin wechseln: %2</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>[workbench] the plan records its runs in %1 (telemetry.history)</source>
+        <translation>[Werkbank] der Plan hält seine Läufe in %1 fest (telemetry.history)</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Launch failed: %1</source>
         <translation>Start fehlgeschlagen: %1</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-10"/>
+        <location line="+11"/>
         <location line="+1"/>
         <source>Launch failed</source>
         <translation>Start fehlgeschlagen</translation>
@@ -2180,12 +2221,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+246"/>
+        <location line="+249"/>
         <source>Plans (*.json)</source>
         <translation>Pläne (*.json)</translation>
     </message>
     <message>
-        <location line="-242"/>
+        <location line="-245"/>
         <source>Open &amp;recent</source>
         <translation>&amp;Zuletzt geöffnet</translation>
     </message>
@@ -2207,22 +2248,20 @@ Zu den bekannten Hosts hinzufügen?</translation>
     <message>
         <location line="+3"/>
         <source>Run &amp;history…</source>
-        <translation>&amp;Lauf-Historie…</translation>
+        <translation>&amp;Laufhistorie…</translation>
     </message>
     <message>
-        <location line="+14"/>
         <source>The run history this workbench opens from its next start: a file, or a team&apos;s PostgreSQL database as postgresql://USER@HOST/DBNAME (the password from ~/.pgpass, PGPASSWORD or a service file). Empty: %1.
 Now: %2</source>
-        <translation>Die Lauf-Historie, die diese Werkbank ab ihrem nächsten Start öffnet: eine Datei oder die PostgreSQL-Datenbank eines Teams als postgresql://BENUTZER@HOST/DATENBANK (das Passwort aus ~/.pgpass, PGPASSWORD oder einer Service-Datei). Leer: %1.
+        <translation type="vanished">Die Laufhistorie, die diese Werkbank ab ihrem nächsten Start öffnet: eine Datei oder die PostgreSQL-Datenbank eines Teams als postgresql://BENUTZER@HOST/DATENBANK (das Passwort aus ~/.pgpass, PGPASSWORD oder einer Service-Datei). Leer: %1.
 Jetzt: %2</translation>
     </message>
     <message>
-        <location line="+14"/>
         <source>From its next start the workbench opens %1 (--db and TRELLIS_HISTORY come first)</source>
-        <translation>Ab ihrem nächsten Start öffnet die Werkbank %1 (--db und TRELLIS_HISTORY haben Vorrang)</translation>
+        <translation type="vanished">Ab ihrem nächsten Start öffnet die Werkbank %1 (--db und TRELLIS_HISTORY haben Vorrang)</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+45"/>
         <source>Cannot read %1 (or it is over %2 MiB)</source>
         <translation>%1 kann nicht gelesen werden (oder ist größer als %2 MiB)</translation>
     </message>
@@ -2268,12 +2307,29 @@ Jetzt: %2</translation>
         <translation>Alle Dateien (*)</translation>
     </message>
     <message>
-        <location line="-62"/>
+        <location line="-65"/>
         <source>E&amp;xport plan as</source>
         <translation>Plan &amp;exportieren als</translation>
     </message>
     <message>
-        <location line="+74"/>
+        <location line="+16"/>
+        <source>The run history this workbench reads, now and from its next start: a file, or a team&apos;s PostgreSQL database as postgresql://USER@HOST/DBNAME (the password from ~/.pgpass, PGPASSWORD or a service file). Empty: %1.
+Now: %2</source>
+        <translation>Die Laufhistorie, die diese Werkbank liest, jetzt und ab dem nächsten Start: eine Datei oder die PostgreSQL-Datenbank eines Teams als postgresql://USER@HOST/DBNAME (das Passwort aus ~/.pgpass, PGPASSWORD oder einer Service-Datei). Leer: %1.
+Jetzt: %2</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Not switched now: %1. From its next start the workbench opens %2</source>
+        <translation>Jetzt nicht gewechselt: %1. Ab dem nächsten Start öffnet die Werkbank %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Run history: %1 (from the next start too, unless --db or TRELLIS_HISTORY name another)</source>
+        <translation>Laufhistorie: %1 (auch ab dem nächsten Start, sofern --db oder TRELLIS_HISTORY keine andere nennen)</translation>
+    </message>
+    <message>
+        <location line="+43"/>
         <source>Wrote %1</source>
         <translation>%1 geschrieben</translation>
     </message>
@@ -2313,12 +2369,12 @@ Jetzt: %2</translation>
         <translation>Text (*.txt *.sh);;Alle Dateien (*)</translation>
     </message>
     <message>
-        <location line="-78"/>
+        <location line="-81"/>
         <source>&amp;Quit</source>
         <translation>&amp;Beenden</translation>
     </message>
     <message>
-        <location line="+84"/>
+        <location line="+87"/>
         <source>&amp;Edit</source>
         <translation>&amp;Bearbeiten</translation>
     </message>

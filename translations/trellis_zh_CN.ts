@@ -579,7 +579,17 @@
         <translation>每隔这么多步记录一次单步时间线的 span；0：不记录</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+1"/>
+        <source>Run history</source>
+        <translation>运行历史</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Where this plan&apos;s runs are recorded: a file (relative to the plan&apos;s folder) or a team&apos;s postgresql://USER@HOST/DBNAME, never with a password; empty: the workbench&apos;s</source>
+        <translation>此计划的运行记录在何处：一个文件（相对于计划所在文件夹）或团队的 postgresql://USER@HOST/DBNAME，绝不含密码；留空：使用工作台的</translation>
+    </message>
+    <message>
+        <location line="+8"/>
         <source>Target</source>
         <translation>目标</translation>
     </message>
@@ -1736,19 +1746,19 @@ Add it to the known hosts?</source>
         <translation>已在图表中标记第 %1 步</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_history.cpp" line="+65"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="+68"/>
         <source>Report written to %1</source>
         <translation>报告已写入 %1</translation>
     </message>
     <message>
         <location filename="../ui/workspace/main_window.cpp" line="+28"/>
         <location line="+91"/>
-        <location line="+260"/>
+        <location line="+271"/>
         <source>Run %1: %2</source>
         <translation>运行 %1：%2</translation>
     </message>
     <message>
-        <location line="-335"/>
+        <location line="-346"/>
         <source>Run %1: restarting (attempt %2)</source>
         <translation>运行 %1：正在重启 (第 %2 次尝试)</translation>
     </message>
@@ -1951,7 +1961,27 @@ Add it to the known hosts?</source>
         <translation>选择一个运行可在此查看其概要；选择两个或更多并按比较可并排查看。</translation>
     </message>
     <message>
-        <location line="+41"/>
+        <location line="+37"/>
+        <source>run %1 is being followed (its records go to %2): switch once it has ended</source>
+        <translation>正在跟踪运行 %1（其记录写入 %2）：请在其结束后再切换</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>the workbench listens for jobs into %1: stop listening first</source>
+        <translation>工作台正在为 %1 监听作业：请先停止监听</translation>
+    </message>
+    <message>
+        <location line="+14"/>
+        <source>[workbench] run history: %1</source>
+        <translation>[工作台] 运行历史：%1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Run history: %1</source>
+        <translation>运行历史：%1</translation>
+    </message>
+    <message>
+        <location line="+14"/>
         <source>A run is being followed: launch again when it has ended</source>
         <translation>正在跟随一个运行：请在其结束后再次启动</translation>
     </message>
@@ -2089,11 +2119,22 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location line="+27"/>
+        <source>Launch failed: the plan records its runs in %1, and the workbench cannot switch to it: %2</source>
+        <translation>启动失败：计划将运行记录在 %1，而工作台无法切换过去：%2</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source>[workbench] the plan records its runs in %1 (telemetry.history)</source>
+        <translation>[工作台] 计划将运行记录在 %1（telemetry.history）</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Launch failed: %1</source>
         <translation>启动失败：%1</translation>
     </message>
     <message>
-        <location line="+1"/>
+        <location line="-10"/>
+        <location line="+11"/>
         <location line="+1"/>
         <source>Launch failed</source>
         <translation>启动失败</translation>
@@ -2179,12 +2220,12 @@ Add it to the known hosts?</source>
     </message>
     <message>
         <location line="+0"/>
-        <location line="+246"/>
+        <location line="+249"/>
         <source>Plans (*.json)</source>
         <translation>方案 (*.json)</translation>
     </message>
     <message>
-        <location line="-242"/>
+        <location line="-245"/>
         <source>Open &amp;recent</source>
         <translation>最近打开(&amp;R)</translation>
     </message>
@@ -2209,19 +2250,17 @@ Add it to the known hosts?</source>
         <translation>运行历史(&amp;H)…</translation>
     </message>
     <message>
-        <location line="+14"/>
         <source>The run history this workbench opens from its next start: a file, or a team&apos;s PostgreSQL database as postgresql://USER@HOST/DBNAME (the password from ~/.pgpass, PGPASSWORD or a service file). Empty: %1.
 Now: %2</source>
-        <translation>工作台下次启动时打开的运行历史：一个文件，或团队的 PostgreSQL 数据库 postgresql://用户@主机/数据库名（密码来自 ~/.pgpass、PGPASSWORD 或服务文件）。留空：%1。
+        <translation type="vanished">工作台下次启动时打开的运行历史：一个文件，或团队的 PostgreSQL 数据库 postgresql://用户@主机/数据库名（密码来自 ~/.pgpass、PGPASSWORD 或服务文件）。留空：%1。
 当前：%2</translation>
     </message>
     <message>
-        <location line="+14"/>
         <source>From its next start the workbench opens %1 (--db and TRELLIS_HISTORY come first)</source>
-        <translation>工作台下次启动时将打开 %1（--db 和 TRELLIS_HISTORY 优先）</translation>
+        <translation type="vanished">工作台下次启动时将打开 %1（--db 和 TRELLIS_HISTORY 优先）</translation>
     </message>
     <message>
-        <location line="+14"/>
+        <location line="+45"/>
         <source>Cannot read %1 (or it is over %2 MiB)</source>
         <translation>无法读取 %1 (或其大小超过 %2 MiB)</translation>
     </message>
@@ -2267,12 +2306,29 @@ Now: %2</source>
         <translation>所有文件 (*)</translation>
     </message>
     <message>
-        <location line="-62"/>
+        <location line="-65"/>
         <source>E&amp;xport plan as</source>
         <translation>将方案导出为(&amp;X)</translation>
     </message>
     <message>
-        <location line="+74"/>
+        <location line="+16"/>
+        <source>The run history this workbench reads, now and from its next start: a file, or a team&apos;s PostgreSQL database as postgresql://USER@HOST/DBNAME (the password from ~/.pgpass, PGPASSWORD or a service file). Empty: %1.
+Now: %2</source>
+        <translation>此工作台读取的运行历史，从现在起并在下次启动时生效：一个文件，或团队的 PostgreSQL 数据库 postgresql://USER@HOST/DBNAME（密码来自 ~/.pgpass、PGPASSWORD 或服务文件）。留空：%1。
+当前：%2</translation>
+    </message>
+    <message>
+        <location line="+16"/>
+        <source>Not switched now: %1. From its next start the workbench opens %2</source>
+        <translation>现在未切换：%1。下次启动时工作台将打开 %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Run history: %1 (from the next start too, unless --db or TRELLIS_HISTORY name another)</source>
+        <translation>运行历史：%1（下次启动也是，除非 --db 或 TRELLIS_HISTORY 指定了其他）</translation>
+    </message>
+    <message>
+        <location line="+43"/>
         <source>Wrote %1</source>
         <translation>已写入 %1</translation>
     </message>
@@ -2312,12 +2368,12 @@ Now: %2</source>
         <translation>文本 (*.txt *.sh);;所有文件 (*)</translation>
     </message>
     <message>
-        <location line="-78"/>
+        <location line="-81"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location line="+84"/>
+        <location line="+87"/>
         <source>&amp;Edit</source>
         <translation>编辑(&amp;E)</translation>
     </message>

@@ -255,6 +255,10 @@ struct TelemetrySpec {
     int heartbeatMs = 500;
     int traceEvery = 0;
     TelemetryRelay relay = TelemetryRelay::Auto;
+    // The run history this plan's runs are recorded in (docs/history.md): a file (relative to the
+    // plan's folder) or a team's postgresql:// database, never with a password in it. Empty: the
+    // launcher's default ($TRELLIS_HISTORY, else the user's file). --db comes before it.
+    std::string history;
     bool relaysFor(int worldSize) const { return relay == TelemetryRelay::On || (relay == TelemetryRelay::Auto && worldSize >= kRelayAutoRanks); }
     bool operator==(const TelemetrySpec &) const = default;
 };

@@ -72,6 +72,7 @@ const json &fullShape()
         p.ownTrainer.command = {"python3"};
         p.ownTrainer.env = {{"NAME", "value"}};
         p.ownTrainer.dir = "dir";
+        p.telemetry.history = "history.sqlite"; // written only when set
         json j = documentOf(p);
         j["cluster"]["node_count"] = 1; // read by the loader with a preset, never written
         return j;

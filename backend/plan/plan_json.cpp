@@ -467,6 +467,7 @@ void readTelemetry(ObjectReader r, TelemetrySpec &t)
     r.read("heartbeat_ms", t.heartbeatMs);
     r.read("trace_every", t.traceEvery);
     r.readEnum("relay", t.relay, {{"auto", TelemetryRelay::Auto}, {"on", TelemetryRelay::On}, {"off", TelemetryRelay::Off}});
+    r.read("history", t.history);
     r.finish();
 }
 

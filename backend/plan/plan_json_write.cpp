@@ -188,6 +188,8 @@ std::string planToJson(const Plan &p, int indent)
                       {"heartbeat_ms", p.telemetry.heartbeatMs},
                       {"trace_every", p.telemetry.traceEvery},
                       {"relay", toString(p.telemetry.relay)}};
+    if (!p.telemetry.history.empty()) // written only when set: a plan without it opens in an older Trellis
+        j["telemetry"]["history"] = p.telemetry.history;
     j["launch"] = launchToJson(p.launch);
     return j.dump(indent);
 }

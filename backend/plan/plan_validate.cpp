@@ -436,8 +436,41 @@ void checkSlurm(const Plan &p, Checker &c)
         }
 }
 
+// telemetry.history: a file path or a postgresql:// (postgres://) connection string; a plan is a
+// file people share and commit, so a password in it is refused (and never echoed).
+void checkHistory(const std::string &history, Checker &c)
+{
+    if (history.empty())
+        return;
+    std::string lower = history;
+    for (char &ch : lower)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const char *field = "telemetry.history";
+    if (std::any_of(history.begin(), history.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20; }))
+        return c.error(field, "must not hold control characters");
+    const std::size_t scheme = lower.find("://");
+    const bool server = lower.rfind("postgresql://", 0) == 0 || lower.rfind("postgres://", 0) == 0;
+    if (scheme != std::string::npos && !server)
+        return c.error(field, "'" + history.substr(0, scheme) +
+                                  "://…' is not a history: give a file path or a postgresql://USER@HOST/DBNAME connection string");
+    const std::string secret = "holds a password: a plan never does (it is shared and committed); the password comes from "
+                               "~/.pgpass, PGPASSWORD or a service file";
+    if (lower.find("password=") != std::string::npos)
+        return c.error(field, secret);
+    if (server) {
+        const std::string rest = history.substr(scheme + 3);
+        const std::string authority = rest.substr(0, rest.find_first_of("/?#"));
+        const std::size_t at = authority.rfind('@');
+        if (at != std::string::npos && authority.substr(0, at).find(':') != std::string::npos)
+            return c.error(field, secret);
+    } else if (std::all_of(history.begin(), history.end(), [](char ch) { return ch == ' '; }) || history.back() == '/') {
+        c.error(field, "'" + history + "' is no file name");
+    }
+}
+
 void checkRest(const Plan &p, Checker &c)
 {
+    checkHistory(p.telemetry.history, c);
     if (p.telemetry.heartbeatMs < 50 || p.telemetry.heartbeatMs > 60000)
         c.error("telemetry.heartbeat_ms", "must be between 50 and 60000, got " + str(p.telemetry.heartbeatMs));
     if (p.telemetry.traceEvery < 0)

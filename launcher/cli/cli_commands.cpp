@@ -80,7 +80,7 @@ const std::vector<Subcommand> &subcommands()
 
 // The options before the command (--db, --help, --version), taken off the front of `rest`.
 // Returns the exit code when the process is done already; nothing when a command should follow.
-std::optional<int> takeGlobalOptions(QStringList &rest, QString &dbPath)
+std::optional<int> takeGlobalOptions(QStringList &rest, QString &dbPath, bool &dbGiven)
 {
     while (!rest.isEmpty() && rest.first().startsWith(QLatin1String("--"))) {
         const QString option = rest.takeFirst();
@@ -88,6 +88,7 @@ std::optional<int> takeGlobalOptions(QStringList &rest, QString &dbPath)
             if (rest.isEmpty())
                 return usageError(QStringLiteral("--db needs a path or a postgresql:// connection string"));
             dbPath = rest.takeFirst();
+            dbGiven = true;
         } else if (option == QLatin1String("--help") || option == QLatin1String("-h")) {
             out() << usageText() << Qt::flush;
             return 0;
@@ -134,7 +135,8 @@ int runCli(const QStringList &arguments)
 {
     QStringList rest = arguments;
     QString dbPath = HistoryDatabase::defaultPath();
-    if (const std::optional<int> code = takeGlobalOptions(rest, dbPath))
+    bool dbGiven = false;
+    if (const std::optional<int> code = takeGlobalOptions(rest, dbPath, dbGiven))
         return *code;
     if (rest.isEmpty())
         return usageError(QStringLiteral("no command given"));
@@ -154,7 +156,8 @@ int runCli(const QStringList &arguments)
         return cmdPlan(rest);
     for (const Subcommand &sub : subcommands())
         if (command == sub.name) {
-            const Args a = parseArgs(rest, sub.valued, sub.flags);
+            Args a = parseArgs(rest, sub.valued, sub.flags);
+            a.historyGiven = dbGiven;
             return a.error.isEmpty() ? sub.handler(a, dbPath) : usageError(a.error);
         }
     return usageError(QStringLiteral("unknown command '%1'").arg(command));

@@ -350,15 +350,22 @@ int cmdRun(const Args &a, const QString &dbPath)
         return 1;
     }
 
+    if (a.options.contains(QStringLiteral("--name")) && a.options.value(QStringLiteral("--name")).trimmed().isEmpty())
+        return usageError(QStringLiteral("--name needs a name"));
+    if (a.options.contains(QStringLiteral("--name")))
+        loaded->name = a.options.value(QStringLiteral("--name")).toStdString();
+    // --db, else the plan's telemetry.history, else $TRELLIS_HISTORY or the user's file.
+    const QString history = historyForPlan(QString::fromStdString(loaded->telemetry.history), path, a.historyGiven, dbPath);
+
     // The run is claimed before anything starts: two supervisors never own the same run.
     QString runId;
     if (const int code = takeRunId(a, runId); code != 0)
         return code;
     RunRecord record;
     record.runId = runId;
-    record.database = historyIdentity(dbPath);
+    record.database = historyIdentity(history);
     record.planPath = QFileInfo(path).absoluteFilePath();
-    return superviseRun(a, dbPath, record, [&](Supervisor &controller, const RunOptions &options) {
+    return superviseRun(a, history, record, [&](Supervisor &controller, const RunOptions &options) {
         return controller.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options);
     });
 }
@@ -602,7 +609,8 @@ int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
     if (controller.metricsPort() > 0)
         out() << "metrics http://127.0.0.1:" << controller.metricsPort() << "/metrics" << Qt::endl;
     if (!console.quiet)
-        err() << "command: " << controller.commandLine() << "\nlogs: " << controller.runDirectory() << Qt::endl;
+        err() << "command: " << controller.commandLine() << "\nlogs: " << controller.runDirectory() << "\nhistory: " << historyIdentity(dbPath)
+              << Qt::endl;
     QCoreApplication::exec();
     printRunEnd(controller, writer, console);
 

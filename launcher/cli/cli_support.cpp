@@ -46,12 +46,14 @@ const char *kUsage =
     "                                     --accept-host-key, first add those hosts' keys to known_hosts;\n"
     "                                     --hostfile: cluster.nodes from a hostfile (\"host slots=N ...\")\n"
     "  run PLAN [--report FILE] [--quiet] [--hang-timeout S] [--hang-confirm S] [--metrics-port P]\n"
-    "           [--inject KIND@RANK:STEP[,STEP...][/ATTEMPT|/*]] [--run-id ID] [--hostfile FILE]\n"
+    "           [--inject KIND@RANK:STEP[,STEP...][/ATTEMPT|/*]] [--run-id ID] [--hostfile FILE] [--name NAME]\n"
     "                                     supervise the plan under mpirun on its launch.target (local;\n"
     "                                     ssh: preflight, staging, then mpirun over ssh; slurm: preflight,\n"
     "                                     then a batch job followed to its end), restarting it as\n"
     "                                     launch.restart says; prints the run id first (and the\n"
-    "                                     Prometheus endpoint); SIGTERM/SIGINT stop the run cleanly\n"
+    "                                     Prometheus endpoint); SIGTERM/SIGINT stop the run cleanly;\n"
+    "                                     --name: the run's name instead of the plan's; recorded in\n"
+    "                                     --db, else the plan's telemetry.history, else the default\n"
     "  run PLAN --detach [OPTIONS]        the same in a process of its own session, which owns the run\n"
     "                                     and outlives this shell; prints the run id and returns\n"
     "  run --command [--ranks N] [--name NAME] [--max-restarts N] [OPTIONS] -- PROGRAM [ARGS]\n"
@@ -131,7 +133,8 @@ const char *kUsage =
     "RUN is a run id, a row number from 'runs', or 'last'.\n"
     "--db PATH is a history file, or a team's PostgreSQL history: postgresql://USER@HOST[:PORT]/DBNAME[?sslmode=...]\n"
     "(the password from ~/.pgpass, PGPASSWORD or a service file, never in the string; docs/history.md).\n"
-    "--db defaults to $TRELLIS_HISTORY when set, else %1\n";
+    "--db defaults to $TRELLIS_HISTORY when set, else %1\n"
+    "(run PLAN: a plan's telemetry.history comes before $TRELLIS_HISTORY, --db before both).\n";
 
 } // namespace
 

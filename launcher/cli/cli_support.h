@@ -37,6 +37,7 @@ struct Args {
     QSet<QString> flags;
     QStringList trailing; // what follows a lone "--", as it is (run --command -- PROGRAM ARGS)
     QString error;
+    bool historyGiven = false; // --db was given (it comes before a plan's telemetry.history)
 };
 Args parseArgs(const QStringList &in, const QSet<QString> &valued, const QSet<QString> &flags);
 

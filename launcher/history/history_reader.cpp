@@ -72,6 +72,14 @@ bool HistoryReader::ensureOpen()
     return true;
 }
 
+void HistoryReader::switchTo(const QString &path)
+{
+    m_db.reset();
+    m_needFigures.clear();
+    m_path = path;
+    requestRuns();
+}
+
 void HistoryReader::requestRuns()
 {
     if (!ensureOpen()) {

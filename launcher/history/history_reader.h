@@ -49,6 +49,10 @@ public slots:
     // being followed).
     void requestTimeline(qint64 id);
     void requestTimelineOf(const QString &runId);
+    // Reads another history from now on (the workbench's File › Run history, a plan's
+    // telemetry.history): the open one is closed, its notifications with it; the filter is kept;
+    // then lists (requestRuns).
+    void switchTo(const QString &path);
 
 signals:
     void runsReady(const QList<trellis::launcher::RunSummary> &runs);

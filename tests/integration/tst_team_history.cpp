@@ -19,6 +19,8 @@
 #include <QSysInfo>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QMap>
 #include <QProcess>
 #include <QSet>
@@ -58,6 +60,12 @@ QString fingerprint(HistoryDatabase &db, const QString &runId)
         parts << e.kind + QLatin1Char(':') + e.message;
     parts << QString::number(db.collectivesOf(run->id).size());
     return parts.join(QLatin1Char('\n'));
+}
+
+bool writeFile(const QString &path, const QByteArray &bytes)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(bytes) == bytes.size();
 }
 
 } // namespace
@@ -429,6 +437,64 @@ private slots:
         for (const RankRow &r : data->ranks)
             QVERIFY2(r.receivedSeq == r.goodbyeSeq + 1 && r.lost == 0 && r.dropped == 0, qPrintable(QString::number(r.rank)));
         QVERIFY(std::any_of(data->events.begin(), data->events.end(), [](const EventRow &e) { return e.kind == QLatin1String("adopted"); }));
+    }
+
+    // A plan that names its history (telemetry.history) records its runs there, before
+    // $TRELLIS_HISTORY; --db comes before the plan; a file is relative to the plan's folder; a
+    // plan holding a password is refused without echoing it. --name names the run.
+    void aPlanNamesItsHistory()
+    {
+        const QString url = m_server.fresh(m_dir, {});
+        QVERIFY(!url.isEmpty());
+        QJsonObject plan = QJsonDocument::fromJson(trellis::test::readAll(kPlan).toUtf8()).object();
+        QJsonObject training = plan[QStringLiteral("training")].toObject();
+        QJsonObject data = training[QStringLiteral("data")].toObject();
+        data[QStringLiteral("path")] = QFileInfo(QFileInfo(kPlan).dir(), data[QStringLiteral("path")].toString()).absoluteFilePath();
+        training[QStringLiteral("data")] = data;
+        plan[QStringLiteral("training")] = training;
+        plan[QStringLiteral("telemetry")] = QJsonObject{{QStringLiteral("history"), url}};
+        QDir(m_dir.path()).mkpath(QStringLiteral("plans"));
+        const QString planPath = m_dir.filePath(QStringLiteral("plans/team.json"));
+        QVERIFY(writeFile(planPath, QJsonDocument(plan).toJson()));
+
+        const QString envFile = m_dir.filePath(QStringLiteral("from-environment.sqlite"));
+        qputenv("TRELLIS_HISTORY", QFile::encodeName(envFile));
+        Result r = cli({QStringLiteral("run"), planPath, QStringLiteral("--run-id"), QStringLiteral("planned-1"), QStringLiteral("--name"),
+                        QStringLiteral("named here")});
+        QVERIFY2(r.code == 0 && r.err.contains(QStringLiteral("history: ") + url), qPrintable(failure(r)));
+        QVERIFY(!QFileInfo::exists(envFile)); // the plan's history came before the environment's
+        const QString givenFile = m_dir.filePath(QStringLiteral("given.sqlite"));
+        r = cli({QStringLiteral("--db"), givenFile, QStringLiteral("run"), planPath, QStringLiteral("--quiet"), QStringLiteral("--run-id"),
+                 QStringLiteral("planned-2")});
+        qunsetenv("TRELLIS_HISTORY");
+        QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        {
+            HistoryDatabase server;
+            QCOMPARE(server.open(url, false), QString());
+            const auto run = server.findRun(QStringLiteral("planned-1"));
+            QVERIFY(run.has_value());
+            QCOMPARE(run->status, QStringLiteral("completed"));
+            QCOMPARE(run->name, QStringLiteral("named here"));
+            QVERIFY(!server.findRun(QStringLiteral("planned-2"))); // --db came before the plan
+            HistoryDatabase file;
+            QCOMPARE(file.open(givenFile, false), QString());
+            QVERIFY(file.findRun(QStringLiteral("planned-2")).has_value());
+            QCOMPARE(file.findRun(QStringLiteral("planned-2"))->name, QStringLiteral("dp4-short"));
+        }
+        // A file the plan names is beside the plan, whatever the working folder.
+        QCOMPARE(planHistory(QStringLiteral("runs/team.sqlite"), planPath), m_dir.filePath(QStringLiteral("plans/runs/team.sqlite")));
+        QCOMPARE(planHistory(url, planPath), url);
+        QCOMPARE(historyForPlan(QStringLiteral("a.sqlite"), planPath, true, givenFile), givenFile);
+        QCOMPARE(historyForPlan(QString(), planPath, false, envFile), envFile);
+        QCOMPARE(historyForPlan(QStringLiteral("a.sqlite"), planPath, false, envFile), m_dir.filePath(QStringLiteral("plans/a.sqlite")));
+        // A password in a plan: refused by validate and run alike, never echoed, nothing run.
+        plan[QStringLiteral("telemetry")] = QJsonObject{{QStringLiteral("history"), QStringLiteral("postgresql://ann:hunter2@db.example/team")}};
+        QVERIFY(writeFile(planPath, QJsonDocument(plan).toJson()));
+        for (const QString &command : {QStringLiteral("validate"), QStringLiteral("run")}) {
+            r = cli({command, planPath});
+            QVERIFY2(r.code != 0 && (r.out + r.err).contains(QStringLiteral("telemetry.history: holds a password")), qPrintable(failure(r)));
+            QVERIFY2(!(r.out + r.err).contains(QStringLiteral("hunter2")), qPrintable(failure(r)));
+        }
     }
 
     // A password in the string, a server that is not there, a database that does not exist: each

@@ -35,6 +35,8 @@ class EstimatePanel : public QWidget {
 public:
     // calibrationPath: this machine's calibration (CPU clusters), read off the GUI thread.
     explicit EstimatePanel(const QString &calibrationPath, QWidget *parent = nullptr);
+    // Another history's calibration (the workbench switched history): read from the next estimate.
+    void setCalibrationPath(const QString &path) { m_calibrationPath = path; }
     // Estimates `plan` on a worker thread; until the result arrives the previous one is dimmed and
     // marked as being recomputed (never shown as current).
     void showPlan(const plan::Plan &plan);

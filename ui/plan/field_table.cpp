@@ -218,6 +218,9 @@ std::vector<Field> telemetryFields()
          QT_TRANSLATE_NOOP("PlanFields", "on: a relay process per node carries its ranks' telemetry on one connection; auto: from 64 ranks")},
         {QStringLiteral("telemetry.trace_every"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Trace every (steps)"), K::Integer, 0,
          1 << 30, {}, QT_TRANSLATE_NOOP("PlanFields", "Spans for the step timeline every so many steps; 0: none")},
+        {QStringLiteral("telemetry.history"), S::Telemetry, QT_TRANSLATE_NOOP("PlanFields", "Run history"), K::Text, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "Where this plan's runs are recorded: a file (relative to the plan's folder) or a team's "
+                                         "postgresql://USER@HOST/DBNAME, never with a password; empty: the workbench's")},
     };
 }
 

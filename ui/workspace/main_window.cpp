@@ -483,6 +483,17 @@ void MainWindow::startRun(const plan::Plan &thePlan)
     if (following())
         return;
     clearLog();
+    // A plan that names its history (telemetry.history) records its runs there, and the window
+    // reads that history from now on; unless --db named this window's.
+    const QString named = launcher::planHistory(QString::fromStdString(thePlan.telemetry.history), m_document->filePath());
+    if (!m_historyPinned && !named.isEmpty() && launcher::historyIdentity(named) != m_databasePath) {
+        if (const QString why = switchHistory(named); !why.isEmpty()) {
+            appendLog(tr("Launch failed: the plan records its runs in %1, and the workbench cannot switch to it: %2").arg(named, why));
+            m_runHeader->setState(tr("Launch failed"), why);
+            return;
+        }
+        appendLog(tr("[workbench] the plan records its runs in %1 (telemetry.history)").arg(named));
+    }
     // The run belongs to a supervisor of its own (trellis-cli run, in its own session): this window
     // only follows it.
     const launcher::SupervisorStart started =

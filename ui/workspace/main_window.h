@@ -121,6 +121,16 @@ public:
     // false when no single run is selected.
     bool exportReportTo(const QString &path);
     void setRunOptions(const launcher::RunOptions &options) { m_runOptions = options; }
+    // The run history this window reads (a file's absolute path or a connection string).
+    QString historyPath() const { return m_databasePath; }
+    // Reads another history from now on (File › Run history, a plan's telemetry.history at launch):
+    // the runs list, the start page, the calibration and what the next launch records into.
+    // Refused, the reason returned, while a run is followed or jobs are listened for (their
+    // records go to the history they began in) or for a connection string that does not parse.
+    QString switchHistory(const QString &database);
+    // The history was named on the command line (--db): a plan's telemetry.history does not move
+    // this window's runs elsewhere (as with trellis-cli, --db comes first).
+    void setHistoryPinned(bool pinned) { m_historyPinned = pinned; }
 
     // Listen for jobs (docs/collector.md): a `trellis-cli collect` for this history, detached like a
     // run's supervisor; each job that reports to it becomes a run, followed here when nothing else
@@ -178,6 +188,7 @@ private:
     void chooseRunningRun();
 
     QString m_databasePath;
+    bool m_historyPinned = false;
     std::unique_ptr<launcher::HistoryReader> m_reader;
     launcher::RunFeed *m_feed;
     QString m_launchLog; // the supervisor's output for a run this window launched

@@ -87,18 +87,18 @@ void MainWindow::createFileMenu()
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 }
 
-// The history the workbench opens when started without --db (and without TRELLIS_HISTORY): a file,
-// or a team's PostgreSQL connection string (docs/history.md). Only checked here, never connected
-// to (the GUI thread waits on no server); it takes effect at the next start.
+// The history the workbench reads, now and when started without --db (and without
+// TRELLIS_HISTORY): a file, or a team's PostgreSQL connection string (docs/history.md). Only
+// checked here, never connected to (the GUI thread waits on no server: the reader's thread opens it).
 void MainWindow::chooseHistory()
 {
     bool ok = false;
     const QString current = QSettings().value(QStringLiteral("history/database")).toString();
     const QString text = QInputDialog::getText(
                              this, tr("Run history"),
-                             tr("The run history this workbench opens from its next start: a file, or a team's PostgreSQL "
-                                "database as postgresql://USER@HOST/DBNAME (the password from ~/.pgpass, PGPASSWORD or a "
-                                "service file). Empty: %1.\nNow: %2")
+                             tr("The run history this workbench reads, now and from its next start: a file, or a team's "
+                                "PostgreSQL database as postgresql://USER@HOST/DBNAME (the password from ~/.pgpass, "
+                                "PGPASSWORD or a service file). Empty: %1.\nNow: %2")
                                  .arg(launcher::defaultHistoryFile(), m_databasePath),
                              QLineEdit::Normal, current, &ok)
                              .trimmed();
@@ -110,9 +110,12 @@ void MainWindow::chooseHistory()
             return;
         }
     QSettings().setValue(QStringLiteral("history/database"), text);
-    statusBar()->showMessage(tr("From its next start the workbench opens %1 (--db and TRELLIS_HISTORY come first)")
-                                 .arg(text.isEmpty() ? launcher::defaultHistoryFile() : text),
-                             10000);
+    const QString chosen = text.isEmpty() ? launcher::defaultHistoryFile() : text;
+    if (const QString why = switchHistory(chosen); !why.isEmpty())
+        statusBar()->showMessage(tr("Not switched now: %1. From its next start the workbench opens %2").arg(why, chosen), 15000);
+    else
+        statusBar()->showMessage(tr("Run history: %1 (from the next start too, unless --db or TRELLIS_HISTORY name another)").arg(chosen),
+                                 10000);
 }
 
 void MainWindow::fillImportMenu(QMenu *menu)

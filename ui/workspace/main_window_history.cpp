@@ -4,7 +4,10 @@
 #include "ui/workspace/main_window.h"
 
 #include "backend/plan/plan_json.h"
+#include "launcher/document/calibration_file.h"
 #include "launcher/document/plan_document.h"
+#include "launcher/history/history_engine.h"
+#include "launcher/history_location.h"
 #include "launcher/registry/run_registry.h"
 #include "ui/estimate/estimate_panel.h"
 #include "ui/history/compare_view.h"
@@ -136,6 +139,33 @@ void MainWindow::followHistoryWrites()
         if (!following() && !m_shownRun.isEmpty() && written.contains(m_shownRun))
             QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), runId = m_shownRun] { reader->requestRunOf(runId); });
     });
+}
+
+QString MainWindow::switchHistory(const QString &database)
+{
+    const QString identity = launcher::historyIdentity(database);
+    if (identity == m_databasePath)
+        return {};
+    if (following())
+        return tr("run %1 is being followed (its records go to %2): switch once it has ended").arg(m_feed->runId(), m_databasePath);
+    if (m_collectorPid)
+        return tr("the workbench listens for jobs into %1: stop listening first").arg(m_databasePath);
+    if (launcher::isServerHistory(database))
+        if (const QString why = launcher::parseServerConnection(database, nullptr); !why.isEmpty())
+            return why;
+    m_databasePath = identity;
+    m_history->setDatabasePath(identity);
+    m_estimate->setCalibrationPath(launcher::defaultCalibrationPath(database));
+    m_shownRun.clear();
+    m_shownRunState.clear();
+    m_selectWhenListed.clear();
+    // The reader closes the old history and lists the new one on its thread (a server's connection
+    // is never waited for here).
+    QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), database] { reader->switchTo(database); });
+    updateTitle();
+    appendLog(tr("[workbench] run history: %1").arg(identity));
+    statusBar()->showMessage(tr("Run history: %1").arg(identity), 10000);
+    return {};
 }
 
 void MainWindow::selectInHistory(const QString &reference)

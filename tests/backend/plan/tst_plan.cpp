@@ -213,6 +213,17 @@ private slots:
             "telemetry.heartbeat_ms: must be between 50 and 60000, got 5");
         row("endpoint", R"({"telemetry": {"endpoint": "http://x"}})",
             "telemetry.endpoint: 'http://x' must start with tcp:// or ipc://");
+        // A plan's history: a file or a postgresql:// string; a password never (nor echoed).
+        row("history password", R"({"telemetry": {"history": "postgresql://ann:s3cret@db.example/runs"}})",
+            "telemetry.history: holds a password: a plan never does (it is shared and committed); the password comes from "
+            "~/.pgpass, PGPASSWORD or a service file");
+        row("history password key", R"({"telemetry": {"history": "postgres://ann@db.example/runs?sslmode=require&Password=x"}})",
+            "telemetry.history: holds a password: a plan never does (it is shared and committed); the password comes from "
+            "~/.pgpass, PGPASSWORD or a service file");
+        row("history scheme", R"({"telemetry": {"history": "mysql://ann:pw@db/runs"}})",
+            "telemetry.history: 'mysql://…' is not a history: give a file path or a postgresql://USER@HOST/DBNAME connection string");
+        row("history control", "{\"telemetry\": {\"history\": \"runs\\n.sqlite\"}}", "telemetry.history: must not hold control characters");
+        row("history folder", R"({"telemetry": {"history": "runs/"}})", "telemetry.history: 'runs/' is no file name");
         row("launch target", R"({"launch": {"target": "k8s"}})",
             "launch.target: unknown value 'k8s' (expected one of: local, ssh, slurm)");
         row("non-finite policy", R"({"training": {"on_non_finite": "ignore"}})",
@@ -411,13 +422,18 @@ private slots:
         j["model"] = {{"preset", "gpt2-124m"}};
         j["parallel"] = {{"dp", 2}, {"tp", 2}, {"zero", 1}, {"precision", "bf16"}, {"recompute", "full"}, {"bucket_mb", 4.5},
                          {"allreduce", "hierarchical"}, {"grad_compression", {{"kind", "powersgd"}, {"rank", 2}, {"warm_start", false}}}};
-        j["telemetry"] = {{"relay", "on"}};
+        j["telemetry"] = {{"relay", "on"}, {"history", "postgresql://team@db.example:5433/runs?sslmode=verify-full"}};
         auto first = parsePlan(j.dump());
         QVERIFY2(first.ok(), first.errorText().c_str());
         auto second = parsePlan(planToJson(first.value()));
         QVERIFY2(second.ok(), second.errorText().c_str());
         QVERIFY(first.value() == second.value());
         QVERIFY(second.value().telemetry.relay == TelemetryRelay::On);
+        QCOMPARE(second.value().telemetry.history, std::string("postgresql://team@db.example:5433/runs?sslmode=verify-full"));
+        for (const Diagnostic &d : validatePlan(second.value()))
+            QVERIFY2(d.path != "telemetry.history", d.toString().c_str()); // a connection string with no password is a history
+        // Not set, not written: a plan without it still opens in a Trellis that predates the field.
+        QVERIFY(planToJson(parsePlan(basePlan().dump()).value()).find("\"history\"") == std::string::npos);
         QVERIFY(second.value().parallel.allReduce == AllReduceAlgorithm::Hierarchical);
         QVERIFY((second.value().parallel.gradCompression == GradCompressionSpec{GradCompression::PowerSgd, 2, false}));
         QCOMPARE(second.value().model.hidden, 768);

@@ -160,6 +160,62 @@ private slots:
         QVERIFY(window.launchAction()->isEnabled());
     }
 
+    // A plan that names its history (telemetry.history, a file beside the plan here) records its
+    // run there, and the window reads that history from the launch on; no switch while a run is
+    // followed; File › Run history's switch is at once; --db (pinned) comes before the plan.
+    void aPlansHistoryIsWhereItsRunGoes()
+    {
+        QTemporaryDir dir;
+        const QString planPath = writePlan(dir, kSteps);
+        QFile file(planPath);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QJsonObject plan = QJsonDocument::fromJson(file.readAll()).object();
+        file.close();
+        plan[QStringLiteral("telemetry")] = QJsonObject{{QStringLiteral("history"), QStringLiteral("team/plan-runs.sqlite")}};
+        QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        file.write(QJsonDocument(plan).toJson());
+        file.close();
+        const QString mine = dir.filePath(QStringLiteral("mine.sqlite"));
+        const QString planned = dir.filePath(QStringLiteral("team/plan-runs.sqlite"));
+        launcher::RunOptions options;
+        options.trainerPath = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer");
+        {
+            ui::MainWindow window(mine);
+            window.setRunOptions(options);
+            window.show();
+            QVERIFY(window.loadPlan(planPath));
+            QSignalSpy finished(window.feed(), &launcher::RunFeed::finished);
+            window.launchAction()->trigger();
+            QCOMPARE(window.historyPath(), planned);
+            QTRY_VERIFY_WITH_TIMEOUT(lossPoints(window) > 0, 120000);
+            if (finished.isEmpty()) // the run is followed: its history stays
+                QVERIFY(!window.switchHistory(mine).isEmpty());
+            QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 180000);
+            QTRY_COMPARE_WITH_TIMEOUT(window.historyPanel()->rowCount(), 1, 10000);
+            QVERIFY(!QFileInfo::exists(mine));
+            // Switched at once, both ways, the list read again each time.
+            QCOMPARE(window.switchHistory(mine), QString());
+            QTRY_COMPARE_WITH_TIMEOUT(window.historyPanel()->rowCount(), 0, 10000);
+            QCOMPARE(window.switchHistory(planned), QString());
+            QTRY_COMPARE_WITH_TIMEOUT(window.historyPanel()->rowCount(), 1, 10000);
+            QVERIFY(window.switchHistory(QStringLiteral("postgresql://ann:hunter2@db.example/team")).contains(QStringLiteral("password")));
+            QCOMPARE(window.historyPath(), planned);
+        }
+        // --db named the window's history: the plan's does not move the run.
+        ui::MainWindow pinned(mine);
+        pinned.setHistoryPinned(true);
+        pinned.setRunOptions(options);
+        QVERIFY(pinned.loadPlan(planPath));
+        QSignalSpy finished(pinned.feed(), &launcher::RunFeed::finished);
+        pinned.launchAction()->trigger();
+        QCOMPARE(pinned.historyPath(), mine);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 180000);
+        QTRY_COMPARE_WITH_TIMEOUT(pinned.historyPanel()->rowCount(), 1, 10000);
+        launcher::HistoryDatabase h;
+        QCOMPARE(h.open(planned, false), QString());
+        QCOMPARE(h.listRuns(10).size(), 1); // the first run only
+    }
+
     // A run started without any window (trellis-cli run --detach); a window opened while it goes
     // reattaches to it: what the history holds first, then the live feed, every point once.
     void reopenedWindowReattaches()
