@@ -64,6 +64,9 @@ struct RunSummary {
     // Where the run's files (its folder: plan, logs, output, checkpoints) are: "HOST:FOLDER" of
     // the machine that launched it (schema 15); empty for runs recorded before.
     QString filesAt;
+    // Who recorded the run into this history (schema 16): the database role on a server, the user
+    // name for a file; empty for runs recorded before.
+    QString owner;
     // The run's figures once it ended (computed from its steps, kept in the history): the job's
     // median tokens/s over its steps and the model FLOPs utilisation; < 0: not computed (yet), or
     // for the MFU no datasheet peak (CPUs).

@@ -1324,9 +1324,13 @@ trellis-trainer kann ihn noch nicht starten: %2</translation>
         <translation>Filter: Wörter, status:failed, tag:baseline, after:2026-11-01, parallel.tp=2, model.preset=llama2-70b</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], tag:NAME, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
-        <translation>Wörter passen auf Kennung, Namen, Notiz und Tags eines Laufs. Ausdrücke: status:NAME[,NAME], tag:NAME, after:JJJJ-MM-TT, before:JJJJ-MM-TT, archived:yes|any und Planfelder nach Pfad mit = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</translation>
+        <translation type="vanished">Wörter passen auf Kennung, Namen, Notiz und Tags eines Laufs. Ausdrücke: status:NAME[,NAME], tag:NAME, after:JJJJ-MM-TT, before:JJJJ-MM-TT, archived:yes|any und Planfelder nach Pfad mit = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], tag:NAME, owner:NAME|me, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
+        <translation>Wörter passen auf Kennung, Namen, Notiz und Tags eines Laufs. Ausdrücke: status:NAME[,NAME], tag:NAME, owner:NAME|me, after:JJJJ-MM-TT, before:JJJJ-MM-TT, archived:yes|any und Planfelder nach Pfad mit = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</translation>
     </message>
     <message>
         <location line="+29"/>
@@ -2995,6 +2999,11 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
     <message>
         <location line="+4"/>
+        <source>Recorded by %1</source>
+        <translation>Aufgezeichnet von %1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Files: %1 on %2</source>
         <translation>Dateien: %1 auf %2</translation>
     </message>

@@ -1323,9 +1323,13 @@ trellis-trainer 尚不能启动它：%2</translation>
         <translation>筛选：词语、status:failed、tag:baseline、after:2026-11-01、parallel.tp=2、model.preset=llama2-70b</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], tag:NAME, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
-        <translation>词语匹配运行的编号、名称、备注和标签。条件：status:名称[,名称]、tag:名称、after:YYYY-MM-DD、before:YYYY-MM-DD、archived:yes|any，以及按路径的计划字段，用 = != &lt; &lt;= &gt; &gt;=（parallel.tp=2、training.steps&gt;=1000）。</translation>
+        <translation type="vanished">词语匹配运行的编号、名称、备注和标签。条件：status:名称[,名称]、tag:名称、after:YYYY-MM-DD、before:YYYY-MM-DD、archived:yes|any，以及按路径的计划字段，用 = != &lt; &lt;= &gt; &gt;=（parallel.tp=2、training.steps&gt;=1000）。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], tag:NAME, owner:NAME|me, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
+        <translation>词语匹配运行的编号、名称、备注和标签。条件：status:名称[,名称]、tag:名称、owner:名称|me、after:YYYY-MM-DD、before:YYYY-MM-DD、archived:yes|any，以及按路径的计划字段，用 = != &lt; &lt;= &gt; &gt;=（parallel.tp=2、training.steps&gt;=1000）。</translation>
     </message>
     <message>
         <location line="+29"/>
@@ -2991,6 +2995,11 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     </message>
     <message>
         <location line="+4"/>
+        <source>Recorded by %1</source>
+        <translation>记录者：%1</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Files: %1 on %2</source>
         <translation>文件：%2 上的 %1</translation>
     </message>

@@ -116,6 +116,8 @@ int showRun(HistoryDatabase &db, const QString &reference)
         out() << "archived\n";
     if (!r->note.isEmpty())
         out() << "note: " << r->note << "\n";
+    if (!r->owner.isEmpty())
+        out() << "owner: " << r->owner << "\n";
     if (!r->filesAt.isEmpty())
         out() << "files: " << r->filesAt << "\n";
     if (!r->error.isEmpty())

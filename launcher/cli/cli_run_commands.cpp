@@ -418,6 +418,8 @@ int cmdAdopt(const Args &a, const QString &dbPath)
         const auto summary = db.findRun(runId);
         if (!summary)
             return QStringLiteral("run %1 is not in %2").arg(runId, database);
+        if (const QString e = db.mayChangeRun(summary->id); !e.isEmpty())
+            return QStringLiteral("cannot adopt: %1").arg(e);
         const auto data = db.loadRunForTakeOver(summary->id);
         if (!data)
             return QStringLiteral("cannot read run %1 from %2: %3").arg(runId, database, db.lastError());

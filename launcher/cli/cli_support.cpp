@@ -100,7 +100,7 @@ const char *kUsage =
     "                                     job: submit, follow, cancel on SIGTERM, exit as the job ended\n"
     "  stop RUN                           ask a run's supervisor to stop it\n"
     "  runs [--limit N] [--filter EXPR]  list recorded runs, newest first; EXPR: words, status:failed,\n"
-    "                                     tag:NAME, after:/before:YYYY-MM-DD, archived:yes|any, plan\n"
+    "                                     tag:NAME, owner:NAME|me, after:/before:YYYY-MM-DD, archived:yes|any, plan\n"
     "                                     fields (parallel.tp=2 model.preset=llama2-70b; = != < <= > >=)\n"
     "  runs RUN                           one run's record: status, steps, figures, note, tags, error,\n"
     "                                     each attempt's launch command\n"

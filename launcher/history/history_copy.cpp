@@ -66,7 +66,10 @@ QString copyTableRows(QSqlDatabase &from, QSqlDatabase &to, const QString &table
 
 QString copyRunTo(QSqlDatabase &from, QSqlDatabase &to, qint64 sourceId)
 {
-    const QStringList columns = sharedColumns(from, to, QStringLiteral("runs"));
+    // The owner is whoever copies the run into this history (a server's row-level security checks
+    // it against current_user), not whoever recorded it into the other.
+    QStringList columns = sharedColumns(from, to, QStringLiteral("runs"));
+    columns.removeAll(QStringLiteral("owner"));
     QSqlQuery read(from);
     if (!read.exec(QStringLiteral("SELECT %1 FROM runs WHERE id = %2").arg(columns.join(QLatin1String(", "))).arg(sourceId)) || !read.next())
         return QStringLiteral("reading the run: %1").arg(read.lastError().text().trimmed());
@@ -74,7 +77,9 @@ QString copyRunTo(QSqlDatabase &from, QSqlDatabase &to, qint64 sourceId)
     for (qsizetype i = 0; i < columns.size(); ++i)
         marks << QStringLiteral("?");
     QSqlQuery write(to);
-    write.prepare(QStringLiteral("INSERT INTO runs(%1) VALUES(%2) RETURNING id").arg(columns.join(QLatin1String(", ")), marks.join(QLatin1Char(','))));
+    const HistoryEngine engine = to.driverName() == QLatin1String("QPSQL") ? HistoryEngine::Postgres : HistoryEngine::Sqlite;
+    write.prepare(QStringLiteral("INSERT INTO runs(%1, owner) VALUES(%2, %3) RETURNING id")
+                      .arg(columns.join(QLatin1String(", ")), marks.join(QLatin1Char(',')), sqlOwner(engine)));
     for (int i = 0; i < columns.size(); ++i)
         write.bindValue(i, read.value(i));
     QString why;

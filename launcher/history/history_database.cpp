@@ -269,7 +269,7 @@ const char *kSummarySelect =
     " r.note, r.archived, r.tokens_per_s, r.mfu, r.figures_step, r.launcher_host,"
     " coalesce(r.plan_name, %NAME%), coalesce(r.plan_precision, %PRECISION%), coalesce(r.plan_layout, %LAYOUT%),"
     " %TAGS%,"
-    " r.files_at"
+    " r.files_at, r.owner"
     " FROM runs r ";
 
 // The select above in the engine's SQL, with the plan's fields read from plan_json where a writer
@@ -325,6 +325,7 @@ RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
     if (const QString tags = q.value(23).toString(); !tags.isEmpty())
         s.tags = tags.split(QLatin1Char('\n'));
     s.filesAt = q.value(24).toString();
+    s.owner = q.value(25).toString();
     return s;
 }
 

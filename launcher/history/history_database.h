@@ -23,7 +23,7 @@ QByteArray packCounts(const std::vector<qint64> &counts);
 std::vector<qint64> unpackCounts(const QByteArray &bytes);
 
 // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
-inline constexpr int kHistorySchemaVersion = 15;
+inline constexpr int kHistorySchemaVersion = 16;
 
 class HistoryDatabase {
 public:
@@ -63,6 +63,10 @@ public:
     QString tagRun(qint64 id, const QString &tag);
     QString untagRun(qint64 id, const QString &tag);
     QString setRunArchived(qint64 id, bool archived);
+    // "" when this connection may change the run's row (a no-op update that a row-level security
+    // policy would hold back: docs/history.md), otherwise why not — asked before a supervisor takes
+    // a run over, so that none supervises a run whose record it cannot write.
+    QString mayChangeRun(qint64 id);
     // Removes the run's rows and its files (run_files.h); a run still launching or running is
     // refused. *removed lists the files and folders that went.
     QString deleteRun(qint64 id, QStringList *removed = nullptr);

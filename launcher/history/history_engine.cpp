@@ -6,6 +6,9 @@
 
 #include <libpq-fe.h>
 
+#include <pwd.h>
+#include <unistd.h>
+
 namespace trellis::launcher {
 
 HistoryEngine historyEngineOf(const QString &database)
@@ -91,6 +94,15 @@ QString sqlTagLines(HistoryEngine engine)
     if (engine == HistoryEngine::Postgres)
         return QStringLiteral("(SELECT string_agg(tag, chr(10) ORDER BY tag) FROM run_tags t WHERE t.run = r.id)");
     return QStringLiteral("(SELECT group_concat(tag, char(10)) FROM (SELECT tag FROM run_tags t WHERE t.run = r.id ORDER BY tag))");
+}
+
+QString sqlOwner(HistoryEngine engine)
+{
+    if (engine == HistoryEngine::Postgres)
+        return QStringLiteral("current_user");
+    const passwd *entry = ::getpwuid(::geteuid());
+    QString name = entry && entry->pw_name ? QString::fromLocal8Bit(entry->pw_name) : qEnvironmentVariable("USER");
+    return QLatin1Char('\'') + name.replace(QLatin1Char('\''), QStringLiteral("''")) + QLatin1Char('\'');
 }
 
 QString sqlLikeInsensitive(HistoryEngine engine)

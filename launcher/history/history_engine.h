@@ -41,6 +41,10 @@ QString sqlGreatest(HistoryEngine engine, const QString &a, const QString &b);
 QString sqlNewline(HistoryEngine engine);
 QString sqlTagLines(HistoryEngine engine);
 QString sqlLikeInsensitive(HistoryEngine engine);
+// Who records a run into the history (runs.owner, schema 16), as an SQL expression: PostgreSQL's
+// current_user (the database role, what row-level security policies compare with); for SQLite
+// this process's user name, quoted.
+QString sqlOwner(HistoryEngine engine);
 
 // The plan fields the runs list shows, read from a JSON text column or expression: the plan's
 // name, precision and layout ("dp2 tp2 pp1", cp and ep when above 1).

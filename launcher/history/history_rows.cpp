@@ -50,7 +50,8 @@ bool applyOp(ApplyContext &c, const NewRunOp &o)
 {
     QSqlQuery &q = c.q;
     q.prepare(QStringLiteral("INSERT INTO runs(run_id, name, plan_json, target, status, world_size,"
-                             " total_steps, started_at, launcher_host, launcher_pid, files_at) VALUES(?,?,?,?,?,?,?,?,?,?,?) RETURNING id"));
+                             " total_steps, started_at, launcher_host, launcher_pid, files_at, owner) VALUES(?,?,?,?,?,?,?,?,?,?,?,%1) RETURNING id")
+                  .arg(sqlOwner(c.engine)));
     q.addBindValue(o.runId);
     q.addBindValue(o.name);
     q.addBindValue(o.planJson);

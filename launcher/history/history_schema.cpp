@@ -171,6 +171,13 @@ const char *const kSchemaV14[] = {
 const char *const kSchemaV15[] = {
     "ALTER TABLE runs ADD COLUMN files_at TEXT",
 };
+// Schema 16: who recorded the run into this history — the database role on a server (what a
+// row-level security policy compares with current_user: "only your own runs", docs/history.md),
+// the user name for a file. Older runs hold NULL.
+const char *const kSchemaV16[] = {
+    "ALTER TABLE runs ADD COLUMN owner TEXT",
+    "CREATE INDEX IF NOT EXISTS runs_owner ON runs(owner)",
+};
 
 } // namespace
 
@@ -256,7 +263,7 @@ QString HistoryDatabase::migrateServer(bool create)
 // statements are SQLite's, and PostgreSQL's through postgresDdl (history_engine.h).
 QString HistoryDatabase::migrationSteps(int version)
 {
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}, {16, kSchemaV16}};
     QSqlQuery q(m_db);
     for (const auto &[target, statements] : steps) {
         if (version >= target)

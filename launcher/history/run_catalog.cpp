@@ -24,6 +24,29 @@ bool stillGoing(const QString &status)
     return status == toString(RunState::Launching) || status == toString(RunState::Running);
 }
 
+// Why an edit changed no row: the run is gone, or — on a server — a row-level security policy
+// keeps it to its owner (docs/history.md: PostgreSQL changes no row then, and says nothing).
+QString notChanged(HistoryDatabase &db, qint64 id, const QString &path)
+{
+    const std::optional<RunSummary> run = db.findRun(QString::number(id));
+    if (!run)
+        return QStringLiteral("no run #%1 in %2").arg(id).arg(path);
+    QString role = QStringLiteral("this role");
+    if (QSqlQuery q(db.connection()); db.engine() == HistoryEngine::Postgres && q.exec(QStringLiteral("SELECT current_user")) && q.next())
+        role = q.value(0).toString();
+    return QStringLiteral("run %1 was not changed: the server let %2 change none of it (a row-level security policy keeps a run "
+                          "to its owner, and this one is %3's)")
+        .arg(run->runId, role, run->owner.isEmpty() ? QStringLiteral("no one") : run->owner);
+}
+
+// The server's refusal of a new row (a tag) by a row-level security policy, said as a person reads it.
+QString refused(const QString &serverText, const QString &what)
+{
+    if (!serverText.contains(QLatin1String("row-level security")))
+        return serverText;
+    return QStringLiteral("%1 refused: a row-level security policy keeps a run to its owner (%2)").arg(what, serverText.trimmed());
+}
+
 } // namespace
 
 QString HistoryDatabase::renameRun(qint64 id, const QString &name)
@@ -36,7 +59,7 @@ QString HistoryDatabase::renameRun(qint64 id, const QString &name)
     q.addBindValue(id);
     if (!q.exec())
         return q.lastError().text();
-    return q.numRowsAffected() == 1 ? QString() : QStringLiteral("no run #%1 in %2").arg(id).arg(m_path);
+    return q.numRowsAffected() == 1 ? QString() : notChanged(*this, id, m_path);
 }
 
 QString HistoryDatabase::setRunNote(qint64 id, const QString &note)
@@ -49,7 +72,7 @@ QString HistoryDatabase::setRunNote(qint64 id, const QString &note)
     q.addBindValue(id);
     if (!q.exec())
         return q.lastError().text();
-    return q.numRowsAffected() == 1 ? QString() : QStringLiteral("no run #%1 in %2").arg(id).arg(m_path);
+    return q.numRowsAffected() == 1 ? QString() : notChanged(*this, id, m_path);
 }
 
 QString HistoryDatabase::tagRun(qint64 id, const QString &tag)
@@ -65,7 +88,7 @@ QString HistoryDatabase::tagRun(qint64 id, const QString &tag)
     q.addBindValue(tag);
     q.addBindValue(id);
     if (!q.exec())
-        return q.lastError().text();
+        return refused(q.lastError().text(), QStringLiteral("tag '%1'").arg(tag));
     return findRun(QString::number(id)) ? QString() : m_lastError;
 }
 
@@ -77,7 +100,12 @@ QString HistoryDatabase::untagRun(qint64 id, const QString &tag)
     q.addBindValue(tag);
     if (!q.exec())
         return q.lastError().text();
-    return q.numRowsAffected() == 1 ? QString() : QStringLiteral("run #%1 has no tag '%2'").arg(id).arg(tag);
+    if (q.numRowsAffected() == 1)
+        return {};
+    q.prepare(QStringLiteral("SELECT 1 FROM run_tags WHERE run = ? AND tag = ?"));
+    q.addBindValue(id);
+    q.addBindValue(tag);
+    return q.exec() && q.next() ? notChanged(*this, id, m_path) : QStringLiteral("run #%1 has no tag '%2'").arg(id).arg(tag);
 }
 
 QString HistoryDatabase::setRunArchived(qint64 id, bool archived)
@@ -88,7 +116,17 @@ QString HistoryDatabase::setRunArchived(qint64 id, bool archived)
     q.addBindValue(id);
     if (!q.exec())
         return q.lastError().text();
-    return q.numRowsAffected() == 1 ? QString() : QStringLiteral("no run #%1 in %2").arg(id).arg(m_path);
+    return q.numRowsAffected() == 1 ? QString() : notChanged(*this, id, m_path);
+}
+
+QString HistoryDatabase::mayChangeRun(qint64 id)
+{
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("UPDATE runs SET launcher_pid = launcher_pid WHERE id = ?"));
+    q.addBindValue(id);
+    if (!q.exec())
+        return q.lastError().text();
+    return q.numRowsAffected() == 1 ? QString() : notChanged(*this, id, m_path).replace(QStringLiteral("was not changed"), QStringLiteral("cannot be recorded"));
 }
 
 QStringList runFilesFor(const QString &databasePath, const QString &runId)
@@ -124,6 +162,8 @@ QString HistoryDatabase::deleteRun(qint64 id, QStringList *removed)
     q.addBindValue(id);
     if (!q.exec())
         return QStringLiteral("cannot delete run %1 (%2)").arg(run->runId, q.lastError().text());
+    if (q.numRowsAffected() != 1) // a row-level security policy: nothing deleted, so no file either
+        return notChanged(*this, id, m_path).replace(QStringLiteral("was not changed"), QStringLiteral("was not deleted"));
     // The rows are gone; the files go after them, so a failure here leaves files, never rows that
     // point at missing files.
     QStringList left;

@@ -112,6 +112,13 @@ bool takeKeyTerm(const QString &key, const QString &value, RunFilter &f, QString
             return false;
         }
         f.tags << value;
+    } else if (key == QLatin1String("owner")) {
+        for (const QString &o : value.split(QLatin1Char(','), Qt::SkipEmptyParts))
+            f.owners << o;
+        if (f.owners.isEmpty()) {
+            error = QStringLiteral("owner: needs a name (a database role, a user) or me");
+            return false;
+        }
     } else if (key == QLatin1String("after") || key == QLatin1String("before")) {
         const QDate day = QDate::fromString(value, Qt::ISODate);
         if (!day.isValid()) {
@@ -210,6 +217,18 @@ RunFilterSql runFilterSql(const RunFilter &f, HistoryEngine engine)
             out.binds << s;
         }
         clauses << QStringLiteral("r.status IN (%1)").arg(marks.join(QLatin1Char(',')));
+    }
+    if (!f.owners.isEmpty()) {
+        QStringList marks;
+        for (const QString &o : f.owners) {
+            if (o == QLatin1String("me")) {
+                marks << sqlOwner(engine);
+            } else {
+                marks << QStringLiteral("?");
+                out.binds << o;
+            }
+        }
+        clauses << QStringLiteral("r.owner IN (%1)").arg(marks.join(QLatin1Char(',')));
     }
     for (const QString &tag : f.tags) {
         clauses << QStringLiteral("EXISTS(SELECT 1 FROM run_tags t WHERE t.run = r.id AND t.tag = ?)");

@@ -3,6 +3,8 @@
 // note and tags; the rest are terms:
 //   status:failed[,stopped…]   the run's status (launching, running, completed, failed, stopped)
 //   tag:NAME                   runs carrying the tag
+//   owner:NAME, owner:me       runs NAME (a database role, or a user for a file) recorded; me:
+//                              whoever reads (the role connected, this user)
 //   after:YYYY-MM-DD           started on or after that day (local time)
 //   before:YYYY-MM-DD          started before that day
 //   archived:yes|no|any        archived runs are left out unless asked for
@@ -32,12 +34,13 @@ struct RunFilter {
     QStringList words;     // free text, every word must match
     QStringList statuses;  // any of them; empty: all
     QStringList tags;      // every one of them
+    QStringList owners;    // any of them; "me": whoever reads; empty: all
     QDate after, before;   // invalid: open
     enum class Archived { No, Yes, Any } archived = Archived::No;
     QList<PlanFieldCondition> fields;
     bool isEmpty() const
     {
-        return words.isEmpty() && statuses.isEmpty() && tags.isEmpty() && !after.isValid() && !before.isValid() &&
+        return words.isEmpty() && statuses.isEmpty() && tags.isEmpty() && owners.isEmpty() && !after.isValid() && !before.isValid() &&
                archived == Archived::No && fields.isEmpty();
     }
 };

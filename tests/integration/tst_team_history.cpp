@@ -25,6 +25,7 @@
 #include <QProcess>
 #include <QSet>
 #include <QRegularExpression>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
@@ -246,6 +247,86 @@ private slots:
         r = cli({QStringLiteral("--db"), QString(tcp).replace(ca, m_dir.filePath(QStringLiteral("not-the-ca.crt"))), QStringLiteral("runs")});
         QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("certificate")), qPrintable(failure(r)));
         qunsetenv("PGPASSFILE");
+    }
+
+    // "Only your own runs": every run records its role (runs.owner); with docs/history.md's
+    // row-level security policies, applied as written there, each role reads every run and
+    // changes only its own — another's tag, note, rename, archive, untag and delete refused and
+    // said so, nothing changed, a run not deleted keeping its files — and a lead changes any.
+    void onlyYourOwnRunsByPolicy()
+    {
+        const QString url = m_server.fresh(m_dir, {});
+        for (const char *role : {"ann", "bob", "lead"})
+            QCOMPARE(m_server.run(QStringLiteral("CREATE ROLE %1 LOGIN").arg(QLatin1String(role))), QString());
+        const QString docs = trellis::test::readAll(QStringLiteral(TRELLIS_SOURCE_DIR "/docs/history.md"));
+        const QString section = docs.section(QStringLiteral("### Who may change whose runs"), 1).section(QStringLiteral("```sql"), 1, 1).section(QStringLiteral("```"), 0, 0);
+        QVERIFY2(section.contains(QStringLiteral("ROW LEVEL SECURITY")), qPrintable(section));
+        {
+            HistoryDatabase owner; // the tables' owner makes them, grants, and adds the policies
+            QCOMPARE(owner.open(url, true), QString());
+            QSqlQuery q(owner.connection());
+            for (const QString &statement : {QStringLiteral("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ann, bob, lead"),
+                                             QStringLiteral("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ann, bob, lead")})
+                QVERIFY2(q.exec(statement), qPrintable(q.lastError().text()));
+            for (QString statement : section.split(QLatin1Char(';'))) {
+                statement = statement.split(QLatin1Char('\n')).filter(QRegularExpression(QStringLiteral("^(?!\\s*--)"))).join(QLatin1Char('\n')).trimmed();
+                if (!statement.isEmpty())
+                    QVERIFY2(q.exec(statement), qPrintable(statement + QStringLiteral(": ") + q.lastError().text()));
+            }
+        }
+        const auto as = [&](const char *role) { return QString(url).replace(QStringLiteral("trellis@"), QLatin1String(role) + QLatin1Char('@')); };
+        for (const char *role : {"ann", "bob"}) {
+            const Result r = cli({QStringLiteral("--db"), as(role), QStringLiteral("simulate"), QStringLiteral("--ranks"), QStringLiteral("2"),
+                                  QStringLiteral("--seconds"), QStringLiteral("1"), QStringLiteral("--quiet"), QStringLiteral("--run-id"),
+                                  QLatin1String(role) + QStringLiteral("-run")});
+            QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        }
+        Result r = cli({QStringLiteral("--db"), as("bob"), QStringLiteral("runs"), QStringLiteral("ann-run")});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("owner: ann")), qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), as("bob"), QStringLiteral("runs"), QStringLiteral("--filter"), QStringLiteral("owner:me")});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("bob-run")) && !r.out.contains(QStringLiteral("ann-run")), qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), as("bob"), QStringLiteral("runs"), QStringLiteral("--filter"), QStringLiteral("owner:ann")});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("ann-run")) && !r.out.contains(QStringLiteral("bob-run")), qPrintable(failure(r)));
+
+        const QString annFiles = m_dir.filePath(QStringLiteral("data/trellis/runs/simulated/ann-run.plan.json"));
+        QVERIFY(QFileInfo::exists(annFiles));
+        const QList<QStringList> edits = {{QStringLiteral("note"), QStringLiteral("ann-run"), QStringLiteral("bob was here")},
+                                          {QStringLiteral("rename"), QStringLiteral("ann-run"), QStringLiteral("bobs")},
+                                          {QStringLiteral("archive"), QStringLiteral("ann-run")},
+                                          {QStringLiteral("delete"), QStringLiteral("ann-run"), QStringLiteral("--yes")}};
+        for (const QStringList &edit : edits) {
+            r = cli(QStringList{QStringLiteral("--db"), as("bob"), QStringLiteral("runs")} + edit);
+            QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("the server let bob change none of it")) && r.err.contains(QStringLiteral("ann's")),
+                     qPrintable(edit.join(QLatin1Char(' ')) + QStringLiteral(": ") + failure(r)));
+        }
+        r = cli({QStringLiteral("--db"), as("bob"), QStringLiteral("runs"), QStringLiteral("tag"), QStringLiteral("ann-run"), QStringLiteral("bobs")});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("tag 'bobs' refused: a row-level security policy")), qPrintable(failure(r)));
+        QVERIFY(QFileInfo::exists(annFiles)); // not deleted: its files stay
+        r = cli({QStringLiteral("--db"), as("ann"), QStringLiteral("runs"), QStringLiteral("tag"), QStringLiteral("ann-run"), QStringLiteral("mine")});
+        QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), as("bob"), QStringLiteral("runs"), QStringLiteral("untag"), QStringLiteral("ann-run"), QStringLiteral("mine")});
+        QVERIFY2(r.code != 0 && r.err.contains(QStringLiteral("the server let bob change none of it")), qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), as("bob"), QStringLiteral("runs"), QStringLiteral("note"), QStringLiteral("bob-run"), QStringLiteral("my own")});
+        QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        r = cli({QStringLiteral("--db"), as("lead"), QStringLiteral("runs"), QStringLiteral("note"), QStringLiteral("ann-run"), QStringLiteral("seen by the lead")});
+        QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        { // adopting: a supervisor of another role is told before it takes the run over
+            HistoryDatabase asBob;
+            QCOMPARE(asBob.open(as("bob"), false), QString());
+            const QString e = asBob.mayChangeRun(asBob.findRun(QStringLiteral("ann-run"))->id);
+            QVERIFY2(e.contains(QStringLiteral("run ann-run cannot be recorded: the server let bob change none of it")), qPrintable(e));
+            QCOMPARE(asBob.mayChangeRun(asBob.findRun(QStringLiteral("bob-run"))->id), QString());
+        }
+        HistoryDatabase check;
+        QCOMPARE(check.open(url, false), QString());
+        const auto ann = check.findRun(QStringLiteral("ann-run"));
+        QVERIFY(ann.has_value());
+        QCOMPARE(ann->name, QStringLiteral("simulated-2"));
+        QCOMPARE(ann->note, QStringLiteral("seen by the lead"));
+        QCOMPARE(ann->tags, QStringList{QStringLiteral("mine")});
+        QVERIFY(!ann->archived);
+        QCOMPARE(ann->owner, QStringLiteral("ann"));
+        QCOMPARE(check.findRun(QStringLiteral("bob-run"))->note, QStringLiteral("my own"));
     }
 
     // The server goes away mid-run and comes back: the run goes on, says so, and loses nothing —

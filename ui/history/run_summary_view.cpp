@@ -63,6 +63,8 @@ void RunSummaryView::clear(const QString &hint)
 
 QString RunSummaryView::headline() const { return m_headline->text(); }
 
+QString RunSummaryView::details() const { return m_note->text(); }
+
 int RunSummaryView::eventCount() const { return m_events->count(); }
 
 int RunSummaryView::lossPoints() const { return m_loss->graphCount() ? m_loss->graph(0)->dataCount() : 0; }
@@ -114,6 +116,8 @@ void RunSummaryView::showSummary(const launcher::RunSummary &r)
         extra << tr("Tags: %1").arg(r.tags.join(QStringLiteral(", ")).toHtmlEscaped());
     if (!r.note.isEmpty())
         extra << r.note.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>"));
+    if (!r.owner.isEmpty())
+        extra << tr("Recorded by %1").arg(r.owner.toHtmlEscaped());
     if (const qsizetype colon = r.filesAt.indexOf(QLatin1Char(':')); colon > 0)
         extra << tr("Files: %1 on %2").arg(r.filesAt.mid(colon + 1).toHtmlEscaped(), r.filesAt.left(colon).toHtmlEscaped());
     m_note->setText(extra.join(QStringLiteral("<br>")));

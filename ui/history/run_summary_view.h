@@ -27,6 +27,8 @@ public:
     void clear(const QString &hint);
     qint64 runId() const { return m_id; }
     QString headline() const;
+    // Tags, note, who recorded it and where its files are, as shown under the figures.
+    QString details() const;
     int eventCount() const;
     int lossPoints() const;
 

@@ -89,6 +89,12 @@ void MainWindow::connectHistoryPanel()
             m_runSummary->showSummary(run);
     });
     connect(m_reader.get(), &launcher::HistoryReader::runsReady, this, [this](const QList<launcher::RunSummary> &runs) {
+        // The run shown, as the list now holds it: a tag, note or name just changed shows at once.
+        for (const launcher::RunSummary &r : runs)
+            if (r.id == m_runSummary->runId()) {
+                m_runSummary->showSummary(r);
+                break;
+            }
         if (m_selectWhenListed.isEmpty() || runs.isEmpty())
             return;
         for (const launcher::RunSummary &r : runs)

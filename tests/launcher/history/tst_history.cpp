@@ -97,6 +97,7 @@ private slots:
         const auto runs = db.listRuns();
         QCOMPARE(runs.size(), 2);
         QCOMPARE(runs[0].runId, QStringLiteral("run-b")); // newest first
+        QVERIFY(!runs[0].owner.isEmpty()); // who recorded it: the OS user, or the server's role
         QCOMPARE(runs[1].stepsDone, qint64(25));
         QCOMPARE(runs[1].status, QStringLiteral("completed"));
         QCOMPARE(db.findRun(QStringLiteral("last"))->runId, QStringLiteral("run-b"));
@@ -279,8 +280,9 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
+            QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_owner"))); // schema 16
             for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
-                                       "files_at"}) // schemas 14 and 15
+                                       "files_at", "owner"}) // schemas 14, 15 and 16
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("DROP TABLE run_tags")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
@@ -300,6 +302,7 @@ private slots:
         // Schema 14: the old run has no note, tags or figures yet, and can be tagged.
         QVERIFY(db.listRuns().first().note.isEmpty() && db.listRuns().first().tags.isEmpty());
         QCOMPARE(db.listRuns().first().figuresStep, qint64(-1));
+        QVERIFY(db.listRuns().first().owner.isEmpty()); // schema 16: recorded before owners were
         QCOMPARE(db.tagRun(db.listRuns().first().id, QStringLiteral("kept")), QString());
         QCOMPARE(db.listRuns().first().tags, QStringList{QStringLiteral("kept")});
         QCOMPARE(db.listRuns().first().runId, QStringLiteral("old-run"));
@@ -403,8 +406,9 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank")));
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
+            QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_owner"))); // schema 16
             for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
-                                       "files_at"}) // schemas 14 and 15
+                                       "files_at", "owner"}) // schemas 14, 15 and 16
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("DROP TABLE run_tags")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=10")));
@@ -464,8 +468,9 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
+            QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_owner"))); // schema 16
             for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
-                                       "files_at"}) // schemas 14 and 15
+                                       "files_at", "owner"}) // schemas 14, 15 and 16
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("DROP TABLE run_tags")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=6")));
@@ -541,8 +546,9 @@ private slots:
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command")));
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
+            QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_owner"))); // schema 16
             for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
-                                       "files_at"}) // schemas 14 and 15
+                                       "files_at", "owner"}) // schemas 14, 15 and 16
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN %1").arg(QLatin1String(column))));
             QVERIFY(q.exec(QStringLiteral("DROP TABLE run_tags")));
             QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=%1").arg(schema)));

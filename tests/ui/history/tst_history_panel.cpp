@@ -161,6 +161,12 @@ private slots:
             QCOMPARE(run.tags, run.runId == id("real-dp4") ? QStringList{QStringLiteral("baseline")} : QStringList{});
         QVERIFY(panel->noteSelected(QStringLiteral("the reference for the sweep")));
         QTRY_COMPARE_WITH_TIMEOUT(held(db, QStringLiteral("tag:baseline")).value(0).note, QStringLiteral("the reference for the sweep"), 10000);
+        // Who recorded it (the OS user here; the role on a server) is shown with its tags and note.
+        const QString owner = held(db, QStringLiteral("tag:baseline")).value(0).owner;
+        QVERIFY(!owner.isEmpty());
+        QTRY_VERIFY2_WITH_TIMEOUT(summary->details().contains(QStringLiteral("Recorded by %1").arg(owner)), qPrintable(summary->details()), 10000);
+        QTRY_VERIFY2_WITH_TIMEOUT(summary->details().contains(QStringLiteral("Tags: baseline")) && summary->details().contains(QStringLiteral("the reference for the sweep")),
+                                  qPrintable(summary->details()), 10000);
 
         // 3. Every run again; sorted by tokens/s (each ended run's figures computed meanwhile),
         // highest first after a second click, as the history holds them.
