@@ -177,6 +177,11 @@ const char *const kSchemaV15[] = {
 const char *const kSchemaV16[] = {
     "ALTER TABLE runs ADD COLUMN owner TEXT",
     "CREATE INDEX IF NOT EXISTS runs_owner ON runs(owner)",
+    // Which spooled runs a server holds already (history_spool.h): a spool's run is merged in the
+    // transaction that records it here, so a merge done again (the spool not removed after it, a
+    // commit whose answer was lost) merges nothing twice.
+    "CREATE TABLE IF NOT EXISTS spool_merges(spool TEXT NOT NULL, run_id TEXT NOT NULL, merged_at TEXT NOT NULL,"
+    " PRIMARY KEY(spool, run_id))",
 };
 
 } // namespace

@@ -6,10 +6,12 @@
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
+#include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QUuid>
 
 #include <cerrno>
 #include <signal.h>
@@ -102,7 +104,12 @@ QString spoolPathFor(const QString &server)
 {
     if (!isServerHistory(server))
         return {};
-    return historyLocalFolder(server) + QStringLiteral("/spool/%1-%2.sqlite").arg(spoolStem(server)).arg(QCoreApplication::applicationPid());
+    // The random part names this spool alone (a second outage in the same process gets another):
+    // the server records each run merged from it by that name (spool_merges).
+    return historyLocalFolder(server) + QStringLiteral("/spool/%1-%2-%3.sqlite")
+                                            .arg(spoolStem(server))
+                                            .arg(QCoreApplication::applicationPid())
+                                            .arg(QUuid::createUuid().toString(QUuid::Id128));
 }
 
 QStringList leftoverSpools(const QString &server)
@@ -112,7 +119,7 @@ QStringList leftoverSpools(const QString &server)
     QStringList out;
     const QDir dir(historyLocalFolder(server) + QStringLiteral("/spool"));
     for (const QFileInfo &f : dir.entryInfoList({spoolStem(server) + QStringLiteral("-*.sqlite")}, QDir::Files)) {
-        const qint64 pid = f.completeBaseName().section(QLatin1Char('-'), 1).toLongLong();
+        const qint64 pid = f.completeBaseName().section(QLatin1Char('-'), 1, 1).toLongLong();
         if (pid > 0 && pid != QCoreApplication::applicationPid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
             out << f.absoluteFilePath();
     }
@@ -142,10 +149,32 @@ QString mergeSpool(HistoryDatabase &spool, HistoryDatabase &server, qint64 *rows
     while (runs.next())
         spooled.append({runs.value(0).toLongLong(), runs.value(1).toString()});
     runs.finish();
+    const QString name = QFileInfo(spool.path()).completeBaseName(); // unique to this spool (spoolPathFor)
     for (const auto &[spoolId, runId] : spooled) {
         if (!to.transaction())
             return to.lastError().text();
-        if (const QString e = mergeRun(from, to, spoolId, runId, rows); !e.isEmpty()) {
+        QSqlQuery q(to);
+        q.prepare(QStringLiteral("SELECT 1 FROM spool_merges WHERE spool = ? AND run_id = ?"));
+        q.addBindValue(name);
+        q.addBindValue(runId);
+        if (!q.exec()) {
+            const QString e = q.lastError().text();
+            to.rollback();
+            return QStringLiteral("run %1: %2").arg(runId, e);
+        }
+        const bool already = q.next(); // merged before; the spool was not removed after it
+        q.finish();
+        QString e;
+        if (!already) {
+            e = mergeRun(from, to, spoolId, runId, rows);
+            q.prepare(QStringLiteral("INSERT INTO spool_merges(spool, run_id, merged_at) VALUES(?, ?, ?)"));
+            q.addBindValue(name);
+            q.addBindValue(runId);
+            q.addBindValue(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
+            if (e.isEmpty() && !q.exec())
+                e = q.lastError().text();
+        }
+        if (!e.isEmpty()) {
             to.rollback();
             return QStringLiteral("run %1: %2").arg(runId, e);
         }
@@ -153,7 +182,7 @@ QString mergeSpool(HistoryDatabase &spool, HistoryDatabase &server, qint64 *rows
             return QStringLiteral("run %1: %2").arg(runId, to.lastError().text());
         QSqlQuery done(from);
         if (!done.exec(QStringLiteral("DELETE FROM runs WHERE id = %1").arg(spoolId)))
-            return done.lastError().text(); // merged but still spooled: merged again later, duplicate blocks read once
+            return done.lastError().text(); // merged but still spooled: the next merge finds it in spool_merges
     }
     return {};
 }

@@ -1,6 +1,6 @@
 // The local spool of a team's history (docs/history.md, "When the server goes away"). While a
 // supervisor's PostgreSQL server cannot be reached, its writer commits each batch into an SQLite
-// file of the same schema on this machine — ~/.local/share/trellis/spool/<server>.sqlite — and
+// file of the same schema on this machine — ~/.local/share/trellis/spool/<server>-<pid>-<id>.sqlite — and
 // acknowledges it from there, so neither the ranks nor the supervisor hold what was received. Once
 // the server is back (or when the next writer for that server starts, if it never came back in
 // this one's life) the spool is merged into it, a run per transaction, and what was merged leaves
@@ -28,6 +28,8 @@ QString spoolRuns(HistoryDatabase &spool, const QStringList &runIds);
 // launch commands, each rank's newest fields and telemetry cursor, and every report, event, span,
 // routing row and stall. A run per transaction; a merged run leaves the spool. Sets *rows to the
 // rows merged. "" when the spool is empty afterwards, else why not (what was not merged stays).
+// Each run's transaction records (spool name, run) in the server's spool_merges: a run found there
+// is not merged again, only removed from the spool.
 QString mergeSpool(HistoryDatabase &spool, HistoryDatabase &server, qint64 *rows = nullptr);
 
 } // namespace trellis::launcher
