@@ -10,6 +10,7 @@ max="${2:-67108864}"
 mpi=(mpirun -np "$ranks" --oversubscribe --bind-to none --mca btl_vader_single_copy_mechanism none
      -x OPENBLAS_NUM_THREADS=1)
 [ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
+cmake --build build --target bench_bare_allreduce > /dev/null # benchmarks are not in the default build
 ours=$(mktemp) bare=$(mktemp)
 "${mpi[@]}" build/bin/trellis-trainer --bench-collectives --ops all_reduce --max-bytes "$max" | grep '^all_reduce' > "$ours"
 "${mpi[@]}" build/bin/bench_bare_allreduce "$max" | grep '^all_reduce' > "$bare"

@@ -11,6 +11,7 @@ cd "$(dirname "$0")/../.."
 steps="${1:-8}"
 stages="${3:-4}"
 micro="${2:-8}"
+cmake --build build --target bench_bubble_from_trace > /dev/null # benchmarks are not in the default build
 work=$(mktemp -d)
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 corpus="$PWD/resources/corpus/licenses.txt"
