@@ -4,6 +4,7 @@
 #include "launcher/history/history_database.h"
 
 #include "launcher/history/history_digest.h"
+#include "launcher/history/history_engine.h"
 #include "launcher/history/run_files.h"
 #include "launcher/metrics/dashboard_snapshot.h"
 #include "launcher/statistics.h"
@@ -26,17 +27,18 @@ bool stillGoing(const QString &status)
 
 // Why an edit changed no row: the run is gone, or — on a server — a row-level security policy
 // keeps it to its owner (docs/history.md: PostgreSQL changes no row then, and says nothing).
-QString notChanged(HistoryDatabase &db, qint64 id, const QString &path)
+// `what` says what did not happen to it ("was not changed", "was not deleted", …).
+QString notChanged(HistoryDatabase &db, qint64 id, const QString &path, const QString &what = QStringLiteral("was not changed"))
 {
     const std::optional<RunSummary> run = db.findRun(QString::number(id));
     if (!run)
         return QStringLiteral("no run #%1 in %2").arg(id).arg(path);
     QString role = QStringLiteral("this role");
-    if (QSqlQuery q(db.connection()); db.engine() == HistoryEngine::Postgres && q.exec(QStringLiteral("SELECT current_user")) && q.next())
+    if (QSqlQuery q(db.connection()); q.exec(QStringLiteral("SELECT ") + sqlOwner(db.engine())) && q.next())
         role = q.value(0).toString();
-    return QStringLiteral("run %1 was not changed: the server let %2 change none of it (a row-level security policy keeps a run "
-                          "to its owner, and this one is %3's)")
-        .arg(run->runId, role, run->owner.isEmpty() ? QStringLiteral("no one") : run->owner);
+    return QStringLiteral("run %1 %2: the server let %3 change none of it (a row-level security policy keeps a run "
+                          "to its owner, and this one is %4's)")
+        .arg(run->runId, what, role, run->owner.isEmpty() ? QStringLiteral("no one") : run->owner);
 }
 
 // The server's refusal of a new row (a tag) by a row-level security policy, said as a person reads it.
@@ -126,7 +128,7 @@ QString HistoryDatabase::mayChangeRun(qint64 id)
     q.addBindValue(id);
     if (!q.exec())
         return q.lastError().text();
-    return q.numRowsAffected() == 1 ? QString() : notChanged(*this, id, m_path).replace(QStringLiteral("was not changed"), QStringLiteral("cannot be recorded"));
+    return q.numRowsAffected() == 1 ? QString() : notChanged(*this, id, m_path, QStringLiteral("cannot be recorded"));
 }
 
 QStringList runFilesFor(const QString &databasePath, const QString &runId)
@@ -163,7 +165,7 @@ QString HistoryDatabase::deleteRun(qint64 id, QStringList *removed)
     if (!q.exec())
         return QStringLiteral("cannot delete run %1 (%2)").arg(run->runId, q.lastError().text());
     if (q.numRowsAffected() != 1) // a row-level security policy: nothing deleted, so no file either
-        return notChanged(*this, id, m_path).replace(QStringLiteral("was not changed"), QStringLiteral("was not deleted"));
+        return notChanged(*this, id, m_path, QStringLiteral("was not deleted"));
     // The rows are gone; the files go after them, so a failure here leaves files, never rows that
     // point at missing files.
     QStringList left;
