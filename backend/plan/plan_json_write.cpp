@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -198,12 +200,18 @@ Result<bool> savePlanFile(const Plan &plan, const std::string &path)
 {
     const std::string temp = path + ".tmp";
     {
+        errno = 0;
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
         if (!out)
-            return Result<bool>::failure("", temp + ": cannot be written");
+            return Result<bool>::failure("", temp + ": cannot be written" + (errno ? " (" + std::string(std::strerror(errno)) + ")" : std::string()));
         out << planToJson(plan) << "\n";
-        if (!out.flush())
-            return Result<bool>::failure("", temp + ": write failed");
+        if (!out.flush()) {
+            const int error = errno;
+            out.close();
+            std::error_code ignored;
+            std::filesystem::remove(temp, ignored);
+            return Result<bool>::failure("", temp + ": write failed" + (error ? " (" + std::string(std::strerror(error)) + ")" : std::string()));
+        }
     }
     std::error_code ec;
     std::filesystem::rename(temp, path, ec);

@@ -61,9 +61,17 @@ StallTracker::Update StallTracker::observe(const std::optional<HangReport> &repo
         s.namedMs = nowMs;
         s.startMs = nowMs - std::max<std::int64_t>(0, report->silent ? report->silentMs : report->waitedMs);
         m_current = s;
+        m_silentSinceMs = s.silent ? s.startMs : -1;
         u.started = s;
-    } else if (same && m_current->waiting.size() < report->waiting.size()) {
-        m_current->waiting = sorted(report->waiting); // more ranks have come to wait
+    } else if (same) {
+        if (m_current->waiting.size() < report->waiting.size())
+            m_current->waiting = sorted(report->waiting); // more ranks have come to wait
+        // A holder named while busy (in a collective, not moving) that has since gone silent: its
+        // silence is counted from when it began, not from when the stall was named.
+        if (report->silent && !m_current->silent) {
+            m_current->silent = true;
+            m_silentSinceMs = nowMs - std::max<std::int64_t>(0, report->silentMs);
+        }
     }
     return u;
 }
@@ -78,6 +86,7 @@ std::optional<StallRecord> StallTracker::close(std::int64_t nowMs)
     m_current.reset();
     m_stoppedSinceMs.clear();
     m_goneSinceMs.clear();
+    m_silentSinceMs = -1;
     return s;
 }
 
@@ -96,9 +105,11 @@ std::optional<HangVerdict> StallTracker::decide(std::int64_t nowMs, const std::m
         v.holder = rank;
         v.silent = s.silent;
         const std::string who = "rank " + std::to_string(rank);
+        // A gone process is certain whether the holder was silent or busy when named: nothing of it
+        // can move again. The grace is for mpirun's own report of how it ended.
         if (h.gone) {
             const std::int64_t since = m_goneSinceMs.emplace(rank, nowMs).first->second;
-            if (s.silent && nowMs - since >= m_rule.crashGraceMs) {
+            if (nowMs - since >= m_rule.crashGraceMs) {
                 v.reason = who + "'s process is gone (" + seconds(nowMs - since) + " without mpirun's report of how it ended)";
                 return v;
             }
@@ -115,8 +126,8 @@ std::optional<HangVerdict> StallTracker::decide(std::int64_t nowMs, const std::m
             continue;
         }
         m_stoppedSinceMs.erase(rank); // continued: the confirmation starts again if it stops again
-        if (s.silent && !h.local && lasted >= m_rule.confirmMs) {
-            v.reason = who + " has been silent for " + seconds(lasted) + " and its host cannot be looked at from here " +
+        if (const std::int64_t silentFor = s.silent ? nowMs - m_silentSinceMs : 0; s.silent && !h.local && silentFor >= m_rule.confirmMs) {
+            v.reason = who + " has been silent for " + seconds(silentFor) + " and its host cannot be looked at from here " +
                        "(launch.hang_confirm_s " + seconds(m_rule.confirmMs) + ")";
             return v;
         }

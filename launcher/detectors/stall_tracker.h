@@ -97,6 +97,7 @@ private:
     std::vector<StallRecord> m_history;
     std::map<int, std::int64_t> m_stoppedSinceMs; // holder -> first seen stopped in this stall
     std::map<int, std::int64_t> m_goneSinceMs;    // holder -> first seen gone in this stall
+    std::int64_t m_silentSinceMs = -1;            // since when the stall's holders are silent (-1: busy, not silent)
     int m_count = 0;
 };
 

@@ -27,6 +27,9 @@
 #include <QRegularExpression>
 #include <QSqlDriver>
 #include <QSqlError>
+
+#include <sqlite3.h>
+#include <sys/statvfs.h>
 #include <QSqlQuery>
 #include <QStandardPaths>
 #include <QVariant>
@@ -116,6 +119,19 @@ bool HistoryDatabase::connectionLost() const
     return !connection || PQstatus(connection) != CONNECTION_OK;
 }
 
+// "its file system is full" or "… read-only" for the folder of `path`; "" when neither.
+QString fileSystemTrouble(const QString &path)
+{
+    struct statvfs fs {};
+    if (::statvfs(QFile::encodeName(QFileInfo(path).absolutePath()).constData(), &fs) != 0)
+        return {};
+    if (fs.f_flag & ST_RDONLY)
+        return QStringLiteral("its file system is read-only (Read-only file system)");
+    if (fs.f_bavail == 0)
+        return QStringLiteral("its file system is full (No space left on device)");
+    return {};
+}
+
 QString HistoryDatabase::open(const QString &path, bool create)
 {
     m_path = path;
@@ -201,7 +217,12 @@ QString HistoryDatabase::openFile(const QString &path, bool create)
     // A file that is not SQLite fails on its first real read, not on open().
     if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master"))) {
         const QString why = q.lastError().text();
+        const bool notSqlite = (q.lastError().nativeErrorCode().toInt() & 0xff) == SQLITE_NOTADB;
         m_db.close();
+        // A WAL database's first read makes its -wal and -shm files: a full or read-only file
+        // system fails it with SQLite's vague words, so say which it is.
+        if (const QString trouble = fileSystemTrouble(path); !notSqlite && !trouble.isEmpty())
+            return QStringLiteral("history database %1 cannot be written: %2 (%3)").arg(path, trouble, why);
         return QStringLiteral("history database %1: not a SQLite database (%2)").arg(path, why);
     }
     q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
@@ -239,10 +260,10 @@ int HistoryDatabase::closeAbandonedRuns(const RunLiveness &liveness)
         if (liveJobs.contains(q.value(3).toString()))
             continue; // its supervisor died but its job goes on: someone may adopt it
         if (q.value(2).isNull())
-            abandoned.append({q.value(0).toLongLong(), QStringLiteral("its launcher is unknown and no longer writes to this history")});
+            abandoned.append({q.value(0).toLongLong(), QLatin1String(kAbandonedPrefix) + QStringLiteral("is unknown and no longer writes to this history")});
         else if (launcherHost == host && !liveness.processAlive(pid))
             abandoned.append({q.value(0).toLongLong(),
-                              QStringLiteral("its launcher (%1, pid %2) ended while the run was going; how the ranks ended is unknown")
+                              QLatin1String(kAbandonedPrefix) + QStringLiteral("(%1, pid %2) ended while the run was going; how the ranks ended is unknown")
                                   .arg(launcherHost)
                                   .arg(pid)});
     }

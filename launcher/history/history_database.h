@@ -25,6 +25,10 @@ std::vector<qint64> unpackCounts(const QByteArray &bytes);
 // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
 inline constexpr int kHistorySchemaVersion = 16;
 
+// "its file system is full" or "its file system is read-only" for the folder holding `path` (a
+// file history); "" when it is neither. Said beside SQLite's own, vaguer words.
+QString fileSystemTrouble(const QString &path);
+
 class HistoryDatabase {
 public:
     // Installs how open() tells abandoned runs (process-wide; set once, before any open). Without
@@ -45,6 +49,9 @@ public:
     // Marks runs still launching or running whose launcher process on this host is gone as failed,
     // with the reason; returns how many. open() does it.
     int closeAbandonedRuns(const RunLiveness &liveness);
+    // How the error of a run closed by closeAbandonedRuns begins: a guess made without the run's
+    // own supervisor, which that supervisor's spool may correct (history_spool.h).
+    static constexpr char kAbandonedPrefix[] = "its launcher ";
     bool isOpen() const;
     // PostgreSQL: the server went away (its connection is broken); always false for SQLite.
     bool connectionLost() const;

@@ -286,26 +286,29 @@ bool applyOp(ApplyContext &c, const CursorOp &o)
 } // namespace
 
 // Applies one operation; runIds maps user-facing run ids to row ids (filled by NewRunOp).
-bool applyWriteOp(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, QString &error, FastRows *fast)
+bool applyWriteOp(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, QString &error, QString &code, FastRows *fast)
 {
     QSqlQuery q(db);
     ApplyContext c{db, db.driverName() == QLatin1String("QPSQL") ? HistoryEngine::Postgres : HistoryEngine::Sqlite, runIds, fast, q,
                    error};
     const bool ok = std::visit([&](const auto &o) { return applyOp(c, o); }, op);
-    if (!ok && error.isEmpty())
+    if (!ok && error.isEmpty()) {
         error = q.lastError().text();
+        code = q.lastError().nativeErrorCode();
+    }
     return ok;
 }
 
 // The operations of a batch in the order they are written. Acknowledgement cursors come with
 // every drained batch: only the furthest of each run is written, once, after the rest (a reset —
 // a new launch attempt — first writes what came before it). Merged cursors live in `merged`.
-std::vector<const WriteOp *> inWriteOrder(const std::deque<WriteOp> &batch, std::deque<WriteOp> &merged)
+std::vector<const WriteOp *> inWriteOrder(const std::vector<const WriteOp *> &batch, std::deque<WriteOp> &merged)
 {
     std::vector<const WriteOp *> order;
     order.reserve(batch.size());
     std::map<QString, CursorOp> cursors;
-    for (const auto &op : batch) {
+    for (const WriteOp *each : batch) {
+        const WriteOp &op = *each;
         const auto *cursor = std::get_if<CursorOp>(&op);
         if (cursor && !cursor->reset) {
             CursorOp &m = cursors.try_emplace(cursor->runId, CursorOp{cursor->runId, {}, {}, false, {}}).first->second;

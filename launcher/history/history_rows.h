@@ -182,11 +182,12 @@ private:
 };
 
 // Applies one operation; runIds maps user-facing run ids to row ids (filled by NewRunOp). False
-// with `error` saying why.
-bool applyWriteOp(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, QString &error, FastRows *fast);
+// with `error` saying why and `code` the database's own code for it (SQLite's result code,
+// PostgreSQL's SQLSTATE; "" when the failure is this code's own, e.g. an unknown run).
+bool applyWriteOp(QSqlDatabase &db, QHash<QString, qint64> &runIds, const WriteOp &op, QString &error, QString &code, FastRows *fast);
 
 // The operations of a batch in the order they are written (acknowledgement cursors merged per
 // run, after the rest); merged cursors live in `merged`.
-std::vector<const WriteOp *> inWriteOrder(const std::deque<WriteOp> &batch, std::deque<WriteOp> &merged);
+std::vector<const WriteOp *> inWriteOrder(const std::vector<const WriteOp *> &batch, std::deque<WriteOp> &merged);
 
 } // namespace trellis::launcher

@@ -32,7 +32,8 @@ QString mergeRanks(QSqlDatabase &from, QSqlDatabase &to, qint64 spoolId, qint64 
         return read.lastError().text();
     QSqlQuery write(to);
     // The spool's fields are the newer: they replace the server's where the spool has them; its
-    // telemetry cursor is the newest one received (0: the rank only said hello while spooled).
+    // telemetry cursor only moves forward (a spool merged after the server heard more — another
+    // supervisor's merge, the run gone on there — never takes a rank's cursor back).
     write.prepare(QStringLiteral(
         "INSERT INTO ranks(run, rank, host, pid, device, dp, tp, pp, cp, exit_code, dropped, received_seq, goodbye_seq, lost,"
         " precision, kernels, threads) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(run, rank) DO UPDATE SET"
@@ -41,7 +42,7 @@ QString mergeRanks(QSqlDatabase &from, QSqlDatabase &to, qint64 spoolId, qint64 
         " dp = coalesce(excluded.dp, ranks.dp), tp = coalesce(excluded.tp, ranks.tp), pp = coalesce(excluded.pp, ranks.pp),"
         " cp = coalesce(excluded.cp, ranks.cp), exit_code = coalesce(excluded.exit_code, ranks.exit_code),"
         " dropped = greatest(excluded.dropped, ranks.dropped),"
-        " received_seq = CASE WHEN coalesce(excluded.received_seq, 0) > 0 THEN excluded.received_seq ELSE ranks.received_seq END,"
+        " received_seq = greatest(coalesce(excluded.received_seq, 0), coalesce(ranks.received_seq, 0)),"
         " goodbye_seq = coalesce(excluded.goodbye_seq, ranks.goodbye_seq), lost = greatest(excluded.lost, ranks.lost),"
         " precision = coalesce(nullif(excluded.precision, ''), ranks.precision),"
         " kernels = coalesce(nullif(excluded.kernels, ''), ranks.kernels), threads = coalesce(nullif(excluded.threads, 0), ranks.threads)"));
@@ -55,20 +56,44 @@ QString mergeRanks(QSqlDatabase &from, QSqlDatabase &to, qint64 spoolId, qint64 
     return {};
 }
 
+// Whether a spooled status moves the server's record of a run forward: a run that ended there keeps
+// its end unless the spool's is later, or the server's end was only another Trellis's guess that
+// the run was abandoned (its supervisor gone, the spool not merged yet) and the spool has the end
+// the supervisor itself recorded; one still going takes the spool's status unless that is behind
+// (launching behind running behind an end).
+bool movesForward(const QString &spooled, const QString &spooledEnd, const QString &server, const QString &serverEnd,
+                  const QString &serverError)
+{
+    const auto order = [](const QString &status) {
+        const RunState s = runStateFromString(status);
+        return s == RunState::Completed || s == RunState::Failed || s == RunState::Stopped ? 2 : s == RunState::Running ? 1 : 0;
+    };
+    if (!serverEnd.isEmpty()) {
+        if (spooledEnd.isEmpty())
+            return false;
+        return serverError.startsWith(QLatin1String(HistoryDatabase::kAbandonedPrefix)) ||
+               QDateTime::fromString(spooledEnd, Qt::ISODateWithMs) > QDateTime::fromString(serverEnd, Qt::ISODateWithMs);
+    }
+    return !spooledEnd.isEmpty() || order(spooled) >= order(server);
+}
+
 QString mergeRun(QSqlDatabase &from, QSqlDatabase &to, qint64 spoolId, const QString &runId, qint64 *rows)
 {
     QSqlQuery q(to);
-    q.prepare(QStringLiteral("SELECT id FROM runs WHERE run_id = ?"));
+    q.prepare(QStringLiteral("SELECT id, status, ended_at, error FROM runs WHERE run_id = ?"));
     q.addBindValue(runId);
     if (!q.exec())
         return q.lastError().text();
     if (!q.next()) // created while the server was away: the spool holds all of it
         return copyRunTo(from, to, spoolId);
     const qint64 serverId = q.value(0).toLongLong();
+    const QString serverStatus = q.value(1).toString(), serverEnd = q.value(2).toString(), serverError = q.value(3).toString();
+    q.finish();
     QSqlQuery run(from);
     if (!run.exec(QStringLiteral("SELECT status, ended_at, exit_code, error, launch_command FROM runs WHERE id = %1").arg(spoolId)) || !run.next())
         return run.lastError().text();
-    if (run.value(0).toString() != QLatin1String("spooled")) {
+    if (run.value(0).toString() != QLatin1String("spooled") &&
+        movesForward(run.value(0).toString(), run.value(1).toString(), serverStatus, serverEnd, serverError)) {
         q.prepare(QStringLiteral("UPDATE runs SET status = ?, ended_at = ?, exit_code = ?, error = ? WHERE id = ?"));
         for (int i = 0; i < 4; ++i)
             q.addBindValue(run.value(i));
@@ -153,27 +178,24 @@ QString mergeSpool(HistoryDatabase &spool, HistoryDatabase &server, qint64 *rows
     for (const auto &[spoolId, runId] : spooled) {
         if (!to.transaction())
             return to.lastError().text();
+        // The run is claimed first: another supervisor merging the same spool at the same moment
+        // waits on this row until this transaction ends, then finds it (its claim inserts nothing)
+        // and merges nothing; one whose merge rolled back leaves the claim to the next.
         QSqlQuery q(to);
-        q.prepare(QStringLiteral("SELECT 1 FROM spool_merges WHERE spool = ? AND run_id = ?"));
+        q.prepare(QStringLiteral("INSERT INTO spool_merges(spool, run_id, merged_at) VALUES(?, ?, ?) ON CONFLICT(spool, run_id) DO NOTHING"));
         q.addBindValue(name);
         q.addBindValue(runId);
+        q.addBindValue(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
         if (!q.exec()) {
             const QString e = q.lastError().text();
             to.rollback();
             return QStringLiteral("run %1: %2").arg(runId, e);
         }
-        const bool already = q.next(); // merged before; the spool was not removed after it
+        const bool already = q.numRowsAffected() == 0; // merged before (or by another just now)
         q.finish();
         QString e;
-        if (!already) {
+        if (!already)
             e = mergeRun(from, to, spoolId, runId, rows);
-            q.prepare(QStringLiteral("INSERT INTO spool_merges(spool, run_id, merged_at) VALUES(?, ?, ?)"));
-            q.addBindValue(name);
-            q.addBindValue(runId);
-            q.addBindValue(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
-            if (e.isEmpty() && !q.exec())
-                e = q.lastError().text();
-        }
         if (!e.isEmpty()) {
             to.rollback();
             return QStringLiteral("run %1: %2").arg(runId, e);

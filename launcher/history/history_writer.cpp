@@ -7,6 +7,7 @@
 
 #include "launcher/history/history_database.h"
 #include "launcher/history/history_spool.h"
+#include "launcher/history/history_transaction.h"
 #include "launcher/history_location.h"
 #include "launcher/history/step_blocks.h"
 
@@ -26,7 +27,15 @@
 
 namespace trellis::launcher {
 
-HistoryWriter::HistoryWriter(QString path, int flushIntervalMs) : m_path(std::move(path)), m_flushIntervalMs(flushIntervalMs) {}
+HistoryWriter::HistoryWriter(QString path, int flushIntervalMs) : m_path(std::move(path)), m_flushIntervalMs(flushIntervalMs)
+{
+    // The bound on what waits in memory while the history cannot be written (docs/history.md):
+    // TRELLIS_HISTORY_MAX_KEPT_OPS lowers it (tests, small machines).
+    bool ok = false;
+    const qulonglong bound = qEnvironmentVariable("TRELLIS_HISTORY_MAX_KEPT_OPS").toULongLong(&ok);
+    if (ok && bound > 0)
+        m_maxKeptOps = static_cast<std::size_t>(bound);
+}
 
 HistoryWriter::~HistoryWriter() { stop(); }
 
@@ -111,107 +120,38 @@ FileIdentity identityOf(const QString &path)
     return {true, st.st_dev, st.st_ino};
 }
 
-bool isBusy(const QSqlError &e)
-{
-    // SQLITE_BUSY (5) and SQLITE_LOCKED (6): another connection holds the lock.
-    const QString code = e.nativeErrorCode();
-    return code == QLatin1String("5") || code == QLatin1String("6") || e.text().contains(QLatin1String("locked"));
-}
-
-struct TransactionOutcome {
-    bool busy = false; // the database is locked: roll back and keep the batch
-    bool unreachable = false; // the server went away: keep the batch, connect again
-    QString firstError;
-    qint64 rows = 0;
-};
-
-// PostgreSQL: tells whoever LISTENs on the channel (HistoryReader: another user's workbench) which
-// runs this transaction wrote to, once a run; delivered when it commits, never if it rolls back.
-void notifyReaders(QSqlDatabase &c, const std::vector<const WriteOp *> &order, const std::set<const WriteOp *> &skipped)
-{
-    std::set<QString> runs;
-    for (const WriteOp *op : order)
-        if (!skipped.count(op))
-            runs.insert(std::visit([](const auto &o) { return o.runId; }, *op));
-    QSqlQuery notify(c);
-    notify.prepare(QStringLiteral("SELECT pg_notify('%1', ?)").arg(QLatin1String(kHistoryChannel)));
-    for (const QString &runId : runs) {
-        notify.bindValue(0, runId);
-        notify.exec(); // a notice not sent costs a reader its refresh, never a row
-    }
-}
-
-// Begins a transaction on `c`, applies `batch` in write order and commits it. A failing
-// operation is reported and the rest written: SQLite goes on after a failed statement, while
-// PostgreSQL aborts the whole transaction, so there the batch is written again without it.
-TransactionOutcome writeTransaction(HistoryDatabase &db, QHash<QString, qint64> &runIds, FastRows &fast,
-                                    const std::deque<WriteOp> &batch)
+// A first write at start: a history that cannot take one (a full or read-only disk) is refused
+// before any rank starts, rather than found out by the first batch. SQLite only: rewriting the
+// header's user_version is a real page written and committed.
+QString probeWrite(HistoryDatabase &db)
 {
     QSqlDatabase &c = db.connection();
-    const bool abortsOnError = c.driverName() == QLatin1String("QPSQL");
-    std::deque<WriteOp> coalesced;
-    const std::vector<const WriteOp *> order = inWriteOrder(batch, coalesced);
-    std::set<const WriteOp *> skipped;
-    QString firstFailure; // of an operation left out of the batch written again
-    for (;;) {
-        TransactionOutcome out;
-        out.busy = !c.transaction() && isBusy(c.lastError());
-        if (fast.ready())
-            fast.begin();
-        const WriteOp *failed = nullptr;
-        for (const WriteOp *op : order) {
-            if (out.busy || failed)
-                break;
-            if (skipped.count(op))
-                continue;
-            QString e;
-            if (applyWriteOp(c, runIds, *op, e, &fast)) {
-                out.rows += std::holds_alternative<StepOp>(*op) ? static_cast<qint64>(std::get<StepOp>(*op).rows.size()) : 1;
-                continue;
-            }
-            if (e.contains(QLatin1String("locked")) || isBusy(c.lastError())) {
-                out.busy = true;
-                break;
-            }
-            if (db.connectionLost()) {
-                out.unreachable = true;
-                out.firstError = e;
-                return out;
-            }
-            if (out.firstError.isEmpty())
-                out.firstError = e;
-            if (abortsOnError)
-                failed = op;
-        }
-        if (failed) {
-            if (firstFailure.isEmpty())
-                firstFailure = out.firstError;
-            c.rollback();
-            runIds.clear(); // ids inserted in the rolled-back transaction are gone
-            skipped.insert(failed);
-            continue;
-        }
-        if (abortsOnError && !out.busy)
-            notifyReaders(c, order, skipped);
-        if (QString e; !out.busy && fast.ready() && !fast.writeBlocks(e)) {
-            if (e.contains(QLatin1String("locked")))
-                out.busy = true;
-            else if (out.firstError.isEmpty())
-                out.firstError = e;
-        }
-        if (!out.busy && !c.commit()) {
-            out.busy = isBusy(c.lastError());
-            out.unreachable = db.connectionLost();
-            out.firstError = c.lastError().text();
-        }
-        if (!out.unreachable && db.connectionLost()) {
-            out.unreachable = true;
-            out.firstError = QStringLiteral("the connection to the server was lost");
-        }
-        if (!firstFailure.isEmpty())
-            out.firstError = firstFailure;
-        return out;
-    }
+    if (c.driverName() != QLatin1String("QSQLITE"))
+        return {};
+    QSqlQuery q(c);
+    if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next())
+        return q.lastError().text();
+    const int version = q.value(0).toInt();
+    q.finish();
+    // A lock held by another process is not a refusal: the writer waits it out as it would later.
+    const auto refused = [&](const QSqlError &e) {
+        c.rollback();
+        return classifyWriteFailure(e.nativeErrorCode(), e.text(), false, false) == WriteFailure::Locked ? QString() : e.text();
+    };
+    if (!c.transaction())
+        return refused(c.lastError());
+    if (!q.exec(QStringLiteral("PRAGMA user_version=%1").arg(version)))
+        return refused(q.lastError());
+    if (!c.commit())
+        return refused(c.lastError());
+    return {};
+}
+
+QString kindName(const WriteOp &op)
+{
+    static const char *const names[] = {"run", "run status", "rank", "launch command", "step reports", "collective report",
+                                        "expert load", "spans", "event", "stall", "telemetry cursor"};
+    return QLatin1String(names[op.index()]);
 }
 
 } // namespace
@@ -224,8 +164,14 @@ struct HistoryWriter::WriterState {
     QHash<QString, qint64> runIds;
     std::map<QString, NewRunOp> newRuns;       // every run this writer created, to recreate a removed file
     std::map<QString, RunStatusOp> lastStatus; // and the status it last wrote for each
-    std::deque<WriteOp> kept;                  // a batch the locked database refused, retried first
+    std::deque<WriteOp> kept;                  // what was not committed yet (locked, failing, held out), retried first
     QElapsedTimer lockedFor;
+    QElapsedTimer failingFor; // valid while transactions fail as a whole (a full disk, a failed COPY)
+    // Operations refused for their own data: how often each (run, kind, error) was refused in a
+    // row; given up at kGiveUpAfter. And what was given up, per run and rank (history_transaction.h).
+    std::map<QString, int> refusals;
+    GivenUp givenUp;
+    quint64 givenUpToBound = 0; // reports given up to the memory bound since the trouble began
     QElapsedTimer unreachableFor; // valid while the server is gone
     // A server history's local spool while the server is gone (history_spool.h), its statements
     // and row ids; said once when it cannot be made or merged.
@@ -242,7 +188,10 @@ void HistoryWriter::run(std::promise<QString> opened)
 {
     WriterState st;
     st.db = std::make_unique<HistoryDatabase>();
-    const QString error = st.db->open(m_path);
+    QString error = st.db->open(m_path);
+    if (error.isEmpty())
+        if (const QString e = probeWrite(*st.db); !e.isEmpty())
+            error = QStringLiteral("the history %1 cannot be written: %2").arg(m_path, fileSystemTrouble(m_path).isEmpty() ? e : fileSystemTrouble(m_path) + QStringLiteral(" (") + e + QLatin1Char(')'));
     opened.set_value(error);
     if (!error.isEmpty())
         return;
@@ -262,15 +211,14 @@ void HistoryWriter::run(std::promise<QString> opened)
         if (!reconnectIfLost(st)) {
             spoolOrKeep(st, batch); // the server is still away
         } else if (!reopenIfReplaced(st, batch)) {
-            st.kept = std::move(batch);
+            keep(st, batch);
             if (stopping)
                 break;
             continue;
-        } else {
-            if (st.spool)
-                mergeSpooled(st, st.spool->path());
-            if (!batch.empty())
-                writeBatch(st, batch);
+        } else if (st.spool && !mergeSpooled(st, st.spool->path())) {
+            spoolOrKeep(st, batch); // the spool first, in order: until it is merged, new rows go after it
+        } else if (!batch.empty()) {
+            writeBatch(st, batch);
         }
         {
             std::lock_guard lock(m_mutex);
@@ -351,18 +299,96 @@ bool HistoryWriter::reopenIfReplaced(WriterState &st, std::deque<WriteOp> &batch
     return true;
 }
 
-// Writes `batch` in one transaction; a locked database keeps it for the next.
+// Writes `batch` in one transaction. Nothing of a batch that was not committed is acknowledged:
+// it is kept for the next transaction (spooled when the server is away).
 void HistoryWriter::writeBatch(WriterState &st, std::deque<WriteOp> &batch)
 {
     QElapsedTimer attempt; // a locked database is found only after SQLite's busy timeout
     attempt.start();
-    const TransactionOutcome outcome = writeTransaction(*st.db, st.runIds, *st.fast, batch);
-    if (outcome.unreachable)
-        keepUnreachableBatch(st, batch, outcome.firstError);
-    else if (outcome.busy)
+    const TransactionOutcome outcome = writeTransaction(*st.db, st.runIds, *st.fast, batch, st.givenUp);
+    if (outcome.committed)
+        finishCommittedBatch(st, batch, outcome);
+    else if (outcome.failure == WriteFailure::Unreachable)
+        keepUnreachableBatch(st, batch, outcome.error);
+    else if (outcome.failure == WriteFailure::Locked)
         keepLockedBatch(st, batch, attempt);
     else
-        finishCommittedBatch(st, batch, outcome.rows, outcome.firstError);
+        keepFailingBatch(st, batch, outcome.error);
+}
+
+// The database refused the transaction as a whole (a full or read-only disk, an I/O error, a COPY,
+// statement or commit that failed for a reason of the server's): nothing was committed, nothing is
+// acknowledged; the batch is kept and written again every second, said once when it begins.
+void HistoryWriter::keepFailingBatch(WriterState &st, std::deque<WriteOp> &batch, const QString &why)
+{
+    st.nextStart = std::chrono::steady_clock::now() + std::max(st.interval, std::chrono::milliseconds(1000));
+    if (!st.failingFor.isValid()) {
+        st.failingFor.start();
+        sendNotice(QStringLiteral("failing"),
+                   QStringLiteral("the history %1 cannot be written (%2); nothing is acknowledged as stored until it can: the run "
+                                  "goes on, its rows wait in memory and at the ranks and are written then")
+                       .arg(m_path, why.trimmed()));
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        m_lastError = why;
+    }
+    keep(st, batch);
+}
+
+// Keeps what was not committed for the next transaction, within the memory bound.
+void HistoryWriter::keep(WriterState &st, std::deque<WriteOp> &batch)
+{
+    trimToBound(st, batch);
+    st.kept = std::move(batch);
+}
+
+// The memory bound (m_maxKeptOps operations): the cursors of a run waiting one behind the other
+// are merged first (the newest acknowledges everything the older ones would); then the oldest
+// telemetry (step, collective, span and expert reports) is given up, counted per rank as lost
+// (written by the run's next cursor) and said. Runs, statuses, ranks, events and cursors are kept.
+void HistoryWriter::trimToBound(WriterState &st, std::deque<WriteOp> &batch)
+{
+    if (batch.size() <= m_maxKeptOps)
+        return;
+    std::vector<bool> drop(batch.size(), false);
+    std::set<QString> newerCursor; // walking back: runs with a newer cursor of the same attempt
+    for (std::size_t i = batch.size(); i-- > 0;)
+        if (const auto *cursor = std::get_if<CursorOp>(&batch[i])) {
+            if (cursor->reset)
+                newerCursor.erase(cursor->runId);
+            else if (!newerCursor.insert(cursor->runId).second)
+                drop[i] = true;
+        }
+    std::size_t size = batch.size() - static_cast<std::size_t>(std::count(drop.begin(), drop.end(), true));
+    quint64 reports = 0;
+    for (std::size_t i = 0; i < batch.size() && size > m_maxKeptOps; ++i) {
+        const WriteOp &op = batch[i];
+        if (drop[i] || !(std::holds_alternative<StepOp>(op) || std::holds_alternative<CollectiveOp>(op) ||
+                         std::holds_alternative<SpansOp>(op) || std::holds_alternative<ExpertLoadOp>(op)))
+            continue;
+        for (const auto &[rank, n] : reportsByRank(op)) {
+            st.givenUp[std::visit([](const auto &o) { return o.runId; }, op)][rank] += n;
+            reports += n;
+        }
+        drop[i] = true;
+        --size;
+    }
+    std::deque<WriteOp> trimmed;
+    for (std::size_t i = 0; i < batch.size(); ++i)
+        if (!drop[i])
+            trimmed.push_back(std::move(batch[i]));
+    batch = std::move(trimmed);
+    if (reports == 0)
+        return;
+    if (st.givenUpToBound == 0)
+        sendNotice(QStringLiteral("gave-up"),
+                   QStringLiteral("the history %1 could not be written for so long that the rows waiting for it reached the "
+                                  "memory bound (%2 operations); the oldest telemetry is given up and counted as lost at its "
+                                  "ranks, never acknowledged as stored")
+                       .arg(m_path)
+                       .arg(m_maxKeptOps));
+    st.givenUpToBound += reports;
 }
 
 // The history's server went away (PostgreSQL: stopped, restarted, the network gone): nothing of
@@ -389,9 +415,7 @@ void HistoryWriter::spoolOrKeep(WriterState &st, std::deque<WriteOp> &batch)
 {
     if (batch.empty() || spoolBatch(st, batch))
         return;
-    while (batch.size() > kMaxKeptOps)
-        batch.pop_front();
-    st.kept = std::move(batch);
+    keep(st, batch);
 }
 
 bool HistoryWriter::spoolBatch(WriterState &st, std::deque<WriteOp> &batch)
@@ -422,15 +446,20 @@ bool HistoryWriter::spoolBatch(WriterState &st, std::deque<WriteOp> &batch)
     for (const QString &runId : touched)
         if (!created.count(runId))
             placeholders << runId;
-    if (!spoolRuns(*st.spool, placeholders).isEmpty())
-        return false;
-    const TransactionOutcome outcome = writeTransaction(*st.spool, st.spoolRunIds, *st.spoolFast, batch);
-    if (outcome.busy || outcome.unreachable) {
-        st.spool->connection().rollback();
-        st.spoolRunIds.clear();
+    if (const QString e = spoolRuns(*st.spool, placeholders); !e.isEmpty()) {
+        if (!std::exchange(st.spoolTrouble, true))
+            sendNotice(QStringLiteral("failing"), QStringLiteral("cannot spool the run's rows to %1 (%2); they wait in memory").arg(st.spool->path(), e));
         return false;
     }
-    finishCommittedBatch(st, batch, outcome.rows, outcome.firstError);
+    const TransactionOutcome outcome = writeTransaction(*st.spool, st.spoolRunIds, *st.spoolFast, batch, st.givenUp);
+    if (!outcome.committed) {
+        st.spoolRunIds.clear();
+        if (!std::exchange(st.spoolTrouble, true))
+            sendNotice(QStringLiteral("failing"),
+                       QStringLiteral("cannot spool the run's rows to %1 (%2); they wait in memory").arg(st.spool->path(), outcome.error));
+        return false;
+    }
+    finishCommittedBatch(st, batch, outcome);
     return true;
 }
 
@@ -500,34 +529,91 @@ void HistoryWriter::keepLockedBatch(WriterState &st, std::deque<WriteOp> &batch,
                                                             "the run goes on and its rows wait in memory")
                                                  .arg(m_path));
     }
-    // Keep the batch (bounded: the oldest rows go first when memory would run away).
-    while (batch.size() > kMaxKeptOps)
-        batch.pop_front();
-    st.kept = std::move(batch);
+    keep(st, batch); // bounded: the oldest telemetry goes first, counted, when memory would run away
 }
 
-void HistoryWriter::finishCommittedBatch(WriterState &st, const std::deque<WriteOp> &batch, qint64 rows,
-                                         const QString &firstError)
+// A committed transaction: what it held is acknowledged (the cursors' afterCommit), and only that.
+// The operations it held out (a refused row and its run's later ones) are kept for the next, and
+// one refused kGiveUpAfter times the same way is given up alone, counted and said.
+void HistoryWriter::finishCommittedBatch(WriterState &st, std::deque<WriteOp> &batch, const TransactionOutcome &outcome)
 {
+    const QString given = st.givenUpToBound ? QStringLiteral("; %1 telemetry reports were given up to the memory bound meanwhile, "
+                                                             "counted as lost at their ranks")
+                                                  .arg(st.givenUpToBound)
+                                            : QStringLiteral("; nothing was lost");
     if (st.lockedFor.isValid()) {
         sendNotice(QStringLiteral("unlocked"),
-                   QStringLiteral("the history database %1 is writable again after %2 s; nothing was lost")
-                       .arg(m_path)
-                       .arg(st.lockedFor.elapsed() / 1000.0, 0, 'f', 1));
+                   QStringLiteral("the history database %1 is writable again after %2 s%3").arg(m_path).arg(st.lockedFor.elapsed() / 1000.0, 0, 'f', 1).arg(given));
         st.lockedFor.invalidate();
     }
-    m_rowsWritten += rows;
-    for (const auto &op : batch) {
+    if (st.failingFor.isValid()) {
+        sendNotice(QStringLiteral("writable"),
+                   QStringLiteral("the history %1 takes writes again after %2 s; what waited is written now%3").arg(m_path).arg(st.failingFor.elapsed() / 1000.0, 0, 'f', 1).arg(given));
+        st.failingFor.invalidate();
+    }
+    st.givenUpToBound = 0;
+    m_rowsWritten += outcome.rows;
+    std::vector<bool> held(batch.size(), false);
+    for (std::size_t i : outcome.held)
+        held[i] = true;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (held[i])
+            continue;
+        const WriteOp &op = batch[i];
         if (const auto *n = std::get_if<NewRunOp>(&op))
             st.newRuns[n->runId] = *n;
         else if (const auto *status = std::get_if<RunStatusOp>(&op))
             st.lastStatus[status->runId] = *status;
-        else if (const auto *cursor = std::get_if<CursorOp>(&op); cursor && cursor->afterCommit)
-            cursor->afterCommit();
+        else if (const auto *cursor = std::get_if<CursorOp>(&op)) {
+            if (cursor->reset)
+                st.givenUp.erase(cursor->runId); // a new attempt counts its own
+            if (cursor->afterCommit)
+                cursor->afterCommit();
+        }
+    }
+    std::deque<WriteOp> kept;
+    QString lastRefusal;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (!held[i])
+            continue;
+        const auto refusal = outcome.refused.find(i);
+        if (refusal != outcome.refused.end()) {
+            const WriteOp &op = batch[i];
+            const QString runId = std::visit([](const auto &o) { return o.runId; }, op);
+            lastRefusal = refusal->second;
+            if (++st.refusals[runId + QLatin1Char('\n') + kindName(op) + QLatin1Char('\n') + refusal->second] >= kGiveUpAfter) {
+                giveUp(st, op, refusal->second);
+                continue;
+            }
+        }
+        kept.push_back(std::move(batch[i]));
+    }
+    if (!kept.empty()) {
+        st.nextStart = std::min(st.nextStart, std::chrono::steady_clock::now() + st.interval);
+        keep(st, kept);
     }
     std::lock_guard lock(m_mutex);
-    if (!firstError.isEmpty())
-        m_lastError = firstError;
+    if (!lastRefusal.isEmpty())
+        m_lastError = lastRefusal;
+}
+
+// An operation refused for its own data kGiveUpAfter times: given up alone so that it cannot block
+// the history; its reports count as lost at their ranks, and it is said (the supervisor records
+// the notice as an event of the run).
+void HistoryWriter::giveUp(WriterState &st, const WriteOp &op, const QString &why)
+{
+    const QString runId = std::visit([](const auto &o) { return o.runId; }, op);
+    QStringList ranks;
+    for (const auto &[rank, n] : reportsByRank(op)) {
+        st.givenUp[runId][rank] += n;
+        ranks << QString::number(rank);
+    }
+    sendNotice(QStringLiteral("gave-up"),
+               QStringLiteral("the history %1 refused the %2 of run %3%4 %5 times (%6); given up, never acknowledged as stored%7")
+                   .arg(m_path, kindName(op), runId,
+                        ranks.isEmpty() ? QString() : QStringLiteral(" (rank %1)").arg(ranks.join(QStringLiteral(", "))))
+                   .arg(kGiveUpAfter)
+                   .arg(why.trimmed(), ranks.isEmpty() ? QString() : QStringLiteral(": counted as lost at the rank")));
 }
 
 // After stop(): true once everything is written, or what is kept is given up.

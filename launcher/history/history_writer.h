@@ -2,8 +2,11 @@
 // rows without waiting; one writer thread owns its own HistoryDatabase connection and writes
 // everything queued in one transaction every flush interval, so the database sees a few batched
 // transactions per second whatever the telemetry rate.
-// Trouble with the file never stops a run: while the database is locked by another process the
-// batch is kept and retried (the ranks keep their unacknowledged telemetry meanwhile); a database
+// Trouble with the file never stops a run, and nothing is acknowledged before it is committed
+// (history_transaction.h has the rule and the kinds of failure): while the database is locked by
+// another process or refuses writes (a full or read-only disk, a failed COPY or commit) the batch
+// is kept and retried (the ranks keep their unacknowledged telemetry meanwhile); a row refused for
+// its own data is retried a few times and then given up alone, counted; a database
 // file removed or replaced under the writer is recreated at its path with the runs it was writing;
 // while a PostgreSQL server is away the batches go to a local spool (history_spool.h) and are
 // acknowledged from there, and the spool is merged into the server once it is back. Each is
@@ -16,6 +19,7 @@
 
 #include <QString>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -30,6 +34,8 @@
 class QElapsedTimer;
 
 namespace trellis::launcher {
+
+struct TransactionOutcome;
 
 struct NewRunOp {
     QString runId, name, planJson, target;
@@ -108,12 +114,16 @@ public:
     // Blocks until everything enqueued before the call is committed (for the CLI and tests), or
     // until timeoutMs passed (false then: the database is locked or failing).
     bool flush(int timeoutMs = 30000);
-    // kind: "locked", "unlocked", "recreated", "failing"; message: for a person.
+    // kind: "locked", "unlocked", "recreated", "failing", "writable", "gave-up", "unreachable",
+    // "reachable", "spooling", "merged", "spooled"; message: for a person.
     void setNoticeCallback(std::function<void(const QString &kind, const QString &message)> notice)
     {
         m_notice = std::move(notice);
     }
     void stop();
+    // The memory bound on what waits while the history cannot be written (before start();
+    // TRELLIS_HISTORY_MAX_KEPT_OPS sets it too).
+    void setMaxKeptOps(std::size_t ops) { m_maxKeptOps = std::max<std::size_t>(1, ops); }
 
     qint64 rowsWritten() const { return m_rowsWritten.load(); }
     // Operations enqueued and not committed yet (the writer's lag).
@@ -130,11 +140,15 @@ private:
     void writeBatch(WriterState &st, std::deque<WriteOp> &batch);
     void keepLockedBatch(WriterState &st, std::deque<WriteOp> &batch, const QElapsedTimer &attempt);
     void keepUnreachableBatch(WriterState &st, std::deque<WriteOp> &batch, const QString &why);
+    void keepFailingBatch(WriterState &st, std::deque<WriteOp> &batch, const QString &why);
+    void keep(WriterState &st, std::deque<WriteOp> &batch);
+    void trimToBound(WriterState &st, std::deque<WriteOp> &batch);
+    void giveUp(WriterState &st, const WriteOp &op, const QString &why);
     void spoolOrKeep(WriterState &st, std::deque<WriteOp> &batch);
     bool spoolBatch(WriterState &st, std::deque<WriteOp> &batch);
     bool mergeSpooled(WriterState &st, const QString &path);
     bool reconnectIfLost(WriterState &st);
-    void finishCommittedBatch(WriterState &st, const std::deque<WriteOp> &batch, qint64 rows, const QString &firstError);
+    void finishCommittedBatch(WriterState &st, std::deque<WriteOp> &batch, const TransactionOutcome &outcome);
     bool doneStopping(WriterState &st);
     void sendNotice(const QString &kind, const QString &message);
 
@@ -152,7 +166,9 @@ private:
     QString m_lastError;             // guarded by m_mutex
     std::atomic<qint64> m_rowsWritten{0};
     std::function<void(const QString &, const QString &)> m_notice;
-    static constexpr std::size_t kMaxKeptOps = 2'000'000; // while the database is locked
+    // What may wait in memory while the history cannot be written (locked, failing, away and not
+    // spooled); past it the oldest telemetry is given up, counted (trimToBound).
+    std::size_t m_maxKeptOps = 2'000'000;
 };
 
 } // namespace trellis::launcher

@@ -122,6 +122,45 @@ private slots:
         QVERIFY2(v->reason.find("process is gone") != std::string::npos, v->reason.c_str());
     }
 
+    // A holder named while busy (holding a collective, still sending heartbeats) whose process
+    // then dies: certain after the crash grace, as for a holder named silent. Before the fix a
+    // holder not silent when named skipped every rule once gone and was never decided.
+    void aBusyHolderThatDiesIsAHangAfterTheCrashGrace()
+    {
+        StallTracker t(rule());
+        t.observe(stuckReport({2}, {0, 1, 3}), 1000, 7);
+        const std::map<int, HolderState> running{{2, HolderState{true, false, false}}};
+        QVERIFY(!t.decide(2000, running, {{2, 2000}}));
+        const std::map<int, HolderState> gone{{2, HolderState{true, true, false}}};
+        QVERIFY(!t.decide(5000, gone, {{2, 5000}}));
+        QVERIFY(!t.decide(7999, gone, {{2, 7999}}));
+        const auto v = t.decide(8000, gone, {{2, 8000}});
+        QVERIFY(v);
+        QCOMPARE(v->holder, 2);
+        QVERIFY2(v->reason.find("process is gone") != std::string::npos, v->reason.c_str());
+    }
+
+    // A remote holder named while busy that later goes silent: the stall becomes a silent one (the
+    // record says so) and is a hang once the silence, counted from when it began, passes the
+    // confirmation time — not from when the stall was named, and not never.
+    void aBusyRemoteHolderThatGoesSilentIsAHangAfterTheConfirmationTime()
+    {
+        StallTracker t(rule());
+        t.observe(stuckReport({3}, {0, 1, 2}), 1000, 4);
+        const std::map<int, HolderState> remote{{3, HolderState{false, false, false}}};
+        QVERIFY(!t.decide(20000, remote, {{3, 2000}})); // it still answers and moves now and then
+        QVERIFY(!t.current()->silent);
+        HangReport quiet = silentReport({3}, {0, 1, 2});
+        quiet.silentMs = 1500;
+        t.observe(quiet, 21500, 4); // silent since 20000
+        QVERIFY(t.current()->silent);
+        QVERIFY(!t.decide(49999, remote, {{3, 2000}}));
+        const auto v = t.decide(50000, remote, {{3, 2000}});
+        QVERIFY(v);
+        QVERIFY(v->silent);
+        QVERIFY2(v->reason.find("silent for 30.0 s") != std::string::npos, v->reason.c_str());
+    }
+
     // A remote holder cannot be looked at: silent past the confirmation time, a hang; an 8 s
     // outage (a link down and up) stays a stall.
     void aSilentRemoteHolderIsAHangAfterTheConfirmationTime()

@@ -1,0 +1,516 @@
+// Nothing acknowledged before it is stored (docs/architecture.md §9): `trellis-cli simulate` runs —
+// real supervisor, real ranks speaking the acknowledged protocol over ZeroMQ — whose history fails
+// under them in each way the writer knows, each ending with every rank's every step in the history
+// once (or, where a bound gives rows up, the loss counted at the ranks and said):
+//   an SQLite history on a small tmpfs that fills mid-run and is freed again (root: mount);
+//   a history on a full or read-only file system refused at start, before any rank (root);
+//   a row refused for its own data (a trigger) given up alone after a few tries, counted;
+//   the writer's memory bound reached while the history stays locked: given up, counted, said;
+//   PostgreSQL whose step-block COPY fails for a while (a trigger);
+//   the PostgreSQL server stopped between a transaction's statements and its commit;
+//   two supervisors merging one spool at the same moment; a spool merged after the run went on.
+#include "launcher/history/history_database.h"
+#include "launcher/history/history_spool.h"
+#include "launcher/history/history_writer.h"
+#include "launcher/history_location.h"
+#include "tests/support/cli_test_support.h"
+#include "tests/support/history_engines.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QMap>
+#include <QProcess>
+#include <QSet>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <unistd.h>
+
+using namespace trellis::launcher;
+using trellis::test::cli;
+using trellis::test::failure;
+using trellis::test::kCli;
+using trellis::test::Result;
+
+namespace {
+
+QStringList simulateArgs(const QString &db, const QString &runId, int ranks, int seconds)
+{
+    return {QStringLiteral("--db"), db, QStringLiteral("simulate"), QStringLiteral("--ranks"), QString::number(ranks), QStringLiteral("--hz"),
+            QStringLiteral("20"), QStringLiteral("--seconds"), QString::number(seconds), QStringLiteral("--quiet"), QStringLiteral("--run-id"), runId};
+}
+
+bool shell(const QString &program, const QStringList &args)
+{
+    QProcess p;
+    p.start(program, args);
+    return p.waitForFinished(60000) && p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+}
+
+// Waits until the run has reached `steps` in the history (read on a connection of its own).
+bool reached(const QString &db, const QString &runId, qint64 steps, int timeoutMs = 30000)
+{
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < timeoutMs) {
+        {
+            HistoryDatabase h;
+            if (h.open(db, false).isEmpty())
+                if (const auto run = h.findRun(runId); run && run->stepsDone >= steps)
+                    return true;
+        }
+        QTest::qWait(100);
+    }
+    return false;
+}
+
+// The step reports a history holds for a run as written: the packed blocks' report counts added
+// up, so a block written twice counts twice (reads keep one copy).
+qint64 storedReports(HistoryDatabase &h, qint64 runRow)
+{
+    QSqlQuery q(h.connection());
+    if (!q.exec(QStringLiteral("SELECT coalesce(sum(n), 0) FROM step_blocks WHERE run = %1").arg(runRow)) || !q.next())
+        return -1;
+    return q.value(0).toLongLong();
+}
+
+// "" when every rank of the run has every step once, its telemetry complete (every message up to
+// its goodbye acknowledged, none lost or dropped); else what is missing.
+QString everyStepOnce(const QString &db, const QString &runId, int ranks)
+{
+    HistoryDatabase h;
+    if (const QString e = h.open(db, false); !e.isEmpty())
+        return e;
+    const auto run = h.findRun(runId);
+    if (!run)
+        return QStringLiteral("no run ") + runId;
+    if (run->status != QLatin1String("completed"))
+        return QStringLiteral("run %1 is %2").arg(runId, run->status);
+    const auto data = h.loadRun(run->id);
+    QMap<int, QSet<qint64>> steps;
+    for (const StepRow &s : data->steps)
+        steps[s.rank].insert(s.step);
+    if (steps.size() != ranks)
+        return QStringLiteral("%1 ranks have steps, not %2").arg(steps.size()).arg(ranks);
+    for (auto it = steps.begin(); it != steps.end(); ++it)
+        if (it->size() != run->stepsDone || !it->contains(1) || !it->contains(run->stepsDone))
+            return QStringLiteral("rank %1 has %2 of %3 steps").arg(it.key()).arg(it->size()).arg(run->stepsDone);
+    if (const qint64 stored = storedReports(h, run->id); stored != ranks * run->stepsDone)
+        return QStringLiteral("%1 step reports stored for %2 rank-steps").arg(stored).arg(ranks * run->stepsDone);
+    for (const RankRow &rank : data->ranks)
+        if (rank.goodbyeSeq + 1 != rank.receivedSeq || rank.lost != 0 || rank.dropped != 0)
+            return QStringLiteral("rank %1: received %2, goodbye %3, lost %4, dropped %5")
+                .arg(rank.rank)
+                .arg(rank.receivedSeq)
+                .arg(rank.goodbyeSeq)
+                .arg(rank.lost)
+                .arg(rank.dropped);
+    return {};
+}
+
+// The history's words in the run's events.
+QString historyEvents(const QString &db, const QString &runId)
+{
+    HistoryDatabase h;
+    if (!h.open(db, false).isEmpty())
+        return {};
+    const auto run = h.findRun(runId);
+    if (!run)
+        return {};
+    QStringList said;
+    const auto data = h.loadRun(run->id);
+    for (const EventRow &e : data->events)
+        if (e.kind == QLatin1String("history"))
+            said << e.message;
+    return said.join(QLatin1Char('\n'));
+}
+
+// A small tmpfs at `dir` for a test that fills it (root only); unmounted by its destructor.
+class SmallDisk {
+public:
+    explicit SmallDisk(const QString &dir) : m_dir(dir)
+    {
+        QDir().mkpath(dir);
+        m_mounted = shell(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=8m"),
+                                                    QStringLiteral("tmpfs"), dir});
+    }
+    ~SmallDisk()
+    {
+        if (m_mounted)
+            shell(QStringLiteral("umount"), {QStringLiteral("-l"), m_dir});
+    }
+    bool mounted() const { return m_mounted; }
+    // Fills the file system to its last byte with a filler file; freed by free().
+    void fill() const
+    {
+        QProcess dd;
+        dd.start(QStringLiteral("dd"), {QStringLiteral("if=/dev/zero"), QStringLiteral("of=") + m_dir + QStringLiteral("/filler"), QStringLiteral("bs=4k")});
+        dd.waitForFinished(60000); // ends with "No space left on device"
+    }
+    bool free() const { return QFile::remove(m_dir + QStringLiteral("/filler")); }
+    bool readOnly(bool ro) const
+    {
+        return shell(QStringLiteral("mount"), {QStringLiteral("-o"), ro ? QStringLiteral("remount,ro") : QStringLiteral("remount,rw"), m_dir});
+    }
+
+private:
+    QString m_dir;
+    bool m_mounted = false;
+};
+
+} // namespace
+
+class TstHistoryFaults : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    trellis::test::HistoryEngines m_server;
+    bool m_root = ::geteuid() == 0;
+
+    QString rootReason() const
+    {
+        return QStringLiteral("needs root to mount a small tmpfs (CI and this project's machines run as root)");
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        // Spools and a server history's run folders go to the suite's own data folder.
+        qputenv("XDG_DATA_HOME", QFile::encodeName(m_dir.filePath(QStringLiteral("data"))));
+        qputenv("TRELLIS_TEST_HISTORY", "postgresql");
+        QCOMPARE(m_server.start(), QString());
+    }
+    void cleanupTestCase() { m_server.stop(); }
+
+    // The user's report: the history's disk fills mid-run and is freed 3 s later. Nothing the
+    // writer could not commit is acknowledged; it is kept (the ranks keep theirs too) and written
+    // once the disk has room, so every rank's every step is there, once.
+    void aFullDiskLosesNothing()
+    {
+        if (!m_root)
+            QSKIP(qPrintable(rootReason()));
+        SmallDisk disk(m_dir.filePath(QStringLiteral("full")));
+        QVERIFY(disk.mounted());
+        const QString db = m_dir.filePath(QStringLiteral("full/history.sqlite"));
+        QProcess supervisor;
+        supervisor.start(kCli, simulateArgs(db, QStringLiteral("full-disk"), 4, 8));
+        QVERIFY(reached(db, QStringLiteral("full-disk"), 20));
+        disk.fill();
+        QTest::qWait(3000);
+        QVERIFY(disk.free());
+        QVERIFY(supervisor.waitForFinished(90000));
+        QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
+        const QString missing = everyStepOnce(db, QStringLiteral("full-disk"), 4);
+        QVERIFY2(missing.isEmpty(), qPrintable(missing));
+        const QString said = historyEvents(db, QStringLiteral("full-disk"));
+        // The fault bit (the writer saw the full disk) and was said, and its end too.
+        QVERIFY2(said.contains(QStringLiteral("cannot be written")) && said.contains(QStringLiteral("takes writes again")), qPrintable(said));
+    }
+
+    // A history whose first write fails is refused at once, with its path and the reason, before
+    // any rank starts; nothing is made there.
+    void aHistoryThatCannotBeWrittenIsRefusedAtStart_data()
+    {
+        QTest::addColumn<bool>("readOnly");
+        QTest::newRow("full disk") << false;
+        QTest::newRow("read-only file system") << true;
+    }
+    void aHistoryThatCannotBeWrittenIsRefusedAtStart()
+    {
+        QFETCH(bool, readOnly);
+        if (!m_root)
+            QSKIP(qPrintable(rootReason()));
+        const QString folder = m_dir.filePath(readOnly ? QStringLiteral("ro") : QStringLiteral("nospace"));
+        SmallDisk disk(folder);
+        QVERIFY(disk.mounted());
+        const QString db = folder + QStringLiteral("/history.sqlite");
+        QVERIFY(cli(simulateArgs(db, QStringLiteral("before"), 1, 1)).code == 0); // a history with a run in it
+        if (readOnly)
+            QVERIFY(disk.readOnly(true));
+        else
+            disk.fill();
+        const Result r = cli(simulateArgs(db, QStringLiteral("refused"), 2, 2), 60000);
+        // The first write of the run (its plan, beside the history) or of the history itself fails:
+        // refused with the path and the system's reason.
+        QVERIFY2(r.code != 0, qPrintable(failure(r)));
+        const QString reason = readOnly ? QStringLiteral("Read-only file system") : QStringLiteral("No space left on device");
+        QVERIFY2(r.err.contains(folder) && r.err.contains(reason), qPrintable(failure(r)));
+        QVERIFY2(!r.out.contains(QStringLiteral("rank")), qPrintable(r.out));
+        {
+            // The history writer's own first write, which a supervisor makes before any rank starts.
+            HistoryWriter writer(db);
+            const QString e = writer.start();
+            QVERIFY2(e.contains(db) && e.contains(QStringLiteral("cannot be written")) &&
+                         (e.contains(QStringLiteral("full")) || e.contains(QStringLiteral("read"))),
+                     qPrintable(e));
+        }
+        if (readOnly)
+            disk.readOnly(false);
+        disk.free();
+        HistoryDatabase h;
+        QCOMPARE(h.open(db, false), QString());
+        QVERIFY(h.findRun(QStringLiteral("before")));
+        QVERIFY(!h.findRun(QStringLiteral("refused")));
+    }
+
+    // One row the database refuses for its own data (here a trigger refusing rank 1's hello) cannot
+    // block the history: it is retried a few times, then given up alone — said in the run's events
+    // and counted as lost at its rank — while everything else of the run is stored.
+    void aRowThatAlwaysFailsIsGivenUpAlone()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("poisoned.sqlite"));
+        {
+            HistoryDatabase h;
+            QCOMPARE(h.open(db), QString());
+            QSqlQuery q(h.connection());
+            QVERIFY2(q.exec(QStringLiteral("CREATE TRIGGER refuse_rank_1 BEFORE INSERT ON ranks WHEN NEW.rank = 1 AND NEW.host IS NOT NULL "
+                                           "AND NEW.host <> '' BEGIN SELECT RAISE(ABORT, 'rank 1 refused by the test'); END")),
+                     qPrintable(q.lastError().text()));
+        }
+        const Result r = cli(simulateArgs(db, QStringLiteral("poisoned"), 3, 3));
+        QVERIFY2(r.code == 0, qPrintable(failure(r)));
+        HistoryDatabase h;
+        QCOMPARE(h.open(db, false), QString());
+        const auto run = h.findRun(QStringLiteral("poisoned"));
+        QVERIFY(run);
+        QCOMPARE(run->status, QStringLiteral("completed"));
+        const auto data = h.loadRun(run->id);
+        QMap<int, QSet<qint64>> steps;
+        for (const StepRow &s : data->steps)
+            steps[s.rank].insert(s.step);
+        QCOMPARE(steps.size(), 3);
+        for (const QSet<qint64> &mine : steps)
+            QCOMPARE(mine.size(), run->stepsDone); // the rest of the run, rank 1's steps included, is all there
+        for (const RankRow &rank : data->ranks)
+            QCOMPARE(rank.lost, rank.rank == 1 ? 1 : 0); // its hello, counted as lost at rank 1
+        const QString said = historyEvents(db, QStringLiteral("poisoned"));
+        QVERIFY2(said.contains(QStringLiteral("refused the rank of run poisoned (rank 1) 5 times")) &&
+                     said.contains(QStringLiteral("rank 1 refused by the test")) && said.contains(QStringLiteral("given up")),
+                 qPrintable(said));
+    }
+
+    // The history stays locked longer than the writer may keep rows in memory (its bound set low):
+    // the oldest telemetry is given up — counted as lost at each rank, said — and never claimed
+    // stored; everything else is written once the lock goes.
+    void theMemoryBoundGivesUpCountedNeverStored()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("bounded.sqlite"));
+        QProcess supervisor;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("TRELLIS_HISTORY_MAX_KEPT_OPS"), QStringLiteral("30"));
+        supervisor.setProcessEnvironment(env);
+        supervisor.start(kCli, simulateArgs(db, QStringLiteral("bounded"), 3, 10));
+        QVERIFY(reached(db, QStringLiteral("bounded"), 10));
+        {
+            QSqlDatabase locker = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("locker"));
+            locker.setDatabaseName(db);
+            QVERIFY(locker.open());
+            QSqlQuery q(locker);
+            QVERIFY2(q.exec(QStringLiteral("BEGIN EXCLUSIVE")), qPrintable(q.lastError().text()));
+            QTest::qWait(7000);
+            QVERIFY(q.exec(QStringLiteral("COMMIT")));
+            q.finish();
+            locker.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("locker"));
+        QVERIFY(supervisor.waitForFinished(90000));
+        QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
+        HistoryDatabase h;
+        QCOMPARE(h.open(db, false), QString());
+        const auto run = h.findRun(QStringLiteral("bounded"));
+        QVERIFY(run);
+        QCOMPARE(run->status, QStringLiteral("completed"));
+        const auto data = h.loadRun(run->id);
+        QMap<int, QSet<qint64>> steps;
+        for (const StepRow &s : data->steps)
+            steps[s.rank].insert(s.step);
+        qint64 missing = 0;
+        for (const RankRow &rank : data->ranks) {
+            const qint64 gone = run->stepsDone - steps.value(rank.rank).size();
+            missing += gone;
+            // Every step not stored is counted as lost at its rank (with the rank's other reports given up).
+            QVERIFY2(rank.lost >= gone, qPrintable(QStringLiteral("rank %1: %2 steps missing, %3 counted lost").arg(rank.rank).arg(gone).arg(rank.lost)));
+            QCOMPARE(rank.goodbyeSeq + 1, rank.receivedSeq);
+        }
+        QVERIFY2(missing > 0, "the bound was never reached: the test did not test it");
+        QVERIFY2(storedReports(h, run->id) == 3 * run->stepsDone - missing, "a step stored twice");
+        const QString said = historyEvents(db, QStringLiteral("bounded"));
+        QVERIFY2(said.contains(QStringLiteral("memory bound (30 operations)")) && said.contains(QStringLiteral("counted as lost")), qPrintable(said));
+    }
+
+    // PostgreSQL refuses the step blocks' COPY for 2 s (a trigger raising): the transaction fails as
+    // a whole, nothing of it is acknowledged, and it is written again once the COPY goes through.
+    void aFailingStepCopyLosesNothing()
+    {
+        const QString url = m_server.fresh(m_dir, {});
+        QVERIFY(!url.isEmpty());
+        {
+            HistoryDatabase h;
+            QCOMPARE(h.open(url), QString());
+            QSqlQuery q(h.connection());
+            for (const char *sql : {"CREATE TABLE fault(armed BOOLEAN NOT NULL)", "INSERT INTO fault VALUES(false)",
+                                    "CREATE FUNCTION refuse_blocks() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                                    "IF (SELECT armed FROM fault) THEN RAISE EXCEPTION 'step blocks refused by the test'; END IF; "
+                                    "RETURN NEW; END $$",
+                                    "CREATE TRIGGER refuse_blocks BEFORE INSERT ON step_blocks FOR EACH ROW EXECUTE FUNCTION refuse_blocks()"})
+                QVERIFY2(q.exec(QLatin1String(sql)), qPrintable(q.lastError().text()));
+        }
+        QProcess supervisor;
+        supervisor.start(kCli, simulateArgs(url, QStringLiteral("copy-fails"), 3, 6));
+        QVERIFY(reached(url, QStringLiteral("copy-fails"), 20));
+        const auto arm = [&](bool on) {
+            HistoryDatabase h;
+            return h.open(url, false).isEmpty() && QSqlQuery(h.connection()).exec(QStringLiteral("UPDATE fault SET armed = %1").arg(on ? "true" : "false"));
+        };
+        QVERIFY(arm(true));
+        QTest::qWait(2000);
+        QVERIFY(arm(false));
+        QVERIFY(supervisor.waitForFinished(90000));
+        QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
+        const QString missing = everyStepOnce(url, QStringLiteral("copy-fails"), 3);
+        QVERIFY2(missing.isEmpty(), qPrintable(missing));
+        const QString said = historyEvents(url, QStringLiteral("copy-fails"));
+        QVERIFY2(said.contains(QStringLiteral("step blocks refused by the test")) && said.contains(QStringLiteral("takes writes again")),
+                 qPrintable(said));
+    }
+
+    // The server stops between a transaction's statements and its commit (a deferred trigger
+    // holds the commit for 3 s; the server is stopped meanwhile): the commit's answer never came,
+    // so nothing of it is acknowledged; it is spooled and merged once the server is back, once.
+    void aServerStoppedBeforeCommitLosesNothing()
+    {
+        const QString url = m_server.fresh(m_dir, {});
+        QVERIFY(!url.isEmpty());
+        {
+            HistoryDatabase h;
+            QCOMPARE(h.open(url), QString());
+            QSqlQuery q(h.connection());
+            for (const char *sql : {"CREATE TABLE fault(armed BOOLEAN NOT NULL)", "INSERT INTO fault VALUES(false)",
+                                    "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                                    "IF (SELECT armed FROM fault) THEN PERFORM pg_sleep(3); END IF; RETURN NULL; END $$",
+                                    "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON step_blocks DEFERRABLE INITIALLY DEFERRED "
+                                    "FOR EACH ROW EXECUTE FUNCTION slow_commit()"})
+                QVERIFY2(q.exec(QLatin1String(sql)), qPrintable(q.lastError().text()));
+        }
+        QProcess supervisor;
+        supervisor.start(kCli, simulateArgs(url, QStringLiteral("stopped-in-commit"), 3, 8));
+        QVERIFY(reached(url, QStringLiteral("stopped-in-commit"), 20));
+        {
+            HistoryDatabase h;
+            QVERIFY(h.open(url, false).isEmpty());
+            QVERIFY(QSqlQuery(h.connection()).exec(QStringLiteral("UPDATE fault SET armed = true")));
+        }
+        QTest::qWait(1500); // the writer's next commit is now waiting in the trigger
+        QVERIFY(m_server.down());
+        QTest::qWait(1000);
+        QVERIFY(m_server.up());
+        {
+            HistoryDatabase h;
+            QVERIFY(h.open(url, false).isEmpty());
+            QVERIFY(QSqlQuery(h.connection()).exec(QStringLiteral("UPDATE fault SET armed = false")));
+        }
+        QVERIFY(supervisor.waitForFinished(90000));
+        QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
+        const QString missing = everyStepOnce(url, QStringLiteral("stopped-in-commit"), 3);
+        QVERIFY2(missing.isEmpty(), qPrintable(missing));
+        const QString said = historyEvents(url, QStringLiteral("stopped-in-commit"));
+        QVERIFY2(said.contains(QStringLiteral("cannot be reached")) && said.contains(QStringLiteral("reachable again")), qPrintable(said));
+    }
+
+    // A run ends while its server is away, leaving a spool; two supervisors start at the same
+    // moment once it is back, and both take the leftover spool up. Held at the server until both
+    // wait on it, they merge it once between them: every step once, every event once.
+    void twoSupervisorsMergeOneSpoolOnce()
+    {
+        const QString url = m_server.fresh(m_dir, {});
+        QVERIFY(!url.isEmpty());
+        const QDir spool(m_dir.filePath(QStringLiteral("data/trellis/spool")));
+        QProcess first;
+        first.start(kCli, simulateArgs(url, QStringLiteral("merged-once"), 2, 3));
+        QVERIFY(reached(url, QStringLiteral("merged-once"), 10));
+        QVERIFY(m_server.down());
+        QVERIFY(first.waitForFinished(60000));
+        QCOMPARE(first.exitCode(), 0);
+        const QStringList left = spool.entryList({QStringLiteral("*.sqlite")}, QDir::Files);
+        QVERIFY(!left.isEmpty());
+        QVERIFY(m_server.up());
+        // Both supervisors' merges wait on spool_merges until the test lets them go together.
+        QSqlDatabase gate = QSqlDatabase::addDatabase(QStringLiteral("QPSQL"), QStringLiteral("gate"));
+        {
+            ServerConnection c;
+            parseServerConnection(url, &c);
+            gate.setHostName(c.host);
+            gate.setPort(c.port.toInt());
+            gate.setDatabaseName(c.dbname);
+            gate.setUserName(c.user);
+        }
+        QVERIFY2(gate.open(), qPrintable(gate.lastError().text()));
+        QProcess a, b;
+        {
+            QSqlQuery lock(gate);
+            QVERIFY(gate.transaction());
+            QVERIFY2(lock.exec(QStringLiteral("LOCK TABLE spool_merges IN ACCESS EXCLUSIVE MODE")), qPrintable(lock.lastError().text()));
+            a.start(kCli, simulateArgs(url, QStringLiteral("merger-a"), 1, 1));
+            b.start(kCli, simulateArgs(url, QStringLiteral("merger-b"), 1, 1));
+            QTest::qWait(3000);
+            QVERIFY(gate.commit());
+        }
+        gate.close();
+        QSqlDatabase::removeDatabase(QStringLiteral("gate"));
+        QVERIFY(a.waitForFinished(60000) && b.waitForFinished(60000));
+        QVERIFY2(a.exitCode() == 0 && b.exitCode() == 0, (a.readAllStandardError() + b.readAllStandardError()).constData());
+        const QString missing = everyStepOnce(url, QStringLiteral("merged-once"), 2);
+        QVERIFY2(missing.isEmpty(), qPrintable(missing));
+        HistoryDatabase h;
+        QCOMPARE(h.open(url, false), QString());
+        const auto data = h.loadRun(h.findRun(QStringLiteral("merged-once"))->id);
+        QSet<QString> events;
+        for (const EventRow &e : data->events) {
+            const QString key = QStringLiteral("%1|%2|%3|%4").arg(e.kind, e.message).arg(e.step).arg(e.rank);
+            QVERIFY2(!events.contains(key), qPrintable(QStringLiteral("an event twice: ") + key));
+            events.insert(key);
+        }
+        QVERIFY(spool.entryList({QStringLiteral("*.sqlite")}, QDir::Files).isEmpty());
+        for (const QString &merger : {QStringLiteral("merger-a"), QStringLiteral("merger-b")})
+            QVERIFY2(!historyEvents(url, merger).contains(QStringLiteral("cannot be written to the history server")), qPrintable(historyEvents(url, merger)));
+    }
+
+    // A spool merged after its run went on and ended on the server (another supervisor merged a
+    // later spool first, or the run was adopted and finished there): nothing moves backwards — the
+    // run stays completed with its end, each rank's cursor where the server has it.
+    void aSpoolMergedLateMovesNothingBackwards()
+    {
+        const QString url = m_server.fresh(m_dir, {});
+        QVERIFY(!url.isEmpty());
+        QVERIFY(cli(simulateArgs(url, QStringLiteral("went-on"), 2, 1)).code == 0);
+        HistoryDatabase server;
+        QCOMPARE(server.open(url, false), QString());
+        const auto before = server.findRun(QStringLiteral("went-on"));
+        QCOMPARE(before->status, QStringLiteral("completed"));
+        const auto beforeRanks = server.loadRun(before->id)->ranks;
+        // A spool of an earlier moment of the same run: running, cursors behind.
+        const QString path = m_dir.filePath(QStringLiteral("late-spool.sqlite"));
+        HistoryDatabase spool;
+        QCOMPARE(spool.open(path), QString());
+        QCOMPARE(spoolRuns(spool, {QStringLiteral("went-on")}), QString());
+        QSqlQuery q(spool.connection());
+        QVERIFY(q.exec(QStringLiteral("UPDATE runs SET status = 'running', ended_at = NULL")));
+        QVERIFY(q.exec(QStringLiteral("INSERT INTO ranks(run, rank, received_seq) SELECT id, 0, 3 FROM runs")));
+        QVERIFY(q.exec(QStringLiteral("INSERT INTO ranks(run, rank, received_seq) SELECT id, 1, 3 FROM runs")));
+        q.finish();
+        QCOMPARE(mergeSpool(spool, server), QString());
+        const auto after = server.findRun(QStringLiteral("went-on"));
+        QCOMPARE(after->status, QStringLiteral("completed"));
+        QCOMPARE(after->endedAt, before->endedAt);
+        const auto afterRanks = server.loadRun(after->id)->ranks;
+        QCOMPARE(afterRanks.size(), beforeRanks.size());
+        for (int i = 0; i < afterRanks.size(); ++i)
+            QCOMPARE(afterRanks[i].receivedSeq, beforeRanks[i].receivedSeq);
+    }
+};
+
+QTEST_GUILESS_MAIN(TstHistoryFaults)
+#include "tst_history_faults.moc"
