@@ -1,15 +1,18 @@
-# trellis_add_qtest(NAME SOURCES ... LIBS ... LABELS ... [TIMEOUT s] [ENV k=v ...])
+# trellis_add_qtest(NAME SOURCES ... LIBS ... LABELS ... [TIMEOUT s] [COST s] [ENV k=v ...] [CASES ...])
 # One Qt Test executable registered with CTest. Qt-free libraries stay Qt-free: only the test
-# executable links Qt Test.
+# executable links Qt Test. COST: the suite's seconds as last measured (scripts/suite-times.py), so
+# that `ctest -j` starts the long ones first in a fresh build folder too (docs/benchmarks.md, "The
+# suite's own time"); ctest replaces it with its own measurements after a run. CASES: the test
+# functions this entry runs (all when none; the others go to trellis_add_qtest_cases entries).
 function(trellis_add_qtest name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT;COST" "SOURCES;LIBS;LABELS;ENV;CASES" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}) # the one include root
   target_link_libraries(${name} PRIVATE Qt6::Test ${T_LIBS} trellis_warnings)
   target_compile_definitions(${name} PRIVATE
     TRELLIS_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     TRELLIS_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  add_test(NAME ${name} COMMAND ${name})
+  add_test(NAME ${name} COMMAND ${name} ${T_CASES})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
@@ -18,6 +21,28 @@ function(trellis_add_qtest name)
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
     SKIP_REGULAR_EXPRESSION "SKIP   : [A-Za-z0-9_]+::initTestCase\\(\\)"
     ENVIRONMENT "QT_QPA_PLATFORM=offscreen;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OPENBLAS_NUM_THREADS=1;${T_ENV}")
+  if(T_COST)
+    set_tests_properties(${name} PROPERTIES COST ${T_COST})
+  endif()
+endfunction()
+
+# trellis_add_qtest_cases(TEST NEW_NAME CASES... [PROPERTIES ...])
+# Registers the cases CASES of the Qt Test executable TEST as a ctest entry of their own, with
+# TEST's labels, timeout and environment, plus PROPERTIES (RUN_SERIAL, RESOURCE_LOCK, COST): how a
+# suite's cases that judge timing are kept apart from the rest, which runs beside other suites.
+# TEST's own entry must then name the remaining cases (set_tests_properties cannot narrow it).
+function(trellis_add_qtest_cases test name)
+  cmake_parse_arguments(C "" "" "CASES;PROPERTIES" ${ARGN})
+  add_test(NAME ${name} COMMAND ${test} ${C_CASES})
+  foreach(property LABELS TIMEOUT ENVIRONMENT SKIP_REGULAR_EXPRESSION)
+    get_test_property(${test} ${property} value)
+    if(value)
+      set_tests_properties(${name} PROPERTIES ${property} "${value}")
+    endif()
+  endforeach()
+  if(C_PROPERTIES)
+    set_tests_properties(${name} PROPERTIES ${C_PROPERTIES})
+  endif()
 endfunction()
 
 # trellis_add_mpi_program(NAME SOURCES ... RANKS n... [TIMEOUT s])

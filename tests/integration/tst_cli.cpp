@@ -686,7 +686,9 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(recordedStatus(), QStringLiteral("running"), 30000); // the history has it
         launcher.kill();
         QVERIFY(launcher.waitForFinished(10000));
-        QTRY_COMPARE_WITH_TIMEOUT(jobProcesses(), 0, 90000); // quick-start's 200 steps: about 20 s on 2 cores
+        // The job's own end, waited for (quick-start's 200 steps: about 20 s on 2 idle cores, several
+        // times that while other suites run beside it): a bound, not a judged time.
+        QTRY_COMPARE_WITH_TIMEOUT(jobProcesses(), 0, 400000);
         HistoryDatabase::setRunLiveness(RunRegistry::liveness()); // this test opens the history as the programs do
         const auto uninstall = qScopeGuard([] { HistoryDatabase::setRunLiveness({}); });
         HistoryDatabase h;

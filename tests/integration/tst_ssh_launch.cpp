@@ -415,18 +415,21 @@ private slots:
         }
         QVERIFY2(pid > 0, qPrintable(QString::fromUtf8(longRun.readAllStandardError())));
         QVERIFY(::kill(static_cast<pid_t>(pid), SIGSTOP) == 0);
+        // The stall that names the stopped rank. A loaded machine (other suites beside this one) may
+        // name a starved rank's short silence first: that is a stall too, and the run goes on, so it
+        // is looked past rather than taken for the answer.
         const auto stallNamed = [&] {
             trellis::launcher::HistoryDatabase h;
             if (!h.open(m_db, false).isEmpty())
                 return QString();
             const auto data = h.loadRun(h.findRun(longId)->id, false);
             for (const auto &e : data->events)
-                if (e.kind == QLatin1String("stall"))
+                if (e.kind == QLatin1String("stall") && e.message.contains(QStringLiteral("rank 2 on host2")))
                     return e.message;
             return QString();
         };
         QTRY_VERIFY_WITH_TIMEOUT(!stallNamed().isEmpty(), 30000);
-        QVERIFY2(stallNamed().contains(QStringLiteral("rank 2 on host2")) && stallNamed().contains(QStringLiteral("all_reduce")), qPrintable(stallNamed()));
+        QVERIFY2(stallNamed().contains(QStringLiteral("all_reduce")), qPrintable(stallNamed()));
         qInfo("%s", qPrintable(stallNamed()));
     }
 
