@@ -15,7 +15,7 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 cd build
 # Suites run beside each other: most of the suite's time is waiting (sshd, Slurm, mpirun, servers),
 # not computing. One more than the cores by default (TRELLIS_TEST_JOBS sets it); the suites that
-# judge timing hold ctest's "timing" lock and the busy-machine case runs alone (tests/*/CMakeLists.txt,
+# judge timing, and the busy-machine case, run alone (RUN_SERIAL in tests/*/CMakeLists.txt,
 # docs/benchmarks.md "The suite's own time").
 jobs=${TRELLIS_TEST_JOBS:-$(( $(nproc 2>/dev/null || echo 2) + 1 ))}
 # ctest decides; the summary after it lists what was skipped and why (a skip is never a pass).

@@ -51,7 +51,7 @@ bool shell(const QString &program, const QStringList &args)
 }
 
 // Waits until the run has reached `steps` in the history (read on a connection of its own).
-bool reached(const QString &db, const QString &runId, qint64 steps, int timeoutMs = 30000)
+bool reached(const QString &db, const QString &runId, qint64 steps, int timeoutMs = 120000)
 {
     QElapsedTimer t;
     t.start();
@@ -128,6 +128,43 @@ QString historyEvents(const QString &db, const QString &runId)
     return said.join(QLatin1Char('\n'));
 }
 
+// Waits for a supervisor's end; "" when it ended well with every step of its run stored once and
+// the history's words `said` in its events, else what is wrong.
+QString endedWithEveryStep(QProcess &supervisor, const QString &db, const QString &runId, int ranks, const QStringList &said)
+{
+    if (!supervisor.waitForFinished(90000) || supervisor.exitCode() != 0)
+        return QStringLiteral("the supervisor did not end well: %1").arg(QString::fromUtf8(supervisor.readAllStandardError()));
+    if (const QString missing = everyStepOnce(db, runId, ranks); !missing.isEmpty())
+        return missing;
+    const QString events = historyEvents(db, runId);
+    for (const QString &words : said)
+        if (!events.contains(words))
+            return QStringLiteral("the history never said \"%1\"; it said: %2").arg(words, events);
+    return {};
+}
+
+// Runs `statements` on a history (made if new): a test's trigger or fault table; "" or the error.
+QString applySql(const QString &db, std::initializer_list<const char *> statements)
+{
+    HistoryDatabase h;
+    if (const QString e = h.open(db); !e.isEmpty())
+        return e;
+    QSqlQuery q(h.connection());
+    for (const char *sql : statements)
+        if (!q.exec(QLatin1String(sql)))
+            return q.lastError().text();
+    return {};
+}
+
+// Each rank's steps in a run's loaded data.
+QMap<int, QSet<qint64>> stepsByRank(const RunData &data)
+{
+    QMap<int, QSet<qint64>> steps;
+    for (const StepRow &s : data.steps)
+        steps[s.rank].insert(s.step);
+    return steps;
+}
+
 // A small tmpfs at `dir` for a test that fills it (root only); unmounted by its destructor.
 class SmallDisk {
 public:
@@ -201,13 +238,10 @@ private slots:
         disk.fill();
         QTest::qWait(3000);
         QVERIFY(disk.free());
-        QVERIFY(supervisor.waitForFinished(90000));
-        QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
-        const QString missing = everyStepOnce(db, QStringLiteral("full-disk"), 4);
-        QVERIFY2(missing.isEmpty(), qPrintable(missing));
-        const QString said = historyEvents(db, QStringLiteral("full-disk"));
         // The fault bit (the writer saw the full disk) and was said, and its end too.
-        QVERIFY2(said.contains(QStringLiteral("cannot be written")) && said.contains(QStringLiteral("takes writes again")), qPrintable(said));
+        const QString wrong = endedWithEveryStep(supervisor, db, QStringLiteral("full-disk"), 4,
+                                                 {QStringLiteral("cannot be written"), QStringLiteral("takes writes again")});
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
     }
 
     // A history whose first write fails is refused at once, with its path and the reason, before
@@ -262,14 +296,9 @@ private slots:
     void aRowThatAlwaysFailsIsGivenUpAlone()
     {
         const QString db = m_dir.filePath(QStringLiteral("poisoned.sqlite"));
-        {
-            HistoryDatabase h;
-            QCOMPARE(h.open(db), QString());
-            QSqlQuery q(h.connection());
-            QVERIFY2(q.exec(QStringLiteral("CREATE TRIGGER refuse_rank_1 BEFORE INSERT ON ranks WHEN NEW.rank = 1 AND NEW.host IS NOT NULL "
-                                           "AND NEW.host <> '' BEGIN SELECT RAISE(ABORT, 'rank 1 refused by the test'); END")),
-                     qPrintable(q.lastError().text()));
-        }
+        QCOMPARE(applySql(db, {"CREATE TRIGGER refuse_rank_1 BEFORE INSERT ON ranks WHEN NEW.rank = 1 AND NEW.host IS NOT NULL "
+                               "AND NEW.host <> '' BEGIN SELECT RAISE(ABORT, 'rank 1 refused by the test'); END"}),
+                 QString());
         const Result r = cli(simulateArgs(db, QStringLiteral("poisoned"), 3, 3));
         QVERIFY2(r.code == 0, qPrintable(failure(r)));
         HistoryDatabase h;
@@ -278,9 +307,7 @@ private slots:
         QVERIFY(run);
         QCOMPARE(run->status, QStringLiteral("completed"));
         const auto data = h.loadRun(run->id);
-        QMap<int, QSet<qint64>> steps;
-        for (const StepRow &s : data->steps)
-            steps[s.rank].insert(s.step);
+        const QMap<int, QSet<qint64>> steps = stepsByRank(*data);
         QCOMPARE(steps.size(), 3);
         for (const QSet<qint64> &mine : steps)
             QCOMPARE(mine.size(), run->stepsDone); // the rest of the run, rank 1's steps included, is all there
@@ -324,9 +351,7 @@ private slots:
         QVERIFY(run);
         QCOMPARE(run->status, QStringLiteral("completed"));
         const auto data = h.loadRun(run->id);
-        QMap<int, QSet<qint64>> steps;
-        for (const StepRow &s : data->steps)
-            steps[s.rank].insert(s.step);
+        const QMap<int, QSet<qint64>> steps = stepsByRank(*data);
         qint64 missing = 0;
         for (const RankRow &rank : data->ranks) {
             const qint64 gone = run->stepsDone - steps.value(rank.rank).size();
@@ -347,17 +372,12 @@ private slots:
     {
         const QString url = m_server.fresh(m_dir, {});
         QVERIFY(!url.isEmpty());
-        {
-            HistoryDatabase h;
-            QCOMPARE(h.open(url), QString());
-            QSqlQuery q(h.connection());
-            for (const char *sql : {"CREATE TABLE fault(armed BOOLEAN NOT NULL)", "INSERT INTO fault VALUES(false)",
-                                    "CREATE FUNCTION refuse_blocks() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                                    "IF (SELECT armed FROM fault) THEN RAISE EXCEPTION 'step blocks refused by the test'; END IF; "
-                                    "RETURN NEW; END $$",
-                                    "CREATE TRIGGER refuse_blocks BEFORE INSERT ON step_blocks FOR EACH ROW EXECUTE FUNCTION refuse_blocks()"})
-                QVERIFY2(q.exec(QLatin1String(sql)), qPrintable(q.lastError().text()));
-        }
+        QCOMPARE(applySql(url, {"CREATE TABLE fault(armed BOOLEAN NOT NULL)", "INSERT INTO fault VALUES(false)",
+                                "CREATE FUNCTION refuse_blocks() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                                "IF (SELECT armed FROM fault) THEN RAISE EXCEPTION 'step blocks refused by the test'; END IF; "
+                                "RETURN NEW; END $$",
+                                "CREATE TRIGGER refuse_blocks BEFORE INSERT ON step_blocks FOR EACH ROW EXECUTE FUNCTION refuse_blocks()"}),
+                 QString());
         QProcess supervisor;
         supervisor.start(kCli, simulateArgs(url, QStringLiteral("copy-fails"), 3, 6));
         QVERIFY(reached(url, QStringLiteral("copy-fails"), 20));
@@ -368,13 +388,9 @@ private slots:
         QVERIFY(arm(true));
         QTest::qWait(2000);
         QVERIFY(arm(false));
-        QVERIFY(supervisor.waitForFinished(90000));
-        QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
-        const QString missing = everyStepOnce(url, QStringLiteral("copy-fails"), 3);
-        QVERIFY2(missing.isEmpty(), qPrintable(missing));
-        const QString said = historyEvents(url, QStringLiteral("copy-fails"));
-        QVERIFY2(said.contains(QStringLiteral("step blocks refused by the test")) && said.contains(QStringLiteral("takes writes again")),
-                 qPrintable(said));
+        const QString wrong = endedWithEveryStep(supervisor, url, QStringLiteral("copy-fails"), 3,
+                                                 {QStringLiteral("step blocks refused by the test"), QStringLiteral("takes writes again")});
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
     }
 
     // The server stops between a transaction's statements and its commit (a deferred trigger
@@ -384,17 +400,12 @@ private slots:
     {
         const QString url = m_server.fresh(m_dir, {});
         QVERIFY(!url.isEmpty());
-        {
-            HistoryDatabase h;
-            QCOMPARE(h.open(url), QString());
-            QSqlQuery q(h.connection());
-            for (const char *sql : {"CREATE TABLE fault(armed BOOLEAN NOT NULL)", "INSERT INTO fault VALUES(false)",
-                                    "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                                    "IF (SELECT armed FROM fault) THEN PERFORM pg_sleep(3); END IF; RETURN NULL; END $$",
-                                    "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON step_blocks DEFERRABLE INITIALLY DEFERRED "
-                                    "FOR EACH ROW EXECUTE FUNCTION slow_commit()"})
-                QVERIFY2(q.exec(QLatin1String(sql)), qPrintable(q.lastError().text()));
-        }
+        QCOMPARE(applySql(url, {"CREATE TABLE fault(armed BOOLEAN NOT NULL)", "INSERT INTO fault VALUES(false)",
+                                "CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                                "IF (SELECT armed FROM fault) THEN PERFORM pg_sleep(3); END IF; RETURN NULL; END $$",
+                                "CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON step_blocks DEFERRABLE INITIALLY DEFERRED "
+                                "FOR EACH ROW EXECUTE FUNCTION slow_commit()"}),
+                 QString());
         QProcess supervisor;
         supervisor.start(kCli, simulateArgs(url, QStringLiteral("stopped-in-commit"), 3, 8));
         QVERIFY(reached(url, QStringLiteral("stopped-in-commit"), 20));
@@ -412,12 +423,9 @@ private slots:
             QVERIFY(h.open(url, false).isEmpty());
             QVERIFY(QSqlQuery(h.connection()).exec(QStringLiteral("UPDATE fault SET armed = false")));
         }
-        QVERIFY(supervisor.waitForFinished(90000));
-        QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
-        const QString missing = everyStepOnce(url, QStringLiteral("stopped-in-commit"), 3);
-        QVERIFY2(missing.isEmpty(), qPrintable(missing));
-        const QString said = historyEvents(url, QStringLiteral("stopped-in-commit"));
-        QVERIFY2(said.contains(QStringLiteral("cannot be reached")) && said.contains(QStringLiteral("reachable again")), qPrintable(said));
+        const QString wrong = endedWithEveryStep(supervisor, url, QStringLiteral("stopped-in-commit"), 3,
+                                                 {QStringLiteral("cannot be reached"), QStringLiteral("reachable again")});
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
     }
 
     // A run ends while its server is away, leaving a spool; two supervisors start at the same
