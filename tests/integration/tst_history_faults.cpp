@@ -156,6 +156,14 @@ QString applySql(const QString &db, std::initializer_list<const char *> statemen
     return {};
 }
 
+// Arms or disarms a test's fault (its `fault` table, read by its trigger); false when it could not.
+bool armFault(const QString &db, bool on)
+{
+    HistoryDatabase h;
+    return h.open(db, false).isEmpty() &&
+           QSqlQuery(h.connection()).exec(QStringLiteral("UPDATE fault SET armed = %1").arg(on ? "true" : "false"));
+}
+
 // Each rank's steps in a run's loaded data.
 QMap<int, QSet<qint64>> stepsByRank(const RunData &data)
 {
@@ -381,13 +389,9 @@ private slots:
         QProcess supervisor;
         supervisor.start(kCli, simulateArgs(url, QStringLiteral("copy-fails"), 3, 6));
         QVERIFY(reached(url, QStringLiteral("copy-fails"), 20));
-        const auto arm = [&](bool on) {
-            HistoryDatabase h;
-            return h.open(url, false).isEmpty() && QSqlQuery(h.connection()).exec(QStringLiteral("UPDATE fault SET armed = %1").arg(on ? "true" : "false"));
-        };
-        QVERIFY(arm(true));
+        QVERIFY(armFault(url, true));
         QTest::qWait(2000);
-        QVERIFY(arm(false));
+        QVERIFY(armFault(url, false));
         const QString wrong = endedWithEveryStep(supervisor, url, QStringLiteral("copy-fails"), 3,
                                                  {QStringLiteral("step blocks refused by the test"), QStringLiteral("takes writes again")});
         QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
@@ -409,20 +413,12 @@ private slots:
         QProcess supervisor;
         supervisor.start(kCli, simulateArgs(url, QStringLiteral("stopped-in-commit"), 3, 8));
         QVERIFY(reached(url, QStringLiteral("stopped-in-commit"), 20));
-        {
-            HistoryDatabase h;
-            QVERIFY(h.open(url, false).isEmpty());
-            QVERIFY(QSqlQuery(h.connection()).exec(QStringLiteral("UPDATE fault SET armed = true")));
-        }
+        QVERIFY(armFault(url, true));
         QTest::qWait(1500); // the writer's next commit is now waiting in the trigger
         QVERIFY(m_server.down());
         QTest::qWait(1000);
         QVERIFY(m_server.up());
-        {
-            HistoryDatabase h;
-            QVERIFY(h.open(url, false).isEmpty());
-            QVERIFY(QSqlQuery(h.connection()).exec(QStringLiteral("UPDATE fault SET armed = false")));
-        }
+        QVERIFY(armFault(url, false));
         const QString wrong = endedWithEveryStep(supervisor, url, QStringLiteral("stopped-in-commit"), 3,
                                                  {QStringLiteral("cannot be reached"), QStringLiteral("reachable again")});
         QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
