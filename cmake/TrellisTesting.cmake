@@ -16,11 +16,17 @@ function(trellis_add_qtest name)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
+  # Qt Test's own watchdog (QTEST_FUNCTION_TIMEOUT, 300 s by default) is set 5 s under ctest's
+  # bound, so a hang still prints the stack trace before ctest kills the suite. It must not be left
+  # at its default: Qt 6.4's watchdog can miss the end of one function and the start of the next
+  # when they follow within one wake-up (under load they do), and then counts from the earlier one:
+  # on CI it ended tst_run_ownership 42 s into a function, 355 s into the suite.
+  math(EXPR watchdog_ms "${T_TIMEOUT} * 1000 - 5000")
   # A suite that skips in initTestCase ran nothing: ctest reports it Skipped, not Passed. (Rows
   # skipped inside a suite that ran leave it Passed; test.sh lists them after the run.)
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
     SKIP_REGULAR_EXPRESSION "SKIP   : [A-Za-z0-9_]+::initTestCase\\(\\)"
-    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OPENBLAS_NUM_THREADS=1;${T_ENV}")
+    ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=${watchdog_ms};QT_QPA_PLATFORM=offscreen;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OPENBLAS_NUM_THREADS=1;${T_ENV}")
   if(T_COST)
     set_tests_properties(${name} PROPERTIES COST ${T_COST})
   endif()

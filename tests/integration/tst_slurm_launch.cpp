@@ -402,20 +402,28 @@ private slots:
 
     // A job over its time limit (one minute, Slurm's smallest) is ended by Slurm: the run fails as
     // a timeout, saying so, with exit code 124. Takes a minute and a half (Slurm checks limits on
-    // its own timer).
+    // its own timer), so the job is one that idles: an own trainer whose ranks report a step every
+    // 50 ms (tests/pytorch/report_rank.py), not four trainer ranks spinning in their collectives
+    // while the suites beside this one wait for the CPU. The limit is Slurm's either way.
     void timeLimitEndsAsTimeout()
     {
-        const QString plan = writePlan(QStringLiteral("over-time"), QStringLiteral("slurm"), 2, 2, QStringLiteral(R"(, "time": "1")"), 1000000);
-        {
-            QFile f(plan); // the time given in writePlan is overridden by the one above: keep only ours
-            QVERIFY(f.open(QIODevice::ReadOnly));
-            QString text = QString::fromUtf8(f.readAll());
-            f.close();
-            text.replace(QStringLiteral(R"("time": "00:10:00", )"), QString());
-            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-            f.write(text.toUtf8());
-        }
-        const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--quiet")}, 300000);
+        const QString path = writePlan(QStringLiteral("over-time"), QStringLiteral("slurm"), 2, 2, QStringLiteral(R"(, "time": "1")"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        // The time given in writePlan is overridden by the one above: keep only ours.
+        QString text = QString::fromUtf8(f.readAll()).replace(QStringLiteral(R"("time": "00:10:00", )"), QString());
+        f.close();
+        QJsonObject plan = QJsonDocument::fromJson(text.toUtf8()).object();
+        QVERIFY(!plan.isEmpty());
+        plan.insert(QStringLiteral("own_trainer"),
+                    QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("/usr/bin/python3"),
+                                                                       QStringLiteral(TRELLIS_SOURCE_DIR "/tests/pytorch/report_rank.py"),
+                                                                       m_dir.filePath(QStringLiteral("shared/over-time-out")), QStringLiteral("100000")}},
+                                {QStringLiteral("env"), QJsonObject{{QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python")}}}});
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(plan).toJson());
+        f.close();
+        const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), path, QStringLiteral("--quiet")}, 300000);
         QCOMPARE(r.code, 1);
         QVERIFY2(r.err.contains(QStringLiteral("hit its time limit of 00:01:00 on host[1-2]; exit code 124")), qPrintable(r.err));
     }

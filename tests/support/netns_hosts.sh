@@ -2,7 +2,8 @@
 # Test hosts on this machine: each a network namespace with its own address on a private bridge
 # and a real sshd (its own host key, key-only login for one generated client key).
 #   netns_hosts.sh up DIR N     -> DIR/hosts (one "NAME ADDRESS" line per host), DIR/client_key,
-#                                  DIR/known_hosts (every host's key), DIR/ssh_port
+#                                  DIR/known_hosts (every host's key), DIR/ssh_port, DIR/resolv.conf
+#                                  (the hosts' resolver: a lookup fails at once instead of timing out)
 #   netns_hosts.sh down DIR     -> stops what DIR/state recorded (PIDs, namespaces, links)
 #   netns_hosts.sh check        -> exit 0 when namespaces, sshd and ssh are usable here, else says why
 # Everything created is recorded in DIR/state as it is created, so `down` removes it even after a
@@ -42,6 +43,12 @@ up() {
   : > "$dir/hosts"
   : > "$dir/known_hosts"
   mkdir -p /run/sshd
+  # The hosts' own resolver: a namespace reaches nothing beyond the bridge, so the machine's name
+  # server would be asked for every name Open MPI, Slurm and the job scripts look up (the test
+  # hosts' names among them) and each lookup would wait out its 20 s of time-outs. Here it answers
+  # at once that it knows no such name, as a cluster's DNS would for names it does not hold. Bind-
+  # mounted over /etc/resolv.conf in each host's own mount namespace; the machine's is untouched.
+  printf '# netns_hosts.sh: no name server reachable from the test hosts; lookups fail at once\nnameserver 127.0.0.1\n' > "$dir/resolv.conf"
   for i in $(seq 1 "$n"); do
     local ns="trn${tag}h$i" veth="trv${tag}h$i" addr="$prefix.$(( i + 1 ))" home="$dir/h$i"
     mkdir -p "$home"
@@ -75,8 +82,10 @@ AllowStreamLocalForwarding yes
 LogLevel ERROR
 CONF
     # Its own host name too (a UTS namespace): Open MPI names its session folders and shared-memory
-    # segments by host name, and real hosts do not share one.
-    ip netns exec "$ns" unshare --uts sh -c 'hostname "$1" && exec "$2" -f "$3" -E "$4"' sh "host$i" "$sshd_bin" "$home/sshd_config" "$home/sshd.log"
+    # segments by host name, and real hosts do not share one. `ip netns exec` gives it a mount
+    # namespace of its own, where DIR/resolv.conf replaces the machine's.
+    ip netns exec "$ns" unshare --uts sh -c 'hostname "$1" && mount --bind "$5" /etc/resolv.conf && exec "$2" -f "$3" -E "$4"' \
+      sh "host$i" "$sshd_bin" "$home/sshd_config" "$home/sshd.log" "$dir/resolv.conf"
     for _ in $(seq 50); do [ -s "$home/sshd.pid" ] && break; sleep 0.1; done
     echo "pid $(cat "$home/sshd.pid")" >> "$dir/state"
     echo "[$addr]:2222 $(cut -d' ' -f1,2 "$home/host_key.pub")" >> "$dir/known_hosts"

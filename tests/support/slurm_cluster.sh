@@ -86,9 +86,12 @@ up() {
   while read -r name _addr ns; do
     mkdir -p "$dir/spool/$name"
     # Its own host name, as the node's sshd has: Open MPI and slurmd name things by it. nsenter, not
-    # `ip netns exec`: that remounts /sys, and slurmd needs the cgroup mounts under it.
-    nsenter --net="/run/netns/$ns" unshare --uts sh -c 'hostname "$1" && exec /usr/sbin/slurmd -D -N "$1" -f "$2"' \
-      sh "$name" "$dir/slurm.conf" > "$dir/log/slurmd-$name.out" 2>&1 &
+    # `ip netns exec`: that remounts /sys, and slurmd needs the cgroup mounts under it. Its own mount
+    # namespace for the hosts' resolver (netns_hosts.sh: without it every batch job's mpirun waited
+    # 20 s for the machine's unreachable name server).
+    nsenter --net="/run/netns/$ns" unshare --uts --mount \
+      sh -c 'hostname "$1" && mount --bind "$3" /etc/resolv.conf && exec /usr/sbin/slurmd -D -N "$1" -f "$2"' \
+      sh "$name" "$dir/slurm.conf" "$dir/resolv.conf" > "$dir/log/slurmd-$name.out" 2>&1 &
     echo "pid $!" >> "$dir/state"
   done < "$dir/hosts"
 
