@@ -16,6 +16,9 @@ function(trellis_add_qtest name)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
+  # TRELLIS_AUTO_CALIBRATE=0: an estimate of a local CPU plan does not calibrate this machine first
+  # (launcher/document/calibration_file.h) — a suite that estimates would start mpirun ranks
+  # otherwise; the suites that test it set it themselves.
   # Qt Test's own watchdog (QTEST_FUNCTION_TIMEOUT, 300 s by default) is set 5 s under ctest's
   # bound, so a hang still prints the stack trace before ctest kills the suite. It must not be left
   # at its default: Qt 6.4's watchdog can miss the end of one function and the start of the next
@@ -26,7 +29,7 @@ function(trellis_add_qtest name)
   # skipped inside a suite that ran leave it Passed; test.sh lists them after the run.)
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
     SKIP_REGULAR_EXPRESSION "SKIP   : [A-Za-z0-9_]+::initTestCase\\(\\)"
-    ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=${watchdog_ms};QT_QPA_PLATFORM=offscreen;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OPENBLAS_NUM_THREADS=1;${T_ENV}")
+    ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=${watchdog_ms};TRELLIS_AUTO_CALIBRATE=0;QT_QPA_PLATFORM=offscreen;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OPENBLAS_NUM_THREADS=1;${T_ENV}")
   if(T_COST)
     set_tests_properties(${name} PROPERTIES COST ${T_COST})
   endif()

@@ -1,5 +1,5 @@
 // Plain data that crosses the launcher's API: run states and the rows of the run history.
-// Shared by the history store, the run controller, the exporters and the UI.
+// Shared by the history store, the supervisor, the exporters and the UI.
 #pragma once
 
 #include <functional>
@@ -38,6 +38,16 @@ enum class RunState { Idle, Launching, Running, Completed, Failed, Stopped };
 QString toString(RunState state);
 RunState runStateFromString(const QString &text);
 
+// How a run came to be in the history (schema 17), written by whoever creates it: launched by a
+// supervisor (trellis-cli run, the workbench), simulated ranks (trellis-cli simulate), a job Trellis
+// did not launch watched by a collector (trellis-cli collect), or a launched run whose supervisor
+// died and another took it over (trellis-cli adopt). A launched or adopted run can be launched
+// again from its recorded plan; a simulated or collected one cannot.
+enum class RunKind { Launched, Simulated, Collected, Adopted };
+QString toString(RunKind kind);                       // "launched", "simulated", "collected", "adopted"
+bool runKindFromString(const QString &text, RunKind *kind); // false: not a kind
+inline bool canLaunchAgain(RunKind kind) { return kind == RunKind::Launched || kind == RunKind::Adopted; }
+
 struct RunSummary {
     qint64 id = 0;        // database row id
     QString runId;        // user-facing id, e.g. 20261122-120501-7f3a
@@ -67,6 +77,7 @@ struct RunSummary {
     // Who recorded the run into this history (schema 16): the database role on a server, the user
     // name for a file; empty for runs recorded before.
     QString owner;
+    RunKind kind = RunKind::Launched;
     // The run's figures once it ended (computed from its steps, kept in the history): the job's
     // median tokens/s over its steps and the model FLOPs utilisation; < 0: not computed (yet), or
     // for the MFU no datasheet peak (CPUs).

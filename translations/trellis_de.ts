@@ -833,6 +833,54 @@
     </message>
 </context>
 <context>
+    <name>RunWords</name>
+    <message>
+        <location filename="../ui/widgets/run_words.cpp" line="+11"/>
+        <source>launching</source>
+        <translation>startet</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>running</source>
+        <translation>läuft</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>completed</source>
+        <translation>abgeschlossen</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>failed</source>
+        <translation>fehlgeschlagen</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>stopped</source>
+        <translation>gestoppt</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>launched</source>
+        <translation>gestartet</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>simulated</source>
+        <translation>simuliert</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>collected</source>
+        <translation>gesammelt</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>adopted</source>
+        <translation>übernommen</translation>
+    </message>
+</context>
+<context>
     <name>trellis::launcher::document::PlanDocument</name>
     <message>
         <location filename="../launcher/document/plan_document.cpp" line="+71"/>
@@ -878,7 +926,7 @@
 <context>
     <name>trellis::ui::CompareView</name>
     <message>
-        <location filename="../ui/history/compare_view.cpp" line="+17"/>
+        <location filename="../ui/history/compare_view.cpp" line="+18"/>
         <source>Loss (rank 0)</source>
         <translation>Loss (Rank 0)</translation>
     </message>
@@ -980,18 +1028,18 @@
 <context>
     <name>trellis::ui::EstimatePanel</name>
     <message>
-        <location filename="../ui/estimate/estimate_panel.cpp" line="+31"/>
-        <location line="+413"/>
+        <location filename="../ui/estimate/estimate_panel.cpp" line="+32"/>
+        <location line="+457"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
     </message>
     <message>
-        <location line="-412"/>
+        <location line="-456"/>
         <source>Use selected plan</source>
         <translation>Ausgewählten Plan übernehmen</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+40"/>
         <source>GB a rank</source>
         <translation>GB pro Rank</translation>
     </message>
@@ -1001,22 +1049,22 @@
         <translation>Pipeline-Stufe</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="-29"/>
         <source>Memory</source>
         <translation>Speicher</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+53"/>
         <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; idle (bubble) &amp;nbsp; numbers: micro-batches; the wheel zooms, dragging pans, a double click shows the whole step</source>
         <translation>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; Forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; Backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; Gewichtsgradienten &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; Senden / Empfangen &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; Leerlauf (Bubble) &amp;nbsp; Zahlen: Micro-Batches; das Mausrad zoomt, Ziehen verschiebt, ein Doppelklick zeigt den ganzen Schritt</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="-52"/>
         <source>Timeline</source>
         <translation>Zeitleiste</translation>
     </message>
     <message>
-        <location line="+123"/>
+        <location line="+183"/>
         <source>Group</source>
         <translation>Gruppe</translation>
     </message>
@@ -1046,7 +1094,7 @@
         <translation>Verbindung</translation>
     </message>
     <message>
-        <location line="-121"/>
+        <location line="-182"/>
         <source>Collectives</source>
         <translation>Kollektive Operationen</translation>
     </message>
@@ -1056,7 +1104,7 @@
         <translation>Vergleich</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+72"/>
         <source>#</source>
         <translation>#</translation>
     </message>
@@ -1121,12 +1169,12 @@
         <translation>Begründung</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="-72"/>
         <source>Search</source>
         <translation>Suche</translation>
     </message>
     <message>
-        <location line="+68"/>
+        <location line="+143"/>
         <location line="+78"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;Schätzung läuft… (was unten abgeblendet ist, gehört zum Plan vor dieser Änderung)&lt;/i&gt;</translation>
@@ -1160,12 +1208,25 @@
         <translation>nicht kalibriert: trellis-cli calibrate ausführen</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>One pipeline stage: no schedule and no bubble. Set pp above 1 to see the pipeline&apos;s timeline.</source>
         <translation>Eine Pipeline-Stufe: kein Schedule und keine Bubble. pp auf mehr als 1 setzen, um die Zeitleiste der Pipeline zu sehen.</translation>
     </message>
+    <message numerus="yes">
+        <location line="+8"/>
+        <source>measuring this machine for %n rank(s) (once, a few seconds): default rates until then</source>
+        <translation>
+            <numerusform>vermisst diese Maschine für %n Rang (einmalig, einige Sekunden): bis dahin Standardraten</numerusform>
+            <numerusform>vermisst diese Maschine für %n Ränge (einmalig, einige Sekunden): bis dahin Standardraten</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+30"/>
+        <location line="+2"/>
+        <source>not calibrated (the calibration failed: %1); run trellis-cli calibrate</source>
+        <translation>nicht kalibriert (die Kalibrierung schlug fehl: %1); trellis-cli calibrate ausführen</translation>
+    </message>
+    <message>
+        <location line="+31"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
@@ -1319,7 +1380,7 @@ trellis-trainer kann ihn noch nicht starten: %2</translation>
         <translation type="vanished">Loss</translation>
     </message>
     <message>
-        <location filename="../ui/history/history_panel.cpp" line="+56"/>
+        <location filename="../ui/history/history_panel.cpp" line="+57"/>
         <source>Filter: words, status:failed, tag:baseline, after:2026-11-01, parallel.tp=2, model.preset=llama2-70b</source>
         <translation>Filter: Wörter, status:failed, tag:baseline, after:2026-11-01, parallel.tp=2, model.preset=llama2-70b</translation>
     </message>
@@ -1507,7 +1568,7 @@ Archive keeps a run but hides it.</source>
 Archivieren behält einen Lauf, blendet ihn aber aus.</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+21"/>
         <source>Tag runs</source>
         <translation>Läufe taggen</translation>
     </message>
@@ -1751,7 +1812,7 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Schritt %1 in den Diagrammen markiert</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_history.cpp" line="+68"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="+73"/>
         <source>Report written to %1</source>
         <translation>Bericht nach %1 geschrieben</translation>
     </message>
@@ -1961,12 +2022,12 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Kein Lauf geöffnet</translation>
     </message>
     <message>
-        <location line="+52"/>
+        <location line="+61"/>
         <source>Select a run to see its summary here; select two or more and press Compare to set them side by side.</source>
         <translation>Einen Lauf wählen, um hier seine Übersicht zu sehen; zwei oder mehr wählen und Vergleichen drücken, um sie nebeneinander zu stellen.</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+38"/>
         <source>run %1 is being followed (its records go to %2): switch once it has ended</source>
         <translation>Lauf %1 wird verfolgt (seine Daten gehen nach %2): wechseln Sie, wenn er beendet ist</translation>
     </message>
@@ -1991,9 +2052,13 @@ Zu den bekannten Hosts hinzufügen?</translation>
         <translation>Ein Lauf wird verfolgt: erneut starten, wenn er geendet hat</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
+        <source>Reading the run&apos;s plan from the history: it launches when read</source>
+        <translation>Der Plan des Laufs wird aus dem Verlauf gelesen: er startet, sobald er gelesen ist</translation>
+    </message>
+    <message>
         <source>The run&apos;s plan is still being read from the history; try again in a moment</source>
-        <translation>Der Plan des Laufs wird noch aus dem Verlauf gelesen; gleich noch einmal versuchen</translation>
+        <translation type="vanished">Der Plan des Laufs wird noch aus dem Verlauf gelesen; gleich noch einmal versuchen</translation>
     </message>
     <message>
         <location line="+5"/>
@@ -2900,7 +2965,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation type="vanished">Kein Lauf</translation>
     </message>
     <message>
-        <location filename="../ui/run/run_header.cpp" line="+18"/>
+        <location filename="../ui/run/run_header.cpp" line="+19"/>
         <source>No run open: launch the plan (Ctrl+R) or open a run from the history.</source>
         <translation>Kein Lauf geöffnet: den Plan starten (Strg+R) oder einen Lauf aus der Historie öffnen.</translation>
     </message>
@@ -2923,7 +2988,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::RunSummaryView</name>
     <message>
-        <location filename="../ui/history/run_summary_view.cpp" line="+19"/>
+        <location filename="../ui/history/run_summary_view.cpp" line="+20"/>
         <source>Loss</source>
         <translation>Loss</translation>
     </message>
@@ -2943,7 +3008,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Einen Lauf wählen, um hier seine Übersicht zu sehen; zwei oder mehr wählen und Vergleichen drücken, um sie nebeneinander zu stellen.</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+49"/>
         <source>plan %1</source>
         <translation>Plan %1</translation>
     </message>
@@ -2958,12 +3023,32 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>%1 Ränge</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="-18"/>
         <source>%1, launched from %2</source>
         <translation>%1, gestartet von %2</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="-7"/>
+        <source>%1, %2</source>
+        <translation>%1, %2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>collected, watched from %1</source>
+        <translation>gesammelt, beobachtet von %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>simulated ranks, from %1</source>
+        <translation>simulierte Ränge, von %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1, adopted by %2</source>
+        <translation>%1, übernommen von %2</translation>
+    </message>
+    <message>
+        <location line="+32"/>
         <source>step %1 of %2</source>
         <translation>Schritt %1 von %2</translation>
     </message>
@@ -3021,7 +3106,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::RunTableModel</name>
     <message>
-        <location filename="../ui/history/run_table_model.cpp" line="+80"/>
+        <location filename="../ui/history/run_table_model.cpp" line="+102"/>
         <source>Run</source>
         <translation>Lauf</translation>
     </message>
@@ -3104,6 +3189,11 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+1"/>
         <source>Command</source>
         <translation>Befehl</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Kind</source>
+        <translation>Art</translation>
     </message>
     <message>
         <location line="+10"/>
@@ -4324,7 +4414,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::workspace::StartPage</name>
     <message>
-        <location filename="../ui/workspace/start_page.cpp" line="+50"/>
+        <location filename="../ui/workspace/start_page.cpp" line="+51"/>
         <source>&lt;h1&gt;Trellis&lt;/h1&gt;&lt;p&gt;Plan a parallel training run, launch it, watch every rank.&lt;/p&gt;</source>
         <translation>&lt;h1&gt;Trellis&lt;/h1&gt;&lt;p&gt;Einen parallelen Trainingslauf planen, starten und jeden Rank beobachten.&lt;/p&gt;</translation>
     </message>

@@ -833,6 +833,54 @@
     </message>
 </context>
 <context>
+    <name>RunWords</name>
+    <message>
+        <location filename="../ui/widgets/run_words.cpp" line="+11"/>
+        <source>launching</source>
+        <translation>启动中</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>completed</source>
+        <translation>已完成</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <location line="+0"/>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <location line="+20"/>
+        <source>launched</source>
+        <translation>已启动</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>simulated</source>
+        <translation>模拟</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>collected</source>
+        <translation>收集</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>adopted</source>
+        <translation>已接管</translation>
+    </message>
+</context>
+<context>
     <name>trellis::launcher::document::PlanDocument</name>
     <message>
         <location filename="../launcher/document/plan_document.cpp" line="+71"/>
@@ -878,7 +926,7 @@
 <context>
     <name>trellis::ui::CompareView</name>
     <message>
-        <location filename="../ui/history/compare_view.cpp" line="+17"/>
+        <location filename="../ui/history/compare_view.cpp" line="+18"/>
         <source>Loss (rank 0)</source>
         <translation>损失 (rank 0)</translation>
     </message>
@@ -980,18 +1028,18 @@
 <context>
     <name>trellis::ui::EstimatePanel</name>
     <message>
-        <location filename="../ui/estimate/estimate_panel.cpp" line="+31"/>
-        <location line="+413"/>
+        <location filename="../ui/estimate/estimate_panel.cpp" line="+32"/>
+        <location line="+457"/>
         <source>Search plans</source>
         <translation>搜索方案</translation>
     </message>
     <message>
-        <location line="-412"/>
+        <location line="-456"/>
         <source>Use selected plan</source>
         <translation>使用所选方案</translation>
     </message>
     <message>
-        <location line="+11"/>
+        <location line="+40"/>
         <source>GB a rank</source>
         <translation>每 rank GB</translation>
     </message>
@@ -1001,22 +1049,22 @@
         <translation>流水线阶段</translation>
     </message>
     <message>
-        <location line="+15"/>
+        <location line="-29"/>
         <source>Memory</source>
         <translation>内存</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+53"/>
         <source>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; forward &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; backward &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; weight gradients &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; send / receive &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; idle (bubble) &amp;nbsp; numbers: micro-batches; the wheel zooms, dragging pans, a double click shows the whole step</source>
         <translation>&lt;span style=&apos;color:#1f77b4&apos;&gt;■&lt;/span&gt; 前向 &amp;nbsp; &lt;span style=&apos;color:#2ca02c&apos;&gt;■&lt;/span&gt; 反向 &amp;nbsp; &lt;span style=&apos;color:#9467bd&apos;&gt;■&lt;/span&gt; 权重梯度 &amp;nbsp; &lt;span style=&apos;color:#b0b0b0&apos;&gt;▬&lt;/span&gt; 发送 / 接收 &amp;nbsp; &lt;span style=&apos;color:#d04040&apos;&gt;▨&lt;/span&gt; 空闲 (气泡) &amp;nbsp; 数字：微批次编号；滚轮缩放，拖动平移，双击显示整个单步</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="-52"/>
         <source>Timeline</source>
         <translation>时间线</translation>
     </message>
     <message>
-        <location line="+123"/>
+        <location line="+183"/>
         <source>Group</source>
         <translation>组</translation>
     </message>
@@ -1046,7 +1094,7 @@
         <translation>链路</translation>
     </message>
     <message>
-        <location line="-121"/>
+        <location line="-182"/>
         <source>Collectives</source>
         <translation>集合通信</translation>
     </message>
@@ -1056,7 +1104,7 @@
         <translation>比较</translation>
     </message>
     <message>
-        <location line="+10"/>
+        <location line="+72"/>
         <source>#</source>
         <translation>#</translation>
     </message>
@@ -1121,12 +1169,12 @@
         <translation>原因</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="-72"/>
         <source>Search</source>
         <translation>搜索</translation>
     </message>
     <message>
-        <location line="+68"/>
+        <location line="+143"/>
         <location line="+78"/>
         <source>&lt;i&gt;Estimating… (what is dimmed below belongs to the plan before this edit)&lt;/i&gt;</source>
         <translation>&lt;i&gt;正在估算… (下方变暗的内容属于本次编辑之前的方案)&lt;/i&gt;</translation>
@@ -1159,12 +1207,24 @@
         <translation>未校准：请运行 trellis-cli calibrate</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+9"/>
         <source>One pipeline stage: no schedule and no bubble. Set pp above 1 to see the pipeline&apos;s timeline.</source>
         <translation>只有一个流水线阶段：没有调度，也没有气泡。将 pp 设为大于 1 即可查看流水线的时间线。</translation>
     </message>
+    <message numerus="yes">
+        <location line="+8"/>
+        <source>measuring this machine for %n rank(s) (once, a few seconds): default rates until then</source>
+        <translation>
+            <numerusform>正在为 %n 个 rank 测量本机（仅一次，几秒钟）：在此之前使用默认速率</numerusform>
+        </translation>
+    </message>
     <message>
-        <location line="+30"/>
+        <location line="+2"/>
+        <source>not calibrated (the calibration failed: %1); run trellis-cli calibrate</source>
+        <translation>未校准（校准失败：%1）；请运行 trellis-cli calibrate</translation>
+    </message>
+    <message>
+        <location line="+31"/>
         <source>tokens/s</source>
         <translation>tokens/s</translation>
     </message>
@@ -1318,7 +1378,7 @@ trellis-trainer 尚不能启动它：%2</translation>
         <translation type="vanished">损失</translation>
     </message>
     <message>
-        <location filename="../ui/history/history_panel.cpp" line="+56"/>
+        <location filename="../ui/history/history_panel.cpp" line="+57"/>
         <source>Filter: words, status:failed, tag:baseline, after:2026-11-01, parallel.tp=2, model.preset=llama2-70b</source>
         <translation>筛选：词语、status:failed、tag:baseline、after:2026-11-01、parallel.tp=2、model.preset=llama2-70b</translation>
     </message>
@@ -1506,7 +1566,7 @@ Archive keeps a run but hides it.</source>
 归档会保留运行但将其隐藏。</translation>
     </message>
     <message>
-        <location line="+23"/>
+        <location line="+21"/>
         <source>Tag runs</source>
         <translation>给运行加标签</translation>
     </message>
@@ -1750,7 +1810,7 @@ Add it to the known hosts?</source>
         <translation>已在图表中标记第 %1 步</translation>
     </message>
     <message>
-        <location filename="../ui/workspace/main_window_history.cpp" line="+68"/>
+        <location filename="../ui/workspace/main_window_history.cpp" line="+73"/>
         <source>Report written to %1</source>
         <translation>报告已写入 %1</translation>
     </message>
@@ -1960,12 +2020,12 @@ Add it to the known hosts?</source>
         <translation>未打开运行</translation>
     </message>
     <message>
-        <location line="+52"/>
+        <location line="+61"/>
         <source>Select a run to see its summary here; select two or more and press Compare to set them side by side.</source>
         <translation>选择一个运行可在此查看其概要；选择两个或更多并按比较可并排查看。</translation>
     </message>
     <message>
-        <location line="+37"/>
+        <location line="+38"/>
         <source>run %1 is being followed (its records go to %2): switch once it has ended</source>
         <translation>正在跟踪运行 %1（其记录写入 %2）：请在其结束后再切换</translation>
     </message>
@@ -1990,9 +2050,13 @@ Add it to the known hosts?</source>
         <translation>正在跟随一个运行：请在其结束后再次启动</translation>
     </message>
     <message>
-        <location line="+4"/>
+        <location line="+6"/>
+        <source>Reading the run&apos;s plan from the history: it launches when read</source>
+        <translation>正在从历史中读取该运行的计划：读取后即启动</translation>
+    </message>
+    <message>
         <source>The run&apos;s plan is still being read from the history; try again in a moment</source>
-        <translation>仍在从历史中读取该运行的计划；请稍后再试</translation>
+        <translation type="vanished">仍在从历史中读取该运行的计划；请稍后再试</translation>
     </message>
     <message>
         <location line="+5"/>
@@ -2896,7 +2960,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation type="vanished">无运行</translation>
     </message>
     <message>
-        <location filename="../ui/run/run_header.cpp" line="+18"/>
+        <location filename="../ui/run/run_header.cpp" line="+19"/>
         <source>No run open: launch the plan (Ctrl+R) or open a run from the history.</source>
         <translation>未打开运行：启动方案 (Ctrl+R) 或从历史记录中打开一个运行。</translation>
     </message>
@@ -2919,7 +2983,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::RunSummaryView</name>
     <message>
-        <location filename="../ui/history/run_summary_view.cpp" line="+19"/>
+        <location filename="../ui/history/run_summary_view.cpp" line="+20"/>
         <source>Loss</source>
         <translation>损失</translation>
     </message>
@@ -2939,7 +3003,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>选择一个运行可在此查看其概要；选择两个或更多并按比较可并排查看。</translation>
     </message>
     <message>
-        <location line="+32"/>
+        <location line="+49"/>
         <source>plan %1</source>
         <translation>计划 %1</translation>
     </message>
@@ -2954,12 +3018,32 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>%1 个 rank</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="-18"/>
         <source>%1, launched from %2</source>
         <translation>%1，由 %2 启动</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="-7"/>
+        <source>%1, %2</source>
+        <translation>%1，%2</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>collected, watched from %1</source>
+        <translation>收集，由 %1 监视</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>simulated ranks, from %1</source>
+        <translation>模拟的 rank，来自 %1</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>%1, adopted by %2</source>
+        <translation>%1，由 %2 接管</translation>
+    </message>
+    <message>
+        <location line="+32"/>
         <source>step %1 of %2</source>
         <translation>第 %1 步，共 %2 步</translation>
     </message>
@@ -3017,7 +3101,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::RunTableModel</name>
     <message>
-        <location filename="../ui/history/run_table_model.cpp" line="+80"/>
+        <location filename="../ui/history/run_table_model.cpp" line="+102"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
@@ -3100,6 +3184,11 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+1"/>
         <source>Command</source>
         <translation>命令</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Kind</source>
+        <translation>类型</translation>
     </message>
     <message>
         <location line="+10"/>
@@ -4314,7 +4403,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::workspace::StartPage</name>
     <message>
-        <location filename="../ui/workspace/start_page.cpp" line="+50"/>
+        <location filename="../ui/workspace/start_page.cpp" line="+51"/>
         <source>&lt;h1&gt;Trellis&lt;/h1&gt;&lt;p&gt;Plan a parallel training run, launch it, watch every rank.&lt;/p&gt;</source>
         <translation>&lt;h1&gt;Trellis&lt;/h1&gt;&lt;p&gt;规划并行训练运行，启动它，观察每一个 rank。&lt;/p&gt;</translation>
     </message>

@@ -34,7 +34,7 @@ const std::vector<Subcommand> &subcommands()
 {
     static const std::vector<Subcommand> table = {
         {QStringLiteral("validate"), {}, {}, [](const Args &a, const QString &) { return cmdValidate(a); }},
-        {QStringLiteral("estimate"), {QStringLiteral("--calibration")}, {QStringLiteral("--json")}, cmdEstimate},
+        {QStringLiteral("estimate"), {QStringLiteral("--calibration")}, {QStringLiteral("--json"), QStringLiteral("--no-calibrate")}, cmdEstimate},
         {QStringLiteral("convert"), {QStringLiteral("--to"), QStringLiteral("--from"), QStringLiteral("--base"), QStringLiteral("--out")}, {},
          [](const Args &a, const QString &) { return cmdConvert(a); }},
         {QStringLiteral("calibrate"), {QStringLiteral("--ranks"), QStringLiteral("--out")}, {}, cmdCalibrate},
@@ -147,7 +147,7 @@ int runCli(const QStringList &arguments)
     if (command == QLatin1String("slurm-job"))
         return runSlurmJob(rest); // its own --help
     if (command == QLatin1String("simulate-ranks") && !isHelpAlone(rest))
-        return telemetry::simulateRanks(rest);
+        return simulator::simulateRanks(rest);
     // What follows a lone "--" is a command's own (run --command -- python3 train.py --help).
     const QStringList own = rest.indexOf(QStringLiteral("--")) >= 0 ? rest.mid(0, rest.indexOf(QStringLiteral("--"))) : rest;
     if (own.contains(QStringLiteral("--help")) || own.contains(QStringLiteral("-h")))

@@ -99,7 +99,7 @@ int showRun(HistoryDatabase &db, const QString &reference)
         return 1;
     }
     out() << "run " << r->runId << " (#" << r->id << "): " << (r->name.isEmpty() ? QStringLiteral("(unnamed)") : r->name) << ", "
-          << r->target << ", " << r->worldSize << " ranks\n";
+          << r->target << " (" << toString(r->kind) << "), " << r->worldSize << " ranks\n";
     out() << "status " << r->status << ", step " << r->stepsDone << " of " << r->totalSteps;
     if (r->stepsDone > 0)
         out() << ", last loss " << QString::number(r->lastLoss, 'f', 4);
@@ -162,7 +162,7 @@ int listRuns(HistoryDatabase &db, const Args &a, const QString &dbPath)
         return fail(db.lastError());
     for (RunSummary &r : runs)
         r = db.withFigures(r); // ended runs' figures, computed once and kept
-    out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7  %8  %9\n")
+    out() << QStringLiteral("%1  %2  %3  %4  %10  %5  %6  %7  %8  %9\n")
                  .arg(QStringLiteral("#"), 4)
                  .arg(QStringLiteral("run id"), -20)
                  .arg(QStringLiteral("name"), -16)
@@ -171,9 +171,10 @@ int listRuns(HistoryDatabase &db, const Args &a, const QString &dbPath)
                  .arg(QStringLiteral("steps"), 11)
                  .arg(QStringLiteral("last loss"), 9)
                  .arg(QStringLiteral("tokens/s"), 10)
-                 .arg(QStringLiteral("duration  tags"));
+                 .arg(QStringLiteral("duration  tags"))
+                 .arg(QStringLiteral("kind"), -9);
     for (const auto &r : runs)
-        out() << QStringLiteral("%1  %2  %3  %4  %5  %6  %7  %8  %9\n")
+        out() << QStringLiteral("%1  %2  %3  %4  %10  %5  %6  %7  %8  %9\n")
                      .arg(r.id, 4)
                      .arg(r.runId, -20)
                      .arg(r.name.left(16), -16)
@@ -182,7 +183,8 @@ int listRuns(HistoryDatabase &db, const Args &a, const QString &dbPath)
                      .arg(QStringLiteral("%1/%2").arg(r.stepsDone).arg(r.totalSteps), 11)
                      .arg(r.stepsDone ? QString::number(r.lastLoss, 'f', 4) : QStringLiteral("-"), 9)
                      .arg(figure(r.tokensPerS, 0), 10)
-                     .arg(QStringLiteral("%1  %2").arg(duration(r.durationMs()), -8).arg(r.tags.join(QLatin1Char(' '))).trimmed());
+                     .arg(QStringLiteral("%1  %2").arg(duration(r.durationMs()), -8).arg(r.tags.join(QLatin1Char(' '))).trimmed())
+                     .arg(toString(r.kind), -9);
     if (runs.isEmpty())
         out() << (parsed.filter.isEmpty() ? QStringLiteral("(no runs recorded in %1)\n").arg(dbPath)
                                           : QStringLiteral("(no run in %1 matches the filter)\n").arg(dbPath));

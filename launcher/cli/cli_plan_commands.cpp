@@ -61,18 +61,13 @@ QString calibrate(const Args &a, const QString &dbPath, plan::Plan &p, plan::Dev
 }
 } // namespace
 
-int cmdCalibrate(const Args &a, const QString &dbPath)
+namespace {
+
+// Measures this machine at each world size (trellis-trainer --calibrate under mpirun, every rank
+// computing at once) into `entries`, printing each as it comes; "" or why not.
+QString measureCalibration(const QList<int> &ranks, std::vector<plan::CalibrationEntry> &entries, QTextStream &print)
 {
-    QList<int> ranks;
-    for (const QString &part : a.options.value(QStringLiteral("--ranks"), QStringLiteral("1,2,4")).split(QLatin1Char(','))) {
-        bool ok = false;
-        const int n = part.trimmed().toInt(&ok);
-        if (!ok || n < 1 || n > 256)
-            return usageError(QStringLiteral("--ranks expects a list of rank counts such as 1,2,4, got '%1'").arg(part));
-        ranks << n;
-    }
     const QString trainer = QCoreApplication::applicationDirPath() + QStringLiteral("/trellis-trainer");
-    std::vector<plan::CalibrationEntry> entries;
     for (int n : ranks) {
         QStringList args{QStringLiteral("-np"), QString::number(n)};
         if (n > QThread::idealThreadCount())
@@ -84,25 +79,65 @@ int cmdCalibrate(const Args &a, const QString &dbPath)
         QProcess p;
         p.start(QStringLiteral("mpirun"), args);
         if (!p.waitForFinished(300000) || p.exitCode() != 0)
-            return fail(QStringLiteral("calibration with %1 ranks failed: %2").arg(n).arg(QString::fromUtf8(p.readAllStandardError())));
+            return QStringLiteral("calibration with %1 ranks failed: %2").arg(n).arg(QString::fromUtf8(p.readAllStandardError()));
         const QList<QByteArray> lines = p.readAllStandardOutput().trimmed().split('\n');
         const auto parsed = plan::parseCalibration(QStringLiteral("{\"format\": \"%1\", \"entries\": [%2]}")
                                                        .arg(QLatin1String(plan::kCalibrationFormat), QString::fromUtf8(lines.last()))
                                                        .toStdString());
         if (!parsed)
-            return fail(QStringLiteral("calibration with %1 ranks: unexpected output '%2'").arg(n).arg(QString::fromUtf8(lines.last())));
+            return QStringLiteral("calibration with %1 ranks: unexpected output '%2'").arg(n).arg(QString::fromUtf8(lines.last()));
         entries.push_back(parsed.value().front());
         const auto &e = entries.back();
-        out() << QStringLiteral("%1 ranks: %2 GFLOP/s a rank; all-reduce latency %3 us, bandwidth %4 GB/s\n")
+        print << QStringLiteral("%1 ranks: %2 GFLOP/s a rank; all-reduce latency %3 us, bandwidth %4 GB/s\n")
                      .arg(n, 3)
                      .arg(e.gflopsPerRank, 0, 'f', 2)
                      .arg(e.latencyUs, 0, 'f', 2)
                      .arg(e.bandwidthGBps, 0, 'f', 2);
-        out().flush();
+        print.flush();
     }
+    return {};
+}
+
+// estimate of a CPU plan that runs here, on a machine not calibrated yet: calibrated first for the
+// plan's world size (said on stderr), unless --no-calibrate or $TRELLIS_AUTO_CALIBRATE=0. A
+// calibration that fails is said, and the estimate goes on with default rates.
+void autoCalibrate(const Args &a, const QString &dbPath, const plan::Plan &p)
+{
+    const QString path = defaultCalibrationPath(dbPath);
+    if (a.options.contains(QStringLiteral("--calibration")) || a.flags.contains(QStringLiteral("--no-calibrate")) ||
+        !wantsAutoCalibration(p, path))
+        return;
+    const int ranks = std::min(p.parallel.worldSize(), 256);
+    err() << "this machine is not calibrated: measuring it for " << ranks << (ranks == 1 ? " rank" : " ranks")
+          << " first (once; trellis-cli calibrate measures more, --no-calibrate skips)" << Qt::endl;
+    std::vector<plan::CalibrationEntry> entries;
+    QString error = measureCalibration({ranks}, entries, err());
+    if (error.isEmpty())
+        error = mergeCalibrationFile(path, entries);
+    err() << (error.isEmpty() ? QStringLiteral("calibration %1").arg(QFileInfo(path).absoluteFilePath())
+                              : QStringLiteral("not calibrated (%1): the estimate uses default rates").arg(error))
+          << Qt::endl;
+}
+
+} // namespace
+
+// calibrate [--ranks 1,2,4] [--out FILE]: the entries measured replace those of the same world
+// sizes in the file; the others are kept.
+int cmdCalibrate(const Args &a, const QString &dbPath)
+{
+    QList<int> ranks;
+    for (const QString &part : a.options.value(QStringLiteral("--ranks"), QStringLiteral("1,2,4")).split(QLatin1Char(','))) {
+        bool ok = false;
+        const int n = part.trimmed().toInt(&ok);
+        if (!ok || n < 1 || n > 256)
+            return usageError(QStringLiteral("--ranks expects a list of rank counts such as 1,2,4, got '%1'").arg(part));
+        ranks << n;
+    }
+    std::vector<plan::CalibrationEntry> entries;
+    if (const QString e = measureCalibration(ranks, entries, out()); !e.isEmpty())
+        return fail(e);
     const QString path = a.options.value(QStringLiteral("--out"), defaultCalibrationPath(dbPath));
-    QDir().mkpath(QFileInfo(path).absolutePath());
-    if (const QString e = writeFileAtomically(path, QByteArray::fromStdString(plan::calibrationJson(entries))); !e.isEmpty())
+    if (const QString e = mergeCalibrationFile(path, entries); !e.isEmpty())
         return fail(e);
     out() << "calibration " << QFileInfo(path).absoluteFilePath() << Qt::endl;
     return 0;
@@ -261,6 +296,7 @@ int cmdEstimate(const Args &a, const QString &dbPath)
         return fail(QStringLiteral("%1: no estimate: the plan runs its own trainer (own_trainer.command) and has no model section to "
                                    "predict from; add model and parallel sections describing what the script trains")
                         .arg(a.positional.first()));
+    autoCalibrate(a, dbPath, p);
     plan::DeviceSpec device = plan::deviceFor(p.cluster);
     bool calibrated = false;
     if (const QString error = calibrate(a, dbPath, p, device, calibrated); !error.isEmpty())

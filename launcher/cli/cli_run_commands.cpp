@@ -1,17 +1,20 @@
-// trellis-cli's commands that supervise or follow runs: run (and --detach), simulate, adopt,
-// attach, ps, stop. The run's supervisor is this process while one of them runs (see
-// launcher/supervisor/). Split from cli_commands.cpp, which keeps the history and report commands.
+// trellis-cli's commands that supervise runs in this process: run (and --detach, and --command),
+// simulate, adopt, collect. The run's supervisor is this process while one of them runs (see
+// launcher/supervisor/); what it prints is run_console.h's. attach, ps and stop, which follow or stop
+// a run another process supervises, are cli_follow_commands.cpp's; the history and report
+// commands, cli_history_commands.cpp's and cli_export_commands.cpp's.
 #include "launcher/history_location.h"
 #include "launcher/cli/cli_support.h"
+#include "launcher/cli/run_console.h"
+#include "launcher/cli/signal_bridge.h"
 #include "launcher/history/history_database.h"
 #include "launcher/history/history_writer.h"
 #include "launcher/supervisor/supervisor.h"
 #include "launcher/feed/feed_publisher.h"
-#include "launcher/feed/run_feed.h"
 #include "launcher/registry/run_registry.h"
 #include "launcher/collector/collector.h"
 #include "launcher/owner_only.h"
-#include "launcher/supervisor/supervisor_process.h"
+#include "launcher/programs.h"
 #include "launcher/simulator/simulator.h"
 #include "backend/plan/plan_json.h"
 #include "backend/plan/plan_validate.h"
@@ -24,12 +27,9 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QRegularExpression>
-#include <QSocketNotifier>
 #include <QThread>
 
-#include <csignal>
 #include <cstdio>
-#include <fcntl.h>
 #include <functional>
 #include <map>
 #include <optional>
@@ -37,14 +37,6 @@
 
 namespace trellis::launcher::cli {
 namespace {
-
-QString formatEta(double seconds)
-{
-    if (!(seconds >= 0) || seconds > 1e7)
-        return QStringLiteral("--:--");
-    const int s = static_cast<int>(seconds + 0.5);
-    return QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
-}
 
 // run --detach: the same command in a process of its own session (it owns the run: the receiver,
 // the history writes, the restarts, the detectors), started through setsid so it outlives this
@@ -89,160 +81,7 @@ int cmdRunDetached(const QString &dbPath)
     return fail(QStringLiteral("the run's owner (pid %1) printed no run id within 30 s; see %2").arg(pid).arg(logPath));
 }
 
-// Stops the event loop's owner gracefully on SIGTERM, SIGINT and SIGHUP: the handler only writes
-// a byte to a pipe; the loop reads it and calls `onSignal` on the main thread.
-class SignalBridge {
-public:
-    explicit SignalBridge(std::function<void(int)> onSignal) : m_onSignal(std::move(onSignal))
-    {
-        if (::pipe2(s_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-            return;
-        m_notifier = std::make_unique<QSocketNotifier>(s_pipe[0], QSocketNotifier::Read);
-        QObject::connect(m_notifier.get(), &QSocketNotifier::activated, m_notifier.get(), [this] {
-            unsigned char signo = 0;
-            while (::read(s_pipe[0], &signo, 1) == 1)
-                m_onSignal(signo);
-        });
-        struct sigaction sa {};
-        sa.sa_handler = [](int signo) {
-            const unsigned char b = static_cast<unsigned char>(signo);
-            [[maybe_unused]] const auto n = ::write(s_pipe[1], &b, 1);
-        };
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        for (int signo : {SIGTERM, SIGINT, SIGHUP})
-            ::sigaction(signo, &sa, nullptr);
-    }
-    ~SignalBridge()
-    {
-        for (int signo : {SIGTERM, SIGINT, SIGHUP})
-            ::signal(signo, SIG_DFL);
-    }
-
-private:
-    static inline int s_pipe[2] = {-1, -1};
-    std::function<void(int)> m_onSignal;
-    std::unique_ptr<QSocketNotifier> m_notifier;
-};
-
-// The run a reference (id, row number, "last") names, and where its supervisor's feed is ("" when
-// no supervisor owns it any more).
-std::optional<std::pair<QString, QString>> resolveRun(const QString &reference, const QString &dbPath)
-{
-    if (const auto live = RunRegistry::find(reference))
-        return std::make_pair(live->runId, live->feedEndpoint());
-    HistoryDatabase db;
-    // A run just started may reach the history a moment after its id was printed: wait for it.
-    std::optional<RunSummary> run;
-    for (int tries = 0; tries < 20 && !run; ++tries) {
-        if ((isServerHistory(dbPath) || QFileInfo::exists(dbPath)) && (db.isOpen() || db.open(dbPath, false).isEmpty()))
-            run = db.findRun(reference);
-        if (!run) {
-            if (const auto live = RunRegistry::find(reference))
-                return std::make_pair(live->runId, live->feedEndpoint());
-            QThread::msleep(250);
-        }
-    }
-    if (!run && !(run = findExistingRun(db, dbPath, reference)))
-        return std::nullopt;
-    const auto live = RunRegistry::find(run->runId);
-    return std::make_pair(run->runId, live ? live->feedEndpoint() : QString());
-}
-
 } // namespace
-
-// attach: follows a run through its supervisor's live feed, after what the history holds, until
-// it ends; a run no supervisor owns is shown from the history. Reading only: stopping (or killing)
-// this command changes nothing for the run.
-int cmdAttach(const Args &a, const QString &dbPath)
-{
-    if (a.positional.size() != 1)
-        return usageError(QStringLiteral("attach takes one run"));
-    const auto target = resolveRun(a.positional.first(), dbPath);
-    if (!target)
-        return 1;
-    const auto &[runId, endpoint] = *target;
-    out() << "run " << runId << (endpoint.isEmpty() ? QStringLiteral(" (from the history)") : QStringLiteral(" (live)"))
-          << Qt::endl;
-    RunFeed feed;
-    feed.setKeepRows(true, 0); // rank 0's losses; every rank's rows of a long run would not fit
-    qint64 shownStep = 0;
-    quint64 version = 0;
-    std::map<qint64, double> lossAt;
-    int exitCode = 1;
-    QObject::connect(&feed, &RunFeed::event, &feed, [](const EventRow &e) {
-        if (e.kind != QLatin1String("checkpoint"))
-            out() << "event " << e.kind << " at step " << e.step << (e.rank >= 0 ? QStringLiteral(" (rank %1)").arg(e.rank) : QString())
-                  << ": " << e.message << Qt::endl;
-    });
-    QObject::connect(&feed, &RunFeed::alert, &feed, [](const QString &kind, const QString &message) {
-        if (kind == QLatin1String("history"))
-            out() << "event history: " << message << Qt::endl;
-    });
-    // A step is shown once every rank has reported it (the feed's progress: the oldest rank's
-    // newest step), with rank 0's loss.
-    QObject::connect(&feed, &RunFeed::stepsArrived, &feed, [&] {
-        for (const StepRow &row : feed.series().rowsSince(version, &version))
-            lossAt[row.step] = row.loss;
-        const RunProgress progress = feed.progress();
-        for (auto it = lossAt.begin(); it != lossAt.end() && it->first <= progress.step;) {
-            if (it->first > shownStep) {
-                out() << "step " << it->first << "/" << progress.totalSteps << " loss " << QString::number(it->second, 'f', 4) << Qt::endl;
-                shownStep = it->first;
-            }
-            it = lossAt.erase(it);
-        }
-    });
-    QObject::connect(&feed, &RunFeed::finished, &feed, [&](RunState state, int, const QString &message) {
-        out() << "run " << runId << " " << toString(state) << (message.isEmpty() ? QString() : QStringLiteral(": ") + message)
-              << Qt::endl;
-        exitCode = state == RunState::Completed ? 0 : 1;
-        QCoreApplication::quit();
-    });
-    SignalBridge bridge([](int) { QCoreApplication::quit(); });
-    feed.attach(runId, endpoint, historyIdentity(dbPath));
-    QCoreApplication::exec();
-    return exitCode;
-}
-
-// ps: the runs a supervisor owns now, on this machine, for this user.
-int cmdPs()
-{
-    QString error;
-    if (RunRegistry::directory(&error).isEmpty())
-        return fail(error);
-    const auto runs = RunRegistry::running();
-    const auto orphans = RunRegistry::orphaned();
-    for (const RunRecord &r : orphans)
-        out() << "run " << r.runId << " has no supervisor (it died) but its job goes on (keeper pid " << r.keeperPid
-              << "): trellis-cli adopt " << r.runId << Qt::endl;
-    if (runs.isEmpty()) {
-        out() << "no runs are going" << (orphans.isEmpty() ? "" : " under a supervisor") << Qt::endl;
-        return 0;
-    }
-    out() << QStringLiteral("%1  %2  %3  %4").arg(QStringLiteral("RUN"), -22).arg(QStringLiteral("PID"), 8).arg(QStringLiteral("STARTED"), -20).arg(QStringLiteral("HISTORY"))
-          << Qt::endl;
-    for (const RunRecord &r : runs)
-        out() << QStringLiteral("%1  %2  %3  %4")
-                     .arg(r.runId, -22)
-                     .arg(r.pid, 8)
-                     .arg(r.startedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")), -20)
-                     .arg(r.database)
-              << Qt::endl;
-    return 0;
-}
-
-// stop: asks a run's supervisor to stop it (SIGTERM to the supervisor, which ends the job and
-// records the run as stopped).
-int cmdStop(const Args &a)
-{
-    if (a.positional.size() != 1)
-        return usageError(QStringLiteral("stop takes one run id"));
-    if (const QString e = stopSupervisedRun(a.positional.first()); !e.isEmpty())
-        return fail(e + QStringLiteral(" (see trellis-cli ps)"));
-    out() << "asked the supervisor of " << a.positional.first() << " to stop it" << Qt::endl;
-    return 0;
-}
 
 int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
                  const std::function<QString(Supervisor &, const RunOptions &)> &begin);
@@ -278,7 +117,7 @@ int superviseMadePlan(const Args &a, const QString &dbPath, const QString &subdi
     record.database = historyIdentity(dbPath);
     record.planPath = planPath;
     return superviseRun(a, dbPath, record,
-                        [&](Supervisor &controller, const RunOptions &options) { return start(controller, options, planPath); });
+                        [&](Supervisor &supervisor, const RunOptions &options) { return start(supervisor, options, planPath); });
 }
 
 } // namespace
@@ -323,8 +162,8 @@ int cmdRunCommand(const Args &a, const QString &dbPath)
         return fail(QString::fromStdString(d.front().toString()));
     thePlan.ownTrainer.dir = QDir::currentPath().toStdString();
     return superviseMadePlan(a, dbPath, QStringLiteral("commands"), thePlan,
-                             [&](Supervisor &controller, const RunOptions &options, const QString &planPath) {
-                                 return controller.start(thePlan, planPath, options);
+                             [&](Supervisor &supervisor, const RunOptions &options, const QString &planPath) {
+                                 return supervisor.start(thePlan, planPath, options);
                              });
 }
 
@@ -365,8 +204,8 @@ int cmdRun(const Args &a, const QString &dbPath)
     record.runId = runId;
     record.database = historyIdentity(history);
     record.planPath = QFileInfo(path).absoluteFilePath();
-    return superviseRun(a, history, record, [&](Supervisor &controller, const RunOptions &options) {
-        return controller.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options);
+    return superviseRun(a, history, record, [&](Supervisor &supervisor, const RunOptions &options) {
+        return supervisor.start(loaded.value(), QFileInfo(path).absoluteFilePath(), options);
     });
 }
 
@@ -378,18 +217,19 @@ int cmdSimulate(const Args &a, const QString &dbPath)
         return cmdRunDetached(dbPath);
     if (!a.positional.isEmpty())
         return usageError(QStringLiteral("simulate takes options only"));
-    telemetry::SimulationOptions sim;
-    if (const QString e = telemetry::parseSimulation(a.options, sim); !e.isEmpty())
+    simulator::SimulationOptions sim;
+    if (const QString e = simulator::parseSimulation(a.options, sim); !e.isEmpty())
         return usageError(e);
-    const plan::Plan thePlan = telemetry::simulatedPlan(sim);
+    const plan::Plan thePlan = simulator::simulatedPlan(sim);
     if (const plan::Diagnostics d = plan::validatePlan(thePlan); plan::hasErrors(d))
         return fail(QStringLiteral("simulated plan: %1").arg(QString::fromStdString(d.front().toString())));
     return superviseMadePlan(a, dbPath, QStringLiteral("simulated"), thePlan,
-                             [&](Supervisor &controller, const RunOptions &given, const QString &planPath) {
+                             [&](Supervisor &supervisor, const RunOptions &given, const QString &planPath) {
                                  RunOptions options = given;
+                                 options.kind = RunKind::Simulated;
                                  options.jobProgram = supervisorProgram();
-                                 options.jobArguments = QStringList{QStringLiteral("simulate-ranks")} + telemetry::simulationArguments(sim);
-                                 return controller.start(thePlan, planPath, options);
+                                 options.jobArguments = QStringList{QStringLiteral("simulate-ranks")} + simulator::simulationArguments(sim);
+                                 return supervisor.start(thePlan, planPath, options);
                              });
 }
 
@@ -411,7 +251,7 @@ int cmdAdopt(const Args &a, const QString &dbPath)
     Q_UNUSED(dbPath); // the run's own history, as its first supervisor recorded it
     const QString database = orphan->database;
     const RunRecord record = *orphan;
-    return superviseRun(a, database, record, [&](Supervisor &controller, const RunOptions &options) -> QString {
+    return superviseRun(a, database, record, [&](Supervisor &supervisor, const RunOptions &options) -> QString {
         HistoryDatabase db;
         if (const QString e = db.open(database, false); !e.isEmpty())
             return e;
@@ -423,19 +263,11 @@ int cmdAdopt(const Args &a, const QString &dbPath)
         const auto data = db.loadRunForTakeOver(summary->id);
         if (!data)
             return QStringLiteral("cannot read run %1 from %2: %3").arg(runId, database, db.lastError());
-        return controller.adopt(runId, orphan->runDir, orphan->keeperPid, orphan->attempt, *data, options);
+        return supervisor.adopt(runId, orphan->runDir, orphan->keeperPid, orphan->attempt, *data, options);
     });
 }
 
 namespace {
-
-// What a supervised run prints to the terminal, and since when it runs.
-struct RunConsole {
-    bool quiet = false;
-    bool tty = false;
-    QElapsedTimer clock;
-    int lastPrintedDecile = -1;
-};
 
 // The run's options from the command's: its id and telemetry endpoint, an injected fault, the
 // hang timeout, the metrics port. Returns the exit code when an option is malformed.
@@ -472,91 +304,6 @@ std::optional<int> readRunOptions(const Args &a, const RunRecord &record, RunOpt
     return std::nullopt;
 }
 
-// The progress line: redrawn in place on a terminal, else printed once per tenth of the run.
-void printProgress(const Supervisor &controller, RunConsole &console)
-{
-    if (console.quiet)
-        return;
-    const RunProgress p = controller.progress();
-    if (p.step <= 0)
-        return;
-    const double fraction = p.totalSteps > 0 ? double(p.step) / p.totalSteps : 0;
-    const double eta = p.step > 0 ? console.clock.elapsed() / 1000.0 * (1.0 / std::max(fraction, 1e-9) - 1.0) : -1;
-    const int width = 28;
-    const int filled = static_cast<int>(fraction * width);
-    const QString line = QStringLiteral("[%1%2] step %3/%4  loss %5  %6 tok/s  ETA %7")
-                             .arg(QString(filled, QLatin1Char('#')), QString(width - filled, QLatin1Char('.')))
-                             .arg(p.step)
-                             .arg(p.totalSteps)
-                             .arg(p.loss, 0, 'f', 4)
-                             .arg(p.tokensPerS, 0, 'f', 0)
-                             .arg(formatEta(eta));
-    if (console.tty) {
-        err() << "\r" << line << "\x1b[K" << Qt::flush;
-    } else {
-        const int decile = static_cast<int>(fraction * 10);
-        if (decile != console.lastPrintedDecile) {
-            console.lastPrintedDecile = decile;
-            err() << line << Qt::endl;
-        }
-    }
-}
-
-// Progress, alerts, restarts and batch-job changes to the terminal; the event loop ends with the run.
-void connectConsole(Supervisor &controller, RunConsole &console)
-{
-    Supervisor *const c = &controller;
-    RunConsole *const con = &console;
-    QObject::connect(c, &Supervisor::stepsArrived, c, [c, con] { printProgress(*c, *con); });
-    QObject::connect(c, &Supervisor::finished, c, [](RunState, int, const QString &) { QCoreApplication::quit(); });
-    QObject::connect(c, &Supervisor::alert, c, [con](const QString &kind, const QString &message) {
-        // Restarts print as they start and failures (hangs included) at the end.
-        if (kind != QLatin1String("restart") && kind != QLatin1String("failure") && kind != QLatin1String("hang"))
-            err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
-    });
-    QObject::connect(c, &Supervisor::stallEnded, c, [con](const QString &message) {
-        err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
-    });
-    QObject::connect(c, &Supervisor::restarting, c, [con](int, const QString &message) {
-        err() << (con->tty && !con->quiet ? "\n" : "") << message << Qt::endl;
-    });
-    QObject::connect(c, &Supervisor::batchJobChanged, c, [con](const QString &, const QString &text) {
-        if (!con->quiet)
-            err() << (con->tty ? "\n" : "") << text << Qt::endl;
-    });
-}
-
-// After the event loop: flushes and stops the history writer, and says how the run ended and
-// what its telemetry lost.
-void printRunEnd(const Supervisor &controller, HistoryWriter &writer, const RunConsole &console)
-{
-    if (console.tty && !console.quiet)
-        err() << Qt::endl;
-
-    if (!writer.flush(15000))
-        err() << "history: the database is still locked; some rows may not be written" << Qt::endl;
-    const RunProgress p = controller.progress();
-    const double seconds = console.clock.elapsed() / 1000.0;
-    if (controller.firstTelemetryMs() >= 0 && !console.quiet)
-        err() << "first telemetry " << controller.firstTelemetryMs() << " ms after launch" << Qt::endl;
-    if (controller.state() == RunState::Completed) {
-        out() << "completed " << p.step << " steps in " << QString::number(seconds, 'f', 1) << " s; final loss "
-              << QString::number(p.loss, 'f', 4) << "; " << QString::number(p.tokensPerS, 'f', 0) << " tokens/s"
-              << Qt::endl;
-    } else {
-        err() << "run " << controller.runId() << " " << toString(controller.state()) << ": " << controller.failureMessage()
-              << Qt::endl;
-    }
-    const ReceiverStats stats = controller.receiverStats();
-    if (stats.rejected > 0 || stats.lost > 0)
-        err() << "telemetry: " << stats.received << " messages, " << stats.lost << " lost, " << stats.rejected
-              << " rejected" << (stats.lastRejection.isEmpty() ? QString() : QStringLiteral(" (") + stats.lastRejection + ')')
-              << Qt::endl;
-    if (!writer.lastError().isEmpty())
-        err() << "history: " << writer.lastError() << Qt::endl;
-    writer.stop();
-}
-
 // run --report FILE: the finished run's HTML report. Returns 0, or the exit code of a failure.
 int writeRunReport(const QString &reportPath, const QString &dbPath, const QString &runId)
 {
@@ -578,7 +325,7 @@ int writeRunReport(const QString &reportPath, const QString &dbPath, const QStri
 int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
                  const std::function<QString(Supervisor &, const RunOptions &)> &begin)
 {
-    telemetry::raiseOpenFileLimit(); // a connection per rank
+    simulator::raiseOpenFileLimit(); // a connection per rank
     QString claimError;
     const auto claim = RunRegistry::claim(record, &claimError);
     if (!claim)
@@ -590,11 +337,11 @@ int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
     HistoryWriter writer(dbPath);
     if (const QString e = writer.start(); !e.isEmpty())
         return fail(e);
-    Supervisor controller(&writer);
-    controller.setFeed(&feed);
-    QObject::connect(&controller, &Supervisor::jobStarted, &controller,
-                     [&](qint64 keeperPid, int attempt) { claim->jobStarted(keeperPid, controller.runDirectory(), attempt); });
-    SignalBridge bridge([&](int) { controller.stop(); });
+    Supervisor supervisor(&writer);
+    supervisor.setFeed(&feed);
+    QObject::connect(&supervisor, &Supervisor::jobStarted, &supervisor,
+                     [&](qint64 keeperPid, int attempt) { claim->jobStarted(keeperPid, supervisor.runDirectory(), attempt); });
+    SignalBridge bridge([&](int) { supervisor.stop(); });
     RunOptions options;
     if (const std::optional<int> code = readRunOptions(a, record, options))
         return *code;
@@ -603,23 +350,23 @@ int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
     console.tty = isatty(fileno(stderr));
 
     console.clock.start();
-    connectConsole(controller, console);
+    connectConsole(supervisor, console);
 
-    if (const QString e = begin(controller, options); !e.isEmpty())
+    if (const QString e = begin(supervisor, options); !e.isEmpty())
         return fail(e);
-    out() << "run " << controller.runId() << Qt::endl;
-    if (controller.metricsPort() > 0)
-        out() << "metrics http://127.0.0.1:" << controller.metricsPort() << "/metrics" << Qt::endl;
+    out() << "run " << supervisor.runId() << Qt::endl;
+    if (supervisor.metricsPort() > 0)
+        out() << "metrics http://127.0.0.1:" << supervisor.metricsPort() << "/metrics" << Qt::endl;
     if (!console.quiet)
-        err() << "command: " << controller.commandLine() << "\nlogs: " << controller.runDirectory() << "\nhistory: " << historyIdentity(dbPath)
+        err() << "command: " << supervisor.commandLine() << "\nlogs: " << supervisor.runDirectory() << "\nhistory: " << historyIdentity(dbPath)
               << Qt::endl;
     QCoreApplication::exec();
-    printRunEnd(controller, writer, console);
+    printRunEnd(supervisor, writer, console);
 
     if (a.options.contains(QStringLiteral("--report")))
-        if (const int rc = writeRunReport(a.options[QStringLiteral("--report")], dbPath, controller.runId()))
+        if (const int rc = writeRunReport(a.options[QStringLiteral("--report")], dbPath, supervisor.runId()))
             return rc;
-    return controller.state() == RunState::Completed ? 0 : 1;
+    return supervisor.state() == RunState::Completed ? 0 : 1;
 }
 
 // collect: jobs Trellis did not launch join here and are watched as runs until SIGTERM/SIGINT
@@ -629,7 +376,7 @@ int cmdCollect(const Args &a, const QString &dbPath)
 {
     if (!a.positional.isEmpty())
         return usageError(QStringLiteral("collect takes no arguments"));
-    telemetry::raiseOpenFileLimit(); // a connection per rank of every job
+    simulator::raiseOpenFileLimit(); // a connection per rank of every job
     CollectorOptions options;
     options.bind = a.options.value(QStringLiteral("--bind"), QStringLiteral("tcp://0.0.0.0:7700")).toStdString();
     options.keysPath = a.options.value(QStringLiteral("--keys"),

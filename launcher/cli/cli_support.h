@@ -1,6 +1,8 @@
-// Shared by trellis-cli's command files (cli_commands.cpp: run and history; cli_plan_commands.cpp:
-// validate, estimate, search, convert, calibrate): output streams, errors with the usage text,
-// option parsing and plan loading. Internal to the launcher.
+// Shared by trellis-cli's command files (cli_commands.cpp: the entry and help; cli_run_commands.cpp,
+// cli_follow_commands.cpp: runs; cli_history_commands.cpp, cli_export_commands.cpp: the history;
+// cli_plan_commands.cpp, cli_plan_edit_commands.cpp: plans; cli_target_commands.cpp: targets):
+// output streams, errors with the usage text, option parsing and plan loading. Internal to the
+// launcher.
 #pragma once
 
 #include "launcher/run_types.h"
@@ -56,15 +58,17 @@ int cmdCalibrate(const Args &a, const QString &dbPath);
 // plan new | set | get | diff (cli_plan_edit_commands.cpp); `rest` starts with the subcommand.
 int cmdPlan(const QStringList &rest);
 
-// The commands that supervise or follow runs (cli_run_commands.cpp).
+// The commands that supervise runs in this process (cli_run_commands.cpp).
 int cmdRun(const Args &a, const QString &dbPath);
-int cmdPreflight(const Args &a);
 int cmdSimulate(const Args &a, const QString &dbPath);
 int cmdAdopt(const Args &a, const QString &dbPath);
-int cmdAttach(const Args &a, const QString &dbPath);
 int cmdCollect(const Args &a, const QString &dbPath);
+// The commands that follow or stop runs another process supervises (cli_follow_commands.cpp).
+int cmdAttach(const Args &a, const QString &dbPath);
 int cmdPs();
 int cmdStop(const Args &a);
+// cli_target_commands.cpp
+int cmdPreflight(const Args &a);
 // cli_history_commands.cpp
 int cmdRuns(const Args &a, const QString &dbPath);
 // history copy --from HISTORY --to HISTORY [RUN...]

@@ -9,7 +9,6 @@
 #include <QHostInfo>
 #include <QMetaObject>
 #include <QRegularExpression>
-#include <QSqlQuery>
 #include <QSysInfo>
 
 #include <zmq.hpp>
@@ -415,8 +414,8 @@ QString Collector::describe(const WatchedJob &w) const
         .arg(w.client);
 }
 
-// The jobs a collector with these keys and this history watched and did not see end: runs of
-// target "collected" whose folder still holds watching.json (removed when a run ends for good),
+// The jobs a collector with these keys and this history watched and did not see end: collected
+// runs (RunKind) whose folder still holds watching.json (removed when a run ends for good),
 // running (its collector died), stopped (its collector was stopped) or failed (closed as
 // abandoned by the history's next open once its collector's process was gone).
 void Collector::resumeJobs()
@@ -428,15 +427,18 @@ void Collector::resumeJobs()
         emit notice(QStringLiteral("cannot look for jobs to take up again: %1").arg(e));
         return;
     }
-    QList<std::pair<qint64, QString>> candidates;
-    QSqlQuery q(db.connection());
-    if (q.exec(QStringLiteral("SELECT id, run_id FROM runs WHERE target = 'collected' AND status IN ('running', 'stopped', 'failed') "
-                              "ORDER BY id")))
-        while (q.next())
-            candidates.append({q.value(0).toLongLong(), q.value(1).toString()});
+    RunFilter unfinished;
+    unfinished.kinds = {toString(RunKind::Collected)};
+    unfinished.statuses = {toString(RunState::Running), toString(RunState::Stopped), toString(RunState::Failed)};
+    unfinished.archived = RunFilter::Archived::Any;
+    const auto candidates = db.runIds(unfinished);
+    if (!candidates) {
+        emit notice(QStringLiteral("cannot look for jobs to take up again: %1").arg(db.lastError()));
+        return;
+    }
     const QString runsDir = Supervisor::runsDirectoryFor(m_options.run, m_writer);
     const QString me = QFileInfo(m_options.keysPath).absoluteFilePath();
-    for (const auto &[id, runId] : candidates) {
+    for (const auto &[id, runId] : *candidates) {
         const QString runDir = runsDir + QLatin1Char('/') + runId;
         if (!QFileInfo::exists(runDir + QStringLiteral("/watching.json")))
             continue;

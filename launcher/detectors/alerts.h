@@ -5,7 +5,7 @@
 // (both are asynchronous) and a failure to deliver is reported once per target, not retried.
 // Also the loss-divergence detector: the median loss of the last 20 steps more than `factor` (2) times
 // the lowest such median so far (a single spike, as warm-up has, is not divergence).
-// Threading: the run controller's thread.
+// Threading: the supervisor's thread.
 #pragma once
 
 #include "backend/plan/plan.h"

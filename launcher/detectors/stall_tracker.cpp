@@ -110,7 +110,7 @@ std::optional<HangVerdict> StallTracker::decide(std::int64_t nowMs, const std::m
         if (h.gone) {
             const std::int64_t since = m_goneSinceMs.emplace(rank, nowMs).first->second;
             if (nowMs - since >= m_rule.crashGraceMs) {
-                v.reason = who + "'s process is gone (" + seconds(nowMs - since) + " without mpirun's report of how it ended)";
+                v.reason = who + "'s process is gone (" + seconds(nowMs - since) + " without " + m_rule.crashReporter + "'s report of how it ended)";
                 return v;
             }
             continue;

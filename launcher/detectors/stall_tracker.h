@@ -52,6 +52,9 @@ struct HangRule {
     double stepFactor = 5;            // launch.hang_step_factor
     std::int64_t floorMs = 60000;     // launch.hang_timeout_s
     std::int64_t crashGraceMs = 3000; // a gone holder: mpirun's report of the crash comes first
+    // Whose report of a crash the grace waits for, as a verdict names it: mpirun for a launched
+    // run, the job's own launcher for one a collector watches (torchrun, srun, …).
+    std::string crashReporter = "mpirun";
 };
 
 // A decided hang: why it is certain.
@@ -64,6 +67,7 @@ struct HangVerdict {
 class StallTracker {
 public:
     explicit StallTracker(HangRule rule = {});
+    void setCrashReporter(std::string who) { m_rule.crashReporter = std::move(who); }
 
     // The longest step a rank took so far (every attempt of the run): what the learned timeout
     // is a multiple of. Kept across restarts; learnStep only raises it.

@@ -93,6 +93,27 @@ RunState runStateFromString(const QString &text)
     return RunState::Idle;
 }
 
+QString toString(RunKind kind)
+{
+    switch (kind) {
+    case RunKind::Launched: return QStringLiteral("launched");
+    case RunKind::Simulated: return QStringLiteral("simulated");
+    case RunKind::Collected: return QStringLiteral("collected");
+    case RunKind::Adopted: return QStringLiteral("adopted");
+    }
+    return QStringLiteral("launched");
+}
+
+bool runKindFromString(const QString &text, RunKind *kind)
+{
+    for (RunKind k : {RunKind::Launched, RunKind::Simulated, RunKind::Collected, RunKind::Adopted})
+        if (toString(k) == text) {
+            *kind = k;
+            return true;
+        }
+    return false;
+}
+
 HistoryDatabase::HistoryDatabase()
     : m_connectionName(QStringLiteral("trellis-history-%1").arg(g_connectionCounter.fetchAndAddRelaxed(1)))
 {
@@ -290,7 +311,7 @@ const char *kSummarySelect =
     " r.note, r.archived, r.tokens_per_s, r.mfu, r.figures_step, r.launcher_host,"
     " coalesce(r.plan_name, %NAME%), coalesce(r.plan_precision, %PRECISION%), coalesce(r.plan_layout, %LAYOUT%),"
     " %TAGS%,"
-    " r.files_at, r.owner"
+    " r.files_at, r.owner, r.kind"
     " FROM runs r ";
 
 // The select above in the engine's SQL, with the plan's fields read from plan_json where a writer
@@ -347,6 +368,8 @@ RunSummary HistoryDatabase::summaryFrom(const QSqlQuery &q) const
         s.tags = tags.split(QLatin1Char('\n'));
     s.filesAt = q.value(24).toString();
     s.owner = q.value(25).toString();
+    if (!runKindFromString(q.value(26).toString(), &s.kind))
+        s.kind = RunKind::Launched; // (NOT NULL, 'launched' by default: a newer Trellis's word reads as launched)
     return s;
 }
 
@@ -374,6 +397,24 @@ QList<RunSummary> HistoryDatabase::listRuns(const RunFilter &filter, int limit)
     while (q.next())
         runs.append(summaryFrom(q));
     return runs;
+}
+
+std::optional<QList<std::pair<qint64, QString>>> HistoryDatabase::runIds(const RunFilter &filter)
+{
+    const RunFilterSql sql = runFilterSql(filter, m_engine);
+    QSqlQuery q(m_db);
+    q.prepare(QStringLiteral("SELECT r.id, r.run_id FROM runs r ") + (sql.where.isEmpty() ? QString() : QStringLiteral("WHERE ") + sql.where) +
+              QStringLiteral(" ORDER BY r.id"));
+    for (const QVariant &v : sql.binds)
+        q.addBindValue(v);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return std::nullopt;
+    }
+    QList<std::pair<qint64, QString>> ids;
+    while (q.next())
+        ids.append({q.value(0).toLongLong(), q.value(1).toString()});
+    return ids;
 }
 
 std::optional<RunSummary> HistoryDatabase::findRun(const QString &reference)

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <optional>
+#include <utility>
 
 namespace trellis::launcher {
 
@@ -23,7 +24,7 @@ QByteArray packCounts(const std::vector<qint64> &counts);
 std::vector<qint64> unpackCounts(const QByteArray &bytes);
 
 // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
-inline constexpr int kHistorySchemaVersion = 16;
+inline constexpr int kHistorySchemaVersion = 17;
 
 // "its file system is full" or "its file system is read-only" for the folder holding `path` (a
 // file history); "" when it is neither. Said beside SQLite's own, vaguer words.
@@ -62,6 +63,9 @@ public:
     QList<RunSummary> listRuns(int limit = 1000); // every run, archived too, newest first
     // The newest `limit` runs the filter lets through (run_filter.h), newest first.
     QList<RunSummary> listRuns(const RunFilter &filter, int limit);
+    // The row and run ids of every run the filter keeps, oldest first, without their figures;
+    // nullopt when the history cannot be read (lastError() says why).
+    std::optional<QList<std::pair<qint64, QString>>> runIds(const RunFilter &filter);
 
     // What people add to a run, and taking runs away (run_catalog.cpp). Each returns "" when done,
     // otherwise why not; bad text is refused with the limit (run_filter.h's checks).

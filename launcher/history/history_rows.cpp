@@ -50,7 +50,7 @@ bool applyOp(ApplyContext &c, const NewRunOp &o)
 {
     QSqlQuery &q = c.q;
     q.prepare(QStringLiteral("INSERT INTO runs(run_id, name, plan_json, target, status, world_size,"
-                             " total_steps, started_at, launcher_host, launcher_pid, files_at, owner) VALUES(?,?,?,?,?,?,?,?,?,?,?,%1) RETURNING id")
+                             " total_steps, started_at, launcher_host, launcher_pid, files_at, kind, owner) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,%1) RETURNING id")
                   .arg(sqlOwner(c.engine)));
     q.addBindValue(o.runId);
     q.addBindValue(o.name);
@@ -63,6 +63,7 @@ bool applyOp(ApplyContext &c, const NewRunOp &o)
     q.addBindValue(QSysInfo::machineHostName());
     q.addBindValue(QCoreApplication::applicationPid());
     q.addBindValue(o.filesAt.isEmpty() ? QVariant() : QVariant(o.filesAt));
+    q.addBindValue(toString(o.kind));
     if (!q.exec() || !q.next())
         return false;
     const qint64 id = q.value(0).toLongLong();
@@ -88,7 +89,10 @@ bool applyOp(ApplyContext &c, const RunStatusOp &o)
     if (!q.exec())
         return false;
     if (o.takeOver) {
-        q.prepare(QStringLiteral("UPDATE runs SET launcher_host = ?, launcher_pid = ? WHERE run_id = ?"));
+        // A launched run taken over by another supervisor is adopted; a collected one taken up
+        // again by a collector stays collected.
+        q.prepare(QStringLiteral("UPDATE runs SET launcher_host = ?, launcher_pid = ?,"
+                                 " kind = CASE WHEN kind = 'launched' THEN 'adopted' ELSE kind END WHERE run_id = ?"));
         q.addBindValue(QSysInfo::machineHostName());
         q.addBindValue(QCoreApplication::applicationPid());
         q.addBindValue(o.runId);

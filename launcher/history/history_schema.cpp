@@ -184,6 +184,16 @@ const char *const kSchemaV16[] = {
     " PRIMARY KEY(spool, run_id))",
 };
 
+// Schema 17: how the run came to be here (RunKind: launched, simulated, collected, adopted),
+// written by whoever creates the run. Runs recorded before are told apart as the readers told them
+// then: a collected run by its target, a simulated one by its launch command.
+const char *const kSchemaV17[] = {
+    "ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'launched'",
+    "UPDATE runs SET kind = 'collected' WHERE target = 'collected'",
+    "UPDATE runs SET kind = 'simulated' WHERE launch_command LIKE '% simulate-ranks %'",
+    "CREATE INDEX IF NOT EXISTS runs_kind ON runs(kind)",
+};
+
 } // namespace
 
 QString HistoryDatabase::migrate()
@@ -268,7 +278,7 @@ QString HistoryDatabase::migrateServer(bool create)
 // statements are SQLite's, and PostgreSQL's through postgresDdl (history_engine.h).
 QString HistoryDatabase::migrationSteps(int version)
 {
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}, {16, kSchemaV16}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}, {16, kSchemaV16}, {17, kSchemaV17}};
     QSqlQuery q(m_db);
     for (const auto &[target, statements] : steps) {
         if (version >= target)

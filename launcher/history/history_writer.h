@@ -1,4 +1,4 @@
-// The single writer of the run history. Producers (the run controller on the GUI thread) enqueue
+// The single writer of the run history. Producers (the supervisor, on the thread it lives on) enqueue
 // rows without waiting; one writer thread owns its own HistoryDatabase connection and writes
 // everything queued in one transaction every flush interval, so the database sees a few batched
 // transactions per second whatever the telemetry rate.
@@ -43,6 +43,7 @@ struct NewRunOp {
     qint64 totalSteps = 0;
     QDateTime startedAt;
     QString filesAt = {}; // where the run's files are: "HOST:FOLDER" of the machine that launched it
+    RunKind kind = RunKind::Launched;
 };
 struct RunStatusOp {
     QString runId, status, error;
@@ -87,7 +88,7 @@ struct StallOp {
 };
 // Per rank, how far the telemetry drained so far reaches (every seq below nextSeq); afterCommit
 // runs on the writer thread once the transaction holding it, and everything enqueued before it,
-// is committed (the run controller acknowledges the messages to the ranks then).
+// is committed (the supervisor acknowledges the messages to the ranks then).
 struct CursorOp {
     QString runId;
     std::map<int, quint64> nextSeq;

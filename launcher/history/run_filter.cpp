@@ -1,5 +1,6 @@
 // See run_filter.h.
 #include "launcher/history/run_filter.h"
+#include "launcher/run_types.h"
 
 #include "backend/plan/plan_fields.h"
 
@@ -104,6 +105,20 @@ bool takeKeyTerm(const QString &key, const QString &value, RunFilter &f, QString
         }
         if (f.statuses.isEmpty()) {
             error = QStringLiteral("status: needs a status (%1)").arg(knownStatuses().join(QStringLiteral(", ")));
+            return false;
+        }
+    } else if (key == QLatin1String("kind")) {
+        const QString known = QStringLiteral("launched, simulated, collected, adopted");
+        for (const QString &k : value.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+            RunKind kind;
+            if (!runKindFromString(k.toLower(), &kind)) {
+                error = QStringLiteral("kind:%1: no such kind (%2)").arg(k, known);
+                return false;
+            }
+            f.kinds << toString(kind);
+        }
+        if (f.kinds.isEmpty()) {
+            error = QStringLiteral("kind: needs a kind (%1)").arg(known);
             return false;
         }
     } else if (key == QLatin1String("tag")) {
@@ -217,6 +232,14 @@ RunFilterSql runFilterSql(const RunFilter &f, HistoryEngine engine)
             out.binds << s;
         }
         clauses << QStringLiteral("r.status IN (%1)").arg(marks.join(QLatin1Char(',')));
+    }
+    if (!f.kinds.isEmpty()) {
+        QStringList marks;
+        for (const QString &k : f.kinds) {
+            marks << QStringLiteral("?");
+            out.binds << k;
+        }
+        clauses << QStringLiteral("r.kind IN (%1)").arg(marks.join(QLatin1Char(',')));
     }
     if (!f.owners.isEmpty()) {
         QStringList marks;

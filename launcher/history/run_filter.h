@@ -2,6 +2,7 @@
 // `trellis-cli runs --filter`. Words are matched, case-insensitively, against a run's id, name,
 // note and tags; the rest are terms:
 //   status:failed[,stopped…]   the run's status (launching, running, completed, failed, stopped)
+//   kind:collected[,…]         how the run came to be (launched, simulated, collected, adopted)
 //   tag:NAME                   runs carrying the tag
 //   owner:NAME, owner:me       runs NAME (a database role, or a user for a file) recorded; me:
 //                              whoever reads (the role connected, this user)
@@ -33,6 +34,7 @@ struct PlanFieldCondition {
 struct RunFilter {
     QStringList words;     // free text, every word must match
     QStringList statuses;  // any of them; empty: all
+    QStringList kinds;     // any of them (run_types.h RunKind, as written); empty: all
     QStringList tags;      // every one of them
     QStringList owners;    // any of them; "me": whoever reads; empty: all
     QDate after, before;   // invalid: open
@@ -40,7 +42,7 @@ struct RunFilter {
     QList<PlanFieldCondition> fields;
     bool isEmpty() const
     {
-        return words.isEmpty() && statuses.isEmpty() && tags.isEmpty() && owners.isEmpty() && !after.isValid() && !before.isValid() &&
+        return words.isEmpty() && statuses.isEmpty() && kinds.isEmpty() && tags.isEmpty() && owners.isEmpty() && !after.isValid() && !before.isValid() &&
                archived == Archived::No && fields.isEmpty();
     }
 };

@@ -1,4 +1,4 @@
-// The job (mpirun) as the run controller sees it, wherever it came from. start(): this supervisor
+// The job (mpirun) as the supervisor sees it, wherever it came from. start(): this supervisor
 // starts it under the job keeper (supervisor/job_keeper.h) as a child QProcess and reads its
 // output from the keeper's pipes. adopt(): a job whose supervisor died, found through its keeper's
 // pid; its output is read from the keeper's files and its end from the keeper's status file.

@@ -396,10 +396,8 @@ HeatMap MetricStore::heatMap(Metric metric) const
     for (float v : h.values)
         if (!std::isnan(v))
             seen.push_back(v);
-    if (!seen.empty()) {
-        std::nth_element(seen.begin(), seen.begin() + static_cast<std::ptrdiff_t>(seen.size() / 2), seen.end());
-        h.median = seen[seen.size() / 2];
-    }
+    if (!seen.empty())
+        h.median = static_cast<float>(medianInPlace(seen.begin(), seen.end(), [](float v) { return v; }));
     return h;
 }
 
@@ -512,11 +510,7 @@ std::optional<BandPoint> MetricStore::groupedBandPoint(Metric metric, std::size_
     }
     if (values.empty())
         return std::nullopt;
-    const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-    std::nth_element(values.begin(), mid, values.end());
-    p.median = mid->first;
-    if (values.size() % 2 == 0)
-        p.median = (p.median + std::max_element(values.begin(), mid)->first) / 2.0;
+    p.median = medianInPlace(values.begin(), values.end(), [](const auto &v) { return v.first; });
     return p;
 }
 
@@ -534,10 +528,8 @@ HeatMap MetricStore::heatMapGrouped(Metric metric) const
             if (rb.b.count > 0)
                 means.push_back(rb.b.mean);
     }
-    if (!means.empty()) {
-        std::nth_element(means.begin(), means.begin() + static_cast<std::ptrdiff_t>(means.size() / 2), means.end());
-        h.median = means[means.size() / 2];
-    }
+    if (!means.empty())
+        h.median = static_cast<float>(medianInPlace(means.begin(), means.end(), [](float v) { return v; }));
     h.steps.assign(buckets, 0);
     h.values.assign(h.ranks.size() * buckets, std::numeric_limits<float>::quiet_NaN());
     std::size_t row = 0;

@@ -2,7 +2,7 @@
 // port: per-rank step time, tokens/s, bubble, exposed communication, heartbeat age and bus
 // bandwidth per (group, operation), and the run's step, loss, restarts and alerts. Prometheus (or
 // curl) scrapes GET /metrics; anything else gets 404. Bound to 127.0.0.1 only.
-// Threading: lives on the run controller's thread; a scrape formats a snapshot there (work per
+// Threading: lives on the supervisor's thread; a scrape formats a snapshot there (work per
 // scrape, never per telemetry message).
 #pragma once
 

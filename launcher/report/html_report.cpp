@@ -65,10 +65,10 @@ void writeHeaderSection(QString &h, const RunSummary &r)
                         "</style></head><body>")
              .arg(esc(r.runId));
     h += QStringLiteral("<h1>Trellis run %1</h1>").arg(esc(r.runId));
-    h += QStringLiteral("<p>Plan <b>%1</b> · target %2 · %3 ranks · status <b class='%4'>%4</b>")
-             .arg(esc(r.name.isEmpty() ? QStringLiteral("(unnamed)") : r.name), esc(r.target))
-             .arg(r.worldSize)
-             .arg(esc(r.status));
+    // One arg() for every field: a name holding "%3" stays as it is.
+    h += QStringLiteral("<p>Plan <b>%1</b> · target %2 · %3 ranks · status <b class='%4'>%4</b> · %5 run")
+             .arg(esc(r.name.isEmpty() ? QStringLiteral("(unnamed)") : r.name), esc(r.target), QString::number(r.worldSize),
+                  esc(r.status), toString(r.kind));
     if (r.startedAt.isValid())
         h += QStringLiteral(" · started %1").arg(r.startedAt.toString(Qt::ISODate));
     if (r.endedAt.isValid() && r.startedAt.isValid())

@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <vector>
 
-namespace trellis::launcher::telemetry {
+namespace trellis::launcher::simulator {
 namespace {
 
 // "R@X" -> (R, X); "R" -> (R, fallback).
@@ -606,4 +606,4 @@ int simulateRanks(const QStringList &args)
     return 0;
 }
 
-} // namespace trellis::launcher::telemetry
+} // namespace trellis::launcher::simulator

@@ -10,7 +10,7 @@
 #include <QString>
 #include <QStringList>
 
-namespace trellis::launcher::telemetry {
+namespace trellis::launcher::simulator {
 
 struct SimulationOptions {
     int ranks = 8;
@@ -53,4 +53,4 @@ int simulateRanks(const QStringList &args);
 // the generator holds one per simulated rank, a supervisor one per connected rank).
 void raiseOpenFileLimit();
 
-} // namespace trellis::launcher::telemetry
+} // namespace trellis::launcher::simulator

@@ -149,7 +149,8 @@ QString Supervisor::start(const plan::Plan &thePlan, const QString &planPath, co
         return e;
     record(NewRunOp{m_runId, QString::fromStdString(thePlan.name), QString::fromStdString(plan::planToJson(frozen)),
                     QString::fromUtf8(plan::toString(thePlan.launch.target)), thePlan.parallel.worldSize(),
-                    thePlan.training.steps, QDateTime::currentDateTimeUtc(), QSysInfo::machineHostName() + QLatin1Char(':') + m_runDir});
+                    thePlan.training.steps, QDateTime::currentDateTimeUtc(), QSysInfo::machineHostName() + QLatin1Char(':') + m_runDir,
+                    options.kind});
     m_settled = false;
     const QString error = launchAttempt(false);
     if (!error.isEmpty()) {

@@ -56,6 +56,7 @@ struct RunOptions {
     // jobArguments plus --endpoint E --run-id ID.
     QString jobProgram;
     QStringList jobArguments;
+    RunKind kind = RunKind::Launched; // as the history records it (Simulated: trellis-cli simulate)
 };
 
 // A job Trellis did not launch, whose ranks joined a collector (launcher/collector/collector.h):
@@ -74,7 +75,7 @@ struct WatchedJob {
 class Supervisor : public QObject {
     Q_OBJECT
 public:
-    // `writer` may be null (nothing recorded); it must outlive the controller's runs.
+    // `writer` may be null (nothing recorded); it must outlive the supervisor's runs.
     explicit Supervisor(HistoryWriter *writer, QObject *parent = nullptr);
     ~Supervisor() override;
 

@@ -60,6 +60,7 @@ QString Supervisor::watch(const WatchedJob &job, const RunOptions &options)
     if (const QString e = beginSession(thePlan, runId, runsDir + QLatin1Char('/') + runId, options, QString()); !e.isEmpty())
         return e;
     m_watched = true;
+    m_stalls.setCrashReporter("the job's launcher"); // no mpirun of ours started it
     m_watchedLocal = !job.hosts.isEmpty() && std::all_of(job.hosts.begin(), job.hosts.end(), [](const QString &h) {
         return h == QSysInfo::machineHostName();
     });
@@ -74,7 +75,7 @@ QString Supervisor::watch(const WatchedJob &job, const RunOptions &options)
     if (endpointFile.open(QIODevice::WriteOnly | QIODevice::Truncate, kOwnerOnlyFile))
         endpointFile.write(QByteArray::fromStdString(m_receiver->endpoint()) + '\n');
     record(NewRunOp{m_runId, job.name, QString::fromStdString(plan::planToJson(thePlan)), QStringLiteral("collected"), job.worldSize,
-                    0, QDateTime::currentDateTimeUtc(), QSysInfo::machineHostName() + QLatin1Char(':') + m_runDir});
+                    0, QDateTime::currentDateTimeUtc(), QSysInfo::machineHostName() + QLatin1Char(':') + m_runDir, RunKind::Collected});
     m_commandLine = job.command;
     record(LaunchCommandOp{m_runId, m_commandLine});
     const QString origin = job.jobId.isEmpty() ? QString() : QStringLiteral(" (%1 job %2)").arg(job.scheduler.isEmpty() ? QStringLiteral("its launcher's") : job.scheduler, job.jobId);
@@ -281,6 +282,7 @@ QString Supervisor::resumeWatching(const QString &runId, const RunData &history,
     if (const QString e = beginSession(thePlan, runId, runDir, options, QString()); !e.isEmpty())
         return e;
     m_watched = true;
+    m_stalls.setCrashReporter("the job's launcher"); // no mpirun of ours started it
     m_watchedLocal = std::all_of(job->hosts.begin(), job->hosts.end(), [](const QString &h) { return h == QSysInfo::machineHostName(); });
     m_frozenPlan = thePlan;
     m_watchedJob = *job;

@@ -2,7 +2,7 @@
 // machine) and `ssh` (mpirun reaching cluster.nodes over ssh). Each checks what it needs before
 // anything starts (preflight), puts the run's files where the ranks will read them (stage), says
 // where the telemetry receiver binds and with which keys, and builds the launch command as an
-// argument list — never a shell string with plan values in it. The run controller starts, tracks,
+// argument list — never a shell string with plan values in it. The supervisor starts, tracks,
 // stops and collects the per-rank output of that command the same way for every target.
 // Threading: preflight() and stage() block (seconds, hosts in parallel): never on a GUI thread.
 #pragma once

@@ -3,7 +3,7 @@
 // the job with scontrol/squeue (sacct once Slurm has forgotten it), copies the job's output to its
 // own as it grows, cancels it with scancel on SIGTERM, and ends with an exit code mapped from the
 // job's end. State changes are printed as "[slurm] job=ID state=STATE reason=... position=P/N
-// nodes=..." lines, which the run controller reads for the queue state it shows and records.
+// nodes=..." lines, which the supervisor reads for the queue state it shows and records.
 //   preflight  Slurm's programs here, the controller answering, the partition up with enough
 //              nodes of enough CPUs (and GPUs for CUDA nodes), the shared folder writable, the
 //              trainer visible.

@@ -71,6 +71,28 @@ private:
     }
 
 private slots:
+    // estimate of a CPU plan that runs here, on a machine with no calibration yet, measures this
+    // machine first for the plan's world size, says so on stderr and estimates calibrated; the next
+    // estimate does not measure again; --no-calibrate estimates with default rates, saying so.
+    void estimateCalibratesUnasked()
+    {
+        qputenv("TRELLIS_AUTO_CALIBRATE", "1");
+        const auto restore = qScopeGuard([] { qputenv("TRELLIS_AUTO_CALIBRATE", "0"); });
+        const QString fresh = m_dir.filePath(QStringLiteral("uncalibrated/history.sqlite"));
+        const QString skipped = m_dir.filePath(QStringLiteral("skipped/history.sqlite"));
+        Result r = cli({QStringLiteral("--db"), skipped, QStringLiteral("estimate"), kPlan, QStringLiteral("--no-calibrate")});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("(not calibrated: run trellis-cli calibrate)")), qPrintable(r.out + r.err));
+        QVERIFY(!QFileInfo::exists(m_dir.filePath(QStringLiteral("skipped/calibration.json"))));
+        r = cli({QStringLiteral("--db"), fresh, QStringLiteral("estimate"), kPlan});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("this machine is not calibrated: measuring it for 4 ranks first")) &&
+                     r.err.contains(QStringLiteral("4 ranks: ")) && r.out.contains(QStringLiteral(" on cpu (calibrated)")),
+                 qPrintable(r.out + r.err));
+        QVERIFY(QFileInfo::exists(m_dir.filePath(QStringLiteral("uncalibrated/calibration.json"))));
+        r = cli({QStringLiteral("--db"), fresh, QStringLiteral("estimate"), kPlan});
+        QVERIFY2(r.code == 0 && !r.err.contains(QStringLiteral("measuring")) && r.out.contains(QStringLiteral("(calibrated)")), qPrintable(r.out + r.err));
+    }
+
     // Every program and every trellis-cli command answers --help with its usage and exit 0.
     void everyCommandAnswersHelp()
     {
@@ -184,6 +206,11 @@ private slots:
         QVERIFY2(r.out.contains(QStringLiteral("tags: baseline dp4")) && r.out.contains(QStringLiteral("note: first of the sweep")) &&
                      r.out.contains(QStringLiteral("tokens/s ")),
                  qPrintable(r.out));
+        // Each run's kind, as its creator wrote it: the list says it and kind: filters on it.
+        r = run({QStringLiteral("runs"), QStringLiteral("--filter"), QStringLiteral("kind:simulated")});
+        QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("cmd-sim")) && !r.out.contains(QStringLiteral("cmd-real")), qPrintable(r.out + r.err));
+        QVERIFY2(r.out.contains(QRegularExpression(QStringLiteral("cmd-sim .* simulated "))), qPrintable(r.out));
+        QVERIFY2(run({QStringLiteral("runs"), QStringLiteral("cmd-real")}).out.contains(QStringLiteral("(launched)")), qPrintable(r.out));
         r = run({QStringLiteral("runs"), QStringLiteral("--filter"), QStringLiteral("parallel.dp=4 tag:baseline")});
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.contains(QStringLiteral("cmd-real")) && !r.out.contains(QStringLiteral("cmd-sim")), qPrintable(r.out));

@@ -244,6 +244,7 @@ private slots:
         QVERIFY(byHand);
         QCOMPARE(byHand->run.status, QStringLiteral("completed"));
         QCOMPARE(byHand->run.target, QStringLiteral("collected"));
+        QCOMPARE(toString(byHand->run.kind), QStringLiteral("collected"));
         QVERIFY(everyStepOfEveryRank(*byHand, 2, 12));
         QVERIFY2(c.out.contains(QStringLiteral("job by-hand (mpirun ")), qPrintable(c.out));
         const auto torchRun = runNamed(db, QStringLiteral("train_ddp"));

@@ -14,6 +14,7 @@
 #include "launcher/history/history_writer.h"
 #include "launcher/history_location.h"
 #include "tests/support/cli_test_support.h"
+#include "tests/support/history_checks.h"
 #include "tests/support/history_engines.h"
 
 #include <QDir>
@@ -34,6 +35,7 @@ using trellis::test::cli;
 using trellis::test::failure;
 using trellis::test::kCli;
 using trellis::test::Result;
+using trellis::test::storedReports;
 
 namespace {
 
@@ -65,16 +67,6 @@ bool reached(const QString &db, const QString &runId, qint64 steps, int timeoutM
         QTest::qWait(100);
     }
     return false;
-}
-
-// The step reports a history holds for a run as written: the packed blocks' report counts added
-// up, so a block written twice counts twice (reads keep one copy).
-qint64 storedReports(HistoryDatabase &h, qint64 runRow)
-{
-    QSqlQuery q(h.connection());
-    if (!q.exec(QStringLiteral("SELECT coalesce(sum(n), 0) FROM step_blocks WHERE run = %1").arg(runRow)) || !q.next())
-        return -1;
-    return q.value(0).toLongLong();
 }
 
 // "" when every rank of the run has every step once, its telemetry complete (every message up to

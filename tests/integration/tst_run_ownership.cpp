@@ -24,6 +24,10 @@
 using namespace trellis::launcher;
 using namespace trellis::test;
 
+// Each run's steps are sized to outlast the test's action mid-run with room to spare on a machine
+// three times as fast as CI's (measured on CI's kind, 15 ms a step: the adopter takes the job 1.3 s
+// after its supervisor's kill, the ranks start their relay again 4 s after its kill, the lock is
+// held 6 s), and no more: a run's every step is CPU the suites beside it wait for.
 class TstRunOwnership : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
@@ -74,7 +78,7 @@ private slots:
 #if !defined(TRELLIS_HAVE_WORKBENCH)
         QSKIP("the workbench is not built here (-DTRELLIS_BUILD_GUI=OFF)");
 #endif
-        const int steps = 1500;
+        const int steps = 600;
         const QString plan = restartPlan(m_dir, QStringLiteral("workbench"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
         const QString database = m_dir.filePath(QStringLiteral("workbench.sqlite"));
         QProcess gui;
@@ -85,6 +89,7 @@ private slots:
         QVERIFY(gui.waitForStarted());
         // Mid-run: some steps are in the history.
         QVERIFY(waitForSteps(database, 40, 120000));
+        QVERIFY2(stepRows(database) < 4 * steps, "the run ended before the workbench was killed: give it more steps");
         const qint64 guiPid = gui.processId();
         ::kill(static_cast<pid_t>(guiPid), SIGKILL);
         // A killed process is gone once the kernel has torn down all of its threads; on a loaded
@@ -114,7 +119,7 @@ private slots:
     // sequence, nothing dropped.
     void killedSupervisorIsAdopted()
     {
-        const int steps = 4000;
+        const int steps = 1000;
         const QString plan = restartPlan(m_dir, QStringLiteral("adopted"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
         const QString database = m_dir.filePath(QStringLiteral("adopted.sqlite"));
         const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
@@ -158,6 +163,8 @@ private slots:
         const auto data = h.loadRun(h.findRun(runId)->id);
         QVERIFY(std::any_of(data->events.begin(), data->events.end(),
                             [](const EventRow &e) { return e.kind == QLatin1String("adopted"); }));
+        QCOMPARE(toString(h.findRun(runId)->kind), QStringLiteral("adopted")); // launched, then adopted
+        QVERIFY2(listed.out.contains(QRegularExpression(QRegularExpression::escape(runId) + QStringLiteral(" +adopted +\\S+ +adopted "))), qPrintable(listed.out));
     }
 
     // A plan with telemetry.relay on: the ranks' telemetry goes through their node's relay (one
@@ -167,7 +174,7 @@ private slots:
     // Goodbye is acknowledged.
     void killedRelayIsStartedAgain()
     {
-        const int steps = 3000;
+        const int steps = 1200;
         const QString plan = restartPlan(m_dir, QStringLiteral("relayed"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
         {
             QFile f(plan);
@@ -240,7 +247,7 @@ private slots:
     // everything lands; both moments are recorded as events.
     void lockedDatabaseKeepsTheRunGoing()
     {
-        const int steps = 2500;
+        const int steps = 2000;
         const QString plan = restartPlan(m_dir, QStringLiteral("locked"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
         const QString database = m_dir.filePath(QStringLiteral("locked.sqlite"));
         QProcess run;
@@ -279,13 +286,14 @@ private slots:
     // path and the run completes there, the removal recorded as an event.
     void removedDatabaseIsRecreated()
     {
-        const int steps = 1500;
+        const int steps = 600;
         const QString plan = restartPlan(m_dir, QStringLiteral("removed"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
         const QString database = m_dir.filePath(QStringLiteral("removed.sqlite"));
         QProcess run;
         run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
         QVERIFY(run.waitForStarted());
         QVERIFY(waitForSteps(database, 40, 120000));
+        QVERIFY2(stepRows(database) < 4 * steps, "the run ended before its database was removed: give it more steps");
         for (const char *suffix : {"", "-wal", "-shm"})
             QFile::remove(database + QLatin1String(suffix));
         QVERIFY(run.waitForFinished(240000));

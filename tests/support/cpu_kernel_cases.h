@@ -17,8 +17,10 @@
 #include <thread>
 #include <vector>
 
-namespace trellis::kernels::cpu::test {
+namespace trellis::test {
 
+// The kernels under test are called as their own namespace calls them.
+using namespace trellis::kernels::cpu;
 
 using Vec = std::vector<double>;
 using Outputs = std::vector<Vec>; // every output array of one run, forward and backward
@@ -327,4 +329,4 @@ void forEachIsa(F &&f)
     setKernelIsa(original.c_str());
 }
 
-} // namespace trellis::kernels::cpu::test
+} // namespace trellis::test

@@ -8,9 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace trellis::gpucheck {
-
-namespace cuda = trellis::kernels::cuda;
+namespace trellis::test {
 
 inline kernels::Stream g_stream;
 
@@ -19,11 +17,11 @@ class Dev {
 public:
     explicit Dev(const std::vector<E> &host) : m_n(host.size())
     {
-        m_p = static_cast<E *>(cuda::deviceAllocate(0, bytes()));
-        cuda::fromHost(g_stream, m_p, host.data(), bytes());
+        m_p = static_cast<E *>(kernels::cuda::deviceAllocate(0, bytes()));
+        kernels::cuda::fromHost(g_stream, m_p, host.data(), bytes());
     }
-    explicit Dev(std::size_t n) : m_n(n) { m_p = static_cast<E *>(cuda::deviceAllocate(0, bytes())); }
-    ~Dev() { cuda::deviceRelease(m_p); }
+    explicit Dev(std::size_t n) : m_n(n) { m_p = static_cast<E *>(kernels::cuda::deviceAllocate(0, bytes())); }
+    ~Dev() { kernels::cuda::deviceRelease(m_p); }
     Dev(const Dev &) = delete;
     Dev &operator=(const Dev &) = delete;
     E *get() { return m_p; }
@@ -31,7 +29,7 @@ public:
     std::vector<E> host() const
     {
         std::vector<E> v(m_n);
-        cuda::toHost(g_stream, v.data(), m_p, bytes());
+        kernels::cuda::toHost(g_stream, v.data(), m_p, bytes());
         return v;
     }
 
@@ -41,4 +39,4 @@ private:
     std::size_t m_n;
 };
 
-} // namespace trellis::gpucheck
+} // namespace trellis::test

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace trellis::gpucheck {
+namespace trellis::test {
 
 inline int &failures()
 {
@@ -121,4 +121,4 @@ inline int finish(const char *name)
 
 constexpr int kSkip = 77;
 
-} // namespace trellis::gpucheck
+} // namespace trellis::test

@@ -36,6 +36,16 @@ inline qint64 stepRows(const QString &database)
     return rows;
 }
 
+// The step reports a history holds for a run as written: the packed blocks' report counts added
+// up, so a block written twice counts twice (reads keep one copy).
+inline qint64 storedReports(HistoryDatabase &h, qint64 runRow)
+{
+    QSqlQuery q(h.connection());
+    if (!q.exec(QStringLiteral("SELECT coalesce(sum(n), 0) FROM step_blocks WHERE run = %1").arg(runRow)) || !q.next())
+        return -1;
+    return q.value(0).toLongLong();
+}
+
 inline bool waitForSteps(const QString &database, qint64 rows, int timeoutMs)
 {
     QElapsedTimer waited;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace trellis::testing {
+namespace trellis::test {
 
 inline int g_passed = 0, g_failed = 0;
 
@@ -38,4 +38,4 @@ inline double relative(const std::vector<double> &a, const std::vector<double> &
     return ref > 0 ? std::sqrt(diff / ref) : std::sqrt(diff);
 }
 
-} // namespace trellis::testing
+} // namespace trellis::test

@@ -6,14 +6,14 @@
 
 #include <string>
 
-namespace trellis::plan::test {
+namespace trellis::test {
 
-inline Plan planFor(const std::string &model, const std::string &cluster, int nodes, int dp, int tp, int pp)
+inline plan::Plan planFor(const std::string &model, const std::string &cluster, int nodes, int dp, int tp, int pp)
 {
-    Plan p;
+    plan::Plan p;
     p.name = std::string("t"); // (a move: GCC 12 warns falsely on assigning a literal here)
-    p.model = *modelPreset(model);
-    p.cluster = expandCluster(*clusterPreset(cluster), nodes);
+    p.model = *plan::modelPreset(model);
+    p.cluster = plan::expandCluster(*plan::clusterPreset(cluster), nodes);
     p.parallel.dp = dp;
     p.parallel.tp = tp;
     p.parallel.pp = pp;
@@ -23,4 +23,4 @@ inline Plan planFor(const std::string &model, const std::string &cluster, int no
     return p;
 }
 
-} // namespace trellis::plan::test
+} // namespace trellis::test

@@ -2,6 +2,7 @@
 #include "ui/estimate/estimate_panel.h"
 
 #include "launcher/document/calibration_file.h"
+#include "launcher/document/machine_calibration.h"
 #include "launcher/metrics/timeline.h"
 #include "ui/estimate/estimate_format.h"
 #include "ui/estimate/plan_comparison.h"
@@ -30,7 +31,8 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     : QWidget(parent), m_calibrationPath(calibrationPath), m_headline(new QLabel(this)), m_memory(new QCustomPlot(this)),
       m_collectives(new QTreeWidget(this)), m_allReduce(new QLabel(this)), m_searchButton(new QPushButton(tr("Search plans"), this)),
       m_useButton(new QPushButton(tr("Use selected plan"), this)), m_results(new QTreeWidget(this)), m_tabs(new QTabWidget(this)),
-      m_timeline(new TimelineChart(this)), m_comparison(new estimate::PlanComparison(this))
+      m_timeline(new TimelineChart(this)), m_comparison(new estimate::PlanComparison(this)),
+      m_calibration(new launcher::MachineCalibration(calibrationPath, this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -39,6 +41,34 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_headline);
 
+    setUpMemoryChart();
+    m_tabs->addTab(m_memory, tr("Memory"));
+    m_tabs->addTab(makeTimelinePage(), tr("Timeline"));
+    m_tabs->addTab(makeCollectivesPage(), tr("Collectives"));
+    m_tabs->addTab(m_comparison, tr("Compare"));
+    m_tabs->addTab(makeSearchPage(), tr("Search"));
+    layout->addWidget(m_tabs, 1);
+
+    connect(m_comparison, &estimate::PlanComparison::pinRequested, this, [this] {
+        if (m_current && m_plan && m_estimate)
+            m_comparison->pin(*m_plan, *m_estimate);
+    });
+    connect(m_comparison, &estimate::PlanComparison::planChosen, this, &EstimatePanel::pinnedPlanChosen);
+    connectSearch();
+    connect(m_calibration, &launcher::MachineCalibration::finished, this, [this] {
+        if (m_plan)
+            showPlan(*m_plan); // estimated again, with what was measured (or saying why not)
+    });
+    connect(&m_estimateWatcher, &QFutureWatcher<Computed>::finished, this, [this] {
+        if (const Computed c = m_estimateWatcher.result(); c.generation == m_generation)
+            showEstimate(c);
+    });
+    clear();
+}
+
+// Memory a rank by pipeline stage, stacked by kind.
+void EstimatePanel::setUpMemoryChart()
+{
     m_memory->setMinimumHeight(170);
     m_memory->yAxis->setLabel(tr("GB a rank"));
     m_memory->xAxis->setLabel(tr("pipeline stage"));
@@ -56,9 +86,11 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     m_memory->legend->setWrap(3);
     m_memory->plotLayout()->addElement(1, 0, m_memory->legend);
     m_memory->plotLayout()->setRowStretchFactor(1, 0.001);
-    m_tabs->addTab(m_memory, tr("Memory"));
+}
 
-    // The predicted step as a Gantt chart, with its legend.
+// The predicted step as a Gantt chart, with its legend.
+QWidget *EstimatePanel::makeTimelinePage()
+{
     auto *timeline = new QWidget(this);
     auto *timelineLayout = new QVBoxLayout(timeline);
     timelineLayout->setContentsMargins(0, 0, 0, 0);
@@ -71,11 +103,12 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
                               timeline);
     legend->setWordWrap(true);
     timelineLayout->addWidget(legend);
-    m_tabs->addTab(timeline, tr("Timeline"));
+    return timeline;
+}
 
-    m_tabs->addTab(makeCollectivesPage(), tr("Collectives"));
-    m_tabs->addTab(m_comparison, tr("Compare"));
-
+// The planner's search: its buttons over the plans it found.
+QWidget *EstimatePanel::makeSearchPage()
+{
     auto *searchPage = new QWidget(this);
     auto *searchLayout = new QVBoxLayout(searchPage);
     searchLayout->setContentsMargins(0, 4, 0, 0);
@@ -89,14 +122,12 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     m_results->setRootIsDecorated(false);
     m_results->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
     searchLayout->addWidget(m_results, 1);
-    m_tabs->addTab(searchPage, tr("Search"));
-    layout->addWidget(m_tabs, 1);
+    return searchPage;
+}
 
-    connect(m_comparison, &estimate::PlanComparison::pinRequested, this, [this] {
-        if (m_current && m_plan && m_estimate)
-            m_comparison->pin(*m_plan, *m_estimate);
-    });
-    connect(m_comparison, &estimate::PlanComparison::planChosen, this, &EstimatePanel::pinnedPlanChosen);
+// Search runs off the GUI thread; a plan it found is used by the button or a double click.
+void EstimatePanel::connectSearch()
+{
     m_searchButton->setEnabled(false);
     m_useButton->setEnabled(false);
     connect(m_searchButton, &QPushButton::clicked, this, &EstimatePanel::search);
@@ -116,15 +147,16 @@ EstimatePanel::EstimatePanel(const QString &calibrationPath, QWidget *parent)
     };
     connect(m_useButton, &QPushButton::clicked, this, use);
     connect(m_results, &QTreeWidget::itemDoubleClicked, this, use);
-    connect(&m_estimateWatcher, &QFutureWatcher<Computed>::finished, this, [this] {
-        if (const Computed c = m_estimateWatcher.result(); c.generation == m_generation)
-            showEstimate(c);
-    });
     connect(&m_searchWatcher, &QFutureWatcher<plan::SearchResult>::finished, this, [this] {
         m_search = m_searchWatcher.result();
         showSearch();
     });
-    clear();
+}
+
+void EstimatePanel::setCalibrationPath(const QString &path)
+{
+    m_calibrationPath = path;
+    m_calibration->setCalibrationPath(path);
 }
 
 bool EstimatePanel::showTab(const QString &id)
@@ -249,6 +281,8 @@ void EstimatePanel::showPlan(const plan::Plan &p)
         c.note = !error.isEmpty() ? error
                  : cpu            ? (applied ? tr("calibrated") : tr("not calibrated: run trellis-cli calibrate"))
                                   : QString();
+        if (!applied && error.isEmpty() && launcher::wantsAutoCalibration(q, calibration))
+            c.calibrateRanks = std::min(q.parallel.worldSize(), 256);
         c.device = QString::fromStdString(device.name);
         c.deviceMemoryGB = device.memoryGB;
         c.estimate = plan::estimatePlan(q, device);
@@ -259,8 +293,19 @@ void EstimatePanel::showPlan(const plan::Plan &p)
     }));
 }
 
+QString EstimatePanel::calibrationNote(const Computed &c) const
+{
+    if (m_calibration->running())
+        return tr("measuring this machine for %n rank(s) (once, a few seconds): default rates until then", nullptr, m_calibration->ranks());
+    if (c.calibrateRanks > 0 && !m_calibration->error().isEmpty())
+        return tr("not calibrated (the calibration failed: %1); run trellis-cli calibrate").arg(m_calibration->error());
+    return c.note;
+}
+
 void EstimatePanel::showEstimate(const Computed &c)
 {
+    if (c.calibrateRanks > 0)
+        m_calibration->start(c.calibrateRanks);
     const plan::Estimate &e = c.estimate;
     // The change against what was shown before, as a person editing wants to read it.
     m_change.clear();
@@ -309,7 +354,7 @@ void EstimatePanel::showHeadline(const Computed &c)
                        .arg(e.parametersTotal >= 1e9 ? tr("%1 B").arg(e.parametersTotal / 1e9, 0, 'f', 2)
                                                       : tr("%1 M").arg(e.parametersTotal / 1e6, 0, 'f', 2))
                        .arg(e.costPerRun, 0, 'f', 2)
-                       .arg(c.device.toHtmlEscaped(), c.note.isEmpty() ? QString() : QStringLiteral(", ") + c.note.toHtmlEscaped());
+                       .arg(c.device.toHtmlEscaped(), calibrationNote(c).isEmpty() ? QString() : QStringLiteral(", ") + calibrationNote(c).toHtmlEscaped());
     for (const auto &w : e.warnings)
         text += QStringLiteral("<br><span style='color:#b00020'>%1</span>").arg(QString::fromStdString(w.toString()).toHtmlEscaped());
     if (!m_change.isEmpty())

@@ -23,6 +23,10 @@ class QPushButton;
 class QTabWidget;
 class QTreeWidget;
 
+namespace trellis::launcher {
+class MachineCalibration;
+}
+
 namespace trellis::ui {
 
 class TimelineChart;
@@ -36,7 +40,7 @@ public:
     // calibrationPath: this machine's calibration (CPU clusters), read off the GUI thread.
     explicit EstimatePanel(const QString &calibrationPath, QWidget *parent = nullptr);
     // Another history's calibration (the workbench switched history): read from the next estimate.
-    void setCalibrationPath(const QString &path) { m_calibrationPath = path; }
+    void setCalibrationPath(const QString &path);
     // Estimates `plan` on a worker thread; until the result arrives the previous one is dimmed and
     // marked as being recomputed (never shown as current).
     void showPlan(const plan::Plan &plan);
@@ -83,7 +87,11 @@ private:
         double deviceMemoryGB = 0;
         launcher::telemetry::TimelineView timeline; // the predicted step
         quint64 generation = 0; // which request it answers
+        int calibrateRanks = 0; // > 0: this machine should be calibrated for that world size first
     };
+    // A CPU plan that runs here, on a machine not calibrated yet, calibrates it first
+    // (launcher/document/machine_calibration.h); the note says so meanwhile, and what failed after.
+    QString calibrationNote(const Computed &c) const;
     void showEstimate(const Computed &c);
     // showEstimate()'s steps. The change from estimate b to e, as a person editing wants to read it.
     QString changeSince(const plan::Estimate &b, const plan::Estimate &e) const;
@@ -105,6 +113,10 @@ private:
     QLabel *m_headline;
     QCustomPlot *m_memory;
     QWidget *makeCollectivesPage();
+    void setUpMemoryChart();
+    QWidget *makeTimelinePage();
+    QWidget *makeSearchPage();
+    void connectSearch();
     QTreeWidget *m_collectives;
     QLabel *m_allReduce; // the gradient all-reduce under each algorithm, below the table
     QPushButton *m_searchButton;
@@ -113,6 +125,7 @@ private:
     QTabWidget *m_tabs;
     TimelineChart *m_timeline;
     estimate::PlanComparison *m_comparison;
+    launcher::MachineCalibration *m_calibration;
 };
 
 } // namespace trellis::ui

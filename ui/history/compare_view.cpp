@@ -1,5 +1,6 @@
 // See compare_view.h.
 #include "ui/history/compare_view.h"
+#include "ui/widgets/run_words.h"
 
 #include "ui/dashboards/panel.h"
 
@@ -88,7 +89,7 @@ void CompareView::show(const launcher::Comparison &c)
         set(r, 0, labels[r], true);
     for (int i = 0; i < c.figures.size(); ++i) {
         const auto &f = c.figures[i];
-        const QString values[] = {f.name, f.status, QString::number(f.worldSize), QString::number(f.steps),
+        const QString values[] = {f.name, statusText(f.status), QString::number(f.worldSize), QString::number(f.steps),
                                   QString::number(f.finalLoss, 'f', 4), QString::number(f.tokensPerS, 'f', 0),
                                   QString::number(f.stepMs, 'f', 1), QString::number(f.computeMs, 'f', 1),
                                   QString::number(f.exposedCommMs, 'f', 1), QString::number(f.bubbleMs, 'f', 1),

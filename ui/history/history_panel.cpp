@@ -1,5 +1,6 @@
 // See history_panel.h.
 #include "ui/history/history_panel.h"
+#include "ui/widgets/run_words.h"
 
 #include "launcher/history/run_files.h"
 #include "launcher/history/run_filter.h"
@@ -370,7 +371,7 @@ QString HistoryPanel::deletionText(QString *refusal, bool withFiles) const
             continue;
         if (stillGoing(*r)) {
             if (refusal)
-                *refusal = tr("Run %1 is still %2: stop it before deleting it").arg(r->runId, r->status);
+                *refusal = tr("Run %1 is still %2: stop it before deleting it").arg(r->runId, statusText(r->status));
             return {};
         }
         const QStringList files = m_databasePath.isEmpty() || !withFiles ? QStringList() : launcher::runFilesFor(m_databasePath, r->runId);
@@ -402,12 +403,10 @@ bool HistoryPanel::deleteSelected(bool askFirst)
 bool HistoryPanel::canLaunchAgain() const
 {
     const launcher::RunSummary *r = m_model->run(selectedRunId());
-    // A job Trellis only watched has no plan it could start; a run still going is running; a
-    // simulated run's plan stood in for simulated ranks (its launch command says so), and launched
-    // it would train for real.
-    const bool simulated = r && std::any_of(r->launchCommands.cbegin(), r->launchCommands.cend(),
-                                            [](const QString &c) { return c.contains(QLatin1String(" simulate-ranks ")); });
-    return r && r->target != QLatin1String("collected") && !stillGoing(*r) && !simulated;
+    // A job Trellis only watched has no plan it could start; a simulated run's plan stood in for
+    // simulated ranks, and launched it would train for real (launcher::canLaunchAgain); a run still
+    // going is running.
+    return r && launcher::canLaunchAgain(r->kind) && !stillGoing(*r);
 }
 
 void HistoryPanel::askTag()

@@ -1,5 +1,6 @@
 // See run_summary_view.h.
 #include "ui/history/run_summary_view.h"
+#include "ui/widgets/run_words.h"
 
 #include "ui/dashboards/panel.h"
 
@@ -69,6 +70,21 @@ int RunSummaryView::eventCount() const { return m_events->count(); }
 
 int RunSummaryView::lossPoints() const { return m_loss->graphCount() ? m_loss->graph(0)->dataCount() : 0; }
 
+// Where the run ran and how it came to be here: "local, launched from host-a", "collected,
+// watched from host-b", …
+QString RunSummaryView::hostLine(const launcher::RunSummary &r)
+{
+    if (r.launcherHost.isEmpty())
+        return r.target == QLatin1String("collected") ? kindText(r.kind) : tr("%1, %2").arg(r.target, kindText(r.kind));
+    switch (r.kind) {
+    case launcher::RunKind::Collected: return tr("collected, watched from %1").arg(r.launcherHost);
+    case launcher::RunKind::Simulated: return tr("simulated ranks, from %1").arg(r.launcherHost);
+    case launcher::RunKind::Adopted: return tr("%1, adopted by %2").arg(r.target, r.launcherHost);
+    case launcher::RunKind::Launched: break;
+    }
+    return tr("%1, launched from %2").arg(r.target, r.launcherHost);
+}
+
 void RunSummaryView::showSummary(const launcher::RunSummary &r)
 {
     if (r.id != m_id) {
@@ -89,13 +105,12 @@ void RunSummaryView::showSummary(const launcher::RunSummary &r)
         head << r.layout;
     if (!r.precision.isEmpty())
         head << r.precision;
-    head << (r.launcherHost.isEmpty() ? r.target : tr("%1, launched from %2").arg(r.target, r.launcherHost));
+    head << hostLine(r);
     m_headline->setText(head.join(QStringLiteral(" · ")));
     QStringList figures;
-    const QString colour = r.status == QLatin1String("failed") ? QStringLiteral("#b00020")
-                           : r.status == QLatin1String("completed") ? QStringLiteral("#0a7d28")
-                                                                    : QString();
-    figures << (colour.isEmpty() ? r.status.toHtmlEscaped() : QStringLiteral("<b style='color:%1'>%2</b>").arg(colour, r.status.toHtmlEscaped()));
+    const QColor colour = statusColour(r.status);
+    const QString status = statusText(r.status).toHtmlEscaped();
+    figures << (colour.isValid() ? QStringLiteral("<b style='color:%1'>%2</b>").arg(colour.name(), status) : status);
     figures << tr("step %1 of %2").arg(r.stepsDone).arg(r.totalSteps);
     if (r.stepsDone > 0)
         figures << tr("final loss %1").arg(r.lastLoss, 0, 'f', 4);

@@ -33,6 +33,7 @@ public:
     int lossPoints() const;
 
 private:
+    static QString hostLine(const launcher::RunSummary &r);
     qint64 m_id = 0;
     QString m_runId;
     QLabel *m_title, *m_headline, *m_figures, *m_note, *m_hint;

@@ -1,5 +1,6 @@
 // See run_table_model.h.
 #include "ui/history/run_table_model.h"
+#include "ui/widgets/run_words.h"
 
 #include <QColor>
 #include <QLocale>
@@ -21,8 +22,8 @@ QString durationText(qint64 ms)
     return QStringLiteral("%1 s").arg(ms / 1000.0, 0, 'f', 1);
 }
 
-// Unknown figures sort below every known one, whichever way the column is sorted by a person
-// reading the top: they stay at the end of a descending sort of tokens/s.
+// Unknown figures sort after every known one in a column's first sort (initialOrder: tokens/s
+// and MFU highest first, loss lowest first), before them when it is reversed.
 constexpr double kUnknown = -std::numeric_limits<double>::infinity();
 
 } // namespace
@@ -34,6 +35,7 @@ bool RunTableModel::shownByDefault(Column column)
     case Target:
     case Note:
     case Command:
+    case Kind:
         return false;
     default:
         return true;
@@ -72,9 +74,29 @@ int RunTableModel::rowCount(const QModelIndex &parent) const { return parent.isV
 
 int RunTableModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
+// A column's first click sorts the way it is read: the newest, largest, fastest first, the lowest
+// loss first, words from A.
+int RunTableModel::initialOrder(int section)
+{
+    switch (section) {
+    case RunId:
+    case Started:
+    case Duration:
+    case Ranks:
+    case Steps:
+    case TokensPerS:
+    case Mfu: return Qt::DescendingOrder;
+    default: return Qt::AscendingOrder;
+    }
+}
+
 QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    if (orientation != Qt::Horizontal)
+        return {};
+    if (role == Qt::InitialSortOrderRole)
+        return initialOrder(section);
+    if (role != Qt::DisplayRole)
         return {};
     switch (section) {
     case RunId: return tr("Run");
@@ -94,6 +116,7 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
     case Tags: return tr("Tags");
     case Note: return tr("Note");
     case Command: return tr("Command");
+    case Kind: return tr("Kind");
     }
     return {};
 }
@@ -103,7 +126,7 @@ QVariant RunTableModel::display(const launcher::RunSummary &r, int column) const
     switch (column) {
     case RunId: return r.runId;
     case Name: return r.name;
-    case Status: return r.archived ? tr("%1 (archived)").arg(r.status) : r.status;
+    case Status: return r.archived ? tr("%1 (archived)").arg(statusText(r.status)) : statusText(r.status);
     case Started: return r.startedAt.isValid() ? QLocale().toString(r.startedAt.toLocalTime(), QLocale::ShortFormat) : QString();
     case Duration: return durationText(r.durationMs());
     case Plan: return r.planName;
@@ -118,6 +141,7 @@ QVariant RunTableModel::display(const launcher::RunSummary &r, int column) const
     case Tags: return r.tags.join(QStringLiteral(", "));
     case Note: return r.note.section(QLatin1Char('\n'), 0, 0);
     case Command: return r.launchCommands.isEmpty() ? QString() : r.launchCommands.last();
+    case Kind: return kindText(r.kind);
     }
     return {};
 }
@@ -130,7 +154,7 @@ QVariant RunTableModel::sortKey(const launcher::RunSummary &r, int column) const
     case Duration: return r.durationMs();
     case Ranks: return r.worldSize;
     case Steps: return r.stepsDone;
-    case Loss: return r.stepsDone ? r.lastLoss : kUnknown;
+    case Loss: return r.stepsDone ? r.lastLoss : -kUnknown; // sorted lowest first
     case TokensPerS: return r.tokensPerS > 0 ? r.tokensPerS : kUnknown;
     case Mfu: return r.mfu >= 0 ? r.mfu : kUnknown;
     default: return display(r, column).toString().toLower();
@@ -153,13 +177,9 @@ QVariant RunTableModel::data(const QModelIndex &index, int role) const
             return index.column() == Note ? r.note : r.launchCommands.join(QLatin1Char('\n'));
         return {};
     case Qt::ForegroundRole:
-        if (index.column() != Status)
+        if (index.column() != Status || !statusColour(r.status).isValid())
             return {};
-        if (r.status == QLatin1String("failed"))
-            return QColor(0xb0, 0x00, 0x20);
-        if (r.status == QLatin1String("completed"))
-            return QColor(0x0a, 0x7d, 0x28);
-        return {};
+        return statusColour(r.status);
     case Qt::TextAlignmentRole:
         switch (index.column()) {
         case Ranks: case Steps: case Loss: case TokensPerS: case Mfu: case Duration:

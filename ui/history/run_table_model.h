@@ -14,9 +14,10 @@ namespace trellis::ui {
 class RunTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { RunId, Name, Status, Started, Duration, Plan, Ranks, Layout, Precision, Steps, Loss, TokensPerS, Mfu, Target, Tags, Note, Command, ColumnCount };
+    enum Column { RunId, Name, Status, Started, Duration, Plan, Ranks, Layout, Precision, Steps, Loss, TokensPerS, Mfu, Target, Tags, Note, Command, Kind, ColumnCount };
     static constexpr int kIdRole = Qt::UserRole + 1;
     static bool shownByDefault(Column column);
+    static int initialOrder(int section); // Qt::InitialSortOrderRole: a column's first sort
 
     explicit RunTableModel(QObject *parent = nullptr);
     void setRuns(const QList<launcher::RunSummary> &runs);

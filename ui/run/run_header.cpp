@@ -1,5 +1,6 @@
 // See run_header.h.
 #include "ui/run/run_header.h"
+#include "ui/widgets/run_words.h"
 
 #include "ui/dashboards/panel.h"
 #include "ui/estimate/estimate_format.h"
@@ -113,7 +114,7 @@ void RunHeader::showRun(const launcher::RunData &run)
     m_feed = nullptr;
     m_progress->setRange(0, static_cast<int>(std::max<qint64>(1, run.run.totalSteps)));
     m_progress->setValue(static_cast<int>(run.run.stepsDone));
-    setState(tr("Run %1: %2").arg(run.run.runId, run.run.status), run.run.error.section(QLatin1Char('\n'), 0, 0));
+    setState(tr("Run %1: %2").arg(run.run.runId, statusText(run.run.status)), run.run.error.section(QLatin1Char('\n'), 0, 0));
     if (!run.steps.isEmpty())
         m_stats->setText(tr("%1 steps · final loss %2 · %3 ranks").arg(run.run.stepsDone).arg(run.steps.last().loss, 0, 'f', 4).arg(run.run.worldSize));
     else

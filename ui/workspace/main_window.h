@@ -224,6 +224,8 @@ private:
     QStackedWidget *m_historyRight = nullptr; // the selected run's summary, or a comparison
     qint64 m_summaryPlanOf = 0;               // the run whose plan m_summaryPlan holds
     QString m_summaryPlan;
+    qint64 m_launchAgainWhenRead = 0; // a run asked to launch again before its plan was read
+    bool m_toldRunModeShowsSelection = false;
     QString m_selectWhenListed;
     std::shared_ptr<const launcher::telemetry::DashboardSnapshot> m_lastSnapshot;
     QAction *m_openAction = nullptr;

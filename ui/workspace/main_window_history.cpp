@@ -35,6 +35,10 @@ void MainWindow::connectHistoryReader()
             m_runSummary->showRun(run);
             m_summaryPlanOf = run.run.id;
             m_summaryPlan = run.planJson;
+            if (std::exchange(m_launchAgainWhenRead, 0) == run.run.id) {
+                launchAgain(run.run.id);
+                return;
+            }
         }
         // A run still going is followed live (backfill from the history, then its feed).
         if (run.run.status == QLatin1String("running") || run.run.status == QLatin1String("launching")) {
@@ -48,7 +52,8 @@ void MainWindow::connectHistoryReader()
             m_shownRun = run.run.runId;
             m_shownRunState = run.run.status;
             updateTitle();
-            if (m_mode != Mode::Run)
+            // Said once a session: the run selected in History is the one Run mode's dashboards show.
+            if (m_mode != Mode::Run && !std::exchange(m_toldRunModeShowsSelection, true))
                 statusBar()->showMessage(tr("Run %1 opened: its dashboards are in Run mode (Ctrl+3)").arg(run.run.runId), 6000);
         }
     });
@@ -110,13 +115,17 @@ void MainWindow::connectHistoryPanel()
         statusBar()->showMessage(error.isEmpty() ? message : error.section(QLatin1Char('\n'), 0, 0), 8000);
     });
     connect(m_history, &HistoryPanel::runSelected, this, [this](qint64 id) {
+        if (id != m_launchAgainWhenRead)
+            m_launchAgainWhenRead = 0; // another run chosen: the one asked for is not launched later
         if (const launcher::RunSummary *r = m_history->runById(id))
             m_runSummary->showSummary(*r);
         m_historyRight->setCurrentWidget(m_runSummary);
         QMetaObject::invokeMethod(m_reader.get(), [reader = m_reader.get(), id] { reader->requestRun(id); });
     });
-    connect(m_history, &HistoryPanel::selectionCleared, this,
-            [this] { m_runSummary->clear(tr("Select a run to see its summary here; select two or more and press Compare to set them side by side.")); });
+    connect(m_history, &HistoryPanel::selectionCleared, this, [this] {
+        m_launchAgainWhenRead = 0;
+        m_runSummary->clear(tr("Select a run to see its summary here; select two or more and press Compare to set them side by side."));
+    });
     connect(m_history, &HistoryPanel::compareRequested, m_reader.get(), &launcher::HistoryReader::requestComparison);
     connect(m_history, &HistoryPanel::openRequested, this, [this](qint64 id) { openRun(QString::number(id)); });
     connect(m_history, &HistoryPanel::reportRequested, this, &MainWindow::exportReport);
@@ -188,7 +197,9 @@ void MainWindow::launchAgain(qint64 id)
         return;
     }
     if (id != m_summaryPlanOf || m_summaryPlan.isEmpty()) {
-        statusBar()->showMessage(tr("The run's plan is still being read from the history; try again in a moment"), 5000);
+        // Asked for before the history's read of that run has come back: launched when it has.
+        m_launchAgainWhenRead = id;
+        statusBar()->showMessage(tr("Reading the run's plan from the history: it launches when read"), 5000);
         return;
     }
     auto parsed = plan::parsePlan(m_summaryPlan.toStdString());

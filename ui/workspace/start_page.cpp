@@ -1,5 +1,6 @@
 // See start_page.h.
 #include "ui/workspace/start_page.h"
+#include "ui/widgets/run_words.h"
 
 #include "backend/plan/plan_json.h"
 
@@ -155,7 +156,7 @@ void StartPage::setRecentRuns(const QList<launcher::RunSummary> &runs)
     m_recentRuns->clear();
     for (const launcher::RunSummary &run : runs.mid(0, 12)) {
         auto *item = new QListWidgetItem(tr("%1 · %2 · %3 · %4 ranks · %5 of %6 steps%7")
-                                             .arg(run.runId, run.name, run.status)
+                                             .arg(run.runId, run.name, statusText(run.status))
                                              .arg(run.worldSize)
                                              .arg(run.stepsDone)
                                              .arg(run.totalSteps)

@@ -124,6 +124,52 @@ void TelemetryPublisher::holdFor(std::chrono::milliseconds duration)
     m_heldUntil = std::chrono::steady_clock::now() + duration;
 }
 
+// A bad endpoint must not stop training: everything published is counted as dropped.
+void TelemetryPublisher::dropUntilStopped()
+{
+    std::unique_lock lock(m_mutex);
+    while (!m_stopping) {
+        m_dropped += m_queue.size();
+        m_queue.clear();
+        m_wake.wait_for(lock, std::chrono::milliseconds(m_options.heartbeatMs));
+    }
+    m_dropped += m_queue.size();
+}
+
+// A heartbeat: where the rank is (step, phase) and the collective it waits in, if any; stamped
+// with the next sequence number. Called with m_mutex held.
+proto::Envelope TelemetryPublisher::heartbeat()
+{
+    proto::Envelope hb;
+    auto *h = hb.mutable_heartbeat();
+    h->set_step(m_step.load(std::memory_order_relaxed));
+    h->set_phase(m_phase.load(std::memory_order_relaxed));
+    const CollectiveActivity c = CollectiveTracker::current();
+    if (c.active) {
+        h->set_collective(c.group + " " + c.op);
+        h->set_collective_since_ns(c.sinceNs);
+        h->set_collective_group(c.group);
+        h->set_collective_op(c.op);
+        h->set_collective_call(c.call);
+        h->set_collective_bytes(c.bytes);
+        for (int m : c.members)
+            h->add_collective_members(static_cast<std::uint32_t>(m));
+    }
+    stamp(hb);
+    return hb;
+}
+
+// The link's counters where the training thread reads them. What the link gave up (its spool
+// full) counts as dropped, like a full queue; `linkDropped` is how much of it was counted before.
+void TelemetryPublisher::publishCounts(const proto::RankLink &link, std::uint64_t &linkDropped)
+{
+    m_dropped += link.dropped() - linkDropped;
+    linkDropped = link.dropped();
+    m_sent.store(link.sent(), std::memory_order_relaxed);
+    m_resent.store(link.resent(), std::memory_order_relaxed);
+    m_held.store(link.held(), std::memory_order_relaxed);
+}
+
 void TelemetryPublisher::run()
 {
     using Clock = std::chrono::steady_clock;
@@ -134,14 +180,7 @@ void TelemetryPublisher::run()
     bool onRelay = relay;
     int relayStarts = 0;
     if (!link.connected()) {
-        // A bad endpoint must not stop training: everything published is counted as dropped.
-        std::unique_lock lock(m_mutex);
-        while (!m_stopping) {
-            m_dropped += m_queue.size();
-            m_queue.clear();
-            m_wake.wait_for(lock, std::chrono::milliseconds(m_options.heartbeatMs));
-        }
-        m_dropped += m_queue.size();
+        dropUntilStopped();
         return;
     }
     auto nextHeartbeat = Clock::now();
@@ -182,22 +221,7 @@ void TelemetryPublisher::run()
             const bool quiet = !sentSinceBeat;
             sentSinceBeat = (sentSinceBeat && !tick) || !batch.empty();
             if (tick && quiet) {
-                proto::Envelope hb;
-                auto *h = hb.mutable_heartbeat();
-                h->set_step(m_step.load(std::memory_order_relaxed));
-                h->set_phase(m_phase.load(std::memory_order_relaxed));
-                const CollectiveActivity c = CollectiveTracker::current();
-                if (c.active) {
-                    h->set_collective(c.group + " " + c.op);
-                    h->set_collective_since_ns(c.sinceNs);
-                    h->set_collective_group(c.group);
-                    h->set_collective_op(c.op);
-                    h->set_collective_call(c.call);
-                    h->set_collective_bytes(c.bytes);
-                    for (int m : c.members)
-                        h->add_collective_members(static_cast<std::uint32_t>(m));
-                }
-                stamp(hb);
+                proto::Envelope hb = heartbeat();
                 batch.emplace_back(hb.seq(), proto::encodeEnvelope(hb));
             }
         }
@@ -206,12 +230,7 @@ void TelemetryPublisher::run()
         link.pump();
         if (onRelay)
             checkRelay(context, link, onRelay, relayStarts);
-        // What the link gave up (its spool full) counts as dropped, like a full queue.
-        m_dropped += link.dropped() - linkDropped;
-        linkDropped = link.dropped();
-        m_sent.store(link.sent(), std::memory_order_relaxed);
-        m_resent.store(link.resent(), std::memory_order_relaxed);
-        m_held.store(link.held(), std::memory_order_relaxed);
+        publishCounts(link, linkDropped);
 
         if (stopping) {
             if (closeDeadline == Clock::time_point{})

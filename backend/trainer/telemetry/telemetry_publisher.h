@@ -79,6 +79,9 @@ public:
 
 private:
     void run();
+    void dropUntilStopped();
+    proto::Envelope heartbeat();
+    void publishCounts(const proto::RankLink &link, std::uint64_t &linkDropped);
     // A stalled relay: started again, or left for the supervisor (relay.h). `onRelay` false after.
     void checkRelay(zmq::context_t &context, proto::RankLink &link, bool &onRelay, int &starts);
     void stamp(proto::Envelope &envelope);

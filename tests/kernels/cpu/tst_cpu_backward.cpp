@@ -11,7 +11,7 @@
 #include <vector>
 
 using namespace trellis::kernels::cpu;
-using namespace trellis::kernels::cpu::test;
+using namespace trellis::test;
 
 
 class TstCpuBackward : public QObject {

@@ -9,7 +9,7 @@
 #include <vector>
 
 using namespace trellis::kernels::cpu;
-using namespace trellis::kernels::cpu::test;
+using namespace trellis::test;
 
 class TstCpuFiniteDifferences : public QObject {
     Q_OBJECT

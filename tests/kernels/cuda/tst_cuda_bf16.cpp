@@ -20,7 +20,8 @@
 #include <stdexcept>
 
 using namespace trellis;
-using namespace trellis::gpucheck;
+using namespace trellis::test;
+namespace cuda = trellis::kernels::cuda;
 namespace cpu = trellis::kernels::cpu;
 using B16 = kernels::bf16;
 

@@ -14,7 +14,7 @@
 #include <stdexcept>
 
 using namespace trellis;
-using namespace trellis::gpucheck;
+using namespace trellis::test;
 namespace cuda = trellis::kernels::cuda;
 namespace cpu = trellis::kernels::cpu;
 

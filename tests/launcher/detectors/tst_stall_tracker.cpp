@@ -119,7 +119,17 @@ private slots:
         QVERIFY(!t.decide(3999, gone, {}));
         const auto v = t.decide(4000, gone, {});
         QVERIFY(v);
-        QVERIFY2(v->reason.find("process is gone") != std::string::npos, v->reason.c_str());
+        QVERIFY2(v->reason.find("process is gone (3.0 s without mpirun's report of how it ended)") != std::string::npos, v->reason.c_str());
+        // A job a collector watches was not started by an mpirun of ours: the verdict says whose
+        // report it waited for.
+        StallTracker watched(rule());
+        watched.setCrashReporter("the job's launcher");
+        watched.observe(silentReport({2}, {0, 1}), 1000, 7);
+        QVERIFY(!watched.decide(1000, gone, {}));
+        const auto w = watched.decide(4000, gone, {});
+        QVERIFY(w);
+        QVERIFY2(w->reason.find("without the job's launcher's report") != std::string::npos && w->reason.find("mpirun") == std::string::npos,
+                 w->reason.c_str());
     }
 
     // A holder named while busy (holding a collective, still sending heartbeats) whose process

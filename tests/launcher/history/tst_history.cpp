@@ -280,6 +280,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
+            QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_kind"))); // schema 17
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN kind")));
             QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_owner"))); // schema 16
             for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
                                        "files_at", "owner"}) // schemas 14, 15 and 16
@@ -313,6 +315,67 @@ private slots:
         QCOMPARE(data->steps[3].rank, 1);
         QCOMPARE(data->steps[3].step, qint64(2));
         QCOMPARE(data->steps[3].loss, 3.8);
+    }
+
+    // A run's kind is written by whoever creates it and read back; a launched run taken over by
+    // another supervisor becomes adopted, a collected one stays collected; kind: filters on it;
+    // runs recorded before schema 17 are told apart as the readers did then (a collected run by its
+    // target, a simulated one by its launch command).
+    void runKinds()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("kinds.sqlite"));
+        const QDateTime t0 = QDateTime::currentDateTimeUtc();
+        {
+            HistoryWriter w(path);
+            QCOMPARE(w.start(), QString());
+            w.enqueue(NewRunOp{QStringLiteral("r-launched"), QStringLiteral("a"), QStringLiteral("{}"), QStringLiteral("local"), 2, 5, t0});
+            w.enqueue(NewRunOp{QStringLiteral("r-adopted"), QStringLiteral("b"), QStringLiteral("{}"), QStringLiteral("ssh"), 2, 5, t0});
+            w.enqueue(NewRunOp{QStringLiteral("r-simulated"), QStringLiteral("c"), QStringLiteral("{}"), QStringLiteral("local"), 8, 5, t0, {},
+                               RunKind::Simulated});
+            w.enqueue(LaunchCommandOp{QStringLiteral("r-simulated"), QStringLiteral("trellis-cli simulate-ranks --ranks 8 --endpoint tcp://x")});
+            w.enqueue(NewRunOp{QStringLiteral("r-collected"), QStringLiteral("d"), QStringLiteral("{}"), QStringLiteral("collected"), 4, 0, t0, {},
+                               RunKind::Collected});
+            for (const char *id : {"r-adopted", "r-collected"}) // taken over: trellis-cli adopt; a collector started again
+                w.enqueue(RunStatusOp{QLatin1String(id), QStringLiteral("running"), QString(), QDateTime(), 0, -1, true});
+            QVERIFY(w.flush());
+        }
+        // Each run's kind as "id kind", oldest first.
+        const auto kinds = [](HistoryDatabase &db) {
+            QStringList k;
+            for (const RunSummary &r : db.listRuns())
+                k.prepend(r.runId + QLatin1Char(' ') + toString(r.kind));
+            return k;
+        };
+        const QStringList written{QStringLiteral("r-launched launched"), QStringLiteral("r-adopted adopted"), QStringLiteral("r-simulated simulated"),
+                                  QStringLiteral("r-collected collected")};
+        {
+            HistoryDatabase db;
+            QCOMPARE(db.open(path, false), QString());
+            QCOMPARE(kinds(db), written);
+            const RunFilterParse parsed = parseRunFilter(QStringLiteral("kind:collected,Adopted"));
+            QCOMPARE(parsed.error, QString());
+            const auto ids = db.runIds(parsed.filter);
+            QVERIFY(ids);
+            QCOMPARE(ids->size(), 2);
+            QCOMPARE(ids->at(0).second, QStringLiteral("r-adopted")); // oldest first
+            QCOMPARE(ids->at(1).second, QStringLiteral("r-collected"));
+            QCOMPARE(db.listRuns(parseRunFilter(QStringLiteral("kind:simulated")).filter, 10).size(), 1);
+            QVERIFY(parseRunFilter(QStringLiteral("kind:watched")).error.contains(QStringLiteral("kind:watched: no such kind (launched, simulated, collected, adopted)")));
+            QVERIFY(!parseRunFilter(QStringLiteral("kind:")).error.isEmpty());
+            QVERIFY(canLaunchAgain(RunKind::Launched) && canLaunchAgain(RunKind::Adopted));
+            QVERIFY(!canLaunchAgain(RunKind::Simulated) && !canLaunchAgain(RunKind::Collected));
+            // As schema 16 held them: no kind column.
+            QSqlQuery q(db.connection());
+            QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_kind")));
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN kind")));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=16")));
+        }
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        QStringList migrated = written;
+        migrated[1] = QStringLiteral("r-adopted launched"); // a takeover was not recorded before
+        QCOMPARE(kinds(db), migrated);
     }
 
     // Step reports are stored packed (launcher/history/step_blocks.h): read back in (step, rank) order, the
@@ -406,6 +469,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE step_blocks DROP COLUMN last_rank")));
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
+            QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_kind"))); // schema 17
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN kind")));
             QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_owner"))); // schema 16
             for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
                                        "files_at", "owner"}) // schemas 14, 15 and 16
@@ -468,6 +533,8 @@ private slots:
             QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command"))); // schema 9
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
+            QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_kind"))); // schema 17
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN kind")));
             QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_owner"))); // schema 16
             for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
                                        "files_at", "owner"}) // schemas 14, 15 and 16
@@ -546,6 +613,8 @@ private slots:
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN launch_command")));
             for (const char *column : {"precision", "kernels", "threads"}) // schema 13
                 QVERIFY(q.exec(QStringLiteral("ALTER TABLE ranks DROP COLUMN %1").arg(QLatin1String(column))));
+            QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_kind"))); // schema 17
+            QVERIFY(q.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN kind")));
             QVERIFY(q.exec(QStringLiteral("DROP INDEX runs_owner"))); // schema 16
             for (const char *column : {"note", "archived", "tokens_per_s", "mfu", "figures_step", "plan_name", "plan_precision", "plan_layout",
                                        "files_at", "owner"}) // schemas 14, 15 and 16

@@ -1,6 +1,6 @@
 // The slurm target's pure parts: the batch script (validated #SBATCH values, every word of its one
 // command quoted), scontrol's job line read into fields (and unexpected output refused), job ends
-// mapped to exit codes and sentences, the "[slurm]" state lines the run controller reads, and the
+// mapped to exit codes and sentences, the "[slurm]" state lines the supervisor reads, and the
 // target's command (slurm-job around mpirun, ranks in mesh order, keys by file). The real cluster
 // is tests/integration/tst_slurm_launch.
 #include "launcher/targets/slurm_target.h"

@@ -14,7 +14,9 @@
 
 #include "tests/support/mesh_plans.h"
 
+#include <QFileInfo>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -50,6 +52,34 @@ bool estimateOf(ui::EstimatePanel &panel, const plan::Plan &p)
 class TestEstimateViews : public QObject {
     Q_OBJECT
 private slots:
+    // A CPU plan that runs here, estimated on a machine with no calibration yet: the panel says it
+    // measures this machine (trellis-cli calibrate, in a process of its own) and estimates again,
+    // calibrated, once it is done; another estimate does not measure again. Real trellis-cli and
+    // mpirun.
+    void calibratesThisMachineUnasked()
+    {
+        QTemporaryDir dir;
+        const QString calibration = dir.filePath(QStringLiteral("calibration.json"));
+        qputenv("TRELLIS_AUTO_CALIBRATE", "1");
+        qputenv("TRELLIS_CLI", TRELLIS_BINARY_DIR "/bin/trellis-cli");
+        const auto restore = qScopeGuard([] { qputenv("TRELLIS_AUTO_CALIBRATE", "0"); });
+        auto loaded = plan::loadPlanFile(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json");
+        QVERIFY(loaded);
+        plan::Plan p = loaded.value();
+        p.parallel.dp = 2; // two ranks measure faster than the quick start's four
+        ui::EstimatePanel panel(calibration);
+        QSignalSpy shown(&panel, &ui::EstimatePanel::estimateShown);
+        panel.showPlan(p);
+        QVERIFY(shown.wait(20000));
+        QVERIFY2(panel.headlineText().contains(QStringLiteral("measuring this machine for 2 rank(s)")), qPrintable(panel.headlineText()));
+        QTRY_VERIFY2_WITH_TIMEOUT(QFileInfo::exists(calibration) && panel.headlineText().contains(QStringLiteral(", calibrated")),
+                                  qPrintable(panel.headlineText()), 120000);
+        const QDateTime written = QFileInfo(calibration).lastModified();
+        QVERIFY(estimateOf(panel, p));
+        QVERIFY2(!panel.headlineText().contains(QStringLiteral("measuring")), qPrintable(panel.headlineText()));
+        QCOMPARE(QFileInfo(calibration).lastModified(), written);
+    }
+
     void predictedTimeline()
     {
         ui::EstimatePanel panel(QString{});

@@ -17,7 +17,7 @@
 #include <cmath>
 
 using namespace trellis::plan;
-using trellis::plan::test::planFor;
+using trellis::test::planFor;
 
 class TstCostModel : public QObject {
     Q_OBJECT

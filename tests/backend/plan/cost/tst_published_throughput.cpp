@@ -11,7 +11,7 @@
 #include <cmath>
 
 using namespace trellis::plan;
-using trellis::plan::test::planFor;
+using trellis::test::planFor;
 
 namespace {
 

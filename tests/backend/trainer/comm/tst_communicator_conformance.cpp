@@ -31,7 +31,7 @@
 
 using namespace trellis;
 using namespace trellis::trainer;
-using testing::check;
+using test::check;
 
 namespace {
 
@@ -340,14 +340,14 @@ int main(int argc, char **argv)
             else {
                 if (world.rank() == 0)
                     std::printf("FAIL unknown or unbuilt implementation '%s'\n", impl.c_str());
-                ++testing::g_failed;
+                ++test::g_failed;
             }
         }
         // Every rank's count of failures (a split group's are its own ranks').
-        testing::g_failed = static_cast<int>(world.host().allReduce(static_cast<double>(testing::g_failed), ReduceOp::Max));
+        test::g_failed = static_cast<int>(world.host().allReduce(static_cast<double>(test::g_failed), ReduceOp::Max));
         if (world.rank() == 0)
-            std::printf("%d passed, %d failed\n", testing::g_passed, testing::g_failed);
+            std::printf("%d passed, %d failed\n", test::g_passed, test::g_failed);
     }
     MPI_Finalize();
-    return testing::g_failed == 0 ? 0 : 1;
+    return test::g_failed == 0 ? 0 : 1;
 }

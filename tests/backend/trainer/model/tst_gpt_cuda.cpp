@@ -11,7 +11,7 @@
 
 using namespace trellis;
 using namespace trellis::trainer;
-using namespace trellis::gpucheck;
+using namespace trellis::test;
 
 namespace {
 

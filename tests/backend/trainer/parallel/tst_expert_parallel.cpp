@@ -25,10 +25,10 @@ using namespace trellis::trainer;
 
 namespace {
 
-using testing::check;
-using testing::g_failed;
-using testing::g_passed;
-using testing::relative;
+using test::check;
+using test::g_failed;
+using test::g_passed;
+using test::relative;
 
 struct Batch {
     std::vector<std::int32_t> tokens, targets;

@@ -23,10 +23,10 @@ using namespace trellis::trainer;
 
 namespace {
 
-using testing::check;
-using testing::g_failed;
-using testing::g_passed;
-using testing::relative;
+using test::check;
+using test::g_failed;
+using test::g_passed;
+using test::relative;
 
 void run(MpiCommunicator &world, bool sequenceParallel)
 {
