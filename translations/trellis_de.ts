@@ -4226,7 +4226,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+230"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+173"/>
+        <source>Not used: trellis-trainer trains this plan.</source>
+        <translation>Nicht verwendet: trellis-trainer trainiert diesen Plan.</translation>
+    </message>
+    <message>
+        <location line="+77"/>
         <source>(custom)</source>
         <translation>(benutzerdefiniert)</translation>
     </message>
@@ -4271,17 +4276,16 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Einen Knoten zum Entfernen auswählen (der letzte Knoten bleibt)</translation>
     </message>
     <message>
-        <location line="-189"/>
+        <location line="-206"/>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;Probleme&lt;/b&gt;</translation>
     </message>
     <message>
-        <location line="+68"/>
         <source>%1 — not used: trellis-trainer trains this plan</source>
-        <translation>%1 — nicht genutzt: trellis-trainer trainiert diesen Plan</translation>
+        <translation type="vanished">%1 — nicht genutzt: trellis-trainer trainiert diesen Plan</translation>
     </message>
     <message numerus="yes">
-        <location line="+143"/>
+        <location line="+228"/>
         <source>Set the cluster to this machine (%n core(s))</source>
         <translation>
             <numerusform>Cluster auf diesen Rechner setzen (%n Kern)</numerusform>

@@ -4217,7 +4217,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::plan_editor::PlanEditor</name>
     <message>
-        <location filename="../ui/plan/plan_editor.cpp" line="+230"/>
+        <location filename="../ui/plan/plan_editor.cpp" line="+173"/>
+        <source>Not used: trellis-trainer trains this plan.</source>
+        <translation>未使用：此计划由 trellis-trainer 训练。</translation>
+    </message>
+    <message>
+        <location line="+77"/>
         <source>(custom)</source>
         <translation>(自定义)</translation>
     </message>
@@ -4262,17 +4267,16 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>请选择要移除的节点 (最后一个节点会保留)</translation>
     </message>
     <message>
-        <location line="-189"/>
+        <location line="-206"/>
         <source>&lt;b&gt;Problems&lt;/b&gt;</source>
         <translation>&lt;b&gt;问题&lt;/b&gt;</translation>
     </message>
     <message>
-        <location line="+68"/>
         <source>%1 — not used: trellis-trainer trains this plan</source>
-        <translation>%1 — 未使用：此计划由 trellis-trainer 训练</translation>
+        <translation type="vanished">%1 — 未使用：此计划由 trellis-trainer 训练</translation>
     </message>
     <message numerus="yes">
-        <location line="+143"/>
+        <location line="+228"/>
         <source>Set the cluster to this machine (%n core(s))</source>
         <translation>
             <numerusform>将集群设为本机（%n 个核心）</numerusform>

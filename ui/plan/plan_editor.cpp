@@ -89,6 +89,9 @@ void PlanEditor::build()
     m_scroll = new QScrollArea(this);
     m_scroll->setWidgetResizable(true);
     m_scroll->setFrameShape(QFrame::NoFrame);
+    // The fields follow the column's width (a row too narrow for its label puts the label above);
+    // a horizontal scroll bar would hide half of every field.
+    m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_scroll->setWidget(createSections());
     layout->addWidget(m_scroll, 1);
 
@@ -118,6 +121,7 @@ QWidget *PlanEditor::createSections()
             auto *box = new QGroupBox(sectionTitle(field.section), content);
             form = new QFormLayout(box);
             form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+            form->setRowWrapPolicy(QFormLayout::WrapLongRows);
             sections->addWidget(box);
             forms.insert(static_cast<int>(field.section), form);
         }
@@ -132,10 +136,14 @@ QWidget *PlanEditor::createSections()
         m_trainerToggle->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
         m_trainerToggle->setAutoRaise(true);
         boxLayout->addWidget(m_trainerToggle);
+        m_trainerNote = new QLabel(box);
+        m_trainerNote->setWordWrap(true);
+        boxLayout->addWidget(m_trainerNote);
         m_trainerBody = new QWidget(box);
         auto *form = new QFormLayout(m_trainerBody);
         form->setContentsMargins(0, 0, 0, 0);
         form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        form->setRowWrapPolicy(QFormLayout::WrapLongRows);
         for (const Field &field : trainer)
             addFieldRow(field, form, content);
         boxLayout->addWidget(m_trainerBody);
@@ -159,8 +167,11 @@ void PlanEditor::refreshTrainerSection()
     if (!m_trainerToggle)
         return;
     const bool used = m_document->plan().ownTrainer.external();
-    m_trainerToggle->setText(used ? sectionTitle(Section::Trainer)
-                                  : tr("%1 — not used: trellis-trainer trains this plan").arg(sectionTitle(Section::Trainer)));
+    // The title alone on the button (a button's text does not wrap: a long one would widen the
+    // whole column), what it means below it.
+    m_trainerToggle->setText(sectionTitle(Section::Trainer));
+    m_trainerNote->setText(tr("Not used: trellis-trainer trains this plan."));
+    m_trainerNote->setVisible(!used);
     if (used && !m_trainerToggle->isChecked())
         m_trainerToggle->setChecked(true);
 }
@@ -182,7 +193,13 @@ void PlanEditor::addFieldRow(const Field &field, QFormLayout *form, QWidget *con
     message->hide();
     cellLayout->addWidget(control);
     cellLayout->addWidget(message);
-    form->addRow(field.labelText(), cell);
+    if (field.kind == Kind::Nodes) {
+        // The node table and its buttons take the column's whole width, under their label.
+        form->addRow(new QLabel(field.labelText(), content));
+        form->addRow(cell);
+    } else {
+        form->addRow(field.labelText(), cell);
+    }
     m_controls.insert(path, control);
     m_messages.insert(path, message);
 }
@@ -225,6 +242,9 @@ QWidget *PlanEditor::createControl(const Field &field, QWidget *cell)
     }
     case Kind::Choice: {
         auto *combo = new QComboBox(cell);
+        // As narrow as the column: a long preset name is elided in the box, whole in its list.
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(8);
         combo->addItems(field.choices);
         if (path == QLatin1String("model.preset") || path == QLatin1String("cluster.preset"))
             combo->setItemText(0, tr("(custom)"));

@@ -39,6 +39,7 @@ public:
     QLabel *messageFor(const QString &fieldPath) const { return m_messages.value(fieldPath); }
     QListWidget *problems() const { return m_problems; }
     QLabel *summary() const { return m_summary; }
+    QLabel *ownTrainerNote() const { return m_trainerNote; } // "Not used: …" while the plan does not use it
     QTableWidget *nodeTable() const { return m_nodes; }
     // Shows and focuses the control of a diagnostic's path (the node's row for a node field).
     void focusField(const QString &diagnosticPath);
@@ -68,6 +69,7 @@ private:
     QScrollArea *m_scroll = nullptr;
     ::QToolButton *m_trainerToggle = nullptr; // the own-trainer section, last, folded while unused
     QWidget *m_trainerBody = nullptr;
+    QLabel *m_trainerNote = nullptr;          // under the toggle, wrapped: whether the plan uses it
     QLabel *m_summary = nullptr;
     QListWidget *m_problems = nullptr;
     QTableWidget *m_nodes = nullptr;
