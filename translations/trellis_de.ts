@@ -1389,9 +1389,13 @@ trellis-trainer kann ihn noch nicht starten: %2</translation>
         <translation type="vanished">Wörter passen auf Kennung, Namen, Notiz und Tags eines Laufs. Ausdrücke: status:NAME[,NAME], tag:NAME, after:JJJJ-MM-TT, before:JJJJ-MM-TT, archived:yes|any und Planfelder nach Pfad mit = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], tag:NAME, owner:NAME|me, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
-        <translation>Wörter passen auf Kennung, Namen, Notiz und Tags eines Laufs. Ausdrücke: status:NAME[,NAME], tag:NAME, owner:NAME|me, after:JJJJ-MM-TT, before:JJJJ-MM-TT, archived:yes|any und Planfelder nach Pfad mit = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</translation>
+        <translation type="vanished">Wörter passen auf Kennung, Namen, Notiz und Tags eines Laufs. Ausdrücke: status:NAME[,NAME], tag:NAME, owner:NAME|me, after:JJJJ-MM-TT, before:JJJJ-MM-TT, archived:yes|any und Planfelder nach Pfad mit = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], kind:launched|simulated|collected|adopted, tag:NAME, owner:NAME|me, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
+        <translation>Wörter passen auf Kennung, Namen, Notiz und Tags eines Laufs. Ausdrücke: status:NAME[,NAME], kind:launched|simulated|collected|adopted, tag:NAME, owner:NAME|me, after:JJJJ-MM-TT, before:JJJJ-MM-TT, archived:yes|any und Planfelder nach Pfad mit = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</translation>
     </message>
     <message>
         <location line="+29"/>

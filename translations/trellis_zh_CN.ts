@@ -1387,9 +1387,13 @@ trellis-trainer 尚不能启动它：%2</translation>
         <translation type="vanished">词语匹配运行的编号、名称、备注和标签。条件：status:名称[,名称]、tag:名称、after:YYYY-MM-DD、before:YYYY-MM-DD、archived:yes|any，以及按路径的计划字段，用 = != &lt; &lt;= &gt; &gt;=（parallel.tp=2、training.steps&gt;=1000）。</translation>
     </message>
     <message>
-        <location line="+1"/>
         <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], tag:NAME, owner:NAME|me, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
-        <translation>词语匹配运行的编号、名称、备注和标签。条件：status:名称[,名称]、tag:名称、owner:名称|me、after:YYYY-MM-DD、before:YYYY-MM-DD、archived:yes|any，以及按路径的计划字段，用 = != &lt; &lt;= &gt; &gt;=（parallel.tp=2、training.steps&gt;=1000）。</translation>
+        <translation type="vanished">词语匹配运行的编号、名称、备注和标签。条件：status:名称[,名称]、tag:名称、owner:名称|me、after:YYYY-MM-DD、before:YYYY-MM-DD、archived:yes|any，以及按路径的计划字段，用 = != &lt; &lt;= &gt; &gt;=（parallel.tp=2、training.steps&gt;=1000）。</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>Words match a run&apos;s id, name, note and tags. Terms: status:NAME[,NAME], kind:launched|simulated|collected|adopted, tag:NAME, owner:NAME|me, after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path with = != &lt; &lt;= &gt; &gt;= (parallel.tp=2, training.steps&gt;=1000).</source>
+        <translation>词语匹配运行的编号、名称、备注和标签。条件：status:名称[,名称]、kind:launched|simulated|collected|adopted、tag:名称、owner:名称|me、after:YYYY-MM-DD、before:YYYY-MM-DD、archived:yes|any，以及按路径的计划字段，用 = != &lt; &lt;= &gt; &gt;=（parallel.tp=2、training.steps&gt;=1000）。</translation>
     </message>
     <message>
         <location line="+29"/>

@@ -350,54 +350,61 @@ int cmdEstimate(const Args &a, const QString &dbPath)
     return 0;
 }
 
-int cmdSearch(const Args &a)
+namespace {
+
+// search's request from its arguments: a plan file's model, cluster, batch and training, or
+// presets named by --model, --cluster and --nodes; nullopt with `code` set (the usage printed).
+std::optional<plan::SearchRequest> searchRequest(const Args &a, int &code)
 {
     plan::SearchRequest request;
     bool ok = true;
+    const auto usage = [&](const QString &message) {
+        code = usageError(message);
+        return std::nullopt;
+    };
     request.top = a.options.contains(QStringLiteral("--top")) ? a.options[QStringLiteral("--top")].toInt(&ok) : 10;
     if (!ok || request.top < 1)
-        return usageError(QStringLiteral("--top needs a positive integer"));
+        return usage(QStringLiteral("--top needs a positive integer"));
     request.exhaustive = a.flags.contains(QStringLiteral("--exhaustive"));
     if (a.positional.size() == 1) {
         const auto loaded = loadValidPlan(a.positional.first());
-        if (!loaded)
-            return 1;
+        if (!loaded) {
+            code = 1;
+            return std::nullopt;
+        }
         request.model = loaded->model;
         request.cluster = loaded->cluster;
         request.globalBatch = loaded->parallel.globalBatch();
         request.training = loaded->training;
-    } else if (a.positional.isEmpty()) {
-        const QString modelName = a.options.value(QStringLiteral("--model"));
-        const QString clusterName = a.options.value(QStringLiteral("--cluster"));
-        const auto model = plan::modelPreset(modelName.toStdString());
-        if (!model)
-            return usageError(QStringLiteral("--model: unknown preset '%1'").arg(modelName));
-        const auto cluster = plan::clusterPreset(clusterName.toStdString());
-        if (!cluster)
-            return usageError(QStringLiteral("--cluster: unknown preset '%1'").arg(clusterName));
-        const int nodes = a.options.value(QStringLiteral("--nodes"), QStringLiteral("1")).toInt(&ok);
-        if (!ok || nodes < 1 || nodes > 100000)
-            return usageError(QStringLiteral("--nodes needs a positive integer"));
-        request.model = *model;
-        request.cluster = plan::expandCluster(*cluster, nodes);
-        if (a.options.contains(QStringLiteral("--global-batch"))) {
-            request.globalBatch = a.options[QStringLiteral("--global-batch")].toInt(&ok);
-            if (!ok || request.globalBatch < 1)
-                return usageError(QStringLiteral("--global-batch needs a positive integer"));
-        }
-    } else {
-        return usageError(QStringLiteral("search takes one plan file or --model, --cluster and --nodes"));
+        return request;
     }
-    QElapsedTimer timer;
-    timer.start();
-    const plan::SearchResult r = plan::searchPlans(request);
-    out() << r.considered << " plans considered, " << r.valid << " valid, " << r.fitting << " fit in memory ("
-          << timer.elapsed() << " ms)\n";
-    if (r.best.empty()) {
-        out() << "no plan fits: more devices, a smaller micro-batch or a smaller model\n";
-        out().flush();
-        return 1;
+    if (!a.positional.isEmpty())
+        return usage(QStringLiteral("search takes one plan file or --model, --cluster and --nodes"));
+    const QString modelName = a.options.value(QStringLiteral("--model"));
+    const QString clusterName = a.options.value(QStringLiteral("--cluster"));
+    const auto model = plan::modelPreset(modelName.toStdString());
+    if (!model)
+        return usage(QStringLiteral("--model: unknown preset '%1'").arg(modelName));
+    const auto cluster = plan::clusterPreset(clusterName.toStdString());
+    if (!cluster)
+        return usage(QStringLiteral("--cluster: unknown preset '%1'").arg(clusterName));
+    const int nodes = a.options.value(QStringLiteral("--nodes"), QStringLiteral("1")).toInt(&ok);
+    if (!ok || nodes < 1 || nodes > 100000)
+        return usage(QStringLiteral("--nodes needs a positive integer"));
+    request.model = *model;
+    request.cluster = plan::expandCluster(*cluster, nodes);
+    if (a.options.contains(QStringLiteral("--global-batch"))) {
+        request.globalBatch = a.options[QStringLiteral("--global-batch")].toInt(&ok);
+        if (!ok || request.globalBatch < 1)
+            return usage(QStringLiteral("--global-batch needs a positive integer"));
     }
+    return request;
+}
+
+// The plans found, best first, a line each with why; then those trellis-trainer cannot launch yet
+// (plans for other trainers are estimates only).
+void printSearch(const plan::SearchResult &r)
+{
     out() << QStringLiteral("%1 %2 %3 %4 %5 %6 %7 %8 %9 %10 %11  %12 %13  why\n")
                  .arg(QStringLiteral("#"), 3)
                  .arg(QStringLiteral("dp"), 5)
@@ -434,13 +441,33 @@ int cmdSearch(const Args &a)
                      .arg(QString::number(static_cast<double>(peak) / 1e9, 'f', 1), 8)
                      .arg(QString::fromStdString(c.reason));
     }
-    // What trellis-trainer cannot launch yet (plans for other trainers are estimates only).
     rank = 1;
     for (const auto &c : r.best) {
         if (!c.notLaunchable.empty())
             out() << QStringLiteral("#%1 is not launchable by trellis-trainer yet: %2\n").arg(rank).arg(QString::fromStdString(c.notLaunchable));
         ++rank;
     }
+}
+
+} // namespace
+
+int cmdSearch(const Args &a)
+{
+    int code = 0;
+    const std::optional<plan::SearchRequest> request = searchRequest(a, code);
+    if (!request)
+        return code;
+    QElapsedTimer timer;
+    timer.start();
+    const plan::SearchResult r = plan::searchPlans(*request);
+    out() << r.considered << " plans considered, " << r.valid << " valid, " << r.fitting << " fit in memory ("
+          << timer.elapsed() << " ms)\n";
+    if (r.best.empty()) {
+        out() << "no plan fits: more devices, a smaller micro-batch or a smaller model\n";
+        out().flush();
+        return 1;
+    }
+    printSearch(r);
     out().flush();
     return 0;
 }

@@ -55,7 +55,7 @@ HistoryPanel::HistoryPanel(QWidget *parent)
     m_filter->setObjectName(QStringLiteral("runFilter"));
     m_filter->setClearButtonEnabled(true);
     m_filter->setPlaceholderText(tr("Filter: words, status:failed, tag:baseline, after:2026-11-01, parallel.tp=2, model.preset=llama2-70b"));
-    m_filter->setToolTip(tr("Words match a run's id, name, note and tags. Terms: status:NAME[,NAME], tag:NAME, owner:NAME|me, "
+    m_filter->setToolTip(tr("Words match a run's id, name, note and tags. Terms: status:NAME[,NAME], kind:launched|simulated|collected|adopted, tag:NAME, owner:NAME|me, "
                             "after:YYYY-MM-DD, before:YYYY-MM-DD, archived:yes|any, and plan fields by path "
                             "with = != < <= > >= (parallel.tp=2, training.steps>=1000)."));
     filterRow->addWidget(m_filter, 1);
