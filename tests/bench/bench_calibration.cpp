@@ -45,6 +45,43 @@ Result cli(const QStringList &args)
     return r;
 }
 
+// resources/plans/NAME for 45 steps of the corpus's licenses, written into `dir`; its JSON, or an
+// empty object when it could not be read or written.
+QJsonObject writePlan45(const QString &name, const QString &path)
+{
+    QFile in(kPlans + QLatin1Char('/') + name);
+    if (!in.open(QIODevice::ReadOnly))
+        return {};
+    QJsonObject doc = QJsonDocument::fromJson(in.readAll()).object();
+    QJsonObject training = doc.value(QStringLiteral("training")).toObject();
+    training[QStringLiteral("steps")] = 45;
+    QJsonObject data = training.value(QStringLiteral("data")).toObject();
+    data[QStringLiteral("path")] = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt");
+    training[QStringLiteral("data")] = data;
+    doc[QStringLiteral("training")] = training;
+    QFile out(path);
+    if (!out.open(QIODevice::WriteOnly) || out.write(QJsonDocument(doc).toJson()) < 0)
+        return {};
+    return doc;
+}
+
+// The typical step of a run: the median over steps 6-45 of the slowest rank's time (each step
+// waits for it); -1 unless all 40 steps are there.
+double medianSlowestStep(const RunData &run)
+{
+    std::map<qint64, double> slowest;
+    for (const auto &st : run.steps)
+        if (st.step > 5)
+            slowest[st.step] = std::max(slowest[st.step], st.stepMs);
+    std::vector<double> times;
+    for (const auto &[step, ms] : slowest)
+        times.push_back(ms);
+    if (times.size() != 40)
+        return -1;
+    std::sort(times.begin(), times.end());
+    return (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+}
+
 } // namespace
 
 class TstCalibration : public QObject {
@@ -59,22 +96,9 @@ private:
     double unaskedQuickStartError(const QTemporaryDir &fresh, int attempt)
     {
         const QString history = fresh.filePath(QStringLiteral("history.sqlite"));
-        QFile in(kPlans + QStringLiteral("/quickstart.json"));
-        if (!in.open(QIODevice::ReadOnly))
-            return 100;
-        QJsonObject doc = QJsonDocument::fromJson(in.readAll()).object();
-        QJsonObject training = doc.value(QStringLiteral("training")).toObject();
-        training[QStringLiteral("steps")] = 45;
-        QJsonObject data = training.value(QStringLiteral("data")).toObject();
-        data[QStringLiteral("path")] = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt");
-        training[QStringLiteral("data")] = data;
-        doc[QStringLiteral("training")] = training;
         const QString path = fresh.filePath(QStringLiteral("quickstart.json"));
-        QFile out(path);
-        if (!out.open(QIODevice::WriteOnly))
+        if (writePlan45(QStringLiteral("quickstart.json"), path).isEmpty())
             return 100;
-        out.write(QJsonDocument(doc).toJson());
-        out.close();
         const Result est = cli({QStringLiteral("--db"), history, QStringLiteral("estimate"), path, QStringLiteral("--json")});
         const QJsonObject e = QJsonDocument::fromJson(est.out).object();
         if (est.code != 0 || !est.err.contains("this machine is not calibrated: measuring it for 4 ranks first") ||
@@ -91,17 +115,9 @@ private:
             qWarning("the run failed: %s", run.err.constData());
             return 100;
         }
-        std::map<qint64, double> slowest;
-        for (const auto &st : loaded->steps)
-            if (st.step > 5)
-                slowest[st.step] = std::max(slowest[st.step], st.stepMs);
-        std::vector<double> times;
-        for (const auto &[step, ms] : slowest)
-            times.push_back(ms);
-        if (times.size() != 40)
+        const double measured = medianSlowestStep(*loaded);
+        if (measured <= 0)
             return 100;
-        std::sort(times.begin(), times.end());
-        const double measured = (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
         const double error = (predicted - measured) / measured;
         qInfo("quick start, calibrated unasked, attempt %d: predicted %.1f ms a step, measured %.1f ms (%+.1f%%)", attempt, predicted,
               measured, 100 * error);
@@ -146,20 +162,9 @@ private slots:
     void predictionsMatchRuns()
     {
         QFETCH(QString, plan);
-        QFile in(kPlans + QLatin1Char('/') + plan);
-        QVERIFY(in.open(QIODevice::ReadOnly));
-        QJsonObject doc = QJsonDocument::fromJson(in.readAll()).object();
-        QJsonObject training = doc.value(QStringLiteral("training")).toObject();
-        training[QStringLiteral("steps")] = 45;
-        QJsonObject data = training.value(QStringLiteral("data")).toObject();
-        data[QStringLiteral("path")] = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt");
-        training[QStringLiteral("data")] = data;
-        doc[QStringLiteral("training")] = training;
         const QString path = m_dir.filePath(plan);
-        QFile out(path);
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write(QJsonDocument(doc).toJson());
-        out.close();
+        const QJsonObject doc = writePlan45(plan, path);
+        QVERIFY(!doc.isEmpty());
 
         const QJsonObject parallel = doc.value(QStringLiteral("parallel")).toObject();
         const int world = parallel.value(QStringLiteral("dp")).toInt(1) * parallel.value(QStringLiteral("tp")).toInt(1) *
@@ -190,23 +195,15 @@ private slots:
             QVERIFY(found);
             const auto loaded = h.loadRun(found->id);
             QVERIFY(loaded);
-            std::map<qint64, double> slowest;
             std::map<int, int> stageOf;
             for (const auto &r : loaded->ranks)
                 if (r.dp == 0 && r.tp == 0)
                     stageOf[r.rank] = r.pp;
-            for (const auto &st : loaded->steps) {
-                if (st.step > 5)
-                    slowest[st.step] = std::max(slowest[st.step], st.stepMs);
+            for (const auto &st : loaded->steps)
                 if (st.step == 45 && stageOf.count(st.rank))
                     activations[stageOf[st.rank]] = st.memActivations;
-            }
-            std::vector<double> times;
-            for (const auto &[step, ms] : slowest)
-                times.push_back(ms);
-            QCOMPARE(times.size(), size_t(40));
-            std::sort(times.begin(), times.end());
-            const double measured = (times[times.size() / 2 - 1] + times[times.size() / 2]) / 2;
+            const double measured = medianSlowestStep(*loaded);
+            QVERIFY(measured > 0);
             error = (predicted - measured) / measured;
             qInfo("%s, attempt %d: predicted %.1f ms a step, measured %.1f ms (%+.1f%%)", qPrintable(plan), attempt, predicted,
                   measured, 100 * error);
