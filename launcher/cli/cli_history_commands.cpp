@@ -145,6 +145,17 @@ QString duration(qint64 ms)
                      : QStringLiteral("%1m%2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
 }
 
+// One line of the runs list: each cell padded to its width (negative: left-aligned; 0: as it is),
+// two spaces between. Cells are placed side by side, never substituted into each other, so a run's
+// name holding "%4" is shown as it is.
+QString listLine(std::initializer_list<std::pair<QString, int>> cells)
+{
+    QStringList parts;
+    for (const auto &[text, width] : cells)
+        parts << (width < 0 ? text.leftJustified(-width) : text.rightJustified(width));
+    return parts.join(QStringLiteral("  ")) + QLatin1Char('\n');
+}
+
 int listRuns(HistoryDatabase &db, const Args &a, const QString &dbPath)
 {
     const RunFilterParse parsed = parseRunFilter(a.options.value(QStringLiteral("--filter")));
@@ -162,29 +173,20 @@ int listRuns(HistoryDatabase &db, const Args &a, const QString &dbPath)
         return fail(db.lastError());
     for (RunSummary &r : runs)
         r = db.withFigures(r); // ended runs' figures, computed once and kept
-    out() << QStringLiteral("%1  %2  %3  %4  %10  %5  %6  %7  %8  %9\n")
-                 .arg(QStringLiteral("#"), 4)
-                 .arg(QStringLiteral("run id"), -20)
-                 .arg(QStringLiteral("name"), -16)
-                 .arg(QStringLiteral("status"), -10)
-                 .arg(QStringLiteral("ranks"), 5)
-                 .arg(QStringLiteral("steps"), 11)
-                 .arg(QStringLiteral("last loss"), 9)
-                 .arg(QStringLiteral("tokens/s"), 10)
-                 .arg(QStringLiteral("duration  tags"))
-                 .arg(QStringLiteral("kind"), -9);
+    out() << listLine({{QStringLiteral("#"), 4}, {QStringLiteral("run id"), -20}, {QStringLiteral("name"), -16}, {QStringLiteral("status"), -10},
+                       {QStringLiteral("kind"), -9}, {QStringLiteral("ranks"), 5}, {QStringLiteral("steps"), 11}, {QStringLiteral("last loss"), 9},
+                       {QStringLiteral("tokens/s"), 10}, {QStringLiteral("duration  tags"), 0}});
     for (const auto &r : runs)
-        out() << QStringLiteral("%1  %2  %3  %4  %10  %5  %6  %7  %8  %9\n")
-                     .arg(r.id, 4)
-                     .arg(r.runId, -20)
-                     .arg(r.name.left(16), -16)
-                     .arg(r.status + (r.archived ? QStringLiteral("*") : QString()), -10)
-                     .arg(r.worldSize, 5)
-                     .arg(QStringLiteral("%1/%2").arg(r.stepsDone).arg(r.totalSteps), 11)
-                     .arg(r.stepsDone ? QString::number(r.lastLoss, 'f', 4) : QStringLiteral("-"), 9)
-                     .arg(figure(r.tokensPerS, 0), 10)
-                     .arg(QStringLiteral("%1  %2").arg(duration(r.durationMs()), -8).arg(r.tags.join(QLatin1Char(' '))).trimmed())
-                     .arg(toString(r.kind), -9);
+        out() << listLine({{QString::number(r.id), 4},
+                           {r.runId, -20},
+                           {r.name.left(16), -16},
+                           {r.status + (r.archived ? QStringLiteral("*") : QString()), -10},
+                           {toString(r.kind), -9},
+                           {QString::number(r.worldSize), 5},
+                           {QStringLiteral("%1/%2").arg(r.stepsDone).arg(r.totalSteps), 11},
+                           {r.stepsDone ? QString::number(r.lastLoss, 'f', 4) : QStringLiteral("-"), 9},
+                           {figure(r.tokensPerS, 0), 10},
+                           {(duration(r.durationMs()).leftJustified(8) + QStringLiteral("  ") + r.tags.join(QLatin1Char(' '))).trimmed(), 0}});
     if (runs.isEmpty())
         out() << (parsed.filter.isEmpty() ? QStringLiteral("(no runs recorded in %1)\n").arg(dbPath)
                                           : QStringLiteral("(no run in %1 matches the filter)\n").arg(dbPath));

@@ -206,6 +206,11 @@ private slots:
         QVERIFY2(r.out.contains(QStringLiteral("tags: baseline dp4")) && r.out.contains(QStringLiteral("note: first of the sweep")) &&
                      r.out.contains(QStringLiteral("tokens/s ")),
                  qPrintable(r.out));
+        // A name is shown as it is, whatever it holds ("%4" is no placeholder of the list's line).
+        QCOMPARE(run({QStringLiteral("runs"), QStringLiteral("rename"), QStringLiteral("cmd-sim"), QStringLiteral("load %4 test")}).code, 0);
+        r = run({QStringLiteral("runs")});
+        QVERIFY2(r.out.contains(QRegularExpression(QStringLiteral("cmd-sim +load %4 test +completed +simulated "))), qPrintable(r.out));
+        QCOMPARE(run({QStringLiteral("runs"), QStringLiteral("rename"), QStringLiteral("cmd-sim"), QStringLiteral("load test")}).code, 0);
         // Each run's kind, as its creator wrote it: the list says it and kind: filters on it.
         r = run({QStringLiteral("runs"), QStringLiteral("--filter"), QStringLiteral("kind:simulated")});
         QVERIFY2(r.code == 0 && r.out.contains(QStringLiteral("cmd-sim")) && !r.out.contains(QStringLiteral("cmd-real")), qPrintable(r.out + r.err));
