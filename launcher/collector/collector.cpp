@@ -407,11 +407,10 @@ proto::JoinReply Collector::joinReply(const proto::Join &j)
 
 QString Collector::describe(const WatchedJob &w) const
 {
+    // One arg() for every field: the job's name, scheduler and id are its own words ("%3" stays).
     return QStringLiteral("job %1%2, %3 rank%4 (%5)")
-        .arg(w.name, w.jobId.isEmpty() ? QString() : QStringLiteral(" (%1 %2)").arg(w.scheduler.isEmpty() ? QStringLiteral("id") : w.scheduler, w.jobId))
-        .arg(w.worldSize)
-        .arg(w.worldSize == 1 ? QString() : QStringLiteral("s"))
-        .arg(w.client);
+        .arg(w.name, w.jobId.isEmpty() ? QString() : QStringLiteral(" (%1 %2)").arg(w.scheduler.isEmpty() ? QStringLiteral("id") : w.scheduler, w.jobId),
+             QString::number(w.worldSize), w.worldSize == 1 ? QString() : QStringLiteral("s"), w.client);
 }
 
 // The jobs a collector with these keys and this history watched and did not see end: collected

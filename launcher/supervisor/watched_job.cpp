@@ -82,10 +82,10 @@ QString Supervisor::watch(const WatchedJob &job, const RunOptions &options)
     record(EventOp{m_runId, EventRow{-1, 0, QStringLiteral("info"),
                                      QStringLiteral("watching job %1%2: %3 rank%4 joined the collector (%5); not launched by "
                                                     "Trellis, so it cannot be stopped or restarted from here")
-                                         .arg(job.name, origin)
-                                         .arg(job.worldSize)
-                                         .arg(job.worldSize == 1 ? QString() : QStringLiteral("s"))
-                                         .arg(job.client.isEmpty() ? QStringLiteral("a client") : job.client),
+                                         // One arg(): a job's name (the job's own word) holding "%3" stays as it is.
+                                         .arg(job.name, origin, QString::number(job.worldSize),
+                                              job.worldSize == 1 ? QString() : QStringLiteral("s"),
+                                              job.client.isEmpty() ? QStringLiteral("a client") : job.client),
                                      QDateTime::currentDateTimeUtc()}});
     m_attempt = job.attempt;
     m_watchedJob = job;

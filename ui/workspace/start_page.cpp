@@ -155,12 +155,11 @@ void StartPage::setRecentRuns(const QList<launcher::RunSummary> &runs)
 {
     m_recentRuns->clear();
     for (const launcher::RunSummary &run : runs.mid(0, 12)) {
+        // One arg() for every field: a run's name holding "%4" stays as it is.
         auto *item = new QListWidgetItem(tr("%1 · %2 · %3 · %4 ranks · %5 of %6 steps%7")
-                                             .arg(run.runId, run.name, statusText(run.status))
-                                             .arg(run.worldSize)
-                                             .arg(run.stepsDone)
-                                             .arg(run.totalSteps)
-                                             .arg(run.stepsDone > 0 ? tr(" · loss %1").arg(run.lastLoss, 0, 'f', 3) : QString()),
+                                             .arg(run.runId, run.name, statusText(run.status), QString::number(run.worldSize),
+                                                  QString::number(run.stepsDone), QString::number(run.totalSteps),
+                                                  run.stepsDone > 0 ? tr(" · loss %1").arg(run.lastLoss, 0, 'f', 3) : QString()),
                                          m_recentRuns);
         item->setData(Qt::UserRole, run.runId);
     }
