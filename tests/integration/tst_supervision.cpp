@@ -165,7 +165,11 @@ private slots:
         }
         QCOMPARE(data->stalls.size(), 1);
         const StallRow &s = data->stalls.first();
-        QCOMPARE(s.holders, QList<int>{1});
+        // Seen once in about ten runs of the suite alone (2026-12-06): holders {1, another rank}
+        // for the whole stall. The record's words name each holder's state (its phase and step, or
+        // the call it waits in), so a failure says which rank and why.
+        QVERIFY2(s.holders == QList<int>{1}, qPrintable(QStringLiteral("holders %1: %2").arg(
+                                                 QString::number(s.holders.size()), s.what)));
         QVERIFY(!s.silent);
         QCOMPARE(s.outcome, QStringLiteral("cleared"));
         QVERIFY2(s.what.contains(QStringLiteral("stopped making progress")), qPrintable(s.what));
