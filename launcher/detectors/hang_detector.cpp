@@ -229,7 +229,7 @@ std::optional<HangReport> HangDetector::stuckReport(const Waits &waits, std::int
             longest = std::max(longest, nowWallNs - m_ranks.at(r).pulse.sinceNs);
         if (longest / 1000000 <= m_waitMs)
             continue;
-        const std::vector<int> culprits = holdersOf(ranks, p.group, nowMs);
+        const std::vector<int> culprits = holdersOf(ranks, p, nowMs);
         if (culprits.empty())
             continue; // everyone is in the call, or someone is on the way: slow, not stuck
         // A member loading data or writing a checkpoint is slow by nature: wait longer for it.
@@ -260,17 +260,22 @@ std::optional<HangReport> HangDetector::stuckReport(const Waits &waits, std::int
 
 // The members of the waiters' group not in the call, when none of them moved (a new phase, step or
 // call) lately: a member still moving is slow, not stuck, and then nobody is named.
-std::vector<int> HangDetector::holdersOf(const std::vector<int> &waiting, const std::string &group, std::int64_t nowMs) const
+// A member waiting in a later call of the same group has passed this one (a non-blocking
+// collective completes on a rank once every part it needs has arrived, and the slow rank's part of
+// the earlier buckets went out before it stopped): it waits too, and holds nobody up.
+std::vector<int> HangDetector::holdersOf(const std::vector<int> &waiting, const RankPulse &call, std::int64_t nowMs) const
 {
     std::set<int> members;
     for (int r : waiting)
-        for (int m : membersOf(r, group))
+        for (int m : membersOf(r, call.group))
             members.insert(m);
     std::vector<int> culprits;
     for (int m : members) {
         if (std::find(waiting.begin(), waiting.end(), m) != waiting.end())
             continue;
         const auto it = m_ranks.find(m);
+        if (it != m_ranks.end() && it->second.pulse.inCollective && it->second.pulse.group == call.group && it->second.pulse.call > call.call)
+            continue;
         if (it != m_ranks.end() && it->second.lastChangeMs >= 0 && nowMs - it->second.lastChangeMs <= m_waitMs)
             return {};
         culprits.push_back(m);

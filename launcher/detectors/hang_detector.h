@@ -85,7 +85,7 @@ private:
     HangReport silentReport(const std::vector<int> &silent, const std::vector<int> *waiting, std::int64_t nowMs,
                             std::int64_t nowWallNs) const;
     std::optional<HangReport> stuckReport(const Waits &waits, std::int64_t nowMs, std::int64_t nowWallNs) const;
-    std::vector<int> holdersOf(const std::vector<int> &waiting, const std::string &group, std::int64_t nowMs) const;
+    std::vector<int> holdersOf(const std::vector<int> &waiting, const RankPulse &call, std::int64_t nowMs) const;
     std::string where(int rank) const; // "rank 2 on node-b"
     std::vector<std::string> wholeRelays(const std::vector<int> &silent) const;
     bool oneOnTheWay(std::int64_t nowMs, int silentRank) const;
