@@ -225,22 +225,19 @@ RunFilterSql runFilterSql(const RunFilter &f, HistoryEngine engine)
         for (int i = 0; i < 4; ++i)
             out.binds << likePattern(word);
     }
-    if (!f.statuses.isEmpty()) {
+    // "column IN (?,…)" for any of the values, each bound.
+    const auto anyOf = [&](const char *column, const QStringList &values) {
+        if (values.isEmpty())
+            return;
         QStringList marks;
-        for (const QString &s : f.statuses) {
+        for (const QString &v : values) {
             marks << QStringLiteral("?");
-            out.binds << s;
+            out.binds << v;
         }
-        clauses << QStringLiteral("r.status IN (%1)").arg(marks.join(QLatin1Char(',')));
-    }
-    if (!f.kinds.isEmpty()) {
-        QStringList marks;
-        for (const QString &k : f.kinds) {
-            marks << QStringLiteral("?");
-            out.binds << k;
-        }
-        clauses << QStringLiteral("r.kind IN (%1)").arg(marks.join(QLatin1Char(',')));
-    }
+        clauses << QStringLiteral("%1 IN (%2)").arg(QLatin1String(column), marks.join(QLatin1Char(',')));
+    };
+    anyOf("r.status", f.statuses);
+    anyOf("r.kind", f.kinds);
     if (!f.owners.isEmpty()) {
         QStringList marks;
         for (const QString &o : f.owners) {
