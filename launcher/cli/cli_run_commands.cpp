@@ -361,12 +361,14 @@ int superviseRun(const Args &a, const QString &dbPath, RunRecord record,
         err() << "command: " << supervisor.commandLine() << "\nlogs: " << supervisor.runDirectory() << "\nhistory: " << historyIdentity(dbPath)
               << Qt::endl;
     QCoreApplication::exec();
-    printRunEnd(supervisor, writer, console);
+    const bool historyWhole = printRunEnd(supervisor, writer, console);
 
     if (a.options.contains(QStringLiteral("--report")))
         if (const int rc = writeRunReport(a.options[QStringLiteral("--report")], dbPath, supervisor.runId()))
             return rc;
-    return supervisor.state() == RunState::Completed ? 0 : 1;
+    if (supervisor.state() != RunState::Completed)
+        return 1;
+    return historyWhole ? 0 : kExitHistoryIncomplete;
 }
 
 // collect: jobs Trellis did not launch join here and are watched as runs until SIGTERM/SIGINT

@@ -31,6 +31,9 @@ QString usageText();
 int fail(const QString &message);
 // The message and the usage on stderr; returns 2.
 int usageError(const QString &message);
+// run, simulate, adopt: the run completed but its history could not take all of it (said: what
+// and why). 1 is a run that did not complete, 2 a usage error.
+inline constexpr int kExitHistoryIncomplete = 3;
 
 // Simple option parser: "--name value" pairs and flags; everything else positional.
 struct Args {

@@ -75,13 +75,15 @@ void connectConsole(Supervisor &supervisor, RunConsole &console)
     });
 }
 
-void printRunEnd(const Supervisor &supervisor, HistoryWriter &writer, const RunConsole &console)
+bool printRunEnd(const Supervisor &supervisor, HistoryWriter &writer, const RunConsole &console)
 {
     if (console.tty && !console.quiet)
         err() << Qt::endl;
 
     if (!writer.flush(15000))
-        err() << "history: the database is still locked; some rows may not be written" << Qt::endl;
+        err() << "history: rows still wait to be written 15 s after the run (" << writer.lastError().trimmed()
+              << "); trying 10 s more" << Qt::endl;
+    writer.stop(); // gives up what it still could not write, said by lastError()
     const RunProgress p = supervisor.progress();
     const double seconds = console.clock.elapsed() / 1000.0;
     if (supervisor.firstTelemetryMs() >= 0 && !console.quiet)
@@ -99,9 +101,10 @@ void printRunEnd(const Supervisor &supervisor, HistoryWriter &writer, const RunC
         err() << "telemetry: " << stats.received << " messages, " << stats.lost << " lost, " << stats.rejected
               << " rejected" << (stats.lastRejection.isEmpty() ? QString() : QStringLiteral(" (") + stats.lastRejection + ')')
               << Qt::endl;
-    if (!writer.lastError().isEmpty())
-        err() << "history: " << writer.lastError() << Qt::endl;
-    writer.stop();
+    if (writer.notWritten() == 0)
+        return true;
+    err() << "history: " << writer.lastError() << Qt::endl;
+    return false;
 }
 
 } // namespace trellis::launcher::cli

@@ -23,7 +23,7 @@ struct RunConsole {
 // Progress, alerts, restarts and batch-job changes to the terminal; the event loop ends with the run.
 void connectConsole(Supervisor &supervisor, RunConsole &console);
 // After the event loop: flushes and stops the history writer, and says how the run ended and
-// what its telemetry lost.
-void printRunEnd(const Supervisor &supervisor, HistoryWriter &writer, const RunConsole &console);
+// what its telemetry lost; false when the history could not take all of the run (said).
+bool printRunEnd(const Supervisor &supervisor, HistoryWriter &writer, const RunConsole &console);
 
 } // namespace trellis::launcher::cli

@@ -247,7 +247,12 @@ QString HistoryDatabase::openFile(const QString &path, bool create)
         return QStringLiteral("history database %1: not a SQLite database (%2)").arg(path, why);
     }
     q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
-    q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+    // FULL: each commit is on the disk before it returns (WAL: one fsync of the log a commit). The
+    // writer acknowledges telemetry after its commit and the ranks drop what is acknowledged, so a
+    // commit the operating system could still lose (NORMAL: a power cut, a file system that goes
+    // read-only on an error and drops its dirty pages) would be telemetry acknowledged and gone.
+    // The writer commits a few times a second, so the fsyncs cost little (docs/history.md).
+    q.exec(QStringLiteral("PRAGMA synchronous=FULL"));
     q.exec(QStringLiteral("PRAGMA foreign_keys=ON"));
     // Step rows arrive step by step across ranks while the primary key runs rank by rank: at 1024
     // ranks every insert lands on another index page. A 64 MiB page cache keeps those pages in

@@ -619,18 +619,29 @@ void HistoryWriter::giveUp(WriterState &st, const WriteOp &op, const QString &wh
 // After stop(): true once everything is written, or what is kept is given up.
 bool HistoryWriter::doneStopping(WriterState &st)
 {
-    // A locked database gets 10 s more at the end; then what is kept is given up, said so.
+    // A locked or failing database gets 10 s more at the end; then what is kept is given up, said
+    // with the reason it could not be written (never acknowledged as stored).
     if (!st.stoppingFor.isValid())
         st.stoppingFor.start();
     std::lock_guard lock(m_mutex);
-    if (m_queue.empty() && (st.kept.empty() || st.stoppingFor.elapsed() > 10000)) {
-        if (!st.kept.empty())
-            m_lastError = QStringLiteral("the history database %1 stayed locked or unreachable; %2 rows were not written")
-                              .arg(m_path)
-                              .arg(st.kept.size());
+    if (!m_queue.empty() || (!st.kept.empty() && st.stoppingFor.elapsed() <= 10000))
+        return false;
+    if (st.kept.empty())
         return true;
-    }
-    return false;
+    quint64 reports = 0;
+    for (const WriteOp &op : st.kept)
+        for (const auto &[rank, n] : reportsByRank(op))
+            reports += n;
+    m_notWritten = st.kept.size();
+    const QString why = st.failingFor.isValid() && !m_lastError.isEmpty() ? m_lastError.trimmed()
+                        : st.unreachableFor.isValid()                      ? QStringLiteral("its server could not be reached")
+                                                                           : QStringLiteral("it stayed locked by another program");
+    m_lastError = QStringLiteral("the history %1 could not take the run's last rows (%2): %3 operations, %4 of them "
+                                 "telemetry reports, were not written and were never acknowledged as stored")
+                      .arg(m_path, why)
+                      .arg(st.kept.size())
+                      .arg(reports);
+    return true;
 }
 
 } // namespace trellis::launcher

@@ -130,6 +130,13 @@ public:
     // Operations enqueued and not committed yet (the writer's lag).
     quint64 backlog() const;
     QString lastError() const;
+    // After stop(): the operations it could not write before it gave up at the end (0 when the
+    // history took everything); lastError() says why.
+    quint64 notWritten() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_notWritten;
+    }
     QString path() const { return m_path; }
 
 private:
@@ -165,6 +172,7 @@ private:
     bool m_flushRequested = false;   // guarded by m_mutex
     bool m_stop = false;             // guarded by m_mutex
     QString m_lastError;             // guarded by m_mutex
+    quint64 m_notWritten = 0;        // guarded by m_mutex
     std::atomic<qint64> m_rowsWritten{0};
     std::function<void(const QString &, const QString &)> m_notice;
     // What may wait in memory while the history cannot be written (locked, failing, away and not

@@ -342,6 +342,7 @@ QString Supervisor::launchAttempt(bool resume)
     connectJob();
     setState(RunState::Launching);
     m_sinceProgress.start();
+    m_goodbyes.clear(); // this attempt's
     m_watchdog.start();
     m_job->start(supervisorProgram(), m_runDir, command.program, command.arguments, env);
     emit jobStarted(m_job->keeperPid(), m_attempt);

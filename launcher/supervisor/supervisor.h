@@ -195,6 +195,7 @@ private:
     void onProcessFinished(int exitCode, bool crashed);
     // The watchdog (watchdog.cpp): stalls named, hangs decided (launcher/detectors/stall_tracker.h).
     void checkWatchdog();
+    void endJobThatSaidGoodbye();
     bool noteBacklog();  // whether the supervisor is behind (then stalls are not judged)
     bool watchStalls();  // true when a hang was decided (the job is ending)
     void announceStall(const StallRecord &stall);
@@ -309,7 +310,8 @@ private:
     // A watched job (not launched here).
     bool m_watched = false;
     bool m_watchedLocal = false;       // every rank on this host: its processes can be looked at
-    std::map<int, int> m_goodbyes;     // rank -> exit code, this attempt
+    std::map<int, int> m_goodbyes;     // rank -> exit code, this attempt (launched and watched)
+    QElapsedTimer m_sinceEveryGoodbye; // a launched job: since its every rank said Goodbye
     bool m_watchedHangRaised = false;  // the hang alert of the current stall episode went out
     bool m_watchPaused = false;        // the collector closed: the run may be taken up again
     bool m_resumed = false;            // taken up by a collector started again

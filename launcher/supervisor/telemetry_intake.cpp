@@ -175,8 +175,12 @@ void Supervisor::onGoodbye(int rank, const proto::Envelope &e)
     record(RankOp{m_runId, r});
     if (m_hangs)
         m_hangs->goodbye(rank);
-    if (m_watched)
+    if (m_watched) {
         watchedGoodbye(rank, r.exitCode);
+    } else if (m_goodbyes.emplace(rank, r.exitCode).second &&
+               static_cast<int>(m_goodbyes.size()) == m_plan.parallel.worldSize()) {
+        m_sinceEveryGoodbye.start(); // the job's processes end next (watchdog.cpp)
+    }
 }
 
 void Supervisor::updateProgress()

@@ -14,6 +14,7 @@
 #include <QDateTime>
 #include <QFile>
 
+#include <algorithm>
 #include <map>
 
 namespace trellis::launcher {
@@ -57,6 +58,10 @@ void Supervisor::checkWatchdog()
     }
     if (m_hangs && m_state == RunState::Running && !behind && watchStalls())
         return; // a hang was decided: the job is ending
+    if (!m_watched && static_cast<int>(m_goodbyes.size()) >= m_plan.parallel.worldSize()) {
+        endJobThatSaidGoodbye(); // (after the stalls: one open until the last steps clears there)
+        return;
+    }
     const qint64 timeoutMs = m_stalls.learnedTimeoutMs();
     if (m_sinceProgress.elapsed() < timeoutMs)
         return;
@@ -75,6 +80,30 @@ void Supervisor::checkWatchdog()
                                 : QStringLiteral("hang: no step finished for %1 after step %2;%3").arg(timeout).arg(m_progress.step).arg(where);
     closeStall(QStringLiteral("hang"));
     terminateJob(message);
+}
+
+// Every rank of a launched job said Goodbye: training is over and no step will finish again, so
+// the learned timeout says nothing; the ranks deliver their last telemetry (a history that cannot
+// take it keeps them waiting for its acknowledgements: trellis-trainer up to 3 s, the simulator's
+// ranks 120 s) and exit. A job still there kGoodbyeExitMs later is ended, said so.
+void Supervisor::endJobThatSaidGoodbye()
+{
+    constexpr qint64 kGoodbyeExitMs = 180000;
+    if (!m_sinceEveryGoodbye.isValid() || m_sinceEveryGoodbye.elapsed() < kGoodbyeExitMs)
+        return;
+    m_sinceEveryGoodbye.invalidate();
+    const QString late = QStringLiteral("every rank said goodbye after step %1, but the job had not exited %2 s later")
+                             .arg(m_progress.step)
+                             .arg(kGoodbyeExitMs / 1000);
+    const bool allWell = std::all_of(m_goodbyes.begin(), m_goodbyes.end(), [](const auto &g) { return g.second == 0; });
+    if (!allWell) {
+        terminateJob(late);
+        return;
+    }
+    // Training completed on every rank: the run is complete; what is left of the job is ended.
+    raiseEvent(QStringLiteral("warning"), -1, m_progress.step, late + QStringLiteral("; it is ended"));
+    terminateProcess();
+    settle(RunState::Completed, 0, QStringLiteral("completed %1 steps").arg(m_progress.step));
 }
 
 // While this supervisor holds telemetry back (its history writer is behind), heartbeats wait in

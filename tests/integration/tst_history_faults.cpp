@@ -4,6 +4,8 @@
 // once (or, where a bound gives rows up, the loss counted at the ranks and said):
 //   an SQLite history on a small tmpfs that fills mid-run and is freed again (root: mount);
 //   a history on a full or read-only file system refused at start, before any rank (root);
+//   an ext4 file system the kernel turns read-only mid-run (errors=remount-ro): what was
+//   acknowledged before is on the disk, the rest said not written, exit 3 (root, a loop device);
 //   a row refused for its own data (a trigger) given up alone after a few tries, counted;
 //   the writer's memory bound reached while the history stays locked: given up, counted, said;
 //   PostgreSQL whose step-block COPY fails for a while (a trigger);
@@ -27,6 +29,8 @@
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
 
 #include <unistd.h>
 
@@ -156,6 +160,29 @@ bool armFault(const QString &db, bool on)
            QSqlQuery(h.connection()).exec(QStringLiteral("UPDATE fault SET armed = %1").arg(on ? "true" : "false"));
 }
 
+// Holds an SQLite history locked (an exclusive transaction of another connection) for `ms`; "" or
+// why it could not.
+QString holdLocked(const QString &db, int ms)
+{
+    QString error;
+    {
+        QSqlDatabase locker = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("locker"));
+        locker.setDatabaseName(db);
+        QSqlQuery q(locker);
+        if (!locker.open() || !q.exec(QStringLiteral("BEGIN EXCLUSIVE"))) {
+            error = q.lastError().text() + locker.lastError().text();
+        } else {
+            QTest::qWait(ms);
+            if (!q.exec(QStringLiteral("COMMIT")))
+                error = q.lastError().text();
+        }
+        q.finish();
+        locker.close();
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("locker"));
+    return error;
+}
+
 // Each rank's steps in a run's loaded data.
 QMap<int, QSet<qint64>> stepsByRank(const RunData &data)
 {
@@ -197,6 +224,90 @@ private:
     QString m_dir;
     bool m_mounted = false;
 };
+
+// An ext4 file system in an image on a loop device, mounted at `dir` with errors=remount-ro (root
+// only): trip() makes the kernel report an error on it, and the kernel turns it read-only under
+// the open history, as after an I/O error. (`mount -o remount,ro` is refused, "busy", while a
+// file on it is open for writing — the history always is — so it cannot stand in.) It stays
+// read-only until unmounted; mountAgain() mounts it afresh for reading what is on the disk.
+class ErrorProneDisk {
+public:
+    ErrorProneDisk(const QString &image, const QString &dir) : m_image(image), m_dir(dir)
+    {
+        QDir().mkpath(dir);
+        QFile f(image);
+        if (!f.open(QIODevice::WriteOnly) || !f.resize(64 << 20))
+            return;
+        f.close();
+        QProcess losetup;
+        losetup.start(QStringLiteral("losetup"), {QStringLiteral("--find"), QStringLiteral("--show"), image});
+        if (!losetup.waitForFinished(30000) || losetup.exitCode() != 0)
+            return;
+        m_loop = QString::fromUtf8(losetup.readAllStandardOutput()).trimmed();
+        m_mounted = shell(QStringLiteral("mkfs.ext4"), {QStringLiteral("-q"), m_loop}) && mount();
+    }
+    ~ErrorProneDisk()
+    {
+        if (m_mounted)
+            shell(QStringLiteral("umount"), {QStringLiteral("-l"), m_dir});
+        if (!m_loop.isEmpty())
+            shell(QStringLiteral("losetup"), {QStringLiteral("-d"), m_loop});
+    }
+    bool mounted() const { return m_mounted; }
+    QString why() const
+    {
+        return m_loop.isEmpty() ? QStringLiteral("no loop device could be set up for %1").arg(m_image)
+                                : QStringLiteral("%1 could not be made an ext4 file system and mounted").arg(m_loop);
+    }
+    // The kernel's own error path (ext4's trigger_fs_error): the journal is aborted and the file
+    // system is read-only from then on.
+    bool trip() const
+    {
+        QFile trigger(QStringLiteral("/sys/fs/ext4/%1/trigger_fs_error").arg(QFileInfo(m_loop).fileName()));
+        return trigger.open(QIODevice::WriteOnly) && trigger.write("trellis test\n") > 0;
+    }
+    bool readOnly() const
+    {
+        QFile mounts(QStringLiteral("/proc/mounts"));
+        if (!mounts.open(QIODevice::ReadOnly))
+            return false;
+        for (const QByteArray &line : mounts.readAll().split('\n'))
+            if (const QList<QByteArray> f = line.split(' '); f.size() > 3 && f[1] == QFile::encodeName(m_dir))
+                return f[3].split(',').contains("ro") || f[3].contains("emergency_ro");
+        return false;
+    }
+    bool mountAgain()
+    {
+        m_mounted = !shell(QStringLiteral("umount"), {m_dir});
+        return !m_mounted && (m_mounted = mount());
+    }
+
+private:
+    bool mount() const
+    {
+        return shell(QStringLiteral("mount"), {QStringLiteral("-o"), QStringLiteral("errors=remount-ro"), m_loop, m_dir});
+    }
+    QString m_image, m_dir, m_loop;
+    bool m_mounted = false;
+};
+
+// A plan of `steps` on 2 data-parallel ranks of the tiny model (a few ms a step).
+QString tinyPlan(const QString &path, int steps)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly))
+        return {};
+    f.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "tiny",
+      "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64, "vocab": 256},
+      "cluster": {"nodes": [{"host": "localhost", "slots": 2}]},
+      "parallel": {"dp": 2, "micro_batch_size": 2},
+      "training": {"steps": %1, "lr": 0.003, "min_lr": 0.0003, "seed": 7,
+                   "data": {"source": "text", "path": "%2"}}})")
+                .arg(steps)
+                .arg(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"))
+                .toUtf8());
+    return path;
+}
 
 } // namespace
 
@@ -242,6 +353,50 @@ private slots:
         const QString wrong = endedWithEveryStep(supervisor, db, QStringLiteral("full-disk"), 4,
                                                  {QStringLiteral("cannot be written"), QStringLiteral("takes writes again")});
         QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
+    }
+
+    // The history's file system turns read-only mid-run, as ext4 does after an I/O error, and stays
+    // so: the real trainer trains on to its end (exit 3, not a failed run, no hang: every rank said
+    // goodbye); what could not be written is said with the reason, never acknowledged as stored.
+    // Mounted again, the history holds what was acknowledged before the error — every rank's steps
+    // from 1, none missing — on the disk, not only in a page cache the error threw away
+    // (synchronous=FULL; with NORMAL the history here was empty).
+    void aFileSystemTurnedReadOnlyMidRunKeepsWhatWasAcknowledged()
+    {
+        if (!m_root)
+            QSKIP(qPrintable(rootReason()));
+        ErrorProneDisk disk(m_dir.filePath(QStringLiteral("ext4.img")), m_dir.filePath(QStringLiteral("ext4")));
+        QVERIFY2(disk.mounted(), qPrintable(disk.why()));
+        const QString db = m_dir.filePath(QStringLiteral("ext4/history.sqlite"));
+        const QString plan = tinyPlan(m_dir.filePath(QStringLiteral("tiny.json")), 800);
+        QProcess supervisor;
+        supervisor.start(kCli, {QStringLiteral("--db"), db, QStringLiteral("run"), plan, QStringLiteral("--quiet"), QStringLiteral("--run-id"), QStringLiteral("ro")});
+        QVERIFY(reached(db, QStringLiteral("ro"), 50));
+        QVERIFY(disk.trip());
+        QVERIFY(disk.readOnly());
+        QVERIFY(supervisor.waitForFinished(120000));
+        const QString out = QString::fromUtf8(supervisor.readAllStandardOutput());
+        const QString err = QString::fromUtf8(supervisor.readAllStandardError());
+        QVERIFY2(supervisor.exitCode() == 3 && out.contains(QStringLiteral("completed 800 steps")), qPrintable(out + err));
+        QVERIFY2(err.contains(QStringLiteral("cannot be written")) && err.contains(QStringLiteral("could not take the run's last rows")) &&
+                     err.contains(QStringLiteral("never acknowledged as stored")),
+                 qPrintable(err));
+        QVERIFY(disk.mountAgain());
+        HistoryDatabase h;
+        QCOMPARE(h.open(db, false), QString());
+        QSqlQuery check(h.connection());
+        QVERIFY(check.exec(QStringLiteral("PRAGMA integrity_check")) && check.next());
+        QCOMPARE(check.value(0).toString(), QStringLiteral("ok"));
+        const auto run = h.findRun(QStringLiteral("ro"));
+        QVERIFY2(run, "nothing of the run is on the disk: acknowledged commits were lost with the file system");
+        QVERIFY2(run->stepsDone >= 50 && run->stepsDone < 800, qPrintable(QString::number(run->stepsDone)));
+        const QMap<int, QSet<qint64>> steps = stepsByRank(*h.loadRun(run->id));
+        QCOMPARE(steps.size(), 2);
+        for (auto it = steps.begin(); it != steps.end(); ++it) {
+            const qint64 newest = *std::max_element(it->begin(), it->end());
+            QVERIFY2(newest >= run->stepsDone && it->size() == newest,
+                     qPrintable(QStringLiteral("rank %1: %2 steps stored up to step %3").arg(it.key()).arg(it->size()).arg(newest)));
+        }
     }
 
     // A history whose first write fails is refused at once, with its path and the reason, before
@@ -331,18 +486,7 @@ private slots:
         supervisor.setProcessEnvironment(env);
         supervisor.start(kCli, simulateArgs(db, QStringLiteral("bounded"), 3, 10));
         QVERIFY(reached(db, QStringLiteral("bounded"), 10));
-        {
-            QSqlDatabase locker = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("locker"));
-            locker.setDatabaseName(db);
-            QVERIFY(locker.open());
-            QSqlQuery q(locker);
-            QVERIFY2(q.exec(QStringLiteral("BEGIN EXCLUSIVE")), qPrintable(q.lastError().text()));
-            QTest::qWait(7000);
-            QVERIFY(q.exec(QStringLiteral("COMMIT")));
-            q.finish();
-            locker.close();
-        }
-        QSqlDatabase::removeDatabase(QStringLiteral("locker"));
+        QCOMPARE(holdLocked(db, 7000), QString());
         QVERIFY(supervisor.waitForFinished(90000));
         QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
         HistoryDatabase h;
@@ -364,6 +508,27 @@ private slots:
         QVERIFY2(storedReports(h, run->id) == 3 * run->stepsDone - missing, "a step stored twice");
         const QString said = historyEvents(db, QStringLiteral("bounded"));
         QVERIFY2(said.contains(QStringLiteral("memory bound (30 operations)")) && said.contains(QStringLiteral("counted as lost")), qPrintable(said));
+    }
+
+    // Every rank has trained its last step and said goodbye, and waits for its history to take
+    // its telemetry (locked here past the hang timeout): no step will finish again, yet nothing is
+    // hung — the run completes with every step once once the lock goes, no hang said. (Before, the
+    // "no step finished" backstop ended such a run as a hang.)
+    void ranksThatSaidGoodbyeAreNoHang()
+    {
+        const QString db = m_dir.filePath(QStringLiteral("goodbye.sqlite"));
+        QProcess supervisor;
+        supervisor.start(kCli, simulateArgs(db, QStringLiteral("goodbye"), 2, 2) << QStringLiteral("--hang-timeout") << QStringLiteral("2"));
+        QVERIFY(reached(db, QStringLiteral("goodbye"), 1));
+        QCOMPARE(holdLocked(db, 8000), QString()); // the run's 2 s end under it, then 6 s of waiting
+        const QString wrong = endedWithEveryStep(supervisor, db, QStringLiteral("goodbye"), 2, {QStringLiteral("locked")});
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
+        HistoryDatabase h;
+        QCOMPARE(h.open(db, false), QString());
+        const auto data = h.loadRun(h.findRun(QStringLiteral("goodbye"))->id);
+        QVERIFY(data);
+        for (const EventRow &e : data->events)
+            QVERIFY2(e.kind != QLatin1String("hang") && e.kind != QLatin1String("stall"), qPrintable(e.message));
     }
 
     // PostgreSQL refuses the step blocks' COPY for 2 s (a trigger raising): the transaction fails as
