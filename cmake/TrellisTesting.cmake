@@ -12,6 +12,7 @@ function(trellis_add_qtest name)
   target_compile_definitions(${name} PRIVATE
     TRELLIS_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     TRELLIS_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  trellis_reuse_pch(${name} ${T_LIBS})
   add_test(NAME ${name} COMMAND ${name} ${T_CASES})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)

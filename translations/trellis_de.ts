@@ -535,6 +535,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Checkpoint writing</source>
+        <translation>Checkpoints schreiben</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>async: each rank copies its state to host memory at the step boundary and trains on while a thread writes it; sync: training waits for the disk</source>
+        <translation>async: Jeder Rang kopiert seinen Zustand an der Schrittgrenze in den Hauptspeicher und trainiert weiter, während ein Thread ihn schreibt; sync: das Training wartet auf die Platte</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Start from weights</source>
         <translation>Start mit Gewichten</translation>
     </message>
@@ -4517,12 +4527,12 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Noch kein Plan geöffnet: mit einem Beispiel oder einem neuen Plan beginnen.</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>%1 · %2 · %3 · %4 ranks · %5 of %6 steps%7</source>
         <translation>%1 · %2 · %3 · %4 Ranks · %5 von %6 Schritten%7</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+3"/>
         <source> · loss %1</source>
         <translation> · Loss %1</translation>
     </message>

@@ -535,6 +535,16 @@
     </message>
     <message>
         <location line="+1"/>
+        <source>Checkpoint writing</source>
+        <translation>检查点写入方式</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>async: each rank copies its state to host memory at the step boundary and trains on while a thread writes it; sync: training waits for the disk</source>
+        <translation>async：每个 rank 在步与步之间把状态复制到主机内存，由一个线程写入磁盘，训练继续进行；sync：训练等待磁盘写完</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Start from weights</source>
         <translation>从权重开始</translation>
     </message>
@@ -4506,12 +4516,12 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>尚未打开任何方案：从示例或新方案开始。</translation>
     </message>
     <message>
-        <location line="+7"/>
+        <location line="+8"/>
         <source>%1 · %2 · %3 · %4 ranks · %5 of %6 steps%7</source>
         <translation>%1 · %2 · %3 · %4 个 rank · %5 / %6 步%7</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="+3"/>
         <source> · loss %1</source>
         <translation> · 损失 %1</translation>
     </message>

@@ -56,6 +56,7 @@ std::uint64_t activeParameterCount(const ModelSpec &m)
 
 const char *toString(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "cpu"; }
 const char *toString(NonFinitePolicy p) { return p == NonFinitePolicy::Skip ? "skip" : "stop"; }
+const char *toString(CheckpointMode m) { return m == CheckpointMode::Sync ? "sync" : "async"; }
 
 const char *toString(Recompute r)
 {

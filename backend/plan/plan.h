@@ -99,6 +99,10 @@ enum class Recompute { None, Selective, Full };
 // or skip the step's update (at most 10 in a row) and go on. Either way it names the step, the
 // rank and the first tensor that went non-finite.
 enum class NonFinitePolicy { Stop, Skip };
+// How a checkpoint is written: Sync — training waits while every rank writes its shard; Async —
+// each rank copies its state to a host buffer at the step boundary and trains on while a thread
+// writes it; the checkpoint is put in place at the next step boundary.
+enum class CheckpointMode { Sync, Async };
 // fp32; or mixed precision (bf16, fp16): 16-bit parameter copies and activations, fp32 master
 // weights, Adam moments, gradient accumulation, norm statistics, softmaxes and loss.
 enum class Precision { Fp32, Bf16, Fp16 };
@@ -215,6 +219,7 @@ struct CheckpointSpec {
     int every = 0; // steps; 0 disables
     std::string dir;
     int keep = 2;
+    CheckpointMode mode = CheckpointMode::Async;
     bool operator==(const CheckpointSpec &) const = default;
 };
 
@@ -377,6 +382,7 @@ std::uint64_t activeParameterCount(const ModelSpec &model);
 const char *toString(DeviceKind kind);
 const char *toString(Recompute recompute);
 const char *toString(NonFinitePolicy policy);
+const char *toString(CheckpointMode mode);
 const char *toString(Precision precision);
 const char *toString(GradReduce gradReduce);
 const char *toString(DpSyncMode mode);

@@ -409,6 +409,7 @@ void readTraining(ObjectReader r, TrainingSpec &t)
     ckpt.read("every", t.checkpoint.every);
     ckpt.read("dir", t.checkpoint.dir);
     ckpt.read("keep", t.checkpoint.keep);
+    ckpt.readEnum("mode", t.checkpoint.mode, {{"async", CheckpointMode::Async}, {"sync", CheckpointMode::Sync}});
     ckpt.finish();
     ObjectReader init = r.child("init");
     init.read("from", t.init.from);

@@ -122,7 +122,7 @@ OrderedJson trainingToJson(const TrainingSpec &t)
             {"on_non_finite", toString(t.onNonFinite)},
             {"seed", t.seed},
             {"data", {{"source", t.data.source}, {"path", t.data.path}}},
-            {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}}},
+            {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}, {"mode", toString(t.checkpoint.mode)}}},
             {"init", {{"from", t.init.from}}}};
 }
 

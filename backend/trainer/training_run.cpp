@@ -38,7 +38,8 @@ TrainingRun::TrainingRun(const plan::Plan &plan, const TrainerOptions &options, 
                          ParallelStack &stack, AdamW &optimizer, LossScaler &scaler, const DataLoader &data)
     : m_plan(plan), m_options(options), m_world(world), m_telemetry(telemetry), m_coords(coords), m_groups(groups),
       m_stack(stack), m_optimizer(optimizer), m_scaler(scaler), m_data(data), m_rank(world.rank()),
-      m_checkpointDir(resolvePlanPath(options.planDir, plan.training.checkpoint.dir)), m_faults(options.inject, m_rank),
+      m_checkpointDir(resolvePlanPath(options.planDir, plan.training.checkpoint.dir)),
+      m_checkpoints(plan.training.checkpoint.mode == plan::CheckpointMode::Async), m_faults(options.inject, m_rank),
       m_schedule{plan.training.lr, plan.training.minLr, plan.training.warmupSteps, plan.training.steps},
       m_tokensPerStep(static_cast<std::uint64_t>(plan.parallel.microBatchSize) * plan.parallel.microBatches *
                       static_cast<std::uint64_t>(plan.model.seqLen))

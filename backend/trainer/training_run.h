@@ -11,6 +11,7 @@
 #include "backend/plan/mesh.h"
 #include "backend/plan/plan.h"
 #include "backend/protocol/telemetry.pb.h"
+#include "backend/trainer/checkpoint/checkpoint.h"
 #include "backend/trainer/comm/mpi_communicator.h"
 #include "backend/trainer/comm/process_groups.h"
 #include "backend/trainer/data/data_loader.h"
@@ -50,6 +51,9 @@ public:
     int start();
     void runStep(int step, std::uint64_t stepNumber);
     // Dumps for comparisons: whole-model vectors, assembled over the world (collective); rank 0's losses.
+    // The save begun at the last step boundary put in place (async checkpoints): every rank calls it
+    // after its last step.
+    void finishCheckpoint();
     void dumpResults();
 
 private:
@@ -82,6 +86,7 @@ private:
     const DataLoader &m_data;
     const int m_rank;
     const std::string m_checkpointDir;
+    CheckpointWriter m_checkpoints; // its staging buffers kept between saves
     FaultInjector m_faults;
     const LrSchedule m_schedule;
     const std::uint64_t m_tokensPerStep;

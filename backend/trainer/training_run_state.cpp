@@ -135,29 +135,51 @@ void TrainingRun::initialiseFromWeights()
         std::printf("initialised from %s\n", from.c_str());
 }
 
+// At each step boundary the save begun at the last one is put in place (its shards were written
+// while this step trained), then a new one begins when one is due: its state copied to the
+// writer's staging buffers, its shard written behind training (async) or at once (sync, put in
+// place before the step ends). A save is thus complete one step after it began, whatever the disk:
+// a crash two steps after a checkpoint always finds it.
 void TrainingRun::checkpointIfDue(int step, std::uint64_t stepNumber)
 {
+    finishCheckpoint();
     const plan::TrainingSpec &ts = m_plan.training;
     if (ts.checkpoint.every > 0 && !m_checkpointDir.empty() &&
         (stepNumber % static_cast<std::uint64_t>(ts.checkpoint.every) == 0 || step + 1 == ts.steps)) {
         m_telemetry.setProgress(stepNumber, "checkpoint");
         saveState(stepNumber);
-        publishEvent(proto::Event::CHECKPOINT, stepNumber, "checkpoint at step " + std::to_string(stepNumber));
+        if (ts.checkpoint.mode == plan::CheckpointMode::Sync)
+            finishCheckpoint();
     }
 }
 
+void TrainingRun::finishCheckpoint()
+{
+    if (!m_checkpoints.pending())
+        return;
+    const CheckpointWriter::Outcome done = m_checkpoints.finish(m_world);
+    if (!done.error.empty())
+        throw TrainerError(proto::kExitCheckpointError, done.error);
+    char figures[192];
+    if (m_plan.training.checkpoint.mode == plan::CheckpointMode::Sync)
+        std::snprintf(figures, sizeof figures, " (sync: training waited %.1f ms)", done.blockedMs + done.waitedMs);
+    else
+        std::snprintf(figures, sizeof figures, " (async: training waited %.1f ms; written behind it in %.1f ms)",
+                      done.blockedMs + done.waitedMs, done.writeMs);
+    publishEvent(proto::Event::CHECKPOINT, done.step, "checkpoint at step " + std::to_string(done.step) + figures);
+}
+
 // Every range this rank owns, its parameters and moments, in the whole model's index; what the
-// strategies keep beside them (a replica's outer state, a rank's own opaque state).
+// strategies keep beside them (a replica's outer state, a rank's own opaque state) — copied into
+// the writer's staging buffers (kept between saves), and the save begun.
 void TrainingRun::saveState(std::uint64_t step)
 {
-    TrainingState state;
+    TrainingState &state = m_checkpoints.staging();
     state.step = step;
     state.adamStep = m_optimizer.stepCount();
     state.precision = plan::toString(m_plan.parallel.precision);
-    if (m_scaler.enabled()) {
-        state.lossScale = m_scaler.scale();
-        state.lossScaleClean = m_scaler.cleanSteps();
-    }
+    state.lossScale = m_scaler.enabled() ? m_scaler.scale() : 0;
+    state.lossScaleClean = m_scaler.enabled() ? m_scaler.cleanSteps() : 0;
     const ReplicaState replica = m_stack.replicaState();
     state.replica = replica.replica;
     state.replicas = replica.replicas;
@@ -165,6 +187,13 @@ void TrainingRun::saveState(std::uint64_t step)
     state.innerSteps = replica.innerSteps;
     state.outerSteps = replica.outerSteps;
     state.extra = m_stack.ownState();
+    state.parameters.clear();
+    state.ranges.clear();
+    state.rangeParameters.clear();
+    state.m.clear();
+    state.v.clear();
+    state.anchor.clear();
+    state.outerMomentum.clear();
     const std::vector<float> m = m_optimizer.firstMoments(), v = m_optimizer.secondMoments();
     for (const CheckpointPiece &p : m_stack.checkpointPieces()) {
         const std::size_t n = p.whole.end - p.whole.begin;
@@ -175,8 +204,8 @@ void TrainingRun::saveState(std::uint64_t step)
         state.v.insert(state.v.end(), v.begin() + static_cast<long>(p.moment), v.begin() + static_cast<long>(p.moment + n));
         m_stack.outerStateOf(p, state.anchor, state.outerMomentum);
     }
-    const std::string error = saveCheckpoint(m_world, m_checkpointDir, m_plan, state, m_stack.wholeParameterCount(),
-                                             m_plan.training.checkpoint.keep);
+    const std::string error = m_checkpoints.begin(m_world, m_checkpointDir, m_plan, m_stack.wholeParameterCount(),
+                                                  m_plan.training.checkpoint.keep);
     if (!error.empty())
         throw TrainerError(proto::kExitCheckpointError, error);
 }

@@ -47,8 +47,9 @@ TEST_FOLDERS_ACROSS_LAYERS = ('tests/integration', 'tests/pytorch', 'tests/bench
 FIXTURES = 'tests/layering/fixtures'
 # §14: kernels/'s sub-folders include these two files of the folder that dispatches to them.
 LEAF_FILES = ('kernels/dtype.h', 'kernels/stream.h')
-# §14: developer tools, run by ./test.sh and by hand, with no tests of their own.
-WITHOUT_TESTS = ('scripts', 'scripts/gpu')
+# §14: developer tools, run by ./test.sh and by hand, and the build's precompiled headers (headers
+# from outside the project, no behaviour of their own), with no tests of their own.
+WITHOUT_TESTS = ('scripts', 'scripts/gpu', 'cmake/pch')
 QT_HEADER_GUESSES = ('/usr/include/x86_64-linux-gnu/qt6', '/usr/include/aarch64-linux-gnu/qt6', '/usr/include/qt6')
 
 ARCHITECTURE = 'docs/architecture.md'

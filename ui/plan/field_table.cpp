@@ -201,6 +201,10 @@ std::vector<Field> trainingFields()
          K::Integer, 0, 1 << 30},
         {QStringLiteral("training.checkpoint.dir"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoint folder"), K::Text},
         {QStringLiteral("training.checkpoint.keep"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoints kept"), K::Integer, 0, 1000},
+        {QStringLiteral("training.checkpoint.mode"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoint writing"), K::Choice, 0, 0,
+         {QStringLiteral("async"), QStringLiteral("sync")},
+         QT_TRANSLATE_NOOP("PlanFields", "async: each rank copies its state to host memory at the step boundary and trains on while a "
+                                         "thread writes it; sync: training waits for the disk")},
         {QStringLiteral("training.init.from"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Start from weights"), K::Text, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "A folder with model.safetensors and config.json in transformers' layout (trellis-cli "
                                          "export-model writes one); empty: the seed's initialisation")},

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,9 +17,6 @@
 namespace trellis::trainer {
 namespace fs = std::filesystem;
 namespace {
-
-constexpr char kMagic[8] = {'T', 'R', 'L', 'S', 'C', 'K', 'P', '1'};
-constexpr std::uint32_t kNoReplica = 0xFFFFFFFF; // a version 2 shard of every-step training
 
 std::string stepDirName(std::uint64_t step)
 {
@@ -41,17 +39,6 @@ std::string hex(std::uint64_t v)
     return text;
 }
 
-template <typename T>
-void put(std::string &out, const T &value)
-{
-    out.append(reinterpret_cast<const char *>(&value), sizeof value);
-}
-
-void putFloats(std::string &out, const std::vector<float> &values)
-{
-    out.append(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
-}
-
 // Writes and fsyncs; a failure leaves no file behind.
 bool writeDurably(const fs::path &path, const std::string &bytes)
 {
@@ -72,109 +59,6 @@ nlohmann::json modelJson(const plan::ModelSpec &m)
 {
     return {{"arch", m.arch}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
             {"ffn", m.ffn}, {"seq_len", m.seqLen}, {"vocab", m.vocab}, {"experts", m.moe.experts}};
-}
-
-struct Shard {
-    std::uint64_t step = 0, parameterCount = 0, adamStep = 0;
-    std::vector<float> parameters;
-    std::vector<ParamRange> ranges;
-    std::vector<float> m, v;
-    // Version 2: the replica that wrote it and its outer state (local updates), the writer's own
-    // state (PowerSGD).
-    int rank = 0, replica = -1;
-    std::uint64_t innerSteps = 0, outerSteps = 0;
-    std::vector<float> anchor, outerMomentum;
-    std::string extra;
-};
-
-class Reader {
-public:
-    explicit Reader(const std::string &bytes) : m_bytes(bytes) {}
-    template <typename T>
-    bool get(T &out)
-    {
-        if (m_pos + sizeof out > m_bytes.size())
-            return false;
-        std::memcpy(&out, m_bytes.data() + m_pos, sizeof out);
-        m_pos += sizeof out;
-        return true;
-    }
-    bool bytes(std::string &out, std::uint64_t n)
-    {
-        if (n > m_bytes.size() - m_pos)
-            return false;
-        out.assign(m_bytes.data() + m_pos, n);
-        m_pos += n;
-        return true;
-    }
-    bool floats(std::vector<float> &out, std::size_t n)
-    {
-        if (n > (m_bytes.size() - m_pos) / sizeof(float))
-            return false;
-        out.resize(n);
-        std::memcpy(out.data(), m_bytes.data() + m_pos, n * sizeof(float));
-        m_pos += n * sizeof(float);
-        return true;
-    }
-    std::size_t position() const { return m_pos; }
-
-private:
-    const std::string &m_bytes;
-    std::size_t m_pos = 0;
-};
-
-// Parses a shard; returns "" or why it is unusable.
-std::string parseShard(const std::string &bytes, Shard &s)
-{
-    if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-        return "not a Trellis checkpoint shard";
-    std::uint64_t stored = 0;
-    std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
-    if (fnv1a64(bytes.data(), bytes.size() - 8) != stored)
-        return "checksum mismatch (the file is corrupt)";
-    Reader r(bytes);
-    char magic[8];
-    std::uint32_t version = 0, rank = 0, world = 0, rangeCount = 0;
-    std::uint64_t paramsHere = 0;
-    if (!r.get(magic) || !r.get(version) || !r.get(rank) || !r.get(world) || !r.get(s.step) || !r.get(s.parameterCount) ||
-        !r.get(s.adamStep) || !r.get(paramsHere) || !r.get(rangeCount))
-        return "truncated header";
-    if (version != 1 && version != 2)
-        return "shard format version " + std::to_string(version) + " is not supported";
-    s.rank = static_cast<int>(rank);
-    std::uint32_t replica = kNoReplica, replicas = 0;
-    std::uint64_t anchorHere = 0, momentumHere = 0, extraBytes = 0;
-    if (version == 2) {
-        if (!r.get(replica) || !r.get(replicas) || !r.get(s.innerSteps) || !r.get(s.outerSteps) || !r.get(anchorHere) ||
-            !r.get(momentumHere) || !r.get(extraBytes))
-            return "truncated header";
-        if (replica != kNoReplica && replica >= replicas)
-            return "replica " + std::to_string(replica) + " of " + std::to_string(replicas);
-        s.replica = replica == kNoReplica ? -1 : static_cast<int>(replica);
-    }
-    std::size_t moments = 0;
-    for (std::uint32_t i = 0; i < rangeCount; ++i) {
-        std::uint64_t begin = 0, end = 0;
-        if (!r.get(begin) || !r.get(end) || begin > end || end > s.parameterCount)
-            return "bad parameter range";
-        s.ranges.push_back({begin, end});
-        moments += end - begin;
-    }
-    // Parameters: none, all of them, or those of the shard's ranges (ZeRO-3).
-    if (paramsHere != 0 && paramsHere != s.parameterCount && paramsHere != moments)
-        return "holds " + std::to_string(paramsHere) + " parameters, neither all nor those of its ranges";
-    if (!r.floats(s.parameters, paramsHere) || !r.floats(s.m, moments) || !r.floats(s.v, moments))
-        return "truncated data";
-    if (version == 2) {
-        if ((anchorHere != 0 && anchorHere != moments) || (momentumHere != 0 && momentumHere != moments))
-            return "holds an outer state of " + std::to_string(anchorHere) + " and " + std::to_string(momentumHere) +
-                   " elements for " + std::to_string(moments);
-        if (!r.floats(s.anchor, anchorHere) || !r.floats(s.outerMomentum, momentumHere) || !r.bytes(s.extra, extraBytes))
-            return "truncated data";
-    }
-    if (r.position() + 8 != bytes.size())
-        return "unexpected trailing bytes";
-    return {};
 }
 
 bool readFile(const fs::path &path, std::string &out)
@@ -226,52 +110,6 @@ std::string makePartialDir(HostCommunicator &world, const fs::path &root, const 
             fs::create_directories(partialDir, ec);
     }
     return {};
-}
-
-// Shard: header, ranges, parameters (all on rank 0 — they are identical on every rank — or, at
-// ZeRO-3, each rank those of its ranges), moments, checksum. Version 2 (local updates, where every
-// replica writes the parameters of its ranges, or a rank's own state) adds the replica (or none),
-// the outer counters and the lengths of the anchor, the momentum and the own state to the header,
-// and those after the moments.
-std::string shardBytes(const TrainingState &state, int rank, int worldSize, std::uint64_t parameterCount)
-{
-    std::string bytes;
-    const bool v2 = state.replica >= 0 || !state.extra.empty();
-    const std::uint32_t version = v2 ? 2 : 1, rangeCount = static_cast<std::uint32_t>(state.ranges.size());
-    const std::vector<float> &params = state.rangeParameters.empty() ? state.parameters : state.rangeParameters;
-    const std::uint64_t paramsHere = params.size();
-    bytes.append(kMagic, sizeof kMagic);
-    put(bytes, version);
-    put(bytes, static_cast<std::uint32_t>(rank));
-    put(bytes, static_cast<std::uint32_t>(worldSize));
-    put(bytes, state.step);
-    put(bytes, parameterCount);
-    put(bytes, state.adamStep);
-    put(bytes, paramsHere);
-    put(bytes, rangeCount);
-    if (v2) {
-        put(bytes, state.replica >= 0 ? static_cast<std::uint32_t>(state.replica) : kNoReplica);
-        put(bytes, static_cast<std::uint32_t>(state.replicas));
-        put(bytes, state.innerSteps);
-        put(bytes, state.outerSteps);
-        put(bytes, static_cast<std::uint64_t>(state.anchor.size()));
-        put(bytes, static_cast<std::uint64_t>(state.outerMomentum.size()));
-        put(bytes, static_cast<std::uint64_t>(state.extra.size()));
-    }
-    for (const auto &r : state.ranges) {
-        put(bytes, static_cast<std::uint64_t>(r.begin));
-        put(bytes, static_cast<std::uint64_t>(r.end));
-    }
-    putFloats(bytes, params);
-    putFloats(bytes, state.m);
-    putFloats(bytes, state.v);
-    if (v2) {
-        putFloats(bytes, state.anchor);
-        putFloats(bytes, state.outerMomentum);
-        bytes += state.extra;
-    }
-    put(bytes, fnv1a64(bytes.data(), bytes.size()));
-    return bytes;
 }
 
 // meta.json: the model and layout the checkpoint belongs to, and every shard's size and checksum
@@ -545,49 +383,99 @@ std::string takeReplica(const nlohmann::json &meta, const fs::path &metaPath, co
 
 } // namespace
 
-std::uint64_t fnv1a64(const void *data, std::size_t bytes, std::uint64_t seed)
+CheckpointWriter::CheckpointWriter(bool background) : m_background(background) {}
+
+CheckpointWriter::~CheckpointWriter()
 {
-    std::uint64_t h = seed;
-    const auto *p = static_cast<const unsigned char *>(data);
-    for (std::size_t i = 0; i < bytes; ++i) {
-        h ^= p[i];
-        h *= 0x100000001b3ULL;
+    if (m_thread.joinable())
+        m_thread.join(); // an exception's way out: the partial folder stays, ignored by every load
+}
+
+std::string CheckpointWriter::begin(HostCommunicator &world, const std::string &dir, const plan::Plan &plan,
+                                    std::uint64_t parameterCount, int keep)
+{
+    if (m_pending)
+        return "checkpoint at step " + std::to_string(m_staging.step) + " begun while the save of step " +
+               std::to_string(m_step) + " was not finished";
+    const auto started = std::chrono::steady_clock::now();
+    m_root = dir;
+    m_plan = &plan;
+    m_parameterCount = parameterCount;
+    m_keep = keep;
+    m_step = m_staging.step;
+    m_rank = world.rank();
+    m_worldSize = world.size();
+    m_partialDir = m_root / (stepDirName(m_step) + ".partial");
+    if (const std::string error = makePartialDir(world, m_root, m_partialDir); !error.empty())
+        return error;
+    m_pending = true;
+    if (m_background)
+        m_thread = std::thread([this] { writeShard(); });
+    else
+        writeShard();
+    m_blockedMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return {};
+}
+
+// This rank's shard from the staging state into the partial folder (the background thread in
+// async mode: file work only, never a collective).
+void CheckpointWriter::writeShard()
+{
+    const auto started = std::chrono::steady_clock::now();
+    const std::string bytes = shardBytes(m_staging, m_rank, m_worldSize, m_parameterCount);
+    m_written = writeDurably(m_partialDir / shardName(m_rank), bytes);
+    m_bytes = bytes.size();
+    m_checksum = fnv1a64(bytes.data(), bytes.size());
+    m_writeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+}
+
+CheckpointWriter::Outcome CheckpointWriter::finish(HostCommunicator &world)
+{
+    Outcome out;
+    if (!m_pending)
+        return out;
+    const auto started = std::chrono::steady_clock::now();
+    if (m_thread.joinable())
+        m_thread.join();
+    out.waitedMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    m_pending = false;
+    out.step = m_step;
+    out.bytes = m_bytes;
+    out.writeMs = m_writeMs;
+    out.blockedMs = m_blockedMs;
+    const fs::path shard = m_partialDir / shardName(m_rank);
+    std::int32_t myFailure = m_written ? 0 : 1;
+    const std::int32_t anyFailure = world.allReduce(myFailure, ReduceOp::Sum);
+    if (anyFailure) {
+        out.error = myFailure ? shard.string() + ": write failed"
+                              : "checkpoint at step " + std::to_string(m_step) + ": another rank failed to write its shard";
+        return out;
     }
-    return h;
+    const std::uint64_t mine[2] = {m_bytes, m_checksum};
+    const std::vector<std::uint64_t> all = world.allGather(std::span<const std::uint64_t>(mine, 2));
+    std::int32_t failed = 0;
+    if (m_rank == 0) {
+        const fs::path finalDir = m_root / stepDirName(m_step);
+        out.error = completeCheckpoint(m_root, m_partialDir, finalDir, m_step,
+                                       metaJson(*m_plan, m_staging, m_parameterCount, m_worldSize, all));
+        failed = out.error.empty() ? 0 : 1;
+        if (!failed)
+            removeOldCheckpoints(m_root, m_keep);
+    }
+    world.broadcast(std::span<std::int32_t>(&failed, 1), 0);
+    if (failed && m_rank != 0)
+        out.error = "checkpoint at step " + std::to_string(m_step) + " failed on rank 0";
+    return out;
 }
 
 std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
                            std::uint64_t parameterCount, int keep)
 {
-    const int rank = world.rank();
-    const fs::path root(dir);
-    const fs::path finalDir = root / stepDirName(state.step);
-    const fs::path partialDir = root / (stepDirName(state.step) + ".partial");
-    if (const std::string error = makePartialDir(world, root, partialDir); !error.empty())
+    CheckpointWriter writer(false);
+    writer.staging() = state;
+    if (std::string error = writer.begin(world, dir, plan, parameterCount, keep); !error.empty())
         return error;
-
-    const std::string bytes = shardBytes(state, rank, world.size(), parameterCount);
-    const fs::path shard = partialDir / shardName(rank);
-    std::int32_t myFailure = writeDurably(shard, bytes) ? 0 : 1;
-    const std::int32_t anyFailure = world.allReduce(myFailure, ReduceOp::Sum);
-    if (anyFailure)
-        return myFailure ? shard.string() + ": write failed" : "checkpoint at step " + std::to_string(state.step) +
-                                                                   ": another rank failed to write its shard";
-
-    const std::uint64_t mine[2] = {bytes.size(), fnv1a64(bytes.data(), bytes.size())};
-    const std::vector<std::uint64_t> all = world.allGather(std::span<const std::uint64_t>(mine, 2));
-    std::int32_t failed = 0;
-    std::string error;
-    if (rank == 0) {
-        error = completeCheckpoint(root, partialDir, finalDir, state.step, metaJson(plan, state, parameterCount, world.size(), all));
-        failed = error.empty() ? 0 : 1;
-        if (!failed)
-            removeOldCheckpoints(root, keep);
-    }
-    world.broadcast(std::span<std::int32_t>(&failed, 1), 0);
-    if (failed)
-        return rank == 0 ? error : "checkpoint at step " + std::to_string(state.step) + " failed on rank 0";
-    return {};
+    return writer.finish(world).error;
 }
 
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,

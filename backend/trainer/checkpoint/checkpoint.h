@@ -16,43 +16,70 @@
 
 #include "backend/plan/plan.h"
 #include "backend/plan/result.h"
-#include "backend/trainer/optimizer/adamw.h"
+#include "backend/trainer/checkpoint/shard_format.h"
 #include "backend/trainer/comm/communicator.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace trellis::trainer {
 
 inline constexpr const char *kCheckpointFormat = "trellis.checkpoint/1";
 
-struct TrainingState {
-    std::uint64_t step = 0;               // steps completed
-    std::vector<float> parameters;        // full, parameterCount (saving: rank 0 below ZeRO-3)
-    std::vector<ParamRange> ranges;       // what this rank's moments cover
-    std::vector<float> rangeParameters;   // saving at ZeRO-3: the parameters of `ranges`, concatenated
-    std::vector<float> m, v;              // moments for `ranges`, concatenated
-    std::uint64_t adamStep = 0;
-    std::string precision = "fp32"; // the run's precision when saved (informational)
-    double lossScale = 0;           // fp16: the dynamic loss scale (0: none)
-    int lossScaleClean = 0;         // fp16: clean steps since the scale last changed
-    // Local updates (parallel.dp_sync local_sgd, diloco): between outer steps the replicas'
-    // parameters and moments differ, so every replica writes its own shards, with the outer
-    // state of the same ranges (the anchor, and DiLoCo's momentum, the same on every replica).
-    // replica -1: every-step training (one copy of everything, written by the first replica).
-    int replica = -1;                  // the dp rank that wrote the shard
-    int replicas = 0;                  // the dp degree it was written at
-    std::string dpSync;                // "local_sgd" or "diloco"
-    std::uint64_t innerSteps = 0, outerSteps = 0; // the outer optimizer's counters
-    std::vector<float> anchor, outerMomentum;     // for `ranges` (the momentum: DiLoCo only)
-    // This rank's own state beyond the ranges, opaque here: PowerSGD's error feedback and Q
-    // (trainer/parallel/powersgd.h). Loading hands a rank the blob the same rank wrote, when the
-    // checkpoint's dp, tp and pp are the plan's; else it stays empty.
-    std::string extra;
+// A save in two halves, so that training can go on while the shards are written
+// (training.checkpoint.mode async). begin(), at a step boundary, is collective over `world`: rank 0
+// makes the step's partial folder and every rank learns it could; then this rank's shard is
+// serialised from staging() and written — on a thread of its own (background) or before begin()
+// returns. The caller fills staging() before begin() and leaves it alone until finish(); its
+// buffers are kept between saves. finish() is collective too: each rank waits for its own write,
+// the ranks agree that every shard was written, and rank 0 writes meta.json and renames the folder
+// into place, so a checkpoint is complete or ignored as with a save in one go. The background
+// thread only writes files, never takes part in a collective.
+class CheckpointWriter {
+public:
+    explicit CheckpointWriter(bool background);
+    ~CheckpointWriter();
+    CheckpointWriter(const CheckpointWriter &) = delete;
+    CheckpointWriter &operator=(const CheckpointWriter &) = delete;
+
+    TrainingState &staging() { return m_staging; }
+    // "" or why the partial folder could not be made (then nothing is pending).
+    std::string begin(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
+                      int keep);
+    bool pending() const { return m_pending; }
+
+    struct Outcome {
+        std::string error;      // "" when the checkpoint is in place
+        std::uint64_t step = 0; // the step it saved (0: nothing was pending)
+        double blockedMs = 0;   // begin(): the partial folder, and the whole write when not in the background
+        double writeMs = 0;     // the shard's serialisation and durable write
+        double waitedMs = 0;    // finish() waiting for this rank's write to end
+        std::uint64_t bytes = 0; // this rank's shard
+    };
+    Outcome finish(HostCommunicator &world);
+
+private:
+    void writeShard();
+
+    bool m_background;
+    TrainingState m_staging;
+    std::thread m_thread;
+    bool m_pending = false;
+    std::filesystem::path m_root, m_partialDir;
+    const plan::Plan *m_plan = nullptr;
+    std::uint64_t m_parameterCount = 0, m_step = 0;
+    int m_keep = 2, m_rank = 0, m_worldSize = 1;
+    // Written by the writing thread, read after it is joined.
+    bool m_written = false;
+    std::uint64_t m_bytes = 0, m_checksum = 0;
+    double m_writeMs = 0, m_blockedMs = 0;
 };
 
-// Collective over `world` (every rank calls it). Returns "" or a message naming the file.
+// A save in one go (begin and finish at once): collective over `world` (every rank calls it).
+// Returns "" or a message naming the file.
 std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
                            std::uint64_t parameterCount, int keep);
 
@@ -71,7 +98,5 @@ struct LoadResult {
 // checkpoint: its replicas begin equal, the outer state fresh (state.replica stays -1).
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
                           const std::vector<ParamRange> &owned, TrainingState &state, int replica = -1, int rank = -1);
-
-std::uint64_t fnv1a64(const void *data, std::size_t bytes, std::uint64_t seed = 0xcbf29ce484222325ULL);
 
 } // namespace trellis::trainer

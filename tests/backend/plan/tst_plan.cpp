@@ -228,6 +228,8 @@ private slots:
             "launch.target: unknown value 'k8s' (expected one of: local, ssh, slurm)");
         row("non-finite policy", R"({"training": {"on_non_finite": "ignore"}})",
             "training.on_non_finite: unknown value 'ignore' (expected one of: stop, skip)");
+        row("checkpoint mode", R"({"training": {"checkpoint": {"mode": "later"}}})",
+            "training.checkpoint.mode: unknown value 'later' (expected one of: async, sync)");
         row("alert webhook", R"({"launch": {"alerts": {"webhook": "ftp://x"}}})",
             "launch.alerts.webhook: 'ftp://x' must start with http:// or https://");
         row("alert command type", R"({"launch": {"alerts": {"command": "notify-send x"}}})",
