@@ -261,6 +261,89 @@ int cli::cmdRuns(const Args &a, const QString &dbPath)
     return listRuns(db, a, dbPath);
 }
 
+namespace {
+
+// One step's expert routing summed over the ranks that reported it.
+struct ExpertStep {
+    int layers = 0, experts = 0, reports = 0;
+    std::vector<qint64> tokens; // layer-major
+    qint64 dropped = 0, choices = 0;
+    double aux = 0;             // summed over reports
+    qint64 at(int layer, int expert) const { return tokens[static_cast<std::size_t>(layer) * experts + expert]; }
+    // Busiest expert over the mean, in one layer.
+    double imbalance(int layer) const
+    {
+        qint64 total = 0, most = 0;
+        for (int e = 0; e < experts; ++e) {
+            total += at(layer, e);
+            most = std::max(most, at(layer, e));
+        }
+        return total > 0 ? static_cast<double>(most) * experts / static_cast<double>(total) : 0.0;
+    }
+};
+
+ExpertStep sumExpertStep(const QList<ExpertLoadRow> &rows, qint64 step)
+{
+    ExpertStep s;
+    s.layers = rows.isEmpty() ? 0 : rows.front().layers;
+    s.experts = rows.isEmpty() ? 0 : rows.front().experts;
+    s.tokens.assign(static_cast<std::size_t>(s.layers) * s.experts, 0);
+    for (const ExpertLoadRow &r : rows) {
+        if (r.step != step || r.layers != s.layers || r.experts != s.experts)
+            continue;
+        for (std::size_t i = 0; i < s.tokens.size(); ++i)
+            s.tokens[i] += r.tokens[i];
+        s.dropped += r.dropped;
+        s.aux += r.auxLoss;
+        ++s.reports;
+    }
+    for (qint64 n : s.tokens)
+        s.choices += n;
+    return s;
+}
+
+void printExpertsJson(const QString &runId, qint64 step, const ExpertStep &s)
+{
+    QJsonArray perLayer;
+    for (int l = 0; l < s.layers; ++l) {
+        QJsonArray counts;
+        for (int e = 0; e < s.experts; ++e)
+            counts.append(s.at(l, e));
+        perLayer.append(QJsonObject{{QStringLiteral("layer"), l}, {QStringLiteral("tokens"), counts},
+                                    {QStringLiteral("imbalance"), s.imbalance(l)}});
+    }
+    const QJsonObject doc{{QStringLiteral("run_id"), runId},         {QStringLiteral("step"), step},
+                          {QStringLiteral("ranks_reporting"), s.reports}, {QStringLiteral("layers"), perLayer},
+                          {QStringLiteral("dropped"), s.dropped},    {QStringLiteral("choices"), s.choices},
+                          {QStringLiteral("aux_loss"), s.aux / s.reports}};
+    out() << QJsonDocument(doc).toJson(QJsonDocument::Indented);
+}
+
+void printExpertsTable(const QString &runId, qint64 step, const ExpertStep &s)
+{
+    out() << QStringLiteral("run %1, step %2: %3 layers × %4 experts, %5 rank%6 reporting\n")
+                 .arg(runId, QString::number(step), QString::number(s.layers), QString::number(s.experts),
+                      QString::number(s.reports), s.reports == 1 ? QString() : QStringLiteral("s"));
+    QString header = QStringLiteral("layer");
+    for (int e = 0; e < s.experts && e < 16; ++e)
+        header += QStringLiteral("%1").arg(QStringLiteral("e%1").arg(e), 8);
+    out() << header << (s.experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  busiest/mean\n");
+    for (int l = 0; l < s.layers; ++l) {
+        QString line = QStringLiteral("%1").arg(l, 5);
+        for (int e = 0; e < s.experts && e < 16; ++e)
+            line += QStringLiteral("%1").arg(s.at(l, e), 8);
+        out() << line << (s.experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  %1\n").arg(s.imbalance(l), 12, 'f', 2);
+    }
+    out() << QStringLiteral("dropped for capacity: %1 of %2 choices (%3%); load-balancing loss %4\n")
+                 .arg(s.dropped)
+                 .arg(s.choices)
+                 .arg(s.choices > 0 ? 100.0 * static_cast<double>(s.dropped) / static_cast<double>(s.choices) : 0.0, 0, 'f', 2)
+                 .arg(s.aux / s.reports, 0, 'g', 5)
+          << Qt::flush;
+}
+
+} // namespace
+
 int cli::cmdExperts(const Args &a, const QString &dbPath)
 {
     if (a.positional.size() != 1)
@@ -280,76 +363,14 @@ int cli::cmdExperts(const Args &a, const QString &dbPath)
             return usageError(QStringLiteral("--step must be a step number (1 or more), got '%1'").arg(a.options[QStringLiteral("--step")]));
     }
     // That step's reports only: a long run at scale holds millions.
-    const QList<ExpertLoadRow> rows = db.expertLoadBetween(run->id, step, step);
-    const int layers = rows.isEmpty() ? 0 : rows.front().layers, experts = rows.isEmpty() ? 0 : rows.front().experts;
-    std::vector<qint64> tokens(static_cast<std::size_t>(layers) * experts, 0);
-    qint64 dropped = 0, choices = 0;
-    double aux = 0;
-    int reports = 0;
-    for (const ExpertLoadRow &r : rows) {
-        if (r.step != step || r.layers != layers || r.experts != experts)
-            continue;
-        for (std::size_t i = 0; i < tokens.size(); ++i)
-            tokens[i] += r.tokens[i];
-        dropped += r.dropped;
-        aux += r.auxLoss;
-        ++reports;
-    }
-    if (reports == 0)
+    const ExpertStep summed = sumExpertStep(db.expertLoadBetween(run->id, step, step), step);
+    if (summed.reports == 0)
         return fail(QStringLiteral("run %1 has no expert routing at step %2 (steps %3 to %4 recorded)")
-                        .arg(run->runId)
-                        .arg(step)
-                        .arg(firstStep)
-                        .arg(lastStep));
-    for (qint64 n : tokens)
-        choices += n;
-    auto imbalanceOf = [&](int l) {
-        qint64 total = 0, most = 0;
-        for (int e = 0; e < experts; ++e) {
-            total += tokens[static_cast<std::size_t>(l) * experts + e];
-            most = std::max(most, tokens[static_cast<std::size_t>(l) * experts + e]);
-        }
-        return total > 0 ? static_cast<double>(most) * experts / static_cast<double>(total) : 0.0;
-    };
-    if (a.flags.contains(QStringLiteral("--json"))) {
-        QJsonArray perLayer;
-        for (int l = 0; l < layers; ++l) {
-            QJsonArray counts;
-            for (int e = 0; e < experts; ++e)
-                counts.append(tokens[static_cast<std::size_t>(l) * experts + e]);
-            perLayer.append(QJsonObject{{QStringLiteral("layer"), l}, {QStringLiteral("tokens"), counts},
-                                        {QStringLiteral("imbalance"), imbalanceOf(l)}});
-        }
-        const QJsonObject doc{{QStringLiteral("run_id"), run->runId}, {QStringLiteral("step"), step},
-                              {QStringLiteral("ranks_reporting"), reports}, {QStringLiteral("layers"), perLayer},
-                              {QStringLiteral("dropped"), dropped}, {QStringLiteral("choices"), choices},
-                              {QStringLiteral("aux_loss"), aux / reports}};
-        out() << QJsonDocument(doc).toJson(QJsonDocument::Indented);
-        return 0;
-    }
-    out() << QStringLiteral("run %1, step %2: %3 layers × %4 experts, %5 rank%6 reporting\n")
-                 .arg(run->runId)
-                 .arg(step)
-                 .arg(layers)
-                 .arg(experts)
-                 .arg(reports)
-                 .arg(reports == 1 ? QString() : QStringLiteral("s"));
-    QString header = QStringLiteral("layer");
-    for (int e = 0; e < experts && e < 16; ++e)
-        header += QStringLiteral("%1").arg(QStringLiteral("e%1").arg(e), 8);
-    out() << header << (experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  busiest/mean\n");
-    for (int l = 0; l < layers; ++l) {
-        QString line = QStringLiteral("%1").arg(l, 5);
-        for (int e = 0; e < experts && e < 16; ++e)
-            line += QStringLiteral("%1").arg(tokens[static_cast<std::size_t>(l) * experts + e], 8);
-        out() << line << (experts > 16 ? QStringLiteral("  …") : QString()) << QStringLiteral("  %1\n").arg(imbalanceOf(l), 12, 'f', 2);
-    }
-    out() << QStringLiteral("dropped for capacity: %1 of %2 choices (%3%); load-balancing loss %4\n")
-                 .arg(dropped)
-                 .arg(choices)
-                 .arg(choices > 0 ? 100.0 * static_cast<double>(dropped) / static_cast<double>(choices) : 0.0, 0, 'f', 2)
-                 .arg(aux / reports, 0, 'g', 5)
-          << Qt::flush;
+                        .arg(run->runId, QString::number(step), QString::number(firstStep), QString::number(lastStep)));
+    if (a.flags.contains(QStringLiteral("--json")))
+        printExpertsJson(run->runId, step, summed);
+    else
+        printExpertsTable(run->runId, step, summed);
     return 0;
 }
 

@@ -347,46 +347,59 @@ void PlanEditor::refresh()
 {
     m_refreshing = true;
     refreshTrainerSection();
-    const auto &p = m_document->plan();
-    for (const Field &field : fields()) {
-        QWidget *control = m_controls.value(field.path);
-        const QJsonValue value = valueOf(m_document->field(field.path));
-        if (auto *spin = qobject_cast<QSpinBox *>(control)) {
-            if (field.path == QLatin1String("parallel.pp"))
-                spin->setMaximum(std::max({1, p.model.layers, p.parallel.pp}));
-            spin->setValue(value.toInt());
-        } else if (auto *edit = qobject_cast<QLineEdit *>(control)) {
-            if (!edit->hasFocus() || edit->text() != displayed(value))
-                edit->setText(displayed(value));
-        } else if (auto *check = qobject_cast<QCheckBox *>(control)) {
-            check->setChecked(value.toBool());
-        } else if (auto *combo = qobject_cast<QComboBox *>(control)) {
-            if (field.path == QLatin1String("parallel.tp")) {
-                // Only the tensor-parallel degrees the heads allow (and the current one, valid or not).
-                std::vector<int> offered = divisorsOf(std::gcd(std::max(1, p.model.heads), std::max(1, p.model.kvHeads)));
-                if (std::find(offered.begin(), offered.end(), p.parallel.tp) == offered.end())
-                    offered.push_back(p.parallel.tp);
-                std::sort(offered.begin(), offered.end());
-                combo->clear();
-                for (int d : offered)
-                    combo->addItem(QString::number(d));
-            }
-            QString text = displayed(value);
-            int index = combo->findText(text);
-            if (index < 0 && (field.path == QLatin1String("model.preset") || field.path == QLatin1String("cluster.preset")))
-                index = 0; // custom
-            if (index < 0) {
-                combo->addItem(text);
-                index = combo->count() - 1;
-            }
-            combo->setCurrentIndex(index);
-        }
-    }
+    for (const Field &field : fields())
+        refreshControl(field, m_controls.value(field.path));
     refreshNodes();
-    // Loss scaling is fp16's; reducing gradients in bf16 needs mixed precision; inner steps are
-    // local updates', the outer optimizer DiLoCo's. A plan running its
-    // own trainer without a model shows no model fields to edit (their controls would show made-up
-    // values): choosing a model preset gives it one.
+    refreshEnabled();
+    m_refreshing = false;
+    refreshSummary();
+    showDiagnostics();
+}
+
+// A field's control shows the plan's value (the tensor-parallel degrees offered follow the heads).
+void PlanEditor::refreshControl(const Field &field, QWidget *control)
+{
+    const auto &p = m_document->plan();
+    const QJsonValue value = valueOf(m_document->field(field.path));
+    if (auto *spin = qobject_cast<QSpinBox *>(control)) {
+        if (field.path == QLatin1String("parallel.pp"))
+            spin->setMaximum(std::max({1, p.model.layers, p.parallel.pp}));
+        spin->setValue(value.toInt());
+    } else if (auto *edit = qobject_cast<QLineEdit *>(control)) {
+        if (!edit->hasFocus() || edit->text() != displayed(value))
+            edit->setText(displayed(value));
+    } else if (auto *check = qobject_cast<QCheckBox *>(control)) {
+        check->setChecked(value.toBool());
+    } else if (auto *combo = qobject_cast<QComboBox *>(control)) {
+        if (field.path == QLatin1String("parallel.tp")) {
+            // Only the tensor-parallel degrees the heads allow (and the current one, valid or not).
+            std::vector<int> offered = divisorsOf(std::gcd(std::max(1, p.model.heads), std::max(1, p.model.kvHeads)));
+            if (std::find(offered.begin(), offered.end(), p.parallel.tp) == offered.end())
+                offered.push_back(p.parallel.tp);
+            std::sort(offered.begin(), offered.end());
+            combo->clear();
+            for (int d : offered)
+                combo->addItem(QString::number(d));
+        }
+        QString text = displayed(value);
+        int index = combo->findText(text);
+        if (index < 0 && (field.path == QLatin1String("model.preset") || field.path == QLatin1String("cluster.preset")))
+            index = 0; // custom
+        if (index < 0) {
+            combo->addItem(text);
+            index = combo->count() - 1;
+        }
+        combo->setCurrentIndex(index);
+    }
+}
+
+// Loss scaling is fp16's; reducing gradients in bf16 needs mixed precision; inner steps are local
+// updates', the outer optimizer DiLoCo's. A plan running its own trainer without a model shows no
+// model fields to edit (their controls would show made-up values): choosing a model preset gives
+// it one.
+void PlanEditor::refreshEnabled()
+{
+    const auto &p = m_document->plan();
     const bool noModel = p.ownTrainer.external() && !p.ownTrainer.hasModel;
     for (const Field &field : fields()) {
         QWidget *control = m_controls.value(field.path);
@@ -403,40 +416,35 @@ void PlanEditor::refresh()
     }
     if (QWidget *control = m_controls.value(QStringLiteral("parallel.grad_reduce")))
         control->setEnabled(p.parallel.precision != plan::Precision::Fp32 || p.parallel.gradReduce != plan::GradReduce::Fp32);
-    m_refreshing = false;
+}
 
+// The line above the fields: the plan's name, ranks and layout against the slots. One arg() call
+// each, so that a plan named with "%2" in it is shown as it is.
+void PlanEditor::refreshSummary()
+{
+    const auto &p = m_document->plan();
     const auto &q = p.parallel;
     const int slotCount = p.cluster.totalSlots();
-    const bool fits = q.worldSize() == slotCount;
-    m_summary->setText(tr("<b>%1</b> — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on <span style='color:%7'>%8 slots</span> of %9 "
-                          "node(s) · global batch %10 sequences × %11 tokens")
-                           .arg(m_document->displayName().toHtmlEscaped())
-                           .arg(q.worldSize())
-                           .arg(q.dp)
-                           .arg(q.tp)
-                           .arg(q.pp)
-                           .arg(q.cp)
-                           .arg(fits ? QStringLiteral("#1b7a1b") : QStringLiteral("#b00020"))
-                           .arg(slotCount)
-                           .arg(p.cluster.nodes.size())
-                           .arg(q.globalBatch())
-                           .arg(p.model.seqLen) +
-                       (q.ep > 1 ? tr(" · experts over ep %1 (inside dp)").arg(q.ep) : QString()));
+    const QString colour = q.worldSize() == slotCount ? QStringLiteral("#1b7a1b") : QStringLiteral("#b00020");
+    const QString name = m_document->displayName().toHtmlEscaped();
+    const QString n = QString::number(p.cluster.nodes.size());
     if (p.ownTrainer.external()) {
         QStringList words;
         for (const std::string &w : p.ownTrainer.command)
             words << QString::fromStdString(w);
         m_summary->setText(tr("<b>%1</b> — runs its own trainer on %2 ranks (<span style='color:%3'>%4 slots</span> of %5 node(s)): "
                               "<code>%6</code>%7")
-                               .arg(m_document->displayName().toHtmlEscaped())
-                               .arg(q.worldSize())
-                               .arg(fits ? QStringLiteral("#1b7a1b") : QStringLiteral("#b00020"))
-                               .arg(slotCount)
-                               .arg(p.cluster.nodes.size())
-                               .arg(words.join(QLatin1Char(' ')).toHtmlEscaped())
-                               .arg(p.ownTrainer.hasModel ? QString() : tr(" · no model section: no estimate")));
+                               .arg(name, QString::number(q.worldSize()), colour, QString::number(slotCount), n,
+                                    words.join(QLatin1Char(' ')).toHtmlEscaped(),
+                                    p.ownTrainer.hasModel ? QString() : tr(" · no model section: no estimate")));
+        return;
     }
-    showDiagnostics();
+    m_summary->setText(tr("<b>%1</b> — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on <span style='color:%7'>%8 slots</span> of %9 "
+                          "node(s) · global batch %10 sequences × %11 tokens")
+                           .arg(name, QString::number(q.worldSize()), QString::number(q.dp), QString::number(q.tp),
+                                QString::number(q.pp), QString::number(q.cp), colour, QString::number(slotCount), n,
+                                QString::number(q.globalBatch()), QString::number(p.model.seqLen)) +
+                       (q.ep > 1 ? tr(" · experts over ep %1 (inside dp)").arg(q.ep) : QString()));
 }
 
 void PlanEditor::refreshNodes()

@@ -59,6 +59,9 @@ private:
     QWidget *createControl(const Field &field, QWidget *cell); // the field's control, wired to commit()
     QWidget *createNodeTable(QWidget *cell); // the node table with its add and remove buttons
     void refresh();
+    void refreshControl(const Field &field, QWidget *control);
+    void refreshEnabled();
+    void refreshSummary();
     void refreshNodes();
     void showDiagnostics();
     void commit(const QString &path, const QString &jsonValue);

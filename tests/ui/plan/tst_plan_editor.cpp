@@ -87,6 +87,19 @@ private slots:
                                 .arg(wide.join(QStringLiteral("; ")))));
     }
 
+    // The summary line shows the plan's file name as it is: one with "%2" or "%10" in it is not
+    // taken for a place of the line's figures (it was: the ranks' count took the "%2").
+    void summaryShowsAPlanNameAsItIs()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("load %2 and %10 test.json"));
+        QVERIFY(QFile::copy(QStringLiteral(TRELLIS_SOURCE_DIR "/resources/plans/quickstart.json"), path));
+        ui::MainWindow window(dir.filePath(QStringLiteral("history.sqlite")));
+        QVERIFY(window.loadPlan(path));
+        const QString text = window.planEditor()->summary()->text();
+        QVERIFY2(text.contains(QStringLiteral("load %2 and %10 test.json")) && text.contains(QStringLiteral("global batch")), qPrintable(text));
+    }
+
     void editThroughWidgetsWithUndoAndEstimate()
     {
         QTemporaryDir dir;
