@@ -64,6 +64,7 @@ private:
     void initialiseFromWeights();
     void checkpointIfDue(int step, std::uint64_t stepNumber);
     void saveState(std::uint64_t step);
+    void saveFailed(std::uint64_t step, const std::string &error);
     // training_run.cpp
     std::vector<Batch> loadBatches(int step);
     StepPass forwardBackward(int step, std::uint64_t stepNumber, const std::vector<Batch> &batches, double lossScale);

@@ -158,8 +158,10 @@ void TrainingRun::finishCheckpoint()
     if (!m_checkpoints.pending())
         return;
     const CheckpointWriter::Outcome done = m_checkpoints.finish(m_world);
-    if (!done.error.empty())
-        throw TrainerError(proto::kExitCheckpointError, done.error);
+    if (!done.error.empty()) {
+        saveFailed(done.step, done.error);
+        return;
+    }
     char figures[192];
     if (m_plan.training.checkpoint.mode == plan::CheckpointMode::Sync)
         std::snprintf(figures, sizeof figures, " (sync: training waited %.1f ms)", done.blockedMs + done.waitedMs);
@@ -207,7 +209,22 @@ void TrainingRun::saveState(std::uint64_t step)
     const std::string error = m_checkpoints.begin(m_world, m_checkpointDir, m_plan, m_stack.wholeParameterCount(),
                                                   m_plan.training.checkpoint.keep);
     if (!error.empty())
-        throw TrainerError(proto::kExitCheckpointError, error);
+        saveFailed(step, error);
+}
+
+// A save that could not be written at run time (a full disk, a folder that cannot be made): the
+// ranks agreed on it in the writer's collectives, so every rank goes on alike. Said — the rank
+// that failed names its file — and the checkpoints before it are kept; training goes on, and the
+// next save due tries again.
+void TrainingRun::saveFailed(std::uint64_t step, const std::string &error)
+{
+    m_checkpoints.discard(m_world);
+    if (m_rank == 0) // said even with --quiet: it is not progress
+        std::fprintf(stderr, "checkpoint at step %llu not written: %s; the earlier checkpoints are kept, training goes on\n",
+                     static_cast<unsigned long long>(step), error.c_str());
+    publishEvent(proto::Event::INFO, step,
+                 "checkpoint at step " + std::to_string(step) + " not written: " + error +
+                     "; the earlier checkpoints are kept, training goes on");
 }
 
 void TrainingRun::dumpResults()

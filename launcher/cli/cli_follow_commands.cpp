@@ -8,6 +8,7 @@
 #include "launcher/supervisor/supervisor_process.h"
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QThread>
 
@@ -40,6 +41,26 @@ std::optional<std::pair<QString, QString>> resolveRun(const QString &reference, 
         return std::nullopt;
     const auto live = RunRegistry::find(run->runId);
     return std::make_pair(run->runId, live ? live->feedEndpoint() : QString());
+}
+
+// The supervisor tells its feed that the run ended as it ends; its history commits the end (and
+// the last rows) a moment later — seconds when the history's disk is slow or busy. Waits up to
+// `ms` for the history to hold the end, so that `attach RUN && export RUN` exports all of it; says
+// so when it does not come.
+void waitForRecordedEnd(const QString &dbPath, const QString &runId, int ms)
+{
+    QElapsedTimer waited;
+    waited.start();
+    while (waited.elapsed() < ms) {
+        {
+            HistoryDatabase db;
+            if (db.open(dbPath, false).isEmpty())
+                if (const auto run = db.findRun(runId); run && run->status != QLatin1String("running"))
+                    return;
+        }
+        QThread::msleep(100);
+    }
+    err() << "attach: the history has not recorded the end of run " << runId << " after " << ms / 1000 << " s" << Qt::endl;
 }
 
 } // namespace
@@ -90,6 +111,7 @@ int cmdAttach(const Args &a, const QString &dbPath)
         out() << "run " << runId << " " << toString(state) << (message.isEmpty() ? QString() : QStringLiteral(": ") + message)
               << Qt::endl;
         exitCode = state == RunState::Completed ? 0 : 1;
+        waitForRecordedEnd(dbPath, runId, 30000);
         QCoreApplication::quit();
     });
     SignalBridge bridge([](int) { QCoreApplication::quit(); });

@@ -468,6 +468,19 @@ CheckpointWriter::Outcome CheckpointWriter::finish(HostCommunicator &world)
     return out;
 }
 
+void CheckpointWriter::discard(HostCommunicator &world)
+{
+    if (m_thread.joinable())
+        m_thread.join();
+    m_pending = false;
+    if (world.rank() == 0 && !m_partialDir.empty()) {
+        std::error_code ec;
+        fs::remove_all(m_partialDir, ec); // what fits of it frees the disk for the next save
+    }
+    std::int32_t removed = 1; // the others go on once rank 0 has removed it
+    world.broadcast(std::span<std::int32_t>(&removed, 1), 0);
+}
+
 std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
                            std::uint64_t parameterCount, int keep)
 {

@@ -60,6 +60,8 @@ public:
         std::uint64_t bytes = 0; // this rank's shard
     };
     Outcome finish(HostCommunicator &world);
+    // After a failed save (collective): rank 0 removes what it left, the partial folder.
+    void discard(HostCommunicator &world);
 
 private:
     void writeShard();

@@ -10,12 +10,15 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
 #include <cstring>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -172,6 +175,45 @@ private slots:
         QCOMPARE(a.size(), size_t(8));
         QCOMPARE(b.size(), size_t(8 - resumedFrom));
         QVERIFY(std::equal(b.begin(), b.end(), a.end() - static_cast<long>(b.size()))); // bit for bit
+    }
+
+    // A save that cannot be written at run time (the checkpoint folder's disk has room for one
+    // checkpoint and a half): said as an event naming the file, its partial folder removed, the
+    // checkpoint before it kept, and training goes on — the same losses as a run whose saves all
+    // succeed, exit 0. (It ended the run with exit 10 before.) Root: a small tmpfs.
+    void aSaveThatCannotBeWrittenIsSaidAndTrainingGoesOn()
+    {
+        if (::geteuid() != 0)
+            QSKIP("needs root to mount a small tmpfs (CI and this project's machines run as root)");
+        QTemporaryDir dir;
+        const QString roomy = dir.filePath(QStringLiteral("roomy"));
+        const QString plan = writePlan(dir.path(), QStringLiteral("p"), 2, 4, 1, 32, roomy);
+        const Run full = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--dump-losses"), dir.filePath(QStringLiteral("full.loss"))});
+        QVERIFY2(full.code == 0, qPrintable(full.output));
+        qint64 one = 0; // one checkpoint's bytes
+        for (const QFileInfo &f : QDir(roomy + QStringLiteral("/step-00000006")).entryInfoList(QDir::Files))
+            one += f.size();
+        QVERIFY(one > 0);
+        const QString small = dir.filePath(QStringLiteral("small"));
+        QVERIFY(QDir().mkpath(small));
+        QProcess mount;
+        mount.start(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"),
+                                              QStringLiteral("size=%1").arg(one * 3 / 2), QStringLiteral("tmpfs"), small});
+        QVERIFY(mount.waitForFinished(30000) && mount.exitCode() == 0);
+        auto unmount = qScopeGuard([&] { QProcess::execute(QStringLiteral("umount"), {QStringLiteral("-l"), small}); });
+        const QString tight = writePlan(dir.path(), QStringLiteral("tight"), 2, 4, 1, 32, small);
+        const Run run = trainer(2, {QStringLiteral("--plan"), tight, QStringLiteral("--dump-losses"), dir.filePath(QStringLiteral("tight.loss"))});
+        QVERIFY2(run.code == 0, qPrintable(run.output));
+        QVERIFY2(run.output.contains(QStringLiteral("checkpoint at step 6 not written")) &&
+                     run.output.contains(QStringLiteral("training goes on")),
+                 qPrintable(run.output));
+        QVERIFY(QFileInfo::exists(small + QStringLiteral("/step-00000003/meta.json"))); // the one before, kept
+        QVERIFY(!QFileInfo::exists(small + QStringLiteral("/step-00000006")));
+        QVERIFY(!QFileInfo::exists(small + QStringLiteral("/step-00000006.partial"))); // its leftovers removed
+        const auto a = readDump<double>(dir.filePath(QStringLiteral("full.loss")));
+        const auto b = readDump<double>(dir.filePath(QStringLiteral("tight.loss")));
+        QCOMPARE(b.size(), a.size());
+        QVERIFY(std::equal(a.begin(), a.end(), b.begin())); // training went on as if nothing happened
     }
 
     void resharding_data()
