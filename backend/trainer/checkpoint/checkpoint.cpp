@@ -481,16 +481,6 @@ void CheckpointWriter::discard(HostCommunicator &world)
     world.broadcast(std::span<std::int32_t>(&removed, 1), 0);
 }
 
-std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
-                           std::uint64_t parameterCount, int keep)
-{
-    CheckpointWriter writer(false);
-    writer.staging() = state;
-    if (std::string error = writer.begin(world, dir, plan, parameterCount, keep); !error.empty())
-        return error;
-    return writer.finish(world).error;
-}
-
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
                           const std::vector<ParamRange> &owned, TrainingState &state, int replica, int rank)
 {

@@ -36,7 +36,7 @@ inline constexpr const char *kCheckpointFormat = "trellis.checkpoint/1";
 // returns. The caller fills staging() before begin() and leaves it alone until finish(); its
 // buffers are kept between saves. finish() is collective too: each rank waits for its own write,
 // the ranks agree that every shard was written, and rank 0 writes meta.json and renames the folder
-// into place, so a checkpoint is complete or ignored as with a save in one go. The background
+// into place, so a checkpoint is complete or ignored (sync: finish() right after begin()). The background
 // thread only writes files, never takes part in a collective.
 class CheckpointWriter {
 public:
@@ -79,11 +79,6 @@ private:
     std::uint64_t m_bytes = 0, m_checksum = 0;
     double m_writeMs = 0, m_blockedMs = 0;
 };
-
-// A save in one go (begin and finish at once): collective over `world` (every rank calls it).
-// Returns "" or a message naming the file.
-std::string saveCheckpoint(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, const TrainingState &state,
-                           std::uint64_t parameterCount, int keep);
 
 struct LoadResult {
     bool found = false;          // false: no usable checkpoint (start fresh)
