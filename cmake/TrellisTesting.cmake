@@ -1,11 +1,31 @@
-# trellis_add_qtest(NAME SOURCES ... LIBS ... LABELS ... [TIMEOUT s] [COST s] [ENV k=v ...] [CASES ...])
+# How much of the machine a suite takes while it runs: ctest resource groups over the "cpus" of
+# tests/ctest-resources.json (6 slots: shares, not cores; the build's CTEST_RESOURCE_SPEC_FILE, so
+# plain `ctest -j` honours them too). light: no share (waits on servers, hosts, a debootstrap, or
+# runs for a moment: unit suites); heavy: 2 (trains with mpirun ranks: three such at once); alone:
+# all 6 — a suite that judges timing runs with light suites only, never beside a heavy one (the
+# busy-machine case is RUN_SERIAL: it loads the machine on purpose). docs/benchmarks.md, "The
+# suite's own time".
+set(TRELLIS_TEST_LOAD_light "")
+set(TRELLIS_TEST_LOAD_heavy "cpus:2")
+set(TRELLIS_TEST_LOAD_alone "cpus:6")
+function(trellis_test_load test load)
+  if(NOT DEFINED TRELLIS_TEST_LOAD_${load})
+    message(FATAL_ERROR "test ${test}: LOAD ${load} is not light, heavy or alone")
+  endif()
+  if(TRELLIS_TEST_LOAD_${load})
+    set_tests_properties(${test} PROPERTIES RESOURCE_GROUPS "${TRELLIS_TEST_LOAD_${load}}")
+  endif()
+endfunction()
+
+# trellis_add_qtest(NAME SOURCES ... LIBS ... LABELS ... [TIMEOUT s] [COST s] [ENV k=v ...] [CASES ...] [LOAD l])
 # One Qt Test executable registered with CTest. Qt-free libraries stay Qt-free: only the test
 # executable links Qt Test. COST: the suite's seconds as last measured (scripts/suite-times.py), so
 # that `ctest -j` starts the long ones first in a fresh build folder too (docs/benchmarks.md, "The
 # suite's own time"); ctest replaces it with its own measurements after a run. CASES: the test
 # functions this entry runs (all when none; the others go to trellis_add_qtest_cases entries).
+# LOAD: light, heavy or alone (above); by default light for a unit suite, heavy for any other.
 function(trellis_add_qtest name)
-  cmake_parse_arguments(T "" "TIMEOUT;COST" "SOURCES;LIBS;LABELS;ENV;CASES" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT;COST;LOAD" "SOURCES;LIBS;LABELS;ENV;CASES" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}) # the one include root
   target_link_libraries(${name} PRIVATE Qt6::Test ${T_LIBS} trellis_warnings)
@@ -13,7 +33,9 @@ function(trellis_add_qtest name)
     TRELLIS_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     TRELLIS_BINARY_DIR="${PROJECT_BINARY_DIR}")
   trellis_reuse_pch(${name} ${T_LIBS})
-  add_test(NAME ${name} COMMAND ${name} ${T_CASES})
+  # Each case's seconds (Qt Test's JUnit report beside its usual output): scripts/suite-times.py --cases.
+  add_test(NAME ${name} COMMAND ${name} ${T_CASES} -o -,txt -o ${PROJECT_BINARY_DIR}/Testing/cases/${name}.xml,junitxml)
+  file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/Testing/cases)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
@@ -34,16 +56,63 @@ function(trellis_add_qtest name)
   if(T_COST)
     set_tests_properties(${name} PROPERTIES COST ${T_COST})
   endif()
+  if(NOT T_LOAD)
+    set(T_LOAD heavy)
+    if("unit" IN_LIST T_LABELS AND NOT "mpi" IN_LIST T_LABELS)
+      set(T_LOAD light)
+    endif()
+  endif()
+  trellis_test_load(${name} ${T_LOAD})
+  if(T_CASES)
+    trellis_note_split_cases(${name} ${name} ${T_CASES})
+  endif()
 endfunction()
 
-# trellis_add_qtest_cases(TEST NEW_NAME CASES... [PROPERTIES ...])
+# A suite split into ctest entries by CASES: each entry's cases noted (a global property), so that
+# tests/CMakeLists.txt's qtest_cases_covered checks every test function runs in exactly one entry
+# — a case added to the file and named in no entry would otherwise never run.
+function(trellis_note_split_cases test entry)
+  set_property(GLOBAL APPEND PROPERTY TRELLIS_SPLIT_SUITES ${test})
+  set_property(GLOBAL APPEND PROPERTY TRELLIS_SPLIT_CASES_${test} "${entry}:${ARGN}")
+endfunction()
+
+# The check above, once every suite is registered: one line per split suite, its program then each
+# entry's name and cases; scripts/check-split-suites.py compares them with the program's -functions.
+function(trellis_add_split_suites_check)
+  get_property(suites GLOBAL PROPERTY TRELLIS_SPLIT_SUITES)
+  if(NOT suites)
+    return()
+  endif()
+  list(REMOVE_DUPLICATES suites)
+  set(content "")
+  foreach(test ${suites})
+    get_property(entries GLOBAL PROPERTY TRELLIS_SPLIT_CASES_${test})
+    string(REPLACE ";" " " entries "${entries}")
+    string(APPEND content "$<TARGET_FILE:${test}> ${entries}\n")
+  endforeach()
+  file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/Testing/split_suites.txt CONTENT "${content}")
+  add_test(NAME qtest_cases_covered COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/check-split-suites.py
+                                            ${PROJECT_BINARY_DIR}/Testing/split_suites.txt)
+  set_tests_properties(qtest_cases_covered PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
+endfunction()
+
+# trellis_add_qtest_cases(TEST NEW_NAME CASES... [LOAD l] [PROPERTIES ...])
 # Registers the cases CASES of the Qt Test executable TEST as a ctest entry of their own, with
-# TEST's labels, timeout and environment, plus PROPERTIES (RUN_SERIAL, RESOURCE_LOCK, COST): how a
-# suite's cases that judge timing are kept apart from the rest, which runs beside other suites.
-# TEST's own entry must then name the remaining cases (set_tests_properties cannot narrow it).
+# TEST's labels, timeout, environment and load (LOAD overrides it), plus PROPERTIES (RUN_SERIAL,
+# COST): how a suite's cases that judge timing (LOAD alone) are kept apart from the rest, which
+# runs beside other suites. TEST's own entry must then name the remaining cases
+# (set_tests_properties cannot narrow it); qtest_cases_covered checks that every case runs once.
 function(trellis_add_qtest_cases test name)
-  cmake_parse_arguments(C "" "" "CASES;PROPERTIES" ${ARGN})
-  add_test(NAME ${name} COMMAND ${test} ${C_CASES})
+  cmake_parse_arguments(C "" "LOAD" "CASES;PROPERTIES" ${ARGN})
+  add_test(NAME ${name} COMMAND ${test} ${C_CASES} -o -,txt -o ${PROJECT_BINARY_DIR}/Testing/cases/${name}.xml,junitxml)
+  if(C_LOAD)
+    trellis_test_load(${name} ${C_LOAD})
+  else()
+    get_test_property(${test} RESOURCE_GROUPS value)
+    if(value)
+      set_tests_properties(${name} PROPERTIES RESOURCE_GROUPS "${value}")
+    endif()
+  endif()
   foreach(property LABELS TIMEOUT ENVIRONMENT SKIP_REGULAR_EXPRESSION)
     get_test_property(${test} ${property} value)
     if(value)
@@ -53,6 +122,7 @@ function(trellis_add_qtest_cases test name)
   if(C_PROPERTIES)
     set_tests_properties(${name} PROPERTIES ${C_PROPERTIES})
   endif()
+  trellis_note_split_cases(${test} ${name} ${C_CASES})
 endfunction()
 
 # trellis_add_mpi_program(NAME SOURCES ... RANKS n... [TIMEOUT s])
@@ -70,6 +140,7 @@ function(trellis_add_mpi_program name)
                      --mca btl_vader_single_copy_mechanism none $<TARGET_FILE:${name}>)
     set_tests_properties(${name}_np${ranks} PROPERTIES LABELS mpi TIMEOUT ${M_TIMEOUT}
       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1")
+    trellis_test_load(${name}_np${ranks} heavy)
   endforeach()
 endfunction()
 

@@ -3,6 +3,7 @@
 
     scripts/suite-times.py build/ctest-junit.xml                 one run
     scripts/suite-times.py before.xml after.xml [--top N]       two runs side by side
+    scripts/suite-times.py --cases build/Testing/cases [--top N] each Qt Test case, slowest first
 
 test.sh writes build/ctest-junit.xml on every run; docs/benchmarks.md ("The suite's own time")
 keeps the figures this prints. Standard library only.
@@ -28,12 +29,43 @@ def read(path):
     return times, status, float(suites.get("time", "0") or 0)
 
 
+def cases(folder, top):
+    """Qt Test's own JUnit reports (one per ctest entry, written by every run): case -> seconds."""
+    import glob
+    import os
+    rows = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.xml"))):
+        entry = os.path.basename(path)[:-4]
+        try:
+            root = ET.parse(path).getroot()
+        except (OSError, ET.ParseError) as e:
+            print(f"suite-times: {path}: {e} (a suite still running, or killed before it ended, has written no report)", file=sys.stderr)
+            continue
+        for case in root.iter("testcase"):
+            name = case.get("name", "")
+            if name in ("initTestCase", "cleanupTestCase") and float(case.get("time", "0") or 0) < 0.5:
+                continue
+            status = "failed" if case.find("failure") is not None else ("skipped" if case.find("skipped") is not None else "")
+            rows.append((float(case.get("time", "0") or 0), f"{entry}::{name}", status))
+    if not rows:
+        print(f"suite-times: no Qt Test reports in {folder}", file=sys.stderr)
+        return 2
+    rows.sort(reverse=True)
+    for seconds, name, status in rows[: top or len(rows)]:
+        print(f"{seconds:8.1f} s  {name} {status}".rstrip())
+    print(f"{sum(r[0] for r in rows):8.1f} s  sum of {len(rows)} cases")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("junit", nargs="+", help="one or two ctest JUnit files")
+    parser.add_argument("junit", nargs="*", help="one or two ctest JUnit files")
+    parser.add_argument("--cases", metavar="DIR", help="Qt Test's per-case reports (build/Testing/cases)")
     parser.add_argument("--top", type=int, default=0, help="only the N slowest suites (of the last run)")
     args = parser.parse_args()
-    if len(args.junit) > 2:
+    if args.cases:
+        return cases(args.cases, args.top)
+    if not args.junit or len(args.junit) > 2:
         parser.error("one or two JUnit files")
     runs = []
     for path in args.junit:

@@ -1,12 +1,12 @@
-// The ssh launch target against real hosts: two network namespaces on a private bridge, each with
-// its own address, host name, sshd (own host key, key-only login) and staging folder
-// (tests/support/netns_hosts.sh). A 4-rank pipeline × data-parallel plan split over the two runs to
-// completion through `trellis-cli run`, every rank's telemetry (CURVE over TCP) in the history and
-// its losses equal to the same plan run locally; an unknown host key, an unreachable host, a
-// missing or mismatched trainer and a host with too few cores each stop the launch at preflight,
-// naming the host and the reason, and nothing starts. Skips (saying why) where namespaces or sshd
-// are not available; removes every namespace, link and sshd it made, also after a failure.
-#include "tests/support/cli_test_support.h"
+// The ssh launch target against real hosts (tests/support/ssh_hosts_fixture.h: two network
+// namespaces on a private bridge, each with its own address, sshd and staging folder). A 4-rank
+// pipeline × data-parallel plan split over the two runs to completion through `trellis-cli run`,
+// every rank's telemetry (CURVE over TCP) in the history and its losses equal to the same plan run
+// locally; the user's own trainer and a PyTorch DDP job across the hosts; a killed rank resumed
+// from the gathered checkpoint; initial weights staged on every host; a host that vanishes named.
+// What stops a launch at preflight is tst_ssh_preflight's. Skips (saying why) where namespaces or
+// sshd are not available.
+#include "tests/support/ssh_hosts_fixture.h"
 #include "backend/protocol/relay.h"
 #include "launcher/history/history_database.h"
 
@@ -31,148 +31,25 @@
 
 using namespace trellis::test;
 
-namespace {
+using namespace trellis::test;
 
-const QString kHosts = QStringLiteral(TRELLIS_SOURCE_DIR "/tests/support/netns_hosts.sh");
-const QString kTrainer = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer");
-
-Result script(const QStringList &args)
-{
-    QProcess p;
-    p.start(QStringLiteral("bash"), QStringList{kHosts} + args);
-    Result r;
-    if (!p.waitForFinished(60000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.code = p.exitCode();
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
-}
-
-} // namespace
-
-class TstSshLaunch : public QObject {
+class TstSshLaunch : public QObject, protected SshHostsFixture {
     Q_OBJECT
 
-    QTemporaryDir m_dir{QDir::tempPath() + QStringLiteral("/trellis-ssh-test-XXXXXX")};
-    QString m_net;             // the bridge's /24
-    QStringList m_addresses;   // host1, host2
-    QString m_db;
-    bool m_up = false;
-    QString m_relay = QStringLiteral("off"); // the test plans' telemetry.relay
-    std::string m_error;                      // relayFolder()'s
-
-    // The test plan: pp 2 × dp 2, a node of `slotsA` and one of `slotsB` slots; `extra` goes into launch.ssh.
-    QString writePlan(const QString &name, const QString &knownHosts, const QString &extraSsh = {}, int slotsA = 2, int slotsB = 2,
-                      const QString &hostB = {}, const QString &target = QStringLiteral("ssh"),
-                      const QString &parallel = QStringLiteral(R"("dp": 2, "pp": 2, "micro_batch_size": 2, "micro_batches": 2)"))
-    {
-        const QString path = m_dir.filePath(name + QStringLiteral(".json"));
-        QFile f(path);
-        if (!f.open(QIODevice::WriteOnly))
-            return {};
-        f.write(QStringLiteral(R"({"schema": "trellis.plan/1", "name": "%1",
-          "model": {"layers": 2, "hidden": 64, "heads": 4, "ffn": 256, "seq_len": 64, "vocab": 256},
-          "cluster": {"nodes": [{"host": "%2", "slots": %3, "remote_dir": "%4"}, {"host": "%5", "slots": %6, "remote_dir": "%7"}]},
-          "parallel": {%14},
-          "training": {"steps": 8, "lr": 0.003, "seed": 7, "data": {"source": "text", "path": "%8"}},
-          "telemetry": {"relay": "%15"},
-          "launch": {"target": "%9", "ssh": {"port": 2222, "identity_file": "%10", "known_hosts": "%11", "mpi_interface": "%12"%13}}})")
-                    .arg(name, m_addresses[0])
-                    .arg(slotsA)
-                    .arg(m_dir.filePath(QStringLiteral("h1/runs")), hostB.isEmpty() ? m_addresses[1] : hostB)
-                    .arg(slotsB)
-                    .arg(m_dir.filePath(QStringLiteral("h2/runs")), QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt"), target,
-                         m_dir.filePath(QStringLiteral("client_key")), knownHosts, m_net, extraSsh)
-                    .arg(parallel, m_relay)
-                    .toUtf8());
-        return path;
-    }
-
-    // The one run folder a host's runs folder holds; "" when it holds none or several.
-    static QString onlyRunFolder(const QDir &runs)
-    {
-        const QStringList folders = runs.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
-        return folders.size() == 1 ? folders.first() : QString();
-    }
-
-    // Nothing was started or staged: no run folder on either host, no run in the history.
-    int recordedRuns()
-    {
-        static const QRegularExpression runLine(QStringLiteral("^ +\\d+  \\d{8}-\\d{6}-"), QRegularExpression::MultilineOption);
-        return int(cli({QStringLiteral("--db"), m_db, QStringLiteral("runs")}).out.count(runLine));
-    }
-
-    void verifyNothingStarted(int runsBefore)
-    {
-        for (const QString &h : {QStringLiteral("h1/runs"), QStringLiteral("h2/runs")}) {
-            const QDir runs(m_dir.filePath(h));
-            QVERIFY2(runs.entryList(QDir::Dirs | QDir::NoDotAndDotDot).isEmpty(), qPrintable(h + QStringLiteral(" has a run folder")));
-        }
-        QCOMPARE(recordedRuns(), runsBefore);
-    }
-
-    void expectPreflightFailure(const QString &plan, const QString &host, const QString &reason)
-    {
-        const int runsBefore = recordedRuns();
-        const Result r = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--quiet")}, 120000);
-        QVERIFY2(r.code != 0, qPrintable(r.out + r.err));
-        QVERIFY2(r.err.contains(QStringLiteral("preflight failed")), qPrintable(r.err));
-        const QRegularExpression line(QRegularExpression::escape(host) + QStringLiteral(": [a-z ]+: .*") + QRegularExpression::escape(reason));
-        QVERIFY2(line.match(r.err).hasMatch(), qPrintable(QStringLiteral("expected '%1 ... %2' in:\n%3").arg(host, reason, r.err)));
-        verifyNothingStarted(runsBefore);
-    }
+    std::string m_error; // relayFolder()'s
 
 private slots:
     void initTestCase()
     {
-        const Result check = script({QStringLiteral("check")});
-        if (check.code != 0)
-            QSKIP(qPrintable(QStringLiteral("ssh hosts in network namespaces are not possible here: %1").arg((check.out + check.err).trimmed())));
-        const Result up = script({QStringLiteral("up"), m_dir.path(), QStringLiteral("2")});
-        QVERIFY2(up.code == 0, qPrintable(up.out + up.err));
-        m_up = true;
-        for (const QString &line : readAll(m_dir.filePath(QStringLiteral("hosts"))).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
-            m_addresses << line.section(QLatin1Char(' '), 1, 1);
-        QCOMPARE(m_addresses.size(), 2);
-        m_net = m_addresses[0].section(QLatin1Char('.'), 0, 2) + QStringLiteral(".0/24");
-        m_db = m_dir.filePath(QStringLiteral("history.db"));
-        QDir().mkpath(m_dir.filePath(QStringLiteral("h1/runs")));
-        QDir().mkpath(m_dir.filePath(QStringLiteral("h2/runs")));
+        if (const QString why = upHosts(); !why.isEmpty())
+            QSKIP(qPrintable(why));
     }
 
-    void cleanupTestCase()
-    {
-        if (m_up)
-            QCOMPARE(script({QStringLiteral("down"), m_dir.path()}).code, 0);
-    }
-
-    void unknownHostKeysStopAtPreflight()
-    {
-        const QString known = m_dir.filePath(QStringLiteral("known_empty"));
-        const QString plan = writePlan(QStringLiteral("unknown-keys"), known);
-        const Result pre = cli({QStringLiteral("preflight"), plan});
-        QCOMPARE(pre.code, 1);
-        // Each host's key is shown with its fingerprint, never accepted by itself.
-        for (int i = 1; i <= 2; ++i) {
-            const QString print = QString::fromUtf8([&] {
-                QProcess p;
-                p.start(QStringLiteral("ssh-keygen"), {QStringLiteral("-lf"), m_dir.filePath(QStringLiteral("h%1/host_key.pub").arg(i))});
-                p.waitForFinished();
-                return p.readAllStandardOutput();
-            }()).section(QLatin1Char(' '), 1, 1);
-            QVERIFY2(pre.out.contains(print), qPrintable(pre.out));
-        }
-        QVERIFY(!QFile::exists(known) || readAll(known).isEmpty());
-        expectPreflightFailure(plan, m_addresses[0], QStringLiteral("not known"));
-    }
+    void cleanupTestCase() { downHosts(); }
 
     void acceptedHostsRunFourRanksAndMatchTheLocalRun()
     {
-        const QString known = m_dir.filePath(QStringLiteral("known_hosts_run"));
+        const QString known = m_dir.filePath(QStringLiteral("known_hosts_accepting")); // accepted here, key by key
         // Through a relay per host (telemetry.relay on): each host's ranks share one CURVE connection.
         m_relay = QStringLiteral("on");
         const QString plan = writePlan(QStringLiteral("two-hosts"), known);
@@ -439,7 +316,7 @@ private slots:
     // an uninterrupted run on this machine.
     void killedRankResumesFromTheGatheredCheckpoint()
     {
-        const QString known = m_dir.filePath(QStringLiteral("known_hosts_run"));
+        const QString known = acceptedKnownHosts();
         const int steps = 24;
         auto withCheckpoints = [&](const QString &path, const QString &folder, int maxRestarts) {
             QFile f(path);
@@ -605,7 +482,7 @@ private slots:
     // loss naming host2 and its ranks, and what the history already holds stays.
     void vanishedHostFailsTheRunNamingIt()
     {
-        const QString plan = writePlan(QStringLiteral("vanishing"), m_dir.filePath(QStringLiteral("known_hosts_run")));
+        const QString plan = writePlan(QStringLiteral("vanishing"), acceptedKnownHosts());
         {
             QFile f(plan);
             QVERIFY(f.open(QIODevice::ReadOnly));
@@ -693,74 +570,6 @@ private slots:
         for (const QString &hostDir : {QStringLiteral("h1/runs/"), QStringLiteral("h2/runs/")})
             QDir(m_dir.filePath(hostDir + runId)).removeRecursively();
         qInfo("%s", qPrintable(recorded->error.section(QLatin1Char('\n'), 0, 2)));
-    }
-
-    // The nodes from a hostfile (--hostfile): the same two hosts, their folders given per line.
-    void hostfileGivesTheNodes()
-    {
-        const QString plan = writePlan(QStringLiteral("from-hostfile"), m_dir.filePath(QStringLiteral("known_hosts_run")), {}, 2, 2,
-                                       QStringLiteral("placeholder-host"));
-        const QString hosts = m_dir.filePath(QStringLiteral("hosts.txt"));
-        QFile f(hosts);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(QStringLiteral("# the test hosts\n%1 slots=2 remote_dir=%2\n%3:2222 slots=2 remote_dir=%4\n")
-                    .arg(m_addresses[0], m_dir.filePath(QStringLiteral("h1/runs")), m_addresses[1], m_dir.filePath(QStringLiteral("h2/runs")))
-                    .toUtf8());
-        f.close();
-        const Result pre = cli({QStringLiteral("preflight"), plan, QStringLiteral("--hostfile"), hosts});
-        QVERIFY2(pre.code == 0, qPrintable(pre.out + pre.err));
-        QVERIFY2(pre.out.contains(m_addresses[0]) && pre.out.contains(m_addresses[1]) && !pre.out.contains(QStringLiteral("placeholder")),
-                 qPrintable(pre.out));
-        // A bad line stops it before anything is reached, naming the file and the line.
-        const QString bad = m_dir.filePath(QStringLiteral("hosts-bad.txt"));
-        QFile b(bad);
-        QVERIFY(b.open(QIODevice::WriteOnly));
-        b.write(QStringLiteral("%1 slots=2\n%2 slots=two\n").arg(m_addresses[0], m_addresses[1]).toUtf8());
-        b.close();
-        const int runsBefore = recordedRuns();
-        const Result refused = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--hostfile"), bad, QStringLiteral("--quiet")});
-        QVERIFY(refused.code != 0);
-        QVERIFY2(refused.err.contains(bad + QStringLiteral(":2: slots='two' is not a positive whole number")), qPrintable(refused.err));
-        verifyNothingStarted(runsBefore);
-    }
-
-    void unreachableHostStopsAtPreflight()
-    {
-        const QString unreachable = m_addresses[0].section(QLatin1Char('.'), 0, 2) + QStringLiteral(".99");
-        const QString plan = writePlan(QStringLiteral("unreachable"), m_dir.filePath(QStringLiteral("known_hosts_run")), {}, 2, 2, unreachable);
-        expectPreflightFailure(plan, unreachable, QStringLiteral("no ssh answer"));
-    }
-
-    void missingTrainerStopsAtPreflight()
-    {
-        const QString plan = writePlan(QStringLiteral("missing-trainer"), m_dir.filePath(QStringLiteral("known_hosts_run")),
-                                       QStringLiteral(R"(, "trainer": "/nonexistent/trellis-trainer")"));
-        expectPreflightFailure(plan, m_addresses[1], QStringLiteral("no executable /nonexistent/trellis-trainer"));
-    }
-
-    void mismatchedTrainerStopsAtPreflight()
-    {
-        // Another build: the same program with one byte more.
-        const QString other = m_dir.filePath(QStringLiteral("other-trellis-trainer"));
-        QFile::remove(other);
-        QVERIFY(QFile::copy(kTrainer, other));
-        QFile f(other);
-        QVERIFY(f.open(QIODevice::Append));
-        f.write("x");
-        f.close();
-        QVERIFY(QFile::setPermissions(other, QFile::permissions(kTrainer)));
-        const QString plan = writePlan(QStringLiteral("other-trainer"), m_dir.filePath(QStringLiteral("known_hosts_run")),
-                                       QStringLiteral(R"(, "trainer": "%1")").arg(other));
-        expectPreflightFailure(plan, m_addresses[0], QStringLiteral("this machine's is"));
-    }
-
-    void tooFewCoresStopsAtPreflight()
-    {
-        // One slot more than the host has cores (the namespaces share this machine's cores).
-        const int cores = QThread::idealThreadCount();
-        const QString plan = writePlan(QStringLiteral("crowded"), m_dir.filePath(QStringLiteral("known_hosts_run")), {}, cores + 1, 1, {},
-                                       QStringLiteral("ssh"), QStringLiteral(R"("dp": %1, "micro_batch_size": 1)").arg(cores + 2));
-        expectPreflightFailure(plan, m_addresses[0], QStringLiteral("%1 slots in the plan, %2 cores there").arg(cores + 1).arg(cores));
     }
 };
 

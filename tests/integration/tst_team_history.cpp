@@ -524,7 +524,17 @@ private slots:
             const auto data = run ? h.loadRun(run->id, false) : std::nullopt;
             return data && std::any_of(data->events.begin(), data->events.end(), [](const EventRow &e) { return e.kind == QLatin1String("adopted"); });
         };
-        QTRY_VERIFY_WITH_TIMEOUT(adopted(), 30000);
+        QElapsedTimer waited;
+        waited.start();
+        while (!adopted() && waited.elapsed() < 30000)
+            QTest::qWait(250);
+        if (!adopted()) { // what the adopter said, and whether it is still there
+            adopter.waitForReadyRead(100);
+            QFAIL(qPrintable(QStringLiteral("no 'adopted' event in 30 s; the adopter is %1 and said: %2")
+                                 .arg(adopter.state() == QProcess::Running ? QStringLiteral("running")
+                                                                           : QStringLiteral("gone (exit %1)").arg(adopter.exitCode()),
+                                      QString::fromUtf8(adopter.readAll()).right(3000))));
+        }
         const Result followed = cli({QStringLiteral("--db"), url, QStringLiteral("attach"), runId}, 180000);
         QVERIFY2(followed.code == 0 && followed.out.contains(QStringLiteral("run %1 completed").arg(runId)), qPrintable(failure(followed)));
         QVERIFY(adopter.waitForFinished(180000));

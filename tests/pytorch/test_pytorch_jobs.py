@@ -7,7 +7,9 @@ own; a slowed rank is flagged as a straggler; kill -9
 of a rank restarts the job, which resumes from its checkpoint; a command that cannot run fails the
 run naming it and its exit code.
 
-usage: test_pytorch_jobs.py TRELLIS_CLI   (PYTHONPATH must reach python/, the trellis_telemetry package)
+usage: test_pytorch_jobs.py TRELLIS_CLI [--timing | --not-timing | unittest's arguments]
+       (PYTHONPATH must reach python/, the trellis_telemetry package; --timing: only the cases that
+       judge timing, which ctest runs alone; --not-timing: the others)
 """
 import json
 import os
@@ -108,13 +110,19 @@ class Job:
 
 class PyTorchJobs(unittest.TestCase):
     steps = 12
-    plain = None  # {step: loss} of the job launched without Trellis
+    _plain = None  # {step: loss} of the job launched without Trellis, run once when first asked for
 
     @classmethod
     def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="trellis-pytorch-")
+
+    @property
+    def plain(self):
         # The reference: the script started as torchrun starts it (RANK, WORLD_SIZE, MASTER_* per
         # process), no Trellis anywhere (trellis_telemetry.init() is a no-op there).
-        cls.tmp = tempfile.mkdtemp(prefix="trellis-pytorch-")
+        cls = type(self)
+        if cls._plain is not None:
+            return cls._plain
         losses = os.path.join(cls.tmp, "plain.txt")
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -127,7 +135,8 @@ class PyTorchJobs(unittest.TestCase):
             procs.append(subprocess.Popen([PYTHON, EXAMPLE, "--steps", str(cls.steps), "--losses", losses], env=env))
         for p in procs:
             assert p.wait(timeout=300) == 0, "the plain DDP run failed"
-        cls.plain = read_losses(losses)
+        cls._plain = read_losses(losses)
+        return cls._plain
 
     @classmethod
     def tearDownClass(cls):
@@ -338,8 +347,30 @@ class PyTorchJobs(unittest.TestCase):
         self.assertIn("sys.exit(3)", out)
 
 
+# The cases that judge timing (which rule names a stopped, paused, slowed or blocking rank first):
+# ctest runs them alone (tst_pytorch_jobs_timing, --timing), the others beside other suites
+# (--not-timing). A case is in exactly one group: a new one is in --not-timing unless named here.
+TIMING = {
+    "test_stopped_rank_is_a_stall_at_once_and_a_hang_once_confirmed",
+    "test_paused_rank_is_a_stall_and_the_run_completes",
+    "test_a_rank_holding_up_its_own_process_group_is_named",
+    "test_slowed_rank_is_flagged_within_ten_steps",
+}
+
+
+def group(timing):
+    names = unittest.TestLoader().getTestCaseNames(PyTorchJobs)
+    unknown = TIMING - set(names)
+    if unknown:
+        sys.exit(f"TIMING names cases that do not exist: {sorted(unknown)}")
+    return unittest.TestSuite(PyTorchJobs(n) for n in names if (n in TIMING) == timing)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         sys.exit(__doc__)
     CLI = os.path.abspath(sys.argv.pop(1))
+    if len(sys.argv) > 1 and sys.argv[1] in ("--timing", "--not-timing"):
+        result = unittest.TextTestRunner(verbosity=2).run(group(sys.argv[1] == "--timing"))
+        sys.exit(0 if result.wasSuccessful() else 1)
     unittest.main(verbosity=2)
