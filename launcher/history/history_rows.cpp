@@ -245,18 +245,23 @@ bool applyOp(ApplyContext &c, const StallOp &o)
     if (id < 0)
         return false;
     const StallRow &s = o.row;
+    // An empty list is empty text, never NULL: the columns are NOT NULL, and both drivers bind a
+    // null QString (what join() gives for no parts) as NULL — a stall that held up nobody (every
+    // rank silent at once) was refused, and the run's rows after it waited behind it.
     auto ranks = [](const QList<int> &list) {
         QStringList parts;
         for (int r : list)
             parts << QString::number(r);
-        return parts.join(QLatin1Char(','));
+        const QString text = parts.join(QLatin1Char(','));
+        return text.isNull() ? QStringLiteral("") : text;
     };
     QSqlQuery &q = c.q;
     q.prepare(QStringLiteral("INSERT INTO stalls(run, number, attempt, holders, waiting, silent, step, started_at, ended_at,"
                              " duration_ms, outcome, what) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"));
     for (const QVariant &v : {QVariant(id), QVariant(s.number), QVariant(s.attempt), QVariant(ranks(s.holders)),
                               QVariant(ranks(s.waiting)), QVariant(s.silent ? 1 : 0), QVariant(s.step), QVariant(iso(s.startedAt)),
-                              QVariant(iso(s.endedAt)), QVariant(s.durationMs), QVariant(s.outcome), QVariant(s.what)})
+                              QVariant(iso(s.endedAt)), QVariant(s.durationMs), QVariant(s.outcome.isNull() ? QStringLiteral("") : s.outcome),
+                              QVariant(s.what)})
         q.addBindValue(v);
     return q.exec();
 }

@@ -54,6 +54,38 @@ private slots:
     void initTestCase() { QCOMPARE(m_engines.start(), QString()); }
     void cleanupTestCase() { m_engines.stop(); }
 
+    // A stall that held up nobody (every rank silent at once, as while a supervisor is adopted):
+    // its empty waiting list is written as empty text on both engines. PostgreSQL's driver bound
+    // the empty list as NULL, the NOT NULL column refused it, and the run's last rows waited
+    // behind it until the writer gave up (tst_team_history's adoption under load).
+    void aStallThatHeldUpNobodyIsWritten()
+    {
+        QTemporaryDir dir;
+        const QString path = m_engines.fresh(dir, QStringLiteral("stall.sqlite"));
+        HistoryWriter writer(path);
+        QCOMPARE(writer.start(), QString());
+        fillRun(writer, QStringLiteral("run-s"), 2, 3);
+        StallRow row;
+        row.number = 1;
+        row.holders = {0, 1};
+        row.silent = true;
+        row.step = 3;
+        row.startedAt = QDateTime::currentDateTimeUtc().addMSecs(-1900);
+        row.endedAt = QDateTime::currentDateTimeUtc();
+        row.durationMs = 1900;
+        row.outcome = QStringLiteral("cleared");
+        writer.enqueue(StallOp{QStringLiteral("run-s"), row});
+        writer.flush();
+        QCOMPARE(writer.lastError(), QString());
+        HistoryDatabase db;
+        QCOMPARE(db.open(path, false), QString());
+        const QList<StallRow> stalls = db.stallsOf(db.findRun(QStringLiteral("run-s"))->id);
+        QCOMPARE(stalls.size(), 1);
+        QCOMPARE(stalls[0].holders, (QList<int>{0, 1}));
+        QVERIFY(stalls[0].waiting.isEmpty());
+        QVERIFY(stalls[0].what.isEmpty());
+    }
+
     void writeAndQuery()
     {
         QTemporaryDir dir;
