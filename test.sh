@@ -11,8 +11,6 @@ scripts/build.sh
 scripts/setup-hf-env.sh build
 export QT_QPA_PLATFORM=offscreen
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Ranks waiting in a collective yield their core to the suites beside them (cmake/TrellisTesting.cmake).
-export OMPI_MCA_mpi_yield_when_idle=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 cd build
 # Suites run beside each other: most of the suite's time is waiting (sshd, Slurm, mpirun, servers),

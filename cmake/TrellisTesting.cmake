@@ -48,16 +48,11 @@ function(trellis_add_qtest name)
   # when they follow within one wake-up (under load they do), and then counts from the earlier one:
   # on CI it ended tst_run_ownership 42 s into a function, 355 s into the suite.
   math(EXPR watchdog_ms "${T_TIMEOUT} * 1000 - 5000")
-  # OMPI_MCA_mpi_yield_when_idle=1: a rank waiting in a collective gives its core away instead of
-  # spinning. Open MPI yields by itself only when one job has more ranks than cores; suites beside
-  # each other each stay within the cores, and their waiting ranks took the cores from the working
-  # ones: three tst_parallel_parity at once took 417 s spinning, 77 s yielding (one alone: 47 s).
-  # Only how a rank waits changes, not what it computes.
   # A suite that skips in initTestCase ran nothing: ctest reports it Skipped, not Passed. (Rows
   # skipped inside a suite that ran leave it Passed; test.sh lists them after the run.)
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT}
     SKIP_REGULAR_EXPRESSION "SKIP   : [A-Za-z0-9_]+::initTestCase\\(\\)"
-    ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=${watchdog_ms};TRELLIS_AUTO_CALIBRATE=0;QT_QPA_PLATFORM=offscreen;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_mpi_yield_when_idle=1;OMPI_MCA_rmaps_base_oversubscribe=1;OPENBLAS_NUM_THREADS=1;${T_ENV}")
+    ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=${watchdog_ms};TRELLIS_AUTO_CALIBRATE=0;QT_QPA_PLATFORM=offscreen;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OPENBLAS_NUM_THREADS=1;${T_ENV}")
   if(T_COST)
     set_tests_properties(${name} PROPERTIES COST ${T_COST})
   endif()
@@ -144,7 +139,7 @@ function(trellis_add_mpi_program name)
              COMMAND ${MPIEXEC_EXECUTABLE} -np ${ranks} --oversubscribe --allow-run-as-root
                      --mca btl_vader_single_copy_mechanism none $<TARGET_FILE:${name}>)
     set_tests_properties(${name}_np${ranks} PROPERTIES LABELS mpi TIMEOUT ${M_TIMEOUT}
-      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_mpi_yield_when_idle=1;OPENBLAS_NUM_THREADS=1")
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1")
     trellis_test_load(${name}_np${ranks} heavy)
   endforeach()
 endfunction()
