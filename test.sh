@@ -3,7 +3,7 @@
 #   ./test.sh                 all tests
 #   ./test.sh -L unit         only a label (unit, mpi, gui, integration, slow, transformers, ssh, slurm,
 #                             package, gpu, pytorch, postgresql)
-#   TRELLIS_TEST_JOBS=1 ./test.sh   one suite at a time (the default: cores + 2 beside each other)
+#   TRELLIS_TEST_JOBS=1 ./test.sh   one suite at a time (the default: cores + 3 beside each other)
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/install-deps.sh
@@ -14,11 +14,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 cd build
 # Suites run beside each other: most of the suite's time is waiting (sshd, Slurm, mpirun, servers),
-# not computing. Two more than the cores by default (TRELLIS_TEST_JOBS sets it); how much of the
+# not computing. Three more than the cores by default (TRELLIS_TEST_JOBS sets it); how much of the
 # machine each suite may take is ctest's resource groups (tests/ctest-resources.json, LOAD in
-# cmake/TrellisTesting.cmake): at most three suites that train at once, the cases that judge timing
+# cmake/TrellisTesting.cmake): at most four suites that train at once, the cases that judge timing
 # beside light suites only, the busy-machine case alone (docs/benchmarks.md "The suite's own time").
-jobs=${TRELLIS_TEST_JOBS:-$(( $(nproc 2>/dev/null || echo 2) + 2 ))}
+jobs=${TRELLIS_TEST_JOBS:-$(( $(nproc 2>/dev/null || echo 2) + 3 ))}
 # ctest decides; the summary after it lists what was skipped and why (a skip is never a pass).
 status=0
 ctest --output-on-failure --timeout 900 -j "$jobs" --output-junit ctest-junit.xml "$@" || status=$?

@@ -1,13 +1,13 @@
 # How much of the machine a suite takes while it runs: ctest resource groups over the "cpus" of
-# tests/ctest-resources.json (6 slots: shares, not cores; the build's CTEST_RESOURCE_SPEC_FILE, so
+# tests/ctest-resources.json (8 slots: shares, not cores; the build's CTEST_RESOURCE_SPEC_FILE, so
 # plain `ctest -j` honours them too). light: no share (waits on servers, hosts, a debootstrap, or
-# runs for a moment: unit suites); heavy: 2 (trains with mpirun ranks: three such at once); alone:
-# all 6 — a suite that judges timing runs with light suites only, never beside a heavy one (the
+# runs for a moment: unit suites); heavy: 2 (trains with mpirun ranks: four such at once); alone:
+# all 8 — a suite that judges timing runs with light suites only, never beside a heavy one (the
 # busy-machine case is RUN_SERIAL: it loads the machine on purpose). docs/benchmarks.md, "The
 # suite's own time".
 set(TRELLIS_TEST_LOAD_light "")
 set(TRELLIS_TEST_LOAD_heavy "cpus:2")
-set(TRELLIS_TEST_LOAD_alone "cpus:6")
+set(TRELLIS_TEST_LOAD_alone "cpus:8")
 function(trellis_test_load test load)
   if(NOT DEFINED TRELLIS_TEST_LOAD_${load})
     message(FATAL_ERROR "test ${test}: LOAD ${load} is not light, heavy or alone")

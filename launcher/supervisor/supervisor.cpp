@@ -514,8 +514,10 @@ void Supervisor::onProcessFinished(int exitCode, bool crashed)
             m_partial[i].clear();
         }
     // The ranks flushed their telemetry before exiting; give the socket a moment to hand over
-    // what is in flight, then settle.
-    QTimer::singleShot(300, this, [this, exitCode, crashed] {
+    // what is in flight, then settle — at once when every rank's Goodbye is in: each rank's stream
+    // is in order and ends with it, so nothing of theirs is still on the way.
+    const bool everyGoodbyeIn = static_cast<int>(m_goodbyes.size()) >= m_plan.parallel.worldSize();
+    QTimer::singleShot(everyGoodbyeIn ? 0 : 300, this, [this, exitCode, crashed] {
         drainTelemetry();
         if (m_restartPending) {
             scheduleRelaunch();

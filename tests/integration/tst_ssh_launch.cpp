@@ -38,6 +38,32 @@ class TstSshLaunch : public QObject, protected SshHostsFixture {
 
     std::string m_error; // relayFolder()'s
 
+    // A PyTorch DDP plan over the two hosts (two ranks each), the job examples/pytorch/train_ddp.py.
+    QString ddpPlan(const QString &name, const QString &known, int steps)
+    {
+        const QString path = writePlan(name, known);
+        QFile f(path);
+        f.open(QIODevice::ReadOnly);
+        QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        plan.remove(QStringLiteral("model")); // the script's own model
+        plan.insert(QStringLiteral("parallel"), QJsonObject{{QStringLiteral("dp"), 4}});
+        plan.insert(QStringLiteral("own_trainer"),
+                    QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("/usr/bin/python3"),
+                                                                       QStringLiteral(TRELLIS_SOURCE_DIR "/examples/pytorch/train_ddp.py"),
+                                                                       QStringLiteral("--steps"), QString::number(steps), QStringLiteral("--checkpoint-every"),
+                                                                       QStringLiteral("1000000")}},
+                                // gloo finds its interface by the host's name, which resolves to nothing in these
+                                // namespaces: a cluster's job says which interface its ranks talk on.
+                                {QStringLiteral("env"), QJsonObject{{QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python")},
+                                                                    {QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1")},
+                                                                    {QStringLiteral("GLOO_SOCKET_IFNAME"), QStringLiteral("eth0")}}}});
+        f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+        f.write(QJsonDocument(plan).toJson());
+        f.close();
+        return path;
+    }
+
 private slots:
     void initTestCase()
     {
@@ -198,35 +224,11 @@ private slots:
     }
 
     // A PyTorch DDP job launched by Trellis whose gloo process group spans host1 and host2 (two
-    // ranks each): its losses equal the same job's four ranks on this machine (run --command); a
-    // long one's rank stopped on host2 is named with the all_reduce the others wait in.
+    // ranks each): its losses equal the same job's four ranks on this machine (run --command).
     void ddpAcrossHostsMatchesOneHost()
     {
         const QString known = m_dir.filePath(QStringLiteral("known_hosts_ddp"));
-        const auto ddpPlan = [&](const QString &name, int steps) {
-            const QString path = writePlan(name, known);
-            QFile f(path);
-            f.open(QIODevice::ReadOnly);
-            QJsonObject plan = QJsonDocument::fromJson(f.readAll()).object();
-            f.close();
-            plan.remove(QStringLiteral("model")); // the script's own model
-            plan.insert(QStringLiteral("parallel"), QJsonObject{{QStringLiteral("dp"), 4}});
-            plan.insert(QStringLiteral("own_trainer"),
-                        QJsonObject{{QStringLiteral("command"), QJsonArray{QStringLiteral("/usr/bin/python3"),
-                                                                           QStringLiteral(TRELLIS_SOURCE_DIR "/examples/pytorch/train_ddp.py"),
-                                                                           QStringLiteral("--steps"), QString::number(steps), QStringLiteral("--checkpoint-every"),
-                                                                           QStringLiteral("1000000")}},
-                                    // gloo finds its interface by the host's name, which resolves to nothing in these
-                                    // namespaces: a cluster's job says which interface its ranks talk on.
-                                    {QStringLiteral("env"), QJsonObject{{QStringLiteral("PYTHONPATH"), QStringLiteral(TRELLIS_SOURCE_DIR "/python")},
-                                                                        {QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1")},
-                                                                        {QStringLiteral("GLOO_SOCKET_IFNAME"), QStringLiteral("eth0")}}}});
-            f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-            f.write(QJsonDocument(plan).toJson());
-            f.close();
-            return path;
-        };
-        const QString plan = ddpPlan(QStringLiteral("ddp-hosts"), 20);
+        const QString plan = ddpPlan(QStringLiteral("ddp-hosts"), known, 20);
         const Result accept = cli({QStringLiteral("preflight"), plan, QStringLiteral("--accept-host-key"), m_addresses.join(QLatin1Char(','))});
         QVERIFY2(accept.code == 0, qPrintable(accept.out + accept.err));
         const Result run = cli({QStringLiteral("--db"), m_db, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
@@ -257,9 +259,17 @@ private slots:
         const QString hereId = here.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
         const QString differ = lossesDiffer(acrossHosts, lossesOf(m_db, hereId, 0), QStringLiteral("across host1 and host2"));
         QVERIFY2(differ.isEmpty(), qPrintable(differ));
+    }
 
-        // A long job; rank 2 (on host2) stopped once steps flow.
-        const QString longPlan = ddpPlan(QStringLiteral("ddp-hosts-long"), 100000);
+    // A long DDP job across the hosts: its rank 2 (on host2), stopped once steps flow, is named with
+    // the all_reduce the others wait in.
+    void ddpRankStoppedOnAHostIsNamed()
+    {
+        const QString longPlan = ddpPlan(QStringLiteral("ddp-hosts-long"), acceptedKnownHosts(), 100000);
+        const auto cleanHosts = [&](const QString &id) {
+            for (const QString &hostDir : {QStringLiteral("h1/runs/"), QStringLiteral("h2/runs/")})
+                QDir(m_dir.filePath(hostDir + id)).removeRecursively();
+        };
         QProcess longRun;
         longRun.start(kCli, {QStringLiteral("--db"), m_db, QStringLiteral("run"), longPlan, QStringLiteral("--quiet"), QStringLiteral("--hang-confirm"),
                              QStringLiteral("60")});

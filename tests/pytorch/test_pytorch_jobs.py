@@ -12,6 +12,7 @@ usage: test_pytorch_jobs.py TRELLIS_CLI [--timing | --not-timing | unittest's ar
        judge timing, which ctest runs alone; --not-timing: the others)
 """
 import json
+import re
 import os
 import shutil
 import signal
@@ -200,7 +201,11 @@ class PyTorchJobs(unittest.TestCase):
             self.assertIn("rank 2", message)
             self.assertIn("stopped responding", message)
             # The others wait in a tracked all_reduce: DDP's bucket (its comm hook) or the loss's mean.
-            self.assertRegex(message, r"ranks 0,1,3 wait in world all_reduce #\d+", message)
+            # Those that had reached it when the stall was named: 1.5 s after rank 2's last
+            # heartbeat a busy machine may still have one of them on its way there.
+            waiting = re.search(r"ranks? ([0-9,]+) wait in world all_reduce #\d+", message)
+            self.assertIsNotNone(waiting, message)
+            self.assertTrue(set(waiting.group(1).split(",")) <= {"0", "1", "3"}, message)
             self.assertIn("[rank 2's process is stopped]", message)
         self.assertIn("the run goes on", stall)
         self.assertRegex(hang, r"rank 2's process has been stopped for \d+\.\d s \(launch.hang_confirm_s 4.0 s\)")

@@ -221,14 +221,14 @@ private slots:
     void reopenedWindowReattaches()
     {
         QTemporaryDir dir;
-        const int steps = 2500;
+        const int steps = 600;
         const QString planPath = writePlan(dir, steps);
         QVERIFY(!planPath.isEmpty());
         const QString db = dir.filePath(QStringLiteral("history.sqlite"));
         QProcess cli;
-        // Rank 0 stalls 13 s at step 3 (the others wait for it): however long this process is
-        // kept off the CPU on a loaded machine, the ranks are still early in the run when it
-        // stops them below.
+        // Rank 0 stalls 13 s at step 3 (the others wait for it): unless this process is kept off
+        // the CPU for that long on a loaded machine, the ranks are still early in the run when it
+        // stops them below (and the 600 steps after the stall are seconds more).
         cli.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-cli"),
                   {QStringLiteral("--db"), db, QStringLiteral("run"), planPath, QStringLiteral("--detach"), QStringLiteral("--inject"),
                    QStringLiteral("stall@0:3")});
