@@ -491,7 +491,11 @@ private slots:
         env.insert(QStringLiteral("TRELLIS_HISTORY_MAX_KEPT_OPS"), QStringLiteral("30"));
         supervisor.setProcessEnvironment(env);
         supervisor.start(kCli, simulateArgs(db, QStringLiteral("bounded"), 3, 10));
-        QVERIFY(reached(db, QStringLiteral("bounded"), 10));
+        if (!reached(db, QStringLiteral("bounded"), 10)) // what the supervisor said, and whether it is still there
+            QFAIL(qPrintable(QStringLiteral("the run never reached step 10 in the history; the supervisor is %1 and said: %2")
+                                 .arg(supervisor.state() == QProcess::Running ? QStringLiteral("running")
+                                                                              : QStringLiteral("gone (exit %1)").arg(supervisor.exitCode()),
+                                      QString::fromUtf8(supervisor.readAllStandardError()).right(3000))));
         QCOMPARE(holdLocked(db, 7000), QString());
         QVERIFY(supervisor.waitForFinished(90000));
         QVERIFY2(supervisor.exitCode() == 0, supervisor.readAllStandardError().constData());
