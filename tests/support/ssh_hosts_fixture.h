@@ -26,18 +26,7 @@ inline const QString kTrainer = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-
 // netns_hosts.sh ARGS, to its end (a minute at most).
 inline Result netnsHosts(const QStringList &args)
 {
-    QProcess p;
-    p.start(QStringLiteral("bash"), QStringList{kNetnsHosts} + args);
-    Result r;
-    if (!p.waitForFinished(60000)) {
-        p.kill();
-        p.waitForFinished();
-        return r;
-    }
-    r.code = p.exitCode();
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    return r;
+    return runProgram(QStringLiteral("bash"), QStringList{kNetnsHosts} + args, 60000);
 }
 
 class SshHostsFixture {
