@@ -147,28 +147,83 @@ void StepBlockEncoder::add(const StepRow &row)
     ++m_count;
 }
 
+namespace {
+
+// A zigzag LEB128 number from [p, end): false when cut short or longer than 64 bits.
+bool readZigzag(const unsigned char *&p, const unsigned char *end, qint64 &value)
+{
+    quint64 z = 0;
+    for (int shift = 0;; shift += 7) {
+        if (p == end || shift > 63)
+            return false;
+        const unsigned char b = *p++;
+        z |= static_cast<quint64>(b & 0x7F) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    value = static_cast<qint64>((z >> 1) ^ (~(z & 1) + 1));
+    return true;
+}
+
+bool unpackFixed(int rank, const QByteArray &blob, qint64 count, QList<StepRow> &out, const std::function<bool(const QString &)> &corrupt)
+{
+    if (blob.size() % kStepRecordBytes != 0 || blob.size() / kStepRecordBytes != count)
+        return corrupt(QStringLiteral("%1 bytes for %2 records of %3 bytes").arg(blob.size()).arg(count).arg(kStepRecordBytes));
+    const char *p = blob.constData();
+    for (qint64 i = 0; i < count; ++i) {
+        std::array<quint64, kStepRecordFields> f{};
+        for (int k = 0; k < kStepRecordFields7; ++k)
+            f[static_cast<std::size_t>(k)] = static_cast<quint64>(getInt(p));
+        out.append(rowOf(rank, f));
+    }
+    return true;
+}
+
+// One record's changed fields (after its mask) applied to f: empty, or what is wrong at which byte.
+QString applyRecordFields(const unsigned char *&p, const unsigned char *begin, const unsigned char *end, quint32 mask,
+                          int fields, std::array<quint64, kStepRecordFields> &f)
+{
+    auto at = [&] { return static_cast<qint64>(p - begin); };
+    for (int k = 0; k < fields; ++k) {
+        if (!(mask & (1u << k)))
+            continue;
+        if (kIntegerField[k]) {
+            qint64 d = 0;
+            if (!readZigzag(p, end, d))
+                return QStringLiteral("has a cut or overlong number at byte %1").arg(at());
+            f[k] += static_cast<quint64>(d);
+            continue;
+        }
+        if (p == end)
+            return QStringLiteral("cut short at byte %1").arg(at());
+        const int lead = *p >> 4, trail = *p & 0x0F;
+        ++p;
+        if (lead + trail > 7)
+            return QStringLiteral("has a bad field header at byte %1").arg(at() - 1);
+        if (end - p < 8 - lead - trail)
+            return QStringLiteral("cut short at byte %1").arg(at());
+        quint64 x = 0;
+        for (int b = trail; b < 8 - lead; ++b)
+            x |= static_cast<quint64>(*p++) << (8 * b);
+        f[k] ^= x;
+    }
+    return {};
+}
+
+} // namespace
+
 bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncoding encoding, QList<StepRow> &out,
                      QString *error, std::optional<int> only)
 {
-    auto corrupt = [&](const QString &why) {
+    const std::function<bool(const QString &)> corrupt = [&](const QString &why) {
         if (error)
             *error = QStringLiteral("a step block of rank %1 is corrupt (%2)").arg(rank).arg(why);
         return false;
     };
     if (count < 0)
         return corrupt(QStringLiteral("%1 records").arg(count));
-    if (encoding == StepEncoding::Fixed) {
-        if (blob.size() % kStepRecordBytes != 0 || blob.size() / kStepRecordBytes != count)
-            return corrupt(QStringLiteral("%1 bytes for %2 records of %3 bytes").arg(blob.size()).arg(count).arg(kStepRecordBytes));
-        const char *p = blob.constData();
-        for (qint64 i = 0; i < count; ++i) {
-            std::array<quint64, kStepRecordFields> f{};
-            for (int k = 0; k < kStepRecordFields7; ++k)
-                f[static_cast<std::size_t>(k)] = static_cast<quint64>(getInt(p));
-            out.append(rowOf(rank, f));
-        }
-        return true;
-    }
+    if (encoding == StepEncoding::Fixed)
+        return unpackFixed(rank, blob, count, out, corrupt);
     if (encoding != StepEncoding::Delta && encoding != StepEncoding::Delta22 && encoding != StepEncoding::Delta25 &&
         encoding != StepEncoding::Ranked25)
         return corrupt(QStringLiteral("unknown encoding %1").arg(static_cast<int>(encoding)));
@@ -184,16 +239,9 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
     std::array<quint64, kStepRecordFields> f{};
     for (qint64 i = 0; i < count; ++i) {
         if (ranked) {
-            quint64 z = 0;
-            for (int shift = 0;; shift += 7) {
-                if (p == end || shift > 63)
-                    return corrupt(QStringLiteral("record %1 of %2 has a cut or overlong rank at byte %3").arg(i + 1).arg(count).arg(at()));
-                const unsigned char b = *p++;
-                z |= static_cast<quint64>(b & 0x7F) << shift;
-                if (!(b & 0x80))
-                    break;
-            }
-            const auto d = static_cast<qint64>((z >> 1) ^ (~(z & 1) + 1));
+            qint64 d = 0;
+            if (!readZigzag(p, end, d))
+                return corrupt(QStringLiteral("record %1 of %2 has a cut or overlong rank at byte %3").arg(i + 1).arg(count).arg(at()));
             recordRank = static_cast<qint64>(static_cast<quint64>(recordRank) + static_cast<quint64>(d));
             if (recordRank < 0 || recordRank > std::numeric_limits<int>::max())
                 return corrupt(QStringLiteral("record %1 names rank %2").arg(i + 1).arg(recordRank));
@@ -204,36 +252,8 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
         p += maskBytes;
         if (mask >> fields)
             return corrupt(QStringLiteral("record %1 names fields that do not exist").arg(i + 1));
-        for (int k = 0; k < fields; ++k) {
-            if (!(mask & (1u << k)))
-                continue;
-            if (kIntegerField[k]) {
-                quint64 z = 0;
-                for (int shift = 0;; shift += 7) {
-                    if (p == end || shift > 63)
-                        return corrupt(QStringLiteral("record %1 has a cut or overlong number at byte %2").arg(i + 1).arg(at()));
-                    const unsigned char b = *p++;
-                    z |= static_cast<quint64>(b & 0x7F) << shift;
-                    if (!(b & 0x80))
-                        break;
-                }
-                const auto d = static_cast<qint64>((z >> 1) ^ (~(z & 1) + 1));
-                f[k] += static_cast<quint64>(d);
-            } else {
-                if (p == end)
-                    return corrupt(QStringLiteral("record %1 cut short at byte %2").arg(i + 1).arg(at()));
-                const int lead = *p >> 4, trail = *p & 0x0F;
-                ++p;
-                if (lead + trail > 7)
-                    return corrupt(QStringLiteral("record %1 has a bad field header at byte %2").arg(i + 1).arg(at() - 1));
-                if (end - p < 8 - lead - trail)
-                    return corrupt(QStringLiteral("record %1 cut short at byte %2").arg(i + 1).arg(at()));
-                quint64 x = 0;
-                for (int b = trail; b < 8 - lead; ++b)
-                    x |= static_cast<quint64>(*p++) << (8 * b);
-                f[k] ^= x;
-            }
-        }
+        if (const QString wrong = applyRecordFields(p, begin, end, mask, fields, f); !wrong.isEmpty())
+            return corrupt(QStringLiteral("record %1 %2").arg(i + 1).arg(wrong));
         if (!only || *only == recordRank)
             out.append(rowOf(static_cast<int>(recordRank), f));
     }
@@ -242,19 +262,12 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
     return true;
 }
 
-bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *error, std::optional<int> rank,
-                  qint64 fromStep, qint64 toStep)
+namespace {
+
+// The rows of schema versions before step blocks (step_metrics), for one rank and a step window.
+bool readLegacyRows(QSqlDatabase &db, qint64 run, QList<StepRow> &rows, QString &error, std::optional<int> rank, bool window,
+                    qint64 fromStep, qint64 toStep)
 {
-    bool ok = true;
-    auto fail = [&](const QString &why) {
-        if (error && ok)
-            *error = why;
-        ok = false;
-    };
-    const bool window = fromStep > 0 || toStep < std::numeric_limits<qint64>::max();
-    // Read order is age order: legacy rows, then blocks by rowid; a later copy of a (rank, step)
-    // replaces an earlier one below.
-    QList<StepRow> rows;
     QSqlQuery q(db);
     q.setForwardOnly(true);
     q.prepare(QString::fromLatin1(kLegacySelect) + QStringLiteral(" WHERE run = ?") +
@@ -267,25 +280,33 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
         q.addBindValue(toStep);
     }
     if (!q.exec()) {
-        fail(q.lastError().text());
-    } else {
-        while (q.next()) {
-            StepRow s;
-            s.rank = q.value(0).toInt();
-            s.step = q.value(1).toLongLong();
-            double *doubles[] = {&s.stepMs, &s.computeMs, &s.commMs, &s.commExposedMs, &s.bubbleMs, &s.idleMs};
-            for (int i = 0; i < 6; ++i)
-                *doubles[i] = q.value(2 + i).toDouble();
-            s.tokens = q.value(8).toLongLong();
-            double *more[] = {&s.tokensPerS, &s.loss, &s.gradNorm, &s.lr};
-            for (int i = 0; i < 4; ++i)
-                *more[i] = q.value(9 + i).toDouble();
-            qint64 *memory[] = {&s.memParameters, &s.memGradients, &s.memOptimizer, &s.memActivations, &s.memComm, &s.peakRss};
-            for (int i = 0; i < 6; ++i)
-                *memory[i] = q.value(13 + i).toLongLong();
-            rows.append(s);
-        }
+        error = q.lastError().text();
+        return false;
     }
+    while (q.next()) {
+        StepRow s;
+        s.rank = q.value(0).toInt();
+        s.step = q.value(1).toLongLong();
+        double *doubles[] = {&s.stepMs, &s.computeMs, &s.commMs, &s.commExposedMs, &s.bubbleMs, &s.idleMs};
+        for (int i = 0; i < 6; ++i)
+            *doubles[i] = q.value(2 + i).toDouble();
+        s.tokens = q.value(8).toLongLong();
+        double *more[] = {&s.tokensPerS, &s.loss, &s.gradNorm, &s.lr};
+        for (int i = 0; i < 4; ++i)
+            *more[i] = q.value(9 + i).toDouble();
+        qint64 *memory[] = {&s.memParameters, &s.memGradients, &s.memOptimizer, &s.memActivations, &s.memComm, &s.peakRss};
+        for (int i = 0; i < 6; ++i)
+            *memory[i] = q.value(13 + i).toLongLong();
+        rows.append(s);
+    }
+    return true;
+}
+
+// The step blocks that may hold the rank and window, in rowid (age) order, unpacked; a block's
+// rows outside the window are not kept. A corrupt block is reported and the others still read.
+bool readBlockRows(QSqlDatabase &db, qint64 run, QList<StepRow> &rows, QString &error, std::optional<int> rank, bool window,
+                   qint64 fromStep, qint64 toStep)
+{
     QSqlQuery b(db);
     b.setForwardOnly(true);
     // A block holds the ranks [rank, last_rank] (one before schema 11), never more than
@@ -305,24 +326,31 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
         b.addBindValue(toStep);
     }
     if (!b.exec()) {
-        fail(b.lastError().text());
-    } else {
-        while (b.next()) {
-            QString why;
-            const qsizetype before = rows.size();
-            if (!unpackStepBlock(b.value(0).toInt(), b.value(2).toByteArray(), b.value(1).toLongLong(),
-                                 static_cast<StepEncoding>(b.value(3).toInt()), rows, &why, rank))
-                fail(why);
-            if (window) // a block's other steps are not kept
-                rows.erase(std::remove_if(rows.begin() + before, rows.end(),
-                                          [&](const StepRow &s) { return s.step < fromStep || s.step > toStep; }),
-                           rows.end());
-        }
+        error = b.lastError().text();
+        return false;
     }
-    if (rank)
-        rows.removeIf([&](const StepRow &s) { return s.rank != *rank; });
-    // Newest copy of each (step, rank): a stable sort keeps age order among equals; take the last,
-    // compacted in place (a second copy of every row would double what a long run's read holds).
+    bool ok = true;
+    while (b.next()) {
+        QString why;
+        const qsizetype before = rows.size();
+        if (!unpackStepBlock(b.value(0).toInt(), b.value(2).toByteArray(), b.value(1).toLongLong(),
+                             static_cast<StepEncoding>(b.value(3).toInt()), rows, &why, rank) && ok) {
+            error = why;
+            ok = false;
+        }
+        if (window) // a block's other steps are not kept
+            rows.erase(std::remove_if(rows.begin() + before, rows.end(),
+                                      [&](const StepRow &s) { return s.step < fromStep || s.step > toStep; }),
+                       rows.end());
+    }
+    return ok;
+}
+
+// The newest copy of each (step, rank), in (step, rank) order: a stable sort keeps age order among
+// equals; the last is taken, compacted in place (a second copy of every row would double what a
+// long run's read holds).
+void keepNewestCopies(QList<StepRow> &rows)
+{
     std::stable_sort(rows.begin(), rows.end(),
                      [](const StepRow &x, const StepRow &y) { return x.step != y.step ? x.step < y.step : x.rank < y.rank; });
     qsizetype kept = 0;
@@ -330,11 +358,30 @@ bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *er
         if (i + 1 == rows.size() || rows[i + 1].step != rows[i].step || rows[i + 1].rank != rows[i].rank)
             rows[kept++] = rows[i];
     rows.resize(kept);
+}
+
+} // namespace
+
+bool readStepRows(QSqlDatabase &db, qint64 run, QList<StepRow> &out, QString *error, std::optional<int> rank,
+                  qint64 fromStep, qint64 toStep)
+{
+    const bool window = fromStep > 0 || toStep < std::numeric_limits<qint64>::max();
+    // Read order is age order: legacy rows, then blocks by rowid; a later copy of a (rank, step)
+    // replaces an earlier one.
+    QList<StepRow> rows;
+    QString legacyError, blockError;
+    const bool legacyOk = readLegacyRows(db, run, rows, legacyError, rank, window, fromStep, toStep);
+    const bool blocksOk = readBlockRows(db, run, rows, blockError, rank, window, fromStep, toStep);
+    if (error && (!legacyOk || !blocksOk))
+        *error = !legacyOk ? legacyError : blockError;
+    if (rank)
+        rows.removeIf([&](const StepRow &s) { return s.rank != *rank; });
+    keepNewestCopies(rows);
     if (out.isEmpty())
         out = std::move(rows);
     else
         out.append(rows);
-    return ok;
+    return legacyOk && blocksOk;
 }
 
 bool forEachStepChunk(QSqlDatabase &db, qint64 run, qint64 fromStep, qint64 rowsPerChunk,

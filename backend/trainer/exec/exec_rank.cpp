@@ -88,89 +88,120 @@ int usage(const char *why)
     return proto::kExitUsage;
 }
 
-} // namespace
-
-int execRank(int argc, char **argv)
-{
-    std::vector<std::pair<std::string, std::string>> vars;
+struct ExecOptions {
+    std::vector<std::pair<std::string, std::string>> vars; // set in the command's environment
     std::string dir, masterAddr, masterPort;
-    int first = -1;
+    int first = -1; // argv index of the command
     bool nodeRelay = false;
+    bool help = false;
+};
+
+// The options before `--`: an empty string, or what is wrong with them.
+std::string parseOptions(int argc, char **argv, ExecOptions &o)
+{
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--") {
-            first = i + 1;
+            o.first = i + 1;
             break;
         }
         if (arg == "--help" || arg == "-h") {
-            usage(nullptr);
-            return proto::kExitOk;
+            o.help = true;
+            return {};
         }
         if (arg == "--node-relay") {
-            nodeRelay = true;
+            o.nodeRelay = true;
             continue;
         }
         if (i + 1 >= argc)
-            return usage((arg + " needs a value").c_str());
+            return arg + " needs a value";
         const std::string value = argv[++i];
-        if (arg == "--run-id") vars.emplace_back("TRELLIS_RUN_ID", value);
-        else if (arg == "--endpoint") vars.emplace_back("TRELLIS_TELEMETRY_ENDPOINT", value);
-        else if (arg == "--telemetry-keys") vars.emplace_back("TRELLIS_TELEMETRY_KEYS", value);
-        else if (arg == "--protocol") vars.emplace_back("TRELLIS_PROTOCOL_VERSION", value);
-        else if (arg == "--heartbeat-ms") vars.emplace_back("TRELLIS_HEARTBEAT_MS", value);
+        if (arg == "--run-id") o.vars.emplace_back("TRELLIS_RUN_ID", value);
+        else if (arg == "--endpoint") o.vars.emplace_back("TRELLIS_TELEMETRY_ENDPOINT", value);
+        else if (arg == "--telemetry-keys") o.vars.emplace_back("TRELLIS_TELEMETRY_KEYS", value);
+        else if (arg == "--protocol") o.vars.emplace_back("TRELLIS_PROTOCOL_VERSION", value);
+        else if (arg == "--heartbeat-ms") o.vars.emplace_back("TRELLIS_HEARTBEAT_MS", value);
         else if (arg == "--restart-count") {
-            vars.emplace_back("TRELLIS_RESTART_COUNT", value);
-            vars.emplace_back("TORCHELASTIC_RESTART_COUNT", value);
-        } else if (arg == "--checkpoint-dir") vars.emplace_back("TRELLIS_CHECKPOINT_DIR", value);
-        else if (arg == "--master-addr") masterAddr = value;
-        else if (arg == "--master-port") masterPort = value;
-        else if (arg == "--dir") dir = value;
+            o.vars.emplace_back("TRELLIS_RESTART_COUNT", value);
+            o.vars.emplace_back("TORCHELASTIC_RESTART_COUNT", value);
+        } else if (arg == "--checkpoint-dir") o.vars.emplace_back("TRELLIS_CHECKPOINT_DIR", value);
+        else if (arg == "--master-addr") o.masterAddr = value;
+        else if (arg == "--master-port") o.masterPort = value;
+        else if (arg == "--dir") o.dir = value;
         else if (arg == "--env") {
             const auto eq = value.find('=');
             if (eq == std::string::npos || !validName(value.substr(0, eq)))
-                return usage(("--env takes NAME=VALUE with NAME of letters, digits and _, not '" + value + "'").c_str());
-            vars.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+                return "--env takes NAME=VALUE with NAME of letters, digits and _, not '" + value + "'";
+            o.vars.emplace_back(value.substr(0, eq), value.substr(eq + 1));
         } else
-            return usage(("unknown option " + arg).c_str());
+            return "unknown option " + arg;
     }
-    if (first < 0 || first >= argc)
-        return usage("no command after --");
+    if (o.first < 0 || o.first >= argc)
+        return "no command after --";
+    return {};
+}
 
-    // Who this rank is: mpirun's variables, else Slurm's (srun), else torchrun's own (already set).
+// Who this rank is — mpirun's variables, else Slurm's (srun), else torchrun's own (already set) —
+// told to the command as torchrun tells it, with the options' variables. Empty, or what failed.
+std::string setRankVariables(ExecOptions &o, std::string &rankText)
+{
     const char *rank = firstEnv({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "RANK"});
     const char *size = firstEnv({"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "WORLD_SIZE"});
     const char *localRank = firstEnv({"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "LOCAL_RANK"});
     const char *localSize = firstEnv({"OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE"});
     if (!rank || !size)
-        return usage("cannot tell this process's rank: none of OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID or RANK is set "
-                     "(start it under mpirun or srun)");
-    const std::string rankText = rank, sizeText = size;
-    vars.emplace_back("RANK", rankText);
-    vars.emplace_back("WORLD_SIZE", sizeText);
-    vars.emplace_back("LOCAL_RANK", localRank ? localRank : rankText.c_str());
-    vars.emplace_back("LOCAL_WORLD_SIZE", localSize ? localSize : sizeText.c_str());
-    if (!masterAddr.empty())
-        vars.emplace_back("MASTER_ADDR", masterAddr);
+        return "cannot tell this process's rank: none of OMPI_COMM_WORLD_RANK, PMIX_RANK, SLURM_PROCID or RANK is set "
+               "(start it under mpirun or srun)";
+    rankText = rank;
+    const std::string sizeText = size;
+    o.vars.emplace_back("RANK", rankText);
+    o.vars.emplace_back("WORLD_SIZE", sizeText);
+    o.vars.emplace_back("LOCAL_RANK", localRank ? localRank : rankText.c_str());
+    o.vars.emplace_back("LOCAL_WORLD_SIZE", localSize ? localSize : sizeText.c_str());
+    if (!o.masterAddr.empty())
+        o.vars.emplace_back("MASTER_ADDR", o.masterAddr);
     else if (!env("MASTER_ADDR"))
-        vars.emplace_back("MASTER_ADDR", "127.0.0.1");
-    if (!masterPort.empty())
-        vars.emplace_back("MASTER_PORT", masterPort);
-    for (const auto &[name, value] : vars)
+        o.vars.emplace_back("MASTER_ADDR", "127.0.0.1");
+    if (!o.masterPort.empty())
+        o.vars.emplace_back("MASTER_PORT", o.masterPort);
+    for (const auto &[name, value] : o.vars)
         if (::setenv(name.c_str(), value.c_str(), 1) != 0)
-            return usage(("cannot set " + name).c_str());
-    if (nodeRelay)
+            return "cannot set " + name;
+    if (o.nodeRelay)
         useNodeRelay(rankText.c_str(), localRank, localSize);
+    return {};
+}
 
+// The checkpoint folder made absolute: relative to where the rank started (its run folder), not to
+// the command's folder. Made if missing; the command reports it if it matters.
+void absoluteCheckpointDir()
+{
     if (const char *ckpt = env("TRELLIS_CHECKPOINT_DIR")) {
-        // Relative to where the rank started (its run folder), not to the command's folder.
         std::error_code ec;
         const std::filesystem::path absolute = std::filesystem::absolute(ckpt, ec);
         if (!ec)
             ::setenv("TRELLIS_CHECKPOINT_DIR", absolute.c_str(), 1);
-        std::filesystem::create_directories(absolute, ec); // the command reports it if it matters
+        std::filesystem::create_directories(absolute, ec);
     }
-    if (!dir.empty() && ::chdir(dir.c_str()) != 0) {
-        std::fprintf(stderr, "trellis-trainer --exec: rank %s: cannot change to the job's folder %s: %s\n", rank, dir.c_str(),
+}
+
+} // namespace
+
+int execRank(int argc, char **argv)
+{
+    ExecOptions o;
+    if (const std::string wrong = parseOptions(argc, argv, o); !wrong.empty())
+        return usage(wrong.c_str());
+    if (o.help) {
+        usage(nullptr);
+        return proto::kExitOk;
+    }
+    std::string rank;
+    if (const std::string wrong = setRankVariables(o, rank); !wrong.empty())
+        return usage(wrong.c_str());
+    absoluteCheckpointDir();
+    if (!o.dir.empty() && ::chdir(o.dir.c_str()) != 0) {
+        std::fprintf(stderr, "trellis-trainer --exec: rank %s: cannot change to the job's folder %s: %s\n", rank.c_str(), o.dir.c_str(),
                      std::strerror(errno));
         return proto::kExitCommandNotFound;
     }
@@ -181,9 +212,10 @@ int execRank(int argc, char **argv)
     if (::getppid() != launcher) // it went before the request was in place
         return proto::kExitUsage;
     std::fflush(nullptr);
+    const int first = o.first;
     ::execvp(argv[first], argv + first);
     const int error = errno;
-    std::fprintf(stderr, "trellis-trainer --exec: rank %s: cannot run '%s': %s\n", rank, argv[first], std::strerror(error));
+    std::fprintf(stderr, "trellis-trainer --exec: rank %s: cannot run '%s': %s\n", rank.c_str(), argv[first], std::strerror(error));
     return error == ENOENT ? proto::kExitCommandNotFound : proto::kExitCommandNotExecutable;
 }
 

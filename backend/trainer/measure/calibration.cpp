@@ -27,19 +27,28 @@ double allReduceSeconds(DeviceCommunicator &world, std::size_t floats, int itera
     return secondsSince(start) / iterations;
 }
 
-} // namespace
-
-Calibration runCalibration(MpiCommunicator &comm)
+// The median of five timed windows, every rank starting each together: a burst of load from
+// outside the job (a shared machine) does not set the figure, while contention between the job's
+// own ranks, present in every window, does.
+template <typename Window>
+double medianWindow(DeviceCommunicator &world, Window &&window)
 {
-    DeviceCommunicator &world = comm;
-    HostCommunicator &host = comm;
-    Calibration c;
-    c.ranks = world.size();
-    // The "tiny" preset at 4 sequences a micro-batch: what the CPU plans in resources/plans run.
-    const GptConfig config{256, 128, 2, 128, 4, 512};
+    std::vector<double> windows;
+    for (int i = 0; i < 5; ++i) {
+        world.barrier();
+        windows.push_back(window());
+    }
+    std::sort(windows.begin(), windows.end());
+    return windows[windows.size() / 2];
+}
+
+// The "tiny" preset at 4 sequences a micro-batch (what the CPU plans in resources/plans run):
+// forward and backward timed, as GFLOP/s of the FLOPs backend/plan/cost/cost_model.cpp counts
+// (forward GEMMs and attention, backward twice that). The slowest rank's rate: in training every
+// step waits for the slowest rank at its collectives.
+double measureComputeRate(DeviceCommunicator &world, HostCommunicator &host, GptModel<float> &model, const GptConfig &config)
+{
     const int batch = 4, seq = 128, bt = batch * seq;
-    GptModel<float> model(config);
-    model.initialize(1);
     Rng rng(world.rank() + 1);
     std::vector<std::int32_t> tokens(bt), targets(bt);
     for (int i = 0; i < bt; ++i) {
@@ -53,78 +62,84 @@ Calibration runCalibration(MpiCommunicator &comm)
     };
     iteration();
     iteration();
-    // Five windows of four iterations, all ranks starting each together; the median window
-    // counts (as tst_calibration compares with the median step), so a burst of load from outside
-    // the job (a shared machine) does not set the rate, while contention between the job's own
-    // ranks, present in every window, does.
-    const int iterations = 4;
-    std::vector<double> windows;
-    for (int window = 0; window < 5; ++window) {
-        world.barrier();
+    const int iterations = 4; // a window
+    const double seconds = medianWindow(world, [&] {
         const auto start = Clock::now();
         for (int i = 0; i < iterations; ++i)
             iteration();
-        windows.push_back(secondsSince(start));
-    }
-    std::sort(windows.begin(), windows.end());
-    const double seconds = windows[windows.size() / 2];
-    // FLOPs as backend/plan/cost/cost_model.cpp counts them: forward GEMMs and attention, backward twice that.
+        return secondsSince(start);
+    });
     const double C = config.hidden, F = config.ffn, V = config.vocab;
     const double forward = config.layers * (2.0 * bt * (4 * C * C + 2 * C * F) + 4.0 * bt * seq * C) + 2.0 * bt * C * V;
-    // The slowest rank's rate: in training every step waits for the slowest rank at its
-    // collectives, so that is the rate a step runs at.
     const double rate = 3 * forward * iterations / seconds / 1e9;
     const std::vector<double> rates = host.allGather(rate);
-    c.gflopsPerRank = *std::min_element(rates.begin(), rates.end());
+    return *std::min_element(rates.begin(), rates.end());
+}
 
-    // The update: zero the gradients and sum their squares (all parameters), then AdamW (all
-    // owned; here every parameter), timed apart; the slowest rank's figure.
-    {
-        const std::size_t n = model.parameterCount();
-        AdamW adam({{0, n}}, AdamWConfig{});
-        float *params = model.parameters().data();
-        float *grads = model.gradients().data();
-        const int rounds = 5;
-        volatile double sink = 0; // keeps the sums from being optimised away
-        std::vector<double> zeroAndNorm, update;
-        for (int window = 0; window < 5; ++window) { // the median window, as for the rate
-            world.barrier();
-            auto t0 = Clock::now();
-            for (int i = 0; i < rounds; ++i) {
-                model.zeroGradients();
-                double sumSquares = 0;
-                for (std::size_t j = 0; j < n; ++j)
-                    sumSquares += static_cast<double>(grads[j]) * grads[j];
-                sink = sink + sumSquares;
-            }
-            zeroAndNorm.push_back(secondsSince(t0) * 1e9 / (rounds * static_cast<double>(n)));
-            world.barrier();
-            t0 = Clock::now();
-            for (int i = 0; i < rounds; ++i)
-                adam.step(params, grads, 1e-3);
-            update.push_back(secondsSince(t0) * 1e9 / (rounds * static_cast<double>(n)));
+// The update, per parameter: zero the gradients and sum their squares (all parameters), then
+// AdamW (all owned; here every parameter), timed apart; the slowest rank's figures.
+void measureUpdateCost(DeviceCommunicator &world, HostCommunicator &host, GptModel<float> &model, Calibration &c)
+{
+    const std::size_t n = model.parameterCount();
+    AdamW adam({{0, n}}, AdamWConfig{});
+    float *params = model.parameters().data();
+    float *grads = model.gradients().data();
+    const int rounds = 5;
+    const double perRound = 1e9 / (rounds * static_cast<double>(n));
+    volatile double sink = 0; // keeps the sums from being optimised away
+    const double zeroAndNorm = medianWindow(world, [&] {
+        const auto t0 = Clock::now();
+        for (int i = 0; i < rounds; ++i) {
+            model.zeroGradients();
+            double sumSquares = 0;
+            for (std::size_t j = 0; j < n; ++j)
+                sumSquares += static_cast<double>(grads[j]) * grads[j];
+            sink = sink + sumSquares;
         }
-        std::sort(zeroAndNorm.begin(), zeroAndNorm.end());
-        std::sort(update.begin(), update.end());
-        double perParameter[2] = {zeroAndNorm[zeroAndNorm.size() / 2], update[update.size() / 2]};
-        const std::vector<double> all = host.allGather(std::span<const double>(perParameter, 2));
-        for (int r = 0; r < world.size(); ++r) {
-            c.gradientNsPerParameter = std::max(c.gradientNsPerParameter, all[2 * static_cast<std::size_t>(r)]);
-            c.optimizerNsPerParameter = std::max(c.optimizerNsPerParameter, all[2 * static_cast<std::size_t>(r) + 1]);
-        }
+        return secondsSince(t0) * perRound;
+    });
+    const double update = medianWindow(world, [&] {
+        const auto t0 = Clock::now();
+        for (int i = 0; i < rounds; ++i)
+            adam.step(params, grads, 1e-3);
+        return secondsSince(t0) * perRound;
+    });
+    const double perParameter[2] = {zeroAndNorm, update};
+    const std::vector<double> all = host.allGather(std::span<const double>(perParameter, 2));
+    for (int r = 0; r < world.size(); ++r) {
+        c.gradientNsPerParameter = std::max(c.gradientNsPerParameter, all[2 * static_cast<std::size_t>(r)]);
+        c.optimizerNsPerParameter = std::max(c.optimizerNsPerParameter, all[2 * static_cast<std::size_t>(r) + 1]);
     }
+}
 
-    if (world.size() > 1) {
-        // t = latency + bytes · 2(n−1)/n / bandwidth, fitted through a small and a large message.
-        const std::size_t small = 1024, large = 1u << 20; // floats: 4 KiB and 4 MiB
-        double ts = allReduceSeconds(world, small, 200), tl = allReduceSeconds(world, large, 20);
-        ts = host.allReduce(ts, ReduceOp::Avg);
-        tl = host.allReduce(tl, ReduceOp::Avg);
-        const double factor = 2.0 * (world.size() - 1) / world.size();
-        const double perByte = std::max(1e-15, (tl - ts) / ((large - small) * 4.0 * factor));
-        c.bandwidthGBps = 1.0 / perByte / 1e9;
-        c.latencyUs = std::max(0.0, ts - small * 4.0 * factor * perByte) * 1e6;
-    }
+// t = latency + bytes · 2(n−1)/n / bandwidth, fitted through a small and a large message.
+void measureLinks(DeviceCommunicator &world, HostCommunicator &host, Calibration &c)
+{
+    const std::size_t small = 1024, large = 1u << 20; // floats: 4 KiB and 4 MiB
+    double ts = allReduceSeconds(world, small, 200), tl = allReduceSeconds(world, large, 20);
+    ts = host.allReduce(ts, ReduceOp::Avg);
+    tl = host.allReduce(tl, ReduceOp::Avg);
+    const double factor = 2.0 * (world.size() - 1) / world.size();
+    const double perByte = std::max(1e-15, (tl - ts) / ((large - small) * 4.0 * factor));
+    c.bandwidthGBps = 1.0 / perByte / 1e9;
+    c.latencyUs = std::max(0.0, ts - small * 4.0 * factor * perByte) * 1e6;
+}
+
+} // namespace
+
+Calibration runCalibration(MpiCommunicator &comm)
+{
+    DeviceCommunicator &world = comm;
+    HostCommunicator &host = comm;
+    Calibration c;
+    c.ranks = world.size();
+    const GptConfig config{256, 128, 2, 128, 4, 512}; // the "tiny" preset
+    GptModel<float> model(config);
+    model.initialize(1);
+    c.gflopsPerRank = measureComputeRate(world, host, model, config);
+    measureUpdateCost(world, host, model, c);
+    if (world.size() > 1)
+        measureLinks(world, host, c);
     return c;
 }
 

@@ -29,101 +29,129 @@ std::size_t GptModel<T>::addTensor(const std::string &name, std::vector<int> sha
     return offset;
 }
 
+namespace {
+
+bool validConfig(const GptConfig &c, int kvHeads)
+{
+    const int C = c.hidden, tp = c.tp, KVH = kvHeads;
+    const bool dims = c.vocab > 0 && C > 0 && c.ffn > 0 && c.maxSeqLen > 0 && c.layers > 0 && c.heads > 0 && C % c.heads == 0;
+    const bool tensorParallel = tp >= 1 && c.tpRank >= 0 && c.tpRank < tp && c.heads % tp == 0 && c.vocab % tp == 0 &&
+                                c.ffn % tp == 0 && KVH > 0 && c.heads % KVH == 0 && KVH % tp == 0;
+    const bool architecture = dims && (c.llama || KVH == c.heads) && (!c.llama || (C / c.heads) % 2 == 0) && c.ropeTheta > 0;
+    const bool contextParallel = c.cp >= 1 && c.cpRank >= 0 && c.cpRank < c.cp;
+    const bool experts = c.experts >= 0 && c.ep >= 1 && c.epRank >= 0 && c.epRank < c.ep &&
+                         (c.experts == 0 ? c.ep == 1
+                                         : c.experts % c.ep == 0 && c.topK >= 1 && c.topK <= c.experts && c.capacity >= 0 &&
+                                               c.auxLossCoef >= 0);
+    return dims && tensorParallel && architecture && contextParallel && experts;
+}
+
+} // namespace
+
 template <typename T>
 GptModel<T>::GptModel(const GptConfig &config, bool allocate, Device &device) : m_config(config), m_device(&device)
 {
     if (m_config.kvHeads == 0)
         m_config.kvHeads = m_config.heads;
-    const int C = config.hidden, maxT = config.maxSeqLen, tp = config.tp, KVH = m_config.kvHeads;
-    if (config.vocab <= 0 || C <= 0 || config.ffn <= 0 || maxT <= 0 || config.layers <= 0 || config.heads <= 0 ||
-        C % config.heads != 0 || tp < 1 || config.tpRank < 0 || config.tpRank >= tp || config.heads % tp != 0 ||
-        config.vocab % tp != 0 || config.ffn % tp != 0 || KVH <= 0 || config.heads % KVH != 0 || KVH % tp != 0 ||
-        (!config.llama && KVH != config.heads) || (config.llama && (C / config.heads) % 2 != 0) ||
-        !(config.ropeTheta > 0) || config.cp < 1 || config.cpRank < 0 || config.cpRank >= config.cp ||
-        config.experts < 0 || config.ep < 1 || config.epRank < 0 || config.epRank >= config.ep ||
-        (config.experts > 0 && (config.experts % config.ep != 0 || config.topK < 1 || config.topK > config.experts ||
-                                config.capacity < 0 || !(config.auxLossCoef >= 0))) ||
-        (config.experts == 0 && config.ep != 1))
+    if (!validConfig(config, m_config.kvHeads))
         throw std::invalid_argument("GptModel: invalid configuration");
-    const bool llama = config.llama;
     // Tensor parallelism: this rank's share of the vocabulary, of the q heads and kv heads (and
     // so of q, k, v) and of the MLP's inner width; everything else is replicated.
-    const int hs = C / config.heads;
+    const int C = config.hidden, tp = config.tp, hs = C / config.heads;
     m_V = config.vocab / tp;
     m_Cq = C / tp;
     m_NH = config.heads / tp;
-    m_KVH = KVH / tp;
+    m_KVH = m_config.kvHeads / tp;
     m_Ckv = m_KVH * hs;
     m_QKV = m_Cq + 2 * m_Ckv;
     m_F = config.ffn / tp;
-    m_Fin = llama ? 2 * m_F : m_F;
-    const int V = m_V, F = m_F, Cq = m_Cq;
-    m_wte = addTensor("wte", {V, C});
-    if (!llama)
-        m_wpe = addTensor("wpe", {maxT, C});
-    for (int l = 0; l < config.layers; ++l) {
-        // Built with append: GCC 12 raises a false -Wrestrict on chained std::string operator+.
-        std::string p = "h";
-        p.append(std::to_string(l)).append(".");
-        auto bias = [&](const char *name, int n) { return llama ? kNone : addTensor(p + name, {n}); };
-        Layer L{};
-        L.ln1w = addTensor(p + "ln1.weight", {C});
-        L.ln1b = bias("ln1.bias", C);
-        L.qkvw = addTensor(p + "attn.qkv.weight", {m_QKV, C});
-        L.qkvb = bias("attn.qkv.bias", m_QKV);
-        L.projw = addTensor(p + "attn.proj.weight", {C, Cq});
-        L.projb = bias("attn.proj.bias", C);
-        L.ln2w = addTensor(p + "ln2.weight", {C});
-        L.ln2b = bias("ln2.bias", C);
-        L.router = kNone;
-        if (config.experts > 0) {
-            // The router, then this rank's experts stacked (each tp-split like the dense MLP): the
-            // experts are the tail of the layer's unit.
-            const int El = m_El = config.experts / config.ep;
-            L.router = addTensor(p + "mlp.router.weight", {config.experts, C});
-            L.fcw = addTensor(p + "mlp.experts.fc.weight", {El, m_Fin, C});
-            L.fcb = llama ? kNone : addTensor(p + "mlp.experts.fc.bias", {El, F});
-            L.fcprojw = addTensor(p + "mlp.experts.proj.weight", {El, C, F});
-            L.fcprojb = llama ? kNone : addTensor(p + "mlp.experts.proj.bias", {El, C});
-        } else {
-            L.fcw = addTensor(p + "mlp.fc.weight", {m_Fin, C});
-            L.fcb = bias("mlp.fc.bias", F);
-            L.fcprojw = addTensor(p + "mlp.proj.weight", {C, F});
-            L.fcprojb = bias("mlp.proj.bias", C);
-        }
-        m_layers.push_back(L);
-    }
+    m_Fin = config.llama ? 2 * m_F : m_F;
+    m_wte = addTensor("wte", {m_V, C});
+    if (!config.llama)
+        m_wpe = addTensor("wpe", {config.maxSeqLen, C});
+    for (int l = 0; l < config.layers; ++l)
+        m_layers.push_back(addLayerTensors(l));
     m_lnfw = addTensor("lnf.weight", {C});
-    if (llama)
-        m_lmHead = addTensor("lm_head.weight", {V, C});
+    if (config.llama)
+        m_lmHead = addTensor("lm_head.weight", {m_V, C});
     else
         m_lnfb = addTensor("lnf.bias", {C});
-    const std::size_t total = m_tensors.back().offset + m_tensors.back().size;
-    m_count = total;
+    m_count = m_tensors.back().offset + m_tensors.back().size;
     if (allocate) {
-        m_params.assign(total);
-        m_grads.assign(total);
+        m_params.assign(m_count);
+        m_grads.assign(m_count);
     }
+    defineUnits();
+    m_stage.endLayer = config.layers;
+    if (config.llama)
+        computeRopeTables();
+}
+
+template <typename T>
+typename GptModel<T>::Layer GptModel<T>::addLayerTensors(int l)
+{
+    const int C = m_config.hidden, F = m_F, Cq = m_Cq;
+    const bool llama = m_config.llama;
+    // Built with append: GCC 12 raises a false -Wrestrict on chained std::string operator+.
+    std::string p = "h";
+    p.append(std::to_string(l)).append(".");
+    auto bias = [&](const char *name, int n) { return llama ? kNone : addTensor(p + name, {n}); };
+    Layer L{};
+    L.ln1w = addTensor(p + "ln1.weight", {C});
+    L.ln1b = bias("ln1.bias", C);
+    L.qkvw = addTensor(p + "attn.qkv.weight", {m_QKV, C});
+    L.qkvb = bias("attn.qkv.bias", m_QKV);
+    L.projw = addTensor(p + "attn.proj.weight", {C, Cq});
+    L.projb = bias("attn.proj.bias", C);
+    L.ln2w = addTensor(p + "ln2.weight", {C});
+    L.ln2b = bias("ln2.bias", C);
+    L.router = kNone;
+    if (m_config.experts > 0) {
+        // The router, then this rank's experts stacked (each tp-split like the dense MLP): the
+        // experts are the tail of the layer's unit.
+        const int El = m_El = m_config.experts / m_config.ep;
+        L.router = addTensor(p + "mlp.router.weight", {m_config.experts, C});
+        L.fcw = addTensor(p + "mlp.experts.fc.weight", {El, m_Fin, C});
+        L.fcb = llama ? kNone : addTensor(p + "mlp.experts.fc.bias", {El, F});
+        L.fcprojw = addTensor(p + "mlp.experts.proj.weight", {El, C, F});
+        L.fcprojb = llama ? kNone : addTensor(p + "mlp.experts.proj.bias", {El, C});
+    } else {
+        L.fcw = addTensor(p + "mlp.fc.weight", {m_Fin, C});
+        L.fcb = bias("mlp.fc.bias", F);
+        L.fcprojw = addTensor(p + "mlp.proj.weight", {C, F});
+        L.fcprojb = bias("mlp.proj.bias", C);
+    }
+    return L;
+}
+
+// The units parameters are gathered and released by (ZeRO-3, offload): the embedding, each layer,
+// the final norm (and llama's head).
+template <typename T>
+void GptModel<T>::defineUnits()
+{
+    const int layers = m_config.layers;
     m_units.push_back({m_wte, m_layers.empty() ? m_lnfw : m_layers.front().ln1w});
-    for (int l = 0; l < config.layers; ++l)
-        m_units.push_back({m_layers[l].ln1w, l + 1 < config.layers ? m_layers[l + 1].ln1w : m_lnfw});
-    m_units.push_back({m_lnfw, total});
+    for (int l = 0; l < layers; ++l)
+        m_units.push_back({m_layers[l].ln1w, l + 1 < layers ? m_layers[l + 1].ln1w : m_lnfw});
+    m_units.push_back({m_lnfw, m_count});
     m_unitParams.assign(m_units.size(), nullptr);
     m_unitGrads.assign(m_units.size(), nullptr);
-    m_stage.endLayer = config.layers;
-    if (llama) {
-        // Rotary angles pos·theta^(−2i/hs), computed in double once.
-        const int half = hs / 2;
-        std::vector<G> cosT(static_cast<std::size_t>(maxT) * half), sinT(cosT.size());
-        for (int t = 0; t < maxT; ++t)
-            for (int i = 0; i < half; ++i) {
-                const double angle = t * std::pow(config.ropeTheta, -2.0 * i / hs);
-                cosT[static_cast<std::size_t>(t) * half + i] = static_cast<G>(std::cos(angle));
-                sinT[static_cast<std::size_t>(t) * half + i] = static_cast<G>(std::sin(angle));
-            }
-        m_ropeCos.assignFromHost(cosT.data(), cosT.size());
-        m_ropeSin.assignFromHost(sinT.data(), sinT.size());
-    }
+}
+
+// llama's rotary angles pos·theta^(−2i/hs), computed in double once.
+template <typename T>
+void GptModel<T>::computeRopeTables()
+{
+    const int hs = m_config.hidden / m_config.heads, half = hs / 2, maxT = m_config.maxSeqLen;
+    std::vector<G> cosT(static_cast<std::size_t>(maxT) * half), sinT(cosT.size());
+    for (int t = 0; t < maxT; ++t)
+        for (int i = 0; i < half; ++i) {
+            const double angle = t * std::pow(m_config.ropeTheta, -2.0 * i / hs);
+            cosT[static_cast<std::size_t>(t) * half + i] = static_cast<G>(std::cos(angle));
+            sinT[static_cast<std::size_t>(t) * half + i] = static_cast<G>(std::sin(angle));
+        }
+    m_ropeCos.assignFromHost(cosT.data(), cosT.size());
+    m_ropeSin.assignFromHost(sinT.data(), sinT.size());
 }
 
 template <typename T>
@@ -222,41 +250,65 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
     const int BT = batch * seqLen;
     if (BT <= m_capacityBT && seqLen <= m_capacityT)
         return;
+    const ActivationLayout s = activationLayout(std::max(BT, m_capacityBT), std::max(seqLen, m_capacityT));
+    m_acts.assign(static_cast<std::size_t>(s.totalT));
+    m_stats.assign(static_cast<std::size_t>(s.totalG));
+    carveActivations(s);
+    m_capacityBT = static_cast<int>(s.bt);
+    m_capacityT = s.tCap;
+    allocateBackwardScratch(s.r, s.bt, s.tCap);
+}
+
+// How large each activation region is for bt rows of sequences up to tCap long (and which
+// attention and loss kernels run, which decides what they keep).
+template <typename T>
+typename GptModel<T>::ActivationLayout GptModel<T>::activationLayout(std::int64_t bt, int tCap)
+{
+    ActivationLayout s;
+    s.bt = bt;
+    s.tCap = tCap;
     const std::int64_t C = m_config.hidden, F = m_F, Fin = m_Fin, V = m_V, NH = m_NH, Cq = m_Cq, QKV = m_QKV;
-    const std::int64_t bt = std::max(BT, m_capacityBT);
-    const int tCap = std::max(seqLen, m_capacityT);
     // The attention probabilities (heads·T² a sequence, T), or with ring attention only each
     // row's log-sum-exp (G).
     // Fused attention (cuDNN, bf16 on a GPU) keeps the log-sum-exp too, never the probabilities.
     m_fusedAttention = !cp() && ops::fusedAttention<T>(stream());
-    const bool keepsLse = cp() || m_fusedAttention;
-    const std::int64_t att = keepsLse ? 0 : NH * bt * tCap, lse = keepsLse ? NH * bt : 0;
+    s.keepsLse = cp() || m_fusedAttention;
+    s.att = s.keepsLse ? 0 : NH * bt * tCap;
+    s.lse = s.keepsLse ? NH * bt : 0;
     // Selective recompute drops the probabilities; ring and fused attention keep none to drop.
-    const bool sharedAtt = m_recompute == Recompute::Selective && !keepsLse;
+    s.sharedAtt = m_recompute == Recompute::Selective && !s.keepsLse;
     // Inner activations of one layer (everything but its output, residual3), T: the norms'
     // outputs; q, k, v (rotated with llama), the attention output and probabilities; the MLP's
     // first linear's output (gate and up with SwiGLU) and the activation; the two branches'
     // outputs and residual2. G: a norm's mean (LayerNorm) and reciprocal deviation per row.
-    const std::int64_t r = rows(static_cast<int>(bt)); // rows of the norm and residual regions
+    const std::int64_t r = s.r = rows(static_cast<int>(bt)); // rows of the norm and residual regions
     const std::int64_t stats = m_config.llama ? r : 2 * r;
     // A mixture-of-experts MLP keeps its routing and rows apart (model/moe.cpp).
     const std::int64_t mlpActs = moe() ? 0 : bt * Fin + bt * F;
-    const std::int64_t innerT = r * C + bt * QKV + bt * Cq + att + r * C * 2 + r * C + mlpActs + r * C;
-    const std::int64_t innerG = stats + lse + stats;
-    const int first = m_stage.firstLayer, end = m_stage.endLayer, layers = end - first;
+    const std::int64_t innerT = r * C + bt * QKV + bt * Cq + s.att + r * C * 2 + r * C + mlpActs + r * C;
+    const std::int64_t innerG = stats + s.lse + stats;
+    const int layers = m_stage.endLayer - m_stage.firstLayer;
     // Full recompute: one set of inner activations for every layer; selective: one set of
     // attention probabilities.
-    const bool full = m_recompute == Recompute::Full;
-    const std::int64_t layersT = layers == 0 ? 0 : full ? innerT : sharedAtt ? (innerT - att) * layers + att : innerT * layers;
-    const std::int64_t layersG = layers == 0 ? 0 : full ? innerG : innerG * layers;
+    s.full = m_recompute == Recompute::Full;
+    const std::int64_t layersT = layers == 0 ? 0 : s.full ? innerT : s.sharedAtt ? (innerT - s.att) * layers + s.att : innerT * layers;
+    const std::int64_t layersG = layers == 0 ? 0 : s.full ? innerG : innerG * layers;
     // The head: the final norm's output (every row) and the logits (T); its statistics, the
     // probabilities and the per-position losses (G).
     // The probabilities, or where the cross-entropy keeps none (on a GPU) each row's log-sum-exp.
     m_fusedLoss = m_config.tp == 1 && ops::fusedCrossEntropy<T>(stream());
-    const std::int64_t probs = m_fusedLoss ? bt : bt * V;
-    const std::int64_t headT = m_stage.head ? bt * C + bt * V : 0, headG = m_stage.head ? stats + probs + bt : 0;
-    m_acts.assign(static_cast<std::size_t>(r * C + layersT + r * C * layers + headT));
-    m_stats.assign(static_cast<std::size_t>(layersG + headG));
+    s.probs = m_fusedLoss ? bt : bt * V;
+    const std::int64_t headT = m_stage.head ? bt * C + bt * V : 0, headG = m_stage.head ? stats + s.probs + bt : 0;
+    s.totalT = r * C + layersT + r * C * layers + headT;
+    s.totalG = layersG + headG;
+    return s;
+}
+
+// m_acts and m_stats cut into the regions activationLayout sized, in its order.
+template <typename T>
+void GptModel<T>::carveActivations(const ActivationLayout &s)
+{
+    const std::int64_t C = m_config.hidden, r = s.r, bt = s.bt;
     T *cursor = m_acts.data();
     G *statCursor = m_stats.data();
     auto take = [&](std::int64_t n) {
@@ -269,47 +321,44 @@ void GptModel<T>::allocateActivations(int batch, int seqLen)
         statCursor += n;
         return p;
     };
+    const bool llama = m_config.llama;
+    const int first = m_stage.firstLayer, end = m_stage.endLayer;
     m_encoded = take(r * C);
     m_layerActs.assign(static_cast<std::size_t>(m_config.layers), LayerActs{});
     for (int l = first; l < end; ++l) {
         LayerActs &a = m_layerActs[l];
-        if (full && l > first) {
+        if (s.full && l > first) {
             a = m_layerActs[first]; // shared inner activations
-        } else {
-            a.ln1 = take(r * C);
-            a.ln1Mean = m_config.llama ? nullptr : takeG(r);
-            a.ln1Rstd = takeG(r);
-            a.qkv = take(bt * QKV);
-            a.atty = take(bt * Cq);
-            a.att = keepsLse ? nullptr : sharedAtt && l > first ? m_layerActs[first].att : take(att);
-            a.lse = keepsLse ? takeG(lse) : nullptr;
-            a.attproj = take(r * C);
-            a.residual2 = take(r * C);
-            a.ln2 = take(r * C);
-            a.ln2Mean = m_config.llama ? nullptr : takeG(r);
-            a.ln2Rstd = takeG(r);
-            a.fch = moe() ? nullptr : take(bt * Fin);
-            a.fchGelu = moe() ? nullptr : take(bt * F);
-            a.fcproj = take(r * C);
+            continue;
         }
+        a.ln1 = take(r * C);
+        a.ln1Mean = llama ? nullptr : takeG(r);
+        a.ln1Rstd = takeG(r);
+        a.qkv = take(bt * m_QKV);
+        a.atty = take(bt * m_Cq);
+        a.att = s.keepsLse ? nullptr : s.sharedAtt && l > first ? m_layerActs[first].att : take(s.att);
+        a.lse = s.keepsLse ? takeG(s.lse) : nullptr;
+        a.attproj = take(r * C);
+        a.residual2 = take(r * C);
+        a.ln2 = take(r * C);
+        a.ln2Mean = llama ? nullptr : takeG(r);
+        a.ln2Rstd = takeG(r);
+        a.fch = moe() ? nullptr : take(bt * m_Fin);
+        a.fchGelu = moe() ? nullptr : take(bt * m_F);
+        a.fcproj = take(r * C);
     }
     for (int l = first; l < end; ++l)
         m_layerActs[l].residual3 = take(r * C); // every layer's output is kept
     if (m_stage.head) {
         m_lnf = take(bt * C);
-        m_lnfMean = m_config.llama ? nullptr : takeG(r);
+        m_lnfMean = llama ? nullptr : takeG(r);
         m_lnfRstd = takeG(r);
-        m_logits = take(bt * V);
-        m_probs = takeG(probs);
+        m_logits = take(bt * m_V);
+        m_probs = takeG(s.probs);
         m_losses = takeG(bt);
     }
-    m_capacityBT = static_cast<int>(bt);
-    m_capacityT = tCap;
-    allocateBackwardScratch(r, bt, tCap);
 }
 
-// Backward's scratch for `r` rows of the norm and residual regions, `bt` rows and sequences of up
-// to `tCap` positions.
 template <typename T>
 void GptModel<T>::allocateBackwardScratch(std::int64_t r, std::int64_t bt, int tCap)
 {
@@ -364,6 +413,33 @@ const T *GptModel<T>::output() const
 template <typename T>
 typename GptModel<T>::G GptModel<T>::forwardStage(const std::int32_t *tokens, const std::int32_t *targets, const T *input, int batch, int seqLen)
 {
+    takeBatch(tokens, targets, batch, seqLen);
+    const int BT = batch * seqLen;
+    if (m_stage.embed)
+        embedForward(BT);
+    else
+        ops::copy(stream(), m_encoded, input, static_cast<std::int64_t>(rows(BT)) * m_config.hidden); // the stage input, kept for backward
+    const T *x = m_encoded;
+    for (int l = m_stage.firstLayer; l < m_stage.endLayer; ++l) {
+        acquire(l + 1, Pass::Forward);
+        layerForward(l, x);
+        release(l + 1, Pass::Forward);
+        x = m_layerActs[l].residual3;
+    }
+    if (!m_stage.head) {
+        if (m_stage.embed)
+            release(0, Pass::Forward);
+        return G(0);
+    }
+    return headForward(x, BT);
+}
+
+// The batch's shape checked and its buffers sized; the tokens and targets this stage reads checked
+// on the host, where the batch comes from, then copied to the device; with context parallelism,
+// every rank's positions.
+template <typename T>
+void GptModel<T>::takeBatch(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen)
+{
     if (static_cast<std::int64_t>(seqLen) * m_config.cp > m_config.maxSeqLen || seqLen <= 0 || batch <= 0)
         throw std::invalid_argument("GptModel::forward: sequence length outside 1..maxSeqLen");
     if (cp() && m_config.cpZigzag && seqLen % 2 != 0)
@@ -383,59 +459,51 @@ typename GptModel<T>::G GptModel<T>::forwardStage(const std::int32_t *tokens, co
         }
         m_positions.assignFromHost(m_positionsHost.data(), m_positionsHost.size());
     }
-    const int BT = batch * seqLen, C = m_config.hidden, V = m_config.vocab, Vl = m_V;
-    // Checked on the host, where the batch comes from, then copied to the device.
-    if (m_stage.embed) {
-        m_hostTokens.assign(tokens, tokens + BT);
+    const int BT = batch * seqLen, V = m_config.vocab;
+    auto checkedCopy = [&](const std::int32_t *from, std::vector<std::int32_t> &host, DeviceBuffer<std::int32_t> &device) {
+        host.assign(from, from + BT);
         for (int i = 0; i < BT; ++i)
-            if (m_hostTokens[i] < 0 || m_hostTokens[i] >= V)
+            if (host[i] < 0 || host[i] >= V)
                 throw std::invalid_argument("GptModel::forward: token outside the vocabulary");
-        m_tokens.assignFromHost(m_hostTokens.data(), m_hostTokens.size());
-    }
-    if (m_stage.head) {
-        m_hostTargets.assign(targets, targets + BT);
-        for (int i = 0; i < BT; ++i)
-            if (m_hostTargets[i] < 0 || m_hostTargets[i] >= V)
-                throw std::invalid_argument("GptModel::forward: token outside the vocabulary");
-        m_targets.assignFromHost(m_hostTargets.data(), m_hostTargets.size());
-    }
+        device.assignFromHost(host.data(), host.size());
+    };
+    if (m_stage.embed)
+        checkedCopy(tokens, m_hostTokens, m_tokens);
+    if (m_stage.head)
+        checkedCopy(targets, m_hostTargets, m_targets);
+}
 
-    const int last = m_config.layers + 1; // the final-norm unit
-    if (m_stage.embed) {
-        acquire(0, Pass::Forward);
-        if (m_config.llama && m_config.tp == 1) {
-            ops::embeddingRangeForward(stream(), m_encoded, m_tokens.data(), param(m_wte), 0, Vl, BT, C);
-        } else if (m_config.tp == 1 && !cp()) {
-            ops::encoderForward(stream(), m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), batch, seqLen, C, m_config.vocab);
-        } else {
-            // Vocabulary-parallel embedding: each rank looks up the tokens in its vocabulary range,
-            // the sum over the group is the embedding (reduce-scattered to this rank's rows with
-            // sequence parallelism); positions are replicated.
-            T *lookup = sp() ? m_partial.data() : m_encoded;
-            ops::embeddingRangeForward(stream(), lookup, m_tokens.data(), param(m_wte), m_config.tpRank * Vl, Vl, BT, C);
-            if (sp())
-                scatterRows(m_partial.data(), m_encoded, BT);
-            else
-                tpAllReduce(m_encoded, static_cast<std::size_t>(BT) * C);
-            const int R = rows(BT);
-            if (!m_config.llama) // llama's positions are rotary, in attention
-                addPositionRows(m_encoded, sp() ? m_config.tpRank * R : 0, R);
-        }
+// The embedding unit acquired (released after the head where it is tied) and the tokens embedded.
+template <typename T>
+void GptModel<T>::embedForward(int BT)
+{
+    const int C = m_config.hidden, Vl = m_V;
+    acquire(0, Pass::Forward);
+    if (m_config.llama && m_config.tp == 1) {
+        ops::embeddingRangeForward(stream(), m_encoded, m_tokens.data(), param(m_wte), 0, Vl, BT, C);
+    } else if (m_config.tp == 1 && !cp()) {
+        ops::encoderForward(stream(), m_encoded, m_tokens.data(), param(m_wte), param(m_wpe), m_batch, m_seqLen, C, m_config.vocab);
     } else {
-        ops::copy(stream(), m_encoded, input, static_cast<std::int64_t>(rows(BT)) * C); // the stage input, kept for backward
+        // Vocabulary-parallel embedding: each rank looks up the tokens in its vocabulary range,
+        // the sum over the group is the embedding (reduce-scattered to this rank's rows with
+        // sequence parallelism); positions are replicated.
+        T *lookup = sp() ? m_partial.data() : m_encoded;
+        ops::embeddingRangeForward(stream(), lookup, m_tokens.data(), param(m_wte), m_config.tpRank * Vl, Vl, BT, C);
+        if (sp())
+            scatterRows(m_partial.data(), m_encoded, BT);
+        else
+            tpAllReduce(m_encoded, static_cast<std::size_t>(BT) * C);
+        const int R = rows(BT);
+        if (!m_config.llama) // llama's positions are rotary, in attention
+            addPositionRows(m_encoded, sp() ? m_config.tpRank * R : 0, R);
     }
-    const T *x = m_encoded;
-    for (int l = m_stage.firstLayer; l < m_stage.endLayer; ++l) {
-        acquire(l + 1, Pass::Forward);
-        layerForward(l, x);
-        release(l + 1, Pass::Forward);
-        x = m_layerActs[l].residual3;
-    }
-    if (!m_stage.head) {
-        if (m_stage.embed)
-            release(0, Pass::Forward);
-        return G(0);
-    }
+}
+
+// The final norm, the logits and the mean loss of the last stage.
+template <typename T>
+typename GptModel<T>::G GptModel<T>::headForward(const T *x, int BT)
+{
+    const int last = m_config.layers + 1; // the final-norm unit
     if (!m_stage.embed && tiedHead())
         acquire(0, Pass::Forward); // the tied head
     acquire(last, Pass::Forward);
@@ -445,10 +513,11 @@ typename GptModel<T>::G GptModel<T>::forwardStage(const std::int32_t *tokens, co
     } else {
         normForward(m_lnf, m_lnfMean, m_lnfRstd, x, m_lnfw, m_lnfb, BT);
     }
-    ops::linearForward<T>(stream(), m_logits, m_lnf, param(tiedHead() ? m_wte : m_lmHead), nullptr, BT, C, Vl);
+    ops::linearForward<T>(stream(), m_logits, m_lnf, param(tiedHead() ? m_wte : m_lmHead), nullptr, BT, m_config.hidden, m_V);
     release(last, Pass::Forward);
     if (m_stage.embed || tiedHead())
         release(0, Pass::Forward);
+    const int V = m_config.vocab;
     if (m_fusedLoss)
         ops::crossEntropyLseForward(stream(), m_losses, m_probs, m_logits, m_targets.data(), BT, V);
     else if (m_config.tp == 1)

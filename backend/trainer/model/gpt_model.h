@@ -267,6 +267,14 @@ private:
     };
 
     std::size_t addTensor(const std::string &name, std::vector<int> shape);
+    // The constructor's steps: a layer's tensors, the units, llama's rotary tables.
+    Layer addLayerTensors(int l);
+    void defineUnits();
+    void computeRopeTables();
+    // forwardStage's steps.
+    void takeBatch(const std::int32_t *tokens, const std::int32_t *targets, int batch, int seqLen);
+    void embedForward(int BT);
+    G headForward(const T *x, int BT);
     void layerForward(int l, const T *x);
     T *stash(std::size_t slot, const T *data, std::size_t n);
     template <typename U>
@@ -328,6 +336,10 @@ private:
                      const std::vector<std::size_t> &recvRows);
     void moeForward(int l, T *out, const T *x);
     void moeBackward(int l, T *dx, const T *dOut, const T *x, G lossScale);
+    // moeBackward's steps: back through the local experts (their input gradients into m_moeDx), and
+    // through the router (the gates' and the load-balancing loss's gradients).
+    void moeExpertsBackward(int l, MoeActs &a, const T *dy);
+    void moeRouterBackward(int l, MoeActs &a, T *dx, const T *x, G lossScale);
     // moeForward's steps: the router's probabilities (on the host too), the rows to the ranks of
     // their experts, the local experts' MLPs on what they received, the routing's statistics.
     std::vector<G> moeRouterProbs(int l, const T *x, MoeActs &a);
@@ -352,6 +364,14 @@ private:
     void mlpBackward(int l, BackwardPass &bp); // into m_dResidual: from residual3's gradient to residual2's
     void attentionBranchBackward(int l, const T *x, BackwardPass &bp); // from residual2's to x's
     void allocateActivations(int batch, int seqLen);
+    // allocateActivations' steps: the regions' sizes (elements of T and G), then the buffers cut.
+    struct ActivationLayout {
+        std::int64_t bt = 0, r = 0, att = 0, lse = 0, probs = 0, totalT = 0, totalG = 0;
+        int tCap = 0;
+        bool keepsLse = false, sharedAtt = false, full = false;
+    };
+    ActivationLayout activationLayout(std::int64_t bt, int tCap);
+    void carveActivations(const ActivationLayout &s);
     void allocateBackwardScratch(std::int64_t rows, std::int64_t bt, int tCap);
     void acquire(int unit, Pass pass);
     void release(int unit, Pass pass);

@@ -382,12 +382,10 @@ void GptModel<T>::moeForward(int l, T *out, const T *x)
 template <typename T>
 void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, G lossScale)
 {
-    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, E = m_config.experts, k = m_config.topK,
-              El = m_El, ep = m_config.ep, F = m_F, Fin = m_Fin;
-    const Layer &L = m_layers[l];
+    const int BT = m_batch * m_seqLen, k = m_config.topK;
     MoeActs &a = moeActs(l);
-    const auto bte = static_cast<std::size_t>(BT) * E, btk = static_cast<std::size_t>(BT) * k;
-    const auto Cz = static_cast<std::size_t>(C);
+    const auto btk = static_cast<std::size_t>(BT) * k;
+    const auto Cz = static_cast<std::size_t>(m_config.hidden);
     const T *x = xLocal;
     if (sp()) {
         grow(m_moeX, static_cast<std::size_t>(BT) * Cz);
@@ -401,23 +399,39 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, G lo
     zero(m_moeSend.data(), a.sent * Cz);
     grow(m_moeDGates, btk);
     ops::combineRowsBackward(stream(), m_moeSend.data(), m_moeDGates.data(), dOut, a.ySent.data(), a.slot.data(),
-                             a.gates.data(), BT, k, C);
+                             a.gates.data(), BT, k, m_config.hidden);
     tpAllReduce(m_moeDGates.data(), btk);
 
     // To the experts, back through them, and home.
     const T *dy = m_moeSend.data();
-    if (ep > 1) {
+    if (m_config.ep > 1) {
         grow(m_moeRecv, a.received * Cz);
         moeExchange(m_moeSend.data(), a.sendRows, m_moeRecv.data(), a.recvRows);
         dy = m_moeRecv.data();
     }
+    moeExpertsBackward(l, a, dy);
+    const T *dxSent = m_moeDx.data();
+    if (m_config.ep > 1) {
+        moeExchange(m_moeDx.data(), a.recvRows, m_moeSend.data(), a.sendRows);
+        dxSent = m_moeSend.data();
+    }
+    ops::addSelectedRows(stream(), dx, dxSent, a.slot.data(), BT, k, m_config.hidden);
+    moeRouterBackward(l, a, dx, x, lossScale);
+}
+
+template <typename T>
+void GptModel<T>::moeExpertsBackward(int l, MoeActs &a, const T *dy)
+{
+    const int C = m_config.hidden, F = m_F, Fin = m_Fin;
+    const auto Cz = static_cast<std::size_t>(C);
+    const Layer &L = m_layers[l];
     const std::size_t hidden = a.received * static_cast<std::size_t>(F + Fin);
     grow(m_moeH, hidden);
     zero(m_moeH.data(), hidden);
     grow(m_moeDx, a.received * Cz);
     zero(m_moeDx.data(), a.received * Cz);
     T *dAct = m_moeH.data(), *dH = m_moeH.data() + a.received * F;
-    forEachExpertBlock(a.recvRows, El, [&](std::size_t e, std::size_t at, int rows) {
+    forEachExpertBlock(a.recvRows, m_El, [&](std::size_t e, std::size_t at, int rows) {
         G *db2 = L.fcprojb == kNone ? nullptr : grad(L.fcprojb) + e * Cz;
         G *db1 = L.fcb == kNone ? nullptr : grad(L.fcb) + e * F;
         ops::linearBackward<T>(stream(), dAct + at * F, grad(L.fcprojw) + e * Cz * F, db2, dy + at * Cz, a.act.data() + at * F,
@@ -429,14 +443,15 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, G lo
         ops::linearBackward<T>(stream(), m_moeDx.data() + at * Cz, grad(L.fcw) + e * Fin * Cz, db1, dH + at * Fin,
                                a.xin.data() + at * Cz, param(L.fcw) + e * Fin * Cz, rows, C, Fin);
     });
-    const T *dxSent = m_moeDx.data();
-    if (ep > 1) {
-        moeExchange(m_moeDx.data(), a.recvRows, m_moeSend.data(), a.sendRows);
-        dxSent = m_moeSend.data();
-    }
-    ops::addSelectedRows(stream(), dx, dxSent, a.slot.data(), BT, k, C);
+}
 
-    // The router: the gates' gradients and the load-balancing loss's, through the softmax.
+// The router: the gates' gradients and the load-balancing loss's, through the softmax, into the
+// router's weights and (once over the tp group) dx.
+template <typename T>
+void GptModel<T>::moeRouterBackward(int l, MoeActs &a, T *dx, const T *x, G lossScale)
+{
+    const int B = m_batch, Tn = m_seqLen, BT = B * Tn, C = m_config.hidden, E = m_config.experts, k = m_config.topK;
+    const auto bte = static_cast<std::size_t>(BT) * E, btk = static_cast<std::size_t>(BT) * k;
     std::vector<G> dGates(btk), dProbs(bte, G(0));
     m_device->toHost(dGates.data(), m_moeDGates.data(), btk * sizeof(G));
     for (std::size_t i = 0; i < btk; ++i)
@@ -468,8 +483,8 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, G lo
         ops::convert(stream(), m_moeLogits.data(), m_moeLogitsAcc.data(), static_cast<std::int64_t>(bte));
     }
     // Every tp rank computes the router's gradients alike; its input gradient is added once.
-    ops::linearBackward<T>(stream(), m_config.tpRank == 0 ? dx : nullptr, grad(L.router), nullptr, m_moeLogits.data(), x,
-                           param(L.router), BT, C, E);
+    ops::linearBackward<T>(stream(), m_config.tpRank == 0 ? dx : nullptr, grad(m_layers[l].router), nullptr, m_moeLogits.data(), x,
+                           param(m_layers[l].router), BT, C, E);
 }
 
 #define TRELLIS_MOE_MEMBERS(T)                                                                                         \
@@ -486,7 +501,9 @@ void GptModel<T>::moeBackward(int l, T *dx, const T *dOut, const T *xLocal, G lo
     template void GptModel<T>::moeDispatch(typename GptModel<T>::MoeActs &, const T *);                               \
     template void GptModel<T>::moeRunExperts(int, typename GptModel<T>::MoeActs &);                                   \
     template void GptModel<T>::recordExpertLoad(int, const std::vector<std::size_t> &, std::uint64_t, double);         \
-    template void GptModel<T>::moeBackward(int, T *, const T *, const T *, typename GptModel<T>::G);
+    template void GptModel<T>::moeBackward(int, T *, const T *, const T *, typename GptModel<T>::G);                  \
+    template void GptModel<T>::moeExpertsBackward(int, typename GptModel<T>::MoeActs &, const T *);                    \
+    template void GptModel<T>::moeRouterBackward(int, typename GptModel<T>::MoeActs &, T *, const T *, typename GptModel<T>::G);
 TRELLIS_MOE_MEMBERS(float)
 TRELLIS_MOE_MEMBERS(double)
 TRELLIS_MOE_MEMBERS(kernels::bf16)

@@ -241,70 +241,56 @@ std::vector<std::uint32_t> parseRanks(const std::string &list, std::string &erro
     return out;
 }
 
-} // namespace
+struct RelayArgs {
+    proto::RelayOptions options;
+    std::string folder, keysPath;
+    bool detach = false, help = false;
+};
 
-int relayMain(int argc, char **argv)
+// The command line into `a`: empty, or what is wrong ("usage" when only the usage says it).
+std::string parseRelayArgs(int argc, char **argv, RelayArgs &a)
 {
-    proto::RelayOptions o;
-    std::string folder, keysPath, error;
-    bool detach = false;
+    proto::RelayOptions &o = a.options;
+    std::string error;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--help" || arg == "-h") {
-            relayUsage(stdout);
-            return proto::kExitOk;
+            a.help = true;
+            return {};
         }
         if (arg == "--detach") {
-            detach = true;
+            a.detach = true;
             continue;
         }
-        if (i + 1 >= argc) {
-            std::fprintf(stderr, "trellis-trainer --relay: %s needs a value\n", arg.c_str());
-            return proto::kExitUsage;
-        }
+        if (i + 1 >= argc)
+            return arg + " needs a value";
         const std::string value = argv[++i];
         if (arg == "--run-id") o.runId = value;
-        else if (arg == "--folder") folder = value;
+        else if (arg == "--folder") a.folder = value;
         else if (arg == "--endpoint") o.upstream = value;
-        else if (arg == "--telemetry-keys") keysPath = value;
+        else if (arg == "--telemetry-keys") a.keysPath = value;
         else if (arg == "--ranks") o.ranks = parseRanks(value, error);
         else if (arg == "--idle-exit-s") o.idleExitMs = std::max(1, std::atoi(value.c_str())) * 1000;
-        else {
-            std::fprintf(stderr, "trellis-trainer --relay: unknown argument '%s'\n", arg.c_str());
-            relayUsage(stderr);
-            return proto::kExitUsage;
-        }
-        if (!error.empty()) {
-            std::fprintf(stderr, "trellis-trainer --relay: %s\n", error.c_str());
-            return proto::kExitUsage;
-        }
+        else
+            return "unknown argument '" + arg + "'";
+        if (!error.empty())
+            return error;
     }
-    if (o.runId.empty() || folder.empty() || o.upstream.empty() || o.ranks.empty()) {
-        relayUsage(stderr);
-        return proto::kExitUsage;
-    }
-    if (!keysPath.empty()) {
-        const auto keys = proto::readCurveKeys(keysPath, error);
-        if (!keys || !keys->hasClient()) {
-            std::fprintf(stderr, "trellis-trainer --relay: %s\n", keys ? "--telemetry-keys: the file lacks the client keys" : error.c_str());
-            return proto::kExitUsage;
-        }
+    if (o.runId.empty() || a.folder.empty() || o.upstream.empty() || o.ranks.empty())
+        return "usage";
+    if (!a.keysPath.empty()) {
+        const auto keys = proto::readCurveKeys(a.keysPath, error);
+        if (!keys || !keys->hasClient())
+            return keys ? "--telemetry-keys: the file lacks the client keys" : error;
         o.curve = keys->forRanks();
     }
-    if (detach) { // nothing runs on another thread yet
-        const pid_t child = ::fork();
-        if (child > 0)
-            return proto::kExitOk; // the starter reaps this at once; the relay goes on in the child
-        if (child == 0)
-            ::setsid();
-    }
-    const int lock = proto::lockRelayFolder(folder);
-    if (lock == -1)
-        return proto::kExitOk; // another relay serves this node
-    if (lock < 0) {
-        std::fprintf(stderr, "trellis-trainer --relay: cannot lock %s/relay.lock: %s\n", folder.c_str(), std::strerror(errno));
-        return proto::kExitUsage;
-    }
+    return {};
+}
+
+// The relay's life once it holds its folder: listen, forward until every rank said goodbye, no
+// rank was heard from for the idle time, or a signal; then say what it did.
+int serveRelay(proto::RelayOptions &o, const std::string &folder)
+{
     ::unlink(proto::relaySocketPath(folder).c_str()); // a dead relay's: the lock says none is alive
     proto::sweepOldRelayFolders(folder, kRelayFolderKeepS);
     o.listen = proto::relayEndpoint(folder);
@@ -337,6 +323,39 @@ int relayMain(int argc, char **argv)
                  static_cast<unsigned long long>(s.acksDown), static_cast<unsigned long long>(s.refused));
     ::unlink(proto::relaySocketPath(folder).c_str());
     return proto::kExitOk;
+}
+
+} // namespace
+
+int relayMain(int argc, char **argv)
+{
+    RelayArgs a;
+    if (const std::string wrong = parseRelayArgs(argc, argv, a); !wrong.empty()) {
+        if (wrong != "usage")
+            std::fprintf(stderr, "trellis-trainer --relay: %s\n", wrong.c_str());
+        if (wrong == "usage" || wrong.starts_with("unknown argument"))
+            relayUsage(stderr);
+        return proto::kExitUsage;
+    }
+    if (a.help) {
+        relayUsage(stdout);
+        return proto::kExitOk;
+    }
+    if (a.detach) { // nothing runs on another thread yet
+        const pid_t child = ::fork();
+        if (child > 0)
+            return proto::kExitOk; // the starter reaps this at once; the relay goes on in the child
+        if (child == 0)
+            ::setsid();
+    }
+    const int lock = proto::lockRelayFolder(a.folder);
+    if (lock == -1)
+        return proto::kExitOk; // another relay serves this node
+    if (lock < 0) {
+        std::fprintf(stderr, "trellis-trainer --relay: cannot lock %s/relay.lock: %s\n", a.folder.c_str(), std::strerror(errno));
+        return proto::kExitUsage;
+    }
+    return serveRelay(a.options, a.folder);
 }
 
 } // namespace trellis::trainer
