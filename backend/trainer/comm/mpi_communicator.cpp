@@ -6,10 +6,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <stdexcept>
 #include <type_traits>
@@ -110,6 +112,32 @@ int checkedCount(std::size_t count)
     return static_cast<int>(count);
 }
 
+// Waits for the requests without keeping a core busy once a peer is late. For the first
+// kSpinFor, test as fast as MPI allows (a collective whose members are all there completes within
+// it, at full speed); past that a peer is late — a slow or stalled rank, a straggler — and the wait
+// polls with a sleep that grows to kMaxNap, leaving the cores to whoever computes (the late rank
+// itself, on an oversubscribed node; other jobs). Open MPI's own blocking wait spins (yielding at
+// best) for as long as it waits: a rank held up for a stalled peer burns a core doing nothing. The
+// cost: a request that completes during a nap is seen up to kMaxNap later.
+void politeWaitAll(std::vector<MPI_Request> &requests)
+{
+    constexpr auto kSpinFor = std::chrono::milliseconds(20);
+    constexpr auto kMaxNap = std::chrono::microseconds(100);
+    const auto start = Clock::now();
+    auto nap = std::chrono::microseconds(10);
+    for (;;) {
+        int done = 0;
+        TRELLIS_MPI_CHECK(MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE));
+        if (done)
+            return;
+        if (Clock::now() - start < kSpinFor)
+            continue;
+        const timespec ts{0, static_cast<long>(std::chrono::nanoseconds(nap).count())};
+        nanosleep(&ts, nullptr);
+        nap = std::min(nap * 2, kMaxNap);
+    }
+}
+
 class MpiHandle final : public CommHandle {
 public:
     MpiHandle(MpiCommunicator &comm, const char *op, std::uint64_t bytes, std::vector<MPI_Request> requests)
@@ -143,7 +171,7 @@ public:
         const auto start = Clock::now();
         {
             const InsideCollective inside(m_comm.name(), m_op, m_call, m_bytes);
-            TRELLIS_MPI_CHECK(MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE));
+            politeWaitAll(m_requests);
         }
         m_comm.addWaitMs(msSince(start));
         finish();
