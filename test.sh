@@ -16,8 +16,9 @@ cd build
 # Suites run beside each other: most of the suite's time is waiting (sshd, Slurm, mpirun, servers),
 # not computing. Three more than the cores by default (TRELLIS_TEST_JOBS sets it); how much of the
 # machine each suite may take is ctest's resource groups (tests/ctest-resources.json, LOAD in
-# cmake/TrellisTesting.cmake): at most four suites that train at once, the cases that judge timing
-# beside light suites only, the busy-machine case alone (docs/benchmarks.md "The suite's own time").
+# cmake/TrellisTesting.cmake): at most four suites that train at once; the cases that judge timing
+# one at a time at normal CPU priority, every other suite at the lowest (nice 19), so a timing case
+# gets a core the moment it wants one (docs/benchmarks.md "The suite's own time").
 jobs=${TRELLIS_TEST_JOBS:-$(( $(nproc 2>/dev/null || echo 2) + 3 ))}
 # ctest decides; the summary after it lists what was skipped and why (a skip is never a pass).
 status=0

@@ -1,20 +1,48 @@
 # How much of the machine a suite takes while it runs: ctest resource groups over the "cpus" of
 # tests/ctest-resources.json (8 slots: shares, not cores; the build's CTEST_RESOURCE_SPEC_FILE, so
 # plain `ctest -j` honours them too). light: no share (waits on servers, hosts, a debootstrap, or
-# runs for a moment: unit suites); heavy: 2 (trains with mpirun ranks: four such at once); alone:
-# RUN_SERIAL — the cases that judge timing, with nothing beside them. docs/benchmarks.md, "The
-# suite's own time".
+# runs for a moment: unit suites); heavy: 2 (trains with mpirun ranks: four such at once); busy: 4
+# (keeps both cores busy on purpose besides its own job: the busy-machine case); alone: RUN_SERIAL —
+# the cases that judge timing, with nothing beside them. docs/benchmarks.md, "The suite's own time".
+#
+# Priority instead of exclusion: every entry but the timing ones runs at background CPU priority
+# (TRELLIS_TEST_BACKGROUND: tests/support/background.sh — a cgroup of the lowest CPU weight where
+# one can be made, root; `nice -n 19` in any case), the timing entries at the normal one. The
+# scheduler then gives a timing case's ranks a core the moment they want one and the other suites
+# what is left, so the timing entries (one at a time: RESOURCE_LOCK) run from the start beside
+# everything else instead of one after another at the end with the CPU idle. With
+# -DTRELLIS_TIMING_SERIAL=ON they run RUN_SERIAL as before (a machine where neither works).
+option(TRELLIS_TIMING_SERIAL "Run the timing entries of the suite alone (RUN_SERIAL) rather than beside suites at background priority" OFF)
+if(NOT TRELLIS_TIMING_SERIAL)
+  set(TRELLIS_TEST_BACKGROUND sh ${PROJECT_SOURCE_DIR}/tests/support/background.sh)
+else()
+  set(TRELLIS_TEST_BACKGROUND "")
+endif()
 set(TRELLIS_TEST_LOAD_light "")
 set(TRELLIS_TEST_LOAD_heavy "cpus:2")
+set(TRELLIS_TEST_LOAD_busy "cpus:4")
 set(TRELLIS_TEST_LOAD_alone "cpus:8")
+# The command prefix for an entry of LOAD load: TRELLIS_TEST_BACKGROUND, except for the timing entries.
+function(trellis_test_priority out load)
+  if(load STREQUAL "alone")
+    set(${out} "" PARENT_SCOPE)
+  else()
+    set(${out} ${TRELLIS_TEST_BACKGROUND} PARENT_SCOPE)
+  endif()
+endfunction()
+
 function(trellis_test_load test load)
   if(NOT DEFINED TRELLIS_TEST_LOAD_${load})
-    message(FATAL_ERROR "test ${test}: LOAD ${load} is not light, heavy or alone")
+    message(FATAL_ERROR "test ${test}: LOAD ${load} is not light, heavy, busy or alone")
   endif()
   if(load STREQUAL "alone")
-    # Nothing beside them: with light suites beside (unit suites, deb, Slurm) the detectors still
-    # named a false straggler and a paused PyTorch rank was counted twice, once in five runs each.
-    set_tests_properties(${test} PROPERTIES RUN_SERIAL TRUE)
+    # At equal priority with light suites beside (unit suites, deb, Slurm) the detectors named a
+    # false straggler and a paused PyTorch rank was counted twice, once in five runs each.
+    if(TRELLIS_TEST_BACKGROUND)
+      set_tests_properties(${test} PROPERTIES RESOURCE_LOCK trellis_timing)
+    else()
+      set_tests_properties(${test} PROPERTIES RUN_SERIAL TRUE)
+    endif()
   elseif(TRELLIS_TEST_LOAD_${load})
     set_tests_properties(${test} PROPERTIES RESOURCE_GROUPS "${TRELLIS_TEST_LOAD_${load}}")
   endif()
@@ -26,7 +54,7 @@ endfunction()
 # that `ctest -j` starts the long ones first in a fresh build folder too (docs/benchmarks.md, "The
 # suite's own time"); ctest replaces it with its own measurements after a run. CASES: the test
 # functions this entry runs (all when none; the others go to trellis_add_qtest_cases entries).
-# LOAD: light, heavy or alone (above); by default light for a unit suite, heavy for any other.
+# LOAD: light, heavy, busy or alone (above); by default light for a unit suite, heavy for any other.
 function(trellis_add_qtest name)
   cmake_parse_arguments(T "" "TIMEOUT;COST;LOAD" "SOURCES;LIBS;LABELS;ENV;CASES" ${ARGN})
   add_executable(${name} ${T_SOURCES})
@@ -36,8 +64,15 @@ function(trellis_add_qtest name)
     TRELLIS_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     TRELLIS_BINARY_DIR="${PROJECT_BINARY_DIR}")
   trellis_reuse_pch(${name} ${T_LIBS})
+  if(NOT T_LOAD)
+    set(T_LOAD heavy)
+    if("unit" IN_LIST T_LABELS AND NOT "mpi" IN_LIST T_LABELS)
+      set(T_LOAD light)
+    endif()
+  endif()
+  trellis_test_priority(nice ${T_LOAD})
   # Each case's seconds (Qt Test's JUnit report beside its usual output): scripts/suite-times.py --cases.
-  add_test(NAME ${name} COMMAND ${name} ${T_CASES} -o -,txt -o ${PROJECT_BINARY_DIR}/Testing/cases/${name}.xml,junitxml)
+  add_test(NAME ${name} COMMAND ${nice} $<TARGET_FILE:${name}> ${T_CASES} -o -,txt -o ${PROJECT_BINARY_DIR}/Testing/cases/${name}.xml,junitxml)
   file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/Testing/cases)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
@@ -58,12 +93,6 @@ function(trellis_add_qtest name)
     ENVIRONMENT "QTEST_FUNCTION_TIMEOUT=${watchdog_ms};TRELLIS_AUTO_CALIBRATE=0;QT_QPA_PLATFORM=offscreen;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OPENBLAS_NUM_THREADS=1;${T_ENV}")
   if(T_COST)
     set_tests_properties(${name} PROPERTIES COST ${T_COST})
-  endif()
-  if(NOT T_LOAD)
-    set(T_LOAD heavy)
-    if("unit" IN_LIST T_LABELS AND NOT "mpi" IN_LIST T_LABELS)
-      set(T_LOAD light)
-    endif()
   endif()
   trellis_test_load(${name} ${T_LOAD})
   if(T_CASES)
@@ -94,7 +123,7 @@ function(trellis_add_split_suites_check)
     string(APPEND content "$<TARGET_FILE:${test}> ${entries}\n")
   endforeach()
   file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/Testing/split_suites.txt CONTENT "${content}")
-  add_test(NAME qtest_cases_covered COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/check-split-suites.py
+  add_test(NAME qtest_cases_covered COMMAND ${TRELLIS_TEST_BACKGROUND} ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/check-split-suites.py
                                             ${PROJECT_BINARY_DIR}/Testing/split_suites.txt)
   set_tests_properties(qtest_cases_covered PROPERTIES LABELS unit TIMEOUT 60 ENVIRONMENT "QT_QPA_PLATFORM=offscreen")
 endfunction()
@@ -107,7 +136,8 @@ endfunction()
 # (set_tests_properties cannot narrow it); qtest_cases_covered checks that every case runs once.
 function(trellis_add_qtest_cases test name)
   cmake_parse_arguments(C "" "LOAD" "CASES;PROPERTIES" ${ARGN})
-  add_test(NAME ${name} COMMAND ${test} ${C_CASES} -o -,txt -o ${PROJECT_BINARY_DIR}/Testing/cases/${name}.xml,junitxml)
+  trellis_test_priority(nice "${C_LOAD}")
+  add_test(NAME ${name} COMMAND ${nice} $<TARGET_FILE:${test}> ${C_CASES} -o -,txt -o ${PROJECT_BINARY_DIR}/Testing/cases/${name}.xml,junitxml)
   if(C_LOAD)
     trellis_test_load(${name} ${C_LOAD})
   else()
@@ -139,7 +169,7 @@ function(trellis_add_mpi_program name)
   target_link_libraries(${name} PRIVATE trellis_trainer_core trellis_warnings)
   foreach(ranks ${M_RANKS})
     add_test(NAME ${name}_np${ranks}
-             COMMAND ${MPIEXEC_EXECUTABLE} -np ${ranks} --oversubscribe --allow-run-as-root
+             COMMAND ${TRELLIS_TEST_BACKGROUND} ${MPIEXEC_EXECUTABLE} -np ${ranks} --oversubscribe --allow-run-as-root
                      --mca btl_vader_single_copy_mechanism none $<TARGET_FILE:${name}>)
     set_tests_properties(${name}_np${ranks} PROPERTIES LABELS mpi TIMEOUT ${M_TIMEOUT}
       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OPENBLAS_NUM_THREADS=1")
@@ -164,7 +194,7 @@ endfunction()
 # tests/support/history_engines.h starts it): only the named test functions when given (those not
 # about SQLite files), every one otherwise.
 function(trellis_add_postgres_run name)
-  add_test(NAME ${name}_postgresql COMMAND ${name} ${ARGN})
+  add_test(NAME ${name}_postgresql COMMAND ${TRELLIS_TEST_BACKGROUND} $<TARGET_FILE:${name}> ${ARGN})
   get_test_property(${name} LABELS labels)
   get_test_property(${name} ENVIRONMENT env)
   set_tests_properties(${name}_postgresql PROPERTIES LABELS "${labels};postgresql" TIMEOUT 300

@@ -119,10 +119,14 @@ private slots:
     // sequence, nothing dropped.
     void killedSupervisorIsAdopted()
     {
-        const int steps = 1000;
+        // Sized by time (rank 0 200 ms slower a step from step 40): the job outlasts the kill, ps
+        // and the adoption with 150 steps of compute rather than 1,000.
+        const int steps = 150;
         const QString plan = restartPlan(m_dir, QStringLiteral("adopted"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
         const QString database = m_dir.filePath(QStringLiteral("adopted.sqlite"));
-        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
+        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach"),
+                                    QStringLiteral("--inject"), QStringLiteral("slow@0:40")},
+                                   60000);
         QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
         const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
         static const QRegularExpression pidOf(QStringLiteral("owner pid (\\d+)"));
@@ -174,7 +178,9 @@ private slots:
     // Goodbye is acknowledged.
     void killedRelayIsStartedAgain()
     {
-        const int steps = 1200;
+        // Long enough in time, not in work (as lockedDatabaseKeepsTheRunGoing): from step 40 on,
+        // rank 0 takes 200 ms more a step, so the run outlasts the relay's kill and restart.
+        const int steps = 120;
         const QString plan = restartPlan(m_dir, QStringLiteral("relayed"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
         {
             QFile f(plan);
@@ -186,7 +192,9 @@ private slots:
             f.write(QJsonDocument(root).toJson());
         }
         const QString database = m_dir.filePath(QStringLiteral("relayed.sqlite"));
-        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach")}, 60000);
+        const Result started = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--detach"),
+                                    QStringLiteral("--inject"), QStringLiteral("slow@0:40")},
+                                   60000);
         QVERIFY2(started.code == 0, qPrintable(started.out + started.err));
         const QString runId = started.out.section(QLatin1Char('\n'), 0, 0).mid(4).trimmed();
         std::string error;
@@ -290,11 +298,13 @@ private slots:
     // path and the run completes there, the removal recorded as an event.
     void removedDatabaseIsRecreated()
     {
-        const int steps = 600;
+        // Sized by time (rank 0 200 ms slower a step from step 40), not by 600 steps of compute.
+        const int steps = 120;
         const QString plan = restartPlan(m_dir, QStringLiteral("removed"), steps, 0, QStringLiteral(R"("max_restarts": 0)"));
         const QString database = m_dir.filePath(QStringLiteral("removed.sqlite"));
         QProcess run;
-        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        run.start(kCli, {QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet"), QStringLiteral("--inject"),
+                         QStringLiteral("slow@0:40")});
         QVERIFY(run.waitForStarted());
         QVERIFY(waitForSteps(database, 40, 120000));
         QVERIFY2(stepRows(database) < 4 * steps, "the run ended before its database was removed: give it more steps");

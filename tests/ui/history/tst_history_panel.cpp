@@ -235,6 +235,9 @@ private slots:
         window.launchAgain(panel->selectedRunId());
         QTRY_COMPARE_WITH_TIMEOUT(window.mode(), ui::MainWindow::Mode::Run, 10000);
         QTRY_COMPARE_WITH_TIMEOUT(finished.size(), 1, 180000);
+        // The feed says the run ended when its supervisor does; the history's row follows once its
+        // writer has committed the end (under load, a moment later).
+        QTRY_VERIFY_WITH_TIMEOUT(held(db).size() == 4 && held(db).first().status != QStringLiteral("running"), 30000);
         const QList<RunSummary> after = held(db);
         QCOMPARE(after.size(), 4);
         const RunSummary again = after.first(); // newest
