@@ -120,6 +120,12 @@ struct StepRow {
     // steps so far, the payload bytes this rank all-reduced over dp so far, and what every-step
     // whole-gradient reduction would have (all 0 for every-step training).
     qint64 outerSteps = 0, dpBytes = 0, dpDenseBytes = 0;
+    // Checkpoints (training.checkpoint): the step boundary's time on them, outside stepMs;
+    // whether a shard was written behind the step; the write time of the save put in place at the
+    // boundary (0: none).
+    double checkpointMs = 0;
+    bool checkpointBehind = false;
+    double checkpointWriteMs = 0;
 };
 
 // Where a mixture-of-experts model's routers sent one rank's tokens in one step (its StepReport's

@@ -812,7 +812,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="+95"/>
+        <location filename="../ui/dashboards/panel.cpp" line="+96"/>
         <source>step</source>
         <translation>Schritt</translation>
     </message>
@@ -3258,7 +3258,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::dashboards::BreakdownPanel</name>
     <message>
-        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+17"/>
+        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+21"/>
         <source>compute</source>
         <translation>Rechnen</translation>
     </message>
@@ -3282,7 +3282,32 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation type="vanished">Aufschlüsselung der Schrittzeit (Median-Rank)</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+1"/>
+        <source>checkpoint (between steps)</source>
+        <translation>Checkpoint (zwischen den Schritten)</translation>
+    </message>
+    <message>
+        <location line="+50"/>
+        <source>Checkpoints put in place: %4; training waited %1 ms a save (%2% of a step, at most %3 ms)</source>
+        <translation>Checkpoints abgeschlossen: %4; das Training wartete %1 ms je Sicherung (%2% eines Schritts, höchstens %3 ms)</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>; each written in %1 ms</source>
+        <translation>; jede in %1 ms geschrieben</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>; steps beside a background write %1% slower (%2 of %3 steps)</source>
+        <translation>; Schritte neben einem Schreiben im Hintergrund %1% langsamer (%2 von %3 Schritten)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>; steps beside a background write %1% faster (%2 of %3 steps)</source>
+        <translation>; Schritte neben einem Schreiben im Hintergrund %1% schneller (%2 von %3 Schritten)</translation>
+    </message>
+    <message>
+        <location line="+8"/>
         <source>ms</source>
         <translation>ms</translation>
     </message>
@@ -3297,7 +3322,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>pro Pipeline-Stufe (letzte Schritte)</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+44"/>
         <source>predicted step (calibrated)</source>
         <translation>vorhergesagter Schritt (kalibriert)</translation>
     </message>
@@ -3347,7 +3372,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Warten auf die Aufschlüsselung der Schrittzeit der Ranks (sie kommt mit ihren Schrittberichten).</translation>
     </message>
     <message>
-        <location filename="../ui/dashboards/breakdown_panel.h" line="+17"/>
+        <location filename="../ui/dashboards/breakdown_panel.h" line="+24"/>
         <source>Step time breakdown</source>
         <translation>Aufschlüsselung der Schrittzeit</translation>
     </message>
@@ -3747,7 +3772,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-189"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-190"/>
         <source>loss</source>
         <translation>Loss</translation>
     </message>
@@ -3840,6 +3865,11 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <location line="+1"/>
         <source>dp MB all-reduced</source>
         <translation>dp-MB im All-Reduce</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>checkpoint ms (between steps)</source>
+        <translation>Checkpoint-ms (zwischen den Schritten)</translation>
     </message>
     <message numerus="yes">
         <location line="+11"/>
@@ -4307,27 +4337,27 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         </translation>
     </message>
     <message>
-        <location line="+85"/>
+        <location line="+116"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 Ranks (dp %3 · tp %4 · pp %5 · cp %6) auf &lt;span style=&apos;color:%7&apos;&gt;%8 Slots&lt;/span&gt; von %9 Knoten · globaler Batch %10 Sequenzen × %11 Tokens</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+5"/>
         <source> · experts over ep %1 (inside dp)</source>
         <translation> · Experten über ep %1 (innerhalb dp)</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="-12"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — runs its own trainer on %2 ranks (&lt;span style=&apos;color:%3&apos;&gt;%4 slots&lt;/span&gt; of %5 node(s)): &lt;code&gt;%6&lt;/code&gt;%7</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — führt seinen eigenen Trainer auf %2 Ranks aus (&lt;span style=&apos;color:%3&apos;&gt;%4 Slots&lt;/span&gt; von %5 Knoten): &lt;code&gt;%6&lt;/code&gt;%7</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+4"/>
         <source> · no model section: no estimate</source>
         <translation> · kein Modellabschnitt: keine Schätzung</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+52"/>
         <source>node %1: </source>
         <translation>Knoten %1: </translation>
     </message>

@@ -812,7 +812,7 @@
 <context>
     <name>QObject</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="+95"/>
+        <location filename="../ui/dashboards/panel.cpp" line="+96"/>
         <source>step</source>
         <translation>步</translation>
     </message>
@@ -3253,7 +3253,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::dashboards::BreakdownPanel</name>
     <message>
-        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+17"/>
+        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+21"/>
         <source>compute</source>
         <translation>计算</translation>
     </message>
@@ -3277,7 +3277,32 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation type="vanished">单步时间分解 (中位 rank)</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+1"/>
+        <source>checkpoint (between steps)</source>
+        <translation>检查点 (步与步之间)</translation>
+    </message>
+    <message>
+        <location line="+50"/>
+        <source>Checkpoints put in place: %4; training waited %1 ms a save (%2% of a step, at most %3 ms)</source>
+        <translation>已完成的检查点：%4；每次保存训练等待 %1 ms (一步的 %2%，最多 %3 ms)</translation>
+    </message>
+    <message>
+        <location line="+6"/>
+        <source>; each written in %1 ms</source>
+        <translation>；每次写入用时 %1 ms</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>; steps beside a background write %1% slower (%2 of %3 steps)</source>
+        <translation>；后台写入期间的步慢 %1% (%3 步中的 %2 步)</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>; steps beside a background write %1% faster (%2 of %3 steps)</source>
+        <translation>；后台写入期间的步快 %1% (%3 步中的 %2 步)</translation>
+    </message>
+    <message>
+        <location line="+8"/>
         <source>ms</source>
         <translation>ms</translation>
     </message>
@@ -3292,7 +3317,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>按流水线阶段 (最近若干步)</translation>
     </message>
     <message>
-        <location line="+36"/>
+        <location line="+44"/>
         <source>predicted step (calibrated)</source>
         <translation>预测单步时间 (已校准)</translation>
     </message>
@@ -3342,7 +3367,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>等待各 rank 的单步时间分解 (随其每步上报一同到达)。</translation>
     </message>
     <message>
-        <location filename="../ui/dashboards/breakdown_panel.h" line="+17"/>
+        <location filename="../ui/dashboards/breakdown_panel.h" line="+24"/>
         <source>Step time breakdown</source>
         <translation>单步时间分解</translation>
     </message>
@@ -3741,7 +3766,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::dashboards::Panel</name>
     <message>
-        <location filename="../ui/dashboards/panel.cpp" line="-189"/>
+        <location filename="../ui/dashboards/panel.cpp" line="-190"/>
         <source>loss</source>
         <translation>损失</translation>
     </message>
@@ -3834,6 +3859,11 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <location line="+1"/>
         <source>dp MB all-reduced</source>
         <translation>all-reduce 的 dp MB</translation>
+    </message>
+    <message>
+        <location line="+1"/>
+        <source>checkpoint ms (between steps)</source>
+        <translation>检查点 ms (步与步之间)</translation>
     </message>
     <message numerus="yes">
         <location line="+11"/>
@@ -4297,27 +4327,27 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         </translation>
     </message>
     <message>
-        <location line="+85"/>
+        <location line="+116"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — %2 ranks (dp %3 · tp %4 · pp %5 · cp %6) on &lt;span style=&apos;color:%7&apos;&gt;%8 slots&lt;/span&gt; of %9 node(s) · global batch %10 sequences × %11 tokens</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — %2 个 rank (dp %3 · tp %4 · pp %5 · cp %6)，使用 %9 个节点上的 &lt;span style=&apos;color:%7&apos;&gt;%8 个槽位&lt;/span&gt; · 全局批次 %10 条序列 × %11 个 token</translation>
     </message>
     <message>
-        <location line="+13"/>
+        <location line="+5"/>
         <source> · experts over ep %1 (inside dp)</source>
         <translation> · 专家分布于 ep %1 (在 dp 内)</translation>
     </message>
     <message>
-        <location line="+5"/>
+        <location line="-12"/>
         <source>&lt;b&gt;%1&lt;/b&gt; — runs its own trainer on %2 ranks (&lt;span style=&apos;color:%3&apos;&gt;%4 slots&lt;/span&gt; of %5 node(s)): &lt;code&gt;%6&lt;/code&gt;%7</source>
         <translation>&lt;b&gt;%1&lt;/b&gt; — 在 %2 个 rank 上运行自带的训练程序（%5 个节点的 &lt;span style=&apos;color:%3&apos;&gt;%4 个槽位&lt;/span&gt;）：&lt;code&gt;%6&lt;/code&gt;%7</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+4"/>
         <source> · no model section: no estimate</source>
         <translation> · 无 model 部分：无估算</translation>
     </message>
     <message>
-        <location line="+46"/>
+        <location line="+52"/>
         <source>node %1: </source>
         <translation>节点 %1: </translation>
     </message>

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace trellis::trainer {
 namespace {
@@ -51,6 +52,7 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
     m_faults.beforeStep(stepNumber, m_telemetry);
     if (m_faults.poisonAt(stepNumber) && !m_stack.poison("lnf.weight") && !m_stack.tensors().empty())
         m_stack.poison(m_stack.tensors().front().name);
+    m_checkpointBehind = m_checkpoints.pending(); // the save begun at the last boundary is written beside this step
     const auto t0 = Clock::now();
     const double blockingBefore = blockingMsOf(m_groups);
     const std::vector<Batch> batches = loadBatches(step);
@@ -75,7 +77,9 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
     if (const std::string note = m_stack.takeStepNote(); !note.empty() && m_rank == 0)
         publishEvent(proto::Event::INFO, stepNumber, note);
     m_losses.push_back(pass.loss);
-    checkpointIfDue(step, stepNumber);
+    const auto boundary = Clock::now();
+    const bool checkpointed = checkpointIfDue(step, stepNumber);
+    m_checkpointMs = checkpointed ? msBetween(boundary, Clock::now()) : 0.0; // 0: a boundary with nothing to save
     report(stepNumber, pass, msBetween(t0, t1), blockingMsOf(m_groups) - blockingBefore, gradNorm, lr, lossScale, skipped);
 }
 
@@ -201,6 +205,9 @@ void TrainingRun::report(std::uint64_t stepNumber, const StepPass &pass, double 
     f.outerSteps = traffic.outerSteps;
     f.dpBytes = traffic.bytes;
     f.dpDenseBytes = traffic.denseBytes;
+    f.checkpointMs = m_checkpointMs;
+    f.checkpointBehind = m_checkpointBehind;
+    f.checkpointWriteMs = std::exchange(m_checkpointWriteMs, 0.0);
     f.gradientBytes = m_stack.gradientBytes();
     f.optimizerBytes = m_optimizer.stateBytes() + m_stack.strategyOptimizerBytes();
     f.activationBytes = m_stack.activationBytes();

@@ -62,7 +62,8 @@ private:
     void requireSameCheckpoint(bool found, std::uint64_t step);
     void restoreOwnState(const std::string &saved);
     void initialiseFromWeights();
-    void checkpointIfDue(int step, std::uint64_t stepNumber);
+    // True when the boundary did checkpoint work (put a save in place, or began one).
+    bool checkpointIfDue(int step, std::uint64_t stepNumber);
     void saveState(std::uint64_t step);
     void saveFailed(std::uint64_t step, const std::string &error);
     // training_run.cpp
@@ -88,6 +89,12 @@ private:
     const int m_rank;
     const std::string m_checkpointDir;
     CheckpointWriter m_checkpoints; // its staging buffers kept between saves
+    // This step's checkpoint figures for its report (StepFigures): the boundary's time on
+    // checkpoints, whether a shard was written beside the step, the write time of the save put in
+    // place at the boundary.
+    double m_checkpointMs = 0, m_checkpointWriteMs = 0;
+    double m_stagingMs = 0; // the last save's copy into the staging buffers
+    bool m_checkpointBehind = false;
     FaultInjector m_faults;
     const LrSchedule m_schedule;
     const std::uint64_t m_tokensPerStep;

@@ -8,6 +8,7 @@
 #include "backend/trainer/common/trainer_error.h"
 #include "backend/trainer/transformers/hf_layout.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -140,8 +141,9 @@ void TrainingRun::initialiseFromWeights()
 // writer's staging buffers, its shard written behind training (async) or at once (sync, put in
 // place before the step ends). A save is thus complete one step after it began, whatever the disk:
 // a crash two steps after a checkpoint always finds it.
-void TrainingRun::checkpointIfDue(int step, std::uint64_t stepNumber)
+bool TrainingRun::checkpointIfDue(int step, std::uint64_t stepNumber)
 {
+    const bool finished = m_checkpoints.pending();
     finishCheckpoint();
     const plan::TrainingSpec &ts = m_plan.training;
     if (ts.checkpoint.every > 0 && !m_checkpointDir.empty() &&
@@ -150,7 +152,9 @@ void TrainingRun::checkpointIfDue(int step, std::uint64_t stepNumber)
         saveState(stepNumber);
         if (ts.checkpoint.mode == plan::CheckpointMode::Sync)
             finishCheckpoint();
+        return true;
     }
+    return finished;
 }
 
 void TrainingRun::finishCheckpoint()
@@ -162,12 +166,13 @@ void TrainingRun::finishCheckpoint()
         saveFailed(done.step, done.error);
         return;
     }
+    m_checkpointWriteMs = done.writeMs;
     char figures[192];
     if (m_plan.training.checkpoint.mode == plan::CheckpointMode::Sync)
-        std::snprintf(figures, sizeof figures, " (sync: training waited %.1f ms)", done.blockedMs + done.waitedMs);
+        std::snprintf(figures, sizeof figures, " (sync: training waited %.1f ms)", m_stagingMs + done.blockedMs + done.waitedMs);
     else
         std::snprintf(figures, sizeof figures, " (async: training waited %.1f ms; written behind it in %.1f ms)",
-                      done.blockedMs + done.waitedMs, done.writeMs);
+                      m_stagingMs + done.blockedMs + done.waitedMs, done.writeMs);
     publishEvent(proto::Event::CHECKPOINT, done.step, "checkpoint at step " + std::to_string(done.step) + figures);
 }
 
@@ -176,6 +181,7 @@ void TrainingRun::finishCheckpoint()
 // the writer's staging buffers (kept between saves), and the save begun.
 void TrainingRun::saveState(std::uint64_t step)
 {
+    const auto copyStarted = std::chrono::steady_clock::now();
     TrainingState &state = m_checkpoints.staging();
     state.step = step;
     state.adamStep = m_optimizer.stepCount();
@@ -206,6 +212,7 @@ void TrainingRun::saveState(std::uint64_t step)
         state.v.insert(state.v.end(), v.begin() + static_cast<long>(p.moment), v.begin() + static_cast<long>(p.moment + n));
         m_stack.outerStateOf(p, state.anchor, state.outerMomentum);
     }
+    m_stagingMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - copyStarted).count();
     const std::string error = m_checkpoints.begin(m_world, m_checkpointDir, m_plan, m_stack.wholeParameterCount(),
                                                   m_plan.training.checkpoint.keep);
     if (!error.empty())

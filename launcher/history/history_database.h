@@ -24,7 +24,7 @@ QByteArray packCounts(const std::vector<qint64> &counts);
 std::vector<qint64> unpackCounts(const QByteArray &bytes);
 
 // 2: timeline spans; 3: the launcher of each run; 4: telemetry sequence per rank; 5: packed step reports
-inline constexpr int kHistorySchemaVersion = 17;
+inline constexpr int kHistorySchemaVersion = 18;
 
 // "its file system is full" or "its file system is read-only" for the folder holding `path` (a
 // file history); "" when it is neither. Said beside SQLite's own, vaguer words.

@@ -39,7 +39,7 @@ public:
             return;
         sqlite3_prepare_v2(m_db,
                            "INSERT INTO step_blocks(run, rank, last_rank, first_step, last_step, n, rows, last_loss, encoding)"
-                           " VALUES(?,?,?,?,?,?,?,?,4)",
+                           " VALUES(?,?,?,?,?,?,?,?,5)",
                            -1, &m_step, nullptr);
         sqlite3_prepare_v2(m_db,
                            "INSERT INTO collective_blocks(run, rank, last_rank, first_step, last_step, n, rows)"
@@ -136,7 +136,7 @@ private:
                 copy.bytes(b.rows.bytes());
                 if constexpr (steps) {
                     copy.real(b.lastLoss);
-                    copy.integer(4);
+                    copy.integer(static_cast<int>(StepEncoding::Ranked28));
                 }
                 copy.endRow();
                 b.rows.clear();

@@ -193,6 +193,12 @@ const char *const kSchemaV17[] = {
     "UPDATE runs SET kind = 'simulated' WHERE launch_command LIKE '% simulate-ranks %'",
     "CREATE INDEX IF NOT EXISTS runs_kind ON runs(kind)",
 };
+// Schema 18: blocks written from now on hold 28 fields a record (encoding 5: the step boundary's
+// checkpoint time, whether a shard was written behind the step, the write time of the save put in
+// place); as for schema 8, nothing stored changes, but a Trellis of schema 17 must not read them.
+const char *const kSchemaV18[] = {
+    "SELECT 1",
+};
 
 } // namespace
 
@@ -278,7 +284,7 @@ QString HistoryDatabase::migrateServer(bool create)
 // statements are SQLite's, and PostgreSQL's through postgresDdl (history_engine.h).
 QString HistoryDatabase::migrationSteps(int version)
 {
-    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}, {16, kSchemaV16}, {17, kSchemaV17}};
+    const std::pair<int, std::span<const char *const>> steps[] = {{1, kSchemaV1}, {2, kSchemaV2}, {3, kSchemaV3}, {4, kSchemaV4}, {5, kSchemaV5}, {6, kSchemaV6}, {7, kSchemaV7}, {8, kSchemaV8}, {9, kSchemaV9}, {10, kSchemaV10}, {11, kSchemaV11}, {12, kSchemaV12}, {13, kSchemaV13}, {14, kSchemaV14}, {15, kSchemaV15}, {16, kSchemaV16}, {17, kSchemaV17}, {18, kSchemaV18}};
     QSqlQuery q(m_db);
     for (const auto &[target, statements] : steps) {
         if (version >= target)

@@ -36,12 +36,13 @@ std::array<quint64, kStepRecordFields> fieldsOf(const StepRow &s)
             d(s.bubbleMs),      d(s.idleMs),          i(s.tokens),       d(s.tokensPerS),     d(s.loss),
             d(s.gradNorm),      d(s.lr),              i(s.memParameters), i(s.memGradients), i(s.memOptimizer),
             i(s.memActivations), i(s.memComm),        i(s.peakRss),      i(s.memMaster),      d(s.lossScale),
-            i(s.skippedSteps),  i(s.updateSkipped ? 1 : 0), i(s.outerSteps),   i(s.dpBytes),      i(s.dpDenseBytes)};
+            i(s.skippedSteps),  i(s.updateSkipped ? 1 : 0), i(s.outerSteps),   i(s.dpBytes),      i(s.dpDenseBytes),
+            d(s.checkpointMs),  i(s.checkpointBehind ? 1 : 0), d(s.checkpointWriteMs)};
 }
 constexpr bool kIntegerField[kStepRecordFields] = {true,  false, false, false, false, false, false, true,
                                                    false, false, false, false, true,  true,  true,  true,
                                                    true,  true,  true,  false, true,  true,  true,  true,
-                                                   true};
+                                                   true,  false, true,  false};
 
 StepRow rowOf(int rank, const std::array<quint64, kStepRecordFields> &f)
 {
@@ -74,6 +75,9 @@ StepRow rowOf(int rank, const std::array<quint64, kStepRecordFields> &f)
     s.outerSteps = i(22);
     s.dpBytes = i(23);
     s.dpDenseBytes = i(24);
+    s.checkpointMs = d(25);
+    s.checkpointBehind = i(26) != 0;
+    s.checkpointWriteMs = d(27);
     return s;
 }
 
@@ -225,13 +229,14 @@ bool unpackStepBlock(int rank, const QByteArray &blob, qint64 count, StepEncodin
     if (encoding == StepEncoding::Fixed)
         return unpackFixed(rank, blob, count, out, corrupt);
     if (encoding != StepEncoding::Delta && encoding != StepEncoding::Delta22 && encoding != StepEncoding::Delta25 &&
-        encoding != StepEncoding::Ranked25)
+        encoding != StepEncoding::Ranked25 && encoding != StepEncoding::Ranked28)
         return corrupt(QStringLiteral("unknown encoding %1").arg(static_cast<int>(encoding)));
-    const int fields = encoding == StepEncoding::Delta    ? kStepRecordFields7
-                       : encoding == StepEncoding::Delta22 ? kStepRecordFields22
-                                                           : kStepRecordFields;
+    const int fields = encoding == StepEncoding::Delta     ? kStepRecordFields7
+                       : encoding == StepEncoding::Delta22  ? kStepRecordFields22
+                       : encoding == StepEncoding::Ranked28 ? kStepRecordFields
+                                                            : kStepRecordFields25;
     const int maskBytes = encoding >= StepEncoding::Delta25 ? 4 : 3;
-    const bool ranked = encoding == StepEncoding::Ranked25;
+    const bool ranked = encoding >= StepEncoding::Ranked25;
     qint64 recordRank = ranked ? 0 : rank;
     const auto *p = reinterpret_cast<const unsigned char *>(blob.constData());
     const auto *const begin = p, *const end = p + blob.size();

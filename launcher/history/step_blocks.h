@@ -1,5 +1,5 @@
 // How the history stores step reports (schema 5, records encoded since schema 7, 22 fields since
-// schema 8, 25 since schema 10): packed, one
+// schema 8, 25 since schema 10, 28 since schema 18): packed, one
 // `step_blocks` row per rank and writer transaction, holding every step report of that rank the
 // transaction commits. A row per report (`step_metrics`, schema 1–4) cost SQLite an index insert
 // per message, which capped the ingest at ~220k messages/s on two cores; a block costs one insert
@@ -9,13 +9,16 @@
 // A block's `rows` blob holds `n` records of the fields of StepRow in its order (step, the six
 // times in ms, tokens, tokens/s, loss, grad norm, lr, the six memory categories; since encoding 2
 // also the master weights' bytes, the loss scale, the skipped updates so far and whether this one
-// was skipped; since encoding 3 the outer steps, dp bytes and every-step dp bytes so far),
+// was skipped; since encoding 3 the outer steps, dp bytes and every-step dp bytes so far; since
+// encoding 5 the step boundary's checkpoint time, whether a shard was written behind the step and
+// the write time of the save put in place),
 // integers as int64 and the rest as IEEE doubles, in the block's `encoding`:
 //  - 0 (fixed, schema 5–6): each of the first 18 fields as 8 little-endian bytes, 144 bytes a record;
 //  - 1 (delta, schema 7), 2 (delta, 22 fields, schema 8), 3 (delta, 25 fields, schema 10) and 4
 //    (the same with ranks, schema 11: a block holds up to kRanksPerBlock consecutive ranks, its
 //    `rank` and `last_rank` the smallest and largest, and each record starts with its rank as the
-//    zigzag varint of its difference from the record before's, the first's from 0):
+//    zigzag varint of its difference from the record before's, the first's from 0), 5 (ranked, 28
+//    fields, schema 18):
 //    each record against the one before it in the block (the first against all zeros): a mask of
 //    3 bytes (4 in encodings 3 and 4), little-endian, with bit k set when field k's 64 bits differ, then for
 //    each such field in order an integer's difference (two's complement, wrapping) zigzag-encoded
@@ -44,12 +47,13 @@
 
 namespace trellis::launcher {
 
-inline constexpr int kStepRecordFields = 25;   // encoding 3
+inline constexpr int kStepRecordFields = 28;   // encoding 5
+inline constexpr int kStepRecordFields25 = 25; // encodings 3 and 4
 inline constexpr int kStepRecordFields22 = 22; // encoding 2
 inline constexpr int kStepRecordFields7 = 18;  // encodings 0 and 1
 inline constexpr int kStepRecordBytes = kStepRecordFields7 * 8; // a fixed record
 
-enum class StepEncoding : int { Fixed = 0, Delta = 1, Delta22 = 2, Delta25 = 3, Ranked25 = 4 };
+enum class StepEncoding : int { Fixed = 0, Delta = 1, Delta22 = 2, Delta25 = 3, Ranked25 = 4, Ranked28 = 5 };
 
 // Since schema 11 a block holds the reports of up to this many consecutive ranks (encoding 4):
 // at a few steps a second a rank has one report per transaction, and a block a rank cost SQLite
@@ -64,8 +68,8 @@ void packStepRecord(const StepRow &row, QByteArray &blob);
 // before encoding 3, rows whose later fields are 0) for tests of old histories.
 class StepBlockEncoder {
 public:
-    explicit StepBlockEncoder(StepEncoding encoding = StepEncoding::Ranked25)
-        : m_maskBytes(encoding >= StepEncoding::Delta25 ? 4 : 3), m_ranked(encoding == StepEncoding::Ranked25)
+    explicit StepBlockEncoder(StepEncoding encoding = StepEncoding::Ranked28)
+        : m_maskBytes(encoding >= StepEncoding::Delta25 ? 4 : 3), m_ranked(encoding >= StepEncoding::Ranked25)
     {
     }
     void add(const StepRow &row);

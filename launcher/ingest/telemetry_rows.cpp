@@ -51,6 +51,9 @@ StepRow stepRowFrom(const proto::Envelope &e)
     r.outerSteps = static_cast<qint64>(s.outer_steps());
     r.dpBytes = static_cast<qint64>(s.dp_bytes());
     r.dpDenseBytes = static_cast<qint64>(s.dp_dense_bytes());
+    r.checkpointMs = s.checkpoint_ms();
+    r.checkpointBehind = s.checkpoint_behind();
+    r.checkpointWriteMs = s.checkpoint_write_ms();
     return r;
 }
 

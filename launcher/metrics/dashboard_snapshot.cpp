@@ -27,6 +27,7 @@ void SnapshotBuilder::reset(int worldSize)
     m_skippedUpdates = 0;
     m_lossScaled = false;
     m_dpTraffic = {};
+    m_checkpoints = {};
 }
 
 void SnapshotBuilder::setWorldSize(int worldSize)
@@ -144,6 +145,7 @@ std::shared_ptr<const DashboardSnapshot> SnapshotBuilder::build(Metric heatMetri
     s->totalSteps = m_totalSteps;
     s->lossScaled = m_lossScaled;
     s->dpTraffic = m_dpTraffic;
+    s->checkpoints = m_checkpoints;
     s->skippedUpdates = m_skippedUpdates;
     addMetricViews(*s, ranks);
     addThroughput(*s);
@@ -259,9 +261,11 @@ void SnapshotBuilder::addThroughput(DashboardSnapshot &s) const
     const auto exposed = m_store.band(Metric::CommExposedMs);
     const auto bubble = m_store.band(Metric::BubbleMs);
     const auto idle = m_store.band(Metric::IdleMs);
+    const auto checkpoint = m_store.band(Metric::CheckpointMs);
     for (std::size_t i = 0; i < compute.size(); ++i)
         s.breakdown.push_back({compute[i].step, compute[i].median, i < exposed.size() ? exposed[i].median : 0,
-                               i < bubble.size() ? bubble[i].median : 0, i < idle.size() ? idle[i].median : 0});
+                               i < bubble.size() ? bubble[i].median : 0, i < idle.size() ? idle[i].median : 0,
+                               i < checkpoint.size() ? checkpoint[i].median : 0});
 }
 
 // Per pipeline stage: medians over its ranks of their latest window.

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "launcher/run_types.h"
+#include "launcher/metrics/checkpoint_costs.h"
 #include "launcher/metrics/metric_store.h"
 #include "launcher/metrics/timeline.h"
 
@@ -40,6 +41,7 @@ struct MetricView {
 struct BreakdownPoint {             // medians over ranks, per bucket
     qint64 step = 0;
     double computeMs = 0, exposedCommMs = 0, bubbleMs = 0, idleMs = 0;
+    double checkpointMs = 0;        // at the step boundaries, outside the step (a bucket's mean: amortised)
 };
 
 struct MemoryCategory {
@@ -148,6 +150,7 @@ struct DashboardSnapshot {
     struct DpTrafficView {
         qint64 outerSteps = 0, bytes = 0, denseBytes = 0, step = 0;
     } dpTraffic;
+    CheckpointCosts checkpoints;          // what the run's saves cost so far (rank 0's reports)
 };
 
 // The heat map's rows in a snapshot: more ranks are grouped here, on the feed's thread, so that
@@ -165,6 +168,7 @@ public:
         m_store.append(row);
         m_skippedUpdates = std::max(m_skippedUpdates, row.skippedSteps);
         m_lossScaled = m_lossScaled || row.lossScale > 0;
+        m_checkpoints.add(row);
         if (row.dpDenseBytes > 0 && row.step >= m_dpTraffic.step) {
             m_dpTraffic.outerSteps = std::max(m_dpTraffic.outerSteps, row.outerSteps);
             m_dpTraffic.bytes = row.step > m_dpTraffic.step ? row.dpBytes : std::max(m_dpTraffic.bytes, row.dpBytes);
@@ -220,6 +224,7 @@ private:
     qint64 m_skippedUpdates = 0; // fp16: updates skipped for overflow (the most any rank reported)
     bool m_lossScaled = false;   // fp16: some rank reported a loss scale
     DashboardSnapshot::DpTrafficView m_dpTraffic; // the newest step's, the most any rank reported
+    CheckpointCosts m_checkpoints;
 };
 
 // The prediction for a run's recorded plan (JSON); calibrationPath "" or missing: default rates.

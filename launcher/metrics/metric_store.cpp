@@ -14,7 +14,7 @@ const char *metricName(Metric metric)
                                         "communication ms", "exposed communication ms", "bubble ms", "idle ms",
                                         "parameter bytes", "gradient bytes", "optimizer bytes", "activation bytes",
                                         "communication buffer bytes", "peak RSS bytes", "master weight bytes",
-                                        "loss scale", "dp MB all-reduced"};
+                                        "loss scale", "dp MB all-reduced", "checkpoint ms"};
     const int i = static_cast<int>(metric);
     return i >= 0 && i < kMetricCount ? names[i] : "?";
 }
@@ -41,6 +41,7 @@ double metricOf(const StepRow &r, Metric metric)
     case Metric::MemMaster: return static_cast<double>(r.memMaster);
     case Metric::LossScale: return r.lossScale;
     case Metric::DpBytes: return static_cast<double>(r.dpBytes) / 1e6; // MB: a chart's scale
+    case Metric::CheckpointMs: return r.checkpointMs;
     case Metric::Count: break;
     }
     return 0;

@@ -32,13 +32,14 @@ enum class Metric : int {
     MemParameters, MemGradients, MemOptimizer, MemActivations, MemComm, PeakRss,
     MemMaster, LossScale, // mixed precision's fp32 masters; fp16's dynamic loss scale
     DpBytes,              // local updates, gradient compression: dp all-reduce payload so far, MB
+    CheckpointMs,         // the step boundary's time on checkpoints, outside the step
     Count
 };
 inline constexpr int kMetricCount = static_cast<int>(Metric::Count);
 const char *metricName(Metric metric);
 double metricOf(const StepRow &row, Metric metric);
 
-struct Bucket { // 24 bytes: 1024 ranks × 18 metrics × 128 buckets stay near 57 MB
+struct Bucket { // 24 bytes: 1024 ranks × 21 metrics × 128 buckets stay near 66 MB
     std::int32_t lastStep = 0; // the newest step seen in it
     std::int32_t count = 0;
     float min = 0, max = 0, mean = 0, last = 0;

@@ -143,13 +143,17 @@ void writeLossSummary(QString &h, const RunDigest &digest)
 QList<ChartSeries> stepBreakdownSeries(const RunDigest &digest)
 {
     ChartSeries computeLine{QStringLiteral("compute"), {}}, exposedLine{QStringLiteral("exposed communication"), {}},
-        bubbleLine{QStringLiteral("pipeline bubble"), {}}, idleLine{QStringLiteral("idle"), {}};
+        bubbleLine{QStringLiteral("pipeline bubble"), {}}, idleLine{QStringLiteral("idle"), {}},
+        checkpointLine{QStringLiteral("checkpoint (between steps)"), {}};
     for (const DigestStep &d : digest.steps()) {
         computeLine.points.append(QPointF(d.step, d.computeMs));
         exposedLine.points.append(QPointF(d.step, d.exposedMs));
         bubbleLine.points.append(QPointF(d.step, d.bubbleMs));
         idleLine.points.append(QPointF(d.step, d.idleMs));
+        checkpointLine.points.append(QPointF(d.step, d.checkpointMs));
     }
+    if (digest.checkpoints().any())
+        return {computeLine, exposedLine, bubbleLine, idleLine, checkpointLine};
     return {computeLine, exposedLine, bubbleLine, idleLine};
 }
 
@@ -218,6 +222,8 @@ void writePredictionSection(QString &h, const RunData &run, const RunDigest &dig
     h += predicted.calibrated ? QStringLiteral("<p>Predicted with this machine's calibration (%1).</p>").arg(esc(calibrationPath))
                               : QStringLiteral("<p>Predicted with the cost model's default rates for the plan's device: run "
                                                "<code>trellis-cli calibrate</code> for this machine's.</p>");
+    if (digest.checkpoints().any())
+        h += QStringLiteral("<p>Checkpoints: %1.</p>").arg(esc(digest.checkpoints().summary()));
     if (predicted.known)
         writeMemoryTable(h, digest, predicted);
     h += QStringLiteral("<div class='charts'>");

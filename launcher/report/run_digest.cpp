@@ -75,9 +75,11 @@ void RunDigest::addStep(const StepRow *begin, const StepRow *end)
             d.loss0 = s->loss;
             d.gradNorm0 = s->gradNorm;
             d.lossScale0 = s->lossScale;
+            d.checkpointMs = s->checkpointMs;
             m_hasLossScale = m_hasLossScale || s->lossScale > 0;
         }
         m_skippedUpdates = std::max(m_skippedUpdates, s->skippedSteps);
+        m_checkpoints.add(*s);
         const qint64 memory[6] = {s->memParameters, s->memMaster, s->memGradients, s->memOptimizer, s->memActivations, s->memComm};
         for (int i = 0; i < 6; ++i)
             m_memory[static_cast<std::size_t>(i)] = std::max(m_memory[static_cast<std::size_t>(i)], memory[i]);

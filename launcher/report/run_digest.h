@@ -8,6 +8,7 @@
 // Threading: a plain value; built on whichever thread reads the history.
 #pragma once
 
+#include "launcher/metrics/checkpoint_costs.h"
 #include "launcher/report/html_report.h"
 #include "launcher/run_types.h"
 
@@ -40,6 +41,7 @@ struct DigestStep {
     double tokensPerS = 0;                      // the job's: summed over the ranks
     double slowestMs = 0;                       // the slowest rank's step time
     double computeMs = 0, exposedMs = 0, bubbleMs = 0, idleMs = 0; // medians over the ranks
+    double checkpointMs = 0;                    // rank 0's time on checkpoints at the step's boundary
     bool haveRank0 = false;
     double loss0 = 0, gradNorm0 = 0, lossScale0 = 0; // rank 0's (every rank reports the global norm)
     // Minimum, median and maximum over the ranks.
@@ -68,6 +70,7 @@ public:
     const QMap<int, ChartSeries> &throughputLines() const { return m_throughputLines; }
     const QMap<int, ChartSeries> &stepTimeLines() const { return m_stepTimeLines; }
     qint64 skippedUpdates() const { return m_skippedUpdates; }
+    const telemetry::CheckpointCosts &checkpoints() const { return m_checkpoints; }
     bool hasLossScale() const { return m_hasLossScale; }
     // Largest over the rows: parameters, master, gradients, optimizer, activations, communication.
     const std::array<qint64, 6> &memory() const { return m_memory; }
@@ -95,6 +98,7 @@ private:
     QMap<int, RankAgg> m_agg;
     QMap<int, ChartSeries> m_lossLines, m_throughputLines, m_stepTimeLines;
     qint64 m_skippedUpdates = 0;
+    telemetry::CheckpointCosts m_checkpoints;
     bool m_hasLossScale = false;
     std::array<qint64, 6> m_memory{};
     qint64 m_peakRss = 0;

@@ -17,7 +17,7 @@ QByteArray exportCsv(const RunData &run)
     QByteArray out = "run_id,rank,step,loss,step_ms,tokens_per_s,compute_ms,comm_ms,comm_exposed_ms,bubble_ms,"
                      "idle_ms,tokens,grad_norm,lr,mem_parameters,mem_gradients,mem_optimizer,mem_activations,"
                      "mem_comm,peak_rss,mem_master,loss_scale,skipped_steps,update_skipped,outer_steps,dp_bytes,"
-                     "dp_dense_bytes\n";
+                     "dp_dense_bytes,checkpoint_ms,checkpoint_behind,checkpoint_write_ms\n";
     const QByteArray runId = run.run.runId.toUtf8();
     for (const StepRow &s : run.steps) {
         out += runId + ',' + QByteArray::number(s.rank) + ',' + QByteArray::number(s.step) + ',' +
@@ -32,7 +32,8 @@ QByteArray exportCsv(const RunData &run)
                QByteArray::number(s.peakRss) + ',' + QByteArray::number(s.memMaster) + ',' +
                QByteArray::number(s.lossScale, 'g', 9) + ',' + QByteArray::number(s.skippedSteps) + ',' +
                (s.updateSkipped ? "1" : "0") + ',' + QByteArray::number(s.outerSteps) + ',' + QByteArray::number(s.dpBytes) +
-               ',' + QByteArray::number(s.dpDenseBytes) + '\n';
+               ',' + QByteArray::number(s.dpDenseBytes) + ',' + QByteArray::number(s.checkpointMs, 'f', 3) + ',' +
+               (s.checkpointBehind ? "1" : "0") + ',' + QByteArray::number(s.checkpointWriteMs, 'f', 3) + '\n';
     }
     return out;
 }
@@ -60,7 +61,10 @@ QJsonObject stepJson(const StepRow &s)
                        {QStringLiteral("update_skipped"), s.updateSkipped},
                        {QStringLiteral("outer_steps"), s.outerSteps},
                        {QStringLiteral("dp_bytes"), s.dpBytes},
-                       {QStringLiteral("dp_dense_bytes"), s.dpDenseBytes}};
+                       {QStringLiteral("dp_dense_bytes"), s.dpDenseBytes},
+                       {QStringLiteral("checkpoint_ms"), s.checkpointMs},
+                       {QStringLiteral("checkpoint_behind"), s.checkpointBehind},
+                       {QStringLiteral("checkpoint_write_ms"), s.checkpointWriteMs}};
 }
 
 } // namespace
@@ -131,12 +135,12 @@ bool exportTable(const QString &name, const RunData &run, const QList<Collective
     if (name == QLatin1String("steps")) {
         cols({"rank", "step", "loss", "step_ms", "tokens_per_s", "compute_ms", "comm_ms", "comm_exposed_ms", "bubble_ms", "idle_ms",
               "tokens", "grad_norm", "lr", "loss_scale", "skipped_steps", "update_skipped", "outer_steps", "dp_bytes",
-              "dp_dense_bytes"});
+              "dp_dense_bytes", "checkpoint_ms", "checkpoint_behind", "checkpoint_write_ms"});
         for (const StepRow &s : run.steps)
             out.rows.append({runId, V(s.rank), V(s.step), V(s.loss), V(s.stepMs), V(s.tokensPerS), V(s.computeMs), V(s.commMs),
                              V(s.commExposedMs), V(s.bubbleMs), V(s.idleMs), V(s.tokens), V(s.gradNorm), V(s.lr),
                              V(s.lossScale), V(s.skippedSteps), V(s.updateSkipped ? 1 : 0), V(s.outerSteps), V(s.dpBytes),
-                             V(s.dpDenseBytes)});
+                             V(s.dpDenseBytes), V(s.checkpointMs), V(s.checkpointBehind ? 1 : 0), V(s.checkpointWriteMs)});
     } else if (name == QLatin1String("memory")) {
         cols({"rank", "step", "parameters", "master_weights", "gradients", "optimizer", "activations", "communication",
               "peak_rss"});

@@ -186,6 +186,66 @@ private slots:
         }
     }
 
+    // What each save cost, in every rank's step reports and the history: the boundary that saves
+    // spends time on it (outside step_ms); async, the next step runs beside the shard's write and
+    // its boundary puts the save in place with the write's time; sync, the write is in the saving
+    // boundary's own time. Without checkpoints every figure is 0. The run's digest folds them.
+    void checkpointCostsAreReported_data()
+    {
+        QTest::addColumn<QString>("mode");
+        QTest::newRow("async") << QStringLiteral("async");
+        QTest::newRow("sync") << QStringLiteral("sync");
+        QTest::newRow("none") << QString();
+    }
+    void checkpointCostsAreReported()
+    {
+        QFETCH(QString, mode);
+        const QString name = QStringLiteral("ckpt-%1").arg(mode.isEmpty() ? QStringLiteral("none") : mode);
+        QString plan = shortPlan(name, QString(), 8);
+        QVERIFY(!plan.isEmpty());
+        if (!mode.isEmpty()) {
+            QFile f(plan);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QString text = QString::fromUtf8(f.readAll());
+            f.close();
+            text.replace(QStringLiteral("\"steps\": 8,"),
+                         QStringLiteral("\"steps\": 8, \"checkpoint\": {\"every\": 3, \"dir\": \"%1\", \"mode\": \"%2\"},")
+                             .arg(m_dir.filePath(name + QStringLiteral("-checkpoints")), mode));
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(text.toUtf8());
+        }
+        const QString database = m_dir.filePath(name + QStringLiteral(".sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+        HistoryDatabase h;
+        QCOMPARE(h.open(database, false), QString());
+        const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        QCOMPARE(data->steps.size(), 4 * 8);
+        const bool async = mode == QLatin1String("async"), sync = mode == QLatin1String("sync");
+        for (const auto &s : data->steps) {
+            const QString where = QStringLiteral("%1: rank %2 step %3: checkpoint %4 ms, behind %5, written in %6 ms")
+                                      .arg(name)
+                                      .arg(s.rank)
+                                      .arg(s.step)
+                                      .arg(s.checkpointMs)
+                                      .arg(s.checkpointBehind)
+                                      .arg(s.checkpointWriteMs);
+            const bool saves = (async || sync) && (s.step % 3 == 0 || s.step == 8); // saves begin at 3, 6 and 8
+            const bool putInPlace = async && (s.step == 4 || s.step == 7);       // the async saves of 3 and 6
+            QVERIFY2(s.checkpointBehind == putInPlace, qPrintable(where));
+            QVERIFY2((s.checkpointMs > 0) == (saves || putInPlace), qPrintable(where));
+            QVERIFY2((s.checkpointWriteMs > 0) == (putInPlace || (sync && saves)), qPrintable(where));
+            if (sync && saves)
+                QVERIFY2(s.checkpointMs >= s.checkpointWriteMs, qPrintable(where)); // the write is training's wait
+        }
+        int events = 0;
+        for (const auto &e : data->events)
+            if (e.rank == 0 && e.message.startsWith(QStringLiteral("checkpoint at step ")) &&
+                e.message.contains(QStringLiteral("(%1: training waited").arg(mode)))
+                ++events;
+        QCOMPARE(events, mode.isEmpty() ? 0 : 3);
+    }
+
     // Every collective a rank issues in a step — group, operation, bytes and calls — and every
     // memory category are what the cost model predicts for its pipeline stage, for tensor,
     // sequence and pipeline parallelism, their combinations, recompute, the split backward of

@@ -3,7 +3,11 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include <QComboBox>
+#include <QLabel>
 #include <QVBoxLayout>
 
 namespace trellis::ui::dashboards {
@@ -17,16 +21,20 @@ struct Part {
 const Part kParts[] = {{QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "compute"), QColor(0x1f, 0x77, 0xb4)},
                        {QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "exposed communication"), QColor(0xff, 0x7f, 0x0e)},
                        {QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "pipeline bubble"), QColor(0xd6, 0x27, 0x28)},
-                       {QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "idle"), QColor(0xaa, 0xaa, 0xaa)}};
+                       {QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "idle"), QColor(0xaa, 0xaa, 0xaa)},
+                       {QT_TRANSLATE_NOOP("trellis::ui::dashboards::BreakdownPanel", "checkpoint (between steps)"), QColor(0x94, 0x67, 0xbd)}};
+constexpr int kStepParts = 4; // the step's own parts; over steps the checkpoint time is stacked on them
 
 // Over steps: stacked areas, one per part, each filled down to the one below (hundreds of steps
 // as four polygons; as stacked bars they were four times as many rectangles a frame, the grid's
 // most expensive chart). A graph's values are the sums up to its part.
-void stackAreas(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&values)[4])
+void stackAreas(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&values)[kStepParts + 1])
 {
     QVector<double> sum(x.size(), 0.0);
     QCPGraph *below = nullptr;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kStepParts + 1; ++i) {
+        if (i == kStepParts && std::all_of(values[i].begin(), values[i].end(), [](double v) { return v <= 0; }))
+            break; // no checkpoints: no empty legend entry
         for (int k = 0; k < x.size(); ++k)
             sum[k] += values[i][k];
         QCPGraph *g = plot->addGraph();
@@ -42,10 +50,10 @@ void stackAreas(QCustomPlot *plot, const QVector<double> &x, const QVector<doubl
 }
 
 // Per stage: stacked bars, one series per part.
-void stack(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&values)[4], double width)
+void stack(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&values)[kStepParts], double width)
 {
     QCPBars *below = nullptr;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kStepParts; ++i) {
         auto *bars = new QCPBars(plot->xAxis, plot->yAxis);
         bars->setName(BreakdownPanel::tr(kParts[i].name));
         bars->setPen(Qt::NoPen);
@@ -62,8 +70,26 @@ void stack(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&
 
 } // namespace
 
+QString checkpointCostsText(const launcher::telemetry::CheckpointCosts &c)
+{
+    QString text = BreakdownPanel::tr("Checkpoints put in place: %4; training waited %1 ms a save (%2% of a step, at most %3 ms)")
+                       .arg(c.blockedPerSaveMs(), 0, 'f', 1)
+                       .arg(c.blockedFractionOfStep() * 100, 0, 'f', 1)
+                       .arg(c.mostBlockedMs, 0, 'f', 1)
+                       .arg(c.saves);
+    if (c.saves)
+        text += BreakdownPanel::tr("; each written in %1 ms").arg(c.writePerSaveMs(), 0, 'f', 1);
+    if (c.besideSteps && c.aloneSteps)
+        text += (c.slowdown() >= 0 ? BreakdownPanel::tr("; steps beside a background write %1% slower (%2 of %3 steps)")
+                                   : BreakdownPanel::tr("; steps beside a background write %1% faster (%2 of %3 steps)"))
+                    .arg(std::abs(c.slowdown()) * 100, 0, 'f', 1)
+                    .arg(c.besideSteps)
+                    .arg(c.besideSteps + c.aloneSteps);
+    return text;
+}
+
 BreakdownPanel::BreakdownPanel(QWidget *parent)
-    : Panel(parent), m_mode(new QComboBox(this)), m_plot(makePlot(QString(), tr("ms"), this))
+    : Panel(parent), m_mode(new QComboBox(this)), m_plot(makePlot(QString(), tr("ms"), this)), m_checkpoints(new QLabel(this))
 {
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
@@ -71,6 +97,10 @@ BreakdownPanel::BreakdownPanel(QWidget *parent)
     m_mode->addItem(tr("per pipeline stage (latest steps)"));
     layout->addWidget(m_mode, 0, Qt::AlignLeft);
     layout->addWidget(m_plot);
+    m_checkpoints->setWordWrap(true);
+    m_checkpoints->setObjectName(QStringLiteral("checkpointCosts"));
+    m_checkpoints->hide();
+    layout->addWidget(m_checkpoints);
     connect(m_mode, &QComboBox::currentIndexChanged, this, [this] {
         if (m_last)
             show(m_last);
@@ -82,6 +112,9 @@ void BreakdownPanel::setPerStage(bool perStage) { m_mode->setCurrentIndex(perSta
 void BreakdownPanel::show(const std::shared_ptr<const launcher::telemetry::DashboardSnapshot> &snapshot)
 {
     m_last = snapshot;
+    m_checkpoints->setVisible(snapshot->checkpoints.any());
+    if (snapshot->checkpoints.any())
+        m_checkpoints->setText(checkpointCostsText(snapshot->checkpoints));
     m_plot->clearPlottables();
     m_plot->clearItems();
     if (m_mode->currentIndex() == 1)
@@ -93,13 +126,14 @@ void BreakdownPanel::show(const std::shared_ptr<const launcher::telemetry::Dashb
 
 void BreakdownPanel::drawOverSteps(const launcher::telemetry::DashboardSnapshot &s)
 {
-    QVector<double> x, parts[4];
+    QVector<double> x, parts[kStepParts + 1];
     for (const auto &p : s.breakdown) {
         x << static_cast<double>(p.step);
         parts[0] << p.computeMs;
         parts[1] << p.exposedCommMs;
         parts[2] << p.bubbleMs;
         parts[3] << p.idleMs;
+        parts[4] << p.checkpointMs;
     }
     stackAreas(m_plot, x, parts);
     if (s.prediction.known && !x.isEmpty()) {
@@ -117,7 +151,7 @@ void BreakdownPanel::drawOverSteps(const launcher::telemetry::DashboardSnapshot 
 
 void BreakdownPanel::drawPerStage(const launcher::telemetry::DashboardSnapshot &s)
 {
-    QVector<double> x, parts[4], measured, predicted, predictedX;
+    QVector<double> x, parts[kStepParts], measured, predicted, predictedX;
     for (const auto &b : s.stages) {
         x << b.stage;
         parts[0] << b.computeMs;

@@ -1,14 +1,21 @@
 // Step time split into compute, exposed communication, pipeline bubble and idle (medians over
 // ranks per bucket of steps), stacked; with the cost model's predicted step time as a line. Or per
 // pipeline stage (medians over each stage's ranks of their latest steps), with each stage's bubble
-// fraction measured against the schedule simulator's prediction on the right axis.
+// fraction measured against the schedule simulator's prediction on the right axis. Over steps the
+// time checkpoints took at the step boundaries is stacked on top, and a line under the chart says
+// what the saves cost: training's wait a save, the write behind it, and how much slower the steps
+// beside a background write ran.
 #pragma once
 
 #include "ui/dashboards/panel.h"
 
 class QComboBox;
+class QLabel;
 
 namespace trellis::ui::dashboards {
+
+// The run's checkpoint costs as the panel says them under its chart (translated).
+QString checkpointCostsText(const launcher::telemetry::CheckpointCosts &costs);
 
 class BreakdownPanel : public Panel {
     Q_OBJECT
@@ -29,6 +36,7 @@ private:
 
     QComboBox *m_mode;
     QCustomPlot *m_plot;
+    QLabel *m_checkpoints; // what the saves cost (hidden without checkpoints)
     std::shared_ptr<const launcher::telemetry::DashboardSnapshot> m_last;
 };
 

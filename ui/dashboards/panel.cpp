@@ -30,6 +30,7 @@ QString metricLabel(launcher::telemetry::Metric metric)
     case Metric::MemMaster: return Panel::tr("master weight bytes");
     case Metric::LossScale: return Panel::tr("loss scale (fp16)");
     case Metric::DpBytes: return Panel::tr("dp MB all-reduced");
+    case Metric::CheckpointMs: return Panel::tr("checkpoint ms (between steps)");
     case Metric::Count: break;
     }
     return QString::fromLatin1(launcher::telemetry::metricName(metric));

@@ -114,6 +114,9 @@ void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std:
     r->set_outer_steps(f.outerSteps);
     r->set_dp_bytes(f.dpBytes);
     r->set_dp_dense_bytes(f.dpDenseBytes);
+    r->set_checkpoint_ms(f.checkpointMs);
+    r->set_checkpoint_behind(f.checkpointBehind);
+    r->set_checkpoint_write_ms(f.checkpointWriteMs);
     if (!f.experts.tokens.empty()) {
         auto *x = r->mutable_experts();
         x->set_layers(static_cast<std::uint32_t>(f.experts.layers));

@@ -32,6 +32,9 @@ struct StepFigures {
     std::uint64_t skippedSteps = 0;    // fp16: overflow skips so far
     bool updateSkipped = false;
     std::uint64_t outerSteps = 0, dpBytes = 0, dpDenseBytes = 0; // local updates, gradient compression: so far
+    double checkpointMs = 0;      // the step boundary's time on checkpoints, outside stepMs
+    bool checkpointBehind = false; // a shard was written behind this step
+    double checkpointWriteMs = 0; // the write time of the save put in place at this boundary
     ExpertLoad experts; // empty: none reported
 };
 

@@ -72,6 +72,9 @@ private slots:
         odd.outerSteps = std::numeric_limits<qint64>::max();
         odd.dpBytes = -3;
         odd.dpDenseBytes = std::numeric_limits<qint64>::min();
+        odd.checkpointMs = -std::numeric_limits<double>::infinity();
+        odd.checkpointBehind = true;
+        odd.checkpointWriteMs = 41.25;
         StepRow back = odd;
         back.step = std::numeric_limits<qint64>::min(); // the difference wraps
         back.tokens = std::numeric_limits<qint64>::max();
@@ -83,7 +86,7 @@ private slots:
     void stepRecordsRoundTrip()
     {
         QFETCH(QList<StepRow>, rows);
-        // Encoding 4 names each record's rank: the rows spread over a group of ranks.
+        // Encodings 4 and 5 name each record's rank: the rows spread over a group of ranks.
         for (qsizetype i = 0; i < rows.size(); ++i)
             rows[i].rank = static_cast<int>(3 + (i * 7) % kRanksPerBlock);
         StepBlockEncoder encoder;
@@ -94,7 +97,7 @@ private slots:
         QCOMPARE(encoder.count(), rows.size());
         QList<StepRow> back;
         QString error;
-        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Ranked25, back, &error), qPrintable(error));
+        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Ranked28, back, &error), qPrintable(error));
         QCOMPARE(back.size(), rows.size());
         for (qsizetype i = 0; i < rows.size(); ++i) {
             QByteArray fixedIn, fixedOut;
@@ -108,15 +111,37 @@ private slots:
             QCOMPARE(back[i].outerSteps, rows[i].outerSteps); // and the 3 of schema 10
             QCOMPARE(back[i].dpBytes, rows[i].dpBytes);
             QCOMPARE(back[i].dpDenseBytes, rows[i].dpDenseBytes);
+            QCOMPARE(std::bit_cast<quint64>(back[i].checkpointMs), std::bit_cast<quint64>(rows[i].checkpointMs)); // the 3 of schema 18
+            QCOMPARE(back[i].checkpointBehind, rows[i].checkpointBehind);
+            QCOMPARE(std::bit_cast<quint64>(back[i].checkpointWriteMs), std::bit_cast<quint64>(rows[i].checkpointWriteMs));
             QCOMPARE(back[i].rank, rows[i].rank);
         }
         // One rank's rows alone (the feed's refill of a rank's missed steps).
         QList<StepRow> mine;
-        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Ranked25, mine, &error, rows.back().rank),
+        QVERIFY2(unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Ranked28, mine, &error, rows.back().rank),
                  qPrintable(error));
         QCOMPARE(mine.size(), std::count_if(rows.begin(), rows.end(), [&](const StepRow &r) { return r.rank == rows.back().rank; }));
         QVERIFY(std::all_of(mine.begin(), mine.end(), [&](const StepRow &r) { return r.rank == rows.back().rank; }));
-        // Encoding 3 (schema 10: a block a rank, no rank in the records) still reads as before.
+        // A record of 28 fields is not one of 25: read as encoding 4, a block with checkpoint
+        // figures names fields that do not exist there.
+        if (std::any_of(rows.begin(), rows.end(), [](const StepRow &r) { return r.checkpointBehind; })) {
+            QList<StepRow> older;
+            QVERIFY(!unpackStepBlock(3, encoder.bytes(), rows.size(), StepEncoding::Ranked25, older, &error));
+            QVERIFY2(error.contains(QStringLiteral("names fields that do not exist")), qPrintable(error));
+        }
+        // Encodings 3 and 4 (schema 10: a block a rank, no rank in the records; schema 11: ranked,
+        // 25 fields) still read as before.
+        for (StepRow &r : rows) {
+            r.checkpointMs = r.checkpointWriteMs = 0;
+            r.checkpointBehind = false;
+        }
+        StepBlockEncoder four(StepEncoding::Ranked25);
+        for (const StepRow &r : rows)
+            four.add(r);
+        QList<StepRow> ranked25;
+        QVERIFY2(unpackStepBlock(3, four.bytes(), rows.size(), StepEncoding::Ranked25, ranked25, &error), qPrintable(error));
+        QCOMPARE(ranked25.size(), rows.size());
+        QCOMPARE(ranked25.back().rank, rows.back().rank);
         StepBlockEncoder one(StepEncoding::Delta25);
         for (const StepRow &r : rows)
             one.add(r);

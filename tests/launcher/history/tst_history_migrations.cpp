@@ -229,7 +229,7 @@ private slots:
         QCOMPARE(q.value(0).toInt(), 0);
         QCOMPARE(q.value(1).toInt(), 2);
         QVERIFY(q.next());
-        QCOMPARE(q.value(0).toInt(), 4); // the writer's blocks: the newest encoding
+        QCOMPARE(q.value(0).toInt(), 5); // the writer's blocks: the newest encoding
         const auto data = db.loadRun(db.findRun(QStringLiteral("six"))->id);
         QCOMPARE(db.lastError(), QString());
         QCOMPARE(data->steps.size(), 7);

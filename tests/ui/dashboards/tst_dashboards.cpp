@@ -178,6 +178,48 @@ private slots:
         QVERIFY(comm.trafficLabel()->isHidden()); // every-step training: nothing to compare
     }
 
+    // Checkpoints beside the step time: their time at the step boundaries stacked on the step's
+    // parts, and a line that says what the saves cost — training's wait a save, the write behind it,
+    // the steps beside a write against the others. Async saves begun at steps 3, 6 and 9 (2 ms
+    // each), put in place at 4, 7 and 10 (1 ms each, written in 30 ms), steps beside a write 10%
+    // slower. Without checkpoints (breakdownMemoryCommunication) neither shows.
+    void checkpointCostsBesideTheStepTime()
+    {
+        RunData run = recordedRun(2, 12);
+        for (StepRow &row : run.steps) {
+            if (row.step % 3 == 0 && row.step < 12)
+                row.checkpointMs = 2;
+            if (row.step % 3 == 1 && row.step > 1) {
+                row.checkpointMs = 1;
+                row.checkpointWriteMs = 30;
+                row.checkpointBehind = true;
+                row.stepMs *= 1.1;
+            }
+        }
+        const auto snapshot = snapshotOf(run, {});
+        const CheckpointCosts &c = snapshot->checkpoints;
+        QCOMPARE(c.saves, qint64(3));
+        QCOMPARE(c.savingBoundaries, qint64(6));
+        QCOMPARE(c.blockedPerSaveMs(), 1.5);
+        QCOMPARE(c.writePerSaveMs(), 30.0);
+        QVERIFY(qAbs(c.slowdown() - 0.1) < 1e-9);
+        BreakdownPanel breakdown;
+        breakdown.show(snapshot);
+        QCustomPlot *parts = breakdown.findChild<QCustomPlot *>();
+        QCOMPARE(parts->plottableCount(), 5);
+        QCOMPARE(parts->graph(4)->name(), QStringLiteral("checkpoint (between steps)"));
+        auto *line = breakdown.findChild<QLabel *>(QStringLiteral("checkpointCosts"));
+        QVERIFY(line && !line->isHidden());
+        QVERIFY2(line->text().startsWith(QStringLiteral("Checkpoints put in place: 3; training waited 1.5 ms a save")), qPrintable(line->text()));
+        QVERIFY2(line->text().contains(QStringLiteral("each written in 30.0 ms")), qPrintable(line->text()));
+        QVERIFY2(line->text().contains(QStringLiteral("steps beside a background write 10.0% slower (3 of 12 steps)")), qPrintable(line->text()));
+        QCOMPARE(c.summary().left(22), QStringLiteral("3 saves; training wait")); // the reports' words
+
+        BreakdownPanel none;
+        none.show(snapshotOf(recordedRun(2, 12), {}));
+        QVERIFY(none.findChild<QLabel *>(QStringLiteral("checkpointCosts"))->isHidden());
+    }
+
     // Local updates: the outer steps and the dp bytes against every step's whole gradients, on the
     // communication panel and as the training panel's dp chart (each rank's bytes so far, and the
     // every-step line). DiLoCo at inner_steps 4 over 30 steps: 7 outer steps of 8 MB a rank.
