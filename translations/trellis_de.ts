@@ -179,7 +179,17 @@
         <translation>Preis pro Gerätestunde</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+2"/>
+        <source>Host memory a node (GB)</source>
+        <translation>Hauptspeicher je Knoten (GB)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Each node&apos;s host memory, for checkpoints&apos; staging buffers: async saves are the default unless they would take more than half of it. Empty: not known (the trainer reads its machine&apos;s)</source>
+        <translation>Hauptspeicher jedes Knotens, für die Zwischenpuffer der Checkpoints: asynchrone Sicherungen sind die Vorgabe, außer sie bräuchten mehr als die Hälfte davon. Leer: unbekannt (der Trainer liest den seiner Maschine)</translation>
+    </message>
+    <message>
+        <location line="+9"/>
         <source>Data parallel (dp)</source>
         <translation>Datenparallel (dp)</translation>
     </message>
@@ -540,8 +550,26 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>async: each rank copies its state to host memory at the step boundary and trains on while a thread writes it; sync: training waits for the disk. Not set: async unless the staging buffers would take more than half a node&apos;s host memory</source>
+        <translation>async: jeder Rang kopiert seinen Zustand an der Schrittgrenze in den Hauptspeicher und trainiert weiter, während ein Thread ihn schreibt; sync: das Training wartet auf die Platte. Nicht gesetzt: async, außer die Zwischenpuffer bräuchten mehr als die Hälfte des Hauptspeichers eines Knotens</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Checkpoint due while writing</source>
+        <translation>Checkpoint fällig während des Schreibens</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Async saves: a save due while the one before is still being written waits for it (every save asked for is made) or is skipped (training never waits for the disk)</source>
+        <translation>Asynchrone Sicherungen: eine Sicherung, die fällig wird, während die vorige noch geschrieben wird, wartet auf sie (jede verlangte Sicherung wird gemacht) oder entfällt (das Training wartet nie auf die Platte)</translation>
+    </message>
+    <message>
+        <source>async: each rank copies its state to host memory at the step boundary and trains on while a thread writes it (a save due while one is still being written is skipped); sync: training waits for the disk. Not set: async unless the staging buffers would take more than half a node&apos;s host memory</source>
+        <translation type="vanished">async: jeder Rang kopiert seinen Zustand an der Schrittgrenze in den Hauptspeicher und trainiert weiter, während ein Thread ihn schreibt (eine fällige Sicherung, während noch eine geschrieben wird, entfällt); sync: das Training wartet auf die Platte. Nicht gesetzt: async, außer die Zwischenpuffer bräuchten mehr als die Hälfte des Hauptspeichers eines Knotens</translation>
+    </message>
+    <message>
         <source>async: each rank copies its state to host memory at the step boundary and trains on while a thread writes it; sync: training waits for the disk</source>
-        <translation>async: Jeder Rang kopiert seinen Zustand an der Schrittgrenze in den Hauptspeicher und trainiert weiter, während ein Thread ihn schreibt; sync: das Training wartet auf die Platte</translation>
+        <translation type="vanished">async: Jeder Rang kopiert seinen Zustand an der Schrittgrenze in den Hauptspeicher und trainiert weiter, während ein Thread ihn schreibt; sync: das Training wartet auf die Platte</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -1039,12 +1067,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate/estimate_panel.cpp" line="+32"/>
-        <location line="+457"/>
+        <location line="+470"/>
         <source>Search plans</source>
         <translation>Pläne suchen</translation>
     </message>
     <message>
-        <location line="-456"/>
+        <location line="-469"/>
         <source>Use selected plan</source>
         <translation>Ausgewählten Plan übernehmen</translation>
     </message>
@@ -1276,7 +1304,17 @@
         <translation>%1 Mio.</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+5"/>
+        <source>Checkpoints (%1): training waits %2 a save (%3% of the steps between saves); the busiest node writes %4 GB in %5, keeping %6 GB of staging buffers</source>
+        <translation>Checkpoints (%1): das Training wartet %2 je Sicherung (%3% der Schritte zwischen Sicherungen); der am stärksten belastete Knoten schreibt %4 GB in %5 und hält %6 GB Zwischenpuffer</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>(the write outlasts the steps between saves: one lands every %1 steps)</source>
+        <translation>(das Schreiben dauert länger als die Schritte zwischen Sicherungen: eine wird alle %1 Schritte fertig)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>Since the last estimate: %1</source>
         <translation>Seit der letzten Schätzung: %1</translation>
     </message>

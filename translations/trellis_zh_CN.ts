@@ -179,7 +179,17 @@
         <translation>每设备小时价格</translation>
     </message>
     <message>
-        <location line="+8"/>
+        <location line="+2"/>
+        <source>Host memory a node (GB)</source>
+        <translation>每节点主机内存 (GB)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Each node&apos;s host memory, for checkpoints&apos; staging buffers: async saves are the default unless they would take more than half of it. Empty: not known (the trainer reads its machine&apos;s)</source>
+        <translation>每个节点的主机内存，用于检查点的暂存缓冲区：默认异步保存，除非缓冲区会占用其一半以上。留空：未知 (训练器读取其所在机器的)</translation>
+    </message>
+    <message>
+        <location line="+9"/>
         <source>Data parallel (dp)</source>
         <translation>数据并行 (dp)</translation>
     </message>
@@ -540,8 +550,26 @@
     </message>
     <message>
         <location line="+2"/>
+        <source>async: each rank copies its state to host memory at the step boundary and trains on while a thread writes it; sync: training waits for the disk. Not set: async unless the staging buffers would take more than half a node&apos;s host memory</source>
+        <translation>async：每个 rank 在步边界把状态复制到主机内存，并在线程写入时继续训练；sync：训练等待磁盘。未设置：异步，除非暂存缓冲区会占用节点主机内存的一半以上</translation>
+    </message>
+    <message>
+        <location line="+3"/>
+        <source>Checkpoint due while writing</source>
+        <translation>写入期间到期的检查点</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Async saves: a save due while the one before is still being written waits for it (every save asked for is made) or is skipped (training never waits for the disk)</source>
+        <translation>异步保存：上一次仍在写入时到期的保存会等待它 (每次要求的保存都会完成) 或被跳过 (训练从不等待磁盘)</translation>
+    </message>
+    <message>
+        <source>async: each rank copies its state to host memory at the step boundary and trains on while a thread writes it (a save due while one is still being written is skipped); sync: training waits for the disk. Not set: async unless the staging buffers would take more than half a node&apos;s host memory</source>
+        <translation type="vanished">async：每个 rank 在步边界把状态复制到主机内存，并在线程写入时继续训练 (上一次仍在写入时到期的保存将被跳过)；sync：训练等待磁盘。未设置：异步，除非暂存缓冲区会占用节点主机内存的一半以上</translation>
+    </message>
+    <message>
         <source>async: each rank copies its state to host memory at the step boundary and trains on while a thread writes it; sync: training waits for the disk</source>
-        <translation>async：每个 rank 在步与步之间把状态复制到主机内存，由一个线程写入磁盘，训练继续进行；sync：训练等待磁盘写完</translation>
+        <translation type="vanished">async：每个 rank 在步与步之间把状态复制到主机内存，由一个线程写入磁盘，训练继续进行；sync：训练等待磁盘写完</translation>
     </message>
     <message>
         <location line="+2"/>
@@ -1039,12 +1067,12 @@
     <name>trellis::ui::EstimatePanel</name>
     <message>
         <location filename="../ui/estimate/estimate_panel.cpp" line="+32"/>
-        <location line="+457"/>
+        <location line="+470"/>
         <source>Search plans</source>
         <translation>搜索方案</translation>
     </message>
     <message>
-        <location line="-456"/>
+        <location line="-469"/>
         <source>Use selected plan</source>
         <translation>使用所选方案</translation>
     </message>
@@ -1274,7 +1302,17 @@
         <translation>%1 M</translation>
     </message>
     <message>
-        <location line="+6"/>
+        <location line="+5"/>
+        <source>Checkpoints (%1): training waits %2 a save (%3% of the steps between saves); the busiest node writes %4 GB in %5, keeping %6 GB of staging buffers</source>
+        <translation>检查点 (%1)：每次保存训练等待 %2 (两次保存之间各步的 %3%)；最忙的节点在 %5 内写入 %4 GB，保留 %6 GB 暂存缓冲区</translation>
+    </message>
+    <message>
+        <location line="+9"/>
+        <source>(the write outlasts the steps between saves: one lands every %1 steps)</source>
+        <translation>(写入时间超过两次保存之间的步：每 %1 步完成一次)</translation>
+    </message>
+    <message>
+        <location line="+5"/>
         <source>Since the last estimate: %1</source>
         <translation>相比上次估算：%1</translation>
     </message>

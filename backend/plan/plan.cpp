@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace trellis::plan {
 
@@ -57,6 +58,33 @@ std::uint64_t activeParameterCount(const ModelSpec &m)
 const char *toString(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "cpu"; }
 const char *toString(NonFinitePolicy p) { return p == NonFinitePolicy::Skip ? "skip" : "stop"; }
 const char *toString(CheckpointMode m) { return m == CheckpointMode::Sync ? "sync" : "async"; }
+const char *toString(CheckpointWhenBusy w) { return w == CheckpointWhenBusy::Skip ? "skip" : "wait"; }
+
+double checkpointBytesPerElement(const Plan &plan)
+{
+    switch (plan.parallel.dpSync.mode) {
+    case DpSyncMode::LocalSgd: return 16;
+    case DpSyncMode::DiLoCo: return 20;
+    case DpSyncMode::EveryStep: break;
+    }
+    return 12;
+}
+
+CheckpointMode checkpointModeFor(const CheckpointSpec &c, double stagingBytesPerNode, double hostMemoryGB, std::string *why)
+{
+    if (c.modeGiven || c.every <= 0 || !(hostMemoryGB > 0) || stagingBytesPerNode <= hostMemoryGB * 1e9 / 2)
+        return c.mode;
+    if (why) {
+        const auto size = [](double bytes) {
+            char text[32];
+            std::snprintf(text, sizeof text, bytes >= 1e9 ? "%.1f GB" : "%.1f MB", bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6);
+            return std::string(text);
+        };
+        *why = "checkpoints are written sync: async saves' staging buffers would take " + size(stagingBytesPerNode) +
+               " of a node's " + size(hostMemoryGB * 1e9) + " host memory, more than half (training.checkpoint.mode chooses)";
+    }
+    return CheckpointMode::Sync;
+}
 
 const char *toString(Recompute r)
 {

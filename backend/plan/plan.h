@@ -83,6 +83,7 @@ struct ClusterSpec {
     LinkSpec intraNode;
     LinkSpec interNode;
     double pricePerDeviceHour = 0; // currency units per device-hour, for cost estimates
+    double hostMemoryGB = 0;       // each node's host memory (checkpoint staging); 0: not known
     bool operator==(const ClusterSpec &) const = default;
 
     int totalSlots() const
@@ -101,8 +102,13 @@ enum class Recompute { None, Selective, Full };
 enum class NonFinitePolicy { Stop, Skip };
 // How a checkpoint is written: Sync — training waits while every rank writes its shard; Async —
 // each rank copies its state to a host buffer at the step boundary and trains on while a thread
-// writes it; the checkpoint is put in place at the next step boundary.
+// writes it; the checkpoint is put in place at the first step boundary after every rank's write
+// has ended, and a save due while one is still being written is skipped.
 enum class CheckpointMode { Sync, Async };
+// Async: what a save due while the one before is still being written does — Wait (training waits
+// for that write, and every save asked for is made) or Skip (it is skipped: training never waits
+// for the disk, and fewer checkpoints are made than asked).
+enum class CheckpointWhenBusy { Wait, Skip };
 // fp32; or mixed precision (bf16, fp16): 16-bit parameter copies and activations, fp32 master
 // weights, Adam moments, gradient accumulation, norm statistics, softmaxes and loss.
 enum class Precision { Fp32, Bf16, Fp16 };
@@ -220,6 +226,10 @@ struct CheckpointSpec {
     std::string dir;
     int keep = 2;
     CheckpointMode mode = CheckpointMode::Async;
+    // Whether the plan names the mode: without, async unless the staging buffers would take
+    // more than half a node's host memory (resolvedCheckpointMode, backend/plan/cost/cost_model.h).
+    bool modeGiven = false;
+    CheckpointWhenBusy whenBusy = CheckpointWhenBusy::Wait;
     bool operator==(const CheckpointSpec &) const = default;
 };
 
@@ -383,6 +393,15 @@ const char *toString(DeviceKind kind);
 const char *toString(Recompute recompute);
 const char *toString(NonFinitePolicy policy);
 const char *toString(CheckpointMode mode);
+const char *toString(CheckpointWhenBusy whenBusy);
+// Bytes a saved element of the model takes in a checkpoint shard: its parameter and both Adam
+// moments, and with local updates the anchor and (DiLoCo) the outer momentum — fp32 each.
+double checkpointBytesPerElement(const Plan &plan);
+// The mode a run saves in: the plan's when it names one; else async, unless the staging buffers
+// on the busiest node (stagingBytesPerNode) would take more than half its host memory
+// (hostMemoryGB; 0: not known — async) — then sync, and `why` says so.
+CheckpointMode checkpointModeFor(const CheckpointSpec &checkpoint, double stagingBytesPerNode, double hostMemoryGB,
+                                 std::string *why = nullptr);
 const char *toString(Precision precision);
 const char *toString(GradReduce gradReduce);
 const char *toString(DpSyncMode mode);

@@ -64,6 +64,8 @@ const json &fullShape()
         p.cluster.nodes = {{"localhost", 1, DeviceKind::Cuda, "h100", {}, 0, {}, {}}};
         p.cluster.intraNode = {1, 1};
         p.cluster.interNode = {1, 1};
+        p.cluster.hostMemoryGB = 1; // written only when known
+        p.training.checkpoint.modeGiven = true; // written only when given
         p.parallel.bucketMb = 25;
         p.parallel.firstBucketMb = 25;
         p.parallel.precision = Precision::Fp16; // writes parallel.loss_scale

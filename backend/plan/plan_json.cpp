@@ -331,6 +331,7 @@ void readCluster(ObjectReader r, ClusterSpec &c, Diagnostics &d, const std::stri
     }
     links.finish();
     r.read("price_per_device_hour", c.pricePerDeviceHour);
+    r.read("host_memory_gb", c.hostMemoryGB);
     r.finish();
 }
 
@@ -409,7 +410,9 @@ void readTraining(ObjectReader r, TrainingSpec &t)
     ckpt.read("every", t.checkpoint.every);
     ckpt.read("dir", t.checkpoint.dir);
     ckpt.read("keep", t.checkpoint.keep);
+    t.checkpoint.modeGiven = ckpt.has("mode");
     ckpt.readEnum("mode", t.checkpoint.mode, {{"async", CheckpointMode::Async}, {"sync", CheckpointMode::Sync}});
+    ckpt.readEnum("when_busy", t.checkpoint.whenBusy, {{"wait", CheckpointWhenBusy::Wait}, {"skip", CheckpointWhenBusy::Skip}});
     ckpt.finish();
     ObjectReader init = r.child("init");
     init.read("from", t.init.from);

@@ -58,6 +58,8 @@ OrderedJson clusterToJson(const ClusterSpec &cluster)
         if (link->bandwidthGBps > 0)
             links[name] = {{"bandwidth_gbps", link->bandwidthGBps}, {"latency_us", link->latencyUs}};
     OrderedJson j = {{"nodes", nodes}, {"links", links}, {"price_per_device_hour", cluster.pricePerDeviceHour}};
+    if (cluster.hostMemoryGB > 0)
+        j["host_memory_gb"] = cluster.hostMemoryGB;
     if (!cluster.preset.empty())
         j["preset"] = cluster.preset;
     return j;
@@ -108,6 +110,17 @@ OrderedJson parallelToJson(const ParallelSpec &q)
     return j;
 }
 
+// The mode only where the plan names it: without, the default rule decides (async unless the
+// staging buffers would not fit half a node's host memory), and a written plan keeps that.
+OrderedJson checkpointJson(const CheckpointSpec &c)
+{
+    OrderedJson j = {{"every", c.every}, {"dir", c.dir}, {"keep", c.keep}};
+    if (c.modeGiven)
+        j["mode"] = toString(c.mode);
+    j["when_busy"] = toString(c.whenBusy);
+    return j;
+}
+
 OrderedJson trainingToJson(const TrainingSpec &t)
 {
     return {{"steps", t.steps},
@@ -122,7 +135,7 @@ OrderedJson trainingToJson(const TrainingSpec &t)
             {"on_non_finite", toString(t.onNonFinite)},
             {"seed", t.seed},
             {"data", {{"source", t.data.source}, {"path", t.data.path}}},
-            {"checkpoint", {{"every", t.checkpoint.every}, {"dir", t.checkpoint.dir}, {"keep", t.checkpoint.keep}, {"mode", toString(t.checkpoint.mode)}}},
+            {"checkpoint", checkpointJson(t.checkpoint)},
             {"init", {{"from", t.init.from}}}};
 }
 

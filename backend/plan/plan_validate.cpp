@@ -109,6 +109,8 @@ void checkCluster(const ClusterSpec &cl, Checker &c)
         c.error("cluster.links", "latency must not be negative");
     if (cl.pricePerDeviceHour < 0)
         c.error("cluster.price_per_device_hour", "must not be negative");
+    if (!(cl.hostMemoryGB >= 0) || cl.hostMemoryGB > 1e9)
+        c.error("cluster.host_memory_gb", "must be 0 (not known) or a node's host memory in GB");
 }
 
 // Gradient bucket sizes: positive, at most the model's fp32 gradients, unused at ZeRO 2/3.

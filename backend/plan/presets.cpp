@@ -42,15 +42,18 @@ const std::map<std::string, ClusterPreset> &clusterTable()
     static const std::map<std::string, ClusterPreset> table = {
         // This machine's CPU: ranks talk through shared memory (OpenMPI vader BTL).
         {"cpu-local", {"cpu-local", 4, DeviceKind::Cpu, "", {10.0, 1.0}, {1.0, 50.0}, 0.0}},
+        // Host memory a node (the last figure): DGX H100 and H200 HGX systems 2 TB, DGX A100
+        // (80 GB) 2 TB, a typical 8x A100 PCIe server 1 TB; this machine's: not in the plan (the
+        // trainer reads /proc/meminfo).
         // DGX H100: 8 GPUs, NVLink4 900 GB/s bidirectional per GPU (450 per direction),
         // 8x ConnectX-7 400 Gb/s = 50 GB/s per GPU between nodes.
-        {"dgx-h100", {"dgx-h100", 8, DeviceKind::Cuda, "H100-SXM", {450.0, 3.0}, {50.0, 10.0}, 4.0}},
+        {"dgx-h100", {"dgx-h100", 8, DeviceKind::Cuda, "H100-SXM", {450.0, 3.0}, {50.0, 10.0}, 4.0, 2048}},
         // DGX A100: NVLink3 600 GB/s bidirectional per GPU, 8x HDR 200 Gb/s = 25 GB/s per GPU.
-        {"dgx-a100", {"dgx-a100", 8, DeviceKind::Cuda, "A100-SXM", {300.0, 3.0}, {25.0, 10.0}, 2.0}},
+        {"dgx-a100", {"dgx-a100", 8, DeviceKind::Cuda, "A100-SXM", {300.0, 3.0}, {25.0, 10.0}, 2.0, 2048}},
         // 8x A100 PCIe: PCIe Gen4 x16 ~32 GB/s per direction, 100 Gb/s Ethernet between nodes.
-        {"a100-pcie-8", {"a100-pcie-8", 8, DeviceKind::Cuda, "A100-PCIe", {32.0, 5.0}, {12.5, 15.0}, 1.5}},
+        {"a100-pcie-8", {"a100-pcie-8", 8, DeviceKind::Cuda, "A100-PCIe", {32.0, 5.0}, {12.5, 15.0}, 1.5, 1024}},
         // H200 8-GPU HGX: same NVLink4 fabric as H100, 400 Gb/s NIC per GPU.
-        {"h200-8", {"h200-8", 8, DeviceKind::Cuda, "H200-SXM", {450.0, 3.0}, {50.0, 10.0}, 5.0}},
+        {"h200-8", {"h200-8", 8, DeviceKind::Cuda, "H200-SXM", {450.0, 3.0}, {50.0, 10.0}, 5.0, 2048}},
     };
     return table;
 }
@@ -96,6 +99,7 @@ ClusterSpec expandCluster(const ClusterPreset &preset, int nodeCount)
     cluster.intraNode = preset.intraNode;
     cluster.interNode = preset.interNode;
     cluster.pricePerDeviceHour = preset.pricePerDeviceHour;
+    cluster.hostMemoryGB = preset.hostMemoryGB;
     for (int i = 0; i < nodeCount; ++i) {
         NodeSpec node;
         node.host = (nodeCount == 1 && preset.device == DeviceKind::Cpu) ? "localhost"

@@ -21,6 +21,7 @@ struct ClusterPreset {
     LinkSpec intraNode;
     LinkSpec interNode;
     double pricePerDeviceHour = 0;
+    double hostMemoryGB = 0; // a node's host memory (0: not known)
 };
 
 std::optional<ClusterPreset> clusterPreset(const std::string &name);

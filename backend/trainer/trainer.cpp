@@ -18,11 +18,69 @@
 #include "backend/trainer/training_run.h"
 #include "kernels/cpu/half_gemm.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <map>
 #include <new>
+#include <sstream>
 
 namespace trellis::trainer {
 namespace {
+
+// This machine's host memory in GB (/proc/meminfo's MemTotal); 0 where it cannot be read.
+double machineMemoryGB()
+{
+    std::ifstream in("/proc/meminfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("MemTotal:", 0) == 0) {
+            std::istringstream fields(line.substr(9));
+            double kib = 0;
+            fields >> kib;
+            return kib * 1024 / 1e9;
+        }
+    return 0;
+}
+
+// training.checkpoint.mode where the plan names none: async, unless the staging buffers would take
+// more than half a node's host memory — the plan's cluster.host_memory_gb, else the smallest
+// machine's among the ranks — then sync, said on stderr (even with --quiet) and as an event. The
+// staging bytes are the ranks' own (what each writes), summed over the ranks of each node.
+void resolveCheckpointMode(plan::Plan &plan, MpiCommunicator &world, ParallelStack &stack, TelemetryPublisher &telemetry)
+{
+    plan::CheckpointSpec &c = plan.training.checkpoint;
+    if (c.modeGiven || c.every <= 0)
+        return;
+    HostCommunicator &host = world;
+    double memory = plan.cluster.hostMemoryGB;
+    if (!(memory > 0)) {
+        const double mine = machineMemoryGB();
+        memory = host.allReduce(mine > 0 ? mine : 1e12, ReduceOp::Min);
+    }
+    double elements = 0;
+    for (const CheckpointPiece &p : stack.checkpointPieces())
+        elements += static_cast<double>(p.whole.end - p.whole.begin);
+    const std::vector<double> staging = host.allGather(elements * plan::checkpointBytesPerElement(plan));
+    std::map<int, double> perNode;
+    for (std::size_t r = 0; r < staging.size(); ++r)
+        perNode[plan::Mesh::nodeOf(static_cast<int>(r), plan.cluster)] += staging[r];
+    double most = 0;
+    for (const auto &[node, bytes] : perNode)
+        most = std::max(most, bytes);
+    std::string why;
+    c.mode = plan::checkpointModeFor(c, most, memory, &why);
+    c.modeGiven = true;
+    if (why.empty())
+        return;
+    if (world.rank() != 0)
+        return;
+    std::fprintf(stderr, "%s\n", why.c_str());
+    proto::Envelope e;
+    e.mutable_event()->set_kind(proto::Event::INFO);
+    e.mutable_event()->set_message(why);
+    telemetry.publish(std::move(e));
+}
 
 DataLoader openData(const plan::Plan &plan, const std::string &planDir)
 {
@@ -141,6 +199,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
     AdamW optimizer(owned, {ts.beta1, ts.beta2, ts.eps, ts.weightDecay}, stack.device());
     optimizer.setDecayMask(stack.decayMask());
 
+    resolveCheckpointMode(m_plan, m_world, stack, telemetry);
     TrainingRun run(m_plan, m_options, m_world, telemetry, coords, groups, stack, optimizer, scaler, data);
     for (int step = run.start(); step < ts.steps; ++step) {
         stepNumber = static_cast<std::uint64_t>(step) + 1;

@@ -53,7 +53,9 @@ public:
     // Dumps for comparisons: whole-model vectors, assembled over the world (collective); rank 0's losses.
     // The save begun at the last step boundary put in place (async checkpoints): every rank calls it
     // after its last step.
-    void finishCheckpoint();
+    // Puts the save in flight in place (waiting for its write); dueStep: the step whose save was
+    // due and made it wait (0: none), for its event.
+    void finishCheckpoint(std::uint64_t dueStep = 0);
     void dumpResults();
 
 private:
@@ -64,6 +66,8 @@ private:
     void initialiseFromWeights();
     // True when the boundary did checkpoint work (put a save in place, or began one).
     bool checkpointIfDue(int step, std::uint64_t stepNumber);
+    // A save due while the one before is still being written: skipped, and said (rank 0).
+    void skipCheckpoint(std::uint64_t stepNumber);
     void saveState(std::uint64_t step);
     void saveFailed(std::uint64_t step, const std::string &error);
     // training_run.cpp

@@ -136,28 +136,59 @@ void TrainingRun::initialiseFromWeights()
         std::printf("initialised from %s\n", from.c_str());
 }
 
-// At each step boundary the save begun at the last one is put in place (its shards were written
-// while this step trained), then a new one begins when one is due: its state copied to the
-// writer's staging buffers, its shard written behind training (async) or at once (sync, put in
-// place before the step ends). A save is thus complete one step after it began, whatever the disk:
-// a crash two steps after a checkpoint always finds it.
+// At each step boundary: a save in flight (async) is put in place once every rank's write has
+// ended — asked collectively, a boundary at a time, so training does not wait for the disk there —
+// and waited for only when the next save is due (training.checkpoint.when_busy wait, the default;
+// skip: that save is skipped, and said), before the run's last save, or when an injected fault
+// ends the run at the next step (so that a test's crash finds the same checkpoints whatever the
+// disk). Then a new save begins when one is due: the state copied into the writer's staging
+// buffers, the shard written behind training (async) or at once (sync, put in place before the
+// step ends). Saves never overlap.
 bool TrainingRun::checkpointIfDue(int step, std::uint64_t stepNumber)
 {
-    const bool finished = m_checkpoints.pending();
-    finishCheckpoint();
     const plan::TrainingSpec &ts = m_plan.training;
-    if (ts.checkpoint.every > 0 && !m_checkpointDir.empty() &&
-        (stepNumber % static_cast<std::uint64_t>(ts.checkpoint.every) == 0 || step + 1 == ts.steps)) {
-        m_telemetry.setProgress(stepNumber, "checkpoint");
-        saveState(stepNumber);
-        if (ts.checkpoint.mode == plan::CheckpointMode::Sync)
-            finishCheckpoint();
-        return true;
+    const bool last = step + 1 == ts.steps;
+    const bool due = ts.checkpoint.every > 0 && !m_checkpointDir.empty() &&
+                     (stepNumber % static_cast<std::uint64_t>(ts.checkpoint.every) == 0 || last);
+    bool worked = false;
+    if (m_checkpoints.pending()) {
+        const bool wait = last || m_faults.endsRunAt(stepNumber + 1) ||
+                          (due && ts.checkpoint.whenBusy == plan::CheckpointWhenBusy::Wait);
+        if (wait || m_checkpoints.allWritten(m_world)) {
+            finishCheckpoint(due && !last ? stepNumber : 0);
+            worked = true;
+        }
     }
-    return finished;
+    if (!due)
+        return worked;
+    if (m_checkpoints.pending()) {
+        skipCheckpoint(stepNumber);
+        return worked;
+    }
+    m_telemetry.setProgress(stepNumber, "checkpoint");
+    saveState(stepNumber);
+    if (ts.checkpoint.mode == plan::CheckpointMode::Sync)
+        finishCheckpoint();
+    return true;
 }
 
-void TrainingRun::finishCheckpoint()
+void TrainingRun::skipCheckpoint(std::uint64_t stepNumber)
+{
+    if (m_rank != 0)
+        return;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - m_checkpoints.begunAt()).count();
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "checkpoint at step %llu skipped: the save of step %llu is still being written (%.1f s so far); "
+                  "the next save due is tried again",
+                  static_cast<unsigned long long>(stepNumber), static_cast<unsigned long long>(m_checkpoints.pendingStep()), seconds);
+    if (!m_options.quiet)
+        std::printf("%s\n", text);
+    publishEvent(proto::Event::INFO, stepNumber, text);
+}
+
+void TrainingRun::finishCheckpoint(std::uint64_t dueStep)
 {
     if (!m_checkpoints.pending())
         return;
@@ -167,12 +198,18 @@ void TrainingRun::finishCheckpoint()
         return;
     }
     m_checkpointWriteMs = done.writeMs;
-    char figures[192];
+    char figures[320];
     if (m_plan.training.checkpoint.mode == plan::CheckpointMode::Sync)
         std::snprintf(figures, sizeof figures, " (sync: training waited %.1f ms)", m_stagingMs + done.blockedMs + done.waitedMs);
     else
-        std::snprintf(figures, sizeof figures, " (async: training waited %.1f ms; written behind it in %.1f ms)",
-                      m_stagingMs + done.blockedMs + done.waitedMs, done.writeMs);
+        std::snprintf(figures, sizeof figures, " (async: training waited %.1f ms%s; written behind it in %.1f ms)",
+                      m_stagingMs + done.blockedMs + done.waitedMs,
+                      dueStep && done.waitedMs >= 0.5 ? (", " + std::to_string(static_cast<long long>(done.waitedMs)) +
+                                                         " ms of it for the write, as the save of step " + std::to_string(dueStep) +
+                                                         " was due")
+                                                            .c_str()
+                                                      : "",
+                      done.writeMs);
     publishEvent(proto::Event::CHECKPOINT, done.step, "checkpoint at step " + std::to_string(done.step) + figures);
 }
 
@@ -197,20 +234,25 @@ void TrainingRun::saveState(std::uint64_t step)
     state.extra = m_stack.ownState();
     state.parameters.clear();
     state.ranges.clear();
-    state.rangeParameters.clear();
-    state.m.clear();
-    state.v.clear();
     state.anchor.clear();
     state.outerMomentum.clear();
-    const std::vector<float> m = m_optimizer.firstMoments(), v = m_optimizer.secondMoments();
-    for (const CheckpointPiece &p : m_stack.checkpointPieces()) {
+    // Straight into the staging buffers, one copy of each element, the moments included: sized once
+    // (the same every save, so after the first neither allocated nor zeroed again), then filled.
+    const std::vector<CheckpointPiece> pieces = m_stack.checkpointPieces();
+    std::size_t total = 0;
+    for (const CheckpointPiece &p : pieces)
+        total += p.whole.end - p.whole.begin;
+    state.rangeParameters.resize(total);
+    state.m.resize(total);
+    state.v.resize(total);
+    std::size_t at = 0;
+    for (const CheckpointPiece &p : pieces) {
         const std::size_t n = p.whole.end - p.whole.begin;
         state.ranges.push_back(p.whole);
-        state.rangeParameters.resize(state.rangeParameters.size() + n);
-        m_stack.device().toHost(state.rangeParameters.data() + state.rangeParameters.size() - n, p.params, n * sizeof(float));
-        state.m.insert(state.m.end(), m.begin() + static_cast<long>(p.moment), m.begin() + static_cast<long>(p.moment + n));
-        state.v.insert(state.v.end(), v.begin() + static_cast<long>(p.moment), v.begin() + static_cast<long>(p.moment + n));
+        m_stack.device().toHost(state.rangeParameters.data() + at, p.params, n * sizeof(float));
+        m_optimizer.copyMoments(p.moment, n, state.m.data() + at, state.v.data() + at);
         m_stack.outerStateOf(p, state.anchor, state.outerMomentum);
+        at += n;
     }
     m_stagingMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - copyStarted).count();
     const std::string error = m_checkpoints.begin(m_world, m_checkpointDir, m_plan, m_stack.wholeParameterCount(),

@@ -46,6 +46,8 @@ int cmdValidate(const Args &a)
           << p.parallel.globalBatch() << " × " << p.model.seqLen << " tokens" << Qt::endl;
     for (const auto &d : plan::checkTrainerSupport(p))
         out() << "note: trellis-trainer cannot run this plan yet: " << QString::fromStdString(d.toString()) << "\n";
+    for (const auto &d : plan::checkpointWarnings(p))
+        out() << QString::fromStdString(d.toString()) << "\n";
     out().flush();
     return 0;
 }
@@ -88,11 +90,14 @@ QString measureCalibration(const QList<int> &ranks, std::vector<plan::Calibratio
             return QStringLiteral("calibration with %1 ranks: unexpected output '%2'").arg(n).arg(QString::fromUtf8(lines.last()));
         entries.push_back(parsed.value().front());
         const auto &e = entries.back();
-        print << QStringLiteral("%1 ranks: %2 GFLOP/s a rank; all-reduce latency %3 us, bandwidth %4 GB/s\n")
+        print << QStringLiteral("%1 ranks: %2 GFLOP/s a rank; all-reduce latency %3 us, bandwidth %4 GB/s; checkpoint copy %5 GB/s "
+                                "a rank, durable write %6 GB/s\n")
                      .arg(n, 3)
                      .arg(e.gflopsPerRank, 0, 'f', 2)
                      .arg(e.latencyUs, 0, 'f', 2)
-                     .arg(e.bandwidthGBps, 0, 'f', 2);
+                     .arg(e.bandwidthGBps, 0, 'f', 2)
+                     .arg(e.hostCopyGBps, 0, 'f', 2)
+                     .arg(e.diskWriteGBps, 0, 'f', 2);
         print.flush();
     }
     return {};
@@ -262,6 +267,20 @@ QJsonObject estimateJson(const plan::Plan &p, const plan::Estimate &e, const pla
                                        {QStringLiteral("stage"), c.stage}});
     for (const auto &w : e.warnings)
         warnings.append(QString::fromStdString(w.toString()));
+    QJsonObject checkpoint{{QStringLiteral("enabled"), e.checkpoint.enabled}};
+    if (e.checkpoint.enabled)
+        checkpoint = QJsonObject{{QStringLiteral("enabled"), true},
+                                 {QStringLiteral("mode"), QString::fromLatin1(plan::toString(e.checkpoint.mode))},
+                                 {QStringLiteral("bytes_per_save"), double(e.checkpoint.bytesPerSave)},
+                                 {QStringLiteral("most_bytes_per_rank"), double(e.checkpoint.mostBytesPerRank)},
+                                 {QStringLiteral("most_bytes_per_node"), double(e.checkpoint.mostBytesPerNode)},
+                                 {QStringLiteral("staging_bytes_per_node"), double(e.checkpoint.stagingBytesPerNode)},
+                                 {QStringLiteral("host_memory_gb"), e.checkpoint.hostMemoryGB},
+                                 {QStringLiteral("copy_ms"), e.checkpoint.copyMs},
+                                 {QStringLiteral("write_ms"), e.checkpoint.writeMs},
+                                 {QStringLiteral("block_ms"), e.checkpoint.blockMs},
+                                 {QStringLiteral("overhead_fraction"), e.checkpoint.overheadFraction},
+                                 {QStringLiteral("lands_every"), e.checkpoint.landsEvery}};
     return QJsonObject{{QStringLiteral("device"), QString::fromStdString(device.name)},
                            {QStringLiteral("calibrated"), calibrated},
                            {QStringLiteral("framework"), QString::fromLatin1(plan::toString(e.framework))},
@@ -281,6 +300,7 @@ QJsonObject estimateJson(const plan::Plan &p, const plan::Estimate &e, const pla
                            {QStringLiteral("model_flops_per_step"), e.modelFlopsPerStep},
                            {QStringLiteral("hardware_flops_per_step"), e.hardwareFlopsPerStep},
                            {QStringLiteral("cost_per_run"), e.costPerRun},
+                           {QStringLiteral("checkpoint"), checkpoint},
                            {QStringLiteral("warnings"), warnings}};
 }
 
@@ -344,6 +364,21 @@ int cmdEstimate(const Args &a, const QString &dbPath)
               << " MiB in " << c.callsPerStep << " calls = " << QString::number(c.msPerStep, 'f', 2) << " ms/step ("
               << (c.interNode ? "inter-node" : "intra-node") << ")\n";
     printAllReduce(e.allReduce);
+    if (const plan::CheckpointEstimate &c = e.checkpoint; c.enabled) {
+        out() << "checkpoint every " << p.training.checkpoint.every << " steps (" << plan::toString(c.mode) << "): "
+              << mb(c.bytesPerSave) << " MiB a save, the busiest node writes " << mb(c.mostBytesPerNode) << " MiB";
+        if (c.stagingBytesPerNode > 0)
+            out() << " and keeps " << mb(c.stagingBytesPerNode) << " MiB of staging buffers"
+                  << (c.hostMemoryGB > 0 ? QStringLiteral(" (of %1 GB host memory)").arg(c.hostMemoryGB, 0, 'f', 0) : QString());
+        out() << "\n  training waits " << QString::number(c.blockMs, 'f', 1) << " ms a save ("
+              << QString::number(100 * c.overheadFraction, 'f', 2) << "% of the steps between saves); the write takes "
+              << QString::number(c.writeMs, 'f', 1) << " ms";
+        if (c.landsEvery > c.every)
+            out() << ", longer than the steps between saves: one lands every " << c.landsEvery << " steps, the others are skipped";
+        else if (c.mode == plan::CheckpointMode::Async && c.blockMs > c.copyMs + 0.05)
+            out() << ", longer than the steps between saves: the next save waits for the rest";
+        out() << "\n";
+    }
     for (const auto &w : e.warnings)
         out() << QString::fromStdString(w.toString()) << "\n";
     out().flush();

@@ -355,6 +355,19 @@ void EstimatePanel::showHeadline(const Computed &c)
                                                       : tr("%1 M").arg(e.parametersTotal / 1e6, 0, 'f', 2))
                        .arg(e.costPerRun, 0, 'f', 2)
                        .arg(c.device.toHtmlEscaped(), calibrationNote(c).isEmpty() ? QString() : QStringLiteral(", ") + calibrationNote(c).toHtmlEscaped());
+    if (const plan::CheckpointEstimate &k = e.checkpoint; k.enabled) {
+        text += QStringLiteral("<br>") +
+                tr("Checkpoints (%1): training waits %2 a save (%3% of the steps between saves); the busiest node writes %4 GB in %5, "
+                   "keeping %6 GB of staging buffers")
+                    .arg(QString::fromLatin1(plan::toString(k.mode)), duration(k.blockMs))
+                    .arg(100 * k.overheadFraction, 0, 'f', 2)
+                    .arg(static_cast<double>(k.mostBytesPerNode) / 1e9, 0, 'f', 2)
+                    .arg(duration(k.writeMs))
+                    .arg(static_cast<double>(k.stagingBytesPerNode) / 1e9, 0, 'f', 2)
+                    .toHtmlEscaped();
+        if (k.mode == plan::CheckpointMode::Async && k.landsEvery > k.every)
+            text += QStringLiteral(" ") + tr("(the write outlasts the steps between saves: one lands every %1 steps)").arg(k.landsEvery).toHtmlEscaped();
+    }
     for (const auto &w : e.warnings)
         text += QStringLiteral("<br><span style='color:#b00020'>%1</span>").arg(QString::fromStdString(w.toString()).toHtmlEscaped());
     if (!m_change.isEmpty())

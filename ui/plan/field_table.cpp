@@ -95,6 +95,11 @@ std::vector<Field> clusterFields()
          K::OptionalNumber},
         {QStringLiteral("cluster.price_per_device_hour"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Price per device-hour"),
          K::Number},
+        {QStringLiteral("cluster.host_memory_gb"), S::Cluster, QT_TRANSLATE_NOOP("PlanFields", "Host memory a node (GB)"),
+         K::OptionalNumber, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "Each node's host memory, for checkpoints' staging buffers: async saves are the default "
+                                         "unless they would take more than half of it. Empty: not known (the trainer reads its "
+                                         "machine's)")},
     };
 }
 
@@ -204,7 +209,12 @@ std::vector<Field> trainingFields()
         {QStringLiteral("training.checkpoint.mode"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoint writing"), K::Choice, 0, 0,
          {QStringLiteral("async"), QStringLiteral("sync")},
          QT_TRANSLATE_NOOP("PlanFields", "async: each rank copies its state to host memory at the step boundary and trains on while a "
-                                         "thread writes it; sync: training waits for the disk")},
+                                         "thread writes it; sync: training waits for the disk. Not set: async unless the staging buffers would take more than half a "
+                                         "node's host memory")},
+        {QStringLiteral("training.checkpoint.when_busy"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoint due while writing"),
+         K::Choice, 0, 0, {QStringLiteral("wait"), QStringLiteral("skip")},
+         QT_TRANSLATE_NOOP("PlanFields", "Async saves: a save due while the one before is still being written waits for it (every "
+                                         "save asked for is made) or is skipped (training never waits for the disk)")},
         {QStringLiteral("training.init.from"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Start from weights"), K::Text, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "A folder with model.safetensors and config.json in transformers' layout (trellis-cli "
                                          "export-model writes one); empty: the seed's initialisation")},

@@ -16,7 +16,9 @@ nlohmann::ordered_json entryJson(const CalibrationEntry &e)
             {"latency_us", e.latencyUs},
             {"bandwidth_gbps", e.bandwidthGBps},
             {"gradient_ns_per_parameter", e.gradientNsPerParameter},
-            {"optimizer_ns_per_parameter", e.optimizerNsPerParameter}};
+            {"optimizer_ns_per_parameter", e.optimizerNsPerParameter},
+            {"host_copy_gbps", e.hostCopyGBps},
+            {"disk_write_gbps", e.diskWriteGBps}};
 }
 
 } // namespace
@@ -47,6 +49,10 @@ Result<std::vector<CalibrationEntry>> parseCalibration(const std::string &text)
         c.bandwidthGBps = e.value("bandwidth_gbps", 0.0);
         c.gradientNsPerParameter = e.value("gradient_ns_per_parameter", 0.0); // absent in older files
         c.optimizerNsPerParameter = e.value("optimizer_ns_per_parameter", 0.0);
+        c.hostCopyGBps = e.value("host_copy_gbps", 0.0); // absent in older files: the defaults
+        c.diskWriteGBps = e.value("disk_write_gbps", 0.0);
+        if (!(c.hostCopyGBps >= 0) || !(c.diskWriteGBps >= 0) || !std::isfinite(c.hostCopyGBps) || !std::isfinite(c.diskWriteGBps))
+            return Result<std::vector<CalibrationEntry>>::failure(path, "host_copy_gbps and disk_write_gbps must be finite and not negative");
         if (c.ranks < 1 || !(c.gflopsPerRank > 0) || !std::isfinite(c.gflopsPerRank) || c.latencyUs < 0 || c.bandwidthGBps < 0 ||
             !(c.gradientNsPerParameter >= 0) || !(c.optimizerNsPerParameter >= 0) || !std::isfinite(c.gradientNsPerParameter) ||
             !std::isfinite(c.optimizerNsPerParameter))
@@ -82,6 +88,8 @@ void applyCalibration(const std::vector<CalibrationEntry> &entries, Plan &plan, 
     device.efficiency = 1.0;
     device.gradientNsPerParameter = best->gradientNsPerParameter;
     device.optimizerNsPerParameter = best->optimizerNsPerParameter;
+    device.hostCopyGBps = best->hostCopyGBps;
+    device.diskWriteGBps = best->diskWriteGBps;
     if (best->bandwidthGBps > 0)
         plan.cluster.intraNode = {best->bandwidthGBps, best->latencyUs};
 }

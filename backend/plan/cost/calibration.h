@@ -22,6 +22,11 @@ struct CalibrationEntry {
     double bandwidthGBps = 0;
     double gradientNsPerParameter = 0;
     double optimizerNsPerParameter = 0;
+    // Checkpoints (0: not measured): a rank's copy into a staging buffer, GB/s a rank with every
+    // rank copying at once; the machine's durable write (fsync'd) under TMPDIR, GB/s with every
+    // rank writing at once.
+    double hostCopyGBps = 0;
+    double diskWriteGBps = 0;
 };
 inline constexpr const char *kCalibrationFormat = "trellis.calibration/1";
 Result<std::vector<CalibrationEntry>> parseCalibration(const std::string &json);

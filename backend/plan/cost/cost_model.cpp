@@ -219,6 +219,11 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const PipelineTime time = detail::pipelineTime(in, costs, e);
     const CommTime comm = detail::estimateCollectives(in, links, e);
     addStepTime(in, device, costs, time, comm, e);
+    if (exact) { // the planner's thousands of plans go without
+        e.checkpoint = estimateCheckpoint(plan, device, e.stepMs);
+        for (Diagnostic &w : checkpointWarnings(plan))
+            e.warnings.push_back(std::move(w));
+    }
     return e;
 }
 

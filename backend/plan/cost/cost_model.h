@@ -42,6 +42,11 @@ struct DeviceSpec {
     // modelled): gradient zeroing and norm over the parameters a rank holds, AdamW over those it owns.
     double gradientNsPerParameter = 0;
     double optimizerNsPerParameter = 0;
+    // Checkpoints: a rank's copy of its state into host staging buffers (GB/s a rank, every rank
+    // at once; a GPU's device-to-host copy) and a node's write of its ranks' shards (GB/s a node,
+    // durable: fsync'd). Datasheet-free defaults; `trellis-cli calibrate` measures a CPU machine's.
+    double hostCopyGBps = 0;
+    double diskWriteGBps = 0;
 };
 // Known devices by gpu_model ("H100-SXM", "A100-SXM", "A100-PCIe", "H200-SXM") and "cpu".
 DeviceSpec deviceFor(const ClusterSpec &cluster);
@@ -98,6 +103,44 @@ struct AllReduceChoice {
     }
 };
 
+// What a checkpoint costs (training.checkpoint; trellis-trainer's saves, backend/trainer/checkpoint):
+// every element of the model's state is written by one rank (by one rank of each replica with
+// local updates) — the parameters, both Adam moments, and with local updates the anchor and
+// DiLoCo's momentum, all fp32 — spread as the trainer spreads it (ZeRO: each dp rank its 1/dp;
+// without: the first dp rank of each tp × pp position). Async saves copy a rank's part into host
+// staging buffers kept between saves (training waits for the copy) and write it behind training;
+// sync saves make training wait for the write too.
+struct CheckpointEstimate {
+    bool enabled = false;
+    int every = 0;                               // training.checkpoint.every
+    CheckpointMode mode = CheckpointMode::Async; // as the run will save: the plan's, or the default resolved
+    std::string modeWhy;                         // why the default resolved to sync ("" otherwise)
+    std::uint64_t bytesPerSave = 0;              // every rank's shard, summed
+    std::uint64_t mostBytesPerRank = 0;
+    std::uint64_t mostBytesPerNode = 0;          // what the busiest node writes a save
+    std::uint64_t stagingBytesPerNode = 0;       // host memory the staging buffers take there (async; 0 with sync)
+    double hostMemoryGB = 0;                     // a node's (cluster.host_memory_gb; 0: not known to the plan)
+    double copyMs = 0;                           // the busiest rank's copy into its staging buffers
+    double writeMs = 0;                          // the busiest node's durable write
+    // Training's wait a save: sync the copy and the write; async the copy, and with when_busy wait
+    // the part of the write that outlasts the steps to the next save.
+    double blockMs = 0;
+    double overheadFraction = 0;                 // blockMs over the steps between saves (every × step)
+    // Async saves with when_busy skip whose write outlasts the steps to the next save skip the
+    // saves due meanwhile: one lands every this many steps (else every).
+    int landsEvery = 0;
+};
+// The checkpoint estimate alone (estimatePlan fills Estimate::checkpoint); stepMs: the step time
+// the overhead is measured against (0: not given).
+CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device, double stepMs = 0);
+// training.checkpoint.mode as a run saves: the plan's when it names one; else async, unless the
+// staging buffers would take more than half a node's host memory (hostMemoryGB, or the plan's
+// cluster.host_memory_gb when 0; unknown: async) — then sync, and `why` says so.
+CheckpointMode resolvedCheckpointMode(const Plan &plan, double hostMemoryGB = 0, std::string *why = nullptr);
+// The validation warning for that (empty: none): the default resolved to sync, or an explicit
+// async whose staging buffers would not leave half of a node's host memory.
+Diagnostics checkpointWarnings(const Plan &plan);
+
 struct Estimate {
     std::vector<StageMemory> memory; // per pipeline stage, DP rank 0 and TP rank 0
     std::uint64_t parametersTotal = 0;
@@ -120,6 +163,7 @@ struct Estimate {
     double mfu = 0;             // model FLOPs / datasheet peak; 0 on CPUs, which have none
     double costPerRun = 0;      // steps × step time × devices × price per device-hour
     Diagnostics warnings;       // memory that does not fit, named by stage and category
+    CheckpointEstimate checkpoint;          // training.checkpoint's cost (enabled false: no checkpoints)
     Framework framework = Framework::Trellis; // whose accounting the memory follows (resolved from auto)
     bool flashAttention = false;              // the attention kernel assumed (resolved from auto)
 

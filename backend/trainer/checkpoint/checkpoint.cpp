@@ -409,6 +409,8 @@ std::string CheckpointWriter::begin(HostCommunicator &world, const std::string &
     if (const std::string error = makePartialDir(world, m_root, m_partialDir); !error.empty())
         return error;
     m_pending = true;
+    m_begunAt = started;
+    m_done = false;
     if (m_background)
         m_thread = std::thread([this] { writeShard(); });
     else
@@ -427,6 +429,13 @@ void CheckpointWriter::writeShard()
     m_bytes = bytes.size();
     m_checksum = fnv1a64(bytes.data(), bytes.size());
     m_writeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    m_done = true;
+}
+
+bool CheckpointWriter::allWritten(HostCommunicator &world) const
+{
+    const std::int32_t mine = m_done ? 1 : 0;
+    return world.allReduce(mine, ReduceOp::Min) == 1;
 }
 
 CheckpointWriter::Outcome CheckpointWriter::finish(HostCommunicator &world)

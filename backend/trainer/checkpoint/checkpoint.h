@@ -19,6 +19,8 @@
 #include "backend/trainer/checkpoint/shard_format.h"
 #include "backend/trainer/comm/communicator.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -50,6 +52,12 @@ public:
     std::string begin(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
                       int keep);
     bool pending() const { return m_pending; }
+    // Collective over `world` (call only while pending): whether every rank's write has ended,
+    // well or not. The writing thread is not waited for.
+    bool allWritten(HostCommunicator &world) const;
+    // When the pending save began (steady clock).
+    std::chrono::steady_clock::time_point begunAt() const { return m_begunAt; }
+    std::uint64_t pendingStep() const { return m_step; }
 
     struct Outcome {
         std::string error;      // "" when the checkpoint is in place
@@ -74,6 +82,8 @@ private:
     const plan::Plan *m_plan = nullptr;
     std::uint64_t m_parameterCount = 0, m_step = 0;
     int m_keep = 2, m_rank = 0, m_worldSize = 1;
+    std::chrono::steady_clock::time_point m_begunAt{};
+    std::atomic<bool> m_done{false}; // the writing thread's work has ended (read while it runs)
     // Written by the writing thread, read after it is joined.
     bool m_written = false;
     std::uint64_t m_bytes = 0, m_checksum = 0;

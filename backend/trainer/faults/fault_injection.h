@@ -62,6 +62,15 @@ public:
     {
         return m_fault.kind == FaultKind::Nan && m_fault.rank == m_rank && m_fault.firesAt(step);
     }
+    // Whether an injected fault ends the run at the start of `step` on some rank (a crash, a
+    // hang, a throw, a stop): every rank knows, so the boundary before it can let a save in flight
+    // land first and a test's resume finds the same checkpoints whatever the disk.
+    bool endsRunAt(std::uint64_t step) const
+    {
+        const FaultKind k = m_fault.kind;
+        return (k == FaultKind::Crash || k == FaultKind::Hang || k == FaultKind::Throw || k == FaultKind::Stop) &&
+               m_fault.firesAt(step);
+    }
 
 private:
     FaultInjection m_fault;

@@ -7,7 +7,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace trellis::trainer {
 namespace {
@@ -125,6 +132,48 @@ void measureLinks(DeviceCommunicator &world, HostCommunicator &host, Calibration
     c.latencyUs = std::max(0.0, ts - small * 4.0 * factor * perByte) * 1e6;
 }
 
+// What a checkpoint costs here: every rank at once copies 64 MB into a buffer it copied into before
+// (its staging buffer, kept between saves) and then writes 64 MB durably (fsync) into a file under
+// TMPDIR (or /tmp): the slowest rank's copy rate, and the machine's write rate (all the ranks'
+// bytes over the slowest write) — the ranks of a node share its disk. Medians of three.
+void measureCheckpointRates(DeviceCommunicator &world, HostCommunicator &host, Calibration &c)
+{
+    constexpr std::size_t kBytes = 64u << 20;
+    std::vector<char> source(kBytes, 1), staging(kBytes, 0);
+    std::memcpy(staging.data(), source.data(), kBytes); // the buffer's pages exist, as between saves
+    const double copy = medianWindow(world, [&] {
+        const auto t = Clock::now();
+        std::memcpy(staging.data(), source.data(), kBytes);
+        return secondsSince(t);
+    });
+    c.hostCopyGBps = kBytes / host.allReduce(copy, ReduceOp::Max) / 1e9;
+    const char *tmp = std::getenv("TMPDIR");
+    const std::filesystem::path file = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") /
+                                       ("trellis-calibrate-" + std::to_string(::getpid()) + "-" + std::to_string(world.rank()));
+    std::vector<double> writes;
+    for (int i = 0; i < 3; ++i) {
+        world.barrier();
+        const auto t = Clock::now();
+        const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        bool ok = fd >= 0;
+        for (std::size_t at = 0; ok && at < kBytes;) {
+            const ssize_t n = ::write(fd, staging.data() + at, kBytes - at);
+            ok = n > 0;
+            at += ok ? static_cast<std::size_t>(n) : 0;
+        }
+        ok = ok && ::fsync(fd) == 0;
+        if (fd >= 0)
+            ::close(fd);
+        writes.push_back(ok ? secondsSince(t) : -1.0);
+    }
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+    std::sort(writes.begin(), writes.end());
+    const double mine = writes.front() < 0 ? -1.0 : writes[1];
+    const double slowest = host.allReduce(mine, ReduceOp::Max), failed = host.allReduce(mine, ReduceOp::Min);
+    c.diskWriteGBps = failed < 0 || slowest <= 0 ? 0 : static_cast<double>(kBytes) * world.size() / slowest / 1e9;
+}
+
 } // namespace
 
 Calibration runCalibration(MpiCommunicator &comm)
@@ -140,6 +189,7 @@ Calibration runCalibration(MpiCommunicator &comm)
     measureUpdateCost(world, host, model, c);
     if (world.size() > 1)
         measureLinks(world, host, c);
+    measureCheckpointRates(world, host, c);
     return c;
 }
 

@@ -45,6 +45,13 @@ public:
     // The moments on the host, in owned order (checkpoints).
     std::vector<float> firstMoments() const { return m_m.toHost(); }
     std::vector<float> secondMoments() const { return m_v.toHost(); }
+    // `count` elements of both moments from `offset` (the compact owned order) into host memory:
+    // a checkpoint's staging buffers, without a whole copy of the moments on the way.
+    void copyMoments(std::size_t offset, std::size_t count, float *m, float *v) const
+    {
+        m_device.toHost(m, m_m.data() + offset, count * sizeof(float));
+        m_device.toHost(v, m_v.data() + offset, count * sizeof(float));
+    }
     // Restores moments for the owned ranges (same layout) and the step count, for resume.
     bool restore(const std::vector<float> &m, const std::vector<float> &v, std::uint64_t step);
     std::size_t stateBytes() const { return (m_m.size() + m_v.size()) * sizeof(float); }

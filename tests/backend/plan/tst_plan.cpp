@@ -230,6 +230,10 @@ private slots:
             "training.on_non_finite: unknown value 'ignore' (expected one of: stop, skip)");
         row("checkpoint mode", R"({"training": {"checkpoint": {"mode": "later"}}})",
             "training.checkpoint.mode: unknown value 'later' (expected one of: async, sync)");
+        row("checkpoint when busy", R"({"training": {"checkpoint": {"when_busy": "drop"}}})",
+            "training.checkpoint.when_busy: unknown value 'drop' (expected one of: wait, skip)");
+        row("host memory", R"({"cluster": {"preset": "cpu-local", "host_memory_gb": -4}})",
+            "cluster.host_memory_gb: must be 0 (not known) or a node's host memory in GB");
         row("alert webhook", R"({"launch": {"alerts": {"webhook": "ftp://x"}}})",
             "launch.alerts.webhook: 'ftp://x' must start with http:// or https://");
         row("alert command type", R"({"launch": {"alerts": {"command": "notify-send x"}}})",

@@ -50,7 +50,7 @@ private slots:
         QTest::newRow("optional, absent") << "parallel.bucket_mb" << "null";
         QTest::newRow("optional section, absent") << "model.moe.experts" << "null";
         QTest::newRow("node count") << "cluster.node_count" << "1";
-        QTest::newRow("section") << "training.checkpoint" << "{\"every\":0,\"dir\":\"\",\"keep\":2,\"mode\":\"async\"}";
+        QTest::newRow("section") << "training.checkpoint" << "{\"every\":0,\"dir\":\"\",\"keep\":2,\"when_busy\":\"wait\"}"; // mode: only where given
         QTest::newRow("unknown field") << "parallel.tensor" << "error: parallel.tensor: no such field";
         QTest::newRow("malformed path") << "parallel..tp" << "error: parallel..tp: no such field";
         QTest::newRow("index on a section") << "parallel[0]" << "error: no such field";

@@ -405,6 +405,84 @@ private slots:
         QVERIFY(QString::fromStdString(e.warnings.front().toString()).contains(QStringLiteral("but a H100-SXM has 80 GB")));
     }
 
+    // A checkpoint's cost as the trainer spreads the writing: every element once, fp32 parameter
+    // and both moments (12 bytes); without ZeRO the first dp rank writes it all, with ZeRO each dp
+    // rank its 1/dp; a node's ranks share its disk. Async is the default unless the staging
+    // buffers would take more than half a node's host memory (then sync, with the warning).
+    void checkpointCostFollowsTheLayout()
+    {
+        Plan p = planFor("gpt2-124m", "dgx-h100", 2, 16, 1, 1);
+        p.training.checkpoint = {100, "ckpt", 2, CheckpointMode::Async, false, CheckpointWhenBusy::Wait};
+        DeviceSpec device = deviceFor(p.cluster);
+        Estimate e = estimatePlan(p, device);
+        const double whole = 12.0 * static_cast<double>(e.parametersTotal);
+        const CheckpointEstimate &c = e.checkpoint;
+        QVERIFY(c.enabled);
+        QVERIFY(c.mode == CheckpointMode::Async);
+        QVERIFY2(std::abs(static_cast<double>(c.bytesPerSave) / whole - 1) < 0.01, qPrintable(QString::number(c.bytesPerSave)));
+        QCOMPARE(c.mostBytesPerRank, c.bytesPerSave); // dp rank 0 writes everything
+        QCOMPARE(c.mostBytesPerNode, c.bytesPerSave); // and it is on node 0
+        QCOMPARE(c.stagingBytesPerNode, c.mostBytesPerNode);
+        QCOMPARE(c.hostMemoryGB, 2048.0);
+        QVERIFY(std::abs(c.copyMs - static_cast<double>(c.mostBytesPerRank) / 12e9 * 1e3) < 1e-6); // the GPU defaults
+        QVERIFY(std::abs(c.writeMs - static_cast<double>(c.mostBytesPerNode) / 2e9 * 1e3) < 1e-6);
+        QCOMPARE(c.blockMs, c.copyMs); // async: training waits for the copy only
+        QVERIFY(std::abs(c.overheadFraction - c.blockMs / (100 * e.stepMs)) < 1e-12);
+        QCOMPARE(c.landsEvery, 100);
+
+        p.parallel.zero = 1; // each of the 16 dp ranks its sixteenth, eight on each node
+        e = estimatePlan(p, device);
+        QVERIFY(std::abs(static_cast<double>(e.checkpoint.mostBytesPerRank) * 16 / static_cast<double>(e.checkpoint.bytesPerSave) - 1) < 0.01);
+        QVERIFY(std::abs(static_cast<double>(e.checkpoint.mostBytesPerNode) * 2 / static_cast<double>(e.checkpoint.bytesPerSave) - 1) < 0.01);
+
+        // Calibrated rates replace the defaults; sync makes training wait for the write too.
+        device.hostCopyGBps = 1;
+        device.diskWriteGBps = 0.1;
+        p.training.checkpoint.mode = CheckpointMode::Sync;
+        p.training.checkpoint.modeGiven = true;
+        e = estimatePlan(p, device);
+        QVERIFY(std::abs(e.checkpoint.copyMs - static_cast<double>(e.checkpoint.mostBytesPerRank) / 1e9 * 1e3) < 1e-6);
+        QVERIFY(std::abs(e.checkpoint.blockMs - e.checkpoint.copyMs - e.checkpoint.writeMs) < 1e-9);
+        QCOMPARE(e.checkpoint.stagingBytesPerNode, std::uint64_t(0));
+        // Async saves every step whose write outlasts a step: the next save due waits for the rest
+        // of the write (when_busy wait), or the saves due meanwhile are skipped (skip).
+        p.training.checkpoint = {1, "ckpt", 2, CheckpointMode::Async, true, CheckpointWhenBusy::Wait};
+        e = estimatePlan(p, device);
+        const int k = static_cast<int>(std::ceil(e.checkpoint.writeMs / e.stepMs));
+        QVERIFY2(k > 1, qPrintable(QString::number(e.checkpoint.writeMs)));
+        QCOMPARE(e.checkpoint.landsEvery, 1);
+        QVERIFY(std::abs(e.checkpoint.blockMs - (e.checkpoint.copyMs + e.checkpoint.writeMs - e.stepMs)) < 1e-6);
+        p.training.checkpoint.whenBusy = CheckpointWhenBusy::Skip;
+        e = estimatePlan(p, device);
+        QCOMPARE(e.checkpoint.landsEvery, k);
+        QCOMPARE(e.checkpoint.blockMs, e.checkpoint.copyMs);
+
+        // 175 B parameters on one node of 2 TB: 2.1 TB of staging buffers. Without a mode: sync,
+        // said; an explicit async stays, with the warning.
+        Plan big = planFor("gpt3-175b", "dgx-h100", 1, 8, 1, 1);
+        big.training.checkpoint = {100, "ckpt", 2, CheckpointMode::Async, false, CheckpointWhenBusy::Wait};
+        std::string why;
+        QVERIFY(resolvedCheckpointMode(big, 0, &why) == CheckpointMode::Sync);
+        QVERIFY2(QString::fromStdString(why).startsWith(QStringLiteral("checkpoints are written sync: async saves' staging buffers would take 2")),
+                 why.c_str());
+        const Diagnostics warned = checkpointWarnings(big);
+        QCOMPARE(warned.size(), size_t(1));
+        QCOMPARE(QString::fromStdString(warned.front().path), QStringLiteral("training.checkpoint.mode"));
+        QVERIFY(estimatePlan(big, deviceFor(big.cluster)).checkpoint.mode == CheckpointMode::Sync);
+        QVERIFY(resolvedCheckpointMode(big, 8192) == CheckpointMode::Async); // a node of 8 TB: async
+        big.cluster.hostMemoryGB = 0;
+        QVERIFY(resolvedCheckpointMode(big) == CheckpointMode::Async); // not known to the plan: the trainer decides
+        QVERIFY(checkpointWarnings(big).empty());
+        big.cluster.hostMemoryGB = 2048;
+        big.training.checkpoint.modeGiven = true;
+        QVERIFY(resolvedCheckpointMode(big) == CheckpointMode::Async);
+        QCOMPARE(checkpointWarnings(big).size(), size_t(1));
+        QVERIFY(QString::fromStdString(checkpointWarnings(big).front().message).contains(QStringLiteral("more than half")));
+        big.training.checkpoint.every = 0; // no checkpoints: nothing to say
+        QVERIFY(checkpointWarnings(big).empty());
+        QVERIFY(!estimatePlan(big, deviceFor(big.cluster)).checkpoint.enabled);
+    }
+
     void searchFindsValidFittingPlansFastestFirst()
     {
         SearchRequest r;

@@ -1,0 +1,148 @@
+// What a checkpoint costs: see CheckpointEstimate in cost_model.h.
+#include "backend/plan/cost/cost_model.h"
+#include "backend/plan/cost/cost_model_parts.h"
+#include "backend/plan/mesh.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+
+namespace trellis::plan {
+namespace {
+
+// Defaults where nothing was measured: a rank's single-threaded memcpy into a buffer it reuses,
+// a GPU's device-to-host copy into pageable staging memory (PCIe Gen4/5 x16 moves 25–50 GB/s
+// pinned, about half that pageable), a node's durable write (a local NVMe of a GPU node; a
+// virtual disk of a CPU machine).
+constexpr double kCpuCopyGBps = 4.0, kGpuCopyGBps = 12.0;
+constexpr double kCpuDiskGBps = 0.5, kGpuDiskGBps = 2.0;
+
+std::string gb(double bytes)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, bytes >= 1e9 ? "%.1f GB" : "%.1f MB", bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6);
+    return text;
+}
+
+struct Spread {
+    std::vector<std::uint64_t> perRank, perNode;
+};
+
+// Each rank's bytes a save, and each node's, as the trainer writes them (see the header).
+Spread spreadOf(const Plan &plan)
+{
+    const detail::CostInputs in(plan, false);
+    const ParallelSpec &p = plan.parallel;
+    const Mesh mesh(p);
+    const int world = mesh.worldSize();
+    const bool localUpdates = p.dpSync.mode != DpSyncMode::EveryStep;
+    const double perElement = checkpointBytesPerElement(plan);
+    std::vector<double> stageElements(static_cast<std::size_t>(std::max(1, p.pp)), 0);
+    for (int s = 0; s < p.pp; ++s) {
+        const std::vector<std::uint64_t> units = detail::stageUnits(in, s);
+        stageElements[static_cast<std::size_t>(s)] = static_cast<double>(std::accumulate(units.begin(), units.end(), std::uint64_t{0}));
+    }
+    Spread out;
+    out.perRank.assign(static_cast<std::size_t>(world), 0);
+    int nodes = 1;
+    for (int r = 0; r < world; ++r) {
+        const MeshCoordinates c = mesh.coordinatesOf(r);
+        // Context-parallel ranks hold copies of the same parameters: the first writes (ZeRO shards
+        // over dp × cp together).
+        const int sharers = p.zero > 0 ? in.dp : 1;
+        const int position = p.zero > 0 ? c.dp * p.cp + c.cp : (c.dp == 0 && c.cp == 0 ? 0 : -1);
+        if (!localUpdates && position < 0)
+            continue;
+        if (localUpdates && c.cp != 0)
+            continue;
+        const double elements = stageElements[static_cast<std::size_t>(c.pp)] / (localUpdates ? 1 : sharers);
+        out.perRank[static_cast<std::size_t>(r)] = static_cast<std::uint64_t>(elements * perElement);
+        nodes = std::max(nodes, Mesh::nodeOf(r, plan.cluster) + 1);
+    }
+    out.perNode.assign(static_cast<std::size_t>(nodes), 0);
+    for (int r = 0; r < world; ++r)
+        out.perNode[static_cast<std::size_t>(std::min(nodes - 1, std::max(0, Mesh::nodeOf(r, plan.cluster))))] +=
+            out.perRank[static_cast<std::size_t>(r)];
+    return out;
+}
+
+// The staging buffers' bytes on the busiest node (what async saves keep in host memory).
+std::uint64_t stagingPerNode(const Plan &plan)
+{
+    const Spread s = spreadOf(plan);
+    return s.perNode.empty() ? 0 : *std::max_element(s.perNode.begin(), s.perNode.end());
+}
+
+} // namespace
+
+CheckpointMode resolvedCheckpointMode(const Plan &plan, double hostMemoryGB, std::string *why)
+{
+    const CheckpointSpec &c = plan.training.checkpoint;
+    const double memory = hostMemoryGB > 0 ? hostMemoryGB : plan.cluster.hostMemoryGB;
+    if (c.modeGiven || c.every <= 0 || !(memory > 0))
+        return c.mode;
+    return checkpointModeFor(c, static_cast<double>(stagingPerNode(plan)), memory, why);
+}
+
+Diagnostics checkpointWarnings(const Plan &plan)
+{
+    Diagnostics out;
+    const CheckpointSpec &c = plan.training.checkpoint;
+    if (c.every <= 0)
+        return out;
+    std::string why;
+    if (resolvedCheckpointMode(plan, 0, &why) == CheckpointMode::Sync && !c.modeGiven) {
+        out.push_back({Severity::Warning, "training.checkpoint.mode", why});
+        return out;
+    }
+    if (c.modeGiven && c.mode == CheckpointMode::Async && plan.cluster.hostMemoryGB > 0) {
+        const double staging = static_cast<double>(stagingPerNode(plan));
+        if (staging > plan.cluster.hostMemoryGB * 1e9 / 2)
+            out.push_back({Severity::Warning, "training.checkpoint.mode",
+                           "async saves' staging buffers would take " + gb(staging) + " of a node's " +
+                               gb(plan.cluster.hostMemoryGB * 1e9) + " host memory, more than half"});
+    }
+    return out;
+}
+
+CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device, double stepMs)
+{
+    CheckpointEstimate e;
+    const CheckpointSpec &c = plan.training.checkpoint;
+    e.hostMemoryGB = plan.cluster.hostMemoryGB;
+    if (c.every <= 0)
+        return e;
+    e.enabled = true;
+    e.every = c.every;
+    e.mode = resolvedCheckpointMode(plan, 0, &e.modeWhy);
+    const Spread s = spreadOf(plan);
+    e.bytesPerSave = std::accumulate(s.perRank.begin(), s.perRank.end(), std::uint64_t{0});
+    e.mostBytesPerRank = s.perRank.empty() ? 0 : *std::max_element(s.perRank.begin(), s.perRank.end());
+    e.mostBytesPerNode = s.perNode.empty() ? 0 : *std::max_element(s.perNode.begin(), s.perNode.end());
+    e.stagingBytesPerNode = e.mode == CheckpointMode::Async ? e.mostBytesPerNode : 0;
+    const bool gpu = !plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda;
+    const double copy = device.hostCopyGBps > 0 ? device.hostCopyGBps : gpu ? kGpuCopyGBps : kCpuCopyGBps;
+    const double disk = device.diskWriteGBps > 0 ? device.diskWriteGBps : gpu ? kGpuDiskGBps : kCpuDiskGBps;
+    e.copyMs = static_cast<double>(e.mostBytesPerRank) / (copy * 1e9) * 1e3;
+    e.writeMs = static_cast<double>(e.mostBytesPerNode) / (disk * 1e9) * 1e3;
+    e.blockMs = e.mode == CheckpointMode::Sync ? e.copyMs + e.writeMs : e.copyMs;
+    e.landsEvery = c.every;
+    if (stepMs > 0) {
+        // Async: a save is put in place at the first boundary after its write ended; a save due
+        // before that waits for it (when_busy wait: training waits for the rest of the write) or is
+        // skipped (skip: one lands every so many steps) — backend/trainer/training_run_state.cpp.
+        const double interval = stepMs * c.every;
+        if (e.mode == CheckpointMode::Async && c.whenBusy == CheckpointWhenBusy::Wait)
+            e.blockMs += std::max(0.0, e.writeMs - interval);
+        if (e.mode == CheckpointMode::Async && c.whenBusy == CheckpointWhenBusy::Skip) {
+            const int k = std::max(1, static_cast<int>(std::ceil(e.writeMs / stepMs - 1e-9))); // boundaries until it lands
+            e.landsEvery = c.every * ((k + c.every - 1) / c.every);
+        }
+        e.overheadFraction = e.blockMs / interval;
+    }
+    return e;
+}
+
+} // namespace trellis::plan
