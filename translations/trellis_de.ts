@@ -3296,7 +3296,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
 <context>
     <name>trellis::ui::dashboards::BreakdownPanel</name>
     <message>
-        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+21"/>
+        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+22"/>
         <source>compute</source>
         <translation>Rechnen</translation>
     </message>
@@ -3326,6 +3326,21 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
     </message>
     <message>
         <location line="+50"/>
+        <source>Checkpoints: %1 ms a save (%2% of a step)</source>
+        <translation>Checkpoints: %1 ms je Sicherung (%2% eines Schritts)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source> · written in %1 ms</source>
+        <translation> · geschrieben in %1 ms</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> · steps beside a write %1%2%</source>
+        <translation> · Schritte neben dem Schreiben %1%2%</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Checkpoints put in place: %4; training waited %1 ms a save (%2% of a step, at most %3 ms)</source>
         <translation>Checkpoints abgeschlossen: %4; das Training wartete %1 ms je Sicherung (%2% eines Schritts, höchstens %3 ms)</translation>
     </message>
@@ -3360,7 +3375,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>pro Pipeline-Stufe (letzte Schritte)</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+50"/>
         <source>predicted step (calibrated)</source>
         <translation>vorhergesagter Schritt (kalibriert)</translation>
     </message>
@@ -3410,7 +3425,7 @@ Stufe %1 · tp %2 · cp %3 · dp %4</translation>
         <translation>Warten auf die Aufschlüsselung der Schrittzeit der Ranks (sie kommt mit ihren Schrittberichten).</translation>
     </message>
     <message>
-        <location filename="../ui/dashboards/breakdown_panel.h" line="+24"/>
+        <location filename="../ui/dashboards/breakdown_panel.h" line="+26"/>
         <source>Step time breakdown</source>
         <translation>Aufschlüsselung der Schrittzeit</translation>
     </message>

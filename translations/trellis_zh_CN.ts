@@ -3291,7 +3291,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
 <context>
     <name>trellis::ui::dashboards::BreakdownPanel</name>
     <message>
-        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+21"/>
+        <location filename="../ui/dashboards/breakdown_panel.cpp" line="+22"/>
         <source>compute</source>
         <translation>计算</translation>
     </message>
@@ -3321,6 +3321,21 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
     </message>
     <message>
         <location line="+50"/>
+        <source>Checkpoints: %1 ms a save (%2% of a step)</source>
+        <translation>检查点：每次保存 %1 ms (一步的 %2%)</translation>
+    </message>
+    <message>
+        <location line="+4"/>
+        <source> · written in %1 ms</source>
+        <translation> · 写入用时 %1 ms</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source> · steps beside a write %1%2%</source>
+        <translation> · 写入期间的步 %1%2%</translation>
+    </message>
+    <message>
+        <location line="+7"/>
         <source>Checkpoints put in place: %4; training waited %1 ms a save (%2% of a step, at most %3 ms)</source>
         <translation>已完成的检查点：%4；每次保存训练等待 %1 ms (一步的 %2%，最多 %3 ms)</translation>
     </message>
@@ -3355,7 +3370,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>按流水线阶段 (最近若干步)</translation>
     </message>
     <message>
-        <location line="+44"/>
+        <location line="+50"/>
         <source>predicted step (calibrated)</source>
         <translation>预测单步时间 (已校准)</translation>
     </message>
@@ -3405,7 +3420,7 @@ stage %1 · tp %2 · cp %3 · dp %4</source>
         <translation>等待各 rank 的单步时间分解 (随其每步上报一同到达)。</translation>
     </message>
     <message>
-        <location filename="../ui/dashboards/breakdown_panel.h" line="+24"/>
+        <location filename="../ui/dashboards/breakdown_panel.h" line="+26"/>
         <source>Step time breakdown</source>
         <translation>单步时间分解</translation>
     </message>

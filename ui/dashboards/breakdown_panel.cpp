@@ -8,6 +8,7 @@
 
 #include <QComboBox>
 #include <QLabel>
+#include <QHBoxLayout>
 #include <QVBoxLayout>
 
 namespace trellis::ui::dashboards {
@@ -70,6 +71,19 @@ void stack(QCustomPlot *plot, const QVector<double> &x, const QVector<double> (&
 
 } // namespace
 
+QString checkpointCostsLine(const launcher::telemetry::CheckpointCosts &c)
+{
+    QString text = BreakdownPanel::tr("Checkpoints: %1 ms a save (%2% of a step)")
+                       .arg(c.blockedPerSaveMs(), 0, 'f', 1)
+                       .arg(c.blockedFractionOfStep() * 100, 0, 'f', 1);
+    if (c.saves)
+        text += BreakdownPanel::tr(" · written in %1 ms").arg(c.writePerSaveMs(), 0, 'f', 1);
+    if (c.besideSteps && c.aloneSteps)
+        text += BreakdownPanel::tr(" · steps beside a write %1%2%").arg(c.slowdown() >= 0 ? QStringLiteral("+") : QStringLiteral("−"))
+                    .arg(std::abs(c.slowdown()) * 100, 0, 'f', 1);
+    return text;
+}
+
 QString checkpointCostsText(const launcher::telemetry::CheckpointCosts &c)
 {
     QString text = BreakdownPanel::tr("Checkpoints put in place: %4; training waited %1 ms a save (%2% of a step, at most %3 ms)")
@@ -95,12 +109,16 @@ BreakdownPanel::BreakdownPanel(QWidget *parent)
     layout->setContentsMargins(2, 2, 2, 2);
     m_mode->addItem(tr("over steps (median rank)"));
     m_mode->addItem(tr("per pipeline stage (latest steps)"));
-    layout->addWidget(m_mode, 0, Qt::AlignLeft);
-    layout->addWidget(m_plot);
-    m_checkpoints->setWordWrap(true);
+    // The checkpoint line beside the mode, where the row has room, so the chart keeps its height;
+    // cut at the panel's edge, whole in its tooltip.
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_mode);
     m_checkpoints->setObjectName(QStringLiteral("checkpointCosts"));
+    m_checkpoints->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_checkpoints->hide();
-    layout->addWidget(m_checkpoints);
+    top->addWidget(m_checkpoints, 1);
+    layout->addLayout(top);
+    layout->addWidget(m_plot);
     connect(m_mode, &QComboBox::currentIndexChanged, this, [this] {
         if (m_last)
             show(m_last);
@@ -113,8 +131,10 @@ void BreakdownPanel::show(const std::shared_ptr<const launcher::telemetry::Dashb
 {
     m_last = snapshot;
     m_checkpoints->setVisible(snapshot->checkpoints.any());
-    if (snapshot->checkpoints.any())
-        m_checkpoints->setText(checkpointCostsText(snapshot->checkpoints));
+    if (snapshot->checkpoints.any()) {
+        m_checkpoints->setText(checkpointCostsLine(snapshot->checkpoints));
+        m_checkpoints->setToolTip(checkpointCostsText(snapshot->checkpoints));
+    }
     m_plot->clearPlottables();
     m_plot->clearItems();
     if (m_mode->currentIndex() == 1)

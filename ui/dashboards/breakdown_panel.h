@@ -2,9 +2,9 @@
 // ranks per bucket of steps), stacked; with the cost model's predicted step time as a line. Or per
 // pipeline stage (medians over each stage's ranks of their latest steps), with each stage's bubble
 // fraction measured against the schedule simulator's prediction on the right axis. Over steps the
-// time checkpoints took at the step boundaries is stacked on top, and a line under the chart says
+// time checkpoints took at the step boundaries is stacked on top, and a line beside the mode says
 // what the saves cost: training's wait a save, the write behind it, and how much slower the steps
-// beside a background write ran.
+// beside a background write ran (whole in its tooltip).
 #pragma once
 
 #include "ui/dashboards/panel.h"
@@ -14,7 +14,9 @@ class QLabel;
 
 namespace trellis::ui::dashboards {
 
-// The run's checkpoint costs as the panel says them under its chart (translated).
+// The run's checkpoint costs as the panel says them beside its mode (short) and in that line's
+// tooltip (whole), translated.
+QString checkpointCostsLine(const launcher::telemetry::CheckpointCosts &costs);
 QString checkpointCostsText(const launcher::telemetry::CheckpointCosts &costs);
 
 class BreakdownPanel : public Panel {
