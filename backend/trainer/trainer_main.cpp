@@ -1,6 +1,6 @@
 // trellis-trainer: one process per rank under mpirun/srun.
 //   trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://host:port] [--telemetry-keys FILE]
-//                   [--inject crash|hang|slow|nan|nanloss|throw|stall@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
+//                   [--inject crash|hang|slow|delay|nan|nanloss|throw|stall|pause|stop|nomem@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
 //                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
 //                   [--allreduce auto|ring|recursive_doubling|hierarchical] [--node-size K]
@@ -45,7 +45,7 @@ void usage(std::FILE *to)
 {
     std::fprintf(to,
                  "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT] [--telemetry-keys FILE]\n"
-                 "                       [--inject crash|hang|slow|nan|nanloss|throw|stall@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
+                 "                       [--inject crash|hang|slow|delay|nan|nanloss|throw|stall|pause|stop|nomem@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
                  "                       [--dump-losses FILE] [--dump-batch FILE] [--no-overlap] [--resume] [--quiet] [--node-relay]\n"
                  "  --dump-params/--dump-grads FILE.safetensors: in transformers' layout instead of raw float32\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"

@@ -69,7 +69,8 @@ private:
     // A save due while the one before is still being written: skipped, and said (rank 0).
     void skipCheckpoint(std::uint64_t stepNumber);
     void saveState(std::uint64_t step);
-    void saveFailed(std::uint64_t step, const std::string &error);
+    // begun: the save's folder was made (rank 0 removes it); false: it failed before (staging).
+    void saveFailed(std::uint64_t step, const std::string &error, bool begun = true);
     // training_run.cpp
     std::vector<Batch> loadBatches(int step);
     StepPass forwardBackward(int step, std::uint64_t stepNumber, const std::vector<Batch> &batches, double lossScale);

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <new>
 
 namespace trellis::trainer {
 namespace {
@@ -238,13 +239,34 @@ void TrainingRun::saveState(std::uint64_t step)
     state.outerMomentum.clear();
     // Straight into the staging buffers, one copy of each element, the moments included: sized once
     // (the same every save, so after the first neither allocated nor zeroed again), then filled.
+    // Host memory too short for them fails this save alone, on every rank alike (they agree).
     const std::vector<CheckpointPiece> pieces = m_stack.checkpointPieces();
     std::size_t total = 0;
     for (const CheckpointPiece &p : pieces)
         total += p.whole.end - p.whole.begin;
-    state.rangeParameters.resize(total);
-    state.m.resize(total);
-    state.v.resize(total);
+    std::string noMemory;
+    try {
+        if (m_faults.noMemoryAt(step))
+            throw std::bad_alloc();
+        state.rangeParameters.resize(total);
+        state.m.resize(total);
+        state.v.resize(total);
+    } catch (const std::bad_alloc &) {
+        char text[160];
+        std::snprintf(text, sizeof text, "rank %d: not enough host memory for its staging buffers (%.1f MB)", m_rank,
+                      static_cast<double>(total) * 3 * sizeof(float) / 1e6);
+        noMemory = text;
+        state.rangeParameters = {}; // what was had is given back
+        state.m = {};
+        state.v = {};
+    }
+    const std::int32_t shortRank = m_world.host().allReduce(noMemory.empty() ? std::int32_t{-1} : std::int32_t{m_rank}, ReduceOp::Max);
+    if (shortRank >= 0) {
+        saveFailed(step,
+                   noMemory.empty() ? "rank " + std::to_string(shortRank) + ": not enough host memory for its staging buffers" : noMemory,
+                   false);
+        return;
+    }
     std::size_t at = 0;
     for (const CheckpointPiece &p : pieces) {
         const std::size_t n = p.whole.end - p.whole.begin;
@@ -265,9 +287,10 @@ void TrainingRun::saveState(std::uint64_t step)
 // ranks agreed on it in the writer's collectives, so every rank goes on alike. Said — the rank
 // that failed names its file — and the checkpoints before it are kept; training goes on, and the
 // next save due tries again.
-void TrainingRun::saveFailed(std::uint64_t step, const std::string &error)
+void TrainingRun::saveFailed(std::uint64_t step, const std::string &error, bool begun)
 {
-    m_checkpoints.discard(m_world);
+    if (begun)
+        m_checkpoints.discard(m_world);
     if (m_rank == 0) // said even with --quiet: it is not progress
         std::fprintf(stderr, "checkpoint at step %llu not written: %s; the earlier checkpoints are kept, training goes on\n",
                      static_cast<unsigned long long>(step), error.c_str());

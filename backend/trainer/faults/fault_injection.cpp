@@ -67,14 +67,15 @@ bool FaultInjection::parse(const std::string &text, FaultInjection &out, std::st
     static const std::pair<const char *, FaultKind> kinds[] = {
         {"crash", FaultKind::Crash}, {"hang", FaultKind::Hang},     {"slow", FaultKind::Slow},   {"delay", FaultKind::Delay},
         {"nan", FaultKind::Nan},     {"nanloss", FaultKind::NanLoss}, {"throw", FaultKind::Throw}, {"stall", FaultKind::Stall},
-        {"pause", FaultKind::Pause}, {"stop", FaultKind::Stop}};
+        {"pause", FaultKind::Pause}, {"stop", FaultKind::Stop},     {"nomem", FaultKind::NoMemory}};
     const std::string kind = text.substr(0, at);
     out.kind = FaultKind::None;
     for (const auto &[name, k] : kinds)
         if (kind == name)
             out.kind = k;
     if (out.kind == FaultKind::None) {
-        error = "--inject: unknown fault '" + kind + "' (expected crash, hang, slow, delay, nan, nanloss, throw, stall, pause or stop)";
+        error = "--inject: unknown fault '" + kind +
+                "' (expected crash, hang, slow, delay, nan, nanloss, throw, stall, pause, stop or nomem)";
         return false;
     }
     out.steps.clear();

@@ -8,8 +8,9 @@
 // (send nothing and do nothing for kStallMs, its process running normally, then go on: what a
 // machine that keeps a process off its cores does), pause (its whole process stopped, SIGSTOP,
 // for kPauseMs and then continued by a helper it forked: a VM steal, a debugger, a laptop's
-// suspend) or stop (SIGSTOP for good) — at the start of step STEP (1-based). STEP may be a list,
-// 5,9,13: the fault fires at each.
+// suspend) or stop (SIGSTOP for good) — at the start of step STEP (1-based); or, nomem, find no
+// host memory for a checkpoint's staging buffers at the save of step STEP (std::bad_alloc where
+// they are sized). STEP may be a list, 5,9,13: the fault fires at each.
 // Threading: training thread only.
 #pragma once
 
@@ -22,7 +23,7 @@ namespace trellis::trainer {
 
 class TelemetryPublisher;
 
-enum class FaultKind { None, Crash, Hang, Slow, Delay, Nan, NanLoss, Throw, Stall, Pause, Stop };
+enum class FaultKind { None, Crash, Hang, Slow, Delay, Nan, NanLoss, Throw, Stall, Pause, Stop, NoMemory };
 
 // How long an injected stall lasts: longer than the 10 s a silent local rank was once given
 // before being called hung, well inside the default hang timeout (60 s).
@@ -57,6 +58,11 @@ public:
         return m_fault.kind == FaultKind::NanLoss && m_fault.rank == m_rank && m_fault.firesAt(step)
                    ? std::numeric_limits<double>::quiet_NaN()
                    : value;
+    }
+    // Whether this rank's staging buffers for the save of `step` find no memory (nomem).
+    bool noMemoryAt(std::uint64_t step) const
+    {
+        return m_fault.kind == FaultKind::NoMemory && m_fault.rank == m_rank && m_fault.firesAt(step);
     }
     bool poisonAt(std::uint64_t step) const
     {

@@ -216,6 +216,32 @@ private slots:
         QVERIFY(std::equal(a.begin(), a.end(), b.begin())); // training went on as if nothing happened
     }
 
+    // Host memory too short for a save's staging buffers (injected: nomem, std::bad_alloc where
+    // rank 1 sizes them at the save of step 3): the ranks agree, the save is said — naming the
+    // rank — and skipped, the next one is made, and training goes on exactly as without it.
+    void aSaveWithoutHostMemoryIsSaidAndTrainingGoesOn()
+    {
+        QTemporaryDir dir;
+        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
+        const QString plan = writePlan(dir.path(), QStringLiteral("p"), 2, 4, 1, 32, ckpt);
+        const Run full = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--dump-losses"), dir.filePath(QStringLiteral("full.loss"))});
+        QVERIFY2(full.code == 0, qPrintable(full.output));
+        QVERIFY(QDir(ckpt).removeRecursively());
+        const Run run = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--inject"), QStringLiteral("nomem@1:3"),
+                                    QStringLiteral("--dump-losses"), dir.filePath(QStringLiteral("short.loss"))});
+        QVERIFY2(run.code == 0, qPrintable(run.output));
+        QVERIFY2(run.output.contains(QStringLiteral("checkpoint at step 3 not written: rank 1: not enough host memory for its staging "
+                                                    "buffers; the earlier checkpoints are kept, training goes on")),
+                 qPrintable(run.output));
+        QVERIFY(!QFileInfo::exists(ckpt + QStringLiteral("/step-00000003")));
+        QVERIFY(!QFileInfo::exists(ckpt + QStringLiteral("/step-00000003.partial"))); // never begun
+        QVERIFY(QFileInfo::exists(ckpt + QStringLiteral("/step-00000006/meta.json"))); // the next save made
+        const auto a = readDump<double>(dir.filePath(QStringLiteral("full.loss")));
+        const auto b = readDump<double>(dir.filePath(QStringLiteral("short.loss")));
+        QCOMPARE(b.size(), a.size());
+        QVERIFY(std::equal(a.begin(), a.end(), b.begin()));
+    }
+
     void resharding_data()
     {
         QTest::addColumn<int>("zero");
