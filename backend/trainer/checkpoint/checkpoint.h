@@ -76,6 +76,7 @@ private:
 
     bool m_background;
     TrainingState m_staging;
+    std::string m_shard; // the serialised shard, its buffer kept between saves (the writing thread's)
     std::thread m_thread;
     bool m_pending = false;
     std::filesystem::path m_root, m_partialDir;

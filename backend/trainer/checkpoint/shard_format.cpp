@@ -66,10 +66,22 @@ private:
 std::string shardBytes(const TrainingState &state, int rank, int worldSize, std::uint64_t parameterCount)
 {
     std::string bytes;
+    shardBytes(state, rank, worldSize, parameterCount, bytes);
+    return bytes;
+}
+
+void shardBytes(const TrainingState &state, int rank, int worldSize, std::uint64_t parameterCount, std::string &bytes)
+{
     const bool v2 = state.replica >= 0 || !state.extra.empty();
     const std::uint32_t version = v2 ? 2 : 1, rangeCount = static_cast<std::uint32_t>(state.ranges.size());
     const std::vector<float> &params = state.rangeParameters.empty() ? state.parameters : state.rangeParameters;
     const std::uint64_t paramsHere = params.size();
+    // Sized once for the whole shard (the header's 112 bytes at most): no growth copies, and a
+    // buffer kept between saves is neither allocated nor touched again before it is filled.
+    bytes.clear();
+    bytes.reserve(112 + 16 * state.ranges.size() +
+                  sizeof(float) * (params.size() + state.m.size() + state.v.size() + state.anchor.size() + state.outerMomentum.size()) +
+                  state.extra.size() + 8);
     bytes.append(kMagic, sizeof kMagic);
     put(bytes, version);
     put(bytes, static_cast<std::uint32_t>(rank));
@@ -101,7 +113,6 @@ std::string shardBytes(const TrainingState &state, int rank, int worldSize, std:
         bytes += state.extra;
     }
     put(bytes, fnv1a64(bytes.data(), bytes.size()));
-    return bytes;
 }
 
 std::string parseShard(const std::string &bytes, Shard &s)

@@ -54,6 +54,9 @@ struct Shard {
 
 // The shard of `rank` of `worldSize` for `state` (version 1, or 2 with local updates or own state).
 std::string shardBytes(const TrainingState &state, int rank, int worldSize, std::uint64_t parameterCount);
+// The same into `out` (replaced; its capacity kept, so a buffer reused between saves costs no
+// allocation after the first).
+void shardBytes(const TrainingState &state, int rank, int worldSize, std::uint64_t parameterCount, std::string &out);
 // Parses a shard; returns "" or why it is unusable (the checksum is checked first).
 std::string parseShard(const std::string &bytes, Shard &s);
 
