@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <QFile>
 #include <QJsonArray>
@@ -35,9 +36,11 @@ class TstCliTrainerRecords : public QObject {
 private:
     QTemporaryDir m_dir;
     QString db() const { return m_dir.filePath(QStringLiteral("history.sqlite")); }
-    // The dp4_short plan with `parallel` added to its parallel section and `steps` steps, as
-    // NAME.json in the test's folder; "" when it cannot be written.
-    QString shortPlan(const QString &name, const QString &parallel, int steps) const
+    // The dp4_short plan with `parallel` added to its parallel section and `steps` steps (and
+    // `training` and `cluster` added to those sections), as NAME.json in the test's folder; ""
+    // when it cannot be written.
+    QString shortPlan(const QString &name, const QString &parallel, int steps, const QString &training = {},
+                      const QString &cluster = {}) const
     {
         QFile in(kPlan);
         if (!in.open(QIODevice::ReadOnly))
@@ -45,12 +48,27 @@ private:
         QString text = QString::fromUtf8(in.readAll());
         text.replace(QStringLiteral("\"micro_batches\": 1}"), QStringLiteral("\"micro_batches\": 1%1}").arg(parallel));
         text.replace(QStringLiteral("../../../resources"), QStringLiteral(TRELLIS_SOURCE_DIR "/resources"));
-        text.replace(QStringLiteral("\"steps\": 12"), QStringLiteral("\"steps\": %1").arg(steps));
+        text.replace(QStringLiteral("\"steps\": 12"), QStringLiteral("\"steps\": %1%2").arg(steps).arg(training.isEmpty() ? QString() : QStringLiteral(", ") + training));
+        if (!cluster.isEmpty())
+            text.replace(QStringLiteral("\"device\": \"cpu\"}]"), QStringLiteral("\"device\": \"cpu\"}], %1").arg(cluster));
         const QString path = m_dir.filePath(name + QStringLiteral(".json"));
         QFile out(path);
         if (!out.open(QIODevice::WriteOnly) || out.write(text.toUtf8()) < 0)
             return {};
         return path;
+    }
+    // Runs `plan` through trellis-cli into NAME.sqlite; the run as the history holds it (nullopt,
+    // `why` set, when the run or the read failed).
+    std::optional<RunData> recordRun(const QString &name, const QString &plan, QString &why) const
+    {
+        const QString database = m_dir.filePath(name + QStringLiteral(".sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
+        HistoryDatabase h;
+        if (r.code != 0 || !h.open(database, false).isEmpty()) {
+            why = r.out + r.err;
+            return std::nullopt;
+        }
+        return h.loadRun(h.findRun(QStringLiteral("last"))->id);
     }
 
 private slots:
@@ -204,25 +222,15 @@ private slots:
         QFETCH(QString, mode);
         QFETCH(QString, whenBusy);
         const QString name = QStringLiteral("ckpt-%1-%2").arg(mode.isEmpty() ? QStringLiteral("none") : mode, whenBusy);
-        QString plan = shortPlan(name, QString(), 8);
+        const QString plan =
+            shortPlan(name, QString(), 8,
+                      mode.isEmpty() ? QString()
+                                     : QStringLiteral("\"checkpoint\": {\"every\": 3, \"dir\": \"%1\", \"mode\": \"%2\", \"when_busy\": \"%3\"}")
+                                           .arg(m_dir.filePath(name + QStringLiteral("-checkpoints")), mode, whenBusy));
         QVERIFY(!plan.isEmpty());
-        if (!mode.isEmpty()) {
-            QFile f(plan);
-            QVERIFY(f.open(QIODevice::ReadOnly));
-            QString text = QString::fromUtf8(f.readAll());
-            f.close();
-            text.replace(QStringLiteral("\"steps\": 8,"),
-                         QStringLiteral("\"steps\": 8, \"checkpoint\": {\"every\": 3, \"dir\": \"%1\", \"mode\": \"%2\", \"when_busy\": \"%3\"},")
-                             .arg(m_dir.filePath(name + QStringLiteral("-checkpoints")), mode, whenBusy));
-            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-            f.write(text.toUtf8());
-        }
-        const QString database = m_dir.filePath(name + QStringLiteral(".sqlite"));
-        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
-        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
-        HistoryDatabase h;
-        QCOMPARE(h.open(database, false), QString());
-        const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        QString why;
+        const auto data = recordRun(name, plan, why);
+        QVERIFY2(data, qPrintable(why));
         QCOMPARE(data->steps.size(), 4 * 8);
         const bool async = mode == QLatin1String("async"), sync = mode == QLatin1String("sync");
         const bool waits = whenBusy == QLatin1String("wait");
@@ -305,30 +313,18 @@ private slots:
         QFETCH(QString, memory);
         QFETCH(QString, mode);
         const QString name = QStringLiteral("ckpt-memory-%1").arg(mode);
-        const QString plan = shortPlan(name, QString(), 4);
+        const QString plan = shortPlan(name, QString(), 4, QStringLiteral("\"checkpoint\": {\"every\": 2, \"dir\": \"%1\"}").arg(m_dir.filePath(name)),
+                                       QStringLiteral("\"host_memory_gb\": %1").arg(memory));
         QVERIFY(!plan.isEmpty());
-        QFile f(plan);
-        QVERIFY(f.open(QIODevice::ReadOnly));
-        QString text = QString::fromUtf8(f.readAll());
-        f.close();
-        text.replace(QStringLiteral("\"steps\": 4,"),
-                     QStringLiteral("\"steps\": 4, \"checkpoint\": {\"every\": 2, \"dir\": \"%1\"},").arg(m_dir.filePath(name)));
-        text.replace(QStringLiteral("\"device\": \"cpu\"}]"), QStringLiteral("\"device\": \"cpu\"}], \"host_memory_gb\": %1").arg(memory));
-        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        f.write(text.toUtf8());
-        f.close();
         const bool sync = mode == QLatin1String("sync");
         const Result validated = cli({QStringLiteral("validate"), plan});
         QVERIFY2(validated.code == 0, qPrintable(validated.out + validated.err));
         QCOMPARE(validated.out.contains(QStringLiteral("warning: training.checkpoint.mode: checkpoints are written sync: async saves' "
                                                        "staging buffers would take")),
                  sync);
-        const QString database = m_dir.filePath(name + QStringLiteral(".sqlite"));
-        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet")});
-        QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
-        HistoryDatabase h;
-        QCOMPARE(h.open(database, false), QString());
-        const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        QString why;
+        const auto data = recordRun(name, plan, why);
+        QVERIFY2(data, qPrintable(why));
         int saves = 0, said = 0;
         for (const auto &e : data->events) {
             saves += e.rank == 0 && e.message.contains(QStringLiteral("(%1: training waited").arg(mode)) ? 1 : 0;
