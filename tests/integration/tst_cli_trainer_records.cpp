@@ -295,6 +295,18 @@ private slots:
         }
         QCOMPARE(events + skipEvents, mode.isEmpty() ? 0 : 3); // the last save lands after the last step: its event only
         QCOMPARE(skipEvents, skipped);
+        // The run report says what the saves cost (rank 0's reports: those put in place in a step)
+        // under its prediction table, and draws the checkpoint time in its breakdown chart.
+        const QString html = m_dir.filePath(name + QStringLiteral(".html"));
+        const Result report = cli({QStringLiteral("--db"), m_dir.filePath(name + QStringLiteral(".sqlite")), QStringLiteral("report"),
+                                   QStringLiteral("last"), QStringLiteral("--out"), html});
+        QVERIFY2(report.code == 0, qPrintable(report.out + report.err));
+        QFile page(html);
+        QVERIFY(page.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(page.readAll());
+        const int reported = sync ? 3 : landed; // sync: every save is put in place in its own step
+        QCOMPARE(text.contains(QStringLiteral("<p>Checkpoints: %1 save").arg(reported)), !mode.isEmpty());
+        QCOMPARE(text.contains(QStringLiteral("checkpoint (between steps)")), !mode.isEmpty());
     }
 
     // training.checkpoint without a mode: async, unless the staging buffers (what the ranks of a
