@@ -74,16 +74,17 @@ CheckpointMode checkpointModeFor(const CheckpointSpec &c, double stagingBytesPer
 {
     if (c.modeGiven || c.every <= 0 || !(hostMemoryGB > 0) || stagingBytesPerNode <= hostMemoryGB * 1e9 / 2)
         return c.mode;
-    if (why) {
-        const auto size = [](double bytes) {
-            char text[32];
-            std::snprintf(text, sizeof text, bytes >= 1e9 ? "%.1f GB" : "%.1f MB", bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6);
-            return std::string(text);
-        };
-        *why = "checkpoints are written sync: async saves' staging buffers would take " + size(stagingBytesPerNode) +
-               " of a node's " + size(hostMemoryGB * 1e9) + " host memory, more than half (training.checkpoint.mode chooses)";
-    }
+    if (why)
+        *why = "checkpoints are written sync: async saves' staging buffers would take " + memorySizeText(stagingBytesPerNode) +
+               " of a node's " + memorySizeText(hostMemoryGB * 1e9) + " host memory, more than half (training.checkpoint.mode chooses)";
     return CheckpointMode::Sync;
+}
+
+std::string memorySizeText(double bytes)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, bytes >= 1e9 ? "%.1f GB" : "%.1f MB", bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6);
+    return text;
 }
 
 const char *toString(Recompute r)

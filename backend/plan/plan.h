@@ -103,7 +103,7 @@ enum class NonFinitePolicy { Stop, Skip };
 // How a checkpoint is written: Sync — training waits while every rank writes its shard; Async —
 // each rank copies its state to a host buffer at the step boundary and trains on while a thread
 // writes it; the checkpoint is put in place at the first step boundary after every rank's write
-// has ended, and a save due while one is still being written is skipped.
+// has ended (a save due before then: CheckpointWhenBusy).
 enum class CheckpointMode { Sync, Async };
 // Async: what a save due while the one before is still being written does — Wait (training waits
 // for that write, and every save asked for is made) or Skip (it is skipped: training never waits
@@ -402,6 +402,8 @@ double checkpointBytesPerElement(const Plan &plan);
 // (hostMemoryGB; 0: not known — async) — then sync, and `why` says so.
 CheckpointMode checkpointModeFor(const CheckpointSpec &checkpoint, double stagingBytesPerNode, double hostMemoryGB,
                                  std::string *why = nullptr);
+// "2095.3 GB", "1.4 MB": a size of host memory as those messages say it.
+std::string memorySizeText(double bytes);
 const char *toString(Precision precision);
 const char *toString(GradReduce gradReduce);
 const char *toString(DpSyncMode mode);

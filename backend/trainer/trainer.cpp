@@ -71,9 +71,7 @@ void resolveCheckpointMode(plan::Plan &plan, MpiCommunicator &world, ParallelSta
     std::string why;
     c.mode = plan::checkpointModeFor(c, most, memory, &why);
     c.modeGiven = true;
-    if (why.empty())
-        return;
-    if (world.rank() != 0)
+    if (why.empty() || world.rank() != 0)
         return;
     std::fprintf(stderr, "%s\n", why.c_str());
     proto::Envelope e;

@@ -199,18 +199,16 @@ void TrainingRun::finishCheckpoint(std::uint64_t dueStep)
         return;
     }
     m_checkpointWriteMs = done.writeMs;
+    const std::string forTheWrite = dueStep && done.waitedMs >= 0.5
+                                        ? ", " + std::to_string(static_cast<long long>(done.waitedMs)) +
+                                              " ms of it for the write, as the save of step " + std::to_string(dueStep) + " was due"
+                                        : std::string();
     char figures[320];
     if (m_plan.training.checkpoint.mode == plan::CheckpointMode::Sync)
         std::snprintf(figures, sizeof figures, " (sync: training waited %.1f ms)", m_stagingMs + done.blockedMs + done.waitedMs);
     else
         std::snprintf(figures, sizeof figures, " (async: training waited %.1f ms%s; written behind it in %.1f ms)",
-                      m_stagingMs + done.blockedMs + done.waitedMs,
-                      dueStep && done.waitedMs >= 0.5 ? (", " + std::to_string(static_cast<long long>(done.waitedMs)) +
-                                                         " ms of it for the write, as the save of step " + std::to_string(dueStep) +
-                                                         " was due")
-                                                            .c_str()
-                                                      : "",
-                      done.writeMs);
+                      m_stagingMs + done.blockedMs + done.waitedMs, forTheWrite.c_str(), done.writeMs);
     publishEvent(proto::Event::CHECKPOINT, done.step, "checkpoint at step " + std::to_string(done.step) + figures);
 }
 

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <map>
 #include <numeric>
 
 namespace trellis::plan {
@@ -18,13 +16,6 @@ namespace {
 // virtual disk of a CPU machine).
 constexpr double kCpuCopyGBps = 4.0, kGpuCopyGBps = 12.0;
 constexpr double kCpuDiskGBps = 0.5, kGpuDiskGBps = 2.0;
-
-std::string gb(double bytes)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, bytes >= 1e9 ? "%.1f GB" : "%.1f MB", bytes >= 1e9 ? bytes / 1e9 : bytes / 1e6);
-    return text;
-}
 
 struct Spread {
     std::vector<std::uint64_t> perRank, perNode;
@@ -46,33 +37,50 @@ Spread spreadOf(const Plan &plan)
     }
     Spread out;
     out.perRank.assign(static_cast<std::size_t>(world), 0);
-    int nodes = 1;
+    out.perNode.assign(1, 0);
     for (int r = 0; r < world; ++r) {
         const MeshCoordinates c = mesh.coordinatesOf(r);
-        // Context-parallel ranks hold copies of the same parameters: the first writes (ZeRO shards
-        // over dp × cp together).
-        const int sharers = p.zero > 0 ? in.dp : 1;
-        const int position = p.zero > 0 ? c.dp * p.cp + c.cp : (c.dp == 0 && c.cp == 0 ? 0 : -1);
-        if (!localUpdates && position < 0)
+        // Context-parallel ranks hold copies of the same parameters (ZeRO shards over dp × cp
+        // together): with local updates the first cp rank of each replica writes its copy; with
+        // ZeRO every rank its share; else the first dp × cp rank of each tp × pp position.
+        const bool writes = localUpdates ? c.cp == 0 : p.zero > 0 || (c.dp == 0 && c.cp == 0);
+        if (!writes)
             continue;
-        if (localUpdates && c.cp != 0)
-            continue;
-        const double elements = stageElements[static_cast<std::size_t>(c.pp)] / (localUpdates ? 1 : sharers);
-        out.perRank[static_cast<std::size_t>(r)] = static_cast<std::uint64_t>(elements * perElement);
-        nodes = std::max(nodes, Mesh::nodeOf(r, plan.cluster) + 1);
+        const double elements = stageElements[static_cast<std::size_t>(c.pp)] / (localUpdates || p.zero == 0 ? 1 : in.dp);
+        const auto bytes = static_cast<std::uint64_t>(elements * perElement);
+        out.perRank[static_cast<std::size_t>(r)] = bytes;
+        const auto node = static_cast<std::size_t>(std::max(0, Mesh::nodeOf(r, plan.cluster))); // unplaced: the first node's
+        if (out.perNode.size() <= node)
+            out.perNode.resize(node + 1, 0);
+        out.perNode[node] += bytes;
     }
-    out.perNode.assign(static_cast<std::size_t>(nodes), 0);
-    for (int r = 0; r < world; ++r)
-        out.perNode[static_cast<std::size_t>(std::min(nodes - 1, std::max(0, Mesh::nodeOf(r, plan.cluster))))] +=
-            out.perRank[static_cast<std::size_t>(r)];
     return out;
 }
 
-// The staging buffers' bytes on the busiest node (what async saves keep in host memory).
-std::uint64_t stagingPerNode(const Plan &plan)
+std::uint64_t most(const std::vector<std::uint64_t> &values)
 {
-    const Spread s = spreadOf(plan);
-    return s.perNode.empty() ? 0 : *std::max_element(s.perNode.begin(), s.perNode.end());
+    return values.empty() ? 0 : *std::max_element(values.begin(), values.end());
+}
+
+// The staging buffers' bytes on the busiest node (what async saves keep in host memory).
+std::uint64_t stagingPerNode(const Plan &plan) { return most(spreadOf(plan).perNode); }
+
+// checkpointWarnings for a plan whose busiest node stages `staging` bytes.
+Diagnostics warningsFor(const Plan &plan, double staging)
+{
+    Diagnostics out;
+    const CheckpointSpec &c = plan.training.checkpoint;
+    const double memory = plan.cluster.hostMemoryGB;
+    if (c.every <= 0 || !(memory > 0))
+        return out;
+    std::string why;
+    if (checkpointModeFor(c, staging, memory, &why) == CheckpointMode::Sync && !c.modeGiven)
+        out.push_back({Severity::Warning, "training.checkpoint.mode", why});
+    else if (c.modeGiven && c.mode == CheckpointMode::Async && staging > memory * 1e9 / 2)
+        out.push_back({Severity::Warning, "training.checkpoint.mode",
+                       "async saves' staging buffers would take " + memorySizeText(staging) + " of a node's " +
+                           memorySizeText(memory * 1e9) + " host memory, more than half"});
+    return out;
 }
 
 } // namespace
@@ -88,23 +96,12 @@ CheckpointMode resolvedCheckpointMode(const Plan &plan, double hostMemoryGB, std
 
 Diagnostics checkpointWarnings(const Plan &plan)
 {
-    Diagnostics out;
-    const CheckpointSpec &c = plan.training.checkpoint;
-    if (c.every <= 0)
-        return out;
-    std::string why;
-    if (resolvedCheckpointMode(plan, 0, &why) == CheckpointMode::Sync && !c.modeGiven) {
-        out.push_back({Severity::Warning, "training.checkpoint.mode", why});
-        return out;
-    }
-    if (c.modeGiven && c.mode == CheckpointMode::Async && plan.cluster.hostMemoryGB > 0) {
-        const double staging = static_cast<double>(stagingPerNode(plan));
-        if (staging > plan.cluster.hostMemoryGB * 1e9 / 2)
-            out.push_back({Severity::Warning, "training.checkpoint.mode",
-                           "async saves' staging buffers would take " + gb(staging) + " of a node's " +
-                               gb(plan.cluster.hostMemoryGB * 1e9) + " host memory, more than half"});
-    }
-    return out;
+    return plan.training.checkpoint.every > 0 ? warningsFor(plan, static_cast<double>(stagingPerNode(plan))) : Diagnostics{};
+}
+
+Diagnostics checkpointWarnings(const Plan &plan, const CheckpointEstimate &estimate)
+{
+    return warningsFor(plan, static_cast<double>(estimate.mostBytesPerNode));
 }
 
 CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device, double stepMs)
@@ -116,11 +113,11 @@ CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device
         return e;
     e.enabled = true;
     e.every = c.every;
-    e.mode = resolvedCheckpointMode(plan, 0, &e.modeWhy);
     const Spread s = spreadOf(plan);
     e.bytesPerSave = std::accumulate(s.perRank.begin(), s.perRank.end(), std::uint64_t{0});
-    e.mostBytesPerRank = s.perRank.empty() ? 0 : *std::max_element(s.perRank.begin(), s.perRank.end());
-    e.mostBytesPerNode = s.perNode.empty() ? 0 : *std::max_element(s.perNode.begin(), s.perNode.end());
+    e.mostBytesPerRank = most(s.perRank);
+    e.mostBytesPerNode = most(s.perNode);
+    e.mode = checkpointModeFor(c, static_cast<double>(e.mostBytesPerNode), plan.cluster.hostMemoryGB, &e.modeWhy);
     e.stagingBytesPerNode = e.mode == CheckpointMode::Async ? e.mostBytesPerNode : 0;
     const bool gpu = !plan.cluster.nodes.empty() && plan.cluster.nodes.front().device == DeviceKind::Cuda;
     const double copy = device.hostCopyGBps > 0 ? device.hostCopyGBps : gpu ? kGpuCopyGBps : kCpuCopyGBps;

@@ -221,7 +221,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     addStepTime(in, device, costs, time, comm, e);
     if (exact) { // the planner's thousands of plans go without
         e.checkpoint = estimateCheckpoint(plan, device, e.stepMs);
-        for (Diagnostic &w : checkpointWarnings(plan))
+        for (Diagnostic &w : checkpointWarnings(plan, e.checkpoint))
             e.warnings.push_back(std::move(w));
     }
     return e;

@@ -138,8 +138,10 @@ CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device
 // cluster.host_memory_gb when 0; unknown: async) — then sync, and `why` says so.
 CheckpointMode resolvedCheckpointMode(const Plan &plan, double hostMemoryGB = 0, std::string *why = nullptr);
 // The validation warning for that (empty: none): the default resolved to sync, or an explicit
-// async whose staging buffers would not leave half of a node's host memory.
+// async whose staging buffers would not leave half of a node's host memory. The second form
+// judges by an estimate's busiest node instead of working the spread out again.
 Diagnostics checkpointWarnings(const Plan &plan);
+Diagnostics checkpointWarnings(const Plan &plan, const CheckpointEstimate &estimate);
 
 struct Estimate {
     std::vector<StageMemory> memory; // per pipeline stage, DP rank 0 and TP rank 0
