@@ -555,6 +555,16 @@
     </message>
     <message>
         <location line="+3"/>
+        <source>In-memory checkpoint every (steps)</source>
+        <translation>Checkpoint im Arbeitsspeicher alle (Schritte)</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Empty: none. Each rank&apos;s state in its node&apos;s shared memory every this many steps, the newest kept (training.checkpoint.memory.keep, 2); a restart reads it before the disk. One node for now</source>
+        <translation>Leer: keine. Der Zustand jedes Rangs alle so viele Schritte im gemeinsamen Speicher seines Knotens, die neuesten behalten (training.checkpoint.memory.keep, 2); ein Neustart liest ihn vor der Platte. Vorerst ein Knoten</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Checkpoint due while writing</source>
         <translation>Checkpoint fällig während des Schreibens</translation>
     </message>
@@ -802,7 +812,7 @@
         <translation>Alarm-Webhook</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+59"/>
         <source>Own trainer (a PyTorch or other script)</source>
         <translation>Eigener Trainer (ein PyTorch- oder anderes Skript)</translation>
     </message>

@@ -555,6 +555,16 @@
     </message>
     <message>
         <location line="+3"/>
+        <source>In-memory checkpoint every (steps)</source>
+        <translation>内存检查点间隔（步）</translation>
+    </message>
+    <message>
+        <location line="+2"/>
+        <source>Empty: none. Each rank&apos;s state in its node&apos;s shared memory every this many steps, the newest kept (training.checkpoint.memory.keep, 2); a restart reads it before the disk. One node for now</source>
+        <translation>空：不使用。每隔这么多步把每个 rank 的状态存入其节点的共享内存，保留最新的（training.checkpoint.memory.keep，默认 2）；重启时先读它，再读磁盘。目前仅限单节点</translation>
+    </message>
+    <message>
+        <location line="+2"/>
         <source>Checkpoint due while writing</source>
         <translation>写入期间到期的检查点</translation>
     </message>
@@ -802,7 +812,7 @@
         <translation>告警 Webhook</translation>
     </message>
     <message>
-        <location line="+57"/>
+        <location line="+59"/>
         <source>Own trainer (a PyTorch or other script)</source>
         <translation>自带训练程序（PyTorch 或其他脚本）</translation>
     </message>

@@ -221,6 +221,17 @@ struct DataSpec {
     bool operator==(const DataSpec &) const = default;
 };
 
+// In-memory checkpoints (training.checkpoint.memory): every `every` steps each rank's shard goes to
+// its node's memory store (shared memory, /dev/shm, held by a process of the run that outlives a
+// failed job), the newest `keep` kept; a restart loads from there before the disk. Given: the plan
+// has the section (absent: none).
+struct MemoryCheckpointSpec {
+    bool given = false;
+    int every = 1; // steps
+    int keep = 2;
+    bool operator==(const MemoryCheckpointSpec &) const = default;
+};
+
 struct CheckpointSpec {
     int every = 0; // steps; 0 disables
     std::string dir;
@@ -230,6 +241,7 @@ struct CheckpointSpec {
     // more than half a node's host memory (resolvedCheckpointMode, backend/plan/cost/cost_model.h).
     bool modeGiven = false;
     CheckpointWhenBusy whenBusy = CheckpointWhenBusy::Wait;
+    MemoryCheckpointSpec memory;
     bool operator==(const CheckpointSpec &) const = default;
 };
 

@@ -66,6 +66,7 @@ const json &fullShape()
         p.cluster.interNode = {1, 1};
         p.cluster.hostMemoryGB = 1; // written only when known
         p.training.checkpoint.modeGiven = true; // written only when given
+        p.training.checkpoint.memory.given = true; // written only when given
         p.parallel.bucketMb = 25;
         p.parallel.firstBucketMb = 25;
         p.parallel.precision = Precision::Fp16; // writes parallel.loss_scale
@@ -236,6 +237,9 @@ Result<Plan> withPlanField(const Plan &plan, const std::string &path, const std:
             at->erase(*key);
         else
             (*at)[*key] = value;
+        // In-memory checkpoints' `every` removed: none (the section goes, not back to its default of 1).
+        if (path == "training.checkpoint.memory.every" && value.is_null())
+            doc["training"]["checkpoint"].erase("memory");
         // The last field of the own_trainer section removed: the plan trains with trellis-trainer again.
         if (steps.size() == 2 && std::get_if<std::string>(&steps[0]) && std::get<std::string>(steps[0]) == "own_trainer" &&
             (at->empty() || !at->contains("command")))

@@ -413,6 +413,11 @@ void readTraining(ObjectReader r, TrainingSpec &t)
     t.checkpoint.modeGiven = ckpt.has("mode");
     ckpt.readEnum("mode", t.checkpoint.mode, {{"async", CheckpointMode::Async}, {"sync", CheckpointMode::Sync}});
     ckpt.readEnum("when_busy", t.checkpoint.whenBusy, {{"wait", CheckpointWhenBusy::Wait}, {"skip", CheckpointWhenBusy::Skip}});
+    t.checkpoint.memory.given = ckpt.has("memory");
+    ObjectReader memory = ckpt.child("memory");
+    memory.read("every", t.checkpoint.memory.every);
+    memory.read("keep", t.checkpoint.memory.keep);
+    memory.finish();
     ckpt.finish();
     ObjectReader init = r.child("init");
     init.read("from", t.init.from);

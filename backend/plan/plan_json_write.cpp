@@ -118,6 +118,8 @@ OrderedJson checkpointJson(const CheckpointSpec &c)
     if (c.modeGiven)
         j["mode"] = toString(c.mode);
     j["when_busy"] = toString(c.whenBusy);
+    if (c.memory.given)
+        j["memory"] = OrderedJson{{"every", c.memory.every}, {"keep", c.memory.keep}};
     return j;
 }
 

@@ -313,6 +313,33 @@ void checkParallel(const Plan &plan, Checker &c, bool placement = true)
         checkAllReduce(plan, c);
 }
 
+// training.checkpoint.memory: saves every `every` steps, `keep` of them, in a store on the node that
+// needs the checkpoint folder (its name keys the store, and a restart looks in both). One node for
+// now: the copy on the next node, which survives a node's loss, is not built yet. The store holds
+// keep + 1 saves (the one being written) of what the node's ranks write — the whole model's fp32
+// state on one node — and must fit the node's host memory where the plan says what that is.
+void checkMemoryCheckpoints(const Plan &plan, Checker &c)
+{
+    const CheckpointSpec &k = plan.training.checkpoint;
+    if (!k.memory.given)
+        return;
+    c.positive("training.checkpoint.memory.every", k.memory.every);
+    c.positive("training.checkpoint.memory.keep", k.memory.keep);
+    if (k.dir.empty())
+        c.error("training.checkpoint.dir", "in-memory checkpoints need it: it names the run's memory store, and a restart looks in both");
+    if (plan.cluster.nodes.size() > 1)
+        c.error("training.checkpoint.memory", "in-memory checkpoints are kept on one node for now (the copy on the next node, which would "
+                                              "survive a node's loss, is not built yet); this plan has " +
+                                                  std::to_string(plan.cluster.nodes.size()) + " nodes");
+    const int copies = plan.parallel.dpSync.mode == DpSyncMode::EveryStep ? 1 : std::max(1, plan.parallel.dp); // each replica its own
+    const double bytes = static_cast<double>(parameterCount(plan.model)) * checkpointBytesPerElement(plan) * copies *
+                         (std::max(1, k.memory.keep) + 1);
+    if (plan.cluster.hostMemoryGB > 0 && bytes > plan.cluster.hostMemoryGB * 1e9)
+        c.error("training.checkpoint.memory.keep", "the memory store would hold " + memorySizeText(bytes) + " (" +
+                                                       std::to_string(k.memory.keep) + " saves kept and one being written), more than the node's " +
+                                                       memorySizeText(plan.cluster.hostMemoryGB * 1e9) + " host memory");
+}
+
 void checkTraining(const TrainingSpec &t, Checker &c)
 {
     c.positive("training.steps", t.steps);
@@ -563,6 +590,8 @@ Diagnostics validatePlan(const Plan &plan, const ValidationParts &parts)
         checkParallel(plan, c, parts.placement);
     if (parts.fixed && !plan.ownTrainer.external()) // a job with its own trainer reads its own data and settings
         checkTraining(plan.training, c);
+    if (parts.fixed && !plan.ownTrainer.external())
+        checkMemoryCheckpoints(plan, c);
     if (parts.fixed)
         checkRest(plan, c);
     return d;

@@ -203,7 +203,7 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
         stepNumber = static_cast<std::uint64_t>(step) + 1;
         run.runStep(step, stepNumber);
     }
-    run.finishCheckpoint();
+    run.end();
     run.dumpResults();
     telemetry.setProgress(static_cast<std::uint64_t>(ts.steps), "done");
     telemetry.close(proto::kExitOk, "completed", static_cast<std::uint64_t>(ts.steps));

@@ -1,12 +1,13 @@
 // trellis-trainer: one process per rank under mpirun/srun.
 //   trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://host:port] [--telemetry-keys FILE]
-//                   [--inject crash|hang|slow|delay|nan|nanloss|throw|stall|pause|stop|nomem@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
+//                   [--inject crash|hang|slow|delay|nan|nanloss|throw|stall|pause|stop|nomem|slowcopy@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]
 //                   [--dump-losses FILE] [--no-overlap] [--resume] [--quiet]
 //   trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,reduce_scatter,...]
 //                   [--allreduce auto|ring|recursive_doubling|hierarchical] [--node-size K]
 //   trellis-trainer --calibrate        (this machine's compute rate and link, as one JSON line)
 //   trellis-trainer --exec [OPTIONS] -- COMMAND...   (a rank of a job with its own trainer; no MPI)
 //   trellis-trainer --relay [OPTIONS]                (a node's telemetry relay; no MPI)
+//   trellis-trainer --hold-checkpoints --store DIR   (a node's memory store of checkpoints; no MPI)
 //   trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype D]   (transformers layout; no MPI)
 // Exit codes: protocol/exit_codes.h.
 #include "backend/plan/plan_json.h"
@@ -14,6 +15,7 @@
 #include "backend/protocol/collector_join.h"
 #include "backend/protocol/curve_keys.h"
 #include "backend/protocol/exit_codes.h"
+#include "backend/trainer/checkpoint/memory_store.h"
 #include "backend/trainer/measure/calibration.h"
 #include "backend/trainer/measure/collective_bench.h"
 #include "backend/trainer/exec/exec_rank.h"
@@ -45,7 +47,7 @@ void usage(std::FILE *to)
 {
     std::fprintf(to,
                  "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT] [--telemetry-keys FILE]\n"
-                 "                       [--inject crash|hang|slow|delay|nan|nanloss|throw|stall|pause|stop|nomem@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
+                 "                       [--inject crash|hang|slow|delay|nan|nanloss|throw|stall|pause|stop|nomem|slowcopy@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
                  "                       [--dump-losses FILE] [--dump-batch FILE] [--no-overlap] [--resume] [--quiet] [--node-relay]\n"
                  "  --dump-params/--dump-grads FILE.safetensors: in transformers' layout instead of raw float32\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
@@ -55,6 +57,7 @@ void usage(std::FILE *to)
                  "         --node-size or the ranks sharing this host)\n"
                  "       trellis-trainer --calibrate\n"
                  "       trellis-trainer --relay [OPTIONS]   (a node's telemetry relay; see trellis-trainer --relay --help)\n"
+                 "       trellis-trainer --hold-checkpoints --store DIR [OPTIONS]   (a node's in-memory checkpoints; see --hold-checkpoints --help)\n"
                  "       trellis-trainer --exec [OPTIONS] -- COMMAND [ARGUMENT]...   (see trellis-trainer --exec --help)\n"
                  "       trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype fp32|bf16|fp16]\n"
                  "         the newest complete checkpoint there (any layout) as model.safetensors and config.json\n"
@@ -363,6 +366,8 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && std::strcmp(argv[1], "--relay") == 0)
         return trainer::relayMain(argc - 1, argv + 1);
+    if (argc > 1 && std::strcmp(argv[1], "--hold-checkpoints") == 0)
+        return trainer::memoryHolderMain(argc, argv);
     Arguments a;
     if (const std::optional<int> code = parseArguments(argc, argv, a))
         return *code;

@@ -50,9 +50,14 @@ TrainingRun::TrainingRun(const plan::Plan &plan, const TrainerOptions &options, 
 void TrainingRun::runStep(int step, std::uint64_t stepNumber)
 {
     m_faults.beforeStep(stepNumber, m_telemetry);
-    if (m_faults.poisonAt(stepNumber) && !m_stack.poison("lnf.weight") && !m_stack.tensors().empty())
-        m_stack.poison(m_stack.tensors().front().name);
-    m_checkpointBehind = m_checkpoints.pending(); // the save begun at the last boundary is written beside this step
+    double stagedWaitMs = 0; // training held for the last save's copy (checkpoint time, not the step's)
+    if (m_faults.poisonAt(stepNumber)) {
+        stagedWaitMs += m_checkpoints.waitStaged() + m_memoryCheckpoints.waitStaged(); // the saves copy the state before the fault
+        if (!m_stack.poison("lnf.weight") && !m_stack.tensors().empty())
+            m_stack.poison(m_stack.tensors().front().name);
+    }
+    // a save begun at the last boundary is written beside this step
+    m_checkpointBehind = m_checkpoints.pending() || m_memoryCheckpoints.pending();
     const auto t0 = Clock::now();
     const double blockingBefore = blockingMsOf(m_groups);
     const std::vector<Batch> batches = loadBatches(step);
@@ -61,6 +66,9 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
     const double lossScale = m_scaler.scale();
     const StepPass pass = forwardBackward(step, stepNumber, batches, lossScale);
 
+    m_telemetry.setProgress(stepNumber, "checkpoint");
+    // the update changes what a save begun at the last boundary copies
+    stagedWaitMs += m_checkpoints.waitStaged() + m_memoryCheckpoints.waitStaged();
     m_telemetry.setProgress(stepNumber, "optimizer");
     const double lr = m_schedule.at(step);
     const double gradNorm = m_stack.gradientNorm();
@@ -79,8 +87,10 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
     m_losses.push_back(pass.loss);
     const auto boundary = Clock::now();
     const bool checkpointed = checkpointIfDue(step, stepNumber);
-    m_checkpointMs = checkpointed ? msBetween(boundary, Clock::now()) : 0.0; // 0: a boundary with nothing to save
-    report(stepNumber, pass, msBetween(t0, t1), blockingMsOf(m_groups) - blockingBefore, gradNorm, lr, lossScale, skipped);
+    // 0: a boundary with nothing to save and no copy waited for
+    m_checkpointMs = (checkpointed ? msBetween(boundary, Clock::now()) : 0.0) + stagedWaitMs;
+    report(stepNumber, pass, msBetween(t0, t1) - stagedWaitMs, blockingMsOf(m_groups) - blockingBefore, gradNorm, lr, lossScale,
+           skipped);
 }
 
 // This dp replica's share of the global batch; every pipeline stage takes the same. Rank 0 dumps
@@ -208,6 +218,7 @@ void TrainingRun::report(std::uint64_t stepNumber, const StepPass &pass, double 
     f.checkpointMs = m_checkpointMs;
     f.checkpointBehind = m_checkpointBehind;
     f.checkpointWriteMs = std::exchange(m_checkpointWriteMs, 0.0);
+    f.memoryCheckpointStep = m_memoryCheckpointStep;
     f.gradientBytes = m_stack.gradientBytes();
     f.optimizerBytes = m_optimizer.stateBytes() + m_stack.strategyOptimizerBytes();
     f.activationBytes = m_stack.activationBytes();

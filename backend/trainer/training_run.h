@@ -50,27 +50,33 @@ public:
     // first step to run.
     int start();
     void runStep(int step, std::uint64_t stepNumber);
+    // After the last step (every rank): the saves in flight put in place (waiting for their
+    // writes), and the memory store closed — the run is over.
+    void end();
     // Dumps for comparisons: whole-model vectors, assembled over the world (collective); rank 0's losses.
-    // The save begun at the last step boundary put in place (async checkpoints): every rank calls it
-    // after its last step.
-    // Puts the save in flight in place (waiting for its write); dueStep: the step whose save was
-    // due and made it wait (0: none), for its event.
-    void finishCheckpoint(std::uint64_t dueStep = 0);
     void dumpResults();
 
 private:
     // training_run_state.cpp
+    void openMemoryCheckpoints();
     bool resume();
     void requireSameCheckpoint(bool found, std::uint64_t step);
     void restoreOwnState(const std::string &saved);
     void initialiseFromWeights();
-    // True when the boundary did checkpoint work (put a save in place, or began one).
+    // True when the boundary did checkpoint work (put a save in place, or began one), for the
+    // checkpoint folder and the memory store.
     bool checkpointIfDue(int step, std::uint64_t stepNumber);
-    // A save due while the one before is still being written: skipped, and said (rank 0).
-    void skipCheckpoint(std::uint64_t stepNumber);
-    void saveState(std::uint64_t step);
+    // One writer's part of it: `due` a save of its own.
+    bool boundary(CheckpointWriter &writer, bool due, bool last, std::uint64_t stepNumber);
+    // A save due while the one before is still being written: skipped, and said (rank 0; the
+    // checkpoint folder's only).
+    void skipCheckpoint(const CheckpointWriter &writer, std::uint64_t stepNumber);
+    // Puts the writer's save in flight in place (waiting for its write); dueStep: the step whose
+    // save was due and made it wait (0: none), for its event.
+    void finishCheckpoint(CheckpointWriter &writer, std::uint64_t dueStep = 0);
+    void saveState(CheckpointWriter &writer, const std::string &dir, int keep, std::uint64_t step);
     // begun: the save's folder was made (rank 0 removes it); false: it failed before (staging).
-    void saveFailed(std::uint64_t step, const std::string &error, bool begun = true);
+    void saveFailed(CheckpointWriter &writer, std::uint64_t step, const std::string &error, bool begun = true);
     // training_run.cpp
     std::vector<Batch> loadBatches(int step);
     StepPass forwardBackward(int step, std::uint64_t stepNumber, const std::vector<Batch> &batches, double lossScale);
@@ -94,6 +100,13 @@ private:
     const int m_rank;
     const std::string m_checkpointDir;
     CheckpointWriter m_checkpoints; // its staging buffers kept between saves
+    // training.checkpoint.memory: the node's memory store ("" none, or no longer) and its writer
+    // (always async, its files private).
+    std::string m_memoryStore;
+    CheckpointWriter m_memoryCheckpoints{true, true};
+    int m_memorySaves = 0;
+    std::uint64_t m_memoryCheckpointStep = 0; // the newest in place (its step reports say it)
+    double m_memoryStagingMs = 0;
     // This step's checkpoint figures for its report (StepFigures): the boundary's time on
     // checkpoints, whether a shard was written beside the step, the write time of the save put in
     // place at the boundary.

@@ -5,7 +5,9 @@
 
 #include "backend/protocol/exit_codes.h"
 #include "backend/trainer/checkpoint/checkpoint.h"
+#include "backend/trainer/checkpoint/memory_store.h"
 #include "backend/trainer/common/trainer_error.h"
+#include "backend/trainer/telemetry/node_relay.h"
 #include "backend/trainer/transformers/hf_layout.h"
 
 #include <chrono>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <new>
+#include <thread>
 
 namespace trellis::trainer {
 namespace {
@@ -59,18 +62,43 @@ void dumpToFile(const std::string &path, int rank, const void *data, std::size_t
 
 int TrainingRun::start()
 {
+    openMemoryCheckpoints();
     const bool resumed = m_options.resume && !m_checkpointDir.empty() && resume();
     if (!resumed && !m_plan.training.init.from.empty())
         initialiseFromWeights();
     return m_firstStep;
 }
 
+// training.checkpoint.memory: the node's memory store opened by its first rank (made, its holder
+// started; emptied when the run starts afresh), every rank told whether it is there. Without one
+// the run goes on with disk checkpoints only, and says why.
+void TrainingRun::openMemoryCheckpoints()
+{
+    if (!m_plan.training.checkpoint.memory.given || m_checkpointDir.empty())
+        return;
+    std::string error;
+    const std::string store = memoryStorePath(m_checkpointDir, error);
+    if (m_rank == 0 && !store.empty())
+        error = openMemoryStore(store, thisProgram(), !m_options.resume);
+    std::int32_t failed = store.empty() || !error.empty() ? 1 : 0;
+    failed = m_world.host().allReduce(failed, ReduceOp::Max);
+    if (!failed) {
+        m_memoryStore = store;
+        return;
+    }
+    if (m_rank == 0) {
+        const std::string text = "no in-memory checkpoints: " + (error.empty() ? std::string("another rank has no memory store") : error) +
+                                 "; disk checkpoints only";
+        std::fprintf(stderr, "trellis-trainer: %s\n", text.c_str());
+        publishEvent(proto::Event::INFO, 0, text);
+    }
+}
+
 bool TrainingRun::resume()
 {
     TrainingState restored;
-    const LoadResult loaded =
-        loadCheckpoint(m_checkpointDir, m_plan, m_stack.wholeParameterCount(), m_stack.ownedWhole(), restored, m_stack.replica(),
-                       m_rank);
+    const LoadResult loaded = loadCheckpoint(std::vector<std::string>{m_memoryStore, m_checkpointDir}, m_plan, m_stack.wholeParameterCount(),
+                                             m_stack.ownedWhole(), restored, m_stack.replica(), m_rank);
     for (const auto &why : loaded.skipped)
         if (m_rank == 0)
             std::fprintf(stderr, "trellis-trainer: skipping checkpoint: %s\n", why.c_str());
@@ -83,9 +111,14 @@ bool TrainingRun::resume()
         m_optimizer.restore(restored.m, restored.v, restored.adamStep);
         m_scaler.restore(restored.lossScale, restored.lossScaleClean);
         m_firstStep = static_cast<int>(restored.step);
+        // Where from: the memory store (no disk read), or the disk — and, with in-memory checkpoints,
+        // that no complete copy was in memory.
+        const bool fromMemory = loaded.source == 0 && !m_memoryStore.empty();
+        const std::string from = (fromMemory ? "memory: " : "") + loaded.path;
+        const std::string why = !m_memoryStore.empty() && !fromMemory ? " (no newer complete in-memory checkpoint in " + m_memoryStore + ")" : "";
         if (m_rank == 0)
-            std::printf("resumed from %s (step %d)\n", loaded.path.c_str(), m_firstStep);
-        publishEvent(proto::Event::RESTART, restored.step, "resumed from " + loaded.path);
+            std::printf("resumed from %s (step %d)%s\n", from.c_str(), m_firstStep, why.c_str());
+        publishEvent(proto::Event::RESTART, restored.step, "resumed from " + from + why);
     } else if (m_rank == 0) {
         std::printf("no checkpoint in %s: starting at step 0\n", m_checkpointDir.c_str());
     }
@@ -137,65 +170,99 @@ void TrainingRun::initialiseFromWeights()
         std::printf("initialised from %s\n", from.c_str());
 }
 
-// At each step boundary: a save in flight (async) is put in place once every rank's write has
-// ended — asked collectively, a boundary at a time, so training does not wait for the disk there —
-// and waited for only when the next save is due (training.checkpoint.when_busy wait, the default;
-// skip: that save is skipped, and said), before the run's last save, or when an injected fault
-// ends the run at the next step (so that a test's crash finds the same checkpoints whatever the
-// disk). Then a new save begins when one is due: the state copied into the writer's staging
-// buffers, the shard written behind training (async) or at once (sync, put in place before the
-// step ends). Saves never overlap.
+// At each step boundary, for the checkpoint folder and the memory store each (their saves are
+// independent; a store's saves never overlap): a save in flight (async) is put in place once every
+// rank's write has ended — asked collectively, a boundary at a time, so training does not wait for
+// the disk there — and waited for only when the next save is due (training.checkpoint.when_busy
+// wait, the default; skip: that save is skipped, and said), before the run's last save, or when an
+// injected fault ends the run at the next step (so that a test's crash finds the same checkpoints
+// whatever the disk). Then a new save begins when one is due: the state copied into the writer's
+// staging buffers, the shard written behind training (async) or at once (sync, put in place
+// before the step ends). In-memory saves are always async, and none is made at the last step (the
+// run is over: its store goes with it).
 bool TrainingRun::checkpointIfDue(int step, std::uint64_t stepNumber)
 {
-    const plan::TrainingSpec &ts = m_plan.training;
-    const bool last = step + 1 == ts.steps;
-    const bool due = ts.checkpoint.every > 0 && !m_checkpointDir.empty() &&
-                     (stepNumber % static_cast<std::uint64_t>(ts.checkpoint.every) == 0 || last);
+    const plan::CheckpointSpec &c = m_plan.training.checkpoint;
+    const bool last = step + 1 == m_plan.training.steps;
+    const bool diskDue = c.every > 0 && !m_checkpointDir.empty() && (stepNumber % static_cast<std::uint64_t>(c.every) == 0 || last);
+    const bool memoryDue =
+        !m_memoryStore.empty() && !last && c.memory.every > 0 && stepNumber % static_cast<std::uint64_t>(c.memory.every) == 0;
+    if (m_rank == 0 && !m_memoryStore.empty())
+        renewMemoryStoreLease(m_memoryStore);
+    bool worked = boundary(m_checkpoints, diskDue, last, stepNumber);
+    if (!m_memoryStore.empty()) // (it may have stopped at the disk's boundary: no store, no save)
+        worked = boundary(m_memoryCheckpoints, memoryDue, last, stepNumber) || worked;
+    return worked;
+}
+
+bool TrainingRun::boundary(CheckpointWriter &writer, bool due, bool last, std::uint64_t stepNumber)
+{
     bool worked = false;
-    if (m_checkpoints.pending()) {
+    if (writer.pending()) {
         const bool wait = last || m_faults.endsRunAt(stepNumber + 1) ||
-                          (due && ts.checkpoint.whenBusy == plan::CheckpointWhenBusy::Wait);
-        if (wait || m_checkpoints.allWritten(m_world)) {
-            finishCheckpoint(due && !last ? stepNumber : 0);
+                          (due && m_plan.training.checkpoint.whenBusy == plan::CheckpointWhenBusy::Wait);
+        if (wait || writer.allWritten(m_world)) {
+            finishCheckpoint(writer, due && !last ? stepNumber : 0);
             worked = true;
         }
     }
     if (!due)
         return worked;
-    if (m_checkpoints.pending()) {
-        skipCheckpoint(stepNumber);
+    if (writer.pending()) {
+        skipCheckpoint(writer, stepNumber);
         return worked;
     }
+    const bool memory = &writer == &m_memoryCheckpoints;
     m_telemetry.setProgress(stepNumber, "checkpoint");
-    saveState(stepNumber);
-    if (ts.checkpoint.mode == plan::CheckpointMode::Sync)
-        finishCheckpoint();
+    saveState(writer, memory ? m_memoryStore : m_checkpointDir, memory ? m_plan.training.checkpoint.memory.keep : m_plan.training.checkpoint.keep,
+              stepNumber);
+    // Sync saves are in place before the step ends; so is an in-memory save before an injected
+    // fault that ends the run (a test's crash finds it whatever the machine's speed).
+    if (memory ? m_faults.endsRunAt(stepNumber + 1) : m_plan.training.checkpoint.mode == plan::CheckpointMode::Sync)
+        finishCheckpoint(writer);
     return true;
 }
 
-void TrainingRun::skipCheckpoint(std::uint64_t stepNumber)
+void TrainingRun::skipCheckpoint(const CheckpointWriter &writer, std::uint64_t stepNumber)
 {
-    if (m_rank != 0)
+    if (m_rank != 0 || &writer == &m_memoryCheckpoints) // in-memory saves come every few steps: the next one is soon
         return;
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - m_checkpoints.begunAt()).count();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - writer.begunAt()).count();
     char text[256];
     std::snprintf(text, sizeof text,
                   "checkpoint at step %llu skipped: the save of step %llu is still being written (%.1f s so far); "
                   "the next save due is tried again",
-                  static_cast<unsigned long long>(stepNumber), static_cast<unsigned long long>(m_checkpoints.pendingStep()), seconds);
+                  static_cast<unsigned long long>(stepNumber), static_cast<unsigned long long>(writer.pendingStep()), seconds);
     if (!m_options.quiet)
         std::printf("%s\n", text);
     publishEvent(proto::Event::INFO, stepNumber, text);
 }
 
-void TrainingRun::finishCheckpoint(std::uint64_t dueStep)
+void TrainingRun::end()
 {
-    if (!m_checkpoints.pending())
+    finishCheckpoint(m_checkpoints);
+    finishCheckpoint(m_memoryCheckpoints);
+    if (!m_memoryStore.empty() && m_rank == 0)
+        closeMemoryStore(m_memoryStore); // the run is over: its holder removes the store
+}
+
+void TrainingRun::finishCheckpoint(CheckpointWriter &writer, std::uint64_t dueStep)
+{
+    if (!writer.pending())
         return;
-    const CheckpointWriter::Outcome done = m_checkpoints.finish(m_world);
+    const CheckpointWriter::Outcome done = writer.finish(m_world);
     if (!done.error.empty()) {
-        saveFailed(done.step, done.error);
+        saveFailed(writer, done.step, done.error);
+        return;
+    }
+    if (&writer == &m_memoryCheckpoints) {
+        m_memoryCheckpointStep = done.step;
+        if (++m_memorySaves == 1) // said once: one a step would drown the run's events
+            publishEvent(proto::Event::CHECKPOINT, done.step,
+                         "in-memory checkpoint at step " + std::to_string(done.step) + " in " + m_memoryStore + " (written in " +
+                             std::to_string(static_cast<long long>(done.writeMs)) + " ms; one every " +
+                             std::to_string(m_plan.training.checkpoint.memory.every) + " steps, the newest " +
+                             std::to_string(m_plan.training.checkpoint.memory.keep) + " kept)");
         return;
     }
     m_checkpointWriteMs = done.writeMs;
@@ -207,18 +274,19 @@ void TrainingRun::finishCheckpoint(std::uint64_t dueStep)
     if (m_plan.training.checkpoint.mode == plan::CheckpointMode::Sync)
         std::snprintf(figures, sizeof figures, " (sync: training waited %.1f ms)", m_stagingMs + done.blockedMs + done.waitedMs);
     else
-        std::snprintf(figures, sizeof figures, " (async: training waited %.1f ms%s; written behind it in %.1f ms)",
-                      m_stagingMs + done.blockedMs + done.waitedMs, forTheWrite.c_str(), done.writeMs);
+        std::snprintf(figures, sizeof figures, " (async: training waited %.1f ms%s; copied and written behind it in %.1f ms)",
+                      m_stagingMs + done.blockedMs + done.stagedWaitMs + done.waitedMs, forTheWrite.c_str(), done.writeMs);
     publishEvent(proto::Event::CHECKPOINT, done.step, "checkpoint at step " + std::to_string(done.step) + figures);
 }
 
 // Every range this rank owns, its parameters and moments, in the whole model's index; what the
 // strategies keep beside them (a replica's outer state, a rank's own opaque state) — copied into
 // the writer's staging buffers (kept between saves), and the save begun.
-void TrainingRun::saveState(std::uint64_t step)
+void TrainingRun::saveState(CheckpointWriter &writer, const std::string &dir, int keep, std::uint64_t step)
 {
+    const bool memory = &writer == &m_memoryCheckpoints;
     const auto copyStarted = std::chrono::steady_clock::now();
-    TrainingState &state = m_checkpoints.staging();
+    TrainingState &state = writer.staging();
     state.step = step;
     state.adamStep = m_optimizer.stepCount();
     state.precision = plan::toString(m_plan.parallel.precision);
@@ -260,35 +328,60 @@ void TrainingRun::saveState(std::uint64_t step)
     }
     const std::int32_t shortRank = m_world.host().allReduce(noMemory.empty() ? std::int32_t{-1} : std::int32_t{m_rank}, ReduceOp::Max);
     if (shortRank >= 0) {
-        saveFailed(step,
+        saveFailed(writer, step,
                    noMemory.empty() ? "rank " + std::to_string(shortRank) + ": not enough host memory for its staging buffers" : noMemory,
                    false);
         return;
     }
-    std::size_t at = 0;
-    for (const CheckpointPiece &p : pieces) {
-        const std::size_t n = p.whole.end - p.whole.begin;
-        state.ranges.push_back(p.whole);
-        m_stack.device().toHost(state.rangeParameters.data() + at, p.params, n * sizeof(float));
-        m_optimizer.copyMoments(p.moment, n, state.m.data() + at, state.v.data() + at);
-        m_stack.outerStateOf(p, state.anchor, state.outerMomentum);
-        at += n;
-    }
-    m_stagingMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - copyStarted).count();
-    const std::string error = m_checkpoints.begin(m_world, m_checkpointDir, m_plan, m_stack.wholeParameterCount(),
-                                                  m_plan.training.checkpoint.keep);
+    // The copy itself: behind training where the state is in host memory (async on CPUs: the
+    // writing thread copies while the next step's forward and backward only read the state, and
+    // the update waits for it — CheckpointWriter::waitStaged), else here, before the step ends.
+    const bool late = m_faults.slowCopyAt(step);
+    auto stage = [this, pieces, &state, late] {
+        if (late)
+            std::this_thread::sleep_for(std::chrono::milliseconds(kSlowCopyMs));
+        std::size_t at = 0;
+        for (const CheckpointPiece &p : pieces) {
+            const std::size_t n = p.whole.end - p.whole.begin;
+            state.ranges.push_back(p.whole);
+            m_stack.device().toHost(state.rangeParameters.data() + at, p.params, n * sizeof(float));
+            m_optimizer.copyMoments(p.moment, n, state.m.data() + at, state.v.data() + at);
+            m_stack.outerStateOf(p, state.anchor, state.outerMomentum);
+            at += n;
+        }
+    };
+    const bool async = memory || m_plan.training.checkpoint.mode == plan::CheckpointMode::Async;
+    const bool behind = async && m_stack.device().hostAccessible();
+    if (!behind)
+        stage();
+    (memory ? m_memoryStagingMs : m_stagingMs) =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - copyStarted).count();
+    const std::string error = writer.begin(m_world, dir, m_plan, m_stack.wholeParameterCount(), keep,
+                                           behind ? std::function<void()>(stage) : nullptr);
     if (!error.empty())
-        saveFailed(step, error);
+        saveFailed(writer, step, error);
 }
 
 // A save that could not be written at run time (a full disk, a folder that cannot be made): the
 // ranks agreed on it in the writer's collectives, so every rank goes on alike. Said — the rank
 // that failed names its file — and the checkpoints before it are kept; training goes on, and the
-// next save due tries again.
-void TrainingRun::saveFailed(std::uint64_t step, const std::string &error, bool begun)
+// next save due tries again. An in-memory save that fails (shared memory full, host memory short)
+// ends the in-memory checkpoints: the run goes on with the disk's.
+void TrainingRun::saveFailed(CheckpointWriter &writer, std::uint64_t step, const std::string &error, bool begun)
 {
     if (begun)
-        m_checkpoints.discard(m_world);
+        writer.discard(m_world);
+    if (&writer == &m_memoryCheckpoints) {
+        const std::string text = "in-memory checkpoint at step " + std::to_string(step) + " not written: " + error +
+                                 "; in-memory checkpoints stop, disk checkpoints go on";
+        if (m_rank == 0) {
+            std::fprintf(stderr, "%s\n", text.c_str());
+            closeMemoryStore(m_memoryStore); // the shared memory given back
+        }
+        publishEvent(proto::Event::INFO, step, text);
+        m_memoryStore.clear();
+        return;
+    }
     if (m_rank == 0) // said even with --quiet: it is not progress
         std::fprintf(stderr, "checkpoint at step %llu not written: %s; the earlier checkpoints are kept, training goes on\n",
                      static_cast<unsigned long long>(step), error.c_str());

@@ -268,6 +268,10 @@ QJsonObject estimateJson(const plan::Plan &p, const plan::Estimate &e, const pla
     for (const auto &w : e.warnings)
         warnings.append(QString::fromStdString(w.toString()));
     QJsonObject checkpoint{{QStringLiteral("enabled"), e.checkpoint.enabled}};
+    const QJsonObject memoryCheckpoints{{QStringLiteral("every"), e.checkpoint.memoryEvery},
+                                        {QStringLiteral("keep"), e.checkpoint.memoryKeep},
+                                        {QStringLiteral("bytes_per_node"), double(e.checkpoint.memoryBytesPerNode)},
+                                        {QStringLiteral("peer_copy"), false}};
     if (e.checkpoint.enabled)
         checkpoint = QJsonObject{{QStringLiteral("enabled"), true},
                                  {QStringLiteral("mode"), QString::fromLatin1(plan::toString(e.checkpoint.mode))},
@@ -278,9 +282,13 @@ QJsonObject estimateJson(const plan::Plan &p, const plan::Estimate &e, const pla
                                  {QStringLiteral("host_memory_gb"), e.checkpoint.hostMemoryGB},
                                  {QStringLiteral("copy_ms"), e.checkpoint.copyMs},
                                  {QStringLiteral("write_ms"), e.checkpoint.writeMs},
+                                 {QStringLiteral("copy_behind"), e.checkpoint.copyBehind},
                                  {QStringLiteral("block_ms"), e.checkpoint.blockMs},
+                                 {QStringLiteral("write_wait_ms"), e.checkpoint.writeWaitMs},
                                  {QStringLiteral("overhead_fraction"), e.checkpoint.overheadFraction},
                                  {QStringLiteral("lands_every"), e.checkpoint.landsEvery}};
+    if (e.checkpoint.memoryEvery > 0)
+        checkpoint.insert(QStringLiteral("memory"), memoryCheckpoints);
     return QJsonObject{{QStringLiteral("device"), QString::fromStdString(device.name)},
                            {QStringLiteral("calibrated"), calibrated},
                            {QStringLiteral("framework"), QString::fromLatin1(plan::toString(e.framework))},
@@ -371,14 +379,21 @@ int cmdEstimate(const Args &a, const QString &dbPath)
             out() << " and keeps " << mb(c.stagingBytesPerNode) << " MiB of staging buffers"
                   << (c.hostMemoryGB > 0 ? QStringLiteral(" (of %1 GB host memory)").arg(c.hostMemoryGB, 0, 'f', 0) : QString());
         out() << "\n  training waits " << QString::number(c.blockMs, 'f', 1) << " ms a save ("
-              << QString::number(100 * c.overheadFraction, 'f', 2) << "% of the steps between saves); the write takes "
-              << QString::number(c.writeMs, 'f', 1) << " ms";
+              << QString::number(100 * c.overheadFraction, 'f', 2) << "% of the steps between saves); the copy takes "
+              << QString::number(c.copyMs, 'f', 1) << " ms"
+              << (c.copyBehind ? QStringLiteral(" behind the next step's forward and backward") : QString())
+              << ", the write " << QString::number(c.writeMs, 'f', 1) << " ms";
         if (c.landsEvery > c.every)
             out() << ", longer than the steps between saves: one lands every " << c.landsEvery << " steps, the others are skipped";
-        else if (c.mode == plan::CheckpointMode::Async && c.blockMs > c.copyMs + 0.05)
+        else if (c.writeWaitMs > 0.05)
             out() << ", longer than the steps between saves: the next save waits for the rest";
         out() << "\n";
     }
+    if (const plan::CheckpointEstimate &c = e.checkpoint; c.memoryEvery > 0)
+        out() << "in-memory checkpoints " << (c.memoryEvery == 1 ? QStringLiteral("every step") : QStringLiteral("every %1 steps").arg(c.memoryEvery))
+              << ": the busiest node's memory store holds "
+              << mb(c.memoryBytesPerNode) << " MiB (" << c.memoryKeep << (c.memoryKeep == 1 ? " save" : " saves")
+              << " and the one being written); one node, no copy on another: a lost node's state comes from the disk\n";
     for (const auto &w : e.warnings)
         out() << QString::fromStdString(w.toString()) << "\n";
     out().flush();

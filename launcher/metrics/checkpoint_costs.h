@@ -23,7 +23,15 @@ struct CheckpointCosts {
 
     void add(const StepRow &row);
     bool any() const { return saves > 0 || savingBoundaries > 0; }
-    double blockedPerSaveMs() const { return savingBoundaries ? blockedMs / static_cast<double>(savingBoundaries) : 0; }
+    // Training's whole checkpoint time over the saves put in place: an async save's wait is spread
+    // over boundaries (begun at one, its copy waited for in the next step, put in place at a later
+    // one), so per boundary would count one save's cost two or three times as several smaller ones.
+    // Before any save landed, per boundary that waited.
+    double blockedPerSaveMs() const
+    {
+        const qint64 n = saves ? saves : savingBoundaries;
+        return n ? blockedMs / static_cast<double>(n) : 0;
+    }
     double writePerSaveMs() const { return saves ? writeMs / static_cast<double>(saves) : 0; }
     // The mean step time of the steps that ran alone (0: none did).
     double aloneMeanMs() const { return aloneSteps ? aloneStepMs / static_cast<double>(aloneSteps) : 0; }

@@ -10,11 +10,11 @@ namespace trellis::launcher {
 std::optional<InjectedFault> parseInjectedFault(const QString &text, QString &error)
 {
     static const QRegularExpression syntax(
-        QStringLiteral("^(crash|hang|slow|delay|nan|nanloss|throw|stall|pause|stop|nomem)@(\\d{1,9}):(\\d{1,9}(?:,\\d{1,9}){0,63})(?:/(\\d{1,4}|\\*))?$"));
+        QStringLiteral("^(crash|hang|slow|delay|nan|nanloss|throw|stall|pause|stop|nomem|slowcopy)@(\\d{1,9}):(\\d{1,9}(?:,\\d{1,9}){0,63})(?:/(\\d{1,4}|\\*))?$"));
     const auto m = syntax.match(text);
     if (!m.hasMatch()) {
         error = QStringLiteral("--inject expects KIND@RANK:STEP[,STEP...][/ATTEMPT|/*] with KIND one of crash, hang, slow, "
-                               "delay, nan, nanloss, throw, stall, pause, stop, nomem (e.g. crash@1:5, pause@3:5,9,13, crash@1:5/2, "
+                               "delay, nan, nanloss, throw, stall, pause, stop, nomem, slowcopy (e.g. crash@1:5, pause@3:5,9,13, crash@1:5/2, "
                                "crash@1:5/*), got '%1'")
                     .arg(text);
         return std::nullopt;

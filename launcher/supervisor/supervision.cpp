@@ -102,15 +102,19 @@ void Supervisor::failOrRestart(const QString &cause, int exitCode, const QString
     qint64 reported = m_resumedFrom; // an attempt that resumed starts past its checkpoint
     for (const auto &[r, row] : m_latest)
         reported = std::max(reported, row.step);
-    const qint64 lost = std::max<qint64>(0, reported - m_lastCheckpointStep);
+    // The newest checkpoint the trainer will find: the memory store's where it is newer.
+    const bool fromMemory = m_lastMemoryCheckpointStep > m_lastCheckpointStep;
+    const qint64 from = std::max(m_lastCheckpointStep, m_lastMemoryCheckpointStep);
+    const qint64 lost = std::max<qint64>(0, reported - from);
     QString note = QStringLiteral("restart %1/%2 after %3 in step %4: %5; resuming from %6, %7 step%8 repeated")
                        .arg(m_attempt)
                        .arg(policy.maxRestarts)
                        .arg(cause)
                        .arg(reported + 1)
                        .arg(firstLine)
-                       .arg(m_lastCheckpointStep > 0 ? QStringLiteral("the checkpoint of step %1").arg(m_lastCheckpointStep)
-                                                     : QStringLiteral("the start (no checkpoint yet)"))
+                       .arg(from > 0 ? (fromMemory ? QStringLiteral("the in-memory checkpoint of step %1") : QStringLiteral("the checkpoint of step %1"))
+                                           .arg(from)
+                                     : QStringLiteral("the start (no checkpoint yet)"))
                        .arg(lost)
                        .arg(lost == 1 ? QString() : QStringLiteral("s"));
     if (policy.elastic && cause != QLatin1String("hang") && culprit >= 0) {
@@ -214,7 +218,7 @@ void Supervisor::scheduleRelaunch()
             return;
         m_restartPending = false;
         m_receiver->stop();
-        m_resumedFrom = m_lastCheckpointStep; // the newest complete checkpoint, as the trainer will find it
+        m_resumedFrom = std::max(m_lastCheckpointStep, m_lastMemoryCheckpointStep); // as the trainer will find it
         if (const QString spread = spreadCheckpointForRestart(); !spread.isEmpty()) {
             settle(RunState::Failed, -1, QStringLiteral("restart %1 could not start: %2").arg(m_attempt).arg(spread));
             return;

@@ -203,6 +203,7 @@ QString Supervisor::beginSession(const plan::Plan &thePlan, const QString &runId
     m_story.clear();
     m_restartPending = false;
     m_lastCheckpointStep = 0;
+    m_lastMemoryCheckpointStep = 0;
     m_resumedFrom = 0;
     if (m_gathering.valid())
         m_gathering.wait();

@@ -292,7 +292,8 @@ private:
     int m_attempt = 0;
     QStringList m_story;
     bool m_restartPending = false;
-    qint64 m_lastCheckpointStep = 0;
+    qint64 m_lastCheckpointStep = 0;       // the disk's (gathered to this machine where the target gathers)
+    qint64 m_lastMemoryCheckpointStep = 0; // the node's memory store's (training.checkpoint.memory)
     qint64 m_resumedFrom = 0; // the step the current attempt resumed from
     // Alerts and metrics.
     std::unique_ptr<MetricsEndpoint> m_metrics;

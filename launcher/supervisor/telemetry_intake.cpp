@@ -90,6 +90,7 @@ void Supervisor::onHello(int rank, const proto::Envelope &e)
 StepRow Supervisor::onStep(int rank, const proto::Envelope &e)
 {
     const StepRow row = stepRowFrom(e);
+    m_lastMemoryCheckpointStep = std::max<qint64>(m_lastMemoryCheckpointStep, static_cast<qint64>(e.step().memory_checkpoint_step()));
     if (auto experts = expertLoadFrom(e))
         record(ExpertLoadOp{m_runId, std::move(*experts)});
     m_latest[rank] = row;

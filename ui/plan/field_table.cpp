@@ -211,6 +211,10 @@ std::vector<Field> trainingFields()
          QT_TRANSLATE_NOOP("PlanFields", "async: each rank copies its state to host memory at the step boundary and trains on while a "
                                          "thread writes it; sync: training waits for the disk. Not set: async unless the staging buffers would take more than half a "
                                          "node's host memory")},
+        {QStringLiteral("training.checkpoint.memory.every"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "In-memory checkpoint every (steps)"),
+         K::OptionalNumber, 0, 0, {},
+         QT_TRANSLATE_NOOP("PlanFields", "Empty: none. Each rank's state in its node's shared memory every this many steps, the newest "
+                                         "kept (training.checkpoint.memory.keep, 2); a restart reads it before the disk. One node for now")},
         {QStringLiteral("training.checkpoint.when_busy"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoint due while writing"),
          K::Choice, 0, 0, {QStringLiteral("wait"), QStringLiteral("skip")},
          QT_TRANSLATE_NOOP("PlanFields", "Async saves: a save due while the one before is still being written waits for it (every "
@@ -328,6 +332,8 @@ QString controlPathFor(const QString &diagnosticPath)
         return QStringLiteral("parallel.loss_scale.initial");
     if (diagnosticPath == QLatin1String("parallel")) // the rank count against the slots
         return QStringLiteral("parallel.dp");
+    if (diagnosticPath.startsWith(QLatin1String("training.checkpoint.memory"))) // the section and its keep
+        return QStringLiteral("training.checkpoint.memory.every");
     return fieldAt(diagnosticPath) ? diagnosticPath : QString();
 }
 

@@ -104,11 +104,16 @@ Diagnostics checkpointWarnings(const Plan &plan, const CheckpointEstimate &estim
     return warningsFor(plan, static_cast<double>(estimate.mostBytesPerNode));
 }
 
-CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device, double stepMs)
+CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device, double stepMs, double overlapMs)
 {
     CheckpointEstimate e;
     const CheckpointSpec &c = plan.training.checkpoint;
     e.hostMemoryGB = plan.cluster.hostMemoryGB;
+    if (c.memory.given) { // a node's store holds its ranks' shards of `keep` saves and the one being written
+        e.memoryEvery = c.memory.every;
+        e.memoryKeep = c.memory.keep;
+        e.memoryBytesPerNode = most(spreadOf(plan).perNode) * static_cast<std::uint64_t>(std::max(1, c.memory.keep) + 1);
+    }
     if (c.every <= 0)
         return e;
     e.enabled = true;
@@ -124,15 +129,22 @@ CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device
     const double disk = device.diskWriteGBps > 0 ? device.diskWriteGBps : gpu ? kGpuDiskGBps : kCpuDiskGBps;
     e.copyMs = static_cast<double>(e.mostBytesPerRank) / (copy * 1e9) * 1e3;
     e.writeMs = static_cast<double>(e.mostBytesPerNode) / (disk * 1e9) * 1e3;
-    e.blockMs = e.mode == CheckpointMode::Sync ? e.copyMs + e.writeMs : e.copyMs;
+    // Async on CPUs the copy runs behind the next step's forward and backward (the update waits for
+    // what is left of it); on GPUs it is made at the boundary (backend/trainer/training_run_state.cpp).
+    e.copyBehind = e.mode == CheckpointMode::Async && !gpu;
+    e.blockMs = e.mode == CheckpointMode::Sync ? e.copyMs + e.writeMs
+                : e.copyBehind                 ? std::max(0.0, e.copyMs - overlapMs)
+                                               : e.copyMs;
     e.landsEvery = c.every;
     if (stepMs > 0) {
         // Async: a save is put in place at the first boundary after its write ended; a save due
         // before that waits for it (when_busy wait: training waits for the rest of the write) or is
         // skipped (skip: one lands every so many steps) — backend/trainer/training_run_state.cpp.
         const double interval = stepMs * c.every;
-        if (e.mode == CheckpointMode::Async && c.whenBusy == CheckpointWhenBusy::Wait)
-            e.blockMs += std::max(0.0, e.writeMs - interval);
+        if (e.mode == CheckpointMode::Async && c.whenBusy == CheckpointWhenBusy::Wait) {
+            e.writeWaitMs = std::max(0.0, e.writeMs - interval);
+            e.blockMs += e.writeWaitMs;
+        }
         if (e.mode == CheckpointMode::Async && c.whenBusy == CheckpointWhenBusy::Skip) {
             const int k = std::max(1, static_cast<int>(std::ceil(e.writeMs / stepMs - 1e-9))); // boundaries until it lands
             e.landsEvery = c.every * ((k + c.every - 1) / c.every);

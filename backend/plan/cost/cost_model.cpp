@@ -220,7 +220,7 @@ Estimate estimatePlan(const Plan &plan, const DeviceSpec &device, bool exact)
     const CommTime comm = detail::estimateCollectives(in, links, e);
     addStepTime(in, device, costs, time, comm, e);
     if (exact) { // the planner's thousands of plans go without
-        e.checkpoint = estimateCheckpoint(plan, device, e.stepMs);
+        e.checkpoint = estimateCheckpoint(plan, device, e.stepMs, e.computeMs);
         for (Diagnostic &w : checkpointWarnings(plan, e.checkpoint))
             e.warnings.push_back(std::move(w));
     }

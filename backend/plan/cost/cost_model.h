@@ -121,18 +121,27 @@ struct CheckpointEstimate {
     std::uint64_t stagingBytesPerNode = 0;       // host memory the staging buffers take there (async; 0 with sync)
     double hostMemoryGB = 0;                     // a node's (cluster.host_memory_gb; 0: not known to the plan)
     double copyMs = 0;                           // the busiest rank's copy into its staging buffers
+    bool copyBehind = false; // async on CPUs: the copy overlaps the next step's forward and backward
     double writeMs = 0;                          // the busiest node's durable write
-    // Training's wait a save: sync the copy and the write; async the copy, and with when_busy wait
-    // the part of the write that outlasts the steps to the next save.
+    // Training's wait a save: sync the copy and the write; async the copy (behind: what outlasts
+    // the next step's forward and backward), and with when_busy wait the part of the write that
+    // outlasts the steps to the next save.
     double blockMs = 0;
+    double writeWaitMs = 0; // of it, the write waited for (async, when_busy wait)
     double overheadFraction = 0;                 // blockMs over the steps between saves (every × step)
     // Async saves with when_busy skip whose write outlasts the steps to the next save skip the
     // saves due meanwhile: one lands every this many steps (else every).
     int landsEvery = 0;
+    // In-memory checkpoints (training.checkpoint.memory; memoryEvery 0: none): the host memory the
+    // busiest node's memory store takes. One node for now: no copy on another node, so a lost
+    // node's state comes from the disk.
+    int memoryEvery = 0, memoryKeep = 0;
+    std::uint64_t memoryBytesPerNode = 0;
 };
 // The checkpoint estimate alone (estimatePlan fills Estimate::checkpoint); stepMs: the step time
-// the overhead is measured against (0: not given).
-CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device, double stepMs = 0);
+// the overhead is measured against (0: not given); overlapMs: the forward and backward a copy made
+// behind training overlaps (Estimate::computeMs; 0: none, the copy blocks whole).
+CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device, double stepMs = 0, double overlapMs = 0);
 // training.checkpoint.mode as a run saves: the plan's when it names one; else async, unless the
 // staging buffers would take more than half a node's host memory (hostMemoryGB, or the plan's
 // cluster.host_memory_gb when 0; unknown: async) — then sync, and `why` says so.

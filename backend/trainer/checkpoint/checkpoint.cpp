@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,12 +41,17 @@ std::string hex(std::uint64_t v)
     return text;
 }
 
-// Writes and fsyncs; a failure leaves no file behind.
-bool writeDurably(const fs::path &path, const std::string &bytes)
+// Writes and fsyncs; a failure leaves no file behind. mode: the new file's permissions (less the
+// umask).
+bool writeDurably(const fs::path &path, const std::string &bytes, mode_t mode = 0644)
 {
-    std::FILE *f = std::fopen(path.c_str(), "wb");
-    if (!f)
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    std::FILE *f = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
+    if (!f) {
+        if (fd >= 0)
+            ::close(fd);
         return false;
+    }
     const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size() && std::fflush(f) == 0 &&
                     ::fsync(fileno(f)) == 0;
     std::fclose(f);
@@ -85,7 +92,7 @@ std::vector<fs::path> stepDirs(const fs::path &root, std::error_code &ec)
 
 // Rank 0 makes the step's ".partial" folder (an earlier failed save's removed); every rank learns
 // whether it could. Returns "" or why not.
-std::string makePartialDir(HostCommunicator &world, const fs::path &root, const fs::path &partialDir)
+std::string makePartialDir(HostCommunicator &world, const fs::path &root, const fs::path &partialDir, bool privateFiles)
 {
     const int rank = world.rank();
     std::int32_t failed = 0;
@@ -97,6 +104,8 @@ std::string makePartialDir(HostCommunicator &world, const fs::path &root, const 
         if (!fs::create_directories(partialDir, ec)) {
             failed = 1;
             error = partialDir.string() + ": cannot be created (" + ec.message() + ")";
+        } else if (privateFiles) {
+            fs::permissions(partialDir, fs::perms::owner_all, ec);
         }
     }
     world.broadcast(std::span<std::int32_t>(&failed, 1), 0);
@@ -141,10 +150,10 @@ nlohmann::json metaJson(const plan::Plan &plan, const TrainingState &state, std:
 // Rank 0: meta.json last into the partial folder, then the folder in place of the step's (an
 // older checkpoint of the same step replaced only once the new one is complete). "" or why not.
 std::string completeCheckpoint(const fs::path &root, const fs::path &partialDir, const fs::path &finalDir, std::uint64_t step,
-                               const nlohmann::json &meta)
+                               const nlohmann::json &meta, mode_t fileMode)
 {
     std::error_code ec;
-    if (!writeDurably(partialDir / "meta.json.tmp", meta.dump(2) + "\n"))
+    if (!writeDurably(partialDir / "meta.json.tmp", meta.dump(2) + "\n", fileMode))
         return (partialDir / "meta.json.tmp").string() + ": write failed";
     fs::rename(partialDir / "meta.json.tmp", partialDir / "meta.json", ec);
     const fs::path old = root / (stepDirName(step) + ".old");
@@ -383,7 +392,7 @@ std::string takeReplica(const nlohmann::json &meta, const fs::path &metaPath, co
 
 } // namespace
 
-CheckpointWriter::CheckpointWriter(bool background) : m_background(background) {}
+CheckpointWriter::CheckpointWriter(bool background, bool privateFiles) : m_background(background), m_privateFiles(privateFiles) {}
 
 CheckpointWriter::~CheckpointWriter()
 {
@@ -392,7 +401,7 @@ CheckpointWriter::~CheckpointWriter()
 }
 
 std::string CheckpointWriter::begin(HostCommunicator &world, const std::string &dir, const plan::Plan &plan,
-                                    std::uint64_t parameterCount, int keep)
+                                    std::uint64_t parameterCount, int keep, std::function<void()> stage)
 {
     if (m_pending)
         return "checkpoint at step " + std::to_string(m_staging.step) + " begun while the save of step " +
@@ -406,11 +415,17 @@ std::string CheckpointWriter::begin(HostCommunicator &world, const std::string &
     m_rank = world.rank();
     m_worldSize = world.size();
     m_partialDir = m_root / (stepDirName(m_step) + ".partial");
-    if (const std::string error = makePartialDir(world, m_root, m_partialDir); !error.empty())
+    if (const std::string error = makePartialDir(world, m_root, m_partialDir, m_privateFiles); !error.empty())
         return error;
     m_pending = true;
     m_begunAt = started;
     m_done = false;
+    m_stagedWaitMs = 0;
+    m_stage = std::move(stage);
+    {
+        std::lock_guard lock(m_stageMutex);
+        m_staged = !m_stage;
+    }
     if (m_background)
         m_thread = std::thread([this] { writeShard(); });
     else
@@ -424,16 +439,51 @@ std::string CheckpointWriter::begin(HostCommunicator &world, const std::string &
 void CheckpointWriter::writeShard()
 {
     const auto started = std::chrono::steady_clock::now();
-    shardBytes(m_staging, m_rank, m_worldSize, m_parameterCount, m_shard);
-    m_written = writeDurably(m_partialDir / shardName(m_rank), m_shard);
-    m_bytes = m_shard.size();
+    // Whatever fails here (host memory for the copy or the serialised shard) fails this save
+    // alone, as a write that did not happen: finish() says so and the earlier checkpoints stay.
+    bool ok = true;
+    try {
+        if (m_stage)
+            m_stage();
+    } catch (const std::exception &) {
+        ok = false;
+    }
+    m_stage = nullptr;
+    {
+        std::lock_guard lock(m_stageMutex);
+        m_staged = true;
+    }
+    m_stageDone.notify_all(); // training may change the live state from here on
+    try {
+        if (ok) {
+            shardBytes(m_staging, m_rank, m_worldSize, m_parameterCount, m_shard);
+            ok = writeDurably(m_partialDir / shardName(m_rank), m_shard, m_privateFiles ? 0600 : 0644);
+        }
+    } catch (const std::exception &) {
+        ok = false;
+    }
+    m_written = ok;
+    m_bytes = ok ? m_shard.size() : 0;
     // The whole file's FNV-1a (meta.json's) goes on from the shard's own, its last 8 bytes, over
     // those 8: one pass over the shard instead of two.
     std::uint64_t inner = 0;
-    std::memcpy(&inner, m_shard.data() + m_shard.size() - 8, 8);
-    m_checksum = fnv1a64(m_shard.data() + m_shard.size() - 8, 8, inner);
+    if (ok)
+        std::memcpy(&inner, m_shard.data() + m_shard.size() - 8, 8);
+    m_checksum = ok ? fnv1a64(m_shard.data() + m_shard.size() - 8, 8, inner) : 0;
     m_writeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     m_done = true;
+}
+
+double CheckpointWriter::waitStaged()
+{
+    std::unique_lock lock(m_stageMutex);
+    if (m_staged)
+        return 0;
+    const auto started = std::chrono::steady_clock::now();
+    m_stageDone.wait(lock, [this] { return m_staged; });
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    m_stagedWaitMs += ms;
+    return ms;
 }
 
 bool CheckpointWriter::allWritten(HostCommunicator &world) const
@@ -456,6 +506,7 @@ CheckpointWriter::Outcome CheckpointWriter::finish(HostCommunicator &world)
     out.bytes = m_bytes;
     out.writeMs = m_writeMs;
     out.blockedMs = m_blockedMs;
+    out.stagedWaitMs = m_stagedWaitMs;
     const fs::path shard = m_partialDir / shardName(m_rank);
     std::int32_t myFailure = m_written ? 0 : 1;
     const std::int32_t anyFailure = world.allReduce(myFailure, ReduceOp::Sum);
@@ -470,7 +521,7 @@ CheckpointWriter::Outcome CheckpointWriter::finish(HostCommunicator &world)
     if (m_rank == 0) {
         const fs::path finalDir = m_root / stepDirName(m_step);
         out.error = completeCheckpoint(m_root, m_partialDir, finalDir, m_step,
-                                       metaJson(*m_plan, m_staging, m_parameterCount, m_worldSize, all));
+                                       metaJson(*m_plan, m_staging, m_parameterCount, m_worldSize, all), m_privateFiles ? 0600 : 0644);
         failed = out.error.empty() ? 0 : 1;
         if (!failed)
             removeOldCheckpoints(m_root, m_keep);
@@ -497,15 +548,28 @@ void CheckpointWriter::discard(HostCommunicator &world)
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
                           const std::vector<ParamRange> &owned, TrainingState &state, int replica, int rank)
 {
-    LoadResult result;
-    const fs::path root(dir);
-    std::error_code ec;
-    if (!fs::is_directory(root, ec))
-        return result;
-    std::vector<fs::path> candidates = stepDirs(root, ec);
-    std::sort(candidates.rbegin(), candidates.rend());
+    return loadCheckpoint(std::vector<std::string>{dir}, plan, parameterCount, owned, state, replica, rank);
+}
 
-    for (const auto &cdir : candidates) {
+LoadResult loadCheckpoint(const std::vector<std::string> &dirs, const plan::Plan &plan, std::uint64_t parameterCount,
+                          const std::vector<ParamRange> &owned, TrainingState &state, int replica, int rank)
+{
+    LoadResult result;
+    // Every root's step folders, newest first; of the same step, the earlier root's first.
+    std::vector<std::pair<fs::path, int>> candidates;
+    for (std::size_t i = 0; i < dirs.size(); ++i) {
+        std::error_code ec;
+        if (dirs[i].empty() || !fs::is_directory(dirs[i], ec))
+            continue;
+        for (fs::path &p : stepDirs(dirs[i], ec))
+            candidates.emplace_back(std::move(p), static_cast<int>(i));
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const auto &a, const auto &b) {
+        const std::string x = a.first.filename().string(), y = b.first.filename().string();
+        return x != y ? x > y : a.second < b.second;
+    });
+
+    for (const auto &[cdir, source] : candidates) {
         const fs::path metaPath = cdir / "meta.json";
         nlohmann::json meta;
         const MetaVerdict verdict = readMeta(metaPath, plan, parameterCount, meta, result);
@@ -551,6 +615,7 @@ LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::u
                 state.extra = s.extra;
         result.found = true;
         result.path = cdir.string();
+        result.source = source;
         return result;
     }
     return result;

@@ -21,8 +21,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,17 +43,30 @@ inline constexpr const char *kCheckpointFormat = "trellis.checkpoint/1";
 // the ranks agree that every shard was written, and rank 0 writes meta.json and renames the folder
 // into place, so a checkpoint is complete or ignored (sync: finish() right after begin()). The background
 // thread only writes files, never takes part in a collective.
+//
+// The copy into staging() may itself run on the writing thread (`stage`, given to begin()): it
+// reads the live parameters and moments while the next step's forward and backward run (which
+// only read them), and waitStaged() — called before anything changes them, the optimizer's update
+// — returns once it has. So the step boundary holds no copy at all; a copy slower than forward and
+// backward together is waited for there, and that wait is the save's blocking time too. (The
+// snapshot overlapped with the next iteration, as CheckFreq does it.)
 class CheckpointWriter {
 public:
-    explicit CheckpointWriter(bool background);
+    // privateFiles: folders 0700 and files 0600 (a memory store's), else as the umask leaves 0644.
+    explicit CheckpointWriter(bool background, bool privateFiles = false);
     ~CheckpointWriter();
     CheckpointWriter(const CheckpointWriter &) = delete;
     CheckpointWriter &operator=(const CheckpointWriter &) = delete;
 
     TrainingState &staging() { return m_staging; }
-    // "" or why the partial folder could not be made (then nothing is pending).
+    // "" or why the partial folder could not be made (then nothing is pending, and `stage` is
+    // not run). `stage` (may be empty: staging() is filled already) fills staging() first, on the
+    // writing thread in the background.
     std::string begin(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
-                      int keep);
+                      int keep, std::function<void()> stage = {});
+    // Blocks until the pending save's `stage` has run (at once when there is none or it has);
+    // returns the milliseconds waited. The live state may change only after this.
+    double waitStaged();
     bool pending() const { return m_pending; }
     // Collective over `world` (call only while pending): whether every rank's write has ended,
     // well or not. The writing thread is not waited for.
@@ -63,7 +79,8 @@ public:
         std::string error;      // "" when the checkpoint is in place
         std::uint64_t step = 0; // the step it saved (0: nothing was pending)
         double blockedMs = 0;   // begin(): the partial folder, and the whole write when not in the background
-        double writeMs = 0;     // the shard's serialisation and durable write
+        double stagedWaitMs = 0; // waitStaged(): training held for the copy into the staging buffers
+        double writeMs = 0;     // the copy (when staged behind), the shard's serialisation and durable write
         double waitedMs = 0;    // finish() waiting for this rank's write to end
         std::uint64_t bytes = 0; // this rank's shard
     };
@@ -75,6 +92,7 @@ private:
     void writeShard();
 
     bool m_background;
+    bool m_privateFiles;
     TrainingState m_staging;
     std::string m_shard; // the serialised shard, its buffer kept between saves (the writing thread's)
     std::thread m_thread;
@@ -85,6 +103,11 @@ private:
     int m_keep = 2, m_rank = 0, m_worldSize = 1;
     std::chrono::steady_clock::time_point m_begunAt{};
     std::atomic<bool> m_done{false}; // the writing thread's work has ended (read while it runs)
+    std::function<void()> m_stage;   // the pending save's copy into staging(), run before the shard
+    std::mutex m_stageMutex;
+    std::condition_variable m_stageDone;
+    bool m_staged = true; // m_stage has run (guarded by m_stageMutex)
+    double m_stagedWaitMs = 0;
     // Written by the writing thread, read after it is joined.
     bool m_written = false;
     std::uint64_t m_bytes = 0, m_checksum = 0;
@@ -96,6 +119,7 @@ struct LoadResult {
     std::string error;           // fatal: a checkpoint exists but cannot be used with this plan
     std::vector<std::string> skipped; // incomplete or corrupt checkpoints passed over, with reasons
     std::string path;            // the checkpoint loaded
+    int source = -1;             // the index of the folder it was found in (several: loadCheckpoint's dirs)
 };
 
 // Loads the newest complete checkpoint whose checksums verify. Fills `state` for `owned` ranges
@@ -105,6 +129,11 @@ struct LoadResult {
 // layout); -1 for every-step training. A local-update run may start from an every-step
 // checkpoint: its replicas begin equal, the outer state fresh (state.replica stays -1).
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
+                          const std::vector<ParamRange> &owned, TrainingState &state, int replica = -1, int rank = -1);
+// The same over several folders (a memory store, then the checkpoint folder): the newest
+// complete checkpoint of any, the earlier folder's at the same step; one that fails its checks is
+// skipped (named) for the next, whichever folder holds it.
+LoadResult loadCheckpoint(const std::vector<std::string> &dirs, const plan::Plan &plan, std::uint64_t parameterCount,
                           const std::vector<ParamRange> &owned, TrainingState &state, int replica = -1, int rank = -1);
 
 } // namespace trellis::trainer

@@ -67,7 +67,8 @@ bool FaultInjection::parse(const std::string &text, FaultInjection &out, std::st
     static const std::pair<const char *, FaultKind> kinds[] = {
         {"crash", FaultKind::Crash}, {"hang", FaultKind::Hang},     {"slow", FaultKind::Slow},   {"delay", FaultKind::Delay},
         {"nan", FaultKind::Nan},     {"nanloss", FaultKind::NanLoss}, {"throw", FaultKind::Throw}, {"stall", FaultKind::Stall},
-        {"pause", FaultKind::Pause}, {"stop", FaultKind::Stop},     {"nomem", FaultKind::NoMemory}};
+        {"pause", FaultKind::Pause}, {"stop", FaultKind::Stop},     {"nomem", FaultKind::NoMemory},
+        {"slowcopy", FaultKind::SlowCopy}};
     const std::string kind = text.substr(0, at);
     out.kind = FaultKind::None;
     for (const auto &[name, k] : kinds)
@@ -75,7 +76,7 @@ bool FaultInjection::parse(const std::string &text, FaultInjection &out, std::st
             out.kind = k;
     if (out.kind == FaultKind::None) {
         error = "--inject: unknown fault '" + kind +
-                "' (expected crash, hang, slow, delay, nan, nanloss, throw, stall, pause, stop or nomem)";
+                "' (expected crash, hang, slow, delay, nan, nanloss, throw, stall, pause, stop, nomem or slowcopy)";
         return false;
     }
     out.steps.clear();

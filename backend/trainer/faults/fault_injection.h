@@ -10,7 +10,9 @@
 // for kPauseMs and then continued by a helper it forked: a VM steal, a debugger, a laptop's
 // suspend) or stop (SIGSTOP for good) — at the start of step STEP (1-based); or, nomem, find no
 // host memory for a checkpoint's staging buffers at the save of step STEP (std::bad_alloc where
-// they are sized). STEP may be a list, 5,9,13: the fault fires at each.
+// they are sized), or, slowcopy, copy its state into a checkpoint's staging buffers kSlowCopyMs
+// late at the save of step STEP (a copy slower than the next step's forward and backward: the
+// update must wait for it). STEP may be a list, 5,9,13: the fault fires at each.
 // Threading: training thread only.
 #pragma once
 
@@ -23,7 +25,7 @@ namespace trellis::trainer {
 
 class TelemetryPublisher;
 
-enum class FaultKind { None, Crash, Hang, Slow, Delay, Nan, NanLoss, Throw, Stall, Pause, Stop, NoMemory };
+enum class FaultKind { None, Crash, Hang, Slow, Delay, Nan, NanLoss, Throw, Stall, Pause, Stop, NoMemory, SlowCopy };
 
 // How long an injected stall lasts: longer than the 10 s a silent local rank was once given
 // before being called hung, well inside the default hang timeout (60 s).
@@ -34,6 +36,8 @@ constexpr int kPauseMs = 2500;
 // How much longer an injected delay makes one step: past the 2 s the others may wait in a
 // collective before the one holding them up is named a stall, with room for a busy machine.
 constexpr int kDelayMs = 5000;
+// How much later an injected slow copy starts: far longer than a test model's forward and backward.
+constexpr int kSlowCopyMs = 1500;
 
 struct FaultInjection {
     FaultKind kind = FaultKind::None;
@@ -63,6 +67,11 @@ public:
     bool noMemoryAt(std::uint64_t step) const
     {
         return m_fault.kind == FaultKind::NoMemory && m_fault.rank == m_rank && m_fault.firesAt(step);
+    }
+    // Whether this rank's copy into the staging buffers for the save of `step` is late (slowcopy).
+    bool slowCopyAt(std::uint64_t step) const
+    {
+        return m_fault.kind == FaultKind::SlowCopy && m_fault.rank == m_rank && m_fault.firesAt(step);
     }
     bool poisonAt(std::uint64_t step) const
     {

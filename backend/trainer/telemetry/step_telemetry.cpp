@@ -117,6 +117,7 @@ void publishStep(TelemetryPublisher &telemetry, const StepFigures &f, const std:
     r->set_checkpoint_ms(f.checkpointMs);
     r->set_checkpoint_behind(f.checkpointBehind);
     r->set_checkpoint_write_ms(f.checkpointWriteMs);
+    r->set_memory_checkpoint_step(f.memoryCheckpointStep);
     if (!f.experts.tokens.empty()) {
         auto *x = r->mutable_experts();
         x->set_layers(static_cast<std::uint32_t>(f.experts.layers));

@@ -35,6 +35,7 @@ struct StepFigures {
     double checkpointMs = 0;      // the step boundary's time on checkpoints, outside stepMs
     bool checkpointBehind = false; // a shard was written behind this step
     double checkpointWriteMs = 0; // the write time of the save put in place at this boundary
+    std::uint64_t memoryCheckpointStep = 0; // the newest in-memory checkpoint in place (0: none)
     ExpertLoad experts; // empty: none reported
 };
 

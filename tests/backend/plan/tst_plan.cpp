@@ -209,6 +209,24 @@ private slots:
             "training.data.source: unknown source 's3' (expected text, tokens or synthetic)");
         row("ckpt dir", R"({"training": {"checkpoint": {"every": 5}}})",
             "training.checkpoint.dir: checkpoints are enabled but no directory is given");
+        // In-memory checkpoints (training.checkpoint.memory).
+        row("memory every", R"({"training": {"checkpoint": {"every": 5, "dir": "c", "memory": {"every": 0}}}})",
+            "training.checkpoint.memory.every: must be at least 1, got 0");
+        row("memory keep", R"({"training": {"checkpoint": {"every": 5, "dir": "c", "memory": {"keep": 0}}}})",
+            "training.checkpoint.memory.keep: must be at least 1, got 0");
+        row("memory dir", R"({"training": {"checkpoint": {"memory": {}}}})",
+            "training.checkpoint.dir: in-memory checkpoints need it: it names the run's memory store, and a restart looks in both");
+        row("memory nodes",
+            R"({"cluster": {"nodes": [{"host": "a", "slots": 2}, {"host": "b", "slots": 2}]}, "training": {"checkpoint": {"dir": "c", "memory": {}}}})",
+            "training.checkpoint.memory: in-memory checkpoints are kept on one node for now (the copy on the next node, which would "
+            "survive a node's loss, is not built yet); this plan has 2 nodes");
+        row("memory fit",
+            R"({"model": {"layers": 24, "hidden": 2048, "heads": 16, "ffn": 8192}, "cluster": {"host_memory_gb": 4},
+                "training": {"checkpoint": {"dir": "c", "memory": {"keep": 2}}}})",
+            "training.checkpoint.memory.keep: the memory store would hold 43.5 GB (2 saves kept and one being written), more than the node's "
+            "4.0 GB host memory");
+        row("memory unknown key", R"({"training": {"checkpoint": {"dir": "c", "memory": {"evry": 1}}}})",
+            "training.checkpoint.memory.evry: unknown key");
         row("heartbeat", R"({"telemetry": {"heartbeat_ms": 5}})",
             "telemetry.heartbeat_ms: must be between 50 and 60000, got 5");
         row("endpoint", R"({"telemetry": {"endpoint": "http://x"}})",

@@ -200,7 +200,7 @@ private slots:
         const CheckpointCosts &c = snapshot->checkpoints;
         QCOMPARE(c.saves, qint64(3));
         QCOMPARE(c.savingBoundaries, qint64(6));
-        QCOMPARE(c.blockedPerSaveMs(), 1.5);
+        QCOMPARE(c.blockedPerSaveMs(), 3.0); // 2 ms begun + 1 ms put in place, a save
         QCOMPARE(c.writePerSaveMs(), 30.0);
         QVERIFY(qAbs(c.slowdown() - 0.1) < 1e-9);
         BreakdownPanel breakdown;
@@ -210,9 +210,9 @@ private slots:
         QCOMPARE(parts->graph(4)->name(), QStringLiteral("checkpoint (between steps)"));
         auto *line = breakdown.findChild<QLabel *>(QStringLiteral("checkpointCosts"));
         QVERIFY(line && !line->isHidden());
-        QCOMPARE(line->text(), QStringLiteral("Checkpoints: 1.5 ms a save (11.1% of a step) · written in 30.0 ms · steps beside a write +10.0%"));
+        QCOMPARE(line->text(), QStringLiteral("Checkpoints: 3.0 ms a save (22.2% of a step) · written in 30.0 ms · steps beside a write +10.0%"));
         const QString whole = line->toolTip();
-        QVERIFY2(whole.startsWith(QStringLiteral("Checkpoints put in place: 3; training waited 1.5 ms a save")), qPrintable(whole));
+        QVERIFY2(whole.startsWith(QStringLiteral("Checkpoints put in place: 3; training waited 3.0 ms a save")), qPrintable(whole));
         QVERIFY2(whole.contains(QStringLiteral("each written in 30.0 ms")), qPrintable(whole));
         QVERIFY2(whole.contains(QStringLiteral("steps beside a background write 10.0% slower (3 of 12 steps)")), qPrintable(whole));
         QCOMPARE(c.summary().left(22), QStringLiteral("3 saves; training wait")); // the reports' words

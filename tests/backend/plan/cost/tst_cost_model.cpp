@@ -412,7 +412,7 @@ private slots:
     void checkpointCostFollowsTheLayout()
     {
         Plan p = planFor("gpt2-124m", "dgx-h100", 2, 16, 1, 1);
-        p.training.checkpoint = {100, "ckpt", 2, CheckpointMode::Async, false, CheckpointWhenBusy::Wait};
+        p.training.checkpoint = {100, "ckpt", 2, CheckpointMode::Async, false, CheckpointWhenBusy::Wait, {}};
         DeviceSpec device = deviceFor(p.cluster);
         Estimate e = estimatePlan(p, device);
         const double whole = 12.0 * static_cast<double>(e.parametersTotal);
@@ -446,7 +446,7 @@ private slots:
         QCOMPARE(e.checkpoint.stagingBytesPerNode, std::uint64_t(0));
         // Async saves every step whose write outlasts a step: the next save due waits for the rest
         // of the write (when_busy wait), or the saves due meanwhile are skipped (skip).
-        p.training.checkpoint = {1, "ckpt", 2, CheckpointMode::Async, true, CheckpointWhenBusy::Wait};
+        p.training.checkpoint = {1, "ckpt", 2, CheckpointMode::Async, true, CheckpointWhenBusy::Wait, {}};
         e = estimatePlan(p, device);
         const int k = static_cast<int>(std::ceil(e.checkpoint.writeMs / e.stepMs));
         QVERIFY2(k > 1, qPrintable(QString::number(e.checkpoint.writeMs)));
@@ -456,11 +456,29 @@ private slots:
         e = estimatePlan(p, device);
         QCOMPARE(e.checkpoint.landsEvery, k);
         QCOMPARE(e.checkpoint.blockMs, e.checkpoint.copyMs);
+        QVERIFY(!e.checkpoint.copyBehind); // GPUs copy at the boundary
+
+        // CPUs copy behind the next step's forward and backward: training waits for what outlasts
+        // them (nothing for the quick start), and sync for the copy and the write.
+        Plan cpu = planFor("tiny", "cpu-local", 1, 4, 1, 1); // the quick start's model and machine
+        cpu.training.checkpoint = {1, "ckpt", 2, CheckpointMode::Async, true, CheckpointWhenBusy::Skip, {}};
+        DeviceSpec cpuDevice = deviceFor(cpu.cluster);
+        e = estimatePlan(cpu, cpuDevice);
+        QVERIFY(e.checkpoint.copyBehind);
+        QVERIFY(e.checkpoint.copyMs > 0 && e.checkpoint.copyMs < e.computeMs);
+        QCOMPARE(e.checkpoint.blockMs, 0.0);
+        cpuDevice.hostCopyGBps = 1e-4; // a copy far slower than the step: the rest is waited for
+        e = estimatePlan(cpu, cpuDevice);
+        QVERIFY(std::abs(e.checkpoint.blockMs - (e.checkpoint.copyMs - e.computeMs)) < 1e-6);
+        cpu.training.checkpoint.mode = CheckpointMode::Sync;
+        e = estimatePlan(cpu, cpuDevice);
+        QVERIFY(!e.checkpoint.copyBehind);
+        QVERIFY(std::abs(e.checkpoint.blockMs - e.checkpoint.copyMs - e.checkpoint.writeMs) < 1e-9);
 
         // 175 B parameters on one node of 2 TB: 2.1 TB of staging buffers. Without a mode: sync,
         // said; an explicit async stays, with the warning.
         Plan big = planFor("gpt3-175b", "dgx-h100", 1, 8, 1, 1);
-        big.training.checkpoint = {100, "ckpt", 2, CheckpointMode::Async, false, CheckpointWhenBusy::Wait};
+        big.training.checkpoint = {100, "ckpt", 2, CheckpointMode::Async, false, CheckpointWhenBusy::Wait, {}};
         std::string why;
         QVERIFY(resolvedCheckpointMode(big, 0, &why) == CheckpointMode::Sync);
         QVERIFY2(QString::fromStdString(why).startsWith(QStringLiteral("checkpoints are written sync: async saves' staging buffers would take 2")),

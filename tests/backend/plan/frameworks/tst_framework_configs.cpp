@@ -502,7 +502,7 @@ private slots:
         p.training.eps = 1e-6;
         p.training.gradClip = 0.8;
         p.training.seed = 4242;
-        p.training.checkpoint = {500, "/ckpt/it's here", 2};
+        p.training.checkpoint = {500, "/ckpt/it's here", 2, CheckpointMode::Async, false, CheckpointWhenBusy::Wait, {}};
         QCOMPARE(validationErrors(p), QStringList());
 
         const std::string args = toMegatronArgs(p);
@@ -534,7 +534,7 @@ private slots:
         p.parallel.microBatches = 8;
         p.parallel.precision = Precision::Bf16;
         p.parallel.recompute = Recompute::Full;
-        p.training.checkpoint = {100, "/ckpt", 2};
+        p.training.checkpoint = {100, "/ckpt", 2, CheckpointMode::Async, false, CheckpointWhenBusy::Wait, {}};
         QCOMPARE(QString::fromStdString(toMegatronArgs(p)),
                  QStringLiteral("--tensor-model-parallel-size 8 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 10 "
                                 "--sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --num-layers 80 --hidden-size 8192 "

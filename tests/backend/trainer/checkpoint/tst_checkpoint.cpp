@@ -6,6 +6,7 @@
 // PowerSGD resumes bitwise with each rank's error feedback and Q, and afresh at another layout.
 #include "tests/support/trainer_runs.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -16,6 +17,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include <unistd.h>
@@ -29,7 +31,7 @@ using Run = trellis::test::TrainerRun;
 using trellis::test::readDump;
 
 QString writePlan(const QString &dir, const QString &name, int dp, int mbs, int zero, int hidden, const QString &ckpt,
-                  const QString &extra = {}, int ranks = 0)
+                  const QString &extra = {}, int ranks = 0, const QString &checkpointExtra = {})
 {
     const QString path = dir + QLatin1Char('/') + name + QStringLiteral(".json");
     QFile f(path);
@@ -41,7 +43,7 @@ QString writePlan(const QString &dir, const QString &name, int dp, int mbs, int 
       "parallel": {"dp": %1, "micro_batch_size": %2, "zero": %3, "bucket_mb": 0.01 %8},
       "training": {"steps": 8, "lr": 0.003, "min_lr": 0.0003, "warmup_steps": 1, "seed": 11,
                    "data": {"source": "text", "path": "%4"},
-                   "checkpoint": {"every": 3, "dir": "%6", "keep": 2}}
+                   "checkpoint": {"every": 3, "dir": "%6", "keep": 2 %9}}
     })")
                 .arg(dp)
                 .arg(mbs)
@@ -51,9 +53,26 @@ QString writePlan(const QString &dir, const QString &name, int dp, int mbs, int 
                 .arg(ckpt)
                 .arg(ranks > 0 ? ranks : dp)
                 .arg(extra)
+                .arg(checkpointExtra)
                 .toUtf8());
     return path;
 }
+
+// The memory store of the run whose checkpoint folder is `ckpt` (backend/trainer/checkpoint/
+// memory_store.h: trellis-UID-ckpt- and the FNV-1a of the folder's resolved path, in /dev/shm).
+QString memoryStoreOf(const QString &ckpt)
+{
+    const QByteArray key = QFileInfo(ckpt).canonicalFilePath().toUtf8();
+    quint64 h = 0xcbf29ce484222325ULL;
+    for (const char c : key) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 0x100000001b3ULL;
+    }
+    return QStringLiteral("/dev/shm/trellis-%1-ckpt-%2").arg(::getuid()).arg(h, 16, 16, QLatin1Char('0'));
+}
+
+// In-memory checkpoints every step, the newest `keep` kept.
+QString memoryEvery1(int keep = 2) { return QStringLiteral(R"(, "memory": {"every": 1, "keep": %1})").arg(keep); }
 
 Run trainer(int ranks, const QStringList &args)
 {
@@ -70,36 +89,39 @@ private slots:
         QTest::addColumn<int>("zero");
         QTest::addColumn<QString>("extra");
         QTest::addColumn<int>("ranks");
-        QTest::newRow("zero 0") << 0 << QString() << 2;
-        QTest::newRow("zero 1") << 1 << QString() << 2;
-        QTest::newRow("zero 2") << 2 << QString() << 2;
-        QTest::newRow("zero 3") << 3 << QString() << 2;
+        QTest::addColumn<bool>("memory"); // in-memory checkpoints every step: the resume reads no disk
+        QTest::newRow("zero 0") << 0 << QString() << 2 << false;
+        QTest::newRow("zero 1 memory") << 1 << QString() << 2 << true;
+        QTest::newRow("zero 2") << 2 << QString() << 2 << false;
+        QTest::newRow("zero 3 memory") << 3 << QString() << 2 << true;
         // Tensor-parallel shards and pipeline stages write their own ranges of the whole model.
-        QTest::newRow("tp 2 zero 1") << 1 << QStringLiteral(R"(, "tp": 2, "sequence_parallel": true)") << 4;
-        QTest::newRow("pp 2 zero 2") << 2 << QStringLiteral(R"(, "pp": 2, "micro_batches": 2)") << 4;
+        QTest::newRow("tp 2 zero 1 memory") << 1 << QStringLiteral(R"(, "tp": 2, "sequence_parallel": true)") << 4 << true;
+        QTest::newRow("pp 2 zero 2") << 2 << QStringLiteral(R"(, "pp": 2, "micro_batches": 2)") << 4 << false;
         // Context-parallel ranks are gradient replicas of dp_cp: ZeRO shards over them.
-        QTest::newRow("cp 2 zero 1") << 1 << QStringLiteral(R"(, "cp": 2)") << 4;
+        QTest::newRow("cp 2 zero 1 memory") << 1 << QStringLiteral(R"(, "cp": 2)") << 4 << true;
         // Local updates: the checkpoint at step 3 falls between outer steps, where the replicas'
         // parameters and moments differ; each replica writes and takes back its own, with the
         // outer state (anchor, momentum, counters).
         const QString diloco = QStringLiteral(R"(, "dp_sync": {"mode": "diloco", "inner_steps": 2, "outer_lr": 0.7, "outer_momentum": 0.9})");
-        QTest::newRow("diloco inner 2") << 0 << diloco << 2;
-        QTest::newRow("diloco inner 2 pp 2") << 0 << diloco + QStringLiteral(R"(, "pp": 2, "micro_batches": 2)") << 4;
-        QTest::newRow("local_sgd inner 4 tp 2")
-            << 0 << QStringLiteral(R"(, "tp": 2, "dp_sync": {"mode": "local_sgd", "inner_steps": 4})") << 4;
+        QTest::newRow("diloco inner 2 memory") << 0 << diloco << 2 << true;
+        QTest::newRow("diloco inner 2 pp 2") << 0 << diloco + QStringLiteral(R"(, "pp": 2, "micro_batches": 2)") << 4 << false;
+        QTest::newRow("local_sgd inner 4 tp 2 memory")
+            << 0 << QStringLiteral(R"(, "tp": 2, "dp_sync": {"mode": "local_sgd", "inner_steps": 4})") << 4 << true;
         // PowerSGD: each rank's error feedback and the warm-started Q (or the draw count) with it.
-        QTest::newRow("powersgd rank 2") << 0 << QStringLiteral(R"(, "grad_compression": {"kind": "powersgd", "rank": 2})") << 2;
+        QTest::newRow("powersgd rank 2 memory") << 0 << QStringLiteral(R"(, "grad_compression": {"kind": "powersgd", "rank": 2})") << 2
+                                                << true;
         QTest::newRow("powersgd rank 2 cold")
-            << 0 << QStringLiteral(R"(, "grad_compression": {"kind": "powersgd", "rank": 2, "warm_start": false})") << 2;
+            << 0 << QStringLiteral(R"(, "grad_compression": {"kind": "powersgd", "rank": 2, "warm_start": false})") << 2 << false;
     }
     void bitwiseResume()
     {
         QFETCH(int, zero);
         QFETCH(QString, extra);
         QFETCH(int, ranks);
+        QFETCH(bool, memory);
         QTemporaryDir dir;
         const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
-        const QString plan = writePlan(dir.path(), QStringLiteral("p"), 2, 4, zero, 32, ckpt, extra, ranks);
+        const QString plan = writePlan(dir.path(), QStringLiteral("p"), 2, 4, zero, 32, ckpt, extra, ranks, memory ? memoryEvery1() : QString());
         const Run full = trainer(ranks, {QStringLiteral("--plan"), plan, QStringLiteral("--dump-params"), dir.filePath(QStringLiteral("full.bin")),
                                      QStringLiteral("--dump-losses"), dir.filePath(QStringLiteral("full.loss"))});
         QVERIFY2(full.code == 0, qPrintable(full.output));
@@ -110,7 +132,14 @@ private slots:
                                         dir.filePath(QStringLiteral("res.bin")), QStringLiteral("--dump-losses"),
                                         dir.filePath(QStringLiteral("res.loss"))});
         QVERIFY2(resumed.code == 0, qPrintable(resumed.output));
-        QVERIFY2(resumed.output.contains(QStringLiteral("step-00000003 (step 3)")), qPrintable(resumed.output));
+        // From disk, the save of step 3; from memory, the save of step 4 (in place before the
+        // injected crash at step 5), no step repeated.
+        const int from = memory ? 4 : 3;
+        const QString where = memory ? QStringLiteral("resumed from memory: %1/step-00000004 (step 4)").arg(memoryStoreOf(ckpt))
+                                     : QStringLiteral("step-00000003 (step 3)");
+        QVERIFY2(resumed.output.contains(where), qPrintable(resumed.output));
+        if (memory) // the run is over: its holder removes the store
+            QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(memoryStoreOf(ckpt)), 5000);
         // The whole model both times (GPT, 2 layers × 32 hidden, ffn 64, 32 positions, vocabulary
         // 256 — every parameter once, whatever the layout), bit for bit.
         const std::size_t C = 32, L = 2, V = 256, T = 32, F = 64;
@@ -124,8 +153,8 @@ private slots:
         const auto a = readDump<double>(dir.filePath(QStringLiteral("full.loss")));
         const auto b = readDump<double>(dir.filePath(QStringLiteral("res.loss")));
         QCOMPARE(a.size(), size_t(8));
-        QCOMPARE(b.size(), size_t(5));
-        QVERIFY(std::equal(b.begin(), b.end(), a.end() - 5)); // bit for bit
+        QCOMPARE(b.size(), size_t(8 - from));
+        QVERIFY(std::equal(b.begin(), b.end(), a.end() - static_cast<long>(b.size()))); // bit for bit
     }
 
     // A crash while a save is being written: with async saves (the default) the checkpoint begun at
@@ -240,6 +269,158 @@ private slots:
         const auto b = readDump<double>(dir.filePath(QStringLiteral("short.loss")));
         QCOMPARE(b.size(), a.size());
         QVERIFY(std::equal(a.begin(), a.end(), b.begin()));
+    }
+
+    // An async save's copy into the staging buffers runs behind training, while the next step's
+    // forward and backward only read the state; the update waits for it. Injected: rank 0 (which
+    // writes every parameter at ZeRO 1) starts its copy for the save of step 6 1.5 s late, far
+    // past step 7's forward and backward. The run's losses are the uninterrupted run's, and a
+    // resume from that save is bitwise the uninterrupted run: the copy holds step 6's state, not
+    // step 7's update. (The wait moved after the update: the resumed parameters differ.)
+    void aCopySlowerThanTheStepIsWaitedForBeforeTheUpdate()
+    {
+        QTemporaryDir dir;
+        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
+        const QString plan = writePlan(dir.path(), QStringLiteral("p"), 2, 4, 1, 32, ckpt);
+        const Run full = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--dump-params"), dir.filePath(QStringLiteral("full.bin")),
+                                     QStringLiteral("--dump-losses"), dir.filePath(QStringLiteral("full.loss"))});
+        QVERIFY2(full.code == 0, qPrintable(full.output));
+        QVERIFY(QDir(ckpt).removeRecursively());
+        const Run late = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--inject"), QStringLiteral("slowcopy@0:6"),
+                                     QStringLiteral("--dump-losses"), dir.filePath(QStringLiteral("late.loss"))});
+        QVERIFY2(late.code == 0, qPrintable(late.output));
+        const auto a = readDump<double>(dir.filePath(QStringLiteral("full.loss")));
+        const auto b = readDump<double>(dir.filePath(QStringLiteral("late.loss")));
+        QCOMPARE(b.size(), a.size());
+        QVERIFY(std::equal(a.begin(), a.end(), b.begin()));
+        QVERIFY(QFileInfo::exists(ckpt + QStringLiteral("/step-00000006/meta.json")));
+        QVERIFY(QDir(ckpt + QStringLiteral("/step-00000008")).removeRecursively()); // resume from the late copy
+        const Run resumed = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--resume"), QStringLiteral("--dump-params"),
+                                        dir.filePath(QStringLiteral("res.bin")), QStringLiteral("--dump-losses"),
+                                        dir.filePath(QStringLiteral("res.loss"))});
+        QVERIFY2(resumed.code == 0, qPrintable(resumed.output));
+        QVERIFY2(resumed.output.contains(QStringLiteral("step-00000006 (step 6)")), qPrintable(resumed.output));
+        const auto before = readDump<float>(dir.filePath(QStringLiteral("full.bin")));
+        const auto after = readDump<float>(dir.filePath(QStringLiteral("res.bin")));
+        QVERIFY(!before.empty());
+        QCOMPARE(after.size(), before.size());
+        QVERIFY(std::memcmp(before.data(), after.data(), before.size() * sizeof(float)) == 0);
+        const auto c = readDump<double>(dir.filePath(QStringLiteral("res.loss")));
+        QCOMPARE(c.size(), size_t(2));
+        QVERIFY(std::equal(c.begin(), c.end(), a.end() - 2));
+    }
+
+    // In-memory checkpoints (training.checkpoint.memory) end to end, on one node: every step a save
+    // into the node's memory store in /dev/shm (0700, its files 0600), kept by a holder that outlives
+    // the job. Host memory short for an in-memory save's staging buffers (nomem at step 2, when only
+    // an in-memory save is due): said, the in-memory checkpoints stop and the store goes, the disk's
+    // go on, training as without. A crash at step 5 leaves the store with the save of step 4; a
+    // damaged shard there is refused, named, and the disk's step 3 is used; the store lost
+    // altogether (the node's memory gone), the disk's too. Every resume follows the uninterrupted
+    // run bit for bit, and each run that completes leaves no shared memory behind.
+    void inMemoryCheckpointsFallBackToTheDisk()
+    {
+        QTemporaryDir dir;
+        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
+        const QString plan = writePlan(dir.path(), QStringLiteral("p"), 2, 4, 1, 32, ckpt, {}, 0, memoryEvery1(1));
+        const QString full = dir.filePath(QStringLiteral("full.loss"));
+        const Run short_ = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--inject"), QStringLiteral("nomem@1:2"),
+                                       QStringLiteral("--dump-losses"), full});
+        QVERIFY2(short_.code == 0, qPrintable(short_.output));
+        QVERIFY2(short_.output.contains(QStringLiteral("in-memory checkpoint at step 2 not written: rank 1: not enough host memory for "
+                                                       "its staging buffers; in-memory checkpoints stop, disk checkpoints go on")),
+                 qPrintable(short_.output));
+        const QString store = memoryStoreOf(ckpt);
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 5000); // given back
+        QVERIFY(QFileInfo::exists(ckpt + QStringLiteral("/step-00000006/meta.json"))); // the disk's went on
+        const auto a = readDump<double>(full);
+        QCOMPARE(a.size(), size_t(8));
+
+        const auto others = QFileDevice::ReadGroup | QFileDevice::WriteGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther |
+                            QFileDevice::WriteOther | QFileDevice::ExeOther;
+        auto crashAndResume = [&](const QString &name, const std::function<void()> &meanwhile, const QStringList &expected) {
+            QVERIFY(QDir(ckpt).removeRecursively());
+            QCOMPARE(trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--inject"), QStringLiteral("crash@1:5")}).code, 70);
+            QVERIFY(QFileInfo::exists(store + QStringLiteral("/step-00000004/meta.json"))); // it outlived the job
+            QCOMPARE(QFileInfo(store).permissions() & others, QFileDevice::Permissions()); // nobody else's
+            QCOMPARE(QFileInfo(store + QStringLiteral("/step-00000004/rank-00000.bin")).permissions() & others, QFileDevice::Permissions());
+            meanwhile();
+            const QString losses = dir.filePath(name + QStringLiteral(".loss"));
+            const Run resumed = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--resume"), QStringLiteral("--dump-losses"), losses});
+            QVERIFY2(resumed.code == 0, qPrintable(resumed.output));
+            for (const QString &line : expected)
+                QVERIFY2(resumed.output.contains(line), qPrintable(line + QStringLiteral("\n") + resumed.output));
+            const auto b = readDump<double>(losses);
+            QCOMPARE(b.size(), size_t(5));
+            QVERIFY(std::equal(b.begin(), b.end(), a.end() - 5)); // bit for bit
+            QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 5000);
+        };
+        const QString fromDisk =
+            QStringLiteral("resumed from %1/step-00000003 (step 3) (no newer complete in-memory checkpoint in %2)").arg(ckpt, store);
+        crashAndResume(
+            QStringLiteral("damaged"),
+            [&] {
+                QFile f(store + QStringLiteral("/step-00000004/rank-00000.bin"));
+                QVERIFY(f.open(QIODevice::ReadWrite));
+                QVERIFY(f.seek(f.size() / 2));
+                char c = 0;
+                QVERIFY(f.getChar(&c));
+                QVERIFY(f.seek(f.size() / 2));
+                QVERIFY(f.putChar(static_cast<char>(c ^ 0x5a)));
+            },
+            {QStringLiteral("skipping checkpoint: %1/step-00000004/rank-00000.bin: checksum mismatch (the file is corrupt)").arg(store),
+             fromDisk});
+        if (QTest::currentTestFailed())
+            return;
+        crashAndResume(QStringLiteral("lost"), [&] { QVERIFY(QDir(store).removeRecursively()); }, {fromDisk});
+    }
+
+    // The memory store's holder (trellis-trainer --hold-checkpoints, no MPI): it removes the store
+    // and ends when the run says it is done, and when no rank renewed the lease in time; one holder
+    // a store; bad arguments are refused, named.
+    void theMemoryStoreHolderEndsWithTheRun()
+    {
+        const QString store = QStringLiteral("/dev/shm/trellis-%1-ckpt-holdertest%2").arg(::getuid()).arg(QCoreApplication::applicationPid());
+        auto hold = [&](const QStringList &more) {
+            QProcess p;
+            p.start(kTrainer, QStringList{QStringLiteral("--hold-checkpoints"), QStringLiteral("--store"), store} + more);
+            p.waitForFinished(10000);
+            return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError() + p.readAllStandardOutput()));
+        };
+        auto makeStore = [&] {
+            QVERIFY(QDir().mkpath(store));
+            QFile lease(store + QStringLiteral("/lease"));
+            QVERIFY(lease.open(QIODevice::WriteOnly));
+        };
+        auto lockHeld = [&] { // a second holder leaves at once, holding nothing
+            return QProcess::execute(QStringLiteral("flock"), {QStringLiteral("-n"), store + QStringLiteral("/holder.lock"),
+                                                               QStringLiteral("true")}) != 0;
+        };
+        makeStore();
+        QCOMPARE(hold({QStringLiteral("--detach")}).first, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(lockHeld(), 5000);
+        QCOMPARE(hold({QStringLiteral("--detach")}).first, 0); // another holder: gone at once, the first keeps it
+        QVERIFY(lockHeld());
+        QFile done(store + QStringLiteral("/done"));
+        QVERIFY(done.open(QIODevice::WriteOnly));
+        done.close();
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 5000); // the run said it is done
+
+        makeStore();
+        QCOMPARE(hold({QStringLiteral("--lease-s"), QStringLiteral("1"), QStringLiteral("--detach")}).first, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 10000); // no rank renewed the lease for a second
+
+        const auto help = hold({QStringLiteral("--help")});
+        QCOMPARE(help.first, 0);
+        QVERIFY2(help.second.contains(QStringLiteral("usage: trellis-trainer --hold-checkpoints")), qPrintable(help.second));
+        const auto badLease = hold({QStringLiteral("--lease-s"), QStringLiteral("0")});
+        QCOMPARE(badLease.first, 2);
+        QVERIFY2(badLease.second.contains(QStringLiteral("--lease-s must be 1 to 604800 seconds, got '0'")), qPrintable(badLease.second));
+        QProcess other;
+        other.start(kTrainer, {QStringLiteral("--hold-checkpoints"), QStringLiteral("--store"), QStringLiteral("/tmp")});
+        QVERIFY(other.waitForFinished(10000));
+        QCOMPARE(other.exitCode(), 2); // never a folder that is not a memory store
+        QVERIFY(QFileInfo::exists(QStringLiteral("/tmp")));
     }
 
     void resharding_data()

@@ -1,0 +1,241 @@
+// See memory_store.h.
+#include "backend/trainer/checkpoint/memory_store.h"
+
+#include "backend/protocol/exit_codes.h"
+#include "backend/trainer/checkpoint/shard_format.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+extern char **environ;
+
+namespace trellis::trainer {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char *kLock = "holder.lock", *kLease = "lease", *kDone = "done";
+
+// The store's lock: a descriptor (kept open by the holder), -1 when another process holds it,
+// -2 when it cannot be opened (no store).
+int lockStore(const std::string &store)
+{
+    const std::string path = store + "/" + kLock;
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -2;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void touch(const std::string &path)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        ::futimens(fd, nullptr);
+        ::close(fd);
+    }
+}
+
+// Everything in the store but the holder's lock (a fresh run's start).
+void emptyStore(const std::string &store)
+{
+    std::error_code ec;
+    for (const auto &entry : fs::directory_iterator(store, ec))
+        if (entry.path().filename() != kLock)
+            fs::remove_all(entry.path(), ec);
+}
+
+// The holder: this program again, detached (its own session, no inherited descriptors, output to
+// /dev/null — the store it would log into goes with the run).
+bool spawnHolder(const std::string &program, const std::string &store, int leaseS)
+{
+    std::vector<std::string> args{"trellis-trainer", "--hold-checkpoints", "--store", store, "--lease-s", std::to_string(leaseS),
+                                  "--detach"};
+    std::vector<char *> argv;
+    for (std::string &a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+    pid_t pid = 0;
+    const int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0)
+        return false;
+    ::waitpid(pid, nullptr, 0); // it leaves at once (--detach): the holder is nobody's child
+    return true;
+}
+
+volatile std::sig_atomic_t g_stop = 0;
+void onSignal(int) { g_stop = 1; }
+
+void holderUsage(std::FILE *to)
+{
+    std::fprintf(to, "usage: trellis-trainer --hold-checkpoints --store DIR [--lease-s N] [--detach]\n"
+                     "Holds a node's memory store of in-memory checkpoints (training.checkpoint.memory) for its run: started by\n"
+                     "the node's first rank, it outlives the job's processes, and removes DIR and ends when the run says it is\n"
+                     "done (DIR/done), when no rank has renewed DIR/lease for N seconds (default 600), or on SIGTERM. One\n"
+                     "holder per DIR (a lock in it): a second one exits at once. --detach: it leaves its starter at once.\n");
+}
+
+} // namespace
+
+std::string memoryStorePath(const std::string &checkpointDir, std::string &error, const std::string &root)
+{
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) {
+        error = root + " is not a folder here (in-memory checkpoints keep their shards in shared memory there)";
+        return {};
+    }
+    const fs::path resolved = fs::weakly_canonical(fs::absolute(checkpointDir, ec), ec);
+    const std::string key = resolved.string();
+    char name[96];
+    std::snprintf(name, sizeof name, "trellis-%u-ckpt-%016llx", static_cast<unsigned>(::getuid()),
+                  static_cast<unsigned long long>(fnv1a64(key.data(), key.size())));
+    return (fs::path(root) / name).string();
+}
+
+std::string openMemoryStore(const std::string &store, const std::string &program, bool fresh, int leaseS)
+{
+    if (::mkdir(store.c_str(), 0700) != 0 && errno != EEXIST)
+        return store + ": cannot be made (" + std::strerror(errno) + ")";
+    struct stat st {};
+    if (::lstat(store.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
+        return store + ": not a folder of this user's";
+    ::chmod(store.c_str(), 0700);
+    if (fresh)
+        emptyStore(store);
+    ::unlink((store + "/" + kDone).c_str()); // a run going on again (a restart after the last step's save, say)
+    touch(store + "/" + kLease);
+    if (memoryStoreHeld(store))
+        return {};
+    if (program.empty() || !spawnHolder(program, store, leaseS))
+        return store + ": its holder could not be started";
+    for (int i = 0; i < 100; ++i) { // up to 2 s for it to take the lock
+        if (memoryStoreHeld(store))
+            return {};
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return store + ": its holder did not start";
+}
+
+void renewMemoryStoreLease(const std::string &store) { touch(store + "/" + kLease); }
+
+void closeMemoryStore(const std::string &store)
+{
+    if (!memoryStoreHeld(store)) {
+        std::error_code ec;
+        fs::remove_all(store, ec);
+        return;
+    }
+    touch(store + "/" + kDone);
+}
+
+bool memoryStoreHeld(const std::string &store)
+{
+    const int fd = lockStore(store);
+    if (fd == -1)
+        return true;
+    if (fd >= 0)
+        ::close(fd);
+    return false;
+}
+
+int memoryHolderMain(int argc, char **argv)
+{
+    std::string store;
+    int leaseS = kMemoryStoreLeaseS;
+    bool detach = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--hold-checkpoints")
+            continue;
+        if (a == "--help" || a == "-h") {
+            holderUsage(stdout);
+            return proto::kExitOk;
+        }
+        if (a == "--detach") {
+            detach = true;
+        } else if (a == "--store" && i + 1 < argc) {
+            store = argv[++i];
+        } else if (a == "--lease-s" && i + 1 < argc) {
+            char *end = nullptr;
+            const long v = std::strtol(argv[++i], &end, 10);
+            if (!end || *end || v < 1 || v > 7 * 24 * 3600) {
+                std::fprintf(stderr, "trellis-trainer --hold-checkpoints: --lease-s must be 1 to 604800 seconds, got '%s'\n", argv[i]);
+                return proto::kExitUsage;
+            }
+            leaseS = static_cast<int>(v);
+        } else {
+            std::fprintf(stderr, "trellis-trainer --hold-checkpoints: unknown argument '%s'\n", a.c_str());
+            holderUsage(stderr);
+            return proto::kExitUsage;
+        }
+    }
+    if (store.empty() || fs::path(store).filename().string().rfind("trellis-", 0) != 0) {
+        std::fprintf(stderr, "trellis-trainer --hold-checkpoints: --store must name a memory store (a trellis-… folder)\n");
+        holderUsage(stderr);
+        return proto::kExitUsage;
+    }
+    if (detach) { // nothing runs on another thread yet
+        const pid_t child = ::fork();
+        if (child > 0)
+            return proto::kExitOk; // the starter reaps this at once; the holder goes on in the child
+        if (child == 0)
+            ::setsid();
+    }
+    const int lock = lockStore(store);
+    if (lock == -1)
+        return proto::kExitOk; // another holder has it
+    if (lock < 0)
+        return proto::kExitUsage;
+    std::signal(SIGTERM, onSignal);
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGHUP, SIG_IGN);
+    const std::string lease = store + "/" + kLease, done = store + "/" + kDone;
+    while (!g_stop) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        struct stat st {};
+        if (::stat(store.c_str(), &st) != 0)
+            return proto::kExitOk; // removed under it
+        if (::stat(done.c_str(), &st) == 0)
+            break;
+        if (::stat(lease.c_str(), &st) != 0 || std::time(nullptr) - st.st_mtime > leaseS)
+            break;
+    }
+    std::error_code ec;
+    fs::remove_all(store, ec); // the lock goes with it
+    ::close(lock);
+    return proto::kExitOk;
+}
+
+} // namespace trellis::trainer

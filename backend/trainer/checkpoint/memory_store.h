@@ -1,0 +1,44 @@
+// A node's memory store for in-memory checkpoints (training.checkpoint.memory): a folder in shared
+// memory (/dev/shm, 0700, its files 0600) holding the node's ranks' newest shards in the checkpoint
+// layout (step-NNNNNNNN/ with meta.json written last and renamed into place, checkpoint.h), so a
+// restart loads them with the same code and checks as a disk checkpoint — without reading the disk.
+//
+// The store outlives the MPI job: it is shared memory, and its holder — this same program with
+// --hold-checkpoints, started by the node's first rank, detached (a session of its own, as the
+// node's telemetry relay is) — keeps it while the run lives and removes it when the run ends: at
+// once when the run says it is done (a `done` marker, after its last step), or when no rank has
+// renewed the lease (a file the node's first rank touches every step) for the lease's length, so
+// a run whose supervisor is gone leaves no shared memory behind. One holder per store (a lock in
+// it). Its name is a hash of the run's checkpoint folder, so a restart — same plan, same folder —
+// finds it.
+#pragma once
+
+#include <string>
+
+namespace trellis::trainer {
+
+// How long a store outlives its run's last sign of life: past a hang's detection (60 s by
+// default), the kill, the back-off and a relaunch.
+constexpr int kMemoryStoreLeaseS = 600;
+
+// The store of the run whose resolved checkpoint folder is `checkpointDir`, under `root` (default
+// /dev/shm): ROOT/trellis-UID-ckpt-HASH. "" and `error` when root is not a folder.
+std::string memoryStorePath(const std::string &checkpointDir, std::string &error, const std::string &root = "/dev/shm");
+
+// The node's first rank at the start of a job: the store made (0700) and, unless one holds it, its
+// holder started (`program`: this binary). fresh: a run that does not resume — what an earlier run
+// with the same folder left in it is removed. "" or why not (the run then goes on without
+// in-memory checkpoints).
+std::string openMemoryStore(const std::string &store, const std::string &program, bool fresh, int leaseS = kMemoryStoreLeaseS);
+// The lease renewed (the node's first rank, each step): cheap, a file's times.
+void renewMemoryStoreLease(const std::string &store);
+// The run is over: the holder removes the store and ends (the store removed here when no holder
+// holds it).
+void closeMemoryStore(const std::string &store);
+// Whether a holder holds the store's lock now.
+bool memoryStoreHeld(const std::string &store);
+
+// trellis-trainer --hold-checkpoints --store DIR [--lease-s N] [--detach]: the holder (no MPI).
+int memoryHolderMain(int argc, char **argv);
+
+} // namespace trellis::trainer
