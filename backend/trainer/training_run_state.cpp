@@ -257,11 +257,12 @@ void TrainingRun::finishCheckpoint(CheckpointWriter &writer, std::uint64_t dueSt
     }
     if (&writer == &m_memoryCheckpoints) {
         m_memoryCheckpointStep = done.step;
-        if (++m_memorySaves == 1) // said once: one a step would drown the run's events
+        const int every = m_plan.training.checkpoint.memory.every;
+        if (++m_memorySaves == 1 && m_rank == 0) // said once: one a step would drown the run's events
             publishEvent(proto::Event::CHECKPOINT, done.step,
                          "in-memory checkpoint at step " + std::to_string(done.step) + " in " + m_memoryStore + " (written in " +
-                             std::to_string(static_cast<long long>(done.writeMs)) + " ms; one every " +
-                             std::to_string(m_plan.training.checkpoint.memory.every) + " steps, the newest " +
+                             std::to_string(static_cast<long long>(done.writeMs)) + " ms; one " +
+                             (every == 1 ? std::string("every step") : "every " + std::to_string(every) + " steps") + ", the newest " +
                              std::to_string(m_plan.training.checkpoint.memory.keep) + " kept)");
         return;
     }
