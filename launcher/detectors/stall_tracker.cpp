@@ -47,7 +47,23 @@ std::int64_t StallTracker::learnedTimeoutMs() const
 StallTracker::Update StallTracker::observe(const std::optional<HangReport> &report, std::int64_t nowMs, std::uint64_t step)
 {
     Update u;
-    const bool same = report && m_current && sorted(report->culprits) == m_current->holders;
+    const std::vector<int> culprits = report ? sorted(report->culprits) : std::vector<int>{};
+    bool same = report && m_current && culprits == m_current->holders;
+    // Some holders move again while the others still hold the rest up: the same stall, narrowed
+    // to those — not a new one, named again (a rank starved for a moment beside a stopped one
+    // joins a stall and leaves it; the stopped rank's stall is still the one that began first).
+    if (report && m_current && !same && !culprits.empty() &&
+        std::includes(m_current->holders.begin(), m_current->holders.end(), culprits.begin(), culprits.end())) {
+        m_current->holders = culprits;
+        m_current->what = report->message;
+        std::erase_if(m_stoppedSinceMs, [&](const auto &e) { return !std::binary_search(culprits.begin(), culprits.end(), e.first); });
+        std::erase_if(m_goneSinceMs, [&](const auto &e) { return !std::binary_search(culprits.begin(), culprits.end(), e.first); });
+        if (!report->silent) {
+            m_current->silent = false;
+            m_silentSinceMs = -1;
+        }
+        same = true;
+    }
     if (m_current && !same)
         u.cleared = close(nowMs);
     if (report && !same && !report->culprits.empty()) {
