@@ -257,7 +257,12 @@ private slots:
                                  QStringLiteral("--checkpoint-every"), QStringLiteral("1000000")});
         QVERIFY2(here.code == 0, qPrintable(here.out + here.err));
         const QString hereId = here.out.section(QLatin1Char('\n'), 0, 0).section(QLatin1Char(' '), 1);
-        const QString differ = lossesDiffer(acrossHosts, lossesOf(m_db, hereId, 0), QStringLiteral("across host1 and host2"));
+        // A gloo job's ranks on two hosts against the same four on one: only the transport differs,
+        // and gloo's sums are not bit for bit the same over it — on an AMD EPYC machine (2026-12-07)
+        // the reported mean loss differed in its last digit from step 4 (1e-7) and by 4.6e-6 at step
+        // 20, every time. 2e-5 holds that and still catches a rank training on the wrong data or a
+        // gradient lost (1e-3 and more).
+        const QString differ = lossesDiffer(acrossHosts, lossesOf(m_db, hereId, 0), QStringLiteral("across host1 and host2"), 2e-5);
         QVERIFY2(differ.isEmpty(), qPrintable(differ));
     }
 

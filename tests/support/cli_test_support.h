@@ -97,16 +97,17 @@ inline bool setTrainingFields(const QString &planPath, const QJsonObject &fields
     return setPlanFields(planPath, QStringLiteral("training"), fields);
 }
 
-// "" when `there` has every step of `here` with a loss within 1e-6 (relative), else the first
-// step that differs, `where` naming the other side ("over ssh", "under Slurm").
+// "" when `there` has every step of `here` with a loss within `relative` (1e-6 unless said), else
+// the first step that differs, `where` naming the other side ("over ssh", "under Slurm").
 template <typename Step>
-inline QString lossesDiffer(const std::map<Step, double> &there, const std::map<Step, double> &here, const QString &where)
+inline QString lossesDiffer(const std::map<Step, double> &there, const std::map<Step, double> &here, const QString &where,
+                            double relative = 1e-6)
 {
     for (const auto &[step, loss] : here) {
         const auto it = there.find(step);
         if (it == there.end())
             return QStringLiteral("step %1: missing %2").arg(step).arg(where);
-        if (std::abs(it->second - loss) > 1e-6 * std::abs(loss))
+        if (std::abs(it->second - loss) > relative * std::abs(loss))
             return QStringLiteral("step %1: %2 %3, %4 here").arg(step).arg(it->second, 0, 'g', 10).arg(where).arg(loss, 0, 'g', 10);
     }
     return {};
