@@ -71,9 +71,11 @@ private:
     // A save due while the one before is still being written: skipped, and said (rank 0; the
     // checkpoint folder's only).
     void skipCheckpoint(const CheckpointWriter &writer, std::uint64_t stepNumber);
-    // Puts the writer's save in flight in place (waiting for its write); dueStep: the step whose
-    // save was due and made it wait (0: none), for its event.
-    void finishCheckpoint(CheckpointWriter &writer, std::uint64_t dueStep = 0);
+    // Puts the writer's save in flight in place (waiting for its write) and says so.
+    void finishCheckpoint(CheckpointWriter &writer);
+    void landed(CheckpointWriter &writer, const CheckpointWriter::Outcome &o);
+    // Rank 0: the saves now in place, said (`wait`: the one being put in place waited for).
+    void sayCompleted(CheckpointWriter &writer, bool wait);
     void saveState(CheckpointWriter &writer, const std::string &dir, int keep, std::uint64_t step);
     // begun: the save's folder was made (rank 0 removes it); false: it failed before (staging).
     void saveFailed(CheckpointWriter &writer, std::uint64_t step, const std::string &error, bool begun = true);
@@ -104,14 +106,12 @@ private:
     // (always async, its files private).
     std::string m_memoryStore;
     CheckpointWriter m_memoryCheckpoints{true, true};
-    int m_memorySaves = 0;
-    std::uint64_t m_memoryCheckpointStep = 0; // the newest in place (its step reports say it)
-    double m_memoryStagingMs = 0;
+    int m_memorySaves = 0; // in place (rank 0)
+    std::uint64_t m_memoryCheckpointStep = 0; // the newest in place (rank 0's step reports say it)
     // This step's checkpoint figures for its report (StepFigures): the boundary's time on
     // checkpoints, whether a shard was written beside the step, the write time of the save put in
     // place at the boundary.
     double m_checkpointMs = 0, m_checkpointWriteMs = 0;
-    double m_stagingMs = 0; // the last save's copy into the staging buffers
     bool m_checkpointBehind = false;
     FaultInjector m_faults;
     const LrSchedule m_schedule;

@@ -199,13 +199,20 @@ bool TrainingRun::boundary(CheckpointWriter &writer, bool due, bool last, std::u
 {
     bool worked = false;
     if (writer.pending()) {
-        const bool wait = last || m_faults.endsRunAt(stepNumber + 1) ||
-                          (due && m_plan.training.checkpoint.whenBusy == plan::CheckpointWhenBusy::Wait);
-        if (wait || writer.allWritten(m_world)) {
-            finishCheckpoint(writer, due && !last ? stepNumber : 0);
+        // Its write waited for: before the run's last save and before an injected fault that ends
+        // the run (then rank 0 puts it in place at once too), and when the next save is due
+        // (when_busy wait; put in place behind training as ever).
+        const bool now = last || m_faults.endsRunAt(stepNumber + 1);
+        const bool wait = now || (due && m_plan.training.checkpoint.whenBusy == plan::CheckpointWhenBusy::Wait);
+        const CheckpointWriter::Outcome o = writer.land(m_world, wait, now, due && !last ? stepNumber : 0);
+        if (o.landed) {
+            landed(writer, o);
             worked = true;
         }
+        if (now)
+            sayCompleted(writer, true);
     }
+    sayCompleted(writer, false);
     if (!due)
         return worked;
     if (writer.pending()) {
@@ -246,38 +253,65 @@ void TrainingRun::end()
         closeMemoryStore(m_memoryStore); // the run is over: its holder removes the store
 }
 
-void TrainingRun::finishCheckpoint(CheckpointWriter &writer, std::uint64_t dueStep)
+void TrainingRun::finishCheckpoint(CheckpointWriter &writer)
 {
-    if (!writer.pending())
-        return;
-    const CheckpointWriter::Outcome done = writer.finish(m_world);
-    if (!done.error.empty()) {
-        saveFailed(writer, done.step, done.error);
+    if (writer.pending()) {
+        const CheckpointWriter::Outcome o = writer.land(m_world, true, true);
+        if (o.landed)
+            landed(writer, o);
+    }
+    sayCompleted(writer, true);
+}
+
+// A save landed on every rank: its shards written (or not: then discarded, said), its write time
+// for this step's report. Rank 0 puts its folder in place and says so (sayCompleted).
+void TrainingRun::landed(CheckpointWriter &writer, const CheckpointWriter::Outcome &o)
+{
+    if (!o.error.empty()) {
+        saveFailed(writer, o.step, o.error);
         return;
     }
-    if (&writer == &m_memoryCheckpoints) {
-        m_memoryCheckpointStep = done.step;
-        const int every = m_plan.training.checkpoint.memory.every;
-        if (++m_memorySaves == 1 && m_rank == 0) // said once: one a step would drown the run's events
-            publishEvent(proto::Event::CHECKPOINT, done.step,
-                         "in-memory checkpoint at step " + std::to_string(done.step) + " in " + m_memoryStore + " (written in " +
-                             std::to_string(static_cast<long long>(done.writeMs)) + " ms; one " +
-                             (every == 1 ? std::string("every step") : "every " + std::to_string(every) + " steps") + ", the newest " +
-                             std::to_string(m_plan.training.checkpoint.memory.keep) + " kept)");
-        return;
+    if (&writer == &m_checkpoints)
+        m_checkpointWriteMs = o.writeMs;
+}
+
+// Rank 0: the saves now in place, each said once — a checkpoint event with what it cost; the
+// first in-memory one, and the newest in-memory step for the step reports. One that could not be
+// put in place is said as a failed save (its partial folder removed; the earlier ones kept).
+void TrainingRun::sayCompleted(CheckpointWriter &writer, bool wait)
+{
+    const bool memory = &writer == &m_memoryCheckpoints;
+    while (const std::optional<CheckpointWriter::Outcome> done = writer.completed(wait)) {
+        if (!done->error.empty()) {
+            const std::string text = (memory ? "in-memory checkpoint at step " : "checkpoint at step ") + std::to_string(done->step) +
+                                     " not written: " + done->error + "; the earlier checkpoints are kept, training goes on";
+            std::fprintf(stderr, "%s\n", text.c_str());
+            publishEvent(proto::Event::INFO, done->step, text);
+            continue;
+        }
+        if (memory) {
+            m_memoryCheckpointStep = done->step;
+            const int every = m_plan.training.checkpoint.memory.every;
+            if (++m_memorySaves == 1) // said once: one a step would drown the run's events
+                publishEvent(proto::Event::CHECKPOINT, done->step,
+                             "in-memory checkpoint at step " + std::to_string(done->step) + " in " + m_memoryStore + " (written in " +
+                                 std::to_string(static_cast<long long>(done->writeMs)) + " ms; one " +
+                                 (every == 1 ? std::string("every step") : "every " + std::to_string(every) + " steps") +
+                                 ", the newest " + std::to_string(m_plan.training.checkpoint.memory.keep) + " kept)");
+            continue;
+        }
+        const std::string forTheWrite = done->dueStep && done->waitedMs >= 0.5
+                                            ? ", " + std::to_string(static_cast<long long>(done->waitedMs)) +
+                                                  " ms of it for the write, as the save of step " + std::to_string(done->dueStep) + " was due"
+                                            : std::string();
+        char figures[320];
+        if (m_plan.training.checkpoint.mode == plan::CheckpointMode::Sync)
+            std::snprintf(figures, sizeof figures, " (sync: training waited %.1f ms)", done->blockedMs + done->waitedMs);
+        else
+            std::snprintf(figures, sizeof figures, " (async: training waited %.1f ms%s; copied and written behind it in %.1f ms)",
+                          done->blockedMs + done->stagedWaitMs + done->waitedMs, forTheWrite.c_str(), done->writeMs);
+        publishEvent(proto::Event::CHECKPOINT, done->step, "checkpoint at step " + std::to_string(done->step) + figures);
     }
-    m_checkpointWriteMs = done.writeMs;
-    const std::string forTheWrite = dueStep && done.waitedMs >= 0.5
-                                        ? ", " + std::to_string(static_cast<long long>(done.waitedMs)) +
-                                              " ms of it for the write, as the save of step " + std::to_string(dueStep) + " was due"
-                                        : std::string();
-    char figures[320];
-    if (m_plan.training.checkpoint.mode == plan::CheckpointMode::Sync)
-        std::snprintf(figures, sizeof figures, " (sync: training waited %.1f ms)", m_stagingMs + done.blockedMs + done.waitedMs);
-    else
-        std::snprintf(figures, sizeof figures, " (async: training waited %.1f ms%s; copied and written behind it in %.1f ms)",
-                      m_stagingMs + done.blockedMs + done.stagedWaitMs + done.waitedMs, forTheWrite.c_str(), done.writeMs);
-    publishEvent(proto::Event::CHECKPOINT, done.step, "checkpoint at step " + std::to_string(done.step) + figures);
 }
 
 // Every range this rank owns, its parameters and moments, in the whole model's index; what the
@@ -355,10 +389,9 @@ void TrainingRun::saveState(CheckpointWriter &writer, const std::string &dir, in
     const bool behind = async && m_stack.device().hostAccessible();
     if (!behind)
         stage();
-    (memory ? m_memoryStagingMs : m_stagingMs) =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - copyStarted).count();
+    const double stagingMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - copyStarted).count();
     const std::string error = writer.begin(m_world, dir, m_plan, m_stack.wholeParameterCount(), keep,
-                                           behind ? std::function<void()>(stage) : nullptr);
+                                           behind ? std::function<void()>(stage) : nullptr, stagingMs);
     if (!error.empty())
         saveFailed(writer, step, error);
 }

@@ -23,6 +23,7 @@
 #include "backend/plan/mesh.h"
 #include "backend/plan/plan_json.h"
 #include "backend/protocol/exit_codes.h"
+#include "backend/protocol/memory_store_path.h"
 
 #include <QSysInfo>
 #include <QCoreApplication>
@@ -564,12 +565,27 @@ void Supervisor::onProcessFinished(int exitCode, bool crashed)
     });
 }
 
+// The run is over for good (completed, failed, stopped): the shared memory its in-memory
+// checkpoints took on this machine is given back — removed here, which ends the store's holder
+// (a completed run's trainer asked it already). Other machines' stores go when their holders'
+// leases run out (backend/trainer/checkpoint/memory_store.h).
+void Supervisor::removeMemoryStore()
+{
+    if (!m_frozenPlan.training.checkpoint.memory.given || m_plan.launch.target != plan::LaunchTarget::Local || m_watched)
+        return;
+    const QString store = QString::fromLatin1(proto::kMemoryStoreRoot) + QLatin1Char('/') +
+                          QString::fromStdString(proto::memoryStoreName(localCheckpointDir().toStdString()));
+    if (QFileInfo(store).isDir() && !QFileInfo(store).isSymLink())
+        QDir(store).removeRecursively();
+}
+
 void Supervisor::settle(RunState state, int exitCode, const QString &message)
 {
     if (m_settled)
         return;
     closeStall(QStringLiteral("ended"));
     finishGathering(); // every checkpoint the ranks reported is here before the run ends
+    removeMemoryStore();
     if (state == RunState::Failed)
         raise(QStringLiteral("failure"), m_progress.step, message.section(QLatin1Char('\n'), 0, 0));
     m_settled = true;

@@ -5,6 +5,7 @@
 #include "launcher/history/history_database.h"
 #include "backend/plan/cost/cost_model.h"
 #include "backend/plan/plan_json.h"
+#include "backend/protocol/memory_store_path.h"
 #include "tests/support/cli_test_support.h"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <optional>
 
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -347,6 +349,40 @@ private slots:
         }
         QCOMPARE(saves, 2);
         QCOMPARE(said, sync ? 1 : 0);
+    }
+
+    // In-memory checkpoints under the supervisor: a crash at step 5 (every attempt) with one
+    // restart — the restart note counts from the in-memory save of step 4 (nothing repeated), the
+    // trainer resumes from memory; the budget spent, the run fails for good and its memory store
+    // is gone from /dev/shm (the supervisor removes it).
+    void aRunThatEndsForGoodLeavesNoMemoryStore()
+    {
+        const QString name = QStringLiteral("ckpt-in-memory");
+        const QString ckpt = m_dir.filePath(name);
+        const QString plan =
+            shortPlan(name, QString(), 8, QStringLiteral("\"checkpoint\": {\"every\": 3, \"dir\": \"%1\", \"memory\": {\"every\": 1}}").arg(ckpt));
+        QVERIFY(!plan.isEmpty());
+        QVERIFY(trellis::test::setPlanFields(plan, QStringLiteral("launch"),
+                              QJsonObject{{QStringLiteral("restart"), QJsonObject{{QStringLiteral("max_restarts"), 1}, {QStringLiteral("backoff_s"), 0.1}}}}));
+        const QString database = m_dir.filePath(name + QStringLiteral(".sqlite"));
+        const Result r = cli({QStringLiteral("--db"), database, QStringLiteral("run"), plan, QStringLiteral("--quiet"), QStringLiteral("--inject"),
+                              QStringLiteral("crash@1:5/*")});
+        QCOMPARE(r.code, 1);
+        HistoryDatabase h;
+        QVERIFY(h.open(database, false).isEmpty());
+        const std::optional<RunData> data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        QVERIFY(data);
+        bool noted = false, fromMemory = false;
+        for (const auto &e : data->events) {
+            noted = noted || e.message.contains(QStringLiteral("resuming from the in-memory checkpoint of step 4, 0 steps repeated"));
+            fromMemory = fromMemory || (e.rank == 0 && e.message.startsWith(QStringLiteral("resumed from memory: ")) &&
+                                        e.message.endsWith(QStringLiteral("/step-00000004")));
+        }
+        QVERIFY2(noted && fromMemory, qPrintable(r.out + r.err));
+        const QString store = QStringLiteral("%1/%2").arg(QString::fromLatin1(trellis::proto::kMemoryStoreRoot),
+                                                          QString::fromStdString(trellis::proto::memoryStoreName(ckpt.toStdString())));
+        QVERIFY(store.contains(QStringLiteral("/trellis-")));
+        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 5000);
     }
 
     // Every collective a rank issues in a step — group, operation, bytes and calls — and every

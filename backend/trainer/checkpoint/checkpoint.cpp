@@ -398,10 +398,12 @@ CheckpointWriter::~CheckpointWriter()
 {
     if (m_thread.joinable())
         m_thread.join(); // an exception's way out: the partial folder stays, ignored by every load
+    if (m_completer.joinable())
+        m_completer.join();
 }
 
 std::string CheckpointWriter::begin(HostCommunicator &world, const std::string &dir, const plan::Plan &plan,
-                                    std::uint64_t parameterCount, int keep, std::function<void()> stage)
+                                    std::uint64_t parameterCount, int keep, std::function<void()> stage, double stagingMs)
 {
     if (m_pending)
         return "checkpoint at step " + std::to_string(m_staging.step) + " begun while the save of step " +
@@ -421,6 +423,7 @@ std::string CheckpointWriter::begin(HostCommunicator &world, const std::string &
     m_begunAt = started;
     m_done = false;
     m_stagedWaitMs = 0;
+    m_stagingMs = stagingMs;
     m_stage = std::move(stage);
     {
         std::lock_guard lock(m_stageMutex);
@@ -486,49 +489,101 @@ double CheckpointWriter::waitStaged()
     return ms;
 }
 
-bool CheckpointWriter::allWritten(HostCommunicator &world) const
-{
-    const std::int32_t mine = m_done ? 1 : 0;
-    return world.allReduce(mine, ReduceOp::Min) == 1;
-}
-
-CheckpointWriter::Outcome CheckpointWriter::finish(HostCommunicator &world)
+CheckpointWriter::Outcome CheckpointWriter::land(HostCommunicator &world, bool wait, bool now, std::uint64_t dueStep)
 {
     Outcome out;
     if (!m_pending)
         return out;
     const auto started = std::chrono::steady_clock::now();
-    if (m_thread.joinable())
+    if (wait && m_thread.joinable())
         m_thread.join();
-    out.waitedMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    const double waitedMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    // One gather a boundary: whether each rank's write has ended, whether it failed, and what
+    // meta.json lists of its shard.
+    const bool done = m_done;
+    const std::uint64_t mine[4] = {done ? 1U : 0U, done && !m_written ? 1U : 0U, m_bytes, m_checksum};
+    const std::vector<std::uint64_t> all = world.allGather(std::span<const std::uint64_t>(mine, 4));
+    int failedRank = -1;
+    for (int r = 0; r < m_worldSize; ++r) {
+        if (all[4 * static_cast<std::size_t>(r)] == 0)
+            return out; // still being written somewhere
+        if (failedRank < 0 && all[4 * static_cast<std::size_t>(r) + 1] != 0)
+            failedRank = r;
+    }
+    if (m_thread.joinable())
+        m_thread.join(); // its work has ended
     m_pending = false;
+    out.landed = true;
     out.step = m_step;
+    out.dueStep = dueStep;
     out.bytes = m_bytes;
     out.writeMs = m_writeMs;
-    out.blockedMs = m_blockedMs;
+    out.blockedMs = m_stagingMs + m_blockedMs;
     out.stagedWaitMs = m_stagedWaitMs;
-    const fs::path shard = m_partialDir / shardName(m_rank);
-    std::int32_t myFailure = m_written ? 0 : 1;
-    const std::int32_t anyFailure = world.allReduce(myFailure, ReduceOp::Sum);
-    if (anyFailure) {
-        out.error = myFailure ? shard.string() + ": write failed"
-                              : "checkpoint at step " + std::to_string(m_step) + ": another rank failed to write its shard";
+    out.waitedMs = waitedMs;
+    if (failedRank >= 0) {
+        out.error = failedRank == m_rank ? (m_partialDir / shardName(m_rank)).string() + ": write failed"
+                                         : "checkpoint at step " + std::to_string(m_step) + ": rank " + std::to_string(failedRank) +
+                                               " failed to write its shard";
         return out;
     }
-    const std::uint64_t mine[2] = {m_bytes, m_checksum};
-    const std::vector<std::uint64_t> all = world.allGather(std::span<const std::uint64_t>(mine, 2));
-    std::int32_t failed = 0;
-    if (m_rank == 0) {
-        const fs::path finalDir = m_root / stepDirName(m_step);
-        out.error = completeCheckpoint(m_root, m_partialDir, finalDir, m_step,
-                                       metaJson(*m_plan, m_staging, m_parameterCount, m_worldSize, all), m_privateFiles ? 0600 : 0644);
-        failed = out.error.empty() ? 0 : 1;
-        if (!failed)
-            removeOldCheckpoints(m_root, m_keep);
+    if (m_rank != 0)
+        return out;
+    // Rank 0 puts the folder in place: meta.json (every shard's size and checksum), the rename,
+    // the old checkpoints removed — behind training unless asked for now.
+    std::vector<std::uint64_t> files;
+    for (int r = 0; r < m_worldSize; ++r) {
+        files.push_back(all[4 * static_cast<std::size_t>(r) + 2]);
+        files.push_back(all[4 * static_cast<std::size_t>(r) + 3]);
     }
-    world.broadcast(std::span<std::int32_t>(&failed, 1), 0);
-    if (failed && m_rank != 0)
-        out.error = "checkpoint at step " + std::to_string(m_step) + " failed on rank 0";
+    joinCompleter(); // the one before (a step ago at least)
+    m_putting = out;
+    m_completerDone = false;
+    auto putInPlace = [this, meta = metaJson(*m_plan, m_staging, m_parameterCount, m_worldSize, files), root = m_root,
+                       partial = m_partialDir, step = m_step, keep = m_keep, mode = m_privateFiles ? 0600 : 0644] {
+        m_putting.error = completeCheckpoint(root, partial, root / stepDirName(step), step, meta, static_cast<mode_t>(mode));
+        if (m_putting.error.empty())
+            removeOldCheckpoints(root, keep);
+        else {
+            std::error_code ec;
+            fs::remove_all(partial, ec);
+        }
+        m_completerDone = true;
+    };
+    if (m_background && !now)
+        m_completer = std::thread(std::move(putInPlace));
+    else
+        putInPlace();
+    if (!m_completer.joinable())
+        joinCompleter(); // done already: to m_put
+    return out;
+}
+
+void CheckpointWriter::joinCompleter()
+{
+    if (m_completer.joinable())
+        m_completer.join();
+    if (m_completerDone) {
+        m_put.push_back(m_putting);
+        m_completerDone = false;
+    }
+}
+
+std::optional<CheckpointWriter::Outcome> CheckpointWriter::completed(bool wait)
+{
+    if (wait || m_completerDone)
+        joinCompleter();
+    if (m_put.empty())
+        return std::nullopt;
+    Outcome out = m_put.front();
+    m_put.erase(m_put.begin());
+    return out;
+}
+
+CheckpointWriter::Outcome CheckpointWriter::finish(HostCommunicator &world)
+{
+    Outcome out = land(world, true, true);
+    joinCompleter();
     return out;
 }
 

@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,29 +62,41 @@ public:
     TrainingState &staging() { return m_staging; }
     // "" or why the partial folder could not be made (then nothing is pending, and `stage` is
     // not run). `stage` (may be empty: staging() is filled already) fills staging() first, on the
-    // writing thread in the background.
+    // writing thread in the background. stagingMs: what filling the staging buffers took the
+    // training thread before (counted in the save's blocking time).
     std::string begin(HostCommunicator &world, const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,
-                      int keep, std::function<void()> stage = {});
+                      int keep, std::function<void()> stage = {}, double stagingMs = 0);
     // Blocks until the pending save's `stage` has run (at once when there is none or it has);
     // returns the milliseconds waited. The live state may change only after this.
     double waitStaged();
     bool pending() const { return m_pending; }
-    // Collective over `world` (call only while pending): whether every rank's write has ended,
-    // well or not. The writing thread is not waited for.
-    bool allWritten(HostCommunicator &world) const;
     // When the pending save began (steady clock).
     std::chrono::steady_clock::time_point begunAt() const { return m_begunAt; }
     std::uint64_t pendingStep() const { return m_step; }
 
     struct Outcome {
-        std::string error;      // "" when the checkpoint is in place
-        std::uint64_t step = 0; // the step it saved (0: nothing was pending)
-        double blockedMs = 0;   // begin(): the partial folder, and the whole write when not in the background
+        bool landed = false;    // every rank's write ended (well or not): the save is no longer pending
+        std::string error;      // "" when the shards were written (completed(): and the folder is in place)
+        std::uint64_t step = 0; // the step it saved
+        std::uint64_t dueStep = 0; // the save due that made land() wait (0: none), for its event
+        double blockedMs = 0;   // the staging buffers, begin(): the partial folder, and the whole write when not in the background
         double stagedWaitMs = 0; // waitStaged(): training held for the copy into the staging buffers
         double writeMs = 0;     // the copy (when staged behind), the shard's serialisation and durable write
         double waitedMs = 0;    // finish() waiting for this rank's write to end
         std::uint64_t bytes = 0; // this rank's shard
     };
+    // Collective over `world` (call only while pending): every rank's write state in one gather.
+    // When every write has ended — `wait`: after this rank's own has — the save lands (landed):
+    // the figures, or `error` when a shard was not written (the caller discards the save). Rank 0
+    // then puts the folder in place (meta.json written last, renamed, the old ones removed): on a
+    // thread of its own in the background, at once when `now` or not in the background; it says
+    // so through completed(). Before every write has ended: nothing (landed false).
+    Outcome land(HostCommunicator &world, bool wait, bool now = false, std::uint64_t dueStep = 0);
+    // Rank 0: a landed save whose folder is in place now (or could not be put in place: error),
+    // each once, oldest first; nullopt while one is still being put in place (`wait`: waited for)
+    // or when none is left to say.
+    std::optional<Outcome> completed(bool wait);
+    // land(wait) and completed(wait) together: every rank's save in flight landed and in place.
     Outcome finish(HostCommunicator &world);
     // After a failed save (collective): rank 0 removes what it left, the partial folder.
     void discard(HostCommunicator &world);
@@ -104,6 +117,13 @@ private:
     std::chrono::steady_clock::time_point m_begunAt{};
     std::atomic<bool> m_done{false}; // the writing thread's work has ended (read while it runs)
     std::function<void()> m_stage;   // the pending save's copy into staging(), run before the shard
+    double m_stagingMs = 0;
+    // Rank 0: landed saves being put in place (m_completer, m_putting) and put in place, not yet said.
+    std::thread m_completer;
+    std::atomic<bool> m_completerDone{false};
+    Outcome m_putting;
+    std::vector<Outcome> m_put;
+    void joinCompleter();
     std::mutex m_stageMutex;
     std::condition_variable m_stageDone;
     bool m_staged = true; // m_stage has run (guarded by m_stageMutex)

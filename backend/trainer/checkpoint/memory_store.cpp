@@ -2,7 +2,7 @@
 #include "backend/trainer/checkpoint/memory_store.h"
 
 #include "backend/protocol/exit_codes.h"
-#include "backend/trainer/checkpoint/shard_format.h"
+#include "backend/protocol/memory_store_path.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -28,7 +28,7 @@ namespace trellis::trainer {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char *kLock = "holder.lock", *kLease = "lease", *kDone = "done";
+constexpr const char *kLock = "holder.lock", *kLease = "lease", *kDone = proto::kMemoryStoreDone;
 
 // The store's lock: a descriptor (kept open by the holder), -1 when another process holds it,
 // -2 when it cannot be opened (no store).
@@ -116,12 +116,7 @@ std::string memoryStorePath(const std::string &checkpointDir, std::string &error
         error = root + " is not a folder here (in-memory checkpoints keep their shards in shared memory there)";
         return {};
     }
-    const fs::path resolved = fs::weakly_canonical(fs::absolute(checkpointDir, ec), ec);
-    const std::string key = resolved.string();
-    char name[96];
-    std::snprintf(name, sizeof name, "trellis-%u-ckpt-%016llx", static_cast<unsigned>(::getuid()),
-                  static_cast<unsigned long long>(fnv1a64(key.data(), key.size())));
-    return (fs::path(root) / name).string();
+    return (fs::path(root) / proto::memoryStoreName(checkpointDir)).string();
 }
 
 std::string openMemoryStore(const std::string &store, const std::string &program, bool fresh, int leaseS)

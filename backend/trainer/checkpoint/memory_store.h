@@ -23,7 +23,7 @@ constexpr int kMemoryStoreLeaseS = 600;
 
 // The store of the run whose resolved checkpoint folder is `checkpointDir`, under `root` (default
 // /dev/shm): ROOT/trellis-UID-ckpt-HASH. "" and `error` when root is not a folder.
-std::string memoryStorePath(const std::string &checkpointDir, std::string &error, const std::string &root = "/dev/shm");
+std::string memoryStorePath(const std::string &checkpointDir, std::string &error, const std::string &root = "/dev/shm"); // proto::memoryStoreName
 
 // The node's first rank at the start of a job: the store made (0700) and, unless one holds it, its
 // holder started (`program`: this binary). fresh: a run that does not resume — what an earlier run

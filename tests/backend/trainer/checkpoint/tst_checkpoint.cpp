@@ -4,6 +4,7 @@
 // naming the file; a checkpoint of another model is refused; local updates (DiLoCo, local SGD)
 // resume bitwise, each replica its own state, and only at the dp degree and mode that wrote them;
 // PowerSGD resumes bitwise with each rank's error feedback and Q, and afresh at another layout.
+#include "backend/protocol/memory_store_path.h"
 #include "tests/support/trainer_runs.h"
 
 #include <QCoreApplication>
@@ -58,17 +59,11 @@ QString writePlan(const QString &dir, const QString &name, int dp, int mbs, int 
     return path;
 }
 
-// The memory store of the run whose checkpoint folder is `ckpt` (backend/trainer/checkpoint/
-// memory_store.h: trellis-UID-ckpt- and the FNV-1a of the folder's resolved path, in /dev/shm).
+// The memory store of the run whose checkpoint folder is `ckpt` (backend/protocol/memory_store_path.h).
 QString memoryStoreOf(const QString &ckpt)
 {
-    const QByteArray key = QFileInfo(ckpt).canonicalFilePath().toUtf8();
-    quint64 h = 0xcbf29ce484222325ULL;
-    for (const char c : key) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 0x100000001b3ULL;
-    }
-    return QStringLiteral("/dev/shm/trellis-%1-ckpt-%2").arg(::getuid()).arg(h, 16, 16, QLatin1Char('0'));
+    return QStringLiteral("%1/%2").arg(QString::fromLatin1(trellis::proto::kMemoryStoreRoot),
+                                       QString::fromStdString(trellis::proto::memoryStoreName(ckpt.toStdString())));
 }
 
 // In-memory checkpoints every step, the newest `keep` kept.
