@@ -49,11 +49,12 @@ StallTracker::Update StallTracker::observe(const std::optional<HangReport> &repo
     Update u;
     const std::vector<int> culprits = report ? sorted(report->culprits) : std::vector<int>{};
     bool same = report && m_current && culprits == m_current->holders;
-    // Some holders move again while the others still hold the rest up: the same stall, narrowed
-    // to those — not a new one, named again (a rank starved for a moment beside a stopped one
-    // joins a stall and leaves it; the stopped rank's stall is still the one that began first).
-    if (report && m_current && !same && !culprits.empty() &&
-        std::includes(m_current->holders.begin(), m_current->holders.end(), culprits.begin(), culprits.end())) {
+    // Holders join a stall or leave it while one of them still holds the rest up: the same stall,
+    // its holders now these — not a new one, named again (a rank starved for a moment beside a
+    // stopped one joins its stall and leaves it; the stopped rank's stall is still the one that
+    // began first). Only ranks none of whom held it before make another stall.
+    const auto holds = [&](int rank) { return std::binary_search(m_current->holders.begin(), m_current->holders.end(), rank); };
+    if (report && m_current && !same && !culprits.empty() && std::any_of(culprits.begin(), culprits.end(), holds)) {
         m_current->holders = culprits;
         m_current->what = report->message;
         std::erase_if(m_stoppedSinceMs, [&](const auto &e) { return !std::binary_search(culprits.begin(), culprits.end(), e.first); });

@@ -565,8 +565,8 @@ private slots:
         const qsizetype beforeStop = err.size();
         QCOMPARE(program(QStringLiteral("kill"), {QStringLiteral("-STOP"), QString::number(pid)}).code, 0);
         // The stopped rank named as a stall — with rank 0 too where, at background priority beside
-        // other suites, rank 0 was silent for a moment as well (the stall then narrows to rank 1,
-        // not named again).
+        // other suites, rank 0 was silent for a moment as well (rank 0 joining or leaving it later
+        // is the same stall, not named again).
         static const QRegularExpression stall(QStringLiteral("stall: (rank 0 on host1, )?rank 1 on host2 stopped responding"));
         QVERIFY2(waitFor(stall, 1, 30000), qPrintable(err));
         // Every rank of host2 silent while host1's answers: a node loss, told with what rank 0
