@@ -1,6 +1,7 @@
 // See relay.h.
 #include "backend/protocol/relay.h"
 
+#include "backend/protocol/detached.h"
 #include "backend/protocol/framing.h"
 #include "backend/protocol/rank_link.h"
 
@@ -298,18 +299,7 @@ std::string relayFolder(const std::string &runId, const std::string &nodeKey, st
     return folder;
 }
 
-int lockRelayFolder(const std::string &folder)
-{
-    const std::string path = folder + "/relay.lock";
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return -2;
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
+int lockRelayFolder(const std::string &folder) { return lockFile(folder + "/relay.lock"); }
 
 namespace {
 

@@ -49,22 +49,23 @@ StallTracker::Update StallTracker::observe(const std::optional<HangReport> &repo
     Update u;
     const std::vector<int> culprits = report ? sorted(report->culprits) : std::vector<int>{};
     bool same = report && m_current && culprits == m_current->holders;
-    // Holders join a stall or leave it while one of them still holds the rest up: the same stall,
-    // its holders now these — not a new one, named again (a rank starved for a moment beside a
-    // stopped one joins its stall and leaves it; the stopped rank's stall is still the one that
-    // began first). Only ranks none of whom held it before make another stall.
-    const auto holds = [&](int rank) { return std::binary_search(m_current->holders.begin(), m_current->holders.end(), rank); };
-    if (report && m_current && !same && !culprits.empty() && std::any_of(culprits.begin(), culprits.end(), holds)) {
+    // Some holders move again while the others still hold the rest up: the same stall, narrowed
+    // to those, its silence counted as the report counts theirs. Ranks joining a stall make a
+    // stall of all of them (its own timing: a rank starved for a moment is not silent as long as
+    // the stopped one beside it), not named again — only ranks none of whom held it before make a
+    // stall that is named.
+    const auto held = [&](int rank) { return m_current && std::binary_search(m_current->holders.begin(), m_current->holders.end(), rank); };
+    const bool overlaps = report && m_current && !same && std::any_of(culprits.begin(), culprits.end(), held);
+    if (overlaps && std::all_of(culprits.begin(), culprits.end(), held)) {
         m_current->holders = culprits;
         m_current->what = report->message;
         std::erase_if(m_stoppedSinceMs, [&](const auto &e) { return !std::binary_search(culprits.begin(), culprits.end(), e.first); });
         std::erase_if(m_goneSinceMs, [&](const auto &e) { return !std::binary_search(culprits.begin(), culprits.end(), e.first); });
-        if (!report->silent) {
-            m_current->silent = false;
-            m_silentSinceMs = -1;
-        }
+        m_current->silent = report->silent;
+        m_silentSinceMs = report->silent ? nowMs - std::max<std::int64_t>(0, report->silentMs) : -1;
         same = true;
     }
+    const bool continues = overlaps && !same;
     if (m_current && !same)
         u.cleared = close(nowMs);
     if (report && !same && !report->culprits.empty()) {
@@ -79,7 +80,10 @@ StallTracker::Update StallTracker::observe(const std::optional<HangReport> &repo
         s.startMs = nowMs - std::max<std::int64_t>(0, report->silent ? report->silentMs : report->waitedMs);
         m_current = s;
         m_silentSinceMs = s.silent ? s.startMs : -1;
-        u.started = s;
+        if (continues)
+            u.grew = true;
+        else
+            u.started = s;
     } else if (same) {
         if (m_current->waiting.size() < report->waiting.size())
             m_current->waiting = sorted(report->waiting); // more ranks have come to wait

@@ -79,6 +79,7 @@ public:
     struct Update {
         std::optional<StallRecord> started; // named now
         std::optional<StallRecord> cleared; // ended now (the holders moved on, or others hold up)
+        bool grew = false; // cleared only because more ranks joined its holders: the stall goes on as current()
     };
     // The detector's verdict this moment (none: nobody holds anyone up). `step`: the run's step.
     Update observe(const std::optional<HangReport> &report, std::int64_t nowMs, std::uint64_t step);

@@ -199,7 +199,8 @@ private:
     bool noteBacklog();  // whether the supervisor is behind (then stalls are not judged)
     bool watchStalls();  // true when a hang was decided (the job is ending)
     void announceStall(const StallRecord &stall);
-    void recordStall(const StallRecord &stall, const QString &outcome);
+    // said: its end as an event (not where it only grew into another)
+    void recordStall(const StallRecord &stall, const QString &outcome, bool said = true);
     void closeStall(const QString &outcome); // the stall in progress ends with the job, or as a hang
     void decideHang(const std::string &detectorMessage, const HangVerdict &verdict);
     void terminateJob(const QString &message); // a hang decided by the watchdog: restart or fail

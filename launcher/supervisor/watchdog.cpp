@@ -141,7 +141,7 @@ bool Supervisor::watchStalls()
         report.reset();
     const StallTracker::Update u = m_stalls.observe(report, now, static_cast<std::uint64_t>(m_progress.step));
     if (u.cleared) {
-        recordStall(*u.cleared, QStringLiteral("cleared"));
+        recordStall(*u.cleared, u.grew ? QStringLiteral("grew") : QStringLiteral("cleared"), !u.grew);
         m_watchedHangRaised = false; // a watched job that moves again may hang again, and is told so
     }
     // A watched job's hang was told and the job left as it is: the same holders are not named
@@ -188,7 +188,7 @@ void Supervisor::announceStall(const StallRecord &s)
 }
 
 // A stall that ended: its record in the history (and the feed), an event saying how long it lasted.
-void Supervisor::recordStall(const StallRecord &s, const QString &outcome)
+void Supervisor::recordStall(const StallRecord &s, const QString &outcome, bool said)
 {
     StallRow row;
     row.number = s.number;
@@ -205,6 +205,8 @@ void Supervisor::recordStall(const StallRecord &s, const QString &outcome)
     record(StallOp{m_runId, row});
     if (m_feed)
         m_feed->stall(row);
+    if (!said)
+        return;
     record(EventOp{m_runId, EventRow{row.holders.isEmpty() ? -1 : row.holders.front(), m_progress.step, QStringLiteral("stall_end"),
                                      stallSummary(row), QDateTime::currentDateTimeUtc()}});
     emit stallEnded(stallSummary(row));

@@ -37,7 +37,8 @@ void StallsPanel::show(const std::shared_ptr<const launcher::telemetry::Dashboar
     const struct {
         const char *outcome;
         QColor colour;
-    } kinds[] = {{"cleared", QColor(0x88, 0x88, 0x88)}, {"ended", QColor(0xe0, 0x80, 0x00)}, {"hang", QColor(0xc0, 0x00, 0x00)}};
+    } kinds[] = {{"cleared", QColor(0x88, 0x88, 0x88)}, {"grew", QColor(0xb0, 0xa0, 0x60)}, {"ended", QColor(0xe0, 0x80, 0x00)},
+                 {"hang", QColor(0xc0, 0x00, 0x00)}};
     double maxS = 1, maxStep = 1;
     m_bars = 0;
     for (const auto &kind : kinds) {

@@ -1,11 +1,11 @@
 // See memory_store.h.
 #include "backend/trainer/checkpoint/memory_store.h"
 
+#include "backend/protocol/detached.h"
 #include "backend/protocol/exit_codes.h"
 #include "backend/protocol/memory_store_path.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -22,28 +22,14 @@
 #include <thread>
 #include <vector>
 
-extern char **environ;
-
 namespace trellis::trainer {
 namespace fs = std::filesystem;
 namespace {
 
 constexpr const char *kLock = "holder.lock", *kLease = "lease", *kDone = proto::kMemoryStoreDone;
 
-// The store's lock: a descriptor (kept open by the holder), -1 when another process holds it,
-// -2 when it cannot be opened (no store).
-int lockStore(const std::string &store)
-{
-    const std::string path = store + "/" + kLock;
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0)
-        return -2;
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
+// The store's lock, held by its holder for the holder's life (proto::lockFile).
+int lockStore(const std::string &store) { return proto::lockFile(store + "/" + kLock); }
 
 void touch(const std::string &path)
 {
@@ -64,34 +50,15 @@ void emptyStore(const std::string &store)
 }
 
 // The holder: this program again, detached (its own session, no inherited descriptors, output to
-// /dev/null — the store it would log into goes with the run).
+// /dev/null — the store it would log into goes with the run). It leaves at once (--detach): reaped
+// here, the holder is nobody's child.
 bool spawnHolder(const std::string &program, const std::string &store, int leaseS)
 {
-    std::vector<std::string> args{"trellis-trainer", "--hold-checkpoints", "--store", store, "--lease-s", std::to_string(leaseS),
-                                  "--detach"};
-    std::vector<char *> argv;
-    for (std::string &a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
-    pid_t pid = 0;
-    const int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0)
+    const pid_t pid = proto::spawnDetached(
+        program, {"trellis-trainer", "--hold-checkpoints", "--store", store, "--lease-s", std::to_string(leaseS), "--detach"}, "/dev/null");
+    if (pid < 0)
         return false;
-    ::waitpid(pid, nullptr, 0); // it leaves at once (--detach): the holder is nobody's child
+    ::waitpid(pid, nullptr, 0);
     return true;
 }
 

@@ -2,12 +2,12 @@
 #include "backend/trainer/telemetry/node_relay.h"
 
 #include "backend/protocol/curve_keys.h"
+#include "backend/protocol/detached.h"
 #include "backend/protocol/exit_codes.h"
 #include "backend/protocol/relay.h"
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,8 +22,6 @@
 #include <fstream>
 #include <mutex>
 #include <thread>
-
-extern char **environ;
 
 namespace trellis::trainer {
 
@@ -63,28 +61,8 @@ bool spawnRelay(const NodeRelay &r)
         args.insert(args.end(), {"--telemetry-keys", r.keysPath});
     if (r.detach)
         args.emplace_back("--detach");
-    std::vector<char *> argv;
-    for (std::string &a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const std::string log = r.folder + "/relay.log";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
-    pid_t pid = 0;
-    const int rc = ::posix_spawn(&pid, self.c_str(), &actions, &attr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0)
+    const pid_t pid = proto::spawnDetached(self, std::move(args), r.folder + "/relay.log");
+    if (pid < 0)
         return false;
     if (r.detach) { // it leaves at once: reaped here, the relay is nobody's child
         ::waitpid(pid, nullptr, 0);

@@ -88,19 +88,21 @@ private slots:
         u = t.observe(stuckReport({1}, {0, 2, 3}), 3500, 6);
         QVERIFY(!u.cleared && !u.started);
         QCOMPARE(t.current()->waiting, (std::vector<int>{0, 2, 3}));
-        // Another rank holds them up as well (starved for a moment), then moves again while rank 1
-        // still holds: the same stall all along, its holders as they are, not named again.
+        // Another rank holds them up as well (starved for a moment): a stall of both, with its own
+        // timing, not named again; rank 0 moves again while rank 1 still holds: the same stall,
+        // narrowed, not named again.
         u = t.observe(stuckReport({0, 1}, {2, 3}), 4000, 6);
-        QVERIFY(!u.cleared && !u.started);
+        QVERIFY(u.cleared && !u.started && u.grew);
         QCOMPARE(t.current()->holders, (std::vector<int>{0, 1}));
+        QCOMPARE(t.current()->number, 3);
         u = t.observe(stuckReport({1}, {0, 2, 3}), 4500, 6);
         QVERIFY(!u.cleared && !u.started);
         QCOMPARE(t.current()->holders, std::vector<int>{1});
-        QCOMPARE(t.current()->number, 2);
-        // Then another rank alone, none of the holders: another stall.
+        QCOMPARE(t.current()->number, 3);
+        // Then another rank alone, none of the holders: another stall, named.
         u = t.observe(stuckReport({2}, {0, 1, 3}), 5000, 7);
         QVERIFY(u.cleared && u.started);
-        QCOMPARE(u.started->number, 3);
+        QCOMPARE(u.started->number, 4);
     }
 
     // A stopped holder is a hang once it has stayed stopped for the confirmation time, counted
