@@ -220,6 +220,20 @@ struct Found {
     bool jobAlive = false;
 };
 
+// Whether `pid` is this run's job keeper still: alive, and its command line the keeper's of the
+// run's folder — not another process that took the pid over once the keeper was gone (a busy
+// machine with a pid_max of 32768 hands pids out again within minutes).
+bool keeperAlive(qint64 pid, const QString &runId)
+{
+    if (!RunRegistry::processAlive(pid))
+        return false;
+    QFile cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
+    if (!cmdline.open(QIODevice::ReadOnly))
+        return true; // no /proc here: the pid alone
+    const QByteArray text = cmdline.readAll();
+    return text.contains(QByteArrayLiteral("job-keeper")) && text.contains(runId.toUtf8());
+}
+
 QList<Found> scan()
 {
     QList<Found> out;
@@ -232,7 +246,7 @@ QList<Found> scan()
             continue;
         const bool supervised = lockHeld(lockPathOf(dir, runId));
         const auto record = readRecord(info.absoluteFilePath());
-        const bool jobAlive = record && RunRegistry::processAlive(record->keeperPid);
+        const bool jobAlive = record && keeperAlive(record->keeperPid, runId);
         if (!supervised && !jobAlive) {
             // Its supervisor is gone (it would have removed these itself had it ended normally)
             // and so is its job. A new owner would hold the lock again before writing a record.

@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -67,6 +68,48 @@ private slots:
         QVERIFY(QFileInfo::exists(stale));
         QVERIFY(RunRegistry::claim(record, &error) == nullptr); // owned
         QVERIFY2(error.contains(QStringLiteral("already owned")), qPrintable(error));
+        if (saved.isNull())
+            qunsetenv("XDG_RUNTIME_DIR");
+        else
+            qputenv("XDG_RUNTIME_DIR", saved);
+    }
+
+    // A run whose supervisor is gone and whose job keeper's pid now belongs to another process (pids
+    // are handed out again: 32768 of them on a busy test machine) is not a run with a live job:
+    // its record goes. One whose pid is its keeper's (a process named as the run's job keeper) stays.
+    void aKeeperPidTakenOverIsNoLiveJob()
+    {
+        QTemporaryDir runtime;
+        const QByteArray saved = qgetenv("XDG_RUNTIME_DIR");
+        qputenv("XDG_RUNTIME_DIR", runtime.path().toUtf8());
+        const QString dir = RunRegistry::directory();
+        QVERIFY(!dir.isEmpty());
+        auto recordWith = [&](const QString &runId, qint64 keeperPid) {
+            QFile f(dir + QLatin1Char('/') + runId + QStringLiteral(".json"));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QStringLiteral(R"({"run_id": "%1", "pid": 999999, "keeper_pid": %2, "run_dir": "/runs/%1", "attempt": 1})")
+                        .arg(runId)
+                        .arg(keeperPid)
+                        .toUtf8());
+        };
+        QProcess other; // a live process that is nobody's job keeper
+        other.start(QStringLiteral("sleep"), {QStringLiteral("30")});
+        QVERIFY(other.waitForStarted());
+        QProcess keeper; // one whose command line is the run's keeper's
+        keeper.start(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), QStringLiteral("sleep 30"), QStringLiteral("job-keeper"),
+                                                 QStringLiteral("/runs/20260101-000000-kept")});
+        QVERIFY(keeper.waitForStarted());
+        recordWith(QStringLiteral("20260101-000000-took"), other.processId());
+        recordWith(QStringLiteral("20260101-000000-kept"), keeper.processId());
+        QStringList orphaned; // a live job, its supervisor gone
+        for (const RunRecord &r : RunRegistry::orphaned())
+            orphaned << r.runId;
+        QCOMPARE(orphaned, QStringList{QStringLiteral("20260101-000000-kept")});
+        QVERIFY(!QFileInfo::exists(dir + QStringLiteral("/20260101-000000-took.json")));
+        other.kill();
+        keeper.kill();
+        other.waitForFinished();
+        keeper.waitForFinished();
         if (saved.isNull())
             qunsetenv("XDG_RUNTIME_DIR");
         else
