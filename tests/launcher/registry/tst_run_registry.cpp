@@ -33,6 +33,20 @@ QString touch(const QString &dir, const QString &name, qint64 ageS)
     return path;
 }
 
+// The registry in a folder of the test's own for the guard's life (XDG_RUNTIME_DIR, put back after).
+struct OwnRuntimeDir {
+    QTemporaryDir dir;
+    QByteArray saved = qgetenv("XDG_RUNTIME_DIR");
+    OwnRuntimeDir() { qputenv("XDG_RUNTIME_DIR", dir.path().toUtf8()); }
+    ~OwnRuntimeDir()
+    {
+        if (saved.isNull())
+            qunsetenv("XDG_RUNTIME_DIR");
+        else
+            qputenv("XDG_RUNTIME_DIR", saved);
+    }
+};
+
 } // namespace
 
 class TstRunRegistry : public QObject {
@@ -40,9 +54,7 @@ class TstRunRegistry : public QObject {
 private slots:
     void staleLockFilesAreRemoved()
     {
-        QTemporaryDir runtime;
-        const QByteArray saved = qgetenv("XDG_RUNTIME_DIR");
-        qputenv("XDG_RUNTIME_DIR", runtime.path().toUtf8());
+        const OwnRuntimeDir runtime;
         const QString dir = RunRegistry::directory();
         QVERIFY(!dir.isEmpty());
         const QString stale = touch(dir, QStringLiteral("20260101-000000-dead.lock"), 7200);
@@ -68,10 +80,6 @@ private slots:
         QVERIFY(QFileInfo::exists(stale));
         QVERIFY(RunRegistry::claim(record, &error) == nullptr); // owned
         QVERIFY2(error.contains(QStringLiteral("already owned")), qPrintable(error));
-        if (saved.isNull())
-            qunsetenv("XDG_RUNTIME_DIR");
-        else
-            qputenv("XDG_RUNTIME_DIR", saved);
     }
 
     // A run whose supervisor is gone and whose job keeper's pid now belongs to another process (pids
@@ -79,9 +87,7 @@ private slots:
     // its record goes. One whose pid is its keeper's (a process named as the run's job keeper) stays.
     void aKeeperPidTakenOverIsNoLiveJob()
     {
-        QTemporaryDir runtime;
-        const QByteArray saved = qgetenv("XDG_RUNTIME_DIR");
-        qputenv("XDG_RUNTIME_DIR", runtime.path().toUtf8());
+        const OwnRuntimeDir runtime;
         const QString dir = RunRegistry::directory();
         QVERIFY(!dir.isEmpty());
         auto recordWith = [&](const QString &runId, qint64 keeperPid) {
@@ -110,10 +116,6 @@ private slots:
         keeper.kill();
         other.waitForFinished();
         keeper.waitForFinished();
-        if (saved.isNull())
-            qunsetenv("XDG_RUNTIME_DIR");
-        else
-            qputenv("XDG_RUNTIME_DIR", saved);
     }
 };
 
