@@ -11,14 +11,17 @@ extern char **environ;
 
 namespace trellis::proto {
 
-int lockFile(const std::string &path)
+int lockFile(const std::string &path, int waitMs)
 {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -2;
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        ::close(fd);
-        return -1;
+    for (int waited = 0; ::flock(fd, LOCK_EX | LOCK_NB) != 0; waited += 10) {
+        if (waited >= waitMs) {
+            ::close(fd);
+            return -1;
+        }
+        ::usleep(10 * 1000);
     }
     return fd;
 }

@@ -12,7 +12,10 @@ namespace trellis::proto {
 
 // The lock of the file at `path` (made 0600 when missing), held for the caller's life: a
 // descriptor (kept open), -1 when another process holds it, -2 when the file cannot be opened.
-int lockFile(const std::string &path);
+// `waitMs` > 0: tried again every 10 ms for that long before -1 — what a process that means to
+// hold the lock for its life passes, so a passing probe (relayRunning, memoryStoreHeld, which take
+// the lock for an instant to see whether anyone holds it) is not taken for another holder.
+int lockFile(const std::string &path, int waitMs = 0);
 
 // `program` started with `args` (argv[0] first) in a session of its own, its signal mask empty, no
 // descriptor inherited: standard input /dev/null, standard output and error appended to `log`

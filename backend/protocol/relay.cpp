@@ -299,7 +299,7 @@ std::string relayFolder(const std::string &runId, const std::string &nodeKey, st
     return folder;
 }
 
-int lockRelayFolder(const std::string &folder) { return lockFile(folder + "/relay.lock"); }
+int lockRelayFolder(const std::string &folder, int waitMs) { return lockFile(folder + "/relay.lock", waitMs); }
 
 namespace {
 

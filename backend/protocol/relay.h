@@ -102,8 +102,8 @@ std::string relayFolder(const std::string &runId, const std::string &nodeKey, st
 inline std::string relaySocketPath(const std::string &folder) { return folder + "/relay.sock"; }
 inline std::string relayEndpoint(const std::string &folder) { return "ipc://" + relaySocketPath(folder); }
 // The folder's lock, held by its relay for the relay's life: a descriptor (kept open), -1 when
-// another process holds it, -2 when the lock file cannot be opened.
-int lockRelayFolder(const std::string &folder);
+// another process holds it, -2 when the lock file cannot be opened; `waitMs` as lockFile's.
+int lockRelayFolder(const std::string &folder, int waitMs = 0);
 // Whether a relay holds the folder's lock now.
 bool relayRunning(const std::string &folder);
 // Removes the folders of relays long gone beside `folder` (in the same trellis-UID folder): this

@@ -28,8 +28,8 @@ namespace {
 
 constexpr const char *kLock = "holder.lock", *kLease = "lease", *kDone = proto::kMemoryStoreDone;
 
-// The store's lock, held by its holder for the holder's life (proto::lockFile).
-int lockStore(const std::string &store) { return proto::lockFile(store + "/" + kLock); }
+// The store's lock, held by its holder for the holder's life (proto::lockFile); `waitMs` as there.
+int lockStore(const std::string &store, int waitMs = 0) { return proto::lockFile(store + "/" + kLock, waitMs); }
 
 void touch(const std::string &path)
 {
@@ -175,7 +175,7 @@ int memoryHolderMain(int argc, char **argv)
         if (child == 0)
             ::setsid();
     }
-    const int lock = lockStore(store);
+    const int lock = lockStore(store, 1000); // a rank's memoryStoreHeld() holds it for an instant
     if (lock == -1)
         return proto::kExitOk; // another holder has it
     if (lock < 0)

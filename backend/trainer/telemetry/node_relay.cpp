@@ -326,7 +326,7 @@ int relayMain(int argc, char **argv)
         if (child == 0)
             ::setsid();
     }
-    const int lock = proto::lockRelayFolder(a.folder);
+    const int lock = proto::lockRelayFolder(a.folder, 1000); // relayRunning() holds it for an instant
     if (lock == -1)
         return proto::kExitOk; // another relay serves this node
     if (lock < 0) {

@@ -4,10 +4,9 @@
 // naming the file; a checkpoint of another model is refused; local updates (DiLoCo, local SGD)
 // resume bitwise, each replica its own state, and only at the dp degree and mode that wrote them;
 // PowerSGD resumes bitwise with each rank's error feedback and Q, and afresh at another layout.
-#include "backend/protocol/memory_store_path.h"
-#include "tests/support/trainer_runs.h"
+// In-memory checkpoints' own cases: tst_memory_checkpoints.cpp.
+#include "tests/backend/trainer/checkpoint/checkpoint_runs.h"
 
-#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -18,61 +17,20 @@
 
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <vector>
 
 #include <unistd.h>
 
 namespace {
 
-const QString kTrainer = QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-trainer");
-const QString kCorpus = QStringLiteral(TRELLIS_SOURCE_DIR "/resources/corpus/licenses.txt");
-
-using Run = trellis::test::TrainerRun;
+using trellis::test::kCorpus;
+using trellis::test::kTrainer;
+using trellis::test::memoryEvery1;
+using trellis::test::memoryStoreOf;
 using trellis::test::readDump;
-
-QString writePlan(const QString &dir, const QString &name, int dp, int mbs, int zero, int hidden, const QString &ckpt,
-                  const QString &extra = {}, int ranks = 0, const QString &checkpointExtra = {})
-{
-    const QString path = dir + QLatin1Char('/') + name + QStringLiteral(".json");
-    QFile f(path);
-    f.open(QIODevice::WriteOnly);
-    f.write(QStringLiteral(R"({
-      "schema": "trellis.plan/1",
-      "model": {"layers": 2, "hidden": %5, "heads": 4, "ffn": 64, "seq_len": 32, "vocab": 256},
-      "cluster": {"nodes": [{"host": "localhost", "slots": %7}]},
-      "parallel": {"dp": %1, "micro_batch_size": %2, "zero": %3, "bucket_mb": 0.01 %8},
-      "training": {"steps": 8, "lr": 0.003, "min_lr": 0.0003, "warmup_steps": 1, "seed": 11,
-                   "data": {"source": "text", "path": "%4"},
-                   "checkpoint": {"every": 3, "dir": "%6", "keep": 2 %9}}
-    })")
-                .arg(dp)
-                .arg(mbs)
-                .arg(zero)
-                .arg(kCorpus)
-                .arg(hidden)
-                .arg(ckpt)
-                .arg(ranks > 0 ? ranks : dp)
-                .arg(extra)
-                .arg(checkpointExtra)
-                .toUtf8());
-    return path;
-}
-
-// The memory store of the run whose checkpoint folder is `ckpt` (backend/protocol/memory_store_path.h).
-QString memoryStoreOf(const QString &ckpt)
-{
-    return QStringLiteral("%1/%2").arg(QString::fromLatin1(trellis::proto::kMemoryStoreRoot),
-                                       QString::fromStdString(trellis::proto::memoryStoreName(ckpt.toStdString())));
-}
-
-// In-memory checkpoints every step, the newest `keep` kept.
-QString memoryEvery1(int keep = 2) { return QStringLiteral(R"(, "memory": {"every": 1, "keep": %1})").arg(keep); }
-
-Run trainer(int ranks, const QStringList &args)
-{
-    return trellis::test::runTrainerProcess(ranks, QStringList{QStringLiteral("--quiet")} + args, 240000);
-}
+using trellis::test::Run;
+using trellis::test::trainer;
+using trellis::test::writePlan;
 
 } // namespace
 
@@ -303,119 +261,6 @@ private slots:
         const auto c = readDump<double>(dir.filePath(QStringLiteral("res.loss")));
         QCOMPARE(c.size(), size_t(2));
         QVERIFY(std::equal(c.begin(), c.end(), a.end() - 2));
-    }
-
-    // In-memory checkpoints (training.checkpoint.memory) end to end, on one node: every step a save
-    // into the node's memory store in /dev/shm (0700, its files 0600), kept by a holder that outlives
-    // the job. Host memory short for an in-memory save's staging buffers (nomem at step 2, when only
-    // an in-memory save is due): said, the in-memory checkpoints stop and the store goes, the disk's
-    // go on, training as without. A crash at step 5 leaves the store with the save of step 4; a
-    // damaged shard there is refused, named, and the disk's step 3 is used; the store lost
-    // altogether (the node's memory gone), the disk's too. Every resume follows the uninterrupted
-    // run bit for bit, and each run that completes leaves no shared memory behind.
-    void inMemoryCheckpointsFallBackToTheDisk()
-    {
-        QTemporaryDir dir;
-        const QString ckpt = dir.filePath(QStringLiteral("ckpt"));
-        const QString plan = writePlan(dir.path(), QStringLiteral("p"), 2, 4, 1, 32, ckpt, {}, 0, memoryEvery1(1));
-        const QString full = dir.filePath(QStringLiteral("full.loss"));
-        const Run short_ = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--inject"), QStringLiteral("nomem@1:2"),
-                                       QStringLiteral("--dump-losses"), full});
-        QVERIFY2(short_.code == 0, qPrintable(short_.output));
-        QVERIFY2(short_.output.contains(QStringLiteral("in-memory checkpoint at step 2 not written: rank 1: not enough host memory for "
-                                                       "its staging buffers; in-memory checkpoints stop, disk checkpoints go on")),
-                 qPrintable(short_.output));
-        const QString store = memoryStoreOf(ckpt);
-        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 5000); // given back
-        QVERIFY(QFileInfo::exists(ckpt + QStringLiteral("/step-00000006/meta.json"))); // the disk's went on
-        const auto a = readDump<double>(full);
-        QCOMPARE(a.size(), size_t(8));
-
-        const auto others = QFileDevice::ReadGroup | QFileDevice::WriteGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther |
-                            QFileDevice::WriteOther | QFileDevice::ExeOther;
-        auto crashAndResume = [&](const QString &name, const std::function<void()> &meanwhile, const QStringList &expected) {
-            QVERIFY(QDir(ckpt).removeRecursively());
-            QCOMPARE(trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--inject"), QStringLiteral("crash@1:5")}).code, 70);
-            QVERIFY(QFileInfo::exists(store + QStringLiteral("/step-00000004/meta.json"))); // it outlived the job
-            QCOMPARE(QFileInfo(store).permissions() & others, QFileDevice::Permissions()); // nobody else's
-            QCOMPARE(QFileInfo(store + QStringLiteral("/step-00000004/rank-00000.bin")).permissions() & others, QFileDevice::Permissions());
-            meanwhile();
-            const QString losses = dir.filePath(name + QStringLiteral(".loss"));
-            const Run resumed = trainer(2, {QStringLiteral("--plan"), plan, QStringLiteral("--resume"), QStringLiteral("--dump-losses"), losses});
-            QVERIFY2(resumed.code == 0, qPrintable(resumed.output));
-            for (const QString &line : expected)
-                QVERIFY2(resumed.output.contains(line), qPrintable(line + QStringLiteral("\n") + resumed.output));
-            const auto b = readDump<double>(losses);
-            QCOMPARE(b.size(), size_t(5));
-            QVERIFY(std::equal(b.begin(), b.end(), a.end() - 5)); // bit for bit
-            QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 5000);
-        };
-        const QString fromDisk =
-            QStringLiteral("resumed from %1/step-00000003 (step 3) (no newer complete in-memory checkpoint in %2)").arg(ckpt, store);
-        crashAndResume(
-            QStringLiteral("damaged"),
-            [&] {
-                QFile f(store + QStringLiteral("/step-00000004/rank-00000.bin"));
-                QVERIFY(f.open(QIODevice::ReadWrite));
-                QVERIFY(f.seek(f.size() / 2));
-                char c = 0;
-                QVERIFY(f.getChar(&c));
-                QVERIFY(f.seek(f.size() / 2));
-                QVERIFY(f.putChar(static_cast<char>(c ^ 0x5a)));
-            },
-            {QStringLiteral("skipping checkpoint: %1/step-00000004/rank-00000.bin: checksum mismatch (the file is corrupt)").arg(store),
-             fromDisk});
-        if (QTest::currentTestFailed())
-            return;
-        crashAndResume(QStringLiteral("lost"), [&] { QVERIFY(QDir(store).removeRecursively()); }, {fromDisk});
-    }
-
-    // The memory store's holder (trellis-trainer --hold-checkpoints, no MPI): it removes the store
-    // and ends when the run says it is done, and when no rank renewed the lease in time; one holder
-    // a store; bad arguments are refused, named.
-    void theMemoryStoreHolderEndsWithTheRun()
-    {
-        const QString store = QStringLiteral("/dev/shm/trellis-%1-ckpt-holdertest%2").arg(::getuid()).arg(QCoreApplication::applicationPid());
-        auto hold = [&](const QStringList &more) {
-            QProcess p;
-            p.start(kTrainer, QStringList{QStringLiteral("--hold-checkpoints"), QStringLiteral("--store"), store} + more);
-            p.waitForFinished(10000);
-            return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError() + p.readAllStandardOutput()));
-        };
-        auto makeStore = [&] {
-            QVERIFY(QDir().mkpath(store));
-            QFile lease(store + QStringLiteral("/lease"));
-            QVERIFY(lease.open(QIODevice::WriteOnly));
-        };
-        auto lockHeld = [&] { // a second holder leaves at once, holding nothing
-            return QProcess::execute(QStringLiteral("flock"), {QStringLiteral("-n"), store + QStringLiteral("/holder.lock"),
-                                                               QStringLiteral("true")}) != 0;
-        };
-        makeStore();
-        QCOMPARE(hold({QStringLiteral("--detach")}).first, 0);
-        QTRY_VERIFY_WITH_TIMEOUT(lockHeld(), 5000);
-        QCOMPARE(hold({QStringLiteral("--detach")}).first, 0); // another holder: gone at once, the first keeps it
-        QVERIFY(lockHeld());
-        QFile done(store + QStringLiteral("/done"));
-        QVERIFY(done.open(QIODevice::WriteOnly));
-        done.close();
-        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 5000); // the run said it is done
-
-        makeStore();
-        QCOMPARE(hold({QStringLiteral("--lease-s"), QStringLiteral("1"), QStringLiteral("--detach")}).first, 0);
-        QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 10000); // no rank renewed the lease for a second
-
-        const auto help = hold({QStringLiteral("--help")});
-        QCOMPARE(help.first, 0);
-        QVERIFY2(help.second.contains(QStringLiteral("usage: trellis-trainer --hold-checkpoints")), qPrintable(help.second));
-        const auto badLease = hold({QStringLiteral("--lease-s"), QStringLiteral("0")});
-        QCOMPARE(badLease.first, 2);
-        QVERIFY2(badLease.second.contains(QStringLiteral("--lease-s must be 1 to 604800 seconds, got '0'")), qPrintable(badLease.second));
-        QProcess other;
-        other.start(kTrainer, {QStringLiteral("--hold-checkpoints"), QStringLiteral("--store"), QStringLiteral("/tmp")});
-        QVERIFY(other.waitForFinished(10000));
-        QCOMPARE(other.exitCode(), 2); // never a folder that is not a memory store
-        QVERIFY(QFileInfo::exists(QStringLiteral("/tmp")));
     }
 
     void resharding_data()
