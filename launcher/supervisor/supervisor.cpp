@@ -583,7 +583,10 @@ void Supervisor::settle(RunState state, int exitCode, const QString &message)
 {
     if (m_settled)
         return;
-    closeStall(QStringLiteral("ended"));
+    // A run that completed: every rank finished every step, so whatever held it up moved on — a stall
+    // still open cleared (its last steps can end the job before the watchdog looks again, a step
+    // after a 5 s stall on a loaded machine: it was recorded "ended"). Else it ended with the job.
+    closeStall(state == RunState::Completed ? QStringLiteral("cleared") : QStringLiteral("ended"));
     finishGathering(); // every checkpoint the ranks reported is here before the run ends
     removeMemoryStore();
     if (state == RunState::Failed)
