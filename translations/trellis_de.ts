@@ -560,8 +560,8 @@
     </message>
     <message>
         <location line="+2"/>
-        <source>Empty: none. Each rank&apos;s state in its node&apos;s shared memory every this many steps, the newest kept (training.checkpoint.memory.keep, 2); a restart reads it before the disk. One node for now</source>
-        <translation>Leer: keine. Der Zustand jedes Rangs alle so viele Schritte im gemeinsamen Speicher seines Knotens, die neuesten behalten (training.checkpoint.memory.keep, 2); ein Neustart liest ihn vor der Platte. Vorerst ein Knoten</translation>
+        <source>Empty: none. Each rank&apos;s state in its node&apos;s shared memory every this many steps, the newest kept (training.checkpoint.memory.keep, 2); a restart reads it before the disk. On several nodes each node&apos;s is copied to the next node&apos;s, so a lost node&apos;s state comes from there</source>
+        <translation>Leer: keine. Der Zustand jedes Rangs alle so viele Schritte im gemeinsamen Speicher seines Knotens, die neuesten behalten (training.checkpoint.memory.keep, 2); ein Neustart liest ihn vor der Platte. Auf mehreren Knoten wird der Speicher jedes Knotens auf den nächsten kopiert, sodass der Zustand eines verlorenen Knotens von dort kommt</translation>
     </message>
     <message>
         <location line="+2"/>

@@ -560,8 +560,8 @@
     </message>
     <message>
         <location line="+2"/>
-        <source>Empty: none. Each rank&apos;s state in its node&apos;s shared memory every this many steps, the newest kept (training.checkpoint.memory.keep, 2); a restart reads it before the disk. One node for now</source>
-        <translation>空：不使用。每隔这么多步把每个 rank 的状态存入其节点的共享内存，保留最新的（training.checkpoint.memory.keep，默认 2）；重启时先读它，再读磁盘。目前仅限单节点</translation>
+        <source>Empty: none. Each rank&apos;s state in its node&apos;s shared memory every this many steps, the newest kept (training.checkpoint.memory.keep, 2); a restart reads it before the disk. On several nodes each node&apos;s is copied to the next node&apos;s, so a lost node&apos;s state comes from there</source>
+        <translation>空：不使用。每隔这么多步把每个 rank 的状态存入其节点的共享内存，保留最新的（training.checkpoint.memory.keep，默认 2）；重启时先读它，再读磁盘。多节点时，每个节点的内容会复制到下一个节点，因此丢失节点的状态可从那里恢复</translation>
     </message>
     <message>
         <location line="+2"/>

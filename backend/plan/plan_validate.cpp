@@ -327,16 +327,16 @@ void checkMemoryCheckpoints(const Plan &plan, Checker &c)
     c.positive("training.checkpoint.memory.keep", k.memory.keep);
     if (k.dir.empty())
         c.error("training.checkpoint.dir", "in-memory checkpoints need it: it names the run's memory store, and a restart looks in both");
-    if (plan.cluster.nodes.size() > 1)
-        c.error("training.checkpoint.memory", "in-memory checkpoints are kept on one node for now (the copy on the next node, which would "
-                                              "survive a node's loss, is not built yet); this plan has " +
-                                                  std::to_string(plan.cluster.nodes.size()) + " nodes");
+    // A node's store: its ranks' shards of `keep` saves and the one being written — bounded by the
+    // whole checkpoint's — and on several nodes the previous node's copy of as many.
     const int copies = plan.parallel.dpSync.mode == DpSyncMode::EveryStep ? 1 : std::max(1, plan.parallel.dp); // each replica its own
+    const bool peer = plan.cluster.nodes.size() > 1;
     const double bytes = static_cast<double>(parameterCount(plan.model)) * checkpointBytesPerElement(plan) * copies *
-                         (std::max(1, k.memory.keep) + 1);
+                         (std::max(1, k.memory.keep) + 1) * (peer ? 2 : 1);
     if (plan.cluster.hostMemoryGB > 0 && bytes > plan.cluster.hostMemoryGB * 1e9)
         c.error("training.checkpoint.memory.keep", "the memory store would hold " + memorySizeText(bytes) + " (" +
-                                                       std::to_string(k.memory.keep) + " saves kept and one being written), more than the node's " +
+                                                       std::to_string(k.memory.keep) + " saves kept and one being written" +
+                                                       (peer ? ", and the previous node's copy of as many" : "") + "), more than the node's " +
                                                        memorySizeText(plan.cluster.hostMemoryGB * 1e9) + " host memory");
 }
 

@@ -19,11 +19,12 @@ inline constexpr const char *kMemoryStoreRoot = "/dev/shm";
 inline constexpr const char *kMemoryStoreDone = "done";
 
 // trellis-UID-ckpt-HASH for the checkpoint folder `checkpointDir` (made absolute and resolved as
-// far as it exists).
-inline std::string memoryStoreName(const std::string &checkpointDir)
+// far as it exists) on the host named `host`.
+inline std::string memoryStoreName(const std::string &checkpointDir, const std::string &host)
 {
     std::error_code ec;
-    const std::string key = std::filesystem::weakly_canonical(std::filesystem::absolute(checkpointDir, ec), ec).string();
+    const std::string key =
+        std::filesystem::weakly_canonical(std::filesystem::absolute(checkpointDir, ec), ec).string() + '\n' + host;
     std::uint64_t h = 0xcbf29ce484222325ULL;
     for (const char c : key) {
         h ^= static_cast<unsigned char>(c);
@@ -32,6 +33,14 @@ inline std::string memoryStoreName(const std::string &checkpointDir)
     char name[96];
     std::snprintf(name, sizeof name, "trellis-%u-ckpt-%016llx", static_cast<unsigned>(::getuid()), static_cast<unsigned long long>(h));
     return name;
+}
+
+// The same on this host.
+inline std::string memoryStoreName(const std::string &checkpointDir)
+{
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return memoryStoreName(checkpointDir, host);
 }
 
 } // namespace trellis::proto

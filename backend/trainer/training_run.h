@@ -57,8 +57,11 @@ public:
     void dumpResults();
 
 private:
-    // training_run_state.cpp
+    // training_run_memory.cpp
     void openMemoryCheckpoints();
+    void joinMemoryRing(const std::vector<std::int32_t> &leaders);
+    std::vector<std::string> memoryFoldersToResumeFrom(std::string &note);
+    // training_run_state.cpp
     bool resume();
     void requireSameCheckpoint(bool found, std::uint64_t step);
     void restoreOwnState(const std::string &saved);
@@ -106,6 +109,8 @@ private:
     // (always async, its files private).
     std::string m_memoryStore;
     CheckpointWriter m_memoryCheckpoints{true, true};
+    bool m_nodeLeader = false; // this rank is its node's first: it opens, renews and closes the store
+    int m_nodes = 1;           // the job's nodes (several: each node's store copied to the next's)
     int m_memorySaves = 0; // in place (rank 0)
     std::uint64_t m_memoryCheckpointStep = 0; // the newest in place (rank 0's step reports say it)
     // This step's checkpoint figures for its report (StepFigures): the boundary's time on

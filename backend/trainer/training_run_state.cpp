@@ -69,35 +69,12 @@ int TrainingRun::start()
     return m_firstStep;
 }
 
-// training.checkpoint.memory: the node's memory store opened by its first rank (made, its holder
-// started; emptied when the run starts afresh), every rank told whether it is there. Without one
-// the run goes on with disk checkpoints only, and says why.
-void TrainingRun::openMemoryCheckpoints()
-{
-    if (!m_plan.training.checkpoint.memory.given || m_checkpointDir.empty())
-        return;
-    std::string error;
-    const std::string store = memoryStorePath(m_checkpointDir, error);
-    if (m_rank == 0 && !store.empty())
-        error = openMemoryStore(store, thisProgram(), !m_options.resume);
-    std::int32_t failed = store.empty() || !error.empty() ? 1 : 0;
-    failed = m_world.host().allReduce(failed, ReduceOp::Max);
-    if (!failed) {
-        m_memoryStore = store;
-        return;
-    }
-    if (m_rank == 0) {
-        const std::string text = "no in-memory checkpoints: " + (error.empty() ? std::string("another rank has no memory store") : error) +
-                                 "; disk checkpoints only";
-        std::fprintf(stderr, "trellis-trainer: %s\n", text.c_str());
-        publishEvent(proto::Event::INFO, 0, text);
-    }
-}
-
 bool TrainingRun::resume()
 {
     TrainingState restored;
-    const LoadResult loaded = loadCheckpoint(std::vector<std::string>{m_memoryStore, m_checkpointDir}, m_plan, m_stack.wholeParameterCount(),
+    std::string memoryNote;
+    const std::vector<std::string> dirs = memoryFoldersToResumeFrom(memoryNote);
+    const LoadResult loaded = loadCheckpoint(dirs, m_plan, m_stack.wholeParameterCount(),
                                              m_stack.ownedWhole(), restored, m_stack.replica(), m_rank);
     for (const auto &why : loaded.skipped)
         if (m_rank == 0)
@@ -113,9 +90,11 @@ bool TrainingRun::resume()
         m_firstStep = static_cast<int>(restored.step);
         // Where from: the memory store (no disk read), or the disk — and, with in-memory checkpoints,
         // that no complete copy was in memory.
-        const bool fromMemory = loaded.source == 0 && !m_memoryStore.empty();
+        const bool fromMemory = loaded.source == 0 && !dirs[0].empty();
         const std::string from = (fromMemory ? "memory: " : "") + loaded.path;
-        const std::string why = !m_memoryStore.empty() && !fromMemory ? " (no newer complete in-memory checkpoint in " + m_memoryStore + ")" : "";
+        const std::string why = fromMemory ? memoryNote
+                                : !m_memoryStore.empty() ? " (no newer complete in-memory checkpoint in " + m_memoryStore + memoryNote + ")"
+                                                         : "";
         if (m_rank == 0)
             std::printf("resumed from %s (step %d)%s\n", from.c_str(), m_firstStep, why.c_str());
         publishEvent(proto::Event::RESTART, restored.step, "resumed from " + from + why);
@@ -187,7 +166,7 @@ bool TrainingRun::checkpointIfDue(int step, std::uint64_t stepNumber)
     const bool diskDue = c.every > 0 && !m_checkpointDir.empty() && (stepNumber % static_cast<std::uint64_t>(c.every) == 0 || last);
     const bool memoryDue =
         !m_memoryStore.empty() && !last && c.memory.every > 0 && stepNumber % static_cast<std::uint64_t>(c.memory.every) == 0;
-    if (m_rank == 0 && !m_memoryStore.empty())
+    if (m_nodeLeader && !m_memoryStore.empty())
         renewMemoryStoreLease(m_memoryStore);
     bool worked = boundary(m_checkpoints, diskDue, last, stepNumber);
     if (!m_memoryStore.empty()) // (it may have stopped at the disk's boundary: no store, no save)
@@ -249,7 +228,7 @@ void TrainingRun::end()
 {
     finishCheckpoint(m_checkpoints);
     finishCheckpoint(m_memoryCheckpoints);
-    if (!m_memoryStore.empty() && m_rank == 0)
+    if (!m_memoryStore.empty() && m_nodeLeader)
         closeMemoryStore(m_memoryStore); // the run is over: its holder removes the store
 }
 
@@ -282,6 +261,8 @@ void TrainingRun::sayCompleted(CheckpointWriter &writer, bool wait)
 {
     const bool memory = &writer == &m_memoryCheckpoints;
     while (const std::optional<CheckpointWriter::Outcome> done = writer.completed(wait)) {
+        if (m_rank != 0 && done->error.empty())
+            continue; // another node's first rank put its node's folder in place: rank 0 says the save
         if (!done->error.empty()) {
             const std::string text = (memory ? "in-memory checkpoint at step " : "checkpoint at step ") + std::to_string(done->step) +
                                      " not written: " + done->error + "; the earlier checkpoints are kept, training goes on";
@@ -292,8 +273,10 @@ void TrainingRun::sayCompleted(CheckpointWriter &writer, bool wait)
         if (memory) {
             m_memoryCheckpointStep = done->step;
             const int every = m_plan.training.checkpoint.memory.every;
-            if (++m_memorySaves == 1) // said once: one a step would drown the run's events
-                publishEvent(proto::Event::CHECKPOINT, done->step,
+            // Said once (one a step would drown the run's events), as information: a checkpoint event
+            // is a save on disk — the supervisor gathers it from remote hosts and counts it for restarts.
+            if (++m_memorySaves == 1)
+                publishEvent(proto::Event::INFO, done->step,
                              "in-memory checkpoint at step " + std::to_string(done->step) + " in " + m_memoryStore + " (written in " +
                                  std::to_string(static_cast<long long>(done->writeMs)) + " ms; one " +
                                  (every == 1 ? std::string("every step") : "every " + std::to_string(every) + " steps") +
@@ -408,10 +391,10 @@ void TrainingRun::saveFailed(CheckpointWriter &writer, std::uint64_t step, const
     if (&writer == &m_memoryCheckpoints) {
         const std::string text = "in-memory checkpoint at step " + std::to_string(step) + " not written: " + error +
                                  "; in-memory checkpoints stop, disk checkpoints go on";
-        if (m_rank == 0) {
+        if (m_rank == 0)
             std::fprintf(stderr, "%s\n", text.c_str());
+        if (m_nodeLeader)
             closeMemoryStore(m_memoryStore); // the shared memory given back
-        }
         publishEvent(proto::Event::INFO, step, text);
         m_memoryStore.clear();
         return;

@@ -271,7 +271,10 @@ QJsonObject estimateJson(const plan::Plan &p, const plan::Estimate &e, const pla
     const QJsonObject memoryCheckpoints{{QStringLiteral("every"), e.checkpoint.memoryEvery},
                                         {QStringLiteral("keep"), e.checkpoint.memoryKeep},
                                         {QStringLiteral("bytes_per_node"), double(e.checkpoint.memoryBytesPerNode)},
-                                        {QStringLiteral("peer_copy"), false}};
+                                        {QStringLiteral("peer_copy"), e.checkpoint.peerCopy},
+                                        {QStringLiteral("peer_bytes_per_save"), double(e.checkpoint.peerBytesPerSave)},
+                                        {QStringLiteral("peer_copy_ms"), e.checkpoint.peerCopyMs},
+                                        {QStringLiteral("peer_share"), e.checkpoint.peerShare}};
     if (e.checkpoint.enabled)
         checkpoint = QJsonObject{{QStringLiteral("enabled"), true},
                                  {QStringLiteral("mode"), QString::fromLatin1(plan::toString(e.checkpoint.mode))},
@@ -393,7 +396,14 @@ int cmdEstimate(const Args &a, const QString &dbPath)
         out() << "in-memory checkpoints " << (c.memoryEvery == 1 ? QStringLiteral("every step") : QStringLiteral("every %1 steps").arg(c.memoryEvery))
               << ": the busiest node's memory store holds "
               << mb(c.memoryBytesPerNode) << " MiB (" << c.memoryKeep << (c.memoryKeep == 1 ? " save" : " saves")
-              << " and the one being written); one node, no copy on another: a lost node's state comes from the disk\n";
+              << " and the one being written"
+              << (c.peerCopy ? QStringLiteral(", and the previous node's copy of as many); each node's saves copied to the next node: %1 MiB a save, "
+                                              "%2 ms at the inter-node bandwidth, %3% of it over the steps between saves")
+                                   .arg(mb(c.peerBytesPerSave))
+                                   .arg(c.peerCopyMs, 0, 'f', 1)
+                                   .arg(100 * c.peerShare, 0, 'f', 1)
+                             : QStringLiteral("); one node, no copy on another: a lost node's state comes from the disk"))
+              << "\n";
     for (const auto &w : e.warnings)
         out() << QString::fromStdString(w.toString()) << "\n";
     out().flush();

@@ -1,7 +1,7 @@
 // See collector.h.
 #include "launcher/collector/collector.h"
 
-#include "launcher/ingest/zap_handler.h"
+#include "backend/protocol/zap_handler.h"
 #include "backend/protocol/framing.h"
 #include "launcher/history/history_database.h"
 
@@ -194,7 +194,7 @@ void Collector::serve(std::promise<QString> &ready, std::string &endpoint)
             continue;
         }
         if (items[1].revents & ZMQ_POLLIN)
-            answerZapRequests(s.zap, s.allowed, [&](const std::string &address) {
+            proto::answerZapRequests(s.zap, s.allowed, [&](const std::string &address) {
                 tell(s, QStringLiteral("a client at %1 with a key that is not this collector's was refused").arg(QString::fromStdString(address)));
             });
         while (items[3].revents & ZMQ_POLLIN) {

@@ -1,7 +1,7 @@
 // See telemetry_receiver.h.
 #include "launcher/ingest/telemetry_receiver.h"
 
-#include "launcher/ingest/zap_handler.h"
+#include "backend/protocol/zap_handler.h"
 #include "backend/protocol/framing.h"
 
 #include <zmq.hpp>
@@ -241,7 +241,7 @@ bool TelemetryReceiver::waitForWork(RouterState &st)
 // A connection's key checked (zap_handler.h): a refused one counted and its address kept.
 void TelemetryReceiver::answerZap(RouterState &st)
 {
-    answerZapRequests(*st.zap, st.allowedKey, [this](const std::string &address) {
+    proto::answerZapRequests(*st.zap, st.allowedKey, [this](const std::string &address) {
         std::lock_guard lock(m_mutex);
         ++m_stats.refused;
         ++m_stats.rejected;

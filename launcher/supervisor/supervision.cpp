@@ -112,7 +112,11 @@ void Supervisor::failOrRestart(const QString &cause, int exitCode, const QString
                        .arg(cause)
                        .arg(reported + 1)
                        .arg(firstLine)
-                       .arg(from > 0 ? (fromMemory ? QStringLiteral("the in-memory checkpoint of step %1") : QStringLiteral("the checkpoint of step %1"))
+                       .arg(from > 0 ? (!fromMemory ? QStringLiteral("the checkpoint of step %1")
+                                        : m_frozenPlan.cluster.nodes.size() > 1
+                                            // each node's copy on the next may lag its own store by a save or two
+                                            ? QStringLiteral("the newest in-memory checkpoint whole across the nodes (step %1 at most)")
+                                            : QStringLiteral("the in-memory checkpoint of step %1"))
                                            .arg(from)
                                      : QStringLiteral("the start (no checkpoint yet)"))
                        .arg(lost)

@@ -8,7 +8,11 @@
 # from (the trainer's own restart event), the steps repeated (the supervisor's restart note), the
 # time from the kill to the resume (the trainer's event) and to the end of the first step after it
 # (that plus the step's own time), and whether the run completed with every step in the history.
-# Usage: tests/bench/bench_memory_restart.sh [BUILD_DIR] [KILL_AFTER_S] [REPEATS]
+# MODEL=medium: a GPT of 4 layers of 512 (12.9 M parameters, a 155 MB checkpoint) in the quick
+# start's layout, 40 steps, instead of the quick start's model (a 5 MB checkpoint, which reads
+# from the page cache as fast as from memory). DROP_CACHES=1 (root): the page cache dropped right
+# after the kill, so the disk path really reads the disk.
+# Usage: [MODEL=quick|medium] [DROP_CACHES=1] tests/bench/bench_memory_restart.sh [BUILD_DIR] [KILL_AFTER_S] [REPEATS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -17,15 +21,19 @@ repeats=${3:-3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/trellis-bench-memrestart.XXXXXX"); trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 grep -m1 "model name" /proc/cpuinfo || true
-echo "cores: $(nproc); kill ${kill_after} s after the first step; ${repeats} times each"
+model=${MODEL:-quick}
+echo "cores: $(nproc); model: $model; kill ${kill_after} s after the first step; ${repeats} times each; page cache dropped after the kill: ${DROP_CACHES:-0}"
 plan() { # name, memory (0|1)
-  /usr/bin/python3 - "$root" "$work" "$@" <<'PY'
+  /usr/bin/python3 - "$root" "$work" "$@" "$model" <<'PY'
 import json, sys
-root, work, name, memory = sys.argv[1:5]
+root, work, name, memory, model = sys.argv[1:6]
 plan = json.load(open(f"{root}/resources/plans/quickstart.json"))
 plan["name"] = name
 plan["training"]["data"]["path"] = f"{root}/resources/corpus/licenses.txt"
 plan["training"]["steps"] = 400
+if model == "medium":
+    plan["model"] = {"arch": "gpt", "layers": 4, "hidden": 512, "heads": 8, "ffn": 2048, "seq_len": 128, "vocab": 256}
+    plan["training"]["steps"] = 40
 plan["training"]["checkpoint"] = {"every": 10, "dir": f"{work}/{name}-ckpt", "keep": 2}
 if memory == "1":
     plan["training"]["checkpoint"]["memory"] = {"every": 1, "keep": 2}
@@ -51,6 +59,7 @@ one() { # name, memory, repeat
   done
   local t_kill; t_kill=$(date -u +%s.%N)
   [ -n "$victim" ] && kill -9 "$victim"
+  if [ "${DROP_CACHES:-0}" = 1 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi
   wait "$cli" || true
   "$build/bin/trellis-cli" --db "$db" export "$name" --format csv --table events --out "$work/$name.events.csv"
   "$build/bin/trellis-cli" --db "$db" export "$name" --format csv --table steps --out "$work/$name.steps.csv"

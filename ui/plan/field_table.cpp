@@ -214,7 +214,8 @@ std::vector<Field> trainingFields()
         {QStringLiteral("training.checkpoint.memory.every"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "In-memory checkpoint every (steps)"),
          K::OptionalNumber, 0, 0, {},
          QT_TRANSLATE_NOOP("PlanFields", "Empty: none. Each rank's state in its node's shared memory every this many steps, the newest "
-                                         "kept (training.checkpoint.memory.keep, 2); a restart reads it before the disk. One node for now")},
+                                         "kept (training.checkpoint.memory.keep, 2); a restart reads it before the disk. On several nodes "
+                                         "each node's is copied to the next node's, so a lost node's state comes from there")},
         {QStringLiteral("training.checkpoint.when_busy"), S::Training, QT_TRANSLATE_NOOP("PlanFields", "Checkpoint due while writing"),
          K::Choice, 0, 0, {QStringLiteral("wait"), QStringLiteral("skip")},
          QT_TRANSLATE_NOOP("PlanFields", "Async saves: a save due while the one before is still being written waits for it (every "

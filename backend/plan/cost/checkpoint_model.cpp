@@ -101,7 +101,21 @@ Diagnostics checkpointWarnings(const Plan &plan)
 
 Diagnostics checkpointWarnings(const Plan &plan, const CheckpointEstimate &estimate)
 {
-    return warningsFor(plan, static_cast<double>(estimate.mostBytesPerNode));
+    Diagnostics out = warningsFor(plan, static_cast<double>(estimate.mostBytesPerNode));
+    // In-memory checkpoints' peer copies beside the run's own inter-node traffic, and their memory.
+    if (estimate.peerShare > 0.25)
+        out.push_back({Severity::Warning, "training.checkpoint.memory.every",
+                       "the copies of each node's in-memory checkpoints on the next node would take " +
+                           std::to_string(static_cast<int>(estimate.peerShare * 100 + 0.5)) +
+                           "% of the inter-node bandwidth over the steps between saves, competing with the run's own traffic; "
+                           "save to memory less often"});
+    const double memory = plan.cluster.hostMemoryGB;
+    if (estimate.memoryEvery > 0 && memory > 0 && static_cast<double>(estimate.memoryBytesPerNode) > memory * 1e9 / 2)
+        out.push_back({Severity::Warning, "training.checkpoint.memory.keep",
+                       "the memory store would take " + memorySizeText(static_cast<double>(estimate.memoryBytesPerNode)) + " of a node's " +
+                           memorySizeText(memory * 1e9) + " host memory, more than half" +
+                           (estimate.peerCopy ? " (its own saves and the previous node's copy)" : "")});
+    return out;
 }
 
 CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device, double stepMs, double overlapMs)
@@ -112,7 +126,17 @@ CheckpointEstimate estimateCheckpoint(const Plan &plan, const DeviceSpec &device
     if (c.memory.given) { // a node's store holds its ranks' shards of `keep` saves and the one being written
         e.memoryEvery = c.memory.every;
         e.memoryKeep = c.memory.keep;
-        e.memoryBytesPerNode = most(spreadOf(plan).perNode) * static_cast<std::uint64_t>(std::max(1, c.memory.keep) + 1);
+        const std::uint64_t perNode = most(spreadOf(plan).perNode);
+        e.peerCopy = plan.cluster.nodes.size() > 1;
+        // and, on several nodes, the previous node's copy of as many (the busiest node's size: a bound)
+        e.memoryBytesPerNode = perNode * static_cast<std::uint64_t>(std::max(1, c.memory.keep) + 1) * (e.peerCopy ? 2 : 1);
+        if (e.peerCopy) {
+            e.peerBytesPerSave = perNode;
+            const double gbps = plan.cluster.interNode.bandwidthGBps > 0 ? plan.cluster.interNode.bandwidthGBps : 12.5;
+            e.peerCopyMs = static_cast<double>(perNode) / (gbps * 1e9) * 1e3;
+            if (stepMs > 0)
+                e.peerShare = e.peerCopyMs / (stepMs * std::max(1, c.memory.every));
+        }
     }
     if (c.every <= 0)
         return e;

@@ -133,10 +133,16 @@ struct CheckpointEstimate {
     // saves due meanwhile: one lands every this many steps (else every).
     int landsEvery = 0;
     // In-memory checkpoints (training.checkpoint.memory; memoryEvery 0: none): the host memory the
-    // busiest node's memory store takes. One node for now: no copy on another node, so a lost
-    // node's state comes from the disk.
+    // busiest node's memory store takes — its own shards and, on several nodes, the previous
+    // node's copy (peerCopy). On one node there is no copy on another: a lost node's state comes
+    // from the disk. peerBytesPerSave: what the busiest node sends the next a save; peerCopyMs: that
+    // at the inter-node bandwidth; peerShare: the fraction of that bandwidth over the steps
+    // between in-memory saves it takes (the holders send beside the run's own traffic).
     int memoryEvery = 0, memoryKeep = 0;
     std::uint64_t memoryBytesPerNode = 0;
+    bool peerCopy = false;
+    std::uint64_t peerBytesPerSave = 0;
+    double peerCopyMs = 0, peerShare = 0;
 };
 // The checkpoint estimate alone (estimatePlan fills Estimate::checkpoint); stepMs: the step time
 // the overhead is measured against (0: not given); overlapMs: the forward and backward a copy made

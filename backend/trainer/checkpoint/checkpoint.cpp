@@ -1,6 +1,8 @@
 // See checkpoint.h.
 #include "backend/trainer/checkpoint/checkpoint.h"
 
+#include "backend/trainer/checkpoint/memory_ring.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -18,7 +20,6 @@
 
 namespace trellis::trainer {
 namespace fs = std::filesystem;
-namespace {
 
 std::string stepDirName(std::uint64_t step)
 {
@@ -33,6 +34,8 @@ std::string shardName(int rank)
     std::snprintf(name, sizeof name, "rank-%05d.bin", rank);
     return name;
 }
+
+namespace {
 
 std::string hex(std::uint64_t v)
 {
@@ -90,14 +93,14 @@ std::vector<fs::path> stepDirs(const fs::path &root, std::error_code &ec)
     return dirs;
 }
 
-// Rank 0 makes the step's ".partial" folder (an earlier failed save's removed); every rank learns
-// whether it could. Returns "" or why not.
-std::string makePartialDir(HostCommunicator &world, const fs::path &root, const fs::path &partialDir, bool privateFiles)
+// The maker (rank 0, or each node's first rank: CheckpointWriter::placeOnEveryNode) makes the
+// step's ".partial" folder (an earlier failed save's removed); every rank learns whether all could.
+// Returns "" or why not.
+std::string makePartialDir(HostCommunicator &world, const fs::path &root, const fs::path &partialDir, bool privateFiles, bool maker)
 {
-    const int rank = world.rank();
     std::int32_t failed = 0;
     std::string error;
-    if (rank == 0) {
+    if (maker) {
         std::error_code ec;
         fs::create_directories(root, ec);
         fs::remove_all(partialDir, ec); // leftovers of an earlier failed save
@@ -108,10 +111,10 @@ std::string makePartialDir(HostCommunicator &world, const fs::path &root, const 
             fs::permissions(partialDir, fs::perms::owner_all, ec);
         }
     }
-    world.broadcast(std::span<std::int32_t>(&failed, 1), 0);
+    failed = world.allReduce(failed, ReduceOp::Max);
     if (failed)
-        return rank == 0 ? error : partialDir.string() + ": cannot be created";
-    if (rank != 0) {
+        return !error.empty() ? error : partialDir.string() + ": cannot be created";
+    if (!maker) {
         // A host that does not share rank 0's folder (ssh hosts, each with its own run folder):
         // its ranks' shards go into a folder of their own there, gathered by the supervisor.
         std::error_code ec;
@@ -168,7 +171,8 @@ std::string completeCheckpoint(const fs::path &root, const fs::path &partialDir,
     return error;
 }
 
-// Keep the newest `keep` complete checkpoints.
+// Keep the newest `keep` complete checkpoints — and, in a memory store, the one the next node's
+// holder confirmed it has a copy of (memory_ring.h: a peer copy always has its twin here).
 void removeOldCheckpoints(const fs::path &root, int keep)
 {
     std::error_code ec;
@@ -177,8 +181,11 @@ void removeOldCheckpoints(const fs::path &root, int keep)
         if (fs::exists(dir / "meta.json"))
             complete.push_back(dir);
     std::sort(complete.begin(), complete.end());
+    const std::uint64_t acked = ringAcked(root.string());
+    const fs::path twin = acked ? root / stepDirName(acked) : fs::path();
     for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < complete.size(); ++i)
-        fs::remove_all(complete[i], ec);
+        if (complete[i] != twin)
+            fs::remove_all(complete[i], ec);
 }
 
 // A candidate's meta.json, read and checked against the plan: Skip (incomplete or unreadable: try
@@ -417,7 +424,7 @@ std::string CheckpointWriter::begin(HostCommunicator &world, const std::string &
     m_rank = world.rank();
     m_worldSize = world.size();
     m_partialDir = m_root / (stepDirName(m_step) + ".partial");
-    if (const std::string error = makePartialDir(world, m_root, m_partialDir, m_privateFiles); !error.empty())
+    if (const std::string error = makePartialDir(world, m_root, m_partialDir, m_privateFiles, maker()); !error.empty())
         return error;
     m_pending = true;
     m_begunAt = started;
@@ -527,9 +534,9 @@ CheckpointWriter::Outcome CheckpointWriter::land(HostCommunicator &world, bool w
                                                " failed to write its shard";
         return out;
     }
-    if (m_rank != 0)
+    if (!maker())
         return out;
-    // Rank 0 puts the folder in place: meta.json (every shard's size and checksum), the rename,
+    // Rank 0 (each node's first rank) puts the folder in place: meta.json (every shard's size and checksum), the rename,
     // the old checkpoints removed — behind training unless asked for now.
     std::vector<std::uint64_t> files;
     for (int r = 0; r < m_worldSize; ++r) {
@@ -592,12 +599,11 @@ void CheckpointWriter::discard(HostCommunicator &world)
     if (m_thread.joinable())
         m_thread.join();
     m_pending = false;
-    if (world.rank() == 0 && !m_partialDir.empty()) {
+    if (maker() && !m_partialDir.empty()) {
         std::error_code ec;
         fs::remove_all(m_partialDir, ec); // what fits of it frees the disk for the next save
     }
-    std::int32_t removed = 1; // the others go on once rank 0 has removed it
-    world.broadcast(std::span<std::int32_t>(&removed, 1), 0);
+    world.hostBarrier(); // the others go on once it is removed
 }
 
 LoadResult loadCheckpoint(const std::string &dir, const plan::Plan &plan, std::uint64_t parameterCount,

@@ -35,6 +35,10 @@ namespace trellis::trainer {
 
 inline constexpr const char *kCheckpointFormat = "trellis.checkpoint/1";
 
+// A checkpoint's folder name (step-NNNNNNNN) and a rank's shard's file name in it (rank-NNNNN.bin).
+std::string stepDirName(std::uint64_t step);
+std::string shardName(int rank);
+
 // A save in two halves, so that training can go on while the shards are written
 // (training.checkpoint.mode async). begin(), at a step boundary, is collective over `world`: rank 0
 // makes the step's partial folder and every rank learns it could; then this rank's shard is
@@ -60,6 +64,14 @@ public:
     CheckpointWriter &operator=(const CheckpointWriter &) = delete;
 
     TrainingState &staging() { return m_staging; }
+    // A folder of every node's own (a memory store, on several nodes): each node's first rank
+    // (`leader`) makes the partial folder there and puts it in place — meta.json listing every
+    // rank's shard, the node's own shards beside it — where otherwise rank 0 alone does.
+    void placeOnEveryNode(bool leader)
+    {
+        m_perNode = true;
+        m_leader = leader;
+    }
     // "" or why the partial folder could not be made (then nothing is pending, and `stage` is
     // not run). `stage` (may be empty: staging() is filled already) fills staging() first, on the
     // writing thread in the background. stagingMs: what filling the staging buffers took the
@@ -104,8 +116,10 @@ public:
 private:
     void writeShard();
 
+    bool maker() const { return m_perNode ? m_leader : m_rank == 0; } // makes and completes the folder
     bool m_background;
     bool m_privateFiles;
+    bool m_perNode = false, m_leader = false;
     TrainingState m_staging;
     std::string m_shard; // the serialised shard, its buffer kept between saves (the writing thread's)
     std::thread m_thread;

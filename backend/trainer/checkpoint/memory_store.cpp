@@ -1,6 +1,8 @@
 // See memory_store.h.
 #include "backend/trainer/checkpoint/memory_store.h"
 
+#include "backend/trainer/checkpoint/memory_ring.h"
+
 #include "backend/protocol/detached.h"
 #include "backend/protocol/exit_codes.h"
 #include "backend/protocol/memory_store_path.h"
@@ -19,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -40,22 +43,25 @@ void touch(const std::string &path)
     }
 }
 
-// Everything in the store but the holder's lock (a fresh run's start).
+// Everything in the store but what its holder keeps there (its lock, where it listens, its log):
+// a fresh run's start.
 void emptyStore(const std::string &store)
 {
     std::error_code ec;
     for (const auto &entry : fs::directory_iterator(store, ec))
-        if (entry.path().filename() != kLock)
+        if (const std::string name = entry.path().filename().string(); name != kLock && name != "ring.self" && name != "ring.log")
             fs::remove_all(entry.path(), ec);
 }
 
 // The holder: this program again, detached (its own session, no inherited descriptors, output to
 // /dev/null — the store it would log into goes with the run). It leaves at once (--detach): reaped
 // here, the holder is nobody's child.
-bool spawnHolder(const std::string &program, const std::string &store, int leaseS)
+bool spawnHolder(const std::string &program, const std::string &store, int leaseS, bool ring)
 {
-    const pid_t pid = proto::spawnDetached(
-        program, {"trellis-trainer", "--hold-checkpoints", "--store", store, "--lease-s", std::to_string(leaseS), "--detach"}, "/dev/null");
+    std::vector<std::string> args = {"trellis-trainer", "--hold-checkpoints", "--store", store, "--lease-s", std::to_string(leaseS), "--detach"};
+    if (ring)
+        args.push_back("--ring");
+    const pid_t pid = proto::spawnDetached(program, std::move(args), "/dev/null");
     if (pid < 0)
         return false;
     ::waitpid(pid, nullptr, 0);
@@ -67,11 +73,14 @@ void onSignal(int) { g_stop = 1; }
 
 void holderUsage(std::FILE *to)
 {
-    std::fprintf(to, "usage: trellis-trainer --hold-checkpoints --store DIR [--lease-s N] [--detach]\n"
+    std::fprintf(to, "usage: trellis-trainer --hold-checkpoints --store DIR [--lease-s N] [--ring] [--detach]\n"
                      "Holds a node's memory store of in-memory checkpoints (training.checkpoint.memory) for its run: started by\n"
                      "the node's first rank, it outlives the job's processes, and removes DIR and ends when the run says it is\n"
                      "done (DIR/done), when no rank has renewed DIR/lease for N seconds (default 600), or on SIGTERM. One\n"
-                     "holder per DIR (a lock in it): a second one exits at once. --detach: it leaves its starter at once.\n");
+                     "holder per DIR (a lock in it): a second one exits at once. --detach: it leaves its starter at once.\n"
+                     "--ring: the run has several nodes: it listens for the previous node's holder (TCP, CURVE; DIR/ring.self\n"
+                     "says where) and sends this node's newest checkpoint to the next node's (DIR/ring.next, written by the\n"
+                     "node's first rank), keeping the previous node's in DIR/peer (backend/trainer/checkpoint/memory_ring.h).\n");
 }
 
 } // namespace
@@ -86,7 +95,7 @@ std::string memoryStorePath(const std::string &checkpointDir, std::string &error
     return (fs::path(root) / proto::memoryStoreName(checkpointDir)).string();
 }
 
-std::string openMemoryStore(const std::string &store, const std::string &program, bool fresh, int leaseS)
+std::string openMemoryStore(const std::string &store, const std::string &program, bool fresh, int leaseS, bool ring)
 {
     if (::mkdir(store.c_str(), 0700) != 0 && errno != EEXIST)
         return store + ": cannot be made (" + std::strerror(errno) + ")";
@@ -100,7 +109,7 @@ std::string openMemoryStore(const std::string &store, const std::string &program
     touch(store + "/" + kLease);
     if (memoryStoreHeld(store))
         return {};
-    if (program.empty() || !spawnHolder(program, store, leaseS))
+    if (program.empty() || !spawnHolder(program, store, leaseS, ring))
         return store + ": its holder could not be started";
     for (int i = 0; i < 100; ++i) { // up to 2 s for it to take the lock
         if (memoryStoreHeld(store))
@@ -136,7 +145,7 @@ int memoryHolderMain(int argc, char **argv)
 {
     std::string store;
     int leaseS = kMemoryStoreLeaseS;
-    bool detach = false;
+    bool detach = false, ring = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--hold-checkpoints")
@@ -147,6 +156,8 @@ int memoryHolderMain(int argc, char **argv)
         }
         if (a == "--detach") {
             detach = true;
+        } else if (a == "--ring") {
+            ring = true;
         } else if (a == "--store" && i + 1 < argc) {
             store = argv[++i];
         } else if (a == "--lease-s" && i + 1 < argc) {
@@ -184,8 +195,16 @@ int memoryHolderMain(int argc, char **argv)
     std::signal(SIGINT, onSignal);
     std::signal(SIGHUP, SIG_IGN);
     const std::string lease = store + "/" + kLease, done = store + "/" + kDone;
+    std::optional<MemoryRing> peers;
+    if (ring) {
+        peers.emplace(store);
+        peers->start(); // no ring: ring.self says why, for the node's first rank
+    }
     while (!g_stop) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        if (peers)
+            peers->poll(200);
+        else
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
         struct stat st {};
         if (::stat(store.c_str(), &st) != 0)
             return proto::kExitOk; // removed under it
@@ -194,6 +213,7 @@ int memoryHolderMain(int argc, char **argv)
         if (::stat(lease.c_str(), &st) != 0 || std::time(nullptr) - st.st_mtime > leaseS)
             break;
     }
+    peers.reset();
     std::error_code ec;
     fs::remove_all(store, ec); // the lock goes with it
     ::close(lock);

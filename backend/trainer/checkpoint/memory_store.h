@@ -9,8 +9,10 @@
 // once when the run says it is done (a `done` marker, after its last step), or when no rank has
 // renewed the lease (a file the node's first rank touches every step) for the lease's length, so
 // a run whose supervisor is gone leaves no shared memory behind. One holder per store (a lock in
-// it). Its name is a hash of the run's checkpoint folder, so a restart — same plan, same folder —
-// finds it.
+// it). Its name is a hash of the run's checkpoint folder and the host's name, so a restart — same
+// plan, same folder — finds it. On several nodes each node has its own, and the holders copy each
+// node's to the next node's (memory_ring.h); a restart gathers a whole checkpoint from them
+// (memory_restore.h).
 #pragma once
 
 #include <string>
@@ -27,9 +29,10 @@ std::string memoryStorePath(const std::string &checkpointDir, std::string &error
 
 // The node's first rank at the start of a job: the store made (0700) and, unless one holds it, its
 // holder started (`program`: this binary). fresh: a run that does not resume — what an earlier run
-// with the same folder left in it is removed. "" or why not (the run then goes on without
-// in-memory checkpoints).
-std::string openMemoryStore(const std::string &store, const std::string &program, bool fresh, int leaseS = kMemoryStoreLeaseS);
+// with the same folder left in it is removed. ring: the run has several nodes, the holder joins
+// their ring (memory_ring.h). "" or why not (the run then goes on without in-memory checkpoints).
+std::string openMemoryStore(const std::string &store, const std::string &program, bool fresh, int leaseS = kMemoryStoreLeaseS,
+                            bool ring = false);
 // The lease renewed (the node's first rank, each step): cheap, a file's times.
 void renewMemoryStoreLease(const std::string &store);
 // The run is over: the holder removes the store and ends (the store removed here when no holder
@@ -38,7 +41,7 @@ void closeMemoryStore(const std::string &store);
 // Whether a holder holds the store's lock now.
 bool memoryStoreHeld(const std::string &store);
 
-// trellis-trainer --hold-checkpoints --store DIR [--lease-s N] [--detach]: the holder (no MPI).
+// trellis-trainer --hold-checkpoints --store DIR [--lease-s N] [--ring] [--detach]: the holder (no MPI).
 int memoryHolderMain(int argc, char **argv);
 
 } // namespace trellis::trainer

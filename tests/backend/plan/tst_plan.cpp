@@ -216,10 +216,13 @@ private slots:
             "training.checkpoint.memory.keep: must be at least 1, got 0");
         row("memory dir", R"({"training": {"checkpoint": {"memory": {}}}})",
             "training.checkpoint.dir: in-memory checkpoints need it: it names the run's memory store, and a restart looks in both");
-        row("memory nodes",
-            R"({"cluster": {"nodes": [{"host": "a", "slots": 2}, {"host": "b", "slots": 2}]}, "training": {"checkpoint": {"dir": "c", "memory": {}}}})",
-            "training.checkpoint.memory: in-memory checkpoints are kept on one node for now (the copy on the next node, which would "
-            "survive a node's loss, is not built yet); this plan has 2 nodes");
+        // On several nodes a store holds the previous node's copy too: 43.5 GB fits 60, twice it does not.
+        row("memory nodes fit",
+            R"({"model": {"layers": 24, "hidden": 2048, "heads": 16, "ffn": 8192},
+                "cluster": {"nodes": [{"host": "a", "slots": 2}, {"host": "b", "slots": 2}], "host_memory_gb": 60},
+                "training": {"checkpoint": {"dir": "c", "memory": {"keep": 2}}}})",
+            "training.checkpoint.memory.keep: the memory store would hold 87.1 GB (2 saves kept and one being written, and the previous "
+            "node's copy of as many), more than the node's 60.0 GB host memory");
         row("memory fit",
             R"({"model": {"layers": 24, "hidden": 2048, "heads": 16, "ffn": 8192}, "cluster": {"host_memory_gb": 4},
                 "training": {"checkpoint": {"dir": "c", "memory": {"keep": 2}}}})",

@@ -14,6 +14,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace trellis::plan;
@@ -403,6 +404,45 @@ private slots:
         QVERIFY2(QString::fromStdString(e.warnings.front().toString()).startsWith(QStringLiteral("warning: parallel: stage 0 ranks need ")),
                  e.warnings.front().toString().c_str());
         QVERIFY(QString::fromStdString(e.warnings.front().toString()).contains(QStringLiteral("but a H100-SXM has 80 GB")));
+    }
+
+    // In-memory checkpoints: a node's store holds its own shards of `keep` saves and the one being
+    // written; on several nodes the previous node's copy of as many too, and each save crosses to
+    // the next node beside the run's traffic — its share of the inter-node bandwidth over the steps
+    // between saves, warned about above a quarter. One node: no copy, nothing sent.
+    void inMemoryCheckpointsCountThePeerCopy()
+    {
+        Plan p = planFor("gpt2-124m", "dgx-h100", 2, 16, 1, 1);
+        p.parallel.zero = 1;
+        p.training.checkpoint = {100, "ckpt", 2, CheckpointMode::Async, false, CheckpointWhenBusy::Wait, {true, 1, 2}};
+        Estimate e = estimatePlan(p, deviceFor(p.cluster));
+        const CheckpointEstimate &c = e.checkpoint;
+        QVERIFY(c.peerCopy);
+        QCOMPARE(c.peerBytesPerSave, c.mostBytesPerNode);
+        QCOMPARE(c.memoryBytesPerNode, c.mostBytesPerNode * 3 * 2);
+        QVERIFY(std::abs(c.peerCopyMs - static_cast<double>(c.peerBytesPerSave) / (p.cluster.interNode.bandwidthGBps * 1e9) * 1e3) < 1e-9);
+        QVERIFY(std::abs(c.peerShare - c.peerCopyMs / e.stepMs) < 1e-12);
+        auto warnedAbout = [](const Estimate &est, const char *path) {
+            return std::any_of(est.warnings.begin(), est.warnings.end(), [&](const Diagnostic &d) { return d.path == path; });
+        };
+        QCOMPARE(warnedAbout(e, "training.checkpoint.memory.every"), c.peerShare > 0.25);
+        // A network a tenth as fast: more than a quarter of it, warned; saves every 64 steps: a 64th.
+        p.cluster.interNode.bandwidthGBps /= 10;
+        e = estimatePlan(p, deviceFor(p.cluster));
+        QVERIFY2(e.checkpoint.peerShare > 0.25, qPrintable(QString::number(e.checkpoint.peerShare)));
+        QVERIFY(warnedAbout(e, "training.checkpoint.memory.every"));
+        p.training.checkpoint.memory.every = 64;
+        e = estimatePlan(p, deviceFor(p.cluster));
+        QVERIFY(std::abs(e.checkpoint.peerShare - e.checkpoint.peerCopyMs / (64 * e.stepMs)) < 1e-12);
+        QVERIFY2(e.checkpoint.peerShare < 0.25, qPrintable(QString::number(e.checkpoint.peerShare)));
+        QVERIFY(!warnedAbout(e, "training.checkpoint.memory.every"));
+
+        Plan one = planFor("gpt2-124m", "dgx-h100", 1, 8, 1, 1);
+        one.training.checkpoint = p.training.checkpoint;
+        e = estimatePlan(one, deviceFor(one.cluster));
+        QVERIFY(!e.checkpoint.peerCopy);
+        QCOMPARE(e.checkpoint.peerBytesPerSave, std::uint64_t(0));
+        QCOMPARE(e.checkpoint.memoryBytesPerNode, e.checkpoint.mostBytesPerNode * 3);
     }
 
     // A checkpoint's cost as the trainer spreads the writing: every element once, fp32 parameter

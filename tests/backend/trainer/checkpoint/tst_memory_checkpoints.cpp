@@ -1,6 +1,6 @@
 // In-memory checkpoints (training.checkpoint.memory) under a real mpirun, and the memory store's
 // holder on its own: resume from memory and the fallback to the disk, the store's permissions,
-// the holder's ends (the run's done, the lease) and its one-per-store lock. Bitwise resume
+// the holder's ends (the run's done, the lease) and its one-per-store lock, the holders' ring. Bitwise resume
 // from memory for each layout is a row of tst_checkpoint's bitwiseResume.
 #include "tests/backend/trainer/checkpoint/checkpoint_runs.h"
 
@@ -8,6 +8,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QMap>
+#include <QScopeGuard>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -46,6 +48,13 @@ QList<qint64> lockHolders(const QString &path)
             pids.append(f[4].toLongLong());
     }
     return pids;
+}
+
+// A store's ring log ("" when there is none).
+QString readLog(const QString &store)
+{
+    QFile f(store + QStringLiteral("/ring.log"));
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
 }
 
 } // namespace
@@ -164,6 +173,75 @@ private slots:
         QVERIFY(other.waitForFinished(10000));
         QCOMPARE(other.exitCode(), 2); // never a folder that is not a memory store
         QVERIFY(QFileInfo::exists(QStringLiteral("/tmp")));
+    }
+
+    // The holders' ring (several nodes; here three holders on this machine, over loopback TCP with
+    // CURVE): a holder sends its store's newest complete save to the next holder, which keeps it
+    // under peer/ and confirms it (ring.acked); a holder lets in only the previous holder's key —
+    // a third one that knows the server's address and public key but is not the previous is
+    // refused, said in the ring's log, and nothing of it is kept. Every store goes on `done`.
+    void theRingCopiesAStoreToTheNextHolderOnly()
+    {
+        const QString base = QStringLiteral("/dev/shm/trellis-%1-ckpt-ringtest%2-").arg(::getuid()).arg(QCoreApplication::applicationPid());
+        const QString a = base + QStringLiteral("a"), b = base + QStringLiteral("b"), c = base + QStringLiteral("c");
+        auto cleanup = qScopeGuard([&] {
+            for (const QString &store : {a, b, c}) {
+                QFile done(store + QStringLiteral("/done"));
+                if (done.open(QIODevice::WriteOnly))
+                    done.close();
+            }
+        });
+        auto self = [](const QString &store) {
+            QMap<QString, QString> kv;
+            QFile f(store + QStringLiteral("/ring.self"));
+            if (f.open(QIODevice::ReadOnly))
+                for (const QByteArray &line : f.readAll().split('\n'))
+                    if (const int eq = line.indexOf('='); eq > 0)
+                        kv[QString::fromLatin1(line.left(eq))] = QString::fromLatin1(line.mid(eq + 1));
+            return kv;
+        };
+        auto write = [](const QString &path, const QString &text) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text.toUtf8());
+        };
+        for (const QString &store : {a, b, c}) {
+            QVERIFY(QDir().mkpath(store));
+            write(store + QStringLiteral("/lease"), {});
+            QCOMPARE(QProcess::execute(kTrainer, {QStringLiteral("--hold-checkpoints"), QStringLiteral("--store"), store, QStringLiteral("--ring"),
+                                                  QStringLiteral("--detach")}),
+                     0);
+        }
+        for (const QString &store : {a, b, c})
+            QTRY_VERIFY_WITH_TIMEOUT(self(store).value(QStringLiteral("port")).toInt() > 0, 5000);
+        const auto sa = self(a), sb = self(b);
+        const QString toB = QStringLiteral("addresses=127.0.0.1\nport=%1\nserver_public=%2\nkeep=2\n").arg(sb[QStringLiteral("port")], sb[QStringLiteral("server_public")]);
+        write(a + QStringLiteral("/ring.next"), toB);
+        write(c + QStringLiteral("/ring.next"), toB); // c knows where b listens and its key, but is not b's previous
+        write(b + QStringLiteral("/ring.prev"), QStringLiteral("client_public=%1\n").arg(sa[QStringLiteral("client_public")]));
+        // A save in a's store and another in c's (their ranks' shards and meta.json).
+        for (const QString &store : {a, c}) {
+            const QString step = store + QStringLiteral("/step-00000007");
+            QVERIFY(QDir().mkpath(step));
+            write(step + QStringLiteral("/rank-00000.bin"), QStringLiteral("shard of ") + store);
+            write(step + QStringLiteral("/meta.json"), QStringLiteral(R"({"files": [{"name": "rank-00000.bin"}]})"));
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(b + QStringLiteral("/peer/step-00000007/meta.json")), 10000);
+        QFile copy(b + QStringLiteral("/peer/step-00000007/rank-00000.bin"));
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(copy.readAll()), QStringLiteral("shard of ") + a); // a's, not c's
+        QCOMPARE(QFileInfo(b + QStringLiteral("/peer")).permissions() & (QFileDevice::ReadOther | QFileDevice::ReadGroup), QFileDevice::Permissions());
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(a + QStringLiteral("/ring.acked")), 5000);
+        QFile acked(a + QStringLiteral("/ring.acked"));
+        QVERIFY(acked.open(QIODevice::ReadOnly));
+        QCOMPARE(acked.readAll().trimmed(), QByteArray("7"));
+        QTRY_VERIFY_WITH_TIMEOUT(readLog(b).contains(QStringLiteral("refused a connection from 127.0.0.1")), 10000);
+        QVERIFY(!QFileInfo::exists(c + QStringLiteral("/ring.acked")));
+        cleanup.dismiss();
+        for (const QString &store : {a, b, c})
+            write(store + QStringLiteral("/done"), {});
+        for (const QString &store : {a, b, c})
+            QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store), 5000);
     }
 };
 

@@ -1,10 +1,10 @@
 // See zap_handler.h.
-#include "launcher/ingest/zap_handler.h"
+#include "backend/protocol/zap_handler.h"
 
 #include <string_view>
 #include <vector>
 
-namespace trellis::launcher {
+namespace trellis::proto {
 
 // ZAP request: version, request id, domain, address, identity, mechanism, credentials; the reply
 // is version, request id, status code, status text, user id, metadata.
@@ -44,4 +44,4 @@ void answerZapRequests(zmq::socket_t &zap, const std::string &allowedKey,
     }
 }
 
-} // namespace trellis::launcher
+} // namespace trellis::proto

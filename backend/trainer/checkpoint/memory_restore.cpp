@@ -1,0 +1,219 @@
+// See memory_restore.h.
+#include "backend/trainer/checkpoint/memory_restore.h"
+
+#include "backend/trainer/checkpoint/checkpoint.h"
+#include "backend/trainer/checkpoint/memory_ring.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <vector>
+
+namespace trellis::trainer {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int kTag = 4242;
+constexpr std::int64_t kMeta = -1, kShards = -2; // an entry's "rank" for meta.json and for the shard count
+enum Where : std::int64_t { Own = 0, Peer = 1 };
+
+struct Entry {
+    std::int64_t step, rank, value; // value: Where, or the shard count for kShards
+};
+
+std::string readAll(const fs::path &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+bool writeAll(const fs::path &path, const std::string &bytes)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    std::error_code ec;
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, ec);
+    return static_cast<bool>(out);
+}
+
+// What one folder of complete steps (own, or peer/) holds: for each step with a readable
+// meta.json, that meta, the number of shards it lists and each listed shard present at its size.
+void inventory(const fs::path &root, Where where, std::vector<Entry> &entries)
+{
+    static const std::regex stepName("step-([0-9]{8,18})"), shard("rank-([0-9]{5,9})\\.bin");
+    std::error_code ec;
+    for (const auto &dir : fs::directory_iterator(root, ec)) {
+        std::smatch m;
+        const std::string name = dir.path().filename().string();
+        if (!dir.is_directory(ec) || !std::regex_match(name, m, stepName))
+            continue;
+        const std::int64_t step = std::stoll(m[1].str());
+        nlohmann::json meta;
+        try {
+            meta = nlohmann::json::parse(readAll(dir.path() / "meta.json"));
+        } catch (const std::exception &) {
+            continue; // incomplete (or damaged: loadCheckpoint says so when it meets it)
+        }
+        if (!meta.contains("files") || !meta["files"].is_array())
+            continue;
+        entries.push_back({step, kMeta, where});
+        entries.push_back({step, kShards, static_cast<std::int64_t>(meta["files"].size())});
+        for (const auto &file : meta["files"]) {
+            const std::string shardFile = file.value("name", "");
+            std::smatch r;
+            if (!std::regex_match(shardFile, r, shard))
+                continue;
+            if (fs::file_size(dir.path() / shardFile, ec) == file.value("bytes", std::uint64_t(0)) && !ec)
+                entries.push_back({step, std::stoll(r[1].str()), where});
+        }
+    }
+}
+
+struct Transfer {
+    int to, from;     // leaders (world ranks); from == to: a copy from the node's own peer/
+    std::string file; // a shard's name or meta.json
+    Where where;      // where `from` holds it
+};
+
+} // namespace
+
+MemoryRestore gatherMemoryCheckpoint(MpiCommunicator &world, bool leader, const std::string &store)
+{
+    HostCommunicator &host = world.host();
+    std::vector<Entry> mine;
+    if (leader) {
+        inventory(store, Own, mine);
+        inventory(fs::path(store) / kRingPeerFolder, Peer, mine);
+    }
+    // Everyone's entries: the counts, then the entries padded to the longest.
+    const std::vector<std::int64_t> counts = host.allGather(static_cast<std::int64_t>(leader ? mine.size() + 1 : 0));
+    const std::int64_t most = *std::max_element(counts.begin(), counts.end());
+    std::vector<std::int64_t> flat(static_cast<std::size_t>(most) * 3, -9);
+    if (leader) {
+        flat[0] = flat[1] = flat[2] = -3; // "a leader", even with nothing in its store
+        for (std::size_t i = 0; i < mine.size(); ++i) {
+            flat[3 * (i + 1)] = mine[i].step;
+            flat[3 * (i + 1) + 1] = mine[i].rank;
+            flat[3 * (i + 1) + 2] = mine[i].value;
+        }
+    }
+    const std::vector<std::int64_t> all = host.allGather(std::span<const std::int64_t>(flat));
+    std::vector<int> leaders;
+    std::map<int, std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>>> held; // leader -> (step, rank, where)
+    std::map<std::int64_t, std::int64_t> shardCount;                                  // step -> shards its meta lists
+    std::set<std::int64_t> inconsistent;
+    for (int r = 0; r < world.size(); ++r) {
+        if (counts[static_cast<std::size_t>(r)] == 0)
+            continue;
+        leaders.push_back(r);
+        for (std::int64_t i = 1; i < counts[static_cast<std::size_t>(r)]; ++i) {
+            const std::size_t at = (static_cast<std::size_t>(r) * static_cast<std::size_t>(most) + static_cast<std::size_t>(i)) * 3;
+            const Entry e{all[at], all[at + 1], all[at + 2]};
+            if (e.rank == kShards) {
+                if (shardCount.count(e.step) && shardCount[e.step] != e.value)
+                    inconsistent.insert(e.step);
+                shardCount[e.step] = e.value;
+            } else {
+                held[r].insert({e.step, e.rank, e.value});
+            }
+        }
+    }
+    auto has = [&](int l, std::int64_t step, std::int64_t rank, Where w) { return held[l].count({step, rank, w}) > 0; };
+    // The newest step whose meta.json and every shard are somewhere.
+    MemoryRestore out;
+    for (auto it = shardCount.rbegin(); it != shardCount.rend() && out.step == 0; ++it) {
+        const auto [step, shards] = *it;
+        if (inconsistent.count(step) || shards <= 0)
+            continue;
+        bool whole = true;
+        for (std::int64_t r = 0; r < shards && whole; ++r) {
+            whole = false;
+            for (int l : leaders)
+                whole = whole || has(l, step, r, Own) || has(l, step, r, Peer);
+        }
+        if (whole)
+            out.step = static_cast<std::uint64_t>(step);
+    }
+    if (out.step == 0) {
+        host.hostBarrier();
+        return out;
+    }
+    const auto S = static_cast<std::int64_t>(out.step);
+    // What each node lacks and where from: another node's own copy first, else a peer copy (its own too).
+    std::vector<Transfer> plan;
+    for (int l : leaders) {
+        auto source = [&](std::int64_t rank) -> std::pair<int, Where> {
+            for (int q : leaders)
+                if (q != l && has(q, S, rank, Own))
+                    return {q, Own};
+            for (int q : leaders)
+                if (has(q, S, rank, Peer))
+                    return {q, Peer};
+            return {-1, Own};
+        };
+        for (std::int64_t r = 0; r < shardCount[S]; ++r)
+            if (!has(l, S, r, Own))
+                if (const auto [q, w] = source(r); q >= 0)
+                    plan.push_back({l, q, shardName(static_cast<int>(r)), w});
+        if (!has(l, S, kMeta, Own))
+            if (const auto [q, w] = source(kMeta); q >= 0)
+                plan.push_back({l, q, "meta.json", w}); // last: the folder is complete once it is there
+    }
+    const int me = world.rank();
+    const fs::path own = fs::path(store) / stepDirName(out.step);
+    const fs::path gathering = fs::path(store) / (stepDirName(out.step) + ".gathering");
+    std::error_code ec;
+    const bool into = leader && fs::is_directory(own, ec);
+    if (leader && !into) {
+        fs::remove_all(gathering, ec);
+        fs::create_directories(gathering, ec);
+        fs::permissions(gathering, fs::perms::owner_all, ec);
+    }
+    const fs::path target = into ? own : gathering;
+    for (const Transfer &t : plan) {
+        out.fromOtherNodes += t.from != t.to;
+        out.fromPeerCopies += t.where == Peer;
+        if (t.from != me && t.to != me)
+            continue;
+        const fs::path source = (t.where == Peer ? fs::path(store) / kRingPeerFolder : fs::path(store)) / stepDirName(out.step) / t.file;
+        if (t.from == me && t.to == me) {
+            writeAll(target / t.file, readAll(source));
+        } else if (t.from == me) {
+            std::string bytes = readAll(source);
+            const std::int64_t size = static_cast<std::int64_t>(bytes.size());
+            world.send(&size, 1, DataType::I64, t.to, kTag);
+            bytes.resize((bytes.size() + 7) / 8 * 8);
+            world.send(bytes.data(), bytes.size() / 8, DataType::I64, t.to, kTag);
+        } else {
+            std::int64_t size = 0;
+            world.recv(&size, 1, DataType::I64, t.from, kTag);
+            std::string bytes((static_cast<std::size_t>(size) + 7) / 8 * 8, '\0');
+            world.recv(bytes.data(), bytes.size() / 8, DataType::I64, t.from, kTag);
+            bytes.resize(static_cast<std::size_t>(size));
+            writeAll(target / t.file, bytes);
+        }
+    }
+    if (leader) {
+        if (!into && fs::exists(gathering / "meta.json", ec))
+            fs::rename(gathering, own, ec);
+        fs::remove_all(gathering, ec);
+        for (const auto &dir : fs::directory_iterator(store, ec)) { // newer ones no restart can use
+            const std::string name = dir.path().filename().string();
+            if (name.rfind("step-", 0) == 0 && name > stepDirName(out.step))
+                fs::remove_all(dir.path(), ec);
+        }
+    }
+    host.hostBarrier(); // every node's store whole before any rank reads it
+    return out;
+}
+
+} // namespace trellis::trainer
