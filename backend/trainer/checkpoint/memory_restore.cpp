@@ -84,107 +84,110 @@ struct Transfer {
     Where where;      // where `from` holds it
 };
 
-} // namespace
+// What every node's first rank holds, as all ranks learn it (collective).
+struct Holdings {
+    std::vector<int> leaders; // world ranks, ascending
+    std::map<int, std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>>> held; // leader -> (step, rank, where)
+    std::map<std::int64_t, std::int64_t> shardCount; // step -> shards its meta.json lists
+    std::set<std::int64_t> inconsistent;             // steps whose meta.json lists differ between nodes
 
-MemoryRestore gatherMemoryCheckpoint(MpiCommunicator &world, bool leader, const std::string &store)
+    bool has(int leader, std::int64_t step, std::int64_t rank, Where w) const
+    {
+        const auto it = held.find(leader);
+        return it != held.end() && it->second.count({step, rank, w}) > 0;
+    }
+};
+
+Holdings gatherHoldings(HostCommunicator &host, bool leader, const std::string &store)
 {
-    HostCommunicator &host = world.host();
     std::vector<Entry> mine;
     if (leader) {
         inventory(store, Own, mine);
         inventory(fs::path(store) / kRingPeerFolder, Peer, mine);
     }
-    // Everyone's entries: the counts, then the entries padded to the longest.
+    // Everyone's entries: the counts (a leader's one more than its entries, so that a leader with
+    // an empty store still counts), then the entries padded to the longest.
     const std::vector<std::int64_t> counts = host.allGather(static_cast<std::int64_t>(leader ? mine.size() + 1 : 0));
     const std::int64_t most = *std::max_element(counts.begin(), counts.end());
     std::vector<std::int64_t> flat(static_cast<std::size_t>(most) * 3, -9);
-    if (leader) {
-        flat[0] = flat[1] = flat[2] = -3; // "a leader", even with nothing in its store
-        for (std::size_t i = 0; i < mine.size(); ++i) {
-            flat[3 * (i + 1)] = mine[i].step;
-            flat[3 * (i + 1) + 1] = mine[i].rank;
-            flat[3 * (i + 1) + 2] = mine[i].value;
-        }
+    for (std::size_t i = 0; leader && i < mine.size(); ++i) {
+        flat[3 * (i + 1)] = mine[i].step;
+        flat[3 * (i + 1) + 1] = mine[i].rank;
+        flat[3 * (i + 1) + 2] = mine[i].value;
     }
     const std::vector<std::int64_t> all = host.allGather(std::span<const std::int64_t>(flat));
-    std::vector<int> leaders;
-    std::map<int, std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>>> held; // leader -> (step, rank, where)
-    std::map<std::int64_t, std::int64_t> shardCount;                                  // step -> shards its meta lists
-    std::set<std::int64_t> inconsistent;
-    for (int r = 0; r < world.size(); ++r) {
+    Holdings h;
+    for (int r = 0; r < static_cast<int>(counts.size()); ++r) {
         if (counts[static_cast<std::size_t>(r)] == 0)
             continue;
-        leaders.push_back(r);
+        h.leaders.push_back(r);
         for (std::int64_t i = 1; i < counts[static_cast<std::size_t>(r)]; ++i) {
             const std::size_t at = (static_cast<std::size_t>(r) * static_cast<std::size_t>(most) + static_cast<std::size_t>(i)) * 3;
             const Entry e{all[at], all[at + 1], all[at + 2]};
-            if (e.rank == kShards) {
-                if (shardCount.count(e.step) && shardCount[e.step] != e.value)
-                    inconsistent.insert(e.step);
-                shardCount[e.step] = e.value;
-            } else {
-                held[r].insert({e.step, e.rank, e.value});
+            if (e.rank != kShards) {
+                h.held[r].insert({e.step, e.rank, e.value});
+                continue;
             }
+            if (h.shardCount.count(e.step) && h.shardCount[e.step] != e.value)
+                h.inconsistent.insert(e.step);
+            h.shardCount[e.step] = e.value;
         }
     }
-    auto has = [&](int l, std::int64_t step, std::int64_t rank, Where w) { return held[l].count({step, rank, w}) > 0; };
-    // The newest step whose meta.json and every shard are somewhere.
-    MemoryRestore out;
-    for (auto it = shardCount.rbegin(); it != shardCount.rend() && out.step == 0; ++it) {
+    return h;
+}
+
+// The newest step whose meta.json and every shard are somewhere (0: none).
+std::uint64_t newestWhole(const Holdings &h)
+{
+    for (auto it = h.shardCount.rbegin(); it != h.shardCount.rend(); ++it) {
         const auto [step, shards] = *it;
-        if (inconsistent.count(step) || shards <= 0)
+        if (h.inconsistent.count(step) || shards <= 0)
             continue;
         bool whole = true;
-        for (std::int64_t r = 0; r < shards && whole; ++r) {
-            whole = false;
-            for (int l : leaders)
-                whole = whole || has(l, step, r, Own) || has(l, step, r, Peer);
-        }
+        for (std::int64_t r = 0; r < shards && whole; ++r)
+            whole = std::any_of(h.leaders.begin(), h.leaders.end(), [&](int l) { return h.has(l, step, r, Own) || h.has(l, step, r, Peer); });
         if (whole)
-            out.step = static_cast<std::uint64_t>(step);
+            return static_cast<std::uint64_t>(step);
     }
-    if (out.step == 0) {
-        host.hostBarrier();
-        return out;
-    }
-    const auto S = static_cast<std::int64_t>(out.step);
-    // What each node lacks and where from: another node's own copy first, else a peer copy (its own too).
+    return 0;
+}
+
+// What each node lacks of step S and where from: another node's own copy first, else a peer copy
+// (its own node's too). Every rank computes the same list, in the same order.
+std::vector<Transfer> planTransfers(const Holdings &h, std::int64_t S)
+{
     std::vector<Transfer> plan;
-    for (int l : leaders) {
+    for (int l : h.leaders) {
         auto source = [&](std::int64_t rank) -> std::pair<int, Where> {
-            for (int q : leaders)
-                if (q != l && has(q, S, rank, Own))
+            for (int q : h.leaders)
+                if (q != l && h.has(q, S, rank, Own))
                     return {q, Own};
-            for (int q : leaders)
-                if (has(q, S, rank, Peer))
+            for (int q : h.leaders)
+                if (h.has(q, S, rank, Peer))
                     return {q, Peer};
             return {-1, Own};
         };
-        for (std::int64_t r = 0; r < shardCount[S]; ++r)
-            if (!has(l, S, r, Own))
+        for (std::int64_t r = 0; r < h.shardCount.at(S); ++r)
+            if (!h.has(l, S, r, Own))
                 if (const auto [q, w] = source(r); q >= 0)
                     plan.push_back({l, q, shardName(static_cast<int>(r)), w});
-        if (!has(l, S, kMeta, Own))
+        if (!h.has(l, S, kMeta, Own))
             if (const auto [q, w] = source(kMeta); q >= 0)
                 plan.push_back({l, q, "meta.json", w}); // last: the folder is complete once it is there
     }
+    return plan;
+}
+
+// The transfers this rank takes part in: a file sent (its size, then its bytes as 8-byte words) or
+// received into `target`, or copied from the node's own peer/.
+void runTransfers(MpiCommunicator &world, const std::vector<Transfer> &plan, const std::string &store, std::uint64_t step,
+                  const fs::path &target)
+{
     const int me = world.rank();
-    const fs::path own = fs::path(store) / stepDirName(out.step);
-    const fs::path gathering = fs::path(store) / (stepDirName(out.step) + ".gathering");
-    std::error_code ec;
-    const bool into = leader && fs::is_directory(own, ec);
-    if (leader && !into) {
-        fs::remove_all(gathering, ec);
-        fs::create_directories(gathering, ec);
-        fs::permissions(gathering, fs::perms::owner_all, ec);
-    }
-    const fs::path target = into ? own : gathering;
     for (const Transfer &t : plan) {
-        out.fromOtherNodes += t.from != t.to;
-        out.fromPeerCopies += t.where == Peer;
         if (t.from != me && t.to != me)
             continue;
-        const fs::path source = (t.where == Peer ? fs::path(store) / kRingPeerFolder : fs::path(store)) / stepDirName(out.step) / t.file;
+        const fs::path source = (t.where == Peer ? fs::path(store) / kRingPeerFolder : fs::path(store)) / stepDirName(step) / t.file;
         if (t.from == me && t.to == me) {
             writeAll(target / t.file, readAll(source));
         } else if (t.from == me) {
@@ -202,6 +205,37 @@ MemoryRestore gatherMemoryCheckpoint(MpiCommunicator &world, bool leader, const 
             writeAll(target / t.file, bytes);
         }
     }
+}
+
+} // namespace
+
+MemoryRestore gatherMemoryCheckpoint(MpiCommunicator &world, bool leader, const std::string &store)
+{
+    HostCommunicator &host = world.host();
+    const Holdings holdings = gatherHoldings(host, leader, store);
+    MemoryRestore out;
+    out.step = newestWhole(holdings);
+    if (out.step == 0) {
+        host.hostBarrier();
+        return out;
+    }
+    const std::vector<Transfer> plan = planTransfers(holdings, static_cast<std::int64_t>(out.step));
+    for (const Transfer &t : plan) {
+        out.fromOtherNodes += t.from != t.to;
+        out.fromPeerCopies += t.where == Peer;
+    }
+    // A node's own folder of the step takes what it lacks; a node without one gathers it aside and
+    // puts it in place once meta.json is there.
+    const fs::path own = fs::path(store) / stepDirName(out.step);
+    const fs::path gathering = fs::path(store) / (stepDirName(out.step) + ".gathering");
+    std::error_code ec;
+    const bool into = leader && fs::is_directory(own, ec);
+    if (leader && !into) {
+        fs::remove_all(gathering, ec);
+        fs::create_directories(gathering, ec);
+        fs::permissions(gathering, fs::perms::owner_all, ec);
+    }
+    runTransfers(world, plan, store, out.step, into ? own : gathering);
     if (leader) {
         if (!into && fs::exists(gathering / "meta.json", ec))
             fs::rename(gathering, own, ec);
