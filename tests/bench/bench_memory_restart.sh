@@ -12,7 +12,13 @@
 # start's layout, 40 steps, instead of the quick start's model (a 5 MB checkpoint, which reads
 # from the page cache as fast as from memory). DROP_CACHES=1 (root): the page cache dropped right
 # after the kill, so the disk path really reads the disk.
-# Usage: [MODEL=quick|medium] [DROP_CACHES=1] tests/bench/bench_memory_restart.sh [BUILD_DIR] [KILL_AFTER_S] [REPEATS]
+# TARGET=ssh (root): the same plan over two ssh hosts made here (tests/support/netns_hosts.sh: network
+# namespaces, each its own sshd), two ranks each, and instead of one rank a node lost whole: host2's
+# ranks stopped, its memory store's holder killed and its store removed, then its ranks killed —
+# the in-memory run resumes with host2's shards from their copy on host1.
+# Steps repeated: the steps done before the failure (the supervisor's "in step F": F - 1) less the
+# step resumed from.
+# Usage: [MODEL=quick|medium] [DROP_CACHES=1] [TARGET=local|ssh] tests/bench/bench_memory_restart.sh [BUILD_DIR] [KILL_AFTER_S] [REPEATS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -22,11 +28,17 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/trellis-bench-memrestart.XXXXXX"); trap 'rm -r
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 grep -m1 "model name" /proc/cpuinfo || true
 model=${MODEL:-quick}
-echo "cores: $(nproc); model: $model; kill ${kill_after} s after the first step; ${repeats} times each; page cache dropped after the kill: ${DROP_CACHES:-0}"
+target=${TARGET:-local}
+if [ "$target" = ssh ]; then
+  bash "$root/tests/support/netns_hosts.sh" up "$work/hosts" 2 > /dev/null
+  trap 'bash "$root/tests/support/netns_hosts.sh" down "$work/hosts" > /dev/null; rm -rf "$work"' EXIT
+  mkdir -p "$work/h1" "$work/h2"
+fi
+echo "cores: $(nproc); target: $target; model: $model; kill ${kill_after} s after the first step; ${repeats} times each; page cache dropped after the kill: ${DROP_CACHES:-0}"
 plan() { # name, memory (0|1)
-  /usr/bin/python3 - "$root" "$work" "$@" "$model" <<'PY'
+  /usr/bin/python3 - "$root" "$work" "$@" "$model" "$target" <<'PY'
 import json, sys
-root, work, name, memory, model = sys.argv[1:6]
+root, work, name, memory, model, target = sys.argv[1:7]
 plan = json.load(open(f"{root}/resources/plans/quickstart.json"))
 plan["name"] = name
 plan["training"]["data"]["path"] = f"{root}/resources/corpus/licenses.txt"
@@ -38,6 +50,12 @@ plan["training"]["checkpoint"] = {"every": 10, "dir": f"{work}/{name}-ckpt", "ke
 if memory == "1":
     plan["training"]["checkpoint"]["memory"] = {"every": 1, "keep": 2}
 plan.setdefault("launch", {})["restart"] = {"max_restarts": 1, "backoff_s": 1}
+if target == "ssh":  # the two test hosts, two ranks each
+    hosts = [line.split()[1] for line in open(f"{work}/hosts/hosts") if line.strip()]
+    plan["cluster"]["nodes"] = [{"host": h, "slots": 2, "remote_dir": f"{work}/h{i + 1}"} for i, h in enumerate(hosts)]
+    net = ".".join(hosts[0].split(".")[:3]) + ".0/24"
+    plan["launch"].update({"target": "ssh", "ssh": {"port": 2222, "identity_file": f"{work}/hosts/client_key",
+                                                     "known_hosts": f"{work}/hosts/known_hosts", "mpi_interface": net}})
 json.dump(plan, open(f"{work}/{name}.json", "w"))
 PY
 }
@@ -51,14 +69,26 @@ one() { # name, memory, repeat
   local cli=$!
   for _ in $(seq 1 600); do first_step_seen "$db" "$name" && break; sleep 0.1; done
   sleep "$kill_after"
-  local victim=""
+  local victim="" host2=()
   for pid in $(pgrep -f -- "$name" || true); do # a rank: the trainer with --plan (the run folder's frozen plan)
     [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = trellis-trainer ] || continue
     tr '\0' ' ' < /proc/"$pid"/cmdline 2>/dev/null | grep -q -- "--plan " || continue
     victim=$pid
+    [ "$target" = ssh ] && [ "$(nsenter -t "$pid" -u hostname 2>/dev/null)" = host2 ] && host2+=("$pid")
   done
   local t_kill; t_kill=$(date -u +%s.%N)
-  [ -n "$victim" ] && kill -9 "$victim"
+  if [ "$target" = ssh ]; then # host2 lost: its ranks stopped, its holder and store gone, its ranks killed
+    kill -STOP "${host2[@]}"
+    for h in $(pgrep -f -- "--hold-checkpoints" || true); do
+      [ "$(nsenter -t "$h" -u hostname 2>/dev/null)" = host2 ] || continue
+      store=$(tr '\0' '\n' < /proc/"$h"/cmdline | sed -n '/^--store$/{n;p}')
+      kill -9 "$h"; sleep 0.2; rm -rf "$store"
+    done
+    kill -9 "${host2[@]}"
+    victim="${host2[*]}"; victim=${victim// /+}
+  else
+    [ -n "$victim" ] && kill -9 "$victim"
+  fi
   if [ "${DROP_CACHES:-0}" = 1 ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi
   wait "$cli" || true
   "$build/bin/trellis-cli" --db "$db" export "$name" --format csv --table events --out "$work/$name.events.csv"
@@ -86,8 +116,8 @@ for line in open(os.path.join(work, "kills")):
         print(f"{name:<10} no restart recorded (victim {victim or 'none'})"); continue
     r = resumed[-1]
     step = int(r["step"])
-    m = re.search(r"(\d+) steps? repeated", note[-1]["message"])
-    repeated = int(m.group(1)) if m else -1
+    m = re.search(r" in step (\d+):", note[-1]["message"])
+    repeated = int(m.group(1)) - 1 - step if m else -1
     first = [float(x["step_ms"]) for x in steps if int(x["step"]) == step + 1]
     t_resume = at(r["at"]) - float(t_kill)
     t_first = t_resume + (first[-1] / 1000 if first else float("nan"))
