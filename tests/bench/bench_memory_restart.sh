@@ -18,7 +18,7 @@
 # the in-memory run resumes with host2's shards from their copy on host1.
 # Steps repeated: the steps done before the failure (the supervisor's "in step F": F - 1) less the
 # step resumed from.
-# Usage: [MODEL=quick|medium] [DROP_CACHES=1] [TARGET=local|ssh] tests/bench/bench_memory_restart.sh [BUILD_DIR] [KILL_AFTER_S] [REPEATS]
+# Usage: [MODEL=quick|medium] [DROP_CACHES=1] [TARGET=local|ssh] [KEEP=DIR] tests/bench/bench_memory_restart.sh [BUILD_DIR] [KILL_AFTER_S] [REPEATS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -99,6 +99,7 @@ for r in $(seq 1 "$repeats"); do
   one disk 0 "$r"
   one memory 1 "$r"
 done
+[ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$work"/*.csv "$work"/*.out "$work/kills" "$KEEP"/ # KEEP=DIR: each run's events, steps and output
 /usr/bin/python3 - "$work" <<'PY'
 import csv, datetime, os, re, sys
 work = sys.argv[1]
