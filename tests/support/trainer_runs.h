@@ -57,6 +57,20 @@ inline TrainerRun runTrainerProcess(int ranks, const QStringList &args, int time
     }
     run.code = p.exitCode();
     run.output = QString::fromUtf8(p.readAll());
+    if (run.code != 0) {
+        // Open MPI's help blocks (between lines of dashes, a thousand characters of advice) after
+        // the ranks' own lines: a failure message is cut at about that length, and what a rank said
+        // is what tells why (seen: a run whose only line left was mpirun's "exiting improperly").
+        QStringList own, help;
+        bool inHelp = false;
+        for (const QString &line : run.output.split(QLatin1Char('\n'))) {
+            const bool dashes = line.startsWith(QStringLiteral("-----"));
+            (inHelp || dashes ? help : own) << line;
+            if (dashes)
+                inHelp = !inHelp;
+        }
+        run.output = own.join(QLatin1Char('\n')) + QStringLiteral("\n[Open MPI's report]\n") + help.join(QLatin1Char('\n'));
+    }
     return run;
 }
 
