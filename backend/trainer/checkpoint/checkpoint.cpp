@@ -35,18 +35,7 @@ std::string shardName(int rank)
     return name;
 }
 
-namespace {
-
-std::string hex(std::uint64_t v)
-{
-    char text[24];
-    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
-    return text;
-}
-
-// Writes and fsyncs; a failure leaves no file behind. mode: the new file's permissions (less the
-// umask).
-bool writeDurably(const fs::path &path, const std::string &bytes, mode_t mode = 0644)
+bool writeDurably(const fs::path &path, const std::string &bytes, mode_t mode)
 {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     std::FILE *f = fd >= 0 ? ::fdopen(fd, "wb") : nullptr;
@@ -65,12 +54,6 @@ bool writeDurably(const fs::path &path, const std::string &bytes, mode_t mode = 
     return ok;
 }
 
-nlohmann::json modelJson(const plan::ModelSpec &m)
-{
-    return {{"arch", m.arch}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
-            {"ffn", m.ffn}, {"seq_len", m.seqLen}, {"vocab", m.vocab}, {"experts", m.moe.experts}};
-}
-
 bool readFile(const fs::path &path, std::string &out)
 {
     std::ifstream in(path, std::ios::binary);
@@ -81,6 +64,29 @@ bool readFile(const fs::path &path, std::string &out)
     out = s.str();
     return true;
 }
+
+std::string readFile(const fs::path &path)
+{
+    std::string bytes;
+    readFile(path, bytes);
+    return bytes;
+}
+
+namespace {
+
+std::string hex(std::uint64_t v)
+{
+    char text[24];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
+    return text;
+}
+
+nlohmann::json modelJson(const plan::ModelSpec &m)
+{
+    return {{"arch", m.arch}, {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"kv_heads", m.kvHeads},
+            {"ffn", m.ffn}, {"seq_len", m.seqLen}, {"vocab", m.vocab}, {"experts", m.moe.experts}};
+}
+
 
 // The step folders of `root` (complete or not), by name.
 std::vector<fs::path> stepDirs(const fs::path &root, std::error_code &ec)

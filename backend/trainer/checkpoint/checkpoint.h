@@ -19,6 +19,8 @@
 #include "backend/trainer/checkpoint/shard_format.h"
 #include "backend/trainer/comm/communicator.h"
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -38,6 +40,13 @@ inline constexpr const char *kCheckpointFormat = "trellis.checkpoint/1";
 // A checkpoint's folder name (step-NNNNNNNN) and a rank's shard's file name in it (rank-NNNNN.bin).
 std::string stepDirName(std::uint64_t step);
 std::string shardName(int rank);
+// A whole file into `out`; false when it cannot be read.
+bool readFile(const std::filesystem::path &path, std::string &out);
+// The same, "" when it cannot be read.
+std::string readFile(const std::filesystem::path &path);
+// Writes and fsyncs; a failure leaves no file behind. mode: the new file's permissions (less the
+// umask).
+bool writeDurably(const std::filesystem::path &path, const std::string &bytes, mode_t mode = 0644);
 
 // A save in two halves, so that training can go on while the shards are written
 // (training.checkpoint.mode async). begin(), at a step boundary, is collective over `world`: rank 0

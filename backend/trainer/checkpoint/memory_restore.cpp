@@ -8,11 +8,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <vector>
 
 namespace trellis::trainer {
@@ -26,24 +24,6 @@ enum Where : std::int64_t { Own = 0, Peer = 1 };
 struct Entry {
     std::int64_t step, rank, value; // value: Where, or the shard count for kShards
 };
-
-std::string readAll(const fs::path &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-bool writeAll(const fs::path &path, const std::string &bytes)
-{
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, ec);
-    return static_cast<bool>(out);
-}
 
 // What one folder of complete steps (own, or peer/) holds: for each step with a readable
 // meta.json, that meta, the number of shards it lists and each listed shard present at its size.
@@ -59,7 +39,7 @@ void inventory(const fs::path &root, Where where, std::vector<Entry> &entries)
         const std::int64_t step = std::stoll(m[1].str());
         nlohmann::json meta;
         try {
-            meta = nlohmann::json::parse(readAll(dir.path() / "meta.json"));
+            meta = nlohmann::json::parse(readFile(dir.path() / "meta.json"));
         } catch (const std::exception &) {
             continue; // incomplete (or damaged: loadCheckpoint says so when it meets it)
         }
@@ -189,9 +169,9 @@ void runTransfers(MpiCommunicator &world, const std::vector<Transfer> &plan, con
             continue;
         const fs::path source = (t.where == Peer ? fs::path(store) / kRingPeerFolder : fs::path(store)) / stepDirName(step) / t.file;
         if (t.from == me && t.to == me) {
-            writeAll(target / t.file, readAll(source));
+            writeDurably(target / t.file, readFile(source), 0600);
         } else if (t.from == me) {
-            std::string bytes = readAll(source);
+            std::string bytes = readFile(source);
             const std::int64_t size = static_cast<std::int64_t>(bytes.size());
             world.send(&size, 1, DataType::I64, t.to, kTag);
             bytes.resize((bytes.size() + 7) / 8 * 8);
@@ -202,7 +182,7 @@ void runTransfers(MpiCommunicator &world, const std::vector<Transfer> &plan, con
             std::string bytes((static_cast<std::size_t>(size) + 7) / 8 * 8, '\0');
             world.recv(bytes.data(), bytes.size() / 8, DataType::I64, t.from, kTag);
             bytes.resize(static_cast<std::size_t>(size));
-            writeAll(target / t.file, bytes);
+            writeDurably(target / t.file, bytes, 0600);
         }
     }
 }

@@ -36,14 +36,6 @@ constexpr const char *kTag = "trellis.ring/1";
 constexpr const char *kSelf = "ring.self", *kNext = "ring.next", *kPrev = "ring.prev", *kAcked = "ring.acked", *kLog = "ring.log";
 constexpr auto kAnswerWait = std::chrono::seconds(30);
 
-std::string readText(const fs::path &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
 // `text` into `path` through a fresh 0600 file renamed over it. "" or why not.
 std::string writePrivate(const fs::path &path, const std::string &text)
 {
@@ -149,7 +141,7 @@ std::optional<RingEndpoint> readRingSelf(const std::string &store, int waitMs, s
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    const auto kv = keyValues(readText(path));
+    const auto kv = keyValues(readFile(path));
     if (kv.count("error")) {
         error = kv.at("error");
         return std::nullopt;
@@ -197,7 +189,7 @@ std::string hostAddresses()
 
 std::uint64_t ringAcked(const std::string &store)
 {
-    const std::string text = readText(fs::path(store) / kAcked);
+    const std::string text = readFile(fs::path(store) / kAcked);
     return text.empty() ? 0 : std::strtoull(text.c_str(), nullptr, 10);
 }
 
@@ -260,7 +252,7 @@ std::string MemoryRing::start()
 
 void MemoryRing::readNeighbours()
 {
-    const std::string prev = readText(fs::path(m_store) / kPrev);
+    const std::string prev = readFile(fs::path(m_store) / kPrev);
     if (prev != m_prevText) {
         m_prevText = prev;
         const auto kv = keyValues(prev);
@@ -268,7 +260,7 @@ void MemoryRing::readNeighbours()
         std::uint8_t raw[32];
         m_allowedKey = key.size() == 40 && zmq_z85_decode(raw, key.c_str()) ? std::string(reinterpret_cast<char *>(raw), 32) : "";
     }
-    const std::string next = readText(fs::path(m_store) / kNext);
+    const std::string next = readFile(fs::path(m_store) / kNext);
     if (next == m_nextText)
         return;
     m_nextText = next;
@@ -317,9 +309,9 @@ std::string MemoryRing::receive(const std::string &kind, const std::string &step
 {
     static const std::regex stepText("[0-9]{1,18}"), shard("rank-[0-9]{5,9}\\.bin");
     if (!std::regex_match(step, stepText))
-        return "step '" + step.substr(0, 20) + "' is not a step number";
+        return std::string("step '").append(step, 0, 20).append("' is not a step number");
     if (kind == "file" ? !std::regex_match(name, shard) : name != "meta.json")
-        return "'" + name.substr(0, 40) + "' is not a file of a checkpoint";
+        return std::string("'").append(name, 0, 40).append("' is not a file of a checkpoint"); // (not "'" + …: GCC 12's -Wrestrict misfires)
     const fs::path peer = fs::path(m_store) / kRingPeerFolder;
     const std::uint64_t number = std::stoull(step);
     const fs::path partial = peer / (stepDirName(number) + ".partial");
@@ -422,8 +414,8 @@ void MemoryRing::sendNewest()
     std::error_code ec;
     for (const auto &entry : fs::directory_iterator(dir, ec))
         if (const std::string name = entry.path().filename().string(); name.rfind("rank-", 0) == 0 && entry.path().extension() == ".bin")
-            files.emplace_back(name, readText(entry.path()));
-    const std::string meta = readText(dir / "meta.json");
+            files.emplace_back(name, readFile(entry.path()));
+    const std::string meta = readFile(dir / "meta.json");
     if (meta.empty() || files.empty() || !fs::exists(dir / "meta.json", ec))
         return; // pruned under it: the next one
     const std::string number = std::to_string(step);

@@ -21,18 +21,7 @@
 
 #include <unistd.h>
 
-namespace {
-
-using trellis::test::kCorpus;
-using trellis::test::kTrainer;
-using trellis::test::memoryEvery1;
-using trellis::test::memoryStoreOf;
-using trellis::test::readDump;
-using trellis::test::Run;
-using trellis::test::trainer;
-using trellis::test::writePlan;
-
-} // namespace
+using namespace trellis::test;
 
 class TstCheckpoint : public QObject {
     Q_OBJECT

@@ -21,13 +21,7 @@
 
 namespace {
 
-using trellis::test::kTrainer;
-using trellis::test::memoryEvery1;
-using trellis::test::memoryStoreOf;
-using trellis::test::readDump;
-using trellis::test::Run;
-using trellis::test::trainer;
-using trellis::test::writePlan;
+using namespace trellis::test;
 
 // The pids holding an flock on the file at `path`, read from /proc/locks — a probe that takes no
 // lock itself (flock -n would, for an instant, and a holder starting in that instant would leave).
