@@ -17,6 +17,9 @@ namespace trellis::proto {
 inline constexpr const char *kMemoryStoreRoot = "/dev/shm";
 // The marker a run leaves when it is over: the store's holder then removes the store.
 inline constexpr const char *kMemoryStoreDone = "done";
+// How long a store outlives its run's last sign of life (its holder then removes it): past a
+// hang's detection (60 s by default), the kill, the back-off and a relaunch.
+inline constexpr int kMemoryStoreLeaseS = 600;
 
 // trellis-UID-ckpt-HASH for the checkpoint folder `checkpointDir` (made absolute and resolved as
 // far as it exists) on the host named `host`.

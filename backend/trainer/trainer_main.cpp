@@ -8,6 +8,7 @@
 //   trellis-trainer --exec [OPTIONS] -- COMMAND...   (a rank of a job with its own trainer; no MPI)
 //   trellis-trainer --relay [OPTIONS]                (a node's telemetry relay; no MPI)
 //   trellis-trainer --hold-checkpoints --store DIR   (a node's memory store of checkpoints; no MPI)
+//   trellis-trainer --release-checkpoints --checkpoint-dir DIR   (a finished run's store here given back; no MPI)
 //   trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype D]   (transformers layout; no MPI)
 // Exit codes: protocol/exit_codes.h.
 #include "backend/plan/plan_json.h"
@@ -58,6 +59,7 @@ void usage(std::FILE *to)
                  "       trellis-trainer --calibrate\n"
                  "       trellis-trainer --relay [OPTIONS]   (a node's telemetry relay; see trellis-trainer --relay --help)\n"
                  "       trellis-trainer --hold-checkpoints --store DIR [OPTIONS]   (a node's in-memory checkpoints; see --hold-checkpoints --help)\n"
+                 "       trellis-trainer --release-checkpoints --checkpoint-dir DIR   (a run's in-memory checkpoints on this node given back)\n"
                  "       trellis-trainer --exec [OPTIONS] -- COMMAND [ARGUMENT]...   (see trellis-trainer --exec --help)\n"
                  "       trellis-trainer --export-model CHECKPOINT_DIR --out DIR [--dtype fp32|bf16|fp16]\n"
                  "         the newest complete checkpoint there (any layout) as model.safetensors and config.json\n"
@@ -368,6 +370,8 @@ int main(int argc, char **argv)
         return trainer::relayMain(argc - 1, argv + 1);
     if (argc > 1 && std::strcmp(argv[1], "--hold-checkpoints") == 0)
         return trainer::memoryHolderMain(argc, argv);
+    if (argc > 1 && std::strcmp(argv[1], "--release-checkpoints") == 0)
+        return trainer::memoryReleaseMain(argc, argv);
     Arguments a;
     if (const std::optional<int> code = parseArguments(argc, argv, a))
         return *code;

@@ -566,13 +566,26 @@ void Supervisor::onProcessFinished(int exitCode, bool crashed)
 }
 
 // The run is over for good (completed, failed, stopped): the shared memory its in-memory
-// checkpoints took on this machine is given back — removed here, which ends the store's holder
-// (a completed run's trainer asked it already). Other machines' stores go when their holders'
-// leases run out (backend/trainer/checkpoint/memory_store.h).
-void Supervisor::removeMemoryStore()
+// checkpoints took is given back. On this machine the store is removed here, which ends its holder
+// (a completed run's trainer asked it already). On remote hosts (ssh) each host is asked to give its
+// store back (LaunchTarget::releaseMemoryCheckpoints) unless the run completed — its ranks' done
+// marker did that; a host that cannot be reached keeps its store until its holder's lease runs out
+// (backend/trainer/checkpoint/memory_store.h), and the run says so. Slurm's nodes are left to the
+// lease: the allocation is gone when the job is.
+void Supervisor::releaseMemoryStores(RunState state)
 {
-    if (!m_frozenPlan.training.checkpoint.memory.given || m_plan.launch.target != plan::LaunchTarget::Local || m_watched)
+    if (!m_frozenPlan.training.checkpoint.memory.given || m_watched)
         return;
+    if (m_plan.launch.target != plan::LaunchTarget::Local) {
+        if (state == RunState::Completed || !m_target)
+            return;
+        if (const QString e = m_target->releaseMemoryCheckpoints(m_frozenPlan); !e.isEmpty())
+            raiseEvent(QStringLiteral("warning"), -1, m_progress.step,
+                       QStringLiteral("in-memory checkpoints not given back on every host (%1): they go when their lease (%2 s) runs out")
+                           .arg(e)
+                           .arg(proto::kMemoryStoreLeaseS));
+        return;
+    }
     const QString store = QString::fromLatin1(proto::kMemoryStoreRoot) + QLatin1Char('/') +
                           QString::fromStdString(proto::memoryStoreName(localCheckpointDir().toStdString()));
     if (QFileInfo(store).isDir() && !QFileInfo(store).isSymLink())
@@ -588,7 +601,7 @@ void Supervisor::settle(RunState state, int exitCode, const QString &message)
     // after a 5 s stall on a loaded machine: it was recorded "ended"). Else it ended with the job.
     closeStall(state == RunState::Completed ? QStringLiteral("cleared") : QStringLiteral("ended"));
     finishGathering(); // every checkpoint the ranks reported is here before the run ends
-    removeMemoryStore();
+    releaseMemoryStores(state);
     if (state == RunState::Failed)
         raise(QStringLiteral("failure"), m_progress.step, message.section(QLatin1Char('\n'), 0, 0));
     m_settled = true;

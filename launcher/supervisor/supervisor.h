@@ -228,7 +228,7 @@ private:
     void raise(const QString &kind, qint64 step, const QString &message);
     // The same, recorded as an event of the run first.
     void raiseEvent(const QString &kind, int rank, qint64 step, const QString &message);
-    void removeMemoryStore();
+    void releaseMemoryStores(RunState state);
     void settle(RunState state, int exitCode, const QString &message);
     // A watched job (watched_job.cpp): a hang decided, every rank's Goodbye.
     void watchedHang(const QString &message);

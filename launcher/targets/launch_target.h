@@ -92,6 +92,16 @@ public:
         Q_UNUSED(plan); Q_UNUSED(step); Q_UNUSED(localDir);
         return {};
     }
+    // The run is over for good (failed, stopped): the memory stores its in-memory checkpoints
+    // (training.checkpoint.memory) took on the run's hosts are given back now rather than when
+    // their holders' leases run out. Blocks (hosts in parallel, a host that does not answer given
+    // up on); "" or what could not be released (the lease still ends it). Targets whose ranks run on
+    // this machine have nothing to do here: the supervisor removes this machine's store itself.
+    virtual QString releaseMemoryCheckpoints(const plan::Plan &plan) const
+    {
+        Q_UNUSED(plan);
+        return {};
+    }
 };
 
 // Remote ranks' telemetry route: a CURVE server with fresh keys, bound on `address`, or (when "") on

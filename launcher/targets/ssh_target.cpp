@@ -395,6 +395,42 @@ QString SshTarget::spreadCheckpoint(const plan::Plan &plan, qint64 step, const Q
     return errors.isEmpty() ? QString() : QStringLiteral("cannot put the checkpoint of step %1 on the hosts: %2").arg(step).arg(errors.join(QStringLiteral("; ")));
 }
 
+QString SshTarget::trainerOn(const Node &node, const plan::Plan &plan) const
+{
+    if (plan.launch.ssh.stageTrainer)
+        return node.runDir + QStringLiteral("/trellis-trainer");
+    return QString::fromStdString(plan.launch.ssh.trainer).isEmpty() ? QFileInfo(m_options.trainerPath).absoluteFilePath()
+                                                                     : QString::fromStdString(plan.launch.ssh.trainer);
+}
+
+QString SshTarget::releaseMemoryCheckpoints(const plan::Plan &plan) const
+{
+    if (!plan.training.checkpoint.memory.given)
+        return {};
+    // Every host the run was staged on, a host a shrunk attempt left out included (its store, if it
+    // still has one, is the run's too).
+    std::vector<std::future<QString>> work;
+    for (const Node &each : m_nodes)
+        work.push_back(std::async(std::launch::async, [&, node = &each] {
+            if (node->runDir.isEmpty())
+                return QString(); // never staged: the run never ran there
+            // The checkpoint folder as the node's ranks read it (stageNode), so the store's name is theirs.
+            const QString remote = QStringLiteral("cd %1 && %2 --release-checkpoints --checkpoint-dir %3")
+                                       .arg(shellQuote(node->runDir), shellQuote(trainerOn(*node, plan)),
+                                            shellQuote(node->runDir + QStringLiteral("/checkpoints")));
+            const Result r = ssh(*node, remote, {}, 15000);
+            if (!r.started || r.exitCode != 0)
+                return QStringLiteral("%1: %2").arg(node->host, r.exitCode == 255 ? QStringLiteral("unreachable (%1)").arg(firstLine(r.err))
+                                                                                   : firstLine(r.err + r.out));
+            return QString();
+        }));
+    QStringList errors;
+    for (auto &w : work)
+        if (QString e = w.get(); !e.isEmpty())
+            errors << e;
+    return errors.join(QStringLiteral("; "));
+}
+
 LaunchCommand SshTarget::command(const plan::Plan &plan, const LaunchRequest &r) const
 {
     LaunchCommand c;
@@ -414,9 +450,6 @@ LaunchCommand SshTarget::command(const plan::Plan &plan, const LaunchRequest &r)
         mca(QStringLiteral("btl_tcp_if_include"), net);
     }
     c.arguments << QStringLiteral("-x") << QStringLiteral("OPENBLAS_NUM_THREADS=%1").arg(r.blasThreadsPerRank);
-    const QString sharedTrainer = QString::fromStdString(plan.launch.ssh.trainer).isEmpty()
-                                      ? QFileInfo(r.trainerPath).absoluteFilePath()
-                                      : QString::fromStdString(plan.launch.ssh.trainer);
     std::string masterHost;
     for (const plan::NodeSpec &spec : plan.cluster.nodes)
         if (spec.slotCount > 0 && masterHost.empty())
@@ -432,7 +465,7 @@ LaunchCommand SshTarget::command(const plan::Plan &plan, const LaunchRequest &r)
         c.arguments << QStringLiteral("-np") << QString::number(spec.slotCount) << QStringLiteral("--host")
                     << QStringLiteral("%1:%2").arg(node->alias).arg(spec.slotCount) << QStringLiteral("-wdir") << node->runDir;
         // A job with its own trainer: rank 0's node (the first with slots) is torchrun's MASTER_ADDR.
-        c.arguments << rankArguments(plan, r, plan.launch.ssh.stageTrainer ? node->runDir + QStringLiteral("/trellis-trainer") : sharedTrainer,
+        c.arguments << rankArguments(plan, r, trainerOn(*node, plan),
                                      node->runDir + QStringLiteral("/plan.json"), node->runDir + QStringLiteral("/rank.keys"),
                                      QString::fromStdString(masterHost), QString::fromStdString(plan.ownTrainer.dir));
     }

@@ -15,6 +15,8 @@
 //   checkpoints  unless launch.ssh.shared_remote_dir, each host keeps its own ranks' shards: every
 //              checkpoint is gathered (tar over ssh) into this machine's checkpoint folder, and
 //              before a restart the newest complete one is put back on every host of the attempt.
+//              A run over for good has each host give back its in-memory checkpoints' store
+//              (trellis-trainer --release-checkpoints) instead of leaving it to the store's lease.
 // Remote commands are fixed text with plan values single-quoted (and those values validated to a
 // safe alphabet by plan validation).
 #pragma once
@@ -38,6 +40,7 @@ public:
     bool gathersCheckpoints() const override { return !m_plan.launch.ssh.sharedRemoteDir; }
     QString gatherCheckpoint(const plan::Plan &plan, qint64 step, const QString &localDir) const override;
     QString spreadCheckpoint(const plan::Plan &plan, qint64 step, const QString &localDir) const override;
+    QString releaseMemoryCheckpoints(const plan::Plan &plan) const override;
 
     // Adds `host`'s key (as it shows it now) to the known-hosts file. With `fingerprint`
     // ("SHA256:..."), only a key with that fingerprint is accepted. Returns "" or why not;
@@ -74,6 +77,7 @@ private:
     // (fromNode) or stdin; "" or why not.
     QString tarPipe(const Node &node, const QString &remoteCommand, const QStringList &tarArguments, bool fromNode, int timeoutMs) const;
     std::vector<const Node *> nodesOf(const plan::Plan &plan) const; // the attempt's nodes
+    QString trainerOn(const Node &node, const plan::Plan &plan) const; // the trainer's path there
 
     plan::Plan m_plan;
     TargetOptions m_options;

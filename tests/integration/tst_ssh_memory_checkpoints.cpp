@@ -5,7 +5,7 @@
 // gone — is restored from its copy on the other node: the restart gathers the shards over MPI and
 // every rank resumes from memory, nothing read from the disk, and the run ends with the losses of
 // an uninterrupted run. With that copy lost too, the run resumes from the disk. No store is left
-// behind. Skips (saying why) where namespaces or sshd are not available.
+// behind, by a run that completes or by one that fails for good. Skips (saying why) where namespaces or sshd are not available.
 #include "tests/support/ssh_hosts_fixture.h"
 #include "backend/protocol/memory_store_path.h"
 #include "launcher/history/history_database.h"
@@ -202,6 +202,68 @@ private slots:
         QVERIFY2(differ.isEmpty(), qPrintable(differ + QLatin1Char('\n') + whole));
         // Both stores go with the run (the ranks' done marker; their holders end).
         QTRY_VERIFY_WITH_TIMEOUT(!QFileInfo::exists(store1) && !QFileInfo::exists(store2), 10000);
+    }
+
+    // A run that fails for good (a rank on host2 crashes, no restart left): its ranks never say they
+    // are done, so each host's store would wait out its holder's 600 s lease; the supervisor has every
+    // host give its store back before the run is recorded failed.
+    void aRunThatFailsForGoodGivesEveryHostsStoreBack()
+    {
+        const QString plan = memoryPlan(QStringLiteral("memory-fails"), acceptedKnownHosts(), QStringLiteral("ssh"), 40, 100);
+        QFile f(plan);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        QJsonObject launch = root[QStringLiteral("launch")].toObject();
+        launch[QStringLiteral("restart")] = QJsonObject{{QStringLiteral("max_restarts"), 0}};
+        root[QStringLiteral("launch")] = launch;
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(root).toJson());
+        f.close();
+        const QString db = m_dir.filePath(QStringLiteral("memory-fails.db"));
+        QProcess run;
+        run.start(QStringLiteral(TRELLIS_BINARY_DIR "/bin/trellis-cli"),
+                  {QStringLiteral("--db"), db, QStringLiteral("run"), plan, QStringLiteral("--quiet"), QStringLiteral("--inject"), QStringLiteral("crash@2:30")});
+        QVERIFY(run.waitForStarted());
+        QString runId;
+        bool bothHeld = false; // each host's store seen with a save in it while the run lived
+        QElapsedTimer waited;
+        waited.start();
+        while (waited.elapsed() < 120000 && run.state() == QProcess::Running && !bothHeld) {
+            QTest::qWait(50);
+            if (runId.isEmpty()) {
+                trellis::launcher::HistoryDatabase h;
+                if (!h.open(db, false).isEmpty())
+                    continue;
+                if (const auto last = h.findRun(QStringLiteral("last")))
+                    if (const auto data = h.loadRun(last->id))
+                        runId = data->run.runId;
+                continue;
+            }
+            bothHeld = !QDir(storeOn(1, runId)).entryList({QStringLiteral("step-*")}).isEmpty() &&
+                       !QDir(storeOn(2, runId)).entryList({QStringLiteral("step-*")}).isEmpty() && holderOf(storeOn(1, runId)) > 0 &&
+                       holderOf(storeOn(2, runId)) > 0;
+        }
+        QVERIFY(run.waitForFinished(240000));
+        const QString err = QString::fromUtf8(run.readAllStandardError());
+        const auto removeRunFolders = qScopeGuard([&] {
+            for (const QString &hostDir : {QStringLiteral("h1/runs/"), QStringLiteral("h2/runs/")})
+                QDir(m_dir.filePath(hostDir + runId)).removeRecursively();
+        });
+        QVERIFY2(bothHeld, qPrintable(QStringLiteral("the hosts' stores were never seen holding a save: ") + err));
+        QVERIFY2(run.exitCode() != 0, qPrintable(err));
+        // Gone when the run has ended, not 600 s later; their holders with them.
+        const QString store1 = storeOn(1, runId), store2 = storeOn(2, runId);
+        QVERIFY2(!QFileInfo::exists(store1) && !QFileInfo::exists(store2), qPrintable(err));
+        QCOMPARE(holderOf(store1), 0);
+        QCOMPARE(holderOf(store2), 0);
+        trellis::launcher::HistoryDatabase h;
+        QCOMPARE(h.open(db, false), QString());
+        const auto data = h.loadRun(h.findRun(QStringLiteral("last"))->id);
+        QVERIFY(data);
+        QCOMPARE(data->run.status, QStringLiteral("failed"));
+        for (const auto &e : data->events)
+            QVERIFY2(!e.message.contains(QStringLiteral("not given back")), qPrintable(e.message));
     }
 };
 

@@ -83,6 +83,15 @@ void holderUsage(std::FILE *to)
                      "node's first rank), keeping the previous node's in DIR/peer (backend/trainer/checkpoint/memory_ring.h).\n");
 }
 
+void releaseUsage(std::FILE *to)
+{
+    std::fprintf(to, "usage: trellis-trainer --release-checkpoints --checkpoint-dir DIR\n"
+                     "Gives back this node's memory store of in-memory checkpoints (training.checkpoint.memory) of the run whose\n"
+                     "checkpoint folder is DIR (as the ranks read it: absolute, or relative to the folder this runs in): its\n"
+                     "holder removes it and ends. For a run that is over for good; a supervisor runs it on each remote host of a\n"
+                     "run that failed or was stopped, so the store does not wait for its lease. Nothing here: nothing done.\n");
+}
+
 } // namespace
 
 std::string memoryStorePath(const std::string &checkpointDir, std::string &error, const std::string &root)
@@ -217,6 +226,53 @@ int memoryHolderMain(int argc, char **argv)
     std::error_code ec;
     fs::remove_all(store, ec); // the lock goes with it
     ::close(lock);
+    return proto::kExitOk;
+}
+
+int memoryReleaseMain(int argc, char **argv)
+{
+    std::string dir;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--release-checkpoints")
+            continue;
+        if (a == "--help" || a == "-h") {
+            releaseUsage(stdout);
+            return proto::kExitOk;
+        }
+        if (a == "--checkpoint-dir" && i + 1 < argc) {
+            dir = argv[++i];
+        } else {
+            std::fprintf(stderr, "trellis-trainer --release-checkpoints: unknown argument '%s'\n", a.c_str());
+            releaseUsage(stderr);
+            return proto::kExitUsage;
+        }
+    }
+    if (dir.empty()) {
+        std::fprintf(stderr, "trellis-trainer --release-checkpoints: --checkpoint-dir DIR is required\n");
+        releaseUsage(stderr);
+        return proto::kExitUsage;
+    }
+    std::string error;
+    const std::string store = memoryStorePath(dir, error);
+    std::error_code ec;
+    if (store.empty() || !fs::is_directory(fs::symlink_status(store, ec))) {
+        std::printf("no in-memory checkpoints of %s on this node\n", dir.c_str());
+        return proto::kExitOk;
+    }
+    struct stat st {};
+    if (::lstat(store.c_str(), &st) != 0 || st.st_uid != ::getuid()) {
+        std::fprintf(stderr, "trellis-trainer --release-checkpoints: %s is not this user's: left alone\n", store.c_str());
+        return proto::kExitIoError;
+    }
+    closeMemoryStore(store);
+    for (int i = 0; i < 50 && fs::exists(store, ec); ++i) // its holder looks every 200 ms
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (fs::exists(store, ec)) {
+        std::fprintf(stderr, "trellis-trainer --release-checkpoints: %s is still there 2.5 s after its holder was told\n", store.c_str());
+        return proto::kExitIoError;
+    }
+    std::printf("released %s\n", store.c_str());
     return proto::kExitOk;
 }
 

@@ -15,13 +15,14 @@
 // (memory_restore.h).
 #pragma once
 
+#include "backend/protocol/memory_store_path.h"
+
 #include <string>
 
 namespace trellis::trainer {
 
-// How long a store outlives its run's last sign of life: past a hang's detection (60 s by
-// default), the kill, the back-off and a relaunch.
-constexpr int kMemoryStoreLeaseS = 600;
+// How long a store outlives its run's last sign of life (backend/protocol/memory_store_path.h).
+constexpr int kMemoryStoreLeaseS = proto::kMemoryStoreLeaseS;
 
 // The store of the run whose resolved checkpoint folder is `checkpointDir`, under `root` (default
 // /dev/shm): ROOT/trellis-UID-ckpt-HASH. "" and `error` when root is not a folder.
@@ -43,5 +44,10 @@ bool memoryStoreHeld(const std::string &store);
 
 // trellis-trainer --hold-checkpoints --store DIR [--lease-s N] [--ring] [--detach]: the holder (no MPI).
 int memoryHolderMain(int argc, char **argv);
+// trellis-trainer --release-checkpoints --checkpoint-dir DIR: the run whose checkpoint folder is DIR
+// is over for good; its store on this node is given back now (closeMemoryStore), not when the lease
+// runs out. What a supervisor runs on each remote host of a run that failed or was stopped
+// (launcher/targets: LaunchTarget::releaseMemoryCheckpoints). No MPI; says what it did on stdout.
+int memoryReleaseMain(int argc, char **argv);
 
 } // namespace trellis::trainer

@@ -1,6 +1,6 @@
 // In-memory checkpoints (training.checkpoint.memory) under a real mpirun, and the memory store's
 // holder on its own: resume from memory and the fallback to the disk, the store's permissions,
-// the holder's ends (the run's done, the lease) and its one-per-store lock, the holders' ring. Bitwise resume
+// the holder's ends (the run's done, the lease, a release) and its one-per-store lock, the holders' ring. Bitwise resume
 // from memory for each layout is a row of tst_checkpoint's bitwiseResume.
 #include "tests/backend/trainer/checkpoint/checkpoint_runs.h"
 
@@ -123,7 +123,7 @@ private slots:
 
     // The memory store's holder (trellis-trainer --hold-checkpoints, no MPI): it removes the store
     // and ends when the run says it is done, and when no rank renewed the lease in time; one holder
-    // a store; bad arguments are refused, named.
+    // a store; bad arguments are refused, named. --release-checkpoints gives a run's store back.
     void theMemoryStoreHolderEndsWithTheRun()
     {
         const QString store = QStringLiteral("/dev/shm/trellis-%1-ckpt-holdertest%2").arg(::getuid()).arg(QCoreApplication::applicationPid());
@@ -167,6 +167,36 @@ private slots:
         QVERIFY(other.waitForFinished(10000));
         QCOMPARE(other.exitCode(), 2); // never a folder that is not a memory store
         QVERIFY(QFileInfo::exists(QStringLiteral("/tmp")));
+
+        // A run over for good (failed, stopped) on a remote host: the supervisor has the host give its
+        // store back at once (--release-checkpoints with the checkpoint folder the ranks read), not
+        // when the lease runs out; the store's name comes from the folder as the ranks' does.
+        QTemporaryDir ckpt;
+        const QString runStore = memoryStoreOf(ckpt.path());
+        auto release = [&](const QStringList &arguments) {
+            QProcess p;
+            p.start(kTrainer, QStringList{QStringLiteral("--release-checkpoints")} + arguments);
+            p.waitForFinished(10000);
+            return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()));
+        };
+        QVERIFY(QDir().mkpath(runStore));
+        QFile runLease(runStore + QStringLiteral("/lease"));
+        QVERIFY(runLease.open(QIODevice::WriteOnly));
+        runLease.close();
+        QProcess runHolder;
+        runHolder.start(kTrainer, {QStringLiteral("--hold-checkpoints"), QStringLiteral("--store"), runStore, QStringLiteral("--detach")});
+        QVERIFY(runHolder.waitForFinished(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(!lockHolders(runStore + QStringLiteral("/holder.lock")).isEmpty(), 5000);
+        const auto released = release({QStringLiteral("--checkpoint-dir"), ckpt.path()});
+        QVERIFY2(released.first == 0 && released.second.contains(QStringLiteral("released ") + runStore), qPrintable(released.second));
+        QVERIFY(!QFileInfo::exists(runStore)); // gone when it answers, its holder with it
+        const auto nothing = release({QStringLiteral("--checkpoint-dir"), ckpt.path()});
+        QVERIFY2(nothing.first == 0 && nothing.second.contains(QStringLiteral("no in-memory checkpoints of ")), qPrintable(nothing.second));
+        const auto releaseHelp = release({QStringLiteral("--help")});
+        QVERIFY2(releaseHelp.first == 0 && releaseHelp.second.contains(QStringLiteral("usage: trellis-trainer --release-checkpoints")),
+                 qPrintable(releaseHelp.second));
+        const auto noDir = release({});
+        QVERIFY2(noDir.first == 2 && noDir.second.contains(QStringLiteral("--checkpoint-dir DIR is required")), qPrintable(noDir.second));
     }
 
     // The holders' ring (several nodes; here three holders on this machine, over loopback TCP with
