@@ -12,6 +12,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   libzmq3-dev cppzmq-dev
   libprotobuf-dev protobuf-compiler
+  # the collective between data-parallel replica groups (backend/trainer/comm/replica_link.h)
+  libgloo-dev
   # the team history on PostgreSQL: libpq (COPY), Qt's QPSQL driver, and the server the tests start
   # privately (tests/support/postgres_cluster.sh; no system cluster is used)
   libpq-dev libqt6sql6-psql postgresql
