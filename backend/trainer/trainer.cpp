@@ -199,9 +199,10 @@ int Trainer::train(TelemetryPublisher &telemetry, std::uint64_t &stepNumber)
 
     resolveCheckpointMode(m_plan, m_world, stack, telemetry);
     TrainingRun run(m_plan, m_options, m_world, telemetry, coords, groups, stack, optimizer, scaler, data);
-    for (int step = run.start(); step < ts.steps; ++step) {
+    for (int step = run.start(); step < ts.steps;) {
         stepNumber = static_cast<std::uint64_t>(step) + 1;
-        run.runStep(step, stepNumber);
+        if (run.runStep(step, stepNumber)) // a step the replica groups dropped is trained again
+            ++step;
     }
     run.end();
     run.dumpResults();

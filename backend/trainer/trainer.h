@@ -17,6 +17,18 @@ namespace trellis::trainer {
 
 class TelemetryPublisher;
 
+// This job is one replica group of a run with fault_tolerance (issue #71): the plan's dp splits into
+// `groups` jobs alike, this is group `group` (its dp ranks are the plan's group·dp/R ..), and its
+// ranks average their gradients with the other groups' through the run's lighthouse
+// (backend/trainer/comm/replica_link.h). groups 0: a job of its own.
+struct ReplicaGroupOptions {
+    int group = 0;
+    int groups = 0;
+    std::string lighthouse;               // tcp://HOST:PORT
+    std::string address = "127.0.0.1";    // where the other groups reach this rank
+    bool given() const { return groups > 0; }
+};
+
 struct TrainerOptions {
     std::string planDir;       // data paths in the plan resolve against this folder
     std::string runId;
@@ -32,6 +44,7 @@ struct TrainerOptions {
     bool overlap = true;        // start bucket reductions during backward (off: all after backward)
     bool resume = false;        // continue from the newest complete checkpoint in checkpoint.dir
     bool quiet = false;         // no per-step lines on stdout
+    ReplicaGroupOptions replica;
 };
 
 class Trainer {

@@ -50,6 +50,11 @@ void usage(std::FILE *to)
                  "usage: trellis-trainer --plan PLAN [--run-id ID] [--endpoint tcp://HOST:PORT] [--telemetry-keys FILE]\n"
                  "                       [--inject crash|hang|slow|delay|nan|nanloss|throw|stall|pause|stop|nomem|slowcopy@RANK:STEP] [--dump-params FILE] [--dump-grads FILE]\n"
                  "                       [--dump-losses FILE] [--dump-batch FILE] [--no-overlap] [--resume] [--quiet] [--node-relay]\n"
+                 "                       [--replica-group G --replica-groups R --lighthouse tcp://HOST:PORT [--replica-address ADDR]]\n"
+                 "  --replica-group/--replica-groups: this job is replica group G of R (fault_tolerance): it trains dp/R of the\n"
+                 "  plan's dp ranks (the data of ranks G·dp/R ..) and averages its gradients with the other groups' each step\n"
+                 "  through the lighthouse at ENDPOINT (Gloo over TCP, this rank listening on ADDR, 127.0.0.1 by default);\n"
+                 "  a step some group failed is dropped by all and trained again\n"
                  "  --dump-params/--dump-grads FILE.safetensors: in transformers' layout instead of raw float32\n"
                  "       trellis-trainer --bench-collectives [--max-bytes N] [--ops all_reduce,all_gather,...]\n"
                  "                       [--allreduce auto|ring|recursive_doubling|hierarchical] [--node-size K]\n"
@@ -148,6 +153,18 @@ std::optional<int> parseArguments(int argc, char **argv, Arguments &a)
         else if (arg == "--resume") options.resume = true;
         else if (arg == "--dump-losses") options.dumpLossesPath = value("--dump-losses");
         else if (arg == "--dump-batch") options.dumpBatchPath = value("--dump-batch");
+        else if (arg == "--lighthouse") options.replica.lighthouse = value("--lighthouse");
+        else if (arg == "--replica-address") options.replica.address = value("--replica-address");
+        else if (arg == "--replica-group" || arg == "--replica-groups") {
+            const std::string v = value(arg.c_str());
+            char *end = nullptr;
+            const long k = std::strtol(v.c_str(), &end, 10);
+            if (v.empty() || *end != '\0' || k < 0 || k > 4096) {
+                std::fprintf(stderr, "trellis-trainer: %s expects a number from 0 to 4096, got '%s'\n", arg.c_str(), v.c_str());
+                return proto::kExitUsage;
+            }
+            (arg == "--replica-group" ? options.replica.group : options.replica.groups) = static_cast<int>(k);
+        }
         else if (arg == "--bench-collectives") a.benchCollectives = true;
         else if (arg == "--calibrate") a.calibrate = true;
         else if (arg == "--export-model") a.exportFrom = value("--export-model");
@@ -269,9 +286,26 @@ int measure(const Arguments &a)
     return proto::kExitOk;
 }
 
+// Why a replica group cannot train this plan ("" when it can).
+std::string replicaGroupProblem(const plan::Plan &thePlan, const trainer::ReplicaGroupOptions &replica)
+{
+    if (replica.groups < 2)
+        return "--replica-groups must be 2 or more, got " + std::to_string(replica.groups);
+    if (replica.group < 0 || replica.group >= replica.groups)
+        return "--replica-group must be 0 to " + std::to_string(replica.groups - 1) + ", got " + std::to_string(replica.group);
+    if (replica.lighthouse.rfind("tcp://", 0) != 0)
+        return "--replica-groups needs --lighthouse tcp://HOST:PORT";
+    if (thePlan.parallel.dp % replica.groups != 0)
+        return "parallel.dp " + std::to_string(thePlan.parallel.dp) + " does not split into " + std::to_string(replica.groups) + " replica groups";
+    if (thePlan.parallel.dpSync.local())
+        return std::string("replica groups average gradients every step: parallel.dp_sync ") + plan::toString(thePlan.parallel.dpSync.mode) +
+               " cannot run in them";
+    return {};
+}
+
 // The plan every rank trains: valid, one trellis-trainer runs, for the world mpirun started.
 // nullopt (and the exit code in `code`, said once by rank 0) when not.
-std::optional<plan::Plan> planToTrain(const std::string &planPath, int rank, int size, int &code)
+std::optional<plan::Plan> planToTrain(const std::string &planPath, int rank, int size, const trainer::ReplicaGroupOptions &replica, int &code)
 {
     // Every rank validates the same file; only rank 0 prints, so errors appear once.
     auto loaded = plan::loadAndValidatePlanFile(planPath);
@@ -290,10 +324,23 @@ std::optional<plan::Plan> planToTrain(const std::string &planPath, int rank, int
         code = proto::kExitUnsupported;
         return std::nullopt;
     }
+    if (replica.given() || replica.group != 0 || !replica.lighthouse.empty()) { // this job trains its group's share of dp
+        if (const std::string why = replicaGroupProblem(thePlan, replica); !why.empty()) {
+            if (rank == 0)
+                std::fprintf(stderr, "trellis-trainer: %s\n", why.c_str());
+            code = proto::kExitUsage;
+            return std::nullopt;
+        }
+        thePlan.parallel.dp /= replica.groups;
+        // Each group its own checkpoints (the groups are alike after every committed step, but
+        // their shards are named by rank in the group).
+        if (!thePlan.training.checkpoint.dir.empty())
+            thePlan.training.checkpoint.dir += "/group-" + std::to_string(replica.group);
+    }
     if (size != thePlan.parallel.worldSize()) {
         if (rank == 0)
-            std::fprintf(stderr, "trellis-trainer: parallel: the plan needs %d ranks (dp·tp·pp·cp) but mpirun started %d\n",
-                         thePlan.parallel.worldSize(), size);
+            std::fprintf(stderr, "trellis-trainer: parallel: the plan needs %d ranks (dp·tp·pp·cp%s) but mpirun started %d\n",
+                         thePlan.parallel.worldSize(), replica.given() ? ", dp of its replica group" : "", size);
         code = proto::kExitWorldMismatch;
         return std::nullopt;
     }
@@ -333,7 +380,7 @@ int train(const Arguments &a)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int code = proto::kExitOk;
-    const std::optional<plan::Plan> thePlan = planToTrain(a.planPath, rank, size, code);
+    const std::optional<plan::Plan> thePlan = planToTrain(a.planPath, rank, size, a.options.replica, code);
     if (!thePlan)
         return code;
     trainer::TrainerOptions options = a.options;

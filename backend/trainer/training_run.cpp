@@ -47,8 +47,10 @@ TrainingRun::TrainingRun(const plan::Plan &plan, const TrainerOptions &options, 
 {
 }
 
-void TrainingRun::runStep(int step, std::uint64_t stepNumber)
+bool TrainingRun::runStep(int step, std::uint64_t stepNumber)
 {
+    if (m_replica)
+        beginReplicaStep(step);
     m_faults.beforeStep(stepNumber, m_telemetry);
     double stagedWaitMs = 0; // training held for the last save's copy (checkpoint time, not the step's)
     if (m_faults.poisonAt(stepNumber)) {
@@ -64,7 +66,9 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
 
     m_stack.beginStep();
     const double lossScale = m_scaler.scale();
-    const StepPass pass = forwardBackward(step, stepNumber, batches, lossScale);
+    StepPass pass = forwardBackward(step, stepNumber, batches, lossScale);
+    if (m_replica && !commitReplicaStep(stepNumber, pass))
+        return false;
 
     m_telemetry.setProgress(stepNumber, "checkpoint");
     // the update changes what a save begun at the last boundary copies
@@ -75,7 +79,7 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
     const bool skipped = overflowed(stepNumber, pass, gradNorm);
     if (!skipped && (!std::isfinite(pass.loss) || !std::isfinite(gradNorm))) {
         skipNonFinite(stepNumber, pass, gradNorm);
-        return;
+        return true;
     }
     if (!skipped)
         update(gradNorm, lr);
@@ -91,6 +95,7 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
     m_checkpointMs = (checkpointed ? msBetween(boundary, Clock::now()) : 0.0) + stagedWaitMs;
     report(stepNumber, pass, msBetween(t0, t1) - stagedWaitMs, blockingMsOf(m_groups) - blockingBefore, gradNorm, lr, lossScale,
            skipped);
+    return true;
 }
 
 // This dp replica's share of the global batch; every pipeline stage takes the same. Rank 0 dumps
@@ -98,9 +103,12 @@ void TrainingRun::runStep(int step, std::uint64_t stepNumber)
 std::vector<Batch> TrainingRun::loadBatches(int step)
 {
     const plan::ParallelSpec &ps = m_plan.parallel;
+    // A replica group's dp ranks are the run's group·dp .. (ps.dp is the group's).
+    const int groups = std::max(1, m_options.replica.groups);
+    const int dpRank = m_options.replica.group * ps.dp + m_coords.dp;
     std::vector<Batch> batches;
     for (int mb = 0; mb < ps.microBatches; ++mb)
-        batches.push_back(m_data.batch(static_cast<std::uint64_t>(step), m_coords.dp, ps.dp, mb, ps.microBatches, ps.microBatchSize));
+        batches.push_back(m_data.batch(static_cast<std::uint64_t>(step), dpRank, ps.dp * groups, mb, ps.microBatches, ps.microBatchSize));
     if (step == m_firstStep && m_rank == 0 && !m_options.dumpBatchPath.empty()) {
         std::vector<std::int32_t> all;
         for (const Batch &b : batches) {

@@ -13,6 +13,7 @@
 #include "backend/protocol/telemetry.pb.h"
 #include "backend/trainer/checkpoint/checkpoint.h"
 #include "backend/trainer/comm/mpi_communicator.h"
+#include "backend/trainer/comm/replica_link.h"
 #include "backend/trainer/comm/process_groups.h"
 #include "backend/trainer/data/data_loader.h"
 #include "backend/trainer/faults/fault_injection.h"
@@ -23,6 +24,7 @@
 #include "backend/trainer/trainer.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,7 +51,9 @@ public:
     // fresh start, from transformers-layout weights when training.init.from names them. Returns the
     // first step to run.
     int start();
-    void runStep(int step, std::uint64_t stepNumber);
+    // One step; false when the replica groups dropped it (fault_tolerance): nothing of it was
+    // applied, and the same step (the same data) is to be trained again.
+    bool runStep(int step, std::uint64_t stepNumber);
     // After the last step (every rank): the saves in flight put in place (waiting for their
     // writes), and the memory store closed — the run is over.
     void end();
@@ -91,6 +95,12 @@ private:
     void report(std::uint64_t stepNumber, const StepPass &pass, double stepMs, double blockingMs, double gradNorm, double lr,
                 double lossScale, bool skipped);
     void publishEvent(proto::Event::Kind kind, std::uint64_t step, const std::string &message);
+    // Replica groups (training_run_replica.cpp): the link to the other groups started; the step's
+    // quorum; the reduced gradients and the loss averaged with the other groups' and the step
+    // voted on — false (said) when dropped.
+    void joinReplicaGroups();
+    void beginReplicaStep(int step);
+    bool commitReplicaStep(std::uint64_t stepNumber, StepPass &pass);
 
     const plan::Plan &m_plan;
     const TrainerOptions &m_options;
@@ -124,6 +134,9 @@ private:
     int m_firstStep = 0;
     std::vector<double> m_losses;
     int m_skippedInARow = 0;
+    std::unique_ptr<ReplicaLink> m_replica; // this job is a replica group (options.replica)
+    ReplicaQuorum m_quorum;
+    std::uint64_t m_droppedSteps = 0;
 };
 
 } // namespace trellis::trainer

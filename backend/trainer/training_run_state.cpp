@@ -62,6 +62,7 @@ void dumpToFile(const std::string &path, int rank, const void *data, std::size_t
 
 int TrainingRun::start()
 {
+    joinReplicaGroups();
     openMemoryCheckpoints();
     const bool resumed = m_options.resume && !m_checkpointDir.empty() && resume();
     if (!resumed && !m_plan.training.init.from.empty())

@@ -339,6 +339,16 @@ ReplicaQuorum ReplicaLink::beginStep(std::uint64_t committed)
 
 bool ReplicaLink::allreduceMean(float *data, std::size_t n, std::string &why)
 {
+    if (!allreduceSum(data, n, why))
+        return false;
+    const float scale = 1.0f / static_cast<float>(std::max<std::size_t>(1, m_quorum.groups.size()));
+    for (std::size_t i = 0; i < n; ++i)
+        data[i] *= scale;
+    return true;
+}
+
+bool ReplicaLink::allreduceSum(float *data, std::size_t n, std::string &why)
+{
     std::shared_ptr<gloo::Context> context;
     {
         std::lock_guard lock(m_contextMutex);
@@ -362,9 +372,6 @@ bool ReplicaLink::allreduceMean(float *data, std::size_t n, std::string &why)
         why = "aborted: the quorum changed";
         return false;
     }
-    const float scale = 1.0f / static_cast<float>(m_quorum.groups.size());
-    for (std::size_t i = 0; i < n; ++i)
-        data[i] *= scale;
     return true;
 }
 
@@ -381,6 +388,7 @@ ReplicaVerdict ReplicaLink::endStep(std::uint64_t committed, bool ok, const std:
         out.why = e;
         return out;
     }
+    out.answered = true;
     out.commit = r.has_verdict() && r.verdict().commit();
     out.why = r.has_verdict() ? r.verdict().why() : r.refusal().why();
     return out;

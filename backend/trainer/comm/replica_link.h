@@ -55,6 +55,7 @@ struct ReplicaQuorum {
 };
 
 struct ReplicaVerdict {
+    bool answered = false; // the lighthouse decided (else `why` says why there is no answer)
     bool commit = false;
     std::string why;
 };
@@ -73,6 +74,8 @@ public:
     // data[0..n) summed over the quorum's groups and divided by their number, in place. false (and
     // `why`) when the collective failed or was aborted: vote not ok.
     bool allreduceMean(float *data, std::size_t n, std::string &why);
+    // The same, summed only (no division).
+    bool allreduceSum(float *data, std::size_t n, std::string &why);
     // This rank's vote on the step; the lighthouse's verdict.
     ReplicaVerdict endStep(std::uint64_t committed, bool ok, const std::string &why);
     // Milliseconds the last quorum change took to connect the new communicator (0: none this step).
