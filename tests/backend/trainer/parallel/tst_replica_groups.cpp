@@ -102,7 +102,9 @@ class TstReplicaGroups : public QObject {
     std::unique_ptr<Groups> startGroups(const QTemporaryDir &dir, const QString &plan, int groups, int ranksEach)
     {
         auto g = std::make_unique<Groups>();
-        g->lighthouse = std::make_unique<Lighthouse>(LighthouseConfig{groups, ranksEach, 1, 5000, 60000});
+        // Silence never decides here (a lost group is said by markOut, as the supervisor would): a rank
+        // starved for seconds by the suites beside this one must not be taken for a lost one.
+        g->lighthouse = std::make_unique<Lighthouse>(LighthouseConfig{groups, ranksEach, 1, 120000, 60000});
         Groups *raw = g.get();
         g->lighthouse->setEventHandler([raw](const LighthouseEvent &e) {
             std::lock_guard lock(raw->mutex);
