@@ -118,6 +118,18 @@ std::vector<std::string> commaList(const std::string &list)
     return out;
 }
 
+// `text` as a whole number from lo to hi; else nullopt, said (naming `option` and `expects`).
+std::optional<int> count(const std::string &option, const std::string &text, long lo, long hi, const char *expects)
+{
+    char *end = nullptr;
+    const long k = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || k < lo || k > hi) {
+        std::fprintf(stderr, "trellis-trainer: %s expects %s, got '%s'\n", option.c_str(), expects, text.c_str());
+        return std::nullopt;
+    }
+    return static_cast<int>(k);
+}
+
 // Fills `a` from argv; an exit code when the program should end now (bad usage, --help,
 // --version), nullopt to go on.
 std::optional<int> parseArguments(int argc, char **argv, Arguments &a)
@@ -156,14 +168,10 @@ std::optional<int> parseArguments(int argc, char **argv, Arguments &a)
         else if (arg == "--lighthouse") options.replica.lighthouse = value("--lighthouse");
         else if (arg == "--replica-address") options.replica.address = value("--replica-address");
         else if (arg == "--replica-group" || arg == "--replica-groups") {
-            const std::string v = value(arg.c_str());
-            char *end = nullptr;
-            const long k = std::strtol(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || k < 0 || k > 4096) {
-                std::fprintf(stderr, "trellis-trainer: %s expects a number from 0 to 4096, got '%s'\n", arg.c_str(), v.c_str());
+            const std::optional<int> k = count(arg, value(arg.c_str()), 0, 4096, "a number from 0 to 4096");
+            if (!k)
                 return proto::kExitUsage;
-            }
-            (arg == "--replica-group" ? options.replica.group : options.replica.groups) = static_cast<int>(k);
+            (arg == "--replica-group" ? options.replica.group : options.replica.groups) = *k;
         }
         else if (arg == "--bench-collectives") a.benchCollectives = true;
         else if (arg == "--calibrate") a.calibrate = true;
@@ -180,14 +188,10 @@ std::optional<int> parseArguments(int argc, char **argv, Arguments &a)
             }
         }
         else if (arg == "--node-size") {
-            const std::string v = value("--node-size");
-            char *end = nullptr;
-            const long k = std::strtol(v.c_str(), &end, 10);
-            if (v.empty() || *end != '\0' || k < 1 || k > 1 << 20) {
-                std::fprintf(stderr, "trellis-trainer: --node-size expects a positive rank count, got '%s'\n", v.c_str());
+            const std::optional<int> k = count(arg, value("--node-size"), 1, 1 << 20, "a positive rank count");
+            if (!k)
                 return proto::kExitUsage;
-            }
-            a.benchNodeSize = static_cast<int>(k);
+            a.benchNodeSize = *k;
         }
         else if (arg == "--max-bytes") {
             const std::string v = value("--max-bytes");
