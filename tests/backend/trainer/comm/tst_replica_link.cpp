@@ -266,6 +266,7 @@ private slots:
                 }
                 QVERIFY2(drops <= 1, qPrintable(QStringLiteral("group %1 rank %2 dropped %3 steps").arg(g).arg(k).arg(drops)));
                 QVERIFY(firstAfter);
+                qInfo("group %d rank %d: first commit without group 2 %lld ms after the kill, %d dropped", g, k, static_cast<long long>(*firstAfter), drops);
                 QVERIFY2(*firstAfter <= 5000, qPrintable(QStringLiteral("first commit without group 2 %1 ms after the kill").arg(*firstAfter)));
                 QCOMPARE(run->committed(g, k), 30);
             }
@@ -301,6 +302,7 @@ private slots:
                 if (l.kind == QLatin1String("commit") && l.groups == QList<int>({0, 2}) && !firstAfter)
                     firstAfter = l.unixMs - stoppedAt;
             QVERIFY(firstAfter);
+            qInfo("group %d: first commit without group 1 %lld ms after it stopped", g, static_cast<long long>(*firstAfter));
             // Out after leave_after of silence (+ 1 s), then a new communicator and a step.
             QVERIFY2(*firstAfter <= leaveAfterMs + 1000 + 1000,
                      qPrintable(QStringLiteral("first commit without group 1 %1 ms after it stopped").arg(*firstAfter)));
