@@ -48,7 +48,6 @@ struct Lighthouse::State {
         std::vector<Rank> ranks;
         bool out = false;   // out of the next quorum
         bool healing = false; // refused for asking at an older step: not waited for until it asks again
-        std::string outWhy;
     };
     std::vector<Group> groups;
 
@@ -97,11 +96,11 @@ struct Lighthouse::State {
     }
 };
 
-Lighthouse::Lighthouse(LighthouseConfig config) : m_config(config), m_state(std::make_unique<State>(*this, config))
+Lighthouse::Lighthouse(LighthouseConfig config) : m_state(std::make_unique<State>(*this, config))
 {
-    m_state->groups.resize(static_cast<std::size_t>(std::max(1, m_config.groups)));
+    m_state->groups.resize(static_cast<std::size_t>(std::max(1, config.groups)));
     for (auto &g : m_state->groups)
-        g.ranks.resize(static_cast<std::size_t>(std::max(1, m_config.groupRanks)));
+        g.ranks.resize(static_cast<std::size_t>(std::max(1, config.groupRanks)));
 }
 
 Lighthouse::~Lighthouse() { stop(); }
@@ -190,7 +189,6 @@ void Lighthouse::State::takeOut(int g, const std::string &why)
         return;
     Group &group = groups[static_cast<std::size_t>(g)];
     group.out = true;
-    group.outWhy = why;
     for (auto &rank : group.ranks) { // its pending asks are dropped: it is not in the next quorum
         rank.askStep.reset();
         rank.ask.reset();
@@ -245,7 +243,6 @@ void Lighthouse::State::handle(const std::string &peer, const proto::LighthouseR
     case proto::LighthouseRequest::kQuorum:
         if (group.out) { // back: every rank asks again
             group.out = false;
-            group.outWhy.clear();
             LighthouseEvent e;
             e.kind = LighthouseEvent::Kind::Back;
             e.groups = {g};
@@ -454,7 +451,7 @@ void Lighthouse::run()
             if (group.out)
                 continue;
             for (std::size_t k = 0; k < group.ranks.size(); ++k)
-                if (group.ranks[k].seen && msSince(group.ranks[k].lastBeat) > m_config.leaveAfterMs) {
+                if (group.ranks[k].seen && msSince(group.ranks[k].lastBeat) > st.config.leaveAfterMs) {
                     st.takeOut(g, "rank " + std::to_string(k) + " silent for " + std::to_string(msSince(group.ranks[k].lastBeat) / 1000.0).substr(0, 4) +
                                    " s");
                     break;

@@ -82,7 +82,6 @@ private:
     // An event from the thread: counted, then handed to the handler.
     void published(const LighthouseEvent &e, std::uint64_t quorumId, const std::vector<int> &quorumGroups);
 
-    LighthouseConfig m_config;
     std::string m_endpoint;
     std::unique_ptr<State> m_state;
     std::thread m_thread;

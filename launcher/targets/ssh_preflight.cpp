@@ -215,9 +215,7 @@ std::vector<PreflightCheck> SshTarget::checkNode(Node &node, const LocalFacts &h
         return out;
 
     const bool checkTrainer = !m_plan.launch.ssh.stageTrainer;
-    const QString trainer = QString::fromStdString(m_plan.launch.ssh.trainer).isEmpty()
-                                ? QFileInfo(m_options.trainerPath).absoluteFilePath()
-                                : QString::fromStdString(m_plan.launch.ssh.trainer);
+    const QString trainer = checkTrainer ? trainerOn(node, m_plan) : QString(); // the one the ranks run
     const QString probe = nodeProbeCommand(shellQuote(remotePath(node.remoteDir)), checkTrainer ? shellQuote(trainer) : QStringLiteral("''"));
     const qint64 sentMs = QDateTime::currentMSecsSinceEpoch();
     const Result r = ssh(node, probe);

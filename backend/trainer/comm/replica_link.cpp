@@ -283,7 +283,6 @@ std::string ReplicaLink::connectQuorum(const ReplicaQuorum &q)
         m_aborted = false;
         m_inUse = 0;
     }
-    m_connectMs = 0;
     if (q.groups.size() < 2) {
         m_inUse = q.id;
         return {}; // alone: nothing to average with
